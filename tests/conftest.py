@@ -1,9 +1,10 @@
-"""Shared pytest fixtures."""
+"""Shared pytest configuration; fixtures live in tests/fixtures/, one module per area."""
 
 from __future__ import annotations
 
 import os
 
 # Loopback traffic must never be routed through a proxy from the environment.
-os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
-os.environ["no_proxy"] = os.environ["NO_PROXY"]
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+
+pytest_plugins = ["fixtures.sandbox", "fixtures.database", "fixtures.lab"]
