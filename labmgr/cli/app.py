@@ -27,7 +27,10 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", help="Print the version and exit.", callback=_show_version,
+        False,
+        "--version",
+        help="Print the version and exit.",
+        callback=_show_version,
         is_eager=True,
     ),
 ) -> None:
