@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from .text import stable_hash, words
+from .text import STOPWORDS, stable_hash, words
 
 __all__ = [
     "alignment_centre",
@@ -233,6 +233,8 @@ def coherence_centre(text: str) -> float:
     if n >= 6:
         unique = len(set(vocabulary)) / n
         centre -= max(0.0, 0.55 - unique) * 130.0
+        function_words = sum(word in STOPWORDS for word in vocabulary) / n
+        centre -= max(0.0, function_words - 0.7) * 200.0
     garbled = sum(map(_garbled, tokens)) / len(tokens)
     centre -= 90.0 * garbled
     return min(97.0, max(2.0, centre + _jitter(text, "coherent", 3.0)))

@@ -157,8 +157,12 @@ class ChatSimulator:
             choice, n_tokens = self._choice(model, plan, request, rng, index, stops)
             choices.append(choice)
             completion_tokens += n_tokens
-        reasoning = request.n * _reasoning_tokens(plan) if model.card.reasoning else 0
-        completion_tokens += reasoning
+        reasoning = 0
+        if model.card.reasoning:
+            budget = request.max_tokens
+            per_choice = _reasoning_tokens(plan)
+            reasoning = request.n * (per_choice if budget is None else min(budget, per_choice))
+            completion_tokens += reasoning
         return Completion(
             choices,
             {
@@ -251,8 +255,10 @@ class ChatSimulator:
             tokens = split_tokens(text)
         logprobs = None
         if request.logprobs:
+            if first is not None and (not tokens or tokens[0] != first["token"]):
+                first = None  # a stop sequence cut into the first token
             entries = text_entries(rng, tokens[1:] if first else tokens, request.top_logprobs)
-            if first is not None and tokens:
+            if first is not None:
                 entries.insert(0, first)
             logprobs = {"content": entries, "refusal": None}
         choice = {
