@@ -53,10 +53,11 @@ def serve(
     The first line printed is the base URL to give clients, e.g.
     http://127.0.0.1:43117/v1. Admin endpoints beside /v1: GET /sandbox/stats,
     GET|POST /sandbox/faults (latency_ms, jitter_ms, rate_429, rate_500, rate_timeout,
-    rate_drop, retry_after_ms, daily_job_limit, endpoints), POST /sandbox/reset.
+    rate_drop, retry_after_ms, daily_job_limit, endpoints, first_attempt_only),
+    POST /sandbox/reset.
     """
     from labmgr.sandbox import AccountsFileError, create_app
-    from labmgr.sandbox.server import LOOPBACK_HOSTS, base_url_of, bind_socket, serve_forever
+    from labmgr.sandbox.server import base_url_of, bind_socket, is_loopback, serve_forever
 
     if job_seconds <= 0 or latency_ms < 0 or jitter_ms < 0:
         typer.echo(
@@ -81,7 +82,7 @@ def serve(
         typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
         raise typer.Exit(2) from None
     print(base_url_of(sock, host), flush=True)
-    if host not in LOOPBACK_HOSTS:
+    if not is_loopback(host):
         typer.echo(
             f"warning: listening on {host}, not loopback: other machines can reach this "
             "sandbox and use any API key it accepts",

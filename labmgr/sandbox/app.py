@@ -129,7 +129,7 @@ class SandboxApp:
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
-                fault = sb.faults.draw(name)
+                fault = sb.faults.draw(name, headers.get("x-stainless-retry-count"))
                 if fault is not None:
                     sb.stats.faults[fault] += 1
                     if fault == "429":

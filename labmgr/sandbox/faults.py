@@ -31,6 +31,9 @@ class Faults:
     timeout_hold_max_s: float = 30.0
     """An injected timeout holds the response for the client's read timeout + 1 s, at most this."""
     endpoints: list[str] = field(default_factory=lambda: list(FAULTY_ENDPOINTS))
+    """Endpoint names (as in `/sandbox/stats`) that 429/500/timeout/drop faults apply to."""
+    first_attempt_only: bool = False
+    """Inject failures only into first attempts (`x-stainless-retry-count: 0`), so retries pass."""
 
     @property
     def any_failures(self) -> bool:
@@ -59,9 +62,11 @@ class Faults:
         jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return max(0.0, self.latency_ms + jitter) / 1000.0
 
-    def draw(self, endpoint: str) -> str | None:
+    def draw(self, endpoint: str, retry_count: str | None) -> str | None:
         """Which failure (``429``, ``500``, ``timeout``, ``drop``) to inject now, if any."""
         if not self.any_failures or endpoint not in self.endpoints:
+            return None
+        if self.first_attempt_only and retry_count not in (None, "0"):
             return None
         roll = random.random()
         for name, rate in (
@@ -80,6 +85,10 @@ class Faults:
 
 
 def _check(name: str, value: Any) -> Any:
+    if name == "first_attempt_only":
+        if not isinstance(value, bool):
+            raise bad_request("`first_attempt_only` must be true or false.", param=name)
+        return value
     if name == "endpoints":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad_request("`endpoints` must be a list of endpoint names.", param=name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 import socket
@@ -21,9 +22,19 @@ import uvicorn
 from labmgr.sandbox.accounts import AccountBook
 from labmgr.sandbox.app import SandboxApp, create_app
 
-__all__ = ["LOOPBACK_HOSTS", "SandboxHandle", "bind_socket", "run_sandbox", "serve_forever"]
+__all__ = ["SandboxHandle", "bind_socket", "is_loopback", "run_sandbox", "serve_forever"]
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the server reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 _DROP_MESSAGE = "ASGI callable returned without completing response."
 
 
