@@ -17,7 +17,12 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
 from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url, sqlite_path
-from jobs_db.errors import DatabaseUnavailableError, SchemaOutdatedError, SchemaTooNewError
+from jobs_db.errors import (
+    DatabaseUnavailableError,
+    SchemaError,
+    SchemaOutdatedError,
+    SchemaTooNewError,
+)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 LOCK_TIMEOUT_SECONDS = 300
@@ -99,32 +104,36 @@ def _upgrade_lock(url: URL) -> Iterator[None]:
         ) from None
 
 
-def upgrade_engine(engine: Engine, url: URL) -> str:
-    """Bring the database to the head revision (creating it if empty); return that revision.
+def upgrade_engine(engine: Engine, url: URL, to: str = "head") -> str:
+    """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
     Safe when several processes do it at once: a file lock (SQLite) or an advisory lock
     (PostgreSQL) lets one migrate while the others wait and then find nothing to do.
     """
-    head = head_revision()
+    target = head_revision() if to == "head" else to
+    if target not in known_revisions():
+        raise SchemaError(f"unknown schema revision {to!r}; known: {', '.join(known_revisions())}")
     try:
         with _upgrade_lock(url), engine.execution_options(**{IMMEDIATE: True}).begin() as conn:
             if engine.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
             revision = _revision_on(conn)
             _refuse_unknown(revision, url)
-            if revision != head:
+            order = known_revisions()
+            if revision is None or order.index(revision) < order.index(target):
                 config = _config()
                 config.attributes["connection"] = conn
-                command.upgrade(config, "head")
+                command.upgrade(config, target)
     except DBAPIError as exc:
         raise unavailable(url, exc) from exc
-    return head
+    return target
 
 
-def upgrade(url: str | os.PathLike[str]) -> str:
+def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
     """Upgrade the database at ``url`` (a SQLAlchemy URL or SQLite path) to the head revision.
 
-    Returns the revision it is now at. The library twin of ``labmgr db upgrade``.
+    Returns the revision it is now at. The library twin of ``labmgr db upgrade``. ``to``
+    stops at an older revision (used to test migrations); downgrades are not offered.
 
     >>> upgrade("sqlite:///lab.db")  # doctest: +SKIP
     '0002'
@@ -132,7 +141,7 @@ def upgrade(url: str | os.PathLike[str]) -> str:
     parsed = parse_url(url)
     engine = make_engine(parsed)
     try:
-        return upgrade_engine(engine, parsed)
+        return upgrade_engine(engine, parsed, to)
     finally:
         engine.dispose()
 

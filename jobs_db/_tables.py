@@ -186,9 +186,7 @@ class JobEvent(TableBase, table=True):
     id: str = Field(primary_key=True)
     """The API's event id, e.g. ``ftevent-abc123``."""
     job_id: str = Field(
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False
-        )
+        sa_column=Column(String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False)
     )
     created_at: datetime | None = _time()
     level: str | None = None

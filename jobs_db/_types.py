@@ -37,5 +37,5 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)  # type: ignore[no-any-return]
-        return value.astimezone(UTC)  # type: ignore[no-any-return]
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
