@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, insert, select, update
@@ -48,7 +49,18 @@ def set_columns(record: SQLModel) -> dict[str, Any]:
             f"{type(record).__name__}.key_env must be the *name* of an environment variable "
             "(e.g. OPENAI_API_KEY_LAB), not a key or other text"
         )
+    refuse_naive_times(type(record).__name__, values)
     return values
+
+
+def refuse_naive_times(label: str, values: Mapping[str, Any]) -> None:
+    """Raise if a datetime among ``values`` has no timezone (the database cannot guess it)."""
+    for name, value in values.items():
+        if isinstance(value, datetime) and value.tzinfo is None:
+            raise DatabaseInputError(
+                f"{label}.{name}: naive datetime {value.isoformat()} has no timezone; "
+                "pass an aware one, e.g. datetime.fromtimestamp(seconds, UTC)"
+            )
 
 
 def insert_or_update(

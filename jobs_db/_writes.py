@@ -13,7 +13,14 @@ from typing import Any
 from sqlalchemy import delete, or_, select, update
 from sqlmodel import Session
 
-from jobs_db._access import Target, insert_or_update, set_columns, table_of, using
+from jobs_db._access import (
+    Target,
+    insert_or_update,
+    refuse_naive_times,
+    set_columns,
+    table_of,
+    using,
+)
 from jobs_db._filters import Tags, parse_tags
 from jobs_db._tables import FinetuneJob, JobEvent, JobTag, Model, TrainingFile
 from jobs_db.errors import DatabaseInputError, UnknownJobError
@@ -157,6 +164,7 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
             # Unknown (None) fields do not erase what is stored, e.g. the final row's time.
             values = {name: getattr(checkpoint, name) for name in fields}
             values = {name: value for name, value in values.items() if value is not None}
+            refuse_naive_times(f"checkpoint {checkpoint.name}", values)
             kind = "final" if checkpoint.name in finals else "checkpoint"
             values.update(inherited, job_id=job_id, kind=kind)
             insert_or_update(session, MODELS, {"name": checkpoint.name}, values)
@@ -179,6 +187,7 @@ def replace_events(target: Target, job_id: str, events: Sequence[JobEvent]) -> N
                 name: getattr(event, name)
                 for name in ("created_at", "level", "type", "message", "data")
             }
+            refuse_naive_times(f"event {event.id}", values)
             insert_or_update(session, EVENTS, {"id": event.id}, {**values, "job_id": job_id})
         keep = [event.id for event in events]
         session.execute(delete(EVENTS).where(EVENTS.c.job_id == job_id, EVENTS.c.id.not_in(keep)))
