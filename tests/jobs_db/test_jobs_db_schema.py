@@ -125,13 +125,13 @@ def test_database_from_a_newer_release_is_refused_with_its_revision(db_url: str)
 
 
 def test_empty_database_opened_without_upgrade_says_what_to_do(db_url: str) -> None:
-    with pytest.raises(SchemaOutdatedError, match="has no jobs_db schema.*upgrade=True"):
+    with pytest.raises(SchemaOutdatedError, match=r"has no jobs_db schema.*upgrade=True"):
         open_database(db_url, upgrade=False)
 
 
 def test_missing_folder_is_named_in_the_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder" / "lab.db"
-    with pytest.raises(DatabaseUnavailableError, match="no-such-folder.*does not exist"):
+    with pytest.raises(DatabaseUnavailableError, match=r"no-such-folder.*does not exist"):
         open_database(missing)
 
 
@@ -148,7 +148,7 @@ def test_unreachable_server_error_names_url_with_password_masked() -> None:
 def test_file_that_is_not_a_database_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     path.write_text("these are notes, not a database\n" * 100)
-    with pytest.raises(DatabaseUnavailableError, match="notes.db"):
+    with pytest.raises(DatabaseUnavailableError, match=r"notes\.db"):
         open_database(path)
 
 

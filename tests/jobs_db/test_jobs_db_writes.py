@@ -112,7 +112,7 @@ def test_key_env_must_be_a_variable_name_and_is_never_echoed(database: Database)
 
 
 def test_naive_datetimes_are_refused(database: Database) -> None:
-    with pytest.raises(DatabaseInputError, match="FinetuneJob.created_at: naive datetime"):
+    with pytest.raises(DatabaseInputError, match=r"FinetuneJob\.created_at: naive datetime"):
         upsert_job(database, _job(status="queued", created_at=datetime(2026, 1, 1)))
 
 
@@ -201,7 +201,7 @@ def test_replacing_checkpoints_drops_the_ones_no_longer_listed(database: Databas
 
 def test_checkpoint_without_step_is_refused(database: Database) -> None:
     _succeeded(database)
-    with pytest.raises(DatabaseInputError, match="ft:ck.*step is required"):
+    with pytest.raises(DatabaseInputError, match=r"ft:ck.*step is required"):
         replace_checkpoints(database, "ftjob-1", [Model(name="ft:ck")])
     with pytest.raises(DatabaseInputError, match="needs its step"):
         upsert_model(database, Model(name="ft:ck", kind="checkpoint", job_id="ftjob-1"))
