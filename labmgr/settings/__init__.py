@@ -1,8 +1,8 @@
 """The lab and its settings: where the lab is, what its config says, and `labmgr init`.
 
-    from labmgr.settings import load_settings
-    settings = load_settings()          # --home / LABMGR_HOME / .labmgr upward / per-user
-    settings.db_url, settings.cache_dir, settings.eval.max_concurrency
+from labmgr.settings import load_settings
+settings = load_settings()          # --home / LABMGR_HOME / .labmgr upward / per-user
+settings.db_url, settings.cache_dir, settings.eval.max_concurrency
 """
 
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults

@@ -1,4 +1,4 @@
-"""The lab's ``config.toml``: its typed schema and a parser whose errors name file, line and field."""
+"""The lab's ``config.toml``: its typed schema, and a parser whose errors name file/line/field."""
 
 from __future__ import annotations
 

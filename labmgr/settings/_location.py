@@ -1,4 +1,4 @@
-"""Where is the lab? `--home`, then `LABMGR_HOME`, then `.labmgr/` upward, then a per-user default."""
+"""Where is the lab? `--home`, `LABMGR_HOME`, `.labmgr/` upward, then a per-user default."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ CONFIG_FILE_NAME = "config.toml"
 """Name of the config file inside a lab folder."""
 
 
-class LabSource(str, enum.Enum):
+class LabSource(enum.StrEnum):
     """How the lab folder was chosen, in order of precedence."""
 
     OPTION = "--home option"
@@ -47,10 +47,11 @@ def _explicit_lab(path: Path, source: LabSource) -> Path:
     """A lab chosen by name: the folder itself, or the ``.labmgr/`` inside it."""
     path = path.expanduser().resolve()
     where = f"{path} (from {source.value})"
+    init_dir = path.parent if path.name == LAB_DIR_NAME else path
     if not path.is_dir():
         raise LabNotFound(
             f"No lab folder at {where}: the directory does not exist.",
-            hint=f"Create it with `labmgr init {path.parent if path.name == LAB_DIR_NAME else path}`.",
+            hint=f"Create it with `labmgr init {init_dir}`.",
         )
     if (path / LAB_DIR_NAME).is_dir():
         return path / LAB_DIR_NAME

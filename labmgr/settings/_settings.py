@@ -22,7 +22,7 @@ ACCOUNTS_FILE_NAME = "accounts.json"
 """File name of the key → organization/project cache inside the lab folder."""
 
 
-class DbUrlSource(str, enum.Enum):
+class DbUrlSource(enum.StrEnum):
     """Where the database URL came from, in order of precedence."""
 
     ENV = "LABMGR_DB_URL"
@@ -104,7 +104,7 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Settings:
-    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user default), read its config.
+    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config.
 
     Raises `LabNotFound` for an explicit lab that does not exist and `ConfigError` (naming
     file, line and field) for a malformed config file. Creates nothing.
