@@ -13,7 +13,9 @@ from labmgr.accounts._credential import OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, Cr
 from labmgr.accounts._discovery import (
     OPENAI_DEFAULT_BASE_URL,
     OPENROUTER_BASE_URL,
+    EndpointSummary,
     discover_credentials,
+    summarize_endpoints,
     unset_endpoint_keys,
 )
 from labmgr.accounts._identity_cache import CachedIdentity, IdentityCache
@@ -28,8 +30,10 @@ __all__ = [
     "CachedIdentity",
     "ClientPool",
     "Credential",
+    "EndpointSummary",
     "IdentityCache",
     "KeyStatus",
     "discover_credentials",
+    "summarize_endpoints",
     "unset_endpoint_keys",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, Credential
 from labmgr.settings import Settings
@@ -70,3 +71,48 @@ def unset_endpoint_keys(
         for name, endpoint in sorted(settings.endpoints.items())
         if not env.get(endpoint.key_env, "").strip()
     }
+
+
+@dataclass(frozen=True)
+class EndpointSummary:
+    """An endpoint and the names of the env vars holding its keys (for `labmgr info`)."""
+
+    name: str
+    """Endpoint name."""
+    base_url: str
+    """Base URL."""
+    key_envs: tuple[str, ...]
+    """Env vars that hold a key for it (set ones only)."""
+    unset_key_env: str | None = None
+    """For a configured endpoint whose variable is unset: that variable's name."""
+
+
+def summarize_endpoints(
+    settings: Settings, environ: Mapping[str, str] | None = None
+) -> list[EndpointSummary]:
+    """Every endpoint with a key, plus configured endpoints whose key variable is unset.
+
+    The built-in ``openai`` endpoint is always listed (with no keys if none are set).
+    """
+    env = os.environ if environ is None else environ
+    by_endpoint: dict[str, list[Credential]] = {}
+    for credential in discover_credentials(settings, env):
+        by_endpoint.setdefault(credential.endpoint, []).append(credential)
+    summaries = [
+        EndpointSummary(OPENAI_ENDPOINT, openai_base_url(env), ()),
+    ]
+    if OPENAI_ENDPOINT in by_endpoint:
+        found = by_endpoint[OPENAI_ENDPOINT]
+        summaries[0] = EndpointSummary(
+            OPENAI_ENDPOINT, found[0].base_url, tuple(c.key_env for c in found)
+        )
+    if OPENROUTER_ENDPOINT in by_endpoint:
+        found = by_endpoint[OPENROUTER_ENDPOINT]
+        summaries.append(
+            EndpointSummary(OPENROUTER_ENDPOINT, found[0].base_url, tuple(c.key_env for c in found))
+        )
+    unset = unset_endpoint_keys(settings, env)
+    for name, endpoint in sorted(settings.endpoints.items()):
+        keys = tuple(c.key_env for c in by_endpoint.get(name, []))
+        summaries.append(EndpointSummary(name, endpoint.base_url, keys, unset.get(name)))
+    return summaries

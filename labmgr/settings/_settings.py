@@ -27,7 +27,7 @@ class DbUrlSource(enum.StrEnum):
 
     ENV = "LABMGR_DB_URL"
     CONFIG = "config file"
-    DEFAULT = "default (SQLite in the lab)"
+    DEFAULT = "default: SQLite in the lab"
 
 
 class Settings(BaseModel):
