@@ -60,6 +60,10 @@ class Accounts:
         self._cache = IdentityCache(settings.accounts_path)
         self._credentials = discover_credentials(settings, environ)
 
+    def close(self) -> None:
+        """Close the synchronous clients of `pool`."""
+        self.pool.close()
+
     @property
     def credentials(self) -> list[Credential]:
         """Every key found, with organization/project filled in from the cache where known."""

@@ -99,7 +99,8 @@ def _check_content(message: dict[str, Any], role: str, where: str, out: Findings
     has_calls = bool(message.get("tool_calls"))
     if "content" not in message or message["content"] is None:
         if not (role == "assistant" and has_calls):
-            out.error(f"{where}: a {role} message needs 'content'")
+            article = "an" if role[0] in "aeiou" else "a"
+            out.error(f"{where}: {article} {role} message needs 'content'")
         return
     content = message["content"]
     if isinstance(content, str):
