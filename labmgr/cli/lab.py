@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from labmgr.accounts import Accounts, KeyStatus, summarize_endpoints
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.state import cli_settings
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
+
+if TYPE_CHECKING:
+    from labmgr.accounts import KeyStatus
 
 console = Console(highlight=False)
 
@@ -35,6 +37,8 @@ def init(
 
 
 def _info_dict(settings: Settings) -> dict[str, Any]:
+    from labmgr.accounts import summarize_endpoints  # the OpenAI SDK is slow to import
+
     return {
         "lab": str(settings.home),
         "found_by": settings.found_by.value,
@@ -116,6 +120,8 @@ def keys(
     ),
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key)."""
+    from labmgr.accounts import Accounts  # the OpenAI SDK is slow to import
+
     settings = cli_settings(ctx)
     accounts = Accounts(settings)
     statuses = accounts.check_all(refresh=refresh, network=resolve)

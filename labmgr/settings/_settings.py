@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from labmgr.errors import ConfigError
 from labmgr.pricing import Price
@@ -76,6 +74,9 @@ class Settings(BaseModel):
 
 def mask_db_url(url: str) -> str:
     """A database URL safe to print: the password becomes ``***``."""
+    from sqlalchemy.engine import make_url  # imported here: it is slow to import
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
@@ -83,6 +84,9 @@ def mask_db_url(url: str) -> str:
 
 
 def _check_db_url(url: str, origin: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         make_url(url)
     except (ArgumentError, ValueError):
