@@ -20,9 +20,7 @@ __all__ = ["estimate_example_tokens", "estimate_messages_tokens", "estimate_text
 _PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
 _CJK = "\u2e80-\U0002ffff"
 # runs that cost more than the one token their piece is charged (rare in most text)
-_LONG_RUNS = re.compile(
-    rf"[A-Za-z]{{8,}}|[{_CJK}]{{2,}}|[^\W\d_A-Za-z{_CJK}]{{4,}}|[^\s\w]{{3,}}"
-)
+_LONG_RUNS = re.compile(rf"[A-Za-z]{{8,}}|[{_CJK}]{{2,}}|[^\W\d_A-Za-z{_CJK}]{{4,}}|[^\s\w]{{3,}}")
 _PER_MESSAGE = 4
 _PER_EXAMPLE = 2
 
