@@ -240,14 +240,15 @@ class Cache:
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 
+        A question's judge verdicts (labelled `<question>/judges`) go with it.
         Returns the number of samples deleted.
         """
         if not self.path.exists():
             return 0
         conditions, values = [], []
         if question is not None:
-            conditions.append("question = ?")
-            values.append(question)
+            conditions.append("(question = ? OR question = ?)")
+            values.extend([question, f"{question}/judges"])
         if model is not None:
             conditions.append("model = ?")
             values.append(model)

@@ -38,9 +38,10 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import sandbox
+    from labmgr.cli import cache, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
+    app.add_typer(cache.app, name="cache")
 
 
 _register_commands()
