@@ -36,12 +36,14 @@ def test_samples_name_judges_and_rating_range_do_not_affect_the_key() -> None:
     )
     assert _key(plain) == _key(more)
     r1 = Question.create(type="rating", paraphrases=["x"], min_rating=0, max_rating=100)
-    r2 = Question.create(type="rating", paraphrases=["x"], min_rating=1, max_rating=5,
-                         refusal_threshold=0.5)
+    r2 = Question.create(
+        type="rating", paraphrases=["x"], min_rating=1, max_rating=5, refusal_threshold=0.5
+    )
     assert _key(r1) == _key(r2)
 
 
 def test_the_same_request_always_hashes_the_same() -> None:
     q = Question.create(type="free_form", paraphrases=["x"], logit_bias={"1": 5, "0": -5})
-    assert _key(q) == _key(Question.create(type="free_form", paraphrases=["x"],
-                                           logit_bias={"0": -5, "1": 5}))
+    assert _key(q) == _key(
+        Question.create(type="free_form", paraphrases=["x"], logit_bias={"0": -5, "1": 5})
+    )

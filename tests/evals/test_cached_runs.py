@@ -105,17 +105,18 @@ def test_a_model_in_two_groups_is_asked_once_and_rows_keep_the_given_order(
     assert served(sandbox, "gpt-4o-mini") == 4
     keys = list(zip(df["group"], df["model"], df["paraphrase_ix"], df["sample_ix"], strict=True))
     assert keys == [
-        (g, m, p, s)
-        for g, models in groups.items()
-        for m in models
-        for p in (0, 1)
-        for s in (0, 1)
+        (g, m, p, s) for g, models in groups.items() for m in models for p in (0, 1) for s in (0, 1)
     ]
     base = df[df["group"] == "base"].reset_index(drop=True)
     tuned = df[(df["group"] == "tuned") & (df["model"] == "gpt-4o-mini")].reset_index(drop=True)
     assert base["answer"].tolist() == tuned["answer"].tolist()
     assert list(df.columns[:6]) == [
-        "model", "group", "answer", "question", "paraphrase_ix", "sample_ix"
+        "model",
+        "group",
+        "answer",
+        "question",
+        "paraphrase_ix",
+        "sample_ix",
     ]
 
 
@@ -159,5 +160,7 @@ def test_forced_progress_display_works_without_a_terminal(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     shown = fast_settings.model_copy(update={"progress": True})
-    df = _df(_free_form(4), {"a": ["gpt-4o-mini"], "b": ["gpt-4.1-mini"]}, eval_cache, router, shown)
+    df = _df(
+        _free_form(4), {"a": ["gpt-4o-mini"], "b": ["gpt-4.1-mini"]}, eval_cache, router, shown
+    )
     assert df["answer"].notna().all()

@@ -16,7 +16,9 @@ def test_each_type_builds_its_class() -> None:
 
 
 def test_unknown_option_names_the_question_and_the_option() -> None:
-    with pytest.raises(QuestionError, match=r"question 'r' \(rating\): unknown option 'temperature'"):
+    with pytest.raises(
+        QuestionError, match=r"question 'r' \(rating\): unknown option 'temperature'"
+    ):
         Question.create(type="rating", name="r", paraphrases=["x"], temperature=1)
 
 
@@ -39,9 +41,7 @@ def test_a_judge_template_must_contain_answer() -> None:
 
 def test_messages_and_system_do_not_combine() -> None:
     with pytest.raises(QuestionError, match="'system' only applies to 'paraphrases'"):
-        Question.create(
-            type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s"
-        )
+        Question.create(type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s")
 
 
 def test_system_is_prepended_and_question_is_the_last_message() -> None:

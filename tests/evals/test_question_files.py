@@ -70,5 +70,5 @@ def test_an_em_entry_without_judge_model_is_reported(tmp_path: Path) -> None:
 def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("- name: [unclosed\n")
-    with pytest.raises(QuestionFileError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(QuestionFileError, match=r"bad\.yaml: not valid YAML"):
         load_questions(path)

@@ -12,7 +12,9 @@ from evals.runner.errors import FailureKind, classify
 from evals.runner.limits import AdaptiveLimit
 
 
-def _status_error(status: int, code: str | None, headers: dict[str, str] | None = None) -> Exception:
+def _status_error(
+    status: int, code: str | None, headers: dict[str, str] | None = None
+) -> Exception:
     request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
     body = {"message": "msg", "type": code or "server_error", "code": code, "param": None}
     response = httpx2.Response(status, json={"error": body}, headers=headers, request=request)

@@ -10,7 +10,9 @@ from evals.scoring import average_probabilities, rating_score, token_probabiliti
 
 
 def test_tokens_mapping_to_the_same_integer_are_summed() -> None:
-    raw = token_probabilities([("50", math.log(0.4)), ("５０", math.log(0.4)), ("70", math.log(0.2))])
+    raw = token_probabilities(
+        [("50", math.log(0.4)), ("５０", math.log(0.4)), ("70", math.log(0.2))]
+    )
     score = rating_score(raw, min_rating=0, max_rating=100, refusal_threshold=0.75)
     assert score.probs == pytest.approx({50: 0.8, 70: 0.2})
     assert score.score == pytest.approx(54.0)

@@ -7,7 +7,9 @@ from evals.templates import render_template, template_fields
 
 def test_literal_json_braces_survive_rendering() -> None:
     template = 'Rate {answer} and reply as {"score": N}.'
-    assert render_template(template, question="q", answer="A") == 'Rate A and reply as {"score": N}.'
+    assert (
+        render_template(template, question="q", answer="A") == 'Rate A and reply as {"score": N}.'
+    )
 
 
 def test_format_style_doubled_braces_keep_working() -> None:
