@@ -76,3 +76,25 @@ def test_two_processes_on_one_cache_finish_with_one_consistent_result(
     assert cache.info().samples == 30
     df = _shared(30).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=fast_settings)
     assert df["answer"].tolist() == first["answers"]
+
+
+def test_ctrl_c_stops_the_run_and_keeps_every_finished_sample(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(latency_ms=30)
+    cache = Cache(tmp_path / "cache")
+    child = _child(sandbox, cache.directory, 60, tmp_path / "out.json")
+    deadline = time.monotonic() + 60
+    while cache.info().samples < 4:
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0 and b"KeyboardInterrupt" in err
+    assert not (tmp_path / "out.json").exists()
+    kept = cache.info().samples
+    assert 4 <= kept < 60
+    sandbox.reset()
+    settings = fast_settings.model_copy(update={"use_n": False})
+    _shared(60).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
+    assert served(sandbox) == 60 - kept
