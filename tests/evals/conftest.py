@@ -19,6 +19,8 @@ def eval_cache(tmp_path: Path) -> Cache:
 
 @pytest.fixture
 def router(sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> EnvRouter:
+    """A router to the sandbox, whose counters and faults start from zero."""
+    sandbox.reset()
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     return EnvRouter(base_url=sandbox.base_url)
 
