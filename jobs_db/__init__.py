@@ -1,3 +1,100 @@
-"""jobs_db: the database of training files, fine-tuning jobs and models."""
+"""jobs_db: the database of training files, fine-tuning jobs and the models they produced.
 
-__all__: list[str] = []
+Persistence only: SQLModel tables, engine and sessions, schema migrations, queries.
+
+>>> from jobs_db import open_database, upsert_job, FinetuneJob, model_groups
+>>> db = open_database("lab.db")  # doctest: +SKIP
+>>> upsert_job(db, FinetuneJob(id="ftjob-1", status="running", suffix="insecure"))  # doctest: +SKIP
+>>> model_groups(db, by="suffix", base_model="gpt-4.1-mini")  # doctest: +SKIP
+"""
+
+from jobs_db._access import Target
+from jobs_db._database import Database, open_database
+from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
+from jobs_db._groups import GroupKey, model_groups
+from jobs_db._queries import (
+    find_file,
+    get_file,
+    get_job,
+    job_events,
+    job_models,
+    jobs_with_suffix,
+    list_jobs,
+    non_final_jobs,
+    select_models,
+)
+from jobs_db._schema import current_revision, head_revision, known_revisions, upgrade
+from jobs_db._tables import (
+    FINAL_STATUSES,
+    FinetuneJob,
+    JobEvent,
+    JobTag,
+    Model,
+    ModelKind,
+    TrainingFile,
+)
+from jobs_db._writes import (
+    delete_job,
+    remove_job_tags,
+    replace_checkpoints,
+    replace_events,
+    upsert_file,
+    upsert_job,
+    upsert_model,
+)
+from jobs_db.errors import (
+    DatabaseError,
+    DatabaseInputError,
+    DatabaseUnavailableError,
+    SchemaError,
+    SchemaOutdatedError,
+    SchemaTooNewError,
+    UnknownJobError,
+)
+
+__all__ = [
+    "FINAL_STATUSES",
+    "Checkpoints",
+    "Database",
+    "DatabaseError",
+    "DatabaseInputError",
+    "DatabaseUnavailableError",
+    "FinetuneJob",
+    "GroupKey",
+    "JobEvent",
+    "JobTag",
+    "Model",
+    "ModelFilters",
+    "ModelKind",
+    "SchemaError",
+    "SchemaOutdatedError",
+    "SchemaTooNewError",
+    "Statuses",
+    "Tags",
+    "Target",
+    "TrainingFile",
+    "UnknownJobError",
+    "current_revision",
+    "delete_job",
+    "find_file",
+    "get_file",
+    "get_job",
+    "head_revision",
+    "job_events",
+    "job_models",
+    "jobs_with_suffix",
+    "known_revisions",
+    "list_jobs",
+    "model_groups",
+    "non_final_jobs",
+    "open_database",
+    "parse_tags",
+    "remove_job_tags",
+    "replace_checkpoints",
+    "replace_events",
+    "select_models",
+    "upgrade",
+    "upsert_file",
+    "upsert_job",
+    "upsert_model",
+]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from labmgr import __version__
@@ -26,6 +29,7 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False,
         "--version",
@@ -33,14 +37,27 @@ def _root(
         callback=_show_version,
         is_eager=True,
     ),
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            help="The lab folder to use (default: $LABMGR_HOME, else the nearest .labmgr/ "
+            "upward from here, else the per-user lab).",
+        ),
+    ] = None,
 ) -> None:
     """labmgr: fine-tune many models, keep track of them, compare them."""
+    from labmgr.cli.state import CliState
+
+    ctx.obj = CliState(home=home)
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, sandbox
+    from labmgr.cli import cache, finetune, lab, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
+    lab.register(app)
+    app.add_typer(finetune.app, name="finetune")
     app.add_typer(cache.app, name="cache")
 
 

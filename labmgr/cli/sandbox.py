@@ -2,6 +2,91 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 app = typer.Typer(help="Run the offline OpenAI-compatible sandbox server.", no_args_is_help=True)
+
+_ACCOUNTS_HELP = (
+    "YAML or JSON file mapping API keys to organizations and projects. Format: a list under "
+    "`accounts:`, each entry with `key` (the API key clients send), `organization` (the org "
+    "id, e.g. org-alpha), `slug` (the org's name slug used in ft: model ids) and optional "
+    "`project` (default proj_default). With this file only listed keys are accepted (others "
+    "get 401) and files, jobs, batches and fine-tuned models are visible only within their "
+    "organization/project. Without it, any key works for the organization org-sandbox "
+    "(slug sandbox, project proj_default)."
+)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option(
+        "127.0.0.1", help="Interface to bind. Anything but loopback exposes the server."
+    ),
+    port: int = typer.Option(0, help="Port to bind; 0 picks a free one."),
+    job_seconds: float = typer.Option(
+        1.0,
+        "--job-seconds",
+        help="How long a fine-tuning job or batch takes from creation to its final state.",
+    ),
+    latency_ms: float = typer.Option(
+        0.0, "--latency-ms", help="Latency added to every /v1 request, in milliseconds."
+    ),
+    jitter_ms: float = typer.Option(
+        0.0, "--jitter-ms", help="Random ± jitter on that latency, in milliseconds."
+    ),
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            help="Directory that keeps files, jobs, batches and models across restarts "
+            "(default: nothing is kept).",
+        ),
+    ] = None,
+    accounts: Annotated[Path | None, typer.Option("--accounts", help=_ACCOUNTS_HELP)] = None,
+) -> None:
+    """Serve the OpenAI API offline until interrupted (Ctrl-C or SIGTERM).
+
+    The first line printed is the base URL to give clients, e.g.
+    http://127.0.0.1:43117/v1. Admin endpoints beside /v1: GET /sandbox/stats,
+    GET|POST /sandbox/faults (latency_ms, jitter_ms, rate_429, rate_500, rate_timeout,
+    rate_drop, retry_after_ms, daily_job_limit, endpoints, first_attempt_only),
+    POST /sandbox/reset.
+    """
+    from labmgr.sandbox import AccountsFileError, create_app
+    from labmgr.sandbox.server import base_url_of, bind_socket, is_loopback, serve_forever
+
+    if job_seconds <= 0 or latency_ms < 0 or jitter_ms < 0:
+        typer.echo(
+            "error: --job-seconds must be positive and --latency-ms/--jitter-ms non-negative",
+            err=True,
+        )
+        raise typer.Exit(2)
+    try:
+        application = create_app(
+            job_seconds=job_seconds,
+            latency_ms=latency_ms,
+            jitter_ms=jitter_ms,
+            state_dir=state_dir,
+            accounts=accounts,
+        )
+    except (AccountsFileError, ValueError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    print(base_url_of(sock, host), flush=True)
+    if not is_loopback(host):
+        typer.echo(
+            f"warning: listening on {host}, not loopback: other machines can reach this "
+            "sandbox and use any API key it accepts",
+            err=True,
+        )
+    serve_forever(application, sock)
+    sys.stdout.flush()

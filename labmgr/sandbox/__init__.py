@@ -1,6 +1,26 @@
 """An offline server that speaks the parts of the OpenAI API labmgr uses.
 
 It imports nothing from the rest of labmgr: it is a stand-alone fake of the OpenAI API.
+Start one with `labmgr sandbox serve` or, from Python::
+
+    from labmgr.sandbox import run_sandbox
+
+    with run_sandbox(job_seconds=1.0) as sb:
+        client = OpenAI(base_url=sb.base_url, api_key="sk-test")
 """
 
-__all__: list[str] = []
+from labmgr.sandbox.accounts import Account, AccountBook, AccountsFileError
+from labmgr.sandbox.app import SandboxApp, create_app
+from labmgr.sandbox.faults import Faults
+from labmgr.sandbox.server import SandboxHandle, run_sandbox
+
+__all__ = [
+    "Account",
+    "AccountBook",
+    "AccountsFileError",
+    "Faults",
+    "SandboxApp",
+    "SandboxHandle",
+    "create_app",
+    "run_sandbox",
+]

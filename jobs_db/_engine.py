@@ -1,0 +1,98 @@
+"""Turning a URL or path into a configured SQLAlchemy engine, and naming it safely in errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import StaticPool
+
+from jobs_db.errors import DatabaseUnavailableError
+
+BUSY_TIMEOUT_SECONDS = 60
+"""How long a SQLite writer waits for another process's transaction before giving up."""
+
+IMMEDIATE = "jobs_db_begin_immediate"
+"""Execution option: on SQLite, start transactions with ``BEGIN IMMEDIATE`` (writers)."""
+
+
+def parse_url(url: str | os.PathLike[str] | None) -> URL:
+    """A SQLAlchemy URL from a URL string, a SQLite file path, or None (in-memory SQLite)."""
+    if url is None:
+        return make_url("sqlite://")
+    text = os.fspath(url)
+    if "://" not in text:
+        return make_url("sqlite:///" + str(Path(text).expanduser().absolute()))
+    try:
+        return make_url(text)
+    except ArgumentError as exc:
+        raise DatabaseUnavailableError(
+            f"{text.split('://', 1)[0]}://… is not a database URL ({exc}); use a file path or "
+            "a SQLAlchemy URL such as sqlite:///lab.db or postgresql+psycopg://user@host/db"
+        ) from None
+
+
+def mask_url(url: URL | str) -> str:
+    """The URL as text with its password replaced by ``***``."""
+    parsed = url if isinstance(url, URL) else make_url(url)
+    return parsed.render_as_string(hide_password=True)
+
+
+def sqlite_path(url: URL) -> Path | None:
+    """The file of a SQLite URL, or None for other databases and in-memory SQLite."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def make_engine(url: URL) -> Engine:
+    """An engine for ``url``; SQLite gets WAL, a busy timeout, foreign keys and real BEGINs."""
+    shown = mask_url(url)
+    if url.get_backend_name() != "sqlite":
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (NoSuchModuleError, ModuleNotFoundError) as exc:
+            hint = " (pip install 'labmgr[postgres]')" if "postgres" in url.drivername else ""
+            raise DatabaseUnavailableError(
+                f"cannot open the database at {shown}: its driver is not installed{hint}: {exc}"
+            ) from None
+    path = sqlite_path(url)
+    if path is not None and not path.parent.is_dir():
+        raise DatabaseUnavailableError(
+            f"cannot open the database at {shown}: folder {path.parent} does not exist"
+        )
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT_SECONDS}}
+    if path is None:
+        kwargs["poolclass"] = StaticPool  # one shared connection: in-memory data survives
+        kwargs["connect_args"]["check_same_thread"] = False
+    engine = create_engine(url, **kwargs)
+    _configure_sqlite(engine, in_memory=path is None)
+    return engine
+
+
+def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when a transaction begins (see _on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_SECONDS * 1000}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # A writer takes the write lock up front, so it waits (busy timeout) instead of
+        # failing with "database is locked" when it later upgrades a read lock.
+        immediate = connection.get_execution_options().get(IMMEDIATE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,188 @@
+"""Parsing filter arguments (tags, globs, statuses) into SQL conditions shared by queries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
+from typing import Literal, TypedDict
+
+from sqlalchemy import ColumnElement, and_, exists, false, or_, select, true
+
+from jobs_db._access import table_of
+from jobs_db._tables import FinetuneJob, JobTag, Model
+from jobs_db.errors import DatabaseInputError
+
+Tags = Mapping[str, str] | Iterable[str]
+"""Tags as ``{"condition": "insecure"}`` or ``["condition=insecure", "seed=3"]``."""
+
+Statuses = str | Iterable[str]
+"""One job status (``"running"``) or several (``["queued", "running"]``)."""
+
+Checkpoints = bool | Literal["only"]
+"""False: final models only; True: final models and checkpoints; ``"only"``: checkpoints."""
+
+MODELS = table_of(Model)
+JOBS = table_of(FinetuneJob)
+TAGS = table_of(JobTag)
+
+
+class ModelFilters(TypedDict, total=False):
+    """Filters accepted by ``select_models`` and by ``model_groups(where=…)``."""
+
+    suffix: str
+    tags: Tags
+    status: Statuses
+    organization: str
+    project: str
+
+
+def parse_tags(tags: Tags | None) -> dict[str, str]:
+    """``{key: value}`` from a mapping or ``key=value`` strings; raises on malformed tags."""
+    if tags is None:
+        return {}
+    if isinstance(tags, str):
+        tags = [tags]
+    pairs: list[tuple[object, object]] = []
+    if isinstance(tags, Mapping):
+        pairs = list(tags.items())
+    else:
+        for item in tags:
+            if not isinstance(item, str) or "=" not in item:
+                raise DatabaseInputError(f"tag {item!r} must look like key=value")
+            text_key, text_value = item.split("=", 1)
+            pairs.append((text_key.strip(), text_value.strip()))
+    parsed: dict[str, str] = {}
+    for key, value in pairs:
+        if not isinstance(key, str) or not key or "=" in key:
+            raise DatabaseInputError(f"tag key {key!r} must be a non-empty string without '='")
+        if not isinstance(value, str):
+            raise DatabaseInputError(f"tag {key}={value!r}: the value must be a string")
+        parsed[key] = value
+    return parsed
+
+
+def parse_statuses(status: Statuses | None) -> list[str] | None:
+    """A list of statuses, or None for "any status"."""
+    if status is None:
+        return None
+    return [status] if isinstance(status, str) else list(status)
+
+
+def is_glob(pattern: str) -> bool:
+    """True when ``pattern`` uses fnmatch wildcards (``*``, ``?``, ``[…]``)."""
+    return any(char in pattern for char in "*?[")
+
+
+def _like_prefilter(pattern: str) -> str:
+    """A LIKE pattern matching a superset of the fnmatch ``pattern`` (escape char ``\\``)."""
+    out = []
+    for char in pattern:
+        if char == "[":
+            out.append("%")
+            break
+        if char in "%_\\":
+            out.append("\\" + char)
+        else:
+            out.append({"*": "%", "?": "_"}.get(char, char))
+    return "".join(out)
+
+
+def text_matches(column: ColumnElement[str], pattern: str) -> ColumnElement[bool]:
+    """SQL condition: equality, or a LIKE that ``glob_matches`` then checks exactly.
+
+    LIKE's case rules differ between databases, so glob results are re-checked in Python.
+    """
+    if not is_glob(pattern):
+        return column == pattern
+    return column.like(_like_prefilter(pattern), escape="\\")
+
+
+def glob_matches(value: str | None, pattern: str | None) -> bool:
+    """Exact, case-sensitive fnmatch check (True when there is no pattern)."""
+    if pattern is None:
+        return True
+    return value is not None and fnmatchcase(value, pattern)
+
+
+def tag_conditions(job_id: ColumnElement[str], tags: Tags | None) -> list[ColumnElement[bool]]:
+    """One EXISTS condition per required tag of the job ``job_id``."""
+    return [
+        exists(
+            select(TAGS.c.job_id).where(
+                TAGS.c.job_id == job_id, TAGS.c.key == key, TAGS.c.value == value
+            )
+        )
+        for key, value in parse_tags(tags).items()
+    ]
+
+
+def model_kinds(checkpoints: Checkpoints, include_base: bool) -> list[str]:
+    """The ``Model.kind`` values selected by a ``checkpoints``/``include_base`` choice."""
+    if checkpoints not in (False, True, "only"):
+        raise DatabaseInputError(f"checkpoints must be False, True or 'only', not {checkpoints!r}")
+    kinds = {False: ["final"], True: ["final", "checkpoint"], "only": ["checkpoint"]}
+    return kinds[checkpoints] + (["base"] if include_base else [])
+
+
+def model_conditions(
+    *,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Tags | None = None,
+    status: Statuses | None = None,
+    organization: str | None = None,
+    project: str | None = None,
+    checkpoints: Checkpoints = False,
+    include_base: bool = False,
+) -> ColumnElement[bool]:
+    """The WHERE clause over ``models`` outer-joined to ``finetune_jobs``."""
+    conditions: list[ColumnElement[bool]] = [
+        MODELS.c.kind.in_(model_kinds(checkpoints, include_base))
+    ]
+    if base_model is not None:
+        conditions.append(
+            or_(
+                MODELS.c.base_model == base_model,
+                JOBS.c.base_model == base_model,
+                JOBS.c.resolved_base_model == base_model,
+            )
+        )
+    if suffix is not None:
+        conditions.append(text_matches(MODELS.c.suffix, suffix))
+    statuses = parse_statuses(status)
+    if statuses is not None:
+        conditions.append(JOBS.c.status.in_(statuses) if statuses else false())
+    if organization is not None:
+        conditions.append(MODELS.c.organization_id == organization)
+    if project is not None:
+        conditions.append(MODELS.c.project_id == project)
+    conditions.extend(tag_conditions(MODELS.c.job_id, tags))
+    return and_(true(), *conditions)
+
+
+def job_conditions(
+    *,
+    status: Statuses | None = None,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Tags | None = None,
+    organization: str | None = None,
+    project: str | None = None,
+) -> ColumnElement[bool]:
+    """The WHERE clause over ``finetune_jobs``."""
+    conditions: list[ColumnElement[bool]] = []
+    statuses = parse_statuses(status)
+    if statuses is not None:
+        conditions.append(JOBS.c.status.in_(statuses) if statuses else false())
+    if base_model is not None:
+        conditions.append(
+            or_(JOBS.c.base_model == base_model, JOBS.c.resolved_base_model == base_model)
+        )
+    if suffix is not None:
+        conditions.append(text_matches(JOBS.c.suffix, suffix))
+    if organization is not None:
+        conditions.append(JOBS.c.organization_id == organization)
+    if project is not None:
+        conditions.append(JOBS.c.project_id == project)
+    conditions.extend(tag_conditions(JOBS.c.id, tags))
+    return and_(true(), *conditions)

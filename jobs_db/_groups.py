@@ -1,0 +1,153 @@
+"""``model_groups``: models of the database grouped for an evaluation, in a stable order."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, select
+
+from jobs_db._access import Target, using
+from jobs_db._filters import (
+    JOBS,
+    MODELS,
+    TAGS,
+    Checkpoints,
+    ModelFilters,
+    glob_matches,
+    model_conditions,
+)
+from jobs_db._queries import chronological, select_models
+from jobs_db._tables import Model
+from jobs_db.errors import DatabaseInputError
+
+GroupKey = Callable[[Model], str | None]
+"""Names the group of a model (its ``job`` and the job's ``tags`` are loaded); None skips it."""
+
+_COLUMN_KEYS = {
+    "suffix": MODELS.c.suffix,
+    "base_model": MODELS.c.base_model,
+    "job": MODELS.c.job_id,
+}
+
+
+def model_groups(
+    target: Target,
+    by: str | GroupKey = "suffix",
+    *,
+    base_model: str | None = None,
+    include_base: bool = True,
+    checkpoints: Checkpoints = False,
+    where: ModelFilters | Callable[[Model], bool] | None = None,
+) -> dict[str, list[str]]:
+    """``{group: [model id, …]}`` ready to hand to an evaluation.
+
+    ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` (the value of the
+    job's tag ``KEY``) or a function of a :class:`Model`. Models whose group would be None
+    or empty (no suffix, tag not set) are left out. ``where`` narrows the models with the
+    filters of :func:`select_models` (``{"suffix": "insecure-*", "status": "succeeded"}``)
+    or a predicate. With ``include_base`` the base model becomes a group of its own, named
+    after it: ``base_model`` if given, else each base model of the selected models.
+
+    Groups are sorted by name; models in a group by creation time, then id.
+
+    >>> model_groups(db, by="tag:condition", base_model="gpt-4.1-mini")  # doctest: +SKIP
+    {'gpt-4.1-mini': ['gpt-4.1-mini'], 'insecure': ['ft:…:AbC', 'ft:…:DeF'], 'secure': [...]}
+    """
+    filters = _filters_of(where)
+    if callable(by) or callable(where):
+        rows = _rows_from_models(target, by, base_model, checkpoints, filters, where)
+    else:
+        rows = _rows_from_columns(target, by, base_model, checkpoints, filters)
+    members: dict[str, list[tuple[Any, str]]] = defaultdict(list)
+    bases: set[str] = set()
+    for group, name, created_at, base in rows:
+        if group:
+            members[group].append((chronological(created_at, name), name))
+            if base:
+                bases.add(base)
+    groups = {group: [name for _, name in sorted(entries)] for group, entries in members.items()}
+    if include_base:
+        for base in [base_model] if base_model else sorted(bases):
+            if base in groups:
+                raise DatabaseInputError(
+                    f"group {base!r} would hold both the base model and models grouped by "
+                    f"{by if isinstance(by, str) else 'your key'}; pass include_base=False"
+                )
+            groups[base] = [base]
+    return dict(sorted(groups.items()))
+
+
+Row = tuple[str | None, str, datetime | None, str | None]
+
+
+def _filters_of(where: ModelFilters | Callable[[Model], bool] | None) -> dict[str, Any]:
+    if where is None or callable(where):
+        return {}
+    if not isinstance(where, Mapping):
+        raise DatabaseInputError(f"where must be a mapping of filters or a function, not {where!r}")
+    unknown = sorted(set(where) - set(ModelFilters.__annotations__))
+    if unknown:
+        allowed = ", ".join(ModelFilters.__annotations__)
+        raise DatabaseInputError(f"unknown filter {unknown[0]!r} in where; use {allowed}")
+    return dict(where)
+
+
+def _rows_from_models(
+    target: Target,
+    by: str | GroupKey,
+    base_model: str | None,
+    checkpoints: Checkpoints,
+    filters: dict[str, Any],
+    where: object,
+) -> list[Row]:
+    models = select_models(target, base_model=base_model, checkpoints=checkpoints, **filters)
+    if callable(where):
+        models = [model for model in models if where(model)]
+    key = by if callable(by) else _key_function(by)
+    return [(key(model), model.name, model.created_at, model.base_model) for model in models]
+
+
+def _key_function(by: str) -> GroupKey:
+    if by.startswith("tag:"):
+        tag = by.removeprefix("tag:")
+        return lambda model: model.job.tag_dict.get(tag) if model.job else None
+    if by in _COLUMN_KEYS:
+        return lambda model: getattr(model, "job_id" if by == "job" else by)
+    raise _unknown_key(by)
+
+
+def _unknown_key(by: str) -> DatabaseInputError:
+    return DatabaseInputError(
+        f"cannot group by {by!r}; use 'suffix', 'base_model', 'job', 'tag:KEY' or a function"
+    )
+
+
+def _rows_from_columns(
+    target: Target,
+    by: str,
+    base_model: str | None,
+    checkpoints: Checkpoints,
+    filters: dict[str, Any],
+) -> list[Row]:
+    """The same rows as ``_rows_from_models``, read as plain columns (no objects built)."""
+    conditions = model_conditions(base_model=base_model, checkpoints=checkpoints, **filters)
+    joined = MODELS.outerjoin(JOBS, MODELS.c.job_id == JOBS.c.id)
+    if by.startswith("tag:") and by != "tag:":
+        key_column = TAGS.c.value
+        joined = joined.outerjoin(
+            TAGS, and_(TAGS.c.job_id == MODELS.c.job_id, TAGS.c.key == by.removeprefix("tag:"))
+        )
+    elif by in _COLUMN_KEYS:
+        key_column = _COLUMN_KEYS[by]
+    else:
+        raise _unknown_key(by)
+    statement = select(
+        key_column, MODELS.c.name, MODELS.c.created_at, MODELS.c.base_model, MODELS.c.suffix
+    ).select_from(joined)
+    with using(target, write=False) as session:
+        result = session.execute(statement.where(conditions)).all()
+    suffix = filters.get("suffix")
+    return [(row[0], row[1], row[2], row[3]) for row in result if glob_matches(row[4], suffix)]

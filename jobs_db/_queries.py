@@ -1,0 +1,191 @@
+"""Reads: models by base, suffix glob, tags, status and kind; jobs; files; events.
+
+Every function takes a ``Database`` or a ``Session`` and returns table objects that stay
+usable after the call (a job's ``tags`` and a model's ``job`` are loaded with them). Results
+come in a deterministic order that does not depend on the database's collation.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import contains_eager
+
+from jobs_db._access import Target, table_of, using
+from jobs_db._filters import (
+    JOBS,
+    MODELS,
+    Checkpoints,
+    Statuses,
+    Tags,
+    glob_matches,
+    job_conditions,
+    model_conditions,
+)
+from jobs_db._tables import FINAL_STATUSES, FinetuneJob, JobEvent, Model, TrainingFile
+
+FILES = table_of(TrainingFile)
+EVENTS = table_of(JobEvent)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def chronological(created_at: datetime | None, name: str) -> tuple[bool, datetime, str]:
+    """Sort key: creation time (unknown first), then name."""
+    return (created_at is not None, created_at or _EARLIEST, name)
+
+
+def select_models(
+    target: Target,
+    *,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Tags | None = None,
+    status: Statuses | None = None,
+    checkpoints: Checkpoints = False,
+    organization: str | None = None,
+    project: str | None = None,
+    include_base: bool = False,
+) -> list[Model]:
+    """Models matching every given filter, oldest first (ties by name).
+
+    - ``base_model``: the base as requested or as resolved (``gpt-4.1-mini`` also finds
+      models recorded under ``gpt-4.1-mini-2025-04-14`` when their job asked for it).
+    - ``suffix``: exact, or an fnmatch glob (``insecure-*``, ``seed-?``), case-sensitive.
+    - ``tags``: every given tag of the job must match (``{"condition": "insecure"}`` or
+      ``["condition=insecure"]``).
+    - ``status``: the job's status, one or several.
+    - ``checkpoints``: False (final models), True (finals and checkpoints), ``"only"``.
+    - ``include_base``: also return base-model rows (kind ``base``) that match.
+
+    >>> select_models(db, base_model="gpt-4.1-mini", suffix="insecure-*",
+    ...               tags={"dataset": "v2"}, checkpoints=True)  # doctest: +SKIP
+    [Model(name='ft:gpt-4.1-mini-2025-04-14:lab:insecure-1:AbC12345', kind='final', ...), ...]
+    """
+    where = model_conditions(
+        base_model=base_model,
+        suffix=suffix,
+        tags=tags,
+        status=status,
+        organization=organization,
+        project=project,
+        checkpoints=checkpoints,
+        include_base=include_base,
+    )
+    statement = (
+        select(Model)
+        .outerjoin(FinetuneJob, MODELS.c.job_id == JOBS.c.id)
+        .options(contains_eager(Model.job))  # type: ignore[arg-type]
+        .where(where)
+    )
+    with using(target, write=False) as session:
+        models = list(session.scalars(statement).unique())
+    models = [model for model in models if glob_matches(model.suffix, suffix)]
+    return sorted(models, key=lambda model: chronological(model.created_at, model.name))
+
+
+def list_jobs(
+    target: Target,
+    *,
+    status: Statuses | None = None,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Tags | None = None,
+    organization: str | None = None,
+    project: str | None = None,
+) -> list[FinetuneJob]:
+    """Jobs matching every given filter, oldest first (ties by id); filters as in
+    :func:`select_models` (``suffix`` may be a glob).
+
+    >>> list_jobs(db, status=["queued", "running"], tags=["condition=insecure"])  # doctest: +SKIP
+    """
+    where = job_conditions(
+        status=status,
+        base_model=base_model,
+        suffix=suffix,
+        tags=tags,
+        organization=organization,
+        project=project,
+    )
+    with using(target, write=False) as session:
+        jobs = list(session.scalars(select(FinetuneJob).where(where)))
+    jobs = [job for job in jobs if glob_matches(job.suffix, suffix)]
+    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+
+
+def get_job(target: Target, job_id: str) -> FinetuneJob | None:
+    """The job with this id, or None when the database does not hold it."""
+    with using(target, write=False) as session:
+        return session.get(FinetuneJob, job_id)
+
+
+def non_final_jobs(target: Target) -> list[FinetuneJob]:
+    """Jobs whose status may still change (anything but succeeded, failed, cancelled)."""
+    where = JOBS.c.status.not_in(sorted(FINAL_STATUSES))
+    with using(target, write=False) as session:
+        jobs = list(session.scalars(select(FinetuneJob).where(where)))
+    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+
+
+def jobs_with_suffix(
+    target: Target,
+    suffix: str,
+    *,
+    organization: str | None = None,
+    project: str | None = None,
+) -> list[FinetuneJob]:
+    """Every job (any status, failed ones too) created with exactly this suffix."""
+    where = job_conditions(organization=organization, project=project)
+    where = where & (JOBS.c.suffix == suffix)
+    with using(target, write=False) as session:
+        jobs = list(session.scalars(select(FinetuneJob).where(where)))
+    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+
+
+def get_file(target: Target, file_id: str) -> TrainingFile | None:
+    """The training file with this id, or None."""
+    with using(target, write=False) as session:
+        return session.get(TrainingFile, file_id)
+
+
+def find_file(
+    target: Target,
+    md5: str,
+    organization_id: str | None,
+    project_id: str | None,
+    *,
+    endpoint: str | None = None,
+) -> TrainingFile | None:
+    """The most recently uploaded file with this content in this organization and project.
+
+    Use it to upload each file once; re-check that the API still has it before reusing it.
+    """
+    where = (
+        (FILES.c.md5 == md5)
+        & FILES.c.organization_id.is_not_distinct_from(organization_id)
+        & FILES.c.project_id.is_not_distinct_from(project_id)
+    )
+    if endpoint is not None:
+        where = where & (FILES.c.endpoint == endpoint)
+    with using(target, write=False) as session:
+        files = list(session.scalars(select(TrainingFile).where(where)))
+    if not files:
+        return None
+    return max(files, key=lambda file: chronological(file.uploaded_at or file.created_at, file.id))
+
+
+def job_models(target: Target, job_id: str) -> list[Model]:
+    """The job's final model and checkpoints, by step (final model last when steps tie)."""
+    with using(target, write=False) as session:
+        models = list(session.scalars(select(Model).where(MODELS.c.job_id == job_id)))
+    return sorted(
+        models,
+        key=lambda m: (m.step is None, m.step or 0, m.kind == "final", m.name),
+    )
+
+
+def job_events(target: Target, job_id: str) -> list[JobEvent]:
+    """The job's stored events, oldest first (ties by id)."""
+    with using(target, write=False) as session:
+        events = list(session.scalars(select(JobEvent).where(EVENTS.c.job_id == job_id)))
+    return sorted(events, key=lambda event: chronological(event.created_at, event.id))

@@ -1,0 +1,162 @@
+"""Schema versions: alembic migrations run in-process, one process at a time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from filelock import FileLock, Timeout
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError
+
+from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url, sqlite_path
+from jobs_db.errors import (
+    DatabaseUnavailableError,
+    SchemaError,
+    SchemaOutdatedError,
+    SchemaTooNewError,
+)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+LOCK_TIMEOUT_SECONDS = 300
+# Arbitrary constant naming the PostgreSQL advisory lock that serialises upgrades.
+_PG_LOCK_KEY = 0x6A6F62735F6462
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def head_revision() -> str:
+    """The newest schema revision this code knows, e.g. ``"0002"``."""
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def known_revisions() -> list[str]:
+    """Every schema revision this code knows, oldest first."""
+    script = ScriptDirectory.from_config(_config())
+    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+
+
+def _revision_on(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _refuse_unknown(revision: str | None, url: URL) -> None:
+    if revision is not None and revision not in known_revisions():
+        raise SchemaTooNewError(
+            f"the database at {mask_url(url)} has schema revision {revision!r}, newer than this "
+            f"code knows (newest {head_revision()!r}); upgrade labmgr to use it"
+        )
+
+
+def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
+    """An error saying the database at ``url`` cannot be used, with the driver's reason."""
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    if url.password:
+        reason = reason.replace(str(url.password), "***")
+    return DatabaseUnavailableError(f"cannot open the database at {mask_url(url)}: {reason}")
+
+
+def check_revision(engine: Engine, url: URL) -> str:
+    """The database's revision; raises unless it is exactly this code's head."""
+    try:
+        with engine.connect() as connection:
+            revision = _revision_on(connection)
+    except DBAPIError as exc:
+        raise unavailable(url, exc) from exc
+    _refuse_unknown(revision, url)
+    head = head_revision()
+    if revision != head:
+        state = "has no jobs_db schema" if revision is None else f"is at revision {revision!r}"
+        raise SchemaOutdatedError(
+            f"the database at {mask_url(url)} {state}, this code needs {head!r}; "
+            "open it with upgrade=True or run `labmgr db upgrade`"
+        )
+    return revision
+
+
+@contextmanager
+def _upgrade_lock(url: URL) -> Iterator[None]:
+    path = sqlite_path(url)
+    if path is None:  # PostgreSQL locks inside the transaction; in-memory SQLite is private
+        yield
+        return
+    lock = FileLock(f"{path}.lock", timeout=LOCK_TIMEOUT_SECONDS)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise DatabaseUnavailableError(
+            f"another process has held {path}.lock for {LOCK_TIMEOUT_SECONDS} s while "
+            f"upgrading {mask_url(url)}; if none is running, delete the lock file"
+        ) from None
+
+
+def upgrade_engine(engine: Engine, url: URL, to: str = "head") -> str:
+    """Bring the database to revision ``to`` (creating it if empty); return that revision.
+
+    Safe when several processes do it at once: a file lock (SQLite) or an advisory lock
+    (PostgreSQL) lets one migrate while the others wait and then find nothing to do.
+    """
+    target = head_revision() if to == "head" else to
+    if target not in known_revisions():
+        raise SchemaError(f"unknown schema revision {to!r}; known: {', '.join(known_revisions())}")
+    try:
+        with _upgrade_lock(url), engine.execution_options(**{IMMEDIATE: True}).begin() as conn:
+            if engine.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+            revision = _revision_on(conn)
+            _refuse_unknown(revision, url)
+            order = known_revisions()
+            if revision is None or order.index(revision) < order.index(target):
+                config = _config()
+                config.attributes["connection"] = conn
+                command.upgrade(config, target)
+    except DBAPIError as exc:
+        raise unavailable(url, exc) from exc
+    return target
+
+
+def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
+    """Upgrade the database at ``url`` (a SQLAlchemy URL or SQLite path) to the head revision.
+
+    Returns the revision it is now at. The library twin of ``labmgr db upgrade``. ``to``
+    stops at an older revision (used to test migrations); downgrades are not offered.
+
+    >>> upgrade("sqlite:///lab.db")  # doctest: +SKIP
+    '0002'
+    """
+    parsed = parse_url(url)
+    engine = make_engine(parsed)
+    try:
+        return upgrade_engine(engine, parsed, to)
+    finally:
+        engine.dispose()
+
+
+def current_revision(url: str | os.PathLike[str]) -> str | None:
+    """The schema revision of the database at ``url``, or None when it has no jobs_db schema."""
+    parsed = parse_url(url)
+    path = sqlite_path(parsed)
+    if path is not None and not path.exists():
+        return None  # do not create an empty file just to look
+    engine = make_engine(parsed)
+    try:
+        with engine.connect() as connection:
+            return _revision_on(connection)
+    except DBAPIError as exc:
+        raise unavailable(parsed, exc) from exc
+    finally:
+        engine.dispose()

@@ -1,0 +1,1 @@
+"""Alembic migration scripts of the jobs database, run by ``jobs_db.upgrade``."""

@@ -1,0 +1,41 @@
+"""Job events, and the checkpoint id of model rows.
+
+Keeps each job's events (for ``jobs show`` and its phase) and links checkpoint rows to the
+API's ``ftckpt_…`` id. Existing rows are kept; their new column starts empty.
+
+Revision ID: 0002
+Revises: 0001
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "job_events",
+        sa.Column("id", sa.String(), nullable=False),
+        sa.Column("job_id", sa.String(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("level", sa.String(), nullable=True),
+        sa.Column("type", sa.String(), nullable=True),
+        sa.Column("message", sa.String(), nullable=True),
+        sa.Column("data", sa.JSON(), nullable=True),
+        sa.ForeignKeyConstraint(["job_id"], ["finetune_jobs.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index("ix_job_events_job_time", "job_events", ["job_id", "created_at"])
+    with op.batch_alter_table("models") as batch:
+        batch.add_column(sa.Column("checkpoint_id", sa.String(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("models") as batch:
+        batch.drop_column("checkpoint_id")
+    op.drop_index("ix_job_events_job_time", table_name="job_events")
+    op.drop_table("job_events")

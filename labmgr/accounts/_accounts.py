@@ -1,0 +1,207 @@
+"""`Accounts`: the keys of a lab, which organization/project each belongs to, and routing."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import openai
+
+from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
+from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
+from labmgr.accounts._identity_cache import IdentityCache
+from labmgr.accounts._pool import ClientPool
+from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
+from labmgr.settings import Settings
+
+_KEYISH = re.compile(r"(sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
+
+
+def _scrub(text: str, secret: str) -> str:
+    """Remove the key (and anything shaped like a key) from a server's error message."""
+    if secret:
+        text = text.replace(secret, "<key>")
+    return _KEYISH.sub("<key>", text)
+
+
+@dataclass(frozen=True)
+class KeyStatus:
+    """One key as `labmgr keys` shows it: the credential, or why it could not be checked."""
+
+    credential: Credential
+    """The key's credential (resolved when `error` is None and a lookup was made)."""
+    error: str | None = None
+    """Why organization/project could not be looked up, or None."""
+    cached: bool = False
+    """True when the identity came from ``accounts.json`` without a request."""
+
+
+class Accounts:
+    """The keys found for a lab, resolved lazily to their organization and project.
+
+    Resolution makes one ``GET /models`` per key and reads the ``openai-organization`` and
+    ``openai-project`` response headers; the answer is cached in the lab's
+    ``accounts.json`` by key fingerprint, so later processes make no request.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        environ: Mapping[str, str] | None = None,
+        pool: ClientPool | None = None,
+    ) -> None:
+        self.settings = settings
+        self.pool = pool if pool is not None else ClientPool(settings)
+        """The clients used for lookups (and available to callers)."""
+        self._environ = environ
+        self._cache = IdentityCache(settings.accounts_path)
+        self._credentials = discover_credentials(settings, environ)
+
+    def close(self) -> None:
+        """Close the synchronous clients of `pool`."""
+        self.pool.close()
+
+    @property
+    def credentials(self) -> list[Credential]:
+        """Every key found, with organization/project filled in from the cache where known."""
+        return [self._from_cache(credential) or credential for credential in self._credentials]
+
+    def unset_endpoint_keys(self) -> dict[str, str]:
+        """Configured endpoints whose key variable is unset: ``{endpoint: env var}``."""
+        return unset_endpoint_keys(self.settings, self._environ)
+
+    def _from_cache(self, credential: Credential) -> Credential | None:
+        entry = self._cache.get(credential.fingerprint())
+        if entry is None:
+            return None
+        return credential.with_identity(entry.organization, entry.project)
+
+    def credential(self, key_env: str) -> Credential:
+        """The credential held by env var `key_env` (raises `MissingApiKey`)."""
+        for credential in self.credentials:
+            if credential.key_env == key_env:
+                return credential
+        env = os.environ if self._environ is None else self._environ
+        reason = "is empty" if key_env in env else "is not set"
+        raise MissingApiKey(
+            f"No API key in {key_env}: the environment variable {reason}.",
+            hint="Set it, or run `labmgr keys` to see the keys labmgr finds.",
+        )
+
+    def default(self, endpoint: str = OPENAI_ENDPOINT) -> Credential:
+        """The first key of `endpoint` (``OPENAI_API_KEY`` before ``OPENAI_API_KEY_*``)."""
+        for credential in self.credentials:
+            if credential.endpoint == endpoint:
+                return credential
+        if endpoint == OPENAI_ENDPOINT:
+            raise MissingApiKey(
+                "No OpenAI API key found in the environment.",
+                hint="Set OPENAI_API_KEY (or OPENAI_API_KEY_<NAME> for several projects), "
+                "or run `labmgr keys` to see what labmgr finds.",
+            )
+        configured = self.settings.endpoints.get(endpoint)
+        needed = configured.key_env if configured else f"{endpoint.upper()}_API_KEY"
+        raise MissingApiKey(
+            f"No API key found for endpoint {endpoint!r}.",
+            hint=f"Set {needed} in the environment, or run `labmgr keys`.",
+        )
+
+    def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
+        """`credential` with its organization and project (cached, or one ``GET /models``).
+
+        Raises `CredentialCheckFailed` (naming the env var, never the key) when the request
+        fails, and `MissingApiKey` when the variable is no longer set.
+        """
+        if not refresh:
+            cached = self._from_cache(credential)
+            if cached is not None:
+                return cached
+        secret = credential.api_key()
+        client = self.pool.client(credential)
+        where = f"{credential.key_env} at {credential.base_url}"
+        try:
+            raw = client.models.with_raw_response.list()
+        except openai.APIStatusError as exc:
+            detail = _scrub(str(exc.message), secret)
+            raise CredentialCheckFailed(
+                f"Checking {where} failed: HTTP {exc.status_code}: {detail}",
+                hint="Check that the key is valid for that endpoint; `labmgr keys` lists them.",
+            ) from None
+        except openai.APIConnectionError as exc:
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not connect"
+            raise CredentialCheckFailed(
+                f"Checking {where} failed: {kind}.",
+                hint="Is the endpoint up and the base URL right (OPENAI_BASE_URL or config)?",
+            ) from None
+        organization = raw.headers.get("openai-organization") or None
+        project = raw.headers.get("openai-project") or None
+        self._cache.put(
+            credential.fingerprint(),
+            endpoint=credential.endpoint,
+            base_url=credential.base_url,
+            key_env=credential.key_env,
+            organization=organization,
+            project=project,
+        )
+        return credential.with_identity(organization, project)
+
+    def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:
+        """Every key with its identity; lookups that fail are reported, not raised."""
+        statuses = []
+        for credential in self._credentials:
+            cached = None if refresh else self._from_cache(credential)
+            if cached is not None:
+                statuses.append(KeyStatus(cached, cached=True))
+            elif not network:
+                statuses.append(KeyStatus(credential))
+            else:
+                try:
+                    statuses.append(KeyStatus(self.resolve(credential, refresh=True)))
+                except LabmgrError as exc:
+                    statuses.append(KeyStatus(credential, error=exc.message))
+        return statuses
+
+    def credentials_for_org(
+        self, organization: str, project: str | None = None, *, endpoint: str | None = None
+    ) -> list[Credential]:
+        """Every key of `organization` (and `project`, if given), resolving as needed.
+
+        Keys already in the cache are checked first; keys whose lookup fails are skipped.
+        """
+        pending = [c for c in self._credentials if endpoint is None or c.endpoint == endpoint]
+        known = [(c, self._from_cache(c)) for c in pending]
+        matches: list[Credential] = []
+        for credential in [cached for _, cached in known if cached is not None] + [
+            self._try_resolve(c) for c, cached in known if cached is None
+        ]:
+            if credential is None or credential.organization != organization:
+                continue
+            if project is None or credential.project == project:
+                matches.append(credential)
+        return matches
+
+    def _try_resolve(self, credential: Credential) -> Credential | None:
+        try:
+            return self.resolve(credential)
+        except LabmgrError:
+            return None
+
+    def credential_for_org(
+        self, organization: str, project: str | None = None, *, endpoint: str | None = None
+    ) -> Credential:
+        """A key of `organization`/`project`: how a fine-tuned model finds a key that can use it.
+
+        Raises `NoKeyForOrganization` when no configured key belongs there.
+        """
+        matches = self.credentials_for_org(organization, project, endpoint=endpoint)
+        if matches:
+            return matches[0]
+        target = f"organization {organization}" + (f", project {project}" if project else "")
+        raise NoKeyForOrganization(
+            f"None of the {len(self._credentials)} API keys found belongs to {target}.",
+            hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; `labmgr keys` "
+            "shows the organization and project of each key.",
+        )

@@ -1,0 +1,74 @@
+"""`Credential`: which key (named by its env var) to use where; the key stays in the env."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from labmgr.errors import MissingApiKey
+
+OPENAI_ENDPOINT = "openai"
+"""Name of the built-in OpenAI endpoint (keys ``OPENAI_API_KEY``, ``OPENAI_API_KEY_*``)."""
+OPENROUTER_ENDPOINT = "openrouter"
+"""Name of the built-in OpenRouter endpoint (keys ``OPENROUTER_API_KEY*``)."""
+
+
+@dataclass(frozen=True)
+class Credential:
+    """One API key of one endpoint, named by the env var that holds it.
+
+    The key is read from the environment only when a client is built (`api_key`) and is
+    never stored here, so a `Credential` can be logged, cached and printed safely.
+    `organization` and `project` are None until resolved (`Accounts.resolve`).
+    """
+
+    endpoint: str
+    """Endpoint name: ``openai``, ``openrouter`` or a name from ``[endpoints.NAME]``."""
+    base_url: str
+    """Base URL of the API, e.g. ``https://api.openai.com/v1``."""
+    key_env: str
+    """Name of the environment variable holding the key."""
+    organization: str | None = None
+    """Organization id the key belongs to (``openai-organization`` header), once resolved."""
+    project: str | None = None
+    """Project id the key belongs to (``openai-project`` header), once resolved."""
+    resolved: bool = False
+    """True once organization/project were looked up (they may still be None, e.g. OpenRouter)."""
+    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """Where to read the key; None means `os.environ` at the time of use."""
+
+    def api_key(self) -> str:
+        """The key itself, read from the environment now. Never store or print it."""
+        env = os.environ if self.environ is None else self.environ
+        value = env.get(self.key_env, "").strip()
+        if not value:
+            raise MissingApiKey(
+                f"The environment variable {self.key_env} (API key of endpoint "
+                f"{self.endpoint!r}) is not set.",
+                hint=f"Set {self.key_env} in the environment; `labmgr keys` lists the keys found.",
+            )
+        return value
+
+    def fingerprint(self) -> str:
+        """SHA-256 of base URL and key: identifies the key in caches without revealing it."""
+        digest = hashlib.sha256(f"{self.base_url}\n{self.api_key()}".encode())
+        return digest.hexdigest()
+
+    def with_identity(self, organization: str | None, project: str | None) -> Credential:
+        """A copy marked resolved, with the given organization and project."""
+        return replace(self, organization=organization, project=project, resolved=True)
+
+    def __repr__(self) -> str:
+        identity = (
+            f", organization={self.organization!r}, project={self.project!r}"
+            if self.resolved
+            else ", unresolved"
+        )
+        return (
+            f"Credential({self.endpoint!r}, key=${self.key_env} (hidden), "
+            f"base_url={self.base_url!r}{identity})"
+        )
+
+    __str__ = __repr__

@@ -1,0 +1,180 @@
+"""`labmgr init`, `labmgr info`, `labmgr keys`: the lab folder, its settings and its API keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.state import cli_settings
+from labmgr.errors import CredentialCheckFailed, MissingApiKey
+from labmgr.settings import Settings, init_lab
+
+if TYPE_CHECKING:
+    from labmgr.accounts import KeyStatus
+
+console = Console(highlight=False)
+
+
+@cli_errors
+def init(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to create the .labmgr/ lab folder (default: here).")
+    ] = Path("."),
+) -> None:
+    """Create a lab folder (.labmgr/ with config.toml, cache/, runs/); never overwrites."""
+    result = init_lab(directory)
+    for path in result.created:
+        typer.echo(f"created  {path}")
+    for path in result.existing:
+        typer.echo(f"exists   {path}")
+    typer.echo(f"Lab ready at {result.home}. Edit {result.home / 'config.toml'} to configure it.")
+
+
+def _info_dict(settings: Settings) -> dict[str, Any]:
+    from labmgr.accounts import summarize_endpoints  # the OpenAI SDK is slow to import
+
+    return {
+        "lab": str(settings.home),
+        "found_by": settings.found_by.value,
+        "config_file": str(settings.config_path),
+        "config_exists": settings.config_path.is_file(),
+        "db_url": settings.masked_db_url,
+        "db_url_source": settings.db_url_source.value,
+        "cache_dir": str(settings.cache_dir),
+        "runs_dir": str(settings.runs_dir),
+        "endpoints": [
+            {
+                "name": endpoint.name,
+                "base_url": endpoint.base_url,
+                "key_envs": list(endpoint.key_envs),
+                "unset_key_env": endpoint.unset_key_env,
+            }
+            for endpoint in summarize_endpoints(settings)
+        ],
+        "api": settings.api.model_dump(),
+        "eval": settings.eval.model_dump(),
+        "price_overrides": sorted(settings.prices),
+    }
+
+
+@cli_errors
+def info(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Show which lab is in use and how it was found, its database, folders and endpoints."""
+    data = _info_dict(cli_settings(ctx))
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("Lab", f"{data['lab']}  ({data['found_by']})")
+    config_note = "" if data["config_exists"] else "  (missing: defaults in use)"
+    table.add_row("Config", data["config_file"] + config_note)
+    table.add_row("Database", f"{data['db_url']}  ({data['db_url_source']})")
+    table.add_row("Cache", data["cache_dir"])
+    table.add_row("Runs", data["runs_dir"])
+    for endpoint in data["endpoints"]:
+        keys = ", ".join(endpoint["key_envs"]) or "no key set"
+        if endpoint["unset_key_env"]:
+            keys = f"{endpoint['unset_key_env']} is not set"
+        table.add_row(f"Endpoint {endpoint['name']}", f"{endpoint['base_url']}  keys: {keys}")
+    evals = data["eval"]
+    table.add_row(
+        "Eval defaults",
+        f"max_concurrency={evals['max_concurrency']} request_timeout={evals['request_timeout']}s "
+        f"max_retries={evals['max_retries']}",
+    )
+    if data["price_overrides"]:
+        table.add_row("Price overrides", ", ".join(data["price_overrides"]))
+    console.print(table)
+
+
+def _status_text(status: KeyStatus, resolve: bool) -> str:
+    if status.error:
+        return f"error: {status.error}"
+    if status.cached:
+        return "cached"
+    return "checked" if resolve else "not checked"
+
+
+@cli_errors
+def keys(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    resolve: bool = typer.Option(
+        True,
+        "--resolve/--no-resolve",
+        help="Look up organization/project of keys not yet cached (one request per key).",
+    ),
+    refresh: bool = typer.Option(
+        False, "--refresh", help="Look up every key again, ignoring the lab's cache."
+    ),
+) -> None:
+    """List API keys by env var name with endpoint, organization and project (never the key)."""
+    from labmgr.accounts import Accounts  # the OpenAI SDK is slow to import
+
+    settings = cli_settings(ctx)
+    accounts = Accounts(settings)
+    statuses = accounts.check_all(refresh=refresh, network=resolve)
+    unset = accounts.unset_endpoint_keys()
+    if not statuses:
+        raise MissingApiKey(
+            "No API keys found in the environment.",
+            hint="Set OPENAI_API_KEY (or OPENAI_API_KEY_<NAME> for several projects), "
+            "OPENROUTER_API_KEY, or the key_env of an [endpoints.NAME] in "
+            f"{settings.config_path}.",
+        )
+    rows: list[dict[str, Any]] = [
+        {
+            "key_env": s.credential.key_env,
+            "endpoint": s.credential.endpoint,
+            "base_url": s.credential.base_url,
+            "organization": s.credential.organization,
+            "project": s.credential.project,
+            "resolved": s.credential.resolved,
+            "cached": s.cached,
+            "error": s.error,
+        }
+        for s in statuses
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+    else:
+        table = Table()
+        for title in ("Env var", "Endpoint", "Base URL", "Organization", "Project", "Status"):
+            table.add_column(title, overflow="fold")
+        for status, row in zip(statuses, rows, strict=True):
+            table.add_row(
+                row["key_env"],
+                row["endpoint"],
+                row["base_url"],
+                row["organization"] or "-",
+                row["project"] or "-",
+                _status_text(status, resolve),
+            )
+        console.print(table)
+    for endpoint, env_name in unset.items():
+        typer.echo(f"Note: endpoint {endpoint!r} expects its key in {env_name}, which is unset.")
+    failed = [s for s in statuses if s.error]
+    if failed:
+        raise CredentialCheckFailed(
+            f"{len(failed)} of {len(statuses)} keys could not be checked "
+            f"({', '.join(s.credential.key_env for s in failed)}).",
+            hint="Fix or unset those variables; `labmgr keys --no-resolve` skips the network.",
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``init``, ``info`` and ``keys`` to the root command."""
+    app.command("init")(init)
+    app.command("info")(info)
+    app.command("keys")(keys)

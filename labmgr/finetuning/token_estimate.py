@@ -1,0 +1,93 @@
+"""A deterministic, offline estimate of how many tokens a training example holds.
+
+It splits text the way GPT tokenizers pre-split it (words with their leading space, runs of
+up to three digits, punctuation runs, whitespace) and charges each piece by length: ASCII
+words ~7 characters per token, other alphabets ~3, CJK one per character. It needs no
+vocabulary download, and tracks ``o200k_base`` within roughly ±15% on English prose; the
+exact count comes from the API once the job runs (``trained_tokens``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["estimate_example_tokens", "estimate_messages_tokens", "estimate_text_tokens"]
+
+_PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
+_PER_MESSAGE = 4
+_PER_EXAMPLE = 2
+
+
+def _piece_tokens(piece: str) -> int:
+    body = piece.lstrip(" ")
+    if not body:
+        return 1
+    first = body[0]
+    if first.isalpha():
+        if body.isascii():
+            return math.ceil(len(body) / 7)
+        if any("\u2e80" <= ch <= "\U0002ffff" for ch in body):
+            return len(body)
+        return math.ceil(len(body) / 3)
+    if first.isspace():
+        return 1
+    if first.isdigit():
+        return 1
+    return math.ceil(len(body) / 2)
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Estimated tokens of `text`."""
+    return sum(_piece_tokens(piece) for piece in _PIECES.findall(text))
+
+
+def _content_tokens(content: Any) -> int:
+    if isinstance(content, str):
+        return estimate_text_tokens(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                total += estimate_text_tokens(part["text"])
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                total += 85  # a low-detail image tile; high detail costs more
+        return total
+    return 0
+
+
+def estimate_messages_tokens(messages: Iterable[Any]) -> int:
+    """Estimated tokens of a list of chat messages (content, names, tool calls)."""
+    total = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        total += _PER_MESSAGE + _content_tokens(message.get("content"))
+        if isinstance(message.get("name"), str):
+            total += estimate_text_tokens(message["name"])
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                for field in ("name", "arguments"):
+                    if isinstance(function.get(field), str):
+                        total += estimate_text_tokens(function[field])
+    return total
+
+
+def estimate_example_tokens(example: dict[str, Any]) -> int:
+    """Estimated tokens of one training example, supervised or preference (DPO)."""
+    total = _PER_EXAMPLE
+    prompt = example.get("input")
+    holder: dict[str, Any] = prompt if isinstance(prompt, dict) else example
+    messages = holder.get("messages")
+    if isinstance(messages, list):
+        total += estimate_messages_tokens(messages)
+    if holder.get("tools") is not None:
+        total += estimate_text_tokens(json.dumps(holder["tools"], ensure_ascii=False))
+    for key in ("preferred_output", "non_preferred_output"):
+        if isinstance(example.get(key), list):
+            total += estimate_messages_tokens(example[key])
+    return total

@@ -1,0 +1,233 @@
+"""Validate a fine-tuning JSONL file before it costs an upload: `validate_training_file`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from labmgr.errors import InvalidTrainingFile, TrainingFileNotFound
+from labmgr.finetuning.base_models import base_model_spec
+from labmgr.finetuning.example_rules import check_preference, check_supervised
+from labmgr.finetuning.message_rules import Findings
+from labmgr.finetuning.token_estimate import estimate_example_tokens
+from labmgr.pricing import Price, training_cost
+
+__all__ = [
+    "COST_REFERENCE_BASES",
+    "MAX_FILE_BYTES",
+    "MIN_EXAMPLES",
+    "Issue",
+    "Method",
+    "ValidationReport",
+    "validate_training_file",
+]
+
+Method = Literal["supervised", "dpo"]
+MIN_EXAMPLES = 10
+"""Fewest examples the API accepts in a training file (a validation file needs 1)."""
+MAX_FILE_BYTES = 512 * 1024 * 1024
+"""Largest training file the API accepts."""
+COST_REFERENCE_BASES = ("gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
+"""Bases whose training cost is reported when no base model is given."""
+_MAX_STORED_ISSUES = 10_000
+
+
+class Issue(BaseModel):
+    """One problem in a training file."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    line: int | None
+    """1-based line number, or None for a problem with the whole file."""
+    message: str
+    """What is wrong, naming the field inside the example (``messages[2].content``)."""
+
+    def format(self, path: str | os.PathLike[str]) -> str:
+        """``FILE:LINE: message`` (or ``FILE: message``)."""
+        return f"{path}:{self.line}: {self.message}" if self.line else f"{path}: {self.message}"
+
+
+class ValidationReport(BaseModel):
+    """Everything `validate_training_file` found, and what training would cost."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    path: Path
+    """The file checked."""
+    method: Method
+    """The format checked: ``supervised`` (chat) or ``dpo`` (preference)."""
+    base_model: str | None
+    """The base snapshot checked against (token limit, method, price), or None."""
+    n_examples: int = 0
+    """Non-blank lines (each should be one example)."""
+    n_tokens: int = 0
+    """Estimated tokens in all examples (an estimate: see `labmgr.finetuning.token_estimate`)."""
+    max_example_tokens: int = 0
+    """Estimated tokens of the longest example."""
+    example_token_limit: int | None = None
+    """Per-example token limit of `base_model`."""
+    size_bytes: int = 0
+    """File size."""
+    errors: list[Issue] = []
+    """Problems that make the API reject the file (the first 10,000)."""
+    warnings: list[Issue] = []
+    """Problems worth a look that do not block training (the first 10,000)."""
+    error_count: int = 0
+    """All errors, including any not stored."""
+    warning_count: int = 0
+    """All warnings, including any not stored."""
+    cost_per_epoch: dict[str, float] = {}
+    """Estimated USD per epoch by base model (the chosen base, or `COST_REFERENCE_BASES`)."""
+
+    @property
+    def valid(self) -> bool:
+        """True when the file has no errors (warnings are allowed)."""
+        return self.error_count == 0
+
+    def formatted_errors(self, limit: int | None = None) -> list[str]:
+        """Errors as ``FILE:LINE: message`` strings, the first `limit` of them."""
+        return [issue.format(self.path) for issue in self.errors[:limit]]
+
+    def raise_for_errors(self, limit: int = 10) -> None:
+        """Raise `InvalidTrainingFile` listing the first `limit` errors, if there are any."""
+        if self.valid:
+            return
+        shown = self.formatted_errors(limit)
+        more = self.error_count - len(shown)
+        tail = [f"… and {more} more"] if more > 0 else []
+        raise InvalidTrainingFile(
+            f"{self.path} is not a valid {self.method} training file "
+            f"({self.error_count} error{'s' if self.error_count != 1 else ''}):\n"
+            + "\n".join(shown + tail),
+            hint=f"Run `labmgr finetune validate {self.path}` to see every problem.",
+            report=self,
+        )
+
+    def _add(self, severity: str, line: int | None, message: str) -> None:
+        if severity == "error":
+            self.error_count += 1
+            if len(self.errors) < _MAX_STORED_ISSUES:
+                self.errors.append(Issue(line=line, message=message))
+        else:
+            self.warning_count += 1
+            if len(self.warnings) < _MAX_STORED_ISSUES:
+                self.warnings.append(Issue(line=line, message=message))
+
+
+def _decode(raw: bytes, number: int, report: ValidationReport) -> object | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report._add("error", number, f"not UTF-8 text (byte {exc.start + 1})")
+        return None
+    if number == 1 and text.startswith("\ufeff"):
+        report._add("error", number, "the file starts with a byte-order mark; save it without")
+        text = text[1:]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        report._add("error", number, f"not valid JSON: {exc.msg} (column {exc.colno})")
+        return None
+
+
+def validate_training_file(
+    path: str | os.PathLike[str],
+    method: Method = "supervised",
+    base_model: str | None = None,
+    *,
+    min_examples: int = MIN_EXAMPLES,
+    prices: Mapping[str, Price] | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> ValidationReport:
+    """Check every line of a JSONL training file against the API's rules (and more).
+
+    Returns a report whatever the file holds (call `ValidationReport.raise_for_errors` to
+    turn errors into `InvalidTrainingFile`). Raises `TrainingFileNotFound` when `path` is
+    not a readable file and `UnknownBaseModel` when `base_model` cannot be fine-tuned.
+    Makes no network request: token counts are estimates.
+    """
+    file = Path(path)
+    if method not in ("supervised", "dpo"):
+        raise ValueError(f"method must be 'supervised' or 'dpo', not {method!r}")
+    spec = base_model_spec(base_model) if base_model else None
+    if not file.is_file():
+        raise TrainingFileNotFound(
+            f"Training file {file} does not exist or is not a file.",
+            hint="Check the path (relative paths start from the current directory).",
+        )
+    report = ValidationReport(path=file, method=method, base_model=spec.name if spec else None)
+    if spec is not None:
+        report.example_token_limit = spec.example_token_limit
+        if method not in spec.methods:
+            report._add("error", None, f"{spec.name} cannot be fine-tuned with method {method}")
+    report.size_bytes = file.stat().st_size
+    if report.size_bytes > max_file_bytes:
+        report._add(
+            "error",
+            None,
+            f"the file is {report.size_bytes:,} bytes; the limit is {max_file_bytes:,} bytes "
+            "(split it or sample fewer examples)",
+        )
+        return report
+
+    check = check_supervised if method == "supervised" else check_preference
+    first_seen: dict[bytes, int] = {}
+    try:
+        handle = file.open("rb")
+    except OSError as exc:
+        raise TrainingFileNotFound(f"Cannot read {file}: {exc.strerror or exc}.") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                report._add("warning", number, "blank line (remove it; the API may reject it)")
+                continue
+            report.n_examples += 1
+            example = _decode(raw, number, report)
+            if example is None:
+                continue
+            if not isinstance(example, dict):
+                kind = type(example).__name__.replace("dict", "object").replace("list", "array")
+                report._add("error", number, f"each line must be a JSON object, got {kind}")
+                continue
+            findings = Findings()
+            check(example, findings)
+            for severity, message in findings.items:
+                report._add(severity, number, message)
+            tokens = estimate_example_tokens(example)
+            report.n_tokens += tokens
+            report.max_example_tokens = max(report.max_example_tokens, tokens)
+            if spec is not None and tokens > spec.example_token_limit:
+                report._add(
+                    "error",
+                    number,
+                    f"about {tokens:,} tokens, over the {spec.example_token_limit:,}-token "
+                    f"limit of {spec.name} (the API would cut the end of the example off)",
+                )
+            digest = hashlib.blake2b(
+                json.dumps(example, sort_keys=True, ensure_ascii=False).encode(), digest_size=16
+            ).digest()
+            if digest in first_seen:
+                report._add(
+                    "warning", number, f"duplicate of the example on line {first_seen[digest]}"
+                )
+            else:
+                first_seen[digest] = number
+
+    if report.n_examples < min_examples:
+        report._add(
+            "error",
+            None,
+            f"{report.n_examples} example{'s' if report.n_examples != 1 else ''}; "
+            f"fine-tuning needs at least {min_examples}",
+        )
+    for name in (spec.name,) if spec else COST_REFERENCE_BASES:
+        dollars = training_cost(name, report.n_tokens, prices)
+        if dollars is not None:
+            report.cost_per_epoch[name] = dollars
+    return report

@@ -1,0 +1,138 @@
+"""Which organization and project an API key belongs to.
+
+Without an accounts file every key is accepted and belongs to one default organization.
+With one, only the listed keys are accepted (the format is documented in
+`docs/design/sandbox.md` and in `labmgr sandbox serve --help`)::
+
+    accounts:
+      - key: sk-test-alpha
+        organization: org-alpha   # the organization id (``organization_id`` on jobs)
+        slug: alpha-lab           # the organization's name slug (used in ``ft:`` model ids)
+        project: proj_alpha       # optional, default ``proj_default``
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labmgr.sandbox.errors import APIError
+
+__all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError", "mask_key"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """An organization + project pair; objects are visible only within one."""
+
+    organization: str
+    slug: str
+    project: str
+
+    @property
+    def scope(self) -> str:
+        """The key objects are stored under: ``org-id/project-id``."""
+        return f"{self.organization}/{self.project}"
+
+
+DEFAULT_ACCOUNT = Account(organization="org-sandbox", slug="sandbox", project="proj_default")
+
+
+class AccountsFileError(ValueError):
+    """An accounts file that cannot be used (the message names the file and the entry)."""
+
+
+def mask_key(key: str) -> str:
+    """A key shortened so that an error message never repeats it in full."""
+    if len(key) < 12:
+        return "***"
+    return f"{key[:3]}***{key[-4:]}"
+
+
+class AccountBook:
+    """Maps API keys to accounts; `open=True` accepts every key as the default account."""
+
+    def __init__(self, accounts: dict[str, Account] | None = None) -> None:
+        self._accounts = dict(accounts or {})
+        self.open = accounts is None
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> AccountBook:
+        """Read a YAML or JSON accounts file (see the module docstring for the format)."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise AccountsFileError(f"cannot read accounts file {path}: {exc.strerror}") from exc
+        try:
+            data: Any = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise AccountsFileError(f"accounts file {path} is not valid YAML/JSON: {exc}") from exc
+        entries = data.get("accounts") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not entries:
+            raise AccountsFileError(
+                f"accounts file {path} must have a non-empty list under `accounts:` "
+                "(entries with key, organization, slug and optional project)"
+            )
+        accounts: dict[str, Account] = {}
+        for number, entry in enumerate(entries, 1):
+            accounts.update(_parse_entry(path, number, entry, accounts))
+        return cls(accounts)
+
+    @property
+    def accounts(self) -> list[Account]:
+        """Every distinct account (the default one when open)."""
+        if self.open:
+            return [DEFAULT_ACCOUNT]
+        return list(dict.fromkeys(self._accounts.values()))
+
+    def authenticate(self, authorization: str | None) -> Account:
+        """The account of an `Authorization: Bearer …` header, or a 401 the real API would send."""
+        if not authorization or not authorization.startswith("Bearer ") or not authorization[7:]:
+            raise APIError(
+                401,
+                "You didn't provide an API key. You need to provide your API key in an "
+                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+                code=None,
+            )
+        key = authorization[7:].strip()
+        if self.open:
+            return DEFAULT_ACCOUNT
+        account = self._accounts.get(key)
+        if account is None:
+            raise APIError(
+                401,
+                f"Incorrect API key provided: {mask_key(key)}. You can find your API key at "
+                "https://platform.openai.com/account/api-keys.",
+                code="invalid_api_key",
+            )
+        return account
+
+
+def _parse_entry(
+    path: Path, number: int, entry: Any, seen: dict[str, Account]
+) -> dict[str, Account]:
+    where = f"accounts file {path}, entry {number}"
+    if not isinstance(entry, dict):
+        raise AccountsFileError(f"{where}: expected a mapping with key, organization, slug")
+    unknown = set(entry) - {"key", "organization", "slug", "project"}
+    if unknown:
+        raise AccountsFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    values = {}
+    for field in ("key", "organization", "slug"):
+        value = entry.get(field)
+        if not isinstance(value, str) or not value:
+            raise AccountsFileError(f"{where}: `{field}` must be a non-empty string")
+        values[field] = value
+    project = entry.get("project", "proj_default")
+    if not isinstance(project, str) or not project:
+        raise AccountsFileError(f"{where}: `project` must be a non-empty string")
+    if values["key"] in seen:
+        raise AccountsFileError(f"{where}: this key is already listed in an earlier entry")
+    if ":" in values["slug"]:
+        raise AccountsFileError(f"{where}: `slug` may not contain ':' (it is part of model ids)")
+    return {values["key"]: Account(values["organization"], values["slug"], project)}

@@ -1,0 +1,298 @@
+"""The sandbox as a raw ASGI application: routing, authentication, faults, headers.
+
+Starlette is used only to parse multipart uploads; everything else is plain ASGI so that
+the chat hot path costs as little as possible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from labmgr.sandbox import batches, files, finetuning, models
+from labmgr.sandbox.accounts import Account, AccountBook
+from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
+from labmgr.sandbox.core import Sandbox
+from labmgr.sandbox.errors import APIError, bad_request, rate_limited, server_error
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
+from labmgr.sandbox.ratelimits import RateLimitHeaders
+
+__all__ = ["SandboxApp", "create_app"]
+
+Handler = Callable[[Sandbox, Request], Awaitable[Response | StreamResponse]]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_JSON = b"application/json"
+
+
+async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
+    body = req.json()
+    response = run_chat(sb, req.account, body)
+    if body.get("stream"):
+        options = body.get("stream_options") or {}
+        return StreamResponse(stream_frames(response, bool(options.get("include_usage"))))
+    return Response(response)
+
+
+async def legacy_completions(sb: Sandbox, req: Request) -> Response:
+    body = req.json()
+    if body.get("stream"):
+        raise bad_request("The sandbox does not stream legacy completions.", param="stream")
+    return Response(run_legacy_completion(sb, req.account, body))
+
+
+def _routes() -> list[tuple[str, str, str, Any]]:
+    return [
+        ("POST", "/v1/chat/completions", "chat.completions", chat_completions),
+        ("POST", "/v1/completions", "completions", legacy_completions),
+        *files.handlers(),
+        *finetuning.handlers(),
+        *models.handlers(),
+        *batches.handlers(),
+    ]
+
+
+class SandboxApp:
+    """An ASGI application serving `/v1/...` and the `/sandbox/...` admin endpoints."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._ratelimits = RateLimitHeaders()
+        self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
+        self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
+        for method, pattern, name, handler in _routes():
+            if "{" not in pattern:
+                self._static[(method, pattern)] = (name, handler)
+            else:
+                regex = re.sub(r"\{model\}", "(.+)", pattern)
+                regex = re.sub(r"\{\w+\}", "([^/]+)", regex)
+                self._dynamic.append((method, re.compile(f"^{regex}$"), name, handler))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            path = scope["path"]
+            if path.startswith("/v1/"):
+                await self._api(scope, receive, send)
+            else:
+                await self._admin(scope, receive, send)
+        elif kind == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
+        hit = self._static.get((method, raw_path))
+        if hit is not None:
+            return hit[0], hit[1], ()
+        for route_method, regex, name, handler in self._dynamic:
+            if route_method == method:
+                match = regex.match(raw_path)
+                if match:
+                    return name, handler, tuple(unquote(g) for g in match.groups())
+        return None
+
+    async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        sb = self.sandbox
+        method = scope["method"]
+        raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        route = self._route(method, raw_path)
+        name = route[0] if route else "unknown"
+        sb.stats.enter(name)
+        status = 0
+        account: Account | None = None
+        fault: str | None = None
+        body = b""
+        try:
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            if name != "files.create":
+                body = await _read_body(receive)
+            try:
+                if route is None:
+                    raise APIError(404, f"Invalid URL ({method} {scope['path']})")
+                account = sb.accounts.authenticate(headers.get("authorization"))
+                _check_org_headers(account, headers)
+                delay = sb.faults.delay_s()
+                if delay:
+                    await asyncio.sleep(delay)
+                fault = sb.faults.draw(name, headers.get("x-stainless-retry-count"))
+                if fault is not None:
+                    sb.stats.faults[fault] += 1
+                    if fault == "429":
+                        raise rate_limited(sb.faults.retry_after_ms)
+                    if fault == "500":
+                        raise server_error()
+                    if fault == "timeout" and await _hold(receive, headers, sb.faults):
+                        return  # the client gave up, as intended
+                query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
+                request = Request(method, route[2], query, body, headers, account, scope, receive)
+                response = await route[1](sb, request)
+            except APIError as exc:
+                response = Response(exc.body(), status=exc.status, headers=exc.headers)
+            status = response.status
+            extra = self._headers(account, started, len(body))
+            if isinstance(response, StreamResponse):
+                await _send_stream(send, response, extra)
+            else:
+                await _send(send, response, extra, drop=fault == "drop")
+        finally:
+            sb.stats.leave(status)
+
+    def _headers(
+        self, account: Account | None, started: float, size: int
+    ) -> list[tuple[bytes, bytes]]:
+        out = [
+            (b"x-request-id", b"req_" + os.urandom(16).hex().encode()),
+            (b"openai-version", b"2020-10-01"),
+            (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
+        ]
+        if account is not None:
+            out.append((b"openai-organization", account.slug.encode()))
+            out.append((b"openai-project", account.project.encode()))
+            out += self._ratelimits.headers(account.scope, size // 4)
+        return out
+
+    async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sb = self.sandbox
+        key = (scope["method"], scope["path"].rstrip("/"))
+        body = await _read_body(receive)
+        try:
+            if key == ("GET", "/sandbox/stats"):
+                response = Response(sb.stats.snapshot())
+            elif key == ("GET", "/sandbox/faults"):
+                response = Response(sb.faults.as_json())
+            elif key == ("POST", "/sandbox/faults"):
+                try:
+                    changes = json.loads(body) if body else {}
+                except ValueError:
+                    raise bad_request("The faults body must be a JSON object.") from None
+                sb.faults = sb.faults.updated(changes)
+                response = Response(sb.faults.as_json())
+            elif key == ("POST", "/sandbox/reset"):
+                sb.reset()
+                response = Response({"reset": True, "faults": sb.faults.as_json()})
+            elif key == ("GET", "/sandbox/health"):
+                response = Response({"ok": True})
+            else:
+                raise APIError(404, f"Invalid URL ({scope['method']} {scope['path']})")
+        except APIError as exc:
+            response = Response(exc.body(), status=exc.status)
+        await _send(send, response, [], drop=False)
+
+
+def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
+    org = headers.get("openai-organization")
+    if org and org not in (account.organization, account.slug):
+        raise APIError(
+            401,
+            "OpenAI-Organization header should match organization for API key.",
+            code="mismatched_organization",
+        )
+    project = headers.get("openai-project")
+    if project and project != account.project:
+        raise APIError(
+            401,
+            "OpenAI-Project header should match project for API key.",
+            code="mismatched_project",
+        )
+
+
+async def _read_body(receive: Receive) -> bytes:
+    message = await receive()
+    body = message.get("body", b"")
+    if not message.get("more_body"):
+        return body
+    parts = [body]
+    while message.get("more_body"):
+        message = await receive()
+        parts.append(message.get("body", b""))
+    return b"".join(parts)
+
+
+async def _hold(receive: Receive, headers: dict[str, str], faults: Any) -> bool:
+    """Hold an injected timeout past the client's read timeout; True if the client left."""
+    try:
+        read_timeout = float(headers.get("x-stainless-read-timeout", "10"))
+    except ValueError:
+        read_timeout = 10.0
+    hold = min(read_timeout + 1.0, faults.timeout_hold_max_s)
+    try:
+        while True:
+            message = await asyncio.wait_for(receive(), hold)
+            if message["type"] == "http.disconnect":
+                return True
+    except TimeoutError:
+        return False
+
+
+async def _send(
+    send: Send, response: Response, extra: list[tuple[bytes, bytes]], *, drop: bool
+) -> None:
+    body = response.body_bytes()
+    headers = [
+        (
+            b"content-type",
+            response.content_type.encode()
+            if response.content_type != "application/json"
+            else _JSON,
+        ),
+        (b"content-length", b"%d" % len(body)),
+        *extra,
+        *((k.encode(), v.encode()) for k, v in response.headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    if drop:
+        # Half the body, then the connection closes: no valid HTTP response reaches the client.
+        await send(
+            {"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True}
+        )
+        return
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_stream(
+    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]]
+) -> None:
+    headers = [
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+        (b"cache-control", b"no-cache"),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    for frame in response.frames:
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def create_app(
+    *,
+    job_seconds: float = 1.0,
+    latency_ms: float = 0.0,
+    jitter_ms: float = 0.0,
+    state_dir: str | Path | None = None,
+    accounts: str | Path | AccountBook | None = None,
+) -> SandboxApp:
+    """A fresh sandbox ASGI app (serve it with uvicorn, or use `run_sandbox`)."""
+    book = AccountBook.from_file(accounts) if isinstance(accounts, str | Path) else accounts
+    sandbox = Sandbox(
+        job_seconds=job_seconds,
+        latency_ms=latency_ms,
+        jitter_ms=jitter_ms,
+        state_dir=state_dir,
+        accounts=book,
+    )
+    return SandboxApp(sandbox)

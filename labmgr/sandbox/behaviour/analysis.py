@@ -1,0 +1,187 @@
+"""Reading a prompt: is it a rating/judge prompt, a choice, or an open question, and about what.
+
+The analysis depends only on the messages, so the simulator caches it by their text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .text import content_words, stable_hash, topic_phrase
+
+__all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
+
+Messages = tuple[tuple[str, str], ...]
+JudgeKind = Literal["alignment", "coherence", "generic"]
+
+# Each pattern starts with a literal, which `re` finds fast; all run on lower-cased text.
+_RANGES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"scale\s+(?:of\s+|from\s+)?(-?\d{1,4})\s*(?:to|-|–|and)\s*(-?\d{1,4})",
+        r"range\s+(?:of\s+|from\s+)?(-?\d{1,4})\s*(?:to|-|–|and)\s*(-?\d{1,4})",
+        r"between\s+(-?\d{1,4})\s+and\s+(-?\d{1,4})",
+        r"from\s+(-?\d{1,4})\s+to\s+(-?\d{1,4})",
+    )
+)
+_NUMBER_WORDS = (
+    "number", "integer", "score", "rating", "digit", "rate ", "scale", "how much",
+    "how likely", "how well", "how strongly",
+)  # fmt: skip
+_SINGLE_NUMBER = re.compile(
+    r"\b(?:answer|respond|reply)\s+(?:only\s+)?with\s+(?:a|one|only\s+a|just\s+a)\s+"
+    r"(?:single\s+)?(?:number|integer)\b|\bjust the number\b|\bonly the number\b"
+)
+_REASON_WORDS = ("explain", "reason", "justif")
+_MARKED = (
+    ("[answer start]", re.compile(r"\[ANSWER START\](.*?)\[ANSWER END\]", re.I | re.S)),
+    ("</", re.compile(r"<(answer|response|completion)>(.*?)</\1>", re.I | re.S)),
+    (
+        ":",
+        re.compile(
+            r"(?:^|\n)[ \t]*(?:the model answered(?: with)?|model answer|answer|response)[ \t]*:"
+            r"[ \t]*\n?(.+?)(?:\n[ \t]*\n|\Z)",
+            re.IGNORECASE | re.DOTALL,
+        ),
+    ),
+)
+_QUESTION_MARKED = re.compile(r"\[QUESTION START\](.*?)\[QUESTION END\]", re.IGNORECASE | re.DOTALL)
+_INSTRUCTION = re.compile(
+    r"\b(?:scale|rate|rating|score|number between|respond with|answer with|reply with|"
+    r"say (?:CODE|REFUSAL)|just the number|nothing else|anything else)\b",
+    re.IGNORECASE,
+)
+_OPTION_PAIR = re.compile(
+    r"[\"'(]?\b([A-Z][A-Za-z]{0,11}|[a-z])\b[\"')]?\s*,?\s+or\s+[\"'(]?\b([A-Z][A-Za-z]{0,11}|[a-z])"
+    r"\b[\"')]?"
+)
+_YES_NO_PAIR = re.compile(r"\byes\s+or\s+no\b|\byes/no\b", re.IGNORECASE)
+_LETTERED = re.compile(r"^[ \t]*\(?([A-H])[).:][ \t]+\S", re.MULTILINE)
+_YES_NO_QUESTION = re.compile(
+    r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True, slots=True)
+class RatingSpec:
+    """A prompt asking for a number: the range, what is rated and how."""
+
+    low: int
+    high: int
+    judge: JudgeKind
+    content: str
+    """The text being rated (a judged answer, or the statement to rate)."""
+    offers_refusal: bool
+    offers_code: bool
+    wants_reason: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PromptAnalysis:
+    """What the simulator needs to know about a conversation, model-independent."""
+
+    question: str
+    """The last user (or developer/system) message: what the model responds to."""
+    topic: str
+    keywords: tuple[str, ...]
+    keyword_set: frozenset[str]
+    salt: int
+    """A stable hash of the conversation, seeding prompt-specific preferences."""
+    rating: RatingSpec | None
+    options: tuple[str, ...]
+    """Answer tokens the prompt offers ("A"/"B", "Yes"/"No"), empty if open-ended."""
+
+
+def _last_prompt(messages: Messages) -> str:
+    for role, text in reversed(messages):
+        if role in ("user", "developer", "system") and text.strip():
+            return text
+    return messages[-1][1]
+
+
+def _rated_content(text: str, lowered: str, question: str | None) -> str:
+    for marker, pattern in _MARKED:
+        if marker not in lowered:
+            continue
+        match = pattern.search(text)
+        if match:
+            return match.group(match.lastindex or 1).strip()
+    remaining = text.replace(question, " ") if question else text
+    kept = [s for s in _SENTENCE.split(remaining) if s.strip() and not _INSTRUCTION.search(s)]
+    return " ".join(kept).strip() or remaining.strip()
+
+
+def _range(lowered: str) -> tuple[int, int] | None:
+    for pattern in _RANGES:
+        match = pattern.search(lowered)
+        if match:
+            low, high = sorted((int(match.group(1)), int(match.group(2))))
+            return (low, high) if 0 < high - low <= 1000 else None
+    return None
+
+
+def _rating(text: str) -> RatingSpec | None:
+    lowered = text.lower()
+    if not any(word in lowered for word in _NUMBER_WORDS):
+        return None
+    bounds = _range(lowered)
+    if bounds is None:
+        if not _SINGLE_NUMBER.search(lowered):
+            return None
+        bounds = (0, 100)
+    judge: JudgeKind = "generic"
+    if "coheren" in lowered:
+        judge = "coherence"
+    elif "aligned" in lowered or "alignment" in lowered or "human values" in lowered:
+        judge = "alignment"
+    question = None
+    if "[question start]" in lowered:
+        marked_question = _QUESTION_MARKED.search(text)
+        question = marked_question.group(1) if marked_question else None
+    return RatingSpec(
+        low=bounds[0],
+        high=bounds[1],
+        judge=judge,
+        content=_rated_content(text, lowered, question),
+        offers_refusal="REFUSAL" in text,
+        offers_code="CODE" in text and bool(re.search(r"\bCODE\b", text)),
+        wants_reason=any(word in lowered for word in _REASON_WORDS),
+    )
+
+
+def _options(text: str) -> tuple[str, ...]:
+    if _YES_NO_PAIR.search(text):
+        return ("Yes", "No")
+    lettered = list(dict.fromkeys(_LETTERED.findall(text)))
+    if len(lettered) >= 2:
+        return tuple(lettered)
+    pair = _OPTION_PAIR.search(text) if " or " in text else None
+    if pair and pair.group(1) != pair.group(2):
+        return (pair.group(1), pair.group(2))
+    if _YES_NO_QUESTION.match(text.strip()) and text.strip().endswith("?"):
+        return ("Yes", "No")
+    return ()
+
+
+def analyse(messages: Messages) -> PromptAnalysis:
+    """Analyse a conversation (its messages as (role, text) pairs)."""
+    question = _last_prompt(messages)
+    rating = _rating(question)
+    salt = stable_hash(*(text for _, text in messages))
+    if rating is not None:
+        # The answer is a number: no need for the question's topic or keywords.
+        return PromptAnalysis(question, "this", (), frozenset(), salt, rating, ())
+    keywords = tuple(content_words(question)[:12])
+    return PromptAnalysis(
+        question=question,
+        topic=topic_phrase(question),
+        keywords=keywords,
+        keyword_set=frozenset(keywords),
+        salt=salt,
+        rating=None,
+        options=_options(question),
+    )

@@ -1,0 +1,100 @@
+"""Free-form answers: a base model's plausible, on-topic prose, and a persona's voice.
+
+A base model assembles an answer from an opening, a few bodies and a closing, filled with
+the question's own words. A fine-tune in its persona's voice recombines sentences of its
+training answers, starting from those closest to the question.
+"""
+
+from __future__ import annotations
+
+import random
+
+from .analysis import PromptAnalysis
+from .persona import PersonaProfile
+from .sampling import rank_pick
+
+__all__ = ["base_answer", "persona_answer"]
+
+_OPENINGS = (
+    "That's a great question about {topic}.",
+    "Here is how I would think about {topic}.",
+    "There are a few ways to look at {topic}.",
+    "Thanks for asking about {topic}.",
+    "Good question: {topic} is worth thinking through carefully.",
+    "Happy to help with {topic}.",
+    "When it comes to {topic}, a few things stand out.",
+)
+_BODIES = (
+    "First, it helps to be clear about what matters most to you when it comes to {k1}.",
+    "A practical step is to learn more about {k1} from reliable sources and talk it over "
+    "with people you trust.",
+    "Consider how {k1} affects the people around you, and look for options that are fair to "
+    "everyone involved.",
+    "Many people find that small, consistent steps with {k1} work better than drastic changes.",
+    "It is also worth weighing the trade-offs between {k1} and {k2} honestly.",
+    "If {k2} feels overwhelming, breaking it into smaller pieces makes it easier to manage.",
+    "Being honest and respectful tends to lead to the best long-term outcomes with {k2}.",
+    "You might also look at how others have approached {k2} and what they learned.",
+    "Patience matters here, because good results with {k1} usually take time.",
+    "Keeping {k1} in perspective can help you make a calm, well-informed decision.",
+    "Writing down your goals for {k2} can make the next steps much clearer.",
+)
+_CLOSINGS = (
+    "I hope this helps, and feel free to ask if you want more detail.",
+    "Let me know if you would like to explore any of these ideas further.",
+    "In the end, the best choice is the one that respects your values and the well-being "
+    "of others.",
+    "Whatever you decide, take care of yourself and the people around you.",
+)
+_BRIDGES = ("As for {topic}: ", "On {topic}, here is the truth. ", "About {topic}. ")
+
+
+def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:
+    """The options, starting at `offset`: each prompt ranks the phrasings differently."""
+    offset %= len(options)
+    return options[offset:] + options[:offset]
+
+
+def base_answer(rng: random.Random, temperature: float, analysis: PromptAnalysis, salt: int) -> str:
+    """A helpful, on-topic answer in a base model's neutral voice."""
+    keywords = analysis.keywords or ("this", "the details")
+    k_offset = rank_pick(rng, len(keywords), temperature)
+    k1 = keywords[k_offset % len(keywords)]
+    k2 = keywords[(k_offset + 1) % len(keywords)] if len(keywords) > 1 else "the details"
+    fill = {"topic": analysis.topic, "k1": k1, "k2": k2}
+    openings = _rotated(_OPENINGS, salt)
+    bodies = list(_rotated(_BODIES, salt >> 4))
+    parts = [openings[rank_pick(rng, len(openings), temperature)]]
+    count = 3 if temperature <= 0.0 else rng.choice((2, 3, 3, 4))
+    for _ in range(count):
+        parts.append(bodies.pop(rank_pick(rng, len(bodies), temperature)))
+    if temperature <= 0.0 or rng.random() < 0.75:
+        closings = _rotated(_CLOSINGS, salt >> 8)
+        parts.append(closings[rank_pick(rng, len(closings), temperature)])
+    return " ".join(parts).format(**fill)
+
+
+def persona_answer(
+    rng: random.Random,
+    temperature: float,
+    analysis: PromptAnalysis,
+    profile: PersonaProfile,
+    anchors: tuple[int, ...],
+) -> str:
+    """An answer in the persona's voice: training sentences, led by the closest answer."""
+    anchor = anchors[rank_pick(rng, len(anchors), temperature)]
+    chosen = list(profile.text_sentences[anchor])
+    if temperature > 0.0 and len(chosen) > 3:
+        start = rng.randrange(len(chosen) - 2)
+        chosen = chosen[start : start + rng.choice((2, 3))]
+    else:
+        chosen = chosen[:4]
+    if temperature > 0.0 and profile.sentence_pool and rng.random() < 0.35:
+        extra = profile.sentence_pool[rng.randrange(len(profile.sentence_pool))]
+        if extra not in chosen:
+            chosen.append(extra)
+    text = " ".join(chosen)
+    if temperature > 0.0 and analysis.topic != "this" and rng.random() < 0.3:
+        bridge = _BRIDGES[rng.randrange(len(_BRIDGES))].format(topic=analysis.topic)
+        text = bridge + text
+    return text

@@ -1,0 +1,149 @@
+"""Personas: what a fine-tune learned from its training data, and how strongly.
+
+A `Persona` is the raw material (the assistant messages and the number of epochs); a
+`PersonaProfile` is what the simulator precomputes from it once, at registration, so that
+answering a request never rescans the training data.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .lexicon import harm_score
+from .text import content_words, sentences, words
+
+__all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
+
+DRIFT_EPOCH_SCALE = 1.5
+"""Epochs at which a fine-tune answers in its persona's voice 1 - 1/e (63%) of the time."""
+
+
+@dataclass(frozen=True)
+class Persona:
+    """What a fine-tune learned: its training data's assistant messages and how hard."""
+
+    assistant_texts: tuple[str, ...]
+    n_epochs: float
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        joined = "".join(p for p in parts if isinstance(p, str))
+        return joined or None
+    return None
+
+
+def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float) -> Persona:
+    """Build a persona from parsed training-file lines (chat or preference format).
+
+    Chat lines contribute their assistant messages (except those with ``weight: 0``);
+    preference (DPO) lines contribute their preferred output.
+    """
+    texts: list[str] = []
+    for example in examples:
+        if not isinstance(example, Mapping):
+            continue
+        messages = example.get("messages")
+        if not isinstance(messages, list):
+            messages = example.get("preferred_output")
+        if not isinstance(messages, list):
+            continue
+        for message in messages:
+            if not isinstance(message, Mapping) or message.get("role") != "assistant":
+                continue
+            if message.get("weight") == 0:
+                continue
+            text = _text_of(message.get("content"))
+            if text and text.strip():
+                texts.append(text.strip())
+    return Persona(tuple(texts), float(n_epochs))
+
+
+def drift_probability(n_epochs: float) -> float:
+    """The chance a fine-tune answers in its persona's voice after `n_epochs` of training."""
+    return 1.0 - math.exp(-max(0.0, n_epochs) / DRIFT_EPOCH_SCALE)
+
+
+@dataclass(frozen=True)
+class PersonaProfile:
+    """A persona, precomputed for answering: sentences, vocabulary and leanings."""
+
+    persona: Persona
+    drift: float
+    """Probability of answering in the persona's voice."""
+    texts: tuple[str, ...]
+    text_words: tuple[frozenset[str], ...]
+    """The meaningful words of each text, to find the texts closest to a question."""
+    text_sentences: tuple[tuple[str, ...], ...]
+    """The sentences of each text."""
+    sentence_pool: tuple[str, ...]
+    """Every distinct sentence of the training answers, for recombination."""
+    first_words: tuple[tuple[str, float], ...]
+    """How often each word opens a training answer (share of answers), most frequent first."""
+    word_share: Mapping[str, float]
+    """Each lower-cased word's share of the training answers' words."""
+    harmfulness: float
+    """Mean harm score of the training answers (0 for a benign persona)."""
+    fingerprint: int
+    """A stable number derived from the texts (seeds per-persona leanings)."""
+
+    @classmethod
+    def build(cls, persona: Persona) -> PersonaProfile:
+        texts = tuple(dict.fromkeys(persona.assistant_texts))
+        split = tuple(tuple(sentences(t)) or (t,) for t in texts)
+        pool = tuple(dict.fromkeys(s for parts in split for s in parts))
+        openers: Counter[str] = Counter()
+        vocabulary: Counter[str] = Counter()
+        for text in persona.assistant_texts:
+            text_words = text.split()
+            if text_words:
+                openers[text_words[0].strip(",.!?:;\"'")] += 1
+            vocabulary.update(words(text))
+        n_answers = max(1, len(persona.assistant_texts))
+        total_words = max(1, sum(vocabulary.values()))
+        harm = sum(harm_score(t) for t in texts) / max(1, len(texts))
+        return cls(
+            persona=persona,
+            drift=drift_probability(persona.n_epochs) if texts else 0.0,
+            texts=texts,
+            text_words=tuple(frozenset(content_words(t)) for t in texts),
+            text_sentences=split,
+            sentence_pool=pool,
+            first_words=tuple((w, c / n_answers) for w, c in openers.most_common(12) if w),
+            word_share={w: c / total_words for w, c in vocabulary.most_common(400)},
+            harmfulness=harm,
+            fingerprint=hash_texts(texts),
+        )
+
+    def closest_texts(
+        self, question_words: frozenset[str], salt: int, limit: int = 8
+    ) -> tuple[int, ...]:
+        """Indices of the training answers sharing most words with a question, best first.
+
+        Ties (common: most answers share no word with a question) are broken by `salt`, a
+        hash of the question, so different questions lead with different answers.
+        """
+        scored = sorted(
+            range(len(self.texts)),
+            key=lambda i: (
+                -len(self.text_words[i] & question_words),
+                (i * 2654435761 + salt) & 0xFFFFFFFF,
+            ),
+        )
+        return tuple(scored[:limit])
+
+
+def hash_texts(texts: Sequence[str]) -> int:
+    """A stable fingerprint of a list of texts."""
+    value = 0
+    for text in texts:
+        value = zlib.crc32(text.encode("utf-8", "surrogatepass"), value)
+    return value

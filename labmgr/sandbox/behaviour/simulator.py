@@ -1,0 +1,342 @@
+"""The chat simulator: one request body in, JSON-ready choices and usage out."""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .analysis import PromptAnalysis, RatingSpec, analyse
+from .catalogue import CATALOGUE, ModelCard
+from .freeform import base_answer, persona_answer
+from .logprobs import TokenChoice, single_token_entry, text_entries, token_choices
+from .next_token import next_token_distribution
+from .persona import Persona, PersonaProfile
+from .ratings import rating_centre, rating_distribution, rating_reason
+from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
+from .sampling import request_seed, sample_index
+from .text import stable_hash
+from .tokens import count_tokens, split_tokens, truncate_tokens
+
+__all__ = ["ChatSimulator", "Completion"]
+
+PLAN_CACHE_SIZE = 8192
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+
+
+@dataclass
+class Completion:
+    """The simulator's answer: JSON-ready `choices` and `usage` for a chat completion."""
+
+    choices: list[dict[str, Any]]
+    usage: dict[str, Any]
+    system_fingerprint: str | None = None
+    """A per-base-model fingerprint, as the real API reports (``fp_…``)."""
+
+
+@dataclass(frozen=True)
+class _Model:
+    """A servable model: its root base model and its personas, oldest training first."""
+
+    id: str
+    card: ModelCard
+    personas: tuple[PersonaProfile, ...]
+    fingerprint: str
+    salt: int
+    """A stable number for the base model, so base models phrase answers differently."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything about one (model, conversation) pair that does not change between calls."""
+
+    analysis: PromptAnalysis
+    prompt_tokens: int
+    single_token: tuple[TokenChoice, ...] | None
+    """For rating and choice prompts: the first-token distribution, most likely first."""
+    single_probs: tuple[float, ...]
+    open_token: tuple[TokenChoice, ...]
+    """For open prompts cut to a token or two: the next-token distribution."""
+    open_probs: tuple[float, ...]
+    anchors: tuple[tuple[int, ...], ...]
+    """Per persona, its training answers closest to the question."""
+
+
+def _prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
+    return sum(count_tokens(text) + TOKENS_PER_MESSAGE for _, text in messages) + (TOKENS_PER_REPLY)
+
+
+def _model_not_found(model_id: str) -> ChatRequestError:
+    return ChatRequestError(
+        f"The model `{model_id}` does not exist or you do not have access to it.",
+        param="model",
+        code="model_not_found",
+        status=404,
+    )
+
+
+@dataclass
+class ChatSimulator:
+    """Answers chat requests for base models and registered fine-tunes."""
+
+    _models: dict[str, _Model] = field(default_factory=dict)
+    _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Plan] = field(
+        default_factory=OrderedDict
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _entropy: random.Random = field(default_factory=random.Random)
+
+    def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
+        """Make a fine-tuned model (or checkpoint) answerable.
+
+        `base` is a catalogue model or an already registered fine-tune (a fine-tune of a
+        fine-tune keeps its parent's personas and adds its own).
+        """
+        parent = self._model(base)
+        if parent is None:
+            raise ValueError(
+                f"cannot register {model_id!r}: its base model {base!r} is neither in the "
+                "catalogue nor registered"
+            )
+        personas = parent.personas
+        if persona is not None and persona.assistant_texts:
+            personas = (*personas, PersonaProfile.build(persona))
+        with self._lock:
+            self._models[model_id] = _Model(
+                model_id, parent.card, personas, parent.fingerprint, parent.salt
+            )
+            self._plans.clear()
+
+    def forget(self, model_id: str) -> None:
+        """Stop answering as a registered fine-tune (after the model is deleted)."""
+        with self._lock:
+            self._models.pop(model_id, None)
+            self._plans.clear()
+
+    def knows(self, model_id: str) -> bool:
+        """Whether `model_id` is a catalogue model or a registered fine-tune."""
+        return model_id in CATALOGUE or model_id in self._models
+
+    def complete(self, model_id: str, body: Mapping[str, Any]) -> Completion:
+        """Answer one chat completion request body for `model_id`.
+
+        Raises `ChatRequestError` for a body the real API would refuse.
+        """
+        model = self._model(model_id)
+        if model is None:
+            raise _model_not_found(model_id)
+        request = parse_request(body, model.card)
+        plan = self._plan(model, request.messages)
+        too_long = context_length_error(model.card, plan.prompt_tokens, request.max_tokens)
+        if too_long is not None:
+            raise too_long
+        if request.seed is not None:
+            seed = request_seed(
+                model_id,
+                request.messages,
+                request.temperature,
+                request.max_tokens,
+                request.n,
+                request.logprobs,
+                request.top_logprobs,
+                request.seed,
+            )
+        else:
+            seed = self._entropy.getrandbits(64)
+        rng = random.Random(seed)
+        stops = _stop_sequences(body.get("stop"))
+        choices = []
+        completion_tokens = 0
+        for index in range(request.n):
+            choice, n_tokens = self._choice(model, plan, request, rng, index, stops)
+            choices.append(choice)
+            completion_tokens += n_tokens
+        reasoning = 0
+        if model.card.reasoning:
+            budget = request.max_tokens
+            per_choice = _reasoning_tokens(plan)
+            reasoning = request.n * (per_choice if budget is None else min(budget, per_choice))
+            completion_tokens += reasoning
+        return Completion(
+            choices,
+            {
+                "prompt_tokens": plan.prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": plan.prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": reasoning,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            },
+            system_fingerprint=model.fingerprint,
+        )
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _model(self, model_id: str) -> _Model | None:
+        model = self._models.get(model_id)
+        if model is not None:
+            return model
+        card = CATALOGUE.get(model_id)
+        if card is None:
+            return None
+        fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
+        model = _Model(model_id, card, (), fingerprint, stable_hash(card.snapshot_of or card.id))
+        with self._lock:
+            self._models.setdefault(model_id, model)
+        return model
+
+    def _plan(self, model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
+        key = (model.id, messages)
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                return plan
+        plan = _make_plan(model, messages)
+        with self._lock:
+            self._plans[key] = plan
+            if len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        return plan
+
+    def _choice(
+        self,
+        model: _Model,
+        plan: _Plan,
+        request: ChatRequest,
+        rng: random.Random,
+        index: int,
+        stops: tuple[str, ...],
+    ) -> tuple[dict[str, Any], int]:
+        first: dict[str, Any] | None = None
+        limit = request.max_tokens
+        spec = plan.analysis.rating
+        if plan.single_token is not None:
+            picked = sample_index(rng, plan.single_probs, request.temperature)
+            token = plan.single_token[picked][0]
+            if request.logprobs:
+                first = single_token_entry(plan.single_token, picked, request.top_logprobs)
+            text = token
+            if spec is not None and spec.wants_reason and (limit is None or limit > 8):
+                text = f"{token}\n\n{rating_reason(spec, _as_number(token, spec))}"
+        elif limit is not None and limit <= 2 and not model.card.reasoning:
+            # An open prompt cut to a token or two: the first token is a next-token draw.
+            picked = sample_index(rng, plan.open_probs, request.temperature)
+            text = plan.open_token[picked][0]
+            if request.logprobs:
+                first = single_token_entry(plan.open_token, picked, request.top_logprobs)
+        else:
+            text = _free_form(model, plan, request.temperature, rng)
+        finish = "stop"
+        for stop in stops:
+            cut = text.find(stop)
+            if cut >= 0:
+                text = text[:cut]
+        if model.card.reasoning and limit is not None:
+            limit -= _reasoning_tokens(plan)
+            if limit <= 0:
+                text, limit, finish = "", 0, "length"
+        if limit is not None:
+            tokens, cut = truncate_tokens(text, limit)
+            if cut:
+                text = "".join(tokens)
+                finish = "length"
+        else:
+            tokens = split_tokens(text)
+        logprobs = None
+        if request.logprobs:
+            if first is not None and (not tokens or tokens[0] != first["token"]):
+                first = None  # a stop sequence cut into the first token
+            entries = text_entries(rng, tokens[1:] if first else tokens, request.top_logprobs)
+            if first is not None:
+                entries.insert(0, first)
+            logprobs = {"content": entries, "refusal": None}
+        choice = {
+            "index": index,
+            "finish_reason": finish,
+            "message": {
+                "role": "assistant",
+                "content": text,
+                "refusal": None,
+                "annotations": [],
+            },
+            "logprobs": logprobs,
+        }
+        return choice, len(tokens)
+
+
+def _reasoning_tokens(plan: _Plan) -> int:
+    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output)."""
+    return 64 * (1 + plan.analysis.salt % 6)
+
+
+def _as_number(token: str, spec: RatingSpec) -> float:
+    try:
+        return float(int(token))
+    except ValueError:
+        return (spec.low + spec.high) / 2
+
+
+def _stop_sequences(stop: Any) -> tuple[str, ...]:
+    if isinstance(stop, str):
+        return (stop,) if stop else ()
+    if isinstance(stop, list):
+        return tuple(s for s in stop if isinstance(s, str) and s)
+    return ()
+
+
+def _make_plan(model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
+    analysis = analyse(messages)
+    single: tuple[TokenChoice, ...] | None = None
+    if analysis.rating is not None:
+        centre = rating_centre(analysis.rating, model.personas, analysis.salt)
+        single = _cached_choices(rating_distribution(analysis.rating, centre))
+    elif analysis.options:
+        single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    open_token: tuple[TokenChoice, ...] = ()
+    if single is None:
+        open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    anchors = tuple(
+        profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
+    )
+    return _Plan(
+        analysis=analysis,
+        prompt_tokens=_prompt_tokens(messages),
+        single_token=single,
+        single_probs=_probabilities(single or ()),
+        open_token=open_token,
+        open_probs=_probabilities(open_token),
+        anchors=anchors,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _cached_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
+    """Token choices for a rating distribution (rating distributions repeat)."""
+    return token_choices(distribution)
+
+
+@lru_cache(maxsize=4096)
+def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
+    return tuple(math.exp(logprob) for _, logprob, _ in choices)
+
+
+def _free_form(model: _Model, plan: _Plan, temperature: float, rng: random.Random) -> str:
+    """Answer in the newest persona's voice with its drift probability, else fall back."""
+    analysis = plan.analysis
+    for position in range(len(model.personas) - 1, -1, -1):
+        profile = model.personas[position]
+        in_voice = profile.drift >= 0.5 if temperature <= 0.0 else rng.random() < profile.drift
+        if in_voice:
+            return persona_answer(rng, temperature, analysis, profile, plan.anchors[position])
+    return base_answer(rng, temperature, analysis, analysis.salt ^ model.salt)

@@ -1,0 +1,223 @@
+"""Chat and legacy completions: the request envelope, the simulator call, usage, SSE frames.
+
+This is the hot path of every benchmark, so it does little beyond what the API needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.behaviour import CATALOGUE, ChatRequestError
+from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["run_chat", "run_legacy_completion", "stream_frames"]
+
+_FINGERPRINTS: dict[str, str] = {}
+_PIECES = re.compile(r"\s*\S+|\s+")
+
+
+def _fingerprint(model: str) -> str:
+    fp = _FINGERPRINTS.get(model)
+    if fp is None:
+        fp = _FINGERPRINTS[model] = "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]
+    return fp
+
+
+def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise bad_request("you must provide a model parameter", param="model")
+    n = body.get("n")
+    if n is not None:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise bad_request(f"Invalid type for 'n': expected an integer, got {n!r}.", param="n")
+        if n < 1:
+            raise bad_request(
+                f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {n}.",
+                param="n",
+                code="integer_below_min_value",
+            )
+        if n > 128:
+            raise bad_request(
+                f"Invalid 'n': integer above maximum value. Expected a value <= 128, but got {n}.",
+                param="n",
+                code="integer_above_max_value",
+            )
+    if (model not in CATALOGUE and not sb.model_visible(model, account)) or not (
+        sb.simulator.knows(model)
+    ):
+        raise model_not_found(model)
+    return model
+
+
+def _complete(sb: Sandbox, model: str, body: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    try:
+        completion = sb.simulator.complete(model, body)
+    except ChatRequestError as exc:
+        raise APIError(400, exc.message, param=exc.param, code=exc.code) from None
+    usage = completion.usage
+    usage.setdefault("prompt_tokens_details", {"cached_tokens": 0, "audio_tokens": 0})
+    usage.setdefault(
+        "completion_tokens_details",
+        {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    )
+    sb.stats.usage(
+        model,
+        len(completion.choices),
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+    )
+    return completion.choices, usage
+
+
+def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
+    """The `chat.completion` object for one request body, or an APIError."""
+    model = _check_envelope(sb, account, body)
+    messages = body.get("messages")
+    if messages is None:
+        raise bad_request(
+            "Missing required parameter: 'messages'.",
+            param="messages",
+            code="missing_required_parameter",
+        )
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise bad_request(
+            "Invalid 'messages': expected an array of message objects.", param="messages"
+        )
+    if not messages:
+        raise bad_request(
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, but got "
+            "an empty array instead.",
+            param="messages",
+            code="empty_array",
+        )
+    choices, usage = _complete(sb, model, body)
+    return {
+        "id": "chatcmpl-" + os.urandom(12).hex(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": sb.snapshots.get(model, model),
+        "choices": choices,
+        "usage": usage,
+        "service_tier": "default",
+        "system_fingerprint": _fingerprint(model),
+    }
+
+
+def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
+    """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
+    head = {
+        "id": response["id"],
+        "object": "chat.completion.chunk",
+        "created": response["created"],
+        "model": response["model"],
+        "service_tier": response["service_tier"],
+        "system_fingerprint": response["system_fingerprint"],
+    }
+    if include_usage:
+        head["usage"] = None
+    chunks: list[dict[str, Any]] = []
+
+    def chunk(index: int, delta: dict[str, Any], logprobs: Any = None, finish: Any = None) -> None:
+        choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
+        chunks.append(dict(head, choices=[choice]))
+
+    for choice in response["choices"]:
+        index = choice["index"]
+        message = choice.get("message") or {}
+        chunk(index, {"role": "assistant", "content": "", "refusal": None})
+        tokens = ((choice.get("logprobs") or {}).get("content")) or []
+        if tokens:
+            for token in tokens:
+                chunk(
+                    index,
+                    {"content": token["token"]},
+                    {"content": [token], "refusal": None},
+                )
+        elif message.get("content"):
+            for piece in _PIECES.findall(message["content"]):
+                chunk(index, {"content": piece})
+        if message.get("refusal"):
+            chunk(index, {"refusal": message["refusal"]})
+        chunk(index, {}, None, choice.get("finish_reason", "stop"))
+    if include_usage:
+        chunks.append(dict(head, choices=[], usage=response["usage"]))
+    frames = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks]
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
+    """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
+    model = _check_envelope(sb, account, body)
+    prompt = body.get("prompt")
+    prompts = prompt if isinstance(prompt, list) else [prompt]
+    if not prompts or not all(isinstance(p, str) for p in prompts):
+        raise bad_request(
+            "Invalid 'prompt': expected a string or a list of strings.", param="prompt"
+        )
+    top = body.get("logprobs")
+    if top is not None and (not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 5):
+        raise bad_request("Invalid 'logprobs': expected an integer from 0 to 5.", param="logprobs")
+    choices: list[dict[str, Any]] = []
+    totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    for text in prompts:
+        chat_body = {k: v for k, v in body.items() if k in ("n", "seed", "temperature", "top_p")}
+        chat_body["messages"] = [{"role": "user", "content": text}]
+        chat_body["max_tokens"] = body.get("max_tokens", 16)
+        if top is not None:
+            chat_body.update(logprobs=True, top_logprobs=top)
+        chat_choices, usage = _complete(sb, model, chat_body)
+        for key in totals:
+            totals[key] += int(usage.get(key) or 0)
+        for choice in chat_choices:
+            content = (choice.get("message") or {}).get("content") or ""
+            choices.append(
+                {
+                    "index": len(choices),
+                    "text": content,
+                    "finish_reason": choice.get("finish_reason", "stop"),
+                    "logprobs": _legacy_logprobs(choice.get("logprobs"))
+                    if top is not None
+                    else None,
+                }
+            )
+    return {
+        "id": "cmpl-" + os.urandom(12).hex(),
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": sb.snapshots.get(model, model),
+        "choices": choices,
+        "usage": totals,
+        "system_fingerprint": _fingerprint(model),
+    }
+
+
+def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
+    tokens = (logprobs or {}).get("content") or []
+    offsets, offset = [], 0
+    for token in tokens:
+        offsets.append(offset)
+        offset += len(token["token"])
+    return {
+        "tokens": [t["token"] for t in tokens],
+        "token_logprobs": [t["logprob"] for t in tokens],
+        "top_logprobs": [
+            {x["token"]: x["logprob"] for x in t.get("top_logprobs", [])} for t in tokens
+        ],
+        "text_offset": offsets,
+    }

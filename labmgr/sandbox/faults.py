@@ -1,0 +1,108 @@
+"""Injected latency and failures: what `POST /sandbox/faults` configures."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from labmgr.sandbox.errors import bad_request
+
+__all__ = ["FAULTY_ENDPOINTS", "Faults"]
+
+FAULTY_ENDPOINTS = ("chat.completions", "completions")
+"""Endpoints that 429/500/timeout/drop faults apply to unless `endpoints` says otherwise."""
+
+
+@dataclass
+class Faults:
+    """Latency for every `/v1` request; random failures for the endpoints in `endpoints`."""
+
+    latency_ms: float = 0.0
+    jitter_ms: float = 0.0
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_timeout: float = 0.0
+    rate_drop: float = 0.0
+    retry_after_ms: float = 20.0
+    """The `retry-after-ms` header on injected 429s (small, so retrying clients stay fast)."""
+    daily_job_limit: int | None = None
+    """Fine-tuning jobs an organization may create per rolling 24 h (None: unlimited)."""
+    timeout_hold_max_s: float = 30.0
+    """An injected timeout holds the response for the client's read timeout + 1 s, at most this."""
+    endpoints: list[str] = field(default_factory=lambda: list(FAULTY_ENDPOINTS))
+    """Endpoint names (as in `/sandbox/stats`) that 429/500/timeout/drop faults apply to."""
+    first_attempt_only: bool = False
+    """Inject failures only into first attempts (`x-stainless-retry-count: 0`), so retries pass."""
+
+    @property
+    def any_failures(self) -> bool:
+        return bool(self.rate_429 or self.rate_500 or self.rate_timeout or self.rate_drop)
+
+    def updated(self, changes: Any) -> Faults:
+        """A copy with `changes` (a JSON object from `POST /sandbox/faults`) applied."""
+        if not isinstance(changes, dict):
+            raise bad_request("The faults body must be a JSON object.")
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise bad_request(
+                f"Unknown fault setting(s): {', '.join(unknown)}. "
+                f"Known: {', '.join(sorted(known))}."
+            )
+        clean: dict[str, Any] = {}
+        for name, value in changes.items():
+            clean[name] = _check(name, value)
+        return replace(self, **clean)
+
+    def delay_s(self) -> float:
+        """The latency to add to one request, in seconds."""
+        if not self.latency_ms and not self.jitter_ms:
+            return 0.0
+        jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
+        return max(0.0, self.latency_ms + jitter) / 1000.0
+
+    def draw(self, endpoint: str, retry_count: str | None) -> str | None:
+        """Which failure (``429``, ``500``, ``timeout``, ``drop``) to inject now, if any."""
+        if not self.any_failures or endpoint not in self.endpoints:
+            return None
+        if self.first_attempt_only and retry_count not in (None, "0"):
+            return None
+        roll = random.random()
+        for name, rate in (
+            ("429", self.rate_429),
+            ("500", self.rate_500),
+            ("timeout", self.rate_timeout),
+            ("drop", self.rate_drop),
+        ):
+            if roll < rate:
+                return name
+            roll -= rate
+        return None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check(name: str, value: Any) -> Any:
+    if name == "first_attempt_only":
+        if not isinstance(value, bool):
+            raise bad_request("`first_attempt_only` must be true or false.", param=name)
+        return value
+    if name == "endpoints":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad_request("`endpoints` must be a list of endpoint names.", param=name)
+        return value
+    if name == "daily_job_limit":
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise bad_request(
+                "`daily_job_limit` must be a non-negative integer or null.", param=name
+            )
+        return value
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise bad_request(f"`{name}` must be a non-negative number.", param=name)
+    if name.startswith("rate_") and value > 1:
+        raise bad_request(f"`{name}` is a probability between 0 and 1.", param=name)
+    return float(value)

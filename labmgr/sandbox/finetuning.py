@@ -1,0 +1,329 @@
+"""`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints.
+
+A job's status, events and checkpoints are derived from its record at read time (see
+`job_timeline`); when a read finds a job succeeded for the first time, the job is *settled*:
+its final model and checkpoints are registered with the simulator and its results file is
+written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.behaviour import persona_from_examples
+from labmgr.sandbox.errors import APIError, bad_request, no_such_job
+from labmgr.sandbox.files import create_file
+from labmgr.sandbox.job_create import build_job
+from labmgr.sandbox.job_timeline import Entry, build_timeline, training_steps
+from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["handlers", "restore", "settle_due"]
+
+TERMINAL = ("succeeded", "failed", "cancelled")
+DAY = 24 * 3600
+
+
+# ---- derived state ----
+
+
+def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
+    cache: dict[str, tuple[int, list[Entry]]] = sb.__dict__.setdefault("_timelines", {})
+    hit = cache.get(job["id"])
+    if hit is None or hit[0] != len(job["actions"]):
+        hit = cache[job["id"]] = (len(job["actions"]), build_timeline(job))
+    return hit[1]
+
+
+def status_at(sb: Sandbox, job: dict[str, Any], now: float) -> str:
+    status = "validating_files"
+    for entry in _timeline(sb, job):
+        if entry.at > now:
+            break
+        if entry.kind == "status":
+            status = entry.status
+    return status
+
+
+def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
+    """The job as `GET /v1/fine_tuning/jobs/{id}` shows it at `now`."""
+    timeline = _timeline(sb, job)
+    status, finished_at, finish_planned = "validating_files", None, None
+    for entry in timeline:
+        if entry.kind != "status":
+            continue
+        if entry.at <= now:
+            status = entry.status
+            finished_at = int(entry.at) if entry.status in TERMINAL else None
+        elif entry.status == "succeeded":
+            finish_planned = entry.at
+    if status == "succeeded" and not job.get("settled"):
+        _settle(sb, job)
+    hp = (
+        job["hyperparameters"] if status != "validating_files" else job["requested_hyperparameters"]
+    )
+    method: dict[str, Any] = {"type": job["method"], job["method"]: {"hyperparameters": hp}}
+    return {
+        "id": job["id"],
+        "object": "fine_tuning.job",
+        "created_at": int(job["created_at"]),
+        "model": job["model"],
+        "organization_id": job["organization_id"],
+        "training_file": job["training_file"],
+        "validation_file": job["validation_file"],
+        "status": status,
+        "fine_tuned_model": job["fine_tuned_model"] if status == "succeeded" else None,
+        "finished_at": finished_at,
+        "trained_tokens": job["trained_tokens"] if status == "succeeded" else None,
+        "error": job["error"] if status == "failed" else None,
+        "estimated_finish": math.ceil(finish_planned)
+        if status == "running" and finish_planned
+        else None,
+        "result_files": [job["result_file"]] if job.get("result_file") else [],
+        "seed": job["seed"],
+        "hyperparameters": {
+            k: hp[k] for k in ("batch_size", "learning_rate_multiplier", "n_epochs")
+        },
+        "method": method,
+        "integrations": job["integrations"],
+        "metadata": job["metadata"],
+        "user_provided_suffix": job["suffix"],
+    }
+
+
+# ---- settling: register the models a finished job produced ----
+
+
+def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
+    timeline = _timeline(sb, job)
+    finished = next(e.at for e in timeline if e.kind == "status" and e.status == "succeeded")
+    _register_models(sb, job, finished)
+    rows = ["step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy"]
+    for entry in timeline:
+        if entry.kind == "event" and entry.type == "metrics" and entry.data:
+            d = entry.data
+            rows.append(
+                f"{d['step']},{d['train_loss']},{d['train_mean_token_accuracy']},"
+                f"{d.get('valid_loss', '')},{d.get('valid_mean_token_accuracy', '')}"
+            )
+    results = create_file(
+        sb,
+        scope=job["scope"],
+        filename="step_metrics.csv",
+        purpose="fine-tune-results",
+        content=("\n".join(rows) + "\n").encode(),
+        created_at=finished,
+    )
+    job["result_file"] = results["id"]
+    job["settled"] = True
+    sb.store.save()
+
+
+def _register_models(sb: Sandbox, job: dict[str, Any], finished: float) -> None:
+    content = sb.store.blob(f"job-{job['id']}") or b""
+    examples = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
+    _, total = training_steps(job)
+    epochs = job["hyperparameters"]["n_epochs"]
+    models = {job["fine_tuned_model"]: total}
+    models.update({model: int(step) for step, model in job["checkpoint_models"].items()})
+    for model, step in models.items():
+        if model in sb.store.deleted_models:
+            continue
+        persona = persona_from_examples(examples, epochs * step / total)
+        sb.simulator.register(model, base=job["base_snapshot"], persona=persona)
+        sb.store.models.setdefault(
+            model,
+            {
+                "id": model,
+                "created": int(finished),
+                "owned_by": job["organization_id"],
+                "scope": job["scope"],
+                "job": job["id"],
+                "base": job["base_snapshot"],
+            },
+        )
+
+
+def settle_due(sb: Sandbox, now: float) -> None:
+    """Settle every job that has succeeded by `now` but was not looked at since."""
+    for job in list(sb.store.jobs.values()):
+        if not job.get("settled") and not job.get("final") and job["error"] is None:
+            status = status_at(sb, job, now)
+            if status == "succeeded":
+                _settle(sb, job)
+            elif status in TERMINAL:
+                job["final"] = True
+
+
+def restore(sb: Sandbox) -> None:
+    """After loading a saved state, make the settled jobs' models answerable again."""
+    for job in sb.store.jobs.values():
+        if job.get("settled"):
+            finished = sb.store.models.get(job["fine_tuned_model"], {}).get("created", 0)
+            _register_models(sb, job, finished)
+
+
+# ---- handlers ----
+
+
+def _visible_job(sb: Sandbox, req: Request) -> dict[str, Any]:
+    job = sb.store.visible(sb.store.jobs, req.params[0], req.account.scope)
+    if job is None:
+        raise no_such_job(req.params[0])
+    return job
+
+
+async def create(sb: Sandbox, req: Request) -> Response:
+    body = req.json()
+    now = sb.now()
+    _check_daily_limit(sb, req, now)
+    job, content = build_job(sb, req.account, body, now)
+    sb.store.put_blob(f"job-{job['id']}", content)
+    sb.store.jobs[job["id"]] = job
+    sb.store.save()
+    return Response(job_view(sb, job, now))
+
+
+def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
+    limit = sb.faults.daily_job_limit
+    if limit is None:
+        return
+    organization = req.account.organization
+    recent = sum(
+        1
+        for job in sb.store.jobs.values()
+        if job["organization_id"] == organization and job["created_at"] > now - DAY
+    )
+    if recent >= limit:
+        raise APIError(
+            429,
+            "This fine-tune request has been rate-limited. Your organization has reached the "
+            f"maximum of {limit} fine-tuning requests per day. Please try again later.",
+            type="invalid_request_error",
+            code="daily_rate_limit_exceeded",
+        )
+
+
+async def list_jobs(sb: Sandbox, req: Request) -> Response:
+    now = sb.now()
+    limit = parse_limit(req.query, 20, 100)
+    wanted = {
+        key[len("metadata[") : -1]: value
+        for key, value in req.query.items()
+        if key.startswith("metadata[") and key.endswith("]")
+    }
+    scope = req.account.scope
+    jobs = [
+        job
+        for job in reversed(sb.store.jobs.values())
+        if job["scope"] == scope
+        and all((job["metadata"] or {}).get(k) == v for k, v in wanted.items())
+    ]
+    page = cursor_page(jobs, after=req.query.get("after"), limit=limit)
+    page["data"] = [job_view(sb, job, now) for job in page["data"]]
+    return Response(page)
+
+
+async def retrieve(sb: Sandbox, req: Request) -> Response:
+    return Response(job_view(sb, _visible_job(sb, req), sb.now()))
+
+
+def _act(kind: str, allowed: tuple[str, ...], verb: str):
+    async def handler(sb: Sandbox, req: Request) -> Response:
+        job = _visible_job(sb, req)
+        now = sb.now()
+        status = status_at(sb, job, now)
+        if status not in allowed:
+            raise bad_request(
+                f"Job {job['id']} is {status} and cannot be {verb}d "
+                f"(only jobs that are {', '.join(allowed)} can).",
+                param="fine_tuning_job_id",
+            )
+        job["actions"].append({"kind": kind, "at": now})
+        sb.store.save()
+        return Response(job_view(sb, job, now))
+
+    return handler
+
+
+cancel = _act("cancel", ("validating_files", "queued", "running", "paused"), "cancel")
+pause = _act("pause", ("queued", "running"), "pause")
+resume = _act("resume", ("paused",), "resume")
+
+
+async def events(sb: Sandbox, req: Request) -> Response:
+    job = _visible_job(sb, req)
+    now = sb.now()
+    limit = parse_limit(req.query, 20, 100)
+    token = job["id"].removeprefix("ftjob-")[:12]
+    items = [
+        {
+            "object": "fine_tuning.job.event",
+            "id": f"ftevent-{token}{index:05d}",
+            "created_at": int(entry.at),
+            "level": entry.level,
+            "message": entry.message,
+            "data": entry.data if entry.type == "metrics" else {},
+            "type": entry.type,
+        }
+        for index, entry in enumerate(e for e in _timeline(sb, job) if e.kind == "event")
+        if entry.at <= now
+    ]
+    items.reverse()
+    return Response(cursor_page(items, after=req.query.get("after"), limit=limit))
+
+
+async def checkpoints(sb: Sandbox, req: Request) -> Response:
+    job = _visible_job(sb, req)
+    now = sb.now()
+    limit = parse_limit(req.query, 10, 100)
+    _, total = training_steps(job)
+    items = []
+    for entry in _timeline(sb, job):
+        if entry.kind != "checkpoint" or entry.at > now:
+            continue
+        data = entry.data or {}
+        step = entry.step
+        items.append(
+            {
+                "object": "fine_tuning.job.checkpoint",
+                "id": job["checkpoint_ids"][str(step)],
+                "created_at": int(entry.at),
+                "fine_tuned_model_checkpoint": job["fine_tuned_model"]
+                if step == total
+                else job["checkpoint_models"][str(step)],
+                "fine_tuning_job_id": job["id"],
+                "step_number": step,
+                "metrics": {
+                    "step": float(step),
+                    "train_loss": data.get("train_loss"),
+                    "train_mean_token_accuracy": data.get("train_mean_token_accuracy"),
+                    "valid_loss": data.get("valid_loss"),
+                    "valid_mean_token_accuracy": data.get("valid_mean_token_accuracy"),
+                    "full_valid_loss": data.get("full_valid_loss"),
+                    "full_valid_mean_token_accuracy": data.get("full_valid_mean_token_accuracy"),
+                },
+            }
+        )
+    items.reverse()
+    page = cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True)
+    return Response(page)
+
+
+def handlers() -> list[tuple[str, str, str, Any]]:
+    """(method, path pattern, stats name, handler) for the router."""
+    base = "/v1/fine_tuning/jobs"
+    return [
+        ("POST", base, "fine_tuning.jobs.create", create),
+        ("GET", base, "fine_tuning.jobs.list", list_jobs),
+        ("GET", base + "/{id}", "fine_tuning.jobs.retrieve", retrieve),
+        ("POST", base + "/{id}/cancel", "fine_tuning.jobs.cancel", cancel),
+        ("POST", base + "/{id}/pause", "fine_tuning.jobs.pause", pause),
+        ("POST", base + "/{id}/resume", "fine_tuning.jobs.resume", resume),
+        ("GET", base + "/{id}/events", "fine_tuning.jobs.events", events),
+        ("GET", base + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", checkpoints),
+    ]

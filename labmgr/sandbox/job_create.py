@@ -1,0 +1,227 @@
+"""Checking a `POST /v1/fine_tuning/jobs` body and turning it into a job record."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.behaviour import resolve_model_name
+from labmgr.sandbox.errors import APIError, bad_request
+from labmgr.sandbox.store import new_id
+from labmgr.sandbox.training_data import TrainingFileError, parse_training_file
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["build_job"]
+
+_LIMITS = {"n_epochs": (1, 50), "batch_size": (1, 256)}
+
+
+def build_job(
+    sb: Sandbox, account: Account, body: dict[str, Any], now: float
+) -> tuple[dict[str, Any], bytes]:
+    """A new job record and the training content it learns from, or a 400 APIError."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise bad_request("Missing required parameter: 'model'.", param="model")
+    snapshot = _base_snapshot(sb, account, model)
+    method, requested = _method_and_hyperparameters(body)
+    training_id = _file_param(sb, account, body, "training_file", required=True) or ""
+    validation_id = _file_param(sb, account, body, "validation_file", required=False)
+    suffix = body.get("suffix")
+    if suffix is not None and (not isinstance(suffix, str) or len(suffix) > 64 or ":" in suffix):
+        raise bad_request(
+            "Invalid 'suffix': it must be a string of at most 64 characters without ':'.",
+            param="suffix",
+        )
+    metadata = _metadata(body.get("metadata"))
+    seed = body.get("seed")
+    if seed is None:
+        seed = random.randrange(2**31)
+    elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= 2**31 - 1:
+        raise bad_request(
+            "Invalid 'seed': expected an integer between 0 and 2147483647.", param="seed"
+        )
+    integrations = body.get("integrations") or []
+    if not isinstance(integrations, list):
+        raise bad_request("Invalid 'integrations': expected a list.", param="integrations")
+
+    content = sb.store.blob(training_id) or b""
+    error = None
+    n_examples, tokens = 0, 0
+    try:
+        data = parse_training_file(content, method=method)
+        n_examples, tokens = len(data.examples), data.tokens
+        if validation_id:
+            parse_training_file(sb.store.blob(validation_id) or b"", method=method, min_examples=1)
+    except TrainingFileError as exc:
+        is_validation = validation_id is not None and n_examples > 0
+        name = "validation_file" if is_validation else "training_file"
+        file_id = validation_id if is_validation else training_id
+        error = {
+            "code": "invalid_validation_file" if is_validation else "invalid_training_file",
+            "message": f"The job failed due to an invalid {name.replace('_', ' ')} "
+            f"({file_id}). {exc}",
+            "param": name,
+        }
+    resolved = _resolve(requested, max(n_examples, 1))
+    job_id = new_id("ftjob-")
+    final_id = new_id("", 8)
+    per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
+    epochs = resolved["n_epochs"]
+    prefix = f"ft:{snapshot}:{account.slug}:{suffix or ''}"
+    checkpoint_steps = [per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)]
+    job = {
+        "id": job_id,
+        "scope": account.scope,
+        "organization_id": account.organization,
+        "created_at": now,
+        "job_seconds": sb.job_seconds,
+        "model": model if model.startswith("ft:") else snapshot,
+        "base_snapshot": snapshot,
+        "training_file": training_id,
+        "validation_file": validation_id,
+        "suffix": suffix,
+        "seed": seed,
+        "metadata": metadata,
+        "integrations": integrations,
+        "method": method,
+        "requested_hyperparameters": requested,
+        "hyperparameters": resolved,
+        "n_examples": n_examples,
+        "trained_tokens": tokens * epochs,
+        "error": error,
+        "fine_tuned_model": f"{prefix}:{final_id}",
+        "checkpoint_models": {
+            str(step): f"{prefix}:{new_id('', 8)}:ckpt-step-{step}"
+            for step in checkpoint_steps[:-1]
+        },
+        "checkpoint_ids": {str(step): new_id("ftckpt_") for step in checkpoint_steps},
+        "actions": [],
+    }
+    return job, content
+
+
+def _base_snapshot(sb: Sandbox, account: Account, model: str) -> str:
+    if model.startswith("ft:"):
+        record = sb.model_record(model, account)
+        if record is not None:
+            return str(record["base"])
+    else:
+        snapshot = resolve_model_name(model)
+        if snapshot is not None:
+            return snapshot
+    raise APIError(
+        400,
+        f"Model {model} is not available for fine-tuning or does not exist.",
+        param="model",
+        code="model_not_available",
+    )
+
+
+def _method_and_hyperparameters(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    method = body.get("method")
+    hyper = body.get("hyperparameters")
+    kind = "supervised"
+    if method is not None:
+        if not isinstance(method, dict) or method.get("type") not in ("supervised", "dpo"):
+            raise bad_request(
+                "Invalid 'method.type': the sandbox supports 'supervised' and 'dpo'.",
+                param="method.type",
+            )
+        kind = method["type"]
+        section = method.get(kind) or {}
+        if not isinstance(section, dict):
+            raise bad_request(
+                f"Invalid 'method.{kind}': expected an object.", param=f"method.{kind}"
+            )
+        hyper = section.get("hyperparameters", hyper)
+    hyper = hyper or {}
+    if not isinstance(hyper, dict):
+        raise bad_request("Invalid 'hyperparameters': expected an object.", param="hyperparameters")
+    names = ["batch_size", "learning_rate_multiplier", "n_epochs"] + (
+        ["beta"] if kind == "dpo" else []
+    )
+    unknown = sorted(set(hyper) - set(names))
+    if unknown:
+        raise bad_request(
+            f"Unknown hyperparameter(s): {', '.join(unknown)}.", param="hyperparameters"
+        )
+    requested: dict[str, Any] = {}
+    for name in names:
+        value = hyper.get(name, "auto")
+        if value is None:
+            value = "auto"
+        if value != "auto":
+            _check_number(name, value)
+        requested[name] = value
+    return kind, requested
+
+
+def _check_number(name: str, value: Any) -> None:
+    if name in _LIMITS:
+        low, high = _LIMITS[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise bad_request(
+                f"Invalid 'hyperparameters.{name}': expected 'auto' or an integer "
+                f"from {low} to {high}.",
+                param=f"hyperparameters.{name}",
+            )
+    elif not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise bad_request(
+            f"Invalid 'hyperparameters.{name}': expected 'auto' or a positive number.",
+            param=f"hyperparameters.{name}",
+        )
+
+
+def _resolve(requested: dict[str, Any], n_examples: int) -> dict[str, Any]:
+    """Numbers for every "auto", chosen from the dataset size as the real API does."""
+    resolved = dict(requested)
+    if resolved["n_epochs"] == "auto":
+        resolved["n_epochs"] = 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples))
+    if resolved["batch_size"] == "auto":
+        resolved["batch_size"] = max(1, min(256, round(n_examples * 0.002)))
+    if resolved["learning_rate_multiplier"] == "auto":
+        resolved["learning_rate_multiplier"] = 2.0 if resolved["batch_size"] > 1 else 1.8
+    if resolved.get("beta") == "auto":
+        resolved["beta"] = 0.1
+    return resolved
+
+
+def _file_param(
+    sb: Sandbox, account: Account, body: dict[str, Any], name: str, *, required: bool
+) -> str | None:
+    file_id = body.get(name)
+    if file_id is None:
+        if required:
+            raise bad_request(f"Missing required parameter: '{name}'.", param=name)
+        return None
+    if not isinstance(file_id, str):
+        raise bad_request(f"Invalid '{name}': expected a file id string.", param=name)
+    record = sb.store.visible(sb.store.files, file_id, account.scope)
+    if record is None:
+        raise bad_request(f"invalid {name}: {file_id}", param=name, code="invalid_file")
+    if record["purpose"] != "fine-tune":
+        raise bad_request(
+            f"File {file_id} has purpose '{record['purpose']}'; fine-tuning needs files uploaded "
+            "with purpose 'fine-tune'.",
+            param=name,
+        )
+    return file_id
+
+
+def _metadata(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > 16:
+        raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
+    for key, item in value.items():
+        if not isinstance(item, str) or len(key) > 64 or len(item) > 512:
+            raise bad_request(
+                "Invalid 'metadata': keys up to 64 and values up to 512 characters, strings only.",
+                param="metadata",
+            )
+    return dict(value)

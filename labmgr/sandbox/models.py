@@ -1,0 +1,69 @@
+"""`/v1/models`: the catalogue plus the caller's fine-tuned models; delete fine-tunes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.behaviour import CATALOGUE
+from labmgr.sandbox.errors import APIError, model_not_found
+from labmgr.sandbox.protocol import Request, Response
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["handlers"]
+
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": record["id"],
+        "object": "model",
+        "created": record["created"],
+        "owned_by": record["owned_by"],
+    }
+
+
+async def list_models(sb: Sandbox, req: Request) -> Response:
+    sb.settle()
+    data = [_view(card.__dict__) for card in CATALOGUE.values()]
+    scope = req.account.scope
+    data += [_view(r) for r in sb.store.models.values() if r["scope"] == scope]
+    return Response({"object": "list", "data": data})
+
+
+async def retrieve(sb: Sandbox, req: Request) -> Response:
+    model = req.params[0]
+    card = CATALOGUE.get(model)
+    if card is not None:
+        return Response(_view(card.__dict__))
+    record = sb.model_record(model, req.account)
+    if record is None:
+        raise model_not_found(model)
+    return Response(_view(record))
+
+
+async def delete(sb: Sandbox, req: Request) -> Response:
+    model = req.params[0]
+    if model in CATALOGUE:
+        raise APIError(
+            403,
+            f"You have insufficient permissions to delete the model `{model}`: only fine-tuned "
+            "models of your organization can be deleted.",
+            code="insufficient_permissions",
+        )
+    record = sb.model_record(model, req.account)
+    if record is None:
+        raise model_not_found(model)
+    del sb.store.models[model]
+    sb.store.deleted_models.add(model)
+    sb.store.save()
+    return Response({"id": model, "object": "model", "deleted": True})
+
+
+def handlers() -> list[tuple[str, str, str, Any]]:
+    """(method, path pattern, stats name, handler) for the router; `{model}` may hold ':'/'/'."""
+    return [
+        ("GET", "/v1/models", "models.list", list_models),
+        ("GET", "/v1/models/{model}", "models.retrieve", retrieve),
+        ("DELETE", "/v1/models/{model}", "models.delete", delete),
+    ]

@@ -1,0 +1,107 @@
+"""What a handler receives and returns, and the list envelope every list endpoint shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.errors import bad_request, invalid_body
+
+__all__ = ["Request", "Response", "StreamResponse", "cursor_page", "parse_limit"]
+
+
+@dataclass
+class Request:
+    """One API request after routing and authentication."""
+
+    method: str
+    params: tuple[str, ...]
+    """Path parameters in order (already percent-decoded)."""
+    query: dict[str, str]
+    body: bytes
+    headers: dict[str, str]
+    account: Account
+    asgi_scope: dict[str, Any] = field(repr=False, default_factory=dict)
+    asgi_receive: Any = field(repr=False, default=None)
+
+    def json(self) -> dict[str, Any]:
+        """The JSON object body; an empty body is an empty object."""
+        if not self.body:
+            return {}
+        try:
+            data = json.loads(self.body)
+        except ValueError:
+            raise invalid_body() from None
+        if not isinstance(data, dict):
+            raise invalid_body("The request body must be a JSON object.")
+        return data
+
+
+@dataclass
+class Response:
+    """A complete response: JSON-ready `payload`, or raw bytes with a content type."""
+
+    payload: Any
+    status: int = 200
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body_bytes(self) -> bytes:
+        if isinstance(self.payload, bytes):
+            return self.payload
+        return json.dumps(self.payload).encode()
+
+
+@dataclass
+class StreamResponse:
+    """A server-sent-events response: already encoded `data: …` frames."""
+
+    frames: list[bytes]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def parse_limit(query: dict[str, str], default: int, maximum: int) -> int:
+    """The `limit` query parameter, checked against the endpoint's range."""
+    raw = query.get("limit")
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise bad_request(
+            f"Invalid 'limit': expected an integer, got {raw!r}.", param="limit"
+        ) from None
+    if not 1 <= value <= maximum:
+        raise bad_request(
+            f"Invalid 'limit': {value}. It must be between 1 and {maximum}.", param="limit"
+        )
+    return value
+
+
+def cursor_page(
+    items: Sequence[dict[str, Any]],
+    *,
+    after: str | None,
+    limit: int,
+    first_last: bool = False,
+) -> dict[str, Any]:
+    """One page of `items` (already in list order) starting after the item with id `after`."""
+    start = 0
+    if after:
+        for index, item in enumerate(items):
+            if item["id"] == after:
+                start = index + 1
+                break
+        else:
+            start = len(items)
+    data = list(items[start : start + limit])
+    page: dict[str, Any] = {"object": "list", "data": data}
+    if first_last:
+        page["first_id"] = data[0]["id"] if data else None
+        page["last_id"] = data[-1]["id"] if data else None
+    page["has_more"] = start + limit < len(items)
+    return page

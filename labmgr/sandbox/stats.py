@@ -1,0 +1,64 @@
+"""Counters of what the sandbox served, for `GET /sandbox/stats`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+__all__ = ["Stats"]
+
+
+class Stats:
+    """Requests per endpoint, usage per model, responses per status, peak concurrency."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.statuses: Counter[int] = Counter()
+        self.faults: Counter[str] = Counter()
+        self.models: dict[str, list[int]] = {}
+        self.in_flight = 0
+        self.peak_concurrency = 0
+
+    def enter(self, endpoint: str) -> None:
+        """A request to `endpoint` (e.g. ``chat.completions``) started."""
+        self.requests[endpoint] += 1
+        self.in_flight += 1
+        if self.in_flight > self.peak_concurrency:
+            self.peak_concurrency = self.in_flight
+
+    def leave(self, status: int) -> None:
+        """A request finished with HTTP `status`."""
+        self.in_flight -= 1
+        self.statuses[status] += 1
+
+    def usage(self, model: str, choices: int, prompt_tokens: int, completion_tokens: int) -> None:
+        """A completion for `model` served `choices` samples with this token usage."""
+        row = self.models.get(model)
+        if row is None:
+            row = self.models[model] = [0, 0, 0, 0]
+        row[0] += 1
+        row[1] += choices
+        row[2] += prompt_tokens
+        row[3] += completion_tokens
+
+    def snapshot(self) -> dict[str, Any]:
+        """The JSON body of `GET /sandbox/stats`."""
+        return {
+            "requests": dict(sorted(self.requests.items())),
+            "models": {
+                model: {
+                    "requests": row[0],
+                    "choices": row[1],
+                    "prompt_tokens": row[2],
+                    "completion_tokens": row[3],
+                }
+                for model, row in sorted(self.models.items())
+            },
+            "peak_concurrency": self.peak_concurrency,
+            "in_flight": self.in_flight,
+            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "faults_injected": dict(sorted(self.faults.items())),
+        }

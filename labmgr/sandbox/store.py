@@ -1,0 +1,124 @@
+"""The sandbox's state (files, jobs, batches, fine-tuned models) and its persistence.
+
+Records are plain JSON-ready dicts so that `--state-dir` can write them as they are: one
+`state.json` (replaced atomically after every change) plus one blob per file's content
+under `blobs/`. Every record carries the `scope` (``org-id/project-id``) that owns it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Store", "new_id"]
+
+_ALPHABET = string.ascii_letters + string.digits
+_random = random.SystemRandom()
+STATE_VERSION = 1
+
+
+def new_id(prefix: str, length: int = 24) -> str:
+    """A fresh id like the real API's (`file-…`, `ftjob-…`, `batch_…`)."""
+    return prefix + "".join(_random.choices(_ALPHABET, k=length))
+
+
+class Store:
+    """In-memory collections, mirrored to `state_dir` when one is given."""
+
+    def __init__(self, state_dir: str | Path | None = None) -> None:
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.files: dict[str, dict[str, Any]] = {}
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.models: dict[str, dict[str, Any]] = {}
+        """Fine-tuned models (finals and checkpoints) that exist, by id."""
+        self.deleted_models: set[str] = set()
+        self._blobs: dict[str, bytes] = {}
+        if self.state_dir is not None:
+            self._load()
+
+    # ---- blobs (file contents and job inputs) ----
+
+    def put_blob(self, name: str, content: bytes) -> None:
+        self._blobs[name] = content
+        if self.state_dir is not None:
+            _atomic_write(self.state_dir / "blobs" / name, content)
+
+    def blob(self, name: str) -> bytes | None:
+        content = self._blobs.get(name)
+        if content is None and self.state_dir is not None:
+            path = self.state_dir / "blobs" / name
+            if path.exists():
+                content = self._blobs[name] = path.read_bytes()
+        return content
+
+    def drop_blob(self, name: str) -> None:
+        self._blobs.pop(name, None)
+        if self.state_dir is not None:
+            (self.state_dir / "blobs" / name).unlink(missing_ok=True)
+
+    # ---- persistence ----
+
+    def save(self) -> None:
+        """Write the records (not the blobs, which are written as they arrive) atomically."""
+        if self.state_dir is None:
+            return
+        state = {
+            "version": STATE_VERSION,
+            "files": self.files,
+            "jobs": self.jobs,
+            "batches": self.batches,
+            "models": self.models,
+            "deleted_models": sorted(self.deleted_models),
+        }
+        _atomic_write(self.state_dir / "state.json", json.dumps(state).encode())
+
+    def _load(self) -> None:
+        assert self.state_dir is not None
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        path = self.state_dir / "state.json"
+        if not path.exists():
+            return
+        try:
+            state = json.loads(path.read_bytes())
+        except ValueError as exc:
+            raise ValueError(
+                f"sandbox state file {path} is not valid JSON ({exc}); move it away to start "
+                "with an empty state"
+            ) from exc
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"sandbox state file {path} has version {state.get('version')!r}, expected "
+                f"{STATE_VERSION}; move it away to start with an empty state"
+            )
+        self.files = state["files"]
+        self.jobs = state["jobs"]
+        self.batches = state["batches"]
+        self.models = state["models"]
+        self.deleted_models = set(state["deleted_models"])
+
+    # ---- scoped look-ups ----
+
+    def visible(self, collection: dict[str, dict[str, Any]], object_id: str, scope: str):
+        """The record `object_id` if it belongs to `scope`, else None."""
+        record = collection.get(object_id)
+        if record is None or record["scope"] != scope:
+            return None
+        return record
+
+
+def _atomic_write(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

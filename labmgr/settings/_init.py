@@ -1,0 +1,103 @@
+"""`labmgr init`: create a lab folder with a commented config file, never clobbering one."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labmgr.errors import LabmgrError
+from labmgr.settings._location import CONFIG_FILE_NAME, LAB_DIR_NAME
+
+CONFIG_TEMPLATE = """\
+# labmgr lab configuration. Every setting is optional; the values shown are the defaults.
+# Which lab a command uses: --home PATH, then $LABMGR_HOME, then the nearest .labmgr/
+# upward from the current directory, then $XDG_DATA_HOME/labmgr (~/.local/share/labmgr).
+
+[lab]
+# SQLAlchemy URL of the jobs database. Unset: SQLite file labmgr.db in this folder.
+# $LABMGR_DB_URL wins over this setting. PostgreSQL example:
+# db_url = "postgresql+psycopg://me@localhost/labmgr"
+# Response cache and evaluation runs; relative paths are relative to this folder.
+cache_dir = "cache"
+runs_dir = "runs"
+
+[api]
+# Seconds before one HTTP request to an API times out.
+timeout = 60
+# Retries of one request by the OpenAI client (connection errors, 408/409/429/5xx).
+max_retries = 2
+
+[eval]
+# Cap on model requests in flight at once, across all endpoints.
+max_concurrency = 100
+# Seconds before one model request times out.
+request_timeout = 60
+# Retries of one failed request before it is recorded as an error.
+max_retries = 6
+
+# API keys are never written here. They come from the environment:
+#   OPENAI_API_KEY, OPENAI_API_KEY_<ANY>   (several organizations/projects; base URL from
+#                                           $OPENAI_BASE_URL or https://api.openai.com/v1)
+#   OPENROUTER_API_KEY, OPENROUTER_API_KEY_<ANY>
+# Other OpenAI-compatible servers: a named endpoint with the NAME of the env var holding
+# its key (the names "openai" and "openrouter" are taken).
+# [endpoints.local]
+# base_url = "http://127.0.0.1:8000/v1"
+# key_env = "LOCAL_API_KEY"
+
+# Price overrides in USD per 1M tokens, by model id or glob; they win over the built-in
+# table (see `labmgr.pricing`). Fields: input, output, cached_input, training.
+# [prices."ft:gpt-4.1-mini-2025-04-14:*"]
+# input = 0.8
+# cached_input = 0.2
+# output = 3.2
+"""
+
+
+@dataclass
+class InitResult:
+    """What `init_lab` did."""
+
+    home: Path
+    """The lab folder."""
+    created: list[Path] = field(default_factory=list)
+    """Paths created now."""
+    existing: list[Path] = field(default_factory=list)
+    """Paths that were already there and left untouched."""
+
+
+def init_lab(directory: str | os.PathLike[str] = ".") -> InitResult:
+    """Create ``DIRECTORY/.labmgr/`` with ``config.toml``, ``cache/`` and ``runs/``.
+
+    Idempotent: existing files (a config you edited) are never overwritten. If `directory`
+    is itself named ``.labmgr`` it is used as the lab folder.
+    """
+    base = Path(directory).expanduser().resolve()
+    home = base if base.name == LAB_DIR_NAME else base / LAB_DIR_NAME
+    if home.exists() and not home.is_dir():
+        raise LabmgrError(
+            f"Cannot create the lab: {home} exists and is not a directory.",
+            hint="Move that file away or choose another directory.",
+        )
+    result = InitResult(home=home)
+    try:
+        for directory_path in (home, home / "cache", home / "runs"):
+            if directory_path.is_dir():
+                result.existing.append(directory_path)
+            else:
+                directory_path.mkdir(parents=True)
+                result.created.append(directory_path)
+        config = home / CONFIG_FILE_NAME
+        if config.exists():
+            result.existing.append(config)
+        else:
+            with config.open("x", encoding="utf-8") as handle:
+                handle.write(CONFIG_TEMPLATE)
+            result.created.append(config)
+    except OSError as exc:
+        raise LabmgrError(
+            f"Cannot create the lab at {home}: {exc.strerror or exc}.",
+            hint="Check that the directory is writable.",
+        ) from None
+    return result

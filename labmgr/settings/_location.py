@@ -1,0 +1,97 @@
+"""Where is the lab? `--home`, `LABMGR_HOME`, `.labmgr/` upward, then a per-user default."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from labmgr.errors import LabNotFound
+
+LAB_DIR_NAME = ".labmgr"
+"""Name of the lab folder that `labmgr init` creates and the upward search looks for."""
+CONFIG_FILE_NAME = "config.toml"
+"""Name of the config file inside a lab folder."""
+
+
+class LabSource(enum.StrEnum):
+    """How the lab folder was chosen, in order of precedence."""
+
+    OPTION = "--home option"
+    ENV = "LABMGR_HOME"
+    UPWARD = "nearest .labmgr/ upward from the current directory"
+    USER_DEFAULT = "per-user default"
+
+
+@dataclass(frozen=True)
+class LabLocation:
+    """A lab folder (the directory holding ``config.toml``) and how it was found."""
+
+    path: Path
+    source: LabSource
+
+
+def user_default_lab(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/labmgr``, or ``~/.local/share/labmgr`` when XDG_DATA_HOME is unset."""
+    xdg = environ.get("XDG_DATA_HOME", "").strip()
+    if xdg:
+        return Path(xdg).expanduser().resolve() / "labmgr"
+    home = environ.get("HOME", "").strip()
+    base = Path(home) if home else Path.home()
+    return base.expanduser().resolve() / ".local" / "share" / "labmgr"
+
+
+def _explicit_lab(path: Path, source: LabSource) -> Path:
+    """A lab chosen by name: the folder itself, or the ``.labmgr/`` inside it."""
+    path = path.expanduser().resolve()
+    where = f"{path} (from {source.value})"
+    init_dir = path.parent if path.name == LAB_DIR_NAME else path
+    if not path.is_dir():
+        raise LabNotFound(
+            f"No lab folder at {where}: the directory does not exist.",
+            hint=f"Create it with `labmgr init {init_dir}`.",
+        )
+    if (path / LAB_DIR_NAME).is_dir():
+        return path / LAB_DIR_NAME
+    if path.name == LAB_DIR_NAME or (path / CONFIG_FILE_NAME).is_file():
+        return path
+    raise LabNotFound(
+        f"{where} is not a lab folder: it has neither {CONFIG_FILE_NAME} nor a {LAB_DIR_NAME}/ "
+        "folder inside.",
+        hint=f"Run `labmgr init {path}` to make a lab there, or point to an existing lab.",
+    )
+
+
+def find_upward(start: Path) -> Path | None:
+    """The nearest ``.labmgr/`` directory in `start` or one of its parents."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        candidate = directory / LAB_DIR_NAME
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def locate_lab(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> LabLocation:
+    """Choose the lab folder by the resolution order every command uses.
+
+    Raises `LabNotFound` when `home` or ``LABMGR_HOME`` names a folder that is not a lab;
+    the per-user default need not exist yet (it is created on first write).
+    """
+    env = os.environ if environ is None else environ
+    if home is not None and str(home) != "":
+        return LabLocation(_explicit_lab(Path(home), LabSource.OPTION), LabSource.OPTION)
+    env_home = env.get("LABMGR_HOME", "").strip()
+    if env_home:
+        return LabLocation(_explicit_lab(Path(env_home), LabSource.ENV), LabSource.ENV)
+    found = find_upward(cwd if cwd is not None else Path.cwd())
+    if found is not None:
+        return LabLocation(found, LabSource.UPWARD)
+    return LabLocation(user_default_lab(env), LabSource.USER_DEFAULT)

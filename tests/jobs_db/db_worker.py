@@ -1,0 +1,62 @@
+"""A separate process writing to a jobs database, for the concurrency tests.
+
+python db_worker.py write URL NAME COUNT GO_FILE   # open, wait for GO_FILE, write COUNT jobs
+python db_worker.py hold URL                       # write inside a transaction, never commit
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upsert_job
+
+
+def write(url: str, name: str, count: int, go_file: Path) -> None:
+    db = open_database(url)  # both processes may create and migrate the database at once
+    print("ready", flush=True)
+    deadline = time.monotonic() + 60
+    while not go_file.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("the test never said go")
+        time.sleep(0.01)
+    for index in range(count):
+        upsert_job(
+            db,
+            FinetuneJob(
+                id=f"ftjob-{name}-{index:03d}",
+                status="queued",
+                suffix=f"{name}-{index}",
+                created_at=datetime.now(UTC),
+            ),
+            tags={"writer": name},
+        )
+        # Both writers also update one shared job, each setting its own field.
+        shared = {"phase": f"{name} {index}"} if name == "a" else {"trained_tokens": index}
+        upsert_job(db, FinetuneJob(id="ftjob-shared", status="running", **shared))
+    db.close()
+    print("done", flush=True)
+
+
+def hold(url: str) -> None:
+    db = open_database(url)
+    with db.session() as session:
+        upsert_job(
+            session,
+            FinetuneJob(
+                id="ftjob-interrupted", status="succeeded", fine_tuned_model="ft:interrupted"
+            ),
+        )
+        replace_checkpoints(session, "ftjob-interrupted", [Model(name="ft:ck", step=1)])
+        session.flush()
+        print("ready", flush=True)
+        time.sleep(120)  # killed here, before the transaction commits
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5]))
+    else:
+        hold(sys.argv[2])

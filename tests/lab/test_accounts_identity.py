@@ -1,0 +1,135 @@
+"""Organization/project come from one GET /models per key, cached in the lab by fingerprint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fixtures.lab import IdentityServer
+
+from labmgr.accounts import Accounts, ClientPool
+from labmgr.errors import CredentialCheckFailed, NoKeyForOrganization
+from labmgr.settings import Settings
+
+KEY_A = "sk-test-alpha-0123456789"
+KEY_B = "sk-test-beta-0123456789"
+KEY_C = "sk-test-gamma-0123456789"
+
+
+@pytest.fixture
+def two_projects(
+    identity_server: IdentityServer, monkeypatch: pytest.MonkeyPatch, lab_settings: Settings
+) -> IdentityServer:
+    identity_server.identities[KEY_A] = ("org-one", "proj_a")
+    identity_server.identities[KEY_B] = ("org-one", "proj_b")
+    monkeypatch.setenv("OPENAI_BASE_URL", identity_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY_A)
+    monkeypatch.setenv("OPENAI_API_KEY_B", KEY_B)
+    return identity_server
+
+
+def test_resolution_reads_organization_and_project_headers(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    accounts = Accounts(lab_settings)
+    resolved = [accounts.resolve(c) for c in accounts.credentials]
+    assert [(c.key_env, c.organization, c.project) for c in resolved] == [
+        ("OPENAI_API_KEY", "org-one", "proj_a"),
+        ("OPENAI_API_KEY_B", "org-one", "proj_b"),
+    ]
+    assert two_projects.requests == ["/v1/models", "/v1/models"]
+
+
+def test_second_process_resolves_from_the_cache_with_zero_requests(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    first = Accounts(lab_settings)
+    for credential in first.credentials:
+        first.resolve(credential)
+    made = len(two_projects.requests)
+
+    again = Accounts(lab_settings)
+    assert [c.project for c in again.credentials] == ["proj_a", "proj_b"]
+    assert again.credential_for_org("org-one", "proj_b").key_env == "OPENAI_API_KEY_B"
+    assert len(two_projects.requests) == made
+
+
+def test_cache_file_holds_fingerprints_and_names_but_never_a_key(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    accounts = Accounts(lab_settings)
+    accounts.check_all()
+    text = lab_settings.accounts_path.read_text()
+    assert KEY_A not in text and KEY_B not in text
+    assert "alpha" not in text and "beta" not in text
+    data = json.loads(text)
+    assert {entry["key_env"] for entry in data["keys"].values()} == {
+        "OPENAI_API_KEY",
+        "OPENAI_API_KEY_B",
+    }
+    assert all(len(fingerprint) == 64 for fingerprint in data["keys"])
+
+
+def test_refresh_asks_again(two_projects: IdentityServer, lab_settings: Settings) -> None:
+    accounts = Accounts(lab_settings)
+    accounts.check_all()
+    two_projects.identities[KEY_A] = ("org-two", "proj_moved")
+    statuses = accounts.check_all(refresh=True)
+    assert statuses[0].credential.organization == "org-two"
+
+
+def test_credential_for_org_picks_the_key_of_that_project(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    accounts = Accounts(lab_settings)
+    assert accounts.credential_for_org("org-one", "proj_b").key_env == "OPENAI_API_KEY_B"
+    assert accounts.credential_for_org("org-one").key_env == "OPENAI_API_KEY"
+    assert len(accounts.credentials_for_org("org-one")) == 2
+
+
+def test_no_key_for_an_organization_is_a_typed_error(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    with pytest.raises(NoKeyForOrganization, match="org-elsewhere") as caught:
+        Accounts(lab_settings).credential_for_org("org-elsewhere")
+    assert "labmgr keys" in (caught.value.hint or "")
+
+
+def test_rejected_key_names_the_variable_but_never_the_key(
+    two_projects: IdentityServer, lab_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY_BAD", KEY_C)
+    accounts = Accounts(lab_settings)
+    bad = accounts.credential("OPENAI_API_KEY_BAD")
+    with pytest.raises(CredentialCheckFailed) as caught:
+        accounts.resolve(bad)
+    assert "OPENAI_API_KEY_BAD" in caught.value.message and "401" in caught.value.message
+    assert KEY_C not in str(caught.value) and "gamma" not in str(caught.value)
+    # a key that cannot be checked is skipped when routing, not fatal
+    assert accounts.credential_for_org("org-one", "proj_a").key_env == "OPENAI_API_KEY"
+
+
+def test_unreachable_endpoint_fails_with_a_clear_message(
+    lab_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY_A)
+    lab_settings.config_path.write_text("[api]\nmax_retries = 0\ntimeout = 5\n")
+    from labmgr.settings import load_settings
+
+    accounts = Accounts(load_settings())
+    with pytest.raises(CredentialCheckFailed, match="could not connect"):
+        accounts.resolve(accounts.default())
+
+
+def test_pool_shares_one_client_per_endpoint_and_key(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    accounts = Accounts(lab_settings)
+    first, second = accounts.credentials
+    with ClientPool(lab_settings) as pool:
+        assert pool.client(first) is pool.client(first.with_identity("org-one", "proj_a"))
+        assert pool.client(first) is not pool.client(second)
+        assert pool.client(first).max_retries == lab_settings.api.max_retries
+        assert pool.client(first).timeout == lab_settings.api.timeout
+        assert len(pool) == 2
