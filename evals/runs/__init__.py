@@ -7,6 +7,7 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
+from evals.runs._database import groups_from_database
 from evals.runs._execute import default_run_dir, run_questions
 from evals.runs._folder import (
     REPORT_FILE,
@@ -29,6 +30,7 @@ __all__ = [
     "RunFolderError",
     "compare_runs",
     "default_run_dir",
+    "groups_from_database",
     "load_run",
     "read_samples",
     "run_questions",

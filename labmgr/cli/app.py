@@ -54,11 +54,15 @@ def _root(
 
 def _register_commands() -> None:
     from labmgr.cli import cache, finetune, lab, sandbox
+    from labmgr.cli import eval as eval_cli
+    from labmgr.cli import report as report_cli
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
     app.add_typer(finetune.app, name="finetune")
     app.add_typer(cache.app, name="cache")
+    app.add_typer(eval_cli.app, name="eval")
+    report_cli.register(app)
 
 
 _register_commands()
