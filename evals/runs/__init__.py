@@ -19,6 +19,7 @@ from evals.runs._folder import (
     load_run,
 )
 from evals.runs._samples_file import read_samples, write_samples
+from evals.runs._writing import write_run
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -34,5 +35,6 @@ __all__ = [
     "load_run",
     "read_samples",
     "run_questions",
+    "write_run",
     "write_samples",
 ]

@@ -7,11 +7,10 @@ from the response cache when present, so running the same questions again buys n
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,18 +19,10 @@ import pandas as pd
 
 from evals.execution import make_context, ordered_models
 from evals.question import Question
-from evals.runs._folder import (
-    REPORT_FILE,
-    RUN_FILE,
-    RUN_LOG,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-    samples_file_name,
-)
-from evals.runs._provenance import endpoints_of, package_versions, utc_now
-from evals.runs._samples_file import write_samples
-from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method, score_columns, summarize
+from evals.runs._folder import REPORT_FILE, RUN_LOG, Run
+from evals.runs._provenance import endpoints_of, utc_now
+from evals.runs._writing import frame_totals, write_run
+from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method
 
 __all__ = ["default_run_dir", "run_questions"]
 
@@ -95,16 +86,6 @@ def _close(logger: logging.Logger) -> None:
         logger.removeHandler(handler)
 
 
-def _frame_totals(frame: pd.DataFrame) -> dict[str, float]:
-    return {
-        "rows": len(frame),
-        "errors": int(frame["error"].notna().sum()),
-        "prompt_tokens": float(pd.to_numeric(frame["prompt_tokens"]).sum()),
-        "completion_tokens": float(pd.to_numeric(frame["completion_tokens"]).sum()),
-        "cost": float(pd.to_numeric(frame["cost"]).sum()),
-    }
-
-
 def run_questions(
     questions: Mapping[str, Question] | Sequence[Question],
     groups: Mapping[str, Sequence[str]],
@@ -118,15 +99,15 @@ def run_questions(
     seed: int = DEFAULT_SEED,
     report: bool = True,
     source: str | None = None,
-    on_question: Callable[[str, pd.DataFrame], None] | None = None,
     **df_options: Any,
 ) -> Run:
     """Ask every question of every group, write the run folder and return it (as `load_run`).
 
     `samples` overrides each question's `samples_per_paraphrase`; `max_cost` (dollars) caps
-    what this run buys over all questions; `models` adds facts per model to run.json (job,
-    kind, step, epoch — used by the checkpoint figure). `df_options` go to `Question.df`
-    (`cache=`, `router=`, `settings=`, or RunSettings fields).
+    what this run buys over all questions (judges included; questions not reached are left
+    out and `run.info["stopped"]` says why); `models` adds facts per model to run.json (job,
+    kind, step, epoch — the checkpoint figure uses `step`). `df_options` go to `Question.df`
+    (`cache=`, `router=`, `settings=`, `price=`, or RunSettings fields).
     """
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
     if not listed:
@@ -139,26 +120,8 @@ def run_questions(
     logger = _file_logger(folder / RUN_LOG)
     started, clock = utc_now(), time.monotonic()
     before = _spent_tokens(ctx)
-    info: dict[str, Any] = {
-        "format": 1,
-        "source": source,
-        "started": started,
-        "groups": group_map,
-        "models": {m: dict((models or {}).get(m, {})) for m in all_models},
-        "endpoints": endpoints_of(all_models, ctx.router),
-        "settings": {
-            **ctx.settings.model_dump(mode="json"),
-            "samples": samples,
-            "max_cost": max_cost,
-            "statistics": {"method": method, "resamples": resamples, "seed": seed},
-            "cache_dir": str(ctx.cache.directory),
-        },
-        "versions": package_versions(),
-        "questions": [],
-    }
     frames: dict[str, pd.DataFrame] = {}
-    scores: dict[str, list[str]] = {}
-    taken: set[str] = set()
+    asked: dict[str, Question] = {}
     stopped: str | None = None
     try:
         logger.info(
@@ -178,66 +141,56 @@ def run_questions(
             logger.info("question %s (%s)", question.name, question.type_name)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                settings = ctx.settings.model_copy(update={"max_cost": budget})
                 frame = question.df(
                     group_map,
                     cache=ctx.cache,
                     router=ctx.router,
-                    settings=settings,
+                    settings=ctx.settings.model_copy(update={"max_cost": budget}),
                     price=ctx.price,
                 )
             for warning in caught:
                 logger.warning("%s: %s", question.name, warning.message)
             frames[question.name] = frame
-            scores[question.name] = score_columns(frame, question)
-            samples_file = samples_file_name(question.name, taken)
-            write_samples(frame, folder / samples_file)
-            totals = _frame_totals(frame)
+            asked[question.name] = question
+            totals = frame_totals(frame)
             logger.info(
-                "question %s: %d rows, %d with errors, $%.4f spent so far",
+                "question %s: %d rows, %d with errors, $%.4f bought so far",
                 question.name,
                 totals["rows"],
                 totals["errors"],
                 _spent_cost(before, ctx)[2],
             )
-            info["questions"].append(
-                {
-                    "name": question.name,
-                    "type": question.type_name,
-                    "scores": scores[question.name],
-                    "judges": {
-                        name: judge.type_name
-                        for name, judge in (getattr(question, "judges", None) or {}).items()
-                    },
-                    "samples_file": samples_file,
-                    "prompts": question.question_texts(),
-                    "totals": totals,
-                    "definition": question.model_dump(mode="json", exclude_none=True),
-                }
-            )
-            if on_question is not None:
-                on_question(question.name, frame)
-        summary = summarize(frames, scores, method=method, resamples=resamples, seed=seed)
-        summary.to_csv(folder / SUMMARY_FILE, index=False)
+        if not frames:
+            raise ValueError(f"no question ran: {stopped}")
         prompt, completion, cost = _spent_cost(before, ctx)
-        info["finished"] = utc_now()
-        info["seconds"] = round(time.monotonic() - clock, 3)
-        info["stopped"] = stopped
-        info["totals"] = {
-            "rows": sum(len(f) for f in frames.values()),
-            "errors": sum(q["totals"]["errors"] for q in info["questions"]),
-            "prompt_tokens": sum(q["totals"]["prompt_tokens"] for q in info["questions"]),
-            "completion_tokens": sum(q["totals"]["completion_tokens"] for q in info["questions"]),
-            "cost": sum(q["totals"]["cost"] for q in info["questions"]),
+        info = {
+            "source": source,
+            "started": started,
+            "finished": utc_now(),
+            "seconds": round(time.monotonic() - clock, 3),
+            "stopped": stopped,
+            "endpoints": endpoints_of(all_models, ctx.router),
+            "settings": {
+                **ctx.settings.model_dump(mode="json"),
+                "samples": samples,
+                "max_cost": max_cost,
+                "cache_dir": str(ctx.cache.directory),
+            },
+            "bought": {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost},
         }
-        info["bought"] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "cost": cost,
-        }
-        (folder / RUN_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
+        run = write_run(
+            folder,
+            frames,
+            questions=asked,
+            groups=group_map,
+            models=models,
+            method=method,
+            resamples=resamples,
+            seed=seed,
+            report=False,
+            info=info,
+        )
         logger.info("done in %.1f s; bought $%.4f (judges included)", info["seconds"], cost)
-        run = load_run(folder)
         if report:
             from evals.report import write_report
 
