@@ -16,13 +16,15 @@ from evals.runs import REPORT_FILE, Run, load_run
 __all__ = ["render_report", "safe_json", "write_report"]
 
 
-def write_report(run: Run | str | Path, out: str | Path | None = None) -> Path:
+def write_report(
+    run: Run | str | Path, out: str | Path | None = None, *, figures: bool = True
+) -> Path:
     """Write the report of `run` (a `Run` or its folder) to `out` (default: the folder's
     report.html) and return its path."""
     loaded = run if isinstance(run, Run) else load_run(run)
     target = Path(out) if out is not None else loaded.path / REPORT_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(render_report(loaded), encoding="utf-8")
+    temporary.write_text(render_report(loaded, figures=figures), encoding="utf-8")
     temporary.replace(target)
     return target

@@ -34,7 +34,7 @@ def png_data_uri(figure: Figure) -> str:
     """The figure as a `data:image/png;base64,…` URI (rendered with Agg; no window)."""
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=_DPI)
+    figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

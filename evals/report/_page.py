@@ -132,11 +132,11 @@ def _figure(figure: EmbeddedFigure) -> str:
     )
 
 
-def _question_section(run: Run, name: str, index: int) -> str:
+def _question_section(run: Run, name: str, index: int, figures_on: bool) -> str:
     info = run.question_info(name)
     prompts = info.get("prompts", [])
     totals = info.get("totals", {})
-    figures, problems = question_figures(run, name)
+    figures, problems = question_figures(run, name) if figures_on else ([], [])
     shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
     more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
     notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
@@ -158,15 +158,16 @@ def _question_section(run: Run, name: str, index: int) -> str:
     )
 
 
-def render_report(run: Run, *, title: str | None = None) -> str:
-    """The report of `run` as one self-contained HTML document."""
+def render_report(run: Run, *, title: str | None = None, figures: bool = True) -> str:
+    """The report of `run` as one self-contained HTML document (`figures=False` leaves the
+    figures out, which is faster)."""
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
-    headline = headline_figure(run)
+    headline = headline_figure(run) if figures else None
     body = [
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
@@ -176,7 +177,7 @@ def render_report(run: Run, *, title: str | None = None) -> str:
         _summary_table(run.summary),
         _figure(headline) if headline else "",
         "</section><section id='questions'><h2>Questions</h2>",
-        *(_question_section(run, name, i) for i, name in enumerate(run.questions)),
+        *(_question_section(run, name, i, figures) for i, name in enumerate(run.questions)),
         "</section>",
     ]
     page = Template(_static("page.html"))
