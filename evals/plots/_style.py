@@ -41,8 +41,9 @@ def colours(n: int) -> list[tuple[float, float, float]]:
 
 
 def markers(n: int) -> list[str]:
-    """A marker per item; the marker changes each time the colours repeat."""
-    return [_MARKERS[(i // 10 + i) % len(_MARKERS)] if i >= 10 else "o" for i in range(n)]
+    """A marker per item; the marker changes each time the colours repeat (so each
+    colour × marker pair is unique up to 100 items)."""
+    return [_MARKERS[(i // 10) % len(_MARKERS)] for i in range(n)]
 
 
 def hatches(n: int) -> list[str]:
