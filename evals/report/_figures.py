@@ -39,7 +39,8 @@ def png_data_uri(figure: Figure) -> str:
 
 
 def headline_figure(run: Run) -> EmbeddedFigure | None:
-    if run.summary.empty:
+    """All questions' means in one figure (a single question's own section has it already)."""
+    if run.summary.empty or run.summary["question"].nunique() < 2:
         return None
     figure = means_figure(run.summary, groups=list(run.groups), title="Mean score per group")
     return EmbeddedFigure(

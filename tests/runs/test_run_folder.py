@@ -108,7 +108,17 @@ def test_no_file_of_a_run_contains_the_api_key(
     router: EnvRouter,
     fast_settings: RunSettings,
 ) -> None:
-    _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, report=True)
+    questions = load_questions(questions_file)
+    run_questions(
+        [questions["cats"], questions["colour"]],
+        GROUPS,
+        out=tmp_path / "run",
+        cache=eval_cache,
+        router=router,
+        settings=fast_settings,
+        resamples=200,
+    )
+    assert (tmp_path / "run" / "report.html").is_file()
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert TEST_KEY.encode() not in path.read_bytes(), path

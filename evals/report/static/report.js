@@ -192,5 +192,6 @@
   for (const id of ["c-prompt", "c-a", "c-b"]) $(id).addEventListener("change", renderCompare);
   if (DATA.questions.length) { fillPrompts(); renderCompare(); }
   applyFilters();
+  state.readyMs = performance.now();
   state.ready = true;
 })();
