@@ -73,7 +73,8 @@ def answer_shares(
             table[group] = _mean_distribution(values)
         else:
             texts = pd.Series([v for v in values if isinstance(v, str)], dtype=object)
-            table[group] = texts.value_counts(normalize=True).to_dict() if len(texts) else {}
+            counts = texts.value_counts(normalize=True) if len(texts) else pd.Series(dtype=float)
+            table[group] = {str(k): float(v) for k, v in counts.items()}
     shares = pd.DataFrame.from_dict(table, orient="index").reindex(groups).fillna(0.0)
     if shares.empty:
         return shares

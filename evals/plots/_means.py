@@ -54,7 +54,8 @@ def means_figure(
         ax = axes[0][panel]
         style_axes(ax)
         part = table[table["score"] == score]
-        ticks, labels = [], []
+        ticks: list[float] = []
+        labels: list[str] = []
         for qi, question in enumerate(question_list):
             block = part[part["question"] == question]
             base = qi * (len(group_list) + 1)

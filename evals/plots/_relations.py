@@ -139,11 +139,18 @@ def checkpoints_figure(
     ax = axes[0][0]
     style_axes(ax)
     for i, group in enumerate(groups):
-        for _, line in table[table["group"] == group].groupby("line", sort=False):
-            line = line.sort_values("step")
-            ax.plot(line["step"], line["mean"], color=palette[i], marker=shapes[i], linewidth=1.4)
+        for _, part in table[table["group"] == group].groupby("line", sort=False):
+            by_step = part.sort_values("step")
+            ax.plot(
+                by_step["step"], by_step["mean"], color=palette[i], marker=shapes[i], linewidth=1.4
+            )
             ax.fill_between(
-                line["step"], line["low"], line["high"], color=palette[i], alpha=0.15, linewidth=0
+                by_step["step"],
+                by_step["low"],
+                by_step["high"],
+                color=palette[i],
+                alpha=0.15,
+                linewidth=0,
             )
     handles = [
         Line2D([], [], color=palette[i], marker=shapes[i], label=legend_label(g, len(groups)))

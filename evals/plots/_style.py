@@ -37,7 +37,7 @@ def colours(n: int) -> list[tuple[float, float, float]]:
     """`n` colours from seaborn's colour-blind palette (cycled past ten; pair them with
     `markers(n)` or `hatches(n)` so repeated colours stay distinguishable)."""
     base = sns.color_palette("colorblind", 10)
-    return [tuple(base[i % 10]) for i in range(n)]  # type: ignore[misc]
+    return [tuple(base[i % 10]) for i in range(n)]
 
 
 def markers(n: int) -> list[str]:

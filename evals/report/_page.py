@@ -109,15 +109,19 @@ def _summary_table(summary: pd.DataFrame) -> str:
         )
     )
     body = []
-    for row in summary.itertuples(index=False):
-        ci = f"{_number(row.ci_low)} – {_number(row.ci_high)}" if not math.isnan(row.ci_low) else ""
-        refusal = "" if math.isnan(row.refusal_rate) else f"{row.refusal_rate:.1%}"
+    for row in summary.to_dict(orient="records"):
+        low, high = row["ci_low"], row["ci_high"]
+        ci = "" if math.isnan(low) else f"{_number(low)} – {_number(high)}"
+        rate = row["refusal_rate"]
+        refusal = "" if math.isnan(rate) else f"{rate:.1%}"
         body.append(
-            f"<tr><td>{escape(str(row.question))}</td><td>{escape(str(row.group))}</td>"
-            f"<td>{escape(str(row.score))}</td><td class='num'>{_number(int(row.n_models))}</td>"
-            f"<td class='num'>{_number(int(row.n_samples))}</td>"
-            f"<td class='num'>{_number(row.mean)}</td><td class='num'>{ci}</td>"
-            f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row.n_errors))}</td></tr>"
+            f"<tr><td>{escape(str(row['question']))}</td><td>{escape(str(row['group']))}</td>"
+            f"<td>{escape(str(row['score']))}</td>"
+            f"<td class='num'>{_number(int(row['n_models']))}</td>"
+            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
+            f"<td class='num'>{_number(row['mean'])}</td><td class='num'>{ci}</td>"
+            f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
+            "</tr>"
         )
     return (
         f"<div class='scroll'><table id='summary-table'><thead><tr>{head}</tr></thead>"

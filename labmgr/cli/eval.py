@@ -150,17 +150,17 @@ def _summary_table(summary: pd.DataFrame) -> Table:
         table.add_column(
             column, justify="right" if column not in ("question", "group", "score") else "left"
         )
-    for row in summary.itertuples(index=False):
-        ci = "" if math.isnan(row.ci_low) else f"{row.ci_low:.2f} – {row.ci_high:.2f}"
+    for row in summary.to_dict(orient="records"):
+        ci = "" if math.isnan(row["ci_low"]) else f"{row['ci_low']:.2f} – {row['ci_high']:.2f}"
         table.add_row(
-            str(row.question),
-            str(row.group),
-            str(row.score),
-            str(row.n_models),
-            str(row.n_samples),
-            "" if math.isnan(row.mean) else f"{row.mean:.2f}",
+            str(row["question"]),
+            str(row["group"]),
+            str(row["score"]),
+            str(row["n_models"]),
+            str(row["n_samples"]),
+            "" if math.isnan(row["mean"]) else f"{row['mean']:.2f}",
             ci,
-            "" if math.isnan(row.refusal_rate) else f"{row.refusal_rate:.1%}",
+            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
         )
     return table
 
@@ -327,14 +327,14 @@ def compare(
     def cell(mean: float, low: float, high: float) -> str:
         return "" if math.isnan(mean) else f"{mean:.2f} ({low:.2f} – {high:.2f})"
 
-    for row in shown.itertuples(index=False):
+    for row in shown.to_dict(orient="records"):
         out.add_row(
-            str(row.question),
-            str(row.group),
-            str(row.score),
-            str(row.status),
-            cell(row.mean_a, row.ci_low_a, row.ci_high_a),
-            cell(row.mean_b, row.ci_low_b, row.ci_high_b),
-            "" if math.isnan(row.change) else f"{row.change:+.2f}",
+            str(row["question"]),
+            str(row["group"]),
+            str(row["score"]),
+            str(row["status"]),
+            cell(row["mean_a"], row["ci_low_a"], row["ci_high_a"]),
+            cell(row["mean_b"], row["ci_low_b"], row["ci_high_b"]),
+            "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
         )
     console.print(out)
