@@ -1,10 +1,11 @@
 """Sample frames to Parquet and back, exactly.
 
-Columns of plain numbers and strings are stored natively. Object columns (answers that are
-dicts or mixed, rating `probs` with integer keys, judge verdicts that may be None) are stored as
-JSON text, one document per cell, with dicts whose keys are not strings tagged so their keys
-come back with their type. Which columns were encoded, and each column's dtype, is kept in the
-file's metadata, so `read_samples(write_samples(df))` equals `df` (dtypes included).
+Columns of plain numbers and strings are stored natively. Object columns holding only text
+(or None) are stored as Arrow strings, and those holding only floats (or None; NaN stays NaN)
+as Arrow doubles with nulls. Other object columns (dict answers, rating `probs` with integer
+keys, mixed values) are stored as JSON text, one document per cell, with dicts whose keys are
+not strings tagged so their keys come back with their type. How each column was stored, and its
+dtype, is kept in the file's metadata, so `read_samples(write_samples(df))` equals `df`.
 """
 
 from __future__ import annotations
@@ -59,13 +60,29 @@ def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     stored = frame.reset_index(drop=True).copy()
     encoded: list[str] = []
+    kinds: dict[str, str] = {}
+    floats: dict[str, list[Any]] = {}
     for name in stored.columns:
-        if stored[name].dtype == object:
+        if stored[name].dtype != object:
+            continue
+        values = stored[name].tolist()
+        if all(v is None or type(v) is str for v in values):
+            kinds[str(name)] = "text"
+        elif all(v is None or type(v) is float for v in values):
+            kinds[str(name)] = "float"
+            floats[str(name)] = values
+            stored[name] = pd.Series([None] * len(values), dtype=object)
+        else:
             stored[name] = pd.Series(_encode(stored[name]), dtype=object)
             encoded.append(str(name))
     table = pa.Table.from_pandas(stored, preserve_index=False)
+    for name, values in floats.items():
+        index = table.schema.get_field_index(name)
+        column = pa.array(values, type=pa.float64(), from_pandas=False)
+        table = table.set_column(index, name, column)
     meta = {
         "json_columns": encoded,
+        "object_columns": kinds,
         "dtypes": {str(name): str(dtype) for name, dtype in frame.dtypes.items()},
     }
     table = table.replace_schema_metadata(
@@ -86,6 +103,8 @@ def read_samples(path: str | Path) -> pd.DataFrame:
     if raw is None:
         return frame
     meta = json.loads(raw)
+    for name in meta.get("object_columns", {}):
+        frame[name] = pd.Series(table.column(name).to_pylist(), dtype=object, name=name)
     for name in meta.get("json_columns", []):
         frame[name] = _decode(frame[name])
     for name, dtype in meta.get("dtypes", {}).items():
