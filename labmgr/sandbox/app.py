@@ -7,6 +7,7 @@ the chat hot path costs as little as possible.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -123,6 +124,8 @@ class SandboxApp:
                 body = await _read_body(receive)
             try:
                 if route is None:
+                    with contextlib.suppress(APIError):
+                        account = sb.accounts.authenticate(headers.get("authorization"))
                     raise APIError(404, f"Invalid URL ({method} {scope['path']})")
                 account = sb.accounts.authenticate(headers.get("authorization"))
                 _check_org_headers(account, headers)
@@ -146,7 +149,7 @@ class SandboxApp:
             status = response.status
             extra = self._headers(account, started, len(body))
             if isinstance(response, StreamResponse):
-                await _send_stream(send, response, extra)
+                await _send_stream(send, response, extra, drop=fault == "drop")
             else:
                 await _send(send, response, extra, drop=fault == "drop")
         finally:
@@ -265,7 +268,7 @@ async def _send(
 
 
 async def _send_stream(
-    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]]
+    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
 ) -> None:
     headers = [
         (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -273,9 +276,11 @@ async def _send_stream(
         *extra,
     ]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    for frame in response.frames:
+    frames = response.frames[: len(response.frames) // 2] if drop else response.frames
+    for frame in frames:
         await send({"type": "http.response.body", "body": frame, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
+    if not drop:  # a drop ends the connection without the final chunk
+        await send({"type": "http.response.body", "body": b""})
 
 
 def create_app(
