@@ -141,7 +141,8 @@ class SandboxApp:
                         raise server_error()
                     if fault == "timeout" and await _hold(receive, headers, sb.faults):
                         return  # the client gave up, as intended
-                query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
+                raw_query = scope["query_string"]
+                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 response = await route[1](sb, request)
             except APIError as exc:
