@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import openai
@@ -51,12 +52,27 @@ def test_dropped_connection_is_api_connection_error(faulty: SandboxHandle) -> No
     with pytest.raises(openai.APIConnectionError) as info:
         _client(faulty).chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
     assert not isinstance(info.value, openai.APITimeoutError)
+    assert faulty.stats()["statuses"] == {"dropped": 1}
+
+
+def test_dropped_stream_breaks_off_mid_way(faulty: SandboxHandle) -> None:
+    faulty.set_faults(rate_drop=1.0)
+    stream = _client(faulty).chat.completions.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    )
+    with pytest.raises(openai.APIConnectionError):
+        list(stream)
 
 
 def test_held_response_is_api_timeout_error(faulty: SandboxHandle) -> None:
     faulty.set_faults(rate_timeout=1.0)
     with pytest.raises(openai.APITimeoutError):
         _client(faulty, timeout=0.3).chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    deadline = time.monotonic() + 10
+    while faulty.stats()["in_flight"]:  # the server notices the client leaving
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert faulty.stats()["statuses"] == {"timeout": 1}
 
 
 def test_faults_leave_other_endpoints_alone(faulty: SandboxHandle) -> None:
