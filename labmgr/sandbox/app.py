@@ -37,6 +37,11 @@ _JSON = b"application/json"
 
 async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
     body = req.json()
+    if body.get("stream_options") is not None and not body.get("stream"):
+        raise bad_request(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            param="stream_options",
+        )
     response = run_chat(sb, req.account, body)
     if body.get("stream"):
         options = body.get("stream_options") or {}
