@@ -271,3 +271,21 @@ def test_dpo_job_reads_preference_examples(sandbox_client: OpenAI) -> None:
     assert done.method is not None and done.method.dpo is not None
     assert done.method.dpo.hyperparameters is not None
     assert done.method.dpo.hyperparameters.beta == 0.2
+
+
+def test_validation_file_adds_validation_metrics(sandbox_client: OpenAI) -> None:
+    training = _upload(sandbox_client, training_jsonl(10))
+    validation = _upload(sandbox_client, training_jsonl(3), name="valid.jsonl")
+    job = sandbox_client.fine_tuning.jobs.create(
+        model="gpt-4o-mini", training_file=training, validation_file=validation
+    )
+    wait_for_job(sandbox_client, job.id)
+    events = list(sandbox_client.fine_tuning.jobs.list_events(job.id, limit=100))
+    assert events[-2].message == (
+        f"Validating training file: {training} and validation file: {validation}"
+    )
+    last_metrics = next(e for e in events if e.type == "metrics")
+    assert "full validation loss=" in last_metrics.message
+    checkpoint = next(iter(sandbox_client.fine_tuning.jobs.checkpoints.list(job.id)))
+    assert checkpoint.metrics.valid_loss is not None
+    assert checkpoint.metrics.full_valid_loss is not None
