@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import time
@@ -33,6 +34,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _JSON = b"application/json"
+logger = logging.getLogger("labmgr.sandbox")
 
 
 async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
@@ -154,6 +156,10 @@ class SandboxApp:
                 response = await route[1](sb, request)
             except APIError as exc:
                 response = Response(exc.body(), status=exc.status, headers=exc.headers)
+            except Exception:  # a bug must still answer like the API: a 500 with a body
+                logger.exception("sandbox: %s %s failed", method, scope["path"])
+                error = server_error()
+                response = Response(error.body(), status=error.status)
             status = "dropped" if fault == "drop" else response.status
             extra = self._headers(account, started, len(body))
             if isinstance(response, StreamResponse):
