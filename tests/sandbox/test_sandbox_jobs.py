@@ -227,7 +227,7 @@ def test_unknown_job_is_404(sandbox_client: OpenAI) -> None:
 
 
 def test_running_job_estimates_its_finish_and_nulls_mean_not_set() -> None:
-    with run_sandbox(job_seconds=3.0) as sb:
+    with run_sandbox(job_seconds=2.0) as sb:
         client = OpenAI(
             base_url=sb.base_url, api_key="sk-test", max_retries=0, _strict_response_validation=True
         )
