@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -25,6 +24,7 @@ from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import APIError, bad_request, rate_limited, server_error
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.ratelimits import RateLimitHeaders
+from labmgr.sandbox.store import request_id
 
 __all__ = ["SandboxApp", "create_app"]
 
@@ -173,7 +173,7 @@ class SandboxApp:
         self, account: Account | None, started: float, size: int
     ) -> list[tuple[bytes, bytes]]:
         out = [
-            (b"x-request-id", b"req_" + os.urandom(16).hex().encode()),
+            (b"x-request-id", request_id("req_").encode()),
             (b"openai-version", b"2020-10-01"),
             (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
         ]
