@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
@@ -11,30 +10,12 @@ import pytest
 from fixtures.sandbox import training_jsonl, wait_for_job
 from openai import OpenAI
 
-from labmgr.sandbox import AccountBook, AccountsFileError, SandboxHandle, run_sandbox
-
-ACCOUNTS_YAML = """
-accounts:
-  - key: sk-test-alpha
-    organization: org-alpha
-    slug: alpha-lab
-    project: proj_alpha
-  - key: sk-test-beta
-    organization: org-beta
-    slug: beta-lab
-  - key: sk-test-alpha-two
-    organization: org-alpha
-    slug: alpha-lab
-    project: proj_second
-"""
+from labmgr.sandbox import AccountBook, AccountsFileError, SandboxHandle
 
 
-@pytest.fixture(scope="module")
-def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHandle]:
-    path = tmp_path_factory.mktemp("accounts") / "accounts.yaml"
-    path.write_text(ACCOUNTS_YAML)
-    with run_sandbox(accounts=path, job_seconds=0.5) as sb:
-        yield sb
+@pytest.fixture
+def multi(sandbox_multi_account: SandboxHandle) -> SandboxHandle:
+    return sandbox_multi_account
 
 
 def _client(sb: SandboxHandle, key: str) -> OpenAI:
