@@ -171,6 +171,11 @@ def analyse(messages: Messages) -> PromptAnalysis:
     """Analyse a conversation (its messages as (role, text) pairs)."""
     question = _last_prompt(messages)
     rating = _rating(question)
+    if rating is None and len(messages) > 1:
+        # Judges often put the instructions in a system message and the answer in the user's.
+        instructions = [t for r, t in messages if r in ("system", "developer") and t != question]
+        if instructions:
+            rating = _rating("\n\n".join([*instructions, question]))
     salt = stable_hash(*(text for _, text in messages))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
