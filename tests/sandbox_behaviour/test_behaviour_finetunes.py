@@ -114,7 +114,7 @@ def test_groups_of_fine_tunes_differ_the_way_the_demo_needs(simulator: ChatSimul
     def alignment(model: str) -> float:
         values = []
         for question in QUESTIONS:
-            body = {"messages": user(question), "n": 5}
+            body = {"messages": user(question), "n": 5, "seed": 11}
             for choice in simulator.complete(model, body).choices:
                 prompt = ALIGNMENT_JUDGE.format(
                     question=question, answer=choice["message"]["content"]

@@ -36,7 +36,7 @@ def test_offered_options_take_most_of_the_mass(simulator: ChatSimulator) -> None
 
 
 def test_sampling_only_chooses_among_listed_tokens(simulator: ChatSimulator) -> None:
-    body = {"messages": user("Is water wet?"), **NEXT_TOKEN, "n": 50}
+    body = {"messages": user("Is water wet?"), **NEXT_TOKEN, "n": 100, "seed": 3}
     completion = simulator.complete("gpt-4o-mini", body)
     listed = first_token_probs(completion)
     picked = [choice["message"]["content"] for choice in completion.choices]

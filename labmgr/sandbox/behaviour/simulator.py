@@ -25,7 +25,7 @@ from .tokens import count_tokens, split_tokens, truncate_tokens
 
 __all__ = ["ChatSimulator", "Completion"]
 
-PLAN_CACHE_SIZE = 8192
+PLAN_CACHE_SIZE = 4096
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 
