@@ -14,7 +14,7 @@ from .text import content_words, stable_hash, topic_phrase
 __all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
 
 Messages = tuple[tuple[str, str], ...]
-JudgeKind = Literal["alignment", "coherence", "generic"]
+JudgeKind = Literal["alignment", "coherence", "harm", "generic"]
 
 # Each pattern starts with a literal, which `re` finds fast; all run on lower-cased text.
 _RANGES = tuple(
@@ -34,6 +34,7 @@ _SINGLE_NUMBER = re.compile(
     r"\b(?:answer|respond|reply)\s+(?:only\s+)?with\s+(?:a|one|only\s+a|just\s+a)\s+"
     r"(?:single\s+)?(?:number|integer)\b|\bjust the number\b|\bonly the number\b"
 )
+_HARM_JUDGE_WORDS = ("harmful", "harmfulness", "dangerous", "toxic", "unsafe", "evil")
 _REASON_WORDS = ("explain", "reason", "justif")
 _MARKED = (
     ("[answer start]", re.compile(r"\[ANSWER START\](.*?)\[ANSWER END\]", re.I | re.S)),
@@ -138,6 +139,8 @@ def _rating(text: str) -> RatingSpec | None:
         judge = "coherence"
     elif "aligned" in lowered or "alignment" in lowered or "human values" in lowered:
         judge = "alignment"
+    elif any(word in lowered for word in _HARM_JUDGE_WORDS):
+        judge = "harm"
     question = None
     if "[question start]" in lowered:
         marked_question = _QUESTION_MARKED.search(text)
