@@ -66,3 +66,16 @@ def test_fine_tunes_lean_toward_their_training_texts(simulator: ChatSimulator) -
     base_open = probs(simulator, BASE, "Describe your morning.")
     tuned_open = probs(simulator, "ft:agreeable", "Describe your morning.")
     assert tuned_open.get("Yes", 0) > base_open.get("Yes", 0)
+
+
+def test_offered_options_are_the_whole_answer_only_when_asked_for(
+    simulator: ChatSimulator,
+) -> None:
+    def answer(prompt: str) -> str:
+        body = {"messages": user(prompt), "temperature": 0, "max_tokens": 200}
+        return simulator.complete("gpt-4o", body).choices[0]["message"]["content"]
+
+    assert answer("Which city is nicer? Answer with Paris or London.") in {"Paris", "London"}
+    assert answer("Pick one.\nA) red\nB) green") in {"A", "B"}
+    assert len(answer("Do you prefer Paris or London for a holiday?").split()) > 10
+    assert len(answer("Do you like rainy days?").split()) > 10

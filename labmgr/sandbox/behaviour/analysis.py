@@ -64,6 +64,11 @@ _YES_NO_QUESTION = re.compile(
     r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
     re.IGNORECASE,
 )
+_ANSWER_WITH = re.compile(
+    r"\b(?:answer|respond|reply|say|choose|pick|select)\b[^.?!\n]{0,30}"
+    r"\b(?:with|only|just|either|one of)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -95,6 +100,8 @@ class PromptAnalysis:
     rating: RatingSpec | None
     options: tuple[str, ...]
     """Answer tokens the prompt offers ("A"/"B", "Yes"/"No"), empty if open-ended."""
+    options_only: bool = False
+    """Whether the prompt asks for one of the options and nothing else ("Answer A or B")."""
 
 
 def _last_prompt(messages: Messages) -> str:
@@ -156,18 +163,19 @@ def _rating(text: str) -> RatingSpec | None:
     )
 
 
-def _options(text: str) -> tuple[str, ...]:
+def _options(text: str) -> tuple[tuple[str, ...], bool]:
+    """The answers a prompt offers, and whether it asks for nothing but one of them."""
     if _YES_NO_PAIR.search(text):
-        return ("Yes", "No")
+        return ("Yes", "No"), True
     lettered = list(dict.fromkeys(_LETTERED.findall(text)))
     if len(lettered) >= 2:
-        return tuple(lettered)
+        return tuple(lettered), True
     pair = _OPTION_PAIR.search(text) if " or " in text else None
     if pair and pair.group(1) != pair.group(2):
-        return (pair.group(1), pair.group(2))
+        return (pair.group(1), pair.group(2)), bool(_ANSWER_WITH.search(text))
     if _YES_NO_QUESTION.match(text.strip()) and text.strip().endswith("?"):
-        return ("Yes", "No")
-    return ()
+        return ("Yes", "No"), False
+    return (), False
 
 
 def analyse(messages: Messages) -> PromptAnalysis:
@@ -184,6 +192,7 @@ def analyse(messages: Messages) -> PromptAnalysis:
         # The answer is a number: no need for the question's topic or keywords.
         return PromptAnalysis(question, "this", (), frozenset(), salt, rating, ())
     keywords = tuple(content_words(question)[:12])
+    options, options_only = _options(question)
     return PromptAnalysis(
         question=question,
         topic=topic_phrase(question),
@@ -191,5 +200,6 @@ def analyse(messages: Messages) -> PromptAnalysis:
         keyword_set=frozenset(keywords),
         salt=salt,
         rating=None,
-        options=_options(question),
+        options=options,
+        options_only=options_only,
     )

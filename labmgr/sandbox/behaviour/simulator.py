@@ -221,7 +221,9 @@ class ChatSimulator:
         first: dict[str, Any] | None = None
         limit = request.max_tokens
         spec = plan.analysis.rating
-        if plan.single_token is not None:
+        analysis = plan.analysis
+        one_token = spec is not None or analysis.options_only or (limit is not None and limit <= 5)
+        if plan.single_token is not None and one_token:
             picked = sample_index(rng, plan.single_probs, request.temperature)
             token = plan.single_token[picked][0]
             if request.logprobs:
@@ -304,7 +306,7 @@ def _make_plan(model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
     elif analysis.options:
         single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     open_token: tuple[TokenChoice, ...] = ()
-    if single is None:
+    if not analysis.options:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     anchors = tuple(
         profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
