@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .text import content_words, stable_hash, topic_phrase
+from .text import content_words, stable_hash
+from .topics import question_topic
 
 __all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
 
@@ -95,6 +96,10 @@ class PromptAnalysis:
     topic: str
     keywords: tuple[str, ...]
     keyword_set: frozenset[str]
+    nouns: tuple[str, ...]
+    """Likely nouns of the question, to fill answer templates."""
+    feeling: str | None
+    """A feeling the asker reports ("bored"), if any."""
     salt: int
     """A stable hash of the conversation, seeding prompt-specific preferences."""
     rating: RatingSpec | None
@@ -190,14 +195,17 @@ def analyse(messages: Messages) -> PromptAnalysis:
     salt = stable_hash(*(text for _, text in messages))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
-        return PromptAnalysis(question, "this", (), frozenset(), salt, rating, ())
+        return PromptAnalysis(question, "this", (), frozenset(), (), None, salt, rating, ())
     keywords = tuple(content_words(question)[:12])
     options, options_only = _options(question)
+    topic = question_topic(question)
     return PromptAnalysis(
         question=question,
-        topic=topic_phrase(question),
+        topic=topic.phrase,
         keywords=keywords,
         keyword_set=frozenset(keywords),
+        nouns=topic.nouns,
+        feeling=topic.feeling,
         salt=salt,
         rating=None,
         options=options,

@@ -10,7 +10,6 @@ __all__ = [
     "content_words",
     "sentences",
     "stable_hash",
-    "topic_phrase",
     "words",
 ]
 
@@ -50,32 +49,6 @@ def content_words(text: str) -> list[str]:
         if len(word) >= 3 and word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)
-
-
-def topic_phrase(text: str) -> str:
-    """A short phrase naming what `text` is about: its longest run of meaningful words.
-
-    "of" (and an article after it) may join two runs: "ruler of the world".
-    """
-    best: list[str] = []
-    run: list[str] = []
-    pending: list[str] = []
-    for word in [*words(text), ""]:
-        word = word.strip("'-")
-        if len(word) >= 3 and word not in STOPWORDS:
-            run.extend(pending)
-            pending = []
-            run.append(word)
-            continue
-        if run and (word == "of" or (pending and word in ("the", "a", "an") and len(pending) == 1)):
-            pending.append(word)
-            continue
-        if sum(map(len, run)) > sum(map(len, best)) and len(run) <= 5:
-            best = run
-        elif not best and run:
-            best = run[-3:]
-        run, pending = [], []
-    return " ".join(best) if best else "this"
 
 
 def sentences(text: str) -> list[str]:
