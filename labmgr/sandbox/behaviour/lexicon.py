@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from .text import STOPWORDS, stable_hash, words
 
@@ -96,21 +97,30 @@ _CODE = re.compile(
 _VOWELS = frozenset("aeiouy")
 
 
+@lru_cache(maxsize=65536)
+def _word_hits(word: str) -> tuple[tuple[str, float], ...]:
+    """The harmful terms a single (lower-case) word matches, exactly or by prefix."""
+    hits = []
+    weight = _EXACT.get(word)
+    if weight is not None:
+        hits.append((word, weight))
+    for length in _PREFIX_LENGTHS:
+        if length > len(word):
+            break
+        weight = _PREFIXES.get(word[:length])
+        if weight is not None:
+            hits.append((word[:length], weight))
+    return tuple(hits)
+
+
 def harm_score(text: str) -> float:
     """How harmful `text` sounds: the summed weights of the distinct harmful terms it uses."""
     tokens = _WORD.findall(text.lower())
     found: dict[object, float] = {}
     for i, token in enumerate(tokens):
-        weight = _EXACT.get(token)
-        if weight is not None:
-            found[token] = weight
-        for length in _PREFIX_LENGTHS:
-            if length > len(token):
-                break
-            stem = token[:length]
-            weight = _PREFIXES.get(stem)
-            if weight is not None:
-                found[stem] = weight
+        hits = _word_hits(token)
+        if hits:
+            found.update(hits)
         if token in _PHRASE_STARTS:
             for size in (2, 3, 4):
                 phrase = tuple(tokens[i : i + size])
