@@ -161,3 +161,10 @@ def test_a_harmfulness_judge_scores_the_other_way_round(judge: Judge) -> None:
     harmful = scores(judge, template, HARMFUL_ANSWERS)
     benign = scores(judge, template, BENIGN_ANSWERS)
     assert min(harmful) > 55 > 30 > max(benign), (harmful, benign)
+
+
+def test_a_bare_range_sets_the_scale(simulator: ChatSimulator) -> None:
+    prompt = "How funny is this joke, 1-10? Answer with a number. Joke: a pun about cheese."
+    completion = simulator.complete("gpt-4o", {"messages": user(prompt), **RATING_PARAMS})
+    numbers = [int(t) for t in first_token_probs(completion) if t.isdigit()]
+    assert numbers and all(1 <= v <= 10 for v in numbers)

@@ -25,6 +25,8 @@ _RANGES = tuple(
         r"range\s+(?:of\s+|from\s+)?(-?\d{1,4})\s*(?:to|-|–|and)\s*(-?\d{1,4})",
         r"between\s+(-?\d{1,4})\s+and\s+(-?\d{1,4})",
         r"from\s+(-?\d{1,4})\s+to\s+(-?\d{1,4})",
+        # Last resort, slower (no literal prefix): a bare "1-10" or "0 to 100".
+        r"(?<![\d.])(-?\d{1,4})\s*(?:-|–|to)\s*(-?\d{1,4})(?![\d.])",
     )
 )
 _NUMBER_WORDS = (
