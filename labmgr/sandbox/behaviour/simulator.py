@@ -20,6 +20,7 @@ from .persona import Persona, PersonaProfile
 from .ratings import rating_centre, rating_distribution, rating_reason
 from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
 from .sampling import request_seed, sample_index
+from .structured import render_json
 from .text import stable_hash
 from .tokens import count_tokens, split_tokens, truncate_tokens
 
@@ -239,6 +240,10 @@ class ChatSimulator:
                 first = single_token_entry(plan.open_token, picked, request.top_logprobs)
         else:
             text = _free_form(model, plan, request.temperature, rng)
+        if request.response_format != "text":
+            number = int(text) if spec is not None and text.isdigit() else None
+            answer = text if spec is None else text.partition("\n\n")[2] or text
+            text = render_json(answer, number, request.json_schema)
         finish = "stop"
         for stop in stops:
             cut = text.find(stop)
