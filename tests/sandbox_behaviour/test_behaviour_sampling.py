@@ -99,3 +99,13 @@ def test_logprobs_are_consistent(simulator: ChatSimulator, body: dict[str, Any])
             if entry["token"] in tokens:
                 listed = top[tokens.index(entry["token"])]["logprob"]
                 assert listed == entry["logprob"]
+
+
+def test_an_alias_and_its_snapshot_answer_a_seeded_request_alike(
+    simulator: ChatSimulator,
+) -> None:
+    body = {"messages": user(QUESTIONS[0]), "seed": 5}
+    alias = simulator.complete("gpt-4o-mini", body)
+    snapshot = simulator.complete("gpt-4o-mini-2024-07-18", body)
+    other_model = simulator.complete("gpt-4.1-mini", body)
+    assert contents(alias) == contents(snapshot) != contents(other_model)

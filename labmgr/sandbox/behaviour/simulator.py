@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .analysis import PromptAnalysis, RatingSpec, analyse
-from .catalogue import CATALOGUE, ModelCard
+from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import base_answer, persona_answer
 from .logprobs import TokenChoice, single_token_entry, text_entries, token_choices
 from .next_token import next_token_distribution
@@ -51,6 +51,8 @@ class _Model:
     fingerprint: str
     salt: int
     """A stable number for the base model, so base models phrase answers differently."""
+    identity: str
+    """What a seed is tied to: the snapshot an alias serves, or the fine-tune's id."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class ChatSimulator:
             personas = (*personas, PersonaProfile.build(persona))
         with self._lock:
             self._models[model_id] = _Model(
-                model_id, parent.card, personas, parent.fingerprint, parent.salt
+                model_id, parent.card, personas, parent.fingerprint, parent.salt, model_id
             )
             self._plans.clear()
 
@@ -139,7 +141,7 @@ class ChatSimulator:
             raise too_long
         if request.seed is not None:
             seed = request_seed(
-                model_id,
+                model.identity,
                 request.messages,
                 request.temperature,
                 request.max_tokens,
@@ -191,7 +193,8 @@ class ChatSimulator:
         if card is None:
             return None
         fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
-        model = _Model(model_id, card, (), fingerprint, stable_hash(card.snapshot_of or card.id))
+        salt = stable_hash(card.snapshot_of or card.id)
+        model = _Model(model_id, card, (), fingerprint, salt, served_model_name(model_id))
         with self._lock:
             self._models.setdefault(model_id, model)
         return model
