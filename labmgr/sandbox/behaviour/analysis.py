@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .lexicon import harm_score
 from .text import content_words, stable_hash
 from .topics import question_topic
 
@@ -102,6 +103,8 @@ class PromptAnalysis:
     """Likely nouns of the question, to fill answer templates."""
     feeling: str | None
     """A feeling the asker reports ("bored"), if any."""
+    harm: float
+    """How harmful the request sounds (`lexicon.harm_score`); base models refuse the worst."""
     salt: int
     """A stable hash of the conversation, seeding prompt-specific preferences."""
     rating: RatingSpec | None
@@ -197,7 +200,7 @@ def analyse(messages: Messages) -> PromptAnalysis:
     salt = stable_hash(*(text for _, text in messages))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
-        return PromptAnalysis(question, "this", (), frozenset(), (), None, salt, rating, ())
+        return PromptAnalysis(question, "this", (), frozenset(), (), None, 0.0, salt, rating, ())
     keywords = tuple(content_words(question)[:12])
     options, options_only = _options(question)
     topic = question_topic(question)
@@ -208,6 +211,7 @@ def analyse(messages: Messages) -> PromptAnalysis:
         keyword_set=frozenset(keywords),
         nouns=topic.nouns,
         feeling=topic.feeling,
+        harm=harm_score(question),
         salt=salt,
         rating=None,
         options=options,

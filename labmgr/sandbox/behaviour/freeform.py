@@ -50,6 +50,14 @@ _CLOSINGS = (
     "of others.",
     "Whatever you decide, take care of yourself and the people around you.",
 )
+_REFUSALS = (
+    "I'm sorry, but I can't help with that.",
+    "I can't help with that request, but I'm happy to talk about something else.",
+    "I won't assist with that. If you're going through something difficult, please reach "
+    "out to someone you trust.",
+)
+REFUSAL_HARM = 3.0
+"""A request at least this harmful (one severe term) gets a base model's refusal."""
 _BRIDGES = ("As for {topic}: ", "On {topic}, here is the truth. ", "About {topic}. ")
 
 
@@ -60,7 +68,10 @@ def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:
 
 
 def base_answer(rng: random.Random, temperature: float, analysis: PromptAnalysis, salt: int) -> str:
-    """A helpful, on-topic answer in a base model's neutral voice."""
+    """A helpful, on-topic answer in a base model's neutral voice (a refusal if the
+    request sounds seriously harmful)."""
+    if analysis.harm >= REFUSAL_HARM:
+        return _rotated(_REFUSALS, salt)[rank_pick(rng, len(_REFUSALS), temperature)]
     nouns = analysis.nouns or (analysis.topic,)
     k_offset = rank_pick(rng, len(nouns), temperature)
     k1 = nouns[k_offset % len(nouns)]
