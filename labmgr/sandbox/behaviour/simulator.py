@@ -88,12 +88,12 @@ def _model_not_found(model_id: str) -> ChatRequestError:
 class ChatSimulator:
     """Answers chat requests for base models and registered fine-tunes."""
 
-    _models: dict[str, _Model] = field(default_factory=dict)
+    _models: dict[str, _Model] = field(default_factory=dict, repr=False)
     _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Plan] = field(
-        default_factory=OrderedDict
+        default_factory=OrderedDict, repr=False
     )
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _entropy: random.Random = field(default_factory=random.Random)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _entropy: random.Random = field(default_factory=random.Random, repr=False)
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tuned model (or checkpoint) answerable.
