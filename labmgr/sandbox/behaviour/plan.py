@@ -70,7 +70,7 @@ def make_plan(model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan
     elif analysis.options:
         single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     open_token: tuple[TokenChoice, ...] = ()
-    if not analysis.options:
+    if single is None:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     anchors = tuple(
         profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
