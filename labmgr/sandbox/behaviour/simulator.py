@@ -25,6 +25,7 @@ from .tokens import split_tokens, truncate_tokens
 __all__ = ["ChatSimulator", "Completion"]
 
 PLAN_CACHE_SIZE = 4096
+"""Plans kept (least recently used dropped first)."""
 
 
 @dataclass
@@ -56,6 +57,8 @@ class ChatSimulator:
     )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
+    plan_cache_size: int = PLAN_CACHE_SIZE
+    """How many (model, conversation) plans to keep."""
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tuned model (or checkpoint) answerable.
@@ -171,7 +174,7 @@ class ChatSimulator:
         plan = make_plan(model, messages)
         with self._lock:
             self._plans[key] = plan
-            if len(self._plans) > PLAN_CACHE_SIZE:
+            if len(self._plans) > self.plan_cache_size:
                 self._plans.popitem(last=False)
         return plan
 
