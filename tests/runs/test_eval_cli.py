@@ -41,7 +41,7 @@ def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
     lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
 ) -> None:
     common = ["--group", "base=gpt-4o-mini", "--group", "small=gpt-4.1-nano,gpt-4.1-mini"]
-    common += ["--question", "cats", "--question", "colour", "--no-report", "--json"]
+    common += ["--question", "cats", "--question", "colour", "--no-report", "--json", "--by-model"]
     first = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "a"))
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
@@ -55,6 +55,9 @@ def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
     assert second.exit_code == 0, second.output
     assert chat_requests(sandbox) == before
     assert load_run(tmp_path / "b").info["settings"]["cache_dir"] == str(lab.cache_dir)
+    per_model = load_run(tmp_path / "a").model_summary()
+    assert per_model is not None
+    assert sorted(per_model["model"]) == ["gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o-mini"]
 
 
 def test_the_default_run_folder_is_in_the_labs_runs_dir_with_a_report(
