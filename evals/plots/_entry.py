@@ -61,8 +61,10 @@ def plot_frame(
         summary = summarize({name: frame}, {name: score_list}, **_stats_options(options))
         return means_figure(summary, groups=order, title=title, **options)
     if kind in ("answers", "next_token"):
-        xlabel = "mean probability of the first token" if kind == "next_token" else "share"
-        return answers_figure(frame, order=order, title=title, xlabel=xlabel, **options)
+        if kind == "next_token":
+            options.setdefault("xlabel", "mean probability of the first token")
+            options.setdefault("legend_title", "first token")
+        return answers_figure(frame, order=order, title=title, **options)
     if kind == "scores":
         return scores_figure(frame, score_list, order=order, title=title, **options)
     if kind == "scatter":
