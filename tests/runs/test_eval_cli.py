@@ -89,6 +89,8 @@ def test_estimate_sends_nothing_and_prints_the_cost(
         (["--group", "b=gpt-4o-mini", "--question", "nope"], "no question named 'nope'"),
         (["--base", "gpt-4o-mini"], "need --groups-by"),
         ([], "no model groups"),
+        (["--groups-by", "colour"], "cannot group by 'colour'"),
+        (["--groups-by", "suffix", "--base", "gpt-4o-mini"], "no models in the database match"),
         (["--group", "b=gpt-4o-mini", "--ci", "bayes"], "--ci 'bayes'"),
     ],
 )
