@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, select, update
 from sqlmodel import Session
 
 from jobs_db._access import (
@@ -60,11 +60,11 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
     values = set_columns(job)
     values.pop("id", None)
     parsed_tags = parse_tags(tags)
-    guard = None
-    if values.get("refreshed_at") is not None:
-        guard = or_(JOBS.c.refreshed_at.is_(None), JOBS.c.refreshed_at <= values["refreshed_at"])
     with using(target, write=True) as session:
-        if not insert_or_update(session, JOBS, {"id": job.id}, values, guard=guard):
+        written = insert_or_update(
+            session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"
+        )
+        if not written:
             return False
         for key, value in parsed_tags.items():
             insert_or_update(session, TAGS, {"job_id": job.id, "key": key}, {"value": value})

@@ -276,3 +276,21 @@ def test_calls_in_one_session_share_its_transaction(database: Database) -> None:
         raise RuntimeError("interrupted before the end of the block")
     assert get_job(database, "ftjob-1") is None
     assert select_models(database, checkpoints=True) == []
+
+
+def test_portable_upsert_path_behaves_like_on_conflict(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Databases without INSERT … ON CONFLICT get the same results from the portable path."""
+    import jobs_db._access
+
+    monkeypatch.setattr(jobs_db._access, "_NATIVE_UPSERT", {})
+    assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
+    assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
+    assert upsert_job(database, _job(status="running", refreshed_at=T0 + timedelta(1)))
+    assert not upsert_job(database, _job(status="queued", refreshed_at=T0))
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    assert (stored.status, stored.suffix, stored.tag_dict) == ("running", "s", {"a": "1"})
+    with pytest.raises(DatabaseInputError, match="finetune_jobs row"):
+        upsert_job(database, FinetuneJob(id="ftjob-2", suffix="no status"))
