@@ -68,7 +68,8 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
             return False
         for key, value in parsed_tags.items():
             insert_or_update(session, TAGS, {"job_id": job.id, "key": key}, {"value": value})
-        _sync_models(session, job.id)
+        if _MODEL_FIELDS.intersection(values):
+            _sync_models(session, job.id)
     return True
 
 
@@ -76,6 +77,20 @@ def remove_job_tags(target: Target, job_id: str, keys: Sequence[str]) -> None:
     """Delete the tags ``keys`` of a job (missing ones are ignored)."""
     with using(target, write=True) as session:
         session.execute(delete(TAGS).where(TAGS.c.job_id == job_id, TAGS.c.key.in_(keys)))
+
+
+# Job fields its models copy (or, for the final model, are created from).
+_MODEL_FIELDS = frozenset(
+    {
+        "base_model",
+        "resolved_base_model",
+        "suffix",
+        "organization_id",
+        "project_id",
+        "fine_tuned_model",
+        "finished_at",
+    }
+)
 
 
 def _job_row(session: Session, job_id: str) -> Any:
