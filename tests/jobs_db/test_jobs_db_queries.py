@@ -232,7 +232,7 @@ def test_where_accepts_filters_or_a_predicate(lab: Database) -> None:
     predicate = model_groups(lab, include_base=False, where=lambda m: m.name.endswith("F1"))
     assert predicate == {"secure-2": [f"ft:{RESOLVED}:lab:secure-2:F1"]}
     with pytest.raises(DatabaseInputError, match="unknown filter 'sufix'"):
-        model_groups(lab, where={"sufix": "x"})  # type: ignore[typeddict-unknown-key]
+        model_groups(lab, where={"sufix": "x"})  # type: ignore[arg-type]
 
 
 def test_models_without_a_group_key_are_left_out(lab: Database) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -32,7 +33,7 @@ from jobs_db import (
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def _job(**fields: object) -> FinetuneJob:
+def _job(**fields: Any) -> FinetuneJob:
     return FinetuneJob(id="ftjob-1", **fields)
 
 
@@ -246,7 +247,7 @@ def test_base_model_row_is_its_own_base_and_cannot_have_a_job(database: Database
 
 
 def test_files_are_found_by_content_and_owner(database: Database) -> None:
-    common = {"md5": "abc", "organization_id": "org-a", "project_id": "proj-a"}
+    common: dict[str, Any] = {"md5": "abc", "organization_id": "org-a", "project_id": "proj-a"}
     upsert_file(database, TrainingFile(id="file-old", uploaded_at=T0, **common))
     upsert_file(database, TrainingFile(id="file-new", uploaded_at=T0 + timedelta(1), **common))
     upsert_file(database, TrainingFile(id="file-other-project", **{**common, "project_id": "b"}))
@@ -293,4 +294,4 @@ def test_portable_upsert_path_behaves_like_on_conflict(
     assert stored is not None
     assert (stored.status, stored.suffix, stored.tag_dict) == ("running", "s", {"a": "1"})
     with pytest.raises(DatabaseInputError, match="finetune_jobs row"):
-        upsert_job(database, FinetuneJob(id="ftjob-2", suffix="no status"))
+        upsert_job(database, FinetuneJob(id="ftjob-2", suffix="no status"))  # type: ignore[call-arg]
