@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sqlalchemy import create_engine
 
 from jobs_db import (
+    Database,
     FinetuneJob,
     current_revision,
     get_job,
@@ -86,3 +88,12 @@ def test_killed_writer_leaves_the_database_consistent_and_unlocked(db_url: str) 
         with engine.connect() as connection:
             assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
         engine.dispose()
+
+
+def test_threads_sharing_one_database_lose_nothing(database: Database) -> None:
+    def write(index: int) -> bool:
+        return upsert_job(database, FinetuneJob(id=f"ftjob-{index:03d}", status="queued"))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(write, range(100)))
+    assert len(list_jobs(database)) == 100
