@@ -3,6 +3,7 @@
 Each function takes a ``Database`` (one transaction per call) or a ``Session`` (the caller's
 transaction). Records are passed as table objects; only the fields set explicitly on them are
 written, so ``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else.
+An object read from the database and then changed writes back only the attributes changed.
 """
 
 from __future__ import annotations

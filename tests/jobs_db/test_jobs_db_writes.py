@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from jobs_db import (
     get_job,
     job_events,
     job_models,
+    open_database,
     remove_job_tags,
     replace_checkpoints,
     replace_events,
@@ -31,6 +33,13 @@ from jobs_db import (
 )
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def memory_db() -> Iterator[Database]:
+    """An in-memory database, for checks that happen before anything reaches the server."""
+    with open_database() as db:
+        yield db
 
 
 def _job(**fields: Any) -> FinetuneJob:
@@ -74,6 +83,18 @@ def test_update_keeps_fields_it_did_not_set(database: Database) -> None:
     assert stored.api_metadata == {"labmgr_suffix": "insecure"}
 
 
+def test_job_read_back_and_changed_writes_only_what_changed(database: Database) -> None:
+    upsert_job(database, _job(status="queued", suffix="insecure"))
+    mine = get_job(database, "ftjob-1")
+    assert mine is not None
+    upsert_job(database, _job(status="running", phase="training"))  # another writer
+    mine.suffix = "insecure-v2"
+    upsert_job(database, mine)
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    assert (stored.suffix, stored.status, stored.phase) == ("insecure-v2", "running", "training")
+
+
 def test_explicit_none_clears_a_field(database: Database) -> None:
     upsert_job(database, _job(status="running", estimated_finish=T0))
     upsert_job(database, _job(status="succeeded", estimated_finish=None))
@@ -103,18 +124,18 @@ def test_new_job_without_status_is_refused(database: Database) -> None:
     assert get_job(database, "ftjob-1") is None
 
 
-def test_key_env_must_be_a_variable_name_and_is_never_echoed(database: Database) -> None:
+def test_key_env_must_be_a_variable_name_and_is_never_echoed(memory_db: Database) -> None:
     with pytest.raises(DatabaseInputError, match="name\\* of an environment variable") as caught:
-        upsert_job(database, _job(status="queued", key_env="sk-test-alpha-0123456789"))
+        upsert_job(memory_db, _job(status="queued", key_env="sk-test-alpha-0123456789"))
     assert "sk-test-alpha" not in str(caught.value)
     with pytest.raises(DatabaseInputError):
-        upsert_file(database, TrainingFile(id="file-1", key_env="sk-test-alpha"))
-    assert get_job(database, "ftjob-1") is None
+        upsert_file(memory_db, TrainingFile(id="file-1", key_env="sk-test-alpha"))
+    assert get_job(memory_db, "ftjob-1") is None
 
 
-def test_naive_datetimes_are_refused(database: Database) -> None:
+def test_naive_datetimes_are_refused(memory_db: Database) -> None:
     with pytest.raises(DatabaseInputError, match=r"FinetuneJob\.created_at: naive datetime"):
-        upsert_job(database, _job(status="queued", created_at=datetime(2026, 1, 1)))
+        upsert_job(memory_db, _job(status="queued", created_at=datetime(2026, 1, 1)))
 
 
 def test_tags_merge_and_can_be_removed(database: Database) -> None:
@@ -129,9 +150,9 @@ def test_tags_merge_and_can_be_removed(database: Database) -> None:
 
 
 @pytest.mark.parametrize("tags", [["novalue"], {"": "x"}, {"k": 3}, ["a=b=c", "=x"]])
-def test_malformed_tags_are_refused(database: Database, tags: object) -> None:
+def test_malformed_tags_are_refused(memory_db: Database, tags: object) -> None:
     with pytest.raises(DatabaseInputError, match="tag"):
-        upsert_job(database, _job(status="queued"), tags=tags)  # type: ignore[arg-type]
+        upsert_job(memory_db, _job(status="queued"), tags=tags)  # type: ignore[arg-type]
 
 
 def test_fine_tuned_model_gets_a_final_row_that_follows_the_job(database: Database) -> None:
