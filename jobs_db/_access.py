@@ -78,18 +78,21 @@ def insert_or_update(
 ) -> bool:
     """Update the row with primary ``key`` to ``values``, or insert it; True if written.
 
-    ``on_insert`` values are only used for a new row. With ``unless_newer="refreshed_at"`` an
+    ``on_insert`` values are only used for a new row; a new row missing a required column
+    raises ``DatabaseInputError``. With ``unless_newer="refreshed_at"`` an
     existing row whose ``refreshed_at`` is later than the new value is left alone (False is
     returned). Safe against a concurrent insert of the same key: the loser of the race
-    updates instead. One ``INSERT … ON CONFLICT`` on SQLite and PostgreSQL (compiled once per
-    column set); elsewhere an UPDATE, then an INSERT in a savepoint, then the UPDATE again if
-    another writer inserted first.
+    updates instead. On SQLite and PostgreSQL, when the row has every required column, this
+    is one ``INSERT … ON CONFLICT`` (compiled once per column set); otherwise an UPDATE, then
+    an INSERT in a savepoint, then the UPDATE again if another writer inserted first.
     """
     row = {**(on_insert or {}), **values, **key}
     if unless_newer is not None and values.get(unless_newer) is None:
         unless_newer = None
     dialect = session.get_bind().dialect.name
-    if dialect not in _NATIVE_UPSERT:
+    # INSERT … ON CONFLICT checks NOT NULL on the proposed row before seeing the conflict,
+    # so an update that leaves out a required column (a job's status) takes the other path.
+    if dialect not in _NATIVE_UPSERT or not _required(table) <= row.keys():
         return _insert_or_update_portably(session, table, key, values, row, unless_newer)
     statement = _upsert_statement(dialect, table, tuple(key), tuple(values), unless_newer)
     try:
@@ -103,6 +106,16 @@ def insert_or_update(
 
 def _unusable(table: Table, key: Mapping[str, Any], exc: IntegrityError) -> DatabaseInputError:
     return DatabaseInputError(f"cannot record {table.name} row {dict(key)}: {exc.orig}")
+
+
+@functools.cache
+def _required(table: Table) -> frozenset[str]:
+    """Columns a new row must have: not nullable and without a default."""
+    return frozenset(
+        column.name
+        for column in table.columns
+        if not column.nullable and column.default is None and column.server_default is None
+    )
 
 
 @functools.lru_cache(maxsize=256)
