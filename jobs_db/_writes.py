@@ -121,14 +121,21 @@ def _sync_models(session: Session, job_id: str) -> None:
             {"job_id": job_id, "kind": "final", **inherited},
             on_insert={"created_at": job.finished_at},
         )
+        if job.finished_at is not None:
+            session.execute(
+                update(MODELS)
+                .where(MODELS.c.name == job.fine_tuned_model, MODELS.c.created_at.is_(None))
+                .values(created_at=job.finished_at)
+            )
     session.execute(update(MODELS).where(MODELS.c.job_id == job_id).values(inherited))
 
 
 def upsert_model(target: Target, model: Model) -> None:
     """Record a model, or update the fields set on ``model``.
 
-    A job's model inherits the job's base model, suffix, organization and project unless
-    set here. A base model (``kind="base"``) has no job and is its own ``base_model``.
+    A job's model always carries its job's base model, suffix, organization and project
+    (the job must be recorded first). A base model (``kind="base"``) has no job and is its
+    own ``base_model``.
 
     >>> upsert_model(db, Model(name="gpt-4.1-mini", kind="base"))  # doctest: +SKIP
     """
@@ -148,7 +155,7 @@ def upsert_model(target: Target, model: Model) -> None:
     with using(target, write=True) as session:
         if model.job_id is not None:
             inherited = _inherited(_job_row(session, model.job_id))
-            values = {**inherited, **{k: v for k, v in values.items() if v is not None}}
+            values = {**values, **inherited}
         insert_or_update(session, MODELS, {"name": model.name}, values, on_insert={"kind": kind})
 
 

@@ -180,6 +180,15 @@ def test_fine_tuned_model_gets_a_final_row_that_follows_the_job(database: Databa
     assert (model.organization_id, model.project_id, model.created_at) == ("org-a", "proj-a", T0)
 
 
+def test_final_model_time_is_the_finish_time_even_when_it_comes_later(
+    database: Database,
+) -> None:
+    upsert_job(database, _job(status="succeeded", fine_tuned_model="ft:final"))
+    upsert_job(database, _job(status="succeeded", finished_at=T0))
+    [model] = select_models(database)
+    assert model.created_at == T0
+
+
 def _succeeded(database: Database) -> None:
     upsert_job(
         database,
