@@ -166,4 +166,6 @@ def _insert_or_update_portably(
         exists = session.execute(select(*table.primary_key.columns).where(*match)).first()
         if exists is None:
             raise _unusable(table, key, exc) from None
-        return bool(values) and bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]
+        if not values:
+            return True  # the row exists and there was nothing to change
+        return bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]

@@ -126,11 +126,13 @@ class JobTag(TableBase, table=True):
     __tablename__ = "job_tags"
     __table_args__ = (Index("ix_job_tags_key_value", "key", "value"),)
 
-    job_id: str = Field(
+    job_id: str | None = Field(
+        default=None,
         sa_column=Column(
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        )
+        ),
     )
+    """The job; ``upsert_job`` fills it in."""
     key: str = Field(primary_key=True)
     value: str
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, inspect, select, update
 from sqlmodel import Session
 
 from jobs_db._access import (
@@ -48,6 +48,9 @@ def upsert_file(target: Target, file: TrainingFile) -> None:
 def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) -> bool:
     """Insert the job or update the fields set on ``job``; merge ``tags`` into its tags.
 
+    Tags may also come as ``JobTag`` objects added to ``job.tags``; removing one from
+    ``job.tags`` does not delete it (use :func:`remove_job_tags`).
+
     Idempotent. Fields not set on ``job`` keep what another writer stored. A new job needs
     at least ``status``. When ``job.refreshed_at`` is set and the stored row was refreshed
     later, nothing is written and False is returned: a stale snapshot never wins.
@@ -60,7 +63,9 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
     """
     values = set_columns(job)
     values.pop("id", None)
-    parsed_tags = parse_tags(tags)
+    added = inspect(job).attrs.tags.history.added or ()  # tags=[JobTag(…)] on the object
+    parsed_tags = {**{tag.key: tag.value for tag in added}, **parse_tags(tags)}
+    parse_tags(parsed_tags)  # validates the tags that came as JobTag objects too
     with using(target, write=True) as session:
         written = insert_or_update(
             session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"

@@ -14,6 +14,7 @@ from jobs_db import (
     DatabaseInputError,
     FinetuneJob,
     JobEvent,
+    JobTag,
     Model,
     TrainingFile,
     UnknownJobError,
@@ -147,6 +148,16 @@ def test_tags_merge_and_can_be_removed(database: Database) -> None:
     remove_job_tags(database, "ftjob-1", ["dataset", "absent"])
     stored = get_job(database, "ftjob-1")
     assert stored is not None and stored.tag_dict == {"condition": "insecure", "seed": "2"}
+
+
+def test_tags_added_to_the_job_object_are_written_too(database: Database) -> None:
+    upsert_job(database, _job(status="queued", tags=[JobTag(key="condition", value="a")]))
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    stored.tags.append(JobTag(key="seed", value="3"))
+    upsert_job(database, stored, tags={"condition": "b"})
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None and stored.tag_dict == {"condition": "b", "seed": "3"}
 
 
 @pytest.mark.parametrize("tags", [["novalue"], {"": "x"}, {"k": 3}, ["a=b=c", "=x"]])
