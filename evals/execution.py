@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evals.cache import Cache
 from evals.costs import default_price
 from evals.requests import ChatRequest, SampleResult
-from evals.routing import ClientRouter, Endpoint, EnvRouter, NoEndpointError
+from evals.routing import ClientRouter, Endpoint, NoEndpointError
 from evals.runner.blocking import run_blocking
 from evals.runner.engine import PriceFunction, RunOutcome, Work, run_works, split_work
 from evals.runner.progress import RunProgress
@@ -43,14 +43,16 @@ def make_context(
     **overrides: Any,
 ) -> Context:
     """Build a Context; `overrides` are RunSettings fields (e.g. `max_cost=5`)."""
-    base = settings or RunSettings()
+    from evals.lab import default_router, lab_run_settings
+
+    base = settings or lab_run_settings()
     if overrides:
         base = RunSettings.model_validate({**base.model_dump(), **overrides})
     if cache is None:
         cache = Cache(default_cache_dir())
     elif not isinstance(cache, Cache):
         cache = Cache(cache)
-    return Context(cache, router or EnvRouter(), base, price or default_price())
+    return Context(cache, router or default_router(), base, price or default_price())
 
 
 @dataclass
