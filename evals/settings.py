@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +38,9 @@ class RunSettings(BaseModel):
     """Time after a request's first attempt beyond which it is not retried."""
     request_timeout: float = Field(default=120.0, gt=0)
     max_backoff_seconds: float = Field(default=30.0, gt=0)
+    http_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    """HTTP layer under the OpenAI SDK: aiohttp (less CPU per request; used when installed)
+    or the SDK's own httpx2."""
     use_n: bool = True
     """Ask for several samples of one prompt in one request where the endpoint supports it."""
     max_cost: float | None = Field(default=None, ge=0)
