@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache
 from evals.costs import default_price
+from evals.model_params import params_for_model
 from evals.requests import ChatRequest, SampleResult
 from evals.routing import ClientRouter, Endpoint, NoEndpointError
 from evals.runner.blocking import run_blocking
@@ -98,7 +99,12 @@ def plan(
 ) -> Planned:
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    request = ChatRequest(endpoint=route.identity, model=model, messages=messages, params=params)
+    request = ChatRequest(
+        endpoint=route.identity,
+        model=model,
+        messages=messages,
+        params=params_for_model(model, params),
+    )
     return Planned(model, request, samples, endpoint=route)
 
 
