@@ -79,7 +79,8 @@ class LabRouter:
                 base_url=credential.base_url,
                 key_name=credential.key_env,
                 api_key=credential.api_key,
-                supports_n=self.supports_n,
+                # `n` is on for OpenAI's chat API; other OpenAI-compatible servers vary.
+                supports_n=self.supports_n and credential.endpoint == "openai",
             )
         return endpoint
 
