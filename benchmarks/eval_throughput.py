@@ -56,11 +56,16 @@ def _prompts(count: int) -> list[str]:
 
 def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
+    import evals.frames
+    import evals.judging
     from evals import Cache, EnvRouter, Question, RunSettings
     from evals.costs import default_price
-    from evals.execution import question_frame  # noqa: F401  (import before timing)
+    from evals.execution import question_frame
 
-    default_price()  # imports the lab's price table, as a first df() in a session would
+    # Import before timing what `import llmcomp` imports up front (pandas) and the lab's
+    # price table, as a first df() in a session would.
+    assert evals.frames and evals.judging and question_frame
+    default_price()
 
     question = Question.create(
         type="free_form",
