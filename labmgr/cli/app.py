@@ -53,11 +53,13 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import finetune, lab, sandbox
+    from labmgr.cli import finetune, jobs, lab, models, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
     app.add_typer(finetune.app, name="finetune")
+    app.add_typer(jobs.app, name="jobs")
+    app.add_typer(models.app, name="models")
 
 
 _register_commands()

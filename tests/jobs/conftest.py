@@ -80,3 +80,24 @@ def jobs_lab(
     files = tmp_path / "data"
     files.mkdir()
     yield JobsLab(load_settings(), result.home, files, jobs_sandbox)
+
+
+def finish_all(settings: Settings, timeout: float = 30.0) -> None:
+    """Run `update` until no recorded job is running (bounded; jobs take ~1 s)."""
+    import time
+
+    from labmgr.finetuning import update
+
+    deadline = time.monotonic() + timeout
+    while True:
+        summary = update(settings=settings)
+        if not summary.still_running and not summary.unchecked:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"jobs still running after {timeout}s: {summary}")
+        time.sleep(0.2)
+
+
+def requests_of(sandbox: SandboxHandle) -> dict[str, int]:
+    """Requests served per endpoint since the last reset."""
+    return dict(sandbox.stats()["requests"])
