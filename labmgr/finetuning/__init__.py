@@ -35,9 +35,9 @@ _LAZY = {
     "update": "labmgr.finetuning.job_update",
     "aupdate": "labmgr.finetuning.job_update",
     "cancel": "labmgr.finetuning.job_cancel",
-    "import_from_api": "labmgr.finetuning.import_api",
-    "ImportSummary": "labmgr.finetuning.import_api",
-    "import_llmcomp": "labmgr.finetuning.import_llmcomp",
+    "import_from_api": "labmgr.finetuning.api_import",
+    "ImportSummary": "labmgr.finetuning.api_import",
+    "import_llmcomp": "labmgr.finetuning.llmcomp_import",
     "open_lab_database": "labmgr.finetuning.lab_db",
     "lab_database": "labmgr.finetuning.lab_db",
     "UpdateSummary": "labmgr.finetuning.update_summary",
@@ -46,12 +46,12 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from labmgr.finetuning.api_import import ImportSummary, import_from_api
     from labmgr.finetuning.job_cancel import cancel
     from labmgr.finetuning.job_create import create
-    from labmgr.finetuning.import_api import ImportSummary, import_from_api
-    from labmgr.finetuning.import_llmcomp import import_llmcomp
-    from labmgr.finetuning.lab_db import lab_database, open_lab_database
     from labmgr.finetuning.job_update import aupdate, update
+    from labmgr.finetuning.lab_db import lab_database, open_lab_database
+    from labmgr.finetuning.llmcomp_import import import_llmcomp
     from labmgr.finetuning.update_summary import JobState, UncheckedJob, UpdateSummary
 
 

@@ -21,7 +21,6 @@ from jobs_db import (
     job_models,
     non_final_jobs,
     replace_checkpoints,
-    replace_events,
     upsert_job,
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
@@ -209,9 +208,11 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
     n_checkpoints = 0
     with db.session() as session:
         if upsert_job(session, record):
-            merged = {event.id: event for event in job_events(session, remote.id)}
-            merged.update({e.id: e for e in event_records(remote.id, fetched.events)})
-            replace_events(session, remote.id, list(merged.values()))
+            # Events never change once listed: add the new ones only (cheap on each poll).
+            stored = {event.id for event in job_events(session, remote.id)}
+            for event in event_records(remote.id, fetched.events):
+                if event.id not in stored:
+                    session.add(event)
             if remote.status == "succeeded":
                 hyper: dict[str, Any] = record.hyperparameters_actual or {}
                 models = checkpoint_models(fetched.checkpoints, hyper.get("n_epochs"))

@@ -6,9 +6,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
 from openai import OpenAI
 
-from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
 from jobs_db import get_job, list_jobs, open_database
 from labmgr.errors import InvalidTrainingFile, MissingApiKey, TrainingFileNotFound, UnknownBaseModel
 from labmgr.finetuning import DailyJobLimit, SuffixConflict, create
@@ -132,9 +132,16 @@ def test_bad_inputs_raise_typed_errors(jobs_lab: JobsLab, monkeypatch: pytest.Mo
     with pytest.raises(UnknownBaseModel, match="gpt-9"):
         create(path, base_model="gpt-9", settings=jobs_lab.settings)
     with pytest.raises(TrainingFileNotFound):
-        create(jobs_lab.files / "missing.jsonl", base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+        create(
+            jobs_lab.files / "missing.jsonl", base_model="gpt-4.1-mini", settings=jobs_lab.settings
+        )
     with pytest.raises(MissingApiKey, match="OPENAI_API_KEY_NOPE"):
-        create(path, base_model="gpt-4.1-mini", key_env="OPENAI_API_KEY_NOPE", settings=jobs_lab.settings)
+        create(
+            path,
+            base_model="gpt-4.1-mini",
+            key_env="OPENAI_API_KEY_NOPE",
+            settings=jobs_lab.settings,
+        )
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(MissingApiKey):
         create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)

@@ -18,7 +18,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.import_api import ImportSummary
+from labmgr.finetuning.api_import import ImportSummary
 from labmgr.finetuning.lab_db import lab_database
 from labmgr.settings import Settings, load_settings
 
