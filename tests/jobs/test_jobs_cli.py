@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from jobs.conftest import ALPHA_KEY, JobsLab, finish_all, training_file
 from jobs_db import list_jobs, open_database
 from labmgr.cli.app import app
+from labmgr.finetuning import create
 
 runner = CliRunner()
 
@@ -39,9 +40,25 @@ def test_create_list_show_models_and_groups(jobs_lab: JobsLab) -> None:
     path = training_file(jobs_lab.files / "cli.jsonl")
     created = runner.invoke(
         app,
-        ["finetune", "create", str(path), "--base", "gpt-4.1-mini", "--suffix", "cli",
-         "--seeds", "2", "--seed", "5", "--tag", "condition=cli", "--epochs", "3", "--json"],
-    )  # fmt: skip
+        [
+            "finetune",
+            "create",
+            str(path),
+            "--base",
+            "gpt-4.1-mini",
+            "--suffix",
+            "cli",
+            "--seeds",
+            "2",
+            "--seed",
+            "5",
+            "--tag",
+            "condition=cli",
+            "--epochs",
+            "3",
+            "--json",
+        ],
+    )
     assert created.exit_code == 0, created.output
     jobs = json.loads(created.stdout)
     assert [job["seed"] for job in jobs] == [5, 6]
@@ -162,9 +179,12 @@ def test_no_lab_is_a_clear_error(clean_lab_env: object, tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "labmgr", *args], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "labmgr", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env=_env(),
-    )  # fmt: skip
+    )
 
 
 def test_two_processes_creating_at_once_lose_nothing(jobs_lab: JobsLab) -> None:
@@ -181,32 +201,27 @@ def test_two_processes_creating_at_once_lose_nothing(jobs_lab: JobsLab) -> None:
                 "--base",
                 "gpt-4.1-mini",
                 "--seeds",
-                "3",
+                "2",
                 "--json",
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=_env(),
-        )  # fmt: skip
+        )
         for path in paths
     ]
     outputs = [process.communicate(timeout=120) for process in processes]
     assert all(process.returncode == 0 for process in processes), outputs
     ids = {job["id"] for stdout, _ in outputs for job in json.loads(stdout)}
-    assert len(ids) == 6
+    assert len(ids) == 4
     with open_database(jobs_lab.settings.db_url) as db:
         assert {job.id for job in list_jobs(db)} == ids
 
 
 def test_subprocess_update_and_models_list(jobs_lab: JobsLab) -> None:
     path = training_file(jobs_lab.files / "sub.jsonl")
-    assert (
-        _cli(
-            "finetune", "create", str(path), "--base", "gpt-4.1-mini", "--suffix", "sub"
-        ).returncode
-        == 0
-    )
+    create(path, base_model="gpt-4.1-mini", suffix="sub", settings=jobs_lab.settings)
     watched = _cli("jobs", "update", "--watch", "0.3")
     assert watched.returncode == 0, watched.stderr
     listed = _cli("models", "list", "--suffix", "sub", "--json")
