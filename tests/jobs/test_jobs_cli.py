@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from jobs.conftest import ALPHA_KEY, JobsLab, finish_all, training_file
 from typer.testing import CliRunner
 
-from jobs.conftest import ALPHA_KEY, JobsLab, finish_all, training_file
 from jobs_db import list_jobs, open_database
 from labmgr.cli.app import app
 from labmgr.finetuning import create
@@ -164,11 +164,8 @@ def test_bad_input_gets_one_clear_error_and_exit_1(
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("Error: ") and expected in result.stderr
-    assert (
-        "Traceback" not in result.output
-        and result.exception is None
-        or isinstance(result.exception, SystemExit)
-    )
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_no_lab_is_a_clear_error(clean_lab_env: object, tmp_path: Path) -> None:

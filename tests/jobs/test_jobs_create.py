@@ -23,9 +23,13 @@ def _db_jobs(lab: JobsLab) -> list:
 def test_create_returns_the_recorded_job_with_tags_and_metadata(jobs_lab: JobsLab) -> None:
     path = training_file(jobs_lab.files / "pirate.jsonl")
     [job] = create(
-        path, base_model="gpt-4.1-mini", suffix="pirate", tags=["condition=pirate"], seed=7,
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="pirate",
+        tags=["condition=pirate"],
+        seed=7,
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     assert job.id.startswith("ftjob-")
     with open_database(jobs_lab.settings.db_url) as db:
         stored = get_job(db, job.id)
@@ -64,9 +68,13 @@ def test_a_file_deleted_remotely_is_uploaded_again(jobs_lab: JobsLab) -> None:
 def test_seeds_launch_replicas_with_distinct_seeds_and_one_suffix(jobs_lab: JobsLab) -> None:
     path = training_file(jobs_lab.files / "seeds.jsonl")
     jobs = create(
-        path, base_model="gpt-4.1-mini", suffix="sweep", seed=100, seeds=3,
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="sweep",
+        seed=100,
+        seeds=3,
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     assert [job.seed for job in jobs] == [100, 101, 102]
     assert {job.suffix for job in jobs} == {"sweep"}
     stored = {j.id: j for j in _db_jobs(jobs_lab)}

@@ -21,13 +21,20 @@ def test_import_from_api_rebuilds_a_lost_database(
     path = training_file(jobs_lab.files / "rebuild.jsonl")
     suffix = f"rebuild-{uuid.uuid4().hex[:8]}"
     alpha = create(
-        path, base_model="gpt-4.1-mini", suffix=suffix, seeds=2, tags=["condition=a"],
+        path,
+        base_model="gpt-4.1-mini",
+        suffix=suffix,
+        seeds=2,
+        tags=["condition=a"],
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     [beta] = create(
-        path, base_model="gpt-4.1-nano", suffix=suffix + "-b", key_env="OPENAI_API_KEY_BETA",
+        path,
+        base_model="gpt-4.1-nano",
+        suffix=suffix + "-b",
+        key_env="OPENAI_API_KEY_BETA",
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     finish_all(jobs_lab.settings)
     with open_database(jobs_lab.settings.db_url) as db:
         before = {m.name for m in select_models(db, suffix=suffix + "*", checkpoints=True)}

@@ -7,9 +7,9 @@ import logging
 from pathlib import Path
 
 import pytest
+from jobs.conftest import ALPHA_KEY, BETA_KEY, JobsLab, training_file
 from typer.testing import CliRunner
 
-from jobs.conftest import ALPHA_KEY, BETA_KEY, JobsLab, training_file
 from labmgr.cli.app import app
 
 runner = CliRunner()

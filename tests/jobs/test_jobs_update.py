@@ -83,9 +83,12 @@ def test_each_job_is_refreshed_with_a_key_of_its_own_organization(
     path = training_file(jobs_lab.files / "multi.jsonl")
     [alpha] = create(path, base_model="gpt-4.1-mini", suffix="org-a", settings=jobs_lab.settings)
     [beta] = create(
-        path, base_model="gpt-4.1-mini", suffix="org-b", key_env="OPENAI_API_KEY_BETA",
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="org-b",
+        key_env="OPENAI_API_KEY_BETA",
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     assert (alpha.organization_id, beta.organization_id) == ("org-alpha", "org-beta")
     jobs_lab.sandbox.reset()
     summary = update(settings=jobs_lab.settings)
@@ -102,9 +105,12 @@ def test_a_job_without_a_key_of_its_project_is_listed_with_the_reason(
     monkeypatch.setenv("OPENAI_API_KEY_BETA", BETA_KEY)
     path = training_file(jobs_lab.files / "orphan.jsonl")
     [beta] = create(
-        path, base_model="gpt-4.1-mini", suffix="orphan", key_env="OPENAI_API_KEY_BETA",
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="orphan",
+        key_env="OPENAI_API_KEY_BETA",
         settings=jobs_lab.settings,
-    )  # fmt: skip
+    )
     monkeypatch.delenv("OPENAI_API_KEY_BETA")
     summary = update(settings=jobs_lab.settings)
     [unchecked] = summary.unchecked
