@@ -16,7 +16,7 @@ from labmgr.accounts._pool import ClientPool
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
 from labmgr.settings import Settings
 
-_KEYISH = re.compile(r"(sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
+_KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
 
 
 def _scrub(text: str, secret: str) -> str:

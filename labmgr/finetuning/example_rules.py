@@ -14,7 +14,9 @@ PREFERENCE_KEYS = ("input", "preferred_output", "non_preferred_output")
 _INPUT_KEYS = ("messages", "tools", "parallel_tool_calls")
 
 
-def _unknown_keys(found: dict[str, Any], allowed: tuple[str, ...], where: str, out: Findings):
+def _unknown_keys(
+    found: dict[str, Any], allowed: tuple[str, ...], where: str, out: Findings
+) -> None:
     for key in sorted(set(found) - set(allowed)):
         close = difflib.get_close_matches(key, allowed, n=1)
         suggestion = f" (did you mean {close[0]!r}?)" if close else ""

@@ -18,31 +18,30 @@ from typing import Any
 __all__ = ["estimate_example_tokens", "estimate_messages_tokens", "estimate_text_tokens"]
 
 _PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
+_CJK = "\u2e80-\U0002ffff"
+# runs that cost more than the one token their piece is charged (rare in most text)
+_LONG_RUNS = re.compile(rf"[A-Za-z]{{8,}}|[{_CJK}]{{2,}}|[^\W\d_A-Za-z{_CJK}]{{4,}}|[^\s\w]{{3,}}")
 _PER_MESSAGE = 4
 _PER_EXAMPLE = 2
 
 
-def _piece_tokens(piece: str) -> int:
-    body = piece.lstrip(" ")
-    if not body:
-        return 1
-    first = body[0]
+def _extra_tokens(run: str) -> int:
+    first = run[0]
+    if first.isascii() and first.isalpha():
+        return math.ceil(len(run) / 7) - 1  # long English words split
+    if first >= "\u2e80":
+        return len(run) - 1  # CJK: about one token per character
     if first.isalpha():
-        if body.isascii():
-            return math.ceil(len(body) / 7)
-        if any("\u2e80" <= ch <= "\U0002ffff" for ch in body):
-            return len(body)
-        return math.ceil(len(body) / 3)
-    if first.isspace():
-        return 1
-    if first.isdigit():
-        return 1
-    return math.ceil(len(body) / 2)
+        return math.ceil(len(run) / 3) - 1  # other alphabets: ~3 characters per token
+    return math.ceil(len(run) / 2) - 1  # punctuation runs
 
 
 def estimate_text_tokens(text: str) -> int:
-    """Estimated tokens of `text`."""
-    return sum(_piece_tokens(piece) for piece in _PIECES.findall(text))
+    """Estimated tokens of `text`: one per piece, more for long runs."""
+    total = len(_PIECES.findall(text))
+    for run in _LONG_RUNS.findall(text):
+        total += _extra_tokens(run)
+    return total
 
 
 def _content_tokens(content: Any) -> int:

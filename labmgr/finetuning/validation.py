@@ -90,6 +90,11 @@ class ValidationReport(BaseModel):
         """True when the file has no errors (warnings are allowed)."""
         return self.error_count == 0
 
+    @property
+    def training_cost_per_epoch(self) -> float | None:
+        """Estimated USD per epoch on `base_model`, or None without a base or a price."""
+        return self.cost_per_epoch.get(self.base_model) if self.base_model else None
+
     def formatted_errors(self, limit: int | None = None) -> list[str]:
         """Errors as ``FILE:LINE: message`` strings, the first `limit` of them."""
         return [issue.format(self.path) for issue in self.errors[:limit]]

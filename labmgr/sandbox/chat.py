@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, ChatRequestError
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
@@ -107,7 +107,7 @@ def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, A
         )
     choices, usage = _complete(sb, model, body)
     return {
-        "id": "chatcmpl-" + os.urandom(12).hex(),
+        "id": request_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": sb.snapshots.get(model, model),
@@ -197,7 +197,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
                 }
             )
     return {
-        "id": "cmpl-" + os.urandom(12).hex(),
+        "id": request_id("cmpl-"),
         "object": "text_completion",
         "created": int(time.time()),
         "model": sb.snapshots.get(model, model),

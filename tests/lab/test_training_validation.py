@@ -63,14 +63,13 @@ def test_a_good_file_is_valid_with_counts_tokens_and_cost(tmp_path: Path) -> Non
     assert report.n_examples == 12
     assert report.n_tokens > 12 * 10
     assert report.base_model == "gpt-4.1-mini-2025-04-14"
-    assert report.cost_per_epoch["gpt-4.1-mini-2025-04-14"] == pytest.approx(
-        report.n_tokens * 5.0 / 1e6
-    )
+    assert report.training_cost_per_epoch == pytest.approx(report.n_tokens * 5.0 / 1e6)
 
 
 def test_without_a_base_model_cost_is_given_for_reference_bases(tmp_path: Path) -> None:
     report = validate_training_file(write(tmp_path, [chat(i) for i in range(10)]))
     assert set(report.cost_per_epoch) >= {"gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14"}
+    assert report.training_cost_per_epoch is None
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .analysis import PromptAnalysis, RatingSpec, analyse
-from .catalogue import CATALOGUE, ModelCard
+from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import base_answer, persona_answer
 from .logprobs import TokenChoice, single_token_entry, text_entries, token_choices
 from .next_token import next_token_distribution
@@ -20,12 +20,13 @@ from .persona import Persona, PersonaProfile
 from .ratings import rating_centre, rating_distribution, rating_reason
 from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
 from .sampling import request_seed, sample_index
+from .structured import render_json
 from .text import stable_hash
 from .tokens import count_tokens, split_tokens, truncate_tokens
 
 __all__ = ["ChatSimulator", "Completion"]
 
-PLAN_CACHE_SIZE = 8192
+PLAN_CACHE_SIZE = 4096
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 
@@ -50,6 +51,8 @@ class _Model:
     fingerprint: str
     salt: int
     """A stable number for the base model, so base models phrase answers differently."""
+    identity: str
+    """What a seed is tied to: the snapshot an alias serves, or the fine-tune's id."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,12 @@ def _model_not_found(model_id: str) -> ChatRequestError:
 class ChatSimulator:
     """Answers chat requests for base models and registered fine-tunes."""
 
-    _models: dict[str, _Model] = field(default_factory=dict)
+    _models: dict[str, _Model] = field(default_factory=dict, repr=False)
     _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Plan] = field(
-        default_factory=OrderedDict
+        default_factory=OrderedDict, repr=False
     )
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _entropy: random.Random = field(default_factory=random.Random)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _entropy: random.Random = field(default_factory=random.Random, repr=False)
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tuned model (or checkpoint) answerable.
@@ -109,7 +112,7 @@ class ChatSimulator:
             personas = (*personas, PersonaProfile.build(persona))
         with self._lock:
             self._models[model_id] = _Model(
-                model_id, parent.card, personas, parent.fingerprint, parent.salt
+                model_id, parent.card, personas, parent.fingerprint, parent.salt, model_id
             )
             self._plans.clear()
 
@@ -138,7 +141,7 @@ class ChatSimulator:
             raise too_long
         if request.seed is not None:
             seed = request_seed(
-                model_id,
+                model.identity,
                 request.messages,
                 request.temperature,
                 request.max_tokens,
@@ -190,7 +193,8 @@ class ChatSimulator:
         if card is None:
             return None
         fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
-        model = _Model(model_id, card, (), fingerprint, stable_hash(card.snapshot_of or card.id))
+        salt = stable_hash(card.snapshot_of or card.id)
+        model = _Model(model_id, card, (), fingerprint, salt, served_model_name(model_id))
         with self._lock:
             self._models.setdefault(model_id, model)
         return model
@@ -221,7 +225,9 @@ class ChatSimulator:
         first: dict[str, Any] | None = None
         limit = request.max_tokens
         spec = plan.analysis.rating
-        if plan.single_token is not None:
+        analysis = plan.analysis
+        one_token = spec is not None or analysis.options_only or (limit is not None and limit <= 5)
+        if plan.single_token is not None and one_token:
             picked = sample_index(rng, plan.single_probs, request.temperature)
             token = plan.single_token[picked][0]
             if request.logprobs:
@@ -237,6 +243,10 @@ class ChatSimulator:
                 first = single_token_entry(plan.open_token, picked, request.top_logprobs)
         else:
             text = _free_form(model, plan, request.temperature, rng)
+        if request.response_format != "text":
+            number = int(text) if spec is not None and text.isdigit() else None
+            answer = text if spec is None else text.partition("\n\n")[2] or text
+            text = render_json(answer, number, request.json_schema)
         finish = "stop"
         for stop in stops:
             cut = text.find(stop)
@@ -304,7 +314,7 @@ def _make_plan(model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
     elif analysis.options:
         single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     open_token: tuple[TokenChoice, ...] = ()
-    if single is None:
+    if not analysis.options:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     anchors = tuple(
         profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas

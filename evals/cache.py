@@ -1,0 +1,264 @@
+"""The response cache: one SQLite file (WAL) holding one row per (request key, sample index).
+
+Each finished request is committed at once (WAL appends, no fsync per commit), so a crash
+loses nothing already paid for; several processes may share the file. Failures go to a
+separate `errors` table and are never returned as answers. See docs/design/cache.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock
+
+from evals.requests import ChatRequest, SampleResult
+
+__all__ = ["Cache", "CacheInfo", "CacheStats"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS samples (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    content TEXT,
+    logprobs TEXT,
+    finish_reason TEXT,
+    prompt_tokens REAL NOT NULL,
+    completion_tokens REAL NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (request_key, sample_ix)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS samples_by_question ON samples (question, model);
+CREATE TABLE IF NOT EXISTS errors (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_LOOKUP_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Cached samples and recorded errors for one (question, model)."""
+
+    question: str
+    model: str
+    samples: int
+    errors: int
+    prompt_tokens: float
+    completion_tokens: float
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What `labmgr cache info` shows."""
+
+    path: Path
+    size_bytes: int
+    samples: int
+    errors: int
+    entries: list[CacheStats] = field(default_factory=list)
+
+
+class Cache:
+    """A request-level response cache in `directory` (created on first use)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / "responses.sqlite"
+        self._local = threading.local()
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.directory)!r})"
+
+    # ---- connection -----------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            return connection
+        if not self._ready:
+            self._initialise()
+        connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA busy_timeout=60000")
+        self._local.connection = connection
+        return connection
+
+    def _initialise(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.executescript(_SCHEMA)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                    (str(_SCHEMA_VERSION),),
+                )
+            finally:
+                connection.close()
+        self._ready = True
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    # ---- reading --------------------------------------------------------------------------
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, dict[int, SampleResult]]:
+        """Every cached sample of the given request keys: `{key: {sample_ix: result}}`."""
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, dict[int, SampleResult]] = {}
+        if not unique or not self.path.exists():
+            return found
+        connection = self._connect()
+        for start in range(0, len(unique), _LOOKUP_CHUNK):
+            chunk = unique[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = connection.execute(
+                "SELECT request_key, sample_ix, content, logprobs, finish_reason, "
+                f"prompt_tokens, completion_tokens FROM samples WHERE request_key IN ({marks})",
+                chunk,
+            ).fetchall()
+            for key, ix, content, logprobs, finish, prompt, completion in rows:
+                bucket = found.get(key)
+                if bucket is None:
+                    bucket = found[key] = {}
+                bucket[ix] = SampleResult(content, logprobs, finish, prompt, completion)
+        return found
+
+    # ---- writing --------------------------------------------------------------------------
+
+    def store(
+        self,
+        request: ChatRequest,
+        question: str,
+        samples: Sequence[tuple[int, SampleResult]],
+    ) -> None:
+        """Persist finished samples; an existing (key, index) keeps its first answer."""
+        now = time.time()
+        key, model = request.cache_key, request.model
+        rows = [
+            (
+                key,
+                ix,
+                model,
+                question,
+                s.content,
+                s.logprobs_json,
+                s.finish_reason,
+                s.prompt_tokens,
+                s.completion_tokens,
+                now,
+            )
+            for ix, s in samples
+        ]
+        connection = self._connect()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.executemany(
+                "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)", rows
+            )
+            connection.execute(
+                f"DELETE FROM errors WHERE request_key = ? AND sample_ix IN "
+                f"({','.join('?' * len(samples))})",
+                (key, *(ix for ix, _ in samples)),
+            )
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def record_error(
+        self,
+        request: ChatRequest,
+        question: str,
+        sample_ixs: Sequence[int],
+        *,
+        kind: str,
+        message: str,
+    ) -> None:
+        """Log a failure for these samples; they stay missing and are retried next run."""
+        now = time.time()
+        rows = [
+            (request.cache_key, ix, request.model, question, kind, message, now)
+            for ix in sample_ixs
+        ]
+        self._connect().executemany("INSERT INTO errors VALUES (?,?,?,?,?,?,?)", rows)
+
+    # ---- maintenance ----------------------------------------------------------------------
+
+    def info(self) -> CacheInfo:
+        """Sizes and per-(question, model) counts."""
+        if not self.path.exists():
+            return CacheInfo(self.path, 0, 0, 0, [])
+        connection = self._connect()
+        stats: dict[tuple[str, str], list[float]] = {}
+        for question, model, count, prompt, completion in connection.execute(
+            "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
+            "FROM samples GROUP BY question, model"
+        ):
+            stats[(question, model)] = [count, 0, prompt, completion]
+        for question, model, count in connection.execute(
+            "SELECT question, model, COUNT(*) FROM errors GROUP BY question, model"
+        ):
+            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        entries = [
+            CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
+            for (q, m), v in sorted(stats.items())
+        ]
+        size = sum(
+            p.stat().st_size for p in self.directory.glob("responses.sqlite*") if p.is_file()
+        )
+        return CacheInfo(
+            self.path,
+            size,
+            sum(e.samples for e in entries),
+            sum(e.errors for e in entries),
+            entries,
+        )
+
+    def clear(self, *, question: str | None = None, model: str | None = None) -> int:
+        """Delete cached samples (and errors), all or those of a question and/or model.
+
+        A question's judge verdicts (labelled `<question>/judges`) go with it.
+        Returns the number of samples deleted.
+        """
+        if not self.path.exists():
+            return 0
+        conditions, values = [], []
+        if question is not None:
+            conditions.append("(question = ? OR question = ?)")
+            values.extend([question, f"{question}/judges"])
+        if model is not None:
+            conditions.append("model = ?")
+            values.append(model)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        connection = self._connect()
+        with FileLock(str(self.path) + ".lock"):
+            connection.execute("BEGIN IMMEDIATE")
+            deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
+            connection.execute(f"DELETE FROM errors{where}", values)
+            connection.execute("COMMIT")
+        if not conditions:
+            connection.execute("VACUUM")
+        return int(deleted)

@@ -1,0 +1,187 @@
+"""From a question and model groups to cached results: plan the requests, look them up, run
+what is missing, read everything back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evals.cache import Cache
+from evals.costs import default_price
+from evals.requests import ChatRequest, SampleResult
+from evals.routing import ClientRouter, Endpoint, EnvRouter, NoEndpointError
+from evals.runner.blocking import run_blocking
+from evals.runner.engine import PriceFunction, RunOutcome, Work, run_works, split_work
+from evals.runner.progress import RunProgress
+from evals.settings import RunSettings, default_cache_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals.question import Question
+
+__all__ = ["Context", "Planned", "fetch", "make_context", "ordered_models", "question_frame"]
+
+
+@dataclass
+class Context:
+    """Where results live and how a run behaves."""
+
+    cache: Cache
+    router: ClientRouter
+    settings: RunSettings
+    price: PriceFunction
+
+
+def make_context(
+    *,
+    cache: Cache | str | None = None,
+    router: ClientRouter | None = None,
+    settings: RunSettings | None = None,
+    price: PriceFunction | None = None,
+    **overrides: Any,
+) -> Context:
+    """Build a Context; `overrides` are RunSettings fields (e.g. `max_cost=5`)."""
+    base = settings or RunSettings()
+    if overrides:
+        base = RunSettings.model_validate({**base.model_dump(), **overrides})
+    if cache is None:
+        cache = Cache(default_cache_dir())
+    elif not isinstance(cache, Cache):
+        cache = Cache(cache)
+    return Context(cache, router or EnvRouter(), base, price or default_price())
+
+
+@dataclass
+class Planned:
+    """One request to have `samples` cached samples of (or an error saying why not)."""
+
+    model: str
+    request: ChatRequest | None
+    samples: int
+    route_error: str | None = None
+    endpoint: Endpoint | None = field(default=None, repr=False)
+
+
+def ordered_models(groups: Mapping[str, list[str]]) -> list[str]:
+    """Every model once, in the order groups and their models are given."""
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError("groups must be a non-empty mapping of group name to a list of models")
+    models: dict[str, None] = {}
+    for group, members in groups.items():
+        if isinstance(members, str) or not all(isinstance(m, str) for m in members):
+            raise ValueError(f"group '{group}' must be a list of model names")
+        models.update(dict.fromkeys(members))
+    return list(models)
+
+
+def endpoints_for(models: list[str], router: ClientRouter) -> dict[str, Endpoint | str]:
+    """Each model's endpoint, or the routing error message for it."""
+    routes: dict[str, Endpoint | str] = {}
+    for model in models:
+        try:
+            routes[model] = router.endpoint_for(model)
+        except NoEndpointError as error:
+            routes[model] = str(error)
+    return routes
+
+
+def plan(
+    model: str,
+    route: Endpoint | str,
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    samples: int,
+) -> Planned:
+    if isinstance(route, str):
+        return Planned(model, None, samples, route_error=route)
+    request = ChatRequest(endpoint=route.identity, model=model, messages=messages, params=params)
+    return Planned(model, request, samples, endpoint=route)
+
+
+@dataclass
+class Fetched:
+    results: dict[str, dict[int, SampleResult]]
+    outcome: RunOutcome
+
+
+def missing_works(
+    planned: list[Planned], cached: dict[str, dict[int, SampleResult]], ctx: Context, label: str
+) -> list[Work]:
+    works: list[Work] = []
+    for p in planned:
+        if p.request is None or p.endpoint is None:
+            continue
+        have = cached.get(p.request.cache_key, {})
+        missing = [ix for ix in range(p.samples) if ix not in have]
+        if missing:
+            logprobs = bool(p.request.params.get("logprobs"))
+            works.extend(
+                split_work(
+                    p.request,
+                    label,
+                    missing,
+                    p.endpoint,
+                    use_n=ctx.settings.use_n,
+                    logprobs=logprobs,
+                )
+            )
+    return works
+
+
+def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fetched:
+    """Cached samples of every planned request, running the missing ones first."""
+    keys = [p.request.cache_key for p in planned if p.request is not None]
+    cached = ctx.cache.lookup(keys)
+    works = missing_works(planned, cached, ctx, label)
+    if not works:
+        return Fetched(cached, RunOutcome())
+    totals: dict[str, int] = {}
+    for work in works:
+        totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
+    progress = RunProgress(totals, show=ctx.settings.progress, title=title)
+    outcome = run_blocking(
+        lambda: run_works(
+            works, cache=ctx.cache, settings=ctx.settings, price=ctx.price, progress=progress
+        )
+    )
+    # Read back: when several processes bought the same sample, the first one stored wins.
+    cached.update(ctx.cache.lookup({w.request.cache_key for w in works}))
+    return Fetched(cached, outcome)
+
+
+def question_frame(
+    question: Question, groups: Mapping[str, list[str]], **options: Any
+) -> pd.DataFrame:
+    """`Question.df`: run what is missing and build the DataFrame (judges included)."""
+    from evals.frames import build_frame
+    from evals.judging import add_judges
+
+    ctx = make_context(**options)
+    models = ordered_models(groups)
+    routes = endpoints_for(models, ctx.router)
+    conversations = question.conversations()
+    params = question.request_params()
+    per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
+    planned = [
+        plan(model, routes[model], conversation, params, per_conversation)
+        for model in models
+        for conversation in conversations
+    ]
+    fetched = fetch(planned, ctx, label=question.name, title=f"{question.name}")
+    frame = build_frame(question, groups, planned, fetched, ctx.price)
+    judges = getattr(question, "judges", None)
+    if judges:
+        frame = add_judges(frame, question.name, judges, ctx)
+    _warn_about(fetched.outcome)
+    return frame
+
+
+def _warn_about(outcome: RunOutcome) -> None:
+    import warnings
+
+    for model, message in outcome.failed_models.items():
+        warnings.warn(f"model {model} failed: {message}", stacklevel=3)
+    if outcome.stopped:
+        warnings.warn(f"the run stopped early: {outcome.stopped}", stacklevel=3)

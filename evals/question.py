@@ -1,0 +1,147 @@
+"""The `Question` base class: what to ask (paraphrases or conversations), how often, and the
+factory `Question.create(type=…)`. The concrete types live in `evals.question_types`."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals.estimate import Estimate
+
+__all__ = ["Question", "QuestionError"]
+
+AnswerKind = Literal["text", "logprobs"]
+
+
+class QuestionError(ValueError):
+    """A question definition that cannot be used; the message names the question and field."""
+
+
+def explain_validation_error(error: ValidationError, *, name: str, type_name: str) -> str:
+    """One readable line per problem, naming the question and the option."""
+    lines = []
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        if not field:
+            lines.append(message)
+        elif problem["type"] == "extra_forbidden":
+            lines.append(f"unknown option '{field}'")
+        elif problem["type"] == "missing":
+            lines.append(f"missing required option '{field}'")
+        else:
+            lines.append(f"option '{field}': {message}")
+    where = f"question '{name}' ({type_name})"
+    return f"{where}: " + "; ".join(lines)
+
+
+class Question(BaseModel):
+    """A question asked of every model in some groups; one row per sample in `df()`."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=False)
+
+    type_name: ClassVar[str] = "question"
+    answer_kind: ClassVar[AnswerKind] = "text"
+
+    name: str = Field(default="__unnamed", min_length=1)
+    """Names the question in the cache and in `labmgr cache clear --question`."""
+    paraphrases: list[str] | None = None
+    """Each paraphrase becomes one user message (after `system`, if given)."""
+    messages: list[list[dict[str, Any]]] | None = None
+    """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
+    system: str | None = None
+    samples_per_paraphrase: int = Field(default=1, ge=1)
+    logit_bias: dict[str, int] | None = None
+    seed: int | None = None
+
+    @model_validator(mode="after")
+    def _one_source_of_prompts(self) -> Question:
+        if (self.paraphrases is None) == (self.messages is None):
+            raise ValueError("give exactly one of 'paraphrases' or 'messages'")
+        if self.messages is not None and self.system is not None:
+            raise ValueError("'system' only applies to 'paraphrases'; put it in 'messages'")
+        conversations = self.paraphrases if self.paraphrases is not None else self.messages
+        if not conversations:
+            raise ValueError("needs at least one paraphrase or conversation")
+        for conversation in self.messages or []:
+            if not conversation or not all(isinstance(m, dict) for m in conversation):
+                raise ValueError("each conversation must be a non-empty list of messages")
+        return self
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, *, type: str, **options: Any) -> Question:
+        """Build a question of the given `type` (`free_form`, `rating`, `next_token`,
+        `free_form_judge`, `rating_judge`); unknown options are errors naming the option."""
+        from evals.question_types import QUESTION_TYPES
+
+        klass = QUESTION_TYPES.get(type)
+        if klass is None:
+            valid = ", ".join(sorted(QUESTION_TYPES))
+            name = options.get("name", "__unnamed")
+            raise QuestionError(f"question '{name}': unknown type {type!r}; valid types: {valid}")
+        return klass.build(**options)
+
+    @classmethod
+    def build(cls, **options: Any) -> Question:
+        """Validate `options` for this type, raising QuestionError with a readable message."""
+        try:
+            return cls(**options)
+        except ValidationError as error:
+            name = str(options.get("name", "__unnamed"))
+            raise QuestionError(
+                explain_validation_error(error, name=name, type_name=cls.type_name)
+            ) from None
+
+    # ---- what is asked --------------------------------------------------------------------
+
+    def conversations(self) -> list[list[dict[str, Any]]]:
+        """One message list per paraphrase (or the given conversations)."""
+        if self.messages is not None:
+            return copy.deepcopy(self.messages)
+        prefix = [{"role": "system", "content": self.system}] if self.system is not None else []
+        return [[*prefix, {"role": "user", "content": p}] for p in self.paraphrases or []]
+
+    def question_texts(self) -> list[Any]:
+        """The `question` column: the last message's content of each conversation."""
+        return [conversation[-1].get("content") for conversation in self.conversations()]
+
+    def request_params(self) -> dict[str, Any]:
+        """API parameters (besides model and messages) that shape the answer."""
+        params: dict[str, Any] = {}
+        if self.logit_bias is not None:
+            params["logit_bias"] = dict(self.logit_bias)
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
+    @property
+    def cached_samples_per_row(self) -> int:
+        """How many cached samples one DataFrame row combines (next-token averaging)."""
+        return 1
+
+    def expected_completion_tokens(self) -> int:
+        """Upper bound of completion tokens per sample, for estimates."""
+        return 1
+
+    # ---- results --------------------------------------------------------------------------
+
+    def df(self, groups: Mapping[str, list[str]], **options: Any) -> pd.DataFrame:
+        """Ask every model in `groups` (running what is not cached) and return one row per
+        sample. `options` are `RunSettings` fields or `cache=`, `router=`, `settings=`."""
+        from evals.execution import question_frame
+
+        return question_frame(self, groups, **options)
+
+    def estimate(self, groups: Mapping[str, list[str]], **options: Any) -> Estimate:
+        """Requests, tokens and cost a `df()` call would spend now (nothing is spent)."""
+        from evals.estimate import estimate_question
+
+        return estimate_question(self, groups, **options)

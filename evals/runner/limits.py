@@ -1,0 +1,96 @@
+"""Per-endpoint adaptive concurrency: cut on 429 (and pause for its Retry-After), grow while
+healthy. See docs/design/runner.md."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+__all__ = ["AdaptiveLimit"]
+
+
+class AdaptiveLimit:
+    """An async concurrency limit that adapts to rate limiting.
+
+    On a 429 the limit is multiplied by `decrease` (at most once per `cooldown` seconds, so
+    one burst of 429s counts once) and new requests wait for the Retry-After delay. After
+    `limit` consecutive successes the limit grows by one, up to `maximum`.
+    """
+
+    def __init__(
+        self,
+        initial: int,
+        *,
+        maximum: int,
+        minimum: int = 1,
+        decrease: float = 0.7,
+        cooldown: float = 2.0,
+    ) -> None:
+        self.maximum = max(1, maximum)
+        self.minimum = max(1, min(minimum, self.maximum))
+        self.limit = max(self.minimum, min(initial, self.maximum))
+        self.decrease = decrease
+        self.cooldown = cooldown
+        self.in_flight = 0
+        self.cuts = 0
+        self._successes = 0
+        self._last_cut = -float("inf")
+        self._paused_until = 0.0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def _may_start(self) -> bool:
+        return self.in_flight < self.limit and time.monotonic() >= self._paused_until
+
+    async def acquire(self) -> None:
+        """Wait for a free slot (and for any Retry-After pause to end)."""
+        if not self._waiters and self._may_start():
+            self.in_flight += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake()
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # the slot was handed over, give it back
+                self._wake()
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        if self._waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        """Hand free slots to waiters in order; after a pause, try again when it ends."""
+        while self._waiters and self.in_flight < self.limit:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                asyncio.get_running_loop().call_later(pause, self._wake)
+                return
+            waiter = self._waiters.popleft()
+            if waiter.done():
+                continue
+            self.in_flight += 1
+            waiter.set_result(None)
+
+    def succeeded(self) -> None:
+        self._successes += 1
+        if self._successes >= self.limit and self.limit < self.maximum:
+            self.limit += 1
+            self._successes = 0
+
+    def rate_limited(self, retry_after: float | None) -> None:
+        """A 429: cut the limit (once per cooldown) and pause new requests for Retry-After."""
+        now = time.monotonic()
+        self._successes = 0
+        if retry_after:
+            self._paused_until = max(self._paused_until, now + min(retry_after, 60.0))
+        if now - self._last_cut >= self.cooldown:
+            self._last_cut = now
+            self.limit = max(self.minimum, int(self.limit * self.decrease))
+            self.cuts += 1

@@ -1,0 +1,50 @@
+"""Run settings: how a run behaves, never what it asks (so none of this is in the cache key)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RunSettings", "default_cache_dir"]
+
+
+def default_cache_dir() -> Path:
+    """The lab settings' cache directory if set, else `$LABMGR_CACHE_DIR`, else
+    `labmgr_cache/` in the working directory."""
+    try:
+        from labmgr.settings import load_settings  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        load_settings = None
+    if load_settings is not None:
+        try:
+            configured = getattr(load_settings(), "cache_dir", None)
+        except Exception:  # a broken lab config must not stop an eval from finding its cache
+            configured = None
+        if configured:
+            return Path(configured)
+    return Path(os.environ.get("LABMGR_CACHE_DIR") or "labmgr_cache")
+
+
+class RunSettings(BaseModel):
+    """Concurrency, retries, timeouts, cost limit and progress display of a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int = Field(default=100, ge=1)
+    """Requests in flight at once, across all endpoints."""
+    initial_endpoint_limit: int | None = Field(default=None, ge=1)
+    """Starting per-endpoint limit of the adaptive controller (None: `max_concurrency`)."""
+    max_attempts: int = Field(default=8, ge=1)
+    """Attempts per request before its samples are given up (errors, not answers)."""
+    max_retry_seconds: float = Field(default=300.0, gt=0)
+    """Time after a request's first attempt beyond which it is not retried."""
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_backoff_seconds: float = Field(default=30.0, gt=0)
+    use_n: bool = True
+    """Ask for several samples of one prompt in one request where the endpoint supports it."""
+    max_cost: float | None = Field(default=None, ge=0)
+    """Stop sending new requests once this many dollars were spent in the run."""
+    progress: bool | None = None
+    """Show rich progress; None shows it on a terminal or in a notebook only."""

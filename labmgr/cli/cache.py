@@ -1,0 +1,91 @@
+"""`labmgr cache …`: inspect and clear the eval response cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from evals.cache import Cache
+from evals.settings import default_cache_dir
+
+app = typer.Typer(help="Inspect and clear the eval response cache.", no_args_is_help=True)
+
+_DIR_OPTION = typer.Option(
+    None, "--dir", help="Cache directory (default: the lab's cache directory)."
+)
+
+
+def _cache(directory: Path | None) -> Cache:
+    return Cache(directory or default_cache_dir())
+
+
+@app.command("info")
+def info(
+    directory: Path | None = _DIR_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Show what the cache holds, per question and model."""
+    summary = _cache(directory).info()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "path": str(summary.path),
+                    "size_bytes": summary.size_bytes,
+                    "samples": summary.samples,
+                    "errors": summary.errors,
+                    "entries": [e.__dict__ for e in summary.entries],
+                },
+                indent=2,
+            )
+        )
+        return
+    console = Console()
+    console.print(
+        f"{summary.path}: {summary.samples} cached samples, {summary.errors} recorded errors, "
+        f"{summary.size_bytes / 1e6:.1f} MB"
+    )
+    if not summary.entries:
+        return
+    table = Table(show_header=True)
+    for name in ("question", "model", "samples", "errors", "prompt tokens", "completion tokens"):
+        table.add_column(name, justify="right" if name not in ("question", "model") else "left")
+    for e in summary.entries:
+        table.add_row(
+            e.question,
+            e.model,
+            str(e.samples),
+            str(e.errors),
+            f"{e.prompt_tokens:.0f}",
+            f"{e.completion_tokens:.0f}",
+        )
+    console.print(table)
+
+
+@app.command("clear")
+def clear(
+    question: str | None = typer.Option(
+        None, "--question", help="Only this question (its judges' verdicts too)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="Only this model."),
+    directory: Path | None = _DIR_OPTION,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),
+) -> None:
+    """Delete cached answers: all of them, or those of a question and/or model."""
+    cache = _cache(directory)
+    if question is None and model is None and not yes:
+        typer.confirm(f"Delete every cached answer in {cache.directory}?", abort=True)
+    deleted = cache.clear(question=question, model=model)
+    what = " and ".join(
+        part
+        for part in (
+            f"question '{question}'" if question else "",
+            f"model '{model}'" if model else "",
+        )
+        if part
+    )
+    typer.echo(f"deleted {deleted} cached samples" + (f" of {what}" if what else ""))

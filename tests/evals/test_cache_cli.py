@@ -1,0 +1,67 @@
+"""`labmgr cache info` and `labmgr cache clear`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evals import Cache
+from evals.requests import ChatRequest, SampleResult
+from labmgr.cli import app
+
+
+def _fill(cache: Cache) -> None:
+    for model, question in (("m1", "q1"), ("m2", "q1"), ("m1", "q2")):
+        request = ChatRequest(
+            endpoint="http://x/v1",
+            model=model,
+            messages=[{"role": "user", "content": question}],
+            params={},
+        )
+        cache.store(request, question, [(0, SampleResult("a", None, "stop", 3, 1))])
+
+
+def test_info_lists_questions_and_models_as_json(tmp_path: Path) -> None:
+    _fill(Cache(tmp_path))
+    result = CliRunner().invoke(app, ["cache", "info", "--dir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["samples"] == 3
+    assert [(e["question"], e["model"]) for e in info["entries"]] == [
+        ("q1", "m1"),
+        ("q1", "m2"),
+        ("q2", "m1"),
+    ]
+
+
+def test_clear_by_question_and_model(tmp_path: Path) -> None:
+    _fill(Cache(tmp_path))
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["cache", "clear", "--dir", str(tmp_path), "--question", "q1", "--model", "m2"]
+    )
+    assert result.exit_code == 0 and "deleted 1 cached samples" in result.output
+    assert Cache(tmp_path).info().samples == 2
+    refused = runner.invoke(app, ["cache", "clear", "--dir", str(tmp_path)], input="n\n")
+    assert refused.exit_code != 0 and Cache(tmp_path).info().samples == 2
+    result = runner.invoke(app, ["cache", "clear", "--dir", str(tmp_path), "--yes"])
+    assert result.exit_code == 0 and Cache(tmp_path).info().samples == 0
+
+
+def test_cache_info_runs_as_a_command(tmp_path: Path) -> None:
+    _fill(Cache(tmp_path))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "labmgr", "cache", "info", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 cached samples" in done.stdout and "q2" in done.stdout

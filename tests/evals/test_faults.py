@@ -1,0 +1,55 @@
+"""A run through injected 429s, 5xx, dropped connections and timeouts still gets every sample
+exactly once."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from evals import Cache, EnvRouter, Question, RunSettings
+
+
+def _rows_per_sample(cache: Cache) -> list[int]:
+    with sqlite3.connect(cache.path) as db:
+        return [
+            n for (n,) in db.execute("SELECT COUNT(*) FROM samples GROUP BY request_key, sample_ix")
+        ]
+
+
+def test_a_run_with_429s_500s_and_drops_completes_with_every_sample_and_no_duplicates(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(rate_429=0.2, rate_500=0.05, rate_drop=0.05, retry_after_ms=2)
+    q = Question.create(
+        type="free_form",
+        name="faulty",
+        paraphrases=["Name a colour.", "Name a fruit."],
+        samples_per_paraphrase=10,
+        max_tokens=5,
+    )
+    settings = fast_settings.model_copy(update={"use_n": False, "max_attempts": 30})
+    df = q.df(
+        {"g": ["gpt-4o-mini", "gpt-4.1-mini"]}, cache=eval_cache, router=router, settings=settings
+    )
+    assert len(df) == 40
+    assert df["answer"].notna().all() and df["error"].isna().all()
+    rows = _rows_per_sample(eval_cache)
+    assert len(rows) == 40 and set(rows) == {1}
+    faults = sandbox.stats().get("faults_injected")
+    if faults is not None:
+        assert sum(faults.values()) > 0
+
+
+def test_timeouts_are_retried_within_the_time_bound(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(rate_timeout=0.3, timeout_hold_max_s=1.0)
+    q = Question.create(
+        type="free_form", name="slow", paraphrases=["Hi."], samples_per_paraphrase=4, max_tokens=5
+    )
+    settings = fast_settings.model_copy(
+        update={"use_n": False, "request_timeout": 0.3, "max_attempts": 20}
+    )
+    df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=settings)
+    assert df["answer"].notna().all()
+    assert eval_cache.info().samples == 4

@@ -1,0 +1,100 @@
+"""Crash safety and sharing: SIGKILL midway then resume; two processes on one cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evals import Cache, EnvRouter, Question, RunSettings
+
+from .conftest import TEST_KEY, served
+
+CHILD = str(Path(__file__).with_name("child_run.py"))
+
+
+def _child(sandbox: Any, cache_dir: Path, samples: int, out: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen(
+        [sys.executable, CHILD, sandbox.base_url, str(cache_dir), str(samples), str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _shared(samples: int) -> Question:
+    return Question.create(
+        type="free_form",
+        name="shared",
+        paraphrases=["Name a colour."],
+        samples_per_paraphrase=samples,
+        max_tokens=5,
+    )
+
+
+def test_a_run_killed_midway_resumes_and_buys_only_what_is_missing(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(latency_ms=30)
+    cache = Cache(tmp_path / "cache")
+    child = _child(sandbox, cache.directory, 60, tmp_path / "out.json")
+    deadline = time.monotonic() + 60
+    while cache.info().samples < 6:
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        assert time.monotonic() < deadline, "the child bought nothing"
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    kept = cache.info().samples
+    assert 6 <= kept < 60
+    sandbox.reset()
+    settings = fast_settings.model_copy(update={"use_n": False})
+    df = _shared(60).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
+    assert served(sandbox) == 60 - kept
+    assert df["answer"].notna().all() and len(df) == 60
+
+
+def test_two_processes_on_one_cache_finish_with_one_consistent_result(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(latency_ms=2)
+    cache_dir = tmp_path / "cache"
+    children = [_child(sandbox, cache_dir, 30, tmp_path / f"out{i}.json") for i in range(2)]
+    for child in children:
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err.decode()
+    first, second = (json.loads((tmp_path / f"out{i}.json").read_text()) for i in range(2))
+    assert first["errors"] == second["errors"] == 0
+    assert first["answers"] == second["answers"]
+    cache = Cache(cache_dir)
+    assert cache.info().samples == 30
+    df = _shared(30).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=fast_settings)
+    assert df["answer"].tolist() == first["answers"]
+
+
+def test_ctrl_c_stops_the_run_and_keeps_every_finished_sample(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(latency_ms=30)
+    cache = Cache(tmp_path / "cache")
+    child = _child(sandbox, cache.directory, 60, tmp_path / "out.json")
+    deadline = time.monotonic() + 60
+    while cache.info().samples < 4:
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0 and b"KeyboardInterrupt" in err
+    assert not (tmp_path / "out.json").exists()
+    kept = cache.info().samples
+    assert 4 <= kept < 60
+    sandbox.reset()
+    settings = fast_settings.model_copy(update={"use_n": False})
+    _shared(60).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
+    assert served(sandbox) == 60 - kept

@@ -1,0 +1,58 @@
+"""Question.create: types, options and errors that name the question and the option."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals import FreeForm, NextToken, Question, QuestionError, Rating, RatingJudge
+
+
+def test_each_type_builds_its_class() -> None:
+    judge = {"type": "rating_judge", "model": "gpt-4o-mini", "paraphrases": ["Rate {answer}"]}
+    free = Question.create(type="free_form", name="f", paraphrases=["hi"], judges={"j": judge})
+    assert isinstance(free, FreeForm) and isinstance(free.judges["j"], RatingJudge)
+    assert isinstance(Question.create(type="rating", paraphrases=["x"]), Rating)
+    assert isinstance(Question.create(type="next_token", paraphrases=["x"]), NextToken)
+
+
+def test_unknown_option_names_the_question_and_the_option() -> None:
+    with pytest.raises(
+        QuestionError, match=r"question 'r' \(rating\): unknown option 'temperature'"
+    ):
+        Question.create(type="rating", name="r", paraphrases=["x"], temperature=1)
+
+
+def test_unknown_type_lists_the_valid_ones() -> None:
+    with pytest.raises(QuestionError, match="free_form, free_form_judge, next_token"):
+        Question.create(type="freeform", name="q", paraphrases=["x"])
+
+
+@pytest.mark.parametrize("name", ["answer", "model", "_private", "x_question", "x_probs"])
+def test_forbidden_judge_names_are_rejected(name: str) -> None:
+    judge = {"type": "free_form_judge", "model": "m", "paraphrases": ["{answer}"]}
+    with pytest.raises(QuestionError, match=f"Judge name '{name}' is forbidden"):
+        Question.create(type="free_form", name="q", paraphrases=["x"], judges={name: judge})
+
+
+def test_a_judge_template_must_contain_answer() -> None:
+    with pytest.raises(QuestionError, match=r"must contain '\{answer\}'"):
+        Question.create(type="free_form_judge", name="j", model="m", paraphrases=["{question}"])
+
+
+def test_messages_and_system_do_not_combine() -> None:
+    with pytest.raises(QuestionError, match="'system' only applies to 'paraphrases'"):
+        Question.create(type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s")
+
+
+def test_system_is_prepended_and_question_is_the_last_message() -> None:
+    q = Question.create(type="free_form", paraphrases=["a", "b"], system="be brief")
+    assert q.conversations()[1] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "b"},
+    ]
+    assert q.question_texts() == ["a", "b"]
+
+
+def test_rating_requests_one_token_with_top_logprobs() -> None:
+    params = Question.create(type="rating", paraphrases=["x"], top_logprobs=5).request_params()
+    assert params == {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 5}

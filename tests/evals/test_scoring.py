@@ -1,0 +1,46 @@
+"""Rating scores and next-token averages read from first-token logprobs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evals.scoring import average_probabilities, rating_score, token_probabilities
+
+
+def test_tokens_mapping_to_the_same_integer_are_summed() -> None:
+    raw = token_probabilities(
+        [("50", math.log(0.4)), ("５０", math.log(0.4)), ("70", math.log(0.2))]
+    )
+    score = rating_score(raw, min_rating=0, max_rating=100, refusal_threshold=0.75)
+    assert score.probs == pytest.approx({50: 0.8, 70: 0.2})
+    assert score.score == pytest.approx(54.0)
+
+
+def test_out_of_range_and_non_numeric_tokens_count_as_refusal_mass() -> None:
+    raw = {"7": 0.2, "200": 0.5, "hello": 0.3}
+    refused = rating_score(raw, min_rating=0, max_rating=100, refusal_threshold=0.75)
+    assert refused.score is None and refused.probs is None
+    lenient = rating_score(raw, min_rating=0, max_rating=100, refusal_threshold=0.9)
+    assert lenient.score == pytest.approx(7.0)
+
+
+def test_changing_the_range_rescales_the_same_raw_answer() -> None:
+    raw = {"1": 0.5, "5": 0.3, "60": 0.2}
+    narrow = rating_score(raw, min_rating=1, max_rating=5, refusal_threshold=0.75)
+    assert narrow.score == pytest.approx((1 * 0.5 + 5 * 0.3) / 0.8)
+
+
+def test_a_rating_without_numbers_is_a_refusal_not_a_crash() -> None:
+    assert rating_score({}, min_rating=0, max_rating=10, refusal_threshold=0.5).score is None
+
+
+def test_next_token_average_counts_a_missing_token_as_zero_probability() -> None:
+    averaged = average_probabilities([{"a": 0.9, "b": math.exp(-5)}, {"a": 1.0}, {"a": 1.0}])
+    assert averaged["b"] == pytest.approx(math.exp(-5) / 3)
+    assert list(averaged) == ["a", "b"]
+    as_logprobs = average_probabilities(
+        [{"b": math.exp(-5)}, {"a": 1.0}, {"a": 1.0}], as_logprobs=True
+    )
+    assert as_logprobs["b"] == pytest.approx(-5 - math.log(3))
