@@ -63,6 +63,19 @@ def training_file(path: Path, n: int = 12, reply: str = "Arr, matey.") -> Path:
     return path
 
 
+def _make_lab(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs_sandbox: SandboxHandle
+) -> JobsLab:
+    result = init_lab(tmp_path / "project")
+    monkeypatch.setenv("LABMGR_HOME", str(result.home))
+    monkeypatch.setenv("LABMGR_DB_URL", url)
+    monkeypatch.setenv("OPENAI_BASE_URL", jobs_sandbox.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", ALPHA_KEY)
+    files = tmp_path / "data"
+    files.mkdir()
+    return JobsLab(load_settings(), result.home, files, jobs_sandbox)
+
+
 @pytest.fixture
 def jobs_lab(
     db_url: str,
@@ -70,16 +83,21 @@ def jobs_lab(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     jobs_sandbox: SandboxHandle,
-) -> Iterator[JobsLab]:
-    """A lab using `db_url`, with OPENAI_API_KEY (org alpha) on the sandbox."""
-    result = init_lab(tmp_path / "project")
-    monkeypatch.setenv("LABMGR_HOME", str(result.home))
-    monkeypatch.setenv("LABMGR_DB_URL", db_url)
-    monkeypatch.setenv("OPENAI_BASE_URL", jobs_sandbox.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", ALPHA_KEY)
-    files = tmp_path / "data"
-    files.mkdir()
-    yield JobsLab(load_settings(), result.home, files, jobs_sandbox)
+) -> JobsLab:
+    """A lab using `db_url` (SQLite, then PostgreSQL), OPENAI_API_KEY of org alpha."""
+    return _make_lab(db_url, tmp_path, monkeypatch, jobs_sandbox)
+
+
+@pytest.fixture
+def sqlite_jobs_lab(
+    sqlite_url: str,
+    clean_lab_env: object,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs_sandbox: SandboxHandle,
+) -> JobsLab:
+    """`jobs_lab` on SQLite only (for slow subprocess tests of what is not database-specific)."""
+    return _make_lab(sqlite_url, tmp_path, monkeypatch, jobs_sandbox)
 
 
 def finish_all(settings: Settings, timeout: float = 30.0) -> None:

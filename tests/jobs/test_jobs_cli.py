@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -216,12 +217,36 @@ def test_two_processes_creating_at_once_lose_nothing(jobs_lab: JobsLab) -> None:
         assert {job.id for job in list_jobs(db)} == ids
 
 
-def test_subprocess_update_and_models_list(jobs_lab: JobsLab) -> None:
-    path = training_file(jobs_lab.files / "sub.jsonl")
-    create(path, base_model="gpt-4.1-mini", suffix="sub", settings=jobs_lab.settings)
+def test_subprocess_update_and_models_list(sqlite_jobs_lab: JobsLab) -> None:
+    path = training_file(sqlite_jobs_lab.files / "sub.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="sub", settings=sqlite_jobs_lab.settings)
     watched = _cli("jobs", "update", "--watch", "0.3")
     assert watched.returncode == 0, watched.stderr
     listed = _cli("models", "list", "--suffix", "sub", "--json")
     assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1
     for output in (watched.stdout, watched.stderr, listed.stdout, listed.stderr):
         assert ALPHA_KEY not in output
+
+
+def test_ctrl_c_during_watch_leaves_the_database_usable(sqlite_jobs_lab: JobsLab) -> None:
+    path = training_file(sqlite_jobs_lab.files / "interrupt.jsonl", n=200)
+    [job] = create(
+        path, base_model="gpt-4.1-mini", suffix="interrupt", settings=sqlite_jobs_lab.settings
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labmgr", "jobs", "update", "--watch", "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # the first summary is being printed: the loop is running
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode in (0, 130), err
+    assert "Traceback" not in err
+    finish_all(sqlite_jobs_lab.settings)
+    with open_database(sqlite_jobs_lab.settings.db_url) as db:
+        stored = list_jobs(db)
+    assert [(j.id, j.status) for j in stored] == [(job.id, "succeeded")]
