@@ -53,7 +53,7 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, finetune, jobs, lab, models, sandbox
+    from labmgr.cli import cache, db, finetune, jobs, lab, models, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
@@ -61,6 +61,7 @@ def _register_commands() -> None:
     app.add_typer(cache.app, name="cache")
     app.add_typer(jobs.app, name="jobs")
     app.add_typer(models.app, name="models")
+    app.add_typer(db.app, name="db")
 
 
 _register_commands()

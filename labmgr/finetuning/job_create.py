@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -114,31 +115,36 @@ def create(
     md5 = file_md5(path)
     validation_md5 = file_md5(validation_path) if validation_path else None
 
-    accounts = Accounts(settings)
-    try:
+    with lab_database(settings) as db, _accounts(settings) as accounts:
         credential = accounts.credential(key_env) if key_env else accounts.default()
         credential = accounts.resolve(credential)
-        with lab_database(settings) as db:
-            settings.ensure_dirs()
-            with FileLock(settings.home / "create.lock"):
-                refuse_other_content(db, suffix, md5, path)
-                plan = _Plan(
-                    path, validation_path, base_model, suffix, method, hyper, md5, validation_md5
-                )
-                if dry_run:
-                    return [_dry_run_job(plan, credential, s, i) for i, s in enumerate(seed_list)]
-                client = accounts.pool.client(credential)
-                training, _ = ensure_uploaded(
-                    db, client, credential, path, md5=md5, num_examples=report.n_examples
-                )
-                validation_id = None
-                if validation_path is not None and validation_md5 is not None:
-                    validation_id = ensure_uploaded(
-                        db, client, credential, validation_path, md5=validation_md5
-                    )[0].id
-                return _launch(
-                    db, client, credential, plan, training.id, validation_id, seed_list, tag_map
-                )
+        settings.ensure_dirs()
+        with FileLock(settings.home / "create.lock"):
+            refuse_other_content(db, suffix, md5, path)
+            plan = _Plan(
+                path, validation_path, base_model, suffix, method, hyper, md5, validation_md5
+            )
+            if dry_run:
+                return [_dry_run_job(plan, credential, s, i) for i, s in enumerate(seed_list)]
+            client = accounts.pool.client(credential)
+            training, _ = ensure_uploaded(
+                db, client, credential, path, md5=md5, num_examples=report.n_examples
+            )
+            validation_id = None
+            if validation_path is not None and validation_md5 is not None:
+                validation_id = ensure_uploaded(
+                    db, client, credential, validation_path, md5=validation_md5
+                )[0].id
+            return _launch(
+                db, client, credential, plan, training.id, validation_id, seed_list, tag_map
+            )
+
+
+@contextmanager
+def _accounts(settings: Settings) -> Iterator[Accounts]:
+    accounts = Accounts(settings)
+    try:
+        yield accounts
     finally:
         accounts.close()
 

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from jobs_db import list_jobs, open_database
 from labmgr.cli.app import app
-from labmgr.finetuning import create
+from labmgr.finetuning import create, update
+from labmgr.sandbox import run_sandbox
 
 runner = CliRunner()
 
@@ -228,25 +229,39 @@ def test_subprocess_update_and_models_list(sqlite_jobs_lab: JobsLab) -> None:
         assert ALPHA_KEY not in output
 
 
-def test_ctrl_c_during_watch_leaves_the_database_usable(sqlite_jobs_lab: JobsLab) -> None:
-    path = training_file(sqlite_jobs_lab.files / "interrupt.jsonl", n=200)
-    [job] = create(
-        path, base_model="gpt-4.1-mini", suffix="interrupt", settings=sqlite_jobs_lab.settings
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "labmgr", "jobs", "update", "--watch", "0.05"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
-    assert process.stdout is not None
-    process.stdout.readline()  # the first summary is being printed: the loop is running
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode in (0, 130), err
-    assert "Traceback" not in err
-    finish_all(sqlite_jobs_lab.settings)
+def test_ctrl_c_during_watch_leaves_the_database_usable(
+    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with run_sandbox(job_seconds=120.0) as slow:
+        monkeypatch.setenv("OPENAI_BASE_URL", slow.base_url)
+        path = training_file(sqlite_jobs_lab.files / "interrupt.jsonl")
+        [job] = create(path, base_model="gpt-4.1-mini", settings=sqlite_jobs_lab.settings)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "labmgr", "jobs", "update", "--watch", "0.05"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        assert process.stdout is not None
+        process.stdout.readline()  # the first summary is being printed: the loop is running
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 130, err
+        assert "Stopped" in out and "Traceback" not in err
+        summary = update(settings=sqlite_jobs_lab.settings)
+    assert [state.job_id for state in summary.running] == [job.id]
     with open_database(sqlite_jobs_lab.settings.db_url) as db:
         stored = list_jobs(db)
-    assert [(j.id, j.status) for j in stored] == [(job.id, "succeeded")]
+    assert [(j.id, j.refreshed_at is not None) for j in stored] == [(job.id, True)]
+
+
+def test_db_upgrade_creates_the_schema_and_info_reports_it(jobs_lab: JobsLab) -> None:
+    from jobs_db import head_revision
+
+    before = json.loads(runner.invoke(app, ["db", "info", "--json"]).stdout)
+    assert before["revision"] is None and before["code_revision"] == head_revision()
+    upgraded = runner.invoke(app, ["db", "upgrade"])
+    assert upgraded.exit_code == 0 and head_revision() in upgraded.stdout
+    after = json.loads(runner.invoke(app, ["db", "info", "--json"]).stdout)
+    assert after["revision"] == head_revision()
