@@ -7,60 +7,66 @@ import uuid
 from pathlib import Path
 
 import pytest
-from jobs.conftest import BETA_KEY, JobsLab, finish_all, training_file
+from jobs.conftest import ACCOUNTS_YAML, BETA_KEY, JobsLab, finish_all, training_file
 
 from jobs_db import get_file, get_job, list_jobs, model_groups, open_database, select_models
 from labmgr.errors import LabmgrError
 from labmgr.finetuning import create, import_from_api, import_llmcomp, update
+from labmgr.sandbox import run_sandbox
 
 
 def test_import_from_api_rebuilds_a_lost_database(
     jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY_BETA", BETA_KEY)
-    path = training_file(jobs_lab.files / "rebuild.jsonl")
-    suffix = f"rebuild-{uuid.uuid4().hex[:8]}"
-    alpha = create(
-        path,
-        base_model="gpt-4.1-mini",
-        suffix=suffix,
-        seeds=2,
-        tags=["condition=a"],
-        settings=jobs_lab.settings,
-    )
-    [beta] = create(
-        path,
-        base_model="gpt-4.1-nano",
-        suffix=suffix + "-b",
-        key_env="OPENAI_API_KEY_BETA",
-        settings=jobs_lab.settings,
-    )
-    finish_all(jobs_lab.settings)
-    with open_database(jobs_lab.settings.db_url) as db:
-        before = {m.name for m in select_models(db, suffix=suffix + "*", checkpoints=True)}
+    accounts = tmp_path / "accounts.yaml"
+    accounts.write_text(ACCOUNTS_YAML)
+    # Its own sandbox, so the import sees only this test's jobs.
+    with run_sandbox(job_seconds=0.5, accounts=accounts) as own:
+        monkeypatch.setenv("OPENAI_BASE_URL", own.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY_BETA", BETA_KEY)
+        path = training_file(jobs_lab.files / "rebuild.jsonl")
+        suffix = f"rebuild-{uuid.uuid4().hex[:8]}"
+        alpha = create(
+            path,
+            base_model="gpt-4.1-mini",
+            suffix=suffix,
+            seeds=2,
+            tags=["condition=a"],
+            settings=jobs_lab.settings,
+        )
+        [beta] = create(
+            path,
+            base_model="gpt-4.1-nano",
+            suffix=suffix + "-b",
+            key_env="OPENAI_API_KEY_BETA",
+            settings=jobs_lab.settings,
+        )
+        finish_all(jobs_lab.settings)
+        with open_database(jobs_lab.settings.db_url) as db:
+            before = {m.name for m in select_models(db, suffix=suffix + "*", checkpoints=True)}
 
-    monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///{tmp_path / 'rebuilt.db'}")
-    from labmgr.settings import load_settings
+        monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///{tmp_path / 'rebuilt.db'}")
+        from labmgr.settings import load_settings
 
-    fresh = load_settings()
-    summary = import_from_api(settings=fresh)
-    assert summary.problems == []
-    with open_database(fresh.db_url) as db:
-        ids = {job.id for job in list_jobs(db)}
-        assert {job.id for job in alpha} | {beta.id} <= ids
-        first = get_job(db, alpha[0].id)
-        assert first is not None
-        assert first.tag_dict == {"condition": "a", "replica": "1"}
-        assert first.base_model == "gpt-4.1-mini" and first.suffix == suffix
-        assert first.key_env == "OPENAI_API_KEY"
-        stored_beta = get_job(db, beta.id)
-        assert stored_beta is not None and stored_beta.key_env == "OPENAI_API_KEY_BETA"
-        file = get_file(db, first.training_file_id or "")
-        assert file is not None and file.md5 == (first.api_metadata or {})["labmgr_md5"]
-        after = {m.name for m in select_models(db, suffix=suffix + "*", checkpoints=True)}
-    assert after == before
-    again = import_from_api(settings=fresh)
-    assert again.jobs_new == 0 and again.models == 0
+        fresh = load_settings()
+        summary = import_from_api(settings=fresh)
+        assert summary.problems == []
+        with open_database(fresh.db_url) as db:
+            ids = {job.id for job in list_jobs(db)}
+            assert {job.id for job in alpha} | {beta.id} <= ids
+            first = get_job(db, alpha[0].id)
+            assert first is not None
+            assert first.tag_dict == {"condition": "a", "replica": "1"}
+            assert first.base_model == "gpt-4.1-mini" and first.suffix == suffix
+            assert first.key_env == "OPENAI_API_KEY"
+            stored_beta = get_job(db, beta.id)
+            assert stored_beta is not None and stored_beta.key_env == "OPENAI_API_KEY_BETA"
+            file = get_file(db, first.training_file_id or "")
+            assert file is not None and file.md5 == (first.api_metadata or {})["labmgr_md5"]
+            after = {m.name for m in select_models(db, suffix=suffix + "*", checkpoints=True)}
+        assert after == before
+        again = import_from_api(settings=fresh)
+        assert again.jobs_new == 0 and again.models == 0
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
