@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 __all__ = ["SAFETY_CHECK_ALLOWANCE", "JobState", "UncheckedJob", "UpdateSummary"]
 
@@ -36,6 +36,7 @@ class JobState(BaseModel):
     checkpoints: int = 0
     """Checkpoint models recorded (not counting the final model)."""
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def real_eta(self) -> datetime | None:
         """Training ETA plus the usual time of the safety evaluation."""
@@ -45,6 +46,7 @@ class JobState(BaseModel):
     def is_final(self) -> bool:
         return self.status in ("succeeded", "failed", "cancelled")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def newly_finished(self) -> bool:
         """True when this update saw the job reach a final status."""
