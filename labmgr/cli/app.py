@@ -53,12 +53,15 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, finetune, lab, sandbox
+    from labmgr.cli import cache, db, finetune, jobs, lab, models, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
     app.add_typer(finetune.app, name="finetune")
     app.add_typer(cache.app, name="cache")
+    app.add_typer(jobs.app, name="jobs")
+    app.add_typer(models.app, name="models")
+    app.add_typer(db.app, name="db")
 
 
 _register_commands()
