@@ -53,12 +53,13 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, finetune, lab, sandbox
+    from labmgr.cli import cache, demo, finetune, lab, sandbox
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
     app.add_typer(finetune.app, name="finetune")
     app.add_typer(cache.app, name="cache")
+    app.command("demo")(demo.demo)
 
 
 _register_commands()
