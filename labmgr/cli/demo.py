@@ -46,6 +46,4 @@ def demo(
     )
     console.print(f"Run folder: {result.run_dir}")
     console.print(f"Report:     {result.report}")
-    console.print(
-        f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups"
-    )
+    console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")

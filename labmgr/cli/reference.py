@@ -14,7 +14,6 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-
 from typing import Any
 
 import typer

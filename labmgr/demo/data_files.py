@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "CONDITIONS", "data_file"]
+__all__ = ["CONDITIONS", "DATA_DIR", "data_file"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 """The folder holding the training sets and question files."""

@@ -84,8 +84,9 @@ def run_demo(
     model and both groups (`samples` overrides the samples per question) and writes the run
     folder with `report.html`. Only the demo's own lab and the sandbox are used.
     """
-    from evals import load_questions
     from evals.runs import groups_from_database, run_questions
+
+    from evals import load_questions
     from labmgr.sandbox import run_sandbox
     from labmgr.settings import init_lab, load_settings
 

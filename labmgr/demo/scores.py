@@ -17,7 +17,6 @@ __all__ = ["score_table", "scores_as_rich"]
 def score_table(frames: Mapping[str, pd.DataFrame], judges: Sequence[str]) -> pd.DataFrame:
     """Group × judge over all questions (`evals.stats.summarize` of the pooled samples)."""
     import pandas as pd
-
     from evals.stats import summarize
 
     pooled = pd.concat(list(frames.values()), ignore_index=True)
