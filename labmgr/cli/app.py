@@ -53,7 +53,7 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, db, finetune, jobs, lab, models, sandbox
+    from labmgr.cli import cache, db, demo, finetune, jobs, lab, models, sandbox
     from labmgr.cli import eval as eval_cli
     from labmgr.cli import report as report_cli
 
@@ -66,6 +66,7 @@ def _register_commands() -> None:
     app.add_typer(db.app, name="db")
     app.add_typer(eval_cli.app, name="eval")
     report_cli.register(app)
+    app.command("demo")(demo.demo)
 
 
 _register_commands()
