@@ -48,8 +48,8 @@ def plot_frame(
     **options: Any,
 ) -> Figure:
     """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
-    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints,
-    `title=`, …)."""
+    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints —
+    `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …)."""
     score_list = list(scores) if scores is not None else score_columns(frame)
     kind = _auto_kind(frame, score_list) if kind == "auto" else kind
     if kind not in KINDS:
@@ -79,6 +79,10 @@ def plot_frame(
     steps = options.pop("steps", None)
     if not steps:
         raise ValueError("a checkpoint figure needs steps={model: training step}")
+    if all(isinstance(v, Mapping) for v in steps.values()):
+        # Model facts as `groups_from_database` returns them: {model: {"step", "job", …}}.
+        options.setdefault("jobs", {m: f.get("job") for m, f in steps.items()})
+        steps = {m: f.get("step") for m, f in steps.items()}
     return checkpoints_figure(frame, score, steps, order=order, title=title, **options)
 
 

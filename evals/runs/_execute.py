@@ -152,6 +152,8 @@ def run_questions(
                 )
             for warning in caught:
                 logger.warning("%s: %s", question.name, warning.message)
+                if str(warning.message).startswith("the run stopped early"):
+                    stopped = f"{question.name}: {warning.message}"
             frames[question.name] = frame
             asked[question.name] = question
             totals = frame_totals(frame)
