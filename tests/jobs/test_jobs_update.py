@@ -187,3 +187,17 @@ def test_cancel_stops_a_job_and_records_it(
     with pytest.raises(UnknownJob, match="ftjob-nope"):
         cancel("ftjob-nope", settings=jobs_lab.settings)
     assert update(settings=jobs_lab.settings).checked == []
+
+
+def test_update_inside_an_event_loop_points_to_aupdate(jobs_lab: JobsLab) -> None:
+    import asyncio
+
+    from labmgr.errors import LabmgrError
+    from labmgr.finetuning import aupdate
+
+    async def inside() -> int:
+        with pytest.raises(LabmgrError, match="aupdate"):
+            update(settings=jobs_lab.settings)
+        return len((await aupdate(settings=jobs_lab.settings)).checked)
+
+    assert asyncio.run(inside()) == 0
