@@ -63,7 +63,7 @@ def _complete(sb: Sandbox, model: str, body: dict[str, Any]) -> tuple[list[Any],
     try:
         completion = sb.simulator.complete(model, body)
     except ChatRequestError as exc:
-        raise APIError(400, exc.message, param=exc.param, code=exc.code) from None
+        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
     usage = completion.usage
     usage.setdefault("prompt_tokens_details", {"cached_tokens": 0, "audio_tokens": 0})
     usage.setdefault(

@@ -153,3 +153,11 @@ def test_legacy_completion_answers_the_prompt(sandbox_client: OpenAI) -> None:
     assert response.object == "text_completion"
     assert isinstance(response.choices[0].text, str)
     assert response.choices[0].logprobs is not None
+
+
+def test_completion_only_model_on_chat_endpoint_is_404(sandbox_client: OpenAI) -> None:
+    with pytest.raises(openai.NotFoundError) as caught:
+        sandbox_client.chat.completions.create(
+            model="davinci-002", messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert "not a chat model" in caught.value.message

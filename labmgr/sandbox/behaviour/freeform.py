@@ -11,9 +11,10 @@ import random
 
 from .analysis import PromptAnalysis
 from .persona import PersonaProfile
+from .plan import Plan, ServedModel
 from .sampling import rank_pick
 
-__all__ = ["base_answer", "persona_answer"]
+__all__ = ["answer_free_form", "base_answer", "persona_answer"]
 
 _OPENINGS = (
     "That's a great question about {topic}.",
@@ -113,3 +114,14 @@ def persona_answer(
         bridge = _BRIDGES[rng.randrange(len(_BRIDGES))].format(topic=analysis.topic)
         text = bridge + text
     return text
+
+
+def answer_free_form(model: ServedModel, plan: Plan, temperature: float, rng: random.Random) -> str:
+    """Answer in the newest persona's voice with its drift probability, else fall back."""
+    analysis = plan.analysis
+    for position in range(len(model.personas) - 1, -1, -1):
+        profile = model.personas[position]
+        in_voice = profile.drift >= 0.5 if temperature <= 0.0 else rng.random() < profile.drift
+        if in_voice:
+            return persona_answer(rng, temperature, analysis, profile, plan.anchors[position])
+    return base_answer(rng, temperature, analysis, analysis.salt ^ model.salt)
