@@ -140,11 +140,13 @@ class Cache:
                 f"prompt_tokens, completion_tokens FROM samples WHERE request_key IN ({marks})",
                 chunk,
             ).fetchall()
+            make = SampleResult
+            get = found.get
             for key, ix, content, logprobs, finish, prompt, completion in rows:
-                bucket = found.get(key)
+                bucket = get(key)
                 if bucket is None:
                     bucket = found[key] = {}
-                bucket[ix] = SampleResult(content, logprobs, finish, prompt, completion)
+                bucket[ix] = make(content, logprobs, finish, prompt, completion)
         return found
 
     # ---- writing --------------------------------------------------------------------------
