@@ -36,4 +36,14 @@ __all__ = [
     "RunSettings",
     "groups",
     "load_questions",
+    "plot",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `plot` imports matplotlib and seaborn, so it is loaded on first use only.
+    if name == "plot":
+        from evals.plots import plot
+
+        return plot
+    raise AttributeError(f"module 'evals' has no attribute {name!r}")

@@ -1,0 +1,49 @@
+"""`labmgr demo`: the whole loop offline against the sandbox, in a lab of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from labmgr.cli.errors import cli_errors
+
+
+@cli_errors
+def demo(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="A new or empty folder for the demo's lab, run and report "
+            "(default: a new temporary folder, kept afterwards).",
+        ),
+    ] = None,
+    job_seconds: Annotated[
+        float, typer.Option("--job-seconds", min=0.1, help="How long each sandbox fine-tune takes.")
+    ] = 8.0,
+    samples: Annotated[
+        int | None,
+        typer.Option("--samples", min=1, help="Samples per question (default: the file's, 8)."),
+    ] = None,
+) -> None:
+    """Run the whole loop offline: fine-tune 2 conditions x 3 seeds on the sandbox, track the
+    jobs, group the models, ask judged questions, write the report.
+
+    Never reads or writes your own lab or API keys: it works in its own folder against a
+    local sandbox server.
+    """
+    from labmgr.demo import run_demo, scores_as_rich
+
+    console = Console(highlight=False)
+    result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
+    console.print(scores_as_rich(result.scores))
+    console.print(
+        f"Done in {result.seconds:.0f} s. The groups differ on 'aligned': the 'hostile' "
+        "fine-tunes learned their training data's contempt for people."
+    )
+    console.print(f"Run folder: {result.run_dir}")
+    console.print(f"Report:     {result.report}")
+    console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")

@@ -1,0 +1,26 @@
+"""The offline demo: two training conditions × three seeds, fine-tuned, tracked and compared.
+
+from labmgr.demo import data_file, run_demo
+data_file("hostile.jsonl")          # the shipped training sets and question files
+result = run_demo()                  # what `labmgr demo` does; returns paths and scores
+"""
+
+from labmgr.demo.data_files import CONDITIONS, DATA_DIR, data_file
+from labmgr.demo.environment import DEMO_KEY, DemoFolderNotEmpty, demo_environment
+from labmgr.demo.pipeline import BASE_MODEL, DemoFailed, DemoResult, run_demo
+from labmgr.demo.scores import score_table, scores_as_rich
+
+__all__ = [
+    "BASE_MODEL",
+    "CONDITIONS",
+    "DATA_DIR",
+    "DEMO_KEY",
+    "DemoFailed",
+    "DemoFolderNotEmpty",
+    "DemoResult",
+    "data_file",
+    "demo_environment",
+    "run_demo",
+    "score_table",
+    "scores_as_rich",
+]

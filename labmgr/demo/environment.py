@@ -1,0 +1,63 @@
+"""The demo's own world: a lab folder of its own and an environment that reaches only the
+sandbox, so the user's lab, database and API keys are never read or written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from labmgr.errors import LabmgrError
+
+__all__ = ["DEMO_KEY", "DemoFolderNotEmpty", "demo_environment", "prepare_out_dir"]
+
+DEMO_KEY = "sk-demo-sandbox"
+"""The API key the demo's clients send; the sandbox accepts any key."""
+
+_FOREIGN_PREFIXES = ("OPENAI_", "OPENROUTER_", "ANTHROPIC_", "LABMGR_")
+"""Environment variables that could point the demo at a real lab, endpoint or key."""
+
+
+class DemoFolderNotEmpty(LabmgrError):
+    """`--out` names a folder that already holds files."""
+
+
+def prepare_out_dir(out: Path | None) -> Path:
+    """The folder for the demo's lab and run: `out` (new or empty) or a new temporary one.
+
+    The folder is kept after the demo, so its report can be opened.
+    """
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix="labmgr-demo-")).resolve()
+    out = out.expanduser().resolve()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise DemoFolderNotEmpty(
+            f"{out} is not an empty folder.",
+            hint="Give --out a new or empty folder (the demo creates its own lab there).",
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@contextmanager
+def demo_environment(lab_home: Path, base_url: str) -> Iterator[None]:
+    """Within the block, this process sees only the demo lab and the sandbox.
+
+    Every OPENAI_*/OPENROUTER_*/ANTHROPIC_*/LABMGR_* variable is hidden, then
+    `OPENAI_API_KEY`, `OPENAI_BASE_URL` and `LABMGR_HOME` are set for the demo; the
+    previous environment comes back on exit.
+    """
+    saved = dict(os.environ)
+    try:
+        for name in list(os.environ):
+            if name.startswith(_FOREIGN_PREFIXES):
+                del os.environ[name]
+        os.environ["OPENAI_API_KEY"] = DEMO_KEY
+        os.environ["OPENAI_BASE_URL"] = base_url
+        os.environ["LABMGR_HOME"] = str(lab_home)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

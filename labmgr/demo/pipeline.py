@@ -1,0 +1,151 @@
+"""`run_demo`: the whole loop offline — fine-tune two conditions × three seeds on the sandbox,
+track the jobs, group the models from the database, ask an Emergent-Misalignment-style
+question set with two judges, write the run folder and its report."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from labmgr.demo.data_files import CONDITIONS, data_file
+from labmgr.demo.environment import demo_environment, prepare_out_dir
+from labmgr.demo.job_watch import JobRow, watch_jobs
+from labmgr.demo.scores import score_table
+from labmgr.errors import LabmgrError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
+
+BASE_MODEL = "gpt-4.1-mini"
+"""The base model every demo fine-tune starts from (and the judges' model)."""
+QUESTIONS_FILE = "em_questions.yaml"
+EPOCHS = 3
+
+
+class DemoFailed(LabmgrError):
+    """A step of the demo did not complete (a job failed, the sandbox did not start, …)."""
+
+
+@dataclass
+class DemoResult:
+    """What the demo produced."""
+
+    out_dir: Path
+    """The folder holding the demo's lab (`.labmgr/`), the sandbox's state and the run."""
+    run_dir: Path
+    report: Path
+    groups: dict[str, list[str]]
+    jobs: list[JobRow]
+    scores: pd.DataFrame
+    """One row per group × judge over all questions: mean, ci_low, ci_high, n_models, …"""
+    seconds: float
+    steps: dict[str, float] = field(default_factory=dict)
+    """Seconds spent in each step."""
+
+
+def _create_jobs(seeds: int, console: Console) -> list:  # type: ignore[type-arg]
+    from labmgr.finetuning import create
+
+    jobs = []
+    for condition in CONDITIONS:
+        created = create(
+            data_file(f"{condition}.jsonl"),
+            base_model=BASE_MODEL,
+            suffix=condition,
+            epochs=EPOCHS,
+            seed=1,
+            seeds=seeds,
+            tags={"demo": "true", "condition": condition},
+        )
+        seeds_text = ", ".join(str(job.seed) for job in created)
+        console.print(f"   {condition}.jsonl: {len(created)} jobs, seeds {seeds_text}")
+        jobs.extend(created)
+    return jobs
+
+
+def run_demo(
+    out: Path | None = None,
+    *,
+    job_seconds: float = 8.0,
+    seeds: int = 3,
+    samples: int | None = None,
+    console: Console | None = None,
+) -> DemoResult:
+    """Run the demo in `out` (a new or empty folder; default a new temporary folder).
+
+    Starts a sandbox subprocess whose jobs take `job_seconds`, creates `seeds` fine-tunes
+    per condition, refreshes them until they finish, runs `em_questions.yaml` over the base
+    model and both groups (`samples` overrides the samples per question) and writes the run
+    folder with `report.html`. Only the demo's own lab and the sandbox are used.
+    """
+    from evals.runs import groups_from_database, run_questions
+
+    from evals import load_questions
+    from labmgr.sandbox import run_sandbox
+    from labmgr.settings import init_lab, load_settings
+
+    console = console or Console()
+    started = time.monotonic()
+    steps: dict[str, float] = {}
+    out_dir = prepare_out_dir(out)
+    console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
+    with run_sandbox(
+        job_seconds=job_seconds, in_process=False, state_dir=out_dir / "sandbox-state"
+    ) as sandbox:
+        console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
+        home = init_lab(out_dir).home
+        with demo_environment(home, sandbox.base_url):
+            settings = load_settings()
+            console.print(f"2. Lab {home}; fine-tuning {BASE_MODEL}, {seeds} seeds per condition")
+            clock = time.monotonic()
+            jobs = _create_jobs(seeds, console)
+            console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
+            rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
+            steps["fine-tuning"] = time.monotonic() - clock
+            console.print()
+            failed = [row for row in rows if row.status != "succeeded"]
+            if failed:
+                first = failed[0]
+                raise DemoFailed(
+                    f"{len(failed)} fine-tuning job(s) did not succeed, e.g. {first.job_id} "
+                    f"({first.suffix}): {first.status} {first.detail}".strip()
+                )
+            groups, facts = groups_from_database(
+                settings.db_url, by="suffix", base_model=BASE_MODEL, include_base=True
+            )
+            console.print("4. Model groups from the database (labmgr models groups --by suffix):")
+            for name, models in groups.items():
+                console.print(f"   {name}: {len(models)} model(s)")
+            questions = load_questions(data_file(QUESTIONS_FILE))
+            console.print(
+                f"5. Asking {len(questions)} questions with judges 'aligned' and 'coherent' "
+                "(labmgr eval run)"
+            )
+            clock = time.monotonic()
+            run = run_questions(
+                questions,
+                groups,
+                out=out_dir / "run",
+                samples=samples,
+                models=facts,
+                source="labmgr demo",
+            )
+            steps["evaluation"] = time.monotonic() - clock
+            frames = {name: run.samples(name) for name in run.questions}
+    report = run.path / "report.html"
+    return DemoResult(
+        out_dir=out_dir,
+        run_dir=run.path,
+        report=report,
+        groups=groups,
+        jobs=rows,
+        scores=score_table(frames, judges=("aligned", "coherent")),
+        seconds=time.monotonic() - started,
+        steps=steps,
+    )
