@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["CACHE_VERSION", "ChatRequest", "SampleResult"]
 
@@ -62,9 +62,10 @@ class ChatRequest:
         return body
 
 
-@dataclass(slots=True)
-class SampleResult:
-    """One sample (one choice) as cached; usage is this sample's share of its request."""
+class SampleResult(NamedTuple):
+    """One sample (one choice) as cached; usage is this sample's share of its request.
+
+    A tuple, so that a bulk cache read builds it straight from a database row."""
 
     content: str | None
     logprobs_json: str | None
