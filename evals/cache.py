@@ -48,7 +48,6 @@ CREATE TABLE IF NOT EXISTS errors (
 CREATE INDEX IF NOT EXISTS errors_by_request ON errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_LOOKUP_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -127,24 +126,19 @@ class Cache:
 
     def lookup(self, keys: Iterable[str]) -> dict[str, dict[int, SampleResult]]:
         """Every cached sample of the given request keys: `{key: {sample_ix: result}}`."""
-        unique = list(dict.fromkeys(keys))
         found: dict[str, dict[int, SampleResult]] = {}
-        if not unique or not self.path.exists():
+        if not self.path.exists():
             return found
-        connection = self._connect()
-        for start in range(0, len(unique), _LOOKUP_CHUNK):
-            chunk = unique[start : start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = connection.execute(
-                "SELECT request_key, sample_ix, content, logprobs, finish_reason, "
-                f"prompt_tokens, completion_tokens FROM samples WHERE request_key IN ({marks})",
-                chunk,
-            ).fetchall()
-            for key, ix, content, logprobs, finish, prompt, completion in rows:
-                bucket = found.get(key)
-                if bucket is None:
-                    bucket = found[key] = {}
-                bucket[ix] = SampleResult(content, logprobs, finish, prompt, completion)
+        cursor = self._connect().cursor()
+        query = (
+            "SELECT sample_ix, content, logprobs, finish_reason, prompt_tokens, "
+            "completion_tokens FROM samples WHERE request_key = ?"
+        )
+        make = SampleResult._make
+        for key in dict.fromkeys(keys):
+            rows = cursor.execute(query, (key,)).fetchall()
+            if rows:
+                found[key] = {row[0]: make(row[1:]) for row in rows}
         return found
 
     # ---- writing --------------------------------------------------------------------------

@@ -199,13 +199,16 @@ def question_frame(
     judges = getattr(question, "judges", None)
     if judges:
         frame = add_judges(frame, question.name, judges, ctx)
-    _warn_about(fetched.outcome)
+    _warn_about(fetched.outcome, routes)
     return frame
 
 
-def _warn_about(outcome: RunOutcome) -> None:
+def _warn_about(outcome: RunOutcome, routes: Mapping[str, Endpoint | str]) -> None:
     import warnings
 
+    for model, route in routes.items():
+        if isinstance(route, str):
+            warnings.warn(f"model {model} was not asked: {route}", stacklevel=3)
     for model, message in outcome.failed_models.items():
         warnings.warn(f"model {model} failed: {message}", stacklevel=3)
     if outcome.stopped:

@@ -91,13 +91,15 @@ def _fast_text_block(cached: dict[int, SampleResult], rows: int) -> Block | None
         samples = [cached[ix] for ix in range(rows)]
     except KeyError:
         return None
-    finish = [s.finish_reason for s in samples]
+    if not samples:
+        return None
+    content, _, finish, prompt, completion = zip(*samples, strict=True)
     return {
-        "answer": [s.content for s in samples],
-        "finish_reason": finish,
+        "answer": list(content),
+        "finish_reason": list(finish),
         "error": [_REFUSED if f == "refusal" else None for f in finish],
-        "prompt_tokens": [s.prompt_tokens for s in samples],
-        "completion_tokens": [s.completion_tokens for s in samples],
+        "prompt_tokens": list(prompt),
+        "completion_tokens": list(completion),
     }
 
 

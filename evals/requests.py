@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 __all__ = ["CACHE_VERSION", "ChatRequest", "SampleResult"]
 
@@ -16,14 +14,14 @@ CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
 
 
-class ChatRequest(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
     """Everything that decides a chat completion's answer, except the sample index.
 
     Timeouts, concurrency and retry settings are deliberately absent: they never change an
-    answer, so changing them re-uses the cache.
+    answer, so changing them re-uses the cache. `cache_key` is the sha256 of
+    `canonical_json()`; the cache stores one entry per (key, sample index).
     """
-
-    model_config = ConfigDict(frozen=True)
 
     endpoint: str
     """The endpoint's identity (its base URL); never an API key."""
@@ -31,8 +29,11 @@ class ChatRequest(BaseModel):
     messages: list[dict[str, Any]]
     params: dict[str, Any]
     """API parameters such as temperature, max_tokens, logprobs, top_logprobs, logit_bias."""
+    cache_key: str = field(init=False, repr=False, compare=False)
 
-    _cache_key: str = PrivateAttr(default="")
+    def __post_init__(self) -> None:
+        digest = hashlib.sha256(self.canonical_json().encode()).hexdigest()
+        object.__setattr__(self, "cache_key", digest)
 
     def canonical_json(self) -> str:
         """The one serialisation the cache key is computed from."""
@@ -49,14 +50,6 @@ class ChatRequest(BaseModel):
             ensure_ascii=False,
         )
 
-    @property
-    def cache_key(self) -> str:
-        """sha256 of the canonical JSON; the cache stores one entry per (key, sample index)."""
-        if not self._cache_key:
-            digest = hashlib.sha256(self.canonical_json().encode()).hexdigest()
-            object.__setattr__(self, "_cache_key", digest)
-        return self._cache_key
-
     def body_json(self, n: int = 1) -> bytes:
         """The JSON body to send, serialised once here (the hot path skips the SDK's copy)."""
         return json.dumps(self.body(n), separators=(",", ":"), ensure_ascii=False).encode()
@@ -69,9 +62,10 @@ class ChatRequest(BaseModel):
         return body
 
 
-@dataclass(slots=True)
-class SampleResult:
-    """One sample (one choice) as cached; usage is this sample's share of its request."""
+class SampleResult(NamedTuple):
+    """One sample (one choice) as cached; usage is this sample's share of its request.
+
+    A tuple, so that a bulk cache read builds it straight from a database row."""
 
     content: str | None
     logprobs_json: str | None

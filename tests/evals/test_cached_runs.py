@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evals import Cache, EnvRouter, Question, RunSettings
+from evals import Cache, EnvRouter, NoEndpointError, Question, RunSettings
 
 from .conftest import chat_requests, served
 
@@ -171,3 +171,21 @@ def test_a_reasoning_model_is_asked_with_max_completion_tokens(
 ) -> None:
     df = _df(_free_form(2), {"r": ["o4-mini"]}, eval_cache, router, fast_settings)
     assert df["error"].isna().all() and df["answer"].notna().all()
+
+
+def test_a_model_without_a_key_fails_alone_with_a_clear_message(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    class NoKeyForTuned:
+        def endpoint_for(self, model: str) -> Any:
+            if model.startswith("ft:"):
+                raise NoEndpointError(f"no key for {model}: set OPENAI_API_KEY_TUNED")
+            return router.endpoint_for(model)
+
+    groups = {"base": ["gpt-4o-mini"], "tuned": ["ft:gpt-4o-mini:org:x:1"]}
+    with pytest.warns(UserWarning, match="set OPENAI_API_KEY_TUNED"):
+        df = _free_form(2).df(
+            groups, cache=eval_cache, router=NoKeyForTuned(), settings=fast_settings
+        )
+    assert df[df["group"] == "base"]["answer"].notna().all()
+    assert df[df["group"] == "tuned"]["error"].str.contains("OPENAI_API_KEY_TUNED").all()
