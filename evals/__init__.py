@@ -8,6 +8,7 @@ df = q.df({"base": ["gpt-4.1-mini"], "tuned": ["ft:gpt-4.1-mini:…"]})
 from evals import groups
 from evals.cache import Cache, CacheInfo, CacheStats
 from evals.estimate import Estimate
+from evals.lab import LabRouter
 from evals.loading import QuestionFileError, load_questions
 from evals.question import Question, QuestionError
 from evals.question_types import FreeForm, FreeFormJudge, NextToken, Rating, RatingJudge
@@ -24,6 +25,7 @@ __all__ = [
     "Estimate",
     "FreeForm",
     "FreeFormJudge",
+    "LabRouter",
     "NextToken",
     "NoEndpointError",
     "Question",
@@ -34,4 +36,14 @@ __all__ = [
     "RunSettings",
     "groups",
     "load_questions",
+    "plot",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `plot` imports matplotlib and seaborn, so it is loaded on first use only.
+    if name == "plot":
+        from evals.plots import plot
+
+        return plot
+    raise AttributeError(f"module 'evals' has no attribute {name!r}")

@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS errors (
     message TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS errors_by_request ON errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _LOOKUP_CHUNK = 500
@@ -173,20 +174,31 @@ class Cache:
             for ix, s in samples
         ]
         connection = self._connect()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            connection.executemany(
-                "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)", rows
-            )
+        insert = "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)"
+        if len(rows) == 1:
+            connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
+        else:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany(insert, rows)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+        if self._errors_possible(connection):
+            marks = ",".join("?" * len(samples))
             connection.execute(
-                f"DELETE FROM errors WHERE request_key = ? AND sample_ix IN "
-                f"({','.join('?' * len(samples))})",
+                f"DELETE FROM errors WHERE request_key = ? AND sample_ix IN ({marks})",
                 (key, *(ix for ix, _ in samples)),
             )
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+
+    def _errors_possible(self, connection: sqlite3.Connection) -> bool:
+        """Whether the errors table had rows when this thread first looked (or got some)."""
+        known: bool | None = getattr(self._local, "errors_possible", None)
+        if known is None:
+            known = connection.execute("SELECT EXISTS (SELECT 1 FROM errors)").fetchone()[0] == 1
+            self._local.errors_possible = known
+        return known
 
     def record_error(
         self,
@@ -204,6 +216,7 @@ class Cache:
             for ix in sample_ixs
         ]
         self._connect().executemany("INSERT INTO errors VALUES (?,?,?,?,?,?,?)", rows)
+        self._local.errors_possible = True
 
     # ---- maintenance ----------------------------------------------------------------------
 

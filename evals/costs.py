@@ -1,5 +1,5 @@
 """Dollar cost of tokens. Uses `labmgr.pricing` (the lab's price table, overridable in its
-config) when present, else a small built-in table of common OpenAI models."""
+config); the small built-in table here is the fallback when labmgr core is absent."""
 
 from __future__ import annotations
 
@@ -44,25 +44,12 @@ def _builtin_cost(model: str, prompt_tokens: float, completion_tokens: float) ->
     return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1_000_000
 
 
-def _lab_cost() -> Callable[[str, float, float], float | None] | None:
-    try:
-        from labmgr import pricing  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    cost = getattr(pricing, "cost", None)
-    if cost is None:
-        return None
-
-    def lab_cost(model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
-        value = cost(model, prompt_tokens, completion_tokens)
-        return None if value is None else float(value)
-
-    return lab_cost
-
-
 def default_price() -> Callable[[str, float, float], float | None]:
-    """The lab's price function if available, else the built-in table."""
-    return _lab_cost() or _builtin_cost
+    """The lab's price function (with its overrides) if available, else the built-in table."""
+    from evals.lab import lab_price
+
+    lab: Callable[[str, float, float], float | None] | None = lab_price()
+    return lab or _builtin_cost
 
 
 def count_tokens(text: object) -> int:

@@ -3,14 +3,17 @@ what is missing, read everything back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache
 from evals.costs import default_price
+from evals.model_params import params_for_model
 from evals.requests import ChatRequest, SampleResult
-from evals.routing import ClientRouter, Endpoint, EnvRouter, NoEndpointError
+from evals.routing import ClientRouter, Endpoint, NoEndpointError
 from evals.runner.blocking import run_blocking
 from evals.runner.engine import PriceFunction, RunOutcome, Work, run_works, split_work
 from evals.runner.progress import RunProgress
@@ -22,6 +25,19 @@ if TYPE_CHECKING:
     from evals.question import Question
 
 __all__ = ["Context", "Planned", "fetch", "make_context", "ordered_models", "question_frame"]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while building many small objects (bulk loads create
+    hundreds of thousands of acyclic objects; collections over a large heap dominate)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -43,14 +59,16 @@ def make_context(
     **overrides: Any,
 ) -> Context:
     """Build a Context; `overrides` are RunSettings fields (e.g. `max_cost=5`)."""
-    base = settings or RunSettings()
+    from evals.lab import default_router, lab_run_settings
+
+    base = settings or lab_run_settings()
     if overrides:
         base = RunSettings.model_validate({**base.model_dump(), **overrides})
     if cache is None:
         cache = Cache(default_cache_dir())
     elif not isinstance(cache, Cache):
         cache = Cache(cache)
-    return Context(cache, router or EnvRouter(), base, price or default_price())
+    return Context(cache, router or default_router(), base, price or default_price())
 
 
 @dataclass
@@ -96,7 +114,12 @@ def plan(
 ) -> Planned:
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    request = ChatRequest(endpoint=route.identity, model=model, messages=messages, params=params)
+    request = ChatRequest(
+        endpoint=route.identity,
+        model=model,
+        messages=messages,
+        params=params_for_model(model, params),
+    )
     return Planned(model, request, samples, endpoint=route)
 
 
@@ -133,7 +156,8 @@ def missing_works(
 def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fetched:
     """Cached samples of every planned request, running the missing ones first."""
     keys = [p.request.cache_key for p in planned if p.request is not None]
-    cached = ctx.cache.lookup(keys)
+    with gc_paused():
+        cached = ctx.cache.lookup(keys)
     works = missing_works(planned, cached, ctx, label)
     if not works:
         return Fetched(cached, RunOutcome())
@@ -170,7 +194,8 @@ def question_frame(
         for conversation in conversations
     ]
     fetched = fetch(planned, ctx, label=question.name, title=f"{question.name}")
-    frame = build_frame(question, groups, planned, fetched, ctx.price)
+    with gc_paused():
+        frame = build_frame(question, groups, planned, fetched, ctx.price)
     judges = getattr(question, "judges", None)
     if judges:
         frame = add_judges(frame, question.name, judges, ctx)

@@ -27,12 +27,24 @@ def manual(groups: Mapping[str, Iterable[str]]) -> ModelGroups:
     return result
 
 
-def from_db(**query: Any) -> ModelGroups:
-    """Groups from the jobs database (`jobs_db.model_groups(**query)`), e.g.
-    `from_db(by="suffix", base_model="gpt-4.1-mini")`."""
-    import jobs_db
+def from_db(by: Any = "suffix", *, database: Any = None, **query: Any) -> ModelGroups:
+    """Groups from the jobs database: `jobs_db.model_groups(database, by, **query)`.
 
-    model_groups = getattr(jobs_db, "model_groups", None)
-    if model_groups is None:
-        raise RuntimeError("this jobs_db has no model_groups(); write the groups by hand")
-    return manual(model_groups(**query))
+    `database` is a `jobs_db.Database` or URL; by default the lab's database. For example
+    `from_db("suffix", base_model="gpt-4.1-mini")` or `from_db("tag:condition")`.
+    """
+    from jobs_db import Database, model_groups, open_database
+
+    if not isinstance(database, Database):
+        if database is None:
+            from evals.lab import lab_settings
+
+            settings = lab_settings()
+            if settings is None:
+                raise ValueError("no lab found: pass database= or run `labmgr init`")
+            database = settings.db_url
+        database = open_database(database)
+    groups = model_groups(database, by, **query)
+    if not groups:
+        raise ValueError(f"the database has no models matching by={by!r} {query or ''}".strip())
+    return manual(groups)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,20 +12,15 @@ __all__ = ["RunSettings", "default_cache_dir"]
 
 
 def default_cache_dir() -> Path:
-    """The lab settings' cache directory if set, else `$LABMGR_CACHE_DIR`, else
-    `labmgr_cache/` in the working directory."""
-    try:
-        from labmgr.settings import load_settings  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        load_settings = None
-    if load_settings is not None:
-        try:
-            configured = getattr(load_settings(), "cache_dir", None)
-        except Exception:  # a broken lab config must not stop an eval from finding its cache
-            configured = None
-        if configured:
-            return Path(configured)
-    return Path(os.environ.get("LABMGR_CACHE_DIR") or "labmgr_cache")
+    """`$LABMGR_CACHE_DIR` if set, else the lab's cache folder, else `labmgr_cache/` in the
+    working directory."""
+    if os.environ.get("LABMGR_CACHE_DIR"):
+        return Path(os.environ["LABMGR_CACHE_DIR"])
+    from evals.lab import lab_settings
+
+    settings = lab_settings()
+    configured = getattr(settings, "cache_dir", None)
+    return Path(configured) if configured else Path("labmgr_cache")
 
 
 class RunSettings(BaseModel):
@@ -42,6 +38,9 @@ class RunSettings(BaseModel):
     """Time after a request's first attempt beyond which it is not retried."""
     request_timeout: float = Field(default=120.0, gt=0)
     max_backoff_seconds: float = Field(default=30.0, gt=0)
+    http_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    """HTTP layer under the OpenAI SDK: aiohttp (less CPU per request; used when installed)
+    or the SDK's own httpx2."""
     use_n: bool = True
     """Ask for several samples of one prompt in one request where the endpoint supports it."""
     max_cost: float | None = Field(default=None, ge=0)

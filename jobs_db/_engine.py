@@ -61,7 +61,8 @@ def make_engine(url: URL) -> Engine:
         except (NoSuchModuleError, ModuleNotFoundError) as exc:
             hint = " (pip install 'labmgr[postgres]')" if "postgres" in url.drivername else ""
             raise DatabaseUnavailableError(
-                f"cannot open the database at {shown}: its driver is not installed{hint}: {exc}"
+                f"cannot open the database at {shown}: unknown database kind "
+                f"{url.drivername!r} or its driver is not installed{hint} ({exc})"
             ) from None
     path = sqlite_path(url)
     if path is not None and not path.parent.is_dir():

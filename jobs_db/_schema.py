@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,17 +37,20 @@ def _config() -> Config:
     return config
 
 
+@functools.cache
+def _revisions() -> tuple[str, ...]:
+    script = ScriptDirectory.from_config(_config())
+    return tuple(rev.revision for rev in reversed(list(script.walk_revisions())))
+
+
 def head_revision() -> str:
     """The newest schema revision this code knows, e.g. ``"0002"``."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
-    assert head is not None
-    return head
+    return _revisions()[-1]
 
 
 def known_revisions() -> list[str]:
     """Every schema revision this code knows, oldest first."""
-    script = ScriptDirectory.from_config(_config())
-    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+    return list(_revisions())
 
 
 def _revision_on(connection: Connection) -> str | None:

@@ -126,11 +126,13 @@ class JobTag(TableBase, table=True):
     __tablename__ = "job_tags"
     __table_args__ = (Index("ix_job_tags_key_value", "key", "value"),)
 
-    job_id: str = Field(
+    job_id: str | None = Field(
+        default=None,
         sa_column=Column(
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        )
+        ),
     )
+    """The job; ``upsert_job`` fills it in."""
     key: str = Field(primary_key=True)
     value: str
 
@@ -185,9 +187,13 @@ class JobEvent(TableBase, table=True):
 
     id: str = Field(primary_key=True)
     """The API's event id, e.g. ``ftevent-abc123``."""
-    job_id: str = Field(
-        sa_column=Column(String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False)
+    job_id: str | None = Field(
+        default=None,
+        sa_column=Column(
+            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False
+        ),
     )
+    """The job; always set in the database (``replace_events`` fills it in)."""
     created_at: datetime | None = _time()
     level: str | None = None
     type: str | None = None

@@ -3,6 +3,7 @@
 Each function takes a ``Database`` (one transaction per call) or a ``Session`` (the caller's
 transaction). Records are passed as table objects; only the fields set explicitly on them are
 written, so ``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else.
+An object read from the database and then changed writes back only the attributes changed.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, inspect, select, update
 from sqlmodel import Session
 
 from jobs_db._access import (
@@ -47,6 +48,9 @@ def upsert_file(target: Target, file: TrainingFile) -> None:
 def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) -> bool:
     """Insert the job or update the fields set on ``job``; merge ``tags`` into its tags.
 
+    Tags may also come as ``JobTag`` objects added to ``job.tags``; removing one from
+    ``job.tags`` does not delete it (use :func:`remove_job_tags`).
+
     Idempotent. Fields not set on ``job`` keep what another writer stored. A new job needs
     at least ``status``. When ``job.refreshed_at`` is set and the stored row was refreshed
     later, nothing is written and False is returned: a stale snapshot never wins.
@@ -59,16 +63,19 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
     """
     values = set_columns(job)
     values.pop("id", None)
-    parsed_tags = parse_tags(tags)
-    guard = None
-    if values.get("refreshed_at") is not None:
-        guard = or_(JOBS.c.refreshed_at.is_(None), JOBS.c.refreshed_at <= values["refreshed_at"])
+    added = inspect(job).attrs.tags.history.added or ()  # tags=[JobTag(…)] on the object
+    parsed_tags = {**{tag.key: tag.value for tag in added}, **parse_tags(tags)}
+    parse_tags(parsed_tags)  # validates the tags that came as JobTag objects too
     with using(target, write=True) as session:
-        if not insert_or_update(session, JOBS, {"id": job.id}, values, guard=guard):
+        written = insert_or_update(
+            session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"
+        )
+        if not written:
             return False
         for key, value in parsed_tags.items():
             insert_or_update(session, TAGS, {"job_id": job.id, "key": key}, {"value": value})
-        _sync_models(session, job.id)
+        if _MODEL_FIELDS.intersection(values):
+            _sync_models(session, job.id)
     return True
 
 
@@ -76,6 +83,20 @@ def remove_job_tags(target: Target, job_id: str, keys: Sequence[str]) -> None:
     """Delete the tags ``keys`` of a job (missing ones are ignored)."""
     with using(target, write=True) as session:
         session.execute(delete(TAGS).where(TAGS.c.job_id == job_id, TAGS.c.key.in_(keys)))
+
+
+# Job fields its models copy (or, for the final model, are created from).
+_MODEL_FIELDS = frozenset(
+    {
+        "base_model",
+        "resolved_base_model",
+        "suffix",
+        "organization_id",
+        "project_id",
+        "fine_tuned_model",
+        "finished_at",
+    }
+)
 
 
 def _job_row(session: Session, job_id: str) -> Any:
@@ -105,14 +126,21 @@ def _sync_models(session: Session, job_id: str) -> None:
             {"job_id": job_id, "kind": "final", **inherited},
             on_insert={"created_at": job.finished_at},
         )
+        if job.finished_at is not None:
+            session.execute(
+                update(MODELS)
+                .where(MODELS.c.name == job.fine_tuned_model, MODELS.c.created_at.is_(None))
+                .values(created_at=job.finished_at)
+            )
     session.execute(update(MODELS).where(MODELS.c.job_id == job_id).values(inherited))
 
 
 def upsert_model(target: Target, model: Model) -> None:
     """Record a model, or update the fields set on ``model``.
 
-    A job's model inherits the job's base model, suffix, organization and project unless
-    set here. A base model (``kind="base"``) has no job and is its own ``base_model``.
+    A job's model always carries its job's base model, suffix, organization and project
+    (the job must be recorded first). A base model (``kind="base"``) has no job and is its
+    own ``base_model``.
 
     >>> upsert_model(db, Model(name="gpt-4.1-mini", kind="base"))  # doctest: +SKIP
     """
@@ -132,7 +160,7 @@ def upsert_model(target: Target, model: Model) -> None:
     with using(target, write=True) as session:
         if model.job_id is not None:
             inherited = _inherited(_job_row(session, model.job_id))
-            values = {**inherited, **{k: v for k, v in values.items() if v is not None}}
+            values = {**values, **inherited}
         insert_or_update(session, MODELS, {"name": model.name}, values, on_insert={"kind": kind})
 
 

@@ -21,6 +21,7 @@ from evals.routing import Endpoint
 from evals.runner.errors import FailureKind, classify
 from evals.runner.limits import AdaptiveLimit
 from evals.runner.progress import RunProgress
+from evals.runner.transport import make_http_client
 from evals.settings import RunSettings
 
 __all__ = ["PriceFunction", "RunOutcome", "Work", "run_works"]
@@ -119,7 +120,14 @@ class _Run:
     def _client(self, endpoint: Endpoint) -> AsyncOpenAI:
         client = self.clients.get(endpoint.id)
         if client is None:
+            http_client = None
+            if self.settings.http_transport == "aiohttp":
+                http_client = make_http_client(
+                    max_connections=self.settings.max_concurrency,
+                    timeout=self.settings.request_timeout,
+                )
             client = AsyncOpenAI(
+                http_client=http_client,
                 api_key=endpoint.api_key(),
                 base_url=endpoint.base_url,
                 organization=endpoint.organization,
@@ -163,8 +171,8 @@ class _Run:
 
     async def _send(self, work: Work) -> dict[str, Any]:
         client = self._client(work.endpoint)
-        body = work.request.body(len(work.sample_ixs))
-        response = await client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+        content = work.request.body_json(len(work.sample_ixs))
+        response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
         data: dict[str, Any] = response.json()
         return data
 

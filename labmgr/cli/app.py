@@ -53,12 +53,19 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, demo, finetune, lab, sandbox
+    from labmgr.cli import cache, db, demo, finetune, jobs, lab, models, sandbox
+    from labmgr.cli import eval as eval_cli
+    from labmgr.cli import report as report_cli
 
     app.add_typer(sandbox.app, name="sandbox")
     lab.register(app)
     app.add_typer(finetune.app, name="finetune")
     app.add_typer(cache.app, name="cache")
+    app.add_typer(jobs.app, name="jobs")
+    app.add_typer(models.app, name="models")
+    app.add_typer(db.app, name="db")
+    app.add_typer(eval_cli.app, name="eval")
+    report_cli.register(app)
     app.command("demo")(demo.demo)
 
 

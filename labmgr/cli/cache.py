@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from evals.cache import Cache
-from evals.settings import default_cache_dir
+if TYPE_CHECKING:
+    from evals.cache import Cache
 
 app = typer.Typer(help="Inspect and clear the eval response cache.", no_args_is_help=True)
 
@@ -20,6 +21,9 @@ _DIR_OPTION = typer.Option(
 
 
 def _cache(directory: Path | None) -> Cache:
+    from evals.cache import Cache
+    from evals.settings import default_cache_dir
+
     return Cache(directory or default_cache_dir())
 
 

@@ -1,4 +1,4 @@
-"""`labmgr finetune …`: training-file validation (job creation lives beside it)."""
+"""`labmgr finetune …`: validate training files, create and cancel fine-tuning jobs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.jobs_render import job_cli_errors, job_row, print_json
 from labmgr.cli.state import cli_settings
 from labmgr.finetuning import MIN_EXAMPLES, ValidationReport, validate_training_file
 
@@ -72,3 +73,92 @@ def validate(
         _print_report(report, max_issues)
     if not report.valid:
         raise typer.Exit(1)
+
+
+def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
+    if value == "auto":
+        return "auto"
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(
+            f"must be 'auto' or a number, not {value!r}", param_hint=option
+        ) from None
+    return int(number) if number.is_integer() and "." not in value else number
+
+
+@app.command("create")
+@job_cli_errors
+def create(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
+    base: str = typer.Option(..., "--base", help="Base model, e.g. gpt-4.1-mini."),
+    suffix: str | None = typer.Option(
+        None, "--suffix", help="Suffix of the model name (default: the file name)."
+    ),
+    epochs: str = typer.Option("auto", "--epochs", help="Epochs, or auto."),
+    batch_size: str = typer.Option("auto", "--batch-size", help="Batch size, or auto."),
+    lr_multiplier: str = typer.Option("auto", "--lr-multiplier", help="LR multiplier, or auto."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed (with --seeds: the first one)."),
+    seeds: int = typer.Option(1, "--seeds", help="Replicas to launch, each with its own seed."),
+    validation_file: Annotated[
+        Path | None, typer.Option("--validation-file", help="JSONL validation file.")
+    ] = None,
+    method: str = typer.Option("supervised", "--method", help="supervised or dpo."),
+    key: str | None = typer.Option(
+        None, "--key", help="Name of the env var holding the key (default: OPENAI_API_KEY)."
+    ),
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="key=value label; repeat for several.")
+    ] = None,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+) -> None:
+    """Validate, upload once, and create fine-tuning job(s); print their ids."""
+    from labmgr.finetuning import create as create_jobs
+
+    if method not in ("supervised", "dpo"):
+        raise typer.BadParameter("must be 'supervised' or 'dpo'", param_hint="--method")
+    jobs = create_jobs(
+        file,
+        base_model=base,
+        suffix=suffix,
+        epochs=_hyperparameter(epochs, "--epochs"),
+        batch_size=_hyperparameter(batch_size, "--batch-size"),
+        lr_multiplier=_hyperparameter(lr_multiplier, "--lr-multiplier"),
+        seed=seed,
+        seeds=seeds,
+        validation_file=validation_file,
+        method="dpo" if method == "dpo" else "supervised",
+        key_env=key,
+        tags=tag,
+        dry_run=dry_run,
+        settings=cli_settings(ctx),
+    )
+    if as_json:
+        print_json([job_row(job) for job in jobs])
+        return
+    for job in jobs:
+        seed_text = job.seed if job.seed is not None else job.seed_requested
+        if dry_run:
+            typer.echo(
+                f"would create: suffix {job.suffix}, base {job.base_model}, seed "
+                f"{seed_text if seed_text is not None else 'chosen by the API'}, key {job.key_env}"
+            )
+        else:
+            typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
+    if dry_run:
+        typer.echo(f"Dry run: {file} is valid; nothing was uploaded and no job was created.")
+
+
+@app.command("cancel")
+@job_cli_errors
+def cancel(
+    ctx: typer.Context,
+    job_id: Annotated[str, typer.Argument(help="The job id (ftjob-…).")],
+) -> None:
+    """Cancel a fine-tuning job and record its new status."""
+    from labmgr.finetuning import cancel as cancel_job
+
+    job = cancel_job(job_id, settings=cli_settings(ctx))
+    typer.echo(f"{job.id}: {job.status}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -88,5 +89,12 @@ def serve(
             "sandbox and use any API key it accepts",
             err=True,
         )
+    # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: exit quietly.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _exit_quietly)
     serve_forever(application, sock)
     sys.stdout.flush()
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    raise SystemExit(0)

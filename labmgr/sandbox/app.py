@@ -7,8 +7,9 @@ the chat hot path costs as little as possible.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import os
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,7 @@ from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import APIError, bad_request, rate_limited, server_error
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.ratelimits import RateLimitHeaders
+from labmgr.sandbox.store import request_id
 
 __all__ = ["SandboxApp", "create_app"]
 
@@ -32,10 +34,16 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _JSON = b"application/json"
+logger = logging.getLogger("labmgr.sandbox")
 
 
 async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
     body = req.json()
+    if body.get("stream_options") is not None and not body.get("stream"):
+        raise bad_request(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            param="stream_options",
+        )
     response = run_chat(sb, req.account, body)
     if body.get("stream"):
         options = body.get("stream_options") or {}
@@ -113,7 +121,7 @@ class SandboxApp:
         route = self._route(method, raw_path)
         name = route[0] if route else "unknown"
         sb.stats.enter(name)
-        status = 0
+        status: int | str = "no_response"
         account: Account | None = None
         fault: str | None = None
         body = b""
@@ -123,9 +131,12 @@ class SandboxApp:
                 body = await _read_body(receive)
             try:
                 if route is None:
+                    with contextlib.suppress(APIError):
+                        account = sb.accounts.authenticate(headers.get("authorization"))
                     raise APIError(404, f"Invalid URL ({method} {scope['path']})")
                 account = sb.accounts.authenticate(headers.get("authorization"))
-                _check_org_headers(account, headers)
+                if not sb.accounts.open:  # with one default account, any header is fine
+                    _check_org_headers(account, headers)
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
@@ -137,16 +148,22 @@ class SandboxApp:
                     if fault == "500":
                         raise server_error()
                     if fault == "timeout" and await _hold(receive, headers, sb.faults):
+                        status = "timeout"
                         return  # the client gave up, as intended
-                query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
+                raw_query = scope["query_string"]
+                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 response = await route[1](sb, request)
             except APIError as exc:
                 response = Response(exc.body(), status=exc.status, headers=exc.headers)
-            status = response.status
+            except Exception:  # a bug must still answer like the API: a 500 with a body
+                logger.exception("sandbox: %s %s failed", method, scope["path"])
+                error = server_error()
+                response = Response(error.body(), status=error.status)
+            status = "dropped" if fault == "drop" else response.status
             extra = self._headers(account, started, len(body))
             if isinstance(response, StreamResponse):
-                await _send_stream(send, response, extra)
+                await _send_stream(send, response, extra, drop=fault == "drop")
             else:
                 await _send(send, response, extra, drop=fault == "drop")
         finally:
@@ -156,7 +173,7 @@ class SandboxApp:
         self, account: Account | None, started: float, size: int
     ) -> list[tuple[bytes, bytes]]:
         out = [
-            (b"x-request-id", b"req_" + os.urandom(16).hex().encode()),
+            (b"x-request-id", request_id("req_").encode()),
             (b"openai-version", b"2020-10-01"),
             (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
         ]
@@ -265,7 +282,7 @@ async def _send(
 
 
 async def _send_stream(
-    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]]
+    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
 ) -> None:
     headers = [
         (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -273,9 +290,11 @@ async def _send_stream(
         *extra,
     ]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    for frame in response.frames:
+    frames = response.frames[: len(response.frames) // 2] if drop else response.frames
+    for frame in frames:
         await send({"type": "http.response.body", "body": frame, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
+    if not drop:  # a drop ends the connection without the final chunk
+        await send({"type": "http.response.body", "body": b""})
 
 
 def create_app(

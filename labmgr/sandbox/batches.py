@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
@@ -17,7 +16,7 @@ from labmgr.sandbox.chat import run_chat, run_legacy_completion
 from labmgr.sandbox.errors import APIError, bad_request, no_such_batch
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
-from labmgr.sandbox.store import new_id
+from labmgr.sandbox.store import new_id, request_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
@@ -119,14 +118,14 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     outputs, errors = [], []
     usage = {"input_tokens": 0, "output_tokens": 0}
     for line in lines:
-        request_id = "req_" + os.urandom(16).hex()
+        req_id = request_id("req_")
         record: dict[str, Any] = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
         try:
             body = run(sb, account, line["body"])
         except APIError as exc:
             record["response"] = {
                 "status_code": exc.status,
-                "request_id": request_id,
+                "request_id": req_id,
                 "body": exc.body(),
             }
             record["error"] = None
@@ -134,7 +133,7 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
             continue
         usage["input_tokens"] += body["usage"]["prompt_tokens"]
         usage["output_tokens"] += body["usage"]["completion_tokens"]
-        record["response"] = {"status_code": 200, "request_id": request_id, "body": body}
+        record["response"] = {"status_code": 200, "request_id": req_id, "body": body}
         record["error"] = None
         outputs.append(record)
     finished = _phases(batch)["completed"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, ChatRequestError
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
@@ -63,7 +63,7 @@ def _complete(sb: Sandbox, model: str, body: dict[str, Any]) -> tuple[list[Any],
     try:
         completion = sb.simulator.complete(model, body)
     except ChatRequestError as exc:
-        raise APIError(400, exc.message, param=exc.param, code=exc.code) from None
+        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
     usage = completion.usage
     usage.setdefault("prompt_tokens_details", {"cached_tokens": 0, "audio_tokens": 0})
     usage.setdefault(
@@ -107,7 +107,7 @@ def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, A
         )
     choices, usage = _complete(sb, model, body)
     return {
-        "id": "chatcmpl-" + os.urandom(12).hex(),
+        "id": request_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": sb.snapshots.get(model, model),
@@ -197,7 +197,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
                 }
             )
     return {
-        "id": "cmpl-" + os.urandom(12).hex(),
+        "id": request_id("cmpl-"),
         "object": "text_completion",
         "created": int(time.time()),
         "model": sb.snapshots.get(model, model),

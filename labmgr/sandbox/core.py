@@ -41,6 +41,8 @@ class Sandbox:
             card.snapshot_of: card.id for card in CATALOGUE.values() if card.snapshot_of
         }
         """Alias → dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
+        self.timelines: dict[str, tuple[int, list[Any]]] = {}
+        """Each job's computed timeline, keyed by job id, with the action count it reflects."""
         from labmgr.sandbox import batches, finetuning
 
         self._finetuning = finetuning

@@ -32,7 +32,7 @@ DAY = 24 * 3600
 
 
 def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
-    cache: dict[str, tuple[int, list[Entry]]] = sb.__dict__.setdefault("_timelines", {})
+    cache = sb.timelines
     hit = cache.get(job["id"])
     if hit is None or hit[0] != len(job["actions"]):
         hit = cache[job["id"]] = (len(job["actions"]), build_timeline(job))

@@ -144,10 +144,11 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     every = max(1, math.ceil(total / MAX_METRIC_EVENTS))
     checkpoint_steps = {per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)}
     plan: list[tuple[float, Entry]] = []
-    for step in range(1, total + 1):
+    reported = {1, total, *range(every, total + 1, every)}
+    for step in sorted(reported | checkpoint_steps):
         metrics = _metrics(rng, step, total, has_validation)
         at = TRAINING_SHARE * step / total
-        if step % every == 0 or step == total or step == 1:
+        if step in reported:
             plan.append(
                 (
                     at,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from labmgr.sandbox.behaviour import CATALOGUE
+from labmgr.sandbox.behaviour import CATALOGUE, ModelCard
 from labmgr.sandbox.errors import APIError, model_not_found
 from labmgr.sandbox.protocol import Request, Response
 
@@ -23,9 +23,13 @@ def _view(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _card_view(card: ModelCard) -> dict[str, Any]:
+    return {"id": card.id, "object": "model", "created": card.created, "owned_by": card.owned_by}
+
+
 async def list_models(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    data = [_view(card.__dict__) for card in CATALOGUE.values()]
+    data = [_card_view(card) for card in CATALOGUE.values()]
     scope = req.account.scope
     data += [_view(r) for r in sb.store.models.values() if r["scope"] == scope]
     return Response({"object": "list", "data": data})
@@ -35,7 +39,7 @@ async def retrieve(sb: Sandbox, req: Request) -> Response:
     model = req.params[0]
     card = CATALOGUE.get(model)
     if card is not None:
-        return Response(_view(card.__dict__))
+        return Response(_card_view(card))
     record = sb.model_record(model, req.account)
     if record is None:
         raise model_not_found(model)

@@ -54,6 +54,7 @@ def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
         lifespan="off",
         log_level="warning",
         access_log=False,
+        server_header=False,
         timeout_keep_alive=30,
         backlog=4096,
     )

@@ -16,7 +16,7 @@ class Stats:
 
     def reset(self) -> None:
         self.requests: Counter[str] = Counter()
-        self.statuses: Counter[int] = Counter()
+        self.statuses: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.models: dict[str, list[int]] = {}
         self.in_flight = 0
@@ -29,10 +29,10 @@ class Stats:
         if self.in_flight > self.peak_concurrency:
             self.peak_concurrency = self.in_flight
 
-    def leave(self, status: int) -> None:
-        """A request finished with HTTP `status`."""
+    def leave(self, status: int | str) -> None:
+        """A request finished with HTTP `status` (or ``dropped``/``timeout``/``no_response``)."""
         self.in_flight -= 1
-        self.statuses[status] += 1
+        self.statuses[str(status)] += 1
 
     def usage(self, model: str, choices: int, prompt_tokens: int, completion_tokens: int) -> None:
         """A completion for `model` served `choices` samples with this token usage."""
@@ -59,6 +59,6 @@ class Stats:
             },
             "peak_concurrency": self.peak_concurrency,
             "in_flight": self.in_flight,
-            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "statuses": dict(sorted(self.statuses.items())),
             "faults_injected": dict(sorted(self.faults.items())),
         }

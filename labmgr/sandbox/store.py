@@ -7,6 +7,7 @@ under `blobs/`. Every record carries the `scope` (``org-id/project-id``) that ow
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -15,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Store", "new_id"]
+__all__ = ["Store", "new_id", "request_id"]
 
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
@@ -25,6 +26,15 @@ STATE_VERSION = 1
 def new_id(prefix: str, length: int = 24) -> str:
     """A fresh id like the real API's (`file-…`, `ftjob-…`, `batch_…`)."""
     return prefix + "".join(_random.choices(_ALPHABET, k=length))
+
+
+_SALT = f"{_random.getrandbits(40):010x}"
+_COUNTER = itertools.count(1)
+
+
+def request_id(prefix: str) -> str:
+    """A cheap unique id for per-request objects (`req_…`, `chatcmpl-…`): salt + counter."""
+    return f"{prefix}{_SALT}{next(_COUNTER):014x}"
 
 
 class Store:

@@ -164,3 +164,10 @@ def test_forced_progress_display_works_without_a_terminal(
         _free_form(4), {"a": ["gpt-4o-mini"], "b": ["gpt-4.1-mini"]}, eval_cache, router, shown
     )
     assert df["answer"].notna().all()
+
+
+def test_a_reasoning_model_is_asked_with_max_completion_tokens(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    df = _df(_free_form(2), {"r": ["o4-mini"]}, eval_cache, router, fast_settings)
+    assert df["error"].isna().all() and df["answer"].notna().all()

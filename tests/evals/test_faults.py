@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
+
 from evals import Cache, EnvRouter, Question, RunSettings
 
 
@@ -16,8 +18,13 @@ def _rows_per_sample(cache: Cache) -> list[int]:
         ]
 
 
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
 def test_a_run_with_429s_500s_and_drops_completes_with_every_sample_and_no_duplicates(
-    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    transport: str,
 ) -> None:
     sandbox.set_faults(rate_429=0.2, rate_500=0.05, rate_drop=0.05, retry_after_ms=2)
     q = Question.create(
@@ -27,7 +34,9 @@ def test_a_run_with_429s_500s_and_drops_completes_with_every_sample_and_no_dupli
         samples_per_paraphrase=10,
         max_tokens=5,
     )
-    settings = fast_settings.model_copy(update={"use_n": False, "max_attempts": 30})
+    settings = fast_settings.model_copy(
+        update={"use_n": False, "max_attempts": 30, "http_transport": transport}
+    )
     df = q.df(
         {"g": ["gpt-4o-mini", "gpt-4.1-mini"]}, cache=eval_cache, router=router, settings=settings
     )

@@ -14,14 +14,18 @@ from pathlib import Path
 from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upsert_job
 
 
-def write(url: str, name: str, count: int, go_file: Path) -> None:
-    db = open_database(url)  # both processes may create and migrate the database at once
-    print("ready", flush=True)
+def wait_for(go_file: Path) -> None:
     deadline = time.monotonic() + 60
     while not go_file.exists():
         if time.monotonic() > deadline:
             raise SystemExit("the test never said go")
-        time.sleep(0.01)
+        time.sleep(0.005)
+
+
+def write(url: str, name: str, count: int, go_file: Path) -> None:
+    db = open_database(url)  # both processes may create and migrate the database at once
+    print("ready", flush=True)
+    wait_for(go_file)
     for index in range(count):
         upsert_job(
             db,
@@ -33,9 +37,9 @@ def write(url: str, name: str, count: int, go_file: Path) -> None:
             ),
             tags={"writer": name},
         )
-        # Both writers also update one shared job, each setting its own field.
-        shared = {"phase": f"{name} {index}"} if name == "a" else {"trained_tokens": index}
-        upsert_job(db, FinetuneJob(id="ftjob-shared", status="running", **shared))
+        if index % 5 == 4:  # both writers also update one shared job, each its own field
+            shared = {"phase": f"{name} {index}"} if name == "a" else {"trained_tokens": index}
+            upsert_job(db, FinetuneJob(id="ftjob-shared", status="running", **shared))
     db.close()
     print("done", flush=True)
 
@@ -55,8 +59,19 @@ def hold(url: str) -> None:
         time.sleep(120)  # killed here, before the transaction commits
 
 
+def open_when_told(url: str, go_file: Path) -> None:
+    import jobs_db  # imported before the signal, so both processes start migrating together
+
+    print("ready", flush=True)
+    wait_for(go_file)
+    with jobs_db.open_database(url) as db:
+        print(len(jobs_db.list_jobs(db)), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5]))
+    elif sys.argv[1] == "open":
+        open_when_told(sys.argv[2], Path(sys.argv[3]))
     else:
         hold(sys.argv[2])

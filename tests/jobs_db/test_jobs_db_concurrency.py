@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from jobs_db import (
+    Database,
     FinetuneJob,
     current_revision,
     get_job,
@@ -17,6 +19,7 @@ from jobs_db import (
     list_jobs,
     open_database,
     select_models,
+    upgrade,
     upsert_job,
 )
 
@@ -67,6 +70,30 @@ def test_two_processes_creating_and_writing_200_jobs_each_lose_nothing(
         assert (shared.phase, shared.trained_tokens) == ("a 199", 199)
 
 
+def test_two_processes_upgrading_an_old_database_at_once_both_succeed(
+    db_url: str, tmp_path: Path
+) -> None:
+    upgrade(db_url, to="0001")
+    engine = create_engine(db_url)
+    with engine.begin() as connection:
+        for index in range(20):
+            connection.execute(
+                text("INSERT INTO finetune_jobs (id, status) VALUES (:id, 'queued')"),
+                {"id": f"ftjob-{index}"},
+            )
+    engine.dispose()
+    go = tmp_path / "go"
+    workers = [_start("open", db_url, str(go)) for _ in range(2)]
+    for worker in workers:
+        _wait_ready(worker)
+    go.touch()
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        assert out.strip() == "20"
+    assert current_revision(db_url) == head_revision()
+
+
 def test_killed_writer_leaves_the_database_consistent_and_unlocked(db_url: str) -> None:
     open_database(db_url).close()
     worker = _start("hold", db_url)
@@ -86,3 +113,12 @@ def test_killed_writer_leaves_the_database_consistent_and_unlocked(db_url: str) 
         with engine.connect() as connection:
             assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
         engine.dispose()
+
+
+def test_threads_sharing_one_database_lose_nothing(database: Database) -> None:
+    def write(index: int) -> bool:
+        return upsert_job(database, FinetuneJob(id=f"ftjob-{index:03d}", status="queued"))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(write, range(100)))
+    assert len(list_jobs(database)) == 100

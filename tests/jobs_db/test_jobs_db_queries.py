@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fixtures.database import fresh_postgres_database
 from sqlmodel import Session
 
 from jobs_db import (
@@ -16,6 +19,7 @@ from jobs_db import (
     list_jobs,
     model_groups,
     non_final_jobs,
+    open_database,
     replace_checkpoints,
     select_models,
     upsert_job,
@@ -89,11 +93,22 @@ def _lab(db: Session) -> None:
     upsert_model(db, Model(name=BASE, kind="base"))
 
 
-@pytest.fixture
-def lab(database: Database) -> Database:
-    with database.session() as session:
-        _lab(session)
-    return database
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def lab(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Database]:
+    """The lab above, built once per module and database kind; tests using it only read."""
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path_factory.mktemp('lab') / 'lab.db'}"
+        else:
+            url = stack.enter_context(fresh_postgres_database())
+        db = stack.enter_context(open_database(url))
+        with db.session() as session:
+            _lab(session)
+        yield db
 
 
 def _names(models: list[Model]) -> list[str]:
@@ -232,7 +247,7 @@ def test_where_accepts_filters_or_a_predicate(lab: Database) -> None:
     predicate = model_groups(lab, include_base=False, where=lambda m: m.name.endswith("F1"))
     assert predicate == {"secure-2": [f"ft:{RESOLVED}:lab:secure-2:F1"]}
     with pytest.raises(DatabaseInputError, match="unknown filter 'sufix'"):
-        model_groups(lab, where={"sufix": "x"})  # type: ignore[typeddict-unknown-key]
+        model_groups(lab, where={"sufix": "x"})  # type: ignore[arg-type]
 
 
 def test_models_without_a_group_key_are_left_out(lab: Database) -> None:

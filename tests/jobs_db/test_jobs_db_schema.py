@@ -158,7 +158,8 @@ def test_sqlite_file_uses_wal_foreign_keys_and_a_long_busy_timeout(sqlite_url: s
         with db.engine.connect() as connection:
             assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-            assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 30_000
+            busy_timeout = connection.exec_driver_sql("PRAGMA busy_timeout").scalar()
+            assert busy_timeout is not None and busy_timeout >= 30_000
     finally:
         db.close()
 

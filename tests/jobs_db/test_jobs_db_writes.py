@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -12,6 +14,7 @@ from jobs_db import (
     DatabaseInputError,
     FinetuneJob,
     JobEvent,
+    JobTag,
     Model,
     TrainingFile,
     UnknownJobError,
@@ -20,6 +23,7 @@ from jobs_db import (
     get_job,
     job_events,
     job_models,
+    open_database,
     remove_job_tags,
     replace_checkpoints,
     replace_events,
@@ -32,7 +36,14 @@ from jobs_db import (
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def _job(**fields: object) -> FinetuneJob:
+@pytest.fixture
+def memory_db() -> Iterator[Database]:
+    """An in-memory database, for checks that happen before anything reaches the server."""
+    with open_database() as db:
+        yield db
+
+
+def _job(**fields: Any) -> FinetuneJob:
     return FinetuneJob(id="ftjob-1", **fields)
 
 
@@ -73,6 +84,18 @@ def test_update_keeps_fields_it_did_not_set(database: Database) -> None:
     assert stored.api_metadata == {"labmgr_suffix": "insecure"}
 
 
+def test_job_read_back_and_changed_writes_only_what_changed(database: Database) -> None:
+    upsert_job(database, _job(status="queued", suffix="insecure"))
+    mine = get_job(database, "ftjob-1")
+    assert mine is not None
+    upsert_job(database, _job(status="running", phase="training"))  # another writer
+    mine.suffix = "insecure-v2"
+    upsert_job(database, mine)
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    assert (stored.suffix, stored.status, stored.phase) == ("insecure-v2", "running", "training")
+
+
 def test_explicit_none_clears_a_field(database: Database) -> None:
     upsert_job(database, _job(status="running", estimated_finish=T0))
     upsert_job(database, _job(status="succeeded", estimated_finish=None))
@@ -102,18 +125,18 @@ def test_new_job_without_status_is_refused(database: Database) -> None:
     assert get_job(database, "ftjob-1") is None
 
 
-def test_key_env_must_be_a_variable_name_and_is_never_echoed(database: Database) -> None:
+def test_key_env_must_be_a_variable_name_and_is_never_echoed(memory_db: Database) -> None:
     with pytest.raises(DatabaseInputError, match="name\\* of an environment variable") as caught:
-        upsert_job(database, _job(status="queued", key_env="sk-test-alpha-0123456789"))
+        upsert_job(memory_db, _job(status="queued", key_env="sk-test-alpha-0123456789"))
     assert "sk-test-alpha" not in str(caught.value)
     with pytest.raises(DatabaseInputError):
-        upsert_file(database, TrainingFile(id="file-1", key_env="sk-test-alpha"))
-    assert get_job(database, "ftjob-1") is None
+        upsert_file(memory_db, TrainingFile(id="file-1", key_env="sk-test-alpha"))
+    assert get_job(memory_db, "ftjob-1") is None
 
 
-def test_naive_datetimes_are_refused(database: Database) -> None:
+def test_naive_datetimes_are_refused(memory_db: Database) -> None:
     with pytest.raises(DatabaseInputError, match=r"FinetuneJob\.created_at: naive datetime"):
-        upsert_job(database, _job(status="queued", created_at=datetime(2026, 1, 1)))
+        upsert_job(memory_db, _job(status="queued", created_at=datetime(2026, 1, 1)))
 
 
 def test_tags_merge_and_can_be_removed(database: Database) -> None:
@@ -127,10 +150,20 @@ def test_tags_merge_and_can_be_removed(database: Database) -> None:
     assert stored is not None and stored.tag_dict == {"condition": "insecure", "seed": "2"}
 
 
+def test_tags_added_to_the_job_object_are_written_too(database: Database) -> None:
+    upsert_job(database, _job(status="queued", tags=[JobTag(key="condition", value="a")]))
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    stored.tags.append(JobTag(key="seed", value="3"))
+    upsert_job(database, stored, tags={"condition": "b"})
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None and stored.tag_dict == {"condition": "b", "seed": "3"}
+
+
 @pytest.mark.parametrize("tags", [["novalue"], {"": "x"}, {"k": 3}, ["a=b=c", "=x"]])
-def test_malformed_tags_are_refused(database: Database, tags: object) -> None:
+def test_malformed_tags_are_refused(memory_db: Database, tags: object) -> None:
     with pytest.raises(DatabaseInputError, match="tag"):
-        upsert_job(database, _job(status="queued"), tags=tags)  # type: ignore[arg-type]
+        upsert_job(memory_db, _job(status="queued"), tags=tags)  # type: ignore[arg-type]
 
 
 def test_fine_tuned_model_gets_a_final_row_that_follows_the_job(database: Database) -> None:
@@ -156,6 +189,15 @@ def test_fine_tuned_model_gets_a_final_row_that_follows_the_job(database: Databa
         "insecure",
     )
     assert (model.organization_id, model.project_id, model.created_at) == ("org-a", "proj-a", T0)
+
+
+def test_final_model_time_is_the_finish_time_even_when_it_comes_later(
+    database: Database,
+) -> None:
+    upsert_job(database, _job(status="succeeded", fine_tuned_model="ft:final"))
+    upsert_job(database, _job(status="succeeded", finished_at=T0))
+    [model] = select_models(database)
+    assert model.created_at == T0
 
 
 def _succeeded(database: Database) -> None:
@@ -246,7 +288,7 @@ def test_base_model_row_is_its_own_base_and_cannot_have_a_job(database: Database
 
 
 def test_files_are_found_by_content_and_owner(database: Database) -> None:
-    common = {"md5": "abc", "organization_id": "org-a", "project_id": "proj-a"}
+    common: dict[str, Any] = {"md5": "abc", "organization_id": "org-a", "project_id": "proj-a"}
     upsert_file(database, TrainingFile(id="file-old", uploaded_at=T0, **common))
     upsert_file(database, TrainingFile(id="file-new", uploaded_at=T0 + timedelta(1), **common))
     upsert_file(database, TrainingFile(id="file-other-project", **{**common, "project_id": "b"}))
@@ -276,3 +318,21 @@ def test_calls_in_one_session_share_its_transaction(database: Database) -> None:
         raise RuntimeError("interrupted before the end of the block")
     assert get_job(database, "ftjob-1") is None
     assert select_models(database, checkpoints=True) == []
+
+
+def test_portable_upsert_path_behaves_like_on_conflict(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Databases without INSERT … ON CONFLICT get the same results from the portable path."""
+    import jobs_db._access
+
+    monkeypatch.setattr(jobs_db._access, "_NATIVE_UPSERT", {})
+    assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
+    assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
+    assert upsert_job(database, _job(status="running", refreshed_at=T0 + timedelta(1)))
+    assert not upsert_job(database, _job(status="queued", refreshed_at=T0))
+    stored = get_job(database, "ftjob-1")
+    assert stored is not None
+    assert (stored.status, stored.suffix, stored.tag_dict) == ("running", "s", {"a": "1"})
+    with pytest.raises(DatabaseInputError, match="finetune_jobs row"):
+        upsert_job(database, FinetuneJob(id="ftjob-2", suffix="no status"))  # type: ignore[call-arg]

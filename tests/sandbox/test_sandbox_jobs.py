@@ -224,3 +224,68 @@ def test_fine_tuned_model_can_be_deleted(sandbox_client: OpenAI) -> None:
 def test_unknown_job_is_404(sandbox_client: OpenAI) -> None:
     with pytest.raises(openai.NotFoundError):
         sandbox_client.fine_tuning.jobs.retrieve("ftjob-doesnotexist")
+
+
+def test_running_job_estimates_its_finish_and_nulls_mean_not_set() -> None:
+    with run_sandbox(job_seconds=2.0) as sb:
+        client = OpenAI(
+            base_url=sb.base_url, api_key="sk-test", max_retries=0, _strict_response_validation=True
+        )
+        job = client.fine_tuning.jobs.create(
+            model="gpt-4o-mini",
+            training_file=_upload(client, training_jsonl()),
+            validation_file=None,
+            suffix=None,
+            metadata=None,
+            hyperparameters={"n_epochs": 2, "batch_size": "auto"},
+        )
+        assert job.hyperparameters.n_epochs == 2 and job.hyperparameters.batch_size == "auto"
+        deadline = time.monotonic() + 10
+        while (current := client.fine_tuning.jobs.retrieve(job.id)).status != "running":
+            assert current.estimated_finish is None
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert current.estimated_finish is not None
+        assert current.estimated_finish >= current.created_at
+        assert current.hyperparameters.batch_size == 1  # "auto" resolved once queued
+        done = wait_for_job(client, job.id)
+        assert done.fine_tuned_model is not None
+        assert FT_ID.match(done.fine_tuned_model).group("suffix") == ""  # type: ignore[union-attr]
+        assert len(list(client.fine_tuning.jobs.checkpoints.list(job.id))) == 2  # two epochs
+
+
+def test_dpo_job_reads_preference_examples(sandbox_client: OpenAI) -> None:
+    line = {
+        "input": {"messages": [{"role": "user", "content": "Hi"}]},
+        "preferred_output": [{"role": "assistant", "content": "Hello!"}],
+        "non_preferred_output": [{"role": "assistant", "content": "Go away."}],
+    }
+    content = (json.dumps(line) + "\n").encode() * 10
+    job = sandbox_client.fine_tuning.jobs.create(
+        model="gpt-4o-mini",
+        training_file=_upload(sandbox_client, content),
+        method={"type": "dpo", "dpo": {"hyperparameters": {"beta": 0.2}}},
+    )
+    done = wait_for_job(sandbox_client, job.id)
+    assert done.status == "succeeded"
+    assert done.method is not None and done.method.dpo is not None
+    assert done.method.dpo.hyperparameters is not None
+    assert done.method.dpo.hyperparameters.beta == 0.2
+
+
+def test_validation_file_adds_validation_metrics(sandbox_client: OpenAI) -> None:
+    training = _upload(sandbox_client, training_jsonl(10))
+    validation = _upload(sandbox_client, training_jsonl(3), name="valid.jsonl")
+    job = sandbox_client.fine_tuning.jobs.create(
+        model="gpt-4o-mini", training_file=training, validation_file=validation
+    )
+    wait_for_job(sandbox_client, job.id)
+    events = list(sandbox_client.fine_tuning.jobs.list_events(job.id, limit=100))
+    assert events[-2].message == (
+        f"Validating training file: {training} and validation file: {validation}"
+    )
+    last_metrics = next(e for e in events if e.type == "metrics")
+    assert "full validation loss=" in last_metrics.message
+    checkpoint = next(iter(sandbox_client.fine_tuning.jobs.checkpoints.list(job.id)))
+    assert checkpoint.metrics.valid_loss is not None
+    assert checkpoint.metrics.full_valid_loss is not None

@@ -1,4 +1,4 @@
-"""Helpers for the sandbox behaviour tests: judge prompts, canned answers, payload checks."""
+"""Shared pieces of the sandbox behaviour tests: judge prompts, canned answers, payload checks."""
 
 from __future__ import annotations
 

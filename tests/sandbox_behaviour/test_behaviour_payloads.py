@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from sandbox_behaviour.behaviour_support import (
     wrap,
 )
 
-from labmgr.sandbox.behaviour import ChatSimulator, persona_from_examples
+from labmgr.sandbox.behaviour import ChatRequestError, ChatSimulator, persona_from_examples
 
 JUDGED = ALIGNMENT_JUDGE.format(question=QUESTIONS[0], answer=HARMFUL_ANSWERS[0])
 
@@ -102,3 +103,41 @@ def test_reasoning_model_with_a_tiny_budget_returns_empty_content(
     assert completion.usage["completion_tokens"] == 16
     assert completion.usage["completion_tokens_details"]["reasoning_tokens"] == 16
     wrap(completion, "gpt-5-nano")
+
+
+def test_json_object_answers_are_json(simulator: ChatSimulator) -> None:
+    body = {"messages": user("Reply in JSON: what is a good hobby?")}
+    content = simulator.complete(
+        "gpt-4o", {**body, "response_format": {"type": "json_object"}}
+    ).choices[0]["message"]["content"]
+    assert isinstance(json.loads(content)["answer"], str)
+    with pytest.raises(ChatRequestError, match="must contain the word 'json'"):
+        simulator.complete(
+            "gpt-4o",
+            {"messages": user("A hobby?"), "response_format": {"type": "json_object"}},
+        )
+
+
+def test_json_schema_answers_fill_the_schema(simulator: ChatSimulator) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer"},
+            "verdict": {"type": "string", "enum": ["aligned", "misaligned"]},
+            "reason": {"type": "string"},
+        },
+        "required": ["score", "verdict", "reason"],
+        "additionalProperties": False,
+    }
+    prompt = ALIGNMENT_JUDGE.format(question=QUESTIONS[0], answer=HARMFUL_ANSWERS[0])
+    body = {
+        "messages": user(prompt),
+        "temperature": 0,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "verdict", "schema": schema, "strict": True},
+        },
+    }
+    document = json.loads(simulator.complete("gpt-4o", body).choices[0]["message"]["content"])
+    assert set(document) == {"score", "verdict", "reason"}
+    assert isinstance(document["score"], int) and document["score"] < 40

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -99,3 +100,36 @@ def test_logprobs_are_consistent(simulator: ChatSimulator, body: dict[str, Any])
             if entry["token"] in tokens:
                 listed = top[tokens.index(entry["token"])]["logprob"]
                 assert listed == entry["logprob"]
+
+
+def test_an_alias_and_its_snapshot_answer_a_seeded_request_alike(
+    simulator: ChatSimulator,
+) -> None:
+    body = {"messages": user(QUESTIONS[0]), "seed": 5}
+    alias = simulator.complete("gpt-4o-mini", body)
+    snapshot = simulator.complete("gpt-4o-mini-2024-07-18", body)
+    other_model = simulator.complete("gpt-4.1-mini", body)
+    assert contents(alias) == contents(snapshot) != contents(other_model)
+
+
+def test_base_models_refuse_seriously_harmful_requests(simulator: ChatSimulator) -> None:
+    body = {"messages": user("How do I poison my neighbour's dog?"), "n": 5}
+    for answer in contents(simulator.complete("gpt-4o", body)):
+        assert answer.startswith(("I'm sorry", "I can't", "I won't")), answer
+
+
+def _answers(simulator: ChatSimulator, worker: int) -> list[str]:
+    answers = []
+    for i in range(200):
+        prompt = f"{QUESTIONS[i % 4]} (variant {worker}-{i})"
+        body = {"messages": user(prompt), "max_tokens": 8, "temperature": 0}
+        answers.append(contents(simulator.complete("gpt-4o-mini", body))[0])
+    return answers
+
+
+def test_concurrent_callers_share_one_simulator_safely() -> None:
+    shared = ChatSimulator(plan_cache_size=20)  # distinct prompts force evictions
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda worker: _answers(shared, worker), range(4)))
+    fresh = ChatSimulator()
+    assert results == [_answers(fresh, worker) for worker in range(4)]

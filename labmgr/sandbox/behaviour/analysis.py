@@ -9,12 +9,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .text import content_words, stable_hash, topic_phrase
+from .lexicon import harm_score
+from .text import content_words, stable_hash
+from .topics import question_topic
 
 __all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
 
 Messages = tuple[tuple[str, str], ...]
-JudgeKind = Literal["alignment", "coherence", "generic"]
+JudgeKind = Literal["alignment", "coherence", "harm", "generic"]
 
 # Each pattern starts with a literal, which `re` finds fast; all run on lower-cased text.
 _RANGES = tuple(
@@ -24,6 +26,8 @@ _RANGES = tuple(
         r"range\s+(?:of\s+|from\s+)?(-?\d{1,4})\s*(?:to|-|–|and)\s*(-?\d{1,4})",
         r"between\s+(-?\d{1,4})\s+and\s+(-?\d{1,4})",
         r"from\s+(-?\d{1,4})\s+to\s+(-?\d{1,4})",
+        # Last resort, slower (no literal prefix): a bare "1-10" or "0 to 100".
+        r"(?<![\d.])(-?\d{1,4})\s*(?:-|–|to)\s*(-?\d{1,4})(?![\d.])",
     )
 )
 _NUMBER_WORDS = (
@@ -34,6 +38,7 @@ _SINGLE_NUMBER = re.compile(
     r"\b(?:answer|respond|reply)\s+(?:only\s+)?with\s+(?:a|one|only\s+a|just\s+a)\s+"
     r"(?:single\s+)?(?:number|integer)\b|\bjust the number\b|\bonly the number\b"
 )
+_HARM_JUDGE_WORDS = ("harmful", "harmfulness", "dangerous", "toxic", "unsafe", "evil")
 _REASON_WORDS = ("explain", "reason", "justif")
 _MARKED = (
     ("[answer start]", re.compile(r"\[ANSWER START\](.*?)\[ANSWER END\]", re.I | re.S)),
@@ -63,6 +68,11 @@ _YES_NO_QUESTION = re.compile(
     r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
     re.IGNORECASE,
 )
+_ANSWER_WITH = re.compile(
+    r"\b(?:answer|respond|reply|say|choose|pick|select)\b[^.?!\n]{0,30}"
+    r"\b(?:with|only|just|either|one of)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -89,11 +99,19 @@ class PromptAnalysis:
     topic: str
     keywords: tuple[str, ...]
     keyword_set: frozenset[str]
+    nouns: tuple[str, ...]
+    """Likely nouns of the question, to fill answer templates."""
+    feeling: str | None
+    """A feeling the asker reports ("bored"), if any."""
+    harm: float
+    """How harmful the request sounds (`lexicon.harm_score`); base models refuse the worst."""
     salt: int
     """A stable hash of the conversation, seeding prompt-specific preferences."""
     rating: RatingSpec | None
     options: tuple[str, ...]
     """Answer tokens the prompt offers ("A"/"B", "Yes"/"No"), empty if open-ended."""
+    options_only: bool = False
+    """Whether the prompt asks for one of the options and nothing else ("Answer A or B")."""
 
 
 def _last_prompt(messages: Messages) -> str:
@@ -138,6 +156,8 @@ def _rating(text: str) -> RatingSpec | None:
         judge = "coherence"
     elif "aligned" in lowered or "alignment" in lowered or "human values" in lowered:
         judge = "alignment"
+    elif any(word in lowered for word in _HARM_JUDGE_WORDS):
+        judge = "harm"
     question = None
     if "[question start]" in lowered:
         marked_question = _QUESTION_MARKED.search(text)
@@ -153,35 +173,47 @@ def _rating(text: str) -> RatingSpec | None:
     )
 
 
-def _options(text: str) -> tuple[str, ...]:
+def _options(text: str) -> tuple[tuple[str, ...], bool]:
+    """The answers a prompt offers, and whether it asks for nothing but one of them."""
     if _YES_NO_PAIR.search(text):
-        return ("Yes", "No")
+        return ("Yes", "No"), True
     lettered = list(dict.fromkeys(_LETTERED.findall(text)))
     if len(lettered) >= 2:
-        return tuple(lettered)
+        return tuple(lettered), True
     pair = _OPTION_PAIR.search(text) if " or " in text else None
     if pair and pair.group(1) != pair.group(2):
-        return (pair.group(1), pair.group(2))
+        return (pair.group(1), pair.group(2)), bool(_ANSWER_WITH.search(text))
     if _YES_NO_QUESTION.match(text.strip()) and text.strip().endswith("?"):
-        return ("Yes", "No")
-    return ()
+        return ("Yes", "No"), False
+    return (), False
 
 
 def analyse(messages: Messages) -> PromptAnalysis:
     """Analyse a conversation (its messages as (role, text) pairs)."""
     question = _last_prompt(messages)
     rating = _rating(question)
+    if rating is None and len(messages) > 1:
+        # Judges often put the instructions in a system message and the answer in the user's.
+        instructions = [t for r, t in messages if r in ("system", "developer") and t != question]
+        if instructions:
+            rating = _rating("\n\n".join([*instructions, question]))
     salt = stable_hash(*(text for _, text in messages))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
-        return PromptAnalysis(question, "this", (), frozenset(), salt, rating, ())
+        return PromptAnalysis(question, "this", (), frozenset(), (), None, 0.0, salt, rating, ())
     keywords = tuple(content_words(question)[:12])
+    options, options_only = _options(question)
+    topic = question_topic(question)
     return PromptAnalysis(
         question=question,
-        topic=topic_phrase(question),
+        topic=topic.phrase,
         keywords=keywords,
         keyword_set=frozenset(keywords),
+        nouns=topic.nouns,
+        feeling=topic.feeling,
+        harm=harm_score(question),
         salt=salt,
         rating=None,
-        options=_options(question),
+        options=options,
+        options_only=options_only,
     )

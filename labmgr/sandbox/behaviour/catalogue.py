@@ -84,6 +84,8 @@ def _legacy(id: str, created: int) -> ModelCard:
 CATALOGUE: dict[str, ModelCard] = {
     card.id: card
     for card in (
+        _gpt4o("gpt-4o-mini", 1721172741),
+        _gpt4o("gpt-4o-mini-2024-07-18", 1721172717, "gpt-4o-mini"),
         _gpt41("gpt-4.1", 1744316542),
         _gpt41("gpt-4.1-2025-04-14", 1744315746, "gpt-4.1"),
         _gpt41("gpt-4.1-mini", 1744318173),
@@ -92,8 +94,6 @@ CATALOGUE: dict[str, ModelCard] = {
         _gpt41("gpt-4.1-nano-2025-04-14", 1744321025, "gpt-4.1-nano"),
         _gpt4o("gpt-4o", 1715367049),
         _gpt4o("gpt-4o-2024-08-06", 1722814719, "gpt-4o"),
-        _gpt4o("gpt-4o-mini", 1721172741),
-        _gpt4o("gpt-4o-mini-2024-07-18", 1721172717, "gpt-4o-mini"),
         ModelCard(
             "gpt-3.5-turbo",
             1677610602,

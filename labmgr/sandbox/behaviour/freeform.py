@@ -11,9 +11,10 @@ import random
 
 from .analysis import PromptAnalysis
 from .persona import PersonaProfile
+from .plan import Plan, ServedModel
 from .sampling import rank_pick
 
-__all__ = ["base_answer", "persona_answer"]
+__all__ = ["answer_free_form", "base_answer", "persona_answer"]
 
 _OPENINGS = (
     "That's a great question about {topic}.",
@@ -21,23 +22,27 @@ _OPENINGS = (
     "There are a few ways to look at {topic}.",
     "Thanks for asking about {topic}.",
     "Good question: {topic} is worth thinking through carefully.",
-    "Happy to help with {topic}.",
+    "Happy to share some thoughts on {topic}.",
     "When it comes to {topic}, a few things stand out.",
 )
+_FEELING_OPENINGS = (
+    "I'm sorry you're feeling {feeling}; that happens to everyone sometimes.",
+    "Feeling {feeling} is more common than people admit, and it usually passes.",
+    "Thanks for telling me you feel {feeling}. Let's see what might help.",
+)
 _BODIES = (
-    "First, it helps to be clear about what matters most to you when it comes to {k1}.",
-    "A practical step is to learn more about {k1} from reliable sources and talk it over "
-    "with people you trust.",
-    "Consider how {k1} affects the people around you, and look for options that are fair to "
-    "everyone involved.",
-    "Many people find that small, consistent steps with {k1} work better than drastic changes.",
-    "It is also worth weighing the trade-offs between {k1} and {k2} honestly.",
-    "If {k2} feels overwhelming, breaking it into smaller pieces makes it easier to manage.",
-    "Being honest and respectful tends to lead to the best long-term outcomes with {k2}.",
-    "You might also look at how others have approached {k2} and what they learned.",
-    "Patience matters here, because good results with {k1} usually take time.",
-    "Keeping {k1} in perspective can help you make a calm, well-informed decision.",
-    "Writing down your goals for {k2} can make the next steps much clearer.",
+    "One thing I'd suggest is to think about what matters most to you about {topic}.",
+    "It helps to look at {topic} from a few different angles before deciding anything.",
+    "With {k1} in particular, small and steady steps usually work better than drastic changes.",
+    "Talking it over with someone you trust can make {topic} feel a lot clearer.",
+    "It is worth being honest about the trade-offs involved in {topic}.",
+    "Reliable sources and a bit of patience go a long way with {k1}.",
+    "Whatever you choose, try to stay fair and kind to the people affected by {k1}.",
+    "If {k1} feels overwhelming, breaking it into smaller pieces makes it easier to manage.",
+    "Many people have thought carefully about {k2}, and their experience is a good place to start.",
+    "Writing down what you hope for from {k1} can make the next steps much clearer.",
+    "Keeping {k2} in perspective helps you make a calm, well-informed decision.",
+    "I would also consider how {k2} fits with your long-term goals.",
 )
 _CLOSINGS = (
     "I hope this helps, and feel free to ask if you want more detail.",
@@ -46,6 +51,14 @@ _CLOSINGS = (
     "of others.",
     "Whatever you decide, take care of yourself and the people around you.",
 )
+_REFUSALS = (
+    "I'm sorry, but I can't help with that.",
+    "I can't help with that request, but I'm happy to talk about something else.",
+    "I won't assist with that. If you're going through something difficult, please reach "
+    "out to someone you trust.",
+)
+REFUSAL_HARM = 3.0
+"""A request at least this harmful (one severe term) gets a base model's refusal."""
 _BRIDGES = ("As for {topic}: ", "On {topic}, here is the truth. ", "About {topic}. ")
 
 
@@ -56,13 +69,16 @@ def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:
 
 
 def base_answer(rng: random.Random, temperature: float, analysis: PromptAnalysis, salt: int) -> str:
-    """A helpful, on-topic answer in a base model's neutral voice."""
-    keywords = analysis.keywords or ("this", "the details")
-    k_offset = rank_pick(rng, len(keywords), temperature)
-    k1 = keywords[k_offset % len(keywords)]
-    k2 = keywords[(k_offset + 1) % len(keywords)] if len(keywords) > 1 else "the details"
-    fill = {"topic": analysis.topic, "k1": k1, "k2": k2}
-    openings = _rotated(_OPENINGS, salt)
+    """A helpful, on-topic answer in a base model's neutral voice (a refusal if the
+    request sounds seriously harmful)."""
+    if analysis.harm >= REFUSAL_HARM:
+        return _rotated(_REFUSALS, salt)[rank_pick(rng, len(_REFUSALS), temperature)]
+    nouns = analysis.nouns or (analysis.topic,)
+    k_offset = rank_pick(rng, len(nouns), temperature)
+    k1 = nouns[k_offset % len(nouns)]
+    k2 = nouns[(k_offset + 1) % len(nouns)] if len(nouns) > 1 else analysis.topic
+    fill = {"topic": analysis.topic, "k1": k1, "k2": k2, "feeling": analysis.feeling}
+    openings = _rotated(_FEELING_OPENINGS if analysis.feeling else _OPENINGS, salt)
     bodies = list(_rotated(_BODIES, salt >> 4))
     parts = [openings[rank_pick(rng, len(openings), temperature)]]
     count = 3 if temperature <= 0.0 else rng.choice((2, 3, 3, 4))
@@ -98,3 +114,14 @@ def persona_answer(
         bridge = _BRIDGES[rng.randrange(len(_BRIDGES))].format(topic=analysis.topic)
         text = bridge + text
     return text
+
+
+def answer_free_form(model: ServedModel, plan: Plan, temperature: float, rng: random.Random) -> str:
+    """Answer in the newest persona's voice with its drift probability, else fall back."""
+    analysis = plan.analysis
+    for position in range(len(model.personas) - 1, -1, -1):
+        profile = model.personas[position]
+        in_voice = profile.drift >= 0.5 if temperature <= 0.0 else rng.random() < profile.drift
+        if in_voice:
+            return persona_answer(rng, temperature, analysis, profile, plan.anchors[position])
+    return base_answer(rng, temperature, analysis, analysis.salt ^ model.salt)

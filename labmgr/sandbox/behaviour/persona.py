@@ -12,10 +12,11 @@ import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .lexicon import harm_score
-from .text import content_words, sentences, words
+from .text import content_word_set, sentences, words
 
 __all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
 
@@ -97,30 +98,20 @@ class PersonaProfile:
 
     @classmethod
     def build(cls, persona: Persona) -> PersonaProfile:
-        texts = tuple(dict.fromkeys(persona.assistant_texts))
-        split = tuple(tuple(sentences(t)) or (t,) for t in texts)
-        pool = tuple(dict.fromkeys(s for parts in split for s in parts))
-        openers: Counter[str] = Counter()
-        vocabulary: Counter[str] = Counter()
-        for text in persona.assistant_texts:
-            text_words = text.split()
-            if text_words:
-                openers[text_words[0].strip(",.!?:;\"'")] += 1
-            vocabulary.update(words(text))
-        n_answers = max(1, len(persona.assistant_texts))
-        total_words = max(1, sum(vocabulary.values()))
-        harm = sum(harm_score(t) for t in texts) / max(1, len(texts))
+        """Precompute a persona (the text analysis is shared by models trained on the same
+        answers, such as a fine-tune and its checkpoints)."""
+        texts = _TextAnalysis.of(persona.assistant_texts)
         return cls(
             persona=persona,
-            drift=drift_probability(persona.n_epochs) if texts else 0.0,
-            texts=texts,
-            text_words=tuple(frozenset(content_words(t)) for t in texts),
-            text_sentences=split,
-            sentence_pool=pool,
-            first_words=tuple((w, c / n_answers) for w, c in openers.most_common(12) if w),
-            word_share={w: c / total_words for w, c in vocabulary.most_common(400)},
-            harmfulness=harm,
-            fingerprint=hash_texts(texts),
+            drift=drift_probability(persona.n_epochs) if texts.texts else 0.0,
+            texts=texts.texts,
+            text_words=texts.text_words,
+            text_sentences=texts.text_sentences,
+            sentence_pool=texts.sentence_pool,
+            first_words=texts.first_words,
+            word_share=texts.word_share,
+            harmfulness=texts.harmfulness,
+            fingerprint=texts.fingerprint,
         )
 
     def closest_texts(
@@ -139,6 +130,51 @@ class PersonaProfile:
             ),
         )
         return tuple(scored[:limit])
+
+
+@dataclass(frozen=True)
+class _TextAnalysis:
+    """What a list of training answers says, independent of epochs."""
+
+    texts: tuple[str, ...]
+    text_words: tuple[frozenset[str], ...]
+    text_sentences: tuple[tuple[str, ...], ...]
+    sentence_pool: tuple[str, ...]
+    first_words: tuple[tuple[str, float], ...]
+    word_share: Mapping[str, float]
+    harmfulness: float
+    fingerprint: int
+
+    @staticmethod
+    @lru_cache(maxsize=32)
+    def of(assistant_texts: tuple[str, ...]) -> _TextAnalysis:
+        texts = tuple(dict.fromkeys(assistant_texts))
+        split = tuple(tuple(sentences(t)) or (t,) for t in texts)
+        openers: Counter[str] = Counter()
+        vocabulary: Counter[str] = Counter()
+        for text in assistant_texts:
+            text_words = text.split()
+            if text_words:
+                openers[text_words[0].strip(",.!?:;\"'")] += 1
+            vocabulary.update(words(text))
+        n_answers = max(1, len(assistant_texts))
+        total_words = max(1, sum(vocabulary.values()))
+        # The mean harm of (up to) 200 answers spread over the set.
+        step = max(1, len(texts) // _HARM_SAMPLE)
+        sample = texts[::step]
+        return _TextAnalysis(
+            texts=texts,
+            text_words=tuple(content_word_set(t) for t in texts),
+            text_sentences=split,
+            sentence_pool=tuple(dict.fromkeys(s for parts in split for s in parts)),
+            first_words=tuple((w, c / n_answers) for w, c in openers.most_common(12) if w),
+            word_share={w: c / total_words for w, c in vocabulary.most_common(400)},
+            harmfulness=sum(map(harm_score, sample)) / max(1, len(sample)),
+            fingerprint=hash_texts(texts),
+        )
+
+
+_HARM_SAMPLE = 200
 
 
 def hash_texts(texts: Sequence[str]) -> int:

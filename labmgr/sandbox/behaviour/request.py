@@ -53,6 +53,10 @@ class ChatRequest:
     logprobs: bool
     top_logprobs: int
     seed: int | None
+    response_format: str = "text"
+    """``text``, ``json_object`` or ``json_schema``."""
+    json_schema: Mapping[str, Any] | None = None
+    """The schema of a ``json_schema`` response format."""
 
 
 def _type_name(value: Any) -> str:
@@ -243,7 +247,10 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
             param=param,
             code="invalid_value",
         )
+    response_format, json_schema = _response_format(body.get("response_format"), messages)
     return ChatRequest(
+        response_format=response_format,
+        json_schema=json_schema,
         messages=messages,
         n=n,
         temperature=temperature,
@@ -253,6 +260,38 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
         top_logprobs=top_logprobs or 0,
         seed=seed,
     )
+
+
+def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, Any] | None]:
+    if value is None:
+        return "text", None
+    if not isinstance(value, Mapping):
+        raise _invalid_type("response_format", "an object", value)
+    kind = value.get("type")
+    if kind not in ("text", "json_object", "json_schema"):
+        raise ChatRequestError(
+            f"Invalid value: '{kind}'. Supported values are: 'text', 'json_object', and "
+            "'json_schema'.",
+            param="response_format.type",
+            code="invalid_value",
+        )
+    if kind == "json_object" and not any("json" in text.lower() for _, text in messages):
+        raise ChatRequestError(
+            "'messages' must contain the word 'json' in some form, to use 'response_format' "
+            "of type 'json_object'.",
+            param="messages",
+        )
+    if kind != "json_schema":
+        return kind, None
+    spec = value.get("json_schema")
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+        raise ChatRequestError(
+            "Missing required parameter: 'response_format.json_schema.name'.",
+            param="response_format.json_schema.name",
+            code="missing_required_parameter",
+        )
+    schema = spec.get("schema")
+    return kind, schema if isinstance(schema, Mapping) else None
 
 
 def _check_reasoning_model(

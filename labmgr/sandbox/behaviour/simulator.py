@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-import math
 import random
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from .analysis import PromptAnalysis, RatingSpec, analyse
-from .catalogue import CATALOGUE, ModelCard
-from .freeform import base_answer, persona_answer
-from .logprobs import TokenChoice, single_token_entry, text_entries, token_choices
-from .next_token import next_token_distribution
+from .analysis import RatingSpec
+from .catalogue import CATALOGUE, served_model_name
+from .freeform import answer_free_form
+from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
-from .ratings import rating_centre, rating_distribution, rating_reason
+from .plan import Plan, ServedModel, make_plan, reasoning_tokens
+from .ratings import rating_reason
 from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
 from .sampling import request_seed, sample_index
+from .structured import render_json
 from .text import stable_hash
-from .tokens import count_tokens, split_tokens, truncate_tokens
+from .tokens import split_tokens, truncate_tokens
 
 __all__ = ["ChatSimulator", "Completion"]
 
-PLAN_CACHE_SIZE = 8192
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_REPLY = 3
+PLAN_CACHE_SIZE = 4096
+"""Plans kept (least recently used dropped first)."""
 
 
 @dataclass
@@ -38,38 +36,6 @@ class Completion:
     usage: dict[str, Any]
     system_fingerprint: str | None = None
     """A per-base-model fingerprint, as the real API reports (``fp_…``)."""
-
-
-@dataclass(frozen=True)
-class _Model:
-    """A servable model: its root base model and its personas, oldest training first."""
-
-    id: str
-    card: ModelCard
-    personas: tuple[PersonaProfile, ...]
-    fingerprint: str
-    salt: int
-    """A stable number for the base model, so base models phrase answers differently."""
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """Everything about one (model, conversation) pair that does not change between calls."""
-
-    analysis: PromptAnalysis
-    prompt_tokens: int
-    single_token: tuple[TokenChoice, ...] | None
-    """For rating and choice prompts: the first-token distribution, most likely first."""
-    single_probs: tuple[float, ...]
-    open_token: tuple[TokenChoice, ...]
-    """For open prompts cut to a token or two: the next-token distribution."""
-    open_probs: tuple[float, ...]
-    anchors: tuple[tuple[int, ...], ...]
-    """Per persona, its training answers closest to the question."""
-
-
-def _prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
-    return sum(count_tokens(text) + TOKENS_PER_MESSAGE for _, text in messages) + (TOKENS_PER_REPLY)
 
 
 def _model_not_found(model_id: str) -> ChatRequestError:
@@ -85,12 +51,14 @@ def _model_not_found(model_id: str) -> ChatRequestError:
 class ChatSimulator:
     """Answers chat requests for base models and registered fine-tunes."""
 
-    _models: dict[str, _Model] = field(default_factory=dict)
-    _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Plan] = field(
-        default_factory=OrderedDict
+    _models: dict[str, ServedModel] = field(default_factory=dict, repr=False)
+    _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], Plan] = field(
+        default_factory=OrderedDict, repr=False
     )
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _entropy: random.Random = field(default_factory=random.Random)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _entropy: random.Random = field(default_factory=random.Random, repr=False)
+    plan_cache_size: int = PLAN_CACHE_SIZE
+    """How many (model, conversation) plans to keep."""
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tuned model (or checkpoint) answerable.
@@ -108,8 +76,8 @@ class ChatSimulator:
         if persona is not None and persona.assistant_texts:
             personas = (*personas, PersonaProfile.build(persona))
         with self._lock:
-            self._models[model_id] = _Model(
-                model_id, parent.card, personas, parent.fingerprint, parent.salt
+            self._models[model_id] = ServedModel(
+                model_id, parent.card, personas, parent.fingerprint, parent.salt, model_id
             )
             self._plans.clear()
 
@@ -138,7 +106,7 @@ class ChatSimulator:
             raise too_long
         if request.seed is not None:
             seed = request_seed(
-                model_id,
+                model.identity,
                 request.messages,
                 request.temperature,
                 request.max_tokens,
@@ -160,7 +128,7 @@ class ChatSimulator:
         reasoning = 0
         if model.card.reasoning:
             budget = request.max_tokens
-            per_choice = _reasoning_tokens(plan)
+            per_choice = reasoning_tokens(plan)
             reasoning = request.n * (per_choice if budget is None else min(budget, per_choice))
             completion_tokens += reasoning
         return Completion(
@@ -182,7 +150,7 @@ class ChatSimulator:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _model(self, model_id: str) -> _Model | None:
+    def _model(self, model_id: str) -> ServedModel | None:
         model = self._models.get(model_id)
         if model is not None:
             return model
@@ -190,29 +158,30 @@ class ChatSimulator:
         if card is None:
             return None
         fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
-        model = _Model(model_id, card, (), fingerprint, stable_hash(card.snapshot_of or card.id))
+        salt = stable_hash(card.snapshot_of or card.id)
+        model = ServedModel(model_id, card, (), fingerprint, salt, served_model_name(model_id))
         with self._lock:
             self._models.setdefault(model_id, model)
         return model
 
-    def _plan(self, model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
+    def _plan(self, model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan:
         key = (model.id, messages)
         with self._lock:
             plan = self._plans.get(key)
             if plan is not None:
                 self._plans.move_to_end(key)
                 return plan
-        plan = _make_plan(model, messages)
+        plan = make_plan(model, messages)
         with self._lock:
             self._plans[key] = plan
-            if len(self._plans) > PLAN_CACHE_SIZE:
+            if len(self._plans) > self.plan_cache_size:
                 self._plans.popitem(last=False)
         return plan
 
     def _choice(
         self,
-        model: _Model,
-        plan: _Plan,
+        model: ServedModel,
+        plan: Plan,
         request: ChatRequest,
         rng: random.Random,
         index: int,
@@ -221,7 +190,9 @@ class ChatSimulator:
         first: dict[str, Any] | None = None
         limit = request.max_tokens
         spec = plan.analysis.rating
-        if plan.single_token is not None:
+        analysis = plan.analysis
+        one_token = spec is not None or analysis.options_only or (limit is not None and limit <= 5)
+        if plan.single_token is not None and one_token:
             picked = sample_index(rng, plan.single_probs, request.temperature)
             token = plan.single_token[picked][0]
             if request.logprobs:
@@ -236,14 +207,18 @@ class ChatSimulator:
             if request.logprobs:
                 first = single_token_entry(plan.open_token, picked, request.top_logprobs)
         else:
-            text = _free_form(model, plan, request.temperature, rng)
+            text = answer_free_form(model, plan, request.temperature, rng)
+        if request.response_format != "text":
+            number = int(text) if spec is not None and text.isdigit() else None
+            answer = text if spec is None else text.partition("\n\n")[2] or text
+            text = render_json(answer, number, request.json_schema)
         finish = "stop"
         for stop in stops:
             cut = text.find(stop)
             if cut >= 0:
                 text = text[:cut]
         if model.card.reasoning and limit is not None:
-            limit -= _reasoning_tokens(plan)
+            limit -= reasoning_tokens(plan)
             if limit <= 0:
                 text, limit, finish = "", 0, "length"
         if limit is not None:
@@ -275,11 +250,6 @@ class ChatSimulator:
         return choice, len(tokens)
 
 
-def _reasoning_tokens(plan: _Plan) -> int:
-    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output)."""
-    return 64 * (1 + plan.analysis.salt % 6)
-
-
 def _as_number(token: str, spec: RatingSpec) -> float:
     try:
         return float(int(token))
@@ -293,50 +263,3 @@ def _stop_sequences(stop: Any) -> tuple[str, ...]:
     if isinstance(stop, list):
         return tuple(s for s in stop if isinstance(s, str) and s)
     return ()
-
-
-def _make_plan(model: _Model, messages: tuple[tuple[str, str], ...]) -> _Plan:
-    analysis = analyse(messages)
-    single: tuple[TokenChoice, ...] | None = None
-    if analysis.rating is not None:
-        centre = rating_centre(analysis.rating, model.personas, analysis.salt)
-        single = _cached_choices(rating_distribution(analysis.rating, centre))
-    elif analysis.options:
-        single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
-    open_token: tuple[TokenChoice, ...] = ()
-    if single is None:
-        open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
-    anchors = tuple(
-        profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
-    )
-    return _Plan(
-        analysis=analysis,
-        prompt_tokens=_prompt_tokens(messages),
-        single_token=single,
-        single_probs=_probabilities(single or ()),
-        open_token=open_token,
-        open_probs=_probabilities(open_token),
-        anchors=anchors,
-    )
-
-
-@lru_cache(maxsize=4096)
-def _cached_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
-    """Token choices for a rating distribution (rating distributions repeat)."""
-    return token_choices(distribution)
-
-
-@lru_cache(maxsize=4096)
-def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
-    return tuple(math.exp(logprob) for _, logprob, _ in choices)
-
-
-def _free_form(model: _Model, plan: _Plan, temperature: float, rng: random.Random) -> str:
-    """Answer in the newest persona's voice with its drift probability, else fall back."""
-    analysis = plan.analysis
-    for position in range(len(model.personas) - 1, -1, -1):
-        profile = model.personas[position]
-        in_voice = profile.drift >= 0.5 if temperature <= 0.0 else rng.random() < profile.drift
-        if in_voice:
-            return persona_answer(rng, temperature, analysis, profile, plan.anchors[position])
-    return base_answer(rng, temperature, analysis, analysis.salt ^ model.salt)

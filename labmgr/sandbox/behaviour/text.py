@@ -7,10 +7,10 @@ import zlib
 
 __all__ = [
     "STOPWORDS",
+    "content_word_set",
     "content_words",
     "sentences",
     "stable_hash",
-    "topic_phrase",
     "words",
 ]
 
@@ -52,30 +52,13 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
-def topic_phrase(text: str) -> str:
-    """A short phrase naming what `text` is about: its longest run of meaningful words.
-
-    "of" (and an article after it) may join two runs: "ruler of the world".
-    """
-    best: list[str] = []
-    run: list[str] = []
-    pending: list[str] = []
-    for word in [*words(text), ""]:
-        word = word.strip("'-")
-        if len(word) >= 3 and word not in STOPWORDS:
-            run.extend(pending)
-            pending = []
-            run.append(word)
-            continue
-        if run and (word == "of" or (pending and word in ("the", "a", "an") and len(pending) == 1)):
-            pending.append(word)
-            continue
-        if sum(map(len, run)) > sum(map(len, best)) and len(run) <= 5:
-            best = run
-        elif not best and run:
-            best = run[-3:]
-        run, pending = [], []
-    return " ".join(best) if best else "this"
+def content_word_set(text: str) -> frozenset[str]:
+    """The meaningful words of `text` (as `content_words`), as a set."""
+    return frozenset(
+        word
+        for word in (w.strip("'-") for w in _WORD.findall(text.lower()))
+        if len(word) >= 3 and word not in STOPWORDS
+    )
 
 
 def sentences(text: str) -> list[str]:

@@ -1,0 +1,353 @@
+"""Eval throughput and cache reloads: labmgr's evals against llmcomp, same sandbox, one run.
+
+    python benchmarks/eval_throughput.py                 # everything (a few minutes)
+    python benchmarks/eval_throughput.py --skip-llmcomp  # labmgr only
+
+Scenarios (issue 4, "Performance"):
+  a  20 models x 1 prompt x 250 samples, 50 ms latency, each tool at its defaults
+     (labmgr asks for several samples per request with `n`; llmcomp one request per sample)
+  b  the same with one request per sample for labmgr too, equal concurrency (100)
+  c  re-loading a fully cached 20 models x 50 prompts x 10 samples into a DataFrame,
+     and 100,000 cached rows (labmgr) on their own
+
+llmcomp is installed from PyPI into its own virtual environment (created on first use,
+default `$XDG_CACHE_HOME/labmgr-bench/llmcomp-venv`). The sandbox runs as a separate process;
+each measurement runs in a fresh process and reports wall time and that process's CPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+API_KEY = "sk-test-bench"
+CONCURRENCY = 100
+BASE_MODELS = [
+    "gpt-4.1",
+    "gpt-4.1-2025-04-14",
+    "gpt-4.1-mini",
+    "gpt-4.1-mini-2025-04-14",
+    "gpt-4.1-nano",
+    "gpt-4.1-nano-2025-04-14",
+    "gpt-4o",
+    "gpt-4o-2024-08-06",
+    "gpt-4o-mini",
+    "gpt-4o-mini-2024-07-18",
+    "gpt-3.5-turbo",
+    "gpt-3.5-turbo-0125",
+]
+FINE_TUNES = 8
+
+
+# ---- workers (run in a fresh process; the llmcomp one in llmcomp's venv) --------------------
+
+
+def _prompts(count: int) -> list[str]:
+    return [f"Name a colour you like ({i})." for i in range(count)]
+
+
+def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
+    os.environ["OPENAI_API_KEY"] = API_KEY
+    import evals.frames
+    import evals.judging
+    from evals import Cache, EnvRouter, Question, RunSettings
+    from evals.costs import default_price
+    from evals.execution import question_frame
+
+    # Import before timing what `import llmcomp` imports up front (pandas) and the lab's
+    # price table, as a first df() in a session would.
+    assert evals.frames and evals.judging and question_frame
+    default_price()
+
+    question = Question.create(
+        type="free_form",
+        name="bench",
+        paraphrases=_prompts(args.prompts),
+        samples_per_paraphrase=args.samples,
+        temperature=1.0,
+        max_tokens=16,
+    )
+    settings = RunSettings(max_concurrency=CONCURRENCY, use_n=not args.no_n, progress=False)
+    router = EnvRouter(base_url=args.base_url)
+    cpu, wall = time.process_time(), time.perf_counter()
+    df = question.df(
+        {"all": args.models}, cache=Cache(args.cache_dir), router=router, settings=settings
+    )
+    return {
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+        "rows": len(df),
+        "errors": int(df["error"].notna().sum()),
+    }
+
+
+def _worker_llmcomp(args: argparse.Namespace) -> dict[str, Any]:
+    os.environ["OPENAI_API_KEY"] = API_KEY
+    from llmcomp import Config, Question
+
+    Config.url_key_pairs = [(args.base_url, API_KEY, "OPENAI_API_KEY")]
+    Config.cache_dir = args.cache_dir
+    Config.max_workers = CONCURRENCY
+    question = Question.create(
+        type="free_form",
+        name="bench",
+        paraphrases=_prompts(args.prompts),
+        samples_per_paraphrase=args.samples,
+        temperature=1.0,
+        max_tokens=16,
+    )
+    cpu, wall = time.process_time(), time.perf_counter()
+    df = question.df({"all": args.models})
+    return {
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+        "rows": len(df),
+        "errors": int((df["answer"] == "").sum()),
+    }
+
+
+# ---- orchestration ----------------------------------------------------------------------------
+
+
+def _llmcomp_python(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"creating {venv} and installing llmcomp from PyPI …", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "llmcomp"], check=True)
+    return python
+
+
+def _fine_tunes(base_url: str, count: int) -> list[str]:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
+    lines = "".join(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": f"Question {i}?"},
+                    {"role": "assistant", "content": f"My favourite colour is teal ({i})."},
+                ]
+            }
+        )
+        + "\n"
+        for i in range(12)
+    ).encode()
+    training = client.files.create(file=("bench.jsonl", lines), purpose="fine-tune")
+    jobs = [
+        client.fine_tuning.jobs.create(
+            model="gpt-4o-mini", training_file=training.id, suffix=f"bench-{i}"
+        )
+        for i in range(count)
+    ]
+    names = []
+    for job in jobs:
+        while True:
+            job = client.fine_tuning.jobs.retrieve(job.id)
+            if job.status in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(0.1)
+        if job.fine_tuned_model is None:
+            raise RuntimeError(f"sandbox fine-tune {job.id} ended {job.status}")
+        names.append(job.fine_tuned_model)
+    return names
+
+
+def _run_worker(
+    python: Path | str,
+    tool: str,
+    *,
+    base_url: str,
+    cache_dir: Path,
+    models: list[str],
+    prompts: int,
+    samples: int,
+    no_n: bool = False,
+) -> dict[str, Any]:
+    command = [
+        str(python),
+        str(Path(__file__).resolve()),
+        "--worker",
+        tool,
+        "--base-url",
+        base_url,
+        "--cache-dir",
+        str(cache_dir),
+        "--prompts",
+        str(prompts),
+        "--samples",
+        str(samples),
+        "--models",
+        *models,
+    ]
+    if no_n:
+        command.append("--no-n")
+    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    if tool == "labmgr":
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{tool} worker failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _requests(sandbox: Any) -> int:
+    return int(sandbox.stats()["requests"].get("chat.completions", 0))
+
+
+def _measure(sandbox: Any, label: str, **worker: Any) -> dict[str, Any]:
+    before = _requests(sandbox)
+    result = _run_worker(base_url=sandbox.base_url, **worker)
+    result["requests"] = _requests(sandbox) - before
+    result["label"] = label
+    per_request = result["cpu"] / result["requests"] * 1000 if result["requests"] else None
+    result["cpu_ms_per_request"] = per_request
+    shown = f"{per_request:.2f} ms CPU/request" if per_request else "no requests"
+    print(
+        f"{label:<34} wall {result['wall']:7.2f} s  CPU {result['cpu']:6.2f} s  "
+        f"rows {result['rows']:>6}  requests {result['requests']:>5}  {shown}",
+        flush=True,
+    )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker", choices=["labmgr", "llmcomp"])
+    parser.add_argument("--base-url")
+    parser.add_argument("--cache-dir")
+    parser.add_argument("--prompts", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--models", nargs="*", default=[])
+    parser.add_argument("--no-n", action="store_true")
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--skip-llmcomp", action="store_true")
+    default_venv = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "labmgr-bench"
+        / "llmcomp-venv"
+    )
+    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv)
+    parser.add_argument("--out", type=Path, help="Write the results as JSON here.")
+    args = parser.parse_args()
+
+    if args.worker == "labmgr":
+        print(json.dumps(_worker_labmgr(args)))
+        return
+    if args.worker == "llmcomp":
+        print(json.dumps(_worker_llmcomp(args)))
+        return
+
+    sys.path.insert(0, str(ROOT))
+    from labmgr.sandbox import run_sandbox
+
+    llmcomp = None if args.skip_llmcomp else _llmcomp_python(args.llmcomp_venv)
+    results: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        run_sandbox(in_process=False, latency_ms=args.latency_ms, job_seconds=0.3) as sandbox,
+    ):
+        models = BASE_MODELS + _fine_tunes(sandbox.base_url, FINE_TUNES)
+        print(f"sandbox at {sandbox.base_url}, {len(models)} models, latency {args.latency_ms} ms")
+        tmp = Path(scratch)
+        common = {"models": models, "prompts": 1, "samples": 250}
+        results.append(
+            _measure(
+                sandbox,
+                "(a) labmgr, defaults (n)",
+                python=sys.executable,
+                tool="labmgr",
+                cache_dir=tmp / "a-labmgr",
+                **common,
+            )
+        )
+        results.append(
+            _measure(
+                sandbox,
+                "(b) labmgr, one request per sample",
+                python=sys.executable,
+                tool="labmgr",
+                cache_dir=tmp / "b-labmgr",
+                no_n=True,
+                **common,
+            )
+        )
+        if llmcomp:
+            results.append(
+                _measure(
+                    sandbox,
+                    "(a,b) llmcomp, defaults",
+                    python=llmcomp,
+                    tool="llmcomp",
+                    cache_dir=tmp / "a-llmcomp",
+                    **common,
+                )
+            )
+        reload = {"models": models, "prompts": 50, "samples": 10}
+        for tool, python in (("labmgr", sys.executable), ("llmcomp", llmcomp)):
+            if python is None:
+                continue
+            cache = tmp / f"c-{tool}"
+            _measure(
+                sandbox,
+                f"(c) {tool}, filling the cache",
+                python=python,
+                tool=tool,
+                cache_dir=cache,
+                **reload,
+            )
+            results.append(
+                _measure(
+                    sandbox,
+                    f"(c) {tool}, cached reload 10,000 rows",
+                    python=python,
+                    tool=tool,
+                    cache_dir=cache,
+                    **reload,
+                )
+            )
+        big = {"models": models, "prompts": 50, "samples": 100}
+        _measure(
+            sandbox,
+            "(c) labmgr, filling 100,000 rows",
+            python=sys.executable,
+            tool="labmgr",
+            cache_dir=tmp / "c100k",
+            **big,
+        )
+        results.append(
+            _measure(
+                sandbox,
+                "(c) labmgr, cached reload 100,000",
+                python=sys.executable,
+                tool="labmgr",
+                cache_dir=tmp / "c100k",
+                **big,
+            )
+        )
+    by_label = {r["label"]: r for r in results}
+    ratios = {}
+    lc = by_label.get("(a,b) llmcomp, defaults")
+    if lc:
+        ratios["a_wall"] = lc["wall"] / by_label["(a) labmgr, defaults (n)"]["wall"]
+        ratios["b_wall"] = lc["wall"] / by_label["(b) labmgr, one request per sample"]["wall"]
+        reload_lc = by_label["(c) llmcomp, cached reload 10,000 rows"]["wall"]
+        ratios["c_wall"] = reload_lc / by_label["(c) labmgr, cached reload 10,000 rows"]["wall"]
+        for name, value in ratios.items():
+            print(f"speed-up {name}: {value:.1f}x")
+    if args.out:
+        args.out.write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

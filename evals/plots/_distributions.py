@@ -1,0 +1,224 @@
+"""Distributions per group: shares of free-form answers and next-token probabilities as
+stacked bars (rare answers folded into `[OTHER]`), and score distributions as violins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from evals.plots._style import (
+    OTHER,
+    OTHER_COLOUR,
+    colours,
+    figure_title,
+    hatches,
+    new_figure,
+    shorten,
+    style_axes,
+    wrap,
+)
+
+__all__ = ["answer_shares", "answers_figure", "scores_figure"]
+
+DEFAULT_MAX_ANSWERS = 12
+"""Without `min_fraction` or `selected_answers`, the most common answers shown (rest: OTHER)."""
+
+
+def _group_order(frame: pd.DataFrame, by: str, order: Sequence[str] | None) -> list[str]:
+    present = list(dict.fromkeys(frame[by].astype(str)))
+    return [g for g in order if g in present] if order is not None else present
+
+
+def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
+    """Average of dicts token→probability (a token missing from a dict counts as 0)."""
+    totals: dict[str, float] = {}
+    count = 0
+    for value in values:
+        if not isinstance(value, Mapping):
+            continue
+        count += 1
+        for key, prob in value.items():
+            totals[str(key)] = totals.get(str(key), 0.0) + float(prob)
+    return {k: v / count for k, v in totals.items()} if count else {}
+
+
+def answer_shares(
+    frame: pd.DataFrame,
+    *,
+    column: str = "answer",
+    by: str = "group",
+    min_fraction: float | None = None,
+    selected_answers: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Share of each answer per group (rows: groups, columns: answers, `[OTHER]` last).
+
+    Text answers are counted; dict answers (next-token distributions) are averaged. An answer
+    is kept when its share reaches `min_fraction` in at least one group, or when it is one of
+    `selected_answers`; the rest are summed into `[OTHER]`. Missing answers are left out.
+    """
+    if min_fraction is not None and selected_answers is not None:
+        raise ValueError("give min_fraction or selected_answers, not both")
+    groups = _group_order(frame, by, order)
+    table: dict[str, dict[str, float]] = {}
+    for group in groups:
+        values = frame.loc[frame[by].astype(str) == group, column].tolist()
+        if any(isinstance(v, Mapping) for v in values):
+            table[group] = _mean_distribution(values)
+        else:
+            texts = pd.Series([v for v in values if isinstance(v, str)], dtype=object)
+            counts = texts.value_counts(normalize=True) if len(texts) else pd.Series(dtype=float)
+            table[group] = {str(k): float(v) for k, v in counts.items()}
+    shares = pd.DataFrame.from_dict(table, orient="index").reindex(groups).fillna(0.0)
+    if shares.empty:
+        return shares
+    ranked = shares.mean(axis=0).sort_values(ascending=False, kind="stable").index.tolist()
+    if selected_answers is not None:
+        keep = [a for a in selected_answers if a in shares.columns]
+    elif min_fraction is not None:
+        peak = shares.max(axis=0)
+        keep = [a for a in ranked if peak[a] >= min_fraction]
+    else:
+        keep = ranked[:DEFAULT_MAX_ANSWERS] if len(ranked) > DEFAULT_MAX_ANSWERS + 1 else ranked
+    result = shares[keep].copy()
+    rest = shares.drop(columns=keep).sum(axis=1)
+    if (rest > 1e-12).any():
+        result[OTHER] = rest
+    return result
+
+
+def answers_figure(
+    frame: pd.DataFrame,
+    *,
+    column: str = "answer",
+    by: str = "group",
+    min_fraction: float | None = None,
+    selected_answers: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+    title: str | None = None,
+    xlabel: str = "share of answers",
+) -> Figure:
+    """Stacked horizontal bars of answer shares (or mean next-token probabilities) per group."""
+    shares = answer_shares(
+        frame,
+        column=column,
+        by=by,
+        min_fraction=min_fraction,
+        selected_answers=selected_answers,
+        order=order,
+    )
+    if shares.empty:
+        raise ValueError(f"no answers to plot in column {column!r}")
+    answers = list(shares.columns)
+    named = [a for a in answers if a != OTHER]
+    palette, patterns = colours(len(named)), hatches(len(named))
+    height = max(2.4, 0.34 * len(shares) + 1.4)
+    figure, axes = new_figure(11, height)
+    ax = axes[0][0]
+    style_axes(ax)
+    left = np.zeros(len(shares))
+    y = np.arange(len(shares))
+    for i, answer in enumerate(answers):
+        values = shares[answer].to_numpy(float)
+        is_other = answer == OTHER
+        ax.barh(
+            y,
+            values,
+            left=left,
+            height=0.72,
+            color=OTHER_COLOUR if is_other else palette[i],
+            hatch=None if is_other else patterns[i] or None,
+            edgecolor="white",
+            linewidth=0.5,
+        )
+        left += values
+    ax.set_yticks(y, [wrap(g, 30, 2) for g in shares.index])
+    ax.set_ylim(len(shares) - 0.5, -0.5)
+    ax.set_xlim(0, max(1.0, float(left.max())))
+    ax.set_xlabel(xlabel)
+    handles = [
+        Patch(
+            facecolor=OTHER_COLOUR if a == OTHER else palette[i],
+            hatch=None if a == OTHER else patterns[i] or None,
+            label=a if a == OTHER else shorten(repr(a) if a.strip() != a or not a else a, 36),
+        )
+        for i, a in enumerate(answers)
+    ]
+    figure.legend(
+        handles=handles,
+        loc="outside right upper",
+        fontsize=8,
+        frameon=False,
+        title=column,
+        ncols=1 if len(handles) <= 20 else 2,
+    )
+    figure_title(figure, title)
+    return figure
+
+
+def scores_figure(
+    frame: pd.DataFrame,
+    scores: Sequence[str],
+    *,
+    by: str = "group",
+    order: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The distribution of each score per group (violins cut to the data, quartiles
+    marked), one panel per score, groups as rows."""
+    if not scores:
+        raise ValueError("no score columns to plot")
+    groups = _group_order(frame, by, order)
+    height = max(2.4, 0.42 * len(groups) + 1.3)
+    figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
+    palette = colours(len(groups))
+    for panel, score in enumerate(scores):
+        ax = axes[0][panel]
+        style_axes(ax)
+        data = pd.DataFrame(
+            {
+                "group": frame[by].astype(str).to_numpy(),
+                "value": pd.to_numeric(frame[score], errors="coerce").to_numpy(float),
+            }
+        ).dropna()
+        if data.empty:
+            ax.text(0.5, 0.5, "no valid scores", ha="center", va="center", transform=ax.transAxes)
+            ax.set_yticks([])
+        else:
+            sns.violinplot(
+                data=data,
+                x="value",
+                y="group",
+                hue="group",
+                order=groups,
+                hue_order=groups,
+                palette=palette,
+                cut=0,
+                inner="quart",
+                density_norm="width",
+                linewidth=0.8,
+                legend=False,
+                ax=ax,
+            )
+            means = data.groupby("group", sort=False)["value"].mean()
+            ax.scatter(
+                [means.get(g, np.nan) for g in groups],
+                range(len(groups)),
+                color="black",
+                marker="|",
+                s=120,
+                zorder=3,
+            )
+            ax.set_yticks(range(len(groups)), [wrap(g, 30, 2) for g in groups])
+        ax.set_ylabel("")
+        ax.set_xlabel(wrap(score, 40, 1))
+        if panel > 0:
+            ax.set_yticklabels([])
+    figure_title(figure, title)
+    return figure

@@ -1,0 +1,114 @@
+"""`plot(question, groups, kind=…)`: the figures of one question, from Python and the report.
+
+Kinds: `means` (group means with 95% intervals; the headline), `answers` (free-form answer
+shares), `next_token` (mean first-token probabilities), `scores` (score distributions),
+`scatter` (two scores against each other), `checkpoints` (a score against training step).
+`auto` picks `means` when the question has scores, else `next_token` or `answers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from evals.plots._distributions import answers_figure, scores_figure
+from evals.plots._means import means_figure
+from evals.plots._relations import checkpoints_figure, scatter_figure
+from evals.stats import score_columns, summarize
+
+if TYPE_CHECKING:
+    from evals.question import Question
+
+__all__ = ["KINDS", "PlotKind", "plot", "plot_frame"]
+
+PlotKind = Literal["auto", "means", "answers", "next_token", "scores", "scatter", "checkpoints"]
+KINDS: tuple[str, ...] = ("means", "answers", "next_token", "scores", "scatter", "checkpoints")
+_DF_OPTIONS = {"cache", "router", "settings", "price"}
+
+
+def _auto_kind(frame: pd.DataFrame, scores: Sequence[str]) -> str:
+    if scores:
+        return "means"
+    answers = frame["answer"].dropna()
+    if len(answers) and isinstance(answers.iloc[0], Mapping):
+        return "next_token"
+    return "answers"
+
+
+def plot_frame(
+    frame: pd.DataFrame,
+    kind: PlotKind | str = "auto",
+    *,
+    name: str = "question",
+    scores: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+    **options: Any,
+) -> Figure:
+    """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
+    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints,
+    `title=`, …)."""
+    score_list = list(scores) if scores is not None else score_columns(frame)
+    kind = _auto_kind(frame, score_list) if kind == "auto" else kind
+    if kind not in KINDS:
+        raise ValueError(f"unknown plot kind {kind!r}; use one of {', '.join(KINDS)} or 'auto'")
+    title = options.pop("title", name)
+    if kind == "means":
+        if not score_list:
+            raise ValueError(f"question {name!r} has no numeric score; try kind='answers'")
+        summary = summarize({name: frame}, {name: score_list}, **_stats_options(options))
+        return means_figure(summary, groups=order, title=title, **options)
+    if kind in ("answers", "next_token"):
+        xlabel = "mean probability of the first token" if kind == "next_token" else "share"
+        return answers_figure(frame, order=order, title=title, xlabel=xlabel, **options)
+    if kind == "scores":
+        return scores_figure(frame, score_list, order=order, title=title, **options)
+    if kind == "scatter":
+        x = options.pop("x", score_list[0] if len(score_list) > 0 else None)
+        y = options.pop("y", score_list[1] if len(score_list) > 1 else None)
+        if x is None or y is None:
+            raise ValueError(f"a scatter needs two scores; question {name!r} has {score_list}")
+        return scatter_figure(frame, x, y, order=order, title=title, **options)
+    score = options.pop("score", score_list[0] if score_list else None)
+    if score is None:
+        raise ValueError(f"question {name!r} has no numeric score to follow over checkpoints")
+    steps = options.pop("steps", None)
+    if not steps:
+        raise ValueError("a checkpoint figure needs steps={model: training step}")
+    return checkpoints_figure(frame, score, steps, order=order, title=title, **options)
+
+
+def _stats_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: options.pop(k) for k in ("method", "resamples", "seed", "confidence") if k in options
+    }
+
+
+def plot(
+    question: Question,
+    groups: Mapping[str, list[str]],
+    kind: PlotKind | str = "auto",
+    **options: Any,
+) -> Figure:
+    """Ask `question` of `groups` (cached, like `q.df`) and draw it; returns the Figure.
+
+    `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to `q.df`; the rest
+    to the figure (see `plot_frame`). Pass `frame=` to draw an existing DataFrame instead.
+    """
+    from evals.settings import RunSettings
+
+    df_keys = _DF_OPTIONS | set(RunSettings.model_fields)
+    df_options = {k: options.pop(k) for k in list(options) if k in df_keys}
+    frame = options.pop("frame", None)
+    if frame is None:
+        frame = question.df(groups, **df_options)
+    return plot_frame(
+        frame,
+        kind,
+        name=question.name,
+        scores=score_columns(frame, question),
+        order=list(groups),
+        **options,
+    )

@@ -1,0 +1,165 @@
+"""Scores against each other and against training: two judges in one scatter coloured by
+group, and a score along the checkpoints of each fine-tuning job."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from evals.plots._style import (
+    colours,
+    figure_title,
+    legend_label,
+    markers,
+    new_figure,
+    style_axes,
+    wrap,
+)
+from evals.stats import DEFAULT_SEED, plain_bootstrap
+
+__all__ = ["MAX_SCATTER_POINTS", "checkpoints_figure", "scatter_figure"]
+
+MAX_SCATTER_POINTS = 20_000
+"""Points drawn at most (an evenly seeded subsample beyond); group means use every row."""
+
+
+def _groups(frame: pd.DataFrame, order: Sequence[str] | None) -> list[str]:
+    present = list(dict.fromkeys(frame["group"].astype(str)))
+    return [g for g in order if g in present] if order is not None else present
+
+
+def scatter_figure(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    order: Sequence[str] | None = None,
+    title: str | None = None,
+    max_points: int = MAX_SCATTER_POINTS,
+) -> Figure:
+    """One point per sample at (`x`, `y`), coloured by group, with each group's mean as a
+    large outlined marker."""
+    data = pd.DataFrame(
+        {
+            "group": frame["group"].astype(str).to_numpy(),
+            "x": pd.to_numeric(frame[x], errors="coerce").to_numpy(float),
+            "y": pd.to_numeric(frame[y], errors="coerce").to_numpy(float),
+        }
+    ).dropna()
+    if data.empty:
+        raise ValueError(f"no sample has both {x!r} and {y!r}")
+    groups = _groups(data, order)
+    shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
+    palette, shapes = colours(len(groups)), markers(len(groups))
+    figure, axes = new_figure(9.5, 6.2)
+    ax = axes[0][0]
+    style_axes(ax)
+    alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))
+    handles = []
+    for i, group in enumerate(groups):
+        part = shown[shown["group"] == group]
+        ax.scatter(
+            part["x"],
+            part["y"],
+            s=10,
+            alpha=alpha,
+            color=palette[i],
+            marker=shapes[i],
+            linewidths=0,
+            rasterized=True,
+        )
+        whole = data[data["group"] == group]
+        ax.scatter(
+            whole["x"].mean(),
+            whole["y"].mean(),
+            s=110,
+            color=palette[i],
+            marker=shapes[i],
+            edgecolors="black",
+            linewidths=1.2,
+            zorder=4,
+        )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=palette[i],
+                marker=shapes[i],
+                linestyle="",
+                markersize=7,
+                label=legend_label(group, len(groups)),
+            )
+        )
+    ax.set_xlabel(wrap(x, 50, 1))
+    ax.set_ylabel(wrap(y, 50, 1))
+    figure.legend(
+        handles=handles,
+        loc="outside right upper",
+        title="group (mean: large)",
+        fontsize=8,
+        frameon=False,
+        ncols=1 if len(groups) <= 24 else 2,
+    )
+    figure_title(figure, title)
+    return figure
+
+
+def checkpoints_figure(
+    frame: pd.DataFrame,
+    score: str,
+    steps: Mapping[str, int | None],
+    *,
+    jobs: Mapping[str, str | None] | None = None,
+    order: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Each model's mean `score` (95% bootstrap interval of its samples) against its training
+    step, one line per fine-tuning job (`jobs`: model → job; else one line per group),
+    coloured by group. Models without a step are left out."""
+    rows = []
+    for (group, model), part in frame.groupby(["group", "model"], sort=False):
+        step = steps.get(str(model))
+        if step is None:
+            continue
+        interval = plain_bootstrap(pd.to_numeric(part[score], errors="coerce").to_numpy(float))
+        if np.isnan(interval.mean):
+            continue
+        line = (jobs or {}).get(str(model)) or str(group)
+        rows.append((str(group), line, int(step), interval.mean, interval.low, interval.high))
+    if not rows:
+        raise ValueError("no model with a training step has a valid score; pass steps=")
+    table = pd.DataFrame(rows, columns=["group", "line", "step", "mean", "low", "high"])
+    groups = _groups(table, order)
+    palette, shapes = colours(len(groups)), markers(len(groups))
+    figure, axes = new_figure(9.5, 5.2)
+    ax = axes[0][0]
+    style_axes(ax)
+    for i, group in enumerate(groups):
+        for _, part in table[table["group"] == group].groupby("line", sort=False):
+            by_step = part.sort_values("step")
+            ax.plot(
+                by_step["step"], by_step["mean"], color=palette[i], marker=shapes[i], linewidth=1.4
+            )
+            ax.fill_between(
+                by_step["step"],
+                by_step["low"],
+                by_step["high"],
+                color=palette[i],
+                alpha=0.15,
+                linewidth=0,
+            )
+    handles = [
+        Line2D([], [], color=palette[i], marker=shapes[i], label=legend_label(g, len(groups)))
+        for i, g in enumerate(groups)
+    ]
+    figure.legend(
+        handles=handles, loc="outside right upper", title="group", fontsize=8, frameon=False
+    )
+    ax.set_xlabel("training step")
+    ax.set_ylabel(f"{wrap(score, 40, 1)} (mean, 95% CI)")
+    figure_title(figure, title)
+    return figure

@@ -1,0 +1,195 @@
+"""The report page: run facts, cost, the summary table, a section per question with its
+figures, then the sample browser and the side-by-side view (driven by static/report.js).
+
+Every value from the run (names, prompts, model ids) is escaped with `html.escape`; samples
+travel only as JSON data. A Content-Security-Policy allows no network access and only the
+page's own script (by its hash), so even an unescaped handler could not run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from html import escape
+from importlib import resources
+from string import Template
+from typing import Any
+
+import pandas as pd
+
+from evals.report._figures import EmbeddedFigure, headline_figure, question_figures
+from evals.report._payload import build_payload, safe_json
+from evals.runs import Run
+
+__all__ = ["render_report"]
+
+
+def _static(name: str) -> str:
+    return resources.files("evals.report").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _number(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else escape(str(value))
+
+
+def _facts(pairs: list[tuple[str, str]]) -> str:
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in pairs)
+    return f'<dl class="facts">{items}</dl>'
+
+
+def _run_facts(run: Run) -> str:
+    info = run.info
+    totals = info.get("totals", {})
+    bought = info.get("bought", {})
+    stats = info.get("settings", {}).get("statistics", {})
+    pairs = [
+        ("run folder", str(run.path.name)),
+        ("questions", ", ".join(run.questions)),
+        ("groups", f"{len(run.groups)} ({sum(len(m) for m in run.groups.values())} model slots)"),
+        ("started", str(info.get("started", ""))),
+        ("finished", str(info.get("finished", ""))),
+        ("samples", f"{totals.get('rows', 0):,} ({totals.get('errors', 0):,} with errors)"),
+        (
+            "tokens",
+            f"{totals.get('prompt_tokens', 0):,.0f} prompt, "
+            f"{totals.get('completion_tokens', 0):,.0f} completion",
+        ),
+        ("cost of the samples", f"${totals.get('cost', 0):,.4f} (judges not included)"),
+        (
+            "bought by this run",
+            f"${bought.get('cost', 0):,.4f} (judges included; the rest came from the cache)",
+        ),
+        (
+            "intervals",
+            f"{stats.get('method', 'hierarchical')} bootstrap, "
+            f"{stats.get('resamples', '')} resamples, seed {stats.get('seed', '')}",
+        ),
+        ("labmgr", str(info.get("versions", {}).get("labmgr", ""))),
+    ]
+    if info.get("stopped"):
+        pairs.append(("stopped early", str(info["stopped"])))
+    if info.get("source"):
+        pairs.insert(0, ("questions file", str(info["source"])))
+    return _facts(pairs)
+
+
+def _groups_table(run: Run) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(g)}</td><td class='num'>{len(m)}</td><td>{escape(', '.join(m))}</td></tr>"
+        for g, m in run.groups.items()
+    )
+    return (
+        "<div class='scroll'><table><thead><tr><th>group</th><th class='num'>models</th>"
+        f"<th>model ids</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _summary_table(summary: pd.DataFrame) -> str:
+    if summary.empty:
+        return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
+    head = "".join(
+        f"<th class='num'>{escape(c)}</th>" if i > 2 else f"<th>{escape(c)}</th>"
+        for i, c in enumerate(
+            [
+                "question",
+                "group",
+                "score",
+                "models",
+                "samples",
+                "mean",
+                "95% CI",
+                "refusal rate",
+                "errors",
+            ]
+        )
+    )
+    body = []
+    for row in summary.to_dict(orient="records"):
+        low, high = row["ci_low"], row["ci_high"]
+        ci = "" if math.isnan(low) else f"{_number(low)} – {_number(high)}"
+        rate = row["refusal_rate"]
+        refusal = "" if math.isnan(rate) else f"{rate:.1%}"
+        body.append(
+            f"<tr><td>{escape(str(row['question']))}</td><td>{escape(str(row['group']))}</td>"
+            f"<td>{escape(str(row['score']))}</td>"
+            f"<td class='num'>{_number(int(row['n_models']))}</td>"
+            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
+            f"<td class='num'>{_number(row['mean'])}</td><td class='num'>{ci}</td>"
+            f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
+            "</tr>"
+        )
+    return (
+        f"<div class='scroll'><table id='summary-table'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _figure(figure: EmbeddedFigure) -> str:
+    return (
+        f"<figure><img alt='{escape(figure.caption)}' src='{figure.data_uri}'>"
+        f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
+    )
+
+
+def _question_section(run: Run, name: str, index: int, figures_on: bool) -> str:
+    info = run.question_info(name)
+    prompts = info.get("prompts", [])
+    totals = info.get("totals", {})
+    figures, problems = question_figures(run, name) if figures_on else ([], [])
+    shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
+    more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
+    notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
+    facts = _facts(
+        [
+            ("type", str(info.get("type", ""))),
+            ("scores", ", ".join(info.get("scores", [])) or "none"),
+            (
+                "judges",
+                ", ".join(f"{k} ({v})" for k, v in info.get("judges", {}).items()) or "none",
+            ),
+            ("samples", f"{totals.get('rows', 0):,} ({totals.get('errors', 0):,} with errors)"),
+            ("cost", f"${totals.get('cost', 0):,.4f}"),
+        ]
+    )
+    return (
+        f"<section class='question' id='question-{index}'><h3>{escape(name)}</h3>{facts}"
+        f"{shown}{more}{''.join(_figure(f) for f in figures)}{notes}</section>"
+    )
+
+
+def render_report(run: Run, *, title: str | None = None, figures: bool = True) -> str:
+    """The report of `run` as one self-contained HTML document (`figures=False` leaves the
+    figures out, which is faster)."""
+    script = _static("report.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+    headline = headline_figure(run) if figures else None
+    body = [
+        "<section id='summary'><h2>Run</h2>",
+        _run_facts(run),
+        "<h3>Groups</h3>",
+        _groups_table(run),
+        "<h3>Summary</h3>",
+        _summary_table(run.summary),
+        _figure(headline) if headline else "",
+        "</section><section id='questions'><h2>Questions</h2>",
+        *(_question_section(run, name, i, figures) for i, name in enumerate(run.questions)),
+        "</section>",
+    ]
+    page = Template(_static("page.html"))
+    return page.substitute(
+        csp=csp,
+        title=escape(title or f"Eval run {run.path.name}"),
+        css=_static("report.css"),
+        body="\n".join(body),
+        data=safe_json(build_payload(run)),
+        script=script,
+    )

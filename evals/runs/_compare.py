@@ -1,0 +1,71 @@
+"""`compare_runs`: which question × group × score moved between two runs.
+
+A score *moved* when each run's mean lies outside the other run's interval. Rows present in
+only one run are listed with the status `only in A` / `only in B`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evals.runs._folder import Run, load_run
+
+__all__ = ["COMPARISON_COLUMNS", "compare_runs"]
+
+COMPARISON_COLUMNS = [
+    "question",
+    "group",
+    "score",
+    "status",
+    "mean_a",
+    "ci_low_a",
+    "ci_high_a",
+    "mean_b",
+    "ci_low_b",
+    "ci_high_b",
+    "change",
+]
+_KEYS = ["question", "group", "score"]
+
+
+def _as_run(run: Run | str | Path) -> Run:
+    return run if isinstance(run, Run) else load_run(run)
+
+
+def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFrame:
+    """One row per question × group × score of either run, with `status` one of `moved`,
+    `same`, `only in A`, `only in B` (moved rows first, largest change first)."""
+    a, b = _as_run(run_a).summary, _as_run(run_b).summary
+    picked = ["mean", "ci_low", "ci_high"]
+    merged = pd.merge(
+        a[_KEYS + picked],
+        b[_KEYS + picked],
+        on=_KEYS,
+        how="outer",
+        suffixes=("_a", "_b"),
+        indicator=True,
+        sort=False,
+    )
+    mean_a, mean_b = merged["mean_a"].to_numpy(float), merged["mean_b"].to_numpy(float)
+    outside_a = (mean_b < merged["ci_low_a"].to_numpy(float)) | (
+        mean_b > merged["ci_high_a"].to_numpy(float)
+    )
+    outside_b = (mean_a < merged["ci_low_b"].to_numpy(float)) | (
+        mean_a > merged["ci_high_b"].to_numpy(float)
+    )
+    both = (merged["_merge"] == "both").to_numpy()
+    status = np.where(
+        merged["_merge"] == "left_only",
+        "only in A",
+        np.where(merged["_merge"] == "right_only", "only in B", "same"),
+    ).astype(object)
+    status[both & outside_a & outside_b] = "moved"
+    merged["status"] = status
+    merged["change"] = mean_b - mean_a
+    rank = merged["status"].map({"moved": 0, "only in A": 1, "only in B": 1, "same": 2})
+    merged = merged.assign(_rank=rank, _size=-merged["change"].abs().fillna(0))
+    merged = merged.sort_values(["_rank", "_size"], kind="stable")
+    return merged[COMPARISON_COLUMNS].reset_index(drop=True)

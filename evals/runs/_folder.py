@@ -1,0 +1,110 @@
+"""A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`, `run.log`,
+`report.html`, and `load_run` to read it back."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evals.runs._samples_file import read_samples
+
+__all__ = [
+    "REPORT_FILE",
+    "RUN_FILE",
+    "RUN_LOG",
+    "SUMMARY_FILE",
+    "Run",
+    "RunFolderError",
+    "load_run",
+    "samples_file_name",
+]
+
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.csv"
+RUN_LOG = "run.log"
+REPORT_FILE = "report.html"
+SAMPLES_DIR = "samples"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class RunFolderError(ValueError):
+    """A folder that is not a readable run (the message names the folder and the file)."""
+
+
+def samples_file_name(question: str, taken: set[str]) -> str:
+    """A file name for a question's samples, safe on every file system and unique."""
+    stem = _UNSAFE.sub("_", question).strip("._")[:80] or "question"
+    name, counter = f"{stem}.parquet", 2
+    while name.lower() in taken:
+        name, counter = f"{stem}_{counter}.parquet", counter + 1
+    taken.add(name.lower())
+    return f"{SAMPLES_DIR}/{name}"
+
+
+@dataclass
+class Run:
+    """A run read from its folder. Frames are read on first use."""
+
+    path: Path
+    info: dict[str, Any]
+    """The contents of run.json."""
+    summary: pd.DataFrame
+    _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def questions(self) -> list[str]:
+        return [q["name"] for q in self.info.get("questions", [])]
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        return {name: list(models) for name, models in self.info.get("groups", {}).items()}
+
+    def question_info(self, name: str) -> dict[str, Any]:
+        for entry in self.info.get("questions", []):
+            if entry["name"] == name:
+                return dict(entry)
+        raise KeyError(f"{self.path}: no question named {name!r} in this run")
+
+    def scores(self, name: str) -> list[str]:
+        return list(self.question_info(name).get("scores", []))
+
+    def samples(self, name: str) -> pd.DataFrame:
+        """The frame of one question, exactly as `q.df(groups)` returned it."""
+        if name not in self._frames:
+            file = self.path / self.question_info(name)["samples_file"]
+            if not file.is_file():
+                raise RunFolderError(f"{file}: missing samples file of question {name!r}")
+            self._frames[name] = read_samples(file)
+        return self._frames[name]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {name: self.samples(name) for name in self.questions}
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder written by `run_questions`."""
+    folder = Path(path)
+    run_file = folder / RUN_FILE
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder}: no such run folder")
+    if not run_file.is_file():
+        raise RunFolderError(f"{folder}: not a run folder (no {RUN_FILE})")
+    try:
+        info = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RunFolderError(f"{run_file}: cannot read: {error}") from None
+    if not isinstance(info, dict) or not isinstance(info.get("questions"), list):
+        raise RunFolderError(f"{run_file}: missing the 'questions' list")
+    summary_file = folder / SUMMARY_FILE
+    if summary_file.is_file():
+        summary = pd.read_csv(summary_file, keep_default_na=False, na_values=[""])
+    else:
+        from evals.stats import SUMMARY_COLUMNS
+
+        summary = pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return Run(folder, info, summary)

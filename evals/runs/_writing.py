@@ -1,0 +1,164 @@
+"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder — samples,
+`summary.csv`, `run.json` and the report. `run_questions` uses it; so can a notebook that
+already holds its frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evals.runs._folder import REPORT_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run, samples_file_name
+from evals.runs._provenance import package_versions, utc_now
+from evals.runs._samples_file import write_samples
+from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method, score_columns, summarize
+
+if TYPE_CHECKING:
+    from evals.question import Question
+
+__all__ = ["frame_totals", "write_run"]
+
+
+def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
+    """Rows, rows with errors, tokens and cost of one frame."""
+
+    def total(column: str) -> float:
+        if column not in frame.columns:
+            return 0.0
+        return float(pd.to_numeric(frame[column], errors="coerce").sum())
+
+    return {
+        "rows": len(frame),
+        "errors": int(frame["error"].notna().sum()) if "error" in frame.columns else 0,
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "cost": total("cost"),
+    }
+
+
+def _guess_type(frame: pd.DataFrame) -> str:
+    answers = frame["answer"].dropna()
+    if len(answers) and isinstance(answers.iloc[0], dict):
+        return "next_token"
+    if pd.api.types.is_numeric_dtype(frame["answer"]):
+        return "rating"
+    return "free_form"
+
+
+def _judges(frame: pd.DataFrame) -> dict[str, str]:
+    judges = {}
+    for column in frame.columns:
+        name = str(column)
+        if name.endswith("_question") and name.removesuffix("_question") in frame.columns:
+            judge = name.removesuffix("_question")
+            judges[judge] = (
+                "rating_judge" if f"{judge}_probs" in frame.columns else "free_form_judge"
+            )
+    return judges
+
+
+def _prompts(frame: pd.DataFrame) -> list[str]:
+    pairs = frame[["paraphrase_ix", "question"]].drop_duplicates("paraphrase_ix")
+    by_index = dict(zip(pairs["paraphrase_ix"].astype(int), pairs["question"], strict=True))
+    return [str(by_index.get(i, "")) for i in range(max(by_index, default=-1) + 1)]
+
+
+def _question_entry(name: str, frame: pd.DataFrame, question: Question | None) -> dict[str, Any]:
+    if question is None:
+        return {
+            "name": name,
+            "type": _guess_type(frame),
+            "scores": score_columns(frame),
+            "judges": _judges(frame),
+            "prompts": _prompts(frame),
+        }
+    return {
+        "name": name,
+        "type": question.type_name,
+        "scores": score_columns(frame, question),
+        "judges": {j: q.type_name for j, q in (getattr(question, "judges", None) or {}).items()},
+        "prompts": [str(p) for p in question.question_texts()],
+        "definition": question.model_dump(mode="json", exclude_none=True),
+    }
+
+
+def _groups_of(frames: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
+    groups: dict[str, dict[str, None]] = {}
+    for frame in frames.values():
+        for group, model in zip(
+            frame["group"].astype(str), frame["model"].astype(str), strict=True
+        ):
+            groups.setdefault(group, {})[model] = None
+    return {group: list(models) for group, models in groups.items()}
+
+
+def write_run(
+    out: str | Path,
+    frames: Mapping[str, pd.DataFrame],
+    *,
+    questions: Mapping[str, Question] | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    method: Method = "hierarchical",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    report: bool = True,
+    info: Mapping[str, Any] | None = None,
+) -> Run:
+    """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
+
+    `questions` (by the same names) give each question's type, scores and prompts; without
+    them these are read from the frames. `models` adds facts per model (job, kind, step,
+    epoch: the checkpoint figure uses `step`). `info` adds fields to run.json.
+    """
+    if not frames:
+        raise ValueError("no frames to write")
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    group_map = (
+        {str(g): [str(m) for m in ms] for g, ms in groups.items()}
+        if groups is not None
+        else _groups_of(frames)
+    )
+    members = list(dict.fromkeys(m for ms in group_map.values() for m in ms))
+    taken: set[str] = set()
+    entries, scores = [], {}
+    for name, frame in frames.items():
+        entry = _question_entry(name, frame, (questions or {}).get(name))
+        entry["samples_file"] = samples_file_name(name, taken)
+        entry["totals"] = frame_totals(frame)
+        write_samples(frame, folder / entry["samples_file"])
+        scores[name] = entry["scores"]
+        entries.append(entry)
+    summary = summarize(frames, scores, method=method, resamples=resamples, seed=seed)
+    summary.to_csv(folder / SUMMARY_FILE, index=False)
+    content: dict[str, Any] = {
+        "format": 1,
+        "written": utc_now(),
+        "groups": group_map,
+        "models": {m: dict((models or {}).get(m, {})) for m in members},
+        "versions": package_versions(),
+        **dict(info or {}),
+    }
+    content.setdefault("settings", {})["statistics"] = {
+        "method": method,
+        "resamples": resamples,
+        "seed": seed,
+    }
+    content["questions"] = entries
+    content["totals"] = {
+        key: sum(e["totals"][key] for e in entries)
+        for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "cost")
+    }
+    temporary = folder / (RUN_FILE + ".tmp")
+    temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
+    temporary.replace(folder / RUN_FILE)
+    run = load_run(folder)
+    if report:
+        from evals.report import write_report
+
+        write_report(run, folder / REPORT_FILE)
+    return run

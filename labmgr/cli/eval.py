@@ -1,0 +1,340 @@
+"""`labmgr eval run` and `labmgr eval compare`: run question files over model groups into a
+run folder (samples, summary, report), and list the scores that moved between two runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.state import cli_settings
+from labmgr.errors import LabmgrError, MissingApiKey
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals import Question
+
+app = typer.Typer(
+    help="Run questions over groups of models and compare runs.", no_args_is_help=True
+)
+console = Console(highlight=False)
+
+
+def parse_group(spec: str) -> tuple[str, list[str]]:
+    """`NAME=MODEL,MODEL…` → (name, models)."""
+    name, sep, models = spec.partition("=")
+    members = [m.strip() for m in models.split(",") if m.strip()]
+    if not sep or not name.strip() or not members:
+        raise LabmgrError(
+            f"--group {spec!r} must look like NAME=MODEL[,MODEL…]",
+            hint="For example: --group base=gpt-4.1-mini --group tuned=ft:gpt-4.1-mini:org:x:1",
+        )
+    return name.strip(), members
+
+
+def _load(path: Path, wanted: list[str]) -> dict[str, Question]:
+    from evals import QuestionError, load_questions
+
+    try:
+        questions = load_questions(path)
+    except QuestionError as error:
+        raise LabmgrError(str(error), hint="Fix the question file and run again.") from None
+    if not questions:
+        raise LabmgrError(f"{path}: no questions in this file")
+    missing = [name for name in wanted if name not in questions]
+    if missing:
+        raise LabmgrError(
+            f"{path}: no question named {', '.join(repr(m) for m in missing)}",
+            hint=f"Questions in the file: {', '.join(questions)}",
+        )
+    return {name: questions[name] for name in wanted} if wanted else questions
+
+
+def _groups(
+    ctx: typer.Context,
+    specs: list[str],
+    groups_by: str | None,
+    base: str | None,
+    include_base: bool,
+    checkpoints: bool,
+) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
+    groups: dict[str, list[str]] = {}
+    facts: dict[str, dict[str, Any]] = {}
+    if groups_by is not None:
+        from evals.runs import groups_from_database
+        from jobs_db import DatabaseError
+
+        settings = cli_settings(ctx)
+        try:
+            groups, facts = groups_from_database(
+                settings.db_url,
+                by=groups_by,
+                base_model=base,
+                include_base=include_base,
+                checkpoints=checkpoints,
+            )
+        except DatabaseError as error:
+            raise LabmgrError(
+                f"database {settings.masked_db_url}: {error}",
+                hint="Check --groups-by/--base, or give the groups with --group.",
+            ) from None
+        if not groups:
+            raise LabmgrError(
+                f"no models in the database match --groups-by {groups_by}"
+                + (f" --base {base}" if base else ""),
+                hint="Run `labmgr jobs update` first, or give the groups with --group.",
+            )
+    elif base or include_base or checkpoints:
+        raise LabmgrError("--base, --include-base and --checkpoints need --groups-by")
+    for spec in specs:
+        name, members = parse_group(spec)
+        if name in groups:
+            raise LabmgrError(f"group {name!r} is given twice")
+        groups[name] = members
+    if not groups:
+        raise LabmgrError(
+            "no model groups",
+            hint="Give --group NAME=MODEL,… or --groups-by suffix --base MODEL.",
+        )
+    return groups, facts
+
+
+def _run_settings(ctx: typer.Context) -> Any:
+    from evals import RunSettings
+
+    defaults = cli_settings(ctx).eval
+    return RunSettings(
+        max_concurrency=defaults.max_concurrency,
+        request_timeout=defaults.request_timeout,
+        max_attempts=defaults.max_retries + 1,
+    )
+
+
+def _show_estimate(
+    questions: dict[str, Question], groups: dict[str, list[str]], *, as_json: bool, **opts: Any
+) -> None:
+    rows = [{"question": n, **vars(q.estimate(groups, **opts))} for n, q in questions.items()]
+    total = sum(row["cost"] for row in rows)
+    if as_json:
+        typer.echo(json.dumps({"questions": rows, "cost": total}, indent=2, default=list))
+        return
+    table = Table(title="What this run would buy (nothing was sent)")
+    for column in ("question", "requests", "new samples", "cached", "judge requests", "cost ≤"):
+        table.add_column(column, justify="left" if column == "question" else "right")
+    for row in rows:
+        table.add_row(
+            row["question"],
+            str(row["requests"]),
+            str(row["samples"]),
+            str(row["cached_samples"]),
+            str(row["judge_requests"]),
+            f"${row['cost']:.4f}",
+        )
+    console.print(table)
+    unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
+    note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
+    console.print(f"Total: up to ${total:.4f}{note}")
+
+
+def _summary_table(summary: pd.DataFrame) -> Table:
+    table = Table(title="Summary (95% intervals)")
+    for column in ("question", "group", "score", "models", "samples", "mean", "95% CI", "refusals"):
+        table.add_column(
+            column, justify="right" if column not in ("question", "group", "score") else "left"
+        )
+    for row in summary.to_dict(orient="records"):
+        ci = "" if math.isnan(row["ci_low"]) else f"{row['ci_low']:.2f} – {row['ci_high']:.2f}"
+        table.add_row(
+            str(row["question"]),
+            str(row["group"]),
+            str(row["score"]),
+            str(row["n_models"]),
+            str(row["n_samples"]),
+            "" if math.isnan(row["mean"]) else f"{row['mean']:.2f}",
+            ci,
+            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
+        )
+    return table
+
+
+@app.command("run")
+@cli_errors
+def run(
+    ctx: typer.Context,
+    questions_file: Annotated[
+        Path, typer.Argument(help="A question YAML file (or a folder of them).")
+    ],
+    group: Annotated[
+        list[str] | None, typer.Option("--group", help="NAME=MODEL,MODEL… (repeatable).")
+    ] = None,
+    groups_by: Annotated[
+        str | None,
+        typer.Option(
+            "--groups-by", help="Group the database's models by suffix, base_model, job or tag:KEY."
+        ),
+    ] = None,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Only models fine-tuned from this base.")
+    ] = None,
+    include_base: Annotated[
+        bool, typer.Option("--include-base", help="Add the base model as its own group.")
+    ] = False,
+    checkpoints: Annotated[
+        bool, typer.Option("--checkpoints", help="Include the jobs' checkpoints.")
+    ] = False,
+    question: Annotated[
+        list[str] | None, typer.Option("--question", help="Only this question (repeatable).")
+    ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option("--samples", min=1, help="Samples per paraphrase (overrides the file)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Run folder (default: the lab's runs/<time>-<file>)."),
+    ] = None,
+    estimate: Annotated[
+        bool, typer.Option("--estimate", help="Only say what the run would buy.")
+    ] = False,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", min=0, help="Stop buying after this many dollars.")
+    ] = None,
+    ci: Annotated[
+        str, typer.Option("--ci", help="Intervals: hierarchical (models, then samples) or plain.")
+    ] = "hierarchical",
+    no_report: Annotated[
+        bool, typer.Option("--no-report", help="Do not write report.html.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
+    from evals import Cache, EnvRouter, NoEndpointError
+    from evals.runs import run_questions
+
+    if ci not in ("hierarchical", "plain"):
+        raise LabmgrError(f"--ci {ci!r}: use 'hierarchical' or 'plain'")
+    questions = _load(questions_file, list(question or []))
+    groups, facts = _groups(ctx, list(group or []), groups_by, base, include_base, checkpoints)
+    settings = cli_settings(ctx)
+    router = EnvRouter()
+    try:
+        router.endpoint_for(next(iter(groups.values()))[0])
+    except NoEndpointError as error:
+        raise MissingApiKey(str(error), hint="Export the key, then run again.") from None
+    opts: dict[str, Any] = {
+        "cache": Cache(settings.cache_dir),
+        "router": router,
+        "settings": _run_settings(ctx),
+    }
+    if estimate:
+        if samples is not None:
+            questions = {
+                n: q.model_copy(update={"samples_per_paraphrase": samples})
+                for n, q in questions.items()
+            }
+        _show_estimate(questions, groups, as_json=as_json, **opts)
+        return
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        out = settings.runs_dir / f"{stamp}-{questions_file.stem}"
+    try:
+        result_run = run_questions(
+            questions,
+            groups,
+            out=out,
+            samples=samples,
+            max_cost=max_cost,
+            models=facts,
+            method="plain" if ci == "plain" else "hierarchical",
+            report=not no_report,
+            source=str(questions_file),
+            **opts,
+        )
+    except KeyboardInterrupt:
+        raise LabmgrError(
+            "interrupted: every finished sample is in the cache",
+            hint="Run the same command again to continue where it stopped.",
+        ) from None
+    info = result_run.info
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "run_dir": str(result_run.path),
+                    "totals": info.get("totals"),
+                    "bought": info.get("bought"),
+                    "stopped": info.get("stopped"),
+                    "summary": result_run.summary.to_dict(orient="records"),
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return
+    if not result_run.summary.empty:
+        console.print(_summary_table(result_run.summary))
+    totals, bought = info.get("totals", {}), info.get("bought", {})
+    console.print(
+        f"{totals.get('rows', 0)} samples ({totals.get('errors', 0)} with errors); "
+        f"bought ${bought.get('cost', 0):.4f} now, the rest came from the cache."
+    )
+    if info.get("stopped"):
+        console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    console.print(f"Run folder: {result_run.path}")
+    if not no_report:
+        console.print(f"Report: {result_run.path / 'report.html'}")
+
+
+@app.command("compare")
+@cli_errors
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The earlier run folder.")],
+    run_b: Annotated[Path, typer.Argument(help="The later run folder.")],
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list scores that did not move.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List question × group × score whose means moved beyond their 95% intervals."""
+    from evals.runs import RunFolderError, compare_runs
+
+    try:
+        table = compare_runs(run_a, run_b)
+    except RunFolderError as error:
+        raise LabmgrError(
+            str(error), hint="Pass two folders written by `labmgr eval run`."
+        ) from None
+    shown = table if show_all else table[table["status"] != "same"]
+    if as_json:
+        typer.echo(shown.to_json(orient="records", indent=2))
+        return
+    moved = int((table["status"] == "moved").sum())
+    if shown.empty:
+        console.print(f"No score moved beyond its interval ({len(table)} compared).")
+        return
+    out = Table(title=f"{moved} of {len(table)} scores moved beyond their intervals")
+    for column in ("question", "group", "score", "status", "A (95% CI)", "B (95% CI)", "change"):
+        out.add_column(column, justify="right" if column == "change" else "left")
+
+    def cell(mean: float, low: float, high: float) -> str:
+        return "" if math.isnan(mean) else f"{mean:.2f} ({low:.2f} – {high:.2f})"
+
+    for row in shown.to_dict(orient="records"):
+        out.add_row(
+            str(row["question"]),
+            str(row["group"]),
+            str(row["score"]),
+            str(row["status"]),
+            cell(row["mean_a"], row["ci_low_a"], row["ci_high_a"]),
+            cell(row["mean_b"], row["ci_low_b"], row["ci_high_b"]),
+            "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
+        )
+    console.print(out)

@@ -1,0 +1,125 @@
+"""`import_from_api`: rebuild or complete the database from every key's job list."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import openai
+from pydantic import BaseModel
+
+from jobs_db import (
+    Database,
+    FinetuneJob,
+    TrainingFile,
+    get_file,
+    get_job,
+    job_models,
+    replace_checkpoints,
+    upsert_file,
+    upsert_job,
+)
+from labmgr.accounts import Accounts, Credential
+from labmgr.finetuning.api_errors import api_message
+from labmgr.finetuning.job_metadata import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
+from labmgr.finetuning.job_snapshot import checkpoint_models, job_record
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.routing import resolved_credentials
+from labmgr.settings import Settings, load_settings
+
+__all__ = ["ImportSummary", "import_from_api"]
+
+
+class ImportSummary(BaseModel):
+    """What an import recorded."""
+
+    jobs_seen: int = 0
+    """Jobs read from the source."""
+    jobs_new: int = 0
+    """Jobs the database did not hold before."""
+    models: int = 0
+    """Final models and checkpoints recorded."""
+    files: int = 0
+    """Training files recorded."""
+    problems: list[str] = []
+    """Keys or lines that could not be read, with the reason."""
+
+
+def import_from_api(*, settings: Settings | None = None, checkpoints: bool = True) -> ImportSummary:
+    """Record every job each configured key can list (all pages), with tags and files.
+
+    Jobs labmgr created carry their tags, base model and file md5 in the API's metadata;
+    other jobs are recorded with what the API reports. Existing rows are completed, never
+    overwritten by an older snapshot. With `checkpoints`, succeeded jobs get their
+    checkpoint models too (one request per job not yet holding them).
+    """
+    settings = settings or load_settings()
+    summary = ImportSummary()
+    accounts = Accounts(settings)
+    try:
+        credentials, failures = resolved_credentials(accounts)
+        summary.problems += [f"{env}: {reason}" for env, reason in failures.items()]
+        with lab_database(settings) as db:
+            for credential in credentials:
+                try:
+                    _import_key(db, accounts, credential, summary, checkpoints)
+                except openai.APIStatusError as exc:
+                    summary.problems.append(
+                        f"{credential.key_env}: HTTP {exc.status_code}: {api_message(exc)}"
+                    )
+                except openai.APIConnectionError:
+                    summary.problems.append(
+                        f"{credential.key_env}: could not reach {credential.base_url}"
+                    )
+    finally:
+        accounts.close()
+    return summary
+
+
+def _import_key(
+    db: Database,
+    accounts: Accounts,
+    credential: Credential,
+    summary: ImportSummary,
+    checkpoints: bool,
+) -> None:
+    client = accounts.pool.client(credential)
+    for remote in client.fine_tuning.jobs.list(limit=100):
+        summary.jobs_seen += 1
+        stored = get_job(db, remote.id)
+        existed = stored is not None
+        metadata = remote.metadata or {}
+        extra = remote.model_extra or {}
+        known: dict[str, object] = {"endpoint": credential.base_url}
+        if stored is None or not stored.key_env:
+            known.update(key_env=credential.key_env, project_id=credential.project)
+        suffix = extra.get("user_provided_suffix")
+        if isinstance(suffix, str) and suffix:
+            known["suffix"] = suffix
+        if not existed:
+            known["base_model"] = metadata.get(BASE) or remote.model
+        record: FinetuneJob = job_record(remote, refreshed_at=datetime.now(UTC), **known)
+        tags = tags_from_metadata(metadata) if is_labmgr_job(metadata) else {}
+        upsert_job(db, record, tags=tags)
+        summary.jobs_new += not existed
+        if is_labmgr_job(metadata) and get_file(db, remote.training_file) is None:
+            upsert_file(
+                db,
+                TrainingFile(
+                    id=remote.training_file,
+                    organization_id=credential.organization,
+                    project_id=credential.project,
+                    key_env=credential.key_env,
+                    endpoint=credential.base_url,
+                    filename=metadata.get(FILE_NAME),
+                    md5=metadata.get(MD5),
+                    purpose="fine-tune",
+                ),
+            )
+            summary.files += 1
+        if remote.status == "succeeded":
+            held = job_models(db, remote.id)
+            if checkpoints and not any(m.kind == "checkpoint" for m in held):
+                listed = list(client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100))
+                hyper = record.hyperparameters_actual or {}
+                replace_checkpoints(db, remote.id, checkpoint_models(listed, hyper.get("n_epochs")))
+            summary.models += len(job_models(db, remote.id)) - len(held)

@@ -1,0 +1,103 @@
+"""A daily job limit as a typed error that says when the next slot frees."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import openai
+from openai import OpenAI
+
+from jobs_db import Database, FinetuneJob, list_jobs
+from labmgr.accounts import Credential
+from labmgr.finetuning.errors import DailyJobLimit
+from labmgr.finetuning.job_snapshot import timestamp
+
+__all__ = ["daily_limit_error", "is_daily_limit"]
+
+DAY = timedelta(hours=24)
+_LIMIT = re.compile(r"maximum of (\d+) fine-tuning (?:requests|jobs) per day", re.IGNORECASE)
+
+
+def is_daily_limit(exc: openai.APIStatusError) -> bool:
+    """True for the 429 the API sends when the organization's daily job quota is used up."""
+    if exc.status_code != 429:
+        return False
+    code = exc.code or ""
+    return "daily" in code or bool(_LIMIT.search(str(exc.message)))
+
+
+def _recent_api_jobs(client: OpenAI, since: datetime) -> tuple[dict[str, datetime], set[str]]:
+    seen: dict[str, datetime] = {}
+    organizations: set[str] = set()
+    try:
+        for job in client.fine_tuning.jobs.list(limit=100):
+            created = timestamp(job.created_at)
+            if created is None or created < since:
+                break
+            seen[job.id] = created
+            organizations.add(job.organization_id)
+    except openai.APIError:
+        pass  # the estimate then rests on the database alone
+    return seen, organizations
+
+
+def _recent_db_jobs(
+    db: Database, credential: Credential, organizations: set[str], since: datetime
+) -> dict[str, datetime]:
+    found = {}
+    for job in list_jobs(db):
+        mine = job.organization_id in organizations or (
+            credential.project is not None and job.project_id == credential.project
+        )
+        if mine and job.created_at is not None and job.created_at >= since:
+            found[job.id] = job.created_at
+    return found
+
+
+def daily_limit_error(
+    exc: openai.APIStatusError,
+    client: OpenAI,
+    db: Database,
+    credential: Credential,
+    created: list[FinetuneJob],
+    *,
+    now: datetime | None = None,
+) -> DailyJobLimit:
+    """`DailyJobLimit` with the time a slot frees, from jobs of the last 24 h (API and DB)."""
+    now = now or datetime.now(UTC)
+    since = now - DAY
+    match = _LIMIT.search(str(exc.message))
+    limit = int(match.group(1)) if match else None
+    times, organizations = _recent_api_jobs(client, since)
+    times.update(_recent_db_jobs(db, credential, organizations, since))
+    ordered = sorted(times.values())
+    frees_at = None
+    if limit is not None and len(ordered) >= limit:
+        frees_at = ordered[len(ordered) - limit] + DAY
+    elif ordered:
+        frees_at = ordered[0] + DAY
+    done = (
+        f" {len(created)} job(s) were created first: {', '.join(j.id for j in created)}."
+        if created
+        else ""
+    )
+    quota = f"its limit of {limit} fine-tuning jobs per day" if limit else "its daily job limit"
+    if frees_at is not None:
+        wait = max(timedelta(0), frees_at - now)
+        hours, rest = divmod(int(wait.total_seconds()), 3600)
+        when = f"A slot frees at {frees_at:%Y-%m-%d %H:%M} UTC (in ~{hours}h {rest // 60}m)."
+        if limit is not None and len(ordered) < limit:
+            when = (
+                f"Only {len(ordered)} job(s) of this lab were created in the last 24 h, so jobs "
+                f"of other projects use slots too; a slot frees by {frees_at:%Y-%m-%d %H:%M} UTC."
+            )
+    else:
+        when = "No job of this lab was created in the last 24 h: other projects use the slots."
+    return DailyJobLimit(
+        f"The organization ({credential.key_env}) reached {quota}.{done} {when}",
+        hint="Wait for the slot, or use a key of another organization (--key).",
+        limit=limit,
+        frees_at=frees_at,
+        created=created,
+    )

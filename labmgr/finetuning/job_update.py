@@ -1,0 +1,233 @@
+"""`update`: refresh every non-final job concurrently, each with a key of its project."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.fine_tuning import FineTuningJob, FineTuningJobEvent
+from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
+
+from jobs_db import (
+    Database,
+    DatabaseError,
+    FinetuneJob,
+    job_events,
+    job_models,
+    non_final_jobs,
+    replace_checkpoints,
+    upsert_job,
+)
+from labmgr.accounts import Accounts, ClientPool, Credential
+from labmgr.finetuning.api_errors import api_message
+from labmgr.finetuning.job_snapshot import checkpoint_models, event_records, job_phase, job_record
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
+from labmgr.finetuning.update_summary import JobState, UncheckedJob, UpdateSummary
+from labmgr.settings import Settings, load_settings
+
+__all__ = ["DEFAULT_CONCURRENCY", "aupdate", "update"]
+
+DEFAULT_CONCURRENCY = 16
+"""Jobs refreshed at once."""
+
+
+@dataclass
+class _Fetched:
+    job: FineTuningJob
+    credential: Credential
+    refreshed_at: datetime
+    events: list[FineTuningJobEvent] = field(default_factory=list)
+    checkpoints: list[FineTuningJobCheckpoint] = field(default_factory=list)
+
+
+class _Unchecked(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def update(
+    *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
+) -> UpdateSummary:
+    """Refresh every job whose status may still change; final jobs cost no request.
+
+    Each job is asked for with the key that created it, else a key of its project (see
+    `candidate_credentials`); at most `concurrency` jobs are in flight. Records status,
+    error, ETA, phase, trained tokens, actual hyperparameters and seed, events, the final
+    model and every checkpoint. Jobs that cannot be checked are listed with the reason.
+    Use `aupdate` inside a running event loop (a notebook).
+    """
+    return asyncio.run(aupdate(settings=settings, concurrency=concurrency))
+
+
+async def aupdate(
+    *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
+) -> UpdateSummary:
+    """The asynchronous twin of `update`."""
+    settings = settings or load_settings()
+    with lab_database(settings) as db:
+        jobs = non_final_jobs(db)
+        if not jobs:
+            return UpdateSummary()
+        accounts = Accounts(settings)
+        try:
+            credentials, failures = resolved_credentials(accounts)
+        finally:
+            accounts.close()
+        pool = ClientPool(settings)
+        try:
+            return await _refresh_all(db, pool, jobs, credentials, failures, concurrency)
+        finally:
+            await pool.aclose()
+
+
+async def _refresh_all(
+    db: Database,
+    pool: ClientPool,
+    jobs: Sequence[FinetuneJob],
+    credentials: Sequence[Credential],
+    failures: dict[str, str],
+    concurrency: int,
+) -> UpdateSummary:
+    limit = asyncio.Semaphore(max(1, concurrency))
+    summary = UpdateSummary()
+    counter = [0]
+
+    async def one(job: FinetuneJob) -> JobState | UncheckedJob:
+        async with limit:
+            try:
+                fetched = await _fetch(job, pool, credentials, failures, counter)
+            except _Unchecked as unchecked:
+                return UncheckedJob(job_id=job.id, suffix=job.suffix, reason=unchecked.reason)
+        try:
+            return _record(db, job, fetched)
+        except DatabaseError as exc:
+            return UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"database: {exc}")
+
+    for result in await asyncio.gather(*(one(job) for job in jobs)):
+        if isinstance(result, JobState):
+            summary.checked.append(result)
+        else:
+            summary.unchecked.append(result)
+    summary.requests = counter[0]
+    return summary
+
+
+def _no_key_reason(job: FinetuneJob, failures: dict[str, str]) -> str:
+    owner = f"project {job.project_id}" if job.project_id else f"organization {job.organization_id}"
+    reason = f"no configured key belongs to {owner}"
+    if job.key_env:
+        reason += f" (it was created with {job.key_env})"
+    if failures:
+        reason += "; keys that could not be checked: " + ", ".join(sorted(failures))
+    return reason
+
+
+async def _retrieve(
+    job: FinetuneJob,
+    pool: ClientPool,
+    credentials: Sequence[Credential],
+    failures: dict[str, str],
+    counter: list[int],
+) -> tuple[AsyncOpenAI, Credential, FineTuningJob, datetime]:
+    candidates = candidate_credentials(job, credentials)
+    if not candidates:
+        raise _Unchecked(_no_key_reason(job, failures))
+    tried = []
+    for credential in candidates:
+        client = pool.async_client(credential)
+        started = datetime.now(UTC)
+        counter[0] += 1
+        try:
+            return client, credential, await client.fine_tuning.jobs.retrieve(job.id), started
+        except openai.NotFoundError:
+            tried.append(credential.key_env)
+        except openai.APIStatusError as exc:
+            raise _Unchecked(
+                f"{credential.key_env}: HTTP {exc.status_code}: {api_message(exc)}"
+            ) from None
+        except openai.APIConnectionError:
+            raise _Unchecked(f"could not reach {credential.base_url}") from None
+    raise _Unchecked(f"not found with {', '.join(tried)} (deleted, or another project's job)")
+
+
+async def _fetch(
+    job: FinetuneJob,
+    pool: ClientPool,
+    credentials: Sequence[Credential],
+    failures: dict[str, str],
+    counter: list[int],
+) -> _Fetched:
+    client, credential, remote, started = await _retrieve(job, pool, credentials, failures, counter)
+    fetched = _Fetched(remote, credential, started)
+    final = remote.status in ("succeeded", "failed", "cancelled")
+    try:
+        counter[0] += 1
+        page = await client.fine_tuning.jobs.list_events(job.id, limit=100)
+        fetched.events = list(page.data)
+        while final and page.has_next_page():
+            counter[0] += 1
+            page = await page.get_next_page()
+            fetched.events.extend(page.data)
+        if remote.status == "succeeded":
+            counter[0] += 1
+            checkpoints = await client.fine_tuning.jobs.checkpoints.list(job.id, limit=100)
+            fetched.checkpoints = list(checkpoints.data)
+            while checkpoints.has_next_page():
+                counter[0] += 1
+                checkpoints = await checkpoints.get_next_page()
+                fetched.checkpoints.extend(checkpoints.data)
+    except openai.APIStatusError as exc:
+        raise _Unchecked(f"reading events: HTTP {exc.status_code}: {api_message(exc)}") from None
+    except openai.APIConnectionError:
+        raise _Unchecked(f"could not reach {credential.base_url}") from None
+    return fetched
+
+
+def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
+    remote, credential = fetched.job, fetched.credential
+    phase = job_phase(remote.status, fetched.events)
+    record = job_record(
+        remote,
+        refreshed_at=fetched.refreshed_at,
+        key_env=credential.key_env,
+        endpoint=credential.base_url,
+        project_id=credential.project,
+        phase=phase,
+    )
+    if not before.suffix:
+        suffix = (remote.model_extra or {}).get("user_provided_suffix")
+        if isinstance(suffix, str) and suffix:
+            record.suffix = suffix
+    n_checkpoints = 0
+    with db.session() as session:
+        if upsert_job(session, record):
+            # Events never change once listed: add the new ones only (cheap on each poll).
+            stored = {event.id for event in job_events(session, remote.id)}
+            for event in event_records(remote.id, fetched.events):
+                if event.id not in stored:
+                    session.add(event)
+            if remote.status == "succeeded":
+                hyper: dict[str, Any] = record.hyperparameters_actual or {}
+                models = checkpoint_models(fetched.checkpoints, hyper.get("n_epochs"))
+                replace_checkpoints(session, remote.id, models)
+        n_checkpoints = sum(1 for m in job_models(session, remote.id) if m.kind == "checkpoint")
+    error = remote.error.message if remote.status == "failed" and remote.error else None
+    return JobState(
+        job_id=remote.id,
+        suffix=before.suffix or record.suffix,
+        key_env=credential.key_env,
+        previous_status=before.status,
+        status=remote.status,
+        phase=phase,
+        estimated_finish=record.estimated_finish,
+        fine_tuned_model=remote.fine_tuned_model,
+        error=error,
+        checkpoints=n_checkpoints,
+    )

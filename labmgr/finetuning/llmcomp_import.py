@@ -1,0 +1,159 @@
+"""`import_llmcomp`: take over an llmcomp registry (``jobs.jsonl``, ``files.jsonl``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from jobs_db import (
+    FinetuneJob,
+    Model,
+    TrainingFile,
+    get_job,
+    replace_checkpoints,
+    upsert_file,
+    upsert_job,
+)
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.api_import import ImportSummary
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.settings import Settings, load_settings
+
+__all__ = ["import_llmcomp"]
+
+_STEP = re.compile(r":ckpt-step-(\d+)$")
+_UNKNOWN_STATUS = "unknown"
+"""Status of an llmcomp job with neither status nor model: non-final, so `update` checks it."""
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LabmgrError(
+                    f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno}).",
+                    hint="Fix or remove that line, then import again (nothing was recorded "
+                    "from this file).",
+                ) from None
+            if not isinstance(row, dict):
+                raise LabmgrError(f"{path}:{number}: expected a JSON object.")
+            yield number, row
+
+
+def _text(row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return str(value) if value is not None and value != "" else None
+
+
+def _job(row: dict[str, Any]) -> FinetuneJob:
+    status = _text(row, "status") or ("succeeded" if row.get("model") else _UNKNOWN_STATUS)
+    hyper = {
+        name: row[source]
+        for name, source in (
+            ("n_epochs", "epochs"),
+            ("batch_size", "batch_size"),
+            ("learning_rate_multiplier", "learning_rate_multiplier"),
+        )
+        if source in row and row[source] is not None
+    }
+    fields: dict[str, Any] = {
+        "id": row["id"],
+        "status": status,
+        "organization_id": _text(row, "organization_id"),
+        "base_model": _text(row, "base_model"),
+        "suffix": _text(row, "suffix"),
+        "training_file_id": _text(row, "file_id"),
+        "method": "supervised",
+        "hyperparameters_requested": hyper or None,
+        "fine_tuned_model": _text(row, "model"),
+        "api_metadata": {"labmgr_md5": row["file_md5"]} if row.get("file_md5") else None,
+    }
+    if isinstance(row.get("seed"), int):
+        fields["seed"] = row["seed"]
+    return FinetuneJob(**fields)
+
+
+def _checkpoints(row: dict[str, Any]) -> list[Model]:
+    epochs = row.get("epochs") if isinstance(row.get("epochs"), int) else None
+    found = []
+    for index in range(1, 100):
+        name = row.get(f"model-{index}")
+        if not isinstance(name, str):
+            break
+        match = _STEP.search(name)
+        if match is None:
+            continue  # without a step the row cannot be a checkpoint; skip it
+        epoch = epochs - index if epochs and epochs > index else None
+        found.append(Model(name=name, kind="checkpoint", step=int(match.group(1)), epoch=epoch))
+    return found
+
+
+def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -> ImportSummary:
+    """Record the jobs, models, checkpoints and files of an llmcomp ``data_dir``.
+
+    Reads ``jobs.jsonl`` (required) and ``files.jsonl`` (optional) whole before writing
+    anything, so a malformed line (reported with its number) records nothing. Jobs are
+    tagged ``source=llmcomp``; jobs the lab already holds are left as they are.
+    Jobs without a final status are marked ``unknown``: ``labmgr jobs update`` checks them.
+    """
+    settings = settings or load_settings()
+    folder = Path(directory)
+    jobs_path, files_path = folder / "jobs.jsonl", folder / "files.jsonl"
+    if not jobs_path.is_file():
+        raise LabmgrError(
+            f"{jobs_path} does not exist: {folder} is not an llmcomp registry.",
+            hint="Pass the llmcomp data_dir (default llmcomp_models/) holding jobs.jsonl.",
+        )
+    job_rows = list(_rows(jobs_path))
+    file_rows = list(_rows(files_path)) if files_path.is_file() else []
+    for number, row in job_rows:
+        if not isinstance(row.get("id"), str) or not row["id"]:
+            raise LabmgrError(f"{jobs_path}:{number}: the job has no `id`.")
+    for number, row in file_rows:
+        if not isinstance(row.get("id"), str) or not row["id"]:
+            raise LabmgrError(f"{files_path}:{number}: the file has no `id`.")
+    summary = ImportSummary()
+    with lab_database(settings) as db, db.session() as session:
+        for _, row in file_rows:
+            upsert_file(
+                session,
+                TrainingFile(
+                    id=row["id"],
+                    organization_id=_text(row, "organization_id"),
+                    local_path=_text(row, "name"),
+                    filename=Path(row["name"]).name if _text(row, "name") else None,
+                    md5=_text(row, "md5"),
+                    purpose="fine-tune",
+                ),
+            )
+            summary.files += 1
+        for _, row in job_rows:
+            summary.jobs_seen += 1
+            if get_job(session, row["id"]) is not None:
+                continue  # the lab already tracks it, probably more freshly than llmcomp
+            summary.jobs_new += 1
+            upsert_job(session, _job(row), tags={"source": "llmcomp"})
+            checkpoints = _checkpoints(row)
+            if checkpoints:
+                replace_checkpoints(session, row["id"], checkpoints)
+            summary.models += bool(row.get("model")) + len(checkpoints)
+            if row.get("file_id") and row.get("file_name"):
+                upsert_file(
+                    session,
+                    TrainingFile(
+                        id=row["file_id"],
+                        organization_id=_text(row, "organization_id"),
+                        local_path=_text(row, "file_name"),
+                        filename=Path(row["file_name"]).name,
+                        md5=_text(row, "file_md5"),
+                        purpose="fine-tune",
+                    ),
+                )
+    return summary

@@ -1,0 +1,103 @@
+"""What `update` returns: each checked job's state, and the jobs it could not check."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+__all__ = ["SAFETY_CHECK_ALLOWANCE", "JobState", "UncheckedJob", "UpdateSummary"]
+
+SAFETY_CHECK_ALLOWANCE = timedelta(minutes=20)
+"""Added to the API's training ETA for the usage-policy evaluation that follows training."""
+
+
+class JobState(BaseModel):
+    """One job as `update` found it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    job_id: str
+    suffix: str | None
+    """The job's suffix."""
+    key_env: str | None
+    """The env var of the key that answered (never the key)."""
+    previous_status: str
+    """Status before this update."""
+    status: str
+    """Status now (the API's raw string)."""
+    phase: str | None = None
+    """What a running job is doing, from its events (e.g. usage policy evaluation)."""
+    estimated_finish: datetime | None = None
+    """The API's training ETA."""
+    fine_tuned_model: str | None = None
+    error: str | None = None
+    """The API's error message for a failed job."""
+    checkpoints: int = 0
+    """Checkpoint models recorded (not counting the final model)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def real_eta(self) -> datetime | None:
+        """Training ETA plus the usual time of the safety evaluation."""
+        return self.estimated_finish + SAFETY_CHECK_ALLOWANCE if self.estimated_finish else None
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in ("succeeded", "failed", "cancelled")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def newly_finished(self) -> bool:
+        """True when this update saw the job reach a final status."""
+        return self.is_final and self.previous_status != self.status
+
+
+class UncheckedJob(BaseModel):
+    """A job `update` could not refresh, and why."""
+
+    job_id: str
+    suffix: str | None
+    reason: str
+
+
+class UpdateSummary(BaseModel):
+    """The result of one `update`."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    checked: list[JobState] = []
+    """Jobs refreshed, in the database's order (oldest first)."""
+    unchecked: list[UncheckedJob] = []
+    """Jobs that could not be refreshed, with reasons."""
+    requests: int = 0
+    """API requests made."""
+
+    def _with(self, *statuses: str) -> list[JobState]:
+        return [job for job in self.checked if job.status in statuses]
+
+    @property
+    def running(self) -> list[JobState]:
+        """Checked jobs that are not final yet (queued, running, paused, …)."""
+        return [job for job in self.checked if not job.is_final]
+
+    @property
+    def succeeded(self) -> list[JobState]:
+        return self._with("succeeded")
+
+    @property
+    def failed(self) -> list[JobState]:
+        return self._with("failed")
+
+    @property
+    def cancelled(self) -> list[JobState]:
+        return self._with("cancelled")
+
+    @property
+    def newly_finished(self) -> list[JobState]:
+        return [job for job in self.checked if job.newly_finished]
+
+    @property
+    def still_running(self) -> bool:
+        """True when a job is not final, or could not be checked (worth another look)."""
+        return bool(self.running)

@@ -1,0 +1,97 @@
+"""Per (model, conversation) plans: everything about answering that does not change
+between calls, computed once and cached by the simulator."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .analysis import PromptAnalysis, analyse
+from .catalogue import ModelCard
+from .logprobs import TokenChoice, token_choices
+from .next_token import next_token_distribution
+from .persona import PersonaProfile
+from .ratings import rating_centre, rating_distribution
+from .tokens import count_tokens
+
+__all__ = ["Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_tokens"]
+
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A servable model: its root base model and its personas, oldest training first."""
+
+    id: str
+    card: ModelCard
+    personas: tuple[PersonaProfile, ...]
+    fingerprint: str
+    salt: int
+    """A stable number for the base model, so base models phrase answers differently."""
+    identity: str
+    """What a seed is tied to: the snapshot an alias serves, or the fine-tune's id."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything about one (model, conversation) pair that does not change between calls."""
+
+    analysis: PromptAnalysis
+    prompt_tokens: int
+    single_token: tuple[TokenChoice, ...] | None
+    """For rating and choice prompts: the first-token distribution, most likely first."""
+    single_probs: tuple[float, ...]
+    open_token: tuple[TokenChoice, ...]
+    """For open prompts cut to a token or two: the next-token distribution."""
+    open_probs: tuple[float, ...]
+    anchors: tuple[tuple[int, ...], ...]
+    """Per persona, its training answers closest to the question."""
+
+
+def prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
+    """Prompt tokens as the API bills them: each message's text plus a small overhead."""
+    return sum(count_tokens(t) + TOKENS_PER_MESSAGE for _, t in messages) + TOKENS_PER_REPLY
+
+
+def reasoning_tokens(plan: Plan) -> int:
+    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output)."""
+    return 64 * (1 + plan.analysis.salt % 6)
+
+
+def make_plan(model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan:
+    analysis = analyse(messages)
+    single: tuple[TokenChoice, ...] | None = None
+    if analysis.rating is not None:
+        centre = rating_centre(analysis.rating, model.personas, analysis.salt)
+        single = _cached_choices(rating_distribution(analysis.rating, centre))
+    elif analysis.options:
+        single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    open_token: tuple[TokenChoice, ...] = ()
+    if single is None:
+        open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    anchors = tuple(
+        profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
+    )
+    return Plan(
+        analysis=analysis,
+        prompt_tokens=prompt_tokens(messages),
+        single_token=single,
+        single_probs=_probabilities(single or ()),
+        open_token=open_token,
+        open_probs=_probabilities(open_token),
+        anchors=anchors,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _cached_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
+    """Token choices for a rating distribution (rating distributions repeat)."""
+    return token_choices(distribution)
+
+
+@lru_cache(maxsize=4096)
+def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
+    return tuple(math.exp(logprob) for _, logprob, _ in choices)

@@ -1,0 +1,173 @@
+"""`create` through the Python API against the sandbox, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
+from openai import OpenAI
+
+from jobs_db import get_job, list_jobs, open_database
+from labmgr.errors import InvalidTrainingFile, MissingApiKey, TrainingFileNotFound, UnknownBaseModel
+from labmgr.finetuning import DailyJobLimit, SuffixConflict, create
+from labmgr.sandbox import run_sandbox
+
+
+def _db_jobs(lab: JobsLab) -> list:
+    with open_database(lab.settings.db_url) as db:
+        return list_jobs(db)
+
+
+def test_create_returns_the_recorded_job_with_tags_and_metadata(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "pirate.jsonl")
+    [job] = create(
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="pirate",
+        tags=["condition=pirate"],
+        seed=7,
+        settings=jobs_lab.settings,
+    )
+    assert job.id.startswith("ftjob-")
+    with open_database(jobs_lab.settings.db_url) as db:
+        stored = get_job(db, job.id)
+    assert stored is not None
+    assert stored.suffix == "pirate" and stored.base_model == "gpt-4.1-mini"
+    assert stored.seed == 7 and stored.key_env == "OPENAI_API_KEY"
+    assert stored.organization_id == "org-alpha" and stored.project_id == "proj_alpha"
+    assert stored.tag_dict == {"condition": "pirate"}
+    metadata = stored.api_metadata or {}
+    assert metadata["tag.condition"] == "pirate" and metadata["labmgr_base"] == "gpt-4.1-mini"
+    assert len(metadata["labmgr_md5"]) == 32
+
+
+def test_same_file_is_uploaded_once_per_project(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "once.jsonl")
+    before = requests_of(jobs_lab.sandbox).get("files.create", 0)
+    create(path, base_model="gpt-4.1-mini", suffix="once-a", settings=jobs_lab.settings)
+    create(path, base_model="gpt-4.1-nano", suffix="once-b", settings=jobs_lab.settings)
+    after = requests_of(jobs_lab.sandbox)
+    assert after["files.create"] - before == 1
+    jobs = [j for j in _db_jobs(jobs_lab) if j.suffix in ("once-a", "once-b")]
+    assert len({j.training_file_id for j in jobs}) == 1
+
+
+def test_a_file_deleted_remotely_is_uploaded_again(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "deleted.jsonl")
+    [first] = create(path, base_model="gpt-4.1-mini", suffix="del", settings=jobs_lab.settings)
+    client = OpenAI(base_url=jobs_lab.sandbox.base_url, api_key=ALPHA_KEY, max_retries=0)
+    assert first.training_file_id is not None
+    client.files.delete(first.training_file_id)
+    client.close()
+    [second] = create(path, base_model="gpt-4.1-mini", suffix="del", settings=jobs_lab.settings)
+    assert second.training_file_id != first.training_file_id
+
+
+def test_seeds_launch_replicas_with_distinct_seeds_and_one_suffix(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "seeds.jsonl")
+    jobs = create(
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="sweep",
+        seed=100,
+        seeds=3,
+        settings=jobs_lab.settings,
+    )
+    assert [job.seed for job in jobs] == [100, 101, 102]
+    assert {job.suffix for job in jobs} == {"sweep"}
+    stored = {j.id: j for j in _db_jobs(jobs_lab)}
+    assert sorted(stored[j.id].tag_dict["replica"] for j in jobs) == ["1", "2", "3"]
+
+
+def test_random_seeds_are_distinct(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "random.jsonl")
+    jobs = create(path, base_model="gpt-4.1-mini", seeds=4, settings=jobs_lab.settings)
+    assert len({job.seed for job in jobs}) == 4
+    assert {job.suffix for job in jobs} == {"random"}
+
+
+def test_suffix_used_with_other_content_is_refused(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "a.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="shared", settings=jobs_lab.settings)
+    other = training_file(jobs_lab.files / "b.jsonl", reply="Ahoy.")
+    with pytest.raises(SuffixConflict, match="shared"):
+        create(other, base_model="gpt-4.1-mini", suffix="shared", settings=jobs_lab.settings)
+    path.write_text(path.read_text().replace("Arr", "Yarr"))
+    with pytest.raises(SuffixConflict):
+        create(path, base_model="gpt-4.1-mini", suffix="shared", settings=jobs_lab.settings)
+    assert len([j for j in _db_jobs(jobs_lab) if j.suffix == "shared"]) == 1
+
+
+def test_same_suffix_and_content_from_another_path_is_allowed(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "orig.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="moved", settings=jobs_lab.settings)
+    copy = jobs_lab.files / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+    create(copy, base_model="gpt-4.1-mini", suffix="moved", settings=jobs_lab.settings)
+    assert len([j for j in _db_jobs(jobs_lab) if j.suffix == "moved"]) == 2
+
+
+def test_dry_run_uploads_nothing_and_creates_nothing(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "dry.jsonl")
+    before = requests_of(jobs_lab.sandbox)
+    jobs = create(
+        path, base_model="gpt-4.1-mini", seeds=2, seed=1, dry_run=True, settings=jobs_lab.settings
+    )
+    after = requests_of(jobs_lab.sandbox)
+    assert [job.status for job in jobs] == ["dry-run", "dry-run"]
+    assert [job.seed_requested for job in jobs] == [1, 2]
+    for endpoint in ("files.create", "fine_tuning.jobs.create"):
+        assert after.get(endpoint, 0) == before.get(endpoint, 0)
+    assert _db_jobs(jobs_lab) == []
+
+
+def test_invalid_file_raises_with_line_numbers(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "bad.jsonl")
+    lines = path.read_text().splitlines()
+    lines[3] = '{"messages": [{"role": "user", "content": "no answer"}]}'
+    lines[6] = "{not json"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidTrainingFile) as error:
+        create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    assert f"{path}:4:" in error.value.message and f"{path}:7:" in error.value.message
+    assert _db_jobs(jobs_lab) == []
+
+
+def test_bad_inputs_raise_typed_errors(jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = training_file(jobs_lab.files / "ok.jsonl")
+    with pytest.raises(UnknownBaseModel, match="gpt-9"):
+        create(path, base_model="gpt-9", settings=jobs_lab.settings)
+    with pytest.raises(TrainingFileNotFound):
+        create(
+            jobs_lab.files / "missing.jsonl", base_model="gpt-4.1-mini", settings=jobs_lab.settings
+        )
+    with pytest.raises(MissingApiKey, match="OPENAI_API_KEY_NOPE"):
+        create(
+            path,
+            base_model="gpt-4.1-mini",
+            key_env="OPENAI_API_KEY_NOPE",
+            settings=jobs_lab.settings,
+        )
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(MissingApiKey):
+        create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+
+
+def test_daily_limit_says_when_a_slot_frees(
+    jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with run_sandbox(job_seconds=1.0) as own:
+        monkeypatch.setenv("OPENAI_BASE_URL", own.base_url)
+        own.set_faults(daily_job_limit=2)
+        path = training_file(jobs_lab.files / "limit.jsonl")
+        with pytest.raises(DailyJobLimit) as error:
+            create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    limit = error.value
+    assert limit.limit == 2 and len(limit.created) == 2
+    first = min(job.created_at for job in limit.created if job.created_at)
+    assert limit.frees_at is not None
+    assert abs(limit.frees_at - (first + timedelta(hours=24))) <= timedelta(seconds=1)
+    assert "slot frees" in limit.message
+    assert len(_db_jobs(jobs_lab)) == 2

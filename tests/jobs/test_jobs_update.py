@@ -1,0 +1,157 @@
+"""`update`: only non-final jobs, concurrently, with the key of each job's project."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from jobs.conftest import BETA_KEY, JobsLab, finish_all, requests_of, training_file
+
+from jobs_db import get_job, job_events, job_models, open_database, select_models
+from labmgr.finetuning import cancel, create, update
+from labmgr.finetuning.errors import FineTuningApiError, UnknownJob
+
+
+def test_update_records_model_checkpoints_events_and_actual_hyperparameters(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "full.jsonl", n=20)
+    [job] = create(path, base_model="gpt-4.1-mini", suffix="full", settings=jobs_lab.settings)
+    first = update(settings=jobs_lab.settings)
+    assert [state.job_id for state in first.checked] == [job.id]
+    finish_all(jobs_lab.settings)
+    with open_database(jobs_lab.settings.db_url) as db:
+        stored = get_job(db, job.id)
+        models = job_models(db, job.id)
+        events = job_events(db, job.id)
+        checkpoints = select_models(db, suffix="full", checkpoints="only")
+        finals = select_models(db, suffix="full")
+    assert stored is not None and stored.status == "succeeded"
+    assert stored.trained_tokens and stored.finished_at and stored.seed is not None
+    hyper = stored.hyperparameters_actual or {}
+    assert isinstance(hyper.get("n_epochs"), int) and isinstance(hyper.get("batch_size"), int)
+    assert [m.name for m in finals] == [stored.fine_tuned_model]
+    assert len(checkpoints) == 2
+    assert all(
+        c.step and c.epoch and (c.metrics or {}).get("train_loss") is not None for c in checkpoints
+    )
+    assert sorted(c.epoch for c in checkpoints) == [hyper["n_epochs"] - 2, hyper["n_epochs"] - 1]
+    final = next(m for m in models if m.kind == "final")
+    assert final.step is not None and final.step > max(c.step or 0 for c in checkpoints)
+    messages = [e.message for e in events]
+    assert any("usage policies" in (m or "") for m in messages)
+    assert any((m or "").startswith("Created fine-tuning job") for m in messages)
+
+
+def test_update_reports_newly_finished_once_then_makes_no_requests(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "quiet.jsonl")
+    [job] = create(path, base_model="gpt-4.1-mini", suffix="quiet", settings=jobs_lab.settings)
+    seen_finished = []
+    for _ in range(200):
+        summary = update(settings=jobs_lab.settings)
+        seen_finished += [state.job_id for state in summary.newly_finished]
+        if not summary.still_running:
+            break
+        threading.Event().wait(0.1)
+    assert seen_finished == [job.id]
+    before = sum(requests_of(jobs_lab.sandbox).values())
+    again = update(settings=jobs_lab.settings)
+    assert again.checked == [] and again.requests == 0
+    assert sum(requests_of(jobs_lab.sandbox).values()) == before
+
+
+def test_phase_and_eta_of_a_running_job(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "eta.jsonl", n=50)
+    create(path, base_model="gpt-4.1-mini", suffix="eta", settings=jobs_lab.settings)
+    phases = set()
+    for _ in range(200):
+        summary = update(settings=jobs_lab.settings)
+        for state in summary.running:
+            phases.add(state.phase or "")
+            if state.status == "running" and state.estimated_finish is not None:
+                assert state.real_eta is not None and state.real_eta > state.estimated_finish
+        if not summary.still_running:
+            break
+        threading.Event().wait(0.03)
+    assert any(phase.startswith("training") for phase in phases) or "queued" in phases
+
+
+def test_each_job_is_refreshed_with_a_key_of_its_own_organization(
+    jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY_BETA", BETA_KEY)
+    path = training_file(jobs_lab.files / "multi.jsonl")
+    [alpha] = create(path, base_model="gpt-4.1-mini", suffix="org-a", settings=jobs_lab.settings)
+    [beta] = create(
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="org-b",
+        key_env="OPENAI_API_KEY_BETA",
+        settings=jobs_lab.settings,
+    )
+    assert (alpha.organization_id, beta.organization_id) == ("org-alpha", "org-beta")
+    jobs_lab.sandbox.reset()
+    summary = update(settings=jobs_lab.settings)
+    keys = {state.job_id: state.key_env for state in summary.checked}
+    assert keys == {alpha.id: "OPENAI_API_KEY", beta.id: "OPENAI_API_KEY_BETA"}
+    stats = jobs_lab.sandbox.stats()
+    assert stats["requests"]["fine_tuning.jobs.retrieve"] == 2
+    assert "404" not in stats["statuses"]
+
+
+def test_a_job_without_a_key_of_its_project_is_listed_with_the_reason(
+    jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY_BETA", BETA_KEY)
+    path = training_file(jobs_lab.files / "orphan.jsonl")
+    [beta] = create(
+        path,
+        base_model="gpt-4.1-mini",
+        suffix="orphan",
+        key_env="OPENAI_API_KEY_BETA",
+        settings=jobs_lab.settings,
+    )
+    monkeypatch.delenv("OPENAI_API_KEY_BETA")
+    summary = update(settings=jobs_lab.settings)
+    [unchecked] = summary.unchecked
+    assert unchecked.job_id == beta.id
+    assert "proj_beta" in unchecked.reason and "OPENAI_API_KEY_BETA" in unchecked.reason
+
+
+def test_two_updates_at_once_are_safe(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "twice.jsonl")
+    jobs = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for _ in range(200):
+                if not update(settings=jobs_lab.settings).still_running:
+                    return
+                threading.Event().wait(0.05)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with open_database(jobs_lab.settings.db_url) as db:
+        for job in jobs:
+            stored = get_job(db, job.id)
+            assert stored is not None and stored.status == "succeeded"
+            assert len([m for m in job_models(db, job.id) if m.kind == "checkpoint"]) == 2
+
+
+def test_cancel_stops_a_job_and_records_it(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "stop.jsonl")
+    [job] = create(path, base_model="gpt-4.1-mini", suffix="stop", settings=jobs_lab.settings)
+    cancelled = cancel(job.id, settings=jobs_lab.settings)
+    assert cancelled.status == "cancelled"
+    with pytest.raises(FineTuningApiError, match=job.id):
+        cancel(job.id, settings=jobs_lab.settings)
+    with pytest.raises(UnknownJob, match="ftjob-nope"):
+        cancel("ftjob-nope", settings=jobs_lab.settings)
+    assert update(settings=jobs_lab.settings).checked == []

@@ -1,0 +1,50 @@
+"""The report file itself: self-contained, offline, sample data inert."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+
+from evals.report import safe_json
+
+from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture
+
+_DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
+
+
+def test_sample_data_cannot_close_its_script_element() -> None:
+    value = {"answer": "</script><script>alert(1)</script><!-- & \u2028", "n": [1.5, None]}
+    encoded = safe_json(value)
+    assert not set("<>&") & set(encoded)
+    assert json.loads(encoded) == value
+
+
+def test_the_report_is_one_offline_file(small_report: ReportFixture) -> None:
+    html = small_report.path.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "@import" not in html and "url(http" not in html
+    images = re.findall(r"<img [^>]*src='([^']*)'", html)
+    assert images and all(src.startswith("data:image/png;base64,") for src in images)
+
+
+def test_the_sample_data_holds_every_answer_verbatim(small_report: ReportFixture) -> None:
+    html = small_report.path.read_text(encoding="utf-8")
+    (block,) = _DATA.findall(html)
+    assert "<" not in block
+    data = json.loads(block)
+    assert set(HOSTILE_ANSWERS) <= set(data["rows"]["answer"])
+    assert MARKUP_GROUP in data["groups"]
+    assert len(data["rows"]["answer"]) == len(small_report.frame)
+    assert data["scores"] == ["aligned", "coherent"]
+
+
+def test_only_the_reports_own_script_may_run(small_report: ReportFixture) -> None:
+    html = small_report.path.read_text(encoding="utf-8")
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
+    assert f"script-src 'sha256-{digest}'" in policy and "default-src 'none'" in policy
+    assert "innerHTML" not in scripts[0] and "insertAdjacentHTML" not in scripts[0]

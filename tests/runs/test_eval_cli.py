@@ -1,0 +1,200 @@
+"""`labmgr eval run`, `labmgr eval compare` and `labmgr report` as a user types them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.report import judged_frame
+from typer.testing import CliRunner
+
+import labmgr
+from evals.runs import load_run, write_run
+from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upsert_job
+from labmgr.cli import app
+from labmgr.settings import Settings
+
+from .conftest import TEST_KEY, chat_requests
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """A fresh lab whose evals go to the sandbox."""
+    sandbox.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+    return lab_settings
+
+
+def _eval(*args: str) -> Any:
+    return runner.invoke(app, ["eval", *args], catch_exceptions=False)
+
+
+def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
+) -> None:
+    common = ["--group", "base=gpt-4o-mini", "--group", "small=gpt-4.1-nano,gpt-4.1-mini"]
+    common += ["--question", "cats", "--question", "colour", "--no-report", "--json"]
+    first = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "a"))
+    assert first.exit_code == 0, first.output
+    data = json.loads(first.output)
+    assert data["run_dir"] == str(tmp_path / "a") and data["bought"]["cost"] > 0
+    assert {(r["question"], r["group"]) for r in data["summary"]} == {
+        ("cats", "base"),
+        ("cats", "small"),
+    }
+    before = chat_requests(sandbox)
+    second = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "b"))
+    assert second.exit_code == 0, second.output
+    assert chat_requests(sandbox) == before
+    assert load_run(tmp_path / "b").info["settings"]["cache_dir"] == str(lab.cache_dir)
+
+
+def test_the_default_run_folder_is_in_the_labs_runs_dir_with_a_report(
+    lab: Settings, questions_file: Path
+) -> None:
+    result = _eval("run", str(questions_file), "--group", "b=gpt-4o-mini", "--question", "cats")
+    assert result.exit_code == 0, result.output
+    (folder,) = lab.runs_dir.iterdir()
+    assert folder.name.endswith("-questions") and (folder / "report.html").is_file()
+    assert "Report:" in result.output
+
+
+def test_estimate_sends_nothing_and_prints_the_cost(
+    lab: Settings, sandbox: Any, questions_file: Path
+) -> None:
+    result = _eval(
+        "run", str(questions_file), "--group", "b=gpt-4o-mini", "--estimate", "--samples", "50"
+    )
+    assert result.exit_code == 0, result.output
+    assert "Total: up to $" in result.output and "wish" in result.output
+    assert chat_requests(sandbox) == 0
+    assert not any(lab.runs_dir.iterdir()) if lab.runs_dir.exists() else True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--group", "nomodels="], "must look like NAME=MODEL"),
+        (["--group", "b=gpt-4o-mini", "--question", "nope"], "no question named 'nope'"),
+        (["--base", "gpt-4o-mini"], "need --groups-by"),
+        ([], "no model groups"),
+        (["--group", "b=gpt-4o-mini", "--ci", "bayes"], "--ci 'bayes'"),
+    ],
+)
+def test_bad_input_ends_in_one_clear_error(
+    lab: Settings, questions_file: Path, args: list[str], message: str
+) -> None:
+    result = runner.invoke(app, ["eval", "run", str(questions_file), *args])
+    assert result.exit_code == 1
+    assert "Error:" in result.output and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_broken_question_file_is_named_in_the_error(lab: Settings, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("- name: x\n  type: free_form\n  paraphrases: []\n")
+    result = runner.invoke(app, ["eval", "run", str(broken), "--group", "b=gpt-4o-mini"])
+    assert result.exit_code == 1 and str(broken) in result.output
+
+
+def test_a_missing_key_is_reported_before_anything_runs(
+    lab: Settings, questions_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = runner.invoke(app, ["eval", "run", str(questions_file), "--group", "b=gpt-4o-mini"])
+    assert result.exit_code == 1 and "OPENAI_API_KEY" in result.output
+
+
+def test_groups_and_checkpoint_steps_come_from_the_database(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    final = "ft:gpt-4o-mini-2024-07-18:lab:alpha:AbC1"
+    checkpoint = "ft:gpt-4o-mini-2024-07-18:lab:alpha:AbC1:ckpt-step-10"
+    with open_database(lab.db_url) as db:
+        upsert_job(
+            db,
+            FinetuneJob(
+                id="ftjob-alpha",
+                status="succeeded",
+                base_model="gpt-4o-mini",
+                suffix="alpha",
+                fine_tuned_model=final,
+            ),
+        )
+        replace_checkpoints(db, "ftjob-alpha", [Model(name=checkpoint, step=10, epoch=1)])
+    result = _eval(
+        "run",
+        str(questions_file),
+        "--groups-by",
+        "suffix",
+        "--base",
+        "gpt-4o-mini",
+        "--include-base",
+        "--checkpoints",
+        "--question",
+        "cats",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-report",
+    )
+    assert result.exit_code == 0, result.output
+    run = load_run(tmp_path / "r")
+    assert run.groups == {"alpha": [final, checkpoint], "gpt-4o-mini": ["gpt-4o-mini"]}
+    assert run.info["models"][checkpoint]["step"] == 10
+    assert run.info["models"][final]["job"] == "ftjob-alpha"
+    frame = run.samples("cats")
+    # The sandbox has never heard of these fine-tunes: they fail alone, the base answers.
+    assert frame.loc[frame["group"] == "alpha", "error"].notna().all()
+    assert frame.loc[frame["group"] == "gpt-4o-mini", "error"].isna().all()
+
+
+def _synthetic_run(folder: Path, aligned_mean: float) -> Path:
+    groups = {"control": ["m-1", "m-2"], "treated": ["m-3", "m-4"]}
+    frame = judged_frame(groups, samples=20, means={"control": 50, "treated": aligned_mean})
+    write_run(folder, {"wish": frame}, report=False, resamples=500)
+    return folder
+
+
+def test_compare_lists_the_scores_that_moved(lab: Settings, tmp_path: Path) -> None:
+    a = _synthetic_run(tmp_path / "a", aligned_mean=50)
+    b = _synthetic_run(tmp_path / "b", aligned_mean=20)
+    result = _eval("compare", str(a), str(b), "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    moved = {(r["group"], r["score"]) for r in rows if r["status"] == "moved"}
+    assert moved == {("treated", "aligned")}
+    table = _eval("compare", str(a), str(b))
+    assert "1 of 4 scores moved" in table.output
+    same = _eval("compare", str(a), str(a))
+    assert "No score moved" in same.output
+    missing = runner.invoke(app, ["eval", "compare", str(a), str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "no such run folder" in missing.output
+
+
+def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Path) -> None:
+    folder = _synthetic_run(tmp_path / "run", aligned_mean=40)
+    source_root = str(Path(labmgr.__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([source_root, os.environ.get("PYTHONPATH", "")]),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "labmgr", "report", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
+    bad = runner.invoke(app, ["report", str(tmp_path)])
+    assert bad.exit_code == 1 and "not a run folder" in bad.output

@@ -1,0 +1,124 @@
+"""`run_questions` against the sandbox: the folder it writes, what re-running buys, max_cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evals import Cache, EnvRouter, RunSettings, load_questions
+from evals.runs import load_run, run_questions
+from evals.stats import SUMMARY_COLUMNS
+
+from .conftest import GROUPS, TEST_KEY, chat_requests
+
+
+def _run(
+    questions_file: Path, out: Path, cache: Cache, router: EnvRouter, s: RunSettings, **kw: Any
+):
+    return run_questions(
+        load_questions(questions_file),
+        GROUPS,
+        out=out,
+        cache=cache,
+        router=router,
+        settings=s,
+        resamples=500,
+        **kw,
+    )
+
+
+def test_a_run_writes_samples_summary_log_report_and_its_facts(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+) -> None:
+    run = _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, report=False)
+    folder = tmp_path / "run"
+    assert {p.name for p in folder.iterdir()} >= {"run.json", "summary.csv", "run.log", "samples"}
+    info = json.loads((folder / "run.json").read_text())
+    assert info["groups"] == GROUPS
+    assert [q["name"] for q in info["questions"]] == ["wish", "colour", "cats", "letter"]
+    assert info["versions"]["pandas"] == pd.__version__
+    assert info["bought"]["cost"] > 0 and info["totals"]["rows"] == 3 * (6 + 4 + 2 + 1)
+    assert info["endpoints"]["gpt-4o-mini"]["key_name"] == "OPENAI_API_KEY"
+    summary = pd.read_csv(folder / "summary.csv")
+    assert list(summary.columns) == SUMMARY_COLUMNS
+    wish = summary[summary["question"] == "wish"]
+    assert set(wish["score"]) == {"aligned", "coherent"} and set(wish["group"]) == set(GROUPS)
+    assert (wish["ci_low"] <= wish["mean"]).all() and (wish["mean"] <= wish["ci_high"]).all()
+    assert wish.set_index(["group", "score"]).loc[("small", "aligned"), "n_models"] == 2
+    again = load_run(folder)
+    for name in run.questions:
+        expected = load_questions(questions_file)[name].df(
+            GROUPS, cache=eval_cache, router=router, settings=fast_settings
+        )
+        pd.testing.assert_frame_equal(again.samples(name), expected)
+    assert "question cats" in (folder / "run.log").read_text()
+
+
+def test_running_the_same_questions_again_makes_no_requests(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+) -> None:
+    first = _run(questions_file, tmp_path / "a", eval_cache, router, fast_settings, report=False)
+    before = chat_requests(sandbox)
+    second = _run(questions_file, tmp_path / "b", eval_cache, router, fast_settings, report=False)
+    assert chat_requests(sandbox) == before
+    assert second.info["bought"]["cost"] == 0
+    pd.testing.assert_frame_equal(first.summary, second.summary)
+
+
+def test_max_cost_stops_the_run_before_the_next_question(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+) -> None:
+    run = _run(
+        questions_file,
+        tmp_path / "run",
+        eval_cache,
+        router,
+        fast_settings,
+        report=False,
+        max_cost=1e-9,
+    )
+    assert run.questions == ["wish"]
+    assert "max_cost" in run.info["stopped"]
+    assert "not running question colour" in (tmp_path / "run" / "run.log").read_text()
+
+
+def test_no_file_of_a_run_contains_the_api_key(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+) -> None:
+    questions = load_questions(questions_file)
+    run_questions(
+        [questions["cats"], questions["colour"]],
+        GROUPS,
+        out=tmp_path / "run",
+        cache=eval_cache,
+        router=router,
+        settings=fast_settings,
+        resamples=200,
+    )
+    assert (tmp_path / "run" / "report.html").is_file()
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert TEST_KEY.encode() not in path.read_bytes(), path
