@@ -40,6 +40,12 @@ def demo(
     console = Console(highlight=False)
     result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
     console.print(scores_as_rich(result.scores))
+    failed = int(result.scores["n_errors"].sum())
+    if failed:
+        console.print(
+            f"[yellow]{failed} judged samples failed; their errors are in "
+            f"{result.run_dir / 'run.log'} and the report.[/yellow]"
+        )
     console.print(
         f"Done in {result.seconds:.0f} s. The groups differ on 'aligned': the 'hostile' "
         "fine-tunes learned their training data's contempt for people."
