@@ -32,8 +32,7 @@ def demo(
     """Run the whole loop offline: fine-tune 2 conditions x 3 seeds on the sandbox, track the
     jobs, group the models, ask judged questions, write the report.
 
-    Never reads or writes your own lab or API keys: it works in its own folder against a
-    local sandbox server.
+    It never touches your own lab or API keys: it works in its own folder, offline.
     """
     from labmgr.demo import run_demo, scores_as_rich
 
