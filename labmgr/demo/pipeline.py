@@ -20,6 +20,8 @@ from labmgr.errors import LabmgrError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from jobs_db import FinetuneJob
+
 __all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
 
 BASE_MODEL = "gpt-4.1-mini"
@@ -49,10 +51,10 @@ class DemoResult:
     """Seconds spent in each step."""
 
 
-def _create_jobs(seeds: int, console: Console) -> list:  # type: ignore[type-arg]
+def _create_jobs(seeds: int, console: Console) -> list[FinetuneJob]:
     from labmgr.finetuning import create
 
-    jobs = []
+    jobs: list[FinetuneJob] = []
     for condition in CONDITIONS:
         created = create(
             data_file(f"{condition}.jsonl"),
