@@ -11,6 +11,7 @@ from evals.routing import Endpoint, EnvRouter, NoEndpointError
 if TYPE_CHECKING:
     from evals.routing import ClientRouter
     from evals.settings import RunSettings
+    from jobs_db import FinetuneJob
     from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
@@ -37,14 +38,16 @@ class LabRouter:
     def __init__(
         self,
         accounts: Accounts,
-        owners: Mapping[str, tuple[str | None, str | None]] | None = None,
+        owners: Mapping[str, FinetuneJob] | None = None,
         *,
         supports_n: bool = True,
     ) -> None:
         self.accounts = accounts
         self.owners = dict(owners or {})
+        """The job that produced each fine-tuned model (final models and checkpoints)."""
         self.supports_n = supports_n
         self._endpoints: dict[str, Endpoint] = {}
+        self._credentials: list[Credential] | None = None
 
     @classmethod
     def from_lab(cls, settings: Settings | None = None) -> LabRouter:
@@ -57,10 +60,26 @@ class LabRouter:
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
     def _credential(self, model: str) -> Credential:
-        organization, project = self.owners.get(model, (None, None))
-        if organization:
-            return self.accounts.credential_for_org(organization, project)
-        return self.accounts.default()
+        """The key that created the model's job, else a key of its project (the job
+        manager's own choice, `labmgr.finetuning.routing`); base models use the default key."""
+        from labmgr.errors import NoKeyForOrganization
+        from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
+
+        job = self.owners.get(model)
+        if job is None:
+            return self.accounts.default()
+        if self._credentials is None:
+            self._credentials, _ = resolved_credentials(self.accounts)
+        candidates = candidate_credentials(job, self._credentials)
+        if not candidates:
+            owner = job.project_id or job.organization_id or "an unknown project"
+            raise NoKeyForOrganization(
+                f"none of the {len(self._credentials)} usable API keys belongs to {owner}, "
+                f"which owns job {job.id}.",
+                hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; "
+                "`labmgr keys` shows the organization and project of each key.",
+            )
+        return candidates[0]
 
     def endpoint_for(self, model: str) -> Endpoint:
         from labmgr.errors import LabmgrError
@@ -85,15 +104,16 @@ class LabRouter:
         return endpoint
 
 
-def _owners_from_database(db_url: str) -> dict[str, tuple[str | None, str | None]]:
+def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
     try:
-        from jobs_db import open_database, select_models
+        from jobs_db import list_jobs, open_database, select_models
 
         database = open_database(db_url, upgrade=False)
+        jobs = {job.id: job for job in list_jobs(database)}
         models = select_models(database, checkpoints=True)
     except Exception:  # no database yet, or an older schema: route by the default key
         return {}
-    return {m.name: (m.organization_id, m.project_id) for m in models}
+    return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
 
 
 def default_router() -> ClientRouter:

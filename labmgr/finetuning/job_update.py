@@ -24,6 +24,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
+from labmgr.errors import LabmgrError
 from labmgr.finetuning.api_errors import api_message
 from labmgr.finetuning.job_snapshot import checkpoint_models, event_records, job_phase, job_record
 from labmgr.finetuning.lab_db import lab_database
@@ -63,7 +64,14 @@ def update(
     model and every checkpoint. Jobs that cannot be checked are listed with the reason.
     Use `aupdate` inside a running event loop (a notebook).
     """
-    return asyncio.run(aupdate(settings=settings, concurrency=concurrency))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aupdate(settings=settings, concurrency=concurrency))
+    raise LabmgrError(
+        "update() cannot run inside a running event loop (a notebook cell, an async app).",
+        hint="Use `await aupdate()` there instead.",
+    )
 
 
 async def aupdate(

@@ -9,6 +9,7 @@ import pytest
 
 from evals import Cache, Question, RunSettings
 from evals.lab import LabRouter
+from jobs_db import FinetuneJob
 from labmgr.accounts import Accounts
 from labmgr.sandbox import run_sandbox
 from labmgr.settings import Settings
@@ -35,9 +36,19 @@ def test_fine_tuned_models_use_a_key_of_their_owner_and_share_its_client(
         monkeypatch.setenv("OPENAI_API_KEY_BETA", "sk-test-beta-0000")
         accounts = Accounts(lab_settings)
         beta = accounts.resolve(accounts.credential("OPENAI_API_KEY_BETA"))
+        # As the job manager records them: the API's org id (not the header's slug), the
+        # project and the name of the key that created the job.
+        job = FinetuneJob(
+            id="ftjob-beta",
+            status="succeeded",
+            organization_id="org-beta",
+            project_id=beta.project,
+            key_env="OPENAI_API_KEY_BETA",
+            endpoint=sandbox.base_url,
+        )
         owners: dict[str, Any] = {
-            "ft:gpt-4o-mini:beta-lab:one:A1": (beta.organization, beta.project),
-            "ft:gpt-4o-mini:beta-lab:two:B2": (beta.organization, beta.project),
+            "ft:gpt-4o-mini:beta-lab:one:A1": job,
+            "ft:gpt-4o-mini:beta-lab:two:B2": job,
         }
         router = LabRouter(accounts, owners)
         one = router.endpoint_for("ft:gpt-4o-mini:beta-lab:one:A1")
@@ -54,3 +65,34 @@ def test_fine_tuned_models_use_a_key_of_their_owner_and_share_its_client(
             settings=RunSettings(progress=False),
         )
         assert df["answer"].notna().all()
+
+
+def test_a_job_whose_creating_key_is_gone_uses_another_key_of_its_project(
+    lab_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accounts_file = tmp_path / "accounts.yaml"
+    accounts_file.write_text(
+        ACCOUNTS.replace("slug: alpha-lab", "slug: alpha-lab\n    project: proj_alpha").replace(
+            "slug: beta-lab", "slug: beta-lab\n    project: proj_beta"
+        )
+    )
+    with run_sandbox(accounts=accounts_file) as sandbox:
+        monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-alpha-0000")
+        monkeypatch.setenv("OPENAI_API_KEY_RENAMED", "sk-test-beta-0000")
+        accounts = Accounts(lab_settings)
+        beta = accounts.resolve(accounts.credential("OPENAI_API_KEY_RENAMED"))
+        job = FinetuneJob(
+            id="ftjob-old",
+            status="succeeded",
+            organization_id="org-beta",
+            project_id=beta.project,
+            key_env="OPENAI_API_KEY_BETA",
+            endpoint=sandbox.base_url,
+        )
+        alpha = accounts.resolve(accounts.default())
+        assert alpha.project != beta.project, "the two sandbox accounts must differ"
+        router = LabRouter(accounts, {"ft:gpt-4o-mini:beta-lab:old:C3": job})
+        assert router.endpoint_for("ft:gpt-4o-mini:beta-lab:old:C3").key_name == (
+            "OPENAI_API_KEY_RENAMED"
+        )

@@ -36,6 +36,13 @@ def jobs_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxHa
         yield handle
 
 
+@pytest.fixture(scope="session")
+def slow_sandbox() -> Iterator[SandboxHandle]:
+    """A sandbox whose jobs run for two minutes (to cancel or interrupt them in time)."""
+    with run_sandbox(job_seconds=120.0) as handle:
+        yield handle
+
+
 @dataclass
 class JobsLab:
     """A fresh lab on the sandbox: its settings, folder and a place for training files."""

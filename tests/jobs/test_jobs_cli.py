@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from jobs_db import list_jobs, open_database
 from labmgr.cli.app import app
 from labmgr.finetuning import create, update
-from labmgr.sandbox import run_sandbox
+from labmgr.sandbox import SandboxHandle
 
 runner = CliRunner()
 
@@ -104,7 +104,10 @@ def test_update_prints_a_summary_and_watch_stops_when_done(jobs_lab: JobsLab) ->
     assert json.loads(again.stdout)["checked"] == []
 
 
-def test_cancel_command(jobs_lab: JobsLab) -> None:
+def test_cancel_command(
+    jobs_lab: JobsLab, slow_sandbox: SandboxHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", slow_sandbox.base_url)
     path = training_file(jobs_lab.files / "cancel.jsonl")
     created = runner.invoke(
         app, ["finetune", "create", str(path), "--base", "gpt-4.1-mini", "--json"]
@@ -228,26 +231,25 @@ def test_subprocess_update_watch_until_done(sqlite_jobs_lab: JobsLab) -> None:
 
 
 def test_ctrl_c_during_watch_leaves_the_database_usable(
-    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+    sqlite_jobs_lab: JobsLab, slow_sandbox: SandboxHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with run_sandbox(job_seconds=120.0) as slow:
-        monkeypatch.setenv("OPENAI_BASE_URL", slow.base_url)
-        path = training_file(sqlite_jobs_lab.files / "interrupt.jsonl")
-        [job] = create(path, base_model="gpt-4.1-mini", settings=sqlite_jobs_lab.settings)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "labmgr", "jobs", "update", "--watch", "0.05"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=_env(),
-        )
-        assert process.stdout is not None
-        process.stdout.readline()  # the first summary is being printed: the loop is running
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-        assert process.returncode == 130, err
-        assert "Stopped" in out and "Traceback" not in err
-        summary = update(settings=sqlite_jobs_lab.settings)
+    monkeypatch.setenv("OPENAI_BASE_URL", slow_sandbox.base_url)
+    path = training_file(sqlite_jobs_lab.files / "interrupt.jsonl")
+    [job] = create(path, base_model="gpt-4.1-mini", settings=sqlite_jobs_lab.settings)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labmgr", "jobs", "update", "--watch", "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # the first summary is being printed: the loop is running
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Stopped" in out and "Traceback" not in err
+    summary = update(settings=sqlite_jobs_lab.settings)
     assert [state.job_id for state in summary.running] == [job.id]
     with open_database(sqlite_jobs_lab.settings.db_url) as db:
         stored = list_jobs(db)

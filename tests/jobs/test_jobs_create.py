@@ -11,7 +11,7 @@ from openai import OpenAI
 
 from jobs_db import get_job, list_jobs, open_database
 from labmgr.errors import InvalidTrainingFile, MissingApiKey, TrainingFileNotFound, UnknownBaseModel
-from labmgr.finetuning import DailyJobLimit, SuffixConflict, create
+from labmgr.finetuning import DailyJobLimit, FineTuningApiError, SuffixConflict, create
 from labmgr.sandbox import run_sandbox
 
 
@@ -171,3 +171,37 @@ def test_daily_limit_says_when_a_slot_frees(
     assert abs(limit.frees_at - (first + timedelta(hours=24))) <= timedelta(seconds=1)
     assert "slot frees" in limit.message
     assert len(_db_jobs(jobs_lab)) == 2
+
+
+def test_validation_file_is_uploaded_and_recorded(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "train-v.jsonl")
+    valid = training_file(jobs_lab.files / "valid.jsonl", n=3, reply="Held out.")
+    [job] = create(
+        path,
+        base_model="gpt-4.1-mini",
+        validation_file=valid,
+        settings=jobs_lab.settings,
+    )
+    assert job.validation_file_id and job.validation_file_id != job.training_file_id
+    assert len((job.api_metadata or {})["labmgr_validation_md5"]) == 32
+
+
+def test_a_failed_create_is_not_retried_blindly_and_rerunning_reuses_the_upload(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "flaky.jsonl")
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()  # counters from zero
+    sandbox.set_faults(rate_500=1.0, endpoints=["fine_tuning.jobs.create"])
+    try:
+        with pytest.raises(FineTuningApiError, match="holds no job from this request"):
+            create(path, base_model="gpt-4.1-mini", suffix="flaky", settings=jobs_lab.settings)
+        served = requests_of(sandbox)
+    finally:
+        sandbox.reset()
+    assert served["fine_tuning.jobs.create"] == 1  # no client retry: it could pay twice
+    assert served["fine_tuning.jobs.list"] == 1  # looked the request id up instead
+    assert _db_jobs(jobs_lab) == []
+    [job] = create(path, base_model="gpt-4.1-mini", suffix="flaky", settings=jobs_lab.settings)
+    assert requests_of(sandbox).get("files.create", 0) == 0
+    assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]

@@ -6,10 +6,14 @@ import threading
 
 import pytest
 from jobs.conftest import BETA_KEY, JobsLab, finish_all, requests_of, training_file
+from openai.types.fine_tuning import FineTuningJobEvent
 
 from jobs_db import get_job, job_events, job_models, open_database, select_models
 from labmgr.finetuning import cancel, create, update
 from labmgr.finetuning.errors import FineTuningApiError, UnknownJob
+from labmgr.finetuning.job_snapshot import job_phase
+from labmgr.finetuning.update_summary import SAFETY_CHECK_ALLOWANCE
+from labmgr.sandbox import SandboxHandle
 
 
 def test_update_records_model_checkpoints_events_and_actual_hyperparameters(
@@ -60,20 +64,45 @@ def test_update_reports_newly_finished_once_then_makes_no_requests(jobs_lab: Job
     assert sum(requests_of(jobs_lab.sandbox).values()) == before
 
 
-def test_phase_and_eta_of_a_running_job(jobs_lab: JobsLab) -> None:
+def _event(message: str, *, data: dict | None = None) -> FineTuningJobEvent:
+    return FineTuningJobEvent.model_validate(
+        {
+            "id": "ftevent-x",
+            "object": "fine_tuning.job.event",
+            "created_at": 0,
+            "level": "info",
+            "message": message,
+            "data": data,
+            "type": "metrics" if data else "message",
+        }
+    )
+
+
+def test_phase_comes_from_the_newest_events() -> None:
+    started = _event("Fine-tuning job started")
+    step = _event("Step 3/10: training loss=1.0", data={"step": 3, "total_steps": 10})
+    policy = _event("Evaluating model against our usage policies before enabling")
+    assert job_phase("queued", []) == "queued"
+    assert job_phase("running", [started]) == "training"
+    assert job_phase("running", [step, started]) == "training (step 3/10)"
+    assert job_phase("running", [policy, step, started]).startswith("usage policy evaluation")
+    assert job_phase("succeeded", [policy]) is None
+
+
+def test_eta_of_a_running_job_includes_the_safety_evaluation(jobs_lab: JobsLab) -> None:
     path = training_file(jobs_lab.files / "eta.jsonl", n=50)
     create(path, base_model="gpt-4.1-mini", suffix="eta", settings=jobs_lab.settings)
-    phases = set()
-    for _ in range(200):
+    seen = []
+    for _ in range(300):
         summary = update(settings=jobs_lab.settings)
-        for state in summary.running:
-            phases.add(state.phase or "")
-            if state.status == "running" and state.estimated_finish is not None:
-                assert state.real_eta is not None and state.real_eta > state.estimated_finish
+        seen += [s for s in summary.running if s.status == "running" and s.estimated_finish]
         if not summary.still_running:
             break
-        threading.Event().wait(0.03)
-    assert any(phase.startswith("training") for phase in phases) or "queued" in phases
+        threading.Event().wait(0.02)
+    for state in seen:
+        assert state.estimated_finish is not None and state.real_eta is not None
+        assert state.real_eta - state.estimated_finish == SAFETY_CHECK_ALLOWANCE
+        assert state.phase
 
 
 def test_each_job_is_refreshed_with_a_key_of_its_own_organization(
@@ -145,7 +174,10 @@ def test_two_updates_at_once_are_safe(jobs_lab: JobsLab) -> None:
             assert len([m for m in job_models(db, job.id) if m.kind == "checkpoint"]) == 2
 
 
-def test_cancel_stops_a_job_and_records_it(jobs_lab: JobsLab) -> None:
+def test_cancel_stops_a_job_and_records_it(
+    jobs_lab: JobsLab, slow_sandbox: SandboxHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", slow_sandbox.base_url)
     path = training_file(jobs_lab.files / "stop.jsonl")
     [job] = create(path, base_model="gpt-4.1-mini", suffix="stop", settings=jobs_lab.settings)
     cancelled = cancel(job.id, settings=jobs_lab.settings)
@@ -155,3 +187,17 @@ def test_cancel_stops_a_job_and_records_it(jobs_lab: JobsLab) -> None:
     with pytest.raises(UnknownJob, match="ftjob-nope"):
         cancel("ftjob-nope", settings=jobs_lab.settings)
     assert update(settings=jobs_lab.settings).checked == []
+
+
+def test_update_inside_an_event_loop_points_to_aupdate(jobs_lab: JobsLab) -> None:
+    import asyncio
+
+    from labmgr.errors import LabmgrError
+    from labmgr.finetuning import aupdate
+
+    async def inside() -> int:
+        with pytest.raises(LabmgrError, match="aupdate"):
+            update(settings=jobs_lab.settings)
+        return len((await aupdate(settings=jobs_lab.settings)).checked)
+
+    assert asyncio.run(inside()) == 0
