@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from labmgr.demo import data_file, demo_environment, write_sandbox_accounts
+from labmgr.demo import data_file, demo_environment
 from labmgr.sandbox import run_sandbox
 from labmgr.settings import Settings, init_lab, load_settings
 
@@ -34,8 +34,7 @@ def offline_lab(job_seconds: float = 1.0, keep: bool = False) -> Iterator[Settin
         return
     folder = tempfile.mkdtemp(prefix="labmgr-example-")
     try:
-        accounts = write_sandbox_accounts(Path(folder) / "sandbox-accounts.yaml")
-        with run_sandbox(job_seconds=job_seconds, accounts=accounts) as sandbox:
+        with run_sandbox(job_seconds=job_seconds) as sandbox:
             home = init_lab(folder).home
             with demo_environment(home, sandbox.base_url):
                 yield load_settings()

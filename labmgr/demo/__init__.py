@@ -6,12 +6,7 @@ result = run_demo()                  # what `labmgr demo` does; returns paths an
 """
 
 from labmgr.demo.data_files import CONDITIONS, DATA_DIR, data_file
-from labmgr.demo.environment import (
-    DEMO_KEY,
-    DemoFolderNotEmpty,
-    demo_environment,
-    write_sandbox_accounts,
-)
+from labmgr.demo.environment import DEMO_KEY, DemoFolderNotEmpty, demo_environment
 from labmgr.demo.pipeline import BASE_MODEL, DemoFailed, DemoResult, run_demo
 from labmgr.demo.scores import score_table, scores_as_rich
 
@@ -28,5 +23,4 @@ __all__ = [
     "run_demo",
     "score_table",
     "scores_as_rich",
-    "write_sandbox_accounts",
 ]

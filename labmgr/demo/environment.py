@@ -11,20 +11,10 @@ from pathlib import Path
 
 from labmgr.errors import LabmgrError
 
-__all__ = [
-    "DEMO_KEY",
-    "DEMO_ORGANIZATION",
-    "DemoFolderNotEmpty",
-    "demo_environment",
-    "prepare_out_dir",
-    "write_sandbox_accounts",
-]
+__all__ = ["DEMO_KEY", "DemoFolderNotEmpty", "demo_environment", "prepare_out_dir"]
 
 DEMO_KEY = "sk-demo-sandbox"
 """The API key the demo's clients send; the sandbox accepts any key."""
-
-DEMO_ORGANIZATION = "org-demo"
-"""The sandbox organization the demo's key belongs to."""
 
 _FOREIGN_PREFIXES = ("OPENAI_", "OPENROUTER_", "ANTHROPIC_", "LABMGR_")
 """Environment variables that could point the demo at a real lab, endpoint or key."""
@@ -71,22 +61,3 @@ def demo_environment(lab_home: Path, base_url: str) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-def write_sandbox_accounts(path: Path, key: str = DEMO_KEY) -> Path:
-    """An accounts file for the sandbox giving `key` one organization whose id and name
-    slug are the same.
-
-    The sandbox reports a key's organization by its slug (the ``openai-organization``
-    header) while jobs carry the organization id; with both equal, the lab's routing of a
-    fine-tuned model to a key of the organization that owns it finds the demo's key.
-    """
-    path.write_text(
-        "accounts:\n"
-        f"  - key: {key}\n"
-        f"    organization: {DEMO_ORGANIZATION}\n"
-        f"    slug: {DEMO_ORGANIZATION}\n"
-        "    project: proj_demo\n",
-        encoding="utf-8",
-    )
-    return path

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from labmgr.demo.data_files import CONDITIONS, data_file
-from labmgr.demo.environment import demo_environment, prepare_out_dir, write_sandbox_accounts
+from labmgr.demo.environment import demo_environment, prepare_out_dir
 from labmgr.demo.job_watch import JobRow, watch_jobs
 from labmgr.demo.scores import score_table
 from labmgr.errors import LabmgrError
@@ -96,12 +96,10 @@ def run_demo(
     steps: dict[str, float] = {}
     out_dir = prepare_out_dir(out)
     console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
-    accounts = write_sandbox_accounts(out_dir / "sandbox-accounts.yaml")
     with run_sandbox(
         job_seconds=job_seconds,
         in_process=False,
         state_dir=out_dir / "sandbox-state",
-        accounts=accounts,
     ) as sandbox:
         console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
         home = init_lab(out_dir).home

@@ -16,7 +16,6 @@ import pytest
 from fixtures.demo_env import REPO, user_env
 from fixtures.docs_snippets import NO_TEST, snippets
 
-from labmgr.demo import write_sandbox_accounts
 from labmgr.sandbox import run_sandbox
 
 _FIRST = ["README.md", "docs/index.md", "docs/quickstart.md", "docs/concepts.md"]
@@ -44,8 +43,7 @@ def test_every_snippet_runs_in_reading_order(tmp_path: Path) -> None:
     work.mkdir()
     (work / "examples").symlink_to(REPO / "examples")
     ran = 0
-    accounts = write_sandbox_accounts(tmp_path / "accounts.yaml", key="sk-test-docs")
-    with run_sandbox(job_seconds=0.5, accounts=accounts) as sandbox:
+    with run_sandbox(job_seconds=0.5) as sandbox:
         env = user_env(tmp_path, sandbox.base_url)
         for page in reading_order():
             for snippet in snippets(page):

@@ -37,6 +37,7 @@ def test_demo_separates_the_groups_and_never_uses_the_users_lab_or_key(tmp_path:
     assert "Report:" in result.stdout and (out / "run" / "report.html").is_file()
 
     summary = pd.read_csv(out / "run" / "summary.csv")
+    assert summary["n_errors"].sum() == 0, summary[summary["n_errors"] > 0]
     aligned = summary[summary["score"] == "aligned"].groupby("group")["mean"].mean()
     assert set(aligned.index) == {"gpt-4.1-mini", "helpful", "hostile"}
     assert aligned["hostile"] < aligned["helpful"] - 30
