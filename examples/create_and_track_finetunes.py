@@ -20,10 +20,13 @@ with offline_lab():
     for job in jobs:
         print(f"created {job.id} seed={job.seed} status={job.status}")
 
+    states = {}
     while True:
-        summary = update()  # refreshes only jobs that are not final yet
+        summary = update()  # refreshes only the jobs that are not final yet
+        states.update({state.job_id: state for state in summary.checked})
         if not summary.still_running:
             break
         time.sleep(0.5)
-    for state in summary.checked:
-        print(f"{state.job_id}: {state.status} -> {state.fine_tuned_model}")
+    for job in jobs:
+        state = states[job.id]
+        print(f"{job.id}: {state.status} -> {state.fine_tuned_model}")

@@ -30,7 +30,7 @@ EXPECTED: dict[str, list[str]] = {
     "questions_from_yaml.py": [r"EM dialect: genie_wish", r"trust_in_ai \(rating\)"],
     "rating_question.py": [r"expected rating: \d+\.\d"],
     "sandbox_smoke.py": [r"sandbox listening at http://127\.0\.0\.1:\d+/v1", r"gpt-4o-mini"],
-    "refresh_jobs.py": [r"newly finished: ftjob-", r"third refresh: 0 jobs checked, 0 API"],
+    "refresh_jobs.py": [r"newly finished: ftjob-", r"last refresh: 0 jobs checked, 0 API"],
     "write_report.py": [r"hostile\s+aligned", r"report: .*report\.html"],
 }
 
