@@ -37,7 +37,11 @@ def demo(
     from labmgr.demo import run_demo, scores_as_rich
 
     console = Console(highlight=False)
-    result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
+    try:
+        result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
+    except KeyboardInterrupt:
+        console.print("Stopped. The sandbox was shut down; the demo folder keeps what was done.")
+        raise typer.Exit(130) from None
     console.print(scores_as_rich(result.scores))
     failed = int(result.scores["n_errors"].sum())
     if failed:

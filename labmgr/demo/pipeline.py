@@ -109,7 +109,13 @@ def run_demo(
             clock = time.monotonic()
             jobs = _create_jobs(seeds, console)
             console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
-            rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
+            try:
+                rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
+            except TimeoutError as error:
+                raise DemoFailed(
+                    f"The demo's fine-tuning jobs did not finish: {error}.",
+                    hint="The machine may be overloaded; try again, or with --job-seconds 2.",
+                ) from None
             steps["fine-tuning"] = time.monotonic() - clock
             console.print()
             failed = [row for row in rows if row.status != "succeeded"]
