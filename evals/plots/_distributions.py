@@ -103,6 +103,7 @@ def answers_figure(
     order: Sequence[str] | None = None,
     title: str | None = None,
     xlabel: str = "share of answers",
+    legend_title: str | None = None,
 ) -> Figure:
     """Stacked horizontal bars of answer shares (or mean next-token probabilities) per group."""
     shares = answer_shares(
@@ -155,7 +156,7 @@ def answers_figure(
         loc="outside right upper",
         fontsize=8,
         frameon=False,
-        title=column,
+        title=legend_title or column,
         ncols=1 if len(handles) <= 20 else 2,
     )
     figure_title(figure, title)

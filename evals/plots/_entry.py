@@ -48,8 +48,8 @@ def plot_frame(
     **options: Any,
 ) -> Figure:
     """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
-    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints,
-    `title=`, …)."""
+    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints —
+    `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …)."""
     score_list = list(scores) if scores is not None else score_columns(frame)
     kind = _auto_kind(frame, score_list) if kind == "auto" else kind
     if kind not in KINDS:
@@ -61,8 +61,10 @@ def plot_frame(
         summary = summarize({name: frame}, {name: score_list}, **_stats_options(options))
         return means_figure(summary, groups=order, title=title, **options)
     if kind in ("answers", "next_token"):
-        xlabel = "mean probability of the first token" if kind == "next_token" else "share"
-        return answers_figure(frame, order=order, title=title, xlabel=xlabel, **options)
+        if kind == "next_token":
+            options.setdefault("xlabel", "mean probability of the first token")
+            options.setdefault("legend_title", "first token")
+        return answers_figure(frame, order=order, title=title, **options)
     if kind == "scores":
         return scores_figure(frame, score_list, order=order, title=title, **options)
     if kind == "scatter":
@@ -77,6 +79,10 @@ def plot_frame(
     steps = options.pop("steps", None)
     if not steps:
         raise ValueError("a checkpoint figure needs steps={model: training step}")
+    if all(isinstance(v, Mapping) for v in steps.values()):
+        # Model facts as `groups_from_database` returns them: {model: {"step", "job", …}}.
+        options.setdefault("jobs", {m: f.get("job") for m, f in steps.items()})
+        steps = {m: f.get("step") for m, f in steps.items()}
     return checkpoints_figure(frame, score, steps, order=order, title=title, **options)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from evals.plots._style import (
     colours,
@@ -159,6 +160,7 @@ def checkpoints_figure(
     figure.legend(
         handles=handles, loc="outside right upper", title="group", fontsize=8, frameon=False
     )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{wrap(score, 40, 1)} (mean, 95% CI)")
     figure_title(figure, title)

@@ -116,7 +116,7 @@ def _summary_table(summary: pd.DataFrame) -> str:
         refusal = "" if math.isnan(rate) else f"{rate:.1%}"
         body.append(
             f"<tr><td>{escape(str(row['question']))}</td><td>{escape(str(row['group']))}</td>"
-            f"<td>{escape(str(row['score']))}</td>"
+            f"<td>{escape('rating' if row['score'] == 'answer' else str(row['score']))}</td>"
             f"<td class='num'>{_number(int(row['n_models']))}</td>"
             f"<td class='num'>{_number(int(row['n_samples']))}</td>"
             f"<td class='num'>{_number(row['mean'])}</td><td class='num'>{ci}</td>"

@@ -10,6 +10,7 @@ from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._database import groups_from_database
 from evals.runs._execute import default_run_dir, run_questions
 from evals.runs._folder import (
+    MODEL_SUMMARY_FILE,
     REPORT_FILE,
     RUN_FILE,
     RUN_LOG,
@@ -23,6 +24,7 @@ from evals.runs._writing import write_run
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",

@@ -98,6 +98,7 @@ def run_questions(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     report: bool = True,
+    by_model: bool = False,
     source: str | None = None,
     **df_options: Any,
 ) -> Run:
@@ -106,7 +107,8 @@ def run_questions(
     `samples` overrides each question's `samples_per_paraphrase`; `max_cost` (dollars) caps
     what this run buys over all questions (judges included; questions not reached are left
     out and `run.info["stopped"]` says why); `models` adds facts per model to run.json (job,
-    kind, step, epoch — the checkpoint figure uses `step`). `df_options` go to `Question.df`
+    kind, step, epoch — the checkpoint figure uses `step`); `by_model` also writes per-model
+    intervals (`summary_by_model.csv`). `df_options` go to `Question.df`
     (`cache=`, `router=`, `settings=`, `price=`, or RunSettings fields).
     """
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
@@ -150,6 +152,8 @@ def run_questions(
                 )
             for warning in caught:
                 logger.warning("%s: %s", question.name, warning.message)
+                if str(warning.message).startswith("the run stopped early"):
+                    stopped = f"{question.name}: {warning.message}"
             frames[question.name] = frame
             asked[question.name] = question
             totals = frame_totals(frame)
@@ -188,6 +192,7 @@ def run_questions(
             resamples=resamples,
             seed=seed,
             report=False,
+            by_model=by_model,
             info=info,
         )
         logger.info("done in %.1f s; bought $%.4f (judges included)", info["seconds"], cost)

@@ -14,6 +14,7 @@ import pandas as pd
 from evals.runs._samples_file import read_samples
 
 __all__ = [
+    "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
@@ -26,6 +27,7 @@ __all__ = [
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
+MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
@@ -81,6 +83,11 @@ class Run:
                 raise RunFolderError(f"{file}: missing samples file of question {name!r}")
             self._frames[name] = read_samples(file)
         return self._frames[name]
+
+    def model_summary(self) -> pd.DataFrame | None:
+        """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""
+        path = self.path / MODEL_SUMMARY_FILE
+        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {name: self.samples(name) for name in self.questions}

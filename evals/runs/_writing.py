@@ -11,10 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.runs._folder import REPORT_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run, samples_file_name
+from evals.runs._folder import (
+    MODEL_SUMMARY_FILE,
+    REPORT_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    Run,
+    load_run,
+    samples_file_name,
+)
 from evals.runs._provenance import package_versions, utc_now
 from evals.runs._samples_file import write_samples
-from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method, score_columns, summarize
+from evals.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Method,
+    model_summary,
+    score_columns,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from evals.question import Question
@@ -106,13 +121,15 @@ def write_run(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     report: bool = True,
+    by_model: bool = False,
     info: Mapping[str, Any] | None = None,
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
     `questions` (by the same names) give each question's type, scores and prompts; without
     them these are read from the frames. `models` adds facts per model (job, kind, step,
-    epoch: the checkpoint figure uses `step`). `info` adds fields to run.json.
+    epoch: the checkpoint figure uses `step`). `by_model` also writes `summary_by_model.csv`
+    (a plain interval per model). `info` adds fields to run.json.
     """
     if not frames:
         raise ValueError("no frames to write")
@@ -135,6 +152,9 @@ def write_run(
         entries.append(entry)
     summary = summarize(frames, scores, method=method, resamples=resamples, seed=seed)
     summary.to_csv(folder / SUMMARY_FILE, index=False)
+    if by_model:
+        per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
+        per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
     content: dict[str, Any] = {
         "format": 1,
         "written": utc_now(),

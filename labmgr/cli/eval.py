@@ -107,6 +107,20 @@ def _groups(
     return groups, facts
 
 
+def _router() -> Any:
+    """The lab's router (fine-tuned models to their owners' keys) where evals has one, else
+    one endpoint from OPENAI_API_KEY / OPENAI_BASE_URL."""
+    try:
+        from evals.lab import (  # type: ignore[import-not-found,unused-ignore]
+            default_router,
+        )
+    except ImportError:
+        from evals import EnvRouter
+
+        return EnvRouter()
+    return default_router()
+
+
 def _run_settings(ctx: typer.Context) -> Any:
     from evals import RunSettings
 
@@ -210,13 +224,17 @@ def run(
     ci: Annotated[
         str, typer.Option("--ci", help="Intervals: hierarchical (models, then samples) or plain.")
     ] = "hierarchical",
+    by_model: Annotated[
+        bool,
+        typer.Option("--by-model", help="Also write summary_by_model.csv (an interval per model)."),
+    ] = False,
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
-    from evals import Cache, EnvRouter, NoEndpointError
+    from evals import Cache, NoEndpointError
     from evals.runs import run_questions
 
     if ci not in ("hierarchical", "plain"):
@@ -224,7 +242,7 @@ def run(
     questions = _load(questions_file, list(question or []))
     groups, facts = _groups(ctx, list(group or []), groups_by, base, include_base, checkpoints)
     settings = cli_settings(ctx)
-    router = EnvRouter()
+    router = _router()
     try:
         router.endpoint_for(next(iter(groups.values()))[0])
     except NoEndpointError as error:
@@ -255,6 +273,7 @@ def run(
             models=facts,
             method="plain" if ci == "plain" else "hierarchical",
             report=not no_report,
+            by_model=by_model,
             source=str(questions_file),
             **opts,
         )

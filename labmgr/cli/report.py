@@ -17,13 +17,16 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Where to write (default: RUN_DIR/report.html).")
     ] = None,
+    no_figures: Annotated[
+        bool, typer.Option("--no-figures", help="Leave the figures out (faster for big runs).")
+    ] = False,
 ) -> None:
     """Write one offline HTML file: summary, figures, a sample browser, side-by-side answers."""
     from evals.report import write_report
     from evals.runs import RunFolderError
 
     try:
-        path = write_report(run_dir, out)
+        path = write_report(run_dir, out, figures=not no_figures)
     except RunFolderError as error:
         raise LabmgrError(str(error), hint="Pass a folder written by `labmgr eval run`.") from None
     typer.echo(f"Report: {path}")

@@ -71,9 +71,13 @@ def large_report(tmp_path_factory: pytest.TempPathFactory) -> ReportFixture:
     return ReportFixture(write_report(run, figures=False), frame)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
-    """Headless Debian Chromium driven by Playwright (skipped when it is not installed)."""
+    """Headless Debian Chromium driven by Playwright (skipped when it is not installed).
+
+    One per test: Playwright's sync API keeps an event loop running in this thread while it
+    is open, which would break `asyncio.run` in whatever test the worker runs next.
+    """
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run these")
     from playwright.sync_api import sync_playwright

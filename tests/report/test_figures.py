@@ -105,6 +105,9 @@ def test_checkpoints_are_drawn_in_step_order_per_job() -> None:
     assert list(line.get_xdata()) == [10, 20, 30]
     with pytest.raises(ValueError, match="steps"):
         plot_frame(frame, "checkpoints", scores=["aligned"])
+    facts = {m: {"step": steps[m], "job": "ftjob-1"} for m in models}
+    (same,) = plot_frame(frame, "checkpoints", scores=["aligned"], steps=facts).axes[0].get_lines()
+    assert list(same.get_xdata()) == [10, 20, 30]
 
 
 def test_figures_never_open_a_pyplot_window() -> None:

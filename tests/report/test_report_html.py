@@ -6,8 +6,12 @@ import base64
 import hashlib
 import json
 import re
+from pathlib import Path
+
+from fixtures.report import judged_frame
 
 from evals.report import safe_json
+from evals.runs import write_run
 
 from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture
 
@@ -48,3 +52,14 @@ def test_only_the_reports_own_script_may_run(small_report: ReportFixture) -> Non
     (policy,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
     assert f"script-src 'sha256-{digest}'" in policy and "default-src 'none'" in policy
     assert "innerHTML" not in scripts[0] and "insertAdjacentHTML" not in scripts[0]
+
+
+def test_checkpoint_steps_in_the_run_add_a_training_step_figure(tmp_path: Path) -> None:
+    models = ["ft:m:a:ckpt-10", "ft:m:a:ckpt-20", "ft:m:a"]
+    frame = judged_frame({"alpha": models}, samples=4)
+    facts = {
+        m: {"job": "ftjob-a", "step": step} for m, step in zip(models, [10, 20, 30], strict=True)
+    }
+    run = write_run(tmp_path / "run", {"wish": frame}, models=facts, resamples=100)
+    html = (run.path / "report.html").read_text(encoding="utf-8")
+    assert "aligned against training step" in html

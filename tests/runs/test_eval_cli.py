@@ -41,7 +41,7 @@ def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
     lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
 ) -> None:
     common = ["--group", "base=gpt-4o-mini", "--group", "small=gpt-4.1-nano,gpt-4.1-mini"]
-    common += ["--question", "cats", "--question", "colour", "--no-report", "--json"]
+    common += ["--question", "cats", "--question", "colour", "--no-report", "--json", "--by-model"]
     first = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "a"))
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
@@ -55,6 +55,9 @@ def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
     assert second.exit_code == 0, second.output
     assert chat_requests(sandbox) == before
     assert load_run(tmp_path / "b").info["settings"]["cache_dir"] == str(lab.cache_dir)
+    per_model = load_run(tmp_path / "a").model_summary()
+    assert per_model is not None
+    assert sorted(per_model["model"]) == ["gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o-mini"]
 
 
 def test_the_default_run_folder_is_in_the_labs_runs_dir_with_a_report(
@@ -86,6 +89,8 @@ def test_estimate_sends_nothing_and_prints_the_cost(
         (["--group", "b=gpt-4o-mini", "--question", "nope"], "no question named 'nope'"),
         (["--base", "gpt-4o-mini"], "need --groups-by"),
         ([], "no model groups"),
+        (["--groups-by", "colour"], "cannot group by 'colour'"),
+        (["--groups-by", "suffix", "--base", "gpt-4o-mini"], "no models in the database match"),
         (["--group", "b=gpt-4o-mini", "--ci", "bayes"], "--ci 'bayes'"),
     ],
 )
@@ -187,7 +192,7 @@ def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Pat
         "PYTHONPATH": os.pathsep.join([source_root, os.environ.get("PYTHONPATH", "")]),
     }
     result = subprocess.run(
-        [sys.executable, "-m", "labmgr", "report", str(folder)],
+        [sys.executable, "-m", "labmgr", "report", str(folder), "--no-figures"],
         env=env,
         capture_output=True,
         text=True,
@@ -195,6 +200,7 @@ def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Pat
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
+    html = (folder / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "data:image/png" not in html
     bad = runner.invoke(app, ["report", str(tmp_path)])
     assert bad.exit_code == 1 and "not a run folder" in bad.output
