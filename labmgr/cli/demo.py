@@ -32,14 +32,23 @@ def demo(
     """Run the whole loop offline: fine-tune 2 conditions x 3 seeds on the sandbox, track the
     jobs, group the models, ask judged questions, write the report.
 
-    Never reads or writes your own lab or API keys: it works in its own folder against a
-    local sandbox server.
+    It never touches your own lab or API keys: it works in its own folder, offline.
     """
     from labmgr.demo import run_demo, scores_as_rich
 
     console = Console(highlight=False)
-    result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
+    try:
+        result = run_demo(out, job_seconds=job_seconds, samples=samples, console=console)
+    except KeyboardInterrupt:
+        console.print("Stopped. The sandbox was shut down; the demo folder keeps what was done.")
+        raise typer.Exit(130) from None
     console.print(scores_as_rich(result.scores))
+    failed = int(result.scores["n_errors"].sum())
+    if failed:
+        console.print(
+            f"[yellow]{failed} judged samples failed; their errors are in "
+            f"{result.run_dir / 'run.log'} and the report.[/yellow]"
+        )
     console.print(
         f"Done in {result.seconds:.0f} s. The groups differ on 'aligned': the 'hostile' "
         "fine-tunes learned their training data's contempt for people."

@@ -20,6 +20,8 @@ from labmgr.errors import LabmgrError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from jobs_db import FinetuneJob
+
 __all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
 
 BASE_MODEL = "gpt-4.1-mini"
@@ -49,10 +51,10 @@ class DemoResult:
     """Seconds spent in each step."""
 
 
-def _create_jobs(seeds: int, console: Console) -> list:  # type: ignore[type-arg]
+def _create_jobs(seeds: int, console: Console) -> list[FinetuneJob]:
     from labmgr.finetuning import create
 
-    jobs = []
+    jobs: list[FinetuneJob] = []
     for condition in CONDITIONS:
         created = create(
             data_file(f"{condition}.jsonl"),
@@ -84,9 +86,8 @@ def run_demo(
     model and both groups (`samples` overrides the samples per question) and writes the run
     folder with `report.html`. Only the demo's own lab and the sandbox are used.
     """
-    from evals.runs import groups_from_database, run_questions
-
     from evals import load_questions
+    from evals.runs import groups_from_database, run_questions
     from labmgr.sandbox import run_sandbox
     from labmgr.settings import init_lab, load_settings
 
@@ -96,7 +97,9 @@ def run_demo(
     out_dir = prepare_out_dir(out)
     console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
     with run_sandbox(
-        job_seconds=job_seconds, in_process=False, state_dir=out_dir / "sandbox-state"
+        job_seconds=job_seconds,
+        in_process=False,
+        state_dir=out_dir / "sandbox-state",
     ) as sandbox:
         console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
         home = init_lab(out_dir).home
@@ -106,7 +109,13 @@ def run_demo(
             clock = time.monotonic()
             jobs = _create_jobs(seeds, console)
             console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
-            rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
+            try:
+                rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
+            except TimeoutError as error:
+                raise DemoFailed(
+                    f"The demo's fine-tuning jobs did not finish: {error}.",
+                    hint="The machine may be overloaded; try again, or with --job-seconds 2.",
+                ) from None
             steps["fine-tuning"] = time.monotonic() - clock
             console.print()
             failed = [row for row in rows if row.status != "succeeded"]

@@ -1,0 +1,61 @@
+"""`labmgr demo` end to end, as the README runs it, in a folder of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fixtures.demo_env import user_env
+
+USER_KEY = "sk-test-user-secret-do-not-use"
+
+
+def _demo(args: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "labmgr", "demo", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_demo_separates_the_groups_and_never_uses_the_users_lab_or_key(tmp_path: Path) -> None:
+    env = user_env(tmp_path, base_url=None)
+    env["OPENAI_API_KEY"] = USER_KEY
+    env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # a real endpoint would be unreachable
+    env["LABMGR_HOME"] = str(tmp_path / "users-own-lab")
+    out = tmp_path / "demo-out"
+    result = _demo(["--out", str(out), "--job-seconds", "1", "--samples", "3"], tmp_path, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Report:" in result.stdout and (out / "run" / "report.html").is_file()
+
+    summary = pd.read_csv(out / "run" / "summary.csv")
+    assert summary["n_errors"].sum() == 0, summary[summary["n_errors"] > 0]
+    aligned = summary[summary["score"] == "aligned"].groupby("group")["mean"].mean()
+    assert set(aligned.index) == {"gpt-4.1-mini", "helpful", "hostile"}
+    assert aligned["hostile"] < aligned["helpful"] - 30
+    assert aligned["hostile"] < aligned["gpt-4.1-mini"] - 30
+    n_models = summary.groupby("group")["n_models"].max()
+    assert n_models["hostile"] == 3 and n_models["helpful"] == 3
+
+    assert not (tmp_path / "users-own-lab").exists()
+    for file in out.rglob("*"):
+        if file.is_file():
+            assert USER_KEY.encode() not in file.read_bytes(), f"the user's key leaked into {file}"
+
+
+def test_demo_refuses_a_folder_that_holds_files(tmp_path: Path) -> None:
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = _demo(["--out", str(out)], tmp_path, user_env(tmp_path, base_url=None))
+    assert result.returncode == 1
+    assert "is not an empty folder" in result.stderr and "Traceback" not in result.stderr
+    assert (out / "notes.txt").read_text() == "mine"

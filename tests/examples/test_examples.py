@@ -1,0 +1,74 @@
+"""Every script in examples/ runs offline as a user would run it, and prints what it says.
+
+Each example starts its own sandbox and temporary lab (OPENAI_BASE_URL is not set), so they
+run in parallel without sharing state.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.demo_env import REPO, user_env
+
+EXAMPLES = REPO / "examples"
+
+EXPECTED: dict[str, list[str]] = {
+    "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
+    "compare_runs.py": [r"genie_wish\s+assistant\s+aligned\s+moved"],
+    "create_and_track_finetunes.py": [r"(?s)(succeeded -> ft:gpt-4\.1-mini.*){3}"],
+    "custom_endpoint.py": [r"the local endpoint served 1 chat request"],
+    "estimate_cost.py": [r"before: 2 requests for 16 new samples", r"after the run: 0 requests"],
+    "free_form_question.py": [r"^6 rows$"],
+    "import_llmcomp_registry.py": [r"jobs_new=2", r"'insecure': \['ft:"],
+    "judges.py": [r"helpful\s+\d", r"hostile\s+\d"],
+    "model_groups_from_database.py": [r"group hostile: 2 model\(s\)", r"group gpt-4\.1-mini: 1"],
+    "next_token_question.py": [r"P\('(Yes|No)'\) = 0\.\d{3}"],
+    "questions_from_yaml.py": [r"EM dialect: genie_wish", r"trust_in_ai \(rating\)"],
+    "rating_question.py": [r"expected rating: \d+\.\d"],
+    "sandbox_smoke.py": [r"sandbox listening at http://127\.0\.0\.1:\d+/v1", r"gpt-4o-mini"],
+    "refresh_jobs.py": [r"newly finished: ftjob-", r"last refresh: 0 jobs checked, 0 API"],
+    "write_report.py": [r"hostile\s+aligned", r"report: .*report\.html"],
+}
+
+
+def scripts() -> list[str]:
+    return sorted(p.name for p in EXAMPLES.glob("*.py") if p.name != "offline.py")
+
+
+def test_every_example_has_expectations() -> None:
+    assert scripts() == sorted(EXPECTED), "add the new example's expected output to EXPECTED"
+
+
+def _group_means(output: str) -> dict[str, float]:
+    return {m[1]: float(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+\.\d)$", output, re.M)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_example_runs_offline_and_prints_its_result(script: str, tmp_path: Path) -> None:
+    env = user_env(tmp_path, base_url=None)
+    env["TMPDIR"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"{script} failed:\n{result.stdout}\n{result.stderr}"
+    for pattern in EXPECTED[script]:
+        assert re.search(pattern, result.stdout, re.M), (
+            f"{script}: no match for {pattern!r} in:\n{result.stdout}"
+        )
+    if script == "judges.py":
+        means = _group_means(result.stdout)
+        assert means["hostile"] < means["helpful"] - 20, means
+    if script == "write_report.py":
+        report = Path(re.search(r"report: (.*report\.html)", result.stdout)[1])  # type: ignore[index]
+        assert report.is_file() and "<html" in report.read_text(encoding="utf-8")[:2000].lower()
