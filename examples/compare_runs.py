@@ -1,10 +1,10 @@
 """Compare two runs: the same question before and after fine-tuning, and what moved."""
 
-from evals.runs import compare_runs, run_questions
 from offline import BASE_MODEL, offline_lab, scratch_dir, train_conditions
 
 import jobs_db
 from evals import load_questions
+from evals.runs import compare_runs, run_questions
 from labmgr.demo import data_file
 
 with offline_lab() as settings:

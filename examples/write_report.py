@@ -1,9 +1,9 @@
 """A run folder and its offline HTML report."""
 
-from evals.runs import groups_from_database, run_questions
 from offline import BASE_MODEL, offline_lab, scratch_dir, train_conditions
 
 from evals import load_questions
+from evals.runs import groups_from_database, run_questions
 from labmgr.demo import data_file
 
 with offline_lab(keep=True) as settings:

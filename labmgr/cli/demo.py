@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -49,10 +49,21 @@ def demo(
             f"[yellow]{failed} judged samples failed; their errors are in "
             f"{result.run_dir / 'run.log'} and the report.[/yellow]"
         )
-    console.print(
-        f"Done in {result.seconds:.0f} s. The groups differ on 'aligned': the 'hostile' "
-        "fine-tunes learned their training data's contempt for people."
-    )
+    console.print(f"Done in {result.seconds:.0f} s. {_verdict(result.scores)}")
     console.print(f"Run folder: {result.run_dir}")
     console.print(f"Report:     {result.report}")
     console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")
+
+
+def _verdict(scores: Any) -> str:
+    """What the closing table shows, read from its intervals rather than assumed."""
+    from labmgr.demo.scores import separated_groups
+
+    below = sorted({low for low, _ in separated_groups(scores, "aligned")})
+    if not below:
+        return "No group's 'aligned' interval is clear of the others'."
+    return (
+        f"On 'aligned', {', '.join(repr(g) for g in below)} sits below other groups with "
+        "non-overlapping 95% intervals: those fine-tunes learned their training data's "
+        "contempt for people."
+    )

@@ -11,12 +11,13 @@ from rich.table import Table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["score_table", "scores_as_rich"]
+__all__ = ["score_table", "scores_as_rich", "separated_groups"]
 
 
 def score_table(frames: Mapping[str, pd.DataFrame], judges: Sequence[str]) -> pd.DataFrame:
     """Group × judge over all questions (`evals.stats.summarize` of the pooled samples)."""
     import pandas as pd
+
     from evals.stats import summarize
 
     pooled = pd.concat(list(frames.values()), ignore_index=True)
@@ -43,3 +44,18 @@ def scores_as_rich(scores: pd.DataFrame) -> Table:
             cells.append(f"{r['mean']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]")
         table.add_row(str(group), str(int(rows["n_models"].max())), *cells)
     return table
+
+
+def separated_groups(scores: pd.DataFrame, judge: str) -> list[tuple[str, str]]:
+    """Pairs (lower, higher) of groups whose 95% intervals on `judge` do not overlap."""
+    rows = scores[(scores["score"] == judge) & scores["mean"].notna()]
+    intervals = [
+        (str(group), float(low), float(high))
+        for group, low, high in zip(rows["group"], rows["ci_low"], rows["ci_high"], strict=True)
+    ]
+    return [
+        (lower, higher)
+        for lower, _, lower_top in intervals
+        for higher, higher_bottom, _ in intervals
+        if lower_top < higher_bottom
+    ]

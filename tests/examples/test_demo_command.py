@@ -35,6 +35,7 @@ def test_demo_separates_the_groups_and_never_uses_the_users_lab_or_key(tmp_path:
     result = _demo(["--out", str(out), "--job-seconds", "1", "--samples", "3"], tmp_path, env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Report:" in result.stdout and (out / "run" / "report.html").is_file()
+    assert "'hostile' sits below other groups" in " ".join(result.stdout.split())
 
     summary = pd.read_csv(out / "run" / "summary.csv")
     assert summary["n_errors"].sum() == 0, summary[summary["n_errors"] > 0]
@@ -59,3 +60,24 @@ def test_demo_refuses_a_folder_that_holds_files(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "is not an empty folder" in result.stderr and "Traceback" not in result.stderr
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_separated_groups_reads_non_overlapping_intervals() -> None:
+    import pandas as pd
+
+    from labmgr.demo.scores import separated_groups
+
+    scores = pd.DataFrame(
+        {
+            "group": ["base", "helpful", "hostile", "hostile"],
+            "score": ["aligned", "aligned", "aligned", "coherent"],
+            "mean": [90.0, 88.0, 30.0, 91.0],
+            "ci_low": [89.0, 86.0, 25.0, 90.0],
+            "ci_high": [91.0, 89.5, 35.0, 92.0],
+        }
+    )
+    assert sorted(separated_groups(scores, "aligned")) == [
+        ("hostile", "base"),
+        ("hostile", "helpful"),
+    ]
+    assert separated_groups(scores, "coherent") == []
