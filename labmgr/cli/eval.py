@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evals import Question
+    from evals.runs import Run
 
 app = typer.Typer(
     help="Run questions over groups of models and compare runs.", no_args_is_help=True
@@ -307,9 +309,34 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    errors = _error_counts(result_run)
+    for (model, message), count in errors[:_SHOWN_ERRORS]:
+        console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
+    if len(errors) > _SHOWN_ERRORS:
+        console.print(f"… and {len(errors) - _SHOWN_ERRORS} other kinds of error (see run.log).")
     console.print(f"Run folder: {result_run.path}")
     if not no_report:
         console.print(f"Report: {result_run.path / 'report.html'}")
+    if totals.get("rows") and totals.get("errors") == totals.get("rows"):
+        raise LabmgrError(
+            "every sample failed; nothing was measured",
+            hint="Fix the errors above (keys, model names, endpoint) and run again; "
+            "failures are never cached, so they are retried.",
+        )
+
+
+_SHOWN_ERRORS = 5
+
+
+def _error_counts(run: Run) -> list[tuple[tuple[str, str], int]]:
+    """Distinct (model, error) pairs over every question, most frequent first."""
+    counts: dict[tuple[str, str], int] = {}
+    for frame in run.frames().values():
+        failed = frame[frame["error"].notna()]
+        for model, message in zip(failed["model"], failed["error"], strict=True):
+            key = (str(model), str(message))
+            counts[key] = counts.get(key, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 @app.command("compare")

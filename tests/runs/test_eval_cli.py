@@ -204,3 +204,35 @@ def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Pat
     assert html.startswith("<!DOCTYPE html>") and "data:image/png" not in html
     bad = runner.invoke(app, ["report", str(tmp_path)])
     assert bad.exit_code == 1 and "not a run folder" in bad.output
+
+
+def test_failed_samples_are_explained_and_a_run_where_all_failed_exits_1(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    common = ["--question", "cats", "--no-report"]
+    mixed = _eval(
+        "run",
+        str(questions_file),
+        "--group",
+        "ok=gpt-4o-mini",
+        "--group",
+        "typo=gpt-4o-minni",
+        *common,
+        "--out",
+        str(tmp_path / "mixed"),
+    )
+    assert mixed.exit_code == 0, mixed.output
+    flat = " ".join(mixed.output.split())
+    assert "failed on gpt-4o-minni" in flat and "does not exist" in flat
+
+    broken = _eval(
+        "run",
+        str(questions_file),
+        "--group",
+        "typo=gpt-4o-minni",
+        *common,
+        "--out",
+        str(tmp_path / "broken"),
+    )
+    assert broken.exit_code == 1
+    assert "every sample failed" in " ".join(broken.output.split())
