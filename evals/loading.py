@@ -36,6 +36,18 @@ def _yaml_files(path: Path) -> list[Path]:
     return [path]
 
 
+def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
+    """One sentence: where the parser gave up and why (`FILE:LINE:COLUMN: …`)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    if mark is None:
+        return f"{path}: not valid YAML: {problem}"
+    return (
+        f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {problem} "
+        "(check the indentation and brackets on this line and the one before)"
+    )
+
+
 def _entries(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, entry) for each list item of the file, lines from the YAML node tree."""
     try:
@@ -45,7 +57,7 @@ def _entries(path: Path) -> Iterator[tuple[int, Any]]:
     except (OSError, UnicodeDecodeError) as error:
         raise QuestionFileError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
-        raise QuestionFileError(f"{path}: not valid YAML: {error}") from None
+        raise QuestionFileError(_yaml_error(path, error)) from None
     if data is None:
         return
     if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):

@@ -67,8 +67,9 @@ def test_an_em_entry_without_judge_model_is_reported(tmp_path: Path) -> None:
         load_questions(path)
 
 
-def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
+def test_invalid_yaml_names_the_file_and_line_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text("- name: [unclosed\n")
-    with pytest.raises(QuestionFileError, match=r"bad\.yaml: not valid YAML"):
+    path.write_text("- id: a\n  type: free_form\n paraphrases: [x\n")
+    with pytest.raises(QuestionFileError, match=r"bad\.yaml:3:2: not valid YAML") as caught:
         load_questions(path)
+    assert "\n" not in str(caught.value)
