@@ -24,5 +24,11 @@ lint: setup  ## ruff and mypy
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+bench: setup  ## performance figures (minutes; see docs/benchmarks.md), not part of the tests
+	$(PY) benchmarks/sandbox_throughput.py
+	$(PY) benchmarks/model_groups.py
+	$(PY) benchmarks/jobs_update.py
+	$(PY) benchmarks/eval_throughput.py --skip-llmcomp
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

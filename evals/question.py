@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from evals.estimate import Estimate
 
@@ -139,6 +140,17 @@ class Question(BaseModel):
         from evals.execution import question_frame
 
         return question_frame(self, groups, **options)
+
+    def plot(
+        self, groups: Mapping[str, list[str]], kind: str = "auto", **options: Any
+    ) -> Figure:
+        """Ask `groups` (cached, like `df`) and draw the answers; returns the Figure.
+
+        `kind` is `"auto"`, `"means"`, `"answers"`, `"next_token"`, `"scores"`, `"scatter"`
+        or `"checkpoints"`; the report draws with the same functions (see `evals.plot`)."""
+        from evals.plots import plot
+
+        return plot(self, groups, kind, **options)
 
     def estimate(self, groups: Mapping[str, list[str]], **options: Any) -> Estimate:
         """Requests, tokens and cost a `df()` call would spend now (nothing is spent)."""

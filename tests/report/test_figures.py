@@ -140,3 +140,7 @@ def test_plot_asks_the_question_and_returns_the_figure(
     assert np.isfinite(figure.axes[0].get_xlim()).all()
     with pytest.raises(ValueError, match="unknown plot kind"):
         plot(q, groups, kind="pie", **options)
+    before = sandbox.stats()["requests"].get("chat.completions", 0)
+    method = q.plot(groups, kind="means", resamples=200, **options)
+    assert _labels(method) == ["base", "other"]
+    assert sandbox.stats()["requests"].get("chat.completions", 0) == before  # all cached
