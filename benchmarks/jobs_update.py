@@ -31,7 +31,7 @@ from labmgr.finetuning import update
 from labmgr.sandbox import SandboxHandle, run_sandbox
 from labmgr.settings import init_lab, load_settings
 
-KEY = "sk-test-bench-0123456789"
+KEY = "sk-test-bench-0123"
 
 
 def _training_bytes(n: int = 12) -> bytes:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from fixtures.demo_env import user_env
 
-USER_KEY = "sk-test-user-secret-do-not-use"
+USER_KEY = "sk-test-user-secret9"
 
 
 def _demo(args: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,8 @@ import pytest
 from labmgr.sandbox import SandboxHandle, run_sandbox
 from labmgr.settings import Settings, init_lab, load_settings
 
-ALPHA_KEY = "sk-test-alpha-0123456789abcdef"
-BETA_KEY = "sk-test-beta-fedcba9876543210"
+ALPHA_KEY = "sk-test-alpha-0123ab"
+BETA_KEY = "sk-test-beta-fedcba98"
 
 ACCOUNTS_YAML = f"""accounts:
   - key: {ALPHA_KEY}

@@ -37,7 +37,7 @@ def test_keys_never_reach_the_database_files_output_or_logs(
     ):
         result = runner.invoke(app, args)
         outputs.append(result.output)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-0000000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000")
     refused = runner.invoke(
         app,
         [

@@ -15,8 +15,8 @@ from labmgr.accounts import (
 from labmgr.errors import MissingApiKey
 from labmgr.settings import Settings, load_settings
 
-KEY_A = "sk-test-alpha-0123456789"
-KEY_B = "sk-test-beta-0123456789"
+KEY_A = "sk-test-alpha-01234"
+KEY_B = "sk-test-beta-01234"
 
 
 def _with_endpoint(settings: Settings) -> Settings:

@@ -12,9 +12,9 @@ from labmgr.accounts import Accounts, ClientPool
 from labmgr.errors import CredentialCheckFailed, NoKeyForOrganization
 from labmgr.settings import Settings
 
-KEY_A = "sk-test-alpha-0123456789"
-KEY_B = "sk-test-beta-0123456789"
-KEY_C = "sk-test-gamma-0123456789"
+KEY_A = "sk-test-alpha-01234"
+KEY_B = "sk-test-beta-01234"
+KEY_C = "sk-test-gamma-01234"
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 import labmgr
 from labmgr.cli import app
 
-KEY_A = "sk-test-alpha-0123456789"
-KEY_B = "sk-test-beta-0123456789"
+KEY_A = "sk-test-alpha-01234"
+KEY_B = "sk-test-beta-01234"
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("clean_lab_env")
