@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from labmgr.cli.jobs_render import console, job_cli_errors, print_json
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.jobs_render import console, print_json
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabNotFound
 
@@ -14,7 +15,7 @@ app = typer.Typer(
 
 
 @app.command("info")
-@job_cli_errors
+@cli_errors
 def info(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -38,7 +39,7 @@ def info(
 
 
 @app.command("upgrade")
-@job_cli_errors
+@cli_errors
 def upgrade(ctx: typer.Context) -> None:
     """Create the database, or migrate it in place to this labmgr's schema."""
     from jobs_db import upgrade as upgrade_schema

@@ -1,8 +1,10 @@
-"""Turn a `LabmgrError` into ``Error: <message>`` plus its hint on stderr, and exit status 1."""
+"""Turn a `LabmgrError` (or a jobs database error) into ``Error: <message>`` plus its hint
+on stderr, and exit status 1."""
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -31,5 +33,18 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
         except LabmgrError as error:
             print_error(error)
             raise typer.Exit(1) from None
+        except Exception as error:
+            if not _is_database_error(error):
+                raise
+            print_error(LabmgrError(f"{error}."))
+            raise typer.Exit(1) from None
 
     return wrapper
+
+
+def _is_database_error(error: Exception) -> bool:
+    """Whether `error` is a `jobs_db.DatabaseError` (a bad tag, an unreachable server, …).
+
+    Read from `sys.modules` so commands that never open the database do not import it."""
+    jobs_db = sys.modules.get("jobs_db")
+    return jobs_db is not None and isinstance(error, jobs_db.DatabaseError)

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import job_cli_errors, job_row, print_json
+from labmgr.cli.jobs_render import job_row, print_json
 from labmgr.cli.state import cli_settings
 from labmgr.finetuning import MIN_EXAMPLES, ValidationReport, validate_training_file
 
@@ -88,7 +88,7 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
 
 
 @app.command("create")
-@job_cli_errors
+@cli_errors
 def create(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
@@ -152,7 +152,7 @@ def create(
 
 
 @app.command("cancel")
-@job_cli_errors
+@cli_errors
 def cancel(
     ctx: typer.Context,
     job_id: Annotated[str, typer.Argument(help="The job id (ftjob-…).")],

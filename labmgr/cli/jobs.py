@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from labmgr.cli.jobs_render import console, job_cli_errors, job_row, print_json, when
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.jobs_render import console, job_row, print_json, when
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
@@ -48,7 +49,7 @@ def _print_summary(summary: UpdateSummary) -> None:
 
 
 @app.command("update")
-@job_cli_errors
+@cli_errors
 def update(
     ctx: typer.Context,
     watch: float | None = typer.Option(
@@ -81,7 +82,7 @@ def update(
 
 
 @app.command("list")
-@job_cli_errors
+@cli_errors
 def list_jobs(
     ctx: typer.Context,
     status: Annotated[
@@ -123,7 +124,7 @@ def list_jobs(
 
 
 @app.command("show")
-@job_cli_errors
+@cli_errors
 def show(
     ctx: typer.Context,
     job_id: Annotated[str, typer.Argument(help="The job id (ftjob-…).")],
@@ -189,7 +190,7 @@ def _print_import(summary: ImportSummary) -> None:
 
 
 @app.command("import")
-@job_cli_errors
+@cli_errors
 def import_jobs(
     ctx: typer.Context,
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),

@@ -1,45 +1,19 @@
-"""Shared pieces of the job and model commands: error handling, time format, JSON rows."""
+"""Shared pieces of the job and model commands: time format, JSON rows."""
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from labmgr.cli.errors import print_error
-from labmgr.errors import LabmgrError
-
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob, Model
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
 console = Console(highlight=False)
-
-
-def job_cli_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Like `cli_errors`, and database input errors (a bad tag, …) end the same way."""
-
-    @functools.wraps(command)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from jobs_db import DatabaseError
-
-        try:
-            return command(*args, **kwargs)
-        except LabmgrError as error:
-            print_error(error)
-            raise typer.Exit(1) from None
-        except DatabaseError as error:
-            print_error(LabmgrError(f"{error}."))
-            raise typer.Exit(1) from None
-
-    return wrapper
 
 
 def when(value: datetime | None) -> str:

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from labmgr.cli.jobs_render import console, job_cli_errors, model_row, print_json, when
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.jobs_render import console, model_row, print_json, when
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
@@ -26,7 +27,7 @@ def _checkpoints_choice(checkpoints: bool, only: bool) -> bool | str:
 
 
 @app.command("list")
-@job_cli_errors
+@cli_errors
 def list_models(
     ctx: typer.Context,
     base: str | None = typer.Option(None, "--base", help="Only models of this base model."),
@@ -79,7 +80,7 @@ def list_models(
 
 
 @app.command("groups")
-@job_cli_errors
+@cli_errors
 def groups(
     ctx: typer.Context,
     by: str = typer.Option("suffix", "--by", help="suffix, base_model, job or tag:KEY."),
