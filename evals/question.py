@@ -141,9 +141,7 @@ class Question(BaseModel):
 
         return question_frame(self, groups, **options)
 
-    def plot(
-        self, groups: Mapping[str, list[str]], kind: str = "auto", **options: Any
-    ) -> Figure:
+    def plot(self, groups: Mapping[str, list[str]], kind: str = "auto", **options: Any) -> Figure:
         """Ask `groups` (cached, like `df`) and draw the answers; returns the Figure.
 
         `kind` is `"auto"`, `"means"`, `"answers"`, `"next_token"`, `"scores"`, `"scatter"`
