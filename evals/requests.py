@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["CACHE_VERSION", "ChatRequest", "SampleResult"]
+__all__ = ["CACHE_VERSION", "ChatRequest", "RequestBatch", "SampleResult"]
 
 CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
@@ -32,22 +32,15 @@ class ChatRequest:
     cache_key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        digest = hashlib.sha256(self.canonical_json().encode()).hexdigest()
-        object.__setattr__(self, "cache_key", digest)
+        object.__setattr__(self, "cache_key", _digest(self.canonical_json()))
 
     def canonical_json(self) -> str:
-        """The one serialisation the cache key is computed from."""
-        return json.dumps(
-            {
-                "v": CACHE_VERSION,
-                "endpoint": self.endpoint.rstrip("/"),
-                "model": self.model,
-                "messages": self.messages,
-                "params": self.params,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-            ensure_ascii=False,
+        """The one serialisation the cache key is computed from: sorted keys, no spaces."""
+        return _canonical_json(
+            _dumps(self.endpoint.rstrip("/")),
+            _dumps(self.messages),
+            _dumps(self.model),
+            _dumps(self.params),
         )
 
     def body_json(self, n: int = 1) -> bytes:
@@ -60,6 +53,59 @@ class ChatRequest:
         if n != 1:
             body["n"] = n
         return body
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _canonical_json(endpoint: str, messages: str, model: str, params: str) -> str:
+    """`{"v", "endpoint", "model", "messages", "params"}` with sorted keys, from the JSON of
+    each part: byte for byte what `json.dumps(…, sort_keys=True)` of the whole would give."""
+    return (
+        f'{{"endpoint":{endpoint},"messages":{messages},"model":{model},'
+        f'"params":{params},"v":{CACHE_VERSION}}}'
+    )
+
+
+def _digest(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class RequestBatch:
+    """Builds many requests that share conversations, models and params (a question asked of
+    many models), serialising each shared part once instead of once per request.
+
+    Parts are remembered by identity for the batch's lifetime (the batch holds a reference,
+    so an id is never reused): do not mutate a conversation or params dict between calls.
+    """
+
+    def __init__(self) -> None:
+        self._json: dict[int, tuple[Any, str]] = {}
+
+    def _part(self, value: Any) -> str:
+        known = self._json.get(id(value))
+        if known is None:
+            known = self._json[id(value)] = (value, _dumps(value))
+        return known[1]
+
+    def request(
+        self, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> ChatRequest:
+        """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`."""
+        canonical = _canonical_json(
+            _dumps(endpoint.rstrip("/")), self._part(messages), _dumps(model), self._part(params)
+        )
+        request = object.__new__(ChatRequest)
+        for name, value in (
+            ("endpoint", endpoint),
+            ("model", model),
+            ("messages", messages),
+            ("params", params),
+            ("cache_key", _digest(canonical)),
+        ):
+            object.__setattr__(request, name, value)
+        return request
 
 
 class SampleResult(NamedTuple):
