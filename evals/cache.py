@@ -92,14 +92,19 @@ class CachedSamples(Mapping[int, SampleResult]):
         "sample_ix",
     )
 
-    def __init__(self, rows: Sequence[Sequence[Any]]) -> None:
-        """`rows`: (sample_ix, *SampleResult fields), ordered by sample index, no repeats."""
-        self.sample_ix: tuple[int, ...]
-        self.content: tuple[str | None, ...]
-        self.logprobs_json: tuple[str | None, ...]
-        self.finish_reason: tuple[str | None, ...]
-        self.prompt_tokens: tuple[float, ...]
-        self.completion_tokens: tuple[float, ...]
+    def __init__(self, rows: Sequence[Sequence[Any]], *, numbered: bool = True) -> None:
+        """`rows`: (sample_ix, *SampleResult fields), ordered by sample index, no repeats;
+        without `numbered`, just the SampleResult fields of samples 0…len(rows)-1."""
+        self.sample_ix: Sequence[int]
+        self.content: Sequence[str | None]
+        self.logprobs_json: Sequence[str | None]
+        self.finish_reason: Sequence[str | None]
+        self.prompt_tokens: Sequence[float]
+        self.completion_tokens: Sequence[float]
+        width = 6 if numbered else 5
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * width
+        if not numbered:
+            columns.insert(0, range(len(rows)))
         (
             self.sample_ix,
             self.content,
@@ -107,7 +112,7 @@ class CachedSamples(Mapping[int, SampleResult]):
             self.finish_reason,
             self.prompt_tokens,
             self.completion_tokens,
-        ) = zip(*rows, strict=True) if rows else ((),) * 6
+        ) = columns
         self._positions: dict[int, int] | None = None
 
     def has_first(self, count: int) -> bool:
@@ -223,6 +228,29 @@ class Cache:
             rows = cursor.execute(query, (key,)).fetchall()
             if rows:
                 found[key] = CachedSamples(rows)
+        return found
+
+    def lookup_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
+        """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are).
+
+        When all n are cached they are read without their indices (n rows below n are
+        exactly those), which a fully cached reload of many samples is dominated by."""
+        found: dict[str, CachedSamples] = {}
+        if not self.path.exists():
+            return found
+        cursor = self._connect().cursor()
+        first = (
+            "SELECT content, logprobs, finish_reason, prompt_tokens, completion_tokens "
+            "FROM samples WHERE request_key = ? AND sample_ix < ? ORDER BY sample_ix"
+        )
+        partial: list[str] = []
+        for key, count in wanted.items():
+            rows = cursor.execute(first, (key, count)).fetchall()
+            if len(rows) == count:
+                found[key] = CachedSamples(rows, numbered=False)
+            elif rows:
+                partial.append(key)
+        found.update(self.lookup(partial))
         return found
 
     # ---- writing --------------------------------------------------------------------------

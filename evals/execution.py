@@ -158,9 +158,13 @@ def missing_works(
 
 def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fetched:
     """Cached samples of every planned request, running the missing ones first."""
-    keys = [p.request.cache_key for p in planned if p.request is not None]
+    wanted: dict[str, int] = {}
+    for p in planned:
+        if p.request is not None:
+            key = p.request.cache_key
+            wanted[key] = max(p.samples, wanted.get(key, 0))
     with gc_paused():
-        cached = ctx.cache.lookup(keys)
+        cached = ctx.cache.lookup_first(wanted)
     works = missing_works(planned, cached, ctx, label)
     if not works:
         return Fetched(cached, RunOutcome())
@@ -174,7 +178,9 @@ def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fe
         )
     )
     # Read back: when several processes bought the same sample, the first one stored wins.
-    cached.update(ctx.cache.lookup({w.request.cache_key for w in works}))
+    cached.update(
+        ctx.cache.lookup_first({w.request.cache_key: wanted[w.request.cache_key] for w in works})
+    )
     return Fetched(cached, outcome)
 
 

@@ -76,33 +76,35 @@ class RequestBatch:
     """Builds many requests that share conversations, models and params (a question asked of
     many models), serialising each shared part once instead of once per request.
 
-    Parts are remembered by identity for the batch's lifetime (the batch holds a reference,
-    so an id is never reused): do not mutate a conversation or params dict between calls.
+    Dicts and lists are remembered by identity for the batch's lifetime (the batch holds a
+    reference, so an id is never reused): do not mutate them between calls.
     """
 
     def __init__(self) -> None:
-        self._json: dict[int, tuple[Any, str]] = {}
-
-    def _part(self, value: Any) -> str:
-        known = self._json.get(id(value))
-        if known is None:
-            known = self._json[id(value)] = (value, _dumps(value))
-        return known[1]
+        self._messages: dict[int, tuple[Any, str]] = {}
+        self._suffixes: dict[tuple[str, str, int], tuple[Any, str, str]] = {}
 
     def request(
         self, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
     ) -> ChatRequest:
         """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`."""
-        canonical = _canonical_json(
-            _dumps(endpoint.rstrip("/")), self._part(messages), _dumps(model), self._part(params)
-        )
+        known = self._messages.get(id(messages))
+        if known is None:
+            known = self._messages[id(messages)] = (messages, _dumps(messages))
+        around = self._suffixes.get((endpoint, model, id(params)))
+        if around is None:
+            # JSON escapes control characters, so a raw NUL can stand in for the messages.
+            head, tail = _canonical_json(
+                _dumps(endpoint.rstrip("/")), "\x00", _dumps(model), _dumps(params)
+            ).split("\x00")
+            around = self._suffixes[(endpoint, model, id(params))] = (params, head, tail)
         request = object.__new__(ChatRequest)
         for name, value in (
             ("endpoint", endpoint),
             ("model", model),
             ("messages", messages),
             ("params", params),
-            ("cache_key", _digest(canonical)),
+            ("cache_key", _digest(around[1] + known[1] + around[2])),
         ):
             object.__setattr__(request, name, value)
         return request
