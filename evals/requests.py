@@ -98,15 +98,13 @@ class RequestBatch:
                 _dumps(endpoint.rstrip("/")), "\x00", _dumps(model), _dumps(params)
             ).split("\x00")
             around = self._suffixes[(endpoint, model, id(params))] = (params, head, tail)
-        request = object.__new__(ChatRequest)
-        for name, value in (
-            ("endpoint", endpoint),
-            ("model", model),
-            ("messages", messages),
-            ("params", params),
-            ("cache_key", _digest(around[1] + known[1] + around[2])),
-        ):
-            object.__setattr__(request, name, value)
+        request = object.__new__(ChatRequest)  # the fields below, without re-hashing
+        set_field = object.__setattr__
+        set_field(request, "endpoint", endpoint)
+        set_field(request, "model", model)
+        set_field(request, "messages", messages)
+        set_field(request, "params", params)
+        set_field(request, "cache_key", _digest(around[1] + known[1] + around[2]))
         return request
 
 
