@@ -2,6 +2,7 @@
 
     python benchmarks/eval_throughput.py                 # everything (a few minutes)
     python benchmarks/eval_throughput.py --skip-llmcomp  # labmgr only
+    python benchmarks/eval_throughput.py --scenarios c   # only the cached reloads
 
 Scenarios (issue 4, "Performance"):
   a  20 models x 1 prompt x 250 samples, 50 ms latency, each tool at its defaults
@@ -221,9 +222,9 @@ def _measure(sandbox: Any, label: str, **worker: Any) -> dict[str, Any]:
     per_request = result["cpu"] / result["requests"] * 1000 if result["requests"] else None
     result["cpu_ms_per_request"] = per_request
     shown = f"{per_request:.2f} ms CPU/request" if per_request else "no requests"
-    warm = f"  (again, cached: wall {result['warm_wall']:.2f} s, CPU {result['warm_cpu']:.2f} s)"
+    warm = f"  (again, cached: wall {result['warm_wall']:.3f} s, CPU {result['warm_cpu']:.3f} s)"
     print(
-        f"{label:<38} wall {result['wall']:7.2f} s  CPU {result['cpu']:6.2f} s  "
+        f"{label:<38} wall {result['wall']:7.3f} s  CPU {result['cpu']:6.3f} s  "
         f"rows {result['rows']:>6}  requests {result['requests']:>5}  {shown}{warm}",
         flush=True,
     )
@@ -241,6 +242,9 @@ def main() -> None:
     parser.add_argument("--no-n", action="store_true")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--skip-llmcomp", action="store_true")
+    parser.add_argument(
+        "--scenarios", default="abc", help="Which of a, b, c to run (a and b share llmcomp's run)."
+    )
     default_venv = (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         / "labmgr-bench"
@@ -270,28 +274,30 @@ def main() -> None:
         print(f"sandbox at {sandbox.base_url}, {len(models)} models, latency {args.latency_ms} ms")
         tmp = Path(scratch)
         common = {"models": models, "prompts": 1, "samples": 250}
-        results.append(
-            _measure(
-                sandbox,
-                "(a) labmgr, defaults (n)",
-                python=sys.executable,
-                tool="labmgr",
-                cache_dir=tmp / "a-labmgr",
-                **common,
+        if "a" in args.scenarios:
+            results.append(
+                _measure(
+                    sandbox,
+                    "(a) labmgr, defaults (n)",
+                    python=sys.executable,
+                    tool="labmgr",
+                    cache_dir=tmp / "a-labmgr",
+                    **common,
+                )
             )
-        )
-        results.append(
-            _measure(
-                sandbox,
-                "(b) labmgr, one request per sample",
-                python=sys.executable,
-                tool="labmgr",
-                cache_dir=tmp / "b-labmgr",
-                no_n=True,
-                **common,
+        if "b" in args.scenarios:
+            results.append(
+                _measure(
+                    sandbox,
+                    "(b) labmgr, one request per sample",
+                    python=sys.executable,
+                    tool="labmgr",
+                    cache_dir=tmp / "b-labmgr",
+                    no_n=True,
+                    **common,
+                )
             )
-        )
-        if llmcomp:
+        if llmcomp and ("a" in args.scenarios or "b" in args.scenarios):
             results.append(
                 _measure(
                     sandbox,
@@ -304,7 +310,7 @@ def main() -> None:
             )
         reload = {"models": models, "prompts": 50, "samples": 10}
         for tool, python in (("labmgr", sys.executable), ("llmcomp", llmcomp)):
-            if python is None:
+            if python is None or "c" not in args.scenarios:
                 continue
             cache = tmp / f"c-{tool}"
             _measure(
@@ -326,39 +332,42 @@ def main() -> None:
                 )
             )
         big = {"models": models, "prompts": 50, "samples": 100}
-        _measure(
-            sandbox,
-            "(c) labmgr, filling 100,000 rows",
-            python=sys.executable,
-            tool="labmgr",
-            cache_dir=tmp / "c100k",
-            **big,
-        )
-        results.append(
+        if "c" in args.scenarios:
             _measure(
                 sandbox,
-                "(c) labmgr, cached reload 100,000",
+                "(c) labmgr, filling 100,000 rows",
                 python=sys.executable,
                 tool="labmgr",
                 cache_dir=tmp / "c100k",
                 **big,
             )
-        )
+            results.append(
+                _measure(
+                    sandbox,
+                    "(c) labmgr, cached reload 100,000",
+                    python=sys.executable,
+                    tool="labmgr",
+                    cache_dir=tmp / "c100k",
+                    **big,
+                )
+            )
     by_label = {r["label"]: r for r in results}
     ratios = {}
     lc = by_label.get("(a,b) llmcomp, defaults")
-    if lc:
-        ratios["a_wall"] = lc["wall"] / by_label["(a) labmgr, defaults (n)"]["wall"]
-        ratios["b_wall"] = lc["wall"] / by_label["(b) labmgr, one request per sample"]["wall"]
-        reload_lc = by_label["(c) llmcomp, cached reload 10,000 rows"]
-        reload_lm = by_label["(c) labmgr, cached reload 10,000 rows"]
+    a_lm = by_label.get("(a) labmgr, defaults (n)")
+    b_lm = by_label.get("(b) labmgr, one request per sample")
+    if lc and a_lm:
+        ratios["a_wall"] = lc["wall"] / a_lm["wall"]
+    if lc and b_lm:
+        ratios["b_wall"] = lc["wall"] / b_lm["wall"]
+        ratios["b_cpu_per_request"] = lc["cpu"] / b_lm["cpu"]
+    reload_lc = by_label.get("(c) llmcomp, cached reload 10,000 rows")
+    reload_lm = by_label.get("(c) labmgr, cached reload 10,000 rows")
+    if reload_lc and reload_lm:
         ratios["c_wall"] = reload_lc["wall"] / reload_lm["wall"]
         ratios["c_wall_warm"] = reload_lc["warm_wall"] / reload_lm["warm_wall"]
-        ratios["b_cpu_per_request"] = (
-            lc["cpu"] / by_label["(b) labmgr, one request per sample"]["cpu"]
-        )
-        for name, value in ratios.items():
-            print(f"labmgr vs llmcomp, {name}: {value:.1f}x")
+    for name, value in ratios.items():
+        print(f"labmgr vs llmcomp, {name}: {value:.1f}x")
     if args.out:
         args.out.write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
 

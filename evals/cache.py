@@ -101,18 +101,24 @@ class CachedSamples(Mapping[int, SampleResult]):
         self.finish_reason: Sequence[str | None]
         self.prompt_tokens: Sequence[float]
         self.completion_tokens: Sequence[float]
-        width = 6 if numbered else 5
-        columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * width
         if not numbered:
-            columns.insert(0, range(len(rows)))
-        (
-            self.sample_ix,
-            self.content,
-            self.logprobs_json,
-            self.finish_reason,
-            self.prompt_tokens,
-            self.completion_tokens,
-        ) = columns
+            self.sample_ix = range(len(rows))
+            (
+                self.content,
+                self.logprobs_json,
+                self.finish_reason,
+                self.prompt_tokens,
+                self.completion_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 5
+        else:
+            (
+                self.sample_ix,
+                self.content,
+                self.logprobs_json,
+                self.finish_reason,
+                self.prompt_tokens,
+                self.completion_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 6
         self._positions: dict[int, int] | None = None
 
     def has_first(self, count: int) -> bool:
