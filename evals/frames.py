@@ -138,10 +138,11 @@ def _rates(model: str, price: PriceFunction) -> tuple[float, float]:
 
 
 def _repeated(values: list[Any], codes: np.ndarray) -> Any:
-    """`[values[c] for c in codes]` as a column: a string array taken by index when every
-    value is a string (no per-row objects), else an object list."""
+    """`[values[c] for c in codes]` as a column, with the dtype pandas would infer for that
+    list (`str` in pandas 3, object before): the few distinct values are converted once and
+    taken by index, so no per-row Python objects are made."""
     if all(isinstance(v, str) for v in values):
-        return pd.array(values, dtype="str").take(codes)
+        return pd.Series(values).array.take(codes)
     return [values[c] for c in codes.tolist()]
 
 
