@@ -10,15 +10,16 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
 from evals.requests import ChatRequest, SampleResult
 
-__all__ = ["Cache", "CacheInfo", "CacheStats"]
+__all__ = ["Cache", "CacheInfo", "CacheStats", "CachedSamples"]
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -73,6 +74,98 @@ class CacheInfo:
     entries: list[CacheStats] = field(default_factory=list)
 
 
+class CachedSamples(Mapping[int, SampleResult]):
+    """One request's cached samples, held as columns (one tuple per field, by sample index).
+
+    A mapping `{sample_ix: SampleResult}` for general use; bulk readers take the columns
+    directly (`has_first(n)` says whether samples 0…n-1 are the first n entries), so a reload
+    builds no per-sample objects.
+    """
+
+    __slots__ = (
+        "_positions",
+        "completion_tokens",
+        "content",
+        "finish_reason",
+        "logprobs_json",
+        "prompt_tokens",
+        "sample_ix",
+    )
+
+    def __init__(self, rows: Sequence[Sequence[Any]], *, numbered: bool = True) -> None:
+        """`rows`: (sample_ix, *SampleResult fields), ordered by sample index, no repeats;
+        without `numbered`, just the SampleResult fields of samples 0…len(rows)-1."""
+        self.sample_ix: Sequence[int]
+        self.content: Sequence[str | None]
+        self.logprobs_json: Sequence[str | None]
+        self.finish_reason: Sequence[str | None]
+        self.prompt_tokens: Sequence[float]
+        self.completion_tokens: Sequence[float]
+        if not numbered:
+            self.sample_ix = range(len(rows))
+            (
+                self.content,
+                self.logprobs_json,
+                self.finish_reason,
+                self.prompt_tokens,
+                self.completion_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 5
+        else:
+            (
+                self.sample_ix,
+                self.content,
+                self.logprobs_json,
+                self.finish_reason,
+                self.prompt_tokens,
+                self.completion_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 6
+        self._positions: dict[int, int] | None = None
+
+    def has_first(self, count: int) -> bool:
+        """Whether samples 0…count-1 are all cached (they are then the first `count` columns).
+
+        Indices are unique, non-negative and sorted, so the one at position count-1 is at
+        least count-1, and equal only when every earlier one is in place."""
+        return count == 0 or (
+            len(self.sample_ix) >= count and self.sample_ix[count - 1] == count - 1
+        )
+
+    def missing(self, count: int) -> list[int]:
+        """Which of samples 0…count-1 are not cached."""
+        if self.has_first(count):
+            return []
+        return [ix for ix in range(count) if ix not in self]
+
+    def _position(self, ix: object) -> int | None:
+        if self._positions is None:
+            self._positions = {s: position for position, s in enumerate(self.sample_ix)}
+        return self._positions.get(ix)  # type: ignore[call-overload]
+
+    def __getitem__(self, ix: int) -> SampleResult:
+        position = self._position(ix)
+        if position is None:
+            raise KeyError(ix)
+        return SampleResult(
+            self.content[position],
+            self.logprobs_json[position],
+            self.finish_reason[position],
+            self.prompt_tokens[position],
+            self.completion_tokens[position],
+        )
+
+    def __contains__(self, ix: object) -> bool:
+        return self._position(ix) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.sample_ix)
+
+    def __len__(self) -> int:
+        return len(self.sample_ix)
+
+    def __repr__(self) -> str:
+        return f"CachedSamples({dict(self.items())!r})"
+
+
 class Cache:
     """A request-level response cache in `directory` (created on first use)."""
 
@@ -124,21 +217,46 @@ class Cache:
 
     # ---- reading --------------------------------------------------------------------------
 
-    def lookup(self, keys: Iterable[str]) -> dict[str, dict[int, SampleResult]]:
-        """Every cached sample of the given request keys: `{key: {sample_ix: result}}`."""
-        found: dict[str, dict[int, SampleResult]] = {}
+    def lookup(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
+        """Every cached sample of the given request keys: `{key: {sample_ix: result}}`.
+
+        One primary-key range read per request (measured faster here than one `IN (…)` or
+        `json_each` join per question, whose rows must each carry their key)."""
+        found: dict[str, CachedSamples] = {}
         if not self.path.exists():
             return found
         cursor = self._connect().cursor()
         query = (
             "SELECT sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-            "completion_tokens FROM samples WHERE request_key = ?"
+            "completion_tokens FROM samples WHERE request_key = ? ORDER BY sample_ix"
         )
-        make = SampleResult._make
         for key in dict.fromkeys(keys):
             rows = cursor.execute(query, (key,)).fetchall()
             if rows:
-                found[key] = {row[0]: make(row[1:]) for row in rows}
+                found[key] = CachedSamples(rows)
+        return found
+
+    def lookup_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
+        """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are).
+
+        When all n are cached they are read without their indices (n rows below n are
+        exactly those), which a fully cached reload of many samples is dominated by."""
+        found: dict[str, CachedSamples] = {}
+        if not self.path.exists():
+            return found
+        cursor = self._connect().cursor()
+        first = (
+            "SELECT content, logprobs, finish_reason, prompt_tokens, completion_tokens "
+            "FROM samples WHERE request_key = ? AND sample_ix < ? ORDER BY sample_ix"
+        )
+        partial: list[str] = []
+        for key, count in wanted.items():
+            rows = cursor.execute(first, (key, count)).fetchall()
+            if len(rows) == count:
+                found[key] = CachedSamples(rows, numbered=False)
+            elif rows:
+                partial.append(key)
+        found.update(self.lookup(partial))
         return found
 
     # ---- writing --------------------------------------------------------------------------

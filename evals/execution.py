@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evals.cache import Cache
+from evals.cache import Cache, CachedSamples
 from evals.costs import default_price
 from evals.model_params import params_for_model
-from evals.requests import ChatRequest, SampleResult
+from evals.requests import ChatRequest, RequestBatch
 from evals.routing import ClientRouter, Endpoint, NoEndpointError
 from evals.runner.blocking import run_blocking
 from evals.runner.engine import PriceFunction, RunOutcome, Work, run_works, split_work
@@ -111,33 +111,36 @@ def plan(
     messages: list[dict[str, Any]],
     params: dict[str, Any],
     samples: int,
+    batch: RequestBatch | None = None,
 ) -> Planned:
+    """One planned request; a `batch` shared across calls serialises shared parts once."""
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    request = ChatRequest(
-        endpoint=route.identity,
-        model=model,
-        messages=messages,
-        params=params_for_model(model, params),
-    )
+    params = params_for_model(model, params)
+    if batch is not None:
+        request = batch.request(route.identity, model, messages, params)
+    else:
+        request = ChatRequest(
+            endpoint=route.identity, model=model, messages=messages, params=params
+        )
     return Planned(model, request, samples, endpoint=route)
 
 
 @dataclass
 class Fetched:
-    results: dict[str, dict[int, SampleResult]]
+    results: dict[str, CachedSamples]
     outcome: RunOutcome
 
 
 def missing_works(
-    planned: list[Planned], cached: dict[str, dict[int, SampleResult]], ctx: Context, label: str
+    planned: list[Planned], cached: dict[str, CachedSamples], ctx: Context, label: str
 ) -> list[Work]:
     works: list[Work] = []
     for p in planned:
         if p.request is None or p.endpoint is None:
             continue
-        have = cached.get(p.request.cache_key, {})
-        missing = [ix for ix in range(p.samples) if ix not in have]
+        have = cached.get(p.request.cache_key)
+        missing = list(range(p.samples)) if have is None else have.missing(p.samples)
         if missing:
             logprobs = bool(p.request.params.get("logprobs"))
             works.extend(
@@ -155,9 +158,13 @@ def missing_works(
 
 def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fetched:
     """Cached samples of every planned request, running the missing ones first."""
-    keys = [p.request.cache_key for p in planned if p.request is not None]
+    wanted: dict[str, int] = {}
+    for p in planned:
+        if p.request is not None:
+            key = p.request.cache_key
+            wanted[key] = max(p.samples, wanted.get(key, 0))
     with gc_paused():
-        cached = ctx.cache.lookup(keys)
+        cached = ctx.cache.lookup_first(wanted)
     works = missing_works(planned, cached, ctx, label)
     if not works:
         return Fetched(cached, RunOutcome())
@@ -171,7 +178,9 @@ def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fe
         )
     )
     # Read back: when several processes bought the same sample, the first one stored wins.
-    cached.update(ctx.cache.lookup({w.request.cache_key for w in works}))
+    cached.update(
+        ctx.cache.lookup_first({w.request.cache_key: wanted[w.request.cache_key] for w in works})
+    )
     return Fetched(cached, outcome)
 
 
@@ -188,8 +197,9 @@ def question_frame(
     conversations = question.conversations()
     params = question.request_params()
     per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
+    batch = RequestBatch()
     planned = [
-        plan(model, routes[model], conversation, params, per_conversation)
+        plan(model, routes[model], conversation, params, per_conversation, batch)
         for model in models
         for conversation in conversations
     ]

@@ -8,12 +8,14 @@ group the model is in; cost is computed per model as a rate and applied column-w
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from evals.cache import CachedSamples
 from evals.question_types import NextToken, Rating
 from evals.requests import SampleResult
 from evals.scoring import average_probabilities, rating_score, token_probabilities
@@ -29,7 +31,8 @@ TAIL_COLUMNS = ["finish_reason", "error", "prompt_tokens", "completion_tokens", 
 _NOT_RUN = "no answer (not run)"
 _REFUSED = "the model refused"
 
-Block = dict[str, list[Any]]
+Block = dict[str, Sequence[Any] | None]
+"""Columns of one (model, conversation): `rows` values each (None: all None)."""
 
 
 def _value_names(question: Question) -> list[str]:
@@ -85,21 +88,18 @@ def _general_row(
     return row
 
 
-def _fast_text_block(cached: dict[int, SampleResult], rows: int) -> Block | None:
-    """Free-form answers with every sample cached: plain column lists, no per-row dicts."""
-    try:
-        samples = [cached[ix] for ix in range(rows)]
-    except KeyError:
+def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
+    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced."""
+    if cached is None or rows == 0 or not cached.has_first(rows):
         return None
-    if not samples:
-        return None
-    content, _, finish, prompt, completion = zip(*samples, strict=True)
+    finish = cached.finish_reason[:rows]
+    refused = "refusal" in finish
     return {
-        "answer": list(content),
-        "finish_reason": list(finish),
-        "error": [_REFUSED if f == "refusal" else None for f in finish],
-        "prompt_tokens": list(prompt),
-        "completion_tokens": list(completion),
+        "answer": cached.content[:rows],
+        "finish_reason": finish,
+        "error": [_REFUSED if f == "refusal" else None for f in finish] if refused else None,
+        "prompt_tokens": cached.prompt_tokens[:rows],
+        "completion_tokens": cached.completion_tokens[:rows],
     }
 
 
@@ -107,7 +107,7 @@ def _block(question: Question, p: Planned, fetched: Fetched) -> Block:
     rows = question.samples_per_paraphrase
     per_row = question.cached_samples_per_row
     key = p.request.cache_key if p.request else ""
-    cached = fetched.results.get(key, {}) if p.request else {}
+    cached = fetched.results.get(key) if p.request else None
     if question.answer_kind == "text":
         fast = _fast_text_block(cached, rows)
         if fast is not None:
@@ -115,15 +115,17 @@ def _block(question: Question, p: Planned, fetched: Fetched) -> Block:
     errors = fetched.outcome.errors
     model_error = fetched.outcome.failed_models.get(p.model)
     names = _value_names(question)
-    block: Block = {name: [] for name in names}
+    block: dict[str, list[Any]] = {name: [] for name in names}
     for row_ix in range(rows):
         ixs = range(row_ix * per_row, (row_ix + 1) * per_row)
-        samples = [cached.get(ix) for ix in ixs]
+        samples: list[SampleResult | None] = (
+            [cached.get(ix) for ix in ixs] if cached is not None else [None] * per_row
+        )
         row_errors = [p.route_error or errors.get((key, ix)) or model_error for ix in ixs]
         row = _general_row(question, samples, row_errors)
         for name in names:
             block[name].append(row[name])
-    return block
+    return dict(block)
 
 
 def _rates(model: str, price: PriceFunction) -> tuple[float, float]:
@@ -133,6 +135,30 @@ def _rates(model: str, price: PriceFunction) -> tuple[float, float]:
     if per_prompt is None or per_completion is None:
         return math.nan, math.nan
     return per_prompt / 1_000_000, per_completion / 1_000_000
+
+
+def _repeated(values: list[Any], codes: np.ndarray) -> Any:
+    """`[values[c] for c in codes]` as a column, with the dtype pandas would infer for that
+    list (`str` in pandas 3, object before): the few distinct values are converted once and
+    taken by index, so no per-row Python objects are made."""
+    if all(isinstance(v, str) for v in values):
+        return pd.Series(values).array.take(codes)
+    return [values[c] for c in codes.tolist()]
+
+
+def _concatenated(blocks: list[Block], name: str, rows: int) -> list[Any]:
+    """One column from the blocks in row order (a block's None means `rows` Nones)."""
+    parts = [block[name] for block in blocks]
+    if all(part is None for part in parts):
+        return [None] * (rows * len(parts))
+    nothing = [None] * rows
+    return list(chain.from_iterable(nothing if part is None else part for part in parts))
+
+
+def _numbers(blocks: list[Block], name: str, total: int) -> np.ndarray:
+    """A float column from the blocks (numeric columns are never None)."""
+    values = chain.from_iterable(block[name] or () for block in blocks)
+    return np.fromiter(values, dtype=np.float64, count=total)
 
 
 def build_frame(
@@ -147,44 +173,42 @@ def build_frame(
     rows = question.samples_per_paraphrase
     blocks: dict[tuple[str, int], Block] = {}
     for index, p in enumerate(planned):
-        blocks.setdefault((p.model, index % n_conversations), _block(question, p, fetched))
-    names = _value_names(question)
-    columns: dict[str, list[Any]] = {name: [] for name in ["model", "group", "question", *names]}
-    paraphrase_ix: list[int] = []
-    sample_ix = list(range(rows))
-    prompt_rates: list[float] = []
-    completion_rates: list[float] = []
-    rates = {model: _rates(model, price) for model in {p.model for p in planned}}
-    for group, members in groups.items():
+        if (p.model, index % n_conversations) not in blocks:
+            blocks[(p.model, index % n_conversations)] = _block(question, p, fetched)
+    models = list(dict.fromkeys(p.model for p in planned))
+    model_code = {model: code for code, model in enumerate(models)}
+    rates = [_rates(model, price) for model in models]
+    # One entry per (group, model, conversation) stretch of `rows` rows, in frame order.
+    ordered: list[Block] = []
+    group_codes: list[int] = []
+    model_codes: list[int] = []
+    for group_code, members in enumerate(groups.values()):
         for model in members:
-            rate_in, rate_out = rates[model]
-            for conversation in range(n_conversations):
-                block = blocks[(model, conversation)]
-                columns["model"].extend([model] * rows)
-                columns["group"].extend([group] * rows)
-                columns["question"].extend([texts[conversation]] * rows)
-                paraphrase_ix.extend([conversation] * rows)
-                for name in names:
-                    columns[name].extend(block[name])
-                prompt_rates.extend([rate_in] * rows)
-                completion_rates.extend([rate_out] * rows)
-    total = len(columns["model"])
-    prompt = np.asarray(columns["prompt_tokens"], dtype=float)
-    completion = np.asarray(columns["completion_tokens"], dtype=float)
+            ordered.extend(blocks[(model, c)] for c in range(n_conversations))
+            group_codes.append(group_code)
+            model_codes.append(model_code[model])
+    per_model = rows * n_conversations
+    group_ix = np.repeat(np.asarray(group_codes, dtype=np.intp), per_model)
+    model_ix = np.repeat(np.asarray(model_codes, dtype=np.intp), per_model)
+    paraphrase_ix = np.tile(np.repeat(np.arange(n_conversations), rows), len(model_codes))
+    total = len(paraphrase_ix)
+    prompt = _numbers(ordered, "prompt_tokens", total)
+    completion = _numbers(ordered, "completion_tokens", total)
+    rate_in, rate_out = np.asarray(rates, dtype=float).reshape(-1, 2).T
     data: dict[str, Any] = {
-        "model": columns["model"],
-        "group": columns["group"],
-        "answer": columns["answer"],
-        "question": columns["question"],
-        "paraphrase_ix": paraphrase_ix,
-        "sample_ix": sample_ix * (total // rows if rows else 0),
+        "model": _repeated(models, model_ix),
+        "group": _repeated(list(groups), group_ix),
+        "answer": _concatenated(ordered, "answer", rows),
+        "question": _repeated(texts, paraphrase_ix),
+        "paraphrase_ix": paraphrase_ix.astype(np.int64),
+        "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
     }
     if isinstance(question, Rating):
-        data["raw_answer"] = columns["raw_answer"]
-        data["probs"] = columns["probs"]
-    data["finish_reason"] = columns["finish_reason"]
-    data["error"] = columns["error"]
+        data["raw_answer"] = _concatenated(ordered, "raw_answer", rows)
+        data["probs"] = _concatenated(ordered, "probs", rows)
+    data["finish_reason"] = _concatenated(ordered, "finish_reason", rows)
+    data["error"] = _concatenated(ordered, "error", rows)
     data["prompt_tokens"] = prompt
     data["completion_tokens"] = completion
-    data["cost"] = prompt * np.asarray(prompt_rates) + completion * np.asarray(completion_rates)
+    data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]
     return pd.DataFrame(data)

@@ -89,7 +89,8 @@ def add_judges(
             if prompt is not None:
                 p = planned[index_of[(name, prompt)]]
                 key = p.request.cache_key if p.request else ""
-                sample = fetched.results.get(key, {}).get(0)
+                cached = fetched.results.get(key)
+                sample = cached.get(0) if cached is not None else None
                 if sample is None:
                     problem = (
                         p.route_error

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["CACHE_VERSION", "ChatRequest", "SampleResult"]
+__all__ = ["CACHE_VERSION", "ChatRequest", "RequestBatch", "SampleResult"]
 
 CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
@@ -32,22 +32,15 @@ class ChatRequest:
     cache_key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        digest = hashlib.sha256(self.canonical_json().encode()).hexdigest()
-        object.__setattr__(self, "cache_key", digest)
+        object.__setattr__(self, "cache_key", _digest(self.canonical_json()))
 
     def canonical_json(self) -> str:
-        """The one serialisation the cache key is computed from."""
-        return json.dumps(
-            {
-                "v": CACHE_VERSION,
-                "endpoint": self.endpoint.rstrip("/"),
-                "model": self.model,
-                "messages": self.messages,
-                "params": self.params,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-            ensure_ascii=False,
+        """The one serialisation the cache key is computed from: sorted keys, no spaces."""
+        return _canonical_json(
+            _dumps(self.endpoint.rstrip("/")),
+            _dumps(self.messages),
+            _dumps(self.model),
+            _dumps(self.params),
         )
 
     def body_json(self, n: int = 1) -> bytes:
@@ -60,6 +53,59 @@ class ChatRequest:
         if n != 1:
             body["n"] = n
         return body
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _canonical_json(endpoint: str, messages: str, model: str, params: str) -> str:
+    """`{"v", "endpoint", "model", "messages", "params"}` with sorted keys, from the JSON of
+    each part: byte for byte what `json.dumps(…, sort_keys=True)` of the whole would give."""
+    return (
+        f'{{"endpoint":{endpoint},"messages":{messages},"model":{model},'
+        f'"params":{params},"v":{CACHE_VERSION}}}'
+    )
+
+
+def _digest(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class RequestBatch:
+    """Builds many requests that share conversations, models and params (a question asked of
+    many models), serialising each shared part once instead of once per request.
+
+    Dicts and lists are remembered by identity for the batch's lifetime (the batch holds a
+    reference, so an id is never reused): do not mutate them between calls.
+    """
+
+    def __init__(self) -> None:
+        self._messages: dict[int, tuple[Any, str]] = {}
+        self._suffixes: dict[tuple[str, str, int], tuple[Any, str, str]] = {}
+
+    def request(
+        self, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> ChatRequest:
+        """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`."""
+        known = self._messages.get(id(messages))
+        if known is None:
+            known = self._messages[id(messages)] = (messages, _dumps(messages))
+        around = self._suffixes.get((endpoint, model, id(params)))
+        if around is None:
+            # JSON escapes control characters, so a raw NUL can stand in for the messages.
+            head, tail = _canonical_json(
+                _dumps(endpoint.rstrip("/")), "\x00", _dumps(model), _dumps(params)
+            ).split("\x00")
+            around = self._suffixes[(endpoint, model, id(params))] = (params, head, tail)
+        request = object.__new__(ChatRequest)  # the fields below, without re-hashing
+        set_field = object.__setattr__
+        set_field(request, "endpoint", endpoint)
+        set_field(request, "model", model)
+        set_field(request, "messages", messages)
+        set_field(request, "params", params)
+        set_field(request, "cache_key", _digest(around[1] + known[1] + around[2]))
+        return request
 
 
 class SampleResult(NamedTuple):
