@@ -48,19 +48,10 @@ class Estimate:
 def estimate_question(
     question: Question, groups: Mapping[str, list[str]], **options: Any
 ) -> Estimate:
-    from evals.execution import endpoints_for, make_context, missing_works, ordered_models, plan
+    from evals.execution import make_context, missing_works, plan_question
 
     ctx = make_context(**options)
-    models = ordered_models(groups)
-    routes = endpoints_for(models, ctx.router)
-    conversations = question.conversations()
-    params = question.request_params()
-    per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
-    planned = [
-        plan(model, routes[model], conversation, params, per_conversation)
-        for model in models
-        for conversation in conversations
-    ]
+    _, planned = plan_question(question, groups, ctx)
     cached = ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     works = missing_works(planned, cached, ctx, question.name)
     per_sample_completion = question.expected_completion_tokens()

@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 
     from evals.question import Question
 
-__all__ = ["Context", "Planned", "fetch", "make_context", "ordered_models", "question_frame"]
+__all__ = [
+    "Context",
+    "Planned",
+    "fetch",
+    "make_context",
+    "ordered_models",
+    "plan_question",
+    "question_frame",
+]
 
 
 @contextmanager
@@ -184,14 +192,10 @@ def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fe
     return Fetched(cached, outcome)
 
 
-def question_frame(
-    question: Question, groups: Mapping[str, list[str]], **options: Any
-) -> pd.DataFrame:
-    """`Question.df`: run what is missing and build the DataFrame (judges included)."""
-    from evals.frames import build_frame
-    from evals.judging import add_judges
-
-    ctx = make_context(**options)
+def plan_question(
+    question: Question, groups: Mapping[str, list[str]], ctx: Context
+) -> tuple[dict[str, Endpoint | str], list[Planned]]:
+    """Each model's route, and one plan per (model, conversation) in frame order."""
     models = ordered_models(groups)
     routes = endpoints_for(models, ctx.router)
     conversations = question.conversations()
@@ -203,6 +207,18 @@ def question_frame(
         for model in models
         for conversation in conversations
     ]
+    return routes, planned
+
+
+def question_frame(
+    question: Question, groups: Mapping[str, list[str]], **options: Any
+) -> pd.DataFrame:
+    """`Question.df`: run what is missing and build the DataFrame (judges included)."""
+    from evals.frames import build_frame
+    from evals.judging import add_judges
+
+    ctx = make_context(**options)
+    routes, planned = plan_question(question, groups, ctx)
     fetched = fetch(planned, ctx, label=question.name, title=f"{question.name}")
     with gc_paused():
         frame = build_frame(question, groups, planned, fetched, ctx.price)
