@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fixtures.evals import TEST_KEY
+
 from evals import Cache, EnvRouter, Question, RunSettings
 
-from .conftest import TEST_KEY, served
+from .conftest import served
 
 CHILD = str(Path(__file__).with_name("child_run.py"))
 

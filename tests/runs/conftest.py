@@ -8,10 +8,6 @@ from typing import Any
 
 import pytest
 
-from evals import Cache, EnvRouter, RunSettings
-
-TEST_KEY = "sk-test-alpha"
-
 QUESTIONS_YAML = """\
 - id: wish
   type: free_form_judge_0_100
@@ -58,26 +54,6 @@ def questions_file(tmp_path: Path) -> Path:
     path = tmp_path / "questions.yaml"
     path.write_text(QUESTIONS_YAML, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def eval_cache(tmp_path: Path) -> Cache:
-    return Cache(tmp_path / "cache")
-
-
-@pytest.fixture
-def router(sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> EnvRouter:
-    """A router to the sandbox, whose counters start from zero."""
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return EnvRouter(base_url=sandbox.base_url)
-
-
-@pytest.fixture
-def fast_settings() -> RunSettings:
-    return RunSettings(
-        max_concurrency=16, request_timeout=5, max_backoff_seconds=0.05, progress=False
-    )
 
 
 def chat_requests(sandbox: Any) -> int:

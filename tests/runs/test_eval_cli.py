@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
 from typer.testing import CliRunner
 
@@ -19,7 +20,7 @@ from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upse
 from labmgr.cli import app
 from labmgr.settings import Settings
 
-from .conftest import TEST_KEY, chat_requests
+from .conftest import chat_requests
 
 runner = CliRunner()
 

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from fixtures.evals import TEST_KEY
 
 from evals import Cache, EnvRouter, RunSettings, load_questions
 from evals.runs import load_run, run_questions
 from evals.stats import SUMMARY_COLUMNS
 
-from .conftest import GROUPS, TEST_KEY, chat_requests
+from .conftest import GROUPS, chat_requests
 
 
 def _run(
