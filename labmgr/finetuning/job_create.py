@@ -166,18 +166,23 @@ class _Plan:
         self.md5, self.validation_md5 = md5, validation_md5
 
 
+def _requested(plan: _Plan, credential: Credential, seed: int | None) -> dict[str, Any]:
+    """What labmgr asked for and with which key: the job fields the API does not return."""
+    return {
+        "key_env": credential.key_env,
+        "endpoint": credential.base_url,
+        "project_id": credential.project,
+        "base_model": plan.base_model,
+        "suffix": plan.suffix,
+        "method": plan.method,
+        "hyperparameters_requested": plan.hyper,
+        "seed_requested": seed,
+    }
+
+
 def _dry_run_job(plan: _Plan, credential: Credential, seed: int | None, index: int) -> FinetuneJob:
     return FinetuneJob(
-        id=f"dry-run-{index + 1}",
-        status=DRY_RUN_STATUS,
-        key_env=credential.key_env,
-        endpoint=credential.base_url,
-        project_id=credential.project,
-        base_model=plan.base_model,
-        suffix=plan.suffix,
-        method=plan.method,
-        hyperparameters_requested=plan.hyper,
-        seed_requested=seed,
+        id=f"dry-run-{index + 1}", status=DRY_RUN_STATUS, **_requested(plan, credential, seed)
     )
 
 
@@ -219,15 +224,8 @@ def _launch(
         record = job_record(
             job,
             refreshed_at=datetime.now(UTC),
-            key_env=credential.key_env,
-            endpoint=credential.base_url,
-            project_id=credential.project,
-            base_model=plan.base_model,
-            suffix=plan.suffix,
-            method=plan.method,
-            hyperparameters_requested=plan.hyper,
-            seed_requested=seed,
             api_metadata=metadata,
+            **_requested(plan, credential, seed),
         )
         upsert_job(db, record, tags=job_tags)
         created.append(record)
