@@ -12,17 +12,16 @@ from typing import TYPE_CHECKING, Any
 from evals.cache import Cache, CachedSamples
 from evals.costs import default_price
 from evals.model_params import params_for_model
+from evals.outcome import PriceFunction, RunOutcome
 from evals.requests import ChatRequest, RequestBatch
 from evals.routing import ClientRouter, Endpoint, NoEndpointError
-from evals.runner.blocking import run_blocking
-from evals.runner.engine import PriceFunction, RunOutcome, Work, run_works, split_work
-from evals.runner.progress import RunProgress
 from evals.settings import RunSettings, default_cache_dir
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evals.question import Question
+    from evals.runner.engine import Work
 
 __all__ = [
     "Context",
@@ -150,6 +149,8 @@ def missing_works(
         have = cached.get(p.request.cache_key)
         missing = list(range(p.samples)) if have is None else have.missing(p.samples)
         if missing:
+            from evals.runner.engine import split_work
+
             logprobs = bool(p.request.params.get("logprobs"))
             works.extend(
                 split_work(
@@ -176,6 +177,11 @@ def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fe
     works = missing_works(planned, cached, ctx, label)
     if not works:
         return Fetched(cached, RunOutcome())
+    # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
+    from evals.runner.blocking import run_blocking
+    from evals.runner.engine import run_works
+    from evals.runner.progress import RunProgress
+
     totals: dict[str, int] = {}
     for work in works:
         totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)

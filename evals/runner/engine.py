@@ -8,14 +8,15 @@ import json
 import random
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 from openai import AsyncOpenAI
 
 from evals.cache import Cache
+from evals.outcome import PriceFunction, RunOutcome
 from evals.requests import ChatRequest, SampleResult
 from evals.routing import Endpoint
 from evals.runner.errors import FailureKind, classify
@@ -25,9 +26,6 @@ from evals.runner.transport import make_http_client
 from evals.settings import RunSettings
 
 __all__ = ["PriceFunction", "RunOutcome", "Work", "run_works"]
-
-PriceFunction = Callable[[str, float, float], float | None]
-"""`(model, prompt_tokens, completion_tokens) -> dollars` (None when the price is unknown)."""
 
 
 @dataclass(slots=True)
@@ -42,19 +40,6 @@ class Work:
     logprobs: bool = False
     attempts: int = 0
     first_attempt: float = 0.0
-
-
-@dataclass
-class RunOutcome:
-    """What happened to the samples a run did not get."""
-
-    errors: dict[tuple[str, int], str] = field(default_factory=dict)
-    """`(cache_key, sample_ix) -> message` for each sample left without an answer."""
-    failed_models: dict[str, str] = field(default_factory=dict)
-    stopped: str | None = None
-    requests: int = 0
-    samples: int = 0
-    cost: float = 0.0
 
 
 def split_work(

@@ -4,6 +4,8 @@ exactly the cached samples, and a cached `df()` reads each request once and asks
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +133,50 @@ def test_a_fully_cached_df_asks_nothing_and_reads_each_request_once(
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert len(reads) == 2 * 3  # one per distinct (model, paraphrase), none per sample
     assert len(again) == 3 * 3 * 7 and again["answer"].notna().all()
+
+
+_RELOAD_AND_LIST_IMPORTS = """
+import json, sys
+from evals import Cache, EnvRouter, Question, RunSettings
+question = Question.create(
+    type="free_form", name="reload", paraphrases=["One.", "Two."], max_tokens=8,
+    samples_per_paraphrase=3,
+)
+df = question.df(
+    {"g": ["gpt-4o-mini"]}, cache=Cache(sys.argv[1]), router=EnvRouter(base_url=sys.argv[2]),
+    settings=RunSettings(progress=False),
+)
+heavy = sorted(m for m in ("openai", "httpx2", "aiohttp") if m in sys.modules)
+print(json.dumps({"rows": len(df), "answered": int(df["answer"].notna().sum()), "heavy": heavy}))
+"""
+
+
+def test_a_fully_cached_df_in_a_fresh_process_does_not_load_the_http_stack(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    question = Question.create(
+        type="free_form",
+        name="reload",
+        paraphrases=["One.", "Two."],
+        max_tokens=8,
+        samples_per_paraphrase=3,
+    )
+    question.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=fast_settings)
+    asked = chat_requests(sandbox)
+
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _RELOAD_AND_LIST_IMPORTS,
+            str(eval_cache.directory),
+            sandbox.base_url,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+
+    assert json.loads(child.stdout) == {"rows": 6, "answered": 6, "heavy": []}
+    assert chat_requests(sandbox) == asked
