@@ -185,13 +185,28 @@ class Cache:
         if connection is not None:
             return connection
         if not self._ready:
-            self._initialise()
+            self.directory.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA busy_timeout=60000")
+        if not self._ready:
+            if self._has_schema(connection):
+                self._ready = True
+            else:
+                self._initialise()
         self._local.connection = connection
         return connection
+
+    @staticmethod
+    def _has_schema(connection: sqlite3.Connection) -> bool:
+        """Whether the schema is complete (its version row is written after every table), so
+        that opening an existing cache skips the file lock and the schema script."""
+        try:
+            found = connection.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:  # no meta table yet
+            return False
+        return found is not None
 
     def _initialise(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
