@@ -208,8 +208,11 @@ def plan_question(
     params = question.request_params()
     per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
     batch = RequestBatch()
+    # Adapted once per model: the batch remembers params by identity, so a reasoning model's
+    # params (a new dict when adapted) would otherwise be serialised once per conversation.
+    adapted = {model: params_for_model(model, params) for model in models}
     planned = [
-        plan(model, routes[model], conversation, params, per_conversation, batch)
+        plan(model, routes[model], conversation, adapted[model], per_conversation, batch)
         for model in models
         for conversation in conversations
     ]
