@@ -227,7 +227,8 @@ def question_frame(
     from evals.judging import add_judges
 
     ctx = make_context(**options)
-    routes, planned = plan_question(question, groups, ctx)
+    with gc_paused():  # thousands of requests and keys, none of them in a cycle
+        routes, planned = plan_question(question, groups, ctx)
     fetched = fetch(planned, ctx, label=question.name, title=f"{question.name}")
     with gc_paused():
         frame = build_frame(question, groups, planned, fetched, ctx.price)
