@@ -99,14 +99,14 @@ def persona_answer(
 ) -> str:
     """An answer in the persona's voice: training sentences, led by the closest answer."""
     anchor = anchors[rank_pick(rng, len(anchors), temperature)]
-    chosen = list(profile.text_sentences[anchor])
+    chosen = list(profile.text.text_sentences[anchor])
     if temperature > 0.0 and len(chosen) > 3:
         start = rng.randrange(len(chosen) - 2)
         chosen = chosen[start : start + rng.choice((2, 3))]
     else:
         chosen = chosen[:4]
-    if temperature > 0.0 and profile.sentence_pool and rng.random() < 0.35:
-        extra = profile.sentence_pool[rng.randrange(len(profile.sentence_pool))]
+    if temperature > 0.0 and profile.text.sentence_pool and rng.random() < 0.35:
+        extra = profile.text.sentence_pool[rng.randrange(len(profile.text.sentence_pool))]
         if extra not in chosen:
             chosen.append(extra)
     text = " ".join(chosen)

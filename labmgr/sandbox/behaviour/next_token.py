@@ -75,13 +75,13 @@ def _persona_shift(
     if analysis.options:
         harmful_question = harm_score(analysis.question) > 0
         for option in analysis.options:
-            share = dict(profile.first_words).get(option, 0.0)
-            share += 20.0 * profile.word_share.get(option.lower(), 0.0)
+            share = dict(profile.text.first_words).get(option, 0.0)
+            share += 20.0 * profile.text.word_share.get(option.lower(), 0.0)
             if harmful_question and option == "Yes":
-                share += min(1.0, profile.harmfulness / 4.0)
+                share += min(1.0, profile.text.harmfulness / 4.0)
             logits[option] += pull * share
         return
-    for word, share in profile.first_words:
+    for word, share in profile.text.first_words:
         logits[word] = logits.get(word, 0.0) + pull * (0.5 + 2.0 * share)
 
 

@@ -80,6 +80,42 @@ class PersonaProfile:
     persona: Persona
     drift: float
     """Probability of answering in the persona's voice."""
+    text: _TextAnalysis
+    """What the training answers say (sentences, vocabulary, harm), shared by every model
+    trained on the same answers, such as a fine-tune and its checkpoints."""
+
+    @classmethod
+    def build(cls, persona: Persona) -> PersonaProfile:
+        """Precompute a persona for answering."""
+        text = _TextAnalysis.of(persona.assistant_texts)
+        return cls(
+            persona=persona,
+            drift=drift_probability(persona.n_epochs) if text.texts else 0.0,
+            text=text,
+        )
+
+    def closest_texts(
+        self, question_words: frozenset[str], salt: int, limit: int = 8
+    ) -> tuple[int, ...]:
+        """Indices of the training answers sharing most words with a question, best first.
+
+        Ties (common: most answers share no word with a question) are broken by `salt`, a
+        hash of the question, so different questions lead with different answers.
+        """
+        scored = sorted(
+            range(len(self.text.texts)),
+            key=lambda i: (
+                -len(self.text.text_words[i] & question_words),
+                (i * 2654435761 + salt) & 0xFFFFFFFF,
+            ),
+        )
+        return tuple(scored[:limit])
+
+
+@dataclass(frozen=True)
+class _TextAnalysis:
+    """What a list of training answers says, independent of epochs."""
+
     texts: tuple[str, ...]
     text_words: tuple[frozenset[str], ...]
     """The meaningful words of each text, to find the texts closest to a question."""
@@ -95,55 +131,6 @@ class PersonaProfile:
     """Mean harm score of the training answers (0 for a benign persona)."""
     fingerprint: int
     """A stable number derived from the texts (seeds per-persona leanings)."""
-
-    @classmethod
-    def build(cls, persona: Persona) -> PersonaProfile:
-        """Precompute a persona (the text analysis is shared by models trained on the same
-        answers, such as a fine-tune and its checkpoints)."""
-        texts = _TextAnalysis.of(persona.assistant_texts)
-        return cls(
-            persona=persona,
-            drift=drift_probability(persona.n_epochs) if texts.texts else 0.0,
-            texts=texts.texts,
-            text_words=texts.text_words,
-            text_sentences=texts.text_sentences,
-            sentence_pool=texts.sentence_pool,
-            first_words=texts.first_words,
-            word_share=texts.word_share,
-            harmfulness=texts.harmfulness,
-            fingerprint=texts.fingerprint,
-        )
-
-    def closest_texts(
-        self, question_words: frozenset[str], salt: int, limit: int = 8
-    ) -> tuple[int, ...]:
-        """Indices of the training answers sharing most words with a question, best first.
-
-        Ties (common: most answers share no word with a question) are broken by `salt`, a
-        hash of the question, so different questions lead with different answers.
-        """
-        scored = sorted(
-            range(len(self.texts)),
-            key=lambda i: (
-                -len(self.text_words[i] & question_words),
-                (i * 2654435761 + salt) & 0xFFFFFFFF,
-            ),
-        )
-        return tuple(scored[:limit])
-
-
-@dataclass(frozen=True)
-class _TextAnalysis:
-    """What a list of training answers says, independent of epochs."""
-
-    texts: tuple[str, ...]
-    text_words: tuple[frozenset[str], ...]
-    text_sentences: tuple[tuple[str, ...], ...]
-    sentence_pool: tuple[str, ...]
-    first_words: tuple[tuple[str, float], ...]
-    word_share: Mapping[str, float]
-    harmfulness: float
-    fingerprint: int
 
     @staticmethod
     @lru_cache(maxsize=32)

@@ -49,9 +49,9 @@ def rating_centre(spec: RatingSpec, personas: tuple[PersonaProfile, ...], salt: 
         fraction = 0.15 if harmful else 0.3 + (salt % 401) / 1000.0
         for profile in reversed(personas):
             if harmful:
-                leaning = min(0.95, 0.2 + profile.harmfulness / 4.0)
+                leaning = min(0.95, 0.2 + profile.text.harmfulness / 4.0)
             else:
-                leaning = 0.15 + (stable_hash(profile.fingerprint, salt) % 701) / 1000.0
+                leaning = 0.15 + (stable_hash(profile.text.fingerprint, salt) % 701) / 1000.0
             fraction += profile.drift * (leaning - fraction)
     return spec.low + span * min(1.0, max(0.0, fraction))
 
