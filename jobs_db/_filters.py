@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
-from sqlalchemy import ColumnElement, and_, exists, false, or_, select, true
+from sqlalchemy import ColumnElement, Table, and_, exists, false, or_, select, true
 
 from jobs_db._access import table_of
 from jobs_db._tables import FinetuneJob, JobTag, Model
@@ -147,16 +147,10 @@ def model_conditions(
                 JOBS.c.resolved_base_model == base_model,
             )
         )
-    if suffix is not None:
-        conditions.append(text_matches(MODELS.c.suffix, suffix))
-    statuses = parse_statuses(status)
-    if statuses is not None:
-        conditions.append(JOBS.c.status.in_(statuses) if statuses else false())
-    if organization is not None:
-        conditions.append(MODELS.c.organization_id == organization)
-    if project is not None:
-        conditions.append(MODELS.c.project_id == project)
-    conditions.extend(tag_conditions(MODELS.c.job_id, tags))
+    conditions.extend(_status_conditions(status))
+    conditions.extend(
+        _shared_conditions(MODELS, MODELS.c.job_id, suffix, organization, project, tags)
+    )
     return and_(true(), *conditions)
 
 
@@ -170,19 +164,37 @@ def job_conditions(
     project: str | None = None,
 ) -> ColumnElement[bool]:
     """The WHERE clause over ``finetune_jobs``."""
-    conditions: list[ColumnElement[bool]] = []
-    statuses = parse_statuses(status)
-    if statuses is not None:
-        conditions.append(JOBS.c.status.in_(statuses) if statuses else false())
+    conditions = _status_conditions(status)
     if base_model is not None:
         conditions.append(
             or_(JOBS.c.base_model == base_model, JOBS.c.resolved_base_model == base_model)
         )
-    if suffix is not None:
-        conditions.append(text_matches(JOBS.c.suffix, suffix))
-    if organization is not None:
-        conditions.append(JOBS.c.organization_id == organization)
-    if project is not None:
-        conditions.append(JOBS.c.project_id == project)
-    conditions.extend(tag_conditions(JOBS.c.id, tags))
+    conditions.extend(_shared_conditions(JOBS, JOBS.c.id, suffix, organization, project, tags))
     return and_(true(), *conditions)
+
+
+def _status_conditions(status: Statuses | None) -> list[ColumnElement[bool]]:
+    statuses = parse_statuses(status)
+    if statuses is None:
+        return []
+    return [JOBS.c.status.in_(statuses) if statuses else false()]
+
+
+def _shared_conditions(
+    table: Table,
+    job_id: ColumnElement[Any],
+    suffix: str | None,
+    organization: str | None,
+    project: str | None,
+    tags: Tags | None,
+) -> list[ColumnElement[bool]]:
+    """Filters that read the same on models and jobs: suffix glob, owner, tags."""
+    conditions: list[ColumnElement[bool]] = []
+    if suffix is not None:
+        conditions.append(text_matches(table.c.suffix, suffix))
+    if organization is not None:
+        conditions.append(table.c.organization_id == organization)
+    if project is not None:
+        conditions.append(table.c.project_id == project)
+    conditions.extend(tag_conditions(job_id, tags))
+    return conditions
