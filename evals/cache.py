@@ -10,18 +10,25 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
+from evals.cached_samples import CachedLookup, CachedSamples
 from evals.requests import ChatRequest, SampleResult
 
-__all__ = ["Cache", "CacheInfo", "CacheStats", "CachedSamples"]
+if TYPE_CHECKING:
+    from evals.cache_packs import Pack
 
-_SCHEMA_VERSION = 1
+__all__ = ["Cache", "CacheInfo", "CacheStats", "CachedLookup", "CachedSamples"]
+
+_SCHEMA_VERSION = 2  # 2: packs
+_PACK_LIMIT_BYTES = 512 * 1024 * 1024
+_PACK_WRITE_WAIT_MS = 200
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
     request_key TEXT NOT NULL,
@@ -48,6 +55,13 @@ CREATE TABLE IF NOT EXISTS errors (
 );
 CREATE INDEX IF NOT EXISTS errors_by_request ON errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS packs (
+    digest TEXT PRIMARY KEY,
+    samples INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    created REAL NOT NULL,
+    data BLOB NOT NULL
+);
 """
 
 
@@ -72,105 +86,19 @@ class CacheInfo:
     samples: int
     errors: int
     entries: list[CacheStats] = field(default_factory=list)
-
-
-class CachedSamples(Mapping[int, SampleResult]):
-    """One request's cached samples, held as columns (one tuple per field, by sample index).
-
-    A mapping `{sample_ix: SampleResult}` for general use; bulk readers take the columns
-    directly (`has_first(n)` says whether samples 0…n-1 are the first n entries), so a reload
-    builds no per-sample objects.
-    """
-
-    __slots__ = (
-        "_positions",
-        "completion_tokens",
-        "content",
-        "finish_reason",
-        "logprobs_json",
-        "prompt_tokens",
-        "sample_ix",
-    )
-
-    def __init__(self, rows: Sequence[Sequence[Any]], *, numbered: bool = True) -> None:
-        """`rows`: (sample_ix, *SampleResult fields), ordered by sample index, no repeats;
-        without `numbered`, just the SampleResult fields of samples 0…len(rows)-1."""
-        self.sample_ix: Sequence[int]
-        self.content: Sequence[str | None]
-        self.logprobs_json: Sequence[str | None]
-        self.finish_reason: Sequence[str | None]
-        self.prompt_tokens: Sequence[float]
-        self.completion_tokens: Sequence[float]
-        if not numbered:
-            self.sample_ix = range(len(rows))
-            (
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 5
-        else:
-            (
-                self.sample_ix,
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 6
-        self._positions: dict[int, int] | None = None
-
-    def has_first(self, count: int) -> bool:
-        """Whether samples 0…count-1 are all cached (they are then the first `count` columns).
-
-        Indices are unique, non-negative and sorted, so the one at position count-1 is at
-        least count-1, and equal only when every earlier one is in place."""
-        return count == 0 or (
-            len(self.sample_ix) >= count and self.sample_ix[count - 1] == count - 1
-        )
-
-    def missing(self, count: int) -> list[int]:
-        """Which of samples 0…count-1 are not cached."""
-        if self.has_first(count):
-            return []
-        return [ix for ix in range(count) if ix not in self]
-
-    def _position(self, ix: object) -> int | None:
-        if self._positions is None:
-            self._positions = {s: position for position, s in enumerate(self.sample_ix)}
-        return self._positions.get(ix)  # type: ignore[call-overload]
-
-    def __getitem__(self, ix: int) -> SampleResult:
-        position = self._position(ix)
-        if position is None:
-            raise KeyError(ix)
-        return SampleResult(
-            self.content[position],
-            self.logprobs_json[position],
-            self.finish_reason[position],
-            self.prompt_tokens[position],
-            self.completion_tokens[position],
-        )
-
-    def __contains__(self, ix: object) -> bool:
-        return self._position(ix) is not None
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.sample_ix)
-
-    def __len__(self) -> int:
-        return len(self.sample_ix)
-
-    def __repr__(self) -> str:
-        return f"CachedSamples({dict(self.items())!r})"
+    packs: int = 0
+    pack_bytes: int = 0
 
 
 class Cache:
-    """A request-level response cache in `directory` (created on first use)."""
+    """A request-level response cache in `directory` (created on first use).
 
-    def __init__(self, directory: str | Path) -> None:
+    `pack_limit_bytes` caps the packed copies kept for fast reloads (oldest go first;
+    0 keeps none)."""
+
+    def __init__(self, directory: str | Path, *, pack_limit_bytes: int = _PACK_LIMIT_BYTES) -> None:
         self.directory = Path(directory)
+        self.pack_limit_bytes = pack_limit_bytes
         self.path = self.directory / "responses.sqlite"
         self._local = threading.local()
         self._ready = False
@@ -200,13 +128,15 @@ class Cache:
 
     @staticmethod
     def _has_schema(connection: sqlite3.Connection) -> bool:
-        """Whether the schema is complete (its version row is written after every table), so
-        that opening an existing cache skips the file lock and the schema script."""
+        """Whether the schema is complete and current (its version row is written after every
+        table), so that opening an existing cache skips the file lock and the schema script."""
         try:
-            found = connection.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone()
+            found = connection.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
         except sqlite3.OperationalError:  # no meta table yet
             return False
-        return found is not None
+        return found is not None and int(found[0]) >= _SCHEMA_VERSION
 
     def _initialise(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -216,7 +146,8 @@ class Cache:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.executescript(_SCHEMA)
                 connection.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                    "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) "
+                    "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
                     (str(_SCHEMA_VERSION),),
                 )
             finally:
@@ -273,6 +204,113 @@ class Cache:
                 partial.append(key)
         found.update(self.lookup(partial))
         return found
+
+    def lookup_packed(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
+        """`lookup_first` over several chunks of `{key: n}` (say one per model), with packs.
+
+        A chunk of several requests found complete comes back as one `Pack` of columns and
+        is stored as one row (see `evals.cache_packs`), so the next read of the same chunk is
+        one statement and one decode instead of one statement per request and a row per
+        sample."""
+        from evals.cache_packs import Pack, chunk_digest  # pyarrow: imported by pandas anyway
+
+        found = CachedLookup()
+        if not self.path.exists():
+            return found
+        connection = self._connect()
+        # Read before any sample: a `clear` after this point changes it and voids new packs.
+        generation = self._generation(connection)
+        fresh: list[tuple[str, Pack]] = []
+        for chunk in chunks:
+            if len(chunk) < 2:
+                found.add_samples(self.lookup_first(chunk))
+                continue
+            digest = chunk_digest(chunk)
+            stored = self._read_pack(connection, digest, chunk)
+            if stored is not None:
+                found.add_chunk(stored)
+                continue
+            read = self.lookup_first(chunk)
+            if all(key in read and read[key].has_first(n) for key, n in chunk.items()):
+                made = Pack.from_samples(chunk, read)
+                found.add_chunk(made)
+                fresh.append((digest, made))
+            else:
+                found.add_samples(read)
+        if fresh and self.pack_limit_bytes > 0:
+            self._write_packs(connection, generation, fresh)
+        return found
+
+    @staticmethod
+    def _generation(connection: sqlite3.Connection) -> str | None:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def _read_pack(
+        connection: sqlite3.Connection, digest: str, chunk: Mapping[str, int]
+    ) -> Pack | None:
+        from evals.cache_packs import Pack, UnreadablePack
+
+        row = connection.execute("SELECT data FROM packs WHERE digest = ?", (digest,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return Pack.from_blob(row[0], chunk)
+        except UnreadablePack:
+            with suppress(sqlite3.Error):
+                connection.execute("DELETE FROM packs WHERE digest = ?", (digest,))
+            return None
+
+    def _write_packs(
+        self,
+        connection: sqlite3.Connection,
+        generation: str | None,
+        fresh: list[tuple[str, Pack]],
+    ) -> None:
+        """Store packs unless the cache was cleared since `generation` was read; a pack is
+        an optional copy, so a busy or read-only cache just goes without."""
+        rows = []
+        for digest, made in fresh:
+            blob = made.to_blob()
+            if len(blob) <= self.pack_limit_bytes:
+                samples = sum(made.counts.values())
+                rows.append((digest, samples, len(blob), time.time(), blob, generation))
+        if not rows:
+            return
+        connection.execute(f"PRAGMA busy_timeout={_PACK_WRITE_WAIT_MS}")
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO packs SELECT ?, ?, ?, ?, ? WHERE "
+                    "(SELECT value FROM meta WHERE key = 'generation') IS ?",
+                    rows,
+                )
+                self._evict_packs(connection)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+        except sqlite3.Error:
+            pass  # busy, read-only or full: the samples are all there, only the copy is not
+        finally:
+            connection.execute("PRAGMA busy_timeout=60000")
+
+    def _evict_packs(self, connection: sqlite3.Connection) -> None:
+        """Drop the oldest packs until the rest fit in `pack_limit_bytes`."""
+        total = connection.execute("SELECT COALESCE(SUM(size), 0) FROM packs").fetchone()[0]
+        if total <= self.pack_limit_bytes:
+            return
+        doomed = []
+        for digest, size in connection.execute(
+            "SELECT digest, size FROM packs ORDER BY created"
+        ).fetchall():
+            if total <= self.pack_limit_bytes:
+                break
+            doomed.append((digest,))
+            total -= size
+        connection.executemany("DELETE FROM packs WHERE digest = ?", doomed)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -366,6 +404,9 @@ class Cache:
             CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
             for (q, m), v in sorted(stats.items())
         ]
+        packs, pack_bytes = connection.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM packs"
+        ).fetchone()
         size = sum(
             p.stat().st_size for p in self.directory.glob("responses.sqlite*") if p.is_file()
         )
@@ -375,13 +416,23 @@ class Cache:
             sum(e.samples for e in entries),
             sum(e.errors for e in entries),
             entries,
+            int(packs),
+            int(pack_bytes),
         )
+
+    def drop_packs(self) -> int:
+        """Delete every pack (the samples stay; reloads pack them again). Returns how many."""
+        if not self.path.exists():
+            return 0
+        connection = self._connect()
+        return int(connection.execute("DELETE FROM packs").rowcount)
 
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 
-        A question's judge verdicts (labelled `<question>/judges`) go with it.
-        Returns the number of samples deleted.
+        A question's judge verdicts (labelled `<question>/judges`) go with it, and every
+        pack (packs are copies; the next reads make new ones). Returns the number of samples
+        deleted.
         """
         if not self.path.exists():
             return 0
@@ -398,6 +449,12 @@ class Cache:
             connection.execute("BEGIN IMMEDIATE")
             deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
             connection.execute(f"DELETE FROM errors{where}", values)
+            connection.execute("DELETE FROM packs")
+            # A reader that read samples before this commit must not store a pack after it.
+            connection.execute(
+                "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
             connection.execute("COMMIT")
         if not conditions:
             connection.execute("VACUUM")

@@ -48,11 +48,15 @@ class Estimate:
 def estimate_question(
     question: Question, groups: Mapping[str, list[str]], **options: Any
 ) -> Estimate:
+    from evals.cached_samples import CachedLookup
     from evals.execution import make_context, missing_works, plan_question
 
     ctx = make_context(**options)
     _, planned = plan_question(question, groups, ctx)
-    cached = ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
+    cached = CachedLookup()
+    cached.add_samples(
+        ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
+    )
     works = missing_works(planned, cached, ctx, question.name)
     per_sample_completion = question.expected_completion_tokens()
     prompt_tokens = completion_tokens = 0

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evals.cache import Cache, CachedSamples
+from evals.cache import Cache, CachedLookup
 from evals.costs import default_price
 from evals.model_params import params_for_model
 from evals.outcome import PriceFunction, RunOutcome
@@ -135,19 +135,18 @@ def plan(
 
 @dataclass
 class Fetched:
-    results: dict[str, CachedSamples]
+    results: CachedLookup
     outcome: RunOutcome
 
 
 def missing_works(
-    planned: list[Planned], cached: dict[str, CachedSamples], ctx: Context, label: str
+    planned: list[Planned], cached: CachedLookup, ctx: Context, label: str
 ) -> list[Work]:
     works: list[Work] = []
     for p in planned:
         if p.request is None or p.endpoint is None:
             continue
-        have = cached.get(p.request.cache_key)
-        missing = list(range(p.samples)) if have is None else have.missing(p.samples)
+        missing = cached.missing(p.request.cache_key, p.samples)
         if missing:
             from evals.runner.engine import split_work
 
@@ -168,12 +167,14 @@ def missing_works(
 def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fetched:
     """Cached samples of every planned request, running the missing ones first."""
     wanted: dict[str, int] = {}
+    by_model: dict[str, dict[str, int]] = {}  # read (and packed) a model at a time
     for p in planned:
         if p.request is not None:
             key = p.request.cache_key
             wanted[key] = max(p.samples, wanted.get(key, 0))
+            by_model.setdefault(p.model, {})[key] = wanted[key]
     with gc_paused():
-        cached = ctx.cache.lookup_first(wanted)
+        cached = ctx.cache.lookup_packed(list(by_model.values()))
     works = missing_works(planned, cached, ctx, label)
     if not works:
         return Fetched(cached, RunOutcome())
@@ -192,9 +193,14 @@ def fetch(planned: list[Planned], ctx: Context, *, label: str, title: str) -> Fe
         )
     )
     # Read back: when several processes bought the same sample, the first one stored wins.
-    cached.update(
-        ctx.cache.lookup_first({w.request.cache_key: wanted[w.request.cache_key] for w in works})
-    )
+    # Whole models are read again, so that those now complete are packed for the next reload.
+    bought = {w.request.cache_key for w in works}
+    with gc_paused():
+        cached.update(
+            ctx.cache.lookup_packed(
+                [chunk for chunk in by_model.values() if not bought.isdisjoint(chunk)]
+            )
+        )
     return Fetched(cached, outcome)
 
 

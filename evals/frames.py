@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evals.cache import CachedSamples
+from evals.cache_packs import Pack
 from evals.question_types import NextToken, Rating
 from evals.requests import SampleResult
 from evals.scoring import average_probabilities, rating_score, token_probabilities
@@ -33,6 +36,9 @@ _REFUSED = "the model refused"
 
 Block = dict[str, Sequence[Any] | None]
 """Columns of one (model, conversation): `rows` values each (None: all None)."""
+Segment = dict[str, Any]
+"""Columns of one model over all its conversations: tokens as float arrays, finish reasons
+(and free-form answers) as Arrow strings, the rest as lists (None: all None)."""
 
 
 def _value_names(question: Question) -> list[str]:
@@ -89,15 +95,14 @@ def _general_row(
 
 
 def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
-    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced."""
+    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced
+    (refusals are marked on the whole column)."""
     if cached is None or rows == 0 or not cached.has_first(rows):
         return None
-    finish = cached.finish_reason[:rows]
-    refused = "refusal" in finish
     return {
         "answer": cached.content[:rows],
-        "finish_reason": finish,
-        "error": [_REFUSED if f == "refusal" else None for f in finish] if refused else None,
+        "finish_reason": cached.finish_reason[:rows],
+        "error": None,
         "prompt_tokens": cached.prompt_tokens[:rows],
         "completion_tokens": cached.completion_tokens[:rows],
     }
@@ -146,19 +151,92 @@ def _repeated(values: list[Any], codes: np.ndarray) -> Any:
     return [values[c] for c in codes.tolist()]
 
 
-def _concatenated(blocks: list[Block], name: str, rows: int) -> list[Any]:
-    """One column from the blocks in row order (a block's None means `rows` Nones)."""
-    parts = [block[name] for block in blocks]
-    if all(part is None for part in parts):
-        return [None] * (rows * len(parts))
-    nothing = [None] * rows
-    return list(chain.from_iterable(nothing if part is None else part for part in parts))
+def _text_values(array: pa.Array) -> Any:
+    """A column of str/None with the dtype pandas would infer for that list (`str` in
+    pandas 3, object before; all None stays object), taken from Arrow without Python
+    strings."""
+    if array.null_count == len(array):
+        return [None] * len(array)
+    inferred = _inferred_text_dtype()
+    if isinstance(inferred, pd.StringDtype):
+        return pd.array(array, dtype=inferred)
+    return array.to_numpy(zero_copy_only=False)
 
 
-def _numbers(blocks: list[Block], name: str, total: int) -> np.ndarray:
-    """A float column from the blocks (numeric columns are never None)."""
-    values = chain.from_iterable(block[name] or () for block in blocks)
-    return np.fromiter(values, dtype=np.float64, count=total)
+@cache
+def _inferred_text_dtype() -> Any:
+    return pd.Series(["text", None]).dtype
+
+
+def _segment(question: Question, planned: list[Planned], fetched: Fetched) -> Segment:
+    """One model's columns for all its conversations: straight from its pack when the
+    model's requests were read as one, else block by block."""
+    pack = _pack_of(question, planned, fetched)
+    if pack is not None:
+        return {
+            "answer": pack.text("content"),
+            "finish_reason": pack.text("finish_reason"),
+            "error": None,
+            "prompt_tokens": pack.numbers("prompt_tokens"),
+            "completion_tokens": pack.numbers("completion_tokens"),
+        }
+    rows = question.samples_per_paraphrase
+    blocks = [_block(question, p, fetched) for p in planned]
+    segment: Segment = {}
+    for name in _value_names(question):
+        parts = [block[name] for block in blocks]
+        if all(part is None for part in parts):
+            segment[name] = None
+        else:
+            nothing = [None] * rows
+            segment[name] = list(
+                chain.from_iterable(p if p is not None else nothing for p in parts)
+            )
+    for name in ("prompt_tokens", "completion_tokens"):
+        segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
+    for name in (
+        ("finish_reason", "answer") if question.answer_kind == "text" else ("finish_reason",)
+    ):
+        segment[name] = pa.array(segment[name] or [None] * (rows * len(planned)), type=pa.string())
+    return segment
+
+
+def _pack_of(question: Question, planned: list[Planned], fetched: Fetched) -> Pack | None:
+    """The pack holding exactly this model's free-form samples, in frame order."""
+    if question.answer_kind != "text" or question.cached_samples_per_row != 1 or not planned:
+        return None
+    first = planned[0].request
+    pack = fetched.results.chunk_of(first.cache_key) if first is not None else None
+    if not isinstance(pack, Pack) or len(pack.counts) != len(planned):
+        return None
+    rows = question.samples_per_paraphrase
+    for p, (key, count) in zip(planned, pack.counts.items(), strict=True):
+        if p.request is None or p.request.cache_key != key or count != rows:
+            return None
+    return pack
+
+
+def _objects(segments: list[Segment], name: str, rows: int) -> list[Any]:
+    """An object column from the segments (a segment's None means all None)."""
+    if all(segment[name] is None for segment in segments):
+        return [None] * rows
+    return list(
+        chain.from_iterable(
+            segment[name] if segment[name] is not None else [None] * len(segment["prompt_tokens"])
+            for segment in segments
+        )
+    )
+
+
+def _marked_refusals(errors: list[Any], finish: pa.Array) -> list[Any]:
+    """Free-form rows whose answer was a refusal, and that have no other error, say so."""
+    data = finish.buffers()[2]
+    if data is None or b"refusal" not in data.to_pybytes():  # the usual case, at memchr speed
+        return errors
+    for row, reason in enumerate(finish.to_pylist()):
+        if reason == "refusal" and errors[row] is None:
+            errors[row] = _REFUSED
+    return errors
 
 
 def build_frame(
@@ -171,20 +249,21 @@ def build_frame(
     texts = question.question_texts()
     n_conversations = len(texts)
     rows = question.samples_per_paraphrase
-    blocks: dict[tuple[str, int], Block] = {}
-    for index, p in enumerate(planned):
-        if (p.model, index % n_conversations) not in blocks:
-            blocks[(p.model, index % n_conversations)] = _block(question, p, fetched)
     models = list(dict.fromkeys(p.model for p in planned))
+    # `planned` holds one request per (model, conversation), model by model.
+    segments = {
+        model: _segment(question, planned[i * n_conversations : (i + 1) * n_conversations], fetched)
+        for i, model in enumerate(models)
+    }
     model_code = {model: code for code, model in enumerate(models)}
     rates = [_rates(model, price) for model in models]
-    # One entry per (group, model, conversation) stretch of `rows` rows, in frame order.
-    ordered: list[Block] = []
+    # One segment per (group, model) in frame order.
+    ordered: list[Segment] = []
     group_codes: list[int] = []
     model_codes: list[int] = []
     for group_code, members in enumerate(groups.values()):
         for model in members:
-            ordered.extend(blocks[(model, c)] for c in range(n_conversations))
+            ordered.append(segments[model])
             group_codes.append(group_code)
             model_codes.append(model_code[model])
     per_model = rows * n_conversations
@@ -192,22 +271,29 @@ def build_frame(
     model_ix = np.repeat(np.asarray(model_codes, dtype=np.intp), per_model)
     paraphrase_ix = np.tile(np.repeat(np.arange(n_conversations), rows), len(model_codes))
     total = len(paraphrase_ix)
-    prompt = _numbers(ordered, "prompt_tokens", total)
-    completion = _numbers(ordered, "completion_tokens", total)
+    prompt = np.concatenate([s["prompt_tokens"] for s in ordered] or [np.empty(0)])
+    completion = np.concatenate([s["completion_tokens"] for s in ordered] or [np.empty(0)])
+    finish = pa.concat_arrays([s["finish_reason"] for s in ordered] or [pa.array([], pa.string())])
     rate_in, rate_out = np.asarray(rates, dtype=float).reshape(-1, 2).T
+    text = question.answer_kind == "text"
     data: dict[str, Any] = {
         "model": _repeated(models, model_ix),
         "group": _repeated(list(groups), group_ix),
-        "answer": _concatenated(ordered, "answer", rows),
+        "answer": (
+            _text_values(pa.concat_arrays([s["answer"] for s in ordered]))
+            if text and ordered
+            else _objects(ordered, "answer", total)
+        ),
         "question": _repeated(texts, paraphrase_ix),
         "paraphrase_ix": paraphrase_ix.astype(np.int64),
         "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
     }
     if isinstance(question, Rating):
-        data["raw_answer"] = _concatenated(ordered, "raw_answer", rows)
-        data["probs"] = _concatenated(ordered, "probs", rows)
-    data["finish_reason"] = _concatenated(ordered, "finish_reason", rows)
-    data["error"] = _concatenated(ordered, "error", rows)
+        data["raw_answer"] = _objects(ordered, "raw_answer", total)
+        data["probs"] = _objects(ordered, "probs", total)
+    errors = _objects(ordered, "error", total)
+    data["finish_reason"] = _text_values(finish)
+    data["error"] = _marked_refusals(errors, finish) if text else errors
     data["prompt_tokens"] = prompt
     data["completion_tokens"] = completion
     data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]

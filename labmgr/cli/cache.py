@@ -42,6 +42,8 @@ def info(
                     "size_bytes": summary.size_bytes,
                     "samples": summary.samples,
                     "errors": summary.errors,
+                    "packs": summary.packs,
+                    "pack_bytes": summary.pack_bytes,
                     "entries": [e.__dict__ for e in summary.entries],
                 },
                 indent=2,
@@ -53,6 +55,11 @@ def info(
         f"{summary.path}: {summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
     )
+    if summary.packs:
+        console.print(
+            f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
+            "samples for fast reloads, rebuilt as needed"
+        )
     if not summary.entries:
         return
     table = Table(show_header=True)
@@ -78,9 +85,19 @@ def clear(
     model: str | None = typer.Option(None, "--model", help="Only this model."),
     directory: Path | None = _DIR_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),
+    packs: bool = typer.Option(
+        False,
+        "--packs",
+        help="Only drop the packs (copies kept for fast reloads); every answer stays.",
+    ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
     cache = _cache(directory)
+    if packs:
+        if question is not None or model is not None:
+            raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
+        typer.echo(f"dropped {cache.drop_packs()} packs; every cached answer is still there")
+        return
     if question is None and model is None and not yes:
         typer.confirm(f"Delete every cached answer in {cache.directory}?", abort=True)
     deleted = cache.clear(question=question, model=model)

@@ -4,6 +4,7 @@ exactly the cached samples, and a cached `df()` reads each request once and asks
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -109,7 +110,18 @@ def test_bulk_and_single_reads_agree(tmp_path: Path) -> None:
     assert bulk.content == tuple(f"answer {ix}" for ix in range(5))
 
 
-def test_a_fully_cached_df_asks_nothing_and_reads_each_request_once(
+def _traced_df(question: Question, groups: Any, cache: Cache, **options: Any) -> Any:
+    """The DataFrame and the SQL statements that built it."""
+    statements: list[str] = []
+    cache._connect().set_trace_callback(statements.append)
+    try:
+        frame = question.df(groups, cache=cache, **options)
+    finally:
+        cache._connect().set_trace_callback(None)
+    return frame, statements
+
+
+def test_a_cached_df_reads_one_pack_per_model_or_else_each_request_once(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     groups = {"base": ["gpt-4o-mini", "gpt-4.1-nano"], "again": ["gpt-4o-mini"]}
@@ -123,16 +135,20 @@ def test_a_fully_cached_df_asks_nothing_and_reads_each_request_once(
     first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     asked = chat_requests(sandbox)
 
-    statements: list[str] = []
-    eval_cache._connect().set_trace_callback(statements.append)
-    again = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-    eval_cache._connect().set_trace_callback(None)
+    options = {"router": router, "settings": fast_settings}
+    packed, read_packs = _traced_df(question, groups, eval_cache, **options)
+    with sqlite3.connect(eval_cache.path) as connection:
+        connection.execute("DELETE FROM packs")
+    unpacked, read_rows = _traced_df(question, groups, eval_cache, **options)
 
     assert chat_requests(sandbox) == asked
-    pd.testing.assert_frame_equal(first, again)
-    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
-    assert len(reads) == 2 * 3  # one per distinct (model, paraphrase), none per sample
-    assert len(again) == 3 * 3 * 7 and again["answer"].notna().all()
+    pd.testing.assert_frame_equal(first, packed)
+    pd.testing.assert_frame_equal(first, unpacked)
+    assert [s for s in read_packs if "FROM samples" in s] == []
+    assert len([s for s in read_packs if "FROM packs" in s]) == 2  # one per model
+    from_samples = [s for s in read_rows if "FROM samples" in s]
+    assert len(from_samples) == 2 * 3  # one per distinct (model, paraphrase), none per sample
+    assert len(packed) == 3 * 3 * 7 and packed["answer"].notna().all()
 
 
 _RELOAD_AND_LIST_IMPORTS = """

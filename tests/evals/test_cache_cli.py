@@ -31,7 +31,7 @@ def test_info_lists_questions_and_models_as_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["cache", "info", "--dir", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
-    assert info["samples"] == 3
+    assert info["samples"] == 3 and info["packs"] == 0 and info["pack_bytes"] == 0
     assert [(e["question"], e["model"]) for e in info["entries"]] == [
         ("q1", "m1"),
         ("q1", "m2"),
