@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ __all__ = ["Cache", "CacheInfo", "CacheStats", "CachedLookup", "CachedSamples"]
 _SCHEMA_VERSION = 2  # 2: packs
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
 _PACK_WRITE_WAIT_MS = 200
+_BUSY_TIMEOUT_MS = 60_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
     request_key TEXT NOT NULL,
@@ -90,6 +91,16 @@ class CacheInfo:
     pack_bytes: int = 0
 
 
+@contextmanager
+def _briefly_waiting(connection: sqlite3.Connection) -> Iterator[None]:
+    """Wait at most a moment for the write lock (for writes that are only worth a moment)."""
+    connection.execute(f"PRAGMA busy_timeout={_PACK_WRITE_WAIT_MS}")
+    try:
+        yield
+    finally:
+        connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+
+
 class Cache:
     """A request-level response cache in `directory` (created on first use).
 
@@ -117,7 +128,7 @@ class Cache:
         connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
-        connection.execute("PRAGMA busy_timeout=60000")
+        connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
         if not self._ready:
             if self._has_schema(connection):
                 self._ready = True
@@ -258,7 +269,7 @@ class Cache:
         try:
             return Pack.from_blob(row[0], chunk)
         except UnreadablePack:
-            with suppress(sqlite3.Error):
+            with suppress(sqlite3.Error), _briefly_waiting(connection):
                 connection.execute("DELETE FROM packs WHERE digest = ?", (digest,))
             return None
 
@@ -278,8 +289,8 @@ class Cache:
                 rows.append((digest, samples, len(blob), time.time(), blob, generation))
         if not rows:
             return
-        connection.execute(f"PRAGMA busy_timeout={_PACK_WRITE_WAIT_MS}")
-        try:
+        # Busy, read-only or full: the samples are all there, only the copy is not.
+        with suppress(sqlite3.Error), _briefly_waiting(connection):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.executemany(
@@ -292,10 +303,6 @@ class Cache:
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
-        except sqlite3.Error:
-            pass  # busy, read-only or full: the samples are all there, only the copy is not
-        finally:
-            connection.execute("PRAGMA busy_timeout=60000")
 
     def _evict_packs(self, connection: sqlite3.Connection) -> None:
         """Drop the oldest packs until the rest fit in `pack_limit_bytes`."""
