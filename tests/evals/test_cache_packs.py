@@ -253,3 +253,34 @@ def test_clear_packs_drops_only_the_packs(
     again = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     pd.testing.assert_frame_equal(again, first)
     assert chat_requests(sandbox) == asked and eval_cache.info().packs == 2
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]},
+        {"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]},
+        {"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]},
+    ],
+    ids=["repeated paraphrase", "rating", "next_token"],
+)
+def test_every_question_type_reads_the_same_from_packs_and_from_rows(
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    spec: dict[str, Any],
+) -> None:
+    question = Question.create(name="kinds", samples_per_paraphrase=3, **spec)
+    groups = {"a": MODELS, "b": MODELS[:1]}
+    first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+    asked = chat_requests(sandbox)
+    packed = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+    eval_cache.drop_packs()
+    from_rows = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+
+    assert chat_requests(sandbox) == asked
+    assert eval_cache.info().packs == 2
+    pd.testing.assert_frame_equal(packed, first)
+    pd.testing.assert_frame_equal(from_rows, first)
+    assert first["error"].isna().all()
