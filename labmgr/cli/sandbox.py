@@ -54,7 +54,8 @@ def serve(
     The first line printed is the base URL to give clients, e.g.
     http://127.0.0.1:43117/v1. Admin endpoints beside /v1: GET /sandbox/stats,
     GET|POST /sandbox/faults (latency_ms, jitter_ms, rate_429, rate_500, rate_timeout,
-    rate_drop, retry_after_ms, daily_job_limit, endpoints, first_attempt_only),
+    rate_drop, retry_after_ms, daily_job_limit, quota_requests, endpoints,
+    first_attempt_only),
     POST /sandbox/reset.
     """
     from labmgr.sandbox import AccountsFileError, create_app

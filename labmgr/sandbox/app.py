@@ -21,7 +21,13 @@ from labmgr.sandbox import batches, files, finetuning, models
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.core import Sandbox
-from labmgr.sandbox.errors import APIError, bad_request, rate_limited, server_error
+from labmgr.sandbox.errors import (
+    APIError,
+    bad_request,
+    quota_exhausted,
+    rate_limited,
+    server_error,
+)
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.ratelimits import RateLimitHeaders
 from labmgr.sandbox.store import request_id
@@ -140,6 +146,9 @@ class SandboxApp:
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
+                if not sb.faults.spend_quota(name):
+                    sb.stats.faults["insufficient_quota"] += 1
+                    raise quota_exhausted()
                 fault = sb.faults.draw(name, headers.get("x-stainless-retry-count"))
                 if fault is not None:
                     sb.stats.faults[fault] += 1

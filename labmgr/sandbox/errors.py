@@ -98,6 +98,16 @@ def rate_limited(retry_after_ms: float) -> APIError:
     )
 
 
+def quota_exhausted() -> APIError:
+    """The 429 of an organization out of credits (not worth retrying)."""
+    return APIError(
+        429,
+        "You exceeded your current quota, please check your plan and billing details.",
+        type="insufficient_quota",
+        code="insufficient_quota",
+    )
+
+
 def server_error() -> APIError:
     """An injected 500 with the real `server_error` body."""
     return APIError(

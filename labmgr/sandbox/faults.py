@@ -28,6 +28,9 @@ class Faults:
     """The `retry-after-ms` header on injected 429s (small, so retrying clients stay fast)."""
     daily_job_limit: int | None = None
     """Fine-tuning jobs an organization may create per rolling 24 h (None: unlimited)."""
+    quota_requests: int | None = None
+    """Model requests (to `endpoints`) left before the credits run out, counting down; at 0
+    they answer 429 `insufficient_quota` (None: unlimited)."""
     timeout_hold_max_s: float = 30.0
     """An injected timeout holds the response for the client's read timeout + 1 s, at most this."""
     endpoints: list[str] = field(default_factory=lambda: list(FAULTY_ENDPOINTS))
@@ -62,6 +65,15 @@ class Faults:
         jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return max(0.0, self.latency_ms + jitter) / 1000.0
 
+    def spend_quota(self, endpoint: str) -> bool:
+        """Count one model request against `quota_requests`; False when none is left."""
+        if self.quota_requests is None or endpoint not in self.endpoints:
+            return True
+        if self.quota_requests == 0:
+            return False
+        self.quota_requests -= 1
+        return True
+
     def draw(self, endpoint: str, retry_count: str | None) -> str | None:
         """Which failure (``429``, ``500``, ``timeout``, ``drop``) to inject now, if any."""
         if not self.any_failures or endpoint not in self.endpoints:
@@ -93,13 +105,11 @@ def _check(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad_request("`endpoints` must be a list of endpoint names.", param=name)
         return value
-    if name == "daily_job_limit":
+    if name in ("daily_job_limit", "quota_requests"):
         if value is None:
             return None
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise bad_request(
-                "`daily_job_limit` must be a non-negative integer or null.", param=name
-            )
+            raise bad_request(f"`{name}` must be a non-negative integer or null.", param=name)
         return value
     if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
         raise bad_request(f"`{name}` must be a non-negative number.", param=name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from evals import Cache, EnvRouter, Question, RunSettings
@@ -62,3 +63,37 @@ def test_timeouts_are_retried_within_the_time_bound(
     df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=settings)
     assert df["answer"].notna().all()
     assert eval_cache.info().samples == 4
+
+
+def test_running_out_of_credits_stops_the_run_keeps_what_was_bought_and_resumes(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    models = ["gpt-4o-mini", "gpt-4.1-nano", "gpt-4.1-mini"]
+    q = Question.create(
+        type="free_form",
+        name="credits",
+        paraphrases=[f"Name a colour ({i})." for i in range(6)],
+        samples_per_paraphrase=4,
+        max_tokens=5,
+    )
+    settings = fast_settings.model_copy(update={"max_concurrency": 2})
+    sandbox.set_faults(quota_requests=5)  # 5 of 18 requests (4 samples each, with `n`)
+
+    with pytest.warns(UserWarning, match="stopped early.*quota"):
+        df = q.df({"all": models}, cache=eval_cache, router=router, settings=settings)
+
+    answered = df["answer"].notna()
+    assert answered.sum() == 5 * 4 == eval_cache.info().samples  # nothing cached as ""
+    assert df.loc[~answered, "error"].str.contains("quota").all()
+    assert sandbox.stats()["faults_injected"]["insufficient_quota"] <= 2  # stopped at once
+
+    sandbox.set_faults(quota_requests=None)  # credits topped up
+    before = sandbox.stats()["models"]
+    again = q.df({"all": models}, cache=eval_cache, router=router, settings=settings)
+    bought = sum(
+        int(row["choices"]) - int(before.get(model, {}).get("choices", 0))
+        for model, row in sandbox.stats()["models"].items()
+    )
+    assert again["answer"].notna().all() and bought == (18 - 5) * 4
+    kept = ["model", "paraphrase_ix", "sample_ix", "answer", "prompt_tokens", "cost"]
+    pd.testing.assert_frame_equal(again.loc[answered, kept], df.loc[answered, kept])

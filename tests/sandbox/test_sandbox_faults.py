@@ -115,3 +115,19 @@ def test_unknown_fault_setting_is_refused(faulty: SandboxHandle) -> None:
     with pytest.raises(urllib.error.HTTPError) as info:
         faulty.set_faults(rate_teapot=1.0)
     assert info.value.code == 400
+
+
+def test_quota_counts_down_then_answers_insufficient_quota(faulty: SandboxHandle) -> None:
+    assert faulty.set_faults(quota_requests=2)["quota_requests"] == 2
+    client = _client(faulty)
+    for _ in range(2):
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    client.models.list()  # not a model request: free
+    with pytest.raises(openai.RateLimitError) as info:
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+
+    assert info.value.code == "insufficient_quota" and info.value.type == "insufficient_quota"
+    assert "exceeded your current quota" in info.value.message
+    assert faulty.stats()["faults_injected"] == {"insufficient_quota": 1}
+    assert faulty.set_faults(quota_requests=None)["quota_requests"] is None
+    client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
