@@ -1,8 +1,9 @@
 """The DataFrame of a question: one row per sample, stable columns, deterministic order
 (groups as given, models as given, paraphrase, sample).
 
-Values are computed once per (model, conversation) as column blocks and repeated for every
-group the model is in; cost is computed per model as a rate and applied column-wise.
+Values are computed once per model as a segment of columns (a packed model's straight from
+its pack, others block by block per conversation) and repeated for every group the model is
+in; cost is computed per model as a rate and applied column-wise.
 """
 
 from __future__ import annotations
@@ -216,10 +217,10 @@ def _pack_of(question: Question, planned: list[Planned], fetched: Fetched) -> Pa
     return pack
 
 
-def _objects(segments: list[Segment], name: str, rows: int) -> list[Any]:
+def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
     """An object column from the segments (a segment's None means all None)."""
     if all(segment[name] is None for segment in segments):
-        return [None] * rows
+        return [None] * total
     return list(
         chain.from_iterable(
             segment[name] if segment[name] is not None else [None] * len(segment["prompt_tokens"])
