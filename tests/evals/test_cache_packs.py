@@ -83,7 +83,6 @@ def test_clearing_drops_every_pack_and_the_next_df_buys_only_what_was_cleared(
 ) -> None:
     question, groups = _question(), {"all": MODELS}
     first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-    question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     assert eval_cache.info().packs == 2
 
     shown = CliRunner().invoke(app, ["cache", "info", "--dir", str(eval_cache.directory)])
@@ -123,7 +122,6 @@ def test_a_damaged_pack_is_replaced_and_the_frame_does_not_change(
 ) -> None:
     question, groups = _question(), {"all": MODELS}
     first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-    question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     asked = chat_requests(sandbox)
     with sqlite3.connect(eval_cache.path) as connection:
         connection.execute("UPDATE packs SET data = x'00ff00'")
@@ -150,7 +148,6 @@ def test_packs_stay_within_their_size_limit(
     question, groups = _question(samples=4), {"all": MODELS}
     unlimited = Cache(tmp_path / "unlimited")
     reference = question.df(groups, cache=unlimited, router=router, settings=fast_settings)
-    question.df(groups, cache=unlimited, router=router, settings=fast_settings)
     with sqlite3.connect(unlimited.path) as connection:
         sizes = [size for (size,) in connection.execute("SELECT size FROM packs")]
         connection.execute("DELETE FROM packs")
