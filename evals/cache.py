@@ -219,7 +219,7 @@ class Cache:
     def lookup_packed(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
         """`lookup_first` over several chunks of `{key: n}` (say one per model), with packs.
 
-        A chunk of several requests found complete comes back as one `Pack` of columns and
+        A chunk of several samples found complete comes back as one `Pack` of columns and
         is stored as one row (see `evals.cache_packs`), so the next read of the same chunk is
         one statement and one decode instead of one statement per request and a row per
         sample."""
@@ -233,7 +233,7 @@ class Cache:
         generation = self._generation(connection)
         fresh: list[tuple[str, Pack]] = []
         for chunk in chunks:
-            if len(chunk) < 2:
+            if sum(chunk.values()) < 2:  # one sample: one row either way
                 found.add_samples(self.lookup_first(chunk))
                 continue
             digest = chunk_digest(chunk)

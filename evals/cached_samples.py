@@ -123,7 +123,7 @@ class CachedSamples(Mapping[int, SampleResult]):
 
 
 class PackedChunk(Protocol):
-    """Complete samples of several requests, column by column (see `evals.cache_packs`)."""
+    """Complete samples of a chunk of requests, column by column (see `evals.cache_packs`)."""
 
     counts: Mapping[str, int]
 

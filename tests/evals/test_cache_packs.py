@@ -166,11 +166,11 @@ def test_packs_stay_within_their_size_limit(
     assert info.packs == (1 if room == "one pack" else 0)
 
 
-@pytest.mark.parametrize("paraphrases", [["A."], ["A.", "B."]], ids=["rows", "pack"])
+@pytest.mark.parametrize("samples", [1, 2], ids=["rows", "pack"])
 def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paraphrases: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samples: int
 ) -> None:
-    """One request per model is read row by row; several make a pack."""
+    """A model with one sample is read row by row; more make a pack."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-nowhere")
     options: dict[str, Any] = {
         "cache": Cache(tmp_path),
@@ -178,29 +178,26 @@ def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
         "settings": RunSettings(progress=False),
     }
     question = Question.create(
-        type="free_form", name="r", paraphrases=paraphrases, samples_per_paraphrase=2
+        type="free_form", name="r", paraphrases=["A."], samples_per_paraphrase=samples
     )
-    groups = {"g": ["gpt-4o-mini"]}
+    groups = {"g": MODELS}
+    fine = SampleResult("fine", None, "stop", 3.0, 1.0)
+    refused = SampleResult(None, None, "refusal", 3.0, 0.0)
+    stored = [[fine, refused], [fine, refused]] if samples == 2 else [[fine], [refused]]
     _, planned = plan_question(question, groups, make_context(**options))
-    for p in planned:
+    for p, answers in zip(planned, stored, strict=True):
         assert p.request is not None
-        options["cache"].store(
-            p.request,
-            question.name,
-            [
-                (0, SampleResult("fine", None, "stop", 3.0, 1.0)),
-                (1, SampleResult(None, None, "refusal", 3.0, 0.0)),
-            ],
-        )
+        options["cache"].store(p.request, question.name, list(enumerate(answers)))
 
     from_rows = question.df(groups, **options)
     from_pack = question.df(groups, **options)
 
-    assert options["cache"].info().packs == len(paraphrases) - 1
+    assert options["cache"].info().packs == (2 if samples == 2 else 0)
     pd.testing.assert_frame_equal(from_rows, from_pack)
-    assert from_pack["error"].isna().tolist() == [True, False] * len(paraphrases)
+    pattern = [True, False] * samples  # rows: model by model, sample by sample
+    assert from_pack["error"].isna().tolist() == pattern
     assert set(from_pack["error"].dropna()) == {"the model refused"}
-    assert [isinstance(a, str) for a in from_pack["answer"]] == [True, False] * len(paraphrases)
+    assert [isinstance(a, str) for a in from_pack["answer"]] == pattern
     assert math.isnan(from_pack["answer"][1])
     assert from_pack["answer"].dtype == pd.Series(["text", None]).dtype
 
