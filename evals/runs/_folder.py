@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from evals.errors import RunFolderError
 from evals.runs._samples_file import read_samples
 
 __all__ = [
@@ -18,9 +19,9 @@ __all__ = [
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
+    "SAMPLES_DIR",
     "SUMMARY_FILE",
     "Run",
-    "RunFolderError",
     "load_run",
     "samples_file_name",
 ]
@@ -32,10 +33,6 @@ RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class RunFolderError(ValueError):
-    """A folder that is not a readable run (the message names the folder and the file)."""
 
 
 def samples_file_name(question: str, taken: set[str]) -> str:

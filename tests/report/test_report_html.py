@@ -10,8 +10,8 @@ from pathlib import Path
 
 from fixtures.report import judged_frame
 
+from evals.experiments import write_run
 from evals.report import safe_json
-from evals.runs import write_run
 
 from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture
 

@@ -13,13 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ClientRouter", "Endpoint", "EnvRouter", "NoEndpointError"]
+from evals.errors import NoEndpointError
+
+__all__ = ["DEFAULT_BASE_URL", "ClientRouter", "Endpoint", "EnvRouter"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-class NoEndpointError(LookupError):
-    """No endpoint can serve a model (for instance no API key is configured)."""
 
 
 @dataclass(frozen=True)
@@ -79,10 +77,7 @@ class EnvRouter:
     def _key(self) -> str:
         value = os.environ.get(self.key_env)
         if not value:
-            raise NoEndpointError(
-                f"no API key: set the environment variable {self.key_env} "
-                "(or pass a router to df())"
-            )
+            raise NoEndpointError(f"no API key: set the environment variable {self.key_env}")
         return value
 
     def endpoint_for(self, model: str) -> Endpoint:

@@ -3,16 +3,24 @@ logprobs, and the two judge types that grade free-form answers."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evals.question import AnswerKind, Question, QuestionError
-from evals.templates import template_fields
+from evals.answers import average_probabilities, rating_score, token_probabilities
+from evals.errors import QuestionError
+from evals.questions._base import AnswerKind, Question
+from evals.questions._templates import render_template, template_fields
+
+if TYPE_CHECKING:
+    from evals.cache import SampleResult
 
 __all__ = [
     "FORBIDDEN_JUDGE_NAMES",
     "QUESTION_TYPES",
+    "AnyJudge",
     "FreeForm",
     "FreeFormJudge",
     "NextToken",
@@ -62,6 +70,8 @@ class Rating(_LogprobQuestion):
     logprobs; None (a refusal) when too little probability is on valid numbers."""
 
     type_name: ClassVar[str] = "rating"
+    extra_columns: ClassVar[tuple[str, ...]] = ("raw_answer", "probs")
+    gives_score: ClassVar[bool] = True
     min_rating: int = 0
     max_rating: int = 100
     refusal_threshold: float = Field(default=0.75, ge=0, le=1)
@@ -71,6 +81,26 @@ class Rating(_LogprobQuestion):
         if self.min_rating > self.max_rating:
             raise ValueError("'min_rating' must not exceed 'max_rating'")
         return self
+
+    @property
+    def no_answer(self) -> Any:
+        return math.nan
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """The expected rating over the first token's logprobs (NaN for a refusal), the
+        token probabilities (`raw_answer`) and the normalised rating probabilities."""
+        raw = token_probabilities(samples[0].top_logprobs())
+        score = rating_score(
+            raw,
+            min_rating=self.min_rating,
+            max_rating=self.max_rating,
+            refusal_threshold=self.refusal_threshold,
+        )
+        return {
+            "answer": math.nan if score.score is None else score.score,
+            "raw_answer": raw,
+            "probs": score.probs,
+        }
 
 
 class NextToken(_LogprobQuestion):
@@ -84,6 +114,15 @@ class NextToken(_LogprobQuestion):
     @property
     def cached_samples_per_row(self) -> int:
         return self.num_samples
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """The first token's distribution averaged over the row's `num_samples` samples."""
+        return {
+            "answer": average_probabilities(
+                (token_probabilities(s.top_logprobs()) for s in samples),
+                as_logprobs=not self.convert_to_probs,
+            )
+        }
 
 
 class _JudgeMixin(Question):
@@ -110,6 +149,10 @@ class _JudgeMixin(Question):
     def uses_question(self) -> bool:
         return "question" in template_fields(self.template)
 
+    def render(self, *, question: str, answer: str) -> str:
+        """The prompt for one answer (`{question}`/`{answer}` filled, nothing re-read)."""
+        return render_template(self.template, question=question, answer=answer)
+
 
 class FreeFormJudge(_JudgeMixin):
     """A judge whose verdict is free text."""
@@ -135,7 +178,8 @@ class RatingJudge(_JudgeMixin, Rating):
     type_name: ClassVar[str] = "rating_judge"
 
 
-Judge = FreeFormJudge | RatingJudge
+AnyJudge = FreeFormJudge | RatingJudge
+"""The two judge types."""
 
 
 class FreeForm(Question):
@@ -145,7 +189,7 @@ class FreeForm(Question):
     temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    judges: dict[str, Judge] = Field(default_factory=dict)
+    judges: dict[str, AnyJudge] = Field(default_factory=dict)
 
     @field_validator("judges", mode="before")
     @classmethod
@@ -189,6 +233,13 @@ class FreeForm(Question):
         if self.top_p is not None:
             params["top_p"] = self.top_p
         return params
+
+    def judge_questions(self) -> Mapping[str, AnyJudge]:
+        return self.judges
+
+    def score_columns(self) -> list[str]:
+        """Each rating judge's column (free text has no score of its own)."""
+        return [name for name, judge in self.judges.items() if judge.gives_score]
 
     def expected_completion_tokens(self) -> int:
         return self.max_tokens

@@ -7,70 +7,23 @@ import asyncio
 import json
 import random
 import time
-from collections import defaultdict, deque
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 from openai import AsyncOpenAI
 
-from evals.cache import Cache
-from evals.outcome import PriceFunction, RunOutcome
-from evals.requests import ChatRequest, SampleResult
-from evals.routing import Endpoint
-from evals.runner.errors import FailureKind, classify
-from evals.runner.limits import AdaptiveLimit
-from evals.runner.progress import RunProgress
-from evals.runner.transport import make_http_client
-from evals.settings import RunSettings
+from evals.cache import Cache, SampleResult
+from evals.errors import CacheError
+from evals.runner._failures import FailureKind, classify
+from evals.runner._limits import AdaptiveLimit
+from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._progress import RunProgress
+from evals.runner._routing import Endpoint
+from evals.runner._settings import RunSettings
+from evals.runner._transport import make_http_client
+from evals.runner._work import Work, interleave
 
-__all__ = ["PriceFunction", "RunOutcome", "Work", "run_works"]
-
-
-@dataclass(slots=True)
-class Work:
-    """Missing samples of one request, sent as one API call (several samples via `n`)."""
-
-    request: ChatRequest
-    label: str
-    """The question name recorded in the cache (for `labmgr cache clear --question`)."""
-    sample_ixs: list[int]
-    endpoint: Endpoint
-    logprobs: bool = False
-    attempts: int = 0
-    first_attempt: float = 0.0
-
-
-def split_work(
-    request: ChatRequest,
-    label: str,
-    missing: Sequence[int],
-    endpoint: Endpoint,
-    *,
-    use_n: bool,
-    logprobs: bool,
-) -> list[Work]:
-    """One Work per request to send: chunks of up to `max_n` samples, or one per sample."""
-    size = endpoint.max_n if (use_n and endpoint.supports_n) else 1
-    return [
-        Work(request, label, list(missing[i : i + size]), endpoint, logprobs)
-        for i in range(0, len(missing), size)
-    ]
-
-
-def interleave(works: list[Work]) -> list[Work]:
-    """Round-robin over models so that load (and any 429s) spreads across them."""
-    by_model: dict[str, deque[Work]] = defaultdict(deque)
-    for work in works:
-        by_model[work.request.model].append(work)
-    queues = list(by_model.values())
-    ordered: list[Work] = []
-    while queues:
-        queues = [q for q in queues if q]
-        for q in queues:
-            ordered.append(q.popleft())
-    return ordered
+__all__ = ["run_works"]
 
 
 def _first_token_logprobs(choice: dict[str, Any]) -> str | None:
@@ -99,6 +52,8 @@ class _Run:
         self.limits: dict[str, AdaptiveLimit] = {}
         self.queue: asyncio.Queue[Work] = asyncio.Queue()
         self.sleepers: set[asyncio.Task[None]] = set()
+        self.cache_failure: CacheError | None = None
+        """Set when answers can no longer be stored: the run stops and raises it."""
 
     # ---- per endpoint ---------------------------------------------------------------------
 
@@ -139,10 +94,19 @@ class _Run:
         for ix in work.sample_ixs:
             self.outcome.errors[(key, ix)] = message
         self.progress.failed(work.request.model, len(work.sample_ixs))
-        if record:
-            self.cache.record_error(
-                work.request, work.label, work.sample_ixs, kind="error", message=message
-            )
+        if record and self.cache_failure is None:
+            try:
+                self.cache.record_error(
+                    work.request, work.label, work.sample_ixs, kind="error", message=message
+                )
+            except CacheError as error:
+                self._cache_failed(error)
+
+    def _cache_failed(self, error: CacheError) -> None:
+        """Answers cannot be stored any more: stop sending (nothing more would be kept)."""
+        self.cache_failure = self.cache_failure or error
+        if self.outcome.stopped is None:
+            self.outcome.stopped = error.message
 
     def _skip_reason(self, work: Work) -> str | None:
         if self.outcome.stopped is not None:
@@ -193,12 +157,20 @@ class _Run:
                 self.outcome.errors[(key, ix)] = (
                     f"the server returned {len(choices)} of {len(work.sample_ixs)} choices"
                 )
-        if stored:
-            self.cache.store(work.request, work.label, stored)
         cost = self.price(model, prompt, completion) or 0.0
         self.outcome.requests += 1
-        self.outcome.samples += len(stored)
+        self.outcome.prompt_tokens += prompt
+        self.outcome.completion_tokens += completion
         self.outcome.cost += cost
+        if stored:
+            try:
+                self.cache.store(work.request, work.label, stored)
+            except CacheError as error:
+                self._cache_failed(error)
+                for ix, _ in stored:
+                    self.outcome.errors[(key, ix)] = f"not stored: {error.message}"
+                stored = []
+        self.outcome.samples += len(stored)
         self.progress.done(model, len(stored), missing, cost)
         max_cost = self.settings.max_cost
         if max_cost is not None and self.outcome.cost >= max_cost and not self.outcome.stopped:
@@ -227,7 +199,7 @@ class _Run:
             self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
 
     def _failed(self, work: Work, error: Exception, limit: AdaptiveLimit) -> None:
-        failure = classify(error)
+        failure = classify(error, base_url=work.endpoint.base_url)
         model = work.request.model
         self.progress.error(model, failure.message)
         if failure.kind is FailureKind.STOP:
@@ -300,6 +272,8 @@ class _Run:
             await asyncio.gather(
                 *(client.close() for client in self.clients.values()), return_exceptions=True
             )
+        if self.cache_failure is not None:
+            raise self.cache_failure
         return self.outcome
 
 

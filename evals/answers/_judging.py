@@ -1,24 +1,32 @@
-"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, and
-`<judge>_raw_answer`/`<judge>_probs` for rating judges). Identical (question, answer) pairs are
-judged once (answer only, when the template does not use `{question}`); verdicts are cached
-like any request: by judge model, rendered prompt and parameters."""
+"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, and one
+column per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating
+judges). Identical (question, answer) pairs are judged once (answer only, when the template
+does not use `{question}`); verdicts are cached like any request: by judge model, rendered
+prompt and parameters.
+
+What a judge is (its template, its parameters, how its verdict is read) is known by the judge
+types in `evals.questions`; this module only plans, fetches and lays out the columns.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.question_types import FreeFormJudge, RatingJudge
-from evals.scoring import rating_score, token_probabilities
-from evals.templates import render_template
+from evals.runner import Fetched, Planned, RunContext, endpoints_for, fetch, plan
 
 if TYPE_CHECKING:
-    from evals.execution import Context, Planned
+    from evals.answers._protocols import Judge
+    from evals.runner import RunSettings
 
-__all__ = ["add_judges"]
+__all__ = ["add_judges", "judge_models"]
+
+
+def judge_models(judges: Mapping[str, Judge]) -> list[str]:
+    """Each judge model once, in the order the judges are given."""
+    return list(dict.fromkeys(judge.model for judge in judges.values()))
 
 
 def _usable(answer: Any, error: Any) -> bool:
@@ -32,17 +40,18 @@ def _pair_key(question: Any, answer: str, uses_question: bool) -> tuple[str, str
 def add_judges(
     frame: pd.DataFrame,
     label: str,
-    judges: Mapping[str, FreeFormJudge | RatingJudge],
-    ctx: Context,
-) -> pd.DataFrame:
-    """Return `frame` with the judges' columns (inserted after the base columns)."""
-    from evals.execution import endpoints_for, fetch, plan
-
+    judges: Mapping[str, Judge],
+    ctx: RunContext,
+    *,
+    settings: RunSettings | None = None,
+    skip: str | None = None,
+) -> tuple[pd.DataFrame, Fetched]:
+    """`frame` with the judges' columns (inserted after the base columns), and what fetching
+    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`."""
     answers = frame["answer"].tolist()
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
-    judge_models = list(dict.fromkeys(judge.model for judge in judges.values()))
-    routes = endpoints_for(judge_models, ctx.router)
+    routes = endpoints_for(judge_models(judges), ctx.router)
 
     prompts: dict[str, list[str | None]] = {}
     planned: list[Planned] = []
@@ -59,9 +68,7 @@ def add_judges(
             prompt = rendered.get(pair)
             if prompt is None:
                 text = str(question) if uses_question else ""
-                prompt = rendered[pair] = render_template(
-                    judge.template, question=text, answer=answer
-                )
+                prompt = rendered[pair] = judge.render(question=text, answer=answer)
             column.append(prompt)
         prompts[name] = column
         params = judge.request_params()
@@ -72,19 +79,24 @@ def add_judges(
             index_of[(name, prompt)] = len(planned)
             planned.append(plan(judge.model, routes[judge.model], messages, params, 1))
 
-    fetched = fetch(planned, ctx, label=f"{label}/judges", title=f"{label}: judges")
+    fetched = fetch(
+        planned,
+        ctx,
+        label=f"{label}/judges",
+        title=f"{label}: judges",
+        settings=settings,
+        skip=skip,
+    )
 
     frame = frame.copy()
     insert_at = list(frame.columns).index("sample_ix") + 1
     error_column = frame["error"].tolist()
     for name, judge in judges.items():
+        extras = judge.extra_columns
         verdicts: list[Any] = []
-        raws: list[Any] = []
-        probs: list[Any] = []
+        extra_values: dict[str, list[Any]] = {extra: [] for extra in extras}
         for row, prompt in enumerate(prompts[name]):
-            verdict: Any = None
-            raw: Any = None
-            prob: Any = None
+            read: dict[str, Any] = {}
             problem: str | None = None
             if prompt is not None:
                 p = planned[index_of[(name, prompt)]]
@@ -98,30 +110,18 @@ def add_judges(
                         or fetched.outcome.failed_models.get(p.model)
                         or "no verdict (not run)"
                     )
-                elif isinstance(judge, RatingJudge):
-                    raw = token_probabilities(sample.top_logprobs())
-                    score = rating_score(
-                        raw,
-                        min_rating=judge.min_rating,
-                        max_rating=judge.max_rating,
-                        refusal_threshold=judge.refusal_threshold,
-                    )
-                    verdict, prob = score.score, score.probs
                 else:
-                    verdict = sample.content
+                    read = judge.read_answer([sample])
             if problem and not error_column[row]:
                 error_column[row] = f"judge {name}: {problem}"
-            verdicts.append(verdict)
-            raws.append(raw)
-            probs.append(prob)
-        if isinstance(judge, RatingJudge):
-            verdicts = [math.nan if v is None else v for v in verdicts]
+            verdict = read.get("answer")
+            verdicts.append(judge.no_answer if verdict is None else verdict)
+            for extra in extras:
+                extra_values[extra].append(read.get(extra))
         new: dict[str, list[Any]] = {name: verdicts, f"{name}_question": list(prompts[name])}
-        if isinstance(judge, RatingJudge):
-            new[f"{name}_raw_answer"] = raws
-            new[f"{name}_probs"] = probs
+        new.update({f"{name}_{extra}": values for extra, values in extra_values.items()})
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)
     frame["error"] = error_column
-    return frame
+    return frame, fetched

@@ -1,31 +1,23 @@
-"""Using the lab (labmgr core) from evals: its keys route models, its prices cost them, its
-`[eval]` section sets run defaults, its database knows who owns each fine-tuned model."""
+"""Routing with a lab's keys: base models go to its default OpenAI key, a fine-tuned model to a
+key of the organization/project that owns it (from the lab's jobs database).
+
+The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evals.routing import Endpoint, EnvRouter, NoEndpointError
+from evals.errors import NoEndpointError
+from evals.runner._routing import Endpoint
 
 if TYPE_CHECKING:
-    from evals.routing import ClientRouter
-    from evals.settings import RunSettings
     from jobs_db import FinetuneJob
     from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
-__all__ = ["LabRouter", "default_router", "lab_price", "lab_run_settings", "lab_settings"]
-
-
-def lab_settings() -> Settings | None:
-    """The current lab's settings, or None when there is no usable lab."""
-    try:
-        from labmgr.settings import load_settings
-
-        return load_settings()
-    except Exception:  # no lab, or a broken config: evals still run with explicit settings
-        return None
+__all__ = ["LabRouter"]
 
 
 class LabRouter:
@@ -50,13 +42,11 @@ class LabRouter:
         self._credentials: list[Credential] | None = None
 
     @classmethod
-    def from_lab(cls, settings: Settings | None = None) -> LabRouter:
-        """A router from the lab's keys and database (owners are read once)."""
+    def from_lab(cls, settings: Settings) -> LabRouter:
+        """A router from the keys in the environment and the lab's database (owners are read
+        once)."""
         from labmgr.accounts import Accounts
 
-        settings = settings or lab_settings()
-        if settings is None:
-            raise NoEndpointError("no lab found: run `labmgr init` or pass a router")
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
     def _credential(self, model: str) -> Credential:
@@ -87,10 +77,7 @@ class LabRouter:
         try:
             credential = self._credential(model)
         except LabmgrError as error:
-            hint = getattr(error, "hint", None)
-            raise NoEndpointError(
-                f"no key for {model}: {error.message}" + (f" {hint}" if hint else "")
-            ) from None
+            raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
@@ -105,53 +92,34 @@ class LabRouter:
 
 
 def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
-    try:
-        from jobs_db import list_jobs, open_database, select_models
+    """Each fine-tuned model's job, from the lab's database; none when the database does not
+    exist yet or cannot be read (then every model goes to the default key)."""
+    from jobs_db import DatabaseError, list_jobs, open_database, select_models
 
-        database = open_database(db_url, upgrade=False)
-        jobs = {job.id: job for job in list_jobs(database)}
-        models = select_models(database, checkpoints=True)
-    except Exception:  # no database yet, or an older schema: route by the default key
+    if _missing_sqlite_file(db_url):
+        return {}  # no jobs yet: opening it would create an empty file in the lab
+    try:
+        with open_database(db_url, upgrade=False) as database:
+            jobs = {job.id: job for job in list_jobs(database)}
+            models = select_models(database, checkpoints=True)
+    except DatabaseError:
         return {}
     return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
 
 
-def default_router() -> ClientRouter:
-    """The lab's router when a lab is present, else `EnvRouter` (OPENAI_API_KEY/BASE_URL)."""
-    settings = lab_settings()
-    if settings is None:
-        return EnvRouter()
+def _missing_sqlite_file(db_url: str) -> bool:
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
-        return LabRouter.from_lab(settings)
-    except Exception:
-        return EnvRouter()
-
-
-def lab_price() -> Any:
-    """`labmgr.pricing.cost` with the lab's price overrides, or None without labmgr."""
-    try:
-        from labmgr.pricing import cost
-    except ImportError:
-        return None
-    settings = lab_settings()
-    overrides = getattr(settings, "prices", None) or None
-
-    def price(model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
-        return cost(model, prompt_tokens, completion_tokens, overrides=overrides)  # type: ignore[arg-type]
-
-    return price
-
-
-def lab_run_settings() -> RunSettings:
-    """RunSettings with the lab's `[eval]` defaults (concurrency, timeout, retries)."""
-    from evals.settings import RunSettings
-
-    settings = lab_settings()
-    defaults = getattr(settings, "eval", None)
-    if defaults is None:
-        return RunSettings()
-    return RunSettings(
-        max_concurrency=defaults.max_concurrency,
-        request_timeout=defaults.request_timeout,
-        max_attempts=defaults.max_retries + 1,
+        url = make_url(db_url)
+    except (ArgumentError, ValueError):
+        return False
+    database = url.database or ""
+    return (
+        url.get_backend_name() == "sqlite"
+        and database not in ("", ":memory:")
+        and not (Path(database).exists())
     )

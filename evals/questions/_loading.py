@@ -15,17 +15,14 @@ from typing import Any
 
 import yaml
 
-from evals.question import Question, QuestionError
+from evals.errors import QuestionError, QuestionFileError
+from evals.questions._base import Question
 
-__all__ = ["QuestionFileError", "load_questions"]
+__all__ = ["load_questions"]
 
 _EM_KEYS = {"id", "type", "paraphrases", "samples_per_paraphrase", "judge", "judge_prompts"}
 _EM_PASSTHROUGH = {"system", "messages", "temperature", "max_tokens", "seed", "top_p"}
 _EM_TYPES = {"free_form_judge_0_100": True, "free_form_judge": True, "free_form": False}
-
-
-class QuestionFileError(QuestionError):
-    """A question file that cannot be loaded; the message says where and what to fix."""
 
 
 def _yaml_files(path: Path) -> list[Path]:

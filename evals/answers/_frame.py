@@ -18,22 +18,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evals.cache import CachedSamples
-from evals.cache_packs import Pack
-from evals.question_types import NextToken, Rating
-from evals.requests import SampleResult
-from evals.scoring import average_probabilities, rating_score, token_probabilities
+from evals.cache import CachedSamples, Pack, SampleResult
 
 if TYPE_CHECKING:
-    from evals.execution import Fetched, Planned, PriceFunction
-    from evals.question import Question
+    from evals.answers._protocols import Askable
+    from evals.runner import Fetched, Planned, PriceFunction
 
-__all__ = ["BASE_COLUMNS", "TAIL_COLUMNS", "build_frame"]
+__all__ = ["BASE_COLUMNS", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame"]
+
 
 BASE_COLUMNS = ["model", "group", "answer", "question", "paraphrase_ix", "sample_ix"]
 TAIL_COLUMNS = ["finish_reason", "error", "prompt_tokens", "completion_tokens", "cost"]
 _NOT_RUN = "no answer (not run)"
-_REFUSED = "the model refused"
+REFUSED_ERROR = "the model refused"
+"""The `error` of a text sample whose model refused (a refusal, not a failure)."""
 
 Block = dict[str, Sequence[Any] | None]
 """Columns of one (model, conversation): `rows` values each (None: all None)."""
@@ -42,36 +40,19 @@ Segment = dict[str, Any]
 (and free-form answers) as Arrow strings, the rest as lists (None: all None)."""
 
 
-def _value_names(question: Question) -> list[str]:
-    extra = ["raw_answer", "probs"] if isinstance(question, Rating) else []
-    return ["answer", *extra, "finish_reason", "error", "prompt_tokens", "completion_tokens"]
-
-
-def _fill_answer(question: Question, found: list[SampleResult], row: dict[str, Any]) -> None:
-    if isinstance(question, Rating):
-        raw = token_probabilities(found[0].top_logprobs())
-        score = rating_score(
-            raw,
-            min_rating=question.min_rating,
-            max_rating=question.max_rating,
-            refusal_threshold=question.refusal_threshold,
-        )
-        row["answer"] = math.nan if score.score is None else score.score
-        row["raw_answer"] = raw
-        row["probs"] = score.probs
-    elif isinstance(question, NextToken):
-        row["answer"] = average_probabilities(
-            (token_probabilities(s.top_logprobs()) for s in found),
-            as_logprobs=not question.convert_to_probs,
-        )
-    else:
-        row["answer"] = found[0].content
-        if found[0].finish_reason == "refusal":
-            row["error"] = _REFUSED
+def _value_names(question: Askable) -> list[str]:
+    return [
+        "answer",
+        *question.extra_columns,
+        "finish_reason",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+    ]
 
 
 def _general_row(
-    question: Question, samples: list[SampleResult | None], errors: list[str | None]
+    question: Askable, samples: list[SampleResult | None], errors: list[str | None]
 ) -> dict[str, Any]:
     """One row from `cached_samples_per_row` samples, any of which may be missing."""
     found = [s for s in samples if s is not None]
@@ -82,16 +63,18 @@ def _general_row(
         "prompt_tokens": sum(s.prompt_tokens for s in found) if found else math.nan,
         "completion_tokens": sum(s.completion_tokens for s in found) if found else math.nan,
     }
-    if isinstance(question, Rating):
-        row["raw_answer"] = row["probs"] = None
+    row.update(dict.fromkeys(question.extra_columns))
     if len(found) < len(samples):
         row["error"] = next((e for e in errors if e), None) or _NOT_RUN
         return row
     try:
-        _fill_answer(question, found, row)
+        row.update(question.read_answer(found))
     except (ValueError, TypeError, KeyError) as failure:
-        row["answer"] = math.nan if isinstance(question, Rating) else None
+        row["answer"] = question.no_answer
         row["error"] = f"unreadable cached sample: {failure}"
+        return row
+    if question.answer_kind == "text" and found[0].finish_reason == "refusal":
+        row["error"] = REFUSED_ERROR
     return row
 
 
@@ -109,7 +92,7 @@ def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
     }
 
 
-def _block(question: Question, p: Planned, fetched: Fetched) -> Block:
+def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
     rows = question.samples_per_paraphrase
     per_row = question.cached_samples_per_row
     key = p.request.cache_key if p.request else ""
@@ -169,7 +152,7 @@ def _inferred_text_dtype() -> Any:
     return pd.Series(["text", None]).dtype
 
 
-def _segment(question: Question, planned: list[Planned], fetched: Fetched) -> Segment:
+def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Segment:
     """One model's columns for all its conversations: straight from its pack when the
     model's requests were read as one, else block by block."""
     pack = _pack_of(question, planned, fetched)
@@ -202,7 +185,7 @@ def _segment(question: Question, planned: list[Planned], fetched: Fetched) -> Se
     return segment
 
 
-def _pack_of(question: Question, planned: list[Planned], fetched: Fetched) -> Pack | None:
+def _pack_of(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Pack | None:
     """The pack holding exactly this model's free-form samples, in frame order."""
     if question.answer_kind != "text" or question.cached_samples_per_row != 1 or not planned:
         return None
@@ -236,14 +219,14 @@ def _marked_refusals(errors: list[Any], finish: pa.Array) -> list[Any]:
         return errors
     for row, reason in enumerate(finish.to_pylist()):
         if reason == "refusal" and errors[row] is None:
-            errors[row] = _REFUSED
+            errors[row] = REFUSED_ERROR
     return errors
 
 
 def build_frame(
-    question: Question,
-    groups: Mapping[str, list[str]],
-    planned: list[Planned],
+    question: Askable,
+    groups: Mapping[str, Sequence[str]],
+    planned: Sequence[Planned],
     fetched: Fetched,
     price: PriceFunction,
 ) -> pd.DataFrame:
@@ -289,9 +272,8 @@ def build_frame(
         "paraphrase_ix": paraphrase_ix.astype(np.int64),
         "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
     }
-    if isinstance(question, Rating):
-        data["raw_answer"] = _objects(ordered, "raw_answer", total)
-        data["probs"] = _objects(ordered, "probs", total)
+    for name in question.extra_columns:
+        data[name] = _objects(ordered, name, total)
     errors = _objects(ordered, "error", total)
     data["finish_reason"] = _text_values(finish)
     data["error"] = _marked_refusals(errors, finish) if text else errors

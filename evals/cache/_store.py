@@ -7,24 +7,29 @@ separate `errors` table and are never returned as answers. See docs/design/cache
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from filelock import FileLock
 
-from evals.cached_samples import CachedLookup, CachedSamples
-from evals.requests import ChatRequest, SampleResult
+from evals.cache._requests import ChatRequest, SampleResult
+from evals.cache._samples import CachedLookup, CachedSamples
+from evals.errors import CacheError, describe_os_error
 
 if TYPE_CHECKING:
-    from evals.cache_packs import Pack
+    from evals.cache._packs import Pack
 
-__all__ = ["Cache", "CacheInfo", "CacheStats", "CachedLookup", "CachedSamples"]
+__all__ = ["Cache", "CacheInfo", "CacheStats"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _SCHEMA_VERSION = 2  # 2: packs
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
@@ -101,6 +106,26 @@ def _briefly_waiting(connection: sqlite3.Connection) -> Iterator[None]:
         connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
 
 
+def _explained(
+    action: str,
+) -> Callable[[Callable[Concatenate[Cache, P], R]], Callable[Concatenate[Cache, P], R]]:
+    """Turn an OS or SQLite error of a cache method into one `CacheError` naming the file."""
+
+    def decorate(method: Callable[Concatenate[Cache, P], R]) -> Callable[Concatenate[Cache, P], R]:
+        @functools.wraps(method)
+        def wrapper(cache: Cache, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return method(cache, *args, **kwargs)
+            except OSError as error:
+                raise cache.os_error(action, error) from None
+            except sqlite3.DatabaseError as error:
+                raise cache.database_error(action, error) from None
+
+        return wrapper
+
+    return decorate
+
+
 class Cache:
     """A request-level response cache in `directory` (created on first use).
 
@@ -116,6 +141,58 @@ class Cache:
 
     def __repr__(self) -> str:
         return f"Cache({str(self.directory)!r})"
+
+    # ---- errors a person can cause ----------------------------------------------------------
+
+    def os_error(self, action: str, error: OSError) -> CacheError:
+        """The `CacheError` for an OS error met while doing `action` (a verb phrase)."""
+        where = error.filename or self.directory
+        return CacheError(
+            f"cannot {action} the response cache at {where}: {describe_os_error(error)}.",
+            hint="Make the cache folder writable, or use another one "
+            "(`cache=` in Python, `cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
+        )
+
+    def database_error(self, action: str, error: sqlite3.DatabaseError) -> CacheError:
+        """The `CacheError` for a SQLite error met while doing `action`."""
+        text = str(error)
+        if "not a database" in text or "malformed" in text:
+            return CacheError(
+                f"the response cache {self.path} is damaged ({text}).",
+                hint="Move the file away (its answers are lost); the next run starts a new cache "
+                "and buys what it needs again.",
+            )
+        if "readonly" in text or "read-only" in text:
+            return CacheError(
+                f"cannot {action} the response cache {self.path}: it is read-only.",
+                hint="Make the file and its folder writable, or use another cache folder.",
+            )
+        if "unable to open" in text:
+            return CacheError(
+                f"cannot open the response cache {self.path}: the file or its folder cannot be "
+                "read or written.",
+                hint="Check the folder's permissions, or use another cache folder.",
+            )
+        if "locked" in text:
+            return CacheError(
+                f"the response cache {self.path} stayed locked by another process for "
+                f"{_BUSY_TIMEOUT_MS // 1000} s.",
+                hint="Wait for the other run to finish, then run again.",
+            )
+        return CacheError(f"cannot {action} the response cache {self.path}: {text}.")
+
+    @_explained("write to")
+    def check_writable(self) -> None:
+        """Raise `CacheError` now if answers could not be stored (called before buying)."""
+        connection = self._connect()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute(
+                "INSERT INTO meta VALUES ('write_check', '1') "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+        finally:
+            connection.execute("ROLLBACK")
 
     # ---- connection -----------------------------------------------------------------------
 
@@ -174,6 +251,7 @@ class Cache:
 
     # ---- reading --------------------------------------------------------------------------
 
+    @_explained("read")
     def lookup(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         """Every cached sample of the given request keys: `{key: {sample_ix: result}}`.
 
@@ -193,6 +271,7 @@ class Cache:
                 found[key] = CachedSamples(rows)
         return found
 
+    @_explained("read")
     def lookup_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
         """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are).
 
@@ -216,14 +295,15 @@ class Cache:
         found.update(self.lookup(partial))
         return found
 
+    @_explained("read")
     def lookup_packed(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
         """`lookup_first` over several chunks of `{key: n}` (say one per model), with packs.
 
         A chunk of several samples found complete comes back as one `Pack` of columns and
-        is stored as one row (see `evals.cache_packs`), so the next read of the same chunk is
+        is stored as one row (see `evals.cache._packs`), so the next read of the same chunk is
         one statement and one decode instead of one statement per request and a row per
         sample."""
-        from evals.cache_packs import Pack, chunk_digest  # pyarrow: imported by pandas anyway
+        from evals.cache._packs import Pack, chunk_digest  # pyarrow: imported by pandas anyway
 
         found = CachedLookup()
         if not self.path.exists():
@@ -261,7 +341,7 @@ class Cache:
     def _read_pack(
         connection: sqlite3.Connection, digest: str, chunk: Mapping[str, int]
     ) -> Pack | None:
-        from evals.cache_packs import Pack, UnreadablePack
+        from evals.cache._packs import Pack, UnreadablePack
 
         row = connection.execute("SELECT data FROM packs WHERE digest = ?", (digest,)).fetchone()
         if row is None:
@@ -321,6 +401,7 @@ class Cache:
 
     # ---- writing --------------------------------------------------------------------------
 
+    @_explained("write to")
     def store(
         self,
         request: ChatRequest,
@@ -372,6 +453,7 @@ class Cache:
             self._local.errors_possible = known
         return known
 
+    @_explained("write to")
     def record_error(
         self,
         request: ChatRequest,
@@ -392,6 +474,7 @@ class Cache:
 
     # ---- maintenance ----------------------------------------------------------------------
 
+    @_explained("read")
     def info(self) -> CacheInfo:
         """Sizes and per-(question, model) counts."""
         if not self.path.exists():
@@ -427,6 +510,7 @@ class Cache:
             int(pack_bytes),
         )
 
+    @_explained("write to")
     def drop_packs(self) -> int:
         """Delete every pack (the samples stay; reloads pack them again). Returns how many."""
         if not self.path.exists():
@@ -434,6 +518,7 @@ class Cache:
         connection = self._connect()
         return int(connection.execute("DELETE FROM packs").rowcount)
 
+    @_explained("clear")
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 

@@ -62,12 +62,16 @@ def _server_message(error: openai.APIStatusError) -> str:
     return f"{detail}: {message[:300]}"
 
 
-def classify(error: BaseException) -> Failure:
-    """Map an exception from a chat request to a Failure."""
+def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
+    """Map an exception from a chat request to a Failure (naming `base_url`, the endpoint's,
+    when the endpoint could not be reached)."""
+    where = f" {base_url.rstrip('/')}" if base_url else ""
     if isinstance(error, openai.APITimeoutError):
-        return Failure(FailureKind.RETRY, "timeout")
+        return Failure(FailureKind.RETRY, f"timeout: no answer from{where or ' the endpoint'}")
     if isinstance(error, openai.APIConnectionError):
-        return Failure(FailureKind.RETRY, "connection error")
+        return Failure(
+            FailureKind.RETRY, f"connection error: cannot reach{where or ' the endpoint'}"
+        )
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         body = error.body if isinstance(error.body, dict) else {}

@@ -6,16 +6,26 @@ upper bound `max_tokens` per sample. Judge requests are bounded by one per new s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evals.costs import count_tokens
+from evals.cache import CachedLookup
+from evals.runner import RunContext, missing_works, plan_question
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.answers._protocols import Askable
 
-__all__ = ["Estimate", "estimate_question"]
+__all__ = ["Estimate", "count_tokens", "estimate_question"]
+
+
+def count_tokens(text: object) -> int:
+    """A rough token count (about four characters per token) for estimates."""
+    if isinstance(text, str):
+        return max(1, (len(text) + 3) // 4) if text else 0
+    if isinstance(text, list):
+        return sum(count_tokens(part.get("text", "")) for part in text if isinstance(part, dict))
+    return 0
 
 
 @dataclass(frozen=True)
@@ -46,18 +56,15 @@ class Estimate:
 
 
 def estimate_question(
-    question: Question, groups: Mapping[str, list[str]], **options: Any
+    question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext
 ) -> Estimate:
-    from evals.cached_samples import CachedLookup
-    from evals.execution import make_context, missing_works, plan_question
-
-    ctx = make_context(**options)
-    _, planned = plan_question(question, groups, ctx)
+    """What asking `question` of `groups` would buy now (nothing is sent)."""
+    _, planned = plan_question(question, groups, ctx.router)
     cached = CachedLookup()
     cached.add_samples(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     )
-    works = missing_works(planned, cached, ctx, question.name)
+    works = missing_works(planned, cached, ctx.settings, question.name)
     per_sample_completion = question.expected_completion_tokens()
     prompt_tokens = completion_tokens = 0
     cost = 0.0
@@ -75,7 +82,7 @@ def estimate_question(
         else:
             cost += price
     total = sum(p.samples for p in planned if p.request is not None)
-    judges = getattr(question, "judges", {}) or {}
+    judges = question.judge_questions()
     judge_requests = 0
     for judge in judges.values():
         rows = new_samples // max(1, question.cached_samples_per_row)

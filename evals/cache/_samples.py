@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from evals.requests import SampleResult
+from evals.cache._requests import SampleResult
 
 __all__ = ["CachedLookup", "CachedSamples", "PackedChunk"]
 
@@ -123,7 +123,7 @@ class CachedSamples(Mapping[int, SampleResult]):
 
 
 class PackedChunk(Protocol):
-    """Complete samples of a chunk of requests, column by column (see `evals.cache_packs`)."""
+    """Complete samples of a chunk of requests, column by column (see `evals.cache._packs`)."""
 
     counts: Mapping[str, int]
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from evals.cached_samples import CachedSamples
+from evals.cache._samples import CachedSamples
 
 __all__ = ["PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"]
 
