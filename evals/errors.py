@@ -26,6 +26,7 @@ bases once.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 __all__ = [
     "CacheError",
@@ -40,6 +41,7 @@ __all__ = [
     "RunStopped",
     "UnknownModelError",
     "describe_os_error",
+    "why_not_writable",
 ]
 
 
@@ -121,3 +123,14 @@ def describe_os_error(error: OSError) -> str:
         errno.ENOENT: "no such file or folder",
     }
     return meanings.get(error.errno or -1) or error.strerror or os.strerror(error.errno or 0)
+
+
+def why_not_writable(path: Path, error: OSError) -> str:
+    """Why `path` could not be created or written, naming the part in the way: `X is a file,
+    not a folder` when a parent is a file, else the OS error in words."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a folder"
+            break
+    return describe_os_error(error)

@@ -8,6 +8,7 @@ separate `errors` table and are never returned as answers. See docs/design/cache
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import threading
 import time
@@ -21,7 +22,7 @@ from filelock import FileLock
 
 from evals.cache._requests import ChatRequest, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples
-from evals.errors import CacheError, describe_os_error
+from evals.errors import CacheError, why_not_writable
 
 if TYPE_CHECKING:
     from evals.cache._packs import Pack
@@ -146,9 +147,9 @@ class Cache:
 
     def os_error(self, action: str, error: OSError) -> CacheError:
         """The `CacheError` for an OS error met while doing `action` (a verb phrase)."""
-        where = error.filename or self.directory
+        where = Path(error.filename) if error.filename else self.directory
         return CacheError(
-            f"cannot {action} the response cache at {where}: {describe_os_error(error)}.",
+            f"cannot {action} the response cache at {where}: {why_not_writable(where, error)}.",
             hint="Make the cache folder writable, or use another one "
             "(`cache=` in Python, `cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
         )
@@ -168,10 +169,15 @@ class Cache:
                 hint="Make the file and its folder writable, or use another cache folder.",
             )
         if "unable to open" in text:
+            folder = self.directory
+            why = (
+                f"permission denied on its folder {folder}"
+                if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
+                else "the file or its folder cannot be read or written"
+            )
             return CacheError(
-                f"cannot open the response cache {self.path}: the file or its folder cannot be "
-                "read or written.",
-                hint="Check the folder's permissions, or use another cache folder.",
+                f"cannot open the response cache {self.path}: {why}.",
+                hint="Make the cache folder writable, or use another one.",
             )
         if "locked" in text:
             return CacheError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import suppress
 from pathlib import Path
 
-from evals.errors import OutputError, describe_os_error
+from evals.errors import OutputError, why_not_writable
 from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
 from evals.runs import REPORT_FILE, Run, load_run
@@ -41,7 +41,7 @@ def write_report(
         with suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise OutputError(
-            f"cannot write the report to {target}: {describe_os_error(error)}.",
+            f"cannot write the report to {target}: {why_not_writable(target, error)}.",
             hint="Give a path you can write to (its folders are created as needed).",
         ) from None
     return target

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.errors import OutputError, RunFolderError, describe_os_error
+from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
 from evals.runs._folder import (
     MODEL_SUMMARY_FILE,
     RUN_FILE,
@@ -116,14 +116,14 @@ def prepare_folder(out: str | Path) -> Path:
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise OutputError(
-            f"cannot write the run folder {folder}: a file of that name exists.",
+            f"cannot write the run folder {folder}: it is a file.",
             hint="Give a folder (new, or an earlier run's to replace it) with --out / out=.",
         )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
-            f"cannot create the run folder {folder}: {describe_os_error(error)}.",
+            f"cannot create the run folder {folder}: {why_not_writable(folder, error)}.",
             hint="Give a folder you can write to with --out / out=.",
         ) from None
     return folder
