@@ -81,6 +81,12 @@ class EnvRouter:
         return value
 
     def endpoint_for(self, model: str) -> Endpoint:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise NoEndpointError(
+                f"the base URL {self.base_url!r} must start with http:// or https://",
+                hint="Fix OPENAI_BASE_URL (or the router's base_url), e.g. "
+                "http://127.0.0.1:8000/v1.",
+            )
         if not os.environ.get(self.key_env):
             self._key()
         return Endpoint(
