@@ -7,7 +7,7 @@ import asyncio
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -134,10 +134,6 @@ class RunProgress:
             draw()
             progress.stop()
             self.print_summary()
-
-    def error_lines(self, limit: int = 10) -> Iterable[str]:
-        for message, count in self.messages.most_common(limit):
-            yield f"{count:>6} × {message}"
 
     def print_summary(self) -> None:
         """The most frequent errors (only if there were any)."""
