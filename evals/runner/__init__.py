@@ -6,13 +6,13 @@ ctx = run_context(lab=settings)                 # cache, router, settings, price
 routes, planned = plan_question(question, groups, ctx.router)
 fetched = fetch(planned, ctx, label=question.name, title=question.name)
 
-The async engine (and with it the OpenAI SDK and the HTTP stack) is imported only when
-something is bought: `run_works`, `classify`, `RunProgress` are loaded on first use.
+The async engine (and with it asyncio, the OpenAI SDK and the HTTP stack) is imported only
+when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit`,
+`run_blocking` are loaded on first use.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evals.runner._blocking import run_blocking
 from evals.runner._context import (
     CONTEXT_OPTIONS,
     RUN_OPTIONS,
@@ -22,7 +22,6 @@ from evals.runner._context import (
 )
 from evals.runner._fetching import Fetched, fetch
 from evals.runner._lab_router import LabRouter
-from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import is_reasoning_model, params_for_model
 from evals.runner._outcome import PriceFunction, RunOutcome
@@ -40,6 +39,13 @@ from evals.runner._prices import price_function
 from evals.runner._routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave, split_work
+
+if TYPE_CHECKING:
+    from evals.runner._blocking import run_blocking
+    from evals.runner._engine import run_works
+    from evals.runner._failures import Failure, FailureKind, classify, retry_after_seconds
+    from evals.runner._limits import AdaptiveLimit
+    from evals.runner._progress import ModelProgress, RunProgress
 
 __all__ = [
     "CONTEXT_OPTIONS",
@@ -84,6 +90,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AdaptiveLimit": "evals.runner._limits",
+    "run_blocking": "evals.runner._blocking",
     "run_works": "evals.runner._engine",
     "Failure": "evals.runner._failures",
     "FailureKind": "evals.runner._failures",
@@ -107,6 +115,14 @@ def __getattr__(name: str) -> Any:
         from evals.runner import _failures
 
         return getattr(_failures, name)
+    if module == "evals.runner._blocking":
+        from evals.runner import _blocking
+
+        return getattr(_blocking, name)
+    if module == "evals.runner._limits":
+        from evals.runner import _limits
+
+        return getattr(_limits, name)
     from evals.runner import _progress
 
     return getattr(_progress, name)

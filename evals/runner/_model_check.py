@@ -9,7 +9,6 @@ model unchecked and the run goes on; the runner reports what then fails.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,6 +70,8 @@ class ModelChecks:
 
 
 async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> list[str]:
+    import asyncio  # like the SDK, needed only when something is about to be bought
+
     from openai import AsyncOpenAI
 
     clients: dict[str, AsyncOpenAI] = {}

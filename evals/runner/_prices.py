@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from labmgr.pricing import cost
-
 if TYPE_CHECKING:
     from evals.runner._outcome import PriceFunction
     from labmgr.pricing import Price
@@ -18,6 +16,8 @@ __all__ = ["price_function"]
 def price_function(overrides: Mapping[str, Price] | None = None) -> PriceFunction:
     """Dollars for `(model, prompt_tokens, completion_tokens)` from the built-in table, with
     `overrides` (a lab's `Settings.prices`) winning; None for a model without a price."""
+    from labmgr.pricing import cost  # its table is built on import: only when a run prices
+
     table = dict(overrides or {})
 
     def price(model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
