@@ -53,20 +53,29 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, db, demo, finetune, jobs, lab, models, sandbox
-    from labmgr.cli import eval as eval_cli
-    from labmgr.cli import report as report_cli
+    # Each command module is imported by its full name: nothing here imports the
+    # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
+    from labmgr.cli.cache import app as cache_app
+    from labmgr.cli.db import app as db_app
+    from labmgr.cli.demo import demo
+    from labmgr.cli.eval import app as eval_app
+    from labmgr.cli.finetune import app as finetune_app
+    from labmgr.cli.jobs import app as jobs_app
+    from labmgr.cli.lab import register as register_lab_commands
+    from labmgr.cli.models import app as models_app
+    from labmgr.cli.report import register as register_report_command
+    from labmgr.cli.sandbox import app as sandbox_app
 
-    app.add_typer(sandbox.app, name="sandbox")
-    lab.register(app)
-    app.add_typer(finetune.app, name="finetune")
-    app.add_typer(cache.app, name="cache")
-    app.add_typer(jobs.app, name="jobs")
-    app.add_typer(models.app, name="models")
-    app.add_typer(db.app, name="db")
-    app.add_typer(eval_cli.app, name="eval")
-    report_cli.register(app)
-    app.command("demo")(demo.demo)
+    app.add_typer(sandbox_app, name="sandbox")
+    register_lab_commands(app)
+    app.add_typer(finetune_app, name="finetune")
+    app.add_typer(cache_app, name="cache")
+    app.add_typer(jobs_app, name="jobs")
+    app.add_typer(models_app, name="models")
+    app.add_typer(db_app, name="db")
+    app.add_typer(eval_app, name="eval")
+    register_report_command(app)
+    app.command("demo")(demo)
 
 
 _register_commands()
