@@ -12,6 +12,7 @@ from labmgr.finetuning.api_errors import api_message
 from labmgr.finetuning.errors import FineTuningApiError, UnknownJob
 from labmgr.finetuning.job_snapshot import job_record
 from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.lab_queries import resolve_job_id
 from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
@@ -21,18 +22,17 @@ __all__ = ["cancel"]
 def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
     """Cancel `job_id` with a key of its project; returns the job as recorded afterwards.
 
+    `job_id` may be shortened as `resolve_job_id` accepts (``ftjob-…a1b2``, a prefix).
+
     Raises `UnknownJob` when the lab does not hold the job or no key can see it, and
     `FineTuningApiError` when the API refuses (e.g. the job already finished).
     """
     settings = settings or load_settings()
     with lab_database(settings) as db:
+        job_id = resolve_job_id(db, job_id)
         job = get_job(db, job_id)
-        if job is None:
-            raise UnknownJob(
-                f"Job {job_id} is not in the lab's database.",
-                hint="Check the id with `labmgr jobs list`, or run `labmgr jobs import "
-                "--from-api` to record jobs created elsewhere.",
-            )
+        if job is None:  # deleted since it was found
+            raise UnknownJob(f"Job {job_id} is not in the lab's database.")
         accounts = Accounts(settings)
         try:
             credentials, _ = resolved_credentials(accounts)
