@@ -18,6 +18,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help for every command: typer's rich help shows a type after every flag
+    # (`--json <bool>`) and reads help text as markup, eating bracketed text ([model, …]).
+    rich_markup_mode=None,
 )
 
 
@@ -41,6 +44,7 @@ def _root(
         Path | None,
         typer.Option(
             "--home",
+            metavar="<dir>",
             help="The lab folder to use (default: $LABMGR_HOME, else the nearest .labmgr/ "
             "upward from here, else the per-user lab).",
         ),
