@@ -111,5 +111,6 @@ def print_fitted(
 ) -> None:
     """Print `fitted_table`; with `wide`, lines may be longer than the terminal."""
     table = fitted_table(columns, rows, console=console, title=title, wide=wide)
-    width = max(console.width, _natural_width(console, table)) if wide else None
-    console.print(table, width=width)
+    if wide:
+        console.width = max(console.width, _natural_width(console, table))
+    console.print(table)
