@@ -11,6 +11,7 @@ import typer
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.jobs_render import job_row, print_json
 from labmgr.cli.state import cli_settings
+from labmgr.errors import InvalidTrainingFile
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
 
 app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
@@ -38,7 +39,8 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
             typer.echo(f"  {issue.format(report.path)}")
         if count > max_issues:
             typer.echo(f"  … and {count - max_issues:,} more (use --max-issues or --json)")
-    typer.echo("Valid." if report.valid else "Invalid: fix the errors above.")
+    if report.valid:
+        typer.echo("Valid.")
 
 
 @app.command("validate")
@@ -68,7 +70,10 @@ def validate(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON."),
 ) -> None:
-    """Check a training file against the API's rules; exit status 1 when it is invalid."""
+    """Check a training file against the API's rules; exit status 1 when it is invalid.
+
+    Makes no request: token counts and costs are estimates.
+    """
     settings = cli_settings(ctx)
     report = validate_training_file(
         file, method, model, min_examples=min_examples, prices=settings.prices
@@ -81,7 +86,16 @@ def validate(
     else:
         _print_report(report, max_issues)
     if not report.valid:
-        raise typer.Exit(1)
+        if report.error_count == 1 and report.errors:
+            message = report.errors[0].format(report.path).rstrip(".") + "."
+        else:
+            message = (
+                f"{report.path} is not a valid {report.method} training file "
+                f"({report.error_count:,} errors, listed {'in the JSON' if as_json else 'above'})."
+            )
+        raise InvalidTrainingFile(
+            message, hint="Fix the file and validate it again.", report=report
+        )
 
 
 def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:

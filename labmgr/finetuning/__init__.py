@@ -22,7 +22,6 @@ from labmgr.finetuning.errors import (
     LabDatabaseError,
     LabFolderError,
     SuffixConflict,
-    TrainingFileNotText,
     UnknownJob,
     UnknownJobStatus,
 )
@@ -114,7 +113,6 @@ __all__ = [
     "LabFolderError",
     "Method",
     "SuffixConflict",
-    "TrainingFileNotText",
     "UncheckedJob",
     "UnknownJob",
     "UnknownJobStatus",

@@ -8,7 +8,6 @@ LabmgrError (labmgr.errors)
 ├── UnknownJobStatus        a status filter no job can match
 ├── FineTuningApiError      the API refused a request (its message, keys removed)
 ├── LabFolderError          the lab folder cannot be written (a lock or state file)
-├── TrainingFileNotText     a training file that is not UTF-8 text (UTF-16, Latin-1…)
 └── LabDatabaseError        the lab's database cannot be opened
     ├── LabDatabaseDamaged  the SQLite file is not a database, or is corrupt
     └── LabDatabaseEmpty    the SQLite file holds zero bytes
@@ -33,7 +32,6 @@ __all__ = [
     "LabDatabaseError",
     "LabFolderError",
     "SuffixConflict",
-    "TrainingFileNotText",
     "UnknownJob",
     "UnknownJobStatus",
 ]
@@ -78,10 +76,6 @@ class UnknownJobStatus(LabmgrError):
 
 class LabFolderError(LabmgrError):
     """A file labmgr keeps in the lab folder (a lock, a state file) cannot be written."""
-
-
-class TrainingFileNotText(LabmgrError):
-    """A training file that is not UTF-8 text: the API reads nothing else."""
 
 
 class FineTuningApiError(LabmgrError):

@@ -35,7 +35,7 @@ def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
             raise UnknownJob(f"Job {job_id} is not in the lab's database.")
         accounts = Accounts(settings)
         try:
-            credentials, _ = resolved_credentials(accounts)
+            credentials, failures = resolved_credentials(accounts)
             for credential in candidate_credentials(job, credentials):
                 client = accounts.pool.client(credential)
                 started = datetime.now(UTC)
@@ -66,8 +66,10 @@ def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
                 return get_job(db, job_id) or record
         finally:
             accounts.close()
+    checked = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
     raise UnknownJob(
         f"No configured key can see job {job_id} "
-        f"(it was created with {job.key_env or 'an unknown key'}).",
-        hint="Set the key of the job's project (OPENAI_API_KEY_<NAME>); `labmgr keys` lists them.",
+        f"(it was created with {job.key_env or 'an unknown key'}){checked}.",
+        hint="Set the key of the job's project (OPENAI_API_KEY_<NAME>) or fix the endpoint "
+        "named here; `labmgr keys` checks every key.",
     )
