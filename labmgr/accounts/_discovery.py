@@ -44,16 +44,6 @@ def openai_base_url(environ: Mapping[str, str]) -> str:
     return check_base_url(value, "OPENAI_BASE_URL").rstrip("/")
 
 
-def check_endpoints(settings: Settings) -> None:
-    """Raise `ConfigError` for a configured endpoint whose base URL is not an http(s) URL.
-
-    (The config file's schema lives in `labmgr.settings`; the URL is checked here, where
-    endpoints are read, so every command that uses one reports it the same way.)
-    """
-    for name, endpoint in sorted(settings.endpoints.items()):
-        check_base_url(endpoint.base_url, f"{settings.config_path}: endpoints.{name}.base_url")
-
-
 def _prefixed(environ: Mapping[str, str], prefix: str, claimed: set[str]) -> list[str]:
     names = [
         name
@@ -77,7 +67,6 @@ def discover_credentials(
     """
     env = os.environ if environ is None else environ
     passed = None if environ is None else environ
-    check_endpoints(settings)
     claimed = {endpoint.key_env for endpoint in settings.endpoints.values()}
     base_urls = {OPENAI_ENDPOINT: openai_base_url(env), OPENROUTER_ENDPOINT: OPENROUTER_BASE_URL}
     found: list[Credential] = []
