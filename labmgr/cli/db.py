@@ -21,7 +21,7 @@ _STATE_TEXT = {
 }
 
 
-@app.command("info")
+@app.command("info", short_help="Print the database URL and its schema revision.")
 @cli_errors
 def info(
     ctx: typer.Context,
@@ -41,7 +41,7 @@ def info(
     console.print(f"schema    {schema}; this labmgr writes {status.code_revision}", soft_wrap=True)
 
 
-@app.command("upgrade")
+@app.command("upgrade", short_help="Create the database, or migrate it in place.")
 @cli_errors
 def upgrade(ctx: typer.Context) -> None:
     """Create the database, or migrate it in place to this labmgr's schema."""

@@ -43,7 +43,7 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
         typer.echo("Valid.")
 
 
-@app.command("validate")
+@app.command("validate", short_help="Check a training file against the API's rules.")
 @cli_errors
 def validate(
     ctx: typer.Context,
@@ -110,7 +110,7 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
     return int(number) if number.is_integer() and "." not in value else number
 
 
-@app.command("create")
+@app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
 @cli_errors
 def create(
     ctx: typer.Context,

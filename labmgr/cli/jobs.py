@@ -69,7 +69,7 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
             )
 
 
-@app.command("update")
+@app.command("update", short_help="Refresh every job that is not final yet.")
 @cli_errors
 def update(
     ctx: typer.Context,
@@ -135,7 +135,7 @@ def _job_list_rows(jobs: list[FinetuneJob]) -> list[list[str]]:
     ]
 
 
-@app.command("list")
+@app.command("list", short_help="List recorded jobs, oldest first.")
 @cli_errors
 def list_jobs(
     ctx: typer.Context,
@@ -269,7 +269,7 @@ def _print_import(summary: ImportSummary) -> None:
         console.print(f"  could not read: {problem}", soft_wrap=True)
 
 
-@app.command("import")
+@app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
 @cli_errors
 def import_jobs(
     ctx: typer.Context,

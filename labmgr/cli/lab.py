@@ -190,6 +190,6 @@ def keys(
 
 def register(app: typer.Typer) -> None:
     """Add ``init``, ``info`` and ``keys`` to the root command."""
-    app.command("init")(init)
-    app.command("info")(info)
-    app.command("keys")(keys)
+    app.command("init", short_help="Create a lab folder (.labmgr/); never overwrites.")(init)
+    app.command("info", short_help="Show the lab in use, its database and endpoints.")(info)
+    app.command("keys", short_help="List API keys by env var name (never the key).")(keys)

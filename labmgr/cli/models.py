@@ -33,7 +33,7 @@ def _checkpoints_choice(checkpoints: bool, only: bool) -> bool | str:
     return "only" if only else checkpoints
 
 
-@app.command("list")
+@app.command("list", short_help="List final models (and checkpoints), oldest first.")
 @cli_errors
 def list_models(
     ctx: typer.Context,

@@ -93,3 +93,14 @@ def test_job_side_options_name_what_they_take(path: tuple[str, ...], command: An
 
 def test_epochs_say_they_take_a_number_or_auto() -> None:
     assert "--epochs <n|auto>" in _help(("finetune", "create"))
+
+
+@pytest.mark.parametrize("group", [(), ("finetune",), ("jobs",), ("models",), ("db",)])
+def test_job_side_command_lists_are_not_cut_short_at_80_columns(group: tuple[str, ...]) -> None:
+    result = runner.invoke(app, [*group, "--help"], env={"COLUMNS": "80"})
+    listing = result.output.split("Commands:", 1)[1].splitlines()
+    mine = [line for line in listing if line.split()[:1] and line.split()[0] in _JOB_SIDE | {
+        "validate", "create", "cancel", "update", "list", "show", "import", "groups", "upgrade"
+    }]  # fmt: skip
+    assert mine
+    assert not [line for line in mine if line.rstrip().endswith("...")]
