@@ -18,7 +18,7 @@ from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
 from typer.testing import CliRunner
 
-from evals import Cache, CacheError, EnvRouter, OutputError, Question, RunSettings
+from evals import Cache, CacheError, OutputError
 from evals.report import write_report
 from evals.runs import write_run
 from labmgr.cli import app
@@ -114,8 +114,11 @@ def shared_dir() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _as_a_user(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`labmgr ARGS` as a user without write permission on root's read-only folders."""
+def _as_a_user(
+    args: list[str], env: dict[str, str], cwd: Path, module: str | None = "labmgr"
+) -> subprocess.CompletedProcess[str]:
+    """`python -m labmgr ARGS` (or `python ARGS`) as a user without write permission on
+    root's read-only folders."""
     prefix: list[str] = []
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
@@ -123,7 +126,7 @@ def _as_a_user(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Co
             pytest.skip("running as root without setpriv: no way to be a user without rights")
         prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "labmgr", *args],
+        [*prefix, sys.executable, *(["-m", module] if module else []), *args],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -179,21 +182,37 @@ def test_a_read_only_folder_ends_the_run_in_one_sentence_before_buying(
     assert chat_requests(sandbox) == 0
 
 
-def test_a_read_only_cache_raises_before_anything_is_bought_in_python(
-    sandbox: Any, shared_dir: Path, monkeypatch: pytest.MonkeyPatch
+_READ_ONLY_IN_PYTHON = """
+import sys
+from evals import Cache, CacheError, EnvRouter, Question, RunSettings
+question = Question.create(type="free_form", name="ro", paraphrases=["Hi."], max_tokens=5)
+try:
+    question.df(
+        {"b": ["gpt-4o-mini"]},
+        cache=Cache(sys.argv[1]),
+        router=EnvRouter(base_url=sys.argv[2]),
+        settings=RunSettings(progress=False),
+    )
+except CacheError as error:
+    print("CacheError:", error.message)
+"""
+
+
+def test_a_read_only_cache_raises_a_cache_error_before_anything_is_bought_in_python(
+    sandbox: Any, shared_dir: Path
 ) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root writes into read-only folders; the command-line test covers this")
     sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     folder = shared_dir / "cache"
     folder.mkdir(mode=0o555)
-    question = Question.create(type="free_form", name="ro", paraphrases=["Hi."], max_tokens=5)
-    with pytest.raises(CacheError, match="cache"):
-        question.df(
-            {"b": ["gpt-4o-mini"]},
-            cache=Cache(folder),
-            router=EnvRouter(base_url=sandbox.base_url),
-            settings=RunSettings(progress=False),
-        )
+    home = shared_dir / "home"
+    home.mkdir(mode=0o777)
+    done = _as_a_user(
+        ["-c", _READ_ONLY_IN_PYTHON, str(folder), sandbox.base_url],
+        _user_env(shared_dir / "no-lab", sandbox, home),
+        cwd=shared_dir,
+        module=None,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CacheError: cannot open the response cache"), done.stdout
+    assert f"permission denied on its folder {folder}" in done.stdout
     assert chat_requests(sandbox) == 0
