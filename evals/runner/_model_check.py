@@ -74,10 +74,19 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
 
     from openai import AsyncOpenAI
 
+    from evals.runner._transport import make_http_client
+
     clients: dict[str, AsyncOpenAI] = {}
     for _, endpoint in todo:
         if endpoint.id not in clients:
             clients[endpoint.id] = AsyncOpenAI(
+                http_client=(
+                    make_http_client(
+                        max_connections=_CHECKS_IN_FLIGHT, timeout=_CHECK_TIMEOUT_SECONDS
+                    )
+                    if settings.http_transport == "aiohttp"
+                    else None
+                ),
                 api_key=endpoint.api_key(),
                 base_url=endpoint.base_url,
                 organization=endpoint.organization,
