@@ -16,7 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.errors import NoEndpointError, RunOptionsError, RunStopped
+from evals.errors import (
+    NoEndpointError,
+    OutputError,
+    RunOptionsError,
+    RunStopped,
+    describe_os_error,
+)
 from evals.runner import RunContext, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
@@ -126,7 +132,13 @@ def run_questions(
     for question in prepared:
         ctx.models.expect(judge.model for judge in question.judge_questions().values())
     folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
-    logger = _file_logger(folder / RUN_LOG)
+    try:
+        logger = _file_logger(folder / RUN_LOG)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the run log {folder / RUN_LOG}: {describe_os_error(error)}.",
+            hint="Give a run folder you can write to with --out / out=.",
+        ) from None
     started, clock = utc_now(), time.monotonic()
     bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
     frames: dict[str, pd.DataFrame] = {}

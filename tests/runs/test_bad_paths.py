@@ -216,3 +216,12 @@ def test_a_read_only_cache_raises_a_cache_error_before_anything_is_bought_in_pyt
     assert done.stdout.startswith("CacheError: cannot open the response cache"), done.stdout
     assert f"permission denied on its folder {folder}" in done.stdout
     assert chat_requests(sandbox) == 0
+
+
+def test_a_damaged_samples_file_is_named_when_the_report_is_written(tmp_path: Path) -> None:
+    frame = judged_frame({"g": ["m-1", "m-2"]}, samples=4)
+    run = write_run(tmp_path / "run", {"wish": frame}, resamples=50)
+    samples = run.path / run.question_info("wish")["samples_file"]
+    samples.write_bytes(b"PAR1 not really parquet")
+    result = runner.invoke(app, ["report", str(run.path), "--no-figures"])
+    _fails_clearly(result, str(samples), "cannot be read")
