@@ -10,6 +10,7 @@ the mean and the refusal rate. A metric's rows left out by its condition are nei
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -116,7 +117,7 @@ def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float,
 def _row(
     question: str,
     group: object,
-    score: Score,
+    score: str,
     interval: Interval,
     scale: Scale,
     method: str,
@@ -125,7 +126,7 @@ def _row(
     return {
         "question": question,
         "group": group,
-        "score": score_name(score),
+        "score": score,
         "n_models": interval.n_models,
         "n_samples": interval.n_samples,
         "mean": interval.mean,
@@ -164,49 +165,67 @@ def summarize(
     questions first, then the t interval over models)."""
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[object, str], list[tuple[str, pd.Series, np.ndarray, Scale]]] = {}
+    pools: dict[tuple[object, str], list[_Part]] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
-        for score in question_scores(question, frame, named, metric_list):
-            values = score_values(frame, score)
-            scale = scale_of(question, score, scales)
-            for group, index in frame.groupby("group", sort=False).indices.items():
-                part = frame.iloc[index]
+        chosen = question_scores(question, frame, named, metric_list)
+        values = {score_name(s): score_values(frame, s) for s in chosen}
+        for group, index in frame.groupby("group", sort=False).indices.items():
+            part = frame.iloc[index]
+            for score in chosen:
+                name = score_name(score)
+                scale = scale_of(question, score, scales)
+                piece = _Part(question, part, values[name][index], scale, isinstance(score, Metric))
                 interval = group_interval(
-                    values[index],
-                    part["model"].to_numpy(),
+                    piece.values,
+                    piece.models,
                     method=method,
                     scale=scale,
                     resamples=resamples,
                     confidence=confidence,
                     seed=seed,
                 )
-                counts = _counts(values[index], part["error"], isinstance(score, Metric))
-                rows.append(_row(question, group, score, interval, scale, method, counts))
-                pools.setdefault((group, score_name(score)), []).append(
-                    (question, part["model"], values[index], scale)
-                )
+                rows.append(_row(question, group, name, interval, scale, method, piece.counts()))
+                pools.setdefault((group, name), []).append(piece)
     if pooled:
         rows.extend(_pooled_rows(pools, confidence))
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One question × group × score: its rows' values, models and errors."""
+
+    question: str
+    rows: pd.DataFrame
+    values: np.ndarray
+    scale: Scale
+    metric: bool
+
+    @property
+    def models(self) -> np.ndarray:
+        return self.rows["model"].to_numpy()
+
+    def counts(self) -> tuple[float, int]:
+        return _counts(self.values, self.rows["error"], self.metric)
+
+
 def _pooled_rows(
-    pools: Mapping[tuple[object, str], list[tuple[str, pd.Series, np.ndarray, Scale]]],
-    confidence: float,
+    pools: Mapping[tuple[object, str], list[_Part]], confidence: float
 ) -> list[dict[str, Any]]:
     """Rows over all questions for each group × score asked in two or more questions on one
     scale."""
     rows = []
     for (group, name), parts in pools.items():
-        if len(parts) < 2 or len({scale for *_, scale in parts}) != 1:
+        if len(parts) < 2 or len({part.scale for part in parts}) != 1:
             continue
-        scale = parts[0][3]
-        values = np.concatenate([v for _, _, v, _ in parts])
-        models = np.concatenate([m.to_numpy() for _, m, _, _ in parts])
-        questions = np.concatenate([[q] * len(v) for q, _, v, _ in parts])
+        scale = parts[0].scale
+        values = np.concatenate([part.values for part in parts])
+        models = np.concatenate([part.models for part in parts])
+        questions = np.concatenate([[part.question] * len(part.values) for part in parts])
         interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
-        counts = (float("nan"), 0)
+        errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
+        counts = _counts(values, errors, parts[0].metric)
         rows.append(_row(ALL_QUESTIONS, group, name, interval, scale, "t", counts))
     return rows
 
