@@ -275,7 +275,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
         "input_file_id": file_id,
         "completion_window": "24h",
         "created_at": sb.now(),
-        "job_seconds": sb.job_seconds,
+        "job_seconds": sb.config.batch_seconds,
         "metadata": metadata,
         "model": lines[0]["body"]["model"] if lines else None,
         "total": 0 if errors else len(lines),
