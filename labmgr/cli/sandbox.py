@@ -70,7 +70,7 @@ def serve(
     http://127.0.0.1:43117/v1. Admin endpoints beside /v1: GET /sandbox/stats,
     GET|POST /sandbox/faults (latency_ms, jitter_ms, rate_429, rate_500, rate_timeout,
     rate_drop, retry_after_ms, daily_job_limit, quota_requests, endpoints,
-    first_attempt_only),
+    first_attempt_only, batch_line_error_rate, batch_window_s),
     GET|POST /sandbox/limits, POST /sandbox/reset.
     """
     from labmgr.sandbox import SandboxConfig, SandboxError, is_loopback, serve_sandbox
