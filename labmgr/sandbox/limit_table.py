@@ -174,9 +174,13 @@ def _model_table(
             continue
         family = DEFAULT_KEY if key == DEFAULT_KEY else limit_family(str(key))
         if family is None or str(key).startswith("ft:"):
+            nested = isinstance(entry, Mapping) and any(
+                isinstance(v, Mapping) for v in entry.values()
+            )
+            hint = ' (in TOML, quote a name with dots: ["gpt-4.1-mini"])' if nested else ""
             raise LimitsError(
-                f"{source}: unknown model {key!r}; name a catalogue model (its snapshots and "
-                "fine-tunes count under it) or '*' for every other model"
+                f"{source}: unknown model {key!r}{hint}; name a catalogue model (its "
+                "snapshots and fine-tunes count under it) or '*' for every other model"
             )
         if family in named:
             raise LimitsError(
