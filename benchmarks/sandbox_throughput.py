@@ -3,7 +3,10 @@
 The sandbox runs as a subprocess (`run_sandbox(in_process=False)`), so its CPU is separate
 from the client's; on a small machine both still share the cores. A minimal
 starlette/uvicorn JSON endpoint, served the same way, is measured in the same run as the
-baseline, and each sandbox figure is printed with its ratio to it.
+baseline, and each sandbox figure is printed with its ratio to it. Last, the plain-client
+rows at 0 ms are measured with rate limits set high enough never to refuse and without
+limits, alternating, and the median with limits is printed with its ratio to the median
+without (what enforcing limits costs).
 
     python benchmarks/sandbox_throughput.py [--requests 2000] [--concurrency 20 100 500]
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import subprocess
 import sys
 import time
@@ -33,6 +37,9 @@ CHAT_BODY = {
     "logprobs": True,
     "top_logprobs": 5,
 }
+
+NEVER_REACHED = {"*": {"rpm": 1_000_000_000, "tpm": 1_000_000_000_000}}
+"""Limits on every model that no run here comes near: the limiter's cost, never a 429."""
 
 BASELINE_APP = """
 import socket, sys, uvicorn
@@ -146,6 +153,22 @@ def main() -> None:
                 _row("sandbox chat", "aiohttp", latency, c, rate, rate / base, failed)
                 rate, failed = asyncio.run(openai_client(sb.base_url, n_sdk, c))
                 _row("sandbox chat", "AsyncOpenAI", latency, c, rate, rate / base, failed)
+        sb.set_faults(latency_ms=0.0)
+        print("\nlimits set (never reached) vs none, alternating, median of 3 runs each")
+        for c in args.concurrency:
+            rates: dict[bool, list[float]] = {False: [], True: []}
+            failures = 0
+            for _ in range(3):
+                for limited in (False, True):
+                    sb.set_limits(NEVER_REACHED if limited else {})
+                    rate, failed = asyncio.run(
+                        plain_client(sb.base_url + "/chat/completions", CHAT_BODY, args.requests, c)
+                    )
+                    rates[limited].append(rate)
+                    failures += failed
+            without, with_limits = (statistics.median(rates[k]) for k in (False, True))
+            _row("sandbox chat", "aiohttp", 0, c, without, 1.0, 0)
+            _row("sandbox + limits", "aiohttp", 0, c, with_limits, with_limits / without, failures)
         stats = sb.stats()
         print(f"peak concurrency seen by the sandbox: {stats['peak_concurrency']}")
         print(f"responses by status: {stats['statuses']}")
