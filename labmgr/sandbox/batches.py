@@ -146,12 +146,15 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
         "metadata": batch["metadata"],
         "model": batch["model"],
     }
-    started_at = min(phases["in_progress"], phases["expires"])
-    ran = status not in ("validating", "failed") and not (
-        cancel_at is not None and cancel_at < started_at
-    )
-    stamp("in_progress_at", phases["in_progress"], ran and now >= phases["in_progress"])
-    stamp("finalizing_at", phases["finalizing"], status in ("finalizing", "completed"))
+    # how far the batch got: now, or when it expired or was cancelled
+    stop = now
+    if status == "expired":
+        stop = phases["expires"]
+    elif cancel_at is not None and status in ("cancelling", "cancelled"):
+        stop = cancel_at
+    ran = status != "failed"
+    stamp("in_progress_at", phases["in_progress"], ran and stop >= phases["in_progress"])
+    stamp("finalizing_at", phases["finalizing"], ran and stop >= phases["finalizing"])
     stamp("completed_at", phases["completed"], status == "completed")
     stamp("failed_at", phases["in_progress"], status == "failed")
     stamp("expired_at", phases["expires"], status == "expired")

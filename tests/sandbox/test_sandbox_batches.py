@@ -220,6 +220,17 @@ def test_a_batch_past_its_window_expires_with_the_finished_lines_in_its_output()
         assert done.usage is not None and done.usage.input_tokens > 0
         later = _create(client, _line("after"))
         assert later.expires_at == later.created_at + 24 * 3600
+        # a window that ends while the batch validates: nothing ran, nothing in progress
+        sb.set_faults(batch_window_s=0.1)
+        early = wait_for_batch(client, _create(client, _line("x") + _line("y")).id)
+        time.sleep(0.3)  # past the time it would have started
+        early = client.batches.retrieve(early.id)
+        assert early.status == "expired" and early.in_progress_at is None
+        assert early.output_file_id is None and early.request_counts is not None
+        assert (early.request_counts.completed, early.request_counts.failed) == (0, 2)
+        assert {line["error"]["code"] for line in _jsonl(client, early.error_file_id)} == {
+            "batch_expired"
+        }
 
 
 def test_a_cancelled_batch_keeps_the_lines_done_before_the_cancel() -> None:
