@@ -1,7 +1,8 @@
-"""Informational `x-ratelimit-*` headers, counted per account over one-minute windows.
+"""Nominal `x-ratelimit-*` headers for responses no enforced limit covers.
 
-The sandbox never refuses a request because of these numbers (use faults for 429s); they
-exist so that clients reading them see plausible, moving values.
+Counted per account over one-minute windows against 10,000 requests and 10,000,000 tokens;
+nothing is refused because of them (enforced limits are `limiter`'s). They exist so that
+clients reading the headers see plausible, moving values when no limits are set.
 """
 
 from __future__ import annotations
