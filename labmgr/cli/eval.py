@@ -228,7 +228,14 @@ def run(
     if baseline is None and groups_by is not None and include_base is not False:
         baseline = base_group(groups, facts)
     if estimate:
-        estimates = estimate_run(questions, groups, samples=samples, lab=settings)
+        estimates = estimate_run(
+            questions,
+            groups,
+            samples=samples,
+            metrics=list(metric or []),
+            baseline=baseline,
+            lab=settings,
+        )
         _show_estimate(estimates, as_json=as_json)
         return
     try:

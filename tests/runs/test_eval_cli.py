@@ -367,9 +367,10 @@ def test_a_bad_metric_or_baseline_ends_the_run_before_anything_is_bought(
     lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     common = ["--group", "b=gpt-4o-mini", "--group", "c=gpt-4.1-nano", "--out", str(tmp_path / "x")]
-    result = runner.invoke(app, ["eval", "run", str(questions_file), *common, *args])
-    assert result.exit_code == 1
-    assert message in " ".join(result.output.split())
-    assert "Traceback" not in result.output
+    for estimate in ([], ["--estimate"]):
+        result = runner.invoke(app, ["eval", "run", str(questions_file), *common, *args, *estimate])
+        assert result.exit_code == 1
+        assert message in " ".join(result.output.split())
+        assert "Traceback" not in result.output
     assert chat_requests(sandbox) == 0
     assert not (tmp_path / "x" / "run.json").exists()
