@@ -174,10 +174,7 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
     prefix = question_figure_prefix(run, name)
     figures = [f for f in drawn.embedded if f.name.startswith(prefix)] if drawn else []
     problems = [p.message for p in drawn.problems if p.name.startswith(prefix)] if drawn else []
-    metrics = ", ".join(
-        f"{m.name} ({m.share}" + (f" among {m.among})" if m.among else ")")
-        for m in run.metrics(name)
-    )
+    metrics = "; ".join(str(metric) for metric in run.metrics(name))
     shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
     more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
     notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
