@@ -161,12 +161,19 @@ def lab_models(
     suffix: str | None = None,
     tags: Any = None,
     checkpoints: Checkpoints = False,
+    include_deleted: bool = False,
 ) -> list[Model]:
-    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`)."""
+    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`);
+    models deleted on the API only with `include_deleted`."""
     with lab_database(settings) as db:
         try:
             return select_models(
-                db, base_model=base_model, suffix=suffix, tags=tags, checkpoints=checkpoints
+                db,
+                base_model=base_model,
+                suffix=suffix,
+                tags=tags,
+                checkpoints=checkpoints,
+                include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
             raise _filter_error(exc) from None
@@ -179,12 +186,19 @@ def lab_model_groups(
     base_model: str | None = None,
     include_base: bool = True,
     checkpoints: Checkpoints = False,
+    include_deleted: bool = False,
 ) -> dict[str, list[str]]:
-    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`)."""
+    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`); models
+    deleted on the API leave their groups unless `include_deleted`."""
     with lab_database(settings) as db:
         try:
             return model_groups(
-                db, by=by, base_model=base_model, include_base=include_base, checkpoints=checkpoints
+                db,
+                by=by,
+                base_model=base_model,
+                include_base=include_base,
+                checkpoints=checkpoints,
+                include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
             text = str(exc)
