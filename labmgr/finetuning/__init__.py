@@ -27,6 +27,7 @@ from labmgr.finetuning.errors import (
     SuffixConflict,
     UnknownJob,
     UnknownJobStatus,
+    UnknownModel,
     UnsupportedOption,
 )
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS, REASONING_EFFORTS, Method
@@ -50,11 +51,11 @@ _LAZY = {
     "ImportSummary": "labmgr.finetuning.api_import",
     "import_llmcomp": "labmgr.finetuning.llmcomp_import",
     "delete_model": "labmgr.finetuning.model_delete",
-    "sweep": "labmgr.finetuning.sweep",
-    "plan_sweep": "labmgr.finetuning.sweep",
-    "SweepPlan": "labmgr.finetuning.sweep",
-    "SweepJob": "labmgr.finetuning.sweep",
-    "SweepResult": "labmgr.finetuning.sweep",
+    "sweep": "labmgr.finetuning.sweep_jobs",
+    "plan_sweep": "labmgr.finetuning.sweep_jobs",
+    "SweepPlan": "labmgr.finetuning.sweep_jobs",
+    "SweepJob": "labmgr.finetuning.sweep_jobs",
+    "SweepResult": "labmgr.finetuning.sweep_jobs",
     "training_curves": "labmgr.finetuning.curves",
     "NoCurves": "labmgr.finetuning.curves",
     "job_curves_figure": "labmgr.finetuning.curve_plots",
@@ -102,7 +103,7 @@ if TYPE_CHECKING:
     )
     from labmgr.finetuning.llmcomp_import import import_llmcomp
     from labmgr.finetuning.model_delete import delete_model
-    from labmgr.finetuning.sweep import SweepJob, SweepPlan, SweepResult, plan_sweep, sweep
+    from labmgr.finetuning.sweep_jobs import SweepJob, SweepPlan, SweepResult, plan_sweep, sweep
     from labmgr.finetuning.update_summary import JobState, UncheckedJob, UpdateSummary
 
 
@@ -147,6 +148,7 @@ __all__ = [
     "UncheckedJob",
     "UnknownJob",
     "UnknownJobStatus",
+    "UnknownModel",
     "UnsupportedOption",
     "UpdateSummary",
     "ValidationReport",

@@ -95,10 +95,13 @@ def _check_value(name: str, value: Any) -> Hyperparameter:
     return int(value) if whole else value
 
 
-def check_hyperparameters(method: str, values: Mapping[str, Any]) -> dict[str, Hyperparameter]:
+def check_hyperparameters(
+    method: str, values: Mapping[str, Any], *, as_options: bool = True
+) -> dict[str, Hyperparameter]:
     """The hyperparameters to send for `method`: the common three (``auto`` unless given)
     and any method-specific ones given. Raises `UnsupportedOption` for a hyperparameter
-    `method` does not take, `LabmgrError` for a bad value."""
+    `method` does not take (named as its CLI option, or with ``as_options=False`` by its
+    API name), `LabmgrError` for a bad value."""
     if method not in HYPERPARAMETERS:
         raise LabmgrError(
             f"Method {method!r} is not a fine-tuning method; use one of {', '.join(METHODS)}."
@@ -115,9 +118,10 @@ def check_hyperparameters(method: str, values: Mapping[str, Any]) -> dict[str, H
                     f"{name!r} is not a fine-tuning hyperparameter; {method} takes "
                     f"{', '.join(allowed)}."
                 )
+            shown = _OPTION.get(name, name) if as_options else name
             raise UnsupportedOption(
-                f"{_OPTION.get(name, name)} applies only to the {owner} method, not {method}.",
-                hint=f"Pass --method {owner}, or leave {_OPTION.get(name, name)} out.",
+                f"{shown} applies only to the {owner} method, not {method}.",
+                hint=f"Use the {owner} method, or leave {shown} out.",
             )
         checked[name] = _check_value(name, value)
     return checked

@@ -70,6 +70,8 @@ class SweepSpec:
     seeds: list[int]
     hyperparameters: dict[str, list[Any]]
     """API hyperparameter name → its levels, in the spec's order."""
+    spelled: dict[str, str] = field(default_factory=dict)
+    """API hyperparameter name → the key the spec wrote (``lr`` for the multiplier)."""
     method: str = "supervised"
     validation: dict[str, Path] = field(default_factory=dict)
     """Condition → its validation file (the same file for every condition if one was given)."""
@@ -169,12 +171,15 @@ def _levels(path: Path, lines: dict[str, int], key: str, value: Any) -> list[Any
     return levels
 
 
-def _hyperparameters(path: Path, lines: dict[str, int], value: Any) -> dict[str, list[Any]]:
+def _hyperparameters(
+    path: Path, lines: dict[str, int], value: Any
+) -> tuple[dict[str, list[Any]], dict[str, str]]:
     if value is None:
-        return {}
+        return {}, {}
     if not isinstance(value, Mapping):
         raise spec_error(path, lines, "hyperparameters", "must map names to levels")
     out: dict[str, list[Any]] = {}
+    spelled: dict[str, str] = {}
     for raw, levels in value.items():
         key = f"hyperparameters.{raw}"
         name = HYPERPARAMETER_ALIASES.get(str(raw), str(raw))
@@ -193,7 +198,8 @@ def _hyperparameters(path: Path, lines: dict[str, int], value: Any) -> dict[str,
         if name in out:
             raise spec_error(path, lines, key, f"{name} is given twice (under two names)")
         out[name] = _levels(path, lines, key, levels)
-    return out
+        spelled[name] = str(raw)
+    return out, spelled
 
 
 def _seeds(path: Path, lines: dict[str, int], value: Any) -> list[int]:
@@ -277,6 +283,7 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
     grader = data.get("grader")
     if isinstance(grader, str):
         grader = _relative(path, grader, lines, "grader")
+    hyperparameters, spelled = _hyperparameters(path, lines, data.get("hyperparameters"))
     name = data.get("name", path.stem)
     suffix = data.get("suffix", "{condition}")
     key = data.get("key")
@@ -289,7 +296,8 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
         bases=_names(data["base"], path, lines, "base"),
         conditions=conditions,
         seeds=_seeds(path, lines, data.get("seeds")),
-        hyperparameters=_hyperparameters(path, lines, data.get("hyperparameters")),
+        hyperparameters=hyperparameters,
+        spelled=spelled,
         method=str(method),
         validation=validation,
         suffix=str(suffix),

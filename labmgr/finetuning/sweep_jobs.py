@@ -167,9 +167,13 @@ def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
     combinations = list(itertools.product(*(spec.hyperparameters[n] for n in names)))
     for combination in combinations:
         try:
-            check_hyperparameters(spec.method, dict(zip(names, combination, strict=True)))
+            check_hyperparameters(
+                spec.method, dict(zip(names, combination, strict=True)), as_options=False
+            )
         except LabmgrError as exc:
-            raise spec.error("hyperparameters", exc.message.rstrip(".") + ".", exc.hint) from None
+            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
+            where = named[0] if named else "hyperparameters"
+            raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
     cells: list[_Cell] = []
     suffix_content: dict[str, tuple[str, str]] = {}
     for condition, path in spec.conditions.items():
