@@ -10,7 +10,7 @@ from typing import Any
 import openai
 from openai import OpenAI
 
-from jobs_db import Database, FinetuneJob, upsert_job
+from jobs_db import Database, FinetuneJob, get_job, upsert_job
 from labmgr.accounts import Credential
 from labmgr.finetuning.api_errors import api_message
 from labmgr.finetuning.daily_limit import daily_limit_error, is_daily_limit
@@ -44,9 +44,10 @@ def launch(
         except DailyJobLimit as limit:
             now = datetime.now(UTC)
             waiting = [(later, _body(later, files)) for later in requests[index:]]
-            return done + queue_requests(
+            queued = queue_requests(
                 db, credential, waiting, not_before=slot_time(limit, now), now=now
             )
+            return _as_stored(db, done + queued)
         record = job_record(
             job,
             refreshed_at=datetime.now(UTC),
@@ -56,7 +57,12 @@ def launch(
         )
         upsert_job(db, record, tags=request.tags)
         done.append(record)
-    return done
+    return _as_stored(db, done)
+
+
+def _as_stored(db: Database, jobs: list[FinetuneJob]) -> list[FinetuneJob]:
+    """The jobs as the database holds them now (with their tags)."""
+    return [get_job(db, job.id) or job for job in jobs]
 
 
 def _body(request: JobRequest, files: Mapping[str, str]) -> dict[str, Any]:
