@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 JOB_STATUSES = (
+    "queued_locally",
     "validating_files",
     "queued",
     "running",
@@ -47,8 +48,9 @@ JOB_STATUSES = (
     "cancelled",
     "unknown",
 )
-"""Statuses a recorded job can have: the API's, and ``unknown`` (imported from llmcomp
-without a status; `update` checks it)."""
+"""Statuses a recorded job can have: the API's, ``queued_locally`` (held back by the daily
+job limit, not on the API yet) and ``unknown`` (imported from llmcomp without a status;
+`update` checks it)."""
 
 _ELLIPSES = ("…", "...")
 _SHOWN_CANDIDATES = 5

@@ -71,8 +71,11 @@ def test_jobs_over_the_limit_are_listed_as_queued_with_the_time_they_can_go(
     queued_lines = [line for line in listed.stdout.splitlines() if "queued-" in line]
     assert len(queued_lines) == 2
     assert all("queued locally, from" in line for line in queued_lines)
-    rows = json.loads(runner.invoke(app, ["jobs", "list", "--json"]).stdout)
+    rows = json.loads(
+        runner.invoke(app, ["jobs", "list", "--status", QUEUED_LOCALLY, "--json"]).stdout
+    )
     queued = [row for row in rows if row["status"] == QUEUED_LOCALLY]
+    assert len(queued) == len(rows) == 2
     assert sorted(row["seed_requested"] for row in queued) == [2, 3]
     assert all(row["not_before"] for row in queued)
 
