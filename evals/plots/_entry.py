@@ -21,7 +21,7 @@ from evals.plots._relations import checkpoints_figure, scatter_figure
 from evals.stats import Scale, score_columns, score_scale, summarize
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.questions import Question
 
 __all__ = ["KINDS", "PlotKind", "plot", "plot_frame"]
 
@@ -111,9 +111,9 @@ def plot(
     `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to `q.df`; the rest
     to the figure (see `plot_frame`). Pass `frame=` to draw an existing DataFrame instead.
     """
-    from evals.settings import RunSettings
+    from evals.runner import RUN_OPTIONS
 
-    df_keys = _DF_OPTIONS | set(RunSettings.model_fields)
+    df_keys = _DF_OPTIONS | RUN_OPTIONS
     df_options = {k: options.pop(k) for k in list(options) if k in df_keys}
     frame = options.pop("frame", None)
     if frame is None:

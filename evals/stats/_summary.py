@@ -33,7 +33,7 @@ from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.questions import Question
 
 __all__ = [
     "MODEL_SUMMARY_COLUMNS",
@@ -87,13 +87,7 @@ def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list
     (rating judges), and `answer` when it holds numbers.
     """
     if question is not None:
-        from evals.question_types import FreeForm, NextToken, Rating, RatingJudge
-
-        if isinstance(question, Rating) and not isinstance(question, NextToken):
-            return ["answer"]
-        if isinstance(question, FreeForm):
-            return [name for name, j in question.judges.items() if isinstance(j, RatingJudge)]
-        return []
+        return question.score_columns()
     scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
     if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
         scores.insert(0, "answer")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .catalogue import CATALOGUE, ModelCard, resolve_model_name, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
+from .plan import prompt_tokens
 from .request import ChatRequestError
 from .simulator import ChatSimulator, Completion
 from .tokens import count_tokens
@@ -24,6 +25,7 @@ __all__ = [
     "count_tokens",
     "drift_probability",
     "persona_from_examples",
+    "prompt_tokens",
     "resolve_model_name",
     "served_model_name",
 ]
