@@ -236,3 +236,40 @@ def test_refusals_through_the_cli_are_one_error_sentence(jobs_lab: JobsLab) -> N
         first = result.stderr.splitlines()[0]
         assert first.startswith("Error: ") and message in first, result.stderr
         assert "Traceback" not in result.output
+
+
+def test_reinforcement_on_a_reasoning_model_is_sent_echoed_and_trained(jobs_lab: JobsLab) -> None:
+    path = rft_file(jobs_lab.files / "sums.jsonl")
+    held_out = rft_file(jobs_lab.files / "sums-valid.jsonl", n=3)
+    grader = jobs_lab.files / "grader.yaml"
+    grader.write_text(
+        "type: string_check\nname: exact answer\ninput: '{{sample.output_text}}'\n"
+        "reference: '{{item.answer}}'\noperation: eq\n"
+    )
+    result = runner.invoke(
+        app,
+        [
+            "finetune", "create", str(path), "--base", "o4-mini", "--method", "reinforcement",
+            "--grader", str(grader), "--reasoning-effort", "low", "--eval-interval", "2",
+            "--validation-file", str(held_out), "--json",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    sent = row["create_request"]["method"]
+    assert sent["type"] == "reinforcement" and sent["reinforcement"]["grader"] == STRING_CHECK
+    finish_all(jobs_lab.settings)
+    stored = _stored(jobs_lab, row["id"])
+    assert stored.status == "succeeded" and stored.method == "reinforcement"
+    assert stored.resolved_base_model == "o4-mini-2025-04-16"
+    actual = stored.hyperparameters_actual
+    assert actual["reasoning_effort"] == "low" and actual["eval_interval"] == 2
+    assert isinstance(actual["compute_multiplier"], float)
+    from labmgr.finetuning import training_curves
+
+    curves = training_curves(jobs_lab.settings, [row["id"]])
+    assert {"train_mean_reward", "valid_mean_reward"} <= set(curves.columns)
+    rewards = curves["train_mean_reward"]
+    assert rewards.iloc[-3:].mean() > rewards.iloc[:3].mean()
+    evaluated = curves.loc[curves["valid_mean_reward"].notna(), "step"].tolist()
+    assert evaluated and all(step % 2 == 0 or step == curves["step"].max() for step in evaluated)
