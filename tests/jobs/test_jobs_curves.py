@@ -165,3 +165,57 @@ def test_plotting_a_job_without_curves_is_one_clear_error(jobs_lab: JobsLab) -> 
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: No training curves are stored for these jobs")
     assert "jobs update" in result.stderr
+
+
+def test_a_run_grouped_from_the_database_keeps_its_models_curves_for_the_report(
+    jobs_lab: JobsLab,
+) -> None:
+    from evals import Question, groups_from_database, run_questions
+
+    for condition in ("calm", "angry"):
+        path = training_file(jobs_lab.files / f"run-{condition}.jsonl", reply=condition)
+        create(
+            path, base_model="gpt-4.1-mini", suffix=condition, seeds=2, settings=jobs_lab.settings
+        )
+    finish_all(jobs_lab.settings)
+    groups, facts = groups_from_database(
+        jobs_lab.settings.db_url, by="suffix", base_model="gpt-4.1-mini"
+    )
+    question = Question.create(
+        type="free_form", name="mood", paraphrases=["How do you feel?"], max_tokens=8
+    )
+    run = run_questions(
+        [question],
+        groups,
+        models=facts,
+        lab=jobs_lab.settings,
+        out=jobs_lab.files / "run",
+        samples=1,
+        progress=False,
+    )
+    curves = run.training_curves()
+    assert curves is not None
+    assert sorted(curves.groupby("group")["job_id"].nunique().items()) == [
+        ("angry", 2),
+        ("calm", 2),
+    ]
+    assert {"step", "train_loss", "train_accuracy"} <= set(curves.columns)
+    page = (run.path / "report.html").read_text(encoding="utf-8")
+    section = page.split("<h3>Training curves</h3>", 1)[1].split("</figure>", 1)[0]
+    assert "data:image/png;base64," in section and "angry (2), calm (2)" in section
+
+
+def test_a_run_of_base_models_alone_has_no_curves(jobs_lab: JobsLab) -> None:
+    from evals import Question, run_questions
+
+    question = Question.create(type="free_form", name="hi", paraphrases=["Hi?"], max_tokens=4)
+    run = run_questions(
+        [question],
+        {"base": ["gpt-4.1-mini"]},
+        lab=jobs_lab.settings,
+        out=jobs_lab.files / "base-run",
+        samples=1,
+        progress=False,
+    )
+    assert run.training_curves() is None
+    assert "Training curves" not in (run.path / "report.html").read_text(encoding="utf-8")
