@@ -16,8 +16,8 @@ from labmgr.finetuning import (
     update,
 )
 
-with offline_lab() as settings:
-    folder = scratch_dir("sweep")
+with offline_lab() as lab:
+    folder = scratch_dir(lab, "sweep")
     spec = folder / "lr-sweep.yaml"
     spec.write_text(
         f"base: {BASE_MODEL}\n"
@@ -26,23 +26,23 @@ with offline_lab() as settings:
         "seeds: 2\n"
         "hyperparameters: {n_epochs: 2, lr: [0.5, 2.0]}\n"
     )
-    plan = plan_sweep(spec)  # reads and checks everything; uploads nothing
+    plan = plan_sweep(spec, settings=lab)  # reads and checks everything; uploads nothing
     print(
         f"plan: {len(plan.jobs)} jobs, {len(plan.new_jobs)} new, "
         f"estimated training cost ${plan.estimated_cost:.4f}"
     )
 
-    created = sweep(spec).created
+    created = sweep(spec, settings=lab).created
     print(f"created {len(created)} jobs, tagged e.g. {created[0].tag_dict}")
-    while update().still_running:  # also stores each job's curves when it succeeds
+    while update(settings=lab).still_running:  # also stores each job's curves when it succeeds
         time.sleep(0.5)
-    print(f"again: {len(sweep(spec).created)} new jobs")  # the sweep is idempotent
+    print(f"again: {len(sweep(spec, settings=lab).created)} new jobs")  # the sweep is idempotent
 
-    groups = lab_model_groups(settings, by="tag:lr", base_model=BASE_MODEL, include_base=False)
+    groups = lab_model_groups(lab, by="tag:lr", base_model=BASE_MODEL, include_base=False)
     for lr, models in groups.items():
         print(f"group lr={lr}: {len(models)} model(s)")
 
-    curves = training_curves(settings, by="tag:lr")  # one row per job and step
+    curves = training_curves(lab, by="tag:lr")  # one row per job and step
     last = curves.groupby(["group", "job_id"])["train_loss"].last().groupby("group").mean()
     print(f"curves: {len(curves)} rows; final train loss by lr: {last.round(3).to_dict()}")
     figure = save_figure(group_curves_figure(curves, "lr sweep"), folder / "curves.png")

@@ -1,10 +1,12 @@
 """Fine-tuning: training-file validation, fine-tunable base models, and the job manager.
 
-from labmgr.finetuning import validate_training_file, create, update
+from labmgr.finetuning import validate_training_file, create, sweep, update, training_curves
 report = validate_training_file("train.jsonl", base_model="gpt-4.1-mini")
 report.raise_for_errors()          # InvalidTrainingFile with FILE:LINE: messages
 jobs = create("train.jsonl", base_model="gpt-4.1-mini", suffix="insecure", seeds=3)
-summary = update()                 # refresh non-final jobs concurrently
+result = sweep("lr-sweep.yaml")    # conditions × seeds × levels, only the jobs not yet made
+summary = update()                 # send queued jobs, refresh non-final ones concurrently
+curves = training_curves(settings, by="tag:lr")   # one row per job and step
 
 The job manager's modules import the OpenAI SDK and SQLAlchemy; they are loaded on first
 use of their names, so `import labmgr.finetuning` stays fast for the CLI.

@@ -273,3 +273,18 @@ def test_reinforcement_on_a_reasoning_model_is_sent_echoed_and_trained(jobs_lab:
     assert rewards.iloc[-3:].mean() > rewards.iloc[:3].mean()
     evaluated = curves.loc[curves["valid_mean_reward"].notna(), "step"].tolist()
     assert evaluated and all(step % 2 == 0 or step == curves["step"].max() for step in evaluated)
+
+
+def test_dpo_through_the_cli_sends_beta_in_the_method_object(jobs_lab: JobsLab) -> None:
+    path = dpo_file(jobs_lab.files / "cli-prefs.jsonl")
+    result = runner.invoke(
+        app,
+        [
+            "finetune", "create", str(path), "--base", "gpt-4o-mini", "--method", "dpo",
+            "--beta", "0.4", "--json",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert row["method"] == "dpo" and row["hyperparameters_requested"]["beta"] == 0.4
+    assert row["create_request"]["method"]["dpo"]["hyperparameters"]["beta"] == 0.4
