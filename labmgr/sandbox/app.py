@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from labmgr.sandbox import batches, files, finetuning, models
+from labmgr.sandbox import batches, files, finetuning, models, responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.core import Sandbox
@@ -72,6 +72,7 @@ def _routes() -> list[tuple[str, str, str, Any]]:
         *finetuning.handlers(),
         *models.handlers(),
         *batches.handlers(),
+        *responses.handlers(),
     ]
 
 

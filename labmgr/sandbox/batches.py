@@ -16,6 +16,7 @@ from labmgr.sandbox.chat import run_chat, run_legacy_completion
 from labmgr.sandbox.errors import APIError, bad_request, no_such_batch
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.responses import run_response
 from labmgr.sandbox.store import new_id, request_id
 
 if TYPE_CHECKING:
@@ -23,7 +24,11 @@ if TYPE_CHECKING:
 
 __all__ = ["handlers", "settle_due"]
 
-ENDPOINTS = {"/v1/chat/completions": run_chat, "/v1/completions": run_legacy_completion}
+ENDPOINTS = {
+    "/v1/chat/completions": run_chat,
+    "/v1/completions": run_legacy_completion,
+    "/v1/responses": run_response,
+}
 WINDOW = 24 * 3600
 
 
@@ -116,7 +121,7 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     account = Account(batch["organization_id"], batch["slug"], batch["project"])
     run = ENDPOINTS[batch["endpoint"]]
     outputs, errors = [], []
-    usage = {"input_tokens": 0, "output_tokens": 0}
+    usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
     for line in lines:
         req_id = request_id("req_")
         record: dict[str, Any] = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
@@ -131,8 +136,8 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
             record["error"] = None
             errors.append(record)
             continue
-        usage["input_tokens"] += body["usage"]["prompt_tokens"]
-        usage["output_tokens"] += body["usage"]["completion_tokens"]
+        for key, tokens in _line_usage(body["usage"]).items():
+            usage[key] += tokens
         record["response"] = {"status_code": 200, "request_id": req_id, "body": body}
         record["error"] = None
         outputs.append(record)
@@ -157,11 +162,28 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         "input_tokens": usage["input_tokens"],
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": usage["output_tokens"],
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage["reasoning_tokens"]},
         "total_tokens": usage["input_tokens"] + usage["output_tokens"],
     }
     batch["settled"] = True
     sb.store.save()
+
+
+def _line_usage(usage: dict[str, Any]) -> dict[str, int]:
+    """A line's input, output and reasoning tokens (chat and responses name them apart)."""
+    if "input_tokens" in usage:  # a response
+        details = usage.get("output_tokens_details") or {}
+        return {
+            "input_tokens": int(usage["input_tokens"]),
+            "output_tokens": int(usage["output_tokens"]),
+            "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
+        }
+    details = usage.get("completion_tokens_details") or {}
+    return {
+        "input_tokens": int(usage["prompt_tokens"]),
+        "output_tokens": int(usage["completion_tokens"]),
+        "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
+    }
 
 
 def settle_due(sb: Sandbox, now: float) -> None:
@@ -238,7 +260,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
     if endpoint not in ENDPOINTS:
         raise bad_request(
             f"Invalid 'endpoint': {endpoint!r}. The sandbox runs batches for "
-            f"{' and '.join(ENDPOINTS)}.",
+            f"{', '.join(ENDPOINTS)}.",
             param="endpoint",
         )
     if body.get("completion_window") != "24h":

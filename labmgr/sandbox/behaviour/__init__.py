@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .catalogue import CATALOGUE, ModelCard, resolve_model_name, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
+from .plan import prompt_tokens
 from .request import (
     ChatRequest,
     ChatRequestError,
@@ -22,8 +23,7 @@ from .request import (
     unsupported_parameter,
 )
 from .simulator import ChatSimulator, Completion
-from .structured import render_json
-from .tokens import count_tokens, token_bytes
+from .tokens import count_tokens
 
 __all__ = [
     "CATALOGUE",
@@ -40,11 +40,10 @@ __all__ = [
     "integer_param",
     "invalid_type",
     "persona_from_examples",
-    "render_json",
+    "prompt_tokens",
     "resolve_model_name",
     "served_model_name",
     "temperature_param",
-    "token_bytes",
     "top_p_param",
     "unsupported_parameter",
 ]
