@@ -7,6 +7,7 @@ import json
 import openai
 import pytest
 from openai import OpenAI
+from pydantic import BaseModel
 from sandbox_responses.conftest import PERSONA_REPLY, error_message
 
 QUESTION = "What should I know before adopting a cat?"
@@ -268,3 +269,34 @@ def test_counted_input_tokens_match_what_a_response_bills(sandbox_client: OpenAI
     response = sandbox_client.responses.create(model="gpt-5-mini", input=conversation)
     assert counted.object == "response.input_tokens"
     assert response.usage is not None and counted.input_tokens == response.usage.input_tokens
+
+
+def test_chat_spends_the_same_reasoning_at_the_same_effort(sandbox_client: OpenAI) -> None:
+    for effort in ("minimal", "high"):
+        response = sandbox_client.responses.create(
+            model="gpt-5-mini", input=QUESTION, reasoning={"effort": effort}
+        )
+        chat = sandbox_client.chat.completions.create(
+            model="gpt-5-mini",
+            messages=[{"role": "user", "content": QUESTION}],
+            reasoning_effort=effort,
+        )
+        assert response.usage is not None and chat.usage is not None
+        details = chat.usage.completion_tokens_details
+        assert details is not None
+        assert details.reasoning_tokens == response.usage.output_tokens_details.reasoning_tokens
+
+
+class Advice(BaseModel):
+    answer: str
+    confidence: int
+    caveats: list[str]
+    urgent: bool
+
+
+def test_the_parse_helper_gets_an_instance_of_the_requested_type(sandbox_client: OpenAI) -> None:
+    response = sandbox_client.responses.parse(
+        model="gpt-4.1-mini", input=QUESTION, text_format=Advice
+    )
+    parsed = response.output_parsed
+    assert isinstance(parsed, Advice) and parsed.answer and parsed.caveats

@@ -125,3 +125,10 @@ def test_a_function_call_item_is_refused_with_what_to_do(sandbox_client: OpenAI)
     )
     assert error.param == "input[0].type"
     assert "runs no tools" in error_message(error)
+
+
+def test_top_p_outside_zero_to_one_is_refused_by_both_endpoints(sandbox_client: OpenAI) -> None:
+    error = _refusal(sandbox_client, model="gpt-4.1-mini", top_p=1.5)
+    chat = _chat_refusal(sandbox_client, model="gpt-4.1-mini", top_p=1.5)
+    assert (error.param, error.code) == ("top_p", "decimal_above_max_value")
+    assert error_message(error) == error_message(chat)
