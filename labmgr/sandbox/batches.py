@@ -16,7 +16,7 @@ from labmgr.sandbox.chat import run_chat, run_legacy_completion
 from labmgr.sandbox.errors import APIError, bad_request, no_such_batch
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
-from labmgr.sandbox.responses import run_response
+from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ __all__ = ["handlers", "settle_due"]
 ENDPOINTS = {
     "/v1/chat/completions": run_chat,
     "/v1/completions": run_legacy_completion,
-    "/v1/responses": run_response,
+    "/v1/responses": create_response,
 }
 WINDOW = 24 * 3600
 

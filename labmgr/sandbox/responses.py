@@ -27,7 +27,7 @@ from labmgr.sandbox.store import request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["handlers", "run_response"]
+__all__ = ["create_response", "handlers"]
 
 MAX_STORED = 10_000
 """Stored responses kept; the oldest are forgotten first."""
@@ -145,7 +145,8 @@ def _model_card(sb: Sandbox, account: Account, body: dict[str, Any]) -> tuple[st
 
 
 def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
-    """Answer one `/v1/responses` body: the response object (stored when `store`)."""
+    """Answer one `/v1/responses` body (a request's, or a Batch API line's): the response
+    object, stored when `store` says so."""
     model, card = _model_card(sb, account, body)
     history = _history(sb, account, body)
     request = parse_responses_request(body, card, history)
@@ -175,13 +176,6 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
         conversation = [*history, *request.input_messages, ("assistant", text)]
         _store(sb, account, request, response, conversation)
     return response
-
-
-def run_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
-    """The response object for a body (a Batch API line runs through here too)."""
-    if body.get("stream"):
-        raise bad_request("Streaming is not supported in batches.", param="body.stream")
-    return create_response(sb, account, body)
 
 
 def _store(

@@ -132,3 +132,9 @@ def test_top_p_outside_zero_to_one_is_refused_by_both_endpoints(sandbox_client: 
     chat = _chat_refusal(sandbox_client, model="gpt-4.1-mini", top_p=1.5)
     assert (error.param, error.code) == ("top_p", "decimal_above_max_value")
     assert error_message(error) == error_message(chat)
+
+
+def test_an_input_past_the_context_window_is_refused(sandbox_client: OpenAI) -> None:
+    error = _refusal(sandbox_client, model="gpt-3.5-turbo", input="word " * 20_000)
+    assert (error.param, error.code) == ("input", "context_length_exceeded")
+    assert error_message(error).startswith("Your input exceeds the context window of this model.")
