@@ -20,7 +20,8 @@ from labmgr.sandbox.behaviour import ChatRequestError, Completion, ModelCard, pr
 from labmgr.sandbox.chat import check_model_access
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, not_found
 from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
-from labmgr.sandbox.responses_request import Messages, ResponsesRequest, parse_responses_request
+from labmgr.sandbox.responses_input import Messages
+from labmgr.sandbox.responses_request import ResponsesRequest, parse_responses_request
 from labmgr.sandbox.responses_stream import stream_events
 from labmgr.sandbox.store import request_id
 

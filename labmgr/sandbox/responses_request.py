@@ -20,16 +20,21 @@ from labmgr.sandbox.behaviour import (
     check_reasoning_effort,
     check_reasoning_sampling,
     integer_param,
-    invalid_type,
     temperature_param,
     top_p_param,
     unsupported_parameter,
 )
 from labmgr.sandbox.errors import APIError
+from labmgr.sandbox.responses_input import (
+    Messages,
+    bad_parameter,
+    invalid_value,
+    missing_parameter,
+    read_input,
+    wrong_type,
+)
 
-__all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
-
-Messages = tuple[tuple[str, str], ...]
+__all__ = ["ResponsesRequest", "parse_responses_request"]
 
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -45,10 +50,6 @@ INCLUDABLE = (
 )
 MIN_OUTPUT_TOKENS = 16
 MAX_TOP_LOGPROBS = 20
-INPUT_ROLES = ("user", "assistant", "system", "developer")
-TEXT_PARTS = ("input_text", "output_text", "refusal")
-OTHER_PARTS = ("input_image", "input_file", "input_audio")
-"""Content parts accepted but not read (the simulator answers the text)."""
 KNOWN_PARAMETERS = frozenset(
     (
         "model",
@@ -120,115 +121,10 @@ class ResponsesRequest:
     previous_response_id: str | None
 
 
-def _bad(message: str, param: str | None, code: str | None = None) -> APIError:
-    return APIError(400, message, param=param, code=code)
-
-
-def _missing(param: str) -> APIError:
-    return _bad(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
-
-
-def _invalid_value(value: Any, allowed: tuple[str, ...], param: str) -> APIError:
-    quoted = [f"'{v}'" for v in allowed]
-    listed = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
-    return _bad(
-        f"Invalid value: '{value}'. Supported values are: {listed}.", param, "invalid_value"
-    )
-
-
-def _type_error(param: str, expected: str, value: Any) -> APIError:
-    error = invalid_type(param, expected, value)
-    return _bad(error.message, error.param, error.code)
-
-
-def _content_text(content: Any, where: str) -> tuple[str, list[dict[str, Any]]]:
-    """A message's text and its text parts (as `input_items.list` shows them)."""
-    if isinstance(content, str):
-        return content, [{"type": "input_text", "text": content}]
-    if not isinstance(content, list):
-        raise _type_error(f"{where}.content", "one of a string or array of objects", content)
-    texts: list[str] = []
-    parts: list[dict[str, Any]] = []
-    for j, part in enumerate(content):
-        param = f"{where}.content[{j}]"
-        if not isinstance(part, Mapping):
-            raise _type_error(param, "an object", part)
-        kind = part.get("type")
-        if kind is None:
-            raise _missing(f"{param}.type")
-        if kind in TEXT_PARTS:
-            key = "refusal" if kind == "refusal" else "text"
-            text = part.get(key)
-            if not isinstance(text, str):
-                raise _type_error(f"{param}.{key}", "a string", text)
-            texts.append(text)
-            parts.append({"type": kind, key: text})
-        elif kind not in OTHER_PARTS:
-            raise _invalid_value(kind, TEXT_PARTS + OTHER_PARTS, f"{param}.type")
-    return "".join(texts), parts
-
-
-def _input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]:
-    raw = body.get("input")
-    if raw is None:
-        if body.get("previous_response_id") is not None:
-            return (), []
-        raise _missing("input")
-    if isinstance(raw, str):
-        return (("user", raw),), [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": raw}]}
-        ]
-    if not isinstance(raw, list):
-        raise _type_error("input", "one of a string or array of input items", raw)
-    if not raw:
-        raise _bad(
-            "Invalid 'input': empty array. Expected an array with minimum length 1, but got "
-            "an empty array instead.",
-            "input",
-            "empty_array",
-        )
-    messages: list[tuple[str, str]] = []
-    items: list[dict[str, Any]] = []
-    for i, item in enumerate(raw):
-        where = f"input[{i}]"
-        if not isinstance(item, Mapping):
-            raise _type_error(where, "an object", item)
-        kind = item.get("type", "message")
-        if kind == "reasoning":
-            continue  # a replayed reasoning item: context the simulator does not read
-        if kind != "message":
-            raise _bad(
-                f"The sandbox answers messages only, not '{kind}' items ({where}.type): it "
-                "runs no tools. Send the conversation as messages.",
-                f"{where}.type",
-                "invalid_value",
-            )
-        role = item.get("role")
-        if role is None:
-            raise _missing(f"{where}.role")
-        if role not in INPUT_ROLES:
-            raise _invalid_value(role, INPUT_ROLES, f"{where}.role")
-        text, parts = _content_text(item.get("content"), where)
-        messages.append((role, text))
-        if role == "assistant":
-            parts = [
-                {
-                    "type": "output_text",
-                    "text": p.get("text", p.get("refusal", "")),
-                    "annotations": [],
-                }
-                for p in parts
-            ]
-            items.append({"type": "message", "role": role, "content": parts, "status": "completed"})
-        else:
-            items.append({"type": "message", "role": role, "content": parts})
-    return tuple(messages), items
-
-
 def _instructions(body: Mapping[str, Any]) -> str | None:
     value = body.get("instructions")
     if value is not None and not isinstance(value, str):
-        raise _type_error("instructions", "a string", value)
+        raise wrong_type("instructions", "a string", value)
     return value or None
 
 
@@ -237,9 +133,9 @@ def _metadata(body: Mapping[str, Any]) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise _type_error("metadata", "an object", value)
+        raise wrong_type("metadata", "an object", value)
     if len(value) > 16:
-        raise _bad(
+        raise bad_parameter(
             "Invalid 'metadata': too many properties. Expected an object with at most 16 "
             f"properties, but got {len(value)} instead.",
             "metadata",
@@ -247,15 +143,15 @@ def _metadata(body: Mapping[str, Any]) -> dict[str, str]:
         )
     for key, item in value.items():
         if len(key) > 64:
-            raise _bad(
+            raise bad_parameter(
                 f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
                 "metadata",
                 "invalid_value",
             )
         if not isinstance(item, str):
-            raise _type_error(f"metadata.{key}", "a string", item)
+            raise wrong_type(f"metadata.{key}", "a string", item)
         if len(item) > 512:
-            raise _bad(
+            raise bad_parameter(
                 f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
                 f"length 512, but got a string with length {len(item)} instead.",
                 f"metadata.{key}",
@@ -269,10 +165,10 @@ def _include(body: Mapping[str, Any]) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise _type_error("include", "an array", value)
+        raise wrong_type("include", "an array", value)
     for i, item in enumerate(value):
         if item not in INCLUDABLE:
-            raise _invalid_value(item, INCLUDABLE, f"include[{i}]")
+            raise invalid_value(item, INCLUDABLE, f"include[{i}]")
     return tuple(value)
 
 
@@ -284,22 +180,22 @@ def _text_format(
     if text is None:
         text = {}
     if not isinstance(text, Mapping):
-        raise _type_error("text", "an object", text)
+        raise wrong_type("text", "an object", text)
     verbosity = text.get("verbosity")
     if verbosity is None:
         verbosity = "medium"
     elif verbosity not in ("low", "medium", "high"):
-        raise _invalid_value(verbosity, ("low", "medium", "high"), "text.verbosity")
+        raise invalid_value(verbosity, ("low", "medium", "high"), "text.verbosity")
     fmt = text.get("format")
     if fmt is None:
         return "text", None, {"type": "text"}, verbosity
     if not isinstance(fmt, Mapping):
-        raise _type_error("text.format", "an object", fmt)
+        raise wrong_type("text.format", "an object", fmt)
     kind = fmt.get("type")
     if kind not in ("text", "json_object", "json_schema"):
-        raise _invalid_value(kind, ("text", "json_schema", "json_object"), "text.format.type")
+        raise invalid_value(kind, ("text", "json_schema", "json_object"), "text.format.type")
     if kind == "json_object" and not any("json" in t.lower() for _, t in messages):
-        raise _bad(
+        raise bad_parameter(
             "Response input messages must contain the word 'json' in some form to use "
             "'text.format' of type 'json_object'.",
             "input",
@@ -308,10 +204,10 @@ def _text_format(
         return kind, None, {"type": kind}, verbosity
     name = fmt.get("name")
     if not isinstance(name, str) or not name:
-        raise _missing("text.format.name")
+        raise missing_parameter("text.format.name")
     schema = fmt.get("schema")
     if not isinstance(schema, Mapping):
-        raise _missing("text.format.schema")
+        raise missing_parameter("text.format.schema")
     echoed = {"type": "json_schema", "name": name, "schema": dict(schema)}
     for key in ("description", "strict"):
         if fmt.get(key) is not None:
@@ -325,12 +221,12 @@ def _reasoning(card: ModelCard, body: Mapping[str, Any]) -> tuple[str | None, st
     if value is None:
         return None, None
     if not isinstance(value, Mapping):
-        raise _type_error("reasoning", "an object", value)
+        raise wrong_type("reasoning", "an object", value)
     effort = check_reasoning_effort(card, value.get("effort"), "reasoning.effort")
     summary = value.get("summary", value.get("generate_summary"))
     if summary is not None:
         if summary not in ("auto", "concise", "detailed"):
-            raise _invalid_value(summary, ("auto", "concise", "detailed"), "reasoning.summary")
+            raise invalid_value(summary, ("auto", "concise", "detailed"), "reasoning.summary")
         if not card.reasoning:
             raise unsupported_parameter("reasoning.summary")
     return effort, summary
@@ -339,12 +235,14 @@ def _reasoning(card: ModelCard, body: Mapping[str, Any]) -> tuple[str | None, st
 def _tools(body: Mapping[str, Any]) -> str:
     tools = body.get("tools")
     if tools:
-        raise _bad("The sandbox runs no tools; leave 'tools' out or send an empty list.", "tools")
+        raise bad_parameter(
+            "The sandbox runs no tools; leave 'tools' out or send an empty list.", "tools"
+        )
     choice = body.get("tool_choice")
     if choice is None:
         return "auto"
     if choice not in ("auto", "none"):
-        raise _bad(
+        raise bad_parameter(
             "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'.",
             "tool_choice",
         )
@@ -356,19 +254,19 @@ def _boolean(body: Mapping[str, Any], param: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise _type_error(param, "a boolean", value)
+        raise wrong_type(param, "a boolean", value)
     return value
 
 
 def _check_envelope(body: Mapping[str, Any]) -> None:
     for key in body:
         if key not in KNOWN_PARAMETERS:
-            raise _bad(f"Unknown parameter: '{key}'.", key, "unknown_parameter")
+            raise bad_parameter(f"Unknown parameter: '{key}'.", key, "unknown_parameter")
     for key, message in UNSUPPORTED.items():
         if body.get(key):
-            raise _bad(message, key)
+            raise bad_parameter(message, key)
     if body.get("stream_options") is not None and not body.get("stream"):
-        raise _bad(
+        raise bad_parameter(
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
             "stream_options",
         )
@@ -377,7 +275,7 @@ def _check_envelope(body: Mapping[str, Any]) -> None:
 def _optional_string(body: Mapping[str, Any], param: str) -> str | None:
     value = body.get(param)
     if value is not None and not isinstance(value, str):
-        raise _type_error(param, "a string", value)
+        raise wrong_type(param, "a string", value)
     return value
 
 
@@ -404,17 +302,17 @@ def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> Respo
             param="model",
             code="unsupported_model",
         )
-    input_messages, input_items = _input(body)
+    input_messages, input_items = read_input(body)
     instructions = _instructions(body)
     opening: Messages = (("developer", instructions),) if instructions else ()
     messages = opening + history + input_messages
     if not messages:
-        raise _missing("input")
+        raise missing_parameter("input")
     temperature = temperature_param(body)
     top_p = top_p_param(body)
     limit = integer_param(body, "max_output_tokens", MIN_OUTPUT_TOKENS, None)
     if limit is not None and limit > card.max_output_tokens:
-        raise _bad(
+        raise bad_parameter(
             f"max_output_tokens is too large: {limit}. This model supports at most "
             f"{card.max_output_tokens} output tokens, whereas you provided {limit}.",
             "max_output_tokens",
@@ -426,7 +324,7 @@ def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> Respo
     if card.reasoning:
         check_reasoning_sampling(body)
         if LOGPROBS in include:
-            raise _bad(
+            raise bad_parameter(
                 f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model.",
                 "include",
                 "unsupported_value",
@@ -437,7 +335,7 @@ def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> Respo
     tool_choice = _tools(body)
     truncation = body.get("truncation") or "disabled"
     if truncation not in ("auto", "disabled"):
-        raise _invalid_value(truncation, ("auto", "disabled"), "truncation")
+        raise invalid_value(truncation, ("auto", "disabled"), "truncation")
     metadata = _metadata(body)
     store = _boolean(body, "store", True)
     stream = _boolean(body, "stream", False)
