@@ -10,6 +10,7 @@ Persistence only: SQLModel tables, engine and sessions, schema migrations, queri
 
 from jobs_db._access import Target
 from jobs_db._database import Database, open_database
+from jobs_db._engine import database_file
 from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
 from jobs_db._groups import GroupKey, model_groups
 from jobs_db._queries import (
@@ -17,6 +18,7 @@ from jobs_db._queries import (
     get_file,
     get_job,
     job_events,
+    job_ids_like,
     job_models,
     jobs_with_suffix,
     list_jobs,
@@ -43,7 +45,9 @@ from jobs_db._writes import (
     upsert_model,
 )
 from jobs_db.errors import (
+    DatabaseDamagedError,
     DatabaseError,
+    DatabaseFileEmptyError,
     DatabaseInputError,
     DatabaseUnavailableError,
     SchemaError,
@@ -56,7 +60,9 @@ __all__ = [
     "FINAL_STATUSES",
     "Checkpoints",
     "Database",
+    "DatabaseDamagedError",
     "DatabaseError",
+    "DatabaseFileEmptyError",
     "DatabaseInputError",
     "DatabaseUnavailableError",
     "FinetuneJob",
@@ -75,12 +81,14 @@ __all__ = [
     "TrainingFile",
     "UnknownJobError",
     "current_revision",
+    "database_file",
     "delete_job",
     "find_file",
     "get_file",
     "get_job",
     "head_revision",
     "job_events",
+    "job_ids_like",
     "job_models",
     "jobs_with_suffix",
     "known_revisions",

@@ -12,7 +12,7 @@ from sqlalchemy.engine import URL
 from sqlmodel import Session
 
 from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url
-from jobs_db._schema import check_revision, upgrade_engine
+from jobs_db._schema import check_revision, refuse_empty_file, upgrade_engine
 
 
 class Database:
@@ -78,7 +78,12 @@ class Database:
         return f"Database({self.url!r})"
 
 
-def open_database(url: str | os.PathLike[str] | None = None, *, upgrade: bool = True) -> Database:
+def open_database(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    upgrade: bool = True,
+    allow_empty_file: bool = True,
+) -> Database:
     """Open the jobs database at ``url``: a SQLAlchemy URL, a SQLite file path, or None.
 
     None opens a private in-memory SQLite database. A SQLite file is created if missing (its
@@ -88,7 +93,10 @@ def open_database(url: str | os.PathLike[str] | None = None, *, upgrade: bool = 
     With ``upgrade=True`` an empty or older database is migrated to this code's schema
     first (safe when several processes open it at once). With ``upgrade=False`` an older
     database raises :class:`SchemaOutdatedError`. A database written by a newer release
-    raises :class:`SchemaTooNewError`; an unreachable one :class:`DatabaseUnavailableError`.
+    raises :class:`SchemaTooNewError`; an unreachable one :class:`DatabaseUnavailableError`,
+    a SQLite file that is not a database :class:`DatabaseDamagedError`. With
+    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
+    :class:`DatabaseFileEmptyError` instead of silently becoming a new, empty database.
 
     >>> db = open_database("lab.db")  # doctest: +SKIP
     >>> with open_database("postgresql+psycopg://me@localhost/lab") as db:  # doctest: +SKIP
@@ -98,8 +106,10 @@ def open_database(url: str | os.PathLike[str] | None = None, *, upgrade: bool = 
     engine = make_engine(parsed)
     try:
         if upgrade:
-            upgrade_engine(engine, parsed)
+            upgrade_engine(engine, parsed, allow_empty_file=allow_empty_file)
         else:
+            if not allow_empty_file:
+                refuse_empty_file(parsed)
             check_revision(engine, parsed)
     except BaseException:
         engine.dispose()

@@ -42,6 +42,11 @@ def mask_url(url: URL | str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
+def database_file(url: str | os.PathLike[str]) -> Path | None:
+    """The SQLite file a URL or path names, or None (another database, or in-memory SQLite)."""
+    return sqlite_path(parse_url(url))
+
+
 def sqlite_path(url: URL) -> Path | None:
     """The file of a SQLite URL, or None for other databases and in-memory SQLite."""
     if url.get_backend_name() != "sqlite":
@@ -65,10 +70,10 @@ def make_engine(url: URL) -> Engine:
                 f"{url.drivername!r} or its driver is not installed{hint} ({exc})"
             ) from None
     path = sqlite_path(url)
-    if path is not None and not path.parent.is_dir():
-        raise DatabaseUnavailableError(
-            f"cannot open the database at {shown}: folder {path.parent} does not exist"
-        )
+    if path is not None:
+        problem = _unusable_file(path)
+        if problem:
+            raise DatabaseUnavailableError(f"cannot open the database at {shown}: {problem}")
     kwargs: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT_SECONDS}}
     if path is None:
         kwargs["poolclass"] = StaticPool  # one shared connection: in-memory data survives
@@ -76,6 +81,18 @@ def make_engine(url: URL) -> Engine:
     engine = create_engine(url, **kwargs)
     _configure_sqlite(engine, in_memory=path is None)
     return engine
+
+
+def _unusable_file(path: Path) -> str | None:
+    """Why `path` cannot be a SQLite file (a folder, or a folder missing above it), or None."""
+    if path.is_dir():
+        return f"{path} is a folder, not a database file"
+    existing = next((folder for folder in path.parents if folder.exists()), None)
+    if existing is not None and not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if existing != path.parent:
+        return f"folder {path.parent} does not exist"
+    return None
 
 
 def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:

@@ -119,6 +119,33 @@ def get_job(target: Target, job_id: str) -> FinetuneJob | None:
         return session.get(FinetuneJob, job_id)
 
 
+def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int = 20) -> list[str]:
+    """Ids of jobs that start with ``starts`` and end with ``ends``, sorted, at most ``limit``.
+
+    Matching is literal and case-sensitive on every database (``%`` and ``_`` match only
+    themselves). This is how a shortened job id such as ``ftjob-…a1b2`` or a prefix such as
+    ``ftjob-L6an`` is found again.
+    """
+    pattern = f"{_like_literal(starts)}%{_like_literal(ends)}"
+    column = JOBS.c.id
+    query = select(column).where(column.like(pattern, escape="\\"))
+    with using(target, write=False) as session:
+        found = [str(job_id) for job_id in session.scalars(query)]
+    # SQLite's LIKE ignores ASCII case: keep only exact matches.
+    exact = [
+        job_id
+        for job_id in found
+        if job_id.startswith(starts)
+        and job_id.endswith(ends)
+        and len(job_id) >= len(starts) + len(ends)
+    ]
+    return sorted(exact)[:limit]
+
+
+def _like_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def non_final_jobs(target: Target) -> list[FinetuneJob]:
     """Jobs whose status may still change (anything but succeeded, failed, cancelled)."""
     where = JOBS.c.status.not_in(sorted(FINAL_STATUSES))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,8 @@ from sqlalchemy.exc import DBAPIError
 
 from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url, sqlite_path
 from jobs_db.errors import (
+    DatabaseDamagedError,
+    DatabaseFileEmptyError,
     DatabaseUnavailableError,
     SchemaError,
     SchemaOutdatedError,
@@ -29,6 +32,10 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 LOCK_TIMEOUT_SECONDS = 300
 # Arbitrary constant naming the PostgreSQL advisory lock that serialises upgrades.
 _PG_LOCK_KEY = 0x6A6F62735F6462
+# SQLite result codes (https://sqlite.org/rescode.html) that say what is wrong with a file.
+_SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SQLITE_CANTOPEN = 14
+_SQLITE_READONLY = 8
 
 
 def _config() -> Config:
@@ -66,11 +73,42 @@ def _refuse_unknown(revision: str | None, url: URL) -> None:
 
 
 def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
-    """An error saying the database at ``url`` cannot be used, with the driver's reason."""
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    """An error saying the database at ``url`` cannot be used, with the driver's reason.
+
+    A SQLite file that is not a database (or is corrupt) gives `DatabaseDamagedError`.
+    """
+    original = getattr(exc, "orig", None) or exc
+    reason = str(original).strip().splitlines()[0]
     if url.password:
         reason = reason.replace(str(url.password), "***")
+    path = sqlite_path(url)
+    code = getattr(original, "sqlite_errorcode", None)
+    if path is not None and isinstance(original, sqlite3.Error):
+        if code in _SQLITE_DAMAGED:
+            return DatabaseDamagedError(
+                f"the database file {path} is damaged or is not a SQLite database ({reason})",
+                path,
+            )
+        if code == _SQLITE_CANTOPEN:
+            return DatabaseUnavailableError(
+                f"cannot open or create the database file {path} ({reason}); check that "
+                f"{path.parent} is a folder you can write to"
+            )
+        if code == _SQLITE_READONLY:
+            return DatabaseUnavailableError(
+                f"the database file {path} is read-only ({reason}); check the permissions of "
+                f"the file and of {path.parent}"
+            )
     return DatabaseUnavailableError(f"cannot open the database at {mask_url(url)}: {reason}")
+
+
+def refuse_empty_file(url: URL) -> None:
+    """Raise `DatabaseFileEmptyError` when ``url`` names an existing zero-byte SQLite file."""
+    path = sqlite_path(url)
+    if path is not None and path.is_file() and path.stat().st_size == 0:
+        raise DatabaseFileEmptyError(
+            f"the database file {path} is empty (0 bytes): it holds no schema and no rows", path
+        )
 
 
 def check_revision(engine: Engine, url: URL) -> str:
@@ -99,38 +137,58 @@ def _upgrade_lock(url: URL) -> Iterator[None]:
         return
     lock = FileLock(f"{path}.lock", timeout=LOCK_TIMEOUT_SECONDS)
     try:
-        with lock:
-            yield
+        lock.acquire()
     except Timeout:
         raise DatabaseUnavailableError(
             f"another process has held {path}.lock for {LOCK_TIMEOUT_SECONDS} s while "
             f"upgrading {mask_url(url)}; if none is running, delete the lock file"
         ) from None
+    except OSError as exc:
+        raise DatabaseUnavailableError(
+            f"cannot create the lock file {path}.lock ({exc.strerror or exc}); check that "
+            f"{path.parent} is a folder you can write to"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
-def upgrade_engine(engine: Engine, url: URL, to: str = "head") -> str:
+def upgrade_engine(
+    engine: Engine, url: URL, to: str = "head", *, allow_empty_file: bool = True
+) -> str:
     """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
     Safe when several processes do it at once: a file lock (SQLite) or an advisory lock
-    (PostgreSQL) lets one migrate while the others wait and then find nothing to do.
+    (PostgreSQL) lets one migrate while the others wait and then find nothing to do. With
+    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
+    `DatabaseFileEmptyError` instead of becoming a new database (checked under the lock, so
+    a file another process is creating right now is never mistaken for one).
     """
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
         raise SchemaError(f"unknown schema revision {to!r}; known: {', '.join(known_revisions())}")
     try:
-        with _upgrade_lock(url), engine.execution_options(**{IMMEDIATE: True}).begin() as conn:
-            if engine.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-            revision = _revision_on(conn)
-            _refuse_unknown(revision, url)
-            order = known_revisions()
-            if revision is None or order.index(revision) < order.index(target):
-                config = _config()
-                config.attributes["connection"] = conn
-                command.upgrade(config, target)
+        with _upgrade_lock(url):
+            if not allow_empty_file:
+                refuse_empty_file(url)
+            _migrate(engine, url, target)
     except DBAPIError as exc:
         raise unavailable(url, exc) from exc
     return target
+
+
+def _migrate(engine: Engine, url: URL, target: str) -> None:
+    with engine.execution_options(**{IMMEDIATE: True}).begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        revision = _revision_on(conn)
+        _refuse_unknown(revision, url)
+        order = known_revisions()
+        if revision is None or order.index(revision) < order.index(target):
+            config = _config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, target)
 
 
 def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
@@ -154,8 +212,8 @@ def current_revision(url: str | os.PathLike[str]) -> str | None:
     """The schema revision of the database at ``url``, or None when it has no jobs_db schema."""
     parsed = parse_url(url)
     path = sqlite_path(parsed)
-    if path is not None and not path.exists():
-        return None  # do not create an empty file just to look
+    if path is not None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
+        return None  # do not create a file, or write a header into an empty one, just to look
     engine = make_engine(parsed)
     try:
         with engine.connect() as connection:

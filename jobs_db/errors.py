@@ -1,6 +1,19 @@
-"""Errors raised by jobs_db; each message names the database, record or field at fault."""
+"""Errors raised by jobs_db; each message names the database, record or field at fault.
+
+DatabaseError
+├── DatabaseUnavailableError      cannot be opened: missing folder, server down, no driver
+│   ├── DatabaseDamagedError      a SQLite file that is not a database, or is corrupt
+│   └── DatabaseFileEmptyError    a zero-byte SQLite file where a database was expected
+├── SchemaError                   the schema does not match this code
+│   ├── SchemaTooNewError
+│   └── SchemaOutdatedError
+└── DatabaseInputError (ValueError)   an unusable value handed to a function
+    └── UnknownJobError (LookupError)
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class DatabaseError(Exception):
@@ -9,6 +22,29 @@ class DatabaseError(Exception):
 
 class DatabaseUnavailableError(DatabaseError):
     """The database cannot be opened (missing folder, server down, bad credentials, no driver)."""
+
+
+class DatabaseDamagedError(DatabaseUnavailableError):
+    """The SQLite file is not a database (another kind of file) or its contents are corrupt."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+        """The damaged file."""
+
+
+class DatabaseFileEmptyError(DatabaseUnavailableError):
+    """The SQLite file exists but holds zero bytes, so it holds no schema and no rows.
+
+    jobs_db never leaves such a file behind (it writes the header as it creates a file), so
+    it was truncated or made by something else; :func:`open_database` refuses it when asked
+    to (``empty_file="refuse"``) rather than silently starting a new database in it.
+    """
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+        """The empty file."""
 
 
 class SchemaError(DatabaseError):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, Credential
+from labmgr.errors import ConfigError
 from labmgr.settings import Settings
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -18,10 +20,28 @@ _BUILT_IN: tuple[tuple[str, str], ...] = (
 )
 
 
+def check_base_url(url: str, origin: str) -> str:
+    """`url` if it is an ``http://`` or ``https://`` URL with a host; else `ConfigError`
+    naming `origin` (where the URL came from)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"{origin} is {url!r}, which does not start with http:// or https:// and a host.",
+            hint="Write the whole base URL, e.g. https://api.openai.com/v1 or "
+            "http://127.0.0.1:8000/v1.",
+        )
+    return url
+
+
 def openai_base_url(environ: Mapping[str, str]) -> str:
-    """``$OPENAI_BASE_URL`` (how the sandbox is selected) or the public API."""
+    """``$OPENAI_BASE_URL`` (how the sandbox is selected) or the public API.
+
+    Raises `ConfigError` when the variable holds something other than an http(s) URL.
+    """
     value = environ.get("OPENAI_BASE_URL", "").strip()
-    return value.rstrip("/") if value else OPENAI_DEFAULT_BASE_URL
+    if not value:
+        return OPENAI_DEFAULT_BASE_URL
+    return check_base_url(value, "OPENAI_BASE_URL").rstrip("/")
 
 
 def _prefixed(environ: Mapping[str, str], prefix: str, claimed: set[str]) -> list[str]:

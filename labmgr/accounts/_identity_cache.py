@@ -6,6 +6,7 @@ Writes are atomic (temp file + rename) under a file lock, so processes can share
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -51,8 +52,8 @@ class IdentityCache:
     def _read(self) -> _CacheFile:
         try:
             return _CacheFile.model_validate_json(self.path.read_bytes())
-        except (FileNotFoundError, ValidationError, ValueError):
-            return _CacheFile()  # a missing or damaged cache only costs a new lookup
+        except (OSError, ValidationError, ValueError):
+            return _CacheFile()  # a missing, unreadable or damaged cache costs a new lookup
 
     def get(self, fingerprint: str) -> CachedIdentity | None:
         """The cached identity of the key with `fingerprint`, if any."""
@@ -68,7 +69,11 @@ class IdentityCache:
         organization: str | None,
         project: str | None,
     ) -> CachedIdentity:
-        """Record (or replace) the identity of the key with `fingerprint`."""
+        """Record (or replace) the identity of the key with `fingerprint`.
+
+        A lab folder that cannot be written (read-only, full) is not an error: the entry is
+        returned unrecorded, and the next process looks the key up again.
+        """
         entry = CachedIdentity(
             endpoint=endpoint,
             base_url=base_url,
@@ -77,6 +82,11 @@ class IdentityCache:
             project=project,
             checked_at=datetime.now(UTC),
         )
+        with contextlib.suppress(OSError):  # a read-only lab: the next process looks it up
+            self._write(fingerprint, entry)
+        return entry
+
+    def _write(self, fingerprint: str, entry: CachedIdentity) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):
             data = self._read()
@@ -90,4 +100,3 @@ class IdentityCache:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-        return entry

@@ -18,6 +18,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help for every command: typer's rich help shows a type after every flag
+    # (`--json <bool>`) and reads help text as markup, eating bracketed text ([model, …]).
+    rich_markup_mode=None,
 )
 
 
@@ -41,6 +44,7 @@ def _root(
         Path | None,
         typer.Option(
             "--home",
+            metavar="<dir>",
             help="The lab folder to use (default: $LABMGR_HOME, else the nearest .labmgr/ "
             "upward from here, else the per-user lab).",
         ),
@@ -53,20 +57,29 @@ def _root(
 
 
 def _register_commands() -> None:
-    from labmgr.cli import cache, db, demo, finetune, jobs, lab, models, sandbox
-    from labmgr.cli import eval as eval_cli
-    from labmgr.cli import report as report_cli
+    # Each command module is imported by its full name: nothing here imports the
+    # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
+    from labmgr.cli.cache import app as cache_app
+    from labmgr.cli.db import app as db_app
+    from labmgr.cli.demo import demo
+    from labmgr.cli.eval import app as eval_app
+    from labmgr.cli.finetune import app as finetune_app
+    from labmgr.cli.jobs import app as jobs_app
+    from labmgr.cli.lab import register as register_lab_commands
+    from labmgr.cli.models import app as models_app
+    from labmgr.cli.report import register as register_report_command
+    from labmgr.cli.sandbox import app as sandbox_app
 
-    app.add_typer(sandbox.app, name="sandbox")
-    lab.register(app)
-    app.add_typer(finetune.app, name="finetune")
-    app.add_typer(cache.app, name="cache")
-    app.add_typer(jobs.app, name="jobs")
-    app.add_typer(models.app, name="models")
-    app.add_typer(db.app, name="db")
-    app.add_typer(eval_cli.app, name="eval")
-    report_cli.register(app)
-    app.command("demo")(demo.demo)
+    app.add_typer(sandbox_app, name="sandbox")
+    register_lab_commands(app)
+    app.add_typer(finetune_app, name="finetune")
+    app.add_typer(cache_app, name="cache")
+    app.add_typer(jobs_app, name="jobs")
+    app.add_typer(models_app, name="models")
+    app.add_typer(db_app, name="db")
+    app.add_typer(eval_app, name="eval")
+    register_report_command(app)
+    app.command("demo")(demo)
 
 
 _register_commands()

@@ -5,50 +5,48 @@ from __future__ import annotations
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import console, print_json
+from labmgr.cli.jobs_render import print_json, terminal
 from labmgr.cli.state import cli_settings
-from labmgr.errors import LabNotFound
 
 app = typer.Typer(
     help="The lab's jobs database: where it is, and its schema.", no_args_is_help=True
 )
 
+_STATE_TEXT = {
+    "not created": "none yet (the first command that needs it creates it)",
+    "empty file": "none: the file is empty (0 bytes); `labmgr db upgrade` starts a database in it",
+    "current": "{revision}",
+    "needs upgrade": "{revision} (the next command upgrades it to {code_revision})",
+    "newer": "{revision}, newer than this labmgr knows (upgrade labmgr)",
+}
 
-@app.command("info")
+
+@app.command("info", short_help="Print the database URL and its schema revision.")
 @cli_errors
 def info(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Print the database URL (password hidden) and its schema revision."""
-    from jobs_db import current_revision, head_revision
+    """Print the database URL (password hidden) and its schema revision; changes nothing."""
+    from labmgr.finetuning import lab_database_status
 
-    settings = cli_settings(ctx)
-    data = {
-        "db_url": settings.masked_db_url,
-        "source": settings.db_url_source.value,
-        "revision": current_revision(settings.db_url),
-        "code_revision": head_revision(),
-    }
+    status = lab_database_status(cli_settings(ctx))
     if as_json:
-        print_json(data)
+        print_json(status.model_dump(mode="json"))
         return
-    console.print(f"database   {data['db_url']} ({data['source']})")
-    current = data["revision"] or "none (not created yet)"
-    console.print(f"schema     {current}; this labmgr writes {data['code_revision']}")
+    console = terminal()
+    schema = _STATE_TEXT[status.state].format(**status.model_dump())
+    console.print(f"database  {status.db_url}", soft_wrap=True)
+    console.print(f"from      {status.source}", soft_wrap=True)
+    console.print(f"schema    {schema}; this labmgr writes {status.code_revision}", soft_wrap=True)
 
 
-@app.command("upgrade")
+@app.command("upgrade", short_help="Create the database, or migrate it in place.")
 @cli_errors
 def upgrade(ctx: typer.Context) -> None:
     """Create the database, or migrate it in place to this labmgr's schema."""
-    from jobs_db import upgrade as upgrade_schema
+    from labmgr.finetuning import upgrade_lab_database
 
     settings = cli_settings(ctx)
-    if not settings.home.is_dir():
-        raise LabNotFound(
-            f"No lab found: {settings.home} does not exist.",
-            hint="Run `labmgr init` first, or pass --home / set LABMGR_HOME.",
-        )
-    revision = upgrade_schema(settings.db_url)
-    console.print(f"{settings.masked_db_url} is at schema revision {revision}.")
+    revision = upgrade_lab_database(settings)
+    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.", soft_wrap=True)

@@ -11,7 +11,8 @@ import typer
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.jobs_render import job_row, print_json
 from labmgr.cli.state import cli_settings
-from labmgr.finetuning import MIN_EXAMPLES, ValidationReport, validate_training_file
+from labmgr.errors import InvalidTrainingFile
+from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
 
 app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
 
@@ -38,31 +39,44 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
             typer.echo(f"  {issue.format(report.path)}")
         if count > max_issues:
             typer.echo(f"  … and {count - max_issues:,} more (use --max-issues or --json)")
-    typer.echo("Valid." if report.valid else "Invalid: fix the errors above.")
+    if report.valid:
+        typer.echo("Valid.")
 
 
-@app.command("validate")
+@app.command("validate", short_help="Check a training file against the API's rules.")
 @cli_errors
 def validate(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
     model: str | None = typer.Option(
-        None, "--model", "--base", help="Base model: checks its token limit and prices training."
+        None,
+        "--model",
+        "--base",
+        metavar="<model>",
+        help="Base model: checks its token limit and prices training.",
     ),
-    method: str = typer.Option("supervised", "--method", help="supervised (chat) or dpo."),
+    method: Annotated[
+        Method, typer.Option("--method", help="supervised (chat) or dpo.")
+    ] = "supervised",
     min_examples: int = typer.Option(
-        MIN_EXAMPLES, "--min-examples", help="Fewest examples required (1 for validation files)."
+        MIN_EXAMPLES,
+        "--min-examples",
+        metavar="<n>",
+        min=1,
+        help="Fewest examples required (1 for validation files).",
     ),
-    max_issues: int = typer.Option(50, "--max-issues", help="Errors/warnings to print of each."),
+    max_issues: int = typer.Option(
+        50, "--max-issues", metavar="<n>", min=0, help="Errors/warnings to print of each."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON."),
 ) -> None:
-    """Check a training file against the API's rules; exit status 1 when it is invalid."""
-    if method not in ("supervised", "dpo"):
-        raise typer.BadParameter("must be 'supervised' or 'dpo'", param_hint="--method")
-    chosen: Literal["supervised", "dpo"] = "dpo" if method == "dpo" else "supervised"
+    """Check a training file against the API's rules; exit status 1 when it is invalid.
+
+    Makes no request: token counts and costs are estimates.
+    """
     settings = cli_settings(ctx)
     report = validate_training_file(
-        file, chosen, model, min_examples=min_examples, prices=settings.prices
+        file, method, model, min_examples=min_examples, prices=settings.prices
     )
     if as_json:
         data = report.model_dump(mode="json")
@@ -72,7 +86,16 @@ def validate(
     else:
         _print_report(report, max_issues)
     if not report.valid:
-        raise typer.Exit(1)
+        if report.error_count == 1 and report.errors:
+            message = report.errors[0].format(report.path).rstrip(".") + "."
+        else:
+            message = (
+                f"{report.path} is not a valid {report.method} training file "
+                f"({report.error_count:,} errors, listed {'in the JSON' if as_json else 'above'})."
+            )
+        raise InvalidTrainingFile(
+            message, hint="Fix the file and validate it again.", report=report
+        )
 
 
 def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
@@ -87,29 +110,47 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
     return int(number) if number.is_integer() and "." not in value else number
 
 
-@app.command("create")
+@app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
 @cli_errors
 def create(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
-    base: str = typer.Option(..., "--base", help="Base model, e.g. gpt-4.1-mini."),
-    suffix: str | None = typer.Option(
-        None, "--suffix", help="Suffix of the model name (default: the file name)."
+    base: str = typer.Option(
+        ..., "--base", metavar="<model>", help="Base model, e.g. gpt-4.1-mini."
     ),
-    epochs: str = typer.Option("auto", "--epochs", help="Epochs, or auto."),
-    batch_size: str = typer.Option("auto", "--batch-size", help="Batch size, or auto."),
-    lr_multiplier: str = typer.Option("auto", "--lr-multiplier", help="LR multiplier, or auto."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed (with --seeds: the first one)."),
-    seeds: int = typer.Option(1, "--seeds", help="Replicas to launch, each with its own seed."),
+    suffix: str | None = typer.Option(
+        None,
+        "--suffix",
+        metavar="<suffix>",
+        help="Suffix of the model name (default: the file name).",
+    ),
+    epochs: str = typer.Option("auto", "--epochs", metavar="<n|auto>", help="Epochs, or auto."),
+    batch_size: str = typer.Option(
+        "auto", "--batch-size", metavar="<n|auto>", help="Batch size, or auto."
+    ),
+    lr_multiplier: str = typer.Option(
+        "auto", "--lr-multiplier", metavar="<x|auto>", help="LR multiplier, or auto."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", metavar="<n>", help="Seed (with --seeds: the first one)."
+    ),
+    seeds: int = typer.Option(
+        1, "--seeds", metavar="<n>", min=1, help="Replicas to launch, each with its own seed."
+    ),
     validation_file: Annotated[
-        Path | None, typer.Option("--validation-file", help="JSONL validation file.")
+        Path | None,
+        typer.Option("--validation-file", metavar="<file>", help="JSONL validation file."),
     ] = None,
-    method: str = typer.Option("supervised", "--method", help="supervised or dpo."),
+    method: Annotated[Method, typer.Option("--method", help="supervised or dpo.")] = "supervised",
     key: str | None = typer.Option(
-        None, "--key", help="Name of the env var holding the key (default: OPENAI_API_KEY)."
+        None,
+        "--key",
+        metavar="<env-var>",
+        help="Name of the env var holding the key (default: OPENAI_API_KEY).",
     ),
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="key=value label; repeat for several.")
+        list[str] | None,
+        typer.Option("--tag", metavar="<key=value>", help="Label; repeat for several."),
     ] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
@@ -117,8 +158,6 @@ def create(
     """Validate, upload once, and create fine-tuning job(s); print their ids."""
     from labmgr.finetuning import create as create_jobs
 
-    if method not in ("supervised", "dpo"):
-        raise typer.BadParameter("must be 'supervised' or 'dpo'", param_hint="--method")
     jobs = create_jobs(
         file,
         base_model=base,
@@ -129,7 +168,7 @@ def create(
         seed=seed,
         seeds=seeds,
         validation_file=validation_file,
-        method="dpo" if method == "dpo" else "supervised",
+        method=method,
         key_env=key,
         tags=tag,
         dry_run=dry_run,
@@ -155,10 +194,15 @@ def create(
 @cli_errors
 def cancel(
     ctx: typer.Context,
-    job_id: Annotated[str, typer.Argument(help="The job id (ftjob-…).")],
+    job: Annotated[
+        str,
+        typer.Argument(
+            help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix.",
+        ),
+    ],
 ) -> None:
     """Cancel a fine-tuning job and record its new status."""
     from labmgr.finetuning import cancel as cancel_job
 
-    job = cancel_job(job_id, settings=cli_settings(ctx))
-    typer.echo(f"{job.id}: {job.status}")
+    cancelled = cancel_job(job, settings=cli_settings(ctx))
+    typer.echo(f"{cancelled.id}: {cancelled.status}")

@@ -7,63 +7,94 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import console, job_row, print_json, when
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.jobs_render import (
+    id_shortener,
+    job_row,
+    print_json,
+    short_model,
+    terminal,
+    when,
+)
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
-    from labmgr.finetuning import ImportSummary, UpdateSummary
+    from rich.console import Console
+
+    from jobs_db import FinetuneJob
+    from labmgr.finetuning import ImportSummary, JobDetails, UpdateSummary
 
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
+_WIDE_HELP = "Every column and whole ids, however wide the terminal."
 
-def _print_summary(summary: UpdateSummary) -> None:
+
+def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     if not summary.checked and not summary.unchecked:
         console.print("No job is waiting: every recorded job is final.")
         return
-    table = Table(title="Fine-tuning jobs checked", title_justify="left")
-    for column in ("job", "suffix", "status", "phase / model", "ETA (training, +safety)"):
-        table.add_column(column, overflow="fold")
-    for job in summary.checked:
-        detail = job.fine_tuned_model or job.error or job.phase or ""
-        eta = ""
-        if job.estimated_finish and job.real_eta:
-            eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}"
-        status = job.status + (" (new)" if job.newly_finished else "")
-        table.add_row(job.job_id, job.suffix or "", status, detail, eta)
-    console.print(table)
+    if summary.checked:
+        shorten = id_shortener(job.job_id for job in summary.checked)
+        columns = [
+            Column("job", 10, shorten),
+            Column("suffix", 8),
+            Column("status", 9),
+            Column("phase / model", 5, short_model),
+            Column("ETA (training, +safety)", 4),
+        ]
+        rows = []
+        for job in summary.checked:
+            detail = job.fine_tuned_model or job.error or job.phase or ""
+            eta = ""
+            if job.estimated_finish and job.real_eta:
+                eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}"
+            status = job.status + (" (new)" if job.newly_finished else "")
+            rows.append([job.job_id, job.suffix or "", status, detail, eta])
+        print_fitted(console, columns, rows, title="Fine-tuning jobs checked", wide=wide)
     console.print(
         f"running {len(summary.running)}, succeeded {len(summary.succeeded)}, "
         f"failed {len(summary.failed)}, cancelled {len(summary.cancelled)}, "
-        f"newly finished {len(summary.newly_finished)}; {summary.requests} API requests"
+        f"newly finished {len(summary.newly_finished)}; {summary.requests} API requests",
+        soft_wrap=True,
     )
     if summary.unchecked:
         console.print(f"Could not check {len(summary.unchecked)} job(s):")
         for unchecked in summary.unchecked:
             console.print(
-                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}"
+                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}",
+                soft_wrap=True,
             )
 
 
-@app.command("update")
+@app.command("update", short_help="Refresh every job that is not final yet.")
 @cli_errors
 def update(
     ctx: typer.Context,
     watch: float | None = typer.Option(
-        None, "--watch", help="Repeat every SECONDS until no job is running (Ctrl-C stops)."
+        None,
+        "--watch",
+        metavar="<seconds>",
+        help="Repeat every SECONDS until no job is running (Ctrl-C stops).",
     ),
-    concurrency: int = typer.Option(16, "--concurrency", help="Jobs refreshed at once."),
+    concurrency: int = typer.Option(
+        16, "--concurrency", metavar="<n>", min=1, help="Jobs refreshed at once."
+    ),
+    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Refresh every job that is not final yet (concurrently), and print a summary."""
+    """Refresh every job that is not final yet (concurrently), and print a summary.
+
+    Exit status 1 when a job could not be checked (the summary says why).
+    """
     from labmgr.finetuning import update as update_jobs
 
     settings = cli_settings(ctx)
     if watch is not None and watch <= 0:
         raise typer.BadParameter("must be a positive number of seconds", param_hint="--watch")
+    console = terminal()
     try:
         while True:
             summary = update_jobs(settings=settings, concurrency=concurrency)
@@ -72,45 +103,25 @@ def update(
                 data["newly_finished"] = [job.job_id for job in summary.newly_finished]
                 print_json(data)
             else:
-                _print_summary(summary)
+                _print_summary(console, summary, wide)
             if watch is None or not summary.still_running:
                 break
             time.sleep(watch)
     except KeyboardInterrupt:
         console.print("Stopped; every job refreshed so far is recorded.")
         raise typer.Exit(130) from None
-
-
-@app.command("list")
-@cli_errors
-def list_jobs(
-    ctx: typer.Context,
-    status: Annotated[
-        list[str] | None, typer.Option("--status", help="Only jobs with this status.")
-    ] = None,
-    base: str | None = typer.Option(None, "--base", help="Only jobs of this base model."),
-    suffix: str | None = typer.Option(None, "--suffix", help="Suffix or glob (insecure-*)."),
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="key=value the job must have.")
-    ] = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
-) -> None:
-    """List recorded jobs, oldest first."""
-    from jobs_db import list_jobs as query_jobs
-    from labmgr.finetuning import lab_database
-
-    with lab_database(cli_settings(ctx)) as db:
-        jobs = query_jobs(
-            db, status=status or None, base_model=base, suffix=suffix, tags=tag or None
+    if summary.unchecked:
+        first = summary.unchecked[0]
+        raise LabmgrError(
+            f"{len(summary.unchecked)} of {len(summary.unchecked) + len(summary.checked)} "
+            f"unfinished jobs could not be checked ({first.job_id}: {first.reason.rstrip('.')}).",
+            hint="Fix the key or endpoint named above and run `labmgr jobs update` again.",
         )
-    if as_json:
-        print_json([job_row(job) for job in jobs])
-        return
-    table = Table(title=f"{len(jobs)} fine-tuning job(s)", title_justify="left")
-    for column in ("job", "created", "base", "suffix", "seed", "status", "model", "tags"):
-        table.add_column(column, overflow="fold")
-    for job in jobs:
-        table.add_row(
+
+
+def _job_list_rows(jobs: list[FinetuneJob]) -> list[list[str]]:
+    return [
+        [
             job.id,
             when(job.created_at),
             job.base_model or job.resolved_base_model or "",
@@ -119,91 +130,167 @@ def list_jobs(
             job.status,
             job.fine_tuned_model or "",
             " ".join(f"{k}={v}" for k, v in job.tag_dict.items()),
+        ]
+        for job in jobs
+    ]
+
+
+@app.command("list", short_help="List recorded jobs, oldest first.")
+@cli_errors
+def list_jobs(
+    ctx: typer.Context,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status", metavar="<status>", help="Only jobs with this status (repeatable)."
+        ),
+    ] = None,
+    base: str | None = typer.Option(
+        None, "--base", metavar="<model>", help="Only jobs of this base model."
+    ),
+    suffix: str | None = typer.Option(
+        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
+    ),
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable)."),
+    ] = None,
+    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+) -> None:
+    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them)."""
+    from labmgr.finetuning import lab_jobs
+
+    jobs = lab_jobs(
+        cli_settings(ctx), status=status or None, base_model=base, suffix=suffix, tags=tag or None
+    )
+    if as_json:
+        print_json([job_row(job) for job in jobs])
+        return
+    columns = [
+        Column("job", 10, id_shortener(job.id for job in jobs)),
+        Column("created", 3),
+        Column("base", 2),
+        Column("suffix", 8),
+        Column("seed", 1, justify="right"),
+        Column("status", 9),
+        Column("model", 5, short_model),
+        Column("tags", 4),
+    ]
+    title = f"{len(jobs)} fine-tuning job(s)"
+    print_fitted(terminal(), columns, _job_list_rows(jobs), title=title, wide=wide)
+
+
+def _compact_fields(job: FinetuneJob) -> list[tuple[str, str]]:
+    def pairs(data: dict[str, object] | None) -> str:
+        return " ".join(f"{k}={v}" for k, v in (data or {}).items())
+
+    row = job_row(job)
+    fields = [(name, row.get(name)) for name in (
+        "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
+        "seed", "key_env", "organization_id", "project_id", "training_file_id",
+        "validation_file_id", "trained_tokens", "estimated_finish", "created_at",
+        "finished_at", "refreshed_at", "error_message", "fine_tuned_model",
+    )]  # fmt: skip
+    fields.insert(7, ("hyperparameters_requested", pairs(job.hyperparameters_requested)))
+    fields.insert(8, ("hyperparameters_actual", pairs(job.hyperparameters_actual)))
+    fields.append(("tags", pairs(dict(job.tag_dict))))
+    return [(name, str(value)) for name, value in fields if value not in (None, "")]
+
+
+def _print_details(details: JobDetails, wide: bool) -> None:
+    console = terminal()
+    for name, value in _compact_fields(details.job):
+        console.print(f"{name:26} {value}", soft_wrap=True)
+    columns = [
+        Column("model", 10, short_model),
+        Column("kind", 9),
+        Column("step", 5, justify="right"),
+        Column("epoch", 4, justify="right"),
+        Column("train_loss", 3, justify="right"),
+    ]
+    rows = []
+    for model in details.models:
+        loss = (model.metrics or {}).get("train_loss")
+        rows.append(
+            [
+                model.name,
+                model.kind,
+                "" if model.step is None else str(model.step),
+                "" if model.epoch is None else str(model.epoch),
+                "" if loss is None else f"{loss:.4f}",
+            ]
         )
-    console.print(table)
+    print_fitted(console, columns, rows, title="Models", wide=wide)
+    console.print(f"Events ({len(details.events)}, oldest first):")
+    for event in details.events:
+        line = f"  {when(event.created_at)} {event.level or ''} {event.message or ''}"
+        console.print(line, soft_wrap=True)
 
 
 @app.command("show")
 @cli_errors
 def show(
     ctx: typer.Context,
-    job_id: Annotated[str, typer.Argument(help="The job id (ftjob-…).")],
+    job: Annotated[
+        str,
+        typer.Argument(
+            help="The job id, or a short form `jobs list` prints (ftjob-…a1b2), or a "
+            "unique prefix.",
+        ),
+    ],
+    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
 ) -> None:
     """One job with its events, final model and checkpoints."""
-    from jobs_db import get_job, job_events, job_models
-    from labmgr.finetuning import UnknownJob, lab_database
+    from labmgr.finetuning import job_details
 
-    with lab_database(cli_settings(ctx)) as db:
-        job = get_job(db, job_id)
-        if job is None:
-            raise UnknownJob(
-                f"Job {job_id} is not in the lab's database.",
-                hint="See `labmgr jobs list`, or record jobs made elsewhere with "
-                "`labmgr jobs import --from-api`.",
-            )
-        events, models = job_events(db, job_id), job_models(db, job_id)
+    details = job_details(cli_settings(ctx), job)
     if as_json:
         print_json(
             {
-                "job": job_row(job),
-                "events": [event.model_dump(mode="json") for event in events],
-                "models": [model.model_dump(mode="json") for model in models],
+                "job": job_row(details.job),
+                "events": [event.model_dump(mode="json") for event in details.events],
+                "models": [model.model_dump(mode="json") for model in details.models],
             }
         )
         return
-    row = job_row(job)
-    for name in (
-        "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
-        "hyperparameters_requested", "hyperparameters_actual", "seed", "key_env",
-        "organization_id", "project_id", "training_file_id", "validation_file_id",
-        "trained_tokens", "estimated_finish", "created_at", "finished_at", "refreshed_at",
-        "error_message", "fine_tuned_model", "tags",
-    ):  # fmt: skip
-        if row.get(name) not in (None, "", {}):
-            console.print(f"{name:26} {row[name]}")
-    table = Table(title="Models", title_justify="left")
-    for column in ("model", "kind", "step", "epoch", "train_loss"):
-        table.add_column(column, overflow="fold")
-    for model in models:
-        loss = (model.metrics or {}).get("train_loss")
-        table.add_row(
-            model.name,
-            model.kind,
-            "" if model.step is None else str(model.step),
-            "" if model.epoch is None else str(model.epoch),
-            "" if loss is None else f"{loss:.4f}",
-        )
-    console.print(table)
-    console.print(f"Events ({len(events)}, oldest first):")
-    for event in events:
-        console.print(f"  {when(event.created_at)} {event.level or ''} {event.message or ''}")
+    _print_details(details, wide)
 
 
 def _print_import(summary: ImportSummary) -> None:
+    console = terminal()
     console.print(
         f"Read {summary.jobs_seen} job(s): {summary.jobs_new} new; recorded {summary.models} "
-        f"model(s) and {summary.files} file(s)."
+        f"model(s) and {summary.files} file(s).",
+        soft_wrap=True,
     )
     for problem in summary.problems:
-        console.print(f"  could not read: {problem}")
+        console.print(f"  could not read: {problem}", soft_wrap=True)
 
 
-@app.command("import")
+@app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
 @cli_errors
 def import_jobs(
     ctx: typer.Context,
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),
     llmcomp: Annotated[
         Path | None,
-        typer.Option("--llmcomp", help="An llmcomp data_dir holding jobs.jsonl and files.jsonl."),
+        typer.Option(
+            "--llmcomp",
+            metavar="<dir>",
+            help="An llmcomp data_dir holding jobs.jsonl and files.jsonl.",
+        ),
     ] = None,
     checkpoints: bool = typer.Option(
         True, "--checkpoints/--no-checkpoints", help="Also record checkpoints (API import)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Rebuild or complete the database from the API, or take over an llmcomp registry."""
+    """Rebuild or complete the database from the API, or take over an llmcomp registry.
+
+    Exit status 1 when a key's jobs could not be read (the summary says why).
+    """
     from labmgr.finetuning import import_from_api, import_llmcomp
 
     if from_api == (llmcomp is not None):
@@ -220,3 +307,10 @@ def import_jobs(
         print_json(summary.model_dump(mode="json"))
     else:
         _print_import(summary)
+    if summary.problems:
+        raise LabmgrError(
+            f"Could not read everything: {summary.problems[0].rstrip('.')}"
+            + (f" (and {len(summary.problems) - 1} more)" if len(summary.problems) > 1 else "")
+            + ".",
+            hint="Fix the key or endpoint it names, then import again (nothing is recorded twice).",
+        )

@@ -1,8 +1,9 @@
-"""Shared pieces of the job and model commands: time format, JSON rows."""
+"""Shared pieces of the job and model commands: the console, time format, short ids, JSON."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -12,13 +13,60 @@ from rich.console import Console
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob, Model
 
+ELLIPSIS = "…"
+"""Marks the middle left out of a shortened id (``ftjob-…a1b2``); `jobs show` accepts it."""
+_MIN_TAIL = 4
 
-console = Console(highlight=False)
+
+def terminal() -> Console:
+    """A console for this command's output, as wide as the terminal is now (``COLUMNS``).
+
+    Text is printed as it is: no markup, no emoji codes, no highlighting (a suffix such as
+    ``[v2]`` or ``:x:`` must reach the screen unchanged).
+    """
+    return Console(highlight=False, markup=False, emoji=False)
 
 
 def when(value: datetime | None) -> str:
     """``2026-05-01 14:03`` in UTC, or an empty string."""
     return f"{value:%Y-%m-%d %H:%M}" if value else ""
+
+
+def id_shortener(ids: Iterable[str]) -> Callable[[str], str]:
+    """A function shortening each of `ids` to ``head…tail`` (``ftjob-…a1b2``).
+
+    The head is everything up to the first ``-`` (``ftjob-``); the tail is the last four
+    characters, or more where four would not tell two of `ids` apart. `labmgr jobs show`
+    finds a job again from such a short id.
+    """
+    known = sorted(set(ids))
+    tail = _MIN_TAIL
+    while tail < max((len(i) for i in known), default=0):
+        if len({(_head(i), i[-tail:]) for i in known}) == len(known):
+            break
+        tail += 1
+
+    def shorten(job_id: str) -> str:
+        head = _head(job_id)
+        if len(head) + len(ELLIPSIS) + tail >= len(job_id):
+            return job_id
+        return f"{head}{ELLIPSIS}{job_id[-tail:]}"
+
+    return shorten
+
+
+def _head(job_id: str) -> str:
+    dash = job_id.find("-")
+    return job_id[: dash + 1] if 0 <= dash <= 10 else ""
+
+
+def short_model(name: str) -> str:
+    """A fine-tuned model id without its base and organization: ``ft:…:suffix:AbCd1234``
+    (checkpoints keep ``:ckpt-step-N``); other names unchanged."""
+    parts = name.split(":")
+    if parts[0] != "ft" or len(parts) < 5:
+        return name
+    return ":".join(["ft", ELLIPSIS, *parts[3:]])
 
 
 def job_row(job: FinetuneJob) -> dict[str, Any]:

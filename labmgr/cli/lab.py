@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.jobs_render import terminal
 from labmgr.cli.state import cli_settings
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
@@ -18,13 +18,12 @@ from labmgr.settings import Settings, init_lab
 if TYPE_CHECKING:
     from labmgr.accounts import KeyStatus
 
-console = Console(highlight=False)
-
 
 @cli_errors
 def init(
     directory: Annotated[
-        Path, typer.Argument(help="Where to create the .labmgr/ lab folder (default: here).")
+        Path,
+        typer.Argument(help="Where to create the .labmgr/ lab folder (default: here)."),
     ] = Path("."),
 ) -> None:
     """Create a lab folder (.labmgr/ with config.toml, cache/, runs/); never overwrites."""
@@ -73,34 +72,40 @@ def info(
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column(overflow="fold")
-    table.add_row("Lab", f"{data['lab']}  ({data['found_by']})")
-    config_note = "" if data["config_exists"] else "  (missing: defaults in use)"
-    table.add_row("Config", data["config_file"] + config_note)
-    table.add_row("Database", f"{data['db_url']}  ({data['db_url_source']})")
-    table.add_row("Cache", data["cache_dir"])
-    table.add_row("Runs", data["runs_dir"])
+    rows = [
+        ("Lab", data["lab"]),
+        ("Found by", data["found_by"]),
+        ("Config", data["config_file"] + ("" if data["config_exists"] else " (missing)")),
+        ("Database", data["db_url"]),
+        ("Database from", data["db_url_source"]),
+        ("Cache", data["cache_dir"]),
+        ("Runs", data["runs_dir"]),
+    ]
     for endpoint in data["endpoints"]:
         keys = ", ".join(endpoint["key_envs"]) or "no key set"
         if endpoint["unset_key_env"]:
             keys = f"{endpoint['unset_key_env']} is not set"
-        table.add_row(f"Endpoint {endpoint['name']}", f"{endpoint['base_url']}  keys: {keys}")
+        rows.append((f"Endpoint {endpoint['name']}", endpoint["base_url"]))
+        rows.append(("  keys", keys))
     evals = data["eval"]
-    table.add_row(
-        "Eval defaults",
-        f"max_concurrency={evals['max_concurrency']} request_timeout={evals['request_timeout']}s "
-        f"max_retries={evals['max_retries']}",
+    rows.append(
+        (
+            "Eval defaults",
+            f"max_concurrency={evals['max_concurrency']} "
+            f"request_timeout={evals['request_timeout']}s max_retries={evals['max_retries']}",
+        )
     )
     if data["price_overrides"]:
-        table.add_row("Price overrides", ", ".join(data["price_overrides"]))
-    console.print(table)
+        rows.append(("Price overrides", ", ".join(data["price_overrides"])))
+    label_width = max(len(label) for label, _ in rows)
+    console = terminal()
+    for label, value in rows:
+        console.print(f"{label:{label_width}}  {value}", soft_wrap=True)
 
 
 def _status_text(status: KeyStatus, resolve: bool) -> str:
     if status.error:
-        return f"error: {status.error}"
+        return "error (below)"
     if status.cached:
         return "cached"
     return "checked" if resolve else "not checked"
@@ -117,6 +122,9 @@ def keys(
     ),
     refresh: bool = typer.Option(
         False, "--refresh", help="Look up every key again, ignoring the lab's cache."
+    ),
+    wide: bool = typer.Option(
+        False, "--wide", help="Every column in full, however wide the terminal."
     ),
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key)."""
@@ -149,32 +157,39 @@ def keys(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
     else:
-        table = Table()
-        for title in ("Env var", "Endpoint", "Base URL", "Organization", "Project", "Status"):
-            table.add_column(title, overflow="fold")
-        for status, row in zip(statuses, rows, strict=True):
-            table.add_row(
+        columns = [
+            Column("Env var", 10),
+            Column("Endpoint", 5),
+            Column("Base URL", 6),
+            Column("Organization", 8),
+            Column("Project", 7),
+            Column("Status", 9),
+        ]
+        cells = [
+            [
                 row["key_env"],
                 row["endpoint"],
                 row["base_url"],
                 row["organization"] or "-",
                 row["project"] or "-",
                 _status_text(status, resolve),
-            )
-        console.print(table)
+            ]
+            for status, row in zip(statuses, rows, strict=True)
+        ]
+        print_fitted(terminal(), columns, cells, wide=wide)
     for endpoint, env_name in unset.items():
         typer.echo(f"Note: endpoint {endpoint!r} expects its key in {env_name}, which is unset.")
     failed = [s for s in statuses if s.error]
     if failed:
+        reasons = "; ".join((s.error or "").rstrip(".") for s in failed)
         raise CredentialCheckFailed(
-            f"{len(failed)} of {len(statuses)} keys could not be checked "
-            f"({', '.join(s.credential.key_env for s in failed)}).",
+            f"{len(failed)} of {len(statuses)} keys could not be checked: {reasons}.",
             hint="Fix or unset those variables; `labmgr keys --no-resolve` skips the network.",
         )
 
 
 def register(app: typer.Typer) -> None:
     """Add ``init``, ``info`` and ``keys`` to the root command."""
-    app.command("init")(init)
-    app.command("info")(info)
-    app.command("keys")(keys)
+    app.command("init", short_help="Create a lab folder (.labmgr/); never overwrites.")(init)
+    app.command("info", short_help="Show the lab in use, its database and endpoints.")(info)
+    app.command("keys", short_help="List API keys by env var name (never the key).")(keys)

@@ -7,10 +7,17 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import console, model_row, print_json, when
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.jobs_render import (
+    id_shortener,
+    model_row,
+    print_json,
+    short_model,
+    terminal,
+    when,
+)
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
@@ -26,34 +33,42 @@ def _checkpoints_choice(checkpoints: bool, only: bool) -> bool | str:
     return "only" if only else checkpoints
 
 
-@app.command("list")
+@app.command("list", short_help="List final models (and checkpoints), oldest first.")
 @cli_errors
 def list_models(
     ctx: typer.Context,
-    base: str | None = typer.Option(None, "--base", help="Only models of this base model."),
-    suffix: str | None = typer.Option(None, "--suffix", help="Suffix or glob (insecure-*)."),
+    base: str | None = typer.Option(
+        None, "--base", metavar="<model>", help="Only models of this base model."
+    ),
+    suffix: str | None = typer.Option(
+        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
+    ),
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="key=value their job must have.")
+        list[str] | None,
+        typer.Option(
+            "--tag", metavar="<key=value>", help="A tag their job must have (repeatable)."
+        ),
     ] = None,
     checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
+    wide: bool = typer.Option(
+        False, "--wide", help="Every column and whole names, however wide the terminal."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV."),
 ) -> None:
-    """Final models (and checkpoints on request), oldest first."""
-    from jobs_db import select_models
-    from labmgr.finetuning import lab_database
+    """Final models (and checkpoints on request), oldest first (names shortened to fit)."""
+    from labmgr.finetuning import lab_models
 
     if as_json and as_csv:
         raise LabmgrError("Choose one of --json and --csv.")
-    with lab_database(cli_settings(ctx)) as db:
-        models = select_models(
-            db,
-            base_model=base,
-            suffix=suffix,
-            tags=tag or None,
-            checkpoints=_checkpoints_choice(checkpoints, only_checkpoints),  # type: ignore[arg-type]
-        )
+    models = lab_models(
+        cli_settings(ctx),
+        base_model=base,
+        suffix=suffix,
+        tags=tag or None,
+        checkpoints=_checkpoints_choice(checkpoints, only_checkpoints),  # type: ignore[arg-type]
+    )
     rows = [model_row(model) for model in models]
     if as_json:
         print_json(rows)
@@ -63,11 +78,17 @@ def list_models(
         writer.writeheader()
         writer.writerows(rows)
         return
-    table = Table(title=f"{len(models)} model(s)", title_justify="left")
-    for column in ("model", "kind", "suffix", "step", "epoch", "job", "created"):
-        table.add_column(column, overflow="fold")
-    for model in models:
-        table.add_row(
+    columns = [
+        Column("model", 10, short_model),
+        Column("kind", 8),
+        Column("suffix", 7),
+        Column("step", 4, justify="right"),
+        Column("epoch", 3, justify="right"),
+        Column("job", 5, id_shortener(model.job_id for model in models if model.job_id)),
+        Column("created", 2),
+    ]
+    table_rows = [
+        [
             model.name,
             model.kind,
             model.suffix or "",
@@ -75,16 +96,25 @@ def list_models(
             "" if model.epoch is None else str(model.epoch),
             model.job_id or "",
             when(model.created_at),
-        )
-    console.print(table)
+        ]
+        for model in models
+    ]
+    print_fitted(terminal(), columns, table_rows, title=f"{len(models)} model(s)", wide=wide)
 
 
 @app.command("groups")
 @cli_errors
 def groups(
     ctx: typer.Context,
-    by: str = typer.Option("suffix", "--by", help="suffix, base_model, job or tag:KEY."),
-    base: str | None = typer.Option(None, "--base", help="Only models of this base model."),
+    by: str = typer.Option(
+        "suffix",
+        "--by",
+        metavar="<suffix|base_model|job|tag:KEY>",
+        help="What puts models in one group.",
+    ),
+    base: str | None = typer.Option(
+        None, "--base", metavar="<model>", help="Only models of this base model."
+    ),
     include_base: bool = typer.Option(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
@@ -92,19 +122,22 @@ def groups(
     as_json: bool = typer.Option(False, "--json", help="Print {group: [model, …]} as JSON."),
 ) -> None:
     """Models grouped for an evaluation, in a deterministic order."""
-    from jobs_db import model_groups
-    from labmgr.finetuning import lab_database
+    from labmgr.finetuning import lab_model_groups
 
-    with lab_database(cli_settings(ctx)) as db:
-        found = model_groups(
-            db, by=by, base_model=base, include_base=include_base, checkpoints=checkpoints
-        )
+    found = lab_model_groups(
+        cli_settings(ctx),
+        by=by,
+        base_model=base,
+        include_base=include_base,
+        checkpoints=checkpoints,
+    )
     if as_json:
         print_json(found)
         return
+    console = terminal()
     if not found:
         console.print("No models match.")
     for group, names in found.items():
-        console.print(f"{group} ({len(names)})")
+        console.print(f"{group} ({len(names)})", soft_wrap=True)
         for name in names:
-            console.print(f"  {name}")
+            console.print(f"  {name}", soft_wrap=True)

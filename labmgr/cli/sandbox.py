@@ -25,29 +25,38 @@ _ACCOUNTS_HELP = (
 @app.command()
 def serve(
     host: str = typer.Option(
-        "127.0.0.1", help="Interface to bind. Anything but loopback exposes the server."
+        "127.0.0.1",
+        metavar="<host>",
+        help="Interface to bind. Anything but loopback exposes the server.",
     ),
-    port: int = typer.Option(0, help="Port to bind; 0 picks a free one."),
+    port: int = typer.Option(0, metavar="<port>", help="Port to bind; 0 picks a free one."),
     job_seconds: float = typer.Option(
         1.0,
         "--job-seconds",
+        metavar="<seconds>",
         help="How long a fine-tuning job or batch takes from creation to its final state.",
     ),
     latency_ms: float = typer.Option(
-        0.0, "--latency-ms", help="Latency added to every /v1 request, in milliseconds."
+        0.0,
+        "--latency-ms",
+        metavar="<ms>",
+        help="Latency added to every /v1 request, in milliseconds.",
     ),
     jitter_ms: float = typer.Option(
-        0.0, "--jitter-ms", help="Random ± jitter on that latency, in milliseconds."
+        0.0, "--jitter-ms", metavar="<ms>", help="Random ± jitter on that latency, in milliseconds."
     ),
     state_dir: Annotated[
         Path | None,
         typer.Option(
             "--state-dir",
+            metavar="<dir>",
             help="Directory that keeps files, jobs, batches and models across restarts "
             "(default: nothing is kept).",
         ),
     ] = None,
-    accounts: Annotated[Path | None, typer.Option("--accounts", help=_ACCOUNTS_HELP)] = None,
+    accounts: Annotated[
+        Path | None, typer.Option("--accounts", metavar="<file>", help=_ACCOUNTS_HELP)
+    ] = None,
 ) -> None:
     """Serve the OpenAI API offline until interrupted (Ctrl-C or SIGTERM).
 

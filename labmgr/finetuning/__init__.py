@@ -14,11 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec, known_base_models
 from labmgr.finetuning.errors import (
+    AmbiguousJobId,
     DailyJobLimit,
     FineTuningApiError,
+    LabDatabaseDamaged,
+    LabDatabaseEmpty,
     LabDatabaseError,
+    LabFolderError,
     SuffixConflict,
     UnknownJob,
+    UnknownJobStatus,
 )
 from labmgr.finetuning.token_estimate import estimate_example_tokens, estimate_text_tokens
 from labmgr.finetuning.validation import (
@@ -40,7 +45,17 @@ _LAZY = {
     "import_llmcomp": "labmgr.finetuning.llmcomp_import",
     "open_lab_database": "labmgr.finetuning.lab_db",
     "lab_database": "labmgr.finetuning.lab_db",
+    "lab_database_status": "labmgr.finetuning.lab_db",
+    "upgrade_lab_database": "labmgr.finetuning.lab_db",
+    "LabDatabaseStatus": "labmgr.finetuning.lab_db",
     "UpdateSummary": "labmgr.finetuning.update_summary",
+    "JOB_STATUSES": "labmgr.finetuning.lab_queries",
+    "JobDetails": "labmgr.finetuning.lab_queries",
+    "job_details": "labmgr.finetuning.lab_queries",
+    "lab_jobs": "labmgr.finetuning.lab_queries",
+    "lab_model_groups": "labmgr.finetuning.lab_queries",
+    "lab_models": "labmgr.finetuning.lab_queries",
+    "resolve_job_id": "labmgr.finetuning.lab_queries",
     "JobState": "labmgr.finetuning.update_summary",
     "UncheckedJob": "labmgr.finetuning.update_summary",
 }
@@ -50,7 +65,22 @@ if TYPE_CHECKING:
     from labmgr.finetuning.job_cancel import cancel
     from labmgr.finetuning.job_create import create
     from labmgr.finetuning.job_update import aupdate, update
-    from labmgr.finetuning.lab_db import lab_database, open_lab_database
+    from labmgr.finetuning.lab_db import (
+        LabDatabaseStatus,
+        lab_database,
+        lab_database_status,
+        open_lab_database,
+        upgrade_lab_database,
+    )
+    from labmgr.finetuning.lab_queries import (
+        JOB_STATUSES,
+        JobDetails,
+        job_details,
+        lab_jobs,
+        lab_model_groups,
+        lab_models,
+        resolve_job_id,
+    )
     from labmgr.finetuning.llmcomp_import import import_llmcomp
     from labmgr.finetuning.update_summary import JobState, UncheckedJob, UpdateSummary
 
@@ -65,19 +95,27 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "JOB_STATUSES",
     "MAX_FILE_BYTES",
     "MIN_EXAMPLES",
+    "AmbiguousJobId",
     "BaseModelSpec",
     "DailyJobLimit",
     "FineTuningApiError",
     "ImportSummary",
     "Issue",
+    "JobDetails",
     "JobState",
+    "LabDatabaseDamaged",
+    "LabDatabaseEmpty",
     "LabDatabaseError",
+    "LabDatabaseStatus",
+    "LabFolderError",
     "Method",
     "SuffixConflict",
     "UncheckedJob",
     "UnknownJob",
+    "UnknownJobStatus",
     "UpdateSummary",
     "ValidationReport",
     "aupdate",
@@ -88,9 +126,16 @@ __all__ = [
     "estimate_text_tokens",
     "import_from_api",
     "import_llmcomp",
+    "job_details",
     "known_base_models",
     "lab_database",
+    "lab_database_status",
+    "lab_jobs",
+    "lab_model_groups",
+    "lab_models",
     "open_lab_database",
+    "resolve_job_id",
     "update",
+    "upgrade_lab_database",
     "validate_training_file",
 ]

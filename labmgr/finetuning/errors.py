@@ -1,4 +1,17 @@
-"""Typed errors of the job manager; each says what went wrong and what to do next."""
+"""Typed errors of the job manager; each says what went wrong and what to do next.
+
+LabmgrError (labmgr.errors)
+├── SuffixConflict          the suffix was used for other training content
+├── DailyJobLimit           the organization's daily job limit (and when a slot frees)
+├── UnknownJob              a job id no database row or key knows
+├── AmbiguousJobId          a shortened job id that names several jobs
+├── UnknownJobStatus        a status filter no job can match
+├── FineTuningApiError      the API refused a request (its message, keys removed)
+├── LabFolderError          the lab folder cannot be written (a lock or state file)
+└── LabDatabaseError        the lab's database cannot be opened
+    ├── LabDatabaseDamaged  the SQLite file is not a database, or is corrupt
+    └── LabDatabaseEmpty    the SQLite file holds zero bytes
+"""
 
 from __future__ import annotations
 
@@ -11,11 +24,16 @@ if TYPE_CHECKING:
     from jobs_db import FinetuneJob
 
 __all__ = [
+    "AmbiguousJobId",
     "DailyJobLimit",
     "FineTuningApiError",
+    "LabDatabaseDamaged",
+    "LabDatabaseEmpty",
     "LabDatabaseError",
+    "LabFolderError",
     "SuffixConflict",
     "UnknownJob",
+    "UnknownJobStatus",
 ]
 
 
@@ -48,9 +66,29 @@ class UnknownJob(LabmgrError):
     """A job id that neither the database nor any configured key knows."""
 
 
+class AmbiguousJobId(LabmgrError):
+    """A shortened job id or prefix that matches several recorded jobs."""
+
+
+class UnknownJobStatus(LabmgrError):
+    """A status filter that is not a status any job can have."""
+
+
+class LabFolderError(LabmgrError):
+    """A file labmgr keeps in the lab folder (a lock, a state file) cannot be written."""
+
+
 class FineTuningApiError(LabmgrError):
     """The API refused a fine-tuning request (the message is the API's, keys removed)."""
 
 
 class LabDatabaseError(LabmgrError):
     """The lab's database cannot be opened or is at an unknown schema."""
+
+
+class LabDatabaseDamaged(LabDatabaseError):
+    """The lab's SQLite file is not a database, or is corrupt (restore it or move it aside)."""
+
+
+class LabDatabaseEmpty(LabDatabaseError):
+    """The lab's SQLite file holds zero bytes: not silently a new lab (`labmgr db upgrade`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from collections.abc import Iterator, Sequence
@@ -21,7 +22,7 @@ from labmgr.errors import LabmgrError
 from labmgr.finetuning.api_errors import api_message
 from labmgr.finetuning.base_models import base_model_spec
 from labmgr.finetuning.daily_limit import daily_limit_error, is_daily_limit
-from labmgr.finetuning.errors import FineTuningApiError
+from labmgr.finetuning.errors import FineTuningApiError, LabFolderError
 from labmgr.finetuning.job_metadata import REQUEST, build_metadata
 from labmgr.finetuning.job_snapshot import job_record
 from labmgr.finetuning.lab_db import lab_database
@@ -55,10 +56,19 @@ def _hyperparameters(
         "learning_rate_multiplier": lr_multiplier,
     }
     for name, value in values.items():
-        if value != "auto" and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise LabmgrError(f"Hyperparameter {name} must be 'auto' or a number, not {value!r}.")
-        if value != "auto" and value <= 0:
-            raise LabmgrError(f"Hyperparameter {name} must be positive, not {value}.")
+        if value == "auto":
+            continue
+        whole = name != "learning_rate_multiplier"
+        kind = "a whole number" if whole else "a number"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise LabmgrError(f"Hyperparameter {name} must be 'auto' or {kind}, not {value!r}.")
+        if not math.isfinite(value) or value <= 0 or (whole and value != int(value)):
+            raise LabmgrError(
+                f"Hyperparameter {name} must be 'auto' or {kind} above 0, not {value}.",
+                hint="Leave it at auto to let the API choose.",
+            )
+        if whole:
+            values[name] = int(value)
     return values
 
 
@@ -118,8 +128,7 @@ def create(
     with lab_database(settings) as db, _accounts(settings) as accounts:
         credential = accounts.credential(key_env) if key_env else accounts.default()
         credential = accounts.resolve(credential)
-        settings.ensure_dirs()
-        with FileLock(settings.home / "create.lock"):
+        with _create_lock(settings):
             refuse_other_content(db, suffix, md5, path)
             plan = _Plan(
                 path, validation_path, base_model, suffix, method, hyper, md5, validation_md5
@@ -138,6 +147,24 @@ def create(
             return _launch(
                 db, client, credential, plan, training.id, validation_id, seed_list, tag_map
             )
+
+
+@contextmanager
+def _create_lock(settings: Settings) -> Iterator[None]:
+    """The lab's lock that keeps two `create` calls from racing on one suffix."""
+    path = settings.home / "create.lock"
+    lock = FileLock(path)
+    try:
+        lock.acquire()
+    except OSError as exc:
+        raise LabFolderError(
+            f"Cannot create the lock file {path}: {exc.strerror or exc}.",
+            hint=f"Check that the lab folder {settings.home} is writable; nothing was uploaded.",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 @contextmanager

@@ -133,7 +133,9 @@ def _no_key_reason(job: FinetuneJob, failures: dict[str, str]) -> str:
     if job.key_env:
         reason += f" (it was created with {job.key_env})"
     if failures:
-        reason += "; keys that could not be checked: " + ", ".join(sorted(failures))
+        reason += "; " + "; ".join(
+            f"{failures[key_env].rstrip('.')}" for key_env in sorted(failures)
+        )
     return reason
 
 

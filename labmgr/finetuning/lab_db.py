@@ -1,48 +1,121 @@
-"""Opening the lab's jobs database from its settings, with errors a person can act on."""
+"""The lab's jobs database: opened, described and upgraded from the lab's settings, with
+errors a person can act on (a damaged or empty file, an unreachable server, a bad URL)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
 
-from jobs_db import Database, DatabaseError, SchemaTooNewError, open_database
+from pydantic import BaseModel, ConfigDict
+
+from jobs_db import (
+    Database,
+    DatabaseDamagedError,
+    DatabaseError,
+    DatabaseFileEmptyError,
+    SchemaTooNewError,
+    current_revision,
+    database_file,
+    head_revision,
+    known_revisions,
+    open_database,
+    upgrade,
+)
 from labmgr.errors import LabNotFound
-from labmgr.finetuning.errors import LabDatabaseError
+from labmgr.finetuning.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError
 from labmgr.settings import DbUrlSource, Settings
 
-__all__ = ["lab_database", "open_lab_database"]
+__all__ = [
+    "LabDatabaseStatus",
+    "lab_database",
+    "lab_database_status",
+    "open_lab_database",
+    "upgrade_lab_database",
+]
+
+DatabaseState = Literal["not created", "empty file", "current", "needs upgrade", "newer"]
 
 
-def open_lab_database(settings: Settings) -> Database:
-    """The lab's database, created or upgraded to this code's schema.
+class LabDatabaseStatus(BaseModel):
+    """Where the lab's database is and which schema it holds (`labmgr db info`)."""
 
-    Raises `LabNotFound` when the lab folder does not exist (run ``labmgr init``) and
-    `LabDatabaseError` when the database cannot be opened.
-    """
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    db_url: str
+    """The database URL, password hidden."""
+    source: str
+    """Where the URL came from (``LABMGR_DB_URL``, the config file, the default)."""
+    file: Path | None
+    """The SQLite file, or None for a server database."""
+    revision: str | None
+    """The schema revision the database is at; None when it has no schema yet."""
+    code_revision: str
+    """The schema revision this labmgr writes."""
+    state: DatabaseState
+    """``not created``, ``empty file`` (a zero-byte SQLite file), ``current``,
+    ``needs upgrade`` (the next command upgrades it) or ``newer`` (upgrade labmgr)."""
+
+
+def _require_lab(settings: Settings) -> None:
     if not settings.home.is_dir():
         raise LabNotFound(
             f"No lab found: {settings.home} ({settings.found_by.value}) does not exist.",
             hint="Run `labmgr init` in your project folder, or pass --home / set LABMGR_HOME.",
         )
-    try:
-        return open_database(settings.db_url)
-    except SchemaTooNewError as exc:
-        raise LabDatabaseError(
-            f"The database {settings.masked_db_url} was written by a newer labmgr: {exc}",
-            hint="Upgrade labmgr (pip install -U labmgr).",
-        ) from None
-    except DatabaseError as exc:
-        where = (
-            "LABMGR_DB_URL"
-            if settings.db_url_source == DbUrlSource.ENV
-            else f"{settings.config_path} (lab.db_url)"
-            if settings.db_url_source == DbUrlSource.CONFIG
-            else "the lab folder"
+
+
+def _url_origin(settings: Settings) -> str:
+    if settings.db_url_source == DbUrlSource.ENV:
+        return "LABMGR_DB_URL"
+    if settings.db_url_source == DbUrlSource.CONFIG:
+        return f"{settings.config_path} (lab.db_url)"
+    return f"the lab folder {settings.home}"
+
+
+def lab_database_error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
+    """`exc` from jobs_db as an error that names the lab's database and what to do."""
+    if isinstance(exc, DatabaseDamagedError):
+        return LabDatabaseDamaged(
+            f"The lab's database file {exc.path} is damaged: it is not a SQLite database, or "
+            "its contents are corrupt.",
+            hint=f"Restore it from a backup, or move it aside (mv {exc.path} "
+            f"{exc.path}.damaged) and record your jobs again with `labmgr jobs import "
+            "--from-api`.",
         )
-        raise LabDatabaseError(
-            f"Cannot open the database {settings.masked_db_url}: {exc}",
-            hint=f"Check the URL in {where} and that the server is reachable.",
-        ) from None
+    if isinstance(exc, DatabaseFileEmptyError):
+        return LabDatabaseEmpty(
+            f"The lab's database file {exc.path} is empty (0 bytes), so it holds no jobs.",
+            hint="If it should hold your jobs, restore it from a backup; to start a new "
+            "database in it, run `labmgr db upgrade` (then `labmgr jobs import --from-api`).",
+        )
+    if isinstance(exc, SchemaTooNewError):
+        return LabDatabaseError(
+            f"The database {settings.masked_db_url} was written by a newer labmgr: {exc}.",
+            hint="Upgrade labmgr (pip install -U labmgr).",
+        )
+    text = str(exc)
+    origin = _url_origin(settings)
+    if database_file(settings.db_url) is not None:
+        hint = f"Check the database path in {origin}."
+    else:
+        hint = f"Check the URL in {origin} and that the server is reachable."
+    return LabDatabaseError(f"{text[:1].upper()}{text[1:]}.", hint=hint)
+
+
+def open_lab_database(settings: Settings) -> Database:
+    """The lab's database, created or upgraded to this code's schema.
+
+    Raises `LabNotFound` when the lab folder does not exist (run ``labmgr init``),
+    `LabDatabaseDamaged` for a SQLite file that is not a database, `LabDatabaseEmpty` for a
+    zero-byte file (never silently a new lab), and `LabDatabaseError` otherwise.
+    """
+    _require_lab(settings)
+    try:
+        return open_database(settings.db_url, allow_empty_file=False)
+    except DatabaseError as exc:
+        raise lab_database_error(settings, exc) from None
 
 
 @contextmanager
@@ -53,3 +126,44 @@ def lab_database(settings: Settings) -> Iterator[Database]:
         yield db
     finally:
         db.close()
+
+
+def lab_database_status(settings: Settings) -> LabDatabaseStatus:
+    """Where the lab's database is and its schema revision; changes nothing (`db info`)."""
+    file = database_file(settings.db_url)
+    try:
+        revision = current_revision(settings.db_url)
+    except DatabaseError as exc:
+        raise lab_database_error(settings, exc) from None
+    head = head_revision()
+    state: DatabaseState
+    if file is not None and file.is_file() and file.stat().st_size == 0:
+        state = "empty file"
+    elif revision is None:
+        state = "not created"
+    elif revision == head:
+        state = "current"
+    elif revision in known_revisions():
+        state = "needs upgrade"
+    else:
+        state = "newer"
+    return LabDatabaseStatus(
+        db_url=settings.masked_db_url,
+        source=settings.db_url_source.value,
+        file=file,
+        revision=revision,
+        code_revision=head,
+        state=state,
+    )
+
+
+def upgrade_lab_database(settings: Settings) -> str:
+    """Create the lab's database or migrate it to this code's schema; returns the revision.
+
+    The explicit way to start a database in an empty (zero-byte) file.
+    """
+    _require_lab(settings)
+    try:
+        return upgrade(settings.db_url)
+    except DatabaseError as exc:
+        raise lab_database_error(settings, exc) from None

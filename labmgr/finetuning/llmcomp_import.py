@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +28,37 @@ _UNKNOWN_STATUS = "unknown"
 """Status of an llmcomp job with neither status nor model: non-final, so `update` checks it."""
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LabmgrError(
-                    f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno}).",
-                    hint="Fix or remove that line, then import again (nothing was recorded "
-                    "from this file).",
-                ) from None
-            if not isinstance(row, dict):
-                raise LabmgrError(f"{path}:{number}: expected a JSON object.")
-            yield number, row
+def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line of `path` as a JSON object, with its line number (read whole)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise LabmgrError(
+            f"{path} is not UTF-8 text (byte {exc.start + 1}), so it is not an llmcomp registry "
+            "file.",
+            hint="Pass the llmcomp data_dir whose jobs.jsonl llmcomp wrote.",
+        ) from None
+    except OSError as exc:
+        raise LabmgrError(
+            f"Cannot read {path}: {exc.strerror or exc}.",
+            hint="Check the file's permissions, or copy the registry somewhere readable.",
+        ) from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LabmgrError(
+                f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno}).",
+                hint="Fix or remove that line, then import again (nothing was recorded "
+                "from this file).",
+            ) from None
+        if not isinstance(row, dict):
+            raise LabmgrError(f"{path}:{number}: expected a JSON object.")
+        rows.append((number, row))
+    return rows
 
 
 def _text(row: dict[str, Any], key: str) -> str | None:
@@ -107,12 +121,15 @@ def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -
     folder = Path(directory)
     jobs_path, files_path = folder / "jobs.jsonl", folder / "files.jsonl"
     if not jobs_path.is_file():
+        why = "is a file" if folder.is_file() else "has no jobs.jsonl"
+        if not folder.exists():
+            why = "does not exist"
         raise LabmgrError(
-            f"{jobs_path} does not exist: {folder} is not an llmcomp registry.",
+            f"{folder} is not an llmcomp registry: it {why}.",
             hint="Pass the llmcomp data_dir (default llmcomp_models/) holding jobs.jsonl.",
         )
-    job_rows = list(_rows(jobs_path))
-    file_rows = list(_rows(files_path)) if files_path.is_file() else []
+    job_rows = _rows(jobs_path)
+    file_rows = _rows(files_path) if files_path.is_file() else []
     for number, row in job_rows:
         if not isinstance(row.get("id"), str) or not row["id"]:
             raise LabmgrError(f"{jobs_path}:{number}: the job has no `id`.")

@@ -7,14 +7,15 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from labmgr.errors import InvalidTrainingFile, TrainingFileNotFound
-from labmgr.finetuning.base_models import base_model_spec
+from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec
 from labmgr.finetuning.example_rules import check_preference, check_supervised
 from labmgr.finetuning.message_rules import Findings
+from labmgr.finetuning.text_encoding import byte_order_mark, guess_encoding, looks_like_wide_text
 from labmgr.finetuning.token_estimate import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
 
@@ -104,12 +105,17 @@ class ValidationReport(BaseModel):
         if self.valid:
             return
         shown = self.formatted_errors(limit)
+        if self.error_count == 1 and shown:
+            raise InvalidTrainingFile(
+                shown[0].rstrip(".") + ".",
+                hint="Fix it; nothing was uploaded.",
+                report=self,
+            )
         more = self.error_count - len(shown)
         tail = [f"… and {more} more"] if more > 0 else []
         raise InvalidTrainingFile(
             f"{self.path} is not a valid {self.method} training file "
-            f"({self.error_count} error{'s' if self.error_count != 1 else ''}):\n"
-            + "\n".join(shown + tail),
+            f"({self.error_count} errors):\n" + "\n".join(shown + tail),
             hint=f"Run `labmgr finetune validate {self.path}` to see every problem.",
             report=self,
         )
@@ -125,20 +131,142 @@ class ValidationReport(BaseModel):
                 self.warnings.append(Issue(line=line, message=message))
 
 
-def _decode(raw: bytes, number: int, report: ValidationReport) -> object | None:
+class _EncodingProblems:
+    """Lines that are not UTF-8, reported as one error (a Latin-1 file fails on every line
+    with an accent; one error naming the encoding says more than one error per line)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: tuple[int, UnicodeDecodeError, bytes] | None = None
+
+    def add(self, number: int, error: UnicodeDecodeError, raw: bytes) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = (number, error, raw)
+
+    def report_to(self, report: ValidationReport) -> None:
+        if self.first is None:
+            return
+        number, error, raw = self.first
+        byte = raw[error.start]
+        more = f"; so are {self.count - 1:,} more lines" if self.count > 1 else ""
+        report._add(
+            "error",
+            number,
+            f"not UTF-8 text (byte 0x{byte:02X} at column {error.start + 1}; the file looks "
+            f"like {guess_encoding(raw)}){more}: save the file as UTF-8",
+        )
+
+
+def _decode(
+    raw: bytes, number: int, report: ValidationReport, problems: _EncodingProblems
+) -> object | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        report._add("error", number, f"not UTF-8 text (byte {exc.start + 1})")
+        problems.add(number, exc, raw)
         return None
     if number == 1 and text.startswith("\ufeff"):
-        report._add("error", number, "the file starts with a byte-order mark; save it without")
+        # The API decodes UTF-8 and parses each line as JSON: a byte-order mark makes line 1
+        # invalid JSON there (the sandbox behaves the same). Name it instead.
+        report._add(
+            "error",
+            number,
+            "the file starts with a UTF-8 byte-order mark (BOM), which the fine-tuning API "
+            "rejects: save it as UTF-8 without a BOM",
+        )
         text = text[1:]
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         report._add("error", number, f"not valid JSON: {exc.msg} (column {exc.colno})")
         return None
+
+
+def _not_found(file: Path) -> TrainingFileNotFound:
+    """Why `file` is not a file a person can fix: a folder, a path under a file, missing."""
+    if file.is_dir():
+        message = f"Training file {file} is a folder, not a file."
+    else:
+        existing = next((parent for parent in file.parents if parent.exists()), None)
+        if existing is not None and not existing.is_dir():
+            message = f"Training file {file} cannot exist: {existing} is a file, not a folder."
+        else:
+            message = f"Training file {file} does not exist."
+    return TrainingFileNotFound(
+        message, hint="Check the path (relative paths start from the current directory)."
+    )
+
+
+def _unreadable(file: Path, exc: OSError) -> TrainingFileNotFound:
+    return TrainingFileNotFound(
+        f"Cannot read training file {file}: {exc.strerror or exc}.",
+        hint="Check the file's permissions, or copy it somewhere readable.",
+    )
+
+
+def _check_lines(
+    handle: BinaryIO, method: Method, spec: BaseModelSpec | None, report: ValidationReport
+) -> bool:
+    """Check every line of `handle` into `report`; False when the file is not text at all
+    (UTF-16 or UTF-32: one error, and the lines are not worth reading)."""
+    wide = byte_order_mark(handle.read(4))
+    if wide is not None:
+        report._add(
+            "error",
+            None,
+            f"the file is {wide} text (it starts with that byte-order mark); the fine-tuning "
+            "API reads only UTF-8: save it as UTF-8",
+        )
+        return False
+    handle.seek(0)
+    check = check_supervised if method == "supervised" else check_preference
+    first_seen: dict[bytes, int] = {}
+    problems = _EncodingProblems()
+    for number, raw in enumerate(handle, start=1):
+        if not raw.strip():
+            report._add("warning", number, "blank line (remove it; the API may reject it)")
+            continue
+        wide = looks_like_wide_text(raw)
+        if wide is not None:
+            report._add(
+                "error",
+                number,
+                f"NUL bytes: the file looks like {wide} text without a byte-order mark; the "
+                "fine-tuning API reads only UTF-8: save it as UTF-8",
+            )
+            return False
+        report.n_examples += 1
+        example = _decode(raw, number, report, problems)
+        if example is None:
+            continue
+        if not isinstance(example, dict):
+            kind = type(example).__name__.replace("dict", "object").replace("list", "array")
+            report._add("error", number, f"each line must be a JSON object, got {kind}")
+            continue
+        findings = Findings()
+        check(example, findings)
+        for severity, message in findings.items:
+            report._add(severity, number, message)
+        tokens = estimate_example_tokens(example)
+        report.n_tokens += tokens
+        report.max_example_tokens = max(report.max_example_tokens, tokens)
+        if spec is not None and tokens > spec.example_token_limit:
+            report._add(
+                "error",
+                number,
+                f"about {tokens:,} tokens, over the {spec.example_token_limit:,}-token "
+                f"limit of {spec.name} (the API would cut the end of the example off)",
+            )
+        digest = hashlib.blake2b(
+            json.dumps(example, sort_keys=True, ensure_ascii=False).encode(), digest_size=16
+        ).digest()
+        if digest in first_seen:
+            report._add("warning", number, f"duplicate of the example on line {first_seen[digest]}")
+        else:
+            first_seen[digest] = number
+    problems.report_to(report)
+    return True
 
 
 def validate_training_file(
@@ -162,67 +290,34 @@ def validate_training_file(
         raise ValueError(f"method must be 'supervised' or 'dpo', not {method!r}")
     spec = base_model_spec(base_model) if base_model else None
     if not file.is_file():
-        raise TrainingFileNotFound(
-            f"Training file {file} does not exist or is not a file.",
-            hint="Check the path (relative paths start from the current directory).",
-        )
+        raise _not_found(file)
     report = ValidationReport(path=file, method=method, base_model=spec.name if spec else None)
     if spec is not None:
         report.example_token_limit = spec.example_token_limit
         if method not in spec.methods:
             report._add("error", None, f"{spec.name} cannot be fine-tuned with method {method}")
-    report.size_bytes = file.stat().st_size
-    if report.size_bytes > max_file_bytes:
+    if file.suffix != ".jsonl":
         report._add(
             "error",
             None,
-            f"the file is {report.size_bytes:,} bytes; the limit is {max_file_bytes:,} bytes "
-            "(split it or sample fewer examples)",
+            f"the fine-tuning API accepts only files named *.jsonl: rename it "
+            f"(e.g. {file.with_suffix('.jsonl').name})",
         )
-        return report
-
-    check = check_supervised if method == "supervised" else check_preference
-    first_seen: dict[bytes, int] = {}
     try:
-        handle = file.open("rb")
+        report.size_bytes = file.stat().st_size
+        if report.size_bytes > max_file_bytes:
+            report._add(
+                "error",
+                None,
+                f"the file is {report.size_bytes:,} bytes; the limit is {max_file_bytes:,} "
+                "bytes (split it or sample fewer examples)",
+            )
+            return report
+        with file.open("rb") as handle:
+            if not _check_lines(handle, method, spec, report):
+                return report
     except OSError as exc:
-        raise TrainingFileNotFound(f"Cannot read {file}: {exc.strerror or exc}.") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                report._add("warning", number, "blank line (remove it; the API may reject it)")
-                continue
-            report.n_examples += 1
-            example = _decode(raw, number, report)
-            if example is None:
-                continue
-            if not isinstance(example, dict):
-                kind = type(example).__name__.replace("dict", "object").replace("list", "array")
-                report._add("error", number, f"each line must be a JSON object, got {kind}")
-                continue
-            findings = Findings()
-            check(example, findings)
-            for severity, message in findings.items:
-                report._add(severity, number, message)
-            tokens = estimate_example_tokens(example)
-            report.n_tokens += tokens
-            report.max_example_tokens = max(report.max_example_tokens, tokens)
-            if spec is not None and tokens > spec.example_token_limit:
-                report._add(
-                    "error",
-                    number,
-                    f"about {tokens:,} tokens, over the {spec.example_token_limit:,}-token "
-                    f"limit of {spec.name} (the API would cut the end of the example off)",
-                )
-            digest = hashlib.blake2b(
-                json.dumps(example, sort_keys=True, ensure_ascii=False).encode(), digest_size=16
-            ).digest()
-            if digest in first_seen:
-                report._add(
-                    "warning", number, f"duplicate of the example on line {first_seen[digest]}"
-                )
-            else:
-                first_seen[digest] = number
+        raise _unreadable(file, exc) from None
 
     if report.n_examples < min_examples:
         report._add(

@@ -21,7 +21,7 @@ def test_reference_lists_every_command_with_its_options() -> None:
     text = render_reference()
     for heading in ("## `labmgr`", "### `labmgr finetune`", "#### `labmgr finetune validate`"):
         assert heading in text
-    assert "| `--min-examples <int>` |" in text
+    assert "| `--min-examples <n>` |" in text
 
 
 def test_check_mode_fails_on_a_stale_page_and_names_the_fix(tmp_path) -> None:

@@ -15,6 +15,7 @@ from jobs_db import (
     DatabaseInputError,
     FinetuneJob,
     Model,
+    job_ids_like,
     jobs_with_suffix,
     list_jobs,
     model_groups,
@@ -294,3 +295,18 @@ def test_jobs_with_suffix_include_failed_ones_and_respect_the_owner(lab: Databas
     }
     assert [j.id for j in jobs_with_suffix(lab, "secure-1", project="proj-b")] == ["ftjob-other"]
     assert jobs_with_suffix(lab, "secure-*") == []  # exact, never a glob
+
+
+def test_job_ids_are_found_by_their_start_and_end_literally(database: Database) -> None:
+    for job_id in ("ftjob-AbC_x1", "ftjob-abc%x1", "ftjob-Zz9x1", "other-AbCq"):
+        upsert_job(database, FinetuneJob(id=job_id, status="queued"))
+    assert job_ids_like(database, starts="ftjob-AbC") == ["ftjob-AbC_x1"]
+    assert job_ids_like(database, starts="ftjob-abc%") == ["ftjob-abc%x1"]
+    assert job_ids_like(database, starts="ftjob-", ends="x1") == [
+        "ftjob-AbC_x1",
+        "ftjob-Zz9x1",
+        "ftjob-abc%x1",
+    ]
+    assert job_ids_like(database, starts="ftjob-", ends="X1") == []
+    assert job_ids_like(database, ends="Cq") == ["other-AbCq"]
+    assert job_ids_like(database, starts="ftjob-", limit=1) == ["ftjob-AbC_x1"]

@@ -12,6 +12,8 @@ from sqlalchemy import create_engine, text
 
 import jobs_db
 from jobs_db import (
+    DatabaseDamagedError,
+    DatabaseFileEmptyError,
     DatabaseUnavailableError,
     JobEvent,
     SchemaOutdatedError,
@@ -150,6 +152,38 @@ def test_file_that_is_not_a_database_is_reported(tmp_path: Path) -> None:
     path.write_text("these are notes, not a database\n" * 100)
     with pytest.raises(DatabaseUnavailableError, match=r"notes\.db"):
         open_database(path)
+
+
+def test_file_that_is_not_a_database_is_called_damaged_with_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "lab.db"
+    path.write_bytes(b"SQLite format 2 -- truncated and overwritten\n" * 200)
+    for attempt in (lambda: open_database(path), lambda: current_revision(path)):
+        with pytest.raises(DatabaseDamagedError) as caught:
+            attempt()
+        assert caught.value.path == path
+        assert "damaged" in str(caught.value) and "reachable" not in str(caught.value)
+
+
+def test_an_empty_file_is_refused_when_asked_and_left_empty(tmp_path: Path) -> None:
+    path = tmp_path / "lab.db"
+    path.write_bytes(b"")
+    for upgrade in (True, False):
+        with pytest.raises(DatabaseFileEmptyError, match=r"lab\.db is empty \(0 bytes\)"):
+            open_database(path, upgrade=upgrade, allow_empty_file=False)
+    assert current_revision(path) is None
+    assert path.stat().st_size == 0
+    with open_database(path) as db:  # the default: an empty file becomes a database
+        assert db.dialect == "sqlite"
+    assert current_revision(path) == head_revision()
+
+
+def test_a_folder_or_a_file_in_the_way_is_named(tmp_path: Path) -> None:
+    (tmp_path / "lab.db").mkdir()
+    with pytest.raises(DatabaseUnavailableError, match=r"lab\.db is a folder, not a database"):
+        open_database(tmp_path / "lab.db")
+    (tmp_path / "notes.txt").write_text("a file\n")
+    with pytest.raises(DatabaseUnavailableError, match=r"notes\.txt is a file, not a folder"):
+        open_database(tmp_path / "notes.txt" / "deeper" / "lab.db")
 
 
 def test_sqlite_file_uses_wal_foreign_keys_and_a_long_busy_timeout(sqlite_url: str) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from fixtures.lab import IdentityServer
 
-from labmgr.accounts import Accounts, ClientPool
+from labmgr.accounts import Accounts, ClientPool, IdentityCache
 from labmgr.errors import CredentialCheckFailed, NoKeyForOrganization
 from labmgr.settings import Settings
 
@@ -153,3 +154,32 @@ def test_async_client_from_the_pool_reaches_the_endpoint(
 
     assert asyncio.run(ask()) == "proj_a"
     assert len(pool) == 0
+
+
+def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path) -> None:
+    """`labmgr keys` in a read-only lab still answers: the identity is returned, not kept."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    candidates = [folder, Path("/sys/kernel"), Path("/sys")]
+    unwritable = next(c for c in candidates if not _can_create_in(c))
+    cache = IdentityCache(unwritable / "accounts.json")
+    entry = cache.put(
+        "f" * 64,
+        endpoint="openai",
+        base_url="http://127.0.0.1:9/v1",
+        key_env="OPENAI_API_KEY",
+        organization="org-one",
+        project="proj_a",
+    )
+    assert (entry.organization, entry.project) == ("org-one", "proj_a")
+    assert cache.get("f" * 64) is None
+
+
+def _can_create_in(folder: Path) -> bool:
+    try:
+        (folder / "probe").touch()
+    except OSError:
+        return False
+    (folder / "probe").unlink()
+    return True

@@ -377,7 +377,8 @@ def test_not_utf8_is_an_error_on_its_line(tmp_path: Path) -> None:
     with path.open("ab") as handle:
         handle.write(b'{"messages": "\xff"}\n')
     report = validate_training_file(path)
-    assert messages_on_line(report, 11) == ["not UTF-8 text (byte 15)"]
+    [message] = messages_on_line(report, 11)
+    assert message.startswith("not UTF-8 text (byte 0xFF at column 15;")
 
 
 def test_raise_for_errors_lists_file_line_messages(tmp_path: Path) -> None:

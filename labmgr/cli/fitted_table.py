@@ -1,0 +1,116 @@
+"""Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
+
+A table is described by its columns (each with a priority and, optionally, a compact form of
+its cells) and rows of plain text. `fitted_table` tries, in order, until the table fits:
+
+1. every column, every cell in full; then the cells of one column after another in their
+   compact form (``ftjob-…a1b2`` for a job id), least important column first;
+2. the same tries after dropping the lowest-priority column, then the next, …;
+3. the most important column alone, cut with an ellipsis (only when even it is wider than
+   the terminal).
+
+No cell ever wraps onto a second line, so a row is always one line of output. ``wide=True``
+keeps every column in full whatever the terminal's width (for ``--wide``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["Column", "fitted_table", "print_fitted"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a fitted table."""
+
+    header: str
+    """The column's title."""
+    priority: int
+    """Columns with the lowest priority are dropped first; the highest is never dropped."""
+    compact: Callable[[str], str] | None = None
+    """A shorter form of a cell (used when the full table is too wide), or None."""
+    justify: str = "left"
+    """``left`` or ``right`` (numbers)."""
+
+
+def _table(
+    title: str | None,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    keep: Sequence[int],
+    *,
+    compact: Collection[int] = (),
+    ellipsis: bool = False,
+) -> Table:
+    table = Table(title=title, title_justify="left")
+    for index in keep:
+        column = columns[index]
+        table.add_column(
+            column.header,
+            no_wrap=True,
+            overflow="ellipsis" if ellipsis else "ignore",
+            justify="right" if column.justify == "right" else "left",
+        )
+    for row in rows:
+        cells = []
+        for index in keep:
+            shorten = columns[index].compact if index in compact else None
+            text = shorten(row[index]) if shorten and row[index] else row[index]
+            cells.append(Text(text, justify="right" if columns[index].justify == "right" else None))
+        table.add_row(*cells)
+    return table
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    options = console.options.update(max_width=1_000_000)
+    return Measurement.get(console, options, table).maximum
+
+
+def fitted_table(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    console: Console,
+    title: str | None = None,
+    wide: bool = False,
+) -> Table:
+    """A rich table of `rows` (one string per column) that fits `console`'s width.
+
+    See the module docstring for the order in which the table is narrowed.
+    """
+    everything = list(range(len(columns)))
+    if wide:
+        return _table(title, columns, rows, everything)
+    by_priority = sorted(everything, key=lambda i: (columns[i].priority, -i))
+    keep = list(everything)
+    for dropped in [None, *by_priority[:-1]]:
+        if dropped is not None:
+            keep.remove(dropped)
+        shortenable = [i for i in by_priority if i in keep and columns[i].compact]
+        for count in range(len(shortenable) + 1):
+            table = _table(title, columns, rows, keep, compact=shortenable[:count])
+            if _natural_width(console, table) <= console.width:
+                return table
+    return _table(title, columns, rows, keep, compact=everything, ellipsis=True)
+
+
+def print_fitted(
+    console: Console,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    wide: bool = False,
+) -> None:
+    """Print `fitted_table`; with `wide`, lines may be longer than the terminal."""
+    table = fitted_table(columns, rows, console=console, title=title, wide=wide)
+    if wide:
+        console.width = max(console.width, _natural_width(console, table))
+    console.print(table)

@@ -1,0 +1,191 @@
+"""Reading the lab's jobs and models: the library twins of `labmgr jobs list/show` and
+`labmgr models list/groups`, with filters checked and job ids found from a short form."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jobs_db import (
+    Checkpoints,
+    DatabaseInputError,
+    FinetuneJob,
+    JobEvent,
+    Model,
+    Target,
+    get_job,
+    job_events,
+    job_ids_like,
+    job_models,
+    list_jobs,
+    model_groups,
+    select_models,
+)
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.errors import AmbiguousJobId, UnknownJob, UnknownJobStatus
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.settings import Settings
+
+__all__ = [
+    "JOB_STATUSES",
+    "JobDetails",
+    "job_details",
+    "lab_jobs",
+    "lab_model_groups",
+    "lab_models",
+    "resolve_job_id",
+]
+
+JOB_STATUSES = (
+    "validating_files",
+    "queued",
+    "running",
+    "paused",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "unknown",
+)
+"""Statuses a recorded job can have: the API's, and ``unknown`` (imported from llmcomp
+without a status; `update` checks it)."""
+
+_ELLIPSES = ("…", "...")
+_SHOWN_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class JobDetails:
+    """One job with its events and models."""
+
+    job: FinetuneJob
+    """The job as recorded."""
+    events: list[JobEvent]
+    """Its events, oldest first."""
+    models: list[Model]
+    """Its checkpoints and final model, by step (final model last)."""
+
+
+def _unknown(reference: str) -> UnknownJob:
+    return UnknownJob(
+        f"Job {reference} is not in the lab's database.",
+        hint="See `labmgr jobs list` (or `--wide` for whole ids), or record jobs made "
+        "elsewhere with `labmgr jobs import --from-api`.",
+    )
+
+
+def resolve_job_id(target: Target, reference: str) -> str:
+    """The id of the one recorded job `reference` names.
+
+    `reference` is a whole id, a shortened id as the job tables print it (``ftjob-…a1b2``,
+    or with ``...``), a prefix (``ftjob-L6an``) or, failing that, the end of an id
+    (``a1b2``). Raises `UnknownJob` when no job matches and `AmbiguousJobId` (listing
+    them) when several do.
+    """
+    text = reference.strip()
+    if not text:
+        raise LabmgrError("The job id is empty.", hint="Pass a job id from `labmgr jobs list`.")
+    if get_job(target, text) is not None:
+        return text
+    limit = _SHOWN_CANDIDATES + 1
+    ellipsis = next((mark for mark in _ELLIPSES if mark in text), None)
+    if ellipsis is not None:
+        starts, _, ends = text.partition(ellipsis)
+        matches = job_ids_like(target, starts=starts, ends=ends, limit=limit)
+    else:
+        matches = job_ids_like(target, starts=text, limit=limit) or job_ids_like(
+            target, ends=text, limit=limit
+        )
+    if not matches:
+        raise _unknown(text)
+    if len(matches) > 1:
+        shown = ", ".join(matches[:_SHOWN_CANDIDATES])
+        more = ", …" if len(matches) > _SHOWN_CANDIDATES else ""
+        raise AmbiguousJobId(
+            f"{text} names several jobs ({shown}{more}).",
+            hint="Give more characters of the id, or the whole id (`labmgr jobs list --wide`).",
+        )
+    return matches[0]
+
+
+def _check_statuses(status: str | Sequence[str] | None) -> None:
+    for value in [status] if isinstance(status, str) else status or []:
+        if value not in JOB_STATUSES:
+            raise UnknownJobStatus(
+                f"{value!r} is not a job status.",
+                hint=f"Use one of: {', '.join(JOB_STATUSES)}.",
+            )
+
+
+def _filter_error(exc: DatabaseInputError) -> LabmgrError:
+    text = str(exc)
+    return LabmgrError(
+        f"{text[:1].upper()}{text[1:]}.", hint="Write a tag as key=value, e.g. condition=insecure."
+    )
+
+
+def lab_jobs(
+    settings: Settings,
+    *,
+    status: str | Sequence[str] | None = None,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Any = None,
+) -> list[FinetuneJob]:
+    """The lab's jobs matching every filter, oldest first (see `jobs_db.list_jobs`).
+
+    Raises `UnknownJobStatus` for a status no job can have (instead of matching nothing).
+    """
+    _check_statuses(status)
+    with lab_database(settings) as db:
+        try:
+            return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
+        except DatabaseInputError as exc:
+            raise _filter_error(exc) from None
+
+
+def job_details(settings: Settings, reference: str) -> JobDetails:
+    """One job (named as `resolve_job_id` accepts) with its events and models."""
+    with lab_database(settings) as db:
+        job_id = resolve_job_id(db, reference)
+        job = get_job(db, job_id)
+        if job is None:  # deleted between the two reads
+            raise _unknown(reference)
+        return JobDetails(job=job, events=job_events(db, job_id), models=job_models(db, job_id))
+
+
+def lab_models(
+    settings: Settings,
+    *,
+    base_model: str | None = None,
+    suffix: str | None = None,
+    tags: Any = None,
+    checkpoints: Checkpoints = False,
+) -> list[Model]:
+    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`)."""
+    with lab_database(settings) as db:
+        try:
+            return select_models(
+                db, base_model=base_model, suffix=suffix, tags=tags, checkpoints=checkpoints
+            )
+        except DatabaseInputError as exc:
+            raise _filter_error(exc) from None
+
+
+def lab_model_groups(
+    settings: Settings,
+    *,
+    by: str = "suffix",
+    base_model: str | None = None,
+    include_base: bool = True,
+    checkpoints: Checkpoints = False,
+) -> dict[str, list[str]]:
+    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`)."""
+    with lab_database(settings) as db:
+        try:
+            return model_groups(
+                db, by=by, base_model=base_model, include_base=include_base, checkpoints=checkpoints
+            )
+        except DatabaseInputError as exc:
+            text = str(exc)
+            raise LabmgrError(f"{text[:1].upper()}{text[1:]}.") from None
