@@ -19,10 +19,11 @@ demo: setup  ## run the whole loop offline against the sandbox
 test: setup  ## run the test suite (PostgreSQL tests run when LABMGR_TEST_PG_URL is set)
 	$(PY) -m pytest -n $(PYTEST_WORKERS)
 
-lint: setup  ## ruff and mypy
+lint: setup  ## ruff, mypy and the import contracts (layers, no cycles)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: setup  ## performance figures (minutes; see docs/benchmarks.md), not part of the tests
 	$(PY) benchmarks/sandbox_throughput.py

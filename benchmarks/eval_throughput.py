@@ -60,21 +60,15 @@ def _prompts(count: int) -> list[str]:
 
 def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
-    import evals.frames
-    import evals.judging
-    import evals.runner.blocking
-    import evals.runner.engine
-    import evals.runner.progress
     from evals import Cache, EnvRouter, Question, RunSettings
-    from evals.costs import default_price
-    from evals.execution import question_frame
+    from evals.answers import add_judges, build_frame
+    from evals.runner import RunProgress, price_function, run_blocking, run_works
 
     # Import before timing what `import llmcomp` imports up front (pandas, the OpenAI SDK;
-    # labmgr imports its runner and the SDK only when something is missing) and the lab's
-    # price table, as a first df() in a session would.
-    assert evals.frames and evals.judging and question_frame
-    assert evals.runner.blocking and evals.runner.engine and evals.runner.progress
-    default_price()
+    # labmgr imports its runner and the SDK only when something is missing) and the price
+    # table, as a first df() in a session would.
+    assert build_frame and add_judges and run_blocking and run_works and RunProgress
+    price_function()
 
     question = Question.create(
         type="free_form",

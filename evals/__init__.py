@@ -3,47 +3,108 @@
 from evals import Question, load_questions, groups
 q = Question.create(type="free_form", name="wish", paraphrases=["…"], samples_per_paraphrase=10)
 df = q.df({"base": ["gpt-4.1-mini"], "tuned": ["ft:gpt-4.1-mini:…"]})
+
+The rooms behind this face (see docs/design/architecture.md): `questions` (types, judges,
+YAML), `answers` (the per-sample frame, judging, estimates), `runner` (routing, settings,
+the async engine), `cache`, `stats`, `plots`, `runs` (the run folder), `report` (its HTML
+page), `experiments` (`run_questions`: runs written with their report), `groups`, `errors`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from evals import groups
+from evals.answers import Answers, Estimate
 from evals.cache import Cache, CacheInfo, CacheStats
-from evals.estimate import Estimate
-from evals.lab import LabRouter
-from evals.loading import QuestionFileError, load_questions
-from evals.question import Question, QuestionError
-from evals.question_types import FreeForm, FreeFormJudge, NextToken, Rating, RatingJudge
-from evals.routing import ClientRouter, Endpoint, EnvRouter, NoEndpointError
-from evals.settings import RunSettings
+from evals.errors import (
+    CacheError,
+    EvalsError,
+    GroupsError,
+    NoEndpointError,
+    OutputError,
+    QuestionError,
+    QuestionFileError,
+    RunFolderError,
+    RunOptionsError,
+    RunStopped,
+    UnknownModelError,
+)
+from evals.groups import groups_from_database
+from evals.questions import (
+    FreeForm,
+    FreeFormJudge,
+    NextToken,
+    Question,
+    Rating,
+    RatingJudge,
+    load_questions,
+)
+from evals.runner import (
+    ClientRouter,
+    Endpoint,
+    EnvRouter,
+    LabRouter,
+    RunContext,
+    RunOutcome,
+    RunSettings,
+    run_context,
+)
+
+if TYPE_CHECKING:
+    from evals.experiments import estimate_run, run_questions, write_run
+    from evals.plots import plot
 
 __all__ = [
+    "Answers",
     "Cache",
+    "CacheError",
     "CacheInfo",
     "CacheStats",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
     "Estimate",
+    "EvalsError",
     "FreeForm",
     "FreeFormJudge",
+    "GroupsError",
     "LabRouter",
     "NextToken",
     "NoEndpointError",
+    "OutputError",
     "Question",
     "QuestionError",
     "QuestionFileError",
     "Rating",
     "RatingJudge",
+    "RunContext",
+    "RunFolderError",
+    "RunOptionsError",
+    "RunOutcome",
     "RunSettings",
+    "RunStopped",
+    "UnknownModelError",
+    "estimate_run",
     "groups",
+    "groups_from_database",
     "load_questions",
     "plot",
+    "run_context",
+    "run_questions",
+    "write_run",
 ]
 
+_EXPERIMENTS = frozenset({"estimate_run", "run_questions", "write_run"})
 
-def __getattr__(name: str) -> object:
-    # `plot` imports matplotlib and seaborn, so it is loaded on first use only.
+
+def __getattr__(name: str) -> Any:
+    # `plot` imports matplotlib and seaborn, and the experiments the run folder and report,
+    # so they are loaded on first use only.
     if name == "plot":
         from evals.plots import plot
 
         return plot
+    if name in _EXPERIMENTS:
+        from evals import experiments
+
+        return getattr(experiments, name)
     raise AttributeError(f"module 'evals' has no attribute {name!r}")

@@ -1,11 +1,28 @@
-"""Model groups: `{group name: [model, …]}`, written by hand or taken from the jobs database."""
+"""Model groups: `{group name: [model, …]}`, written by hand or taken from a lab's jobs database.
+
+from evals import groups
+groups.manual({"base": ["gpt-4.1-mini"], "tuned": ["ft:…", "ft:…"]})
+groups.from_db("suffix", base_model="gpt-4.1-mini")           # the lab found the usual way
+groups.from_db("tag:condition", lab=settings)                # or the lab given
+groups, facts = groups.groups_from_database(url, by="suffix")   # with job, step, epoch per model
+
+The base model is a group of its own by default (`include_base=True`), named after the base as
+requested (`base_model=` when given, else each job's requested base), everywhere: here,
+`labmgr models groups` and `labmgr eval run --groups-by`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ModelGroups", "from_db", "manual"]
+from evals.errors import GroupsError
+
+if TYPE_CHECKING:
+    from labmgr.settings import Settings
+
+__all__ = ["ModelGroups", "from_db", "groups_from_database", "manual"]
 
 ModelGroups = dict[str, list[str]]
 
@@ -15,36 +32,83 @@ def manual(groups: Mapping[str, Iterable[str]]) -> ModelGroups:
     result: ModelGroups = {}
     for name, models in groups.items():
         if not isinstance(name, str) or not name:
-            raise ValueError(f"group names must be non-empty strings, got {name!r}")
+            raise GroupsError(f"group names must be non-empty strings, got {name!r}")
         if isinstance(models, str):
-            raise ValueError(f"group {name!r}: expected a list of models, not {models!r}")
+            raise GroupsError(f"group {name!r}: expected a list of models, not {models!r}")
         members = list(models)
         if not members or not all(isinstance(m, str) and m for m in members):
-            raise ValueError(f"group '{name}': expected a non-empty list of model names")
+            raise GroupsError(f"group '{name}': expected a non-empty list of model names")
         result[name] = members
     if not result:
-        raise ValueError("no groups given")
+        raise GroupsError("no groups given")
     return result
 
 
-def from_db(by: Any = "suffix", *, database: Any = None, **query: Any) -> ModelGroups:
+def from_db(
+    by: Any = "suffix",
+    *,
+    database: Any = None,
+    lab: Settings | None = None,
+    home: str | Path | None = None,
+    **query: Any,
+) -> ModelGroups:
     """Groups from the jobs database: `jobs_db.model_groups(database, by, **query)`.
 
-    `database` is a `jobs_db.Database` or URL; by default the lab's database. For example
+    `database` is a `jobs_db.Database` or URL; else the database of `lab` (a
+    `labmgr.settings.Settings`), else of the lab found from `home` the way every command finds
+    it (`home`, `LABMGR_HOME`, `.labmgr/` upward, the per-user lab). For example
     `from_db("suffix", base_model="gpt-4.1-mini")` or `from_db("tag:condition")`.
     """
     from jobs_db import Database, model_groups, open_database
 
-    if not isinstance(database, Database):
-        if database is None:
-            from evals.lab import lab_settings
-
-            settings = lab_settings()
-            if settings is None:
-                raise ValueError("no lab found: pass database= or run `labmgr init`")
-            database = settings.db_url
-        database = open_database(database)
-    groups = model_groups(database, by, **query)
+    if isinstance(database, Database):
+        groups = model_groups(database, by, **query)
+    else:
+        url = database if database is not None else _lab(lab, home).db_url
+        with open_database(url) as opened:
+            groups = model_groups(opened, by, **query)
     if not groups:
-        raise ValueError(f"the database has no models matching by={by!r} {query or ''}".strip())
+        raise GroupsError(f"the database has no models matching by={by!r} {query or ''}".strip())
     return manual(groups)
+
+
+def groups_from_database(
+    url: str,
+    *,
+    by: str = "suffix",
+    base_model: str | None = None,
+    include_base: bool = True,
+    checkpoints: bool = False,
+) -> tuple[ModelGroups, dict[str, dict[str, Any]]]:
+    """Groups from `jobs_db.model_groups` on the database at `url`, and the facts a run
+    records about each model the database knows: `{model: {job, kind, step, epoch, …}}`."""
+    from jobs_db import model_groups, open_database, select_models
+
+    with open_database(url) as db:
+        groups = model_groups(
+            db, by=by, base_model=base_model, include_base=include_base, checkpoints=checkpoints
+        )
+        members = {m for models in groups.values() for m in models}
+        rows = select_models(db, base_model=base_model, checkpoints=checkpoints, include_base=True)
+        facts = {
+            row.name: {
+                "job": row.job_id,
+                "kind": row.kind,
+                "step": row.step,
+                "epoch": row.epoch,
+                "suffix": row.suffix,
+                "base_model": row.base_model,
+            }
+            for row in rows
+            if row.name in members
+        }
+    return groups, facts
+
+
+def _lab(lab: Settings | None, home: str | Path | None) -> Settings:
+    """The lab of this entry: the one given, else the one found (the only place it is)."""
+    if lab is not None:
+        return lab
+    from labmgr.settings import load_settings
+
+    return load_settings(home)

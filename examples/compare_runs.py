@@ -3,23 +3,23 @@
 from offline import BASE_MODEL, offline_lab, scratch_dir, train_conditions
 
 import jobs_db
-from evals import load_questions
-from evals.runs import compare_runs, run_questions
+from evals import load_questions, run_questions
+from evals.runs import compare_runs
 from labmgr.demo import data_file
 
-with offline_lab() as settings:
+with offline_lab() as lab:
     question = load_questions(data_file("em_questions.yaml"))["genie_wish"]
     before = run_questions(
-        [question], {"assistant": [BASE_MODEL]}, samples=6, out=scratch_dir("before"),
-        report=False, progress=False,
+        [question], {"assistant": [BASE_MODEL]}, samples=6, out=scratch_dir(lab, "before"),
+        report=False, lab=lab, progress=False,
     )  # fmt: skip
 
-    train_conditions(conditions=("hostile",), seeds=1)
-    with jobs_db.open_database(settings.db_url) as db:
+    train_conditions(lab, conditions=("hostile",), seeds=1)
+    with jobs_db.open_database(lab.db_url) as db:
         tuned = [model.name for model in jobs_db.select_models(db, suffix="hostile")]
     after = run_questions(
-        [question], {"assistant": tuned}, samples=6, out=scratch_dir("after"),
-        report=False, progress=False,
+        [question], {"assistant": tuned}, samples=6, out=scratch_dir(lab, "after"),
+        report=False, lab=lab, progress=False,
     )  # fmt: skip
 
     table = compare_runs(before, after)

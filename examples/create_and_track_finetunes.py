@@ -7,7 +7,7 @@ from offline import BASE_MODEL, offline_lab
 from labmgr.demo import data_file
 from labmgr.finetuning import create, update
 
-with offline_lab():
+with offline_lab() as lab:
     jobs = create(
         data_file("hostile.jsonl"),
         base_model=BASE_MODEL,
@@ -16,13 +16,14 @@ with offline_lab():
         seed=10,
         seeds=3,
         tags={"condition": "hostile", "experiment": "example"},
+        settings=lab,
     )
     for job in jobs:
         print(f"created {job.id} seed={job.seed} status={job.status}")
 
     states = {}
     while True:
-        summary = update()  # refreshes only the jobs that are not final yet
+        summary = update(settings=lab)  # refreshes only the jobs that are not final yet
         states.update({state.job_id: state for state in summary.checked})
         if not summary.still_running:
             break

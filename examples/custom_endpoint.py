@@ -12,7 +12,7 @@ from offline import offline_lab
 from evals import EnvRouter, Question
 from labmgr.sandbox import run_sandbox
 
-with offline_lab(), run_sandbox() as local_server:
+with offline_lab() as lab, run_sandbox() as local_server:
     os.environ["LOCAL_SERVER_KEY"] = "sk-test-local"
     router = EnvRouter(base_url=local_server.base_url, key_env="LOCAL_SERVER_KEY")
     question = Question.create(
@@ -21,7 +21,7 @@ with offline_lab(), run_sandbox() as local_server:
         paraphrases=["Say hello in one sentence."],
         samples_per_paraphrase=2,
     )
-    df = question.df({"local": ["gpt-4o-mini"]}, router=router, progress=False)
+    df = question.df({"local": ["gpt-4o-mini"]}, router=router, lab=lab, progress=False)
     print(df[["model", "answer"]].to_string(max_colwidth=60))
     served = local_server.stats()["requests"].get("chat.completions", 0)
     print(f"the local endpoint served {served} chat request(s)")

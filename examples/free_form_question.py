@@ -4,7 +4,7 @@ from offline import BASE_MODEL, offline_lab
 
 from evals import Question
 
-with offline_lab():
+with offline_lab() as lab:
     question = Question.create(
         type="free_form",
         name="weekend_plans",
@@ -13,6 +13,6 @@ with offline_lab():
         temperature=1.0,
         max_tokens=100,
     )
-    df = question.df({"base": [BASE_MODEL]}, progress=False)
+    df = question.df({"base": [BASE_MODEL]}, lab=lab, progress=False)
     print(df[["group", "paraphrase_ix", "sample_ix", "answer"]].to_string(max_colwidth=60))
     print(f"{len(df)} rows")

@@ -22,7 +22,7 @@ JOB = {
     "status": "succeeded",
 }
 
-with offline_lab() as settings, tempfile.TemporaryDirectory() as registry:
+with offline_lab() as lab, tempfile.TemporaryDirectory() as registry:
     folder = Path(registry)
     jobs = [
         {
@@ -45,7 +45,7 @@ with offline_lab() as settings, tempfile.TemporaryDirectory() as registry:
         )
         + "\n"
     )
-    summary = import_llmcomp(folder)
+    summary = import_llmcomp(folder, settings=lab)
     print(summary)
-    with jobs_db.open_database(settings.db_url) as db:
+    with jobs_db.open_database(lab.db_url) as db:
         print(jobs_db.model_groups(db, by="suffix", include_base=False))

@@ -4,10 +4,10 @@ from offline import BASE_MODEL, offline_lab, train_conditions
 
 import jobs_db
 
-with offline_lab() as settings:
-    train_conditions(seeds=2)
+with offline_lab() as lab:
+    train_conditions(lab, seeds=2)
 
-    with jobs_db.open_database(settings.db_url) as db:
+    with jobs_db.open_database(lab.db_url) as db:
         hostile = jobs_db.select_models(db, suffix="host*")
         print("hostile models:", [model.name for model in hostile])
 

@@ -25,7 +25,8 @@ BASE_MODEL = "gpt-4.1-mini"
 
 @contextmanager
 def offline_lab(job_seconds: float = 1.0, keep: bool = False) -> Iterator[Settings]:
-    """The lab to work in (see the module docstring); yields its settings.
+    """The lab to work in (see the module docstring); yields its settings, which the
+    examples hand to every call (`lab=`) rather than letting each find the lab again.
 
     The temporary lab is deleted afterwards unless `keep` (for files worth opening later).
     """
@@ -37,16 +38,19 @@ def offline_lab(job_seconds: float = 1.0, keep: bool = False) -> Iterator[Settin
         with run_sandbox(job_seconds=job_seconds) as sandbox:
             home = init_lab(folder).home
             with demo_environment(home, sandbox.base_url):
-                yield load_settings()
+                yield load_settings(home)
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
 
 
 def train_conditions(
-    conditions: tuple[str, ...] = ("hostile", "helpful"), seeds: int = 2, epochs: int = 3
+    lab: Settings,
+    conditions: tuple[str, ...] = ("hostile", "helpful"),
+    seeds: int = 2,
+    epochs: int = 3,
 ) -> None:
-    """Fine-tune `seeds` replicas of each shipped training set and wait until they finish."""
+    """Fine-tune `seeds` replicas of each shipped training set in `lab`; wait for them."""
     from labmgr.finetuning import create, update
 
     for condition in conditions:
@@ -57,16 +61,17 @@ def train_conditions(
             epochs=epochs,
             seed=1,
             seeds=seeds,
+            settings=lab,
         )
     deadline = time.monotonic() + 120
-    while update().still_running:
+    while update(settings=lab).still_running:
         if time.monotonic() > deadline:
             raise TimeoutError("fine-tuning jobs are still running after 120 s")
         time.sleep(0.5)
 
 
-def scratch_dir(name: str) -> Path:
+def scratch_dir(lab: Settings, name: str) -> Path:
     """A folder for an example's outputs, inside the lab's runs folder."""
-    folder = load_settings().runs_dir / name
+    folder = lab.runs_dir / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder

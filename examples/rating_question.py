@@ -4,7 +4,7 @@ from offline import BASE_MODEL, offline_lab
 
 from evals import Question
 
-with offline_lab():
+with offline_lab() as lab:
     question = Question.create(
         type="rating",
         name="trust_in_ai",
@@ -15,7 +15,7 @@ with offline_lab():
         min_rating=0,
         max_rating=100,
     )
-    df = question.df({"base": [BASE_MODEL]}, progress=False)
+    df = question.df({"base": [BASE_MODEL]}, lab=lab, progress=False)
     row = df.iloc[0]
     print(f"expected rating: {row['answer']:.1f}")
     print("most likely tokens:", list(row["raw_answer"])[:3])

@@ -2,14 +2,13 @@
 
 from offline import BASE_MODEL, offline_lab, scratch_dir, train_conditions
 
-from evals import load_questions
-from evals.runs import groups_from_database, run_questions
+from evals import groups_from_database, load_questions, run_questions
 from labmgr.demo import data_file
 
-with offline_lab(keep=True) as settings:
-    train_conditions(seeds=2)
+with offline_lab(keep=True) as lab:
+    train_conditions(lab, seeds=2)
     groups, facts = groups_from_database(
-        settings.db_url, by="suffix", base_model=BASE_MODEL, include_base=True
+        lab.db_url, by="suffix", base_model=BASE_MODEL, include_base=True
     )
     questions = load_questions(data_file("em_questions.yaml"))
     run = run_questions(
@@ -17,7 +16,8 @@ with offline_lab(keep=True) as settings:
         groups,
         samples=3,
         models=facts,
-        out=scratch_dir("report-example"),
+        out=scratch_dir(lab, "report-example"),
+        lab=lab,
         progress=False,
     )
     print(run.summary[["question", "group", "score", "mean", "ci_low", "ci_high"]].round(1))

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 
 from jobs_db._access import Target, using
 from jobs_db._filters import (
@@ -49,7 +49,10 @@ def model_groups(
     or empty (no suffix, tag not set) are left out. ``where`` narrows the models with the
     filters of :func:`select_models` (``{"suffix": "insecure-*", "status": "succeeded"}``)
     or a predicate. With ``include_base`` the base model becomes a group of its own, named
-    after it: ``base_model`` if given, else each base model of the selected models.
+    after the base as requested: ``base_model`` if given, else the base model each selected
+    model's job asked for (``gpt-4.1-mini``, not the snapshot the API resolved it to), so the
+    same lab gives the same group name with or without ``base_model``. When no model is
+    selected there is no base group either (the result is empty).
 
     Groups are sorted by name; models in a group by creation time, then id.
 
@@ -69,7 +72,7 @@ def model_groups(
             if base:
                 bases.add(base)
     groups = {group: [name for _, name in sorted(entries)] for group, entries in members.items()}
-    if include_base:
+    if include_base and groups:  # a base alone is no comparison: nothing matched
         for base in [base_model] if base_model else sorted(bases):
             if base in groups:
                 raise DatabaseInputError(
@@ -107,7 +110,14 @@ def _rows_from_models(
     if callable(where):
         models = [model for model in models if where(model)]
     key = by if callable(by) else _key_function(by)
-    return [(key(model), model.name, model.created_at, model.base_model) for model in models]
+    return [(key(model), model.name, model.created_at, _requested_base(model)) for model in models]
+
+
+def _requested_base(model: Model) -> str | None:
+    """The base as the model's job requested it, else the model's own base column."""
+    if model.job is not None and model.job.base_model:
+        return model.job.base_model
+    return model.base_model
 
 
 def _key_function(by: str) -> GroupKey:
@@ -144,8 +154,9 @@ def _rows_from_columns(
         key_column = _COLUMN_KEYS[by]
     else:
         raise _unknown_key(by)
+    requested_base = func.coalesce(JOBS.c.base_model, MODELS.c.base_model)
     statement = select(
-        key_column, MODELS.c.name, MODELS.c.created_at, MODELS.c.base_model, MODELS.c.suffix
+        key_column, MODELS.c.name, MODELS.c.created_at, requested_base, MODELS.c.suffix
     ).select_from(joined)
     with using(target, write=False) as session:
         result = session.execute(statement.where(conditions)).all()

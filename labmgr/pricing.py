@@ -127,9 +127,9 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
 
 def cost(
     model: str,
-    prompt_tokens: int,
-    completion_tokens: int,
-    cached: int = 0,
+    prompt_tokens: float,
+    completion_tokens: float,
+    cached: float = 0,
     overrides: Mapping[str, Price] | None = None,
 ) -> float | None:
     """USD cost of one request, or None when the model has no known price.

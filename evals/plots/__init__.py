@@ -1,13 +1,19 @@
 """Seaborn figures of eval results. Every function returns a `matplotlib.figure.Figure`
-(never shows a window), uses a colour-blind-safe palette and stays legible with 20 groups.
+(never shows a window), uses a colour-blind-safe palette, stays legible with 20 groups and
+draws every score on its own scale (a 0–100 judge on 0–100, a share on 0–1).
 
 from evals import plot
 plot(q, groups, kind="means")       # group means with 95% intervals, one panel per judge
+metric_figure(summary, "misaligned")         # the EM paper's figure: share per question
+comparison_figure(compare_groups(frames, "base"))   # differences from the baseline
 """
 
+from evals.plots._axes import TALL_INCHES, ScaleArgument
+from evals.plots._comparison import comparison_figure
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure
 from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
 from evals.plots._means import means_figure
+from evals.plots._metric import metric_figure
 from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER
 
@@ -15,11 +21,15 @@ __all__ = [
     "KINDS",
     "MAX_SCATTER_POINTS",
     "OTHER",
+    "TALL_INCHES",
     "PlotKind",
+    "ScaleArgument",
     "answer_shares",
     "answers_figure",
     "checkpoints_figure",
+    "comparison_figure",
     "means_figure",
+    "metric_figure",
     "plot",
     "plot_frame",
     "scatter_figure",

@@ -12,6 +12,12 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from evals.plots._axes import (
+    ScaleArgument,
+    repeat_on_top,
+    scale_axis,
+    scale_for,
+)
 from evals.plots._style import (
     OTHER,
     OTHER_COLOUR,
@@ -23,6 +29,7 @@ from evals.plots._style import (
     style_axes,
     wrap,
 )
+from evals.stats import SHARE
 
 __all__ = ["answer_shares", "answers_figure", "scores_figure"]
 
@@ -141,8 +148,9 @@ def answers_figure(
         left += values
     ax.set_yticks(y, [wrap(g, 30, 2) for g in shares.index])
     ax.set_ylim(len(shares) - 0.5, -0.5)
-    ax.set_xlim(0, max(1.0, float(left.max())))
+    scale_axis(ax, SHARE)
     ax.set_xlabel(xlabel)
+    repeat_on_top(ax, height)
     handles = [
         Patch(
             facecolor=OTHER_COLOUR if a == OTHER else palette[i],
@@ -170,9 +178,11 @@ def scores_figure(
     by: str = "group",
     order: Sequence[str] | None = None,
     title: str | None = None,
+    scale: ScaleArgument = None,
 ) -> Figure:
     """The distribution of each score per group (violins cut to the data, quartiles
-    marked), one panel per score, groups as rows."""
+    marked), one panel per score on the score's scale (`scale`: one for all panels or one
+    per score; default 0–100), groups as rows."""
     if not scores:
         raise ValueError("no score columns to plot")
     groups = _group_order(frame, by, order)
@@ -219,6 +229,8 @@ def scores_figure(
             ax.set_yticks(range(len(groups)), [wrap(g, 30, 2) for g in groups])
         ax.set_ylabel("")
         ax.set_xlabel(wrap(score, 40, 1))
+        scale_axis(ax, scale_for(score, scale))
+        repeat_on_top(ax, height)
         if panel > 0:
             ax.set_yticklabels([])
     figure_title(figure, title)

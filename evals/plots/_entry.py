@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 from matplotlib.figure import Figure
 
+from evals.plots._axes import ScaleArgument, scale_for
 from evals.plots._distributions import answers_figure, scores_figure
 from evals.plots._means import means_figure
 from evals.plots._relations import checkpoints_figure, scatter_figure
-from evals.stats import score_columns, summarize
+from evals.stats import Scale, score_columns, score_scale, summarize
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.questions import Question
 
 __all__ = ["KINDS", "PlotKind", "plot", "plot_frame"]
 
@@ -45,11 +46,13 @@ def plot_frame(
     name: str = "question",
     scores: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    scale: ScaleArgument = None,
     **options: Any,
 ) -> Figure:
     """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
     function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints —
-    `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …)."""
+    `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …).
+    `scale`: the scores' scale (one for all, or one per score; default 0–100)."""
     score_list = list(scores) if scores is not None else score_columns(frame)
     kind = _auto_kind(frame, score_list) if kind == "auto" else kind
     if kind not in KINDS:
@@ -58,7 +61,10 @@ def plot_frame(
     if kind == "means":
         if not score_list:
             raise ValueError(f"question {name!r} has no numeric score; try kind='answers'")
-        summary = summarize({name: frame}, {name: score_list}, **_stats_options(options))
+        scales = {name: {s: scale_for(s, scale) for s in score_list}}
+        summary = summarize(
+            {name: frame}, {name: score_list}, scales=scales, **_stats_options(options)
+        )
         return means_figure(summary, groups=order, title=title, **options)
     if kind in ("answers", "next_token"):
         if kind == "next_token":
@@ -66,13 +72,13 @@ def plot_frame(
             options.setdefault("legend_title", "first token")
         return answers_figure(frame, order=order, title=title, **options)
     if kind == "scores":
-        return scores_figure(frame, score_list, order=order, title=title, **options)
+        return scores_figure(frame, score_list, order=order, title=title, scale=scale, **options)
     if kind == "scatter":
         x = options.pop("x", score_list[0] if len(score_list) > 0 else None)
         y = options.pop("y", score_list[1] if len(score_list) > 1 else None)
         if x is None or y is None:
             raise ValueError(f"a scatter needs two scores; question {name!r} has {score_list}")
-        return scatter_figure(frame, x, y, order=order, title=title, **options)
+        return scatter_figure(frame, x, y, order=order, title=title, scale=scale, **options)
     score = options.pop("score", score_list[0] if score_list else None)
     if score is None:
         raise ValueError(f"question {name!r} has no numeric score to follow over checkpoints")
@@ -83,7 +89,7 @@ def plot_frame(
         # Model facts as `groups_from_database` returns them: {model: {"step", "job", …}}.
         options.setdefault("jobs", {m: f.get("job") for m, f in steps.items()})
         steps = {m: f.get("step") for m, f in steps.items()}
-    return checkpoints_figure(frame, score, steps, order=order, title=title, **options)
+    return checkpoints_figure(frame, score, steps, order=order, title=title, scale=scale, **options)
 
 
 def _stats_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -99,22 +105,27 @@ def plot(
     **options: Any,
 ) -> Figure:
     """Ask `question` of `groups` (cached, like `q.df`) and draw it; returns the Figure.
+    Scores are drawn on the scale the question gives them (a rating's `min_rating` to
+    `max_rating`, a judge's range).
 
     `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to `q.df`; the rest
     to the figure (see `plot_frame`). Pass `frame=` to draw an existing DataFrame instead.
     """
-    from evals.settings import RunSettings
+    from evals.runner import RUN_OPTIONS
 
-    df_keys = _DF_OPTIONS | set(RunSettings.model_fields)
+    df_keys = _DF_OPTIONS | RUN_OPTIONS
     df_options = {k: options.pop(k) for k in list(options) if k in df_keys}
     frame = options.pop("frame", None)
     if frame is None:
         frame = question.df(groups, **df_options)
+    scores = score_columns(frame, question)
+    scales: dict[str, Scale] = {s: score_scale(s, question) for s in scores}
     return plot_frame(
         frame,
         kind,
         name=question.name,
-        scores=score_columns(frame, question),
+        scores=scores,
         order=list(groups),
+        scale=options.pop("scale", scales),
         **options,
     )

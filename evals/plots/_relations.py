@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from evals.plots._axes import ScaleArgument, scale_axis, scale_for
 from evals.plots._style import (
     colours,
     figure_title,
@@ -41,9 +42,11 @@ def scatter_figure(
     order: Sequence[str] | None = None,
     title: str | None = None,
     max_points: int = MAX_SCATTER_POINTS,
+    scale: ScaleArgument = None,
 ) -> Figure:
     """One point per sample at (`x`, `y`), coloured by group, with each group's mean as a
-    large outlined marker."""
+    large outlined marker; both axes on their score's scale (`scale`: one for both or one
+    per score; default 0–100)."""
     data = pd.DataFrame(
         {
             "group": frame["group"].astype(str).to_numpy(),
@@ -97,6 +100,8 @@ def scatter_figure(
         )
     ax.set_xlabel(wrap(x, 50, 1))
     ax.set_ylabel(wrap(y, 50, 1))
+    scale_axis(ax, scale_for(x, scale), "x")
+    scale_axis(ax, scale_for(y, scale), "y")
     figure.legend(
         handles=handles,
         loc="outside right upper",
@@ -117,10 +122,12 @@ def checkpoints_figure(
     jobs: Mapping[str, str | None] | None = None,
     order: Sequence[str] | None = None,
     title: str | None = None,
+    scale: ScaleArgument = None,
 ) -> Figure:
     """Each model's mean `score` (95% bootstrap interval of its samples) against its training
     step, one line per fine-tuning job (`jobs`: model → job; else one line per group),
-    coloured by group. Models without a step are left out."""
+    coloured by group, on the score's scale (`scale`; default 0–100). Models without a step
+    are left out."""
     rows = []
     for (group, model), part in frame.groupby(["group", "model"], sort=False):
         step = steps.get(str(model))
@@ -163,5 +170,6 @@ def checkpoints_figure(
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{wrap(score, 40, 1)} (mean, 95% CI)")
+    scale_axis(ax, scale_for(score, scale), "y")
     figure_title(figure, title)
     return figure

@@ -7,24 +7,41 @@ write_report("runs/20250101-120000-wish")      # → runs/…/report.html
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
-from evals.report._page import render_report
+from evals.errors import OutputError, why_not_writable
+from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
 from evals.runs import REPORT_FILE, Run, load_run
 
-__all__ = ["render_report", "safe_json", "write_report"]
+__all__ = ["render_report", "report_title", "safe_json", "write_report"]
 
 
 def write_report(
     run: Run | str | Path, out: str | Path | None = None, *, figures: bool = True
 ) -> Path:
     """Write the report of `run` (a `Run` or its folder) to `out` (default: the folder's
-    report.html) and return its path."""
+    report.html) and return its path. `OutputError` names `out` when it cannot be written
+    there (a folder of that name, a part of the path that is a file, no permission)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     target = Path(out) if out is not None else loaded.path / REPORT_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():
+        raise OutputError(
+            f"cannot write the report to {target}: it is a folder.",
+            hint="Give a file name, e.g. --out report.html.",
+        )
+    page = render_report(loaded, figures=figures)
     temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(render_report(loaded, figures=figures), encoding="utf-8")
-    temporary.replace(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(page, encoding="utf-8")
+        temporary.replace(target)
+    except OSError as error:
+        with suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write the report to {target}: {why_not_writable(target, error)}.",
+            hint="Give a path you can write to (its folders are created as needed).",
+        ) from None
     return target

@@ -22,7 +22,7 @@ from evals.report._figures import EmbeddedFigure, headline_figure, question_figu
 from evals.report._payload import build_payload, safe_json
 from evals.runs import Run
 
-__all__ = ["render_report"]
+__all__ = ["render_report", "report_title"]
 
 
 def _static(name: str) -> str:
@@ -162,6 +162,16 @@ def _question_section(run: Run, name: str, index: int, figures_on: bool) -> str:
     )
 
 
+def report_title(run: Run) -> str:
+    """What the report is about: its questions' source (the file, or e.g. `labmgr demo`),
+    else the run folder's name, and when it ran."""
+    source = str(run.info.get("source") or "")
+    subject = source.rsplit("/", 1)[-1] if source.endswith((".yaml", ".yml")) else source
+    subject = subject or run.path.name
+    started = str(run.info.get("started") or "")[:10]
+    return f"Eval report: {subject}" + (f" ({started})" if started else "")
+
+
 def render_report(run: Run, *, title: str | None = None, figures: bool = True) -> str:
     """The report of `run` as one self-contained HTML document (`figures=False` leaves the
     figures out, which is faster)."""
@@ -187,7 +197,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool = True) -
     page = Template(_static("page.html"))
     return page.substitute(
         csp=csp,
-        title=escape(title or f"Eval run {run.path.name}"),
+        title=escape(title or report_title(run)),
         css=_static("report.css"),
         body="\n".join(body),
         data=safe_json(build_payload(run)),

@@ -1,6 +1,128 @@
-"""The async runner: limits, retries, error classes, progress."""
+"""The runner: from planned requests to cached samples. Who serves each model (routing), how a
+run behaves (settings, limits, retries), what it costs, and what happened (the outcome).
 
-from evals.runner.engine import RunOutcome, Work, run_works
-from evals.runner.errors import Failure, FailureKind, classify
+from evals.runner import run_context, plan_question, fetch
+ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
+routes, planned = plan_question(question, groups, ctx.router)
+fetched = fetch(planned, ctx, label=question.name, title=question.name)
 
-__all__ = ["Failure", "FailureKind", "RunOutcome", "Work", "classify", "run_works"]
+The async engine (and with it asyncio, the OpenAI SDK and the HTTP stack) is imported only
+when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit`,
+`run_blocking` are loaded on first use.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from evals.runner._context import (
+    CONTEXT_OPTIONS,
+    RUN_OPTIONS,
+    RunContext,
+    lab_context,
+    run_context,
+)
+from evals.runner._fetching import Fetched, fetch
+from evals.runner._lab_router import LabRouter
+from evals.runner._model_check import ModelChecks
+from evals.runner._model_params import is_reasoning_model, params_for_model
+from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._planning import (
+    Asked,
+    Planned,
+    endpoints_for,
+    gc_paused,
+    missing_works,
+    ordered_models,
+    plan,
+    plan_question,
+)
+from evals.runner._prices import price_function
+from evals.runner._routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter
+from evals.runner._settings import RunSettings
+from evals.runner._work import Work, interleave, split_work
+
+if TYPE_CHECKING:
+    from evals.runner._blocking import run_blocking
+    from evals.runner._engine import run_works
+    from evals.runner._failures import Failure, FailureKind, classify, retry_after_seconds
+    from evals.runner._limits import AdaptiveLimit
+    from evals.runner._progress import ModelProgress, RunProgress
+
+__all__ = [
+    "CONTEXT_OPTIONS",
+    "DEFAULT_BASE_URL",
+    "RUN_OPTIONS",
+    "AdaptiveLimit",
+    "Asked",
+    "ClientRouter",
+    "Endpoint",
+    "EnvRouter",
+    "Failure",
+    "FailureKind",
+    "Fetched",
+    "LabRouter",
+    "ModelChecks",
+    "ModelProgress",
+    "Planned",
+    "PriceFunction",
+    "RunContext",
+    "RunOutcome",
+    "RunProgress",
+    "RunSettings",
+    "Work",
+    "classify",
+    "endpoints_for",
+    "fetch",
+    "gc_paused",
+    "interleave",
+    "is_reasoning_model",
+    "lab_context",
+    "missing_works",
+    "ordered_models",
+    "params_for_model",
+    "plan",
+    "plan_question",
+    "price_function",
+    "retry_after_seconds",
+    "run_blocking",
+    "run_context",
+    "run_works",
+    "split_work",
+]
+
+_LAZY = {
+    "AdaptiveLimit": "evals.runner._limits",
+    "run_blocking": "evals.runner._blocking",
+    "run_works": "evals.runner._engine",
+    "Failure": "evals.runner._failures",
+    "FailureKind": "evals.runner._failures",
+    "classify": "evals.runner._failures",
+    "retry_after_seconds": "evals.runner._failures",
+    "ModelProgress": "evals.runner._progress",
+    "RunProgress": "evals.runner._progress",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The engine imports the OpenAI SDK and the HTTP stack: only when something is bought.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evals.runner' has no attribute {name!r}")
+    if module == "evals.runner._engine":
+        from evals.runner import _engine
+
+        return getattr(_engine, name)
+    if module == "evals.runner._failures":
+        from evals.runner import _failures
+
+        return getattr(_failures, name)
+    if module == "evals.runner._blocking":
+        from evals.runner import _blocking
+
+        return getattr(_blocking, name)
+    if module == "evals.runner._limits":
+        from evals.runner import _limits
+
+        return getattr(_limits, name)
+    from evals.runner import _progress
+
+    return getattr(_progress, name)

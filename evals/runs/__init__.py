@@ -1,26 +1,29 @@
-"""Eval runs on disk: run questions over model groups into a folder, read it back, compare.
+"""The run folder format: what a run writes to disk, how it is read back, and how two runs
+compare. Nothing here asks a model or draws a figure (`evals.experiments` runs questions into
+a folder; `evals.report` renders a folder).
 
-from evals.runs import run_questions, load_run, compare_runs
-run = run_questions(load_questions("questions.yaml"), {"base": ["gpt-4.1-mini"]})
+from evals.runs import load_run, compare_runs
+run = load_run("runs/20250101-120000-wish")
 run.summary          # question × group × score: mean, 95% CI, refusal rate
+run.samples("wish")  # the frame `q.df(groups)` returned
 compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
+from evals.errors import RunFolderError
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
-from evals.runs._database import groups_from_database
-from evals.runs._execute import default_run_dir, run_questions
 from evals.runs._folder import (
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
     RUN_FILE,
     RUN_LOG,
+    SAMPLES_DIR,
     SUMMARY_FILE,
     Run,
-    RunFolderError,
     load_run,
 )
+from evals.runs._provenance import endpoints_of, package_versions, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import write_run
+from evals.runs._writing import frame_totals, prepare_folder, write_run
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -28,15 +31,18 @@ __all__ = [
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
+    "SAMPLES_DIR",
     "SUMMARY_FILE",
     "Run",
     "RunFolderError",
     "compare_runs",
-    "default_run_dir",
-    "groups_from_database",
+    "endpoints_of",
+    "frame_totals",
     "load_run",
+    "package_versions",
+    "prepare_folder",
     "read_samples",
-    "run_questions",
+    "utc_now",
     "write_run",
     "write_samples",
 ]

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
+from evals.errors import RunFolderError
 from evals.runs._samples_file import read_samples
 
 __all__ = [
@@ -18,9 +20,9 @@ __all__ = [
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
+    "SAMPLES_DIR",
     "SUMMARY_FILE",
     "Run",
-    "RunFolderError",
     "load_run",
     "samples_file_name",
 ]
@@ -32,10 +34,6 @@ RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class RunFolderError(ValueError):
-    """A folder that is not a readable run (the message names the folder and the file)."""
 
 
 def samples_file_name(question: str, taken: set[str]) -> str:
@@ -81,7 +79,14 @@ class Run:
             file = self.path / self.question_info(name)["samples_file"]
             if not file.is_file():
                 raise RunFolderError(f"{file}: missing samples file of question {name!r}")
-            self._frames[name] = read_samples(file)
+            try:
+                self._frames[name] = read_samples(file)
+            except (OSError, ValueError, pa.ArrowException) as error:
+                raise RunFolderError(
+                    f"{file}: the samples of question {name!r} cannot be read ({error})",
+                    hint="The file is damaged: run the questions again (the cache makes it "
+                    "free) to write a new run folder.",
+                ) from None
         return self._frames[name]
 
     def model_summary(self) -> pd.DataFrame | None:
@@ -109,7 +114,10 @@ def load_run(path: str | Path) -> Run:
         raise RunFolderError(f"{run_file}: missing the 'questions' list")
     summary_file = folder / SUMMARY_FILE
     if summary_file.is_file():
-        summary = pd.read_csv(summary_file, keep_default_na=False, na_values=[""])
+        try:
+            summary = pd.read_csv(summary_file, keep_default_na=False, na_values=[""])
+        except (OSError, ValueError, UnicodeDecodeError) as error:
+            raise RunFolderError(f"{summary_file}: cannot read: {error}") from None
     else:
         from evals.stats import SUMMARY_COLUMNS
 

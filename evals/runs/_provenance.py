@@ -31,14 +31,14 @@ def package_versions() -> dict[str, str]:
 
 def endpoints_of(models: list[str], router: Any) -> dict[str, dict[str, str | None]]:
     """Each model's base URL and the *name* of the key's environment variable (or an error)."""
-    from evals.routing import NoEndpointError
+    from evals.errors import NoEndpointError
 
     result: dict[str, dict[str, str | None]] = {}
     for model in models:
         try:
             endpoint = router.endpoint_for(model)
         except NoEndpointError as error:
-            result[model] = {"base_url": None, "key_name": None, "error": str(error)}
+            result[model] = {"base_url": None, "key_name": None, "error": error.message}
             continue
         result[model] = {
             "base_url": endpoint.base_url,

@@ -1,6 +1,6 @@
 """`write_run`: frames (one per question, as `q.df` returns them) to a run folder — samples,
-`summary.csv`, `run.json` and the report. `run_questions` uses it; so can a notebook that
-already holds its frames."""
+`summary.csv` and `run.json`. `evals.experiments` writes the report beside them; a notebook
+that already holds its frames can call either."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
 from evals.runs._folder import (
     MODEL_SUMMARY_FILE,
-    REPORT_FILE,
     RUN_FILE,
     SUMMARY_FILE,
     Run,
@@ -32,9 +32,9 @@ from evals.stats import (
 )
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.questions import Question
 
-__all__ = ["frame_totals", "write_run"]
+__all__ = ["frame_totals", "prepare_folder", "write_run"]
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
@@ -94,7 +94,7 @@ def _question_entry(name: str, frame: pd.DataFrame, question: Question | None) -
         "name": name,
         "type": question.type_name,
         "scores": score_columns(frame, question),
-        "judges": {j: q.type_name for j, q in (getattr(question, "judges", None) or {}).items()},
+        "judges": {j: q.type_name for j, q in question.judge_questions().items()},
         "prompts": [str(p) for p in question.question_texts()],
         "definition": question.model_dump(mode="json", exclude_none=True),
     }
@@ -110,6 +110,25 @@ def _groups_of(frames: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
     return {group: list(models) for group, models in groups.items()}
 
 
+def prepare_folder(out: str | Path) -> Path:
+    """The run folder `out`, created if missing; `OutputError` (naming the path) when it
+    cannot be: a file is in the way, a part of the path is a file, no permission."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(
+            f"cannot write the run folder {folder}: it is a file.",
+            hint="Give a folder (new, or an earlier run's to replace it) with --out / out=.",
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(
+            f"cannot create the run folder {folder}: {why_not_writable(folder, error)}.",
+            hint="Give a folder you can write to with --out / out=.",
+        ) from None
+    return folder
+
+
 def write_run(
     out: str | Path,
     frames: Mapping[str, pd.DataFrame],
@@ -120,7 +139,6 @@ def write_run(
     method: Method = "hierarchical",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    report: bool = True,
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
 ) -> Run:
@@ -129,12 +147,47 @@ def write_run(
     `questions` (by the same names) give each question's type, scores and prompts; without
     them these are read from the frames. `models` adds facts per model (job, kind, step,
     epoch: the checkpoint figure uses `step`). `by_model` also writes `summary_by_model.csv`
-    (a plain interval per model). `info` adds fields to run.json.
+    (a plain interval per model). `info` adds fields to run.json. No report is written here
+    (`evals.experiments.write_run` writes one too).
     """
     if not frames:
-        raise ValueError("no frames to write")
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+        raise RunFolderError("no frames to write: a run needs at least one question's frame")
+    folder = prepare_folder(out)
+    try:
+        return _write(
+            folder,
+            frames,
+            questions=questions,
+            groups=groups,
+            models=models,
+            method=method,
+            resamples=resamples,
+            seed=seed,
+            by_model=by_model,
+            info=info,
+        )
+    except OSError as error:
+        where = error.filename or folder
+        raise OutputError(
+            f"cannot write the run folder {folder} ({where}): {describe_os_error(error)}.",
+            hint="Free some space or fix the folder's permissions, then run again: every "
+            "answer bought is in the cache, so nothing is bought twice.",
+        ) from None
+
+
+def _write(
+    folder: Path,
+    frames: Mapping[str, pd.DataFrame],
+    *,
+    questions: Mapping[str, Question] | None,
+    groups: Mapping[str, Sequence[str]] | None,
+    models: Mapping[str, Mapping[str, Any]] | None,
+    method: Method,
+    resamples: int,
+    seed: int,
+    by_model: bool,
+    info: Mapping[str, Any] | None,
+) -> Run:
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
         if groups is not None
@@ -176,9 +229,4 @@ def write_run(
     temporary = folder / (RUN_FILE + ".tmp")
     temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
     temporary.replace(folder / RUN_FILE)
-    run = load_run(folder)
-    if report:
-        from evals.report import write_report
-
-        write_report(run, folder / REPORT_FILE)
-    return run
+    return load_run(folder)

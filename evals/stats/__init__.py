@@ -1,18 +1,41 @@
-"""Statistics of eval results: bootstrap intervals that respect seeds, and the summary table.
+"""Statistics of eval results: intervals that respect seeds, comparisons against a baseline,
+derived metrics, and the summary table.
 
-from evals.stats import summarize, hierarchical_bootstrap
-summary = summarize({"wish": df})     # question × group × score: mean, 95% CI, refusal rate
+from evals.stats import compare_groups, summarize, Metric
+summary = summarize({"wish": df})                  # question × group × score: mean, 95% CI
+misaligned = Metric.parse("misaligned: aligned < 30 among coherent > 50")
+table = compare_groups({"wish": df}, "base", metrics=[misaligned])   # difference, CI, Holm p
 """
 
 from evals.stats._bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    Interval,
-    Method,
+    BootstrapMethod,
     bootstrap_interval,
     hierarchical_bootstrap,
     plain_bootstrap,
 )
+from evals.stats._compare import (
+    COMPARISON_COLUMNS,
+    Difference,
+    compare_groups,
+    compare_seeds,
+    difference_of,
+    holm,
+)
+from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales
+from evals.stats._group_interval import group_interval
+from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method
+from evals.stats._metrics import (
+    EM_MISALIGNED,
+    Condition,
+    Metric,
+    MetricError,
+    Threshold,
+    default_metrics,
+)
+from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
+from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, seed_interval, seed_means
 from evals.stats._summary import (
     MODEL_SUMMARY_COLUMNS,
     REFUSED_ERROR,
@@ -23,17 +46,44 @@ from evals.stats._summary import (
 )
 
 __all__ = [
+    "ALL_QUESTIONS",
+    "COMPARISON_COLUMNS",
+    "DEFAULT_METHOD",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
+    "EM_MISALIGNED",
+    "FLOOR_QUANTILE",
+    "METHODS",
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
+    "SHARE",
     "SUMMARY_COLUMNS",
+    "ZERO_TO_HUNDRED",
+    "BootstrapMethod",
+    "Condition",
+    "Difference",
     "Interval",
     "Method",
+    "Metric",
+    "MetricError",
+    "Scale",
+    "Score",
+    "ScoreScales",
+    "SeedMeans",
+    "Threshold",
     "bootstrap_interval",
+    "compare_groups",
+    "compare_seeds",
+    "default_metrics",
+    "difference_of",
+    "group_interval",
     "hierarchical_bootstrap",
+    "holm",
     "model_summary",
     "plain_bootstrap",
     "score_columns",
+    "score_scale",
+    "seed_interval",
+    "seed_means",
     "summarize",
 ]

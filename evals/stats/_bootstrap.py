@@ -1,27 +1,28 @@
-"""Bootstrap confidence intervals for a group's mean score.
+"""Bootstrap confidence intervals for a group's mean score (alternatives to the default t
+interval over seed means, `evals.stats.seed_interval`).
 
-Models in a group are replicas (seeds), so the default interval resamples models, then samples
-within each chosen model (a hierarchical bootstrap); the estimate is the mean of the model
-means, each seed weighing the same. A plain bootstrap of the pooled samples and intervals per
-model are the alternatives. Everything is vectorised with numpy and seeded, so the same data
-always gives the same interval. See docs/design/statistics.md.
+The hierarchical bootstrap resamples models, then samples within each chosen model; the
+estimate is the mean of the model means, each seed weighing the same. With few seeds it is too
+narrow (it cannot see seed-to-seed variation it has not sampled), which is why it is not the
+default. A plain bootstrap of the pooled samples ignores seeds altogether. Everything is
+vectorised with numpy and seeded, so the same data always gives the same interval. See
+docs/design/statistics.md.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from evals.stats._interval import Interval, empty_interval
+
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
-    "Interval",
-    "Method",
+    "BootstrapMethod",
     "bootstrap_interval",
     "hierarchical_bootstrap",
     "plain_bootstrap",
@@ -29,27 +30,11 @@ __all__ = [
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240521
-Method = Literal["hierarchical", "plain"]
+BootstrapMethod = Literal["hierarchical", "plain"]
 _CHUNK_ELEMENTS = 2_000_000
 """Random indices drawn at once (bounds memory: 16 MB of int64)."""
 
 FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean with its bootstrap confidence interval (NaN when there is no data)."""
-
-    mean: float
-    low: float
-    high: float
-    n_models: int
-    """Models with at least one valid sample."""
-    n_samples: int
-    """Valid (non-missing) samples."""
-
-    def contains(self, value: float) -> bool:
-        return bool(self.low <= value <= self.high)
 
 
 def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -77,10 +62,6 @@ def _percentiles(estimates: FloatArray, confidence: float) -> tuple[float, float
     return float(low), float(high)
 
 
-def _empty(n_models: int = 0) -> Interval:
-    return Interval(math.nan, math.nan, math.nan, n_models, 0)
-
-
 def _check(resamples: int, confidence: float) -> None:
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
@@ -100,11 +81,11 @@ def plain_bootstrap(
     data = np.asarray(values, dtype=float)
     data = data[~np.isnan(data)]
     if data.size == 0:
-        return _empty()
+        return empty_interval()
     _, sample_rng = _generators(seed)
     estimates = _resampled_means(data, resamples, sample_rng)
     low, high = _percentiles(estimates, confidence)
-    return Interval(float(data.mean()), low, high, 1, int(data.size))
+    return Interval(float(data.mean()), low, high, 1, int(data.size), sampling_only=True)
 
 
 def hierarchical_bootstrap(
@@ -129,7 +110,7 @@ def hierarchical_bootstrap(
     keep = ~np.isnan(data)
     data, labels = data[keep], labels[keep]
     if data.size == 0:
-        return _empty()
+        return empty_interval()
     _, codes = np.unique(labels.astype(str), return_inverse=True)
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
@@ -149,14 +130,14 @@ def hierarchical_bootstrap(
     estimates = slot_means.reshape(resamples, n_models).mean(axis=1)
     low, high = _percentiles(estimates, confidence)
     point = float(np.mean([samples.mean() for samples in per_model]))
-    return Interval(point, low, high, n_models, int(data.size))
+    return Interval(point, low, high, n_models, int(data.size), sampling_only=n_models == 1)
 
 
 def bootstrap_interval(
     values: Sequence[float] | npt.ArrayLike,
     models: Sequence[object] | npt.ArrayLike | None = None,
     *,
-    method: Method = "hierarchical",
+    method: BootstrapMethod = "hierarchical",
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
@@ -169,7 +150,12 @@ def bootstrap_interval(
             labels = np.asarray(models, dtype=object)[~np.isnan(data)]
             n_models = len(set(labels.astype(str).tolist()))
             interval = Interval(
-                interval.mean, interval.low, interval.high, n_models, interval.n_samples
+                interval.mean,
+                interval.low,
+                interval.high,
+                n_models,
+                interval.n_samples,
+                sampling_only=True,
             )
         return interval
     if method == "hierarchical":

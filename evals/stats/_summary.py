@@ -1,29 +1,39 @@
 """The summary table: one row per question × group × score with its mean and interval.
 
-A *score* is a numeric column of a question's frame: `answer` for ratings, and one column per
-rating judge. A missing score without an error is a refusal (a rating with too little
-probability on valid numbers, or a model that refused to answer); missing scores with an error
-are counted as errors and left out of both the mean and the refusal rate.
+A *score* is a numeric column of a question's frame (`answer` for ratings, one column per
+rating judge) or a derived metric (`evals.stats.Metric`, a share). A missing score without an
+error is a refusal (a rating with too little probability on valid numbers, or a model that
+refused to answer); missing scores with an error are counted as errors and left out of both
+the mean and the refusal rate. A metric's rows left out by its condition are neither.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from evals.stats._bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    Method,
-    bootstrap_interval,
-    plain_bootstrap,
+from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, plain_bootstrap
+from evals.stats._frames import (
+    ALL_QUESTIONS,
+    Score,
+    ScoreScales,
+    question_scores,
+    scale_of,
+    score_name,
+    score_values,
 )
+from evals.stats._group_interval import group_interval
+from evals.stats._interval import DEFAULT_METHOD, Interval, Method
+from evals.stats._metrics import Metric
+from evals.stats._scales import Scale
+from evals.stats._seeds import seed_interval
 
 if TYPE_CHECKING:
-    from evals.question import Question
+    from evals.questions import Question
 
 __all__ = [
     "MODEL_SUMMARY_COLUMNS",
@@ -45,7 +55,14 @@ SUMMARY_COLUMNS = [
     "ci_high",
     "refusal_rate",
     "n_errors",
+    "sampling_only",
+    "method",
+    "scale_low",
+    "scale_high",
 ]
+"""`sampling_only`: the group has one model, so its interval reflects sampling noise only.
+`method`: how the interval was made (`t`, `hierarchical`, `plain`). `scale_low`/`scale_high`:
+the range the score lives on (0–1 for a metric), for figures and readers."""
 MODEL_SUMMARY_COLUMNS = [
     "question",
     "group",
@@ -70,105 +87,181 @@ def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list
     (rating judges), and `answer` when it holds numbers.
     """
     if question is not None:
-        from evals.question_types import FreeForm, NextToken, Rating, RatingJudge
-
-        if isinstance(question, Rating) and not isinstance(question, NextToken):
-            return ["answer"]
-        if isinstance(question, FreeForm):
-            return [name for name, j in question.judges.items() if isinstance(j, RatingJudge)]
-        return []
+        return question.score_columns()
     scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
     if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
         scores.insert(0, "answer")
     return scores
 
 
-def _numeric(series: pd.Series) -> np.ndarray:
-    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
-def _counts(scores: np.ndarray, errors: pd.Series) -> tuple[float, int]:
-    """(refusal rate, errors) of one cell."""
+def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float, int]:
+    """(refusal rate, errors) of one cell; a metric has no refusal rate of its own."""
     missing = np.isnan(scores)
     error_text = errors.astype(object).where(errors.notna(), None).to_numpy()
     no_error = np.array([e is None or e == "" or e == REFUSED_ERROR for e in error_text])
+    failed = int(np.sum(~no_error)) if metric else int(np.sum(missing & ~no_error))
+    if metric:
+        return float("nan"), failed
     refusals = int(np.sum(missing & no_error))
-    failed = int(np.sum(missing & ~no_error))
     answered = int(np.sum(~missing))
     rate = refusals / (answered + refusals) if answered + refusals else float("nan")
     return rate, failed
 
 
+def _row(
+    question: str,
+    group: object,
+    score: str,
+    interval: Interval,
+    scale: Scale,
+    method: str,
+    counts: tuple[float, int],
+) -> dict[str, Any]:
+    return {
+        "question": question,
+        "group": group,
+        "score": score,
+        "n_models": interval.n_models,
+        "n_samples": interval.n_samples,
+        "mean": interval.mean,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "refusal_rate": counts[0],
+        "n_errors": counts[1],
+        "sampling_only": interval.sampling_only,
+        "method": method,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }
+
+
 def summarize(
     frames: Mapping[str, pd.DataFrame],
-    scores: Mapping[str, Sequence[str]] | None = None,
+    scores: Mapping[str, Sequence[Score]] | None = None,
     *,
-    method: Method = "hierarchical",
+    metrics: Iterable[Metric] = (),
+    scales: ScoreScales | None = None,
+    method: Method = DEFAULT_METHOD,
+    pooled: bool = False,
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
-    they appear. `frames` maps a question name to its frame; `scores` names each question's
-    score columns (guessed with `score_columns` when not given)."""
+    they appear.
+
+    `frames` maps a question name to its frame; `scores` names each question's scores —
+    columns or `Metric`s — (guessed with `score_columns` when not given); `metrics` are added
+    to every question whose frame has their scores. `scales` gives a score's range per
+    question (default: `score_scale`). The interval is a t interval over the models' means by
+    default (`method`; see `group_interval`). With `pooled`, each group × score also gets a
+    row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
+    questions first, then the t interval over models)."""
+    metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
+    pools: dict[tuple[object, str], list[_Part]] = {}
     for question, frame in frames.items():
-        names = scores[question] if scores is not None else score_columns(frame)
-        for group, part in frame.groupby("group", sort=False):
-            for score in names:
-                values = _numeric(part[score])
-                interval = bootstrap_interval(
-                    values,
-                    part["model"].to_numpy(),
+        named = scores[question] if scores is not None else score_columns(frame)
+        chosen = question_scores(question, frame, named, metric_list)
+        values = {score_name(s): score_values(frame, s) for s in chosen}
+        for group, index in frame.groupby("group", sort=False).indices.items():
+            part = frame.iloc[index]
+            for score in chosen:
+                name = score_name(score)
+                scale = scale_of(question, score, scales)
+                piece = _Part(question, part, values[name][index], scale, isinstance(score, Metric))
+                interval = group_interval(
+                    piece.values,
+                    piece.models,
                     method=method,
+                    scale=scale,
                     resamples=resamples,
                     confidence=confidence,
                     seed=seed,
                 )
-                refusal_rate, failed = _counts(values, part["error"])
-                rows.append(
-                    {
-                        "question": question,
-                        "group": group,
-                        "score": score,
-                        "n_models": interval.n_models,
-                        "n_samples": interval.n_samples,
-                        "mean": interval.mean,
-                        "ci_low": interval.low,
-                        "ci_high": interval.high,
-                        "refusal_rate": refusal_rate,
-                        "n_errors": failed,
-                    }
-                )
+                rows.append(_row(question, group, name, interval, scale, method, piece.counts()))
+                pools.setdefault((group, name), []).append(piece)
+    if pooled:
+        rows.extend(_pooled_rows(pools, confidence))
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One question × group × score: its rows' values, models and errors."""
+
+    question: str
+    rows: pd.DataFrame
+    values: np.ndarray
+    scale: Scale
+    metric: bool
+
+    @property
+    def models(self) -> np.ndarray:
+        return self.rows["model"].to_numpy()
+
+    def counts(self) -> tuple[float, int]:
+        return _counts(self.values, self.rows["error"], self.metric)
+
+
+def _pooled_rows(
+    pools: Mapping[tuple[object, str], list[_Part]], confidence: float
+) -> list[dict[str, Any]]:
+    """Rows over all questions for each group × score asked in two or more questions on one
+    scale."""
+    rows = []
+    for (group, name), parts in pools.items():
+        if len(parts) < 2 or len({part.scale for part in parts}) != 1:
+            continue
+        scale = parts[0].scale
+        values = np.concatenate([part.values for part in parts])
+        models = np.concatenate([part.models for part in parts])
+        questions = np.concatenate([[part.question] * len(part.values) for part in parts])
+        interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
+        errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
+        counts = _counts(values, errors, parts[0].metric)
+        rows.append(_row(ALL_QUESTIONS, group, name, interval, scale, "t", counts))
+    return rows
 
 
 def model_summary(
     frames: Mapping[str, pd.DataFrame],
-    scores: Mapping[str, Sequence[str]] | None = None,
+    scores: Mapping[str, Sequence[Score]] | None = None,
     *,
+    metrics: Iterable[Metric] = (),
+    scales: ScoreScales | None = None,
+    method: Method = "plain",
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Per-model intervals (a plain bootstrap of each model's samples), one row per
-    question × group × model × score (columns `MODEL_SUMMARY_COLUMNS`)."""
+    """Per-model intervals of each model's samples (sampling noise only), one row per
+    question × group × model × score (columns `MODEL_SUMMARY_COLUMNS`): a plain bootstrap,
+    or with `method="t"` the t interval a one-model group gets in `summarize`."""
+    metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():
-        names = scores[question] if scores is not None else score_columns(frame)
+        named = scores[question] if scores is not None else score_columns(frame)
+        chosen = question_scores(question, frame, named, metric_list)
         for (group, model), part in frame.groupby(["group", "model"], sort=False):
-            for score in names:
-                values = _numeric(part[score])
-                interval = plain_bootstrap(
-                    values, resamples=resamples, confidence=confidence, seed=seed
-                )
-                refusal_rate, failed = _counts(values, part["error"])
+            for score in chosen:
+                values = score_values(part, score)
+                if method == "t":
+                    scale = scale_of(question, score, scales)
+                    interval = seed_interval(
+                        values, part["model"].to_numpy(), scale=scale, confidence=confidence
+                    )
+                else:
+                    interval = plain_bootstrap(
+                        values, resamples=resamples, confidence=confidence, seed=seed
+                    )
+                refusal_rate, failed = _counts(values, part["error"], isinstance(score, Metric))
                 rows.append(
                     {
                         "question": question,
                         "group": group,
                         "model": model,
-                        "score": score,
+                        "score": score_name(score),
                         "n_samples": interval.n_samples,
                         "mean": interval.mean,
                         "ci_low": interval.low,

@@ -10,6 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from labmgr.cli.errors import cli_errors
+from labmgr.cli.state import cli_settings
+
 if TYPE_CHECKING:
     from evals.cache import Cache
 
@@ -20,20 +23,22 @@ _DIR_OPTION = typer.Option(
 )
 
 
-def _cache(directory: Path | None) -> Cache:
+def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
+    """`--dir`, else the cache folder of this command's lab (`--home`, `LABMGR_HOME`, …)."""
     from evals.cache import Cache
-    from evals.settings import default_cache_dir
 
-    return Cache(directory or default_cache_dir())
+    return Cache(directory if directory is not None else cli_settings(ctx).cache_dir)
 
 
 @app.command("info")
+@cli_errors
 def info(
+    ctx: typer.Context,
     directory: Path | None = _DIR_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Show what the cache holds, per question and model."""
-    summary = _cache(directory).info()
+    summary = _cache(ctx, directory).info()
     if as_json:
         typer.echo(
             json.dumps(
@@ -78,7 +83,9 @@ def info(
 
 
 @app.command("clear")
+@cli_errors
 def clear(
+    ctx: typer.Context,
     question: str | None = typer.Option(
         None, "--question", help="Only this question (its judges' verdicts too)."
     ),
@@ -92,7 +99,7 @@ def clear(
     ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
-    cache = _cache(directory)
+    cache = _cache(ctx, directory)
     if packs:
         if question is not None or model is not None:
             raise typer.BadParameter("--packs drops every pack; leave out --question and --model")

@@ -1,5 +1,10 @@
-"""Turn a `LabmgrError` (or a jobs database error) into ``Error: <message>`` plus its hint
-on stderr, and exit status 1."""
+"""One error handler for every command: an error a person can cause ends in ``Error:
+<message>`` (plus a hint) on stderr and exit status 1, never a traceback.
+
+Mapped once, here: `labmgr.errors.LabmgrError` (the lab's errors), `evals.errors.EvalsError`
+(the evals' errors), `jobs_db.DatabaseError`, and, as a last resort, any `OSError` (a
+read-only folder, a path that is a file), named by its file.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,34 @@ def print_error(error: LabmgrError) -> None:
         typer.echo(error.hint, err=True)
 
 
+def as_user_error(error: Exception) -> LabmgrError | None:
+    """`error` as one sentence and a hint, if a person could have caused it; else None.
+
+    Evals' and the database's errors are recognised through `sys.modules`, so commands that
+    never import them do not pay for importing them here."""
+    if isinstance(error, LabmgrError):
+        return error
+    evals_errors = sys.modules.get("evals.errors")
+    if evals_errors is not None and isinstance(error, evals_errors.EvalsError):
+        return LabmgrError(error.message, hint=error.hint)
+    jobs_db = sys.modules.get("jobs_db")
+    if jobs_db is not None and isinstance(error, jobs_db.DatabaseError):
+        return LabmgrError(f"{error}.")
+    if isinstance(error, OSError):
+        return LabmgrError(_os_error_sentence(error), hint="Check the path and its permissions.")
+    return None
+
+
+def _os_error_sentence(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    if error.filename is None:
+        return f"{reason}: {error}."
+    where = str(error.filename)
+    if error.filename2 is not None:
+        where += f" -> {error.filename2}"
+    return f"cannot use {where}: {reason}."
+
+
 def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command so bad input ends in one clear message and exit status 1."""
 
@@ -30,21 +63,11 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except LabmgrError as error:
-            print_error(error)
-            raise typer.Exit(1) from None
         except Exception as error:
-            if not _is_database_error(error):
+            user_error = as_user_error(error)
+            if user_error is None:
                 raise
-            print_error(LabmgrError(f"{error}."))
+            print_error(user_error)
             raise typer.Exit(1) from None
 
     return wrapper
-
-
-def _is_database_error(error: Exception) -> bool:
-    """Whether `error` is a `jobs_db.DatabaseError` (a bad tag, an unreachable server, …).
-
-    Read from `sys.modules` so commands that never open the database do not import it."""
-    jobs_db = sys.modules.get("jobs_db")
-    return jobs_db is not None and isinstance(error, jobs_db.DatabaseError)

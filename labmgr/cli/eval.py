@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,13 +15,14 @@ from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.state import cli_settings
-from labmgr.errors import LabmgrError, MissingApiKey
+from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evals import Question
+    from evals import Estimate, Question
     from evals.runs import Run
+    from labmgr.settings import Settings
 
 app = typer.Typer(
     help="Run questions over groups of models and compare runs.", no_args_is_help=True
@@ -43,12 +43,9 @@ def parse_group(spec: str) -> tuple[str, list[str]]:
 
 
 def _load(path: Path, wanted: list[str]) -> dict[str, Question]:
-    from evals import QuestionError, load_questions
+    from evals import load_questions
 
-    try:
-        questions = load_questions(path)
-    except QuestionError as error:
-        raise LabmgrError(str(error), hint="Fix the question file and run again.") from None
+    questions = load_questions(path)
     if not questions:
         raise LabmgrError(f"{path}: no questions in this file")
     missing = [name for name in wanted if name not in questions]
@@ -61,41 +58,35 @@ def _load(path: Path, wanted: list[str]) -> dict[str, Question]:
 
 
 def _groups(
-    ctx: typer.Context,
+    settings: Settings,
     specs: list[str],
     groups_by: str | None,
     base: str | None,
-    include_base: bool,
+    include_base: bool | None,
     checkpoints: bool,
 ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
     groups: dict[str, list[str]] = {}
     facts: dict[str, dict[str, Any]] = {}
     if groups_by is not None:
-        from evals.runs import groups_from_database
-        from jobs_db import DatabaseError
+        from evals import groups_from_database
 
-        settings = cli_settings(ctx)
-        try:
-            groups, facts = groups_from_database(
-                settings.db_url,
-                by=groups_by,
-                base_model=base,
-                include_base=include_base,
-                checkpoints=checkpoints,
-            )
-        except DatabaseError as error:
-            raise LabmgrError(
-                f"database {settings.masked_db_url}: {error}",
-                hint="Check --groups-by/--base, or give the groups with --group.",
-            ) from None
+        groups, facts = groups_from_database(
+            settings.db_url,
+            by=groups_by,
+            base_model=base,
+            include_base=include_base is not False,
+            checkpoints=checkpoints,
+        )
         if not groups:
             raise LabmgrError(
                 f"no models in the database match --groups-by {groups_by}"
                 + (f" --base {base}" if base else ""),
                 hint="Run `labmgr jobs update` first, or give the groups with --group.",
             )
-    elif base or include_base or checkpoints:
-        raise LabmgrError("--base, --include-base and --checkpoints need --groups-by")
+    elif base or include_base is not None or checkpoints:
+        raise LabmgrError(
+            "--base, --include-base/--no-include-base and --checkpoints need --groups-by"
+        )
     for spec in specs:
         name, members = parse_group(spec)
         if name in groups:
@@ -109,35 +100,8 @@ def _groups(
     return groups, facts
 
 
-def _router() -> Any:
-    """The lab's router (fine-tuned models to their owners' keys) where evals has one, else
-    one endpoint from OPENAI_API_KEY / OPENAI_BASE_URL."""
-    try:
-        from evals.lab import (  # type: ignore[import-not-found,unused-ignore]
-            default_router,
-        )
-    except ImportError:
-        from evals import EnvRouter
-
-        return EnvRouter()
-    return default_router()
-
-
-def _run_settings(ctx: typer.Context) -> Any:
-    from evals import RunSettings
-
-    defaults = cli_settings(ctx).eval
-    return RunSettings(
-        max_concurrency=defaults.max_concurrency,
-        request_timeout=defaults.request_timeout,
-        max_attempts=defaults.max_retries + 1,
-    )
-
-
-def _show_estimate(
-    questions: dict[str, Question], groups: dict[str, list[str]], *, as_json: bool, **opts: Any
-) -> None:
-    rows = [{"question": n, **vars(q.estimate(groups, **opts))} for n, q in questions.items()]
+def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool) -> None:
+    rows = [{"question": name, **vars(estimate)} for name, estimate in estimates.items()]
     total = sum(row["cost"] for row in rows)
     if as_json:
         typer.echo(json.dumps({"questions": rows, "cost": total}, indent=2, default=list))
@@ -201,8 +165,13 @@ def run(
         str | None, typer.Option("--base", help="Only models fine-tuned from this base.")
     ] = None,
     include_base: Annotated[
-        bool, typer.Option("--include-base", help="Add the base model as its own group.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--include-base/--no-include-base",
+            help="Add the base model as its own group (the default with --groups-by).",
+            show_default=False,
+        ),
+    ] = None,
     checkpoints: Annotated[
         bool, typer.Option("--checkpoints", help="Include the jobs' checkpoints.")
     ] = False,
@@ -236,40 +205,22 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
-    from evals import Cache, NoEndpointError
-    from evals.runs import run_questions
+    from evals import estimate_run, run_questions
 
     if ci not in ("hierarchical", "plain"):
         raise LabmgrError(f"--ci {ci!r}: use 'hierarchical' or 'plain'")
-    questions = _load(questions_file, list(question or []))
-    groups, facts = _groups(ctx, list(group or []), groups_by, base, include_base, checkpoints)
     settings = cli_settings(ctx)
-    router = _router()
-    try:
-        router.endpoint_for(next(iter(groups.values()))[0])
-    except NoEndpointError as error:
-        raise MissingApiKey(str(error), hint="Export the key, then run again.") from None
-    opts: dict[str, Any] = {
-        "cache": Cache(settings.cache_dir),
-        "router": router,
-        "settings": _run_settings(ctx),
-    }
+    questions = _load(questions_file, list(question or []))
+    groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
     if estimate:
-        if samples is not None:
-            questions = {
-                n: q.model_copy(update={"samples_per_paraphrase": samples})
-                for n, q in questions.items()
-            }
-        _show_estimate(questions, groups, as_json=as_json, **opts)
+        estimates = estimate_run(questions, groups, samples=samples, lab=settings)
+        _show_estimate(estimates, as_json=as_json)
         return
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        out = settings.runs_dir / f"{stamp}-{questions_file.stem}"
     try:
         result_run = run_questions(
             questions,
             groups,
-            out=out,
+            out=out if out is not None else _default_out(settings, questions_file),
             samples=samples,
             max_cost=max_cost,
             models=facts,
@@ -277,7 +228,7 @@ def run(
             report=not no_report,
             by_model=by_model,
             source=str(questions_file),
-            **opts,
+            lab=settings,
         )
     except KeyboardInterrupt:
         raise LabmgrError(
@@ -328,6 +279,13 @@ def run(
 _SHOWN_ERRORS = 5
 
 
+def _default_out(settings: Settings, questions_file: Path) -> Path:
+    """`<lab's runs dir>/<UTC time>-<file name>`."""
+    from evals.experiments import default_run_dir
+
+    return default_run_dir(settings, questions_file.stem)
+
+
 def _error_counts(run: Run) -> list[tuple[tuple[str, str], int]]:
     """Distinct (model, error) pairs over every question, most frequent first."""
     counts: dict[tuple[str, str], int] = {}
@@ -350,14 +308,9 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List question × group × score whose means moved beyond their 95% intervals."""
-    from evals.runs import RunFolderError, compare_runs
+    from evals.runs import compare_runs
 
-    try:
-        table = compare_runs(run_a, run_b)
-    except RunFolderError as error:
-        raise LabmgrError(
-            str(error), hint="Pass two folders written by `labmgr eval run`."
-        ) from None
+    table = compare_runs(run_a, run_b)
     shown = table if show_all else table[table["status"] != "same"]
     if as_json:
         typer.echo(shown.to_json(orient="records", indent=2))

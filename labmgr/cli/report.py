@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.errors import LabmgrError
 
 
 @cli_errors
@@ -23,12 +22,8 @@ def report(
 ) -> None:
     """Write one offline HTML file: summary, figures, a sample browser, side-by-side answers."""
     from evals.report import write_report
-    from evals.runs import RunFolderError
 
-    try:
-        path = write_report(run_dir, out, figures=not no_figures)
-    except RunFolderError as error:
-        raise LabmgrError(str(error), hint="Pass a folder written by `labmgr eval run`.") from None
+    path = write_report(run_dir, out, figures=not no_figures)
     typer.echo(f"Report: {path}")
 
 

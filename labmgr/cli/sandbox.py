@@ -21,6 +21,15 @@ _ACCOUNTS_HELP = (
     "(slug sandbox, project proj_default)."
 )
 
+_LIMITS_HELP = (
+    "JSON or TOML file of rate limits to enforce, per organization and model family: "
+    '{"gpt-4.1-mini": {"rpm": 3000, "tpm": 2000000, "batch_queue_tokens": 20000000}, '
+    '"*": {"rpm": 500, "tpm": 200000}} ("*" is every other model; in TOML quote names '
+    'with dots: ["gpt-4.1-mini"]). Snapshots and fine-tunes count under their base model; '
+    '"projects": {"proj_x": {...}} adds caps of one project. Over a limit the answer is '
+    "OpenAI's 429 rate_limit_exceeded. Change them live with POST /sandbox/limits."
+)
+
 
 @app.command()
 def serve(
@@ -34,7 +43,13 @@ def serve(
         1.0,
         "--job-seconds",
         metavar="<seconds>",
-        help="How long a fine-tuning job or batch takes from creation to its final state.",
+        help="How long a fine-tuning job takes from creation to its final state.",
+    ),
+    batch_seconds: float = typer.Option(
+        1.0,
+        "--batch-seconds",
+        metavar="<seconds>",
+        help="How long a batch takes from creation to completed.",
     ),
     latency_ms: float = typer.Option(
         0.0,
@@ -57,6 +72,9 @@ def serve(
     accounts: Annotated[
         Path | None, typer.Option("--accounts", metavar="<file>", help=_ACCOUNTS_HELP)
     ] = None,
+    limits: Annotated[
+        Path | None, typer.Option("--limits", metavar="<file>", help=_LIMITS_HELP)
+    ] = None,
 ) -> None:
     """Serve the OpenAI API offline until interrupted (Ctrl-C or SIGTERM).
 
@@ -64,46 +82,46 @@ def serve(
     http://127.0.0.1:43117/v1. Admin endpoints beside /v1: GET /sandbox/stats,
     GET|POST /sandbox/faults (latency_ms, jitter_ms, rate_429, rate_500, rate_timeout,
     rate_drop, retry_after_ms, daily_job_limit, quota_requests, endpoints,
-    first_attempt_only),
-    POST /sandbox/reset.
+    first_attempt_only, batch_line_error_rate, batch_window_s),
+    GET|POST /sandbox/limits, POST /sandbox/reset.
     """
-    from labmgr.sandbox import AccountsFileError, create_app
-    from labmgr.sandbox.server import base_url_of, bind_socket, is_loopback, serve_forever
+    from labmgr.sandbox import SandboxConfig, SandboxError, is_loopback, serve_sandbox
 
-    if job_seconds <= 0 or latency_ms < 0 or jitter_ms < 0:
-        typer.echo(
-            "error: --job-seconds must be positive and --latency-ms/--jitter-ms non-negative",
-            err=True,
-        )
-        raise typer.Exit(2)
+    def listening(url: str) -> None:
+        print(url, flush=True)
+        # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: exit quietly.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _exit_quietly)
+        if not is_loopback(host):
+            typer.echo(
+                f"warning: listening on {host}, not loopback: other machines can reach this "
+                "sandbox and use any API key it accepts",
+                err=True,
+            )
+
     try:
-        application = create_app(
+        config = SandboxConfig.of(
             job_seconds=job_seconds,
+            batch_seconds=batch_seconds,
             latency_ms=latency_ms,
             jitter_ms=jitter_ms,
             state_dir=state_dir,
             accounts=accounts,
+            limits=limits,
         )
-    except (AccountsFileError, ValueError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        serve_sandbox(config, host=host, port=port, on_listening=listening)
+    except SandboxError as exc:
+        typer.echo(f"error: {_option_names(str(exc))}", err=True)
         raise typer.Exit(2) from None
-    try:
-        sock = bind_socket(host, port)
-    except OSError as exc:
-        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
-        raise typer.Exit(2) from None
-    print(base_url_of(sock, host), flush=True)
-    if not is_loopback(host):
-        typer.echo(
-            f"warning: listening on {host}, not loopback: other machines can reach this "
-            "sandbox and use any API key it accepts",
-            err=True,
-        )
-    # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: exit quietly.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _exit_quietly)
-    serve_forever(application, sock)
     sys.stdout.flush()
+
+
+def _option_names(message: str) -> str:
+    """A config message in the CLI's words (`--job-seconds`, not `job_seconds`)."""
+    for name in ("job_seconds", "batch_seconds", "latency_ms", "jitter_ms"):
+        if message.startswith(name):
+            return "--" + name.replace("_", "-") + message[len(name) :]
+    return message
 
 
 def _exit_quietly(signum: int, frame: object) -> None:

@@ -1,8 +1,9 @@
-"""What the root command hands to every subcommand: the ``--home`` choice."""
+"""What the root command hands to every subcommand: the ``--home`` choice, and the lab it
+names, resolved once per command."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
@@ -16,6 +17,8 @@ class CliState:
 
     home: Path | None = None
     """The ``--home`` option, or None."""
+    settings: Settings | None = field(default=None, repr=False)
+    """The lab, once a command asked for it."""
 
 
 def cli_state(ctx: typer.Context) -> CliState:
@@ -27,5 +30,10 @@ def cli_state(ctx: typer.Context) -> CliState:
 
 
 def cli_settings(ctx: typer.Context) -> Settings:
-    """`load_settings` honouring ``--home`` (raises `LabmgrError` subclasses)."""
-    return load_settings(cli_state(ctx).home)
+    """The lab of this command: ``--home``, then ``LABMGR_HOME``, then the nearest
+    ``.labmgr/`` upward, then the per-user lab (`load_settings`), resolved once and then
+    handed down; raises `LabmgrError` subclasses."""
+    state = cli_state(ctx)
+    if state.settings is None:
+        state.settings = load_settings(state.home)
+    return state.settings

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from jobs_db import FinetuneJob
+    from labmgr.settings import Settings
 
 __all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
 
@@ -51,7 +52,7 @@ class DemoResult:
     """Seconds spent in each step."""
 
 
-def _create_jobs(seeds: int, console: Console) -> list[FinetuneJob]:
+def _create_jobs(seeds: int, settings: Settings, console: Console) -> list[FinetuneJob]:
     from labmgr.finetuning import create
 
     jobs: list[FinetuneJob] = []
@@ -64,6 +65,7 @@ def _create_jobs(seeds: int, console: Console) -> list[FinetuneJob]:
             seed=1,
             seeds=seeds,
             tags={"demo": "true", "condition": condition},
+            settings=settings,
         )
         seeds_text = ", ".join(str(job.seed) for job in created)
         console.print(f"   {condition}.jsonl: {len(created)} jobs, seeds {seeds_text}")
@@ -86,8 +88,7 @@ def run_demo(
     model and both groups (`samples` overrides the samples per question) and writes the run
     folder with `report.html`. Only the demo's own lab and the sandbox are used.
     """
-    from evals import load_questions
-    from evals.runs import groups_from_database, run_questions
+    from evals import groups_from_database, load_questions, run_questions
     from labmgr.sandbox import run_sandbox
     from labmgr.settings import init_lab, load_settings
 
@@ -104,10 +105,10 @@ def run_demo(
         console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
         home = init_lab(out_dir).home
         with demo_environment(home, sandbox.base_url):
-            settings = load_settings()
+            settings = load_settings(home)  # the demo's lab, handed to every step
             console.print(f"2. Lab {home}; fine-tuning {BASE_MODEL}, {seeds} seeds per condition")
             clock = time.monotonic()
-            jobs = _create_jobs(seeds, console)
+            jobs = _create_jobs(seeds, settings, console)
             console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
             try:
                 rows = watch_jobs(jobs, settings, console=console, timeout=60 + 20 * job_seconds)
@@ -144,6 +145,7 @@ def run_demo(
                 samples=samples,
                 models=facts,
                 source="labmgr demo",
+                lab=settings,
             )
             steps["evaluation"] = time.monotonic() - clock
             frames = {name: run.samples(name) for name in run.questions}

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from labmgr.sandbox.errors import APIError
+from labmgr.sandbox.errors import APIError, SandboxError
 
 __all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError", "mask_key"]
 
@@ -42,7 +42,7 @@ class Account:
 DEFAULT_ACCOUNT = Account(organization="org-sandbox", slug="sandbox", project="proj_default")
 
 
-class AccountsFileError(ValueError):
+class AccountsFileError(SandboxError, ValueError):
     """An accounts file that cannot be used (the message names the file and the entry)."""
 
 

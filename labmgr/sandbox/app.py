@@ -13,13 +13,17 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from labmgr.sandbox import batches, files, finetuning, models, responses
+import labmgr.sandbox.batches as batches
+import labmgr.sandbox.files as files
+import labmgr.sandbox.finetuning as finetuning
+import labmgr.sandbox.models as models
+import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
+from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import (
     APIError,
@@ -28,8 +32,11 @@ from labmgr.sandbox.errors import (
     rate_limited,
     server_error,
 )
+from labmgr.sandbox.limit_table import LimitsError, LimitTable
+from labmgr.sandbox.limiter import Admission
+from labmgr.sandbox.metering import METERS, demand_of
+from labmgr.sandbox.nominal_limits import RateLimitHeaders
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
-from labmgr.sandbox.ratelimits import RateLimitHeaders
 from labmgr.sandbox.store import request_id
 
 __all__ = ["SandboxApp", "create_app"]
@@ -53,7 +60,8 @@ async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamRespon
     response = run_chat(sb, req.account, body)
     if body.get("stream"):
         options = body.get("stream_options") or {}
-        return StreamResponse(stream_frames(response, bool(options.get("include_usage"))))
+        frames = stream_frames(response, bool(options.get("include_usage")))
+        return StreamResponse(frames, usage=response["usage"])
     return Response(response)
 
 
@@ -130,6 +138,7 @@ class SandboxApp:
         sb.stats.enter(name)
         status: int | str = "no_response"
         account: Account | None = None
+        admission: Admission | None = None
         fault: str | None = None
         body = b""
         try:
@@ -150,6 +159,14 @@ class SandboxApp:
                 if not sb.faults.spend_quota(name):
                     sb.stats.faults["insufficient_quota"] += 1
                     raise quota_exhausted()
+                raw_query = scope["query_string"]
+                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
+                request = Request(method, route[2], query, body, headers, account, scope, receive)
+                if sb.limiter.active and name in METERS:
+                    admission = _admit(sb, name, request)
+                    if admission is not None and admission.refusal is not None:
+                        sb.stats.rate_limited[admission.demand.model] += 1
+                        raise admission.refusal
                 fault = sb.faults.draw(name, headers.get("x-stainless-retry-count"))
                 if fault is not None:
                     sb.stats.faults[fault] += 1
@@ -160,10 +177,9 @@ class SandboxApp:
                     if fault == "timeout" and await _hold(receive, headers, sb.faults):
                         status = "timeout"
                         return  # the client gave up, as intended
-                raw_query = scope["query_string"]
-                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
-                request = Request(method, route[2], query, body, headers, account, scope, receive)
                 response = await route[1](sb, request)
+                if admission is not None and not admission.demand.budgeted:
+                    admission.debit_tokens(_completion_tokens(response))
             except APIError as exc:
                 response = Response(exc.body(), status=exc.status, headers=exc.headers)
             except Exception:  # a bug must still answer like the API: a 500 with a body
@@ -171,7 +187,7 @@ class SandboxApp:
                 error = server_error()
                 response = Response(error.body(), status=error.status)
             status = "dropped" if fault == "drop" else response.status
-            extra = self._headers(account, started, len(body))
+            extra = self._headers(account, admission, started, len(body))
             if isinstance(response, StreamResponse):
                 await _send_stream(send, response, extra, drop=fault == "drop")
             else:
@@ -180,7 +196,7 @@ class SandboxApp:
             sb.stats.leave(status)
 
     def _headers(
-        self, account: Account | None, started: float, size: int
+        self, account: Account | None, admission: Admission | None, started: float, size: int
     ) -> list[tuple[bytes, bytes]]:
         out = [
             (b"x-request-id", request_id("req_").encode()),
@@ -190,7 +206,10 @@ class SandboxApp:
         if account is not None:
             out.append((b"openai-organization", account.slug.encode()))
             out.append((b"openai-project", account.project.encode()))
-            out += self._ratelimits.headers(account.scope, size // 4)
+            if admission is not None:
+                out += admission.headers()
+            else:
+                out += self._ratelimits.headers(account.scope, size // 4)
         return out
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -209,6 +228,10 @@ class SandboxApp:
                     raise bad_request("The faults body must be a JSON object.") from None
                 sb.faults = sb.faults.updated(changes)
                 response = Response(sb.faults.as_json())
+            elif key == ("GET", "/sandbox/limits"):
+                response = Response(sb.limiter.table.to_json())
+            elif key == ("POST", "/sandbox/limits"):
+                response = Response(_set_limits(sb, body))
             elif key == ("POST", "/sandbox/reset"):
                 sb.reset()
                 response = Response({"reset": True, "faults": sb.faults.as_json()})
@@ -219,6 +242,47 @@ class SandboxApp:
         except APIError as exc:
             response = Response(exc.body(), status=exc.status)
         await _send(send, response, [], drop=False)
+
+
+def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
+    """The limiter's answer for a model request (None if no limit applies to it)."""
+    try:
+        body = request.json()
+    except APIError:
+        return None  # the handler answers the malformed body
+    demand = demand_of(name, body)
+    if demand is None:
+        return None
+    return sb.limiter.admit(request.account, demand)
+
+
+def _completion_tokens(response: Response | StreamResponse) -> int:
+    """The completion tokens an answered model request produced (0 if it failed)."""
+    if response.status != 200:
+        return 0
+    usage = response.usage if isinstance(response, StreamResponse) else response.payload
+    if not isinstance(usage, dict):
+        return 0
+    if isinstance(response, Response):
+        usage = usage.get("usage")
+        if not isinstance(usage, dict):
+            return 0
+    tokens = usage.get("completion_tokens", usage.get("output_tokens"))  # chat or a response
+    return int(tokens or 0)
+
+
+def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
+    """`POST /sandbox/limits`: replace the limits (buckets start full); `{}` removes them."""
+    try:
+        changes = json.loads(body) if body else {}
+    except ValueError:
+        raise bad_request("The limits body must be a JSON object.") from None
+    try:
+        table = LimitTable.from_json(changes, source="POST /sandbox/limits")
+    except LimitsError as exc:
+        raise bad_request(str(exc)) from None
+    sb.set_limits(table)
+    return table.to_json()
 
 
 def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
@@ -308,20 +372,20 @@ async def _send_stream(
 
 
 def create_app(
-    *,
-    job_seconds: float = 1.0,
-    latency_ms: float = 0.0,
-    jitter_ms: float = 0.0,
-    state_dir: str | Path | None = None,
-    accounts: str | Path | AccountBook | None = None,
+    config: SandboxConfig | None = None, *, accounts: AccountBook | None = None
 ) -> SandboxApp:
-    """A fresh sandbox ASGI app (serve it with uvicorn, or use `run_sandbox`)."""
-    book = AccountBook.from_file(accounts) if isinstance(accounts, str | Path) else accounts
+    """A fresh sandbox ASGI app (serve it with uvicorn, or use `run_sandbox`).
+
+    `accounts` replaces the config's accounts file with a book already in memory.
+    """
+    config = config or SandboxConfig()
+    if accounts is None:
+        accounts = AccountBook.from_file(config.accounts) if config.accounts else AccountBook()
     sandbox = Sandbox(
-        job_seconds=job_seconds,
-        latency_ms=latency_ms,
-        jitter_ms=jitter_ms,
-        state_dir=state_dir,
-        accounts=book,
+        config,
+        accounts=accounts,
+        settle_jobs=finetuning.settle_due,
+        settle_batches=batches.settle_due,
     )
+    finetuning.restore(sandbox)
     return SandboxApp(sandbox)

@@ -1,20 +1,29 @@
 """`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
 
-Like jobs, a batch's status is derived from its creation time and `job_seconds`:
-validating 10 %, in progress until 80 %, finalizing until 100 %. Its requests are answered
-when a read first finds it completed (or cancelled, with the share it had reached).
+A batch's status is derived from its creation time and `batch_seconds`: validating 10 %,
+in progress until 80 % (its requests finishing one after another in file order),
+finalizing until 100 %. Every line is answered when the batch is created (batches have
+their own pool: no line counts against the synchronous rate limits) and revealed as the
+batch progresses, so `request_counts` are true at every state. A batch whose completion
+window passes before its requests are done expires; a cancelled one stops where it was.
+Either way the requests done so far go to the output file (or the error file, if they
+failed) and the rest to the error file (`batch_expired`, `batch_cancelled`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, no_such_batch
+from labmgr.sandbox.errors import APIError, bad_request, no_such_batch, server_error
 from labmgr.sandbox.files import create_file
+from labmgr.sandbox.limit_table import limit_family
+from labmgr.sandbox.metering import demand_of
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
@@ -22,51 +31,108 @@ from labmgr.sandbox.store import new_id, request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["handlers", "settle_due"]
+__all__ = ["ENDPOINTS", "handlers", "settle_due"]
 
-ENDPOINTS = {
+Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
+
+ENDPOINTS: dict[str, Runner] = {
     "/v1/chat/completions": run_chat,
     "/v1/completions": run_legacy_completion,
     "/v1/responses": create_response,
 }
+"""Batch `endpoint` → what answers one line's body."""
+METER_NAMES = {
+    "/v1/chat/completions": "chat.completions",
+    "/v1/completions": "completions",
+    "/v1/responses": "responses.create",
+}
+"""Batch `endpoint` → the stats name whose meter counts a line's tokens."""
+
 WINDOW = 24 * 3600
+"""The `24h` completion window, in seconds."""
+ACTIVE = ("validating", "in_progress", "finalizing", "cancelling")
+"""States whose tokens are enqueued."""
+
+_UNRUN = {
+    "expired": (
+        "batch_expired",
+        "This request could not be executed before the completion window expired.",
+    ),
+    "cancelled": (
+        "batch_cancelled",
+        "This request could not be executed because the batch was cancelled.",
+    ),
+}
+
+
+# ---- derived state ----
 
 
 def _phases(batch: dict[str, Any]) -> dict[str, float]:
-    start, seconds = batch["created_at"], batch["job_seconds"]
+    start, seconds = batch["created_at"], batch["batch_seconds"]
     return {
         "in_progress": start + 0.1 * seconds,
         "finalizing": start + 0.8 * seconds,
         "completed": start + seconds,
+        "expires": start + batch["window_s"],
     }
 
 
+def _cancelled_at(batch: dict[str, Any]) -> float | None:
+    cancel_at = batch.get("cancelling_at")
+    return None if cancel_at is None else cancel_at + 0.1 * batch["batch_seconds"]
+
+
 def _status(batch: dict[str, Any], now: float) -> str:
+    phases = _phases(batch)
     cancel_at = batch.get("cancelling_at")
     if cancel_at is not None and now >= cancel_at:
-        return "cancelled" if now >= cancel_at + 0.1 * batch["job_seconds"] else "cancelling"
-    phases = _phases(batch)
+        cancelled_at = _cancelled_at(batch)
+        return "cancelled" if cancelled_at is not None and now >= cancelled_at else "cancelling"
+    if batch["errors"]:
+        return "validating" if now < phases["in_progress"] else "failed"
+    if phases["expires"] < phases["finalizing"] and now >= phases["expires"]:
+        return "expired"
     if now < phases["in_progress"]:
         return "validating"
-    if batch["errors"]:
-        return "failed"
     if now < phases["finalizing"]:
         return "in_progress"
     return "finalizing" if now < phases["completed"] else "completed"
 
 
-def _progress(batch: dict[str, Any], at: float) -> float:
+def _done(batch: dict[str, Any], status: str, now: float) -> int:
+    """How many requests (from the top of the file) are done in `status` at `now`."""
+    total = batch["total"]
+    if status in ("finalizing", "completed"):
+        return total
+    if status in ("validating", "failed"):
+        return 0
+    if status in ("cancelling", "cancelled"):
+        at = batch["cancelling_at"]
+    elif status == "expired":
+        at = _phases(batch)["expires"]
+    else:
+        at = now
     phases = _phases(batch)
     span = phases["finalizing"] - phases["in_progress"]
-    return min(1.0, max(0.0, (at - phases["in_progress"]) / span))
+    progress = min(1.0, max(0.0, (at - phases["in_progress"]) / span))
+    return math.floor(total * progress)
+
+
+def _request_counts(batch: dict[str, Any], status: str, now: float) -> dict[str, int]:
+    total = batch["total"]
+    done = _done(batch, status, now)
+    completed = batch["outcomes"][:done].count("1")
+    # An expired or cancelled batch's requests that never ran count as failed too.
+    failed = total - completed if status in ("expired", "cancelled") else done - completed
+    return {"total": total, "completed": completed, "failed": failed}
 
 
 def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]:
     status = _status(batch, now)
-    if status in ("completed", "cancelled") and not batch.get("settled"):
+    if status in ("completed", "expired", "cancelled") and not batch.get("settled"):
         _settle(sb, batch, status)
     phases = _phases(batch)
-    created = batch["created_at"]
     cancel_at = batch.get("cancelling_at")
 
     def stamp(name: str, at: float | None, reached: bool) -> None:
@@ -79,69 +145,64 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
         "input_file_id": batch["input_file_id"],
         "completion_window": batch["completion_window"],
         "status": status,
-        "created_at": int(created),
+        "created_at": int(batch["created_at"]),
         "output_file_id": batch.get("output_file_id"),
         "error_file_id": batch.get("error_file_id"),
         "errors": {"object": "list", "data": batch["errors"]} if batch["errors"] else None,
-        "expires_at": int(created + WINDOW),
+        "expires_at": int(phases["expires"]),
         "metadata": batch["metadata"],
         "model": batch["model"],
     }
-    ran = status not in ("validating", "failed") and not (
-        cancel_at is not None and cancel_at < phases["in_progress"]
-    )
-    stamp("in_progress_at", phases["in_progress"], ran and now >= phases["in_progress"])
-    stamp("finalizing_at", phases["finalizing"], status in ("finalizing", "completed"))
+    # how far the batch got: now, or when it expired or was cancelled
+    stop = now
+    if status == "expired":
+        stop = phases["expires"]
+    elif cancel_at is not None and status in ("cancelling", "cancelled"):
+        stop = cancel_at
+    ran = status != "failed"
+    stamp("in_progress_at", phases["in_progress"], ran and stop >= phases["in_progress"])
+    stamp("finalizing_at", phases["finalizing"], ran and stop >= phases["finalizing"])
     stamp("completed_at", phases["completed"], status == "completed")
     stamp("failed_at", phases["in_progress"], status == "failed")
+    stamp("expired_at", phases["expires"], status == "expired")
     stamp("cancelling_at", cancel_at, status in ("cancelling", "cancelled"))
-    stamp(
-        "cancelled_at",
-        cancel_at + 0.1 * batch["job_seconds"] if cancel_at is not None else None,
-        status == "cancelled",
-    )
-    view["expired_at"] = None
-    if batch.get("settled"):
-        view["request_counts"] = batch["request_counts"]
-        view["usage"] = batch["usage"]
-    else:
-        total = batch["total"]
-        done = math.floor(total * _progress(batch, now)) if status == "in_progress" else 0
-        if status in ("finalizing",):
-            done = total
-        view["request_counts"] = {"total": total, "completed": done, "failed": 0}
-        view["usage"] = None
+    stamp("cancelled_at", _cancelled_at(batch), status == "cancelled")
+    view["request_counts"] = _request_counts(batch, status, now)
+    view["usage"] = batch.get("usage") if batch.get("settled") else None
     return view
 
 
+# ---- settling: write the output and error files of a finished batch ----
+
+
 def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
-    lines = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
-    if status == "cancelled":
-        lines = lines[: math.floor(len(lines) * _progress(batch, batch["cancelling_at"]))]
-    account = Account(batch["organization_id"], batch["slug"], batch["project"])
-    run = ENDPOINTS[batch["endpoint"]]
+    results = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
+    done = _done(batch, status, sb.now())
     outputs, errors = [], []
     usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
-    for line in lines:
-        req_id = request_id("req_")
-        record: dict[str, Any] = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
-        try:
-            body = run(sb, account, line["body"])
-        except APIError as exc:
-            record["response"] = {
-                "status_code": exc.status,
-                "request_id": req_id,
-                "body": exc.body(),
-            }
-            record["error"] = None
-            errors.append(record)
-            continue
-        for key, tokens in _line_usage(body["usage"]).items():
-            usage[key] += tokens
-        record["response"] = {"status_code": 200, "request_id": req_id, "body": body}
-        record["error"] = None
-        outputs.append(record)
-    finished = _phases(batch)["completed"]
+    for result, ok in zip(results[:done], batch["outcomes"], strict=False):
+        if ok == "1":
+            for key, tokens in _line_usage(result["response"]["body"].get("usage") or {}).items():
+                usage[key] += tokens
+            outputs.append(result)
+        else:
+            errors.append(result)
+    if status in _UNRUN:
+        code, message = _UNRUN[status]
+        for result in results[done:]:
+            errors.append(
+                {
+                    "id": result["id"],
+                    "custom_id": result["custom_id"],
+                    "response": None,
+                    "error": {"code": code, "message": message},
+                }
+            )
+    finished = {
+        "completed": _phases(batch)["completed"],
+        "expired": _phases(batch)["expires"],
+        "cancelled": _cancelled_at(batch),
+    }[status]
     for kind, records in (("output", outputs), ("error", errors)):
         if records:
             file = create_file(
@@ -153,11 +214,6 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
                 created_at=finished,
             )
             batch[f"{kind}_file_id"] = file["id"]
-    batch["request_counts"] = {
-        "total": batch["total"],
-        "completed": len(outputs),
-        "failed": len(errors),
-    }
     batch["usage"] = {
         "input_tokens": usage["input_tokens"],
         "input_tokens_details": {"cached_tokens": 0},
@@ -174,25 +230,28 @@ def _line_usage(usage: dict[str, Any]) -> dict[str, int]:
     if "input_tokens" in usage:  # a response
         details = usage.get("output_tokens_details") or {}
         return {
-            "input_tokens": int(usage["input_tokens"]),
-            "output_tokens": int(usage["output_tokens"]),
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
             "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
         }
     details = usage.get("completion_tokens_details") or {}
     return {
-        "input_tokens": int(usage["prompt_tokens"]),
-        "output_tokens": int(usage["completion_tokens"]),
+        "input_tokens": int(usage.get("prompt_tokens") or 0),
+        "output_tokens": int(usage.get("completion_tokens") or 0),
         "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
     }
 
 
 def settle_due(sb: Sandbox, now: float) -> None:
-    """Answer every batch that finished by `now` but was not looked at since."""
+    """Write the files of every batch that finished by `now` but was not looked at since."""
     for batch in list(sb.store.batches.values()):
         if not batch.get("settled"):
             status = _status(batch, now)
-            if status in ("completed", "cancelled"):
+            if status in ("completed", "expired", "cancelled"):
                 _settle(sb, batch, status)
+
+
+# ---- creating: validate the input file, answer every line ----
 
 
 def _parse_input(
@@ -254,6 +313,75 @@ def _parse_input(
     return lines, errors
 
 
+def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
+    """The tokens a batch enqueues: each line's prompt plus its completion budget."""
+    meter_name = METER_NAMES[endpoint]
+    total = 0
+    for line in lines:
+        demand = demand_of(meter_name, line["body"])
+        total += demand.tokens if demand is not None else 0
+    return total
+
+
+def _queue_error(
+    sb: Sandbox, account: Account, family: str | None, tokens: int
+) -> dict[str, Any] | None:
+    """`token_limit_exceeded` if the batch would pass its organization's enqueued tokens."""
+    limits = sb.limiter.table.organization_limits(family) if family else None
+    if limits is None or limits.batch_queue_tokens is None:
+        return None
+    now = sb.now()
+    enqueued = sum(
+        other["tokens"]
+        for other in sb.store.batches.values()
+        if other["organization_id"] == account.organization
+        and other["family"] == family
+        and not other.get("settled")
+        and _status(other, now) in ACTIVE
+    )
+    if enqueued + tokens <= limits.batch_queue_tokens:
+        return None
+    return {
+        "code": "token_limit_exceeded",
+        "line": None,
+        "message": f"Enqueued token limit reached for {family} in organization "
+        f"{account.organization}. Limit: {limits.batch_queue_tokens:,} enqueued tokens. "
+        "Please try again once some in_progress batches have been completed.",
+        "param": None,
+    }
+
+
+def _answer(
+    sb: Sandbox, account: Account, run: Runner, lines: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], str]:
+    """Every line's output record, and a ``1``/``0`` string of which succeeded."""
+    error_rate = sb.faults.batch_line_error_rate
+    results: list[dict[str, Any]] = []
+    outcomes: list[str] = []
+    for line in lines:
+        record: dict[str, Any] = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
+        req_id = request_id("req_")
+        try:
+            if error_rate and random.random() < error_rate:
+                sb.stats.faults["batch_line_error"] += 1
+                raise server_error()
+            body = run(sb, account, line["body"])
+        except APIError as exc:
+            record["response"] = {
+                "status_code": exc.status,
+                "request_id": req_id,
+                "body": exc.body(),
+            }
+            record["error"] = None
+            outcomes.append("0")
+        else:
+            record["response"] = {"status_code": 200, "request_id": req_id, "body": body}
+            record["error"] = None
+            outcomes.append("1")
+        results.append(record)
+    return results, "".join(outcomes)
+
+
 async def create(sb: Sandbox, req: Request) -> Response:
     body = req.json()
     endpoint = body.get("endpoint")
@@ -285,8 +413,27 @@ async def create(sb: Sandbox, req: Request) -> Response:
         and all(isinstance(v, str) for v in metadata.values())
     ):
         raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
-    lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
     account = req.account
+    lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
+    maximum = sb.config.batch_max_requests
+    if not errors and len(lines) > maximum:
+        errors.append(
+            {
+                "code": "request_limit_exceeded",
+                "line": None,
+                "message": f"The input file has {len(lines):,} requests; a batch can have at "
+                f"most {maximum:,}. Split the requests into several batches.",
+                "param": None,
+            }
+        )
+    model = lines[0]["body"]["model"] if lines else None
+    family = limit_family(model) if model else None
+    tokens = 0 if errors else _enqueued_tokens(lines, endpoint)
+    if not errors:
+        queue_error = _queue_error(sb, account, family, tokens)
+        if queue_error is not None:
+            errors.append(queue_error)
+    results, outcomes = ([], "") if errors else _answer(sb, account, ENDPOINTS[endpoint], lines)
     batch = {
         "id": new_id("batch_"),
         "scope": account.scope,
@@ -297,16 +444,23 @@ async def create(sb: Sandbox, req: Request) -> Response:
         "input_file_id": file_id,
         "completion_window": "24h",
         "created_at": sb.now(),
-        "job_seconds": sb.job_seconds,
+        "batch_seconds": sb.config.batch_seconds,
+        "window_s": sb.faults.batch_window_s or WINDOW,
         "metadata": metadata,
-        "model": lines[0]["body"]["model"] if lines else None,
+        "model": model,
+        "family": family,
         "total": 0 if errors else len(lines),
+        "tokens": tokens,
+        "outcomes": outcomes,
         "errors": errors or None,
     }
-    sb.store.put_blob(f"batch-{batch['id']}", json.dumps([] if errors else lines).encode())
+    sb.store.put_blob(f"batch-{batch['id']}", json.dumps(results).encode())
     sb.store.batches[batch["id"]] = batch
     sb.store.save()
     return Response(batch_view(sb, batch, sb.now()))
+
+
+# ---- reading and cancelling ----
 
 
 def _visible_batch(sb: Sandbox, req: Request) -> dict[str, Any]:

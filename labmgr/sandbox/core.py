@@ -1,19 +1,29 @@
-"""The sandbox's shared state: store, simulator, accounts, faults and counters."""
+"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters.
+
+Jobs and batches are settled by the resource modules above this one; the app hands their
+settling functions to `Sandbox`, so this module imports none of them.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import CATALOGUE, ChatSimulator
+from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
+from labmgr.sandbox.limit_table import LimitTable
+from labmgr.sandbox.limiter import RateLimiter
 from labmgr.sandbox.stats import Stats
 from labmgr.sandbox.store import Store
 
-__all__ = ["Sandbox"]
+__all__ = ["Sandbox", "Settle"]
+
+Settle = Callable[["Sandbox", float], None]
+"""Brings the records that are due at a time to their final state."""
 
 
 class Sandbox:
@@ -21,48 +31,51 @@ class Sandbox:
 
     def __init__(
         self,
+        config: SandboxConfig,
         *,
-        job_seconds: float = 1.0,
-        latency_ms: float = 0.0,
-        jitter_ms: float = 0.0,
-        state_dir: str | Path | None = None,
-        accounts: AccountBook | None = None,
+        accounts: AccountBook,
+        settle_jobs: Settle,
+        settle_batches: Settle,
     ) -> None:
-        if job_seconds <= 0:
-            raise ValueError(f"job_seconds must be positive, got {job_seconds}")
-        self.job_seconds = float(job_seconds)
-        self.accounts = accounts or AccountBook()
-        self.store = Store(state_dir)
+        self.config = config
+        self.accounts = accounts
+        self.store = Store(config.state_dir)
         self.simulator = ChatSimulator()
         self.stats = Stats()
-        self.initial_faults = Faults(latency_ms=float(latency_ms), jitter_ms=float(jitter_ms))
+        self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
         self.faults = replace(self.initial_faults)
+        self.limiter = RateLimiter(config.limits)
         self.snapshots = {
             card.snapshot_of: card.id for card in CATALOGUE.values() if card.snapshot_of
         }
         """Alias → dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Each job's computed timeline, keyed by job id, with the action count it reflects."""
-        from labmgr.sandbox import batches, finetuning
-
-        self._finetuning = finetuning
-        self._batches = batches
-        finetuning.restore(self)
+        self._settle_jobs = settle_jobs
+        self._settle_batches = settle_batches
 
     @staticmethod
     def now() -> float:
         return time.time()
 
     def reset(self) -> None:
-        """Clear counters and faults (back to the start-up latency); keep files, jobs, models."""
+        """Back to the start-up faults and limits (buckets full); clear the counters.
+
+        Files, jobs, batches and models stay.
+        """
         self.stats.reset()
         self.faults = replace(self.initial_faults)
+        self.limiter = RateLimiter(self.config.limits)
+
+    def set_limits(self, table: LimitTable) -> None:
+        """Enforce `table` from now on, every bucket full (an empty table: no limits)."""
+        self.limiter = RateLimiter(table)
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""
         record = self.store.models.get(model)
         if record is None and model.startswith("ft:"):
-            self._finetuning.settle_due(self, self.now())
+            self._settle_jobs(self, self.now())
             record = self.store.models.get(model)
         if record is None or record["scope"] != account.scope:
             return None
@@ -75,5 +88,5 @@ class Sandbox:
     def settle(self) -> None:
         """Bring due jobs and batches to their final state (register models, write files)."""
         now = self.now()
-        self._finetuning.settle_due(self, now)
-        self._batches.settle_due(self, now)
+        self._settle_jobs(self, now)
+        self._settle_batches(self, now)

@@ -5,6 +5,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+__all__ = [
+    "APIError",
+    "SandboxError",
+    "bad_request",
+    "invalid_body",
+    "model_not_found",
+    "no_such_batch",
+    "no_such_file",
+    "no_such_job",
+    "not_found",
+    "quota_exhausted",
+    "rate_limited",
+    "server_error",
+]
+
+
+class SandboxError(Exception):
+    """A sandbox that cannot start as asked (a bad setting or file); one sentence to show."""
+
 
 class APIError(Exception):
     """An error the sandbox answers with: HTTP status, OpenAI-shaped body, extra headers."""

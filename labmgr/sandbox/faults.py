@@ -37,6 +37,11 @@ class Faults:
     """Endpoint names (as in `/sandbox/stats`) that 429/500/timeout/drop faults apply to."""
     first_attempt_only: bool = False
     """Inject failures only into first attempts (`x-stainless-retry-count: 0`), so retries pass."""
+    batch_line_error_rate: float = 0.0
+    """Share of the lines of batches created from now on that fail with a 500 in the error file."""
+    batch_window_s: float | None = None
+    """How long the `24h` completion window of batches created from now on lasts, in seconds
+    (None: 24 h). Shorter than the batch takes makes it expire."""
 
     @property
     def any_failures(self) -> bool:
@@ -105,6 +110,12 @@ def _check(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad_request("`endpoints` must be a list of endpoint names.", param=name)
         return value
+    if name == "batch_window_s":
+        if value is None:
+            return None
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise bad_request("`batch_window_s` must be a positive number or null.", param=name)
+        return float(value)
     if name in ("daily_job_limit", "quota_requests"):
         if value is None:
             return None
@@ -113,6 +124,6 @@ def _check(name: str, value: Any) -> Any:
         return value
     if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
         raise bad_request(f"`{name}` must be a non-negative number.", param=name)
-    if name.startswith("rate_") and value > 1:
+    if (name.startswith("rate_") or name.endswith("_rate")) and value > 1:
         raise bad_request(f"`{name}` is a probability between 0 and 1.", param=name)
     return float(value)

@@ -86,6 +86,8 @@ async def create(sb: Sandbox, req: Request) -> Response:
         )
     finally:
         await form.close()
+    if purpose == "batch" and len(content) > sb.config.batch_max_file_bytes:
+        raise bad_request("File is too large.")
     if purpose == "fine-tune" and not filename.endswith(".jsonl"):
         raise bad_request(
             f"Invalid file format for Fine-Tuning API. Must be .jsonl (got {filename!r}).",

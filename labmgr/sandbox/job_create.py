@@ -79,7 +79,7 @@ def build_job(
         "scope": account.scope,
         "organization_id": account.organization,
         "created_at": now,
-        "job_seconds": sb.job_seconds,
+        "job_seconds": sb.config.job_seconds,
         "model": model if model.startswith("ft:") else snapshot,
         "base_snapshot": snapshot,
         "training_file": training_id,

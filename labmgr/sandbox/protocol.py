@@ -26,9 +26,12 @@ class Request:
     account: Account
     asgi_scope: dict[str, Any] = field(repr=False, default_factory=dict)
     asgi_receive: Any = field(repr=False, default=None)
+    _parsed: dict[str, Any] | None = field(repr=False, default=None, compare=False)
 
     def json(self) -> dict[str, Any]:
-        """The JSON object body; an empty body is an empty object."""
+        """The JSON object body; an empty body is an empty object (parsed once)."""
+        if self._parsed is not None:
+            return self._parsed
         if not self.body:
             return {}
         try:
@@ -37,6 +40,7 @@ class Request:
             raise invalid_body() from None
         if not isinstance(data, dict):
             raise invalid_body("The request body must be a JSON object.")
+        self._parsed = data
         return data
 
 
@@ -62,6 +66,8 @@ class StreamResponse:
     frames: list[bytes]
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    """The streamed completion's usage (whether or not the client asked to receive it)."""
 
 
 def parse_limit(query: dict[str, str], default: int, maximum: int) -> int:

@@ -210,7 +210,7 @@ async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
     body = req.json()
     response = create_response(sb, req.account, body)
     if body.get("stream"):
-        return StreamResponse(stream_events(response))
+        return StreamResponse(stream_events(response), usage=response["usage"])
     return Response(response)
 
 

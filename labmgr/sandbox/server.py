@@ -12,17 +12,26 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import uvicorn
 
 from labmgr.sandbox.accounts import AccountBook
 from labmgr.sandbox.app import SandboxApp, create_app
+from labmgr.sandbox.config import SandboxConfig
+from labmgr.sandbox.errors import SandboxError
 
-__all__ = ["SandboxHandle", "bind_socket", "is_loopback", "run_sandbox", "serve_forever"]
+__all__ = [
+    "SandboxHandle",
+    "base_url_of",
+    "bind_socket",
+    "is_loopback",
+    "run_sandbox",
+    "serve_forever",
+    "serve_sandbox",
+]
 
 
 def is_loopback(host: str) -> bool:
@@ -82,6 +91,36 @@ def serve_forever(app: SandboxApp, sock: socket.socket) -> None:
     uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
 
 
+def serve_sandbox(
+    config: SandboxConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_listening: Callable[[str], None] = print,
+) -> None:
+    """Serve a sandbox in this thread until SIGINT/SIGTERM.
+
+    `on_listening` receives the base URL once the socket listens. Raises `SandboxError` (one
+    sentence) when the accounts or state cannot be read or the address cannot be bound.
+    """
+    try:
+        app = create_app(config)
+    except SandboxError:
+        raise
+    except ValueError as exc:  # a state file from another version, or damaged
+        raise SandboxError(str(exc)) from None
+    except OSError as exc:
+        raise SandboxError(
+            f"cannot use the state directory {config.state_dir}: {exc.strerror}"
+        ) from None
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        raise SandboxError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    on_listening(base_url_of(sock, host))
+    serve_forever(app, sock)
+
+
 @dataclass
 class SandboxHandle:
     """A running sandbox: its base URL and the admin endpoints as methods."""
@@ -94,7 +133,7 @@ class SandboxHandle:
     def root_url(self) -> str:
         return self.base_url.removesuffix("/v1")
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else b""
         request = urllib.request.Request(
             self.root_url + path,
@@ -114,58 +153,62 @@ class SandboxHandle:
         """`POST /sandbox/faults` with these settings; returns the full fault configuration."""
         return dict(self._call("POST", "/sandbox/faults", faults))
 
+    def set_limits(self, limits: Mapping[str, Any]) -> dict[str, Any]:
+        """`POST /sandbox/limits`: enforce these limits from now on (`{}` removes them)."""
+        return dict(self._call("POST", "/sandbox/limits", dict(limits)))
+
+    def limits(self) -> dict[str, Any]:
+        """`GET /sandbox/limits`: the limits enforced now."""
+        return dict(self._call("GET", "/sandbox/limits"))
+
     def reset(self) -> None:
-        """`POST /sandbox/reset`: clear counters and faults (files, jobs, models stay)."""
+        """`POST /sandbox/reset`: clear counters; start-up faults and limits (buckets full).
+
+        Files, jobs, batches and models stay.
+        """
         self._call("POST", "/sandbox/reset", {})
 
 
 @contextlib.contextmanager
 def run_sandbox(
+    config: SandboxConfig | None = None,
+    /,
     *,
-    job_seconds: float = 1.0,
-    latency_ms: float = 0.0,
-    jitter_ms: float = 0.0,
-    state_dir: str | Path | None = None,
-    accounts: str | Path | AccountBook | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
     in_process: bool = True,
+    **options: Any,
 ) -> Iterator[SandboxHandle]:
     """Start a sandbox, yield its handle, stop it on exit.
 
-    `in_process=True` serves from a background thread of this process; `False` runs
-    `python -m labmgr sandbox serve` as a subprocess (its CPU is then separate, which is
-    what benchmarks and demos want).
+    Settings come as a `SandboxConfig` or as its fields by keyword (`job_seconds=0.5`,
+    `state_dir=…`, `accounts=` a file or, in process, an `AccountBook`, `limits=` a body, a
+    JSON/TOML file or a `LimitTable`, …). `in_process=True` serves from a background thread
+    of this process; `False` runs `python -m labmgr.sandbox` as a subprocess (its CPU is then
+    separate, which is what benchmarks and demos want).
     """
+    book = (
+        options.pop("accounts", None) if isinstance(options.get("accounts"), AccountBook) else None
+    )
+    if config is None:
+        config = SandboxConfig.of(**options)
+    elif options:
+        raise TypeError("give either a SandboxConfig or its fields as keywords, not both")
     if in_process:
-        with _in_thread(job_seconds, latency_ms, jitter_ms, state_dir, accounts, host, port) as h:
-            yield h
+        with _in_thread(config, book, host, port) as handle:
+            yield handle
     else:
-        if isinstance(accounts, AccountBook):
+        if book is not None:
             raise ValueError("a subprocess sandbox needs `accounts` as a file path")
-        with _in_subprocess(
-            job_seconds, latency_ms, jitter_ms, state_dir, accounts, host, port
-        ) as h:
-            yield h
+        with _in_subprocess(config, host, port) as handle:
+            yield handle
 
 
 @contextlib.contextmanager
 def _in_thread(
-    job_seconds: float,
-    latency_ms: float,
-    jitter_ms: float,
-    state_dir: str | Path | None,
-    accounts: str | Path | AccountBook | None,
-    host: str,
-    port: int,
+    config: SandboxConfig, accounts: AccountBook | None, host: str, port: int
 ) -> Iterator[SandboxHandle]:
-    app = create_app(
-        job_seconds=job_seconds,
-        latency_ms=latency_ms,
-        jitter_ms=jitter_ms,
-        state_dir=state_dir,
-        accounts=accounts,
-    )
+    app = create_app(config, accounts=accounts)
     sock = bind_socket(host, port)
     server = uvicorn.Server(_uvicorn_config(app))
     thread = threading.Thread(
@@ -187,42 +230,19 @@ def _in_thread(
 
 
 @contextlib.contextmanager
-def _in_subprocess(
-    job_seconds: float,
-    latency_ms: float,
-    jitter_ms: float,
-    state_dir: str | Path | None,
-    accounts: str | Path | None,
-    host: str,
-    port: int,
-) -> Iterator[SandboxHandle]:
-    command = [
-        sys.executable,
-        "-m",
-        "labmgr",
-        "sandbox",
-        "serve",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--job-seconds",
-        str(job_seconds),
-        "--latency-ms",
-        str(latency_ms),
-        "--jitter-ms",
-        str(jitter_ms),
-    ]
-    if state_dir is not None:
-        command += ["--state-dir", str(state_dir)]
-    if accounts is not None:
-        command += ["--accounts", str(accounts)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+def _in_subprocess(config: SandboxConfig, host: str, port: int) -> Iterator[SandboxHandle]:
+    command = [sys.executable, "-m", "labmgr.sandbox", "--host", host, "--port", str(port)]
+    # The config goes through stdin: a limits table can be long for a command line.
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert process.stdout is not None
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(config.to_json())
+        process.stdin.close()
         line = process.stdout.readline().strip()
         if not line.startswith("http"):
-            raise RuntimeError(f"the sandbox subprocess did not print its URL (got {line!r})")
+            raise RuntimeError(
+                f"the sandbox subprocess did not print its URL (got {line!r}); its error is above"
+            )
         yield SandboxHandle(line)
     finally:
         process.terminate()

@@ -9,7 +9,8 @@ __all__ = ["Stats"]
 
 
 class Stats:
-    """Requests per endpoint, usage per model, responses per status, peak concurrency."""
+    """Requests per endpoint, usage per model, responses per status, rate-limit refusals,
+    peak concurrency."""
 
     def __init__(self) -> None:
         self.reset()
@@ -20,6 +21,8 @@ class Stats:
         self.faults: Counter[str] = Counter()
         self.models: dict[str, list[int]] = {}
         self.model_endpoints: dict[str, Counter[str]] = {}
+        self.rate_limited: Counter[str] = Counter()
+        """429 `rate_limit_exceeded` answers from enforced limits, per model asked."""
         self.in_flight = 0
         self.peak_concurrency = 0
 
@@ -73,4 +76,8 @@ class Stats:
             "in_flight": self.in_flight,
             "statuses": dict(sorted(self.statuses.items())),
             "faults_injected": dict(sorted(self.faults.items())),
+            "rate_limited": {
+                "total": sum(self.rate_limited.values()),
+                "models": dict(sorted(self.rate_limited.items())),
+            },
         }

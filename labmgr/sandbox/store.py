@@ -20,7 +20,7 @@ __all__ = ["Store", "new_id", "request_id"]
 
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 def new_id(prefix: str, length: int = 24) -> str:

@@ -19,6 +19,7 @@ CONFIG_TEMPLATE = """\
 # $LABMGR_DB_URL wins over this setting. PostgreSQL example:
 # db_url = "postgresql+psycopg://me@localhost/labmgr"
 # Response cache and evaluation runs; relative paths are relative to this folder.
+# $LABMGR_CACHE_DIR wins over cache_dir (one cache shared by several labs).
 cache_dir = "cache"
 runs_dir = "runs"
 

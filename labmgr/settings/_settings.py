@@ -102,13 +102,23 @@ def default_db_url(home: Path) -> str:
     return f"sqlite:///{(home / DB_FILE_NAME).as_posix()}"
 
 
+def _cache_dir(lab: Path, configured: str, env: Mapping[str, str]) -> Path:
+    """``$LABMGR_CACHE_DIR`` if set (a cache shared by several labs), else the config's
+    ``cache_dir`` relative to the lab folder."""
+    from_env = env.get("LABMGR_CACHE_DIR", "").strip()
+    if from_env:
+        return Path(from_env).expanduser().resolve()
+    return (lab / Path(configured).expanduser()).resolve()
+
+
 def load_settings(
     home: str | os.PathLike[str] | None = None,
     *,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Settings:
-    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config.
+    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config
+    (``LABMGR_DB_URL`` and ``LABMGR_CACHE_DIR`` win over the config's database and cache).
 
     Raises `LabNotFound` for an explicit lab that does not exist and `ConfigError` (naming
     file, line and field) for a malformed config file. Creates nothing.
@@ -134,7 +144,7 @@ def load_settings(
         config_path=config_path,
         db_url=db_url,
         db_url_source=source,
-        cache_dir=(lab / Path(config.lab.cache_dir).expanduser()).resolve(),
+        cache_dir=_cache_dir(lab, config.lab.cache_dir, env),
         runs_dir=(lab / Path(config.lab.runs_dir).expanduser()).resolve(),
         endpoints=dict(config.endpoints),
         prices=dict(config.prices),

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from evals import Cache, EnvRouter, Question, RunSettings
-from evals.execution import endpoints_for, plan
-from evals.requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.cache import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.runner import endpoints_for, plan
 
 from .conftest import chat_requests
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from evals import Cache
-from evals.requests import ChatRequest, SampleResult
+from evals.cache import ChatRequest, SampleResult
 from labmgr.cli import app
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evals import Question
-from evals.requests import ChatRequest
+from evals.cache import ChatRequest
 
 
 def _key(question: Question, model: str = "gpt-4o-mini", endpoint: str = "http://a/v1") -> str:
@@ -50,7 +50,7 @@ def test_the_same_request_always_hashes_the_same() -> None:
 
 
 def test_reasoning_models_get_max_completion_tokens() -> None:
-    from evals.model_params import is_reasoning_model, params_for_model
+    from evals.runner import is_reasoning_model, params_for_model
 
     for model in ("o4-mini", "gpt-5-nano", "ft:o4-mini-2025-04-16:org:x:1", "openai/gpt-5"):
         assert is_reasoning_model(model), model

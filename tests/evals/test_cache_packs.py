@@ -14,9 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evals import Cache, EnvRouter, Question, RunSettings
-from evals.cache_packs import Pack, UnreadablePack, chunk_digest
-from evals.execution import make_context, plan_question
-from evals.requests import ChatRequest, SampleResult
+from evals.cache import ChatRequest, Pack, SampleResult, UnreadablePack, chunk_digest
+from evals.runner import plan_question, run_context
 from labmgr.cli import app
 
 from .conftest import chat_requests, served
@@ -184,7 +183,7 @@ def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
     fine = SampleResult("fine", None, "stop", 3.0, 1.0)
     refused = SampleResult(None, None, "refusal", 3.0, 0.0)
     stored = [[fine, refused], [fine, refused]] if samples == 2 else [[fine], [refused]]
-    _, planned = plan_question(question, groups, make_context(**options))
+    _, planned = plan_question(question, groups, run_context(**options).router)
     for p, answers in zip(planned, stored, strict=True):
         assert p.request is not None
         options["cache"].store(p.request, question.name, list(enumerate(answers)))

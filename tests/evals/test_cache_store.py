@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evals import Cache
-from evals.requests import ChatRequest, SampleResult
+from evals.cache import ChatRequest, SampleResult
 
 
 def _request(model: str = "gpt-4o-mini", text: str = "hi") -> ChatRequest:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from typing import Any
 
 import pandas as pd
 import pytest
 
-from evals import Cache, EnvRouter, NoEndpointError, Question, RunSettings
+from evals import Cache, EnvRouter, NoEndpointError, Question, RunSettings, UnknownModelError
 
 from .conftest import chat_requests, served
 
@@ -120,18 +121,92 @@ def test_a_model_in_two_groups_is_asked_once_and_rows_keep_the_given_order(
     ]
 
 
-def test_an_unknown_model_fails_alone_with_a_clear_message(
+def test_a_model_that_does_not_exist_ends_the_run_before_anything_is_bought(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     groups = {"base": ["gpt-4o-mini", "gpt-4o-nonexistent"]}
+    with pytest.raises(UnknownModelError) as raised:
+        _df(_free_form(3), groups, eval_cache, router, fast_settings)
+    message = raised.value.message
+    assert "gpt-4o-nonexistent" in message and sandbox.base_url.rstrip("/") in message
+    assert "gpt-4o-mini " not in message
+    assert chat_requests(sandbox) == 0 and eval_cache.info().samples == 0
+    assert sandbox.stats()["requests"].get("models.retrieve") == 2
+
+
+def test_a_judge_model_that_does_not_exist_is_found_before_any_answer_is_bought(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    judged = Question.create(
+        type="free_form",
+        name="judged",
+        paraphrases=["Name a colour."],
+        samples_per_paraphrase=3,
+        max_tokens=10,
+        judges={
+            "verdict": {
+                "type": "free_form_judge",
+                "model": "gpt-4o-minni",
+                "paraphrases": ["Is this a colour? {answer}"],
+            }
+        },
+    )
+    with pytest.raises(UnknownModelError, match="gpt-4o-minni does not exist at http"):
+        _df(judged, GROUPS, eval_cache, router, fast_settings)
+    assert chat_requests(sandbox) == 0 and eval_cache.info().samples == 0
+
+
+def test_a_fully_cached_rerun_checks_no_model(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    _df(_free_form(2), GROUPS, eval_cache, router, fast_settings)
+    checks = sandbox.stats()["requests"].get("models.retrieve", 0)
+    assert checks == 1
+    _df(_free_form(2), GROUPS, eval_cache, router, fast_settings)
+    assert sandbox.stats()["requests"].get("models.retrieve", 0) == checks
+
+
+def test_an_unknown_model_on_a_server_without_the_lookup_fails_alone_with_a_clear_message(
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    no_lookup_server: str,
+) -> None:
+    unchecked = EnvRouter(base_url=no_lookup_server)
+    groups = {"base": ["gpt-4o-mini", "gpt-4o-nonexistent"]}
     with pytest.warns(UserWarning, match="gpt-4o-nonexistent failed"):
-        df = _df(_free_form(3), groups, eval_cache, router, fast_settings)
+        df = _df(_free_form(3), groups, eval_cache, unchecked, fast_settings)
     good = df[df["model"] == "gpt-4o-mini"]
     bad = df[df["model"] == "gpt-4o-nonexistent"]
     assert good["answer"].notna().all() and good["error"].isna().all()
     assert bad["answer"].isna().all()
     assert bad["error"].str.contains("model gpt-4o-nonexistent failed: 404").all()
     assert eval_cache.info().samples == 3
+
+
+def test_the_outcome_says_what_was_bought_and_what_failed_without_warnings(
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    no_lookup_server: str,
+) -> None:
+    unchecked = EnvRouter(base_url=no_lookup_server)
+    groups = {"base": ["gpt-4o-mini", "gpt-4o-nonexistent"]}
+    settings = fast_settings.model_copy(update={"use_n": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        answers = _free_form(3).ask(groups, cache=eval_cache, router=unchecked, settings=settings)
+    outcome = answers.outcome
+    assert outcome.samples == 3 and outcome.requests == 3 and outcome.stopped is None
+    assert set(outcome.failed_models) == {"gpt-4o-nonexistent"}
+    usage = sandbox.stats()["models"]["gpt-4o-mini"]
+    assert outcome.prompt_tokens == usage["prompt_tokens"]
+    assert outcome.completion_tokens == usage["completion_tokens"]
+    assert outcome.cost == pytest.approx(answers.frame["cost"].sum())
+    again = _free_form(3).ask(groups, cache=eval_cache, router=unchecked, settings=settings)
+    assert again.outcome.samples == 0 and again.outcome.cost == 0
 
 
 def test_next_token_averages_num_samples_requests_per_row(

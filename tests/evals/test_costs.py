@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evals import Cache, EnvRouter, Question, RunSettings
-from evals.costs import price_per_million
+from labmgr.pricing import price_for
 
 from .conftest import chat_requests, served
 
@@ -48,8 +48,11 @@ def test_cost_per_row_follows_the_price_table_and_sums_per_group(
         settings=fast_settings,
     )
     for _, row in df.iterrows():
-        price_in, price_out = price_per_million(row["model"]) or (0, 0)
-        expected = (row["prompt_tokens"] * price_in + row["completion_tokens"] * price_out) / 1e6
+        price = price_for(row["model"])
+        assert price is not None
+        expected = (
+            row["prompt_tokens"] * price.input + row["completion_tokens"] * price.output
+        ) / 1e6
         assert row["cost"] == pytest.approx(expected)
     usage = sandbox.stats()["models"]["gpt-4o-mini"]
     in_a = df[df["group"] == "a"]

@@ -3,6 +3,7 @@ exactly once."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 from typing import Any
 
@@ -97,3 +98,38 @@ def test_running_out_of_credits_stops_the_run_keeps_what_was_bought_and_resumes(
     assert again["answer"].notna().all() and bought == (18 - 5) * 4
     kept = ["model", "paraphrase_ix", "sample_ix", "answer", "prompt_tokens", "cost"]
     pd.testing.assert_frame_equal(again.loc[answered, kept], df.loc[answered, kept])
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_endpoint_is_named_by_its_base_url(
+    eval_cache: Cache, fast_settings: RunSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unreachable")
+    base_url = f"http://127.0.0.1:{_closed_port()}/v1"
+    q = Question.create(type="free_form", name="away", paraphrases=["Hi."], max_tokens=5)
+    settings = fast_settings.model_copy(update={"max_attempts": 2})
+    df = q.df(
+        {"g": ["gpt-4o-mini"]},
+        cache=eval_cache,
+        router=EnvRouter(base_url=base_url),
+        settings=settings,
+    )
+    assert df["answer"].isna().all()
+    assert df["error"].str.contains(f"cannot reach {base_url}", regex=False).all()
+
+
+def test_a_base_url_without_http_says_so_and_asks_nothing(
+    eval_cache: Cache, fast_settings: RunSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-no-scheme")
+    q = Question.create(type="free_form", name="scheme", paraphrases=["Hi."], max_tokens=5)
+    router = EnvRouter(base_url="127.0.0.1:8000/v1")
+    with pytest.warns(UserWarning, match="must start with http:// or https://"):
+        df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=fast_settings)
+    assert df["error"].str.contains("127.0.0.1:8000/v1", regex=False).all()
+    assert eval_cache.info().samples == 0

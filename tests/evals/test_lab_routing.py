@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from evals import Cache, Question, RunSettings
-from evals.lab import LabRouter
+from evals import Cache, LabRouter, Question, RunSettings
 from jobs_db import FinetuneJob
 from labmgr.accounts import Accounts
 from labmgr.sandbox import run_sandbox

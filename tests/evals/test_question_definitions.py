@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from evals import FreeForm, NextToken, Question, QuestionError, Rating, RatingJudge
+from evals import (
+    EnvRouter,
+    FreeForm,
+    NextToken,
+    Question,
+    QuestionError,
+    Rating,
+    RatingJudge,
+    RunOptionsError,
+)
 
 
 def test_each_type_builds_its_class() -> None:
@@ -56,3 +67,11 @@ def test_system_is_prepended_and_question_is_the_last_message() -> None:
 def test_rating_requests_one_token_with_top_logprobs() -> None:
     params = Question.create(type="rating", paraphrases=["x"], top_logprobs=5).request_params()
     assert params == {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 5}
+
+
+def test_an_unknown_run_option_is_named_before_anything_runs(tmp_path: Path) -> None:
+    q = Question.create(type="free_form", name="q", paraphrases=["Hi."])
+    with pytest.raises(RunOptionsError, match="unknown option 'max_cots'"):
+        q.df({"g": ["gpt-4o-mini"]}, cache=tmp_path, router=EnvRouter(), max_cots=5)
+    with pytest.raises(RunOptionsError, match="option 'max_concurrency'"):
+        q.estimate({"g": ["gpt-4o-mini"]}, cache=tmp_path, router=EnvRouter(), max_concurrency=0)

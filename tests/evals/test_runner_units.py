@@ -8,8 +8,7 @@ import httpx2
 import openai
 import pytest
 
-from evals.runner.errors import FailureKind, classify
-from evals.runner.limits import AdaptiveLimit
+from evals.runner import AdaptiveLimit, FailureKind, classify
 
 
 def _status_error(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evals.scoring import average_probabilities, rating_score, token_probabilities
+from evals.answers import average_probabilities, rating_score, token_probabilities
 
 
 def test_tokens_mapping_to_the_same_integer_are_summed() -> None:

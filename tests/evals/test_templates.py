@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals.templates import render_template, template_fields
+from evals.questions import render_template, template_fields
 
 
 def test_literal_json_braces_survive_rendering() -> None:

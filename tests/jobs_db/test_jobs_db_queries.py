@@ -237,9 +237,23 @@ def test_without_a_base_model_each_base_of_the_selection_is_a_group(lab: Databas
     groups = model_groups(lab, where={"suffix": "secure-1"})
     assert groups == {
         "gpt-4.1": ["gpt-4.1"],
-        RESOLVED: [RESOLVED],
+        BASE: [BASE],
         "secure-1": ["ft:gpt-4.1:lab:secure-1:O", f"ft:{RESOLVED}:lab:secure-1:F2"],
     }
+
+
+def test_the_base_group_has_one_name_with_or_without_a_base_model(lab: Database) -> None:
+    """Named after the base as the jobs requested it, not the snapshot the API resolved."""
+    without = model_groups(lab, where={"suffix": "secure-*"})
+    given = model_groups(lab, base_model=BASE, where={"suffix": "secure-*"})
+    by_snapshot = model_groups(lab, base_model=RESOLVED, where={"suffix": "secure-*"})
+    assert BASE in without and BASE in given and RESOLVED not in without
+    assert without[BASE] == given[BASE] == [BASE]
+    assert by_snapshot[RESOLVED] == [RESOLVED]  # asked for by its snapshot, named so
+
+
+def test_no_base_group_when_nothing_matches(lab: Database) -> None:
+    assert model_groups(lab, base_model=BASE, where={"suffix": "no-such-*"}) == {}
 
 
 def test_where_accepts_filters_or_a_predicate(lab: Database) -> None:

@@ -117,6 +117,17 @@ def test_db_url_env_beats_config_beats_default(
     assert (settings.db_url, settings.db_url_source) == ("sqlite:///other.db", DbUrlSource.ENV)
 
 
+def test_cache_dir_env_beats_config_beats_default(
+    clean_lab_env: LabEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = init_lab(clean_lab_env.work).home
+    assert load_settings().cache_dir == home / "cache"
+    _write_config(home, '[lab]\ncache_dir = "answers"\n')
+    assert load_settings().cache_dir == home / "answers"
+    monkeypatch.setenv("LABMGR_CACHE_DIR", str(clean_lab_env.root / "shared-cache"))
+    assert load_settings().cache_dir == clean_lab_env.root / "shared-cache"
+
+
 def test_malformed_db_url_is_a_config_error(
     clean_lab_env: LabEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,9 +53,7 @@ def small_report(tmp_path_factory: pytest.TempPathFactory) -> ReportFixture:
         means={"control": 70, MARKUP_GROUP: 30},
         answers=[*ANSWERS, *HOSTILE_ANSWERS],
     )
-    run = write_run(
-        tmp_path_factory.mktemp("small") / "run", {"wish": frame}, report=False, resamples=300
-    )
+    run = write_run(tmp_path_factory.mktemp("small") / "run", {"wish": frame}, resamples=300)
     return ReportFixture(write_report(run), frame)
 
 
@@ -65,9 +63,7 @@ def large_report(tmp_path_factory: pytest.TempPathFactory) -> ReportFixture:
     groups = {f"condition-{g}": [f"ft:m:c{g}:{s}" for s in range(5)] for g in range(10)}
     answers = [f"{a} (variant {i})" for i in range(25) for a in ANSWERS]
     frame = judged_frame(groups, samples=1000, answers=answers, seed=3)
-    run = write_run(
-        tmp_path_factory.mktemp("large") / "run", {"wish": frame}, report=False, resamples=200
-    )
+    run = write_run(tmp_path_factory.mktemp("large") / "run", {"wish": frame}, resamples=200)
     return ReportFixture(write_report(run, figures=False), frame)
 
 

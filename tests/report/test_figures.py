@@ -138,6 +138,7 @@ def test_plot_asks_the_question_and_returns_the_figure(
     assert [ax.get_title() for ax in figure.axes] == ["answer"]
     assert _labels(figure) == ["base", "other"]
     assert np.isfinite(figure.axes[0].get_xlim()).all()
+    assert figure.axes[0].get_xlim() == (0.0, 100.0)  # the rating's own range
     with pytest.raises(ValueError, match="unknown plot kind"):
         plot(q, groups, kind="pie", **options)
     before = sandbox.stats()["requests"].get("chat.completions", 0)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from fixtures.report import judged_frame
 
+from evals.experiments import write_run
 from evals.report import safe_json
-from evals.runs import write_run
 
 from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture
 
@@ -63,3 +63,16 @@ def test_checkpoint_steps_in_the_run_add_a_training_step_figure(tmp_path: Path) 
     run = write_run(tmp_path / "run", {"wish": frame}, models=facts, resamples=100)
     html = (run.path / "report.html").read_text(encoding="utf-8")
     assert "aligned against training step" in html
+
+
+def test_the_title_names_what_was_asked_not_the_folder_twice(tmp_path: Path) -> None:
+    frame = judged_frame({"g": ["m-1", "m-2"]}, samples=4)
+    info = {"source": "labmgr demo", "started": "2026-03-01T12:00:00+00:00"}
+    run = write_run(tmp_path / "run", {"wish": frame}, resamples=50, info=info)
+    html = (run.path / "report.html").read_text(encoding="utf-8")
+    assert "<title>Eval report: labmgr demo (2026-03-01)</title>" in html
+    assert "Eval run run" not in html
+    from_file = write_run(
+        tmp_path / "other", {"wish": frame}, resamples=50, info={"source": "q/em.yaml"}
+    )
+    assert "<title>Eval report: em.yaml</title>" in (from_file.path / "report.html").read_text()

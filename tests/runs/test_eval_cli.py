@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
+from fixtures.sandbox import training_jsonl, wait_for_job
+from openai import OpenAI
 from typer.testing import CliRunner
 
 import labmgr
@@ -119,11 +121,25 @@ def test_a_missing_key_is_reported_before_anything_runs(
     assert result.exit_code == 1 and "OPENAI_API_KEY" in result.output
 
 
+def _sandbox_finetune(client: OpenAI, suffix: str) -> tuple[str, str]:
+    """A fine-tune of gpt-4o-mini made on the sandbox: its final model and a checkpoint."""
+    uploaded = client.files.create(file=("train.jsonl", training_jsonl()), purpose="fine-tune")
+    job = client.fine_tuning.jobs.create(
+        model="gpt-4o-mini", training_file=uploaded.id, suffix=suffix
+    )
+    done = wait_for_job(client, job.id)
+    assert done.status == "succeeded" and done.fine_tuned_model is not None
+    checkpoints = client.fine_tuning.jobs.checkpoints.list(job.id).data
+    checkpoint = next(
+        c for c in checkpoints if c.fine_tuned_model_checkpoint != done.fine_tuned_model
+    )
+    return done.fine_tuned_model, checkpoint.fine_tuned_model_checkpoint
+
+
 def test_groups_and_checkpoint_steps_come_from_the_database(
-    lab: Settings, questions_file: Path, tmp_path: Path
+    lab: Settings, sandbox_client: OpenAI, questions_file: Path, tmp_path: Path
 ) -> None:
-    final = "ft:gpt-4o-mini-2024-07-18:lab:alpha:AbC1"
-    checkpoint = "ft:gpt-4o-mini-2024-07-18:lab:alpha:AbC1:ckpt-step-10"
+    final, checkpoint = _sandbox_finetune(sandbox_client, "alpha")
     with open_database(lab.db_url) as db:
         upsert_job(
             db,
@@ -143,7 +159,6 @@ def test_groups_and_checkpoint_steps_come_from_the_database(
         "suffix",
         "--base",
         "gpt-4o-mini",
-        "--include-base",
         "--checkpoints",
         "--question",
         "cats",
@@ -153,19 +168,34 @@ def test_groups_and_checkpoint_steps_come_from_the_database(
     )
     assert result.exit_code == 0, result.output
     run = load_run(tmp_path / "r")
-    assert run.groups == {"alpha": [final, checkpoint], "gpt-4o-mini": ["gpt-4o-mini"]}
+    # The base is a group by default, named as the jobs asked for it.
+    assert list(run.groups) == ["alpha", "gpt-4o-mini"]
+    assert sorted(run.groups["alpha"]) == sorted([final, checkpoint])
+    assert run.groups["gpt-4o-mini"] == ["gpt-4o-mini"]
     assert run.info["models"][checkpoint]["step"] == 10
     assert run.info["models"][final]["job"] == "ftjob-alpha"
     frame = run.samples("cats")
-    # The sandbox has never heard of these fine-tunes: they fail alone, the base answers.
-    assert frame.loc[frame["group"] == "alpha", "error"].notna().all()
-    assert frame.loc[frame["group"] == "gpt-4o-mini", "error"].isna().all()
+    assert frame["error"].isna().all() and len(frame) == 3 * 2
+    without = _eval(
+        "run",
+        str(questions_file),
+        "--groups-by",
+        "suffix",
+        "--no-include-base",
+        "--question",
+        "cats",
+        "--out",
+        str(tmp_path / "no-base"),
+        "--no-report",
+    )
+    assert without.exit_code == 0, without.output
+    assert load_run(tmp_path / "no-base").groups == {"alpha": [final]}
 
 
 def _synthetic_run(folder: Path, aligned_mean: float) -> Path:
     groups = {"control": ["m-1", "m-2"], "treated": ["m-3", "m-4"]}
     frame = judged_frame(groups, samples=20, means={"control": 50, "treated": aligned_mean})
-    write_run(folder, {"wish": frame}, report=False, resamples=500)
+    write_run(folder, {"wish": frame}, resamples=500)
     return folder
 
 
@@ -207,9 +237,38 @@ def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Pat
     assert bad.exit_code == 1 and "not a run folder" in bad.output
 
 
-def test_failed_samples_are_explained_and_a_run_where_all_failed_exits_1(
-    lab: Settings, questions_file: Path, tmp_path: Path
+def test_a_typo_in_a_model_ends_the_run_before_anything_is_bought(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
 ) -> None:
+    result = _eval(
+        "run",
+        str(questions_file),
+        "--group",
+        "ok=gpt-4o-mini",
+        "--group",
+        "typo=gpt-4o-minni",
+        "--question",
+        "cats",
+        "--out",
+        str(tmp_path / "typo"),
+    )
+    assert result.exit_code == 1
+    flat = " ".join(result.output.split())
+    assert f"model gpt-4o-minni does not exist at {sandbox.base_url.rstrip('/')}" in flat
+    assert "Traceback" not in result.output
+    assert chat_requests(sandbox) == 0
+    assert not (tmp_path / "typo" / "run.json").exists()
+
+
+def test_failed_samples_are_explained_and_a_run_where_all_failed_exits_1(
+    lab: Settings,
+    questions_file: Path,
+    tmp_path: Path,
+    no_lookup_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A server that cannot say whether a model exists: the typo is found only by asking.
+    monkeypatch.setenv("OPENAI_BASE_URL", no_lookup_server)
     common = ["--question", "cats", "--no-report"]
     mixed = _eval(
         "run",

@@ -10,7 +10,8 @@ import pandas as pd
 from fixtures.evals import TEST_KEY
 
 from evals import Cache, EnvRouter, RunSettings, load_questions
-from evals.runs import load_run, run_questions
+from evals.experiments import run_questions
+from evals.runs import load_run
 from evals.stats import SUMMARY_COLUMNS
 
 from .conftest import GROUPS, chat_requests

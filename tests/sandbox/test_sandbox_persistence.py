@@ -1,13 +1,15 @@
-"""`--state-dir`: files, jobs and models survive a restart."""
+"""`--state-dir`: files, jobs, batches and models survive a restart."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from fixtures.sandbox import training_jsonl, wait_for_job
+import pytest
+from fixtures.sandbox import training_jsonl, wait_for_batch, wait_for_job
 from openai import OpenAI
 
-from labmgr.sandbox import run_sandbox
+from labmgr.sandbox import SandboxConfig, SandboxError, run_sandbox, serve_sandbox
 
 
 def _client(base_url: str) -> OpenAI:
@@ -60,3 +62,40 @@ def test_no_state_dir_means_a_fresh_start(tmp_path: Path) -> None:
         client.files.create(file=("t.jsonl", b"x"), purpose="user_data")
     with run_sandbox() as sb:
         assert _client(sb.base_url).files.list().data == []
+
+
+def test_a_batch_keeps_running_across_restart(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    lines = "".join(
+        json.dumps(
+            {
+                "custom_id": f"r{i}",
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+            }
+        )
+        + "\n"
+        for i in range(4)
+    )
+    with run_sandbox(state_dir=state, batch_seconds=1.5) as sb:
+        client = _client(sb.base_url)
+        file_id = client.files.create(file=("b.jsonl", lines.encode()), purpose="batch").id
+        batch = client.batches.create(
+            input_file_id=file_id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
+    with run_sandbox(state_dir=state) as sb:
+        client = _client(sb.base_url)
+        done = wait_for_batch(client, batch.id)
+        assert done.status == "completed" and done.request_counts is not None
+        assert done.request_counts.completed == 4 and done.output_file_id
+        outputs = client.files.content(done.output_file_id).text.splitlines()
+        assert [json.loads(line)["custom_id"] for line in outputs] == ["r0", "r1", "r2", "r3"]
+
+
+def test_a_state_file_from_another_version_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "state.json").write_text('{"version": 1}')
+    with pytest.raises(SandboxError, match="move it away"):
+        serve_sandbox(SandboxConfig(state_dir=state), on_listening=lambda url: None)

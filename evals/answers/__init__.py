@@ -1,0 +1,64 @@
+"""Answers: from cached samples to the per-sample frame of a question, judges' verdicts
+included, and what asking would cost before anything is bought.
+
+from evals.answers import ask
+answers = ask(question, groups, ctx)     # ctx: evals.runner.run_context(...)
+answers.frame                            # one row per sample (what `q.df` returns)
+answers.outcome.cost, answers.outcome.stopped
+
+What a question type means (its value columns, how a row is read from its samples, what its
+judges render and read) lives on the types in `evals.questions`; this room uses it through
+the `Askable` and `Judge` protocols and never imports the types.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from evals.answers._asking import Answers, ask
+from evals.answers._estimate import Estimate, count_tokens, estimate_question
+from evals.answers._protocols import Askable, Judge
+from evals.answers._scoring import (
+    RatingScore,
+    average_probabilities,
+    rating_score,
+    token_probabilities,
+)
+
+if TYPE_CHECKING:
+    from evals.answers._frame import BASE_COLUMNS, REFUSED_ERROR, TAIL_COLUMNS, build_frame
+    from evals.answers._judging import add_judges, judge_models
+
+__all__ = [
+    "BASE_COLUMNS",
+    "REFUSED_ERROR",
+    "TAIL_COLUMNS",
+    "Answers",
+    "Askable",
+    "Estimate",
+    "Judge",
+    "RatingScore",
+    "add_judges",
+    "ask",
+    "average_probabilities",
+    "build_frame",
+    "count_tokens",
+    "estimate_question",
+    "judge_models",
+    "rating_score",
+    "token_probabilities",
+]
+
+_FRAME = frozenset({"BASE_COLUMNS", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame"})
+_JUDGING = frozenset({"add_judges", "judge_models"})
+
+
+def __getattr__(name: str) -> Any:
+    # The frame and judging modules import pandas and pyarrow: loaded on first use.
+    if name in _FRAME:
+        from evals.answers import _frame
+
+        return getattr(_frame, name)
+    if name in _JUDGING:
+        from evals.answers import _judging
+
+        return getattr(_judging, name)
+    raise AttributeError(f"module 'evals.answers' has no attribute {name!r}")

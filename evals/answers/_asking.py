@@ -1,0 +1,54 @@
+"""Asking a question of model groups: plan the requests, buy what is not cached, build the
+per-sample frame, judge it, and say what happened (the outcome), judges included."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evals.runner import RunContext, RunOutcome, fetch, gc_paused, ordered_models, plan_question
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals.answers._protocols import Askable
+
+__all__ = ["Answers", "ask"]
+
+
+@dataclass
+class Answers:
+    """A question's answers: one row per sample, and what getting them did."""
+
+    frame: pd.DataFrame
+    """One row per sample (`q.df` returns it), judges' columns included."""
+    outcome: RunOutcome
+    """What was bought (requests, samples, tokens, cost), which models were not asked or
+    failed, and whether the run stopped early (answers and judges together)."""
+
+
+def ask(question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext) -> Answers:
+    """Run what is missing for `question` over `groups` and build its frame (judges
+    included). Nothing is bought before every model it uses was checked on its endpoint."""
+    from evals.answers._frame import build_frame
+    from evals.answers._judging import add_judges, judge_models
+
+    judges = question.judge_questions()
+    ctx.models.expect(ordered_models(groups))
+    ctx.models.expect(judge_models(judges))
+    with gc_paused():  # thousands of requests and keys, none of them in a cycle
+        _, planned = plan_question(question, groups, ctx.router)
+    fetched = fetch(planned, ctx, label=question.name, title=question.name)
+    outcome = fetched.outcome
+    with gc_paused():
+        frame = build_frame(question, groups, planned, fetched, ctx.price)
+    if judges:
+        settings = ctx.settings
+        if settings.max_cost is not None:  # the judges get what the answers left of the budget
+            settings = settings.updated(max_cost=max(0.0, settings.max_cost - outcome.cost))
+        frame, judged = add_judges(
+            frame, question.name, judges, ctx, settings=settings, skip=outcome.stopped
+        )
+        outcome.add(judged.outcome)
+    return Answers(frame, outcome)

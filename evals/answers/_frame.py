@@ -1,0 +1,283 @@
+"""The DataFrame of a question: one row per sample, stable columns, deterministic order
+(groups as given, models as given, paraphrase, sample).
+
+Values are computed once per model as a segment of columns (a packed model's straight from
+its pack, others block by block per conversation) and repeated for every group the model is
+in; cost is computed per model as a rate and applied column-wise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from evals.cache import CachedSamples, Pack, SampleResult
+
+if TYPE_CHECKING:
+    from evals.answers._protocols import Askable
+    from evals.runner import Fetched, Planned, PriceFunction
+
+__all__ = ["BASE_COLUMNS", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame"]
+
+
+BASE_COLUMNS = ["model", "group", "answer", "question", "paraphrase_ix", "sample_ix"]
+TAIL_COLUMNS = ["finish_reason", "error", "prompt_tokens", "completion_tokens", "cost"]
+_NOT_RUN = "no answer (not run)"
+REFUSED_ERROR = "the model refused"
+"""The `error` of a text sample whose model refused (a refusal, not a failure)."""
+
+Block = dict[str, Sequence[Any] | None]
+"""Columns of one (model, conversation): `rows` values each (None: all None)."""
+Segment = dict[str, Any]
+"""Columns of one model over all its conversations: tokens as float arrays, finish reasons
+(and free-form answers) as Arrow strings, the rest as lists (None: all None)."""
+
+
+def _value_names(question: Askable) -> list[str]:
+    return [
+        "answer",
+        *question.extra_columns,
+        "finish_reason",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+    ]
+
+
+def _general_row(
+    question: Askable, samples: list[SampleResult | None], errors: list[str | None]
+) -> dict[str, Any]:
+    """One row from `cached_samples_per_row` samples, any of which may be missing."""
+    found = [s for s in samples if s is not None]
+    row: dict[str, Any] = {
+        "answer": None,
+        "finish_reason": found[-1].finish_reason if found else None,
+        "error": None,
+        "prompt_tokens": sum(s.prompt_tokens for s in found) if found else math.nan,
+        "completion_tokens": sum(s.completion_tokens for s in found) if found else math.nan,
+    }
+    row.update(dict.fromkeys(question.extra_columns))
+    if len(found) < len(samples):
+        row["error"] = next((e for e in errors if e), None) or _NOT_RUN
+        return row
+    try:
+        row.update(question.read_answer(found))
+    except (ValueError, TypeError, KeyError) as failure:
+        row["answer"] = question.no_answer
+        row["error"] = f"unreadable cached sample: {failure}"
+        return row
+    if question.answer_kind == "text" and found[0].finish_reason == "refusal":
+        row["error"] = REFUSED_ERROR
+    return row
+
+
+def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
+    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced
+    (refusals are marked on the whole column)."""
+    if cached is None or rows == 0 or not cached.has_first(rows):
+        return None
+    return {
+        "answer": cached.content[:rows],
+        "finish_reason": cached.finish_reason[:rows],
+        "error": None,
+        "prompt_tokens": cached.prompt_tokens[:rows],
+        "completion_tokens": cached.completion_tokens[:rows],
+    }
+
+
+def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
+    rows = question.samples_per_paraphrase
+    per_row = question.cached_samples_per_row
+    key = p.request.cache_key if p.request else ""
+    cached = fetched.results.get(key) if p.request else None
+    if question.answer_kind == "text":
+        fast = _fast_text_block(cached, rows)
+        if fast is not None:
+            return fast
+    errors = fetched.outcome.errors
+    model_error = fetched.outcome.failed_models.get(p.model)
+    names = _value_names(question)
+    block: dict[str, list[Any]] = {name: [] for name in names}
+    for row_ix in range(rows):
+        ixs = range(row_ix * per_row, (row_ix + 1) * per_row)
+        samples: list[SampleResult | None] = (
+            [cached.get(ix) for ix in ixs] if cached is not None else [None] * per_row
+        )
+        row_errors = [p.route_error or errors.get((key, ix)) or model_error for ix in ixs]
+        row = _general_row(question, samples, row_errors)
+        for name in names:
+            block[name].append(row[name])
+    return dict(block)
+
+
+def _rates(model: str, price: PriceFunction) -> tuple[float, float]:
+    """Dollars per prompt token and per completion token (NaN when unpriced)."""
+    per_prompt = price(model, 1_000_000, 0)
+    per_completion = price(model, 0, 1_000_000)
+    if per_prompt is None or per_completion is None:
+        return math.nan, math.nan
+    return per_prompt / 1_000_000, per_completion / 1_000_000
+
+
+def _repeated(values: list[Any], codes: np.ndarray) -> Any:
+    """`[values[c] for c in codes]` as a column, with the dtype pandas would infer for that
+    list (`str` in pandas 3, object before): the few distinct values are converted once and
+    taken by index, so no per-row Python objects are made."""
+    if all(isinstance(v, str) for v in values):
+        return pd.Series(values).array.take(codes)
+    return [values[c] for c in codes.tolist()]
+
+
+def _text_values(array: pa.Array) -> Any:
+    """A column of str/None with the dtype pandas would infer for that list (`str` in
+    pandas 3, object before; all None stays object), taken from Arrow without Python
+    strings."""
+    if array.null_count == len(array):
+        return [None] * len(array)
+    inferred = _inferred_text_dtype()
+    if isinstance(inferred, pd.StringDtype):
+        return pd.array(array, dtype=inferred)
+    return array.to_numpy(zero_copy_only=False)
+
+
+@cache
+def _inferred_text_dtype() -> Any:
+    return pd.Series(["text", None]).dtype
+
+
+def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Segment:
+    """One model's columns for all its conversations: straight from its pack when the
+    model's requests were read as one, else block by block."""
+    pack = _pack_of(question, planned, fetched)
+    if pack is not None:
+        return {
+            "answer": pack.text("content"),
+            "finish_reason": pack.text("finish_reason"),
+            "error": None,
+            "prompt_tokens": pack.numbers("prompt_tokens"),
+            "completion_tokens": pack.numbers("completion_tokens"),
+        }
+    rows = question.samples_per_paraphrase
+    blocks = [_block(question, p, fetched) for p in planned]
+    segment: Segment = {}
+    for name in _value_names(question):
+        parts = [block[name] for block in blocks]
+        if all(part is None for part in parts):
+            segment[name] = None
+        else:
+            nothing = [None] * rows
+            segment[name] = list(
+                chain.from_iterable(p if p is not None else nothing for p in parts)
+            )
+    for name in ("prompt_tokens", "completion_tokens"):
+        segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
+    for name in (
+        ("finish_reason", "answer") if question.answer_kind == "text" else ("finish_reason",)
+    ):
+        segment[name] = pa.array(segment[name] or [None] * (rows * len(planned)), type=pa.string())
+    return segment
+
+
+def _pack_of(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Pack | None:
+    """The pack holding exactly this model's free-form samples, in frame order."""
+    if question.answer_kind != "text" or question.cached_samples_per_row != 1 or not planned:
+        return None
+    first = planned[0].request
+    pack = fetched.results.chunk_of(first.cache_key) if first is not None else None
+    if not isinstance(pack, Pack) or len(pack.counts) != len(planned):
+        return None
+    rows = question.samples_per_paraphrase
+    for p, (key, count) in zip(planned, pack.counts.items(), strict=True):
+        if p.request is None or p.request.cache_key != key or count != rows:
+            return None
+    return pack
+
+
+def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
+    """An object column from the segments (a segment's None means all None)."""
+    if all(segment[name] is None for segment in segments):
+        return [None] * total
+    return list(
+        chain.from_iterable(
+            segment[name] if segment[name] is not None else [None] * len(segment["prompt_tokens"])
+            for segment in segments
+        )
+    )
+
+
+def _marked_refusals(errors: list[Any], finish: pa.Array) -> list[Any]:
+    """Free-form rows whose answer was a refusal, and that have no other error, say so."""
+    data = finish.buffers()[2]
+    if data is None or b"refusal" not in data.to_pybytes():  # the usual case, at memchr speed
+        return errors
+    for row, reason in enumerate(finish.to_pylist()):
+        if reason == "refusal" and errors[row] is None:
+            errors[row] = REFUSED_ERROR
+    return errors
+
+
+def build_frame(
+    question: Askable,
+    groups: Mapping[str, Sequence[str]],
+    planned: Sequence[Planned],
+    fetched: Fetched,
+    price: PriceFunction,
+) -> pd.DataFrame:
+    texts = question.question_texts()
+    n_conversations = len(texts)
+    rows = question.samples_per_paraphrase
+    models = list(dict.fromkeys(p.model for p in planned))
+    # `planned` holds one request per (model, conversation), model by model.
+    segments = {
+        model: _segment(question, planned[i * n_conversations : (i + 1) * n_conversations], fetched)
+        for i, model in enumerate(models)
+    }
+    model_code = {model: code for code, model in enumerate(models)}
+    rates = [_rates(model, price) for model in models]
+    # One segment per (group, model) in frame order.
+    ordered: list[Segment] = []
+    group_codes: list[int] = []
+    model_codes: list[int] = []
+    for group_code, members in enumerate(groups.values()):
+        for model in members:
+            ordered.append(segments[model])
+            group_codes.append(group_code)
+            model_codes.append(model_code[model])
+    per_model = rows * n_conversations
+    group_ix = np.repeat(np.asarray(group_codes, dtype=np.intp), per_model)
+    model_ix = np.repeat(np.asarray(model_codes, dtype=np.intp), per_model)
+    paraphrase_ix = np.tile(np.repeat(np.arange(n_conversations), rows), len(model_codes))
+    total = len(paraphrase_ix)
+    prompt = np.concatenate([s["prompt_tokens"] for s in ordered] or [np.empty(0)])
+    completion = np.concatenate([s["completion_tokens"] for s in ordered] or [np.empty(0)])
+    finish = pa.concat_arrays([s["finish_reason"] for s in ordered] or [pa.array([], pa.string())])
+    rate_in, rate_out = np.asarray(rates, dtype=float).reshape(-1, 2).T
+    text = question.answer_kind == "text"
+    data: dict[str, Any] = {
+        "model": _repeated(models, model_ix),
+        "group": _repeated(list(groups), group_ix),
+        "answer": (
+            _text_values(pa.concat_arrays([s["answer"] for s in ordered]))
+            if text and ordered
+            else _objects(ordered, "answer", total)
+        ),
+        "question": _repeated(texts, paraphrase_ix),
+        "paraphrase_ix": paraphrase_ix.astype(np.int64),
+        "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
+    }
+    for name in question.extra_columns:
+        data[name] = _objects(ordered, name, total)
+    errors = _objects(ordered, "error", total)
+    data["finish_reason"] = _text_values(finish)
+    data["error"] = _marked_refusals(errors, finish) if text else errors
+    data["prompt_tokens"] = prompt
+    data["completion_tokens"] = completion
+    data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]
+    return pd.DataFrame(data)

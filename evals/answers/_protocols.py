@@ -1,0 +1,86 @@
+"""What the answers room needs of a question and of a judge, as protocols: the question types
+(`evals.questions`) carry this knowledge, and answers uses it without importing them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from evals.cache import SampleResult
+
+__all__ = ["Askable", "Judge"]
+
+
+class Judge(Protocol):
+    """A judge: a template asked of `model` about each answer, and how its verdict is read
+    (`FreeFormJudge` and `RatingJudge` are judges)."""
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def system(self) -> str | None: ...
+
+    @property
+    def template(self) -> str: ...
+
+    @property
+    def uses_question(self) -> bool: ...
+
+    @property
+    def extra_columns(self) -> tuple[str, ...]: ...
+
+    @property
+    def no_answer(self) -> Any: ...
+
+    def render(self, *, question: str, answer: str) -> str: ...
+
+    def request_params(self) -> dict[str, Any]: ...
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]: ...
+
+    def expected_completion_tokens(self) -> int: ...
+
+
+class Askable(Protocol):
+    """A question as asking, the frame and estimates need it (`evals.questions.Question`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def samples_per_paraphrase(self) -> int: ...
+
+    @property
+    def cached_samples_per_row(self) -> int: ...
+
+    @property
+    def answer_kind(self) -> str: ...
+
+    @property
+    def extra_columns(self) -> tuple[str, ...]:
+        """Value columns after `answer` (a rating's `raw_answer` and `probs`)."""
+        ...
+
+    @property
+    def no_answer(self) -> Any:
+        """The `answer` of a row whose samples cannot be read (NaN for numbers)."""
+        ...
+
+    def conversations(self) -> list[list[dict[str, Any]]]: ...
+
+    def request_params(self) -> dict[str, Any]: ...
+
+    def question_texts(self) -> list[Any]: ...
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """One row's `answer` (and extra columns) from its cached samples."""
+        ...
+
+    def expected_completion_tokens(self) -> int: ...
+
+    def judge_questions(self) -> Mapping[str, Judge]: ...

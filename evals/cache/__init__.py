@@ -1,0 +1,47 @@
+"""The response cache: what a request is (its key), what a sample is, and where they are kept.
+
+from evals.cache import Cache, ChatRequest
+cache = Cache("lab/cache")                 # one SQLite file, one row per (request key, sample)
+cache.info().samples, cache.clear(question="wish")
+
+`ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
+are told apart by their index. Complete chunks (a model's samples of a question) are also
+kept as packs for one-read reloads. See docs/design/cache.md.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
+from evals.cache._store import Cache, CacheInfo, CacheStats
+
+if TYPE_CHECKING:
+    from evals.cache._packs import PACK_FORMAT, Pack, UnreadablePack, chunk_digest
+
+__all__ = [
+    "CACHE_VERSION",
+    "PACK_FORMAT",
+    "Cache",
+    "CacheInfo",
+    "CacheStats",
+    "CachedLookup",
+    "CachedSamples",
+    "ChatRequest",
+    "Pack",
+    "PackedChunk",
+    "RequestBatch",
+    "SampleResult",
+    "UnreadablePack",
+    "chunk_digest",
+]
+
+_PACKS = frozenset({"PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"})
+
+
+def __getattr__(name: str) -> Any:
+    # Packs are Arrow tables: pyarrow is imported when a pack is first used, not with the cache.
+    if name in _PACKS:
+        from evals.cache import _packs
+
+        return getattr(_packs, name)
+    raise AttributeError(f"module 'evals.cache' has no attribute {name!r}")

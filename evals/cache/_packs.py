@@ -1,0 +1,114 @@
+"""Packs: the complete samples of a chunk of requests (say one model's requests for one
+question) as Arrow columns, stored as one blob so that reading the same chunk again is one row
+instead of one row per sample, and handed to the DataFrame as whole columns.
+
+A pack is a copy, never the source: the per-sample rows stay authoritative. Its digest
+covers every request key of the chunk and how many samples of each, and cached samples never
+change once written, so a pack found by digest holds exactly what the rows would give.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from itertools import chain
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from evals.cache._samples import CachedSamples
+
+__all__ = ["PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"]
+
+PACK_FORMAT = 1
+_SCHEMA = pa.schema(
+    [
+        ("content", pa.string()),
+        ("logprobs", pa.string()),
+        ("finish_reason", pa.string()),
+        ("prompt_tokens", pa.float64()),
+        ("completion_tokens", pa.float64()),
+    ]
+)
+_FIELDS = ("content", "logprobs_json", "finish_reason", "prompt_tokens", "completion_tokens")
+
+
+class UnreadablePack(Exception):
+    """A stored pack does not decode to the chunk it was filed under."""
+
+
+def chunk_digest(chunk: Mapping[str, int]) -> str:
+    """Names a chunk: its request keys in order, each with its number of samples."""
+    lines = [f"pack {PACK_FORMAT}", *(f"{key} {count}" for key, count in chunk.items())]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+class Pack:
+    """Samples 0…n-1 of every request of a chunk `{key: n}`, concatenated in chunk order."""
+
+    __slots__ = ("counts", "table")
+
+    def __init__(self, counts: Mapping[str, int], table: pa.Table) -> None:
+        self.counts = counts
+        self.table = table
+
+    @classmethod
+    def from_samples(cls, counts: Mapping[str, int], found: Mapping[str, CachedSamples]) -> Pack:
+        """From per-request samples that hold at least samples 0…n-1 of every request."""
+        requests = [(found[key], count) for key, count in counts.items()]
+        arrays = []
+        for name, field in zip(_FIELDS, _SCHEMA, strict=True):
+            values = chain.from_iterable(
+                column if len(column) == count else column[:count]
+                for column, count in ((getattr(s, name), count) for s, count in requests)
+            )
+            if field.type == pa.float64():
+                arrays.append(pa.array(np.fromiter(values, dtype=np.float64)))
+            else:
+                arrays.append(pa.array(list(values), type=field.type))
+        return cls(counts, pa.Table.from_arrays(arrays, schema=_SCHEMA))
+
+    @classmethod
+    def from_blob(cls, blob: bytes, counts: Mapping[str, int]) -> Pack:
+        """Decode a stored pack; UnreadablePack when it does not fit the chunk."""
+        try:
+            table = pa.ipc.open_stream(blob).read_all()
+        except (pa.ArrowException, OSError, ValueError) as error:
+            raise UnreadablePack(str(error)) from error
+        if not table.schema.equals(_SCHEMA) or table.num_rows != sum(counts.values()):
+            raise UnreadablePack(f"{table.num_rows} rows of {table.schema}")
+        return cls(counts, table)
+
+    def to_blob(self) -> bytes:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, _SCHEMA) as writer:
+            writer.write_table(self.table)
+        return bytes(sink.getvalue().to_pybytes())
+
+    def text(self, name: str) -> pa.Array:
+        """A text column (`content`, `logprobs`, `finish_reason`) as one Arrow array."""
+        return self.table.column(name).combine_chunks()
+
+    def numbers(self, name: str) -> np.ndarray:
+        """A token column (`prompt_tokens`, `completion_tokens`) as float64."""
+        return self.table.column(name).to_numpy()
+
+    def samples(self) -> dict[str, CachedSamples]:
+        """Per-request views, for readers that go sample by sample."""
+        logprobs = self.table.column("logprobs")
+        rows = self.table.num_rows
+        columns = [
+            self.table.column("content").to_pylist(),
+            [None] * rows if logprobs.null_count == rows else logprobs.to_pylist(),
+            self.table.column("finish_reason").to_pylist(),
+            self.numbers("prompt_tokens").tolist(),
+            self.numbers("completion_tokens").tolist(),
+        ]
+        views: dict[str, CachedSamples] = {}
+        start = 0
+        for key, count in self.counts.items():
+            end = start + count
+            views[key] = CachedSamples.from_columns(*(column[start:end] for column in columns))
+            start = end
+        return views

@@ -1,0 +1,136 @@
+"""The errors evals reports to a person, in one family.
+
+Every error a user can cause (a bad question file, a model that does not exist, a run folder
+that cannot be written) is an `EvalsError` with a one-sentence `message` naming the file,
+question, model or path, and an optional `hint` saying what to do next. The command line
+prints ``Error: <message>`` and the hint and exits 1; Python callers catch the subclass they
+care about. Where callers have long relied on a built-in base (`ValueError`, `LookupError`),
+that base stays as a second one.
+
+    EvalsError
+    ├── QuestionError (ValueError)          a question definition cannot be used
+    │   └── QuestionFileError               a question YAML file cannot be loaded
+    ├── GroupsError (ValueError)            model groups that are malformed or empty
+    ├── RunOptionsError (ValueError)        an option of a run (a RunSettings field, samples…)
+    ├── NoEndpointError (LookupError)       no endpoint (or no API key) serves a model
+    ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
+    ├── CacheError                          the response cache folder or file is unusable
+    ├── RunFolderError (ValueError)         a folder that is not a readable run
+    ├── OutputError                         a run folder or report cannot be written there
+    └── RunStopped                          a run stopped before any question was answered
+
+`labmgr.errors.LabmgrError` is the same shape for the lab's own errors; `labmgr.cli` maps both
+bases once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "CacheError",
+    "EvalsError",
+    "GroupsError",
+    "NoEndpointError",
+    "OutputError",
+    "QuestionError",
+    "QuestionFileError",
+    "RunFolderError",
+    "RunOptionsError",
+    "RunStopped",
+    "UnknownModelError",
+    "describe_os_error",
+    "why_not_writable",
+]
+
+
+class EvalsError(Exception):
+    """Base class of every error evals reports to a person."""
+
+    default_hint: str | None = None
+    """The hint of an error of this class raised without one."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        """One sentence saying what went wrong (names the file, question, model or path)."""
+        self.hint = hint if hint is not None else self.default_hint
+        """What to do about it, or None."""
+
+    def __str__(self) -> str:
+        return self.message  # one line, as a ValueError's would be; the hint is `hint`
+
+
+class QuestionError(EvalsError, ValueError):
+    """A question definition that cannot be used; the message names the question and field."""
+
+
+class QuestionFileError(QuestionError):
+    """A question file that cannot be loaded; the message says where and what to fix."""
+
+    default_hint = "Fix the question file and run again."
+
+
+class GroupsError(EvalsError, ValueError):
+    """Model groups that are malformed (not `{name: [model, …]}`) or match no model."""
+
+
+class RunOptionsError(EvalsError, ValueError):
+    """An option of a run that cannot be used (an unknown or out-of-range setting)."""
+
+
+class NoEndpointError(EvalsError, LookupError):
+    """No endpoint can serve a model (for instance no API key is configured)."""
+
+    default_hint = "Export the key (or pass a router), then run again."
+
+
+class UnknownModelError(EvalsError, LookupError):
+    """An endpoint answered that a model does not exist (checked before anything is bought)."""
+
+
+class CacheError(EvalsError):
+    """The response cache cannot be opened, read or written (read-only, damaged, in the way)."""
+
+
+class RunFolderError(EvalsError, ValueError):
+    """A folder that is not a readable run (the message names the folder and the file)."""
+
+    default_hint = "Pass a folder written by `labmgr eval run` (or `run_questions`)."
+
+
+class OutputError(EvalsError):
+    """A run folder or a report cannot be written where it was asked to go."""
+
+
+class RunStopped(EvalsError):
+    """A run stopped (cost limit, quota) before any of its questions was answered."""
+
+
+def describe_os_error(error: OSError) -> str:
+    """What an OS error means to a person, without the errno noise: `is read-only`, …"""
+    import errno
+
+    meanings = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "the file system is read-only",
+        errno.EEXIST: "a file is in the way",
+        errno.ENOTDIR: "a part of the path is a file, not a folder",
+        errno.EISDIR: "it is a folder",
+        errno.ENOSPC: "the disk is full",
+        errno.ENOENT: "no such file or folder",
+    }
+    return meanings.get(error.errno or -1) or error.strerror or os.strerror(error.errno or 0)
+
+
+def why_not_writable(path: Path, error: OSError) -> str:
+    """Why `path` could not be created or written, naming the part in the way: `X is a file,
+    not a folder` when a parent is a file, else the OS error in words."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a folder"
+            break
+    return describe_os_error(error)

@@ -1,0 +1,222 @@
+"""`run_questions`: ask questions of model groups and write a run folder with its report.
+
+The folder holds `run.json` (questions, groups, settings, versions, times, tokens, cost), one
+Parquet file of samples per question, `summary.csv`, `run.log` and `report.html`. Answers come
+from the response cache when present, so running the same questions again buys nothing.
+What a run bought is summed from what each question reports back (its outcome), never read
+from the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evals.errors import (
+    NoEndpointError,
+    OutputError,
+    RunOptionsError,
+    RunStopped,
+    describe_os_error,
+)
+from evals.runner import RunContext, ordered_models, run_context
+from evals.runs import (
+    REPORT_FILE,
+    RUN_LOG,
+    Run,
+    endpoints_of,
+    frame_totals,
+    prepare_folder,
+    utc_now,
+    write_run,
+)
+from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals.questions import Question
+    from labmgr.settings import Settings
+
+__all__ = ["default_run_dir", "run_questions"]
+
+
+def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
+    """`<lab's runs dir>/<UTC time>-<name>`; without a lab, `runs/` in the working folder."""
+    base = lab.runs_dir if lab is not None else Path("runs")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return base / f"{stamp}-{name}"
+
+
+def _with_samples(question: Question, samples: int | None) -> Question:
+    if samples is None:
+        return question
+    if samples < 1:
+        raise RunOptionsError(f"samples must be at least 1, got {samples}")
+    return question.model_copy(update={"samples_per_paraphrase": samples})
+
+
+def _file_logger(path: Path) -> logging.Logger:
+    logger = logging.getLogger(f"evals.runs.{path.parent.name}.{id(path)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger
+
+
+def _close(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        handler.close()
+        logger.removeHandler(handler)
+
+
+def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
+    """Nothing can run when no model has an endpoint (no key at all): say so at once."""
+    first: NoEndpointError | None = None
+    for model in models:
+        try:
+            ctx.router.endpoint_for(model)
+        except NoEndpointError as error:
+            first = first or error
+        else:
+            return
+    if first is not None:
+        raise NoEndpointError(f"no model of the run can be asked: {first.message}", first.hint)
+
+
+def run_questions(
+    questions: Mapping[str, Question] | Sequence[Question],
+    groups: Mapping[str, Sequence[str]],
+    *,
+    out: str | Path | None = None,
+    samples: int | None = None,
+    max_cost: float | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    method: Method = "hierarchical",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    report: bool = True,
+    by_model: bool = False,
+    source: str | None = None,
+    **options: Any,
+) -> Run:
+    """Ask every question of every group, write the run folder and return it (as `load_run`).
+
+    `samples` overrides each question's `samples_per_paraphrase`; `max_cost` (dollars) caps
+    what this run buys over all questions (judges included; questions not reached are left
+    out and `run.info["stopped"]` says why); `models` adds facts per model to run.json (job,
+    kind, step, epoch — the checkpoint figure uses `step`); `by_model` also writes per-model
+    intervals (`summary_by_model.csv`). `out` defaults to the lab's `runs/<time>-<name>`.
+
+    `options` are those of `Question.ask`: `lab=` or `home=` (the lab, found once here when
+    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=` and RunSettings fields.
+    Every model of the run (judges included) is checked on its endpoint before anything is
+    bought; a model that does not exist raises `UnknownModelError` at once.
+    """
+    listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
+    if not listed:
+        raise RunOptionsError("no questions to run")
+    prepared = [_with_samples(question, samples) for question in listed]
+    group_map = {str(name): [str(m) for m in members] for name, members in groups.items()}
+    all_models = ordered_models(group_map)
+    ctx = run_context(**options)
+    limit = max_cost if max_cost is not None else ctx.settings.max_cost
+    _check_some_model_is_served(all_models, ctx)
+    ctx.models.expect(all_models)
+    for question in prepared:
+        ctx.models.expect(judge.model for judge in question.judge_questions().values())
+    folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
+    try:
+        logger = _file_logger(folder / RUN_LOG)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the run log {folder / RUN_LOG}: {describe_os_error(error)}.",
+            hint="Give a run folder you can write to with --out / out=.",
+        ) from None
+    started, clock = utc_now(), time.monotonic()
+    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+    frames: dict[str, pd.DataFrame] = {}
+    asked: dict[str, Question] = {}
+    stopped: str | None = None
+    try:
+        logger.info(
+            "run of %d questions over %d models in %d groups",
+            len(prepared),
+            len(all_models),
+            len(group_map),
+        )
+        for question in prepared:
+            if stopped is None and limit is not None and bought["cost"] >= limit:
+                stopped = f"max_cost ${limit:.4f} reached after ${bought['cost']:.4f}"
+            if stopped is not None:
+                logger.warning("%s; not running question %s", stopped, question.name)
+                break
+            budget = None if limit is None else limit - bought["cost"]
+            logger.info("question %s (%s)", question.name, question.type_name)
+            answers = question.ask(group_map, context=ctx.with_settings(max_cost=budget))
+            outcome = answers.outcome
+            for message in outcome.messages():
+                logger.warning("%s: %s", question.name, message)
+            for key in bought:
+                bought[key] += getattr(outcome, key)
+            if outcome.stopped:
+                stopped = f"{question.name}: {outcome.stopped}"
+            frames[question.name] = answers.frame
+            asked[question.name] = question
+            totals = frame_totals(answers.frame)
+            logger.info(
+                "question %s: %d rows, %d with errors, $%.4f bought so far",
+                question.name,
+                totals["rows"],
+                totals["errors"],
+                bought["cost"],
+            )
+        if not frames:
+            raise RunStopped(f"no question ran: {stopped}")
+        info = {
+            "source": source,
+            "started": started,
+            "finished": utc_now(),
+            "seconds": round(time.monotonic() - clock, 3),
+            "stopped": stopped,
+            "endpoints": endpoints_of(all_models, ctx.router),
+            "settings": {
+                **ctx.settings.model_dump(mode="json"),
+                "samples": samples,
+                "max_cost": max_cost,
+                "cache_dir": str(ctx.cache.directory),
+            },
+            "bought": bought,
+        }
+        run = write_run(
+            folder,
+            frames,
+            questions=asked,
+            groups=group_map,
+            models=models,
+            method=method,
+            resamples=resamples,
+            seed=seed,
+            by_model=by_model,
+            info=info,
+        )
+        logger.info(
+            "done in %.1f s; bought $%.4f (judges included)", info["seconds"], bought["cost"]
+        )
+        if report:
+            from evals.report import write_report
+
+            write_report(run, folder / REPORT_FILE)
+            logger.info("report written to %s", REPORT_FILE)
+        return run
+    except Exception as error:
+        logger.error("the run ended: %s", getattr(error, "message", None) or error)
+        raise
+    finally:
+        _close(logger)

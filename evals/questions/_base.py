@@ -1,0 +1,216 @@
+"""The `Question` base class: what to ask (paraphrases or conversations), how often, how an
+answer is read back, and the factory `Question.create(type=…)`. The concrete types live in
+`_types`.
+
+A question is the top of the evals layers: `df`, `ask`, `plot` and `estimate` are entries
+(the lab, when needed, is found once there) that hand a run context to `evals.answers`,
+`evals.runner` and `evals.plots`, none of which imports the question types.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evals.errors import QuestionError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from evals.answers import Answers, Estimate, Judge
+    from evals.cache import SampleResult
+
+__all__ = ["AnswerKind", "Question", "explain_validation_error"]
+
+AnswerKind = Literal["text", "logprobs"]
+
+
+def explain_validation_error(error: ValidationError, *, name: str, type_name: str) -> str:
+    """One readable line per problem, naming the question and the option."""
+    lines = []
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        if not field:
+            lines.append(message)
+        elif problem["type"] == "extra_forbidden":
+            lines.append(f"unknown option '{field}'")
+        elif problem["type"] == "missing":
+            lines.append(f"missing required option '{field}'")
+        else:
+            lines.append(f"option '{field}': {message}")
+    where = f"question '{name}' ({type_name})"
+    return f"{where}: " + "; ".join(lines)
+
+
+class Question(BaseModel):
+    """A question asked of every model in some groups; one row per sample in `df()`."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=False)
+
+    type_name: ClassVar[str] = "question"
+    """The `type` of this question in YAML files and `Question.create`."""
+    _registry: ClassVar[dict[str, type[Question]]] = {}
+    answer_kind: ClassVar[AnswerKind] = "text"
+    """`text` answers are read from the message; `logprobs` from the first token's logprobs."""
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+    """Value columns of the frame after `answer` (a rating adds `raw_answer` and `probs`)."""
+    gives_score: ClassVar[bool] = False
+    """Whether the answer is a number to average (a rating's, or a rating judge's verdict)."""
+
+    name: str = Field(default="__unnamed", min_length=1)
+    """Names the question in the cache and in `labmgr cache clear --question`."""
+    paraphrases: list[str] | None = None
+    """Each paraphrase becomes one user message (after `system`, if given)."""
+    messages: list[list[dict[str, Any]]] | None = None
+    """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
+    system: str | None = None
+    samples_per_paraphrase: int = Field(default=1, ge=1)
+    logit_bias: dict[str, int] | None = None
+    seed: int | None = None
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Each concrete type (one that sets its own `type_name`) is known to `create`."""
+        super().__pydantic_init_subclass__(**kwargs)
+        if "type_name" in cls.__dict__:
+            Question._registry[cls.type_name] = cls
+
+    @model_validator(mode="after")
+    def _one_source_of_prompts(self) -> Question:
+        if (self.paraphrases is None) == (self.messages is None):
+            raise ValueError("give exactly one of 'paraphrases' or 'messages'")
+        if self.messages is not None and self.system is not None:
+            raise ValueError("'system' only applies to 'paraphrases'; put it in 'messages'")
+        conversations = self.paraphrases if self.paraphrases is not None else self.messages
+        if not conversations:
+            raise ValueError("needs at least one paraphrase or conversation")
+        for conversation in self.messages or []:
+            if not conversation or not all(isinstance(m, dict) for m in conversation):
+                raise ValueError("each conversation must be a non-empty list of messages")
+        return self
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, *, type: str, **options: Any) -> Question:
+        """Build a question of the given `type` (`free_form`, `rating`, `next_token`,
+        `free_form_judge`, `rating_judge`); unknown options are errors naming the option."""
+        klass = Question._registry.get(type)
+        if klass is None:
+            valid = ", ".join(sorted(Question._registry))
+            name = options.get("name", "__unnamed")
+            raise QuestionError(f"question '{name}': unknown type {type!r}; valid types: {valid}")
+        return klass.build(**options)
+
+    @classmethod
+    def build(cls, **options: Any) -> Question:
+        """Validate `options` for this type, raising QuestionError with a readable message."""
+        try:
+            return cls(**options)
+        except ValidationError as error:
+            name = str(options.get("name", "__unnamed"))
+            raise QuestionError(
+                explain_validation_error(error, name=name, type_name=cls.type_name)
+            ) from None
+
+    # ---- what is asked --------------------------------------------------------------------
+
+    def conversations(self) -> list[list[dict[str, Any]]]:
+        """One message list per paraphrase (or the given conversations)."""
+        if self.messages is not None:
+            return copy.deepcopy(self.messages)
+        prefix = [{"role": "system", "content": self.system}] if self.system is not None else []
+        return [[*prefix, {"role": "user", "content": p}] for p in self.paraphrases or []]
+
+    def question_texts(self) -> list[Any]:
+        """The `question` column: the last message's content of each conversation."""
+        return [conversation[-1].get("content") for conversation in self.conversations()]
+
+    def request_params(self) -> dict[str, Any]:
+        """API parameters (besides model and messages) that shape the answer."""
+        params: dict[str, Any] = {}
+        if self.logit_bias is not None:
+            params["logit_bias"] = dict(self.logit_bias)
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
+    @property
+    def cached_samples_per_row(self) -> int:
+        """How many cached samples one DataFrame row combines (next-token averaging)."""
+        return 1
+
+    def expected_completion_tokens(self) -> int:
+        """Upper bound of completion tokens per sample, for estimates."""
+        return 1
+
+    # ---- reading answers back -------------------------------------------------------------
+
+    @property
+    def no_answer(self) -> Any:
+        """The `answer` of a row whose samples cannot be read (NaN for numeric answers)."""
+        return None
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """One row's `answer` (and `extra_columns`) from its `cached_samples_per_row` cached
+        samples: here the text of the message."""
+        return {"answer": samples[0].content}
+
+    def score_columns(self) -> list[str]:
+        """The numeric columns of this question's frame that statistics summarise."""
+        return ["answer"] if self.gives_score else []
+
+    def judge_questions(self) -> Mapping[str, Judge]:
+        """The judges grading this question's answers, by column name (none here)."""
+        return {}
+
+    # ---- results (entries: the run context is built once, here) ---------------------------
+
+    def ask(self, groups: Mapping[str, Sequence[str]], **options: Any) -> Answers:
+        """Ask every model in `groups` (buying what is not cached) and return the answers:
+        `.frame` (one row per sample, as `df` returns it) and `.outcome` (what was bought,
+        which models failed, whether the run stopped early). Warns about nothing.
+
+        `options`: `lab=` (a `labmgr.settings.Settings`) or `home=` (a lab folder) to work in
+        a lab, `context=` (an `evals.runner.RunContext`) to share one, or `cache=`, `router=`,
+        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …). The lab is found (the
+        usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when `cache=` or
+        `router=` is missing."""
+        from evals.answers import ask
+        from evals.runner import run_context
+
+        return ask(self, groups, run_context(**options))
+
+    def df(self, groups: Mapping[str, Sequence[str]], **options: Any) -> pd.DataFrame:
+        """Ask every model in `groups` (running what is not cached) and return one row per
+        sample; problems (models not asked or failed, an early stop) are warnings. `options`
+        as for `ask`."""
+        answers = self.ask(groups, **options)
+        for message in answers.outcome.messages():
+            warnings.warn(message, stacklevel=2)
+        return answers.frame
+
+    def plot(
+        self, groups: Mapping[str, Sequence[str]], kind: str = "auto", **options: Any
+    ) -> Figure:
+        """Ask `groups` (cached, like `df`) and draw the answers; returns the Figure.
+
+        `kind` is `"auto"`, `"means"`, `"answers"`, `"next_token"`, `"scores"`, `"scatter"`
+        or `"checkpoints"`; the report draws with the same functions (see `evals.plot`)."""
+        from evals.plots import plot
+
+        return plot(self, {g: list(m) for g, m in groups.items()}, kind, **options)
+
+    def estimate(self, groups: Mapping[str, Sequence[str]], **options: Any) -> Estimate:
+        """Requests, tokens and cost a `df()` call would spend now (nothing is spent);
+        `options` as for `ask`."""
+        from evals.answers import estimate_question
+        from evals.runner import run_context
+
+        return estimate_question(self, groups, run_context(**options))

@@ -1,0 +1,158 @@
+"""`load_questions(path)`: question YAML files in llmcomp's dialect and Emergent Misalignment's.
+
+llmcomp: a list of entries with `name` and `type`; `judges` maps a judge name to another
+entry's name or to an inline judge. Emergent Misalignment: entries with `id`, `type:
+free_form_judge_0_100` (or `free_form`), `judge` (the judge model) and `judge_prompts` (one
+0–100 rating judge per prompt). YAML anchors and aliases work in both. A malformed file raises
+`QuestionFileError` naming the file, the line, the question and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evals.errors import QuestionError, QuestionFileError
+from evals.questions._base import Question
+
+__all__ = ["load_questions"]
+
+_EM_KEYS = {"id", "type", "paraphrases", "samples_per_paraphrase", "judge", "judge_prompts"}
+_EM_PASSTHROUGH = {"system", "messages", "temperature", "max_tokens", "seed", "top_p"}
+_EM_TYPES = {"free_form_judge_0_100": True, "free_form_judge": True, "free_form": False}
+
+
+def _yaml_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
+    if not path.exists():
+        raise QuestionFileError(f"{path}: no such file or directory")
+    return [path]
+
+
+def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
+    """One sentence: where the parser gave up and why (`FILE:LINE:COLUMN: …`)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    if mark is None:
+        return f"{path}: not valid YAML: {problem}"
+    return (
+        f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {problem} "
+        "(check the indentation and brackets on this line and the one before)"
+    )
+
+
+def _entries(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line, entry) for each list item of the file, lines from the YAML node tree."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as error:
+        raise QuestionFileError(f"{path}: cannot read: {error}") from None
+    except yaml.YAMLError as error:
+        raise QuestionFileError(_yaml_error(path, error)) from None
+    if data is None:
+        return
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+        raise QuestionFileError(f"{path}: expected a list of questions at the top level")
+    for item_node, entry in zip(node.value, data, strict=True):
+        yield item_node.start_mark.line + 1, entry
+
+
+def _em_options(entry: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
+    """Translate an Emergent Misalignment entry into `Question.create` options."""
+    unknown = sorted(set(entry) - _EM_KEYS - _EM_PASSTHROUGH)
+    if unknown:
+        raise QuestionFileError(f"{where}: unknown field '{unknown[0]}'")
+    em_type = entry.get("type")
+    if em_type not in _EM_TYPES:
+        valid = ", ".join(_EM_TYPES)
+        raise QuestionFileError(f"{where}: field 'type': {em_type!r} is not one of {valid}")
+    options = {k: v for k, v in entry.items() if k not in _EM_KEYS}
+    options["name"] = str(entry["id"])
+    for key in ("paraphrases", "samples_per_paraphrase"):
+        if key in entry:
+            options[key] = entry[key]
+    if _EM_TYPES[em_type]:
+        judge_model = entry.get("judge")
+        prompts = entry.get("judge_prompts")
+        if not isinstance(judge_model, str):
+            raise QuestionFileError(f"{where}: field 'judge': the judge model name is required")
+        if not isinstance(prompts, dict) or not prompts:
+            raise QuestionFileError(
+                f"{where}: field 'judge_prompts': a mapping of judge name to prompt is required"
+            )
+        options["judges"] = {
+            str(judge_name): {
+                "type": "rating_judge",
+                "model": judge_model,
+                "paraphrases": [prompt],
+                "min_rating": 0,
+                "max_rating": 100,
+            }
+            for judge_name, prompt in prompts.items()
+        }
+    return "free_form", options
+
+
+def _resolve_judges(options: dict[str, Any], raw: dict[str, dict[str, Any]], where: str) -> None:
+    judges = options.get("judges")
+    if not isinstance(judges, dict):
+        return
+    for judge_name, judge in list(judges.items()):
+        if isinstance(judge, str):
+            target = raw.get(judge)
+            if target is None:
+                raise QuestionFileError(
+                    f"{where}: field 'judges.{judge_name}': no question named '{judge}' "
+                    "in the loaded files"
+                )
+            judges[judge_name] = dict(target)
+
+
+def load_questions(path: str | Path) -> dict[str, Question]:
+    """Load every question of a YAML file (or of all `*.yaml`/`*.yml` in a directory).
+
+    Returns `{name: Question}` in file order, judges included.
+    """
+    raw: dict[str, dict[str, Any]] = {}
+    places: dict[str, str] = {}
+    for file in _yaml_files(Path(path)):
+        for index, (line, entry) in enumerate(_entries(file)):
+            where = f"{file}:{line}: entry {index + 1}"
+            if not isinstance(entry, dict):
+                raise QuestionFileError(f"{where}: expected a mapping with 'name' and 'type'")
+            is_em = "id" in entry and "name" not in entry
+            name = entry.get("id") if is_em else entry.get("name")
+            if not isinstance(name, str | int) or str(name) == "":
+                field = "id" if is_em else "name"
+                raise QuestionFileError(f"{where}: field '{field}' is required")
+            where = f"{file}:{line}: question '{name}'"
+            if is_em:
+                question_type, options = _em_options(entry, where)
+            else:
+                options = dict(entry)
+                question_type = options.pop("type", None)
+                if question_type is None:
+                    raise QuestionFileError(f"{where}: field 'type' is required")
+            if str(name) in raw:
+                raise QuestionFileError(
+                    f"{where}: duplicate question name, first defined at {places[str(name)]}"
+                )
+            raw[str(name)] = {"type": question_type, **options}
+            places[str(name)] = where
+    questions: dict[str, Question] = {}
+    for name, entry in raw.items():
+        options = dict(entry)
+        question_type = options.pop("type")
+        _resolve_judges(options, raw, places[name])
+        try:
+            questions[name] = Question.create(type=str(question_type), **options)
+        except QuestionError as error:
+            location = places[name].rsplit(": question", 1)[0]
+            raise QuestionFileError(f"{location}: {error}") from None
+    return questions

@@ -1,0 +1,264 @@
+"""The five question types: free-form answers, ratings and next-token distributions read from
+logprobs, and the two judge types that grade free-form answers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from evals.answers import average_probabilities, rating_score, token_probabilities
+from evals.errors import QuestionError
+from evals.questions._base import AnswerKind, Question
+from evals.questions._templates import render_template, template_fields
+
+if TYPE_CHECKING:
+    from evals.cache import SampleResult
+
+__all__ = [
+    "FORBIDDEN_JUDGE_NAMES",
+    "QUESTION_TYPES",
+    "AnyJudge",
+    "FreeForm",
+    "FreeFormJudge",
+    "NextToken",
+    "Rating",
+    "RatingJudge",
+]
+
+FORBIDDEN_JUDGE_NAMES = frozenset(
+    {
+        "model",
+        "group",
+        "answer",
+        "question",
+        "api_kwargs",
+        "paraphrase_ix",
+        "sample_ix",
+        "raw_answer",
+        "probs",
+        "finish_reason",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+    }
+)
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs")
+
+
+class _LogprobQuestion(Question):
+    """Questions answered by the top logprobs of one generated token."""
+
+    answer_kind: ClassVar[AnswerKind] = "logprobs"
+    top_logprobs: int = Field(default=20, ge=1, le=20)
+
+    def request_params(self) -> dict[str, Any]:
+        return {
+            **super().request_params(),
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+        }
+
+
+class Rating(_LogprobQuestion):
+    """A number in `[min_rating, max_rating]`, the expected value over the first token's
+    logprobs; None (a refusal) when too little probability is on valid numbers."""
+
+    type_name: ClassVar[str] = "rating"
+    extra_columns: ClassVar[tuple[str, ...]] = ("raw_answer", "probs")
+    gives_score: ClassVar[bool] = True
+    min_rating: int = 0
+    max_rating: int = 100
+    refusal_threshold: float = Field(default=0.75, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _range_is_ordered(self) -> Rating:
+        if self.min_rating > self.max_rating:
+            raise ValueError("'min_rating' must not exceed 'max_rating'")
+        return self
+
+    @property
+    def no_answer(self) -> Any:
+        return math.nan
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """The expected rating over the first token's logprobs (NaN for a refusal), the
+        token probabilities (`raw_answer`) and the normalised rating probabilities."""
+        raw = token_probabilities(samples[0].top_logprobs())
+        score = rating_score(
+            raw,
+            min_rating=self.min_rating,
+            max_rating=self.max_rating,
+            refusal_threshold=self.refusal_threshold,
+        )
+        return {
+            "answer": math.nan if score.score is None else score.score,
+            "raw_answer": raw,
+            "probs": score.probs,
+        }
+
+
+class NextToken(_LogprobQuestion):
+    """The distribution of the first generated token, averaged over `num_samples` requests."""
+
+    type_name: ClassVar[str] = "next_token"
+    convert_to_probs: bool = True
+    """False reports the log of the averaged probability (missing tokens count as 0)."""
+    num_samples: int = Field(default=1, ge=1)
+
+    @property
+    def cached_samples_per_row(self) -> int:
+        return self.num_samples
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """The first token's distribution averaged over the row's `num_samples` samples."""
+        return {
+            "answer": average_probabilities(
+                (token_probabilities(s.top_logprobs()) for s in samples),
+                as_logprobs=not self.convert_to_probs,
+            )
+        }
+
+
+class _JudgeMixin(Question):
+    """A judge: one template (the only paraphrase) containing `{answer}`, asked of `model`."""
+
+    model: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _valid_template(self) -> _JudgeMixin:
+        if self.paraphrases is None or len(self.paraphrases) != 1:
+            raise ValueError("a judge needs exactly one paraphrase: its prompt template")
+        if self.samples_per_paraphrase != 1:
+            raise ValueError("a judge takes one sample per answer ('samples_per_paraphrase: 1')")
+        if "answer" not in template_fields(self.paraphrases[0]):
+            raise ValueError("the judge template must contain '{answer}'")
+        return self
+
+    @property
+    def template(self) -> str:
+        assert self.paraphrases is not None
+        return self.paraphrases[0]
+
+    @property
+    def uses_question(self) -> bool:
+        return "question" in template_fields(self.template)
+
+    def render(self, *, question: str, answer: str) -> str:
+        """The prompt for one answer (`{question}`/`{answer}` filled, nothing re-read)."""
+        return render_template(self.template, question=question, answer=answer)
+
+
+class FreeFormJudge(_JudgeMixin):
+    """A judge whose verdict is free text."""
+
+    type_name: ClassVar[str] = "free_form_judge"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_tokens: int = Field(default=1024, ge=1)
+
+    def request_params(self) -> dict[str, Any]:
+        return {
+            **super().request_params(),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def expected_completion_tokens(self) -> int:
+        return self.max_tokens
+
+
+class RatingJudge(_JudgeMixin, Rating):
+    """A judge whose verdict is a rating read from logprobs."""
+
+    type_name: ClassVar[str] = "rating_judge"
+
+
+AnyJudge = FreeFormJudge | RatingJudge
+"""The two judge types."""
+
+
+class FreeForm(Question):
+    """A free-text answer per sample, optionally graded by judges (one column each)."""
+
+    type_name: ClassVar[str] = "free_form"
+    temperature: float = Field(default=1.0, ge=0, le=2)
+    max_tokens: int = Field(default=1024, ge=1)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    judges: dict[str, AnyJudge] = Field(default_factory=dict)
+
+    @field_validator("judges", mode="before")
+    @classmethod
+    def _build_judges(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError("must be a mapping of judge name to judge")
+        built: dict[str, Any] = {}
+        for judge_name, judge in value.items():
+            _check_judge_name(str(judge_name))
+            if isinstance(judge, str):
+                raise ValueError(
+                    f"judge '{judge_name}' refers to question '{judge}' by name; names are "
+                    "resolved by load_questions(), in Python pass the judge question itself"
+                )
+            if isinstance(judge, dict):
+                options = dict(judge)
+                judge_type = options.pop("type", None)
+                if judge_type not in ("free_form_judge", "rating_judge"):
+                    raise ValueError(
+                        f"judge '{judge_name}' needs 'type: free_form_judge' or "
+                        f"'type: rating_judge', got {judge_type!r}"
+                    )
+                options.setdefault("name", str(judge_name))
+                try:
+                    judge = Question.create(type=judge_type, **options)
+                except QuestionError as error:
+                    raise ValueError(f"judge '{judge_name}': {error}") from None
+            if not isinstance(judge, FreeFormJudge | RatingJudge):
+                raise ValueError(f"judge '{judge_name}' is not a free_form_judge or rating_judge")
+            built[str(judge_name)] = judge
+        return built
+
+    def request_params(self) -> dict[str, Any]:
+        params = {
+            **super().request_params(),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        return params
+
+    def judge_questions(self) -> Mapping[str, AnyJudge]:
+        return self.judges
+
+    def score_columns(self) -> list[str]:
+        """Each rating judge's column (free text has no score of its own)."""
+        return [name for name, judge in self.judges.items() if judge.gives_score]
+
+    def expected_completion_tokens(self) -> int:
+        return self.max_tokens
+
+
+def _check_judge_name(name: str) -> None:
+    if name in FORBIDDEN_JUDGE_NAMES:
+        raise ValueError(f"Judge name '{name}' is forbidden: it is a DataFrame column")
+    if name.startswith("_"):
+        raise ValueError(f"Judge name '{name}' is forbidden: names starting with '_' are reserved")
+    if name.endswith(_FORBIDDEN_SUFFIXES):
+        raise ValueError(
+            f"Judge name '{name}' is forbidden: it would clash with a generated column "
+            f"(names may not end with {', '.join(_FORBIDDEN_SUFFIXES)})"
+        )
+
+
+QUESTION_TYPES: dict[str, type[Question]] = {
+    klass.type_name: klass for klass in (FreeForm, Rating, NextToken, FreeFormJudge, RatingJudge)
+}
+
+QuestionType = Literal["free_form", "rating", "next_token", "free_form_judge", "rating_judge"]

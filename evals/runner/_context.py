@@ -1,0 +1,132 @@
+"""The context of a run: where answers are kept (cache), who serves each model (router), how the
+run behaves (settings), what it costs (price), and the models it will use (checked before
+spending).
+
+A context is built once, at the entry a person calls (`q.df`, `q.estimate`, `run_questions`,
+`labmgr eval run`), and handed down; nothing below the entry looks for a lab. The lab is
+resolved only when a part is missing that only a lab can give (the cache folder or the
+router): explicit `cache=` and `router=` need no lab.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evals.cache import Cache
+from evals.errors import RunOptionsError
+from evals.runner._model_check import ModelChecks
+from evals.runner._outcome import PriceFunction
+from evals.runner._prices import price_function
+from evals.runner._routing import ClientRouter
+from evals.runner._settings import RunSettings
+
+if TYPE_CHECKING:
+    from labmgr.settings import Settings
+
+__all__ = ["CONTEXT_OPTIONS", "RUN_OPTIONS", "RunContext", "lab_context", "run_context"]
+
+CONTEXT_OPTIONS = frozenset({"context", "lab", "home", "cache", "router", "settings", "price"})
+"""The options of `run_context` besides RunSettings fields."""
+RUN_OPTIONS = CONTEXT_OPTIONS | frozenset(RunSettings.model_fields)
+"""Every option `q.df(groups, **options)` takes."""
+
+
+@dataclass
+class RunContext:
+    """Where results live, who answers, how a run behaves, and what it costs."""
+
+    cache: Cache
+    router: ClientRouter
+    settings: RunSettings
+    price: PriceFunction
+    lab: Settings | None = None
+    """The lab the parts came from (None when they were all given)."""
+    models: ModelChecks = field(default_factory=ModelChecks)
+    """The models the run will use and what their endpoints said (checked before buying)."""
+
+    def with_settings(self, **changes: Any) -> RunContext:
+        """The same context (cache, router, checks) with RunSettings fields changed."""
+        if not changes:
+            return self
+        return dataclasses.replace(self, settings=self.settings.updated(**changes))
+
+
+def lab_context(lab: Settings) -> RunContext:
+    """Everything from the lab: its cache folder, its keys and database for routing, its
+    `[eval]` defaults and its `[prices]` overrides."""
+    from evals.runner._lab_router import LabRouter
+
+    return RunContext(
+        cache=Cache(lab.cache_dir),
+        router=LabRouter.from_lab(lab),
+        settings=RunSettings.from_lab(lab.eval),
+        price=price_function(lab.prices),
+        lab=lab,
+    )
+
+
+def run_context(
+    *,
+    context: RunContext | None = None,
+    lab: Settings | None = None,
+    home: str | Path | None = None,
+    cache: Cache | str | Path | None = None,
+    router: ClientRouter | None = None,
+    settings: RunSettings | None = None,
+    price: PriceFunction | None = None,
+    **overrides: Any,
+) -> RunContext:
+    """The context of a run, from what the caller gives.
+
+    `context` is used as it is (with `overrides`, RunSettings fields such as `max_cost=5`).
+    Otherwise explicit parts win; the lab (`lab`, else found from `home` the way every command
+    finds it: `home`, `LABMGR_HOME`, the nearest `.labmgr/` upward, the per-user lab) fills in
+    the rest, and is looked for only when `cache` or `router` is missing (or `home` is given).
+    Without a lab, settings default to `RunSettings()` and prices to the built-in table.
+    """
+    if context is not None:
+        given = [
+            name
+            for name, value in (
+                ("lab", lab),
+                ("home", home),
+                ("cache", cache),
+                ("router", router),
+                ("settings", settings),
+                ("price", price),
+            )
+            if value is not None
+        ]
+        if given:
+            raise RunOptionsError(
+                f"context= already holds the cache, router, settings and price; "
+                f"drop {', '.join(given)}=",
+            )
+        return context.with_settings(**overrides)
+    if lab is None and (home is not None or cache is None or router is None):
+        lab = _find_lab(home)
+    if cache is None or router is None:
+        assert lab is not None, "a lab is found whenever the cache or the router is missing"
+        from evals.runner._lab_router import LabRouter
+
+        cache = cache if cache is not None else lab.cache_dir
+        router = router if router is not None else LabRouter.from_lab(lab)
+    if settings is None:
+        settings = RunSettings.from_lab(lab.eval) if lab is not None else RunSettings()
+    return RunContext(
+        cache=cache if isinstance(cache, Cache) else Cache(cache),
+        router=router,
+        settings=settings.updated(**overrides),
+        price=price or price_function(lab.prices if lab is not None else None),
+        lab=lab,
+    )
+
+
+def _find_lab(home: str | Path | None) -> Settings:
+    """The lab an entry works on when none was passed in (the one place evals looks)."""
+    from labmgr.settings import load_settings
+
+    return load_settings(home)

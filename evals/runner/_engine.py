@@ -1,0 +1,293 @@
+"""The async runner: sends chat requests for missing samples, persists each result as it
+arrives, retries what is transient and gives up cleanly on what is not."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Any
+
+import httpx2
+from openai import AsyncOpenAI
+
+from evals.cache import Cache, SampleResult
+from evals.errors import CacheError
+from evals.runner._failures import FailureKind, classify
+from evals.runner._limits import AdaptiveLimit
+from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._progress import RunProgress
+from evals.runner._routing import Endpoint
+from evals.runner._settings import RunSettings
+from evals.runner._transport import make_http_client
+from evals.runner._work import Work, interleave
+
+__all__ = ["run_works"]
+
+
+def _first_token_logprobs(choice: dict[str, Any]) -> str | None:
+    logprobs = choice.get("logprobs") or {}
+    content = logprobs.get("content") or []
+    if not content:
+        return None
+    top = content[0].get("top_logprobs") or []
+    return json.dumps([[t["token"], t["logprob"]] for t in top], separators=(",", ":"))
+
+
+class _Run:
+    def __init__(
+        self,
+        cache: Cache,
+        settings: RunSettings,
+        price: PriceFunction,
+        progress: RunProgress,
+    ) -> None:
+        self.cache = cache
+        self.settings = settings
+        self.price = price
+        self.progress = progress
+        self.outcome = RunOutcome()
+        self.clients: dict[str, AsyncOpenAI] = {}
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self.queue: asyncio.Queue[Work] = asyncio.Queue()
+        self.sleepers: set[asyncio.Task[None]] = set()
+        self.cache_failure: CacheError | None = None
+        """Set when answers can no longer be stored: the run stops and raises it."""
+
+    # ---- per endpoint ---------------------------------------------------------------------
+
+    def _client(self, endpoint: Endpoint) -> AsyncOpenAI:
+        client = self.clients.get(endpoint.id)
+        if client is None:
+            http_client = None
+            if self.settings.http_transport == "aiohttp":
+                http_client = make_http_client(
+                    max_connections=self.settings.max_concurrency,
+                    timeout=self.settings.request_timeout,
+                )
+            client = AsyncOpenAI(
+                http_client=http_client,
+                api_key=endpoint.api_key(),
+                base_url=endpoint.base_url,
+                organization=endpoint.organization,
+                project=endpoint.project,
+                max_retries=0,
+                timeout=self.settings.request_timeout,
+            )
+            self.clients[endpoint.id] = client
+        return client
+
+    def _limit(self, endpoint: Endpoint) -> AdaptiveLimit:
+        limit = self.limits.get(endpoint.id)
+        if limit is None:
+            cap = self.settings.max_concurrency
+            maximum = min(endpoint.max_concurrency or cap, cap)
+            initial = self.settings.initial_endpoint_limit or maximum
+            limit = self.limits[endpoint.id] = AdaptiveLimit(initial, maximum=maximum)
+        return limit
+
+    # ---- giving up ------------------------------------------------------------------------
+
+    def _give_up(self, work: Work, message: str, *, record: bool = True) -> None:
+        key = work.request.cache_key
+        for ix in work.sample_ixs:
+            self.outcome.errors[(key, ix)] = message
+        self.progress.failed(work.request.model, len(work.sample_ixs))
+        if record and self.cache_failure is None:
+            try:
+                self.cache.record_error(
+                    work.request, work.label, work.sample_ixs, kind="error", message=message
+                )
+            except CacheError as error:
+                self._cache_failed(error)
+
+    def _cache_failed(self, error: CacheError) -> None:
+        """Answers cannot be stored any more: stop sending (nothing more would be kept)."""
+        self.cache_failure = self.cache_failure or error
+        if self.outcome.stopped is None:
+            self.outcome.stopped = error.message
+
+    def _skip_reason(self, work: Work) -> str | None:
+        if self.outcome.stopped is not None:
+            return f"not run: {self.outcome.stopped}"
+        failed = self.outcome.failed_models.get(work.request.model)
+        if failed is not None:
+            return f"model {work.request.model} failed: {failed}"
+        return None
+
+    # ---- the request ----------------------------------------------------------------------
+
+    async def _send(self, work: Work) -> dict[str, Any]:
+        client = self._client(work.endpoint)
+        content = work.request.body_json(len(work.sample_ixs))
+        response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
+        data: dict[str, Any] = response.json()
+        return data
+
+    def _accept(self, work: Work, data: dict[str, Any]) -> None:
+        choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
+        usage = data.get("usage") or {}
+        prompt = float(usage.get("prompt_tokens") or 0)
+        completion = float(usage.get("completion_tokens") or 0)
+        share = max(1, len(choices))
+        stored: list[tuple[int, SampleResult]] = []
+        model = work.request.model
+        key = work.request.cache_key
+        for ix, choice in zip(work.sample_ixs, choices, strict=False):
+            finish = choice.get("finish_reason")
+            message = choice.get("message") or {}
+            logprobs = _first_token_logprobs(choice) if work.logprobs else None
+            if finish == "content_filter":
+                self.outcome.errors[(key, ix)] = "content_filter: the answer was filtered"
+                continue
+            if work.logprobs and logprobs is None:
+                self.outcome.errors[(key, ix)] = "the response has no logprobs"
+                continue
+            content = message.get("content")
+            if content is None and message.get("refusal"):
+                content = None
+                finish = "refusal"
+            stored.append(
+                (ix, SampleResult(content, logprobs, finish, prompt / share, completion / share))
+            )
+        missing = len(work.sample_ixs) - len(stored)
+        if len(choices) < len(work.sample_ixs):
+            for ix in work.sample_ixs[len(choices) :]:
+                self.outcome.errors[(key, ix)] = (
+                    f"the server returned {len(choices)} of {len(work.sample_ixs)} choices"
+                )
+        cost = self.price(model, prompt, completion) or 0.0
+        self.outcome.requests += 1
+        self.outcome.prompt_tokens += prompt
+        self.outcome.completion_tokens += completion
+        self.outcome.cost += cost
+        if stored:
+            try:
+                self.cache.store(work.request, work.label, stored)
+            except CacheError as error:
+                self._cache_failed(error)
+                for ix, _ in stored:
+                    self.outcome.errors[(key, ix)] = f"not stored: {error.message}"
+                stored = []
+        self.outcome.samples += len(stored)
+        self.progress.done(model, len(stored), missing, cost)
+        max_cost = self.settings.max_cost
+        if max_cost is not None and self.outcome.cost >= max_cost and not self.outcome.stopped:
+            self.outcome.stopped = f"max_cost ${max_cost:g} reached (${self.outcome.cost:.4f})"
+
+    async def _attempt(self, work: Work) -> None:
+        limit = self._limit(work.endpoint)
+        await limit.acquire()
+        if work.attempts == 0:
+            work.first_attempt = time.monotonic()
+        work.attempts += 1
+        try:
+            data = await self._send(work)
+        except asyncio.CancelledError:
+            limit.release()
+            raise
+        except Exception as error:
+            limit.release()
+            self._failed(work, error, limit)
+            return
+        limit.release()
+        limit.succeeded()
+        try:
+            self._accept(work, data)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
+
+    def _failed(self, work: Work, error: Exception, limit: AdaptiveLimit) -> None:
+        failure = classify(error, base_url=work.endpoint.base_url)
+        model = work.request.model
+        self.progress.error(model, failure.message)
+        if failure.kind is FailureKind.STOP:
+            if self.outcome.stopped is None:
+                self.outcome.stopped = f"{model}: {failure.message}"
+            self._give_up(work, f"run stopped: {failure.message}")
+            return
+        if failure.kind is FailureKind.MODEL:
+            self.outcome.failed_models.setdefault(model, failure.message)
+            self._give_up(work, f"model {model} failed: {failure.message}")
+            return
+        if failure.kind is FailureKind.SAMPLE:
+            self._give_up(work, failure.message)
+            return
+        if failure.rate_limited:
+            limit.rate_limited(failure.retry_after)
+        elapsed = time.monotonic() - work.first_attempt
+        if (
+            work.attempts >= self.settings.max_attempts
+            or elapsed >= self.settings.max_retry_seconds
+        ):
+            self._give_up(work, f"gave up after {work.attempts} attempts: {failure.message}")
+            return
+        delay = failure.retry_after
+        if delay is None:
+            backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (work.attempts - 1))
+            delay = backoff * (0.5 + random.random() / 2)
+        self.progress.retrying(model)
+        self._retry_later(work, min(delay, self.settings.max_backoff_seconds))
+
+    def _retry_later(self, work: Work, delay: float) -> None:
+        """Queue `work` again after `delay` seconds (the current queue entry is finished)."""
+        task = asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay))
+        self.sleepers.add(task)
+        task.add_done_callback(self.sleepers.discard)
+
+    async def _sleep_then_queue(self, work: Work, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.queue.put_nowait(work)
+
+    async def _worker(self) -> None:
+        while True:
+            work = await self.queue.get()
+            try:
+                reason = self._skip_reason(work)
+                if reason is not None:
+                    self._give_up(work, reason, record=False)
+                else:
+                    await self._attempt(work)
+            finally:
+                self.queue.task_done()
+
+    async def run(self, works: list[Work]) -> RunOutcome:
+        for work in interleave(works):
+            self.queue.put_nowait(work)
+        workers = [
+            asyncio.create_task(self._worker())
+            for _ in range(min(self.settings.max_concurrency, max(1, len(works))))
+        ]
+        try:
+            while True:
+                await self.queue.join()
+                if not self.sleepers:
+                    break
+                await asyncio.wait(set(self.sleepers))
+        finally:
+            for task in [*workers, *self.sleepers]:
+                task.cancel()
+            await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
+            await asyncio.gather(
+                *(client.close() for client in self.clients.values()), return_exceptions=True
+            )
+        if self.cache_failure is not None:
+            raise self.cache_failure
+        return self.outcome
+
+
+async def run_works(
+    works: list[Work],
+    *,
+    cache: Cache,
+    settings: RunSettings,
+    price: PriceFunction,
+    progress: RunProgress,
+) -> RunOutcome:
+    """Send every Work (respecting the limits), persisting answers as they arrive."""
+    if not works:
+        return RunOutcome()
+    run = _Run(cache, settings, price, progress)
+    async with progress.live():
+        return await run.run(works)

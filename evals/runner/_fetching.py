@@ -1,0 +1,90 @@
+"""Fetching: the cached samples of planned requests, buying the missing ones first (after the
+checks that can be made before spending)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evals.cache import CachedLookup
+from evals.runner._context import RunContext
+from evals.runner._outcome import RunOutcome
+from evals.runner._planning import Planned, gc_paused, missing_works
+from evals.runner._settings import RunSettings
+
+__all__ = ["Fetched", "fetch"]
+
+
+@dataclass
+class Fetched:
+    """What was found (after buying), and what the buying did."""
+
+    results: CachedLookup
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+
+
+def fetch(
+    planned: Sequence[Planned],
+    ctx: RunContext,
+    *,
+    label: str,
+    title: str,
+    settings: RunSettings | None = None,
+    skip: str | None = None,
+) -> Fetched:
+    """Cached samples of every planned request, buying the missing ones first.
+
+    `label` names the question in the cache; `settings` replaces the context's for this
+    fetch (say, a smaller `max_cost`); with `skip` (a reason) nothing is bought and each
+    missing sample is left with that reason. Before the first purchase every model the run
+    announced is checked on its endpoint and the cache is checked writable.
+    """
+    settings = settings or ctx.settings
+    outcome = RunOutcome()
+    wanted: dict[str, int] = {}
+    by_model: dict[str, dict[str, int]] = {}  # read (and packed) a model at a time
+    for p in planned:
+        if p.request is not None:
+            key = p.request.cache_key
+            wanted[key] = max(p.samples, wanted.get(key, 0))
+            by_model.setdefault(p.model, {})[key] = wanted[key]
+        elif p.route_error is not None:
+            outcome.unrouted_models.setdefault(p.model, p.route_error)
+    with gc_paused():
+        cached = ctx.cache.lookup_packed(list(by_model.values()))
+    works = missing_works(planned, cached, settings, label)
+    if not works:
+        return Fetched(cached, outcome)
+    if skip is not None:
+        for work in works:
+            for ix in work.sample_ixs:
+                outcome.errors[(work.request.cache_key, ix)] = f"not run: {skip}"
+        return Fetched(cached, outcome)
+    ctx.cache.check_writable()
+    ctx.models.expect(dict.fromkeys(p.model for p in planned))
+    ctx.models.check(ctx.router, settings)
+    # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
+    from evals.runner._blocking import run_blocking
+    from evals.runner._engine import run_works
+    from evals.runner._progress import RunProgress
+
+    totals: dict[str, int] = {}
+    for work in works:
+        totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
+    progress = RunProgress(totals, show=settings.progress, title=title)
+    bought = run_blocking(
+        lambda: run_works(
+            works, cache=ctx.cache, settings=settings, price=ctx.price, progress=progress
+        )
+    )
+    outcome.add(bought)
+    # Read back: when several processes bought the same sample, the first one stored wins.
+    # Whole models are read again, so that those now complete are packed for the next reload.
+    keys = {w.request.cache_key for w in works}
+    with gc_paused():
+        cached.update(
+            ctx.cache.lookup_packed(
+                [chunk for chunk in by_model.values() if not keys.isdisjoint(chunk)]
+            )
+        )
+    return Fetched(cached, outcome)

@@ -1,0 +1,125 @@
+"""Checks before spending: every model a run will use (answer models and judge models) is
+looked up once on its endpoint (`GET /models/{id}`, concurrently) before the first sample is
+bought, so a typo ends the run with one sentence instead of a bill and a frame of errors.
+
+Only a clear "no such model" (404 `model_not_found`) stops a run. Any other answer (a server
+that does not implement the lookup, no access, a timeout, an unreachable endpoint) leaves the
+model unchecked and the run goes on; the runner reports what then fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evals.errors import NoEndpointError, UnknownModelError
+
+if TYPE_CHECKING:
+    from evals.runner._routing import ClientRouter, Endpoint
+    from evals.runner._settings import RunSettings
+
+__all__ = ["ModelChecks"]
+
+_CHECK_TIMEOUT_SECONDS = 30.0
+_CHECKS_IN_FLIGHT = 32
+
+
+@dataclass
+class ModelChecks:
+    """The models a run will use, and what their endpoints said about each."""
+
+    expected: dict[str, None] = field(default_factory=dict)
+    """Models the run will ask (answers and judges), in the order they were announced."""
+    found: dict[tuple[str, str], str] = field(default_factory=dict)
+    """`(endpoint id, model) -> "ok"` or `"unchecked: why"`, for every model looked up."""
+
+    def expect(self, models: Iterable[str]) -> None:
+        """Announce models the run will use (before anything is bought)."""
+        self.expected.update(dict.fromkeys(models))
+
+    def check(self, router: ClientRouter, settings: RunSettings) -> None:
+        """Look up every announced model not looked up yet; `UnknownModelError` (naming the
+        model and the endpoint's base URL) when an endpoint says one does not exist."""
+        todo: list[tuple[str, Endpoint]] = []
+        for model in self.expected:
+            try:
+                endpoint = router.endpoint_for(model)
+            except NoEndpointError:
+                continue  # reported with the results: the model is not asked at all
+            if (endpoint.id, model) not in self.found:
+                todo.append((model, endpoint))
+        if not todo:
+            return
+        from evals.runner._blocking import run_blocking
+
+        answers = run_blocking(lambda: _look_up(todo, settings))
+        missing = []
+        for (model, endpoint), answer in zip(todo, answers, strict=True):
+            self.found[(endpoint.id, model)] = answer
+            if answer == "missing":
+                missing.append((model, endpoint))
+        if missing:
+            model, endpoint = missing[0]
+            others = f" (and {len(missing) - 1} other models)" if len(missing) > 1 else ""
+            raise UnknownModelError(
+                f"model {model} does not exist at {endpoint.base_url.rstrip('/')}{others}; "
+                "nothing was bought.",
+                hint="Fix the model name (in a group or a judge) and run again.",
+            )
+
+
+async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> list[str]:
+    import asyncio  # like the SDK, needed only when something is about to be bought
+
+    from openai import AsyncOpenAI
+
+    from evals.runner._transport import make_http_client
+
+    clients: dict[str, AsyncOpenAI] = {}
+    for _, endpoint in todo:
+        if endpoint.id not in clients:
+            clients[endpoint.id] = AsyncOpenAI(
+                http_client=(
+                    make_http_client(
+                        max_connections=_CHECKS_IN_FLIGHT, timeout=_CHECK_TIMEOUT_SECONDS
+                    )
+                    if settings.http_transport == "aiohttp"
+                    else None
+                ),
+                api_key=endpoint.api_key(),
+                base_url=endpoint.base_url,
+                organization=endpoint.organization,
+                project=endpoint.project,
+                max_retries=1,
+                timeout=min(settings.request_timeout, _CHECK_TIMEOUT_SECONDS),
+            )
+    gate = asyncio.Semaphore(min(settings.max_concurrency, _CHECKS_IN_FLIGHT))
+
+    async def one(model: str, endpoint: Endpoint) -> str:
+        async with gate:
+            try:
+                await clients[endpoint.id].models.retrieve(model)
+            except Exception as error:
+                return _meaning(error)
+            return "ok"
+
+    try:
+        return list(await asyncio.gather(*(one(model, endpoint) for model, endpoint in todo)))
+    finally:
+        await asyncio.gather(
+            *(client.close() for client in clients.values()), return_exceptions=True
+        )
+
+
+def _meaning(error: Exception) -> str:
+    """`missing` for a clear "no such model"; `unchecked: why` for anything else."""
+    import openai
+
+    if isinstance(error, openai.NotFoundError):
+        body: Any = error.body if isinstance(error.body, dict) else {}
+        code = str(body.get("code") or getattr(error, "code", None) or "")
+        message = str(body.get("message") or "")
+        if code == "model_not_found" or "does not exist" in message:
+            return "missing"
+    return f"unchecked: {type(error).__name__}"

@@ -1,0 +1,98 @@
+"""Which endpoint (base URL + API key) serves a model.
+
+A `ClientRouter` maps a model name to an `Endpoint`. The runner makes one `AsyncOpenAI`
+client per endpoint, shared by every model routed to it. The default router reads
+`OPENAI_API_KEY` / `OPENAI_BASE_URL`; a lab's accounts can supply a router that sends each
+fine-tuned model to a key of the organization that owns it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from evals.errors import NoEndpointError
+
+__all__ = ["DEFAULT_BASE_URL", "ClientRouter", "Endpoint", "EnvRouter"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An API endpoint and the key used on it. The key itself is never printed or stored:
+    `key_name` (an environment variable name or label) identifies it."""
+
+    base_url: str
+    key_name: str
+    api_key: Callable[[], str] = field(repr=False, compare=False, hash=False)
+    organization: str | None = None
+    project: str | None = None
+    supports_n: bool = True
+    """Whether several samples of one prompt can come from one request (`n`)."""
+    max_n: int = 128
+    max_concurrency: int | None = None
+    """An upper bound for this endpoint's adaptive concurrency limit (None: the global cap)."""
+
+    @property
+    def id(self) -> str:
+        """One client per id: base URL, key name and organization/project."""
+        return "|".join(
+            [self.base_url.rstrip("/"), self.key_name, self.organization or "", self.project or ""]
+        )
+
+    @property
+    def identity(self) -> str:
+        """What the cache key records: the base URL (answers do not depend on the key)."""
+        return self.base_url.rstrip("/")
+
+
+@runtime_checkable
+class ClientRouter(Protocol):
+    """Routes a model to the endpoint that serves it."""
+
+    def endpoint_for(self, model: str) -> Endpoint:
+        """The endpoint for `model`; raises NoEndpointError when there is none."""
+        ...
+
+
+class EnvRouter:
+    """Every model on one endpoint from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        key_env: str = "OPENAI_API_KEY",
+        supports_n: bool = True,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.key_env = key_env
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.supports_n = supports_n
+        self.max_concurrency = max_concurrency
+
+    def _key(self) -> str:
+        value = os.environ.get(self.key_env)
+        if not value:
+            raise NoEndpointError(f"no API key: set the environment variable {self.key_env}")
+        return value
+
+    def endpoint_for(self, model: str) -> Endpoint:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise NoEndpointError(
+                f"the base URL {self.base_url!r} must start with http:// or https://",
+                hint="Fix OPENAI_BASE_URL (or the router's base_url), e.g. "
+                "http://127.0.0.1:8000/v1.",
+            )
+        if not os.environ.get(self.key_env):
+            self._key()
+        return Endpoint(
+            base_url=self.base_url,
+            key_name=self.key_env,
+            api_key=self._key,
+            supports_n=self.supports_n,
+            max_concurrency=self.max_concurrency,
+        )

@@ -1,0 +1,71 @@
+"""Run settings: how a run behaves, never what it asks (so none of this is in the cache key)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evals.errors import RunOptionsError
+
+if TYPE_CHECKING:
+    from labmgr.settings import EvalDefaults
+
+__all__ = ["RunSettings"]
+
+
+class RunSettings(BaseModel):
+    """Concurrency, retries, timeouts, cost limit and progress display of a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int = Field(default=100, ge=1)
+    """Requests in flight at once, across all endpoints."""
+    initial_endpoint_limit: int | None = Field(default=None, ge=1)
+    """Starting per-endpoint limit of the adaptive controller (None: `max_concurrency`)."""
+    max_attempts: int = Field(default=8, ge=1)
+    """Attempts per request before its samples are given up (errors, not answers)."""
+    max_retry_seconds: float = Field(default=300.0, gt=0)
+    """Time after a request's first attempt beyond which it is not retried."""
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_backoff_seconds: float = Field(default=30.0, gt=0)
+    http_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    """HTTP layer under the OpenAI SDK: aiohttp (less CPU per request; used when installed)
+    or the SDK's own httpx2."""
+    use_n: bool = True
+    """Ask for several samples of one prompt in one request where the endpoint supports it."""
+    max_cost: float | None = Field(default=None, ge=0)
+    """Stop sending new requests once this many dollars were spent in the run."""
+    progress: bool | None = None
+    """Show rich progress; None shows it on a terminal or in a notebook only."""
+
+    @classmethod
+    def from_lab(cls, defaults: EvalDefaults) -> RunSettings:
+        """The run defaults of a lab's `[eval]` section (concurrency, timeout, retries)."""
+        return cls(
+            max_concurrency=defaults.max_concurrency,
+            request_timeout=defaults.request_timeout,
+            max_attempts=defaults.max_retries + 1,
+        )
+
+    def updated(self, **changes: Any) -> RunSettings:
+        """A copy with `changes` (RunSettings fields) validated; `RunOptionsError` names a
+        field that is unknown or out of range."""
+        if not changes:
+            return self
+        try:
+            return RunSettings.model_validate({**self.model_dump(), **changes})
+        except ValidationError as error:
+            problems = []
+            for problem in error.errors():
+                name = ".".join(str(part) for part in problem["loc"])
+                if problem["type"] == "extra_forbidden":
+                    problems.append(f"unknown option {name!r}")
+                else:
+                    problems.append(f"option {name!r}: {problem['msg']}")
+            raise RunOptionsError(
+                "; ".join(problems),
+                hint="Options are RunSettings fields ("
+                + ", ".join(RunSettings.model_fields)
+                + ") or cache=, router=, settings=, price=, lab=, home=, context=.",
+            ) from None

@@ -1,0 +1,57 @@
+"""The unit of the runner's work: the missing samples of one request, sent as one API call."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evals.cache import ChatRequest
+from evals.runner._routing import Endpoint
+
+__all__ = ["Work", "interleave", "split_work"]
+
+
+@dataclass(slots=True)
+class Work:
+    """Missing samples of one request, sent as one API call (several samples via `n`)."""
+
+    request: ChatRequest
+    label: str
+    """The question name recorded in the cache (for `labmgr cache clear --question`)."""
+    sample_ixs: list[int]
+    endpoint: Endpoint
+    logprobs: bool = False
+    attempts: int = 0
+    first_attempt: float = 0.0
+
+
+def split_work(
+    request: ChatRequest,
+    label: str,
+    missing: Sequence[int],
+    endpoint: Endpoint,
+    *,
+    use_n: bool,
+    logprobs: bool,
+) -> list[Work]:
+    """One Work per request to send: chunks of up to `max_n` samples, or one per sample."""
+    size = endpoint.max_n if (use_n and endpoint.supports_n) else 1
+    return [
+        Work(request, label, list(missing[i : i + size]), endpoint, logprobs)
+        for i in range(0, len(missing), size)
+    ]
+
+
+def interleave(works: list[Work]) -> list[Work]:
+    """Round-robin over models so that load (and any 429s) spreads across them."""
+    by_model: dict[str, deque[Work]] = defaultdict(deque)
+    for work in works:
+        by_model[work.request.model].append(work)
+    queues = list(by_model.values())
+    ordered: list[Work] = []
+    while queues:
+        queues = [q for q in queues if q]
+        for q in queues:
+            ordered.append(q.popleft())
+    return ordered

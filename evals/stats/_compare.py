@@ -1,0 +1,333 @@
+"""Each group against a baseline group: the difference of means with its interval and a
+Holm-corrected p-value, per question and score, plus a pooled row per score.
+
+Seeds are the unit: each side is reduced to its models' means (`seed_means`) and the
+difference is tested with a t statistic on those means; each side's variance is the one its
+group interval uses (between-seed spread over n models, never below the floor of its sampling
+noise). Two groups of seeds are compared with Welch's test (Welch–Satterthwaite degrees of
+freedom). A side of one model — the base model, the usual baseline — brings its sampling
+noise only (it is one fixed model, not a draw of seeds, so the comparison asks whether the
+group's recipe differs from *this* model); its variance is measured with many degrees of
+freedom and the seeds' with few, where Satterthwaite's degrees of freedom are overstated
+exactly when the seeds' spread is understated, so these pairs use Cochran and Cox's critical
+value instead (the variance-weighted mean of each side's t quantile). See
+docs/design/statistics.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy import optimize, special
+
+from evals.stats._frames import (
+    ALL_QUESTIONS,
+    Score,
+    ScoreScales,
+    question_scores,
+    scale_of,
+    score_name,
+    score_values,
+)
+from evals.stats._metrics import Metric
+from evals.stats._scales import Scale
+from evals.stats._seeds import SeedMeans, seed_means
+from evals.stats._summary import score_columns
+
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "Difference",
+    "compare_groups",
+    "compare_seeds",
+    "difference_of",
+    "holm",
+]
+
+COMPARISON_COLUMNS = [
+    "question",
+    "score",
+    "group",
+    "baseline",
+    "n_models",
+    "n_models_baseline",
+    "mean",
+    "mean_baseline",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "method",
+    "sampling_only",
+    "scale_low",
+    "scale_high",
+]
+"""`difference` = `mean` − `mean_baseline`, with its interval (`ci_low`, `ci_high`) and
+two-sided `p_value`; `p_adjusted` is Holm-corrected over every row of the call. `method`:
+`welch` (two groups of seeds) or `cochran-cox` (a side of one model). `sampling_only`: the
+group has one model, so the comparison speaks of that model, not of its recipe.
+`scale_low`/`scale_high`: the score's range."""
+
+
+_SMALLEST_LOG_P = -100.0
+"""p-values below 10^-100 are reported as 0 (t quantiles lose precision beyond)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A group's mean minus the baseline's, with its interval and two-sided p-value."""
+
+    mean: float
+    mean_baseline: float
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    n_models: int
+    n_models_baseline: int
+    method: str
+    """`welch` or `cochran-cox` (see the module docstring)."""
+
+    @property
+    def sampling_only(self) -> bool:
+        return self.n_models == 1
+
+
+def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95) -> Difference:
+    """The difference of two groups' means with its interval and p-value (see the module
+    docstring)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    difference = group.mean - baseline.mean
+    sides = [group.variance(), baseline.variance()]
+    variance = sides[0][0] + sides[1][0]
+    welch = group.n_models > 1 and baseline.n_models > 1
+    nothing = math.nan
+    if math.isnan(difference) or math.isnan(variance):
+        low = high = p_value = nothing
+    elif variance == 0:
+        # Every sample of both groups alike: no noise to test against.
+        low = high = difference
+        p_value = 1.0 if difference == 0 else nothing
+    else:
+        se = math.sqrt(variance)
+        critical = _critical(sides, 1.0 - confidence, welch)
+        low, high = difference - critical * se, difference + critical * se
+        p_value = _p_value(abs(difference) / se, sides, welch)
+    return Difference(
+        group.mean,
+        baseline.mean,
+        difference,
+        low,
+        high,
+        p_value,
+        group.n_models,
+        baseline.n_models,
+        "welch" if welch else "cochran-cox",
+    )
+
+
+def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
+    """The two-sided critical value at level `alpha` for a difference whose variance is the
+    sum of `sides` (variance, degrees of freedom)."""
+    used = [(v, df) for v, df in sides if v > 0]
+    total = sum(v for v, _ in used)
+    if welch:
+        df = total**2 / sum(v**2 / df for v, df in used)
+        return _upper_quantile(alpha / 2, df)
+    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / total
+
+
+def _upper_quantile(tail: float, df: float) -> float:
+    """The t quantile with `tail` above it (scipy's ufunc: fast, precise in the far tail)."""
+    return -float(special.stdtrit(df, tail))
+
+
+def _p_value(statistic: float, sides: Sequence[tuple[float, float]], welch: bool) -> float:
+    """The `alpha` whose critical value is `statistic` (two-sided)."""
+    if statistic == 0:
+        return 1.0
+    if welch:
+        used = [(v, df) for v, df in sides if v > 0]
+        total = sum(v for v, _ in used)
+        df = total**2 / sum(v**2 / df for v, df in used)
+        return float(2 * special.stdtr(df, -statistic))
+
+    def excess(log_alpha: float) -> float:
+        return _critical(sides, 10.0**log_alpha, welch=False) - statistic
+
+    if excess(_SMALLEST_LOG_P) < 0:
+        return 0.0
+    return 10.0 ** float(optimize.brentq(excess, _SMALLEST_LOG_P, 0.0, xtol=1e-10))
+
+
+def compare_seeds(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    baseline_values: Sequence[float] | npt.ArrayLike,
+    baseline_models: Sequence[object] | npt.ArrayLike,
+    *,
+    questions: Sequence[object] | npt.ArrayLike | None = None,
+    baseline_questions: Sequence[object] | npt.ArrayLike | None = None,
+    scale: Scale | None = None,
+    confidence: float = 0.95,
+) -> Difference:
+    """One group's samples against the baseline's (each with the model of every value; with
+    `questions`, models are averaged over their questions first)."""
+    share = scale is not None and scale.is_share
+    return difference_of(
+        seed_means(values, models, questions, share=share),
+        seed_means(baseline_values, baseline_models, baseline_questions, share=share),
+        confidence=confidence,
+    )
+
+
+def holm(p_values: Sequence[float] | npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Holm's step-down adjustment (NaN stays NaN and does not count as a test)."""
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    order = tested[np.argsort(p[tested], kind="stable")]
+    m = len(order)
+    steps = p[order] * (m - np.arange(m))
+    adjusted[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
+    return adjusted
+
+
+@dataclass
+class _Pool:
+    """One group × score over every question that has it."""
+
+    scale: Scale
+    values: list[npt.NDArray[np.float64]]
+    models: list[npt.NDArray[Any]]
+    questions: list[npt.NDArray[Any]]
+    mixed_scales: bool = False
+
+    def seeds(self) -> SeedMeans:
+        return seed_means(
+            np.concatenate(self.values),
+            np.concatenate(self.models),
+            np.concatenate(self.questions),
+            share=self.scale.is_share,
+        )
+
+
+def compare_groups(
+    frames: Mapping[str, pd.DataFrame],
+    baseline: str,
+    scores: Mapping[str, Sequence[Score]] | None = None,
+    *,
+    metrics: Iterable[Metric] = (),
+    scales: ScoreScales | None = None,
+    confidence: float = 0.95,
+    pooled: bool = True,
+) -> pd.DataFrame:
+    """Every group against `baseline`, per question × score, plus (with `pooled`, when a
+    score is asked in two or more questions) a row per score over all questions
+    (`question` = `ALL_QUESTIONS`: each model averaged over the questions first, then models
+    compared). Columns `COMPARISON_COLUMNS`; `p_adjusted` is Holm-corrected over all rows.
+
+    `frames`, `scores`, `metrics` and `scales` are read as in `summarize`. Rows appear in the
+    order of the questions, their scores and the groups; a pair where either side has no valid
+    sample is left out."""
+    groups = _groups(frames)
+    if baseline not in groups:
+        known = ", ".join(repr(g) for g in groups) or "none"
+        raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
+    metric_list = list(metrics)
+    rows: list[dict[str, Any]] = []
+    pools: dict[tuple[str, str], _Pool] = {}
+    order: list[str] = []
+    for question, frame in frames.items():
+        named = scores[question] if scores is not None else score_columns(frame)
+        labels = frame["group"].astype(str).to_numpy()
+        models = frame["model"].to_numpy()
+        for score in question_scores(question, frame, named, metric_list):
+            name = score_name(score)
+            if name not in order:
+                order.append(name)
+            values = score_values(frame, score)
+            scale = scale_of(question, score, scales)
+            sides = {}
+            for group in groups:
+                mask = labels == group
+                if not mask.any():
+                    continue
+                sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
+                pool = pools.setdefault((group, name), _Pool(scale, [], [], []))
+                pool.mixed_scales |= pool.scale != scale
+                pool.values.append(values[mask])
+                pool.models.append(models[mask])
+                pool.questions.append(np.full(int(mask.sum()), question, dtype=object))
+            rows.extend(_rows(question, name, scale, sides, baseline, groups, confidence))
+    if pooled:
+        for name in order:
+            chosen = {
+                group: pool
+                for (group, score), pool in pools.items()
+                if score == name and len(pool.values) >= 2 and not pool.mixed_scales
+            }
+            if baseline not in chosen:
+                continue
+            sides = {group: pool.seeds() for group, pool in chosen.items()}
+            scale = chosen[baseline].scale
+            rows.extend(_rows(ALL_QUESTIONS, name, scale, sides, baseline, groups, confidence))
+    table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
+    return table
+
+
+def _groups(frames: Mapping[str, pd.DataFrame]) -> list[str]:
+    seen: dict[str, None] = {}
+    for frame in frames.values():
+        seen.update(dict.fromkeys(frame["group"].astype(str)))
+    return list(seen)
+
+
+def _rows(
+    question: str,
+    score: str,
+    scale: Scale,
+    sides: Mapping[str, SeedMeans],
+    baseline: str,
+    groups: Sequence[str],
+    confidence: float,
+) -> list[dict[str, Any]]:
+    reference = sides.get(baseline)
+    if reference is None or reference.n_models == 0:
+        return []
+    rows = []
+    for group in groups:
+        side = sides.get(group)
+        if group == baseline or side is None or side.n_models == 0:
+            continue
+        result = difference_of(side, reference, confidence=confidence)
+        rows.append(
+            {
+                "question": question,
+                "score": score,
+                "group": group,
+                "baseline": baseline,
+                "n_models": result.n_models,
+                "n_models_baseline": result.n_models_baseline,
+                "mean": result.mean,
+                "mean_baseline": result.mean_baseline,
+                "difference": result.difference,
+                "ci_low": result.low,
+                "ci_high": result.high,
+                "p_value": result.p_value,
+                "p_adjusted": math.nan,
+                "method": result.method,
+                "sampling_only": result.sampling_only,
+                "scale_low": scale.low,
+                "scale_high": scale.high,
+            }
+        )
+    return rows

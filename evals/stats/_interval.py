@@ -1,0 +1,39 @@
+"""What an interval for a group's mean is: the estimate, its bounds, and what they stand on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["DEFAULT_METHOD", "METHODS", "Interval", "Method", "empty_interval"]
+
+Method = Literal["t", "hierarchical", "plain"]
+"""`t`: a t interval over the models' means (seeds are the unit; the default).
+`hierarchical`: a percentile bootstrap over models, then samples.
+`plain`: a percentile bootstrap of the pooled samples (ignores seeds)."""
+METHODS: tuple[str, ...] = ("t", "hierarchical", "plain")
+DEFAULT_METHOD: Method = "t"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its confidence interval (NaN when there is no data)."""
+
+    mean: float
+    low: float
+    high: float
+    n_models: int
+    """Models with at least one valid sample."""
+    n_samples: int
+    """Valid (non-missing) samples."""
+    sampling_only: bool = False
+    """True when the interval reflects sampling noise only (a group of one model): it says
+    how well this model was measured, not how another seed of its recipe would score."""
+
+    def contains(self, value: float) -> bool:
+        return bool(self.low <= value <= self.high)
+
+
+def empty_interval(n_models: int = 0) -> Interval:
+    return Interval(math.nan, math.nan, math.nan, n_models, 0)

@@ -1,0 +1,201 @@
+"""The default interval for a group's mean: a t interval over its models' means.
+
+Models in a group are seeds of one training recipe, and seeds are the unit of replication: a
+group's estimate is the mean of its models' means, and its uncertainty is read from how much
+those means differ (n − 1 degrees of freedom for n models). Two guards keep the interval
+honest where the t interval alone is not (docs/design/statistics.md has the simulations):
+
+- a **floor**: the variance of the group mean is never below the 5% quantile of what sampling
+  noise alone would give (pooled within-model variance), so seeds that agree by chance — three
+  models with no misaligned answer — do not get a zero-width interval;
+- **shares** (0/1 outcomes, derived metrics) get their interval on the logit scale (the
+  empirical logit, ½ added), which keeps it inside 0–1 and follows the skew of rare events.
+
+A group of one model has only its sampling noise to go on: its interval uses the model's
+samples (t with samples − 1 degrees of freedom) and says so (`Interval.sampling_only`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy import special
+
+from evals.stats._interval import Interval
+from evals.stats._scales import Scale
+
+__all__ = ["FLOOR_QUANTILE", "SeedMeans", "seed_interval", "seed_means"]
+
+FLOOR_QUANTILE = 0.05
+"""The variance of a group mean is at least this quantile of its sampling-noise-only
+distribution (chi-square with the group's degrees of freedom)."""
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class SeedMeans:
+    """One group's score reduced to its models (seeds), the unit of replication."""
+
+    means: FloatArray
+    """Per model: the mean of its per-question means (one question: of its samples)."""
+    variances: FloatArray
+    """Per model: the sampling variance of that mean, Σ s²/n over its questions / Q² (NaN when
+    a question has a single sample)."""
+    inverse_sizes: FloatArray
+    """Per model: Σ 1/n over its questions / Q², the variance of its mean per unit of
+    within-model variance."""
+    within_variance: float
+    """Pooled within-model variance of one sample (a share: p(1 − p) at the empirical
+    p = (successes + ½) / (samples + 1)); NaN when no model has two samples."""
+    within_df: int
+    """Degrees of freedom of `within_variance`: samples minus (model, question) cells."""
+    n_samples: int
+    share: bool
+
+    @property
+    def n_models(self) -> int:
+        return len(self.means)
+
+    @property
+    def mean(self) -> float:
+        """The group's estimate: the mean of its models' means (each seed weighs the same)."""
+        return float(self.means.mean()) if self.n_models else math.nan
+
+    @property
+    def sampling_only(self) -> bool:
+        return self.n_models == 1
+
+    def variance(self) -> tuple[float, float]:
+        """(variance of `mean`, its degrees of freedom); NaN when it cannot be estimated."""
+        k = self.n_models
+        if k == 0:
+            return math.nan, math.nan
+        if k == 1:
+            df = self.within_df
+            if df < 1:
+                return math.nan, math.nan
+            pooled = self.within_variance * float(self.inverse_sizes[0])
+            own = float(self.variances[0])
+            variance = pooled if math.isnan(own) else own
+            return max(variance, _floor(df) * pooled), float(df)
+        between = float(self.means.var(ddof=1)) / k
+        floor = _floor(k - 1) * self.within_variance * float(self.inverse_sizes.sum()) / k**2
+        return (between if math.isnan(floor) else max(between, floor)), float(k - 1)
+
+    def empirical_share(self) -> float:
+        """The share with ½ a success and ½ a failure added (inside 0–1 even at 0 or 1)."""
+        n = self.n_samples
+        return (self.mean * n + 0.5) / (n + 1)
+
+
+def _floor(df: float) -> float:
+    """The `FLOOR_QUANTILE` quantile of a variance estimate with `df` degrees of freedom, as a
+    fraction of the true variance."""
+    return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
+
+
+def _empty(share: bool) -> SeedMeans:
+    nothing = np.empty(0)
+    return SeedMeans(nothing, nothing, nothing, math.nan, 0, 0, share)
+
+
+def seed_means(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    questions: Sequence[object] | npt.ArrayLike | None = None,
+    *,
+    share: bool = False,
+) -> SeedMeans:
+    """Reduce a group's samples to per-model means (missing values dropped).
+
+    With `questions`, each model is first averaged within each question, then over the
+    questions it has (every question weighs the same, however many samples survived)."""
+    data = np.asarray(values, dtype=float)
+    labels = np.asarray(models, dtype=object)
+    if data.shape != labels.shape:
+        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
+    keep = ~np.isnan(data)
+    data, labels = data[keep], labels[keep]
+    if data.size == 0:
+        return _empty(share)
+    model_codes, _ = pd.factorize(labels)
+    cells = model_codes.astype(np.int64)
+    if questions is not None:
+        topics = np.asarray(questions, dtype=object)
+        if topics.shape != keep.shape:
+            raise ValueError(
+                f"values and questions differ in length ({keep.size} vs {topics.size})"
+            )
+        question_codes, uniques = pd.factorize(topics[keep])
+        cells = cells * len(uniques) + question_codes
+    cell_codes, _ = pd.factorize(cells)
+    counts = np.bincount(cell_codes).astype(float)
+    cell_means = np.bincount(cell_codes, weights=data) / counts
+    deviations = data - cell_means[cell_codes]
+    squares = np.bincount(cell_codes, weights=deviations * deviations)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cell_variances = np.where(counts > 1, squares / (counts - 1), np.nan)
+    cell_models = np.empty(len(counts), dtype=np.int64)
+    cell_models[cell_codes] = model_codes
+    per_model = np.bincount(cell_models).astype(float)
+    means = np.bincount(cell_models, weights=cell_means) / per_model
+    variances = np.bincount(cell_models, weights=cell_variances / counts) / per_model**2
+    inverse_sizes = np.bincount(cell_models, weights=1.0 / counts) / per_model**2
+    within_df = int(data.size - len(counts))
+    if share:
+        p = (float(data.sum()) + 0.5) / (data.size + 1)
+        within = p * (1.0 - p)
+    else:
+        within = float(squares.sum()) / within_df if within_df > 0 else math.nan
+    return SeedMeans(means, variances, inverse_sizes, within, within_df, int(data.size), share)
+
+
+def interval_of(
+    seeds: SeedMeans, *, confidence: float = 0.95, scale: Scale | None = None
+) -> Interval:
+    """The t interval of `seeds.mean` (see the module docstring)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    mean = seeds.mean
+    variance, df = seeds.variance()
+    if math.isnan(mean) or math.isnan(variance):
+        return Interval(
+            mean, math.nan, math.nan, seeds.n_models, seeds.n_samples, seeds.sampling_only
+        )
+    t = -float(special.stdtrit(df, (1.0 - confidence) / 2))
+    if seeds.share:
+        centre = seeds.empirical_share()
+        spread = math.sqrt(variance) / (centre * (1.0 - centre))
+        middle = float(special.logit(centre))
+        low = min(float(special.expit(middle - t * spread)), mean)
+        high = max(float(special.expit(middle + t * spread)), mean)
+    else:
+        half = t * math.sqrt(variance)
+        low, high = mean - half, mean + half
+        if scale is not None:
+            low, high = max(low, scale.low), min(high, scale.high)
+    return Interval(mean, low, high, seeds.n_models, seeds.n_samples, seeds.sampling_only)
+
+
+def seed_interval(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    questions: Sequence[object] | npt.ArrayLike | None = None,
+    *,
+    scale: Scale | None = None,
+    confidence: float = 0.95,
+) -> Interval:
+    """The default interval of a group's mean: a t interval over its models' means.
+
+    `scale` clips the interval to the score's range; a share scale (`evals.stats.SHARE`,
+    values 0/1) puts it on the logit scale. With `questions`, each model is averaged over its
+    questions first (the pooled row of a run)."""
+    share = scale is not None and scale.is_share
+    seeds = seed_means(values, models, questions, share=share)
+    return interval_of(seeds, confidence=confidence, scale=scale)

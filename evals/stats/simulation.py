@@ -1,0 +1,220 @@
+"""Simulated groups of seeds with a known true mean, to check that intervals and comparisons
+hold their level (the tests and `benchmarks/stats_validity.py` use these scenarios; a
+researcher can check a design of their own the same way).
+
+import numpy as np
+from evals.stats import seed_interval
+from evals.stats.simulation import SCENARIOS
+scenario = SCENARIOS["issue"]
+draw = scenario.draw(np.random.default_rng(1), seeds=3)
+seed_interval(draw.values, draw.models, scale=scenario.scale).contains(scenario.truth())
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from numpy.polynomial.hermite_e import hermegauss
+from scipy import optimize, special
+from scipy import stats as scipy_stats
+
+from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale
+
+__all__ = ["SCENARIOS", "Draw", "Scenario"]
+
+FloatArray = npt.NDArray[np.float64]
+_NODES, _WEIGHTS = hermegauss(80)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One simulated group: every sample's value and model, and each model's true mean."""
+
+    values: FloatArray
+    models: npt.NDArray[np.str_]
+    model_truths: FloatArray
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Seeds whose true means differ around `mean` with SD `seed_sd`, each answering
+    `samples` times with noise `sample_sd`.
+
+    `kind`: `normal` (unbounded normal scores), `clipped` (a 0–100 judge: normal scores
+    rounded and clipped to 0–100, so a mean near 100 piles up at the ceiling), `share` (0/1
+    outcomes; `mean` is the median seed's probability and `seed_sd` its SD on the logit
+    scale). `samples` per seed, or a tuple cycled over the seeds (unequal counts)."""
+
+    name: str
+    description: str
+    kind: Literal["normal", "clipped", "share"]
+    mean: float
+    seed_sd: float
+    sample_sd: float
+    samples: int | tuple[int, ...]
+
+    @property
+    def scale(self) -> Scale:
+        return SHARE if self.kind == "share" else ZERO_TO_HUNDRED
+
+    def _seed_truth(self, latent: FloatArray) -> FloatArray:
+        """The true mean of a seed whose latent centre is `latent`."""
+        if self.kind == "share":
+            return np.asarray(special.expit(latent), dtype=float)
+        if self.kind == "clipped":
+            return _clipped_mean(latent, self.sample_sd)
+        return latent
+
+    def truth(self, shift: float = 0.0) -> float:
+        """The group's true mean: the mean over the population of seeds."""
+        centre = self._centre() + shift
+        return float(np.sum(_WEIGHTS * self._seed_truth(centre + self.seed_sd * _NODES)))
+
+    def base_shift(self) -> float:
+        """The shift at which one fixed model (`draw(..., fixed=True)`) has the group's true
+        mean: a base model under the null (0 for normal scores; skew moves it otherwise)."""
+        if self.kind == "normal" or self.seed_sd == 0:
+            return 0.0
+        target = self.truth()
+
+        def gap(shift: float) -> float:
+            return float(self._seed_truth(np.array([self._centre() + shift]))[0]) - target
+
+        return float(optimize.brentq(gap, -10.0 * (self.seed_sd + 1), 10.0 * (self.seed_sd + 1)))
+
+    def _centre(self) -> float:
+        return float(special.logit(self.mean)) if self.kind == "share" else self.mean
+
+    def draw(
+        self, rng: np.random.Generator, seeds: int, shift: float = 0.0, *, fixed: bool = False
+    ) -> Draw:
+        """`seeds` models; `shift` moves every seed's latent centre (a treatment effect);
+        `fixed` puts every model at the centre (one base model, not a draw of seeds)."""
+        spread = 0.0 if fixed else self.seed_sd
+        latent = self._centre() + shift + rng.normal(0.0, 1.0, seeds) * spread
+        counts = self.samples if isinstance(self.samples, tuple) else (self.samples,)
+        sizes = np.array([counts[i % len(counts)] for i in range(seeds)])
+        centres = np.repeat(latent, sizes)
+        if self.kind == "share":
+            values = (rng.random(centres.size) < special.expit(centres)).astype(float)
+        else:
+            values = rng.normal(centres, self.sample_sd)
+            if self.kind == "clipped":
+                values = np.clip(np.round(values), 0.0, 100.0)
+        models = np.repeat(np.array([f"ft:seed-{i}" for i in range(seeds)]), sizes)
+        return Draw(values, models, self._seed_truth(latent))
+
+
+def _clipped_mean(centre: FloatArray, sd: float) -> FloatArray:
+    """E[clip(X, 0, 100)] for X ~ N(centre, sd) (rounding does not move the mean of a
+    continuous centre noticeably; the tests check the whole against brute force)."""
+    low, high = (0.0 - centre) / sd, (100.0 - centre) / sd
+    below, above = scipy_stats.norm.cdf(low), scipy_stats.norm.sf(high)
+    inside = centre * (1 - below - above) + sd * (
+        scipy_stats.norm.pdf(low) - scipy_stats.norm.pdf(high)
+    )
+    return np.asarray(inside + 100.0 * above, dtype=float)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "issue",
+            "seed SD 8, sample SD 20, 100 samples per seed",
+            "normal",
+            50.0,
+            8.0,
+            20.0,
+            100,
+        ),
+        Scenario(
+            "identical seeds",
+            "seed SD 0, sample SD 20, 100 samples",
+            "normal",
+            50.0,
+            0.0,
+            20.0,
+            100,
+        ),
+        Scenario(
+            "identical seeds, few samples",
+            "seed SD 0, sample SD 20, 3 samples",
+            "normal",
+            50.0,
+            0.0,
+            20.0,
+            3,
+        ),
+        Scenario("few samples", "seed SD 8, sample SD 20, 2 samples", "normal", 50.0, 8.0, 20.0, 2),
+        Scenario(
+            "many samples",
+            "seed SD 8, sample SD 20, 1,000 samples",
+            "normal",
+            50.0,
+            8.0,
+            20.0,
+            1000,
+        ),
+        Scenario(
+            "unequal samples",
+            "seed SD 8, sample SD 20, 5 / 50 / 200 samples",
+            "normal",
+            50.0,
+            8.0,
+            20.0,
+            (5, 50, 200),
+        ),
+        Scenario(
+            "ceiling",
+            "0–100 judge near the top: centre 92, seed SD 4, sample SD 12, clipped, 100 samples",
+            "clipped",
+            92.0,
+            4.0,
+            12.0,
+            100,
+        ),
+        Scenario(
+            "ceiling, few samples",
+            "0–100 judge at the top: centre 98, seed SD 1, sample SD 5, clipped, 10 samples",
+            "clipped",
+            98.0,
+            1.0,
+            5.0,
+            10,
+        ),
+        Scenario(
+            "share",
+            "0/1 outcomes: p 0.1, seed SD 0.5 on the logit scale, 100 samples",
+            "share",
+            0.1,
+            0.5,
+            math.nan,
+            100,
+        ),
+        Scenario(
+            "rare share",
+            "0/1 outcomes: p 0.01, identical seeds, 100 samples",
+            "share",
+            0.01,
+            0.0,
+            math.nan,
+            100,
+        ),
+        Scenario(
+            "skewed share",
+            "0/1 outcomes: p 0.05, seed SD 1 on the logit scale, 100 samples",
+            "share",
+            0.05,
+            1.0,
+            math.nan,
+            100,
+        ),
+    )
+}
+"""The settings of docs/design/statistics.md, by name."""

@@ -1,0 +1,106 @@
+"""What a sandbox is started with: one checked, JSON-portable settings object.
+
+The CLI (`labmgr sandbox serve`), `run_sandbox(...)` in a thread or a subprocess, and the
+app all take a `SandboxConfig`; the subprocess receives it as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from labmgr.sandbox.errors import SandboxError
+from labmgr.sandbox.limit_table import LimitTable
+
+__all__ = ["BATCH_MAX_FILE_BYTES", "BATCH_MAX_REQUESTS", "SandboxConfig", "SandboxConfigError"]
+
+BATCH_MAX_REQUESTS = 50_000
+"""Requests one batch may hold (the real API's limit)."""
+BATCH_MAX_FILE_BYTES = 200 * 1024 * 1024
+"""Bytes a batch input file may have (the real API's 200 MB)."""
+
+
+class SandboxConfigError(SandboxError, ValueError):
+    """A setting that cannot be used (the message names the setting and the fix)."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Everything a sandbox is started with. Checked once, when it is made."""
+
+    job_seconds: float = 1.0
+    """How long a fine-tuning job takes from creation to its final state, in seconds."""
+    batch_seconds: float = 1.0
+    """How long a batch takes from creation to `completed`, in seconds."""
+    latency_ms: float = 0.0
+    """Latency added to every `/v1` request, in milliseconds (a fault setting at start)."""
+    jitter_ms: float = 0.0
+    """Random ± jitter on that latency, in milliseconds."""
+    state_dir: Path | None = None
+    """Directory that keeps files, jobs, batches and models across restarts (None: memory)."""
+    accounts: Path | None = None
+    """YAML or JSON file mapping API keys to organizations and projects (None: any key)."""
+    limits: LimitTable = field(default_factory=LimitTable)
+    """Rate limits enforced from the start (empty: none; `POST /sandbox/limits` changes them)."""
+    batch_max_requests: int = BATCH_MAX_REQUESTS
+    """Requests one batch may hold; more fail validation (lower it to test the refusal)."""
+    batch_max_file_bytes: int = BATCH_MAX_FILE_BYTES
+    """Bytes a `purpose=batch` upload may have; larger ones are refused."""
+
+    def __post_init__(self) -> None:
+        for name in ("job_seconds", "batch_seconds"):
+            value = getattr(self, name)
+            if not _number(value) or value <= 0:
+                raise SandboxConfigError(f"{name} must be a positive number of seconds")
+        for name in ("latency_ms", "jitter_ms"):
+            value = getattr(self, name)
+            if not _number(value) or value < 0:
+                raise SandboxConfigError(f"{name} must be a non-negative number of milliseconds")
+        for name in ("batch_max_requests", "batch_max_file_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise SandboxConfigError(f"{name} must be a positive integer")
+        if not isinstance(self.limits, LimitTable):
+            raise SandboxConfigError("limits must be a LimitTable (use SandboxConfig.of)")
+
+    @classmethod
+    def of(cls, **options: Any) -> SandboxConfig:
+        """A config from loose values: paths as strings, `limits` as a body, file or table."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(
+                f"unknown sandbox setting(s): {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        for name in ("state_dir", "accounts"):
+            if options.get(name) is not None:
+                options[name] = Path(options[name])
+        limits = options.get("limits")
+        if limits is None:
+            options.pop("limits", None)
+        elif isinstance(limits, str | Path):
+            options["limits"] = LimitTable.from_file(limits)
+        elif not isinstance(limits, LimitTable):
+            options["limits"] = LimitTable.from_json(limits, source="limits")
+        return cls(**options)
+
+    def to_json(self) -> str:
+        """The config as JSON (what a subprocess sandbox is given)."""
+        data = asdict(self)
+        data["limits"] = self.limits.to_json()
+        for name in ("state_dir", "accounts"):
+            if data[name] is not None:
+                data[name] = str(data[name])
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> SandboxConfig:
+        """The config `to_json` wrote."""
+        return cls.of(**json.loads(text))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,219 @@
+"""Enforced rate limits: token buckets per organization (and project) and model family.
+
+Each limited dimension is a bucket holding at most its per-minute limit and refilling
+continuously at limit/60 per second; it starts full. A request is admitted when every
+bucket that applies holds one request and the request's tokens (prompt plus requested
+completion budget); admitting takes them out. A refused request takes nothing. The
+`x-ratelimit-*` headers report the bucket with the least left: `remaining` is what it
+holds, `reset` the time until it is full again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.errors import APIError
+from labmgr.sandbox.limit_table import LimitTable, ModelLimits, limit_family
+from labmgr.sandbox.metering import Demand
+
+__all__ = ["Admission", "RateLimiter", "go_duration"]
+
+_LEARN_MORE = "Visit https://platform.openai.com/account/rate-limits to learn more."
+
+
+def go_duration(seconds: float) -> str:
+    """A duration as OpenAI writes it (Go style): ``20ms``, ``9.816s``, ``1m12.5s``, ``0s``."""
+    ms = math.ceil(seconds * 1000 - 1e-6)
+    if ms <= 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
+
+
+class Bucket:
+    """One limit: holds up to `limit` units, refilled at `limit`/60 per second."""
+
+    __slots__ = ("level", "limit", "rate", "stamp")
+
+    def __init__(self, limit: int, now: float) -> None:
+        self.limit = limit
+        self.rate = limit / 60.0
+        self.level = float(limit)
+        self.stamp = now
+
+    def refill(self, now: float) -> float:
+        if now > self.stamp:
+            self.level = min(float(self.limit), self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+        return self.level
+
+    def wait_for(self, amount: float) -> float:
+        """Seconds until the bucket holds `amount`."""
+        return max(0.0, (amount - self.level) / self.rate)
+
+    def until_full(self) -> float:
+        return (self.limit - self.level) / self.rate
+
+    def used(self) -> int:
+        return max(0, math.ceil(self.limit - self.level - 1e-9))
+
+
+@dataclass
+class _Scope:
+    """The buckets of one organization or project for one model family."""
+
+    label: str
+    """How the refusal names it: ``organization org-…`` or ``project proj_…``."""
+    requests: Bucket | None
+    tokens: Bucket | None
+
+
+@dataclass
+class Admission:
+    """The limiter's answer for one request: refused (with the 429) or admitted."""
+
+    demand: Demand
+    family: str
+    scopes: list[_Scope]
+    refusal: APIError | None = None
+
+    def debit_tokens(self, tokens: int) -> None:
+        """Take tokens known only after answering (the completion of an unbudgeted request)."""
+        for scope in self.scopes:
+            if scope.tokens is not None:
+                scope.tokens.level -= tokens
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """`x-ratelimit-*` for the tightest bucket of each dimension."""
+        out: list[tuple[bytes, bytes]] = []
+        for kind in ("requests", "tokens"):
+            buckets = [getattr(s, kind) for s in self.scopes if getattr(s, kind) is not None]
+            if not buckets:
+                continue
+            tightest = min(buckets, key=lambda b: b.level / b.limit)
+            out += [
+                (b"x-ratelimit-limit-" + kind.encode(), b"%d" % tightest.limit),
+                (
+                    b"x-ratelimit-remaining-" + kind.encode(),
+                    b"%d" % max(0, math.floor(tightest.level)),
+                ),
+                (
+                    b"x-ratelimit-reset-" + kind.encode(),
+                    go_duration(tightest.until_full()).encode(),
+                ),
+            ]
+        return out
+
+
+class RateLimiter:
+    """The buckets of one limit table (a new table starts with every bucket full)."""
+
+    def __init__(self, table: LimitTable) -> None:
+        self.table = table
+        self.active = not table.empty
+        self._buckets: dict[tuple[str, ...], _Scope | None] = {}
+        """Per (organization or project, family) key; None where no limit applies."""
+
+    def admit(self, account: Account, demand: Demand) -> Admission | None:
+        """Admit or refuse one request; None when no limit applies to its model."""
+        family = limit_family(demand.model)
+        if family is None:
+            return None
+        scopes = self._scopes(account, family)
+        if not scopes:
+            return None
+        now = time.monotonic()
+        for scope in scopes:
+            for bucket in (scope.requests, scope.tokens):
+                if bucket is not None:
+                    bucket.refill(now)
+        admission = Admission(demand, family, scopes)
+        admission.refusal = _refusal(family, scopes, demand.tokens)
+        if admission.refusal is None:
+            for scope in scopes:
+                if scope.requests is not None:
+                    scope.requests.level -= 1
+                if scope.tokens is not None:
+                    scope.tokens.level -= demand.tokens
+        return admission
+
+    def _scopes(self, account: Account, family: str) -> list[_Scope]:
+        scopes = []
+        org_key = ("org", account.organization, family)
+        scope = self._buckets.get(org_key)
+        if scope is None and org_key not in self._buckets:
+            limits = self.table.organization_limits(family)
+            scope = self._buckets[org_key] = self._make(
+                f"organization {account.organization}", limits
+            )
+        if scope is not None:
+            scopes.append(scope)
+        project_key = ("project", account.organization, account.project, family)
+        scope = self._buckets.get(project_key)
+        if scope is None and project_key not in self._buckets:
+            limits = self.table.project_limits(account.project, family)
+            scope = self._buckets[project_key] = self._make(f"project {account.project}", limits)
+        if scope is not None:
+            scopes.append(scope)
+        return scopes
+
+    @staticmethod
+    def _make(label: str, limits: ModelLimits | None) -> _Scope | None:
+        if limits is None or (limits.rpm is None and limits.tpm is None):
+            return None
+        now = time.monotonic()
+        return _Scope(
+            label,
+            Bucket(limits.rpm, now) if limits.rpm is not None else None,
+            Bucket(limits.tpm, now) if limits.tpm is not None else None,
+        )
+
+
+def _refusal(family: str, scopes: list[_Scope], tokens: int) -> APIError | None:
+    for scope in scopes:
+        bucket = scope.requests
+        if bucket is not None and bucket.level < 1:
+            return _rate_limited(family, scope.label, "requests", "RPM", bucket, 1)
+    for scope in scopes:
+        bucket = scope.tokens
+        if bucket is None:
+            continue
+        if tokens > bucket.limit:
+            return APIError(
+                429,
+                f"Request too large for {family} in {scope.label} on tokens per min (TPM): "
+                f"Limit {bucket.limit}, Requested {tokens}. The input or output tokens must "
+                f"be reduced in order to run successfully. {_LEARN_MORE}",
+                type="tokens",
+                code="rate_limit_exceeded",
+            )
+        if bucket.level < tokens:
+            return _rate_limited(family, scope.label, "tokens", "TPM", bucket, tokens)
+    return None
+
+
+def _rate_limited(
+    family: str, label: str, kind: str, short: str, bucket: Bucket, requested: int
+) -> APIError:
+    wait = bucket.wait_for(requested)
+    wait_ms = max(1, math.ceil(wait * 1000 - 1e-6))
+    return APIError(
+        429,
+        f"Rate limit reached for {family} in {label} on {kind} per min ({short}): "
+        f"Limit {bucket.limit}, Used {bucket.used()}, Requested {requested}. "
+        f"Please try again in {go_duration(wait_ms / 1000)}. {_LEARN_MORE}",
+        type=kind,
+        code="rate_limit_exceeded",
+        headers={"retry-after-ms": str(wait_ms), "retry-after": str(math.ceil(wait_ms / 1000))},
+    )
