@@ -35,12 +35,14 @@ from evals.runs import Run
 from evals.stats import ALL_QUESTIONS, SHARE, describe_method
 
 __all__ = [
+    "CURVES_FIGURE",
     "FIGURE_FORMATS",
     "EmbeddedFigure",
     "FigureFormat",
     "FigurePlan",
     "FigureProblem",
     "FigureSet",
+    "curves_plans",
     "draw_figures",
     "headline_plans",
     "png_data_uri",
@@ -56,6 +58,8 @@ _FILE_DPI = 200
 _MAX_DISTINCT_ANSWERS = 40
 """Free-form answers are drawn as shares only when they repeat (short answers)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+CURVES_FIGURE = "training-curves"
+"""The name of the training-curves figure (shown under the summary, not in the headline)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
 
@@ -167,6 +171,30 @@ def headline_plans(run: Run) -> list[FigurePlan]:
     return plans
 
 
+def curves_plans(run: Run) -> list[FigurePlan]:
+    """The training curves of the run's fine-tuned models, one colour per group and one line
+    per job (seed), when the run folder holds them."""
+    curves = run.training_curves()
+    if curves is None or curves.empty:
+        return []
+    jobs = curves.groupby("group")["job_id"].nunique()
+    counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
+
+    def draw() -> Figure:
+        from labmgr.finetuning import group_curves_figure
+
+        return group_curves_figure(curves, "Training curves of the run's models")
+
+    return [
+        FigurePlan(
+            CURVES_FIGURE,
+            f"Training curves per step from each job's results file, one colour per group and "
+            f"one line per job: {counts}.",
+            draw,
+        )
+    ]
+
+
 def _steps(run: Run) -> tuple[dict[str, int | None], dict[str, str | None]]:
     facts = run.info.get("models", {})
     steps = {m: f.get("step") for m, f in facts.items() if isinstance(f, dict)}
@@ -261,8 +289,13 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
 
 
 def run_plans(run: Run) -> list[FigurePlan]:
-    """Every figure of the run: the headline figures, then each question's."""
-    return [*headline_plans(run), *(p for name in run.questions for p in question_plans(run, name))]
+    """Every figure of the run: the headline figures, the training curves, then each
+    question's."""
+    return [
+        *headline_plans(run),
+        *curves_plans(run),
+        *(plan for name in run.questions for plan in question_plans(run, name)),
+    ]
 
 
 def _drawn(plans: list[FigurePlan]) -> Iterator[tuple[FigurePlan, Figure | FigureProblem]]:

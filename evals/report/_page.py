@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from evals.report._figures import (
+    CURVES_FIGURE,
     EmbeddedFigure,
     FigureSet,
     draw_figures,
@@ -197,12 +198,16 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
     )
 
 
+def _in_headline(name: str) -> bool:
+    return not name.startswith("question-") and name != CURVES_FIGURE
+
+
 def _headline_section(run: Run, drawn: FigureSet | None) -> str:
     """The comparisons against the baseline in words (pooled rows first, then the largest
     per-question differences) and the headline figures, before any detail."""
     comparisons = run.comparisons
-    figures = [f for f in drawn.embedded if not f.name.startswith("question-")] if drawn else []
-    problems = [p for p in drawn.problems if not p.name.startswith("question-")] if drawn else []
+    figures = [f for f in drawn.embedded if _in_headline(f.name)] if drawn else []
+    problems = [p for p in drawn.problems if _in_headline(p.name)] if drawn else []
     shown = "".join(_figure(f) for f in figures)
     notes = "".join(f"<p class='muted'>{escape(p.message)}</p>" for p in problems)
     if comparisons is None or run.baseline is None:
@@ -276,6 +281,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         drawn: FigureSet | None = figures
     else:
         drawn = draw_figures(run_plans(run)) if figures else None
+    curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
     body = [
         _headline_section(run, drawn),
         "<section id='summary'><h2>Run</h2>",
@@ -285,6 +291,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         "<h3>Summary</h3>",
         _summary_table(run.summary),
         _summary_note(run),
+        "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
         "</section><section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",

@@ -16,6 +16,7 @@ from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
     COMPARISONS_FILE,
+    CURVES_FILE,
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
     RUN_FILE,
@@ -32,6 +33,7 @@ from evals.runs._writing import frame_totals, prepare_folder, write_run
 __all__ = [
     "COMPARISONS_FILE",
     "COMPARISON_COLUMNS",
+    "CURVES_FILE",
     "KEEP",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",

@@ -21,7 +21,7 @@ from evals.runs._analysis import (
     write_run_file,
     write_statistics,
 )
-from evals.runs._folder import MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
+from evals.runs._folder import CURVES_FILE, MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
 from evals.runs._provenance import package_versions, utc_now
 from evals.runs._samples_file import write_samples
 from evals.stats import (
@@ -147,6 +147,7 @@ def write_run(
     seed: int = DEFAULT_SEED,
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
+    curves: pd.DataFrame | None = None,
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
@@ -158,7 +159,8 @@ def write_run(
     `comparisons.csv` holds each other group against it (`evals.stats.compare_groups`, Holm
     over the run). `models` adds facts per model (job, kind, step, epoch: the checkpoint
     figure uses `step`). `by_model` also writes `summary_by_model.csv` (a plain interval per
-    model). `info` adds fields to run.json. No report is written here
+    model). `info` adds fields to run.json. `curves` (one row per job and step, with a
+    ``group`` column) is written as `training_curves.csv`. No report is written here
     (`evals.experiments.write_run` writes one too).
     """
     if not frames:
@@ -180,6 +182,7 @@ def write_run(
             seed=seed,
             by_model=by_model,
             info=info,
+            curves=curves,
         )
     except OSError as error:
         where = error.filename or folder
@@ -204,6 +207,7 @@ def _write(
     seed: int,
     by_model: bool,
     info: Mapping[str, Any] | None,
+    curves: pd.DataFrame | None,
 ) -> Run:
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
@@ -229,6 +233,8 @@ def _write(
         scales = {name: plan.scales for name, plan in plans.items()}
         per_model = model_summary(frames, scores, scales=scales, resamples=resamples, seed=seed)
         per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
+    if curves is not None and not curves.empty:
+        curves.to_csv(folder / CURVES_FILE, index=False)
     content: dict[str, Any] = {
         "format": 1,
         "written": utc_now(),
