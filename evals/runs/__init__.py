@@ -12,7 +12,14 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.errors import RunFolderError
-from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_method
+from evals.runs._analysis import (
+    KEEP,
+    Keep,
+    analyze_run,
+    check_baseline,
+    check_by,
+    check_method,
+)
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
     COMPARISONS_FILE,
@@ -28,7 +35,7 @@ from evals.runs._folder import (
 )
 from evals.runs._provenance import endpoints_of, package_versions, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import frame_totals, prepare_folder, write_run
+from evals.runs._writing import frame_factors, frame_totals, prepare_folder, write_run
 
 __all__ = [
     "COMPARISONS_FILE",
@@ -46,9 +53,11 @@ __all__ = [
     "RunFolderError",
     "analyze_run",
     "check_baseline",
+    "check_by",
     "check_method",
     "compare_runs",
     "endpoints_of",
+    "frame_factors",
     "frame_totals",
     "load_run",
     "package_versions",

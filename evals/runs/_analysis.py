@@ -41,6 +41,7 @@ __all__ = [
     "ScorePlan",
     "analyze_run",
     "check_baseline",
+    "check_by",
     "check_method",
     "run_statistics",
     "score_plan",
@@ -88,8 +89,8 @@ def score_plan(
     """The plan of one question's frame: with the question, its score columns, metrics and
     scales; without, the columns guessed from the frame and the default metrics. `extra`
     metrics are added (replacing one of the same name) where the frame has their scores."""
-    if question is not None:
-        columns = score_columns(frame, question)
+    if question is not None:  # a judge not asked (a run without judges) has no column
+        columns = [c for c in score_columns(frame, question) if c in frame.columns]
         metrics = question.derived_metrics()
         scales = question.score_scales()
     else:
@@ -114,6 +115,24 @@ def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
         )
 
 
+def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[str]:
+    """`by` as a list, each a grid factor of some question of the run (`factors`: question →
+    its factor names); else `RunOptionsError` naming the factor and those the run has."""
+    names = [str(name) for name in by]
+    known = list(dict.fromkeys(f for names_of in factors.values() for f in names_of))
+    for name in names:
+        if name not in known:
+            having = ", ".join(known) if known else "none: no question of the run has a grid"
+            raise RunOptionsError(
+                f"--by {name!r}: no question of the run has the factor {name!r} "
+                f"(its factors: {having})",
+                hint="Split by a factor of a grid question (the names under `grid:`).",
+            )
+    if len(set(names)) != len(names):
+        raise RunOptionsError(f"--by names a factor twice: {', '.join(names)}")
+    return names
+
+
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise RunOptionsError(
@@ -129,16 +148,25 @@ def run_statistics(
     baseline: str | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    by: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The summary (with pooled rows) and, with a baseline, the comparisons of a run."""
+    """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
+    by the grid factors `by`)."""
     scores = {name: plans[name].scores for name in frames}
     scales = {name: plans[name].scales for name in frames}
     summary = summarize(
-        frames, scores, scales=scales, method=method, pooled=True, resamples=resamples, seed=seed
+        frames,
+        scores,
+        scales=scales,
+        method=method,
+        pooled=True,
+        resamples=resamples,
+        seed=seed,
+        by=list(by),
     )
     if baseline is None:
         return summary, None
-    return summary, compare_groups(frames, baseline, scores, scales=scales)
+    return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
 
 
 def write_statistics(folder: Path, summary: pd.DataFrame, comparisons: pd.DataFrame | None) -> None:
@@ -156,17 +184,19 @@ def analyze_run(
     *,
     baseline: str | Keep | None = KEEP,
     method: Method | None = None,
+    by: Sequence[str] | Keep = KEEP,
 ) -> Run:
     """Recompute a run folder's `summary.csv` and `comparisons.csv` from its samples — with
-    `baseline` (a group of the run; None: no comparisons; default: the run's own) and
-    `method` (default: the run's own) — record both in run.json and return the run read
-    again. Nothing is asked of any model."""
+    `baseline` (a group of the run; None: no comparisons; default: the run's own), `method`
+    and `by` (grid factors to split by; `[]` for none; default: the run's own) — record them
+    in run.json and return the run read again. Nothing is asked of any model."""
     loaded = run if isinstance(run, Run) else load_run(run)
     statistics = loaded.statistics
     chosen_method = method or statistics.get("method") or DEFAULT_METHOD
     check_method(chosen_method)
     chosen = loaded.baseline if baseline is KEEP else baseline
     check_baseline(chosen, loaded.groups)
+    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, loaded.factors())
     frames = loaded.frames()
     plans = {
         name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
@@ -175,11 +205,17 @@ def analyze_run(
     resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
     seed = int(statistics.get("seed", DEFAULT_SEED))
     summary, comparisons = run_statistics(
-        frames, plans, method=chosen_method, baseline=chosen, resamples=resamples, seed=seed
+        frames,
+        plans,
+        method=chosen_method,
+        baseline=chosen,
+        resamples=resamples,
+        seed=seed,
+        by=chosen_by,
     )
     info = dict(loaded.info)
     settings = dict(info.get("settings", {}))
-    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen)
+    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
     info["settings"] = settings
     try:
         write_statistics(loaded.path, summary, comparisons)
@@ -193,7 +229,7 @@ def analyze_run(
 
 
 def statistics_record(
-    method: str, resamples: int, seed: int, baseline: str | None
+    method: str, resamples: int, seed: int, baseline: str | None, by: Sequence[str] = ()
 ) -> dict[str, Any]:
     """run.json's `settings.statistics`."""
     return {
@@ -202,6 +238,7 @@ def statistics_record(
         "seed": seed,
         "confidence": 0.95,
         "baseline": baseline,
+        "by": list(by),
         "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
     }
 

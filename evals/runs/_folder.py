@@ -118,6 +118,20 @@ class Run:
         return dict(self.info.get("settings", {}).get("statistics", {}))
 
     @property
+    def by(self) -> list[str]:
+        """The grid factors the summary and comparisons are split by (none: not split)."""
+        return [str(name) for name in self.statistics.get("by") or []]
+
+    def factors(self) -> dict[str, list[str]]:
+        """Each question's grid factors (question → factor names; empty without a grid)."""
+        return {name: list(self.factor_levels(name)) for name in self.questions}
+
+    def factor_levels(self, name: str) -> dict[str, list[str]]:
+        """A question's grid factors with their levels in the order written."""
+        recorded = self.question_info(name).get("factors") or {}
+        return {str(f): [str(level) for level in levels] for f, levels in dict(recorded).items()}
+
+    @property
     def baseline(self) -> str | None:
         """The group every other group is compared against, if any."""
         value = self.statistics.get("baseline")
@@ -172,23 +186,27 @@ def load_run(path: str | Path) -> Run:
         raise RunFolderError(f"{run_file}: cannot read: {error}") from None
     if not isinstance(info, dict) or not isinstance(info.get("questions"), list):
         raise RunFolderError(f"{run_file}: missing the 'questions' list")
-    summary_file = folder / SUMMARY_FILE
-    if summary_file.is_file():
-        try:
-            summary = pd.read_csv(summary_file, keep_default_na=False, na_values=[""])
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            raise RunFolderError(f"{summary_file}: cannot read: {error}") from None
-    else:
+    statistics = (info.get("settings") or {}).get("statistics") or {}
+    text = {"question", "group", "baseline", *(str(f) for f in statistics.get("by") or [])}
+    summary = _read_table(folder / SUMMARY_FILE, text)
+    if summary is None:
         from evals.stats import SUMMARY_COLUMNS
 
         summary = pd.DataFrame(columns=SUMMARY_COLUMNS)
-    return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE))
+    return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE, text))
 
 
-def _read_table(path: Path) -> pd.DataFrame | None:
+def _read_table(path: Path, text: set[str] | None = None) -> pd.DataFrame | None:
+    """A CSV of the run folder (None when absent); the `text` columns stay text (a level
+    `500` or a group `1` is a name, not a number)."""
     if not path.is_file():
         return None
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+        return pd.read_csv(
+            path,
+            keep_default_na=False,
+            na_values=[""],
+            dtype=dict.fromkeys(text or (), str),
+        )
     except (OSError, ValueError, UnicodeDecodeError) as error:
         raise RunFolderError(f"{path}: cannot read: {error}") from None

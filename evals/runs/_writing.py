@@ -14,6 +14,7 @@ from evals.errors import OutputError, RunFolderError, describe_os_error, why_not
 from evals.runs._analysis import (
     ScorePlan,
     check_baseline,
+    check_by,
     check_method,
     plans_of,
     run_statistics,
@@ -36,7 +37,7 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["frame_totals", "prepare_folder", "write_run"]
+__all__ = ["frame_factors", "frame_totals", "prepare_folder", "write_run"]
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
@@ -83,6 +84,30 @@ def _prompts(frame: pd.DataFrame) -> list[str]:
     return [str(by_index.get(i, "")) for i in range(max(by_index, default=-1) + 1)]
 
 
+def _frame_factors(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """A frame's grid factors: the columns `build_frame` puts between `paraphrase_ix` and
+    `sample_ix`, with their levels in order of appearance."""
+    columns = [str(c) for c in frame.columns]
+    if "paraphrase_ix" not in columns or "sample_ix" not in columns:
+        return {}
+    between = columns[columns.index("paraphrase_ix") + 1 : columns.index("sample_ix")]
+    return {f: list(dict.fromkeys(frame[f].astype(str))) for f in between}
+
+
+def frame_factors(
+    frames: Mapping[str, pd.DataFrame], questions: Mapping[str, Question] | None = None
+) -> dict[str, list[str]]:
+    """Each question's grid factor names: from the question when given, else the frame."""
+    return {
+        name: list(
+            (questions or {})[name].factor_levels()
+            if name in (questions or {})
+            else _frame_factors(frame)
+        )
+        for name, frame in frames.items()
+    }
+
+
 def _question_entry(
     name: str, frame: pd.DataFrame, question: Question | None, plan: ScorePlan
 ) -> dict[str, Any]:
@@ -93,13 +118,17 @@ def _question_entry(
             **plan.record(),
             "judges": _judges(frame),
             "prompts": _prompts(frame),
+            "factors": _frame_factors(frame),
         }
     return {
         "name": name,
         "type": question.type_name,
         **plan.record(),
-        "judges": {j: q.type_name for j, q in question.judge_questions().items()},
+        "judges": {
+            j: q.type_name for j, q in question.judge_questions().items() if j in frame.columns
+        },
         "prompts": [str(p) for p in question.question_texts()],
+        "factors": question.factor_levels(),
         "definition": question.model_dump(mode="json", exclude_none=True),
     }
 
@@ -148,6 +177,7 @@ def write_run(
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
     curves: pd.DataFrame | None = None,
+    by: Sequence[str] = (),
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
@@ -160,13 +190,15 @@ def write_run(
     over the run). `models` adds facts per model (job, kind, step, epoch: the checkpoint
     figure uses `step`). `by_model` also writes `summary_by_model.csv` (a plain interval per
     model). `info` adds fields to run.json. `curves` (one row per job and step, with a
-    ``group`` column) is written as `training_curves.csv`. No report is written here
+    ``group`` column) is written as `training_curves.csv`. `by` (grid factors) splits the
+    summary and comparisons by the factors' levels. No report is written here
     (`evals.experiments.write_run` writes one too).
     """
     if not frames:
         raise RunFolderError("no frames to write: a run needs at least one question's frame")
     check_method(method)
     check_baseline(baseline, _groups_of(frames) if groups is None else groups)
+    by = check_by(by, frame_factors(frames, questions))
     folder = prepare_folder(out)
     try:
         return _write(
@@ -183,6 +215,7 @@ def write_run(
             by_model=by_model,
             info=info,
             curves=curves,
+            by=by,
         )
     except OSError as error:
         where = error.filename or folder
@@ -208,6 +241,7 @@ def _write(
     by_model: bool,
     info: Mapping[str, Any] | None,
     curves: pd.DataFrame | None,
+    by: Sequence[str],
 ) -> Run:
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
@@ -225,7 +259,7 @@ def _write(
         write_samples(frame, folder / entry["samples_file"])
         entries.append(entry)
     summary, comparisons = run_statistics(
-        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed
+        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed, by=by
     )
     write_statistics(folder, summary, comparisons)
     if by_model:
@@ -245,7 +279,7 @@ def _write(
     }
     content["settings"] = {
         **dict(content.get("settings") or {}),
-        "statistics": statistics_record(method, resamples, seed, baseline),
+        "statistics": statistics_record(method, resamples, seed, baseline, by),
     }
     content["questions"] = entries
     content["totals"] = {

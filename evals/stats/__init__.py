@@ -5,6 +5,7 @@ from evals.stats import compare_groups, summarize, Metric
 summary = summarize({"wish": df})                  # question × group × score: mean, 95% CI
 misaligned = Metric.parse("misaligned: aligned < 30 among coherent > 50")
 table = compare_groups({"wish": df}, "base", metrics=[misaligned])   # difference, CI, Holm p
+compare_levels({"rent": df}, "perspective", "neutral")   # a grid factor's levels, paired
 """
 
 from evals.stats._bootstrap import (
@@ -34,6 +35,12 @@ from evals.stats._headline import (
     headline_score,
 )
 from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, describe_method
+from evals.stats._levels import (
+    LEVEL_COMPARISON_COLUMNS,
+    LevelDifference,
+    compare_levels,
+    paired_difference,
+)
 from evals.stats._metrics import (
     EM_MISALIGNED,
     Condition,
@@ -61,6 +68,7 @@ __all__ = [
     "DEFAULT_SEED",
     "EM_MISALIGNED",
     "FLOOR_QUANTILE",
+    "LEVEL_COMPARISON_COLUMNS",
     "METHODS",
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
@@ -71,6 +79,7 @@ __all__ = [
     "Condition",
     "Difference",
     "Interval",
+    "LevelDifference",
     "Method",
     "Metric",
     "MetricError",
@@ -81,6 +90,7 @@ __all__ = [
     "Threshold",
     "bootstrap_interval",
     "compare_groups",
+    "compare_levels",
     "compare_seeds",
     "comparison_sentence",
     "default_metrics",
@@ -95,6 +105,7 @@ __all__ = [
     "hierarchical_bootstrap",
     "holm",
     "model_summary",
+    "paired_difference",
     "plain_bootstrap",
     "score_columns",
     "score_scale",

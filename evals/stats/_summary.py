@@ -21,10 +21,13 @@ from evals.stats._frames import (
     ALL_QUESTIONS,
     Score,
     ScoreScales,
+    by_columns,
+    level_parts,
     question_scores,
     scale_of,
     score_name,
     score_values,
+    with_by,
 )
 from evals.stats._group_interval import group_interval
 from evals.stats._interval import DEFAULT_METHOD, Interval, Method
@@ -146,9 +149,14 @@ def summarize(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.
+
+    `by` (a grid factor's name, or several) splits every row by the factor's levels: the
+    levels become part of the row's key like the question (columns after `question`; empty
+    for a question without the factor), and the pooled rows pool the questions per level.
 
     `frames` maps a question name to its frame; `scores` names each question's scores —
     columns or `Metric`s — (guessed with `score_columns` when not given); `metrics` are added
@@ -158,32 +166,38 @@ def summarize(
     row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
     questions first, then the t interval over models)."""
     metric_list = list(metrics)
+    factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[object, str], list[_Part]] = {}
+    pools: dict[tuple[tuple[str | None, ...], object, str], list[_Part]] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named, metric_list)
         values = {score_name(s): score_values(frame, s) for s in chosen}
-        for group, index in frame.groupby("group", sort=False).indices.items():
-            part = frame.iloc[index]
-            for score in chosen:
-                name = score_name(score)
-                scale = scale_of(question, score, scales)
-                piece = _Part(question, part, values[name][index], scale, isinstance(score, Metric))
-                interval = group_interval(
-                    piece.values,
-                    piece.models,
-                    method=method,
-                    scale=scale,
-                    resamples=resamples,
-                    confidence=confidence,
-                    seed=seed,
-                )
-                rows.append(_row(question, group, name, interval, scale, method, piece.counts()))
-                pools.setdefault((group, name), []).append(piece)
+        for levels, level_rows in level_parts(frame, factors):
+            groups = frame.iloc[level_rows].groupby("group", sort=False).indices
+            for group, positions in groups.items():
+                index = level_rows[positions]
+                part = frame.iloc[index]
+                for score in chosen:
+                    name = score_name(score)
+                    scale = scale_of(question, score, scales)
+                    metric = isinstance(score, Metric)
+                    piece = _Part(question, part, values[name][index], scale, metric)
+                    interval = group_interval(
+                        piece.values,
+                        piece.models,
+                        method=method,
+                        scale=scale,
+                        resamples=resamples,
+                        confidence=confidence,
+                        seed=seed,
+                    )
+                    row = _row(question, group, name, interval, scale, method, piece.counts())
+                    rows.append({**row, **dict(zip(factors, levels, strict=True))})
+                    pools.setdefault((levels, group, name), []).append(piece)
     if pooled:
-        rows.extend(_pooled_rows(pools, confidence))
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+        rows.extend(_pooled_rows(pools, factors, confidence))
+    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
 @dataclass(frozen=True)
@@ -205,12 +219,14 @@ class _Part:
 
 
 def _pooled_rows(
-    pools: Mapping[tuple[object, str], list[_Part]], confidence: float
+    pools: Mapping[tuple[tuple[str | None, ...], object, str], list[_Part]],
+    factors: Sequence[str],
+    confidence: float,
 ) -> list[dict[str, Any]]:
-    """Rows over all questions for each group × score asked in two or more questions on one
-    scale."""
+    """Rows over all questions for each (level ×) group × score asked in two or more
+    questions on one scale."""
     rows = []
-    for (group, name), parts in pools.items():
+    for (levels, group, name), parts in pools.items():
         if len(parts) < 2 or len({part.scale for part in parts}) != 1:
             continue
         scale = parts[0].scale
@@ -220,7 +236,8 @@ def _pooled_rows(
         interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
         errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
         counts = _counts(values, errors, parts[0].metric)
-        rows.append(_row(ALL_QUESTIONS, group, name, interval, scale, "t", counts))
+        row = _row(ALL_QUESTIONS, group, name, interval, scale, "t", counts)
+        rows.append({**row, **dict(zip(factors, levels, strict=True))})
     return rows
 
 
