@@ -1,6 +1,7 @@
-"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, and one
+"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, one
 column per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating
-judges). Identical (question, answer) pairs are judged once (answer only, when the template
+judges, and `<judge>_cost`: each verdict's price shared among the rows it grades, so the
+column sums to what the verdicts cost). Identical (question, answer) pairs are judged once (answer only, when the template
 does not use `{question}`); verdicts are cached like any request: by judge model, rendered
 prompt and parameters.
 
@@ -10,6 +11,8 @@ types in `evals.questions`; this module only plans, fetches and lays out the col
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -95,9 +98,12 @@ def add_judges(
         extras = judge.extra_columns
         verdicts: list[Any] = []
         extra_values: dict[str, list[Any]] = {extra: [] for extra in extras}
+        shares = Counter(p for p in prompts[name] if p is not None)
+        costs: list[float] = []
         for row, prompt in enumerate(prompts[name]):
             read: dict[str, Any] = {}
             problem: str | None = None
+            cost = 0.0
             if prompt is not None:
                 p = planned[index_of[(name, prompt)]]
                 key = p.request.cache_key if p.request else ""
@@ -112,6 +118,9 @@ def add_judges(
                     )
                 else:
                     read = judge.read_answer([sample])
+                    price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
+                    cost = math.nan if price is None else price / shares[prompt]
+            costs.append(cost)
             if problem and not error_column[row]:
                 error_column[row] = f"judge {name}: {problem}"
             verdict = read.get("answer")
@@ -123,5 +132,7 @@ def add_judges(
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)
+        frame.insert(insert_at, f"{name}_cost", pd.Series(costs, dtype=float))
+        insert_at += 1
     frame["error"] = error_column
     return frame, fetched

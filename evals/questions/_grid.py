@@ -81,7 +81,7 @@ _TABLE_COLUMNS = frozenset(
     }
 )
 """Columns of the summary, the comparisons and a label file, which a factor joins."""
-_RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs")
+_RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs", "_cost")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_serializer, field_validator, model_validator
 
 from evals.answers import average_probabilities, rating_score, token_probabilities
 from evals.errors import QuestionError
@@ -32,7 +32,7 @@ __all__ = [
 
 FORBIDDEN_JUDGE_NAMES = RESERVED_COLUMNS
 """Names no judge takes: the frame's own columns."""
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs")
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_cost")
 
 
 class _LogprobQuestion(Question):
@@ -216,6 +216,14 @@ class FreeForm(Question):
                 raise ValueError(f"judge '{judge_name}' is not a free_form_judge or rating_judge")
             built[str(judge_name)] = judge
         return built
+
+    @field_serializer("judges")
+    def _write_judges(self, judges: dict[str, AnyJudge]) -> dict[str, dict[str, Any]]:
+        """Each judge with its `type`, so a dumped question is built again as it was."""
+        return {
+            name: {"type": judge.type_name, **judge.model_dump(mode="json", exclude_none=True)}
+            for name, judge in judges.items()
+        }
 
     def request_params(self) -> dict[str, Any]:
         params = {

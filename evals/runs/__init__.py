@@ -35,7 +35,13 @@ from evals.runs._folder import (
 )
 from evals.runs._provenance import endpoints_of, package_versions, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import frame_factors, frame_totals, prepare_folder, write_run
+from evals.runs._writing import (
+    frame_factors,
+    frame_totals,
+    prepare_folder,
+    rewrite_questions,
+    write_run,
+)
 
 __all__ = [
     "COMPARISONS_FILE",
@@ -63,6 +69,7 @@ __all__ = [
     "package_versions",
     "prepare_folder",
     "read_samples",
+    "rewrite_questions",
     "utc_now",
     "write_run",
     "write_samples",

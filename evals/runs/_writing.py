@@ -13,11 +13,13 @@ import pandas as pd
 from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
 from evals.runs._analysis import (
     ScorePlan,
+    analyze_run,
     check_baseline,
     check_by,
     check_method,
     plans_of,
     run_statistics,
+    score_plan,
     statistics_record,
     write_run_file,
     write_statistics,
@@ -37,7 +39,7 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["frame_factors", "frame_totals", "prepare_folder", "write_run"]
+__all__ = ["frame_factors", "frame_totals", "prepare_folder", "rewrite_questions", "write_run"]
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
@@ -288,3 +290,36 @@ def _write(
     }
     write_run_file(folder, content)
     return load_run(folder)
+
+
+def rewrite_questions(
+    run: Run,
+    frames: Mapping[str, pd.DataFrame],
+    questions: Mapping[str, Question | None],
+    info: Mapping[str, Any] | None = None,
+) -> Run:
+    """Replace some questions' samples in a run folder (judges added or replaced: `frames`
+    by question name, with the question that now describes each), record their scores,
+    metrics and scales in run.json with `info`'s fields, and compute the summary and
+    comparisons again with the run's own baseline, method and factors. Returns the run read
+    again; nothing is asked of any model."""
+    content = dict(run.info)
+    entries = [dict(entry) for entry in content.get("questions", [])]
+    for entry in entries:
+        name = entry["name"]
+        if name not in frames:
+            continue
+        frame = frames[name]
+        question = questions.get(name)
+        plan = score_plan(frame, question, run.metrics(name))
+        fresh = _question_entry(name, frame, question, plan)
+        if question is None:
+            fresh["definition"] = entry.get("definition")
+        entry.update({k: v for k, v in fresh.items() if v is not None})
+        entry["totals"] = frame_totals(frame)
+        write_samples(frame, run.path / entry["samples_file"])
+        run._frames[name] = frame
+    content["questions"] = entries
+    content.update(info or {})
+    write_run_file(run.path, content)
+    return analyze_run(load_run(run.path))

@@ -1,6 +1,7 @@
-"""`labmgr eval run` and `labmgr eval compare`: run question files over model groups into a
-run folder (samples, summary, comparisons against a baseline, report), and list the scores
-that moved between two runs."""
+"""`labmgr eval run`, `score`, `compare` and `history`: run question files over model groups
+into a run folder (samples, summary, comparisons against a baseline, costs, report), judge a
+finished run later, list the scores that moved between two runs, and follow scores over
+runs."""
 
 from __future__ import annotations
 
@@ -213,10 +214,28 @@ def run(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Split the summary, comparisons and figures by a grid factor's levels "
+            "(repeatable).",
+        ),
+    ] = None,
+    no_judges: Annotated[
+        bool,
+        typer.Option(
+            "--no-judges", help="Ask for the answers only; judge them later with `eval score`."
+        ),
+    ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
-    baseline), run.log and report.html."""
+    baseline), costs.csv, run.log and report.html."""
     from evals import estimate_run, run_questions
     from evals.groups import base_group
 
@@ -234,6 +253,9 @@ def run(
             samples=samples,
             metrics=list(metric or []),
             baseline=baseline,
+            by=list(by or []),
+            judge=not no_judges,
+            judge_model=judge_model,
             lab=settings,
         )
         _show_estimate(estimates, as_json=as_json)
@@ -252,6 +274,9 @@ def run(
             report=not no_report,
             by_model=by_model,
             source=str(questions_file),
+            by=list(by or []),
+            judge=not no_judges,
+            judge_model=judge_model,
             lab=settings,
         )
     except KeyboardInterrupt:
@@ -261,25 +286,14 @@ def run(
         ) from None
     info = result_run.info
     if as_json:
-        comparisons = result_run.comparisons
-        typer.echo(
-            json.dumps(
-                {
-                    "run_dir": str(result_run.path),
-                    "totals": info.get("totals"),
-                    "bought": info.get("bought"),
-                    "stopped": info.get("stopped"),
-                    "statistics": result_run.statistics,
-                    "summary": _records(result_run.summary),
-                    "comparisons": None if comparisons is None else _records(comparisons),
-                },
-                indent=2,
-                default=str,
-            )
-        )
+        typer.echo(json.dumps(_run_json(result_run), indent=2, default=str))
         return
     console = _console()
     show_statistics(console, result_run, full=full)
+    if no_judges:
+        console.print(
+            "Judges skipped: `labmgr eval score RUN` judges the answers later.", markup=False
+        )
     totals, bought = info.get("totals", {}), info.get("bought", {})
     console.print(
         f"{totals.get('rows', 0)} samples ({totals.get('errors', 0)} with errors); "
@@ -304,6 +318,20 @@ def run(
 
 
 _SHOWN_ERRORS = 5
+
+
+def _run_json(run: Run) -> dict[str, Any]:
+    """What `--json` prints of a run: its folder, totals, statistics and tables."""
+    comparisons = run.comparisons
+    return {
+        "run_dir": str(run.path),
+        "totals": run.info.get("totals"),
+        "bought": run.info.get("bought"),
+        "stopped": run.info.get("stopped"),
+        "statistics": run.statistics,
+        "summary": _records(run.summary),
+        "comparisons": None if comparisons is None else _records(comparisons),
+    }
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -399,3 +427,47 @@ def compare(
             "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
         )
     console.print(out)
+
+
+@app.command("score")
+@cli_errors
+def score(
+    ctx: typer.Context,
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
+    judges: Annotated[
+        Path | None,
+        typer.Option(
+            "--judges",
+            help="A YAML file of judges (rating_judge or free_form_judge entries) to add to "
+            "every free-form question, replacing judges of the same name.",
+        ),
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="Ask every judge of this model.")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print the whole summary and every comparison.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Judge a finished run's answers (the judges it skipped, its judges with another model,
+    or new ones); only judge requests are made. Rewrites the samples, summary.csv,
+    comparisons.csv and report.html."""
+    from evals.experiments import score_run
+
+    scored = score_run(run_dir, judges=judges, judge_model=judge_model, lab=cli_settings(ctx))
+    if as_json:
+        result = {**_run_json(scored.run), "judged": scored.judged, "bought": scored.bought}
+        typer.echo(json.dumps(result, indent=2, default=str))
+        return
+    console = _console()
+    for name, names in scored.judged.items():
+        console.print(f"{name}: judged by {', '.join(names)}", markup=False)
+    show_statistics(console, scored.run, full=full)
+    console.print(
+        f"Bought ${scored.bought.get('cost', 0):.4f} of verdicts now; the rest came from the "
+        "cache.",
+        markup=False,
+    )
+    if scored.report is not None:
+        console.print(f"Report: {scored.report}", markup=False)
