@@ -2,8 +2,8 @@
 column per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating
 judges, and `<judge>_cost`: each verdict's price shared among the rows it grades, so the
 column sums to what the verdicts cost). Identical (question, answer) pairs are judged once
-(answer only, when the template does not use `{question}`); verdicts are cached like any request: by judge model, rendered
-prompt and parameters.
+(answer only, when the template does not use `{question}`); verdicts are cached like any
+request: by judge model, rendered prompt and parameters.
 
 What a judge is (its template, its parameters, how its verdict is read) is known by the judge
 types in `evals.questions`; this module only plans, fetches and lays out the columns.
