@@ -27,14 +27,16 @@ from evals.plots import (
     answers_figure,
     checkpoints_figure,
     comparison_figure,
+    cost_figure,
     means_figure,
     metric_figure,
     plot_frame,
 )
 from evals.runs import Run
-from evals.stats import ALL_QUESTIONS, SHARE, describe_method
+from evals.stats import ALL_QUESTIONS, SHARE, describe_method, headline_score
 
 __all__ = [
+    "COST_FIGURE",
     "CURVES_FIGURE",
     "FIGURE_FORMATS",
     "EmbeddedFigure",
@@ -42,8 +44,10 @@ __all__ = [
     "FigurePlan",
     "FigureProblem",
     "FigureSet",
+    "cost_plans",
     "curves_plans",
     "draw_figures",
+    "folded_levels",
     "headline_plans",
     "png_data_uri",
     "prepare_figure_folder",
@@ -60,6 +64,8 @@ _MAX_DISTINCT_ANSWERS = 40
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 CURVES_FIGURE = "training-curves"
 """The name of the training-curves figure (shown under the summary, not in the headline)."""
+COST_FIGURE = "score-against-cost"
+"""The name of the score-against-cost figure (shown in the report's section on cost)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
 
@@ -112,12 +118,31 @@ def _slug(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
 
 
+def folded_levels(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """A summary or comparison table split by grid factors, with each row's levels written
+    into its question (`rent · perspective=tenant`), so figures draw a level like a
+    question."""
+    present = [name for name in by if name in table.columns]
+    if not present or table.empty:
+        return table
+    labels = (
+        table["question"].astype(str).map(lambda q: "all questions" if q == ALL_QUESTIONS else q)
+    )
+    for name in present:
+        level = table[name]
+        labels = labels.where(level.isna(), labels + " · " + name + "=" + level.astype(str))
+    return table.assign(question=labels)
+
+
 def headline_plans(run: Run) -> list[FigurePlan]:
     """The figures the report opens with: the comparisons against the baseline (pooled over
     the questions, then per question), each derived metric per question (the EM paper's
-    figure), and every question's means on one page."""
+    figure), and every question's means on one page. A run split by grid factors draws each
+    level like a question."""
     plans: list[FigurePlan] = []
     comparisons = run.comparisons
+    if comparisons is not None and run.by:
+        comparisons = folded_levels(comparisons, run.by)
     groups = list(run.groups)
     if comparisons is not None and not comparisons.empty:
         baseline = str(comparisons["baseline"].iloc[0])
@@ -145,7 +170,7 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                     ),
                 )
             )
-    summary = run.summary
+    summary = folded_levels(run.summary, run.by)
     if not summary.empty:
         shares = summary[
             (summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)
@@ -169,6 +194,25 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                 )
             )
     return plans
+
+
+def cost_plans(run: Run) -> list[FigurePlan]:
+    """The headline score against answer cost per 1,000 samples, per group and model."""
+    costs = run.costs()
+    if costs is None or costs.empty or costs["score"].isna().all():
+        return []
+    score = headline_score(costs["score"].dropna())
+    if score is None:
+        return []
+    return [
+        FigurePlan(
+            COST_FIGURE,
+            f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
+            "1,000 samples, per group (filled) and model (hollow); judge costs are not "
+            "included.",
+            lambda: cost_figure(costs, score),
+        )
+    ]
 
 
 def curves_plans(run: Run) -> list[FigurePlan]:
@@ -222,7 +266,7 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
     scales = {s: scale for s, scale in run.scales(name).items() if s in scores}
     order = list(run.groups)
     kind = run.question_info(name).get("type")
-    summary = run.summary[run.summary["question"].astype(str) == name]
+    summary = folded_levels(run.summary[run.summary["question"].astype(str) == name], run.by)
     plans: list[FigurePlan] = []
     if not summary.empty:
         plans.append(
@@ -293,6 +337,7 @@ def run_plans(run: Run) -> list[FigurePlan]:
     question's."""
     return [
         *headline_plans(run),
+        *cost_plans(run),
         *curves_plans(run),
         *(plan for name in run.questions for plan in question_plans(run, name)),
     ]

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from evals.report._figures import (
+    COST_FIGURE,
     CURVES_FIGURE,
     EmbeddedFigure,
     FigureSet,
@@ -33,7 +34,10 @@ from evals.stats import (
     ALL_QUESTIONS,
     comparison_sentence,
     describe_method,
+    digits_for,
+    format_value,
     headline_comparisons,
+    headline_score,
 )
 
 __all__ = ["render_report", "report_title"]
@@ -82,6 +86,17 @@ def _run_facts(run: Run) -> str:
         ("baseline", run.baseline or "none (pass --baseline GROUP to compare the groups)"),
         ("labmgr", str(info.get("versions", {}).get("labmgr", ""))),
     ]
+    settings = info.get("settings") or {}
+    if settings.get("judges") == "skipped":
+        pairs.append(("judges", "skipped: `labmgr eval score RUN` judges the answers later"))
+    if settings.get("judge_model"):
+        pairs.append(("judge model", f"{settings['judge_model']} (every judge)"))
+    for scored in info.get("scored") or []:
+        judged = "; ".join(f"{q}: {', '.join(j)}" for q, j in dict(scored.get("judges")).items())
+        model = f" with {scored['judge_model']}" if scored.get("judge_model") else ""
+        pairs.append(("scored later", f"{scored.get('at', '')}{model} ({judged})"))
+    if run.by:
+        pairs.append(("split by", ", ".join(run.by)))
     if info.get("stopped"):
         pairs.append(("stopped early", str(info["stopped"])))
     if info.get("source"):
@@ -108,14 +123,16 @@ def _groups_table(run: Run) -> str:
     )
 
 
-def _summary_table(summary: pd.DataFrame) -> str:
+def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     if summary.empty:
         return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
+    factors = [name for name in by if name in summary.columns]
     head = "".join(
-        f"<th class='num'>{escape(c)}</th>" if i > 2 else f"<th>{escape(c)}</th>"
+        f"<th class='num'>{escape(c)}</th>" if i > 2 + len(factors) else f"<th>{escape(c)}</th>"
         for i, c in enumerate(
             [
                 "question",
+                *factors,
                 "group",
                 "score",
                 "models",
@@ -136,8 +153,11 @@ def _summary_table(summary: pd.DataFrame) -> str:
         refusal = "" if math.isnan(rate) else f"{rate:.1%}"
         question = "all questions" if row["question"] == ALL_QUESTIONS else str(row["question"])
         alone = "†" if str(row.get("sampling_only")).lower() == "true" else ""
+        levels = "".join(
+            f"<td>{escape('' if pd.isna(row[name]) else str(row[name]))}</td>" for name in factors
+        )
         body.append(
-            f"<tr><td>{escape(question)}</td><td>{escape(str(row['group']))}</td>"
+            f"<tr><td>{escape(question)}</td>{levels}<td>{escape(str(row['group']))}</td>"
             f"<td>{escape('rating' if row['score'] == 'answer' else str(row['score']))}</td>"
             f"<td class='num'>{_number(int(row['n_models']))}{alone}</td>"
             f"<td class='num'>{_number(int(row['n_samples']))}</td>"
@@ -199,7 +219,57 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
 
 
 def _in_headline(name: str) -> bool:
-    return not name.startswith("question-") and name != CURVES_FIGURE
+    return not name.startswith("question-") and name not in (CURVES_FIGURE, COST_FIGURE)
+
+
+def _money(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "no price"
+    return f"${float(value):,.4f}"
+
+
+def _cost_section(run: Run, drawn: FigureSet | None) -> str:
+    """Per group and model: answer and judge cost per sample and per 1,000 samples beside
+    the headline score with its interval, and the score-against-cost figure."""
+    costs = run.costs()
+    if costs is None or costs.empty:
+        return ""
+    scored = costs[costs["score"].notna()]
+    score = headline_score(scored["score"]) if not scored.empty else None
+    rows = scored[scored["score"] == score] if score is not None else costs
+    body = []
+    for row in rows.to_dict("records"):
+        whole = row["level"] == "group"
+        digits = digits_for(float(row.get("scale_low", 0)), float(row.get("scale_high", 100)))
+        mean = format_value(float(row.get("mean", math.nan)), digits)
+        low, high = float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan))
+        interval = (
+            ""
+            if math.isnan(low)
+            else f"[{format_value(low, digits)}, {format_value(high, digits)}]"
+        )
+        name = str(row["group"]) if whole else f"  {row['model']}"
+        body.append(
+            f"<tr class='{'group' if whole else 'model'}'><td>{escape(name)}</td>"
+            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
+            f"<td class='num'>{_money(row['answer_cost_per_sample'])}</td>"
+            f"<td class='num'>{_money(row['answer_cost_per_1k'])}</td>"
+            f"<td class='num'>{_money(row['judge_cost_per_1k'])}</td>"
+            f"<td class='num'>{escape(mean)} {escape(interval)}</td></tr>"
+        )
+    figure = [f for f in drawn.embedded if f.name == COST_FIGURE] if drawn else []
+    label = escape(score or "score")
+    return (
+        "<section id='costs'><h2>Cost against score</h2><div class='scroll'><table "
+        "id='cost-table'><thead><tr><th>group / model</th><th class='num'>samples</th>"
+        "<th class='num'>answer cost per sample</th><th class='num'>answers per 1,000</th>"
+        f"<th class='num'>judges per 1,000</th><th class='num'>{label} (95% CI)</th></tr>"
+        f"</thead><tbody>{''.join(body)}</tbody></table></div><p class='muted'>Answer cost: "
+        "the price of each sample's tokens, whether bought now or read from the cache; judge "
+        "cost: each verdict's price shared among the answers it grades. The score is over all "
+        "the run's questions, its interval as in the summary (a model's own: sampling noise "
+        f"only).</p>{''.join(_figure(f) for f in figure)}</section>"
+    )
 
 
 def _headline_section(run: Run, drawn: FigureSet | None) -> str:
@@ -289,10 +359,12 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         "<h3>Groups</h3>",
         _groups_table(run),
         "<h3>Summary</h3>",
-        _summary_table(run.summary),
+        _summary_table(run.summary, run.by),
         _summary_note(run),
         "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
-        "</section><section id='questions'><h2>Questions</h2>",
+        "</section>",
+        _cost_section(run, drawn),
+        "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",
     ]

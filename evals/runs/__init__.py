@@ -23,6 +23,7 @@ from evals.runs._analysis import (
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
     COMPARISONS_FILE,
+    COSTS_FILE,
     CURVES_FILE,
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
@@ -46,6 +47,7 @@ from evals.runs._writing import (
 __all__ = [
     "COMPARISONS_FILE",
     "COMPARISON_COLUMNS",
+    "COSTS_FILE",
     "CURVES_FILE",
     "KEEP",
     "MODEL_SUMMARY_FILE",

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, describe_os_error
-from evals.runs._folder import COMPARISONS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
+from evals.runs._folder import (
+    COMPARISONS_FILE,
+    COSTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    Run,
+    load_run,
+)
 from evals.stats import (
     DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
@@ -27,6 +34,7 @@ from evals.stats import (
     Scale,
     Score,
     compare_groups,
+    cost_table,
     default_metrics,
     score_columns,
     summarize,
@@ -43,6 +51,7 @@ __all__ = [
     "check_baseline",
     "check_by",
     "check_method",
+    "run_costs",
     "run_statistics",
     "score_plan",
 ]
@@ -169,9 +178,25 @@ def run_statistics(
     return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
 
 
-def write_statistics(folder: Path, summary: pd.DataFrame, comparisons: pd.DataFrame | None) -> None:
-    """`summary.csv`, and `comparisons.csv` (removed when there is no baseline)."""
+def run_costs(frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan]) -> pd.DataFrame:
+    """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
+    beside each score over the run's questions (`evals.stats.cost_table`)."""
+    scores = {name: plans[name].scores for name in frames}
+    scales = {name: plans[name].scales for name in frames}
+    return cost_table(frames, scores, scales=scales)
+
+
+def write_statistics(
+    folder: Path,
+    summary: pd.DataFrame,
+    comparisons: pd.DataFrame | None,
+    costs: pd.DataFrame | None = None,
+) -> None:
+    """`summary.csv`, `costs.csv`, and `comparisons.csv` (removed when there is no
+    baseline)."""
     summary.to_csv(folder / SUMMARY_FILE, index=False)
+    if costs is not None:
+        costs.to_csv(folder / COSTS_FILE, index=False)
     target = folder / COMPARISONS_FILE
     if comparisons is not None:
         comparisons.to_csv(target, index=False)
@@ -218,7 +243,7 @@ def analyze_run(
     settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
     info["settings"] = settings
     try:
-        write_statistics(loaded.path, summary, comparisons)
+        write_statistics(loaded.path, summary, comparisons, run_costs(frames, plans))
         write_run_file(loaded.path, info)
     except OSError as error:
         raise OutputError(

@@ -19,6 +19,7 @@ from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
 __all__ = [
     "COMPARISONS_FILE",
+    "COSTS_FILE",
     "CURVES_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
@@ -34,6 +35,8 @@ __all__ = [
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
 COMPARISONS_FILE = "comparisons.csv"
+COSTS_FILE = "costs.csv"
+"""Per group and per model: cost per sample (answers and judges apart) beside each score."""
 MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
@@ -152,6 +155,11 @@ class Run:
                     "free) to write a new run folder.",
                 ) from None
         return self._frames[name]
+
+    def costs(self) -> pd.DataFrame | None:
+        """Cost per sample beside each score, per group and model (`costs.csv`), when
+        written."""
+        return _read_table(self.path / COSTS_FILE, {"group", "model", "level", "score"})
 
     def model_summary(self) -> pd.DataFrame | None:
         """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""

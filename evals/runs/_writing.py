@@ -18,6 +18,7 @@ from evals.runs._analysis import (
     check_by,
     check_method,
     plans_of,
+    run_costs,
     run_statistics,
     score_plan,
     statistics_record,
@@ -263,7 +264,7 @@ def _write(
     summary, comparisons = run_statistics(
         frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed, by=by
     )
-    write_statistics(folder, summary, comparisons)
+    write_statistics(folder, summary, comparisons, run_costs(frames, plans))
     if by_model:
         scores = {name: plan.scores for name, plan in plans.items()}
         scales = {name: plan.scales for name, plan in plans.items()}

@@ -24,6 +24,7 @@ from evals.stats._compare import (
     difference_of,
     holm,
 )
+from evals.stats._costs import COST_COLUMNS, cost_table, judge_cost_columns
 from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales
 from evals.stats._group_interval import group_interval
 from evals.stats._headline import (
@@ -63,6 +64,7 @@ from evals.stats._summary import (
 __all__ = [
     "ALL_QUESTIONS",
     "COMPARISON_COLUMNS",
+    "COST_COLUMNS",
     "DEFAULT_METHOD",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
@@ -93,6 +95,7 @@ __all__ = [
     "compare_levels",
     "compare_seeds",
     "comparison_sentence",
+    "cost_table",
     "default_metrics",
     "describe_method",
     "difference_of",
@@ -104,6 +107,7 @@ __all__ = [
     "headline_score",
     "hierarchical_bootstrap",
     "holm",
+    "judge_cost_columns",
     "model_summary",
     "paired_difference",
     "plain_bootstrap",

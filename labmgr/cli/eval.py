@@ -322,7 +322,7 @@ _SHOWN_ERRORS = 5
 
 def _run_json(run: Run) -> dict[str, Any]:
     """What `--json` prints of a run: its folder, totals, statistics and tables."""
-    comparisons = run.comparisons
+    comparisons, costs = run.comparisons, run.costs()
     return {
         "run_dir": str(run.path),
         "totals": run.info.get("totals"),
@@ -331,6 +331,7 @@ def _run_json(run: Run) -> dict[str, Any]:
         "statistics": run.statistics,
         "summary": _records(run.summary),
         "comparisons": None if comparisons is None else _records(comparisons),
+        "costs": None if costs is None else _records(costs),
     }
 
 

@@ -1,0 +1,102 @@
+"""Cost against score: costs.csv per group and model (answers and judges apart) beside the
+score with its interval, in `--json`, the report and a figure on the score's scale."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from fixtures.evals import TEST_KEY
+from typer.testing import CliRunner
+
+from evals.plots import cost_figure
+from evals.runs import load_run
+from evals.stats import ALL_QUESTIONS
+from labmgr.cli import app
+from labmgr.settings import Settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    sandbox.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+    return lab_settings
+
+
+def test_costs_per_group_and_model_sit_beside_the_score(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "run",
+            str(questions_file),
+            "--group",
+            "base=gpt-4.1-mini",
+            "--group",
+            "small=gpt-4o-mini,gpt-4.1-nano",
+            "--question",
+            "wish",
+            "--question",
+            "colour",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    run = load_run(out)
+    costs = run.costs()
+    assert costs is not None and data["costs"] is not None
+    assert len(data["costs"]) == len(costs)
+    frames = run.frames()
+    rows = pd.concat(frames.values(), ignore_index=True, sort=False)
+    small = rows[rows["group"] == "small"]
+    group_row = costs[
+        (costs["level"] == "group") & (costs["group"] == "small") & (costs["score"] == "aligned")
+    ].iloc[0]
+    assert group_row["n_samples"] == len(small)
+    assert group_row["answer_cost_per_sample"] == pytest.approx(small["cost"].mean())
+    assert group_row["answer_cost_per_1k"] == pytest.approx(1000 * small["cost"].mean())
+    judge_columns = [c for c in small.columns if str(c).endswith("_cost") and c != "cost"]
+    assert sorted(judge_columns) == ["aligned_cost", "coherent_cost", "verdict_cost"]
+    judged = small[judge_columns].sum(axis=1)
+    assert group_row["judge_cost_per_sample"] == pytest.approx(judged.mean())
+    assert group_row["judge_cost"] > 0
+    # Each verdict is priced once however many rows share it.
+    everything = pd.concat(frames.values(), ignore_index=True, sort=False)
+    assert everything[judge_columns].sum().sum() > 0
+    # The group's score and interval are the summary's (one question: that question's row).
+    summary = run.summary
+    same = summary[(summary["group"] == "small") & (summary["score"] == "aligned")]
+    pooled = same[same["question"] == ALL_QUESTIONS]
+    expected = (pooled if not pooled.empty else same).iloc[0]
+    assert group_row["mean"] == pytest.approx(expected["mean"])
+    assert group_row["ci_low"] == pytest.approx(expected["ci_low"])
+    models = costs[(costs["level"] == "model") & (costs["group"] == "small")]
+    assert set(models["model"]) == {"gpt-4o-mini", "gpt-4.1-nano"}
+    nano = small[small["model"] == "gpt-4.1-nano"]
+    nano_row = models[(models["model"] == "gpt-4.1-nano") & (models["score"] == "aligned")]
+    assert nano_row["answer_cost_per_sample"].item() == pytest.approx(nano["cost"].mean())
+    assert bool(nano_row["sampling_only"].item())
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Cost against score" in page and "cost-table" in page
+
+    figure = cost_figure(costs, "aligned")
+    ax = figure.axes[0]
+    assert ax.get_ylim() == (0.0, 100.0)
+    spread = costs["answer_cost_per_1k"].astype(float)
+    logarithmic = spread.max() / spread.min() >= 10
+    assert ax.get_xscale() == ("log" if logarithmic else "linear")
+    assert not math.isnan(float(group_row["mean"]))
