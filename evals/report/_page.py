@@ -29,7 +29,7 @@ from evals.report._figures import (
     run_plans,
 )
 from evals.report._payload import build_payload, safe_json
-from evals.runs import Run
+from evals.runs import Run, disagreements
 from evals.stats import (
     ALL_QUESTIONS,
     comparison_sentence,
@@ -228,6 +228,52 @@ def _money(value: Any) -> str:
     return f"${float(value):,.4f}"
 
 
+def _interval_cell(value: Any, low: Any, high: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "n/a"
+    return f"{float(value):.2f} [{float(low):.2f}, {float(high):.2f}]"
+
+
+def _agreement_section(run: Run) -> str:
+    """How far each judge agrees with the human labels, and the answers they disagree on
+    most (every value escaped: answers are untrusted text)."""
+    agreement = run.agreement()
+    if agreement is None or agreement.empty:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape('all questions' if r['question'] == ALL_QUESTIONS else r['question'])}"
+        f"</td><td>{escape(str(r['score']))}</td><td class='num'>{int(r['n'])}</td>"
+        f"<td class='num'>{_number(r['judge_mean'], 1)}</td>"
+        f"<td class='num'>{_number(r['human_mean'], 1)}</td>"
+        f"<td class='num'>{_interval_cell(r['spearman'], r['spearman_low'], r['spearman_high'])}"
+        f"</td><td class='num'>{_interval_cell(r['kappa'], r['kappa_low'], r['kappa_high'])}</td>"
+        f"<td>{escape(str(r['bins']))}{' (linear weights)' if r['weights'] == 'linear' else ''}"
+        "</td></tr>"
+        for r in agreement.to_dict("records")
+    )
+    worst = disagreements(run, 10)
+    items = "".join(
+        f"<li><code>{escape(str(r['id']))}</code> {escape(str(r['question']))}, "
+        f"{escape(str(r['score']))}: judge {r['judge']:.0f}, human {r['human']:.0f}"
+        f"<div class='prompt'>{escape(str(r['prompt']))}</div>"
+        f"<div class='prompt'>{escape(str(r['answer']))}</div></li>"
+        for r in worst.to_dict("records")
+    )
+    return (
+        "<section id='agreement'><h2>Judges against human labels</h2><div class='scroll'>"
+        "<table id='agreement-table'><thead><tr><th>question</th><th>score</th>"
+        "<th class='num'>labelled</th><th class='num'>judge mean</th>"
+        "<th class='num'>human mean</th><th class='num'>Spearman ρ [95% CI]</th>"
+        "<th class='num'>Cohen's κ [95% CI]</th><th>κ's bins</th></tr></thead>"
+        f"<tbody>{body}</tbody></table></div><p class='muted'>ρ: rank agreement, its interval "
+        "Fisher's z with Bonett and Wright's variance; κ: agreement on the score's bins (cut "
+        "at the thresholds the run's metrics use, else the middle of the scale), its interval "
+        "the large-sample one of Fleiss, Cohen and Everitt. Both treat the labelled answers as "
+        "independent.</p><h3>The largest disagreements</h3>"
+        f"<ol class='disagreements'>{items}</ol></section>"
+    )
+
+
 def _cost_section(run: Run, drawn: FigureSet | None) -> str:
     """Per group and model: answer and judge cost per sample and per 1,000 samples beside
     the headline score with its interval, and the score-against-cost figure."""
@@ -364,6 +410,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
         "</section>",
         _cost_section(run, drawn),
+        _agreement_section(run),
         "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",

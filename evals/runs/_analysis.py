@@ -24,6 +24,7 @@ from evals.runs._folder import (
     Run,
     load_run,
 )
+from evals.runs._human import AGREEMENT_FILE, agreement_table
 from evals.stats import (
     DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
@@ -51,6 +52,7 @@ __all__ = [
     "check_baseline",
     "check_by",
     "check_method",
+    "run_agreement",
     "run_costs",
     "run_statistics",
     "score_plan",
@@ -186,17 +188,35 @@ def run_costs(frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan]
     return cost_table(frames, scores, scales=scales)
 
 
+def run_agreement(
+    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], labels: pd.DataFrame | None
+) -> pd.DataFrame | None:
+    """`agreement.csv`: each judge against the run's human labels (None without labels)."""
+    return agreement_table(
+        frames,
+        {name: plan.columns for name, plan in plans.items()},
+        {name: plan.metrics for name, plan in plans.items()},
+        {name: plan.scales for name, plan in plans.items()},
+        labels,
+    )
+
+
 def write_statistics(
     folder: Path,
     summary: pd.DataFrame,
     comparisons: pd.DataFrame | None,
     costs: pd.DataFrame | None = None,
+    agreement: pd.DataFrame | None = None,
 ) -> None:
-    """`summary.csv`, `costs.csv`, and `comparisons.csv` (removed when there is no
-    baseline)."""
+    """`summary.csv`, `costs.csv`, `comparisons.csv` (removed when there is no baseline) and
+    `agreement.csv` (removed when there are no human labels)."""
     summary.to_csv(folder / SUMMARY_FILE, index=False)
     if costs is not None:
         costs.to_csv(folder / COSTS_FILE, index=False)
+    if agreement is not None:
+        agreement.to_csv(folder / AGREEMENT_FILE, index=False)
+    else:
+        (folder / AGREEMENT_FILE).unlink(missing_ok=True)
     target = folder / COMPARISONS_FILE
     if comparisons is not None:
         comparisons.to_csv(target, index=False)
@@ -243,7 +263,13 @@ def analyze_run(
     settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
     info["settings"] = settings
     try:
-        write_statistics(loaded.path, summary, comparisons, run_costs(frames, plans))
+        write_statistics(
+            loaded.path,
+            summary,
+            comparisons,
+            run_costs(frames, plans),
+            run_agreement(frames, plans, loaded.human_labels()),
+        )
         write_run_file(loaded.path, info)
     except OSError as error:
         raise OutputError(

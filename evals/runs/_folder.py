@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evals.errors import RunFolderError
+from evals.runs._human import AGREEMENT_FILE, LABELS_FILE, read_labels
 from evals.runs._samples_file import read_samples
 from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
@@ -155,6 +156,18 @@ class Run:
                     "free) to write a new run folder.",
                 ) from None
         return self._frames[name]
+
+    def human_labels(self) -> pd.DataFrame | None:
+        """The human labels imported into the run (`human_labels.csv`: id, question, model,
+        paraphrase_ix, sample_ix and a `human_<score>` column per score), if any."""
+        try:
+            return read_labels(self.path / LABELS_FILE)
+        except (OSError, ValueError, UnicodeDecodeError) as error:
+            raise RunFolderError(f"{self.path / LABELS_FILE}: cannot read: {error}") from None
+
+    def agreement(self) -> pd.DataFrame | None:
+        """How far each judge agrees with the human labels (`agreement.csv`), if labelled."""
+        return _read_table(self.path / AGREEMENT_FILE, {"question", "score", "bins"})
 
     def costs(self) -> pd.DataFrame | None:
         """Cost per sample beside each score, per group and model (`costs.csv`), when

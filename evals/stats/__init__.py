@@ -8,6 +8,15 @@ table = compare_groups({"wish": df}, "base", metrics=[misaligned])   # differenc
 compare_levels({"rent": df}, "perspective", "neutral")   # a grid factor's levels, paired
 """
 
+from evals.stats._agreement import (
+    AGREEMENT_COLUMNS,
+    Agreement,
+    Bins,
+    agreement,
+    cohen_kappa,
+    score_bins,
+    spearman_interval,
+)
 from evals.stats._bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -62,6 +71,7 @@ from evals.stats._summary import (
 )
 
 __all__ = [
+    "AGREEMENT_COLUMNS",
     "ALL_QUESTIONS",
     "COMPARISON_COLUMNS",
     "COST_COLUMNS",
@@ -77,6 +87,8 @@ __all__ = [
     "SHARE",
     "SUMMARY_COLUMNS",
     "ZERO_TO_HUNDRED",
+    "Agreement",
+    "Bins",
     "BootstrapMethod",
     "Condition",
     "Difference",
@@ -90,7 +102,9 @@ __all__ = [
     "ScoreScales",
     "SeedMeans",
     "Threshold",
+    "agreement",
     "bootstrap_interval",
+    "cohen_kappa",
     "compare_groups",
     "compare_levels",
     "compare_seeds",
@@ -111,9 +125,11 @@ __all__ = [
     "model_summary",
     "paired_difference",
     "plain_bootstrap",
+    "score_bins",
     "score_columns",
     "score_scale",
     "seed_interval",
     "seed_means",
+    "spearman_interval",
     "summarize",
 ]

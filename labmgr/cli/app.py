@@ -65,6 +65,7 @@ def _register_commands() -> None:
     from labmgr.cli.eval import app as eval_app
     from labmgr.cli.finetune import app as finetune_app
     from labmgr.cli.jobs import app as jobs_app
+    from labmgr.cli.labels import app as labels_app
     from labmgr.cli.lab import register as register_lab_commands
     from labmgr.cli.models import app as models_app
     from labmgr.cli.report import register as register_report_command
@@ -78,6 +79,7 @@ def _register_commands() -> None:
     app.add_typer(models_app, name="models")
     app.add_typer(db_app, name="db")
     app.add_typer(eval_app, name="eval")
+    app.add_typer(labels_app, name="labels")
     register_report_command(app)
     app.command("demo")(demo)
 
