@@ -65,8 +65,8 @@ def _register_commands() -> None:
     from labmgr.cli.eval import app as eval_app
     from labmgr.cli.finetune import app as finetune_app
     from labmgr.cli.jobs import app as jobs_app
-    from labmgr.cli.labels import app as labels_app
     from labmgr.cli.lab import register as register_lab_commands
+    from labmgr.cli.labels import app as labels_app
     from labmgr.cli.models import app as models_app
     from labmgr.cli.report import register as register_report_command
     from labmgr.cli.sandbox import app as sandbox_app
