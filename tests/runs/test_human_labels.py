@@ -76,8 +76,10 @@ def test_an_export_is_stratified_seeded_blind_and_its_ids_are_stable(
     first = tmp_path / "a.csv"
     result = runner.invoke(
         app,
-        ["labels", "export", str(run), "--n", "12", "--by", "group", "--blind", "--seed", "3"]
-        + ["--out", str(first)],
+        [
+            *("labels", "export", str(run), "--n", "12", "--by", "group", "--blind"),
+            *("--seed", "3", "--out", str(first)),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "12 answers to label (base: 6, small: 6)" in result.output
