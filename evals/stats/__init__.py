@@ -60,7 +60,7 @@ from evals.stats._metrics import (
     default_metrics,
 )
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
-from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, seed_interval, seed_means
+from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, interval_of, seed_interval, seed_means
 from evals.stats._summary import (
     MODEL_SUMMARY_COLUMNS,
     REFUSED_ERROR,
@@ -121,6 +121,7 @@ __all__ = [
     "headline_score",
     "hierarchical_bootstrap",
     "holm",
+    "interval_of",
     "judge_cost_columns",
     "model_summary",
     "paired_difference",

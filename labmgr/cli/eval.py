@@ -472,3 +472,76 @@ def score(
     )
     if scored.report is not None:
         console.print(f"Report: {scored.report}", markup=False)
+
+
+@app.command("history")
+@cli_errors
+def history(
+    ctx: typer.Context,
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="Run folders (any order: sorted by date).")
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="Every run of this question file in the lab's runs."),
+    ] = None,
+    score: Annotated[
+        str | None,
+        typer.Option("--score", help="The score or metric to follow (default: the headline)."),
+    ] = None,
+    question: Annotated[
+        str | None,
+        typer.Option(
+            "--question", help="One question (default: over the questions every run has)."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Draw the trend to this .png, .pdf or .svg.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """A score's group means with 95% intervals run by run, each change from a group's
+    previous run tested (Welch over the seeds' means, Holm over the history)."""
+    from evals.experiments import run_history, runs_of_questions
+    from evals.stats import ALL_QUESTIONS
+
+    folders = list(runs or [])
+    if questions is not None:
+        folders += runs_of_questions(cli_settings(ctx).runs_dir, questions)
+    if not folders:
+        raise LabmgrError(
+            "no runs given", hint="Name run folders, or --questions FILE for a file's runs."
+        )
+    found = run_history(
+        folders, score, question=question if question is not None else ALL_QUESTIONS, out=out
+    )
+    table = found.table
+    if as_json:
+        typer.echo(json.dumps({"score": found.score, "rows": _records(table)}, default=str))
+        return
+    console = _console()
+    title = f"{found.score} over {table['run'].nunique()} runs"
+    out_table = Table(title=title + ("" if question is None else f" ({question})"))
+    for column in ("run", "started", "group", "mean (95% CI)", "change (95% CI)", "adj. p"):
+        out_table.add_column(column)
+
+    def cell(value: float, low: float, high: float, sign: str = "") -> str:
+        if math.isnan(value):
+            return ""
+        return f"{value:{sign}.2f} ({low:.2f} – {high:.2f})"
+
+    for row in table.to_dict(orient="records"):
+        change = cell(row["change"], row["change_low"], row["change_high"], "+")
+        out_table.add_row(
+            str(row["run"]),
+            str(row["started"] or "")[:16],
+            str(row["group"]),
+            cell(row["mean"], row["ci_low"], row["ci_high"]),
+            change + (" moved" if row["moved"] else ""),
+            "" if math.isnan(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
+        )
+    console.print(out_table)
+    moved = int(table["moved"].sum())
+    console.print(f"{moved} change(s) beyond their intervals (Holm over the history).")
+    if out is not None:
+        console.print(f"Figure: {out}", markup=False)
