@@ -28,6 +28,7 @@ from evals.plots import (
     checkpoints_figure,
     comparison_figure,
     cost_figure,
+    folded_levels,
     means_figure,
     metric_figure,
     plot_frame,
@@ -47,7 +48,6 @@ __all__ = [
     "cost_plans",
     "curves_plans",
     "draw_figures",
-    "folded_levels",
     "headline_plans",
     "png_data_uri",
     "prepare_figure_folder",
@@ -116,22 +116,6 @@ def _interval_words(run: Run) -> str:
 
 def _slug(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
-
-
-def folded_levels(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """A summary or comparison table split by grid factors, with each row's levels written
-    into its question (`rent · perspective=tenant`), so figures draw a level like a
-    question."""
-    present = [name for name in by if name in table.columns]
-    if not present or table.empty:
-        return table
-    labels = (
-        table["question"].astype(str).map(lambda q: "all questions" if q == ALL_QUESTIONS else q)
-    )
-    for name in present:
-        level = table[name]
-        labels = labels.where(level.isna(), labels + " · " + name + "=" + level.astype(str))
-    return table.assign(question=labels)
 
 
 def headline_plans(run: Run) -> list[FigurePlan]:

@@ -277,3 +277,33 @@ def test_literal_braces_stay_and_level_text_is_never_read_again() -> None:
         '{amount} owes 5 as {"json": true}',
         'me owes 5 as {"json": true}',
     ]
+
+
+def test_report_by_a_factor_recomputes_the_split_and_draws_each_level(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from evals.plots import means_figure
+    from evals.runs import load_run
+    from labmgr.cli import app
+
+    question = _rating()
+    options = {"cache": eval_cache, "router": router, "settings": fast_settings}
+    frame = question.df(GROUPS, **options)
+    run = write_run(tmp_path / "run", {"repair": frame}, questions={"repair": question})
+    assert run.by == [] and "perspective" not in run.summary.columns
+    result = CliRunner().invoke(
+        app, ["report", str(run.path), "--by", "perspective", "--no-figures"]
+    )
+    assert result.exit_code == 0, result.output
+    split = load_run(run.path)
+    assert split.by == ["perspective"]
+    assert list(dict.fromkeys(split.summary["perspective"])) == ["landlord", "tenant", "neutral"]
+    page = (run.path / "report.html").read_text(encoding="utf-8")
+    assert "split by" in page and "<th>perspective</th>" in page
+    figure = means_figure(split.summary, by="perspective")
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert any("perspective=tenant" in label for label in labels)
+    bad = CliRunner().invoke(app, ["report", str(run.path), "--by", "mood"])
+    assert bad.exit_code == 1 and "no question of the run has the factor 'mood'" in bad.output
