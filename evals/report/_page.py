@@ -268,8 +268,8 @@ def _agreement_section(run: Run) -> str:
         f"<tbody>{body}</tbody></table></div><p class='muted'>ρ: rank agreement, its interval "
         "Fisher's z with Bonett and Wright's variance; κ: agreement on the score's bins (cut "
         "at the thresholds the run's metrics use, else the middle of the scale), its interval "
-        "the large-sample one of Fleiss, Cohen and Everitt. Both treat the labelled answers as "
-        "independent.</p><h3>The largest disagreements</h3>"
+        "a BCa bootstrap, given when each bin holds at least 5 answers of both. Both treat the "
+        "labelled answers as independent.</p><h3>The largest disagreements</h3>"
         f"<ol class='disagreements'>{items}</ol></section>"
     )
 

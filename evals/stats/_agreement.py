@@ -8,8 +8,10 @@ scores and Cohen's κ over the score's bins, each with a 95% interval.
   at the thresholds the run's metrics use for the score** (EM: `aligned < 30`, `coherent >
   50`), or at the middle of the scale when no metric reads the score. Two bins give Cohen's
   κ; more bins (several thresholds) give κ with linear weights, since the bins are ordered.
-  Its interval is the large-sample one of **Fleiss, Cohen and Everitt (1969)**, analytic,
-  clipped to [−1, 1].
+  Its interval is a **BCa bootstrap** over the labelled answers (2,000 resamples, a fixed
+  seed), given only when every bin holds at least `MIN_PER_BIN` answers on both sides: the
+  large-sample interval of Fleiss, Cohen and Everitt covered 92% with 50 answers and 71–89%
+  when a bin was rare, where the BCa bootstrap covers 94–98%.
 
 The unit is the labelled answer: answers are taken to be independent draws (labels sampled
 across models and prompts), which the export's stratified random sample makes reasonable.
@@ -18,6 +20,7 @@ across models and prompts), which the export's stratified random sample makes re
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +33,7 @@ from evals.stats._scales import Scale
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "MIN_PER_BIN",
     "Agreement",
     "Bins",
     "agreement",
@@ -58,6 +62,11 @@ and judged, the judge's and the humans' mean on those answers, ρ and κ with th
 intervals, the bins κ used and its weights (`none` for two bins, `linear` for more)."""
 
 FloatArray = npt.NDArray[np.float64]
+MIN_PER_BIN = 5
+"""κ gets an interval only when each bin holds this many answers by the judge and by the
+humans (with fewer, no interval holds its level: see docs/design/workflows.md)."""
+_RESAMPLES = 2000
+_BOOTSTRAP_SEED = 20240521
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,23 @@ def spearman_interval(
     return rho, math.tanh(z - critical * se), math.tanh(z + critical * se)
 
 
+def _kappa(
+    judge: npt.NDArray[np.int64], human: npt.NDArray[np.int64], categories: int, axis: int = -1
+) -> FloatArray:
+    """κ with linear agreement weights (plain κ for two bins) over `axis`, vectorised over
+    the other axes (the bootstrap's resamples)."""
+    index = np.arange(categories)
+    weights = 1.0 - np.abs(index[:, None] - index[None, :]) / max(categories - 1, 1)
+    judge_share = np.stack([(judge == i).mean(axis=axis) for i in index], axis=-1)
+    human_share = np.stack([(human == i).mean(axis=axis) for i in index], axis=-1)
+    observed = sum(
+        weights[i, j] * ((judge == i) & (human == j)).mean(axis=axis) for i in index for j in index
+    )
+    expected = np.einsum("...i,ij,...j->...", judge_share, weights, human_share)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray((observed - expected) / (1.0 - expected), dtype=float)
+
+
 def cohen_kappa(
     judge: npt.NDArray[np.int64],
     human: npt.NDArray[np.int64],
@@ -128,31 +154,35 @@ def cohen_kappa(
     confidence: float = 0.95,
 ) -> tuple[float, float, float, str]:
     """(κ, low, high, weights) over `categories` ordered bins: Cohen's κ (linear weights for
-    more than two bins) with the Fleiss–Cohen–Everitt interval; NaN when chance agreement
-    is total (every answer in one bin on both sides)."""
-    n = len(judge)
+    more than two bins) with a BCa bootstrap interval when every bin holds `MIN_PER_BIN`
+    answers on both sides (else NaN bounds); κ is NaN when chance agreement is total."""
     weights_name = "linear" if categories > 2 else "none"
-    if n == 0:
+    judge, human = np.asarray(judge, dtype=np.int64), np.asarray(human, dtype=np.int64)
+    if len(judge) == 0:
         return math.nan, math.nan, math.nan, weights_name
-    table = np.zeros((categories, categories))
-    np.add.at(table, (judge, human), 1.0)
-    p = table / n
-    index = np.arange(categories)
-    weights = 1.0 - np.abs(index[:, None] - index[None, :]) / max(categories - 1, 1)
-    rows, columns = p.sum(axis=1), p.sum(axis=0)
-    observed = float((weights * p).sum())
-    expected = float((weights * np.outer(rows, columns)).sum())
-    if expected >= 1.0:
-        return math.nan, math.nan, math.nan, weights_name
-    kappa = (observed - expected) / (1 - expected)
-    row_weights = weights @ columns  # w̄_i. = Σ_j p_.j w_ij
-    column_weights = rows @ weights  # w̄_.j = Σ_i p_i. w_ij
-    spread = weights - (row_weights[:, None] + column_weights[None, :]) * (1 - kappa)
-    variance = (float((p * spread**2).sum()) - (kappa - expected * (1 - kappa)) ** 2) / (
-        n * (1 - expected) ** 2
+    kappa = float(_kappa(judge, human, categories))
+    counts = np.concatenate(
+        [np.bincount(judge, minlength=categories), np.bincount(human, minlength=categories)]
     )
-    half = float(special.ndtri(1 - (1 - confidence) / 2)) * math.sqrt(max(variance, 0.0))
-    return kappa, max(kappa - half, -1.0), min(kappa + half, 1.0), weights_name
+    if math.isnan(kappa) or counts.min() < MIN_PER_BIN:
+        return kappa, math.nan, math.nan, weights_name
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        # A degenerate resample distribution gives NaN bounds, reported as no interval.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        found = stats.bootstrap(
+            (judge, human),
+            lambda a, b, axis=-1: _kappa(a, b, categories, axis),
+            paired=True,
+            vectorized=True,
+            n_resamples=_RESAMPLES,
+            confidence_level=confidence,
+            method="BCa",
+            random_state=np.random.default_rng(_BOOTSTRAP_SEED),
+        )
+    low, high = (float(v) for v in found.confidence_interval)
+    if math.isnan(low) or math.isnan(high):
+        return kappa, math.nan, math.nan, weights_name
+    return kappa, max(low, -1.0), min(high, 1.0), weights_name
 
 
 @dataclass(frozen=True)
