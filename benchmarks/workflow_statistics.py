@@ -94,7 +94,7 @@ def labels(experiments: int, rng: np.random.Generator) -> None:
     print("| setting | answers | rho (Fisher z) | kappa (BCa) | kappa given | kappa (FCE) |")
     print("|---|---|---|---|---|---|")
     bins = Bins((Threshold("aligned", "<", 30.0),))
-    for name, setting in LABEL_SCENARIOS.items():
+    for setting in LABEL_SCENARIOS.values():
         judge, human = setting.draw(np.random.default_rng(0), 400_000)
         true_rho = spearman_interval(judge, human)[0]
         true_kappa = float(_kappa(bins.of(judge), bins.of(human), 2))
