@@ -7,7 +7,7 @@ earlier one the way `compare_groups` compares two groups — Welch's test over t
 means, Cochran and Cox's critical value when a side has one model, the variance never below
 its sampling-noise floor — with Holm over every change of the history. Runs are treated as
 independent draws; when two runs share models (the same fine-tunes asked again), the seeds'
-spread is counted on both sides, so the test is conservative there. docs/design/history.md
+spread is counted on both sides, so the test is conservative there. docs/design/workflows.md
 says why this replaced `compare_runs`'s overlap rule for histories.
 """
 

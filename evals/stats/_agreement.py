@@ -3,7 +3,7 @@ scores and Cohen's κ over the score's bins, each with a 95% interval.
 
 - **ρ** (rank agreement) with the **Fisher z interval using Bonett and Wright's (2000)
   variance** for Spearman's ρ, (1 + ρ²/2)/(n − 3): analytic, and it holds its level with
-  50–200 labelled answers (docs/design/labels.md has the simulation).
+  50–200 labelled answers (docs/design/workflows.md has the simulation).
 - **κ** (do they put an answer on the same side of the line that matters?) over **bins cut
   at the thresholds the run's metrics use for the score** (EM: `aligned < 30`, `coherent >
   50`), or at the middle of the scale when no metric reads the score. Two bins give Cohen's

@@ -10,7 +10,7 @@ what makes the test sharper than comparing two groups. As in `seed_interval`, th
 never falls below the 5% quantile of what sampling noise alone would give (so models that
 agree by chance do not get a zero-width interval). A group of one model has only its
 sampling noise (flagged `sampling_only`). p-values are Holm-adjusted over every row of the
-call, like `compare_groups`. docs/design/statistics.md has the coverage by simulation.
+call, like `compare_groups`. docs/design/workflows.md has the coverage by simulation.
 """
 
 from __future__ import annotations
