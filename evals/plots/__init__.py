@@ -15,11 +15,11 @@ from evals.plots._costs import LOG_COST_RATIO, cost_figure
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure
 from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
 from evals.plots._history import history_figure
-from evals.plots._interval_rows import folded_levels
 from evals.plots._means import means_figure
 from evals.plots._metric import metric_figure
 from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER
+from evals.stats import folded_levels
 
 __all__ = [
     "KINDS",

@@ -11,7 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from evals.plots._axes import ScaleArgument, difference_axis, scale_for, summary_scale
-from evals.plots._interval_rows import IntervalColumns, folded_levels, interval_panels, ordered
+from evals.plots._interval_rows import IntervalColumns, interval_panels, ordered
+from evals.stats import folded_levels
 
 __all__ = ["comparison_figure"]
 

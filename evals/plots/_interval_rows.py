@@ -15,22 +15,7 @@ from matplotlib.lines import Line2D
 from evals.plots._axes import repeat_on_top
 from evals.plots._style import colours, figure_title, markers, new_figure, style_axes, wrap
 
-__all__ = ["IntervalColumns", "folded_levels", "interval_panels", "ordered"]
-
-
-def folded_levels(table: pd.DataFrame, by: str | Sequence[str] | None) -> pd.DataFrame:
-    """A summary or comparison table split by grid factors (`by`), with each row's levels
-    written into its question (`rent · perspective=tenant`), so a figure draws a level like a
-    question."""
-    names = [by] if isinstance(by, str) else list(by or [])
-    present = [name for name in names if name in table.columns]
-    if not present or table.empty:
-        return table
-    labels = table["question"].astype(str).map(lambda q: "all questions" if q == "(all)" else q)
-    for name in present:
-        level = table[name]
-        labels = labels.where(level.isna(), labels + " · " + name + "=" + level.astype(str))
-    return table.assign(question=labels)
+__all__ = ["IntervalColumns", "interval_panels", "ordered"]
 
 
 def ordered(values: pd.Series, wanted: Sequence[str] | None) -> list[str]:

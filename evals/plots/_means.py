@@ -10,7 +10,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
-from evals.plots._interval_rows import IntervalColumns, folded_levels, interval_panels, ordered
+from evals.plots._interval_rows import IntervalColumns, interval_panels, ordered
+from evals.stats import folded_levels
 
 __all__ = ["means_figure"]
 

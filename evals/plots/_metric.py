@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
-from evals.plots._interval_rows import folded_levels, ordered
+from evals.plots._interval_rows import ordered
 from evals.plots._style import (
     colours,
     figure_title,
@@ -21,7 +21,7 @@ from evals.plots._style import (
     style_axes,
     wrap,
 )
-from evals.stats import ALL_QUESTIONS, SHARE
+from evals.stats import ALL_QUESTIONS, SHARE, folded_levels
 
 __all__ = ["metric_figure"]
 

@@ -34,7 +34,7 @@ from evals.stats._compare import (
     holm,
 )
 from evals.stats._costs import COST_COLUMNS, cost_table, judge_cost_columns
-from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales
+from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels
 from evals.stats._group_interval import group_interval
 from evals.stats._headline import (
     comparison_sentence,
@@ -114,6 +114,7 @@ __all__ = [
     "describe_method",
     "difference_of",
     "digits_for",
+    "folded_levels",
     "format_p",
     "format_value",
     "group_interval",

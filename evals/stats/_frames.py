@@ -17,6 +17,7 @@ __all__ = [
     "Score",
     "ScoreScales",
     "by_columns",
+    "folded_levels",
     "level_parts",
     "question_scores",
     "scale_of",
@@ -110,3 +111,20 @@ def level_parts(
         }
         parts.append((tuple(level.get(name) for name in by), np.sort(rows)))
     return parts
+
+
+def folded_levels(table: pd.DataFrame, by: str | Sequence[str] | None) -> pd.DataFrame:
+    """A summary or comparison table split by grid factors (`by`), with each row's levels
+    written into its question (`rent · perspective=tenant`), so tables and figures show a
+    level like a question."""
+    names = by_columns(by)
+    present = [name for name in names if name in table.columns]
+    if not present or table.empty:
+        return table
+    labels = (
+        table["question"].astype(str).map(lambda q: "all questions" if q == ALL_QUESTIONS else q)
+    )
+    for name in present:
+        level = table[name]
+        labels = labels.where(level.isna(), labels + " · " + name + "=" + level.astype(str))
+    return table.assign(question=labels)

@@ -344,24 +344,26 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def show_statistics(console: Console, run: Run, *, full: bool) -> None:
     """The compact summary (or with `full`, every row and comparison), then the comparisons
     over all questions in words."""
-    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method
+    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method, folded_levels
 
     method = describe_method(str(run.statistics.get("method", "t")))
+    summary = folded_levels(run.summary, run.by)  # a level shows like a question
+    split = None if run.comparisons is None else folded_levels(run.comparisons, run.by)
     compact = compact_summary(
-        run.summary, run.comparisons, console=console, baseline=run.baseline, method_words=method
+        summary, split, console=console, baseline=run.baseline, method_words=method
     )
     if full:
-        if not run.summary.empty:
-            print_full_summary(console, run.summary)
-        if run.comparisons is not None and not run.comparisons.empty:
-            print_comparisons(console, run.comparisons)
+        if not summary.empty:
+            print_full_summary(console, summary)
+        if split is not None and not split.empty:
+            print_comparisons(console, split)
     elif compact is not None:
         table, legend = compact
         console.print(table)
         for line in legend:
             console.print(line, markup=False)
     comparisons = run.comparisons
-    if comparisons is not None and not comparisons.empty:
+    if comparisons is not None and not comparisons.empty and not run.by:
         pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
         if not pooled.empty:
             console.print(f"Against {run.baseline}, over all questions:", markup=False)

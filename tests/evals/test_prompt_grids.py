@@ -307,3 +307,29 @@ def test_report_by_a_factor_recomputes_the_split_and_draws_each_level(
     assert any("perspective=tenant" in label for label in labels)
     bad = CliRunner().invoke(app, ["report", str(run.path), "--by", "mood"])
     assert bad.exit_code == 1 and "no question of the run has the factor 'mood'" in bad.output
+
+
+def test_eval_run_by_a_factor_prints_each_level_as_a_row_and_compare_runs_splits_too(
+    lab_settings: Any, sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from evals.runs import compare_runs
+    from labmgr.cli import app
+
+    sandbox.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-alpha")
+    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("COLUMNS", "200")
+    questions = tmp_path / "grid.yaml"
+    questions.write_text(LLMCOMP_YAML, encoding="utf-8")
+    args = ["eval", "run", str(questions), "--group", "b=gpt-4o-mini", "--by", "perspective"]
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a"), "--no-report"])
+    assert first.exit_code == 0, first.output
+    for level in ("landlord", "tenant", "neutral"):
+        assert f"repair · perspective={level}" in first.output
+    second = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--no-report"])
+    assert second.exit_code == 0, second.output
+    moved = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert list(moved.columns[:2]) == ["question", "perspective"]
+    assert len(moved) == 3 and set(moved["status"]) == {"same"}
