@@ -17,6 +17,7 @@ from evals.errors import CacheError
 from evals.runner._failures import FailureKind, classify
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._pacing import Pacing
 from evals.runner._progress import RunProgress
 from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
@@ -54,6 +55,10 @@ class _Run:
         self.sleepers: set[asyncio.Task[None]] = set()
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
+        self.pacing = Pacing(
+            release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
+        )
+        """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
 
     # ---- per endpoint ---------------------------------------------------------------------
 
@@ -118,12 +123,12 @@ class _Run:
 
     # ---- the request ----------------------------------------------------------------------
 
-    async def _send(self, work: Work) -> dict[str, Any]:
+    async def _send(self, work: Work) -> tuple[dict[str, Any], httpx2.Headers]:
         client = self._client(work.endpoint)
         content = work.request.body_json(len(work.sample_ixs))
         response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
         data: dict[str, Any] = response.json()
-        return data
+        return data, response.headers
 
     def _accept(self, work: Work, data: dict[str, Any]) -> None:
         choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
@@ -182,23 +187,30 @@ class _Run:
         if work.attempts == 0:
             work.first_attempt = time.monotonic()
         work.attempts += 1
+        ticket = self.pacing.sending(work)
         try:
-            data = await self._send(work)
+            data, headers = await self._send(work)
         except asyncio.CancelledError:
             limit.release()
             raise
         except Exception as error:
             limit.release()
-            self._failed(work, error, limit)
+            paced = self.pacing.failed(ticket, error)
+            self._failed(work, error, limit, paced=paced)
             return
         limit.release()
         limit.succeeded()
+        self.pacing.answered(ticket, headers, data)
         try:
             self._accept(work, data)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
 
-    def _failed(self, work: Work, error: Exception, limit: AdaptiveLimit) -> None:
+    def _failed(
+        self, work: Work, error: Exception, limit: AdaptiveLimit, *, paced: bool = False
+    ) -> None:
+        """Retry, give up on the samples, the model or the run; a 429 on a paced limit
+        leaves the concurrency limit alone (the pacer waits instead)."""
         failure = classify(error, base_url=work.endpoint.base_url)
         model = work.request.model
         self.progress.error(model, failure.message)
@@ -214,7 +226,7 @@ class _Run:
         if failure.kind is FailureKind.SAMPLE:
             self._give_up(work, failure.message)
             return
-        if failure.rate_limited:
+        if failure.rate_limited and not paced:
             limit.rate_limited(failure.retry_after)
         elapsed = time.monotonic() - work.first_attempt
         if (
@@ -232,7 +244,10 @@ class _Run:
 
     def _retry_later(self, work: Work, delay: float) -> None:
         """Queue `work` again after `delay` seconds (the current queue entry is finished)."""
-        task = asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay))
+        self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay)))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """A task that may still queue works: the run waits for it (and cancels it)."""
         self.sleepers.add(task)
         task.add_done_callback(self.sleepers.discard)
 
@@ -246,8 +261,9 @@ class _Run:
             try:
                 reason = self._skip_reason(work)
                 if reason is not None:
+                    self.pacing.forget(work)
                     self._give_up(work, reason, record=False)
-                else:
+                elif self.pacing.admit(work):
                     await self._attempt(work)
             finally:
                 self.queue.task_done()
