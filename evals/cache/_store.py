@@ -25,6 +25,7 @@ from evals.cache._samples import CachedLookup, CachedSamples
 from evals.errors import CacheError, why_not_writable
 
 if TYPE_CHECKING:
+    from evals.cache._batch_records import BatchRecords
     from evals.cache._packs import Pack
 
 __all__ = ["Cache", "CacheInfo", "CacheStats"]
@@ -248,6 +249,13 @@ class Cache:
                 connection.close()
         self._ready = True
 
+    @functools.cached_property
+    def batches(self) -> BatchRecords:
+        """The batches in flight for this cache's samples (tables in the same database)."""
+        from evals.cache._batch_records import SqliteBatchRecords
+
+        return SqliteBatchRecords(self.path)
+
     def close(self) -> None:
         """Close this thread's connection (others close when their thread ends)."""
         connection = getattr(self._local, "connection", None)
@@ -407,7 +415,6 @@ class Cache:
 
     # ---- writing --------------------------------------------------------------------------
 
-    @_explained("write to")
     def store(
         self,
         request: ChatRequest,
@@ -415,8 +422,18 @@ class Cache:
         samples: Sequence[tuple[int, SampleResult]],
     ) -> None:
         """Persist finished samples; an existing (key, index) keeps its first answer."""
+        self.store_samples(request.cache_key, request.model, question, samples)
+
+    @_explained("write to")
+    def store_samples(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        samples: Sequence[tuple[int, SampleResult]],
+    ) -> None:
+        """`store` by request key (a batch's answers are read back without the request)."""
         now = time.time()
-        key, model = request.cache_key, request.model
         rows = [
             (
                 key,
@@ -459,7 +476,6 @@ class Cache:
             self._local.errors_possible = known
         return known
 
-    @_explained("write to")
     def record_error(
         self,
         request: ChatRequest,
@@ -470,11 +486,24 @@ class Cache:
         message: str,
     ) -> None:
         """Log a failure for these samples; they stay missing and are retried next run."""
+        self.record_errors(
+            request.cache_key, request.model, question, sample_ixs, kind=kind, message=message
+        )
+
+    @_explained("write to")
+    def record_errors(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        sample_ixs: Sequence[int],
+        *,
+        kind: str,
+        message: str,
+    ) -> None:
+        """`record_error` by request key."""
         now = time.time()
-        rows = [
-            (request.cache_key, ix, request.model, question, kind, message, now)
-            for ix in sample_ixs
-        ]
+        rows = [(key, ix, model, question, kind, message, now) for ix in sample_ixs]
         self._connect().executemany("INSERT INTO errors VALUES (?,?,?,?,?,?,?)", rows)
         self._local.errors_possible = True
 
