@@ -4,7 +4,6 @@ arrives, retries what is transient and gives up cleanly on what is not."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from typing import Any
@@ -12,8 +11,9 @@ from typing import Any
 import httpx2
 from openai import AsyncOpenAI
 
-from evals.cache import Cache, SampleResult
+from evals.cache import Cache
 from evals.errors import CacheError
+from evals.runner._choices import read_choices
 from evals.runner._failures import FailureKind, classify
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
@@ -25,15 +25,6 @@ from evals.runner._transport import make_http_client
 from evals.runner._work import Work, interleave
 
 __all__ = ["run_works"]
-
-
-def _first_token_logprobs(choice: dict[str, Any]) -> str | None:
-    logprobs = choice.get("logprobs") or {}
-    content = logprobs.get("content") or []
-    if not content:
-        return None
-    top = content[0].get("top_logprobs") or []
-    return json.dumps([[t["token"], t["logprob"]] for t in top], separators=(",", ":"))
 
 
 class _Run:
@@ -131,37 +122,14 @@ class _Run:
         return data, response.headers
 
     def _accept(self, work: Work, data: dict[str, Any]) -> None:
-        choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
-        usage = data.get("usage") or {}
-        prompt = float(usage.get("prompt_tokens") or 0)
-        completion = float(usage.get("completion_tokens") or 0)
-        share = max(1, len(choices))
-        stored: list[tuple[int, SampleResult]] = []
+        read = read_choices(data, work.sample_ixs, work.logprobs)
         model = work.request.model
         key = work.request.cache_key
-        for ix, choice in zip(work.sample_ixs, choices, strict=False):
-            finish = choice.get("finish_reason")
-            message = choice.get("message") or {}
-            logprobs = _first_token_logprobs(choice) if work.logprobs else None
-            if finish == "content_filter":
-                self.outcome.errors[(key, ix)] = "content_filter: the answer was filtered"
-                continue
-            if work.logprobs and logprobs is None:
-                self.outcome.errors[(key, ix)] = "the response has no logprobs"
-                continue
-            content = message.get("content")
-            if content is None and message.get("refusal"):
-                content = None
-                finish = "refusal"
-            stored.append(
-                (ix, SampleResult(content, logprobs, finish, prompt / share, completion / share))
-            )
+        for ix, message in read.errors.items():
+            self.outcome.errors[(key, ix)] = message
+        stored = read.stored
         missing = len(work.sample_ixs) - len(stored)
-        if len(choices) < len(work.sample_ixs):
-            for ix in work.sample_ixs[len(choices) :]:
-                self.outcome.errors[(key, ix)] = (
-                    f"the server returned {len(choices)} of {len(work.sample_ixs)} choices"
-                )
+        prompt, completion = read.prompt_tokens, read.completion_tokens
         cost = self.price(model, prompt, completion) or 0.0
         self.outcome.requests += 1
         self.outcome.prompt_tokens += prompt

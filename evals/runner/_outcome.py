@@ -32,7 +32,10 @@ class RunOutcome:
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     cost: float = 0.0
-    """Dollars spent on the answered requests (requests of unpriced models count 0)."""
+    """Dollars spent on the answered requests (requests of unpriced models count 0; through
+    the Batch API at the batch price)."""
+    pending: int = 0
+    """Samples left in batches still running (a run that did not wait for them)."""
 
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
@@ -47,6 +50,7 @@ class RunOutcome:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost += other.cost
+        self.pending += other.pending
 
     def messages(self) -> list[str]:
         """One sentence per problem: models not asked, models that failed, an early stop."""
@@ -54,4 +58,9 @@ class RunOutcome:
         lines += [f"model {m} failed: {why}" for m, why in self.failed_models.items()]
         if self.stopped:
             lines.append(f"the run stopped early: {self.stopped}")
+        if self.pending:
+            lines.append(
+                f"{self.pending} samples wait in batches still running; run again or "
+                "`labmgr batches collect` to collect them"
+            )
         return lines

@@ -29,6 +29,7 @@ from evals.runner._rate_limits import (
     Dimension,
     LimitReading,
     guess_family,
+    prompt_guess,
     read_headers,
     read_refusal,
 )
@@ -208,17 +209,7 @@ class Pacing:
     def estimate(self, work: Work) -> tuple[float, float]:
         """The tokens `work` counts against a limit (prompt plus completion budget × n, with
         the margin), and the raw prompt guess (four characters a token) it was made from."""
-        messages = work.request.messages
-        chars = 0
-        for message in messages:
-            content = message.get("content")
-            if isinstance(content, str):
-                chars += len(content)
-            elif isinstance(content, list):
-                chars += sum(
-                    len(part.get("text") or "") for part in content if isinstance(part, dict)
-                )
-        guess = chars / 4 + 4 * len(messages) + 3
+        guess = prompt_guess(work.request.messages)
         ratio = self._prompt_seen / self._prompt_guessed if self._prompt_guessed else 1.0
         params = work.request.params
         budget = params.get("max_completion_tokens") or params.get("max_tokens")

@@ -18,6 +18,7 @@ __all__ = [
     "Refusal",
     "go_seconds",
     "guess_family",
+    "prompt_guess",
     "read_headers",
     "read_refusal",
 ]
@@ -128,3 +129,18 @@ def guess_family(model: str) -> str:
         if len(parts) >= 2 and parts[1]:
             model = parts[1]
     return _SNAPSHOT_DATE.sub("", model)
+
+
+def prompt_guess(messages: list[dict[str, object]]) -> float:
+    """A request's prompt tokens before the API counted them: four characters a token, plus a
+    few per message (the pacer scales it by what answers' `usage` showed)."""
+    chars = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(
+                len(str(part.get("text") or "")) for part in content if isinstance(part, dict)
+            )
+    return chars / 4 + 4 * len(messages) + 3
