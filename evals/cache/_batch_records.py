@@ -103,6 +103,11 @@ class BatchRecords(ABC):
         samples (the record is not kept when it got none). Atomic per sample."""
 
     @abstractmethod
+    def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
+        """Give back some of a record's samples before its batch is created (found cached
+        after claiming: another process answered them meanwhile)."""
+
+    @abstractmethod
     def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
         """The batch exists: record its ids (before anyone waits for it)."""
 
@@ -251,6 +256,15 @@ class SqliteBatchRecords(BatchRecords):
     def _update(self, sql: str, values: tuple[object, ...]) -> int:
         try:
             return int(self._connect().execute(sql, values).rowcount)
+        except sqlite3.Error as error:
+            raise self._error(error) from None
+
+    def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
+        try:
+            self._connect().executemany(
+                "DELETE FROM batch_items WHERE request_key = ? AND sample_ix = ? AND record_id = ?",
+                [(key, ix, record_id) for key, ix in items],
+            )
         except sqlite3.Error as error:
             raise self._error(error) from None
 

@@ -5,6 +5,7 @@ from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
 routes, planned = plan_question(question, groups, ctx.router)
 fetched = fetch(planned, ctx, label=question.name, title=question.name)
+list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
 
 The async engine (and with it asyncio, the OpenAI SDK and the HTTP stack) is imported only
 when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit`,
@@ -13,6 +14,12 @@ when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit
 
 from typing import TYPE_CHECKING, Any
 
+from evals.runner._batch_admin import (
+    BatchState,
+    cancel_batches,
+    collect_batches,
+    list_batches,
+)
 from evals.runner._context import (
     CONTEXT_OPTIONS,
     RUN_OPTIONS,
@@ -53,6 +60,7 @@ __all__ = [
     "RUN_OPTIONS",
     "AdaptiveLimit",
     "Asked",
+    "BatchState",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
@@ -69,13 +77,16 @@ __all__ = [
     "RunProgress",
     "RunSettings",
     "Work",
+    "cancel_batches",
     "classify",
+    "collect_batches",
     "endpoints_for",
     "fetch",
     "gc_paused",
     "interleave",
     "is_reasoning_model",
     "lab_context",
+    "list_batches",
     "missing_works",
     "ordered_models",
     "params_for_model",

@@ -23,7 +23,14 @@ from typing import Any
 
 import openai
 
-from evals.cache import ACTIVE_STATES, BatchItem, BatchRecord, ChatRequest, new_record_id
+from evals.cache import (
+    ACTIVE_STATES,
+    BatchItem,
+    BatchLine,
+    BatchRecord,
+    ChatRequest,
+    new_record_id,
+)
 from evals.errors import NoEndpointError
 from evals.runner._batch_files import (
     CHAT_URL,
@@ -88,6 +95,9 @@ class BatchRun:
         self.queue_limits: dict[tuple[str, str], float] = {}
         self.queue_refusals: dict[tuple[str, str], int] = {}
         self.planned_cost = 0.0
+        self.cancelled_before: set[str] = set()
+        """Records cancelled before this run began: their unrun lines are sent again (a
+        batch cancelled while this run waits leaves them to the next run)."""
 
     # ---- the loop -----------------------------------------------------------------------
 
@@ -117,16 +127,40 @@ class BatchRun:
                     break
                 if not finished:
                     time.sleep(self.settings.batch_poll_seconds)
+        self.close()
+        return self.outcome
+
+    def close(self) -> None:
         for client in self.clients.values():
             client.close()
-        return self.outcome
+        self.clients.clear()
 
     def watch(self, record_id: str) -> None:
         """Wait for (and collect) a batch record, whoever submitted it."""
         record = self.records.get(record_id)
         if record is not None and record.state in ACTIVE_STATES:
+            if record.status in ("cancelling", "cancelled"):
+                self.cancelled_before.add(record_id)  # this run sends the rest again
             self.watched[record_id] = record
             self.progress.update(record, record.status or record.state)
+
+    # ---- one batch ----------------------------------------------------------------------
+
+    def retrieve(self, record: BatchRecord) -> Any:
+        """The batch of a record as the API sees it now."""
+        assert record.batch_id is not None
+        return self._client(self._endpoint(record)).batches.retrieve(record.batch_id)
+
+    def cancel(self, record: BatchRecord) -> Any:
+        assert record.batch_id is not None
+        return self._client(self._endpoint(record)).batches.cancel(record.batch_id)
+
+    @staticmethod
+    def describe(error: Exception) -> str:
+        """One line for a failed look-up (never a key: the SDK's messages hold none)."""
+        if isinstance(error, NoEndpointError):
+            return error.message
+        return classify(error).message
 
     # ---- clients ------------------------------------------------------------------------
 
@@ -235,6 +269,7 @@ class BatchRun:
             tokens=sum(line.tokens for line in chunk),
         )
         got = self.records.claim(record, [line.line for line in chunk], SUBMIT_LEASE)
+        got = self._not_cached(record, got)
         if not got:
             return
         by_id = {line.line.custom_id: line for line in chunk}
@@ -274,6 +309,29 @@ class BatchRun:
         self.watched[record.id] = record
         self.progress.update(record, batch.status)
 
+    def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
+        """The claimed lines less samples another process stored since this run looked (it
+        stores before it lets go of its claims, so a claim won means the cache is current)."""
+        if not got:
+            return got
+        found = self.ctx.cache.lookup({line.request_key for line in got})
+        if not found:
+            return got
+        kept, cached = [], []
+        for line in got:
+            have = found.get(line.request_key)
+            ixs = tuple(ix for ix in line.sample_ixs if have is None or ix not in have)
+            cached += [(line.request_key, ix) for ix in line.sample_ixs if ix not in ixs]
+            if ixs:
+                kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+        for item in cached:
+            self.wanted[item].done = True
+        if not kept:
+            self.records.finish(record.id, "released", "answered meanwhile by another run")
+        elif cached:
+            self.records.unclaim(record.id, cached)
+        return kept
+
     def _enqueued(self, family: tuple[str, str]) -> float:
         """Tokens of this run's unfinished batches of one (endpoint, model family)."""
         return sum(
@@ -307,8 +365,7 @@ class BatchRun:
                     continue
             try:
                 endpoint = self._endpoint(record)
-                assert record.batch_id is not None
-                batch = self._client(endpoint).batches.retrieve(record.batch_id)
+                batch = self.retrieve(record)
             except NoEndpointError as error:
                 self._drop(record, error.message)
                 ended = True
@@ -374,7 +431,7 @@ class BatchRun:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 results.update(read_results(client.files.content(file_id).content))
-        cancelled = batch.status == "cancelled"
+        cancelled = batch.status == "cancelled" and record.id not in self.cancelled_before
         for line in lines:
             result = results.get(line.custom_id) or LineResult(
                 None, None, None, f"not in the output of batch {batch.id}"
