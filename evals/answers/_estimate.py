@@ -42,6 +42,8 @@ class Estimate:
     cost: float
     judge_requests: int = 0
     unpriced_models: tuple[str, ...] = ()
+    batch_cost: float = 0.0
+    """The same through the Batch API (`labmgr.pricing.BATCH_DISCOUNT` of `cost`)."""
 
     def __str__(self) -> str:
         cost = f"${self.cost:.4f}" + (
@@ -94,7 +96,10 @@ def estimate_question(
             unpriced[judge.model] = None
         else:
             cost += price
+    from labmgr.pricing import BATCH_DISCOUNT
+
     return Estimate(
+        batch_cost=cost * BATCH_DISCOUNT,
         requests=len(works),
         samples=new_samples,
         cached_samples=total - new_samples,

@@ -140,7 +140,7 @@ def run_questions(
             hint="Give a run folder you can write to with --out / out=.",
         ) from None
     started, clock = utc_now(), time.monotonic()
-    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0, "pending": 0}
     frames: dict[str, pd.DataFrame] = {}
     asked: dict[str, Question] = {}
     stopped: str | None = None

@@ -59,6 +59,7 @@ def _root(
 def _register_commands() -> None:
     # Each command module is imported by its full name: nothing here imports the
     # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
+    from labmgr.cli.batches import app as batches_app
     from labmgr.cli.cache import app as cache_app
     from labmgr.cli.db import app as db_app
     from labmgr.cli.demo import demo
@@ -78,6 +79,7 @@ def _register_commands() -> None:
     app.add_typer(models_app, name="models")
     app.add_typer(db_app, name="db")
     app.add_typer(eval_app, name="eval")
+    app.add_typer(batches_app, name="batches")
     register_report_command(app)
     app.command("demo")(demo)
 

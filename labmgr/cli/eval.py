@@ -100,28 +100,42 @@ def _groups(
     return groups, facts
 
 
-def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool) -> None:
+def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool) -> None:
     rows = [{"question": name, **vars(estimate)} for name, estimate in estimates.items()]
     total = sum(row["cost"] for row in rows)
+    batch_total = sum(row["batch_cost"] for row in rows)
     if as_json:
-        typer.echo(json.dumps({"questions": rows, "cost": total}, indent=2, default=list))
+        body = {"questions": rows, "cost": total, "batch_cost": batch_total}
+        typer.echo(json.dumps(body, indent=2, default=list))
         return
     table = Table(title="What this run would buy (nothing was sent)")
-    for column in ("question", "requests", "new samples", "cached", "judge requests", "cost ≤"):
+    columns = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
+    if batch:
+        columns.append("with --batch ≤")
+    for column in columns:
         table.add_column(column, justify="left" if column == "question" else "right")
     for row in rows:
-        table.add_row(
+        cells = [
             row["question"],
             str(row["requests"]),
             str(row["samples"]),
             str(row["cached_samples"]),
             str(row["judge_requests"]),
             f"${row['cost']:.4f}",
-        )
+        ]
+        if batch:
+            cells.append(f"${row['batch_cost']:.4f}")
+        table.add_row(*cells)
     console.print(table)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
-    console.print(f"Total: up to ${total:.4f}{note}")
+    if batch:
+        console.print(
+            f"Total: up to ${batch_total:.4f} through the Batch API "
+            f"(up to ${total:.4f} synchronously){note}"
+        )
+    else:
+        console.print(f"Total: up to ${total:.4f}{note}")
 
 
 def _summary_table(summary: pd.DataFrame) -> Table:
@@ -203,6 +217,20 @@ def run(
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch", help="Send through the Batch API: half the price, answers within 24 h."
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait/--no-wait",
+            help="With --batch: wait for the batches (default), or submit them and return "
+            "(run the same command again, or `labmgr batches collect`, to finish).",
+        ),
+    ] = True,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
     from evals import estimate_run, run_questions
@@ -214,8 +242,11 @@ def run(
     groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
     if estimate:
         estimates = estimate_run(questions, groups, samples=samples, lab=settings)
-        _show_estimate(estimates, as_json=as_json)
+        _show_estimate(estimates, as_json=as_json, batch=batch)
         return
+    if not wait and not batch:
+        raise LabmgrError("--no-wait needs --batch (a synchronous run always waits)")
+    batching = {"batch": True, "batch_wait": wait} if batch else {}
     try:
         result_run = run_questions(
             questions,
@@ -229,6 +260,7 @@ def run(
             by_model=by_model,
             source=str(questions_file),
             lab=settings,
+            **batching,
         )
     except KeyboardInterrupt:
         raise LabmgrError(
@@ -260,6 +292,11 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    if bought.get("pending"):
+        console.print(
+            f"{bought['pending']} samples wait in batches still running: run the same command "
+            "again, or `labmgr batches collect`, to finish."
+        )
     errors = _error_counts(result_run)
     for (model, message), count in errors[:_SHOWN_ERRORS]:
         console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
