@@ -126,7 +126,7 @@ class BatchRun:
                     self._leave_waiting()
                     break
                 if not finished:
-                    time.sleep(self.settings.batch_poll_seconds)
+                    time.sleep(self._poll_delay())
         self.close()
         return self.outcome
 
@@ -134,6 +134,12 @@ class BatchRun:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
+
+    def _poll_delay(self) -> float:
+        """Seconds until the next look: soon after a batch was created (a short batch is
+        collected at once), then every `batch_poll_seconds`."""
+        oldest = min((record.created for record in self.watched.values()), default=time.time())
+        return min(self.settings.batch_poll_seconds, 0.25 + 0.1 * (time.time() - oldest))
 
     def watch(self, record_id: str) -> None:
         """Wait for (and collect) a batch record, whoever submitted it."""

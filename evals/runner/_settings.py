@@ -45,7 +45,7 @@ class RunSettings(BaseModel):
     """Wait for the batches to finish; False submits them and returns (running the same
     thing again, or `labmgr batches collect`, finishes it)."""
     batch_poll_seconds: float = Field(default=15.0, gt=0)
-    """How often a waiting run looks at its batches."""
+    """How often a waiting run looks at its batches (sooner while they are young)."""
     batch_max_requests: int = Field(default=50_000, ge=1)
     """Requests per batch (the API's limit is 50,000)."""
     batch_max_bytes: int = Field(default=190_000_000, ge=1_000)

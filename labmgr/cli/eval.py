@@ -292,9 +292,10 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
-    if bought.get("pending"):
+    pending = bought.get("pending")
+    if pending:
         console.print(
-            f"{bought['pending']} samples wait in batches still running: run the same command "
+            f"{pending} samples wait in batches still running: run the same command "
             "again, or `labmgr batches collect`, to finish."
         )
     errors = _error_counts(result_run)
@@ -305,7 +306,7 @@ def run(
     console.print(f"Run folder: {result_run.path}")
     if not no_report:
         console.print(f"Report: {result_run.path / 'report.html'}")
-    if totals.get("rows") and totals.get("errors") == totals.get("rows"):
+    if totals.get("rows") and totals.get("errors") == totals.get("rows") and not pending:
         raise LabmgrError(
             "every sample failed; nothing was measured",
             hint="Fix the errors above (keys, model names, endpoint) and run again; "
