@@ -289,3 +289,22 @@ def test_a_cancelled_batch_keeps_what_it_finished_and_the_next_run_sends_the_res
         first, second = sorted(_batches(sandbox), key=lambda b: b.created_at)
         assert first.status == "cancelled" and 0 < first.request_counts.completed < 20
         assert second.request_counts.total == 20 - first.request_counts.completed
+
+
+def test_a_model_s_samples_are_split_into_batches_of_at_most_batch_max_requests(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    df = child_question(4).df(
+        {"g": [MODEL, "gpt-4.1-nano"]},
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_requests=3),
+    )
+    assert len(df) == 16 and df["answer"].notna().all()
+    batches = _batches(batches_sandbox)
+    assert sorted(b.request_counts.total for b in batches) == [2, 2, 3, 3, 3, 3]
+    by_model = {
+        m: sum(b.request_counts.total for b in batches if b.model == m)
+        for m in (MODEL, "gpt-4.1-nano")
+    }
+    assert by_model == {MODEL: 8, "gpt-4.1-nano": 8}
