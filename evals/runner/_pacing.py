@@ -190,6 +190,8 @@ class Pacing:
         self._pacers: dict[tuple[str, str], Pacer] = {}
         self._families: dict[str, str] = {}
         """Model → the family a refusal named (the guess is used until then)."""
+        self._by_route: dict[tuple[int, str], Pacer] = {}
+        """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
         self._tickets: dict[int, Ticket] = {}
         """Works admitted and not yet sent, by id."""
         self._prompt_seen = 0.0
@@ -198,6 +200,14 @@ class Pacing:
         self._choices_seen = 0
 
     # ---- who paces a work ---------------------------------------------------------------
+
+    def _pacer_of(self, work: Work) -> Pacer:
+        """`pacer_for` a work, remembered per (endpoint object, model) for the hot path."""
+        known = self._by_route.get((id(work.endpoint), work.request.model))
+        if known is None:
+            known = self.pacer_for(work.endpoint.id, work.request.model)
+            self._by_route[(id(work.endpoint), work.request.model)] = known
+        return known
 
     def pacer_for(self, endpoint_id: str, model: str) -> Pacer:
         family = self._families.get(model) or guess_family(model)
@@ -229,7 +239,7 @@ class Pacing:
         queue, which puts it back on the runner's queue when its turn comes."""
         if id(work) in self._tickets:  # released by its pacer: already paid for
             return True
-        pacer = self.pacer_for(work.endpoint.id, work.request.model)
+        pacer = self._pacer_of(work)
         if not pacer.pending:
             tokens, guess = self.estimate(work)
             if pacer.delay(tokens, time.monotonic()) == 0.0:
@@ -356,6 +366,7 @@ class Pacing:
         if (self._families.get(ticket.model) or guess_family(ticket.model)) == family:
             return ticket.pacer
         self._families[ticket.model] = family
+        self._by_route.clear()
         return self.pacer_for(ticket.endpoint_id, ticket.model)
 
     def _learn(self, pacer: Pacer, ticket: Ticket, readings: dict[Dimension, LimitReading]) -> None:

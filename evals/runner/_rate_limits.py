@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "DIMENSIONS",
@@ -52,9 +52,9 @@ def go_seconds(text: str) -> float | None:
     return total if at == len(text) else None
 
 
-@dataclass(frozen=True, slots=True)
-class LimitReading:
-    """One dimension of the limit an answer was counted against, as its headers say."""
+class LimitReading(NamedTuple):
+    """One dimension of the limit an answer was counted against, as its headers say (a
+    tuple: one is made per answer on the hot path)."""
 
     limit: float
     """Units per minute (`x-ratelimit-limit-*`)."""
@@ -62,26 +62,45 @@ class LimitReading:
     """What the limit held right after this request was admitted (`x-ratelimit-remaining-*`)."""
 
 
-def _number(value: str | None) -> float | None:
+_HEADER_SLOTS = {
+    b"x-ratelimit-limit-requests": (0, 0),
+    b"x-ratelimit-remaining-requests": (0, 1),
+    b"x-ratelimit-limit-tokens": (1, 0),
+    b"x-ratelimit-remaining-tokens": (1, 1),
+}
+
+
+def _number(value: bytes | str | None) -> float | None:
     if value is None:
         return None
     try:
         number = float(value)
     except ValueError:
         return None
-    return number if number >= 0 and number != float("inf") else None
+    return number if 0 <= number < 1e18 else None
 
 
 def read_headers(headers: object) -> dict[Dimension, LimitReading]:
     """The `x-ratelimit-limit-*` / `-remaining-*` pairs of an answer's headers, per
     dimension (none when the endpoint sends none, as vLLM or a proxy may not)."""
-    get = getattr(headers, "get", None)
-    if get is None:
-        return {}
+    values: list[list[bytes | str | None]] = [[None, None], [None, None]]
+    raw = getattr(headers, "raw", None)  # httpx2.Headers: one pass over the byte pairs
+    if isinstance(raw, list):
+        for key, value in raw:
+            slot = _HEADER_SLOTS.get(key.lower())
+            if slot is not None:
+                values[slot[0]][slot[1]] = value
+    else:
+        get = getattr(headers, "get", None)
+        if get is None:
+            return {}
+        for name, (row, column) in _HEADER_SLOTS.items():
+            values[row][column] = get(name.decode())
     readings: dict[Dimension, LimitReading] = {}
-    for dimension in DIMENSIONS:
-        limit = _number(get(f"x-ratelimit-limit-{dimension}"))
-        remaining = _number(get(f"x-ratelimit-remaining-{dimension}"))
+    for dimension, (limit_text, remaining_text) in zip(DIMENSIONS, values, strict=True):
+        if limit_text is None:
+            continue
+        limit, remaining = _number(limit_text), _number(remaining_text)
         if limit and remaining is not None:
             readings[dimension] = LimitReading(limit, min(remaining, limit))
     return readings
