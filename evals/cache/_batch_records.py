@@ -108,6 +108,11 @@ class BatchRecords(ABC):
         after claiming: another process answered them meanwhile)."""
 
     @abstractmethod
+    def let_go(self, record_id: str) -> None:
+        """End a `submitting` record's lease now (its process was interrupted while creating
+        the batch): the next run looks for the batch at once instead of after the lease."""
+
+    @abstractmethod
     def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
         """The batch exists: record its ids (before anyone waits for it)."""
 
@@ -267,6 +272,12 @@ class SqliteBatchRecords(BatchRecords):
             )
         except sqlite3.Error as error:
             raise self._error(error) from None
+
+    def let_go(self, record_id: str) -> None:
+        self._update(
+            "UPDATE batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
+            (record_id,),
+        )
 
     def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
         self._update(

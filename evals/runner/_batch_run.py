@@ -309,6 +309,9 @@ class BatchRun:
                             (line.request_key, ix), f"batch not created: {failure.message}"
                         )
             return
+        except BaseException:  # Ctrl-C: the batch may exist; the next run looks for it at once
+            self.records.let_go(record.id)
+            raise
         self.records.submitted(record.id, uploaded.id, batch.id, batch.status)
         record.state, record.file_id, record.batch_id = "submitted", uploaded.id, batch.id
         record.status, record.requests = batch.status, len(got)

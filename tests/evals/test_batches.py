@@ -308,3 +308,60 @@ def test_a_model_s_samples_are_split_into_batches_of_at_most_batch_max_requests(
         for m in (MODEL, "gpt-4.1-nano")
     }
     assert by_model == {MODEL: 8, "gpt-4.1-nano": 8}
+
+
+def _claim_like_a_dead_run(cache: Cache, router: EnvRouter, q: Question) -> tuple[str, bytes]:
+    """Claim every sample of `q` as a run killed while creating its batch leaves them: a
+    `submitting` record whose lease is over. Returns its id and the input file it wrote."""
+    from evals.cache import BatchLine, BatchRecord, new_record_id
+    from evals.runner import plan_question
+
+    _, planned = plan_question(q, {"g": [MODEL]}, router)
+    lines, content = [], b""
+    for p in planned:
+        assert p.request is not None and p.endpoint is not None
+        for ix in range(p.samples):
+            custom_id = f"l{len(lines)}"
+            lines.append(BatchLine(custom_id, p.request.cache_key, (ix,)))
+            body = {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions"}
+            body["body"] = p.request.body(1)
+            content += json.dumps(body).encode() + b"\n"
+    endpoint = router.endpoint_for(MODEL)
+    record = BatchRecord(new_record_id(), endpoint.id, endpoint.identity, MODEL, q.name)
+    assert len(cache.batches.claim(record, lines, 300)) == len(lines)
+    cache.batches.let_go(record.id)
+    return record.id, content
+
+
+def test_a_batch_created_but_never_recorded_is_found_by_its_metadata_and_collected(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, content = _claim_like_a_dead_run(cache, router, q)
+    client = _client(batches_sandbox)
+    uploaded = client.files.create(file=("in.jsonl", content), purpose="batch")
+    client.batches.create(
+        input_file_id=uploaded.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+        metadata={"labmgr_record": record_id},
+    )
+    df = q.df({"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False))
+    assert df["answer"].notna().all() and len(df) == 4
+    assert _stats(batches_sandbox)["batches.create"] == 1  # adopted, not sent again
+
+
+def test_samples_claimed_by_a_run_that_died_before_its_batch_existed_are_sent_by_the_next(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, _ = _claim_like_a_dead_run(cache, router, q)
+    df = q.df({"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False))
+    assert df["answer"].notna().all() and len(df) == 4
+    assert _stats(batches_sandbox)["batches.create"] == 1
+    released = cache.batches.get(record_id)
+    assert released is not None and released.state == "released"
