@@ -12,8 +12,9 @@ items; its row stays for `labmgr batches list`.
 States: `submitting` (items claimed, file and batch being created; the lease says how long
 to trust that) → `submitted` (batch id recorded, before anyone waits) → `collecting` (one
 process reads the output) → `collected`. `released` is a record given up before its batch
-existed. `BatchRecords` is the interface; `SqliteBatchRecords` keeps them in the cache's
-SQLite file.
+existed. `BatchRecords` is the interface; `SqlBatchRecords` writes it once in SQL, and
+`SqliteBatchRecords` keeps the tables in the cache's SQLite file,
+`evals.cache._batch_records_postgres.PostgresBatchRecords` in a PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evals.errors import CacheError
 
@@ -35,6 +38,7 @@ __all__ = [
     "BatchLine",
     "BatchRecord",
     "BatchRecords",
+    "SqlBatchRecords",
     "SqliteBatchRecords",
     "new_record_id",
 ]
@@ -144,8 +148,225 @@ class BatchRecords(ABC):
     def records(self, *, active_only: bool = False, limit: int = 200) -> list[BatchRecord]:
         """Records, newest first."""
 
+    @abstractmethod
+    def now(self) -> float:
+        """The clock leases are kept by (the database server's, where there is one)."""
 
-_SCHEMA = """
+
+_COLUMNS = (
+    "id, endpoint_id, base_url, model, label, state, owner, lease_until, file_id, batch_id, "
+    "status, requests, samples, tokens, created, updated, message"
+)
+
+
+class SqlBatchRecords(BatchRecords):
+    """The records in two tables of a SQL database, written once for every dialect: a
+    subclass gives a connection per thread, its placeholder style, its clock and its
+    errors (`?` in the statements below becomes the dialect's placeholder)."""
+
+    records_table = "batch_records"
+    items_table = "batch_items"
+
+    # ---- what a dialect provides ----------------------------------------------------------
+
+    @abstractmethod
+    def _connection(self) -> Any:
+        """This thread's DB-API connection, in autocommit mode, tables made."""
+
+    @abstractmethod
+    def _transaction(self, connection: Any) -> AbstractContextManager[Any]:
+        """One transaction that takes the write lock at once."""
+
+    @abstractmethod
+    def _error(self, error: Exception) -> CacheError: ...
+
+    driver_errors: tuple[type[Exception], ...] = ()
+    placeholder = "?"
+
+    def _sql(self, text: str) -> str:
+        text = text.replace("batch_records", self.records_table)
+        text = text.replace("batch_items", self.items_table)
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    def _caught(self) -> tuple[type[Exception], ...]:
+        return (OSError, *self.driver_errors)
+
+    @contextmanager
+    def _cursor(self) -> Iterator[Any]:
+        try:
+            connection = self._connection()
+            yield connection.cursor()
+        except self._caught() as error:
+            raise self._error(error) from None
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        try:
+            connection = self._connection()
+            with self._transaction(connection):
+                yield connection.cursor()
+        except self._caught() as error:
+            raise self._error(error) from None
+
+    # ---- the interface --------------------------------------------------------------------
+
+    def claim(
+        self, record: BatchRecord, lines: Sequence[BatchLine], lease_seconds: float
+    ) -> list[BatchLine]:
+        rows = [
+            (line.request_key, ix, record.id, line.custom_id, int(line.logprobs))
+            for line in lines
+            for ix in line.sample_ixs
+        ]
+        with self._writing() as cursor:
+            record.lease_until = self.now() + lease_seconds
+            cursor.executemany(
+                self._sql(
+                    "INSERT INTO batch_items VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (request_key, sample_ix) DO NOTHING"
+                ),
+                rows,
+            )
+            cursor.execute(
+                self._sql("SELECT request_key, sample_ix FROM batch_items WHERE record_id = ?"),
+                (record.id,),
+            )
+            got = {(key, int(ix)) for key, ix in cursor.fetchall()}
+            kept = []
+            for line in lines:
+                ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) in got)
+                if ixs:
+                    kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+            if kept:
+                record.requests, record.samples = len(kept), len(got)
+                cursor.execute(
+                    self._sql(
+                        f"INSERT INTO batch_records ({_COLUMNS}) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    ),
+                    _row(record),
+                )
+        return kept
+
+    def _update(self, sql: str, values: tuple[object, ...]) -> int:
+        with self._cursor() as cursor:
+            cursor.execute(self._sql(sql), values)
+            return int(cursor.rowcount)
+
+    def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
+        with self._cursor() as cursor:
+            cursor.executemany(
+                self._sql(
+                    "DELETE FROM batch_items WHERE request_key = ? AND sample_ix = ? "
+                    "AND record_id = ?"
+                ),
+                [(key, ix, record_id) for key, ix in items],
+            )
+
+    def let_go(self, record_id: str) -> None:
+        self._update(
+            "UPDATE batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
+            (record_id,),
+        )
+
+    def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
+        self._update(
+            "UPDATE batch_records SET state = 'submitted', file_id = ?, batch_id = ?, "
+            "status = ?, updated = ? WHERE id = ?",
+            (file_id, batch_id, status, time.time(), record_id),
+        )
+
+    def set_status(self, record_id: str, status: str) -> None:
+        self._update(
+            "UPDATE batch_records SET status = ?, updated = ? WHERE id = ? "
+            "AND (status IS NULL OR status <> ?)",
+            (status, time.time(), record_id, status),
+        )
+
+    def start_collecting(self, record_id: str, owner: str, lease_seconds: float) -> bool:
+        now = self.now()
+        return (
+            self._update(
+                "UPDATE batch_records SET state = 'collecting', owner = ?, lease_until = ?, "
+                "updated = ? WHERE id = ? AND (state = 'submitted' OR "
+                "(state = 'collecting' AND lease_until < ?))",
+                (owner, now + lease_seconds, time.time(), record_id, now),
+            )
+            == 1
+        )
+
+    def finish(self, record_id: str, state: str, message: str | None = None) -> None:
+        with self._writing() as cursor:
+            cursor.execute(self._sql("DELETE FROM batch_items WHERE record_id = ?"), (record_id,))
+            cursor.execute(
+                self._sql(
+                    "UPDATE batch_records SET state = ?, message = COALESCE(?, message), "
+                    "updated = ? WHERE id = ?"
+                ),
+                (state, message, time.time(), record_id),
+            )
+
+    def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
+        found: dict[BatchItem, str] = {}
+        by_key: dict[str, set[int]] = {}
+        for key, ix in items:
+            by_key.setdefault(key, set()).add(ix)
+        if not by_key:
+            return found
+        with self._cursor() as cursor:
+            cursor.execute(self._sql("SELECT EXISTS (SELECT 1 FROM batch_items)"))
+            if not cursor.fetchone()[0]:
+                return found
+            query = self._sql("SELECT sample_ix, record_id FROM batch_items WHERE request_key = ?")
+            for key, ixs in by_key.items():
+                cursor.execute(query, (key,))
+                for ix, record_id in cursor.fetchall():
+                    if ix in ixs:
+                        found[(key, int(ix))] = record_id
+        return found
+
+    def get(self, record_id: str) -> BatchRecord | None:
+        with self._cursor() as cursor:
+            cursor.execute(
+                self._sql(f"SELECT {_COLUMNS} FROM batch_records WHERE id = ?"), (record_id,)
+            )
+            row = cursor.fetchone()
+        return None if row is None else BatchRecord(*row)
+
+    def lines(self, record_id: str) -> list[BatchLine]:
+        with self._cursor() as cursor:
+            cursor.execute(
+                self._sql(
+                    "SELECT custom_id, request_key, sample_ix, logprobs FROM batch_items "
+                    "WHERE record_id = ? ORDER BY custom_id, sample_ix"
+                ),
+                (record_id,),
+            )
+            rows = cursor.fetchall()
+        grouped: dict[str, tuple[str, list[int], bool]] = {}
+        for custom_id, key, ix, logprobs in rows:
+            grouped.setdefault(custom_id, (key, [], bool(logprobs)))[1].append(int(ix))
+        return [
+            BatchLine(custom_id, key, tuple(ixs), logprobs)
+            for custom_id, (key, ixs, logprobs) in grouped.items()
+        ]
+
+    def records(self, *, active_only: bool = False, limit: int = 200) -> list[BatchRecord]:
+        where = (
+            f" WHERE state IN ({', '.join(repr(s) for s in ACTIVE_STATES)})" if active_only else ""
+        )
+        with self._cursor() as cursor:
+            cursor.execute(
+                self._sql(
+                    f"SELECT {_COLUMNS} FROM batch_records{where} ORDER BY created DESC LIMIT ?"
+                ),
+                (limit,),
+            )
+            rows = cursor.fetchall()
+        return [BatchRecord(*row) for row in rows]
+
+
+_SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS batch_records (
     id TEXT PRIMARY KEY,
     endpoint_id TEXT NOT NULL,
@@ -176,220 +397,55 @@ CREATE TABLE IF NOT EXISTS batch_items (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS batch_items_by_record ON batch_items (record_id, custom_id);
 """
-_COLUMNS = (
-    "id, endpoint_id, base_url, model, label, state, owner, lease_until, file_id, batch_id, "
-    "status, requests, samples, tokens, created, updated, message"
-)
 
 
-class SqliteBatchRecords(BatchRecords):
-    """Batch records in the cache's SQLite file (tables of their own, made on first use)."""
+class SqliteBatchRecords(SqlBatchRecords):
+    """Batch records in the cache's SQLite file (tables of their own, made on first use).
+    Leases use this machine's clock, the only one the processes sharing the file have."""
+
+    driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
         self._ready = False
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA busy_timeout=60000")
-                if not self._ready:
-                    connection.executescript(_SCHEMA)
-                    self._ready = True
-            except (OSError, sqlite3.Error) as error:
-                raise self._error(error) from None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA busy_timeout=60000")
+            if not self._ready:
+                connection.executescript(_SQLITE_SCHEMA)
+                self._ready = True
             self._local.connection = connection
         return connection
 
-    def _error(self, error: OSError | sqlite3.Error) -> CacheError:
+    @contextmanager
+    def _transaction(self, connection: Any) -> Iterator[Any]:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def _error(self, error: Exception) -> CacheError:
         return CacheError(
             f"cannot keep batch records in the response cache {self.path}: {error}.",
             hint="Make the cache folder writable, or use another one.",
         )
 
-    def claim(
-        self, record: BatchRecord, lines: Sequence[BatchLine], lease_seconds: float
-    ) -> list[BatchLine]:
-        record.lease_until = time.time() + lease_seconds
-        rows = [
-            (line.request_key, ix, record.id, line.custom_id, int(line.logprobs))
-            for line in lines
-            for ix in line.sample_ixs
-        ]
-        try:
-            connection = self._connect()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.executemany(
-                    "INSERT INTO batch_items VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (request_key, sample_ix) DO NOTHING",
-                    rows,
-                )
-                got = {
-                    (key, ix)
-                    for key, ix in connection.execute(
-                        "SELECT request_key, sample_ix FROM batch_items WHERE record_id = ?",
-                        (record.id,),
-                    )
-                }
-                kept = []
-                for line in lines:
-                    ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) in got)
-                    if ixs:
-                        kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
-                if kept:
-                    record.requests = len(kept)
-                    record.samples = len(got)
-                    connection.execute(
-                        f"INSERT INTO batch_records ({_COLUMNS}) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        _row(record),
-                    )
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-        return kept
-
-    def _update(self, sql: str, values: tuple[object, ...]) -> int:
-        try:
-            return int(self._connect().execute(sql, values).rowcount)
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-
-    def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
-        try:
-            self._connect().executemany(
-                "DELETE FROM batch_items WHERE request_key = ? AND sample_ix = ? AND record_id = ?",
-                [(key, ix, record_id) for key, ix in items],
-            )
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-
-    def let_go(self, record_id: str) -> None:
-        self._update(
-            "UPDATE batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
-            (record_id,),
-        )
-
-    def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
-        self._update(
-            "UPDATE batch_records SET state = 'submitted', file_id = ?, batch_id = ?, "
-            "status = ?, updated = ? WHERE id = ?",
-            (file_id, batch_id, status, time.time(), record_id),
-        )
-
-    def set_status(self, record_id: str, status: str) -> None:
-        self._update(
-            "UPDATE batch_records SET status = ?, updated = ? WHERE id = ? AND status IS NOT ?",
-            (status, time.time(), record_id, status),
-        )
-
-    def start_collecting(self, record_id: str, owner: str, lease_seconds: float) -> bool:
-        now = time.time()
-        return (
-            self._update(
-                "UPDATE batch_records SET state = 'collecting', owner = ?, lease_until = ?, "
-                "updated = ? WHERE id = ? AND (state = 'submitted' OR "
-                "(state = 'collecting' AND lease_until < ?))",
-                (owner, now + lease_seconds, now, record_id, now),
-            )
-            == 1
-        )
-
-    def finish(self, record_id: str, state: str, message: str | None = None) -> None:
-        try:
-            connection = self._connect()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.execute("DELETE FROM batch_items WHERE record_id = ?", (record_id,))
-                connection.execute(
-                    "UPDATE batch_records SET state = ?, message = COALESCE(?, message), "
-                    "updated = ? WHERE id = ?",
-                    (state, message, time.time(), record_id),
-                )
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-
-    def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
-        found: dict[BatchItem, str] = {}
-        try:
-            connection = self._connect()
-            if connection.execute("SELECT EXISTS (SELECT 1 FROM batch_items)").fetchone()[0] == 0:
-                return found
-            by_key: dict[str, set[int]] = {}
-            for key, ix in items:
-                by_key.setdefault(key, set()).add(ix)
-            query = "SELECT sample_ix, record_id FROM batch_items WHERE request_key = ?"
-            for key, ixs in by_key.items():
-                for ix, record_id in connection.execute(query, (key,)):
-                    if ix in ixs:
-                        found[(key, ix)] = record_id
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-        return found
-
-    def get(self, record_id: str) -> BatchRecord | None:
-        try:
-            row = (
-                self._connect()
-                .execute(f"SELECT {_COLUMNS} FROM batch_records WHERE id = ?", (record_id,))
-                .fetchone()
-            )
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-        return None if row is None else BatchRecord(*row)
-
-    def lines(self, record_id: str) -> list[BatchLine]:
-        try:
-            rows = (
-                self._connect()
-                .execute(
-                    "SELECT custom_id, request_key, sample_ix, logprobs FROM batch_items "
-                    "WHERE record_id = ? ORDER BY custom_id, sample_ix",
-                    (record_id,),
-                )
-                .fetchall()
-            )
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-        grouped: dict[str, tuple[str, list[int], bool]] = {}
-        for custom_id, key, ix, logprobs in rows:
-            grouped.setdefault(custom_id, (key, [], bool(logprobs)))[1].append(ix)
-        return [
-            BatchLine(custom_id, key, tuple(ixs), logprobs)
-            for custom_id, (key, ixs, logprobs) in grouped.items()
-        ]
+    def now(self) -> float:
+        return time.time()
 
     def records(self, *, active_only: bool = False, limit: int = 200) -> list[BatchRecord]:
         if not self.path.exists():
             return []
-        where = (
-            f" WHERE state IN ({', '.join(repr(s) for s in ACTIVE_STATES)})" if active_only else ""
-        )
-        try:
-            rows = (
-                self._connect()
-                .execute(
-                    f"SELECT {_COLUMNS} FROM batch_records{where} ORDER BY created DESC LIMIT ?",
-                    (limit,),
-                )
-                .fetchall()
-            )
-        except sqlite3.Error as error:
-            raise self._error(error) from None
-        return [BatchRecord(*row) for row in rows]
+        return super().records(active_only=active_only, limit=limit)
 
 
 def _row(record: BatchRecord) -> tuple[object, ...]:

@@ -367,10 +367,10 @@ class BatchRun:
                     continue
                 record = self.watched[record_id] = fresh
                 if record.state == "submitting":
-                    if record.lease_until < time.time():
+                    if record.lease_until < self.records.now():
                         ended |= self._adopt(record)
                     continue
-                if record.state == "collecting" and record.lease_until >= time.time():
+                if record.state == "collecting" and record.lease_until >= self.records.now():
                     continue
             try:
                 endpoint = self._endpoint(record)
