@@ -32,18 +32,16 @@ from evals.cache import (
     new_record_id,
 )
 from evals.errors import NoEndpointError
+from evals.runner._batch_collect import collect_batch
 from evals.runner._batch_files import (
     CHAT_URL,
-    LineResult,
     PlannedLine,
     chunks,
     input_line,
     planned_line,
     queue_limit_of,
-    read_results,
 )
 from evals.runner._batch_progress import BatchProgress
-from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
@@ -436,74 +434,39 @@ class BatchRun:
         if batch.status == "failed":
             self._failed_batch(record, batch, lines)
             return
-        results: dict[str, LineResult] = {}
-        for file_id in (batch.output_file_id, batch.error_file_id):
-            if file_id:
-                results.update(read_results(client.files.content(file_id).content))
-        cancelled = batch.status == "cancelled" and record.id not in self.cancelled_before
-        for line in lines:
-            result = results.get(line.custom_id) or LineResult(
-                None, None, None, f"not in the output of batch {batch.id}"
-            )
-            items = [(line.request_key, ix) for ix in line.sample_ixs]
-            if result.body is not None:
-                self._store(record, line.request_key, line.sample_ixs, line.logprobs, result.body)
-            elif cancelled and result.code == "batch_cancelled":
-                for item in items:
-                    self._give_up(
-                        item,
-                        f"batch {batch.id} was cancelled before this line ran; run again to "
-                        "send it again",
-                        record_error=False,
-                    )
-            elif result.retryable:
-                for item in items:
-                    want = self.wanted.get(item)
-                    if want is not None:
-                        self._retry(item, want, f"batch {batch.id}: {result.message}")
-            else:
-                self.ctx.cache.record_errors(
-                    line.request_key,
-                    record.model,
-                    record.label,
-                    line.sample_ixs,
-                    kind="error",
-                    message=result.message,
-                )
-                for item in items:
-                    self._give_up(item, result.message, record_error=False)
-        self.records.finish(record.id, "collected")
-
-    def _store(
-        self,
-        record: BatchRecord,
-        key: str,
-        sample_ixs: Sequence[int],
-        logprobs: bool,
-        body: dict[str, Any],
-    ) -> None:
-        try:
-            read = read_choices(body, sample_ixs, logprobs)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            for ix in sample_ixs:
-                self._give_up((key, ix), f"malformed response: {type(error).__name__}: {error}")
-            return
-        cost = (self.ctx.price(record.model, read.prompt_tokens, read.completion_tokens) or 0.0) * (
-            self.discount
+        got = collect_batch(
+            self.ctx.cache,
+            record,
+            batch,
+            lines,
+            lambda file_id: client.files.content(file_id).content,
+            self._batch_price,
         )
-        self.outcome.requests += 1
-        self.outcome.prompt_tokens += read.prompt_tokens
-        self.outcome.completion_tokens += read.completion_tokens
-        self.outcome.cost += cost
-        if read.stored:
-            self.ctx.cache.store_samples(key, record.model, record.label, read.stored)
-            self.outcome.samples += len(read.stored)
-        for ix, _ in read.stored:
-            want = self.wanted.get((key, ix))
+        self.records.finish(record.id, "collected")
+        outcome = self.outcome
+        outcome.requests += got.requests
+        outcome.samples += got.samples
+        outcome.prompt_tokens += got.prompt_tokens
+        outcome.completion_tokens += got.completion_tokens
+        outcome.cost += got.cost
+        for item in got.stored:
+            want = self.wanted.get(item)
             if want is not None:
                 want.done = True
-        for ix, message in read.errors.items():
-            self._give_up((key, ix), message)
+        for item, message in got.failed.items():
+            self._give_up(item, message, record_error=False)
+        if record.id in self.cancelled_before:  # cancelled before this run: send the rest
+            got.retry.update(got.cancelled)
+        else:  # cancelled while this run waited: the rest is for the next run
+            for item, message in got.cancelled.items():
+                self._give_up(item, message, record_error=False)
+        for item, message in got.retry.items():
+            want = self.wanted.get(item)
+            if want is not None:
+                self._retry(item, want, message)
+
+    def _batch_price(self, model: str, prompt_tokens: float, completion_tokens: float) -> float:
+        return (self.ctx.price(model, prompt_tokens, completion_tokens) or 0.0) * self.discount
 
     def _failed_batch(self, record: BatchRecord, batch: Any, lines: Sequence[Any]) -> None:
         """A batch refused as a whole: over the enqueued-token limit (learn it, send again in
