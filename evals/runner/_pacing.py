@@ -325,8 +325,9 @@ class Pacing:
 
     def failed(self, ticket: Ticket, error: BaseException) -> bool:
         """A request failed. For a rate-limit refusal the pacer learns the limit (and the
-        family the API names) and pauses for the wait it gives; True when the limit is known
-        and pacing takes care of it (the concurrency limit need not shrink)."""
+        family the API names) and pauses for the wait it gives; True when the refusal says
+        which limit it hit and pacing takes care of it (the concurrency limit need not
+        shrink). A 429 that names no limit leaves the adaptive concurrency limit to act."""
         pacer = ticket.pacer
         if ticket.probe:
             pacer.probing -= 1
@@ -359,7 +360,7 @@ class Pacing:
             if refusal.wait is not None:
                 pacer.paused_until = max(pacer.paused_until, now + refusal.wait)
         self._learn(pacer, ticket, readings)
-        return pacer.paced
+        return refusal is not None and refusal.per_minute and pacer.paced
 
     def _rekey(self, ticket: Ticket, family: str) -> Pacer:
         """The pacer of the family a refusal named, which the refused model uses from now on."""
