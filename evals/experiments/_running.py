@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.answers import check_question
 from evals.errors import (
     NoEndpointError,
     OutputError,
@@ -115,9 +116,10 @@ def run_questions(
     intervals (`summary_by_model.csv`). `out` defaults to the lab's `runs/<time>-<name>`.
 
     `options` are those of `Question.ask`: `lab=` or `home=` (the lab, found once here when
-    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=` and RunSettings fields.
-    Every model of the run (judges included) is checked on its endpoint before anything is
-    bought; a model that does not exist raises `UnknownModelError` at once.
+    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=`, `adapt=`,
+    `reasoning_effort=`, `adapters=` and RunSettings fields. Every question is checked
+    against every model's capabilities (judges included) before anything is bought
+    (`UnsupportedRequestError`), and every model on its endpoint (`UnknownModelError`).
     """
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
     if not listed:
@@ -131,6 +133,7 @@ def run_questions(
     ctx.models.expect(all_models)
     for question in prepared:
         ctx.models.expect(judge.model for judge in question.judge_questions().values())
+        check_question(question, group_map, ctx)  # every question, before any is bought
     folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
     try:
         logger = _file_logger(folder / RUN_LOG)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evals.errors import QuestionError
+from labmgr.capabilities import ReasoningEffort
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,6 +74,13 @@ class Question(BaseModel):
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
     seed: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    """Sent to reasoning models that take it (chat models are asked without it); None sends
+    none (the run's `reasoning_effort` if it has one), so the API's default applies."""
+    adapt: bool | None = None
+    """True: a parameter a model would refuse is left out for that model (temperature on a
+    model that samples at 1 only, …) instead of stopping the question before it is asked;
+    None: as the run says (`adapt=`, `--adapt`; off by default)."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -139,6 +147,8 @@ class Question(BaseModel):
             params["logit_bias"] = dict(self.logit_bias)
         if self.seed is not None:
             params["seed"] = self.seed
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
         return params
 
     @property

@@ -35,6 +35,7 @@ FORBIDDEN_JUDGE_NAMES = frozenset(
         "answer",
         "question",
         "api_kwargs",
+        "reasoning_tokens",
         "paraphrase_ix",
         "sample_ix",
         "raw_answer",
@@ -46,7 +47,7 @@ FORBIDDEN_JUDGE_NAMES = frozenset(
         "cost",
     }
 )
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs")
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs")
 
 
 class _LogprobQuestion(Question):

@@ -130,7 +130,9 @@ class _Run:
         usage = data.get("usage") or {}
         prompt = float(usage.get("prompt_tokens") or 0)
         completion = float(usage.get("completion_tokens") or 0)
+        reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
         share = max(1, len(choices))
+        reasoning_share = None if reasoning is None else float(reasoning) / share
         stored: list[tuple[int, SampleResult]] = []
         model = work.request.model
         key = work.request.cache_key
@@ -149,7 +151,17 @@ class _Run:
                 content = None
                 finish = "refusal"
             stored.append(
-                (ix, SampleResult(content, logprobs, finish, prompt / share, completion / share))
+                (
+                    ix,
+                    SampleResult(
+                        content,
+                        logprobs,
+                        finish,
+                        prompt / share,
+                        completion / share,
+                        reasoning_share,
+                    ),
+                )
             )
         missing = len(work.sample_ixs) - len(stored)
         if len(choices) < len(work.sample_ixs):
@@ -161,6 +173,7 @@ class _Run:
         self.outcome.requests += 1
         self.outcome.prompt_tokens += prompt
         self.outcome.completion_tokens += completion
+        self.outcome.reasoning_tokens += float(reasoning or 0)
         self.outcome.cost += cost
         if stored:
             try:
