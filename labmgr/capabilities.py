@@ -38,6 +38,7 @@ __all__ = [
     "SourcedCapabilities",
     "built_in_capabilities",
     "capabilities_for",
+    "capability_table",
     "family_of",
 ]
 
@@ -97,7 +98,7 @@ class ModelCapabilities(BaseModel):
             "reasoning": "yes" if self.reasoning else "no",
             "temperature": "0–2" if self.temperature else "1 only",
             "top_p": "accepted" if self.top_p else "refused",
-            "logprobs": f"yes, up to {self.top_logprobs} top" if self.logprobs else "no",
+            "logprobs": f"yes ({self.top_logprobs} top)" if self.logprobs else "no",
             "logit_bias": "accepted" if self.logit_bias else "refused",
             "token_limit": self.token_limit,
             "reasoning_effort": efforts,
@@ -241,3 +242,16 @@ def capabilities_for(
         return SourcedCapabilities(model, capabilities, family)
     pattern, override = found
     return SourcedCapabilities(model, override.applied_to(capabilities), family, pattern)
+
+
+def capability_table(
+    overrides: Mapping[str, CapabilityOverride] | None = None,
+) -> list[SourcedCapabilities]:
+    """What labmgr assumes, family by family (with the lab's overrides that match a
+    family's id), then one row per override pattern of the lab."""
+    rows = [capabilities_for(family, overrides) for family in _TABLE]
+    rows += [
+        capabilities_for(pattern, {pattern: override})
+        for pattern, override in (overrides or {}).items()
+    ]
+    return rows

@@ -202,10 +202,29 @@ def run(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
+    adapt: Annotated[
+        bool,
+        typer.Option(
+            "--adapt",
+            help="Leave out what a model would refuse (a temperature other than 1 for "
+            "reasoning models, …) instead of stopping; questions with adapt: false still stop.",
+        ),
+    ] = False,
+    reasoning_effort: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning-effort",
+            metavar="<effort>",
+            help="Sent to reasoning models when a question names none (none, minimal, low, "
+            "medium, high, …); default: none sent, the API's default applies.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
     from evals import estimate_run, run_questions
+
+    asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
 
     if ci not in ("hierarchical", "plain"):
         raise LabmgrError(f"--ci {ci!r}: use 'hierarchical' or 'plain'")
@@ -213,7 +232,7 @@ def run(
     questions = _load(questions_file, list(question or []))
     groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
     if estimate:
-        estimates = estimate_run(questions, groups, samples=samples, lab=settings)
+        estimates = estimate_run(questions, groups, samples=samples, lab=settings, **asking)
         _show_estimate(estimates, as_json=as_json)
         return
     try:
@@ -229,6 +248,7 @@ def run(
             by_model=by_model,
             source=str(questions_file),
             lab=settings,
+            **asking,
         )
     except KeyboardInterrupt:
         raise LabmgrError(
@@ -260,8 +280,16 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    from evals.answers import CUT_BY_BUDGET
+
     errors = _error_counts(result_run)
     for (model, message), count in errors[:_SHOWN_ERRORS]:
+        if message == CUT_BY_BUDGET:
+            console.print(
+                f"[yellow]{count} empty[/] on {model}: the token budget ran out before any "
+                "visible output; raise max_tokens (run.log says how far)"
+            )
+            continue
         console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
     if len(errors) > _SHOWN_ERRORS:
         console.print(f"… and {len(errors) - _SHOWN_ERRORS} other kinds of error (see run.log).")
