@@ -194,6 +194,9 @@ def run_questions(
                 "samples": samples,
                 "max_cost": max_cost,
                 "cache_dir": str(ctx.cache.directory),
+                "adapt": ctx.requests.adapt,
+                "reasoning_effort": ctx.requests.reasoning_effort,
+                "adapters": [adapter.name for adapter in ctx.requests.adapters],
             },
             "bought": bought,
         }

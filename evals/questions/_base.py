@@ -189,9 +189,11 @@ class Question(BaseModel):
 
         `options`: `lab=` (a `labmgr.settings.Settings`) or `home=` (a lab folder) to work in
         a lab, `context=` (an `evals.runner.RunContext`) to share one, or `cache=`, `router=`,
-        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …). The lab is found (the
-        usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when `cache=` or
-        `router=` is missing."""
+        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …); `adapt=True`,
+        `reasoning_effort=` and `adapters=` shape the requests (see `evals.adapters`). The lab
+        is found (the usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when
+        `cache=` or `router=` is missing. A model that would refuse the question as asked
+        raises `UnsupportedRequestError` before anything is bought."""
         from evals.answers import ask
         from evals.runner import run_context
 

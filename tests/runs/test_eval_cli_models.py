@@ -71,7 +71,10 @@ def test_adapt_and_reasoning_effort_shape_what_reasoning_models_are_sent(
     out = tmp_path / "run"
     result = _run(questions, "--adapt", "--reasoning-effort", "low", "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
-    frame = load_run(out).frames()["colour"]
+    run = load_run(out)
+    assert run.info["settings"]["adapt"] is True
+    assert run.info["settings"]["reasoning_effort"] == "low"
+    frame = run.frames()["colour"]
     sent = {m: json.loads(a) for m, a in zip(frame["model"], frame["api_kwargs"], strict=True)}
     assert sent["gpt-5-mini"] == {
         "model": "gpt-5-mini",
