@@ -17,7 +17,13 @@ from matplotlib.figure import Figure
 from evals.plots import answers_figure, checkpoints_figure, means_figure, plot_frame
 from evals.runs import Run
 
-__all__ = ["EmbeddedFigure", "headline_figure", "png_data_uri", "question_figures"]
+__all__ = [
+    "EmbeddedFigure",
+    "curves_figure",
+    "headline_figure",
+    "png_data_uri",
+    "question_figures",
+]
 
 _DPI = 96
 _MAX_DISTINCT_ANSWERS = 40
@@ -45,6 +51,26 @@ def headline_figure(run: Run) -> EmbeddedFigure | None:
     figure = means_figure(run.summary, groups=list(run.groups), title="Mean score per group")
     return EmbeddedFigure(
         "Each group's mean with its 95% interval, per question and score.", png_data_uri(figure)
+    )
+
+
+def curves_figure(run: Run) -> EmbeddedFigure | None:
+    """The training curves of the run's fine-tuned models, one colour per group and one line
+    per job (seed), when the run folder holds them."""
+    curves = run.training_curves()
+    if curves is None or curves.empty:
+        return None
+    from labmgr.finetuning import group_curves_figure
+
+    jobs = curves.groupby("group")["job_id"].nunique()
+    counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        figure = group_curves_figure(curves, "Training curves of the run's models")
+    return EmbeddedFigure(
+        f"Training curves per step from each job's results file, one colour per group and "
+        f"one line per job: {counts}.",
+        png_data_uri(figure),
     )
 
 

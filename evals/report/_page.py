@@ -18,7 +18,12 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import EmbeddedFigure, headline_figure, question_figures
+from evals.report._figures import (
+    EmbeddedFigure,
+    curves_figure,
+    headline_figure,
+    question_figures,
+)
 from evals.report._payload import build_payload, safe_json
 from evals.runs import Run
 
@@ -182,6 +187,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool = True) -
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
     headline = headline_figure(run) if figures else None
+    curves = curves_figure(run) if figures else None
     body = [
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
@@ -190,6 +196,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool = True) -
         "<h3>Summary</h3>",
         _summary_table(run.summary),
         _figure(headline) if headline else "",
+        "<h3>Training curves</h3>" + _figure(curves) if curves else "",
         "</section><section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, figures) for i, name in enumerate(run.questions)),
         "</section>",
