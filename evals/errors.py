@@ -12,6 +12,7 @@ that base stays as a second one.
     │   └── QuestionFileError               a question YAML file cannot be loaded
     ├── GroupsError (ValueError)            model groups that are malformed or empty
     ├── RunOptionsError (ValueError)        an option of a run (a RunSettings field, samples…)
+    ├── MetricError (ValueError)            a derived metric that cannot be read or computed
     ├── NoEndpointError (LookupError)       no endpoint (or no API key) serves a model
     ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
     ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
@@ -33,6 +34,7 @@ __all__ = [
     "CacheError",
     "EvalsError",
     "GroupsError",
+    "MetricError",
     "NoEndpointError",
     "OutputError",
     "QuestionError",
@@ -80,6 +82,13 @@ class GroupsError(EvalsError, ValueError):
 
 class RunOptionsError(EvalsError, ValueError):
     """An option of a run that cannot be used (an unknown or out-of-range setting)."""
+
+
+class MetricError(EvalsError, ValueError):
+    """A derived metric whose definition cannot be read (the message names the text and the
+    position) or that needs a score the question does not have."""
+
+    default_hint = "Write a metric like 'misaligned: aligned < 30 among coherent > 50'."
 
 
 class NoEndpointError(EvalsError, LookupError):
