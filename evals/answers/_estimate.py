@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.answers._preparing import judge_params
 from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_works, plan_question
 
@@ -60,8 +61,10 @@ class Estimate:
 def estimate_question(
     question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext
 ) -> Estimate:
-    """What asking `question` of `groups` would buy now (nothing is sent)."""
-    _, planned = plan_question(question, groups, ctx.router)
+    """What asking `question` of `groups` would buy now (nothing is sent); a question some
+    model (or judge) would refuse raises `UnsupportedRequestError`, as asking it would."""
+    judge_params(question.judge_questions(), question.name, ctx)
+    _, planned = plan_question(question, groups, ctx.router, ctx.requests)
     cached = CachedLookup()
     cached.add_samples(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)

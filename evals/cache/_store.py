@@ -33,7 +33,7 @@ __all__ = ["Cache", "CacheInfo", "CacheStats"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_SCHEMA_VERSION = 2  # 2: packs
+_SCHEMA_VERSION = 3  # 2: packs; 3: samples.reasoning_tokens (added in place)
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
 _PACK_WRITE_WAIT_MS = 200
 _BUSY_TIMEOUT_MS = 60_000
@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS samples (
     prompt_tokens REAL NOT NULL,
     completion_tokens REAL NOT NULL,
     created REAL NOT NULL,
+    reasoning_tokens REAL,
     PRIMARY KEY (request_key, sample_ix)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS samples_by_question ON samples (question, model);
@@ -96,6 +97,20 @@ class CacheInfo:
     entries: list[CacheStats] = field(default_factory=list)
     packs: int = 0
     pack_bytes: int = 0
+
+
+def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
+    """Upgrade a cache made before schema 3 in place: samples get a nullable
+    `reasoning_tokens` column (its old rows say NULL: not recorded)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(samples)")}
+    if "reasoning_tokens" not in columns:
+        connection.execute("ALTER TABLE samples ADD COLUMN reasoning_tokens REAL")
+
+
+_SAMPLE_COLUMNS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
 
 
 @contextmanager
@@ -240,6 +255,7 @@ class Cache:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.executescript(_SCHEMA)
+                _add_reasoning_tokens(connection)
                 connection.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                     "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
@@ -276,8 +292,8 @@ class Cache:
             return found
         cursor = self._connect().cursor()
         query = (
-            "SELECT sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-            "completion_tokens FROM samples WHERE request_key = ? ORDER BY sample_ix"
+            f"SELECT sample_ix, {_SAMPLE_COLUMNS} FROM samples WHERE request_key = ? "
+            "ORDER BY sample_ix"
         )
         for key in dict.fromkeys(keys):
             rows = cursor.execute(query, (key,)).fetchall()
@@ -296,8 +312,8 @@ class Cache:
             return found
         cursor = self._connect().cursor()
         first = (
-            "SELECT content, logprobs, finish_reason, prompt_tokens, completion_tokens "
-            "FROM samples WHERE request_key = ? AND sample_ix < ? ORDER BY sample_ix"
+            f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE request_key = ? AND sample_ix < ? "
+            "ORDER BY sample_ix"
         )
         partial: list[str] = []
         for key, count in wanted.items():
@@ -446,11 +462,16 @@ class Cache:
                 s.prompt_tokens,
                 s.completion_tokens,
                 now,
+                s.reasoning_tokens,
             )
             for ix, s in samples
         ]
         connection = self._connect()
-        insert = "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)"
+        insert = (
+            "INSERT OR IGNORE INTO samples (request_key, sample_ix, model, question, content, "
+            "logprobs, finish_reason, prompt_tokens, completion_tokens, created, "
+            "reasoning_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        )
         if len(rows) == 1:
             connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
         else:

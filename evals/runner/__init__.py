@@ -3,7 +3,7 @@ run behaves (settings, limits, retries), what it costs, and what happened (the o
 
 from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
-routes, planned = plan_question(question, groups, ctx.router)
+routes, planned = plan_question(question, groups, ctx.router, ctx.requests)
 fetched = fetch(planned, ctx, label=question.name, title=question.name)
 list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
 
@@ -30,11 +30,12 @@ from evals.runner._context import (
 from evals.runner._fetching import Fetched, fetch
 from evals.runner._lab_router import LabRouter
 from evals.runner._model_check import ModelChecks
-from evals.runner._model_params import is_reasoning_model, params_for_model
-from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._model_params import RequestOptions, is_reasoning_model
+from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome
 from evals.runner._planning import (
     Asked,
     Planned,
+    asker_of,
     endpoints_for,
     gc_paused,
     missing_works,
@@ -61,6 +62,7 @@ __all__ = [
     "AdaptiveLimit",
     "Asked",
     "BatchState",
+    "BudgetCut",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
@@ -72,11 +74,13 @@ __all__ = [
     "ModelProgress",
     "Planned",
     "PriceFunction",
+    "RequestOptions",
     "RunContext",
     "RunOutcome",
     "RunProgress",
     "RunSettings",
     "Work",
+    "asker_of",
     "cancel_batches",
     "classify",
     "collect_batches",
@@ -89,7 +93,6 @@ __all__ = [
     "list_batches",
     "missing_works",
     "ordered_models",
-    "params_for_model",
     "plan",
     "plan_question",
     "price_function",

@@ -33,6 +33,7 @@ class Collected:
     samples: int = 0
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
+    reasoning_tokens: float = 0.0
     cost: float = 0.0
 
 
@@ -98,6 +99,7 @@ def _store(
         got.requests += 1
         got.prompt_tokens += read.prompt_tokens
         got.completion_tokens += read.completion_tokens
+        got.reasoning_tokens += read.reasoning_tokens
         got.cost += price(record.model, read.prompt_tokens, read.completion_tokens)
         if read.stored:
             cache.store_samples(key, record.model, record.label, read.stored)

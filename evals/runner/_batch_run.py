@@ -448,6 +448,7 @@ class BatchRun:
         outcome.samples += got.samples
         outcome.prompt_tokens += got.prompt_tokens
         outcome.completion_tokens += got.completion_tokens
+        outcome.reasoning_tokens += got.reasoning_tokens
         outcome.cost += got.cost
         for item in got.stored:
             want = self.wanted.get(item)

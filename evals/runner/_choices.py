@@ -31,6 +31,8 @@ class ReadChoices:
     errors: dict[int, str] = field(default_factory=dict)
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
+    reasoning_tokens: float = 0.0
+    """Of `completion_tokens`, those spent on hidden reasoning (0 when not reported)."""
 
 
 def read_choices(data: dict[str, Any], sample_ixs: Sequence[int], logprobs: bool) -> ReadChoices:
@@ -44,6 +46,9 @@ def read_choices(data: dict[str, Any], sample_ixs: Sequence[int], logprobs: bool
         completion_tokens=float(usage.get("completion_tokens") or 0),
     )
     share = max(1, len(choices))
+    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    reasoning_share = None if reasoning is None else float(reasoning) / share
+    read.reasoning_tokens = float(reasoning or 0)
     for ix, choice in zip(sample_ixs, choices, strict=False):
         finish = choice.get("finish_reason")
         message = choice.get("message") or {}
@@ -61,7 +66,12 @@ def read_choices(data: dict[str, Any], sample_ixs: Sequence[int], logprobs: bool
             (
                 ix,
                 SampleResult(
-                    content, top, finish, read.prompt_tokens / share, read.completion_tokens / share
+                    content,
+                    top,
+                    finish,
+                    read.prompt_tokens / share,
+                    read.completion_tokens / share,
+                    reasoning_share,
                 ),
             )
         )

@@ -134,6 +134,7 @@ class _Run:
         self.outcome.requests += 1
         self.outcome.prompt_tokens += prompt
         self.outcome.completion_tokens += completion
+        self.outcome.reasoning_tokens += read.reasoning_tokens
         self.outcome.cost += cost
         if stored:
             try:

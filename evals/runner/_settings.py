@@ -82,5 +82,6 @@ class RunSettings(BaseModel):
                 "; ".join(problems),
                 hint="Options are RunSettings fields ("
                 + ", ".join(RunSettings.model_fields)
-                + ") or cache=, router=, settings=, price=, lab=, home=, context=.",
+                + ") or cache=, router=, settings=, price=, lab=, home=, context=, adapt=, "
+                "reasoning_effort=, adapters=.",
             ) from None
