@@ -3,7 +3,7 @@
     python benchmarks/rate_limits.py                  # both tools, RPM- and TPM-bound
     python benchmarks/rate_limits.py --skip-llmcomp   # labmgr only
 
-Scenarios (issue 14, "labmgr runs at the limit, not into it"):
+Scenarios (labmgr runs at the limit, not into it):
   rpm  600 requests (one per sample) of gpt-4.1-mini under 3,000 requests per minute
   tpm  600 requests of about 120 tokens each (prompt + max_tokens 100) under 360,000
        tokens per minute (requests unlimited)
