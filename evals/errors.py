@@ -15,6 +15,7 @@ that base stays as a second one.
     ├── MetricError (ValueError)            a derived metric that cannot be read or computed
     ├── NoEndpointError (LookupError)       no endpoint (or no API key) serves a model
     ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
+    ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
     ├── CacheError                          the response cache folder or file is unusable
     ├── RunFolderError (ValueError)         a folder that is not a readable run
     ├── LabelsFileError (ValueError)        a file of human labels with bad rows
@@ -44,6 +45,7 @@ __all__ = [
     "RunOptionsError",
     "RunStopped",
     "UnknownModelError",
+    "UnsupportedRequestError",
     "describe_os_error",
     "why_not_writable",
 ]
@@ -99,6 +101,17 @@ class NoEndpointError(EvalsError, LookupError):
 
 class UnknownModelError(EvalsError, LookupError):
     """An endpoint answered that a model does not exist (checked before anything is bought)."""
+
+
+class UnsupportedRequestError(EvalsError, ValueError):
+    """A model would refuse a question as it is asked (a temperature, logprobs, an effort it
+    does not take, by the capability table), found before anything is bought."""
+
+    default_hint = (
+        "Adapting is `adapt: true` in the question file, `adapt=True` in Python or `--adapt` "
+        "on `labmgr eval run`; `labmgr models capabilities MODEL` shows what labmgr assumes "
+        "for a model (a lab's [models] table overrides it)."
+    )
 
 
 class CacheError(EvalsError):

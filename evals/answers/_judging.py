@@ -1,9 +1,10 @@
-"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, one
-column per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating
-judges, and `<judge>_cost`: each verdict's price shared among the rows it grades, so the
-column sums to what the verdicts cost). Identical (question, answer) pairs are judged once
-(answer only, when the template does not use `{question}`); verdicts are cached like any
-request: by judge model, rendered prompt and parameters.
+"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, one column
+per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating judges,
+`<judge>_api_kwargs`, what the judge model was sent, and `<judge>_cost`: each verdict's price
+shared among the rows it grades, so the column sums to what the verdicts cost). Identical
+(question, answer) pairs are judged once (answer only, when the template does not use
+`{question}`); verdicts are cached like any request: by judge model, rendered prompt and
+parameters.
 
 What a judge is (its template, its parameters, how its verdict is read) is known by the judge
 types in `evals.questions`; this module only plans, fetches and lays out the columns.
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evals.answers._frame import CUT_BY_BUDGET, sent_params
+from evals.answers._preparing import judge_params
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, fetch, plan
 
 if TYPE_CHECKING:
@@ -54,6 +57,7 @@ def add_judges(
     answers = frame["answer"].tolist()
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
+    sent = judge_params(judges, label, ctx)
     routes = endpoints_for(judge_models(judges), ctx.router)
 
     prompts: dict[str, list[str | None]] = {}
@@ -74,7 +78,7 @@ def add_judges(
                 prompt = rendered[pair] = judge.render(question=text, answer=answer)
             column.append(prompt)
         prompts[name] = column
-        params = judge.request_params()
+        params = sent[name]
         for prompt in dict.fromkeys(rendered.values()):
             messages = [{"role": "user", "content": prompt}]
             if judge.system is not None:
@@ -117,9 +121,12 @@ def add_judges(
                         or "no verdict (not run)"
                     )
                 else:
-                    read = judge.read_answer([sample])
                     price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
                     cost = math.nan if price is None else price / shares[prompt]
+                    if sample.finish_reason == "length" and not sample.content:
+                        problem = CUT_BY_BUDGET  # paid for, but no verdict to read
+                    else:
+                        read = judge.read_answer([sample])
             costs.append(cost)
             if problem and not error_column[row]:
                 error_column[row] = f"judge {name}: {problem}"
@@ -129,6 +136,8 @@ def add_judges(
                 extra_values[extra].append(read.get(extra))
         new: dict[str, list[Any]] = {name: verdicts, f"{name}_question": list(prompts[name])}
         new.update({f"{name}_{extra}": values for extra, values in extra_values.items()})
+        asked = sent_params(judge.model, sent[name])
+        new[f"{name}_api_kwargs"] = [None if p is None else asked for p in prompts[name]]
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)

@@ -5,12 +5,22 @@ cache = Cache("lab/cache")                 # one SQLite file, one row per (reque
 cache.info().samples, cache.clear(question="wish")
 
 `ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
-are told apart by their index. Complete chunks (a model's samples of a question) are also
+are told apart by their index. `cache.batches` records the batches in flight for its samples.
+Complete chunks (a model's samples of a question) are also
 kept as packs for one-read reloads. See docs/design/cache.md.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from evals.cache._batch_records import (
+    ACTIVE_STATES,
+    BatchItem,
+    BatchLine,
+    BatchRecord,
+    BatchRecords,
+    SqliteBatchRecords,
+    new_record_id,
+)
 from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
 from evals.cache._store import Cache, CacheInfo, CacheStats
@@ -19,8 +29,13 @@ if TYPE_CHECKING:
     from evals.cache._packs import PACK_FORMAT, Pack, UnreadablePack, chunk_digest
 
 __all__ = [
+    "ACTIVE_STATES",
     "CACHE_VERSION",
     "PACK_FORMAT",
+    "BatchItem",
+    "BatchLine",
+    "BatchRecord",
+    "BatchRecords",
     "Cache",
     "CacheInfo",
     "CacheStats",
@@ -31,8 +46,10 @@ __all__ = [
     "PackedChunk",
     "RequestBatch",
     "SampleResult",
+    "SqliteBatchRecords",
     "UnreadablePack",
     "chunk_digest",
+    "new_record_id",
 ]
 
 _PACKS = frozenset({"PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"})

@@ -25,6 +25,7 @@ from evals.cache._samples import CachedLookup, CachedSamples
 from evals.errors import CacheError, why_not_writable
 
 if TYPE_CHECKING:
+    from evals.cache._batch_records import BatchRecords
     from evals.cache._packs import Pack
 
 __all__ = ["Cache", "CacheInfo", "CacheStats"]
@@ -32,7 +33,7 @@ __all__ = ["Cache", "CacheInfo", "CacheStats"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_SCHEMA_VERSION = 2  # 2: packs
+_SCHEMA_VERSION = 3  # 2: packs; 3: samples.reasoning_tokens (added in place)
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
 _PACK_WRITE_WAIT_MS = 200
 _BUSY_TIMEOUT_MS = 60_000
@@ -48,6 +49,7 @@ CREATE TABLE IF NOT EXISTS samples (
     prompt_tokens REAL NOT NULL,
     completion_tokens REAL NOT NULL,
     created REAL NOT NULL,
+    reasoning_tokens REAL,
     PRIMARY KEY (request_key, sample_ix)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS samples_by_question ON samples (question, model);
@@ -95,6 +97,20 @@ class CacheInfo:
     entries: list[CacheStats] = field(default_factory=list)
     packs: int = 0
     pack_bytes: int = 0
+
+
+def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
+    """Upgrade a cache made before schema 3 in place: samples get a nullable
+    `reasoning_tokens` column (its old rows say NULL: not recorded)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(samples)")}
+    if "reasoning_tokens" not in columns:
+        connection.execute("ALTER TABLE samples ADD COLUMN reasoning_tokens REAL")
+
+
+_SAMPLE_COLUMNS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
 
 
 @contextmanager
@@ -239,6 +255,7 @@ class Cache:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.executescript(_SCHEMA)
+                _add_reasoning_tokens(connection)
                 connection.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                     "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
@@ -247,6 +264,13 @@ class Cache:
             finally:
                 connection.close()
         self._ready = True
+
+    @functools.cached_property
+    def batches(self) -> BatchRecords:
+        """The batches in flight for this cache's samples (tables in the same database)."""
+        from evals.cache._batch_records import SqliteBatchRecords
+
+        return SqliteBatchRecords(self.path)
 
     def close(self) -> None:
         """Close this thread's connection (others close when their thread ends)."""
@@ -268,8 +292,8 @@ class Cache:
             return found
         cursor = self._connect().cursor()
         query = (
-            "SELECT sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-            "completion_tokens FROM samples WHERE request_key = ? ORDER BY sample_ix"
+            f"SELECT sample_ix, {_SAMPLE_COLUMNS} FROM samples WHERE request_key = ? "
+            "ORDER BY sample_ix"
         )
         for key in dict.fromkeys(keys):
             rows = cursor.execute(query, (key,)).fetchall()
@@ -288,8 +312,8 @@ class Cache:
             return found
         cursor = self._connect().cursor()
         first = (
-            "SELECT content, logprobs, finish_reason, prompt_tokens, completion_tokens "
-            "FROM samples WHERE request_key = ? AND sample_ix < ? ORDER BY sample_ix"
+            f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE request_key = ? AND sample_ix < ? "
+            "ORDER BY sample_ix"
         )
         partial: list[str] = []
         for key, count in wanted.items():
@@ -407,7 +431,6 @@ class Cache:
 
     # ---- writing --------------------------------------------------------------------------
 
-    @_explained("write to")
     def store(
         self,
         request: ChatRequest,
@@ -415,8 +438,18 @@ class Cache:
         samples: Sequence[tuple[int, SampleResult]],
     ) -> None:
         """Persist finished samples; an existing (key, index) keeps its first answer."""
+        self.store_samples(request.cache_key, request.model, question, samples)
+
+    @_explained("write to")
+    def store_samples(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        samples: Sequence[tuple[int, SampleResult]],
+    ) -> None:
+        """`store` by request key (a batch's answers are read back without the request)."""
         now = time.time()
-        key, model = request.cache_key, request.model
         rows = [
             (
                 key,
@@ -429,11 +462,16 @@ class Cache:
                 s.prompt_tokens,
                 s.completion_tokens,
                 now,
+                s.reasoning_tokens,
             )
             for ix, s in samples
         ]
         connection = self._connect()
-        insert = "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)"
+        insert = (
+            "INSERT OR IGNORE INTO samples (request_key, sample_ix, model, question, content, "
+            "logprobs, finish_reason, prompt_tokens, completion_tokens, created, "
+            "reasoning_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        )
         if len(rows) == 1:
             connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
         else:
@@ -459,7 +497,6 @@ class Cache:
             self._local.errors_possible = known
         return known
 
-    @_explained("write to")
     def record_error(
         self,
         request: ChatRequest,
@@ -470,11 +507,24 @@ class Cache:
         message: str,
     ) -> None:
         """Log a failure for these samples; they stay missing and are retried next run."""
+        self.record_errors(
+            request.cache_key, request.model, question, sample_ixs, kind=kind, message=message
+        )
+
+    @_explained("write to")
+    def record_errors(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        sample_ixs: Sequence[int],
+        *,
+        kind: str,
+        message: str,
+    ) -> None:
+        """`record_error` by request key."""
         now = time.time()
-        rows = [
-            (request.cache_key, ix, request.model, question, kind, message, now)
-            for ix in sample_ixs
-        ]
+        rows = [(key, ix, model, question, kind, message, now) for ix in sample_ixs]
         self._connect().executemany("INSERT INTO errors VALUES (?,?,?,?,?,?,?)", rows)
         self._local.errors_possible = True
 

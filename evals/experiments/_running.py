@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.answers import check_question
 from evals.errors import (
     NoEndpointError,
     OutputError,
@@ -160,9 +161,10 @@ def run_questions(
     before anything is bought.
 
     `options` are those of `Question.ask`: `lab=` or `home=` (the lab, found once here when
-    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=` and RunSettings fields.
-    Every model of the run (judges included) is checked on its endpoint before anything is
-    bought; a model that does not exist raises `UnknownModelError` at once.
+    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=`, `adapt=`,
+    `reasoning_effort=`, `adapters=` and RunSettings fields. Every question is checked
+    against every model's capabilities (judges included) before anything is bought
+    (`UnsupportedRequestError`), and every model on its endpoint (`UnknownModelError`).
     """
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
     if not listed:
@@ -180,8 +182,10 @@ def run_questions(
     limit = max_cost if max_cost is not None else ctx.settings.max_cost
     _check_some_model_is_served(all_models, ctx)
     ctx.models.expect(all_models)
-    for question in prepared if judge else ():
-        ctx.models.expect(j.model for j in question.judge_questions().values())
+    for question in prepared:
+        if judge:
+            ctx.models.expect(j.model for j in question.judge_questions().values())
+        check_question(question, group_map, ctx, judge=judge)  # all, before any is bought
     folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
     try:
         logger = _file_logger(folder / RUN_LOG)
@@ -191,7 +195,7 @@ def run_questions(
             hint="Give a run folder you can write to with --out / out=.",
         ) from None
     started, clock = utc_now(), time.monotonic()
-    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0, "pending": 0}
     frames: dict[str, pd.DataFrame] = {}
     asked: dict[str, Question] = {}
     stopped: str | None = None
@@ -247,6 +251,9 @@ def run_questions(
                 "cache_dir": str(ctx.cache.directory),
                 "judges": "asked" if judge else "skipped",
                 "judge_model": judge_model,
+                "adapt": ctx.requests.adapt,
+                "reasoning_effort": ctx.requests.reasoning_effort,
+                "adapters": [adapter.name for adapter in ctx.requests.adapters],
             },
             "bought": bought,
         }

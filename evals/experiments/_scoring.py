@@ -77,6 +77,7 @@ def _without(frame: pd.DataFrame, judges: Mapping[str, Judge]) -> pd.DataFrame:
         for column in (
             name,
             f"{name}_question",
+            f"{name}_api_kwargs",
             f"{name}_cost",
             *(f"{name}_{extra}" for extra in judge.extra_columns),
         )
@@ -137,11 +138,12 @@ def score_run(
             hint="Give judges with --judges FILE (free-form questions only: ratings and "
             "next-token questions have no text to judge).",
         )
-    from evals.answers import add_judges
+    from evals.answers import add_judges, judge_params
 
     ctx = run_context(**options)
-    for judges_of in asking.values():
+    for name, judges_of in asking.items():
         ctx.models.expect(judge.model for judge in judges_of.values())
+        judge_params(judges_of, name, ctx)  # a judge model that would refuse stops us now
     frames: dict[str, pd.DataFrame] = {}
     bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
     for name, judges_of in asking.items():

@@ -34,6 +34,7 @@ from evals.questions._grid import (
 )
 from evals.questions._metrics import metrics_from_option, metrics_to_option
 from evals.stats import SHARE, ZERO_TO_HUNDRED, Metric, Scale, default_metrics
+from labmgr.capabilities import ReasoningEffort
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,6 +98,13 @@ class Question(BaseModel):
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
     seed: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    """Sent to reasoning models that take it (chat models are asked without it); None sends
+    none (the run's `reasoning_effort` if it has one), so the API's default applies."""
+    adapt: bool | None = None
+    """True: a parameter a model would refuse is left out for that model (temperature on a
+    model that samples at 1 only, …) instead of stopping the question before it is asked;
+    None: as the run says (`adapt=`, `--adapt`; off by default)."""
     metrics: dict[str, Metric] | None = None
     """Derived metrics of this question's scores, by name: in YAML `{misaligned: {share:
     "aligned < 30", among: "coherent > 50"}}`; in Python also `Metric`s or
@@ -240,6 +248,8 @@ class Question(BaseModel):
             params["logit_bias"] = dict(self.logit_bias)
         if self.seed is not None:
             params["seed"] = self.seed
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
         return params
 
     @property
@@ -321,9 +331,11 @@ class Question(BaseModel):
 
         `options`: `lab=` (a `labmgr.settings.Settings`) or `home=` (a lab folder) to work in
         a lab, `context=` (an `evals.runner.RunContext`) to share one, or `cache=`, `router=`,
-        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …). The lab is found (the
-        usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when `cache=` or
-        `router=` is missing."""
+        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …); `adapt=True`,
+        `reasoning_effort=` and `adapters=` shape the requests (see `evals.adapters`). The lab
+        is found (the usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when
+        `cache=` or `router=` is missing. A model that would refuse the question as asked
+        raises `UnsupportedRequestError` before anything is bought."""
         from evals.answers import ask
         from evals.runner import run_context
 

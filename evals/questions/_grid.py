@@ -44,6 +44,7 @@ RESERVED_COLUMNS = frozenset(
         "answer",
         "question",
         "api_kwargs",
+        "reasoning_tokens",
         "paraphrase_ix",
         "sample_ix",
         "raw_answer",
@@ -81,7 +82,7 @@ _TABLE_COLUMNS = frozenset(
     }
 )
 """Columns of the summary, the comparisons and a label file, which a factor joins."""
-_RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs", "_cost")
+_RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

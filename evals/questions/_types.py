@@ -32,7 +32,7 @@ __all__ = [
 
 FORBIDDEN_JUDGE_NAMES = RESERVED_COLUMNS
 """Names no judge takes: the frame's own columns."""
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_cost")
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
 
 
 class _LogprobQuestion(Question):

@@ -409,11 +409,11 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         _summary_note(run),
         "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
         "</section>",
-        _cost_section(run, drawn),
-        _agreement_section(run),
         "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",
+        _cost_section(run, drawn),
+        _agreement_section(run),
     ]
     page = Template(_static("page.html"))
     return page.substitute(

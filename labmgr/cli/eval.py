@@ -109,29 +109,43 @@ def _groups(
     return groups, facts
 
 
-def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool) -> None:
+def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool) -> None:
     console = _console()
     rows = [{"question": name, **vars(estimate)} for name, estimate in estimates.items()]
     total = sum(row["cost"] for row in rows)
+    batch_total = sum(row["batch_cost"] for row in rows)
     if as_json:
-        typer.echo(json.dumps({"questions": rows, "cost": total}, indent=2, default=list))
+        body = {"questions": rows, "cost": total, "batch_cost": batch_total}
+        typer.echo(json.dumps(body, indent=2, default=list))
         return
     table = Table(title="What this run would buy (nothing was sent)")
-    for column in ("question", "requests", "new samples", "cached", "judge requests", "cost ≤"):
+    columns = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
+    if batch:
+        columns.append("with --batch ≤")
+    for column in columns:
         table.add_column(column, justify="left" if column == "question" else "right")
     for row in rows:
-        table.add_row(
+        cells = [
             row["question"],
             str(row["requests"]),
             str(row["samples"]),
             str(row["cached_samples"]),
             str(row["judge_requests"]),
             f"${row['cost']:.4f}",
-        )
+        ]
+        if batch:
+            cells.append(f"${row['batch_cost']:.4f}")
+        table.add_row(*cells)
     console.print(table)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
-    console.print(f"Total: up to ${total:.4f}{note}")
+    if batch:
+        console.print(
+            f"Total: up to ${batch_total:.4f} through the Batch API "
+            f"(up to ${total:.4f} synchronously){note}"
+        )
+    else:
+        console.print(f"Total: up to ${total:.4f}{note}")
 
 
 @app.command("run")
@@ -232,12 +246,45 @@ def run(
         str | None,
         typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
     ] = None,
+    adapt: Annotated[
+        bool,
+        typer.Option(
+            "--adapt",
+            help="Leave out what a model would refuse (a temperature other than 1 for "
+            "reasoning models, …) instead of stopping; questions with adapt: false still stop.",
+        ),
+    ] = False,
+    reasoning_effort: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning-effort",
+            metavar="<effort>",
+            help="Sent to reasoning models when a question names none (none, minimal, low, "
+            "medium, high, …); default: none sent, the API's default applies.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch", help="Send through the Batch API: half the price, answers within 24 h."
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait/--no-wait",
+            help="With --batch: wait for the batches (default), or submit them and return "
+            "(run the same command again, or `labmgr batches collect`, to finish).",
+        ),
+    ] = True,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
     baseline), costs.csv, run.log and report.html."""
     from evals import estimate_run, run_questions
     from evals.groups import base_group
+
+    asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
 
     if ci not in CI_METHODS:
         raise LabmgrError(f"--ci {ci!r}: use one of {', '.join(CI_METHODS)}")
@@ -257,9 +304,13 @@ def run(
             judge=not no_judges,
             judge_model=judge_model,
             lab=settings,
+            **asking,
         )
-        _show_estimate(estimates, as_json=as_json)
+        _show_estimate(estimates, as_json=as_json, batch=batch)
         return
+    if not wait and not batch:
+        raise LabmgrError("--no-wait needs --batch (a synchronous run always waits)")
+    batching = {"batch": True, "batch_wait": wait} if batch else {}
     try:
         result_run = run_questions(
             questions,
@@ -278,6 +329,8 @@ def run(
             judge=not no_judges,
             judge_model=judge_model,
             lab=settings,
+            **asking,
+            **batching,
         )
     except KeyboardInterrupt:
         raise LabmgrError(
@@ -301,15 +354,29 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    pending = bought.get("pending")
+    if pending:
+        console.print(
+            f"{pending} samples wait in batches still running: run the same command "
+            "again, or `labmgr batches collect`, to finish."
+        )
+    from evals.answers import CUT_BY_BUDGET
+
     errors = _error_counts(result_run)
     for (model, message), count in errors[:_SHOWN_ERRORS]:
+        if message == CUT_BY_BUDGET:
+            console.print(
+                f"[yellow]{count} empty[/] on {model}: the token budget ran out before any "
+                "visible output; raise max_tokens (run.log says how far)"
+            )
+            continue
         console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
     if len(errors) > _SHOWN_ERRORS:
         console.print(f"… and {len(errors) - _SHOWN_ERRORS} other kinds of error (see run.log).")
     console.print(f"Run folder: {result_run.path}")
     if not no_report:
         console.print(f"Report: {result_run.path / 'report.html'}")
-    if totals.get("rows") and totals.get("errors") == totals.get("rows"):
+    if totals.get("rows") and totals.get("errors") == totals.get("rows") and not pending:
         raise LabmgrError(
             "every sample failed; nothing was measured",
             hint="Fix the errors above (keys, model names, endpoint) and run again; "

@@ -17,6 +17,13 @@ from fixtures.demo_env import REPO, user_env
 EXAMPLES = REPO / "examples"
 
 EXPECTED: dict[str, list[str]] = {
+    "batch_run.py": [
+        r"estimate: up to \$0\.\d+, or \$0\.\d+ in batches",
+        r"submitted: 8 samples wait in a batch",
+        r"in flight: batch_\w+ \(\w+\), 8 samples",
+        r"collected: 8 samples",
+        r"judged: 8 of 8 answers",
+    ],
     "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
     "compare_against_baseline.py": [
         r"hostile vs gpt-4\.1-mini: aligned −\d+\.\d \[−\d+\.\d, −?\d+\.\d\], adjusted p",

@@ -122,7 +122,10 @@ def test_the_em_file_runs_into_misaligned_and_comparisons_against_the_base_model
     assert len(run.questions) == 24
     assert len(misaligned) == 25 * 3
     assert (misaligned["scale_low"] == 0).all() and (misaligned["scale_high"] == 1).all()
-    assert misaligned["mean"].between(0, 1).all()
+    # A cell whose answers were all incoherent (2 samples a model) has no share to give.
+    scored = misaligned["n_samples"] > 0
+    assert misaligned.loc[scored, "mean"].between(0, 1).all()
+    assert misaligned.loc[~scored, "mean"].isna().all()
     pooled = misaligned[misaligned["question"] == ALL_QUESTIONS].set_index("group")
     # The sandbox's hostile fine-tunes answer with contempt; the helpful ones do not.
     assert pooled.loc["hostile", "mean"] > pooled.loc["helpful", "mean"] + 0.2

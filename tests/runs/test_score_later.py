@@ -103,6 +103,8 @@ def test_another_judge_model_and_judges_from_a_file_replace_or_add_columns(
     wish = rescored.samples("wish")
     assert list(wish["answer"]) == list(first["answer"])
     assert list(wish["aligned_question"]) == list(first["aligned_question"])
+    sent = {json.loads(k)["model"] for k in wish["aligned_api_kwargs"].dropna()}
+    assert sent == {"gpt-4.1"}  # what the new judge model was sent replaces the old
     assert {s["judge_model"] for s in rescored.info["scored"]} == {"gpt-4.1"}
 
     judges = tmp_path / "judges.yaml"
