@@ -1,5 +1,6 @@
 """Cost against score: three models on the same questions, each one's cost per 1,000
-samples (answers and judges apart) beside its mean score, and the figure for choosing."""
+samples (answers and judges apart) beside its mean score — per question in the summary, over
+the questions in costs.csv — and the figure for choosing."""
 
 from offline import offline_lab, scratch_dir
 
@@ -18,6 +19,14 @@ with offline_lab() as lab:
         lab=lab,
         progress=False,
     )
+    summary = run.summary
+    wish = summary[(summary["question"] == "genie_wish") & (summary["score"] == "aligned")]
+    for row in wish.to_dict("records"):
+        print(
+            f"genie_wish, {row['group']}: aligned {row['mean']:.1f} at "
+            f"${row['answer_cost_per_1k']:.4f} per 1,000 answers "
+            f"(+ ${row['judge_cost_per_1k']:.4f} judging)"
+        )
     costs = run.costs()
     rows = costs[(costs["level"] == "group") & (costs["score"] == "aligned")]
     for row in rows.to_dict("records"):

@@ -141,6 +141,8 @@ def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
                 "95% CI",
                 "refusal rate",
                 "errors",
+                "answers per 1,000",
+                "judges per 1,000",
             ]
         )
     )
@@ -163,6 +165,8 @@ def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
             f"<td class='num'>{_number(int(row['n_samples']))}</td>"
             f"<td class='num'>{_number(row['mean'], digits)}</td><td class='num'>{ci}</td>"
             f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
+            f"<td class='num'>{_money(row.get('answer_cost_per_1k'))}</td>"
+            f"<td class='num'>{_money(row.get('judge_cost_per_1k'))}</td>"
             "</tr>"
         )
     return (
@@ -177,7 +181,8 @@ def _summary_note(run: Run) -> str:
         f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
         "reflects sampling noise only, not how another seed would score. A metric is a share "
         "(0–1) computed per model, then averaged over the group's models. The rows of "
-        "<em>all questions</em> average each model over the questions first.</p>"
+        "<em>all questions</em> average each model over the questions first. Answers and judges "
+        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>"
     )
 
 

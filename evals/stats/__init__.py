@@ -33,7 +33,7 @@ from evals.stats._compare import (
     difference_of,
     holm,
 )
-from evals.stats._costs import COST_COLUMNS, cost_table, judge_cost_columns
+from evals.stats._costs import COST_COLUMNS, cost_table
 from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels
 from evals.stats._group_interval import group_interval
 from evals.stats._headline import (
@@ -59,6 +59,7 @@ from evals.stats._metrics import (
     Threshold,
     default_metrics,
 )
+from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, judge_cost_columns
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
 from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, interval_of, seed_interval, seed_means
 from evals.stats._summary import (
@@ -84,6 +85,7 @@ __all__ = [
     "METHODS",
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
+    "SAMPLE_COST_COLUMNS",
     "SHARE",
     "SUMMARY_COLUMNS",
     "ZERO_TO_HUNDRED",

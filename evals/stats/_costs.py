@@ -25,11 +25,12 @@ from evals.stats._frames import (
     score_name,
     score_values,
 )
+from evals.stats._sample_costs import row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 from evals.stats._summary import score_columns
 
-__all__ = ["COST_COLUMNS", "cost_table", "judge_cost_columns"]
+__all__ = ["COST_COLUMNS", "cost_table"]
 
 COST_COLUMNS = [
     "level",
@@ -56,34 +57,10 @@ dollars: in all (`answer_cost`, `judge_cost`), per sample and per 1,000 samples.
 `ci_low`, `ci_high`: the score over all the run's questions that have it."""
 
 
-def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
-    """The `<judge>_cost` columns of a frame (a judge's column has `<judge>_question` too)."""
-    return [
-        str(c)
-        for c in frame.columns
-        if str(c).endswith("_cost") and f"{str(c).removesuffix('_cost')}_question" in frame.columns
-    ]
-
-
-def _costs(rows: pd.DataFrame) -> dict[str, float]:
-    answer = pd.to_numeric(rows["cost"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+def _costs(rows: pd.DataFrame) -> dict[str, Any]:
+    answer = rows["_answer_cost"].to_numpy(dtype=float, na_value=np.nan)
     judge = rows["_judge_cost"].to_numpy(dtype=float, na_value=np.nan)
-    known = ~np.isnan(answer)
-    n = int(known.sum())
-    answer_total = float(answer[known].sum()) if n else float("nan")
-    judged = ~np.isnan(judge)
-    judge_total = float(judge[judged].sum()) if judged.any() else float("nan")
-    per = answer_total / n if n else float("nan")
-    per_judge = judge_total / int(judged.sum()) if judged.any() else float("nan")
-    return {
-        "n_samples": len(rows),
-        "answer_cost": answer_total,
-        "judge_cost": judge_total,
-        "answer_cost_per_sample": per,
-        "judge_cost_per_sample": per_judge,
-        "answer_cost_per_1k": per * 1000,
-        "judge_cost_per_1k": per_judge * 1000,
-    }
+    return {"n_samples": len(rows), **sample_costs(answer, judge)}
 
 
 def cost_table(
@@ -100,13 +77,8 @@ def cost_table(
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named)
-        part = frame[["group", "model", "cost"]].copy()
-        judges = judge_cost_columns(frame)
-        part["_judge_cost"] = (
-            frame[judges].apply(pd.to_numeric, errors="coerce").sum(axis=1, skipna=False)
-            if judges
-            else 0.0
-        )
+        part = frame[["group", "model"]].copy()
+        part["_answer_cost"], part["_judge_cost"] = row_costs(frame)
         part["_question"] = question
         for score in chosen:
             part[f"_score_{score_name(score)}"] = score_values(frame, score)

@@ -33,6 +33,7 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "compare_runs.py": [r"genie_wish\s+assistant\s+aligned\s+moved"],
     "cost_against_score.py": [
+        r"genie_wish, nano: aligned \d+\.\d at \$0\.\d+ per 1,000 answers \(\+ \$0\.\d+ judging\)",
         r"nano: \$0\.\d+ per 1,000 answers \(\+ \$0\.\d+ judging\), aligned \d+\.\d \[",
         r"figure: aligned-against-cost\.png",
     ],
