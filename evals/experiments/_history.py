@@ -156,7 +156,11 @@ def run_history(
     that file (its suffix gives the format: png, pdf or svg)."""
     loaded = [r if isinstance(r, Run) else load_run(r) for r in runs]
     if len(loaded) < 2:
-        raise RunOptionsError("a history needs at least two runs")
+        raise RunOptionsError(
+            f"a history needs at least two runs ({len(loaded)} given)",
+            hint="Name two or more run folders, or give --questions FILE for every run of "
+            "a question file.",
+        )
     loaded.sort(key=lambda r: str(r.info.get("started") or ""))
     if score is None:
         names = [s for r in loaded for s in r.summary["score"].astype(str)]

@@ -134,7 +134,8 @@ def _factor(name: str, levels: Any) -> list[str] | dict[str, str] | dict[str, di
                 elif set(filled) != set(keys):
                     raise ValueError(
                         f"{where}: level {label!r} fills {', '.join(sorted(filled))} but the "
-                        f"first level fills {', '.join(sorted(keys))}; every level fills the same"
+                        f"first level fills {', '.join(sorted(keys))}; every level must fill "
+                        "the same placeholders"
                     )
                 whole[label] = filled
             return whole

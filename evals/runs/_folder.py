@@ -197,6 +197,8 @@ def load_run(path: str | Path) -> Run:
     """Read a run folder written by `run_questions`."""
     folder = Path(path)
     run_file = folder / RUN_FILE
+    if folder.is_file():
+        raise RunFolderError(f"{folder}: a file, not a run folder")
     if not folder.is_dir():
         raise RunFolderError(f"{folder}: no such run folder")
     if not run_file.is_file():

@@ -513,7 +513,8 @@ def score(
         ),
     ] = None,
     judge_model: Annotated[
-        str | None, typer.Option("--judge-model", help="Ask every judge of this model.")
+        str | None,
+        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
     ] = None,
     full: Annotated[
         bool, typer.Option("--full", help="Print the whole summary and every comparison.")
@@ -521,8 +522,8 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Judge a finished run's answers (the judges it skipped, its judges with another model,
-    or new ones); only judge requests are made. Rewrites the samples, summary.csv,
-    comparisons.csv and report.html."""
+    or new ones) from its samples: only judge requests are made. Rewrites the samples,
+    summary.csv, comparisons.csv, costs.csv and report.html."""
     from evals.experiments import score_run
 
     scored = score_run(run_dir, judges=judges, judge_model=judge_model, lab=cli_settings(ctx))
@@ -603,7 +604,7 @@ def history(
         change = cell(row["change"], row["change_low"], row["change_high"], "+")
         out_table.add_row(
             str(row["run"]),
-            str(row["started"] or "")[:16],
+            str(row["started"] or "")[:16].replace("T", " "),
             str(row["group"]),
             cell(row["mean"], row["ci_low"], row["ci_high"]),
             change + (" moved" if row["moved"] else ""),

@@ -73,7 +73,8 @@ def import_(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Read the labels into the run (human_labels.csv) and show how far each judge agrees
-    with the humans: Spearman's rho and Cohen's kappa with 95% intervals."""
+    with the humans: Spearman's rho and Cohen's kappa with 95% intervals. Every bad row is
+    named; a file with one imports nothing unless --skip-bad."""
     from evals.labels import import_labels
     from evals.runs import disagreements
 

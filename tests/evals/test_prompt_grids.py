@@ -233,7 +233,7 @@ def test_a_grid_prompt_equal_to_a_paraphrase_shares_its_cache(
         ),
         (
             {"grid": {"p": {"a": {"x": "1"}, "b": {"y": "2"}}}, "template": "{x}{y}"},
-            "every level fills the same",
+            "every level must fill the same placeholders",
         ),
         (
             {"grid": {"a": ["1"], "b": {"l": {"a": "2"}}}, "template": "{a}"},

@@ -114,6 +114,11 @@ def test_an_export_is_stratified_seeded_blind_and_its_ids_are_stable(
     lines = [json.loads(line) for line in jsonl.path.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 3 and lines[0]["human_aligned"] is None and "model" in lines[0]
 
+    unknown = runner.invoke(app, ["labels", "export", str(run), "--by", "perspective"])
+    assert unknown.exit_code == 1 and "Traceback" not in unknown.output
+    assert "--by 'perspective': the run's answers have no such column" in unknown.output
+    assert "group, model, question" in unknown.output
+
 
 def test_export_edit_import_names_each_bad_row_and_imports_nothing_until_fixed(
     lab: Settings, questions_file: Path, tmp_path: Path

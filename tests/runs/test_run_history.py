@@ -99,7 +99,8 @@ def test_a_history_needs_two_runs_and_a_shared_score(tmp_path: Path) -> None:
     frame = judged_frame({"g": ["m"]}, samples=3)
     one = write_run(tmp_path / "one", {"wish": frame})
     result = runner.invoke(app, ["eval", "history", str(one.path)])
-    assert result.exit_code == 1 and "at least two runs" in result.output
+    assert result.exit_code == 1 and "at least two runs (1 given)" in result.output
+    assert "--questions FILE" in result.output  # what to do instead
     two = write_run(tmp_path / "two", {"other": frame})
     result = runner.invoke(app, ["eval", "history", str(one.path), str(two.path)])
     assert result.exit_code == 1 and "in every run" in result.output

@@ -155,3 +155,39 @@ def test_scoring_a_run_without_judges_to_ask_is_one_clear_error(
     result = runner.invoke(app, ["eval", "score", str(out), "--judges", str(empty)])
     assert result.exit_code == 1 and "no judge in this file" in result.output
     assert "Traceback" not in result.output
+
+
+def test_scoring_what_is_not_a_run_or_with_a_judge_model_that_does_not_exist_buys_nothing(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for target, sentence in (
+        (empty, "not a run folder (no run.json)"),
+        (questions_file, "a file, not a run folder"),
+        (tmp_path / "nowhere", "no such run folder"),
+    ):
+        result = runner.invoke(app, ["eval", "score", str(target)])
+        assert result.exit_code == 1 and sentence in result.output, result.output
+        assert "Traceback" not in result.output
+
+    out = tmp_path / "run"
+    _invoke(
+        "eval", "run", str(questions_file), *GROUPS, "--question", "wish", "--no-judges",
+        "--out", str(out),
+    )  # fmt: skip
+    chats = int(sandbox.stats()["requests"].get("chat.completions", 0))
+    result = runner.invoke(app, ["eval", "score", str(out), "--judge-model", "gpt-9-imagined"])
+    assert result.exit_code == 1, result.output
+    assert (
+        "gpt-9-imagined does not exist" in result.output and "nothing was bought" in result.output
+    )
+    assert int(sandbox.stats()["requests"].get("chat.completions", 0)) == chats
+    assert "aligned" not in load_run(out).samples("wish").columns  # the run is as it was
+
+    fresh = ["--group", "big=gpt-4.1", "--question", "wish", "--out", str(tmp_path / "other")]
+    result = runner.invoke(
+        app, ["eval", "run", str(questions_file), *fresh, "--judge-model", "gpt-9-imagined"]
+    )
+    assert result.exit_code == 1 and "gpt-9-imagined does not exist" in result.output
+    assert int(sandbox.stats()["requests"].get("chat.completions", 0)) == chats  # no answer
