@@ -403,6 +403,17 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
     else:
         drawn = draw_figures(run_plans(run)) if figures else None
     curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
+    costs, agreement = _cost_section(run, drawn), _agreement_section(run)
+    sections = [
+        ("headline", "Headline"),
+        ("summary", "Summary"),
+        ("questions", "Questions"),
+        *([("costs", "Cost against score")] if costs else []),
+        *([("agreement", "Judges against humans")] if agreement else []),
+        ("samples", "Samples"),
+        ("compare", "Side by side"),
+    ]
+    nav = "".join(f'<a href="#{anchor}">{escape(name)}</a>' for anchor, name in sections)
     body = [
         _headline_section(run, drawn),
         "<section id='summary'><h2>Run</h2>",
@@ -417,13 +428,14 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
         "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",
-        _cost_section(run, drawn),
-        _agreement_section(run),
+        costs,
+        agreement,
     ]
     page = Template(_static("page.html"))
     return page.substitute(
         csp=csp,
         title=escape(title or report_title(run)),
+        nav=nav,
         css=_static("report.css"),
         body="\n".join(body),
         data=safe_json(build_payload(run)),

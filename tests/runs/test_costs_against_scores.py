@@ -92,6 +92,7 @@ def test_costs_per_group_and_model_sit_beside_the_score(
     assert bool(nano_row["sampling_only"].item())
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Cost against score" in page and "cost-table" in page
+    assert '<a href="#costs">Cost against score</a>' in page  # reachable from the top
 
     figure = cost_figure(costs, "aligned")
     ax = figure.axes[0]

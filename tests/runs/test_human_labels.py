@@ -181,6 +181,7 @@ def test_export_edit_import_names_each_bad_row_and_imports_nothing_until_fixed(
     assert coherent["bins"] == "≤ 50 | > 50"
     page = (run / "report.html").read_text(encoding="utf-8")
     assert "Judges against human labels" in page
+    assert '<a href="#agreement">Judges against humans</a>' in page
 
     # Importing more labels later keeps the earlier ones and replaces a sample's own.
     rows[1]["human_aligned"] = "3"
