@@ -2,7 +2,8 @@
 the run folder's human_labels.csv, never in the cache). Every bad row is named in one
 sentence — an unknown id, a duplicate id, a label that is not a number or lies outside its
 score's scale, a label for a score the question does not have — and nothing is imported from
-a file with a bad row unless `skip_bad`."""
+a file with a bad row unless `skip_bad` (a JSON line that is not an object is a bad row too).
+A file without labels is refused rather than imported as nothing."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from evals.runs import (
 
 __all__ = ["LabelImport", "import_labels"]
 
+_EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
+
 
 @dataclass
 class LabelImport:
@@ -45,24 +48,30 @@ class LabelImport:
     """One sentence per bad row left out (with `skip_bad`)."""
 
 
-def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
-    """The file's columns and its rows with their line numbers (CSV or JSON lines)."""
+def _records(
+    path: Path,
+) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
+    """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
+    sentence per line that is not a row (a JSON line that is not an object)."""
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() in (".jsonl", ".json"):
         rows: list[tuple[int, dict[str, Any]]] = []
         columns: dict[str, None] = {}
+        unreadable: list[str] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as error:
-                raise LabelsFileError(f"{path}:{number}: not a JSON object ({error.msg})") from None
+                unreadable.append(f"{path}:{number}: not a JSON object ({error.msg})")
+                continue
             if not isinstance(value, dict):
-                raise LabelsFileError(f"{path}:{number}: not a JSON object")
+                unreadable.append(f"{path}:{number}: not a JSON object")
+                continue
             columns.update(dict.fromkeys(str(k) for k in value))
             rows.append((number, value))
-        return list(columns), iter(rows)
+        return list(columns), iter(rows), unreadable
     reader = csv.DictReader(text.splitlines(keepends=True))
     header = list(reader.fieldnames or [])
 
@@ -70,7 +79,7 @@ def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]
         for row in reader:
             yield reader.line_num, row
 
-    return header, read()
+    return header, read(), []
 
 
 def _cell(value: Any) -> str:
@@ -96,14 +105,16 @@ def import_labels(
     loaded = run if isinstance(run, Run) else load_run(run)
     path = Path(file)
     try:
-        columns, rows = _records(path)
+        columns, rows, unreadable = _records(path)
     except (OSError, UnicodeDecodeError) as error:
         reason = describe_os_error(error) if isinstance(error, OSError) else "not UTF-8 text"
-        raise LabelsFileError(f"{path}: cannot read: {reason}") from None
+        raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
     except csv.Error as error:
-        raise LabelsFileError(f"{path}: not a CSV file ({error})") from None
-    if "id" not in columns:
-        raise LabelsFileError(f"{path}: no 'id' column (is it a file from `labels export`?)")
+        raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
+    if "id" not in columns and not unreadable:
+        raise LabelsFileError(
+            f"{path}: no 'id' column, so no row says which answer it labels", hint=_EXPORTED
+        )
     found = candidates(loaded)
     known = dict.fromkeys(s for scores in found.scores.values() for s in scores)
     label_columns = [c for c in columns if c.startswith(HUMAN_PREFIX)]
@@ -111,13 +122,17 @@ def import_labels(
         if column.removeprefix(HUMAN_PREFIX) not in known:
             raise LabelsFileError(
                 f"{path}: column {column!r} is not a score of the run "
-                f"(its scores: {', '.join(known) or 'none'})"
+                f"(its scores: {', '.join(known) or 'none'})",
+                hint="Rename or remove the column: each label column is human_<score> for a "
+                "score of the run, as `labmgr labels export` wrote it.",
             )
     by_id = found.table.set_index("id") if not found.table.empty else pd.DataFrame()
     seen: dict[str, int] = {}
-    problems: list[str] = []
+    problems: list[str] = list(unreadable)
     imported: list[dict[str, Any]] = []
+    read = 0
     for line, row in rows:
+        read += 1
         sample = _cell(row.get("id"))
         wrong: list[str] = []
         if not sample:
@@ -171,6 +186,13 @@ def import_labels(
             f"{path}: {len(problems)} bad row{'s' if len(problems) != 1 else ''}, so nothing "
             "was imported:\n" + "\n".join(problems),
             problems=problems,
+        )
+    if not imported and not problems:
+        raise LabelsFileError(
+            f"{path}: no label in its {read} row{'s' if read != 1 else ''}, so nothing was "
+            "imported",
+            hint=f"Fill its {', '.join(label_columns) or 'human_<score>'} columns with numbers "
+            "on each score's scale, then import it again.",
         )
     _store(loaded, imported)
     analyzed = analyze_run(load_run(loaded.path))

@@ -192,6 +192,50 @@ def test_export_edit_import_names_each_bad_row_and_imports_nothing_until_fixed(
     assert stored.set_index("id").loc[rows[1]["id"], "human_aligned"] == 3.0
 
 
+def test_a_file_that_is_not_a_labelled_export_is_one_sentence_with_what_to_do(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "run", {"wish": judged_frame({"g": ["m1", "m2"]}, samples=3)})
+    exported = export_labels(run, n=4, seed=0, out=tmp_path / "l.jsonl", file_format="jsonl")
+    lines = exported.path.read_text(encoding="utf-8").splitlines()
+
+    def refused(name: str, text: str | None, *sentences: str) -> None:
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+        result = runner.invoke(app, ["labels", "import", str(run.path), str(path)])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        for sentence in sentences:
+            assert sentence in " ".join(result.output.split()), result.output
+        assert load_run(run.path).human_labels() is None
+
+    export_hint = "Import the file `labmgr labels export` wrote"
+    refused("missing.csv", None, "missing.csv: cannot read", export_hint)
+    refused("other.csv", "name,score\nx,1\n", "other.csv: no 'id' column", export_hint)
+    refused(
+        "unlabelled.jsonl",
+        "\n".join(lines) + "\n",
+        "unlabelled.jsonl: no label in its 4 rows, so nothing was imported",
+        "Fill its human_aligned, human_coherent columns",
+    )
+    refused(
+        "extra.csv",
+        "id,human_kindness\nsx,1\n",
+        "column 'human_kindness' is not a score of the run",
+        "Rename or remove the column",
+    )
+    first = json.loads(lines[0])
+    first["human_aligned"] = 40
+    broken = [json.dumps(first), '{"id": "s1",', *lines[1:]]
+    refused("broken.jsonl", "\n".join(broken), "broken.jsonl:2: not a JSON object", "--skip-bad")
+    (tmp_path / "broken.jsonl").write_text("\n".join(broken), encoding="utf-8")
+    done = import_labels(run, tmp_path / "broken.jsonl", skip_bad=True)
+    assert done.labels == 1 and done.skipped == [
+        f"{tmp_path / 'broken.jsonl'}:2: not a JSON object (Expecting property name enclosed "
+        "in double quotes)"
+    ]
+
+
 def test_cells_a_spreadsheet_would_run_are_neutralised_and_restored(tmp_path: Path) -> None:
     tricky = ['=HYPERLINK("http://x")', "+1", "-a list", "@me", "\tx", "'=quoted", "plain"]
     for text in [*tricky, "''+x", "'", ""]:
