@@ -184,6 +184,9 @@ def test_scoring_what_is_not_a_run_or_with_a_judge_model_that_does_not_exist_buy
     )
     assert int(sandbox.stats()["requests"].get("chat.completions", 0)) == chats
     assert "aligned" not in load_run(out).samples("wish").columns  # the run is as it was
+    result = runner.invoke(app, ["eval", "score", str(out), "--judge-model", "o3-mini"])
+    assert result.exit_code == 1 and "which o3-mini does not return" in result.output
+    assert int(sandbox.stats()["requests"].get("chat.completions", 0)) == chats
 
     fresh = ["--group", "big=gpt-4.1", "--question", "wish", "--out", str(tmp_path / "other")]
     result = runner.invoke(
