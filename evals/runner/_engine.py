@@ -42,8 +42,11 @@ class _Run:
         settings: RunSettings,
         price: PriceFunction,
         progress: RunProgress,
+        owner: str | None = None,
     ) -> None:
         self.cache = cache
+        self.owner = owner
+        """The claimant whose claims storing a sample (or giving it up) releases."""
         self.settings = settings
         self.price = price
         self.progress = progress
@@ -97,7 +100,12 @@ class _Run:
         if record and self.cache_failure is None:
             try:
                 self.cache.record_error(
-                    work.request, work.label, work.sample_ixs, kind="error", message=message
+                    work.request,
+                    work.label,
+                    work.sample_ixs,
+                    kind="error",
+                    message=message,
+                    owner=self.owner,
                 )
             except CacheError as error:
                 self._cache_failed(error)
@@ -164,7 +172,7 @@ class _Run:
         self.outcome.cost += cost
         if stored:
             try:
-                self.cache.store(work.request, work.label, stored)
+                self.cache.store(work.request, work.label, stored, owner=self.owner)
             except CacheError as error:
                 self._cache_failed(error)
                 for ix, _ in stored:
@@ -284,10 +292,15 @@ async def run_works(
     settings: RunSettings,
     price: PriceFunction,
     progress: RunProgress,
+    owner: str | None = None,
+    live: bool = True,
 ) -> RunOutcome:
-    """Send every Work (respecting the limits), persisting answers as they arrive."""
+    """Send every Work (respecting the limits), persisting answers as they arrive (and
+    releasing `owner`'s claims on them). `live=False` when the caller shows the progress."""
     if not works:
         return RunOutcome()
-    run = _Run(cache, settings, price, progress)
+    run = _Run(cache, settings, price, progress, owner)
+    if not live:
+        return await run.run(works)
     async with progress.live():
         return await run.run(works)
