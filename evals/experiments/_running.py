@@ -190,7 +190,8 @@ def run_questions(
                 **ctx.settings.model_dump(mode="json"),
                 "samples": samples,
                 "max_cost": max_cost,
-                "cache_dir": str(ctx.cache.directory),
+                "cache_dir": str(ctx.cache.directory) if ctx.cache.directory else None,
+                "cache": ctx.cache.url,
             },
             "bought": bought,
         }
