@@ -11,7 +11,7 @@ docs/design/cache.md.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -292,11 +292,20 @@ class Cache:
             return 0
         return self._backend.clear(question, model)
 
-    def copy_to(self, target: Cache | str | Path, *, batch_rows: int = 2000) -> CopyResult:
+    def copy_to(
+        self,
+        target: Cache | str | Path,
+        *,
+        batch_rows: int = 2000,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> CopyResult:
         """Copy every sample, recorded error and pack into `target` (a `Cache`, folder or
-        URL). Idempotent and resumable: what the target already holds is skipped, so a copy
-        that was interrupted finishes when run again, and nothing is copied twice."""
+        URL), a batch of rows per transaction; `progress(table, rows read)` after each.
+        Idempotent and resumable: what the target already holds is skipped, so a copy that
+        was interrupted finishes when run again, and nothing is copied twice."""
         from evals.cache._copying import copy_cache
 
         destination = target if isinstance(target, Cache) else Cache(target)
-        return copy_cache(self._backend, destination._backend, batch_rows=batch_rows)
+        return copy_cache(
+            self._backend, destination._backend, batch_rows=batch_rows, progress=progress
+        )

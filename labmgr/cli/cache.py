@@ -61,7 +61,7 @@ def info(
         )
         return
     console = Console(highlight=False)
-    console.print(f"cache: {summary.url}")
+    console.print(f"cache: {summary.url}", soft_wrap=True)
     console.print(
         f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
