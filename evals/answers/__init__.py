@@ -20,6 +20,7 @@ from evals.answers._scoring import (
     RatingScore,
     average_probabilities,
     rating_score,
+    rating_scores,
     token_probabilities,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "estimate_question",
     "judge_models",
     "rating_score",
+    "rating_scores",
     "token_probabilities",
 ]
 
