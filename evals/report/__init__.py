@@ -15,7 +15,10 @@ from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
 from evals.runs import REPORT_FILE, Run, load_run
 
-__all__ = ["render_report", "report_title", "safe_json", "write_report"]
+__all__ = ["FIGURES_DIR", "render_report", "report_title", "safe_json", "write_report"]
+
+FIGURES_DIR = "figures"
+"""Beside the report: its figures as PNG files, each with the digest of what it shows."""
 
 
 def write_report(
@@ -31,7 +34,7 @@ def write_report(
             f"cannot write the report to {target}: it is a folder.",
             hint="Give a file name, e.g. --out report.html.",
         )
-    page = render_report(loaded, figures=figures)
+    page = render_report(loaded, figures=figures, figure_store=target.parent / FIGURES_DIR)
     temporary = target.with_name(target.name + ".tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

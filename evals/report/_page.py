@@ -13,12 +13,13 @@ import hashlib
 import math
 from html import escape
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import EmbeddedFigure, headline_figure, question_figures
+from evals.report._figures import EmbeddedFigure, draw_figures, headline_figure
 from evals.report._payload import build_payload, safe_json
 from evals.runs import Run
 
@@ -136,11 +137,13 @@ def _figure(figure: EmbeddedFigure) -> str:
     )
 
 
-def _question_section(run: Run, name: str, index: int, figures_on: bool) -> str:
+def _question_section(
+    run: Run, name: str, index: int, drawn: tuple[list[EmbeddedFigure], list[str]]
+) -> str:
     info = run.question_info(name)
     prompts = info.get("prompts", [])
     totals = info.get("totals", {})
-    figures, problems = question_figures(run, name) if figures_on else ([], [])
+    figures, problems = drawn
     shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
     more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
     notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
@@ -172,9 +175,12 @@ def report_title(run: Run) -> str:
     return f"Eval report: {subject}" + (f" ({started})" if started else "")
 
 
-def render_report(run: Run, *, title: str | None = None, figures: bool = True) -> str:
+def render_report(
+    run: Run, *, title: str | None = None, figures: bool = True, figure_store: Path | None = None
+) -> str:
     """The report of `run` as one self-contained HTML document (`figures=False` leaves the
-    figures out, which is faster)."""
+    figures out, which is faster). Figures are drawn in parallel processes; with
+    `figure_store` (a folder) they are kept there and reused while their input is unchanged."""
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (
@@ -182,6 +188,7 @@ def render_report(run: Run, *, title: str | None = None, figures: bool = True) -
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
     headline = headline_figure(run) if figures else None
+    drawn = draw_figures(run, figure_store) if figures else {}
     body = [
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
@@ -191,7 +198,10 @@ def render_report(run: Run, *, title: str | None = None, figures: bool = True) -
         _summary_table(run.summary),
         _figure(headline) if headline else "",
         "</section><section id='questions'><h2>Questions</h2>",
-        *(_question_section(run, name, i, figures) for i, name in enumerate(run.questions)),
+        *(
+            _question_section(run, name, i, drawn.get(name, ([], [])))
+            for i, name in enumerate(run.questions)
+        ),
         "</section>",
     ]
     page = Template(_static("page.html"))

@@ -76,3 +76,35 @@ def test_the_title_names_what_was_asked_not_the_folder_twice(tmp_path: Path) -> 
         tmp_path / "other", {"wish": frame}, resamples=50, info={"source": "q/em.yaml"}
     )
     assert "<title>Eval report: em.yaml</title>" in (from_file.path / "report.html").read_text()
+
+
+def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    from evals.report import FIGURES_DIR, write_report
+    from evals.report._figures import draw_figures
+    from evals.runs import load_run, write_samples
+
+    groups = {"control": ["ft:m:c:1", "ft:m:c:2"], "treated": ["ft:m:t:1", "ft:m:t:2"]}
+    frames = {
+        name: judged_frame(groups, samples=6, means={"control": 70, "treated": mean}, seed=i)
+        for i, (name, mean) in enumerate((("wish", 30), ("ruler", 50)))
+    }
+    run = write_run(tmp_path / "run", frames, resamples=100)
+    store = run.path / FIGURES_DIR
+    in_process = draw_figures(load_run(run.path), None, processes=1)
+    in_workers = draw_figures(load_run(run.path), None, processes=2)
+    assert in_workers == in_process and sum(len(f) for f, _ in in_workers.values()) >= 4
+    first = {path.name: path.stat().st_mtime_ns for path in store.glob("*.png")}
+    assert len(first) == sum(len(f) for f, _ in in_process.values())
+
+    write_report(run.path)
+    assert {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")} == first, "redrawn"
+
+    changed = frames["ruler"].assign(aligned=frames["ruler"]["aligned"] * 0.5)
+    write_samples(changed, run.path / run.question_info("ruler")["samples_file"])
+    write_report(run.path)
+    now = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
+    redrawn = {name for name in now if now[name] != first[name]}
+    assert redrawn and all(name.startswith("ruler-") for name in redrawn)
+    assert any(name.startswith("wish-") for name in now if name not in redrawn)
