@@ -395,9 +395,15 @@ def main() -> None:
                         no_report=True,
                         **options,
                     )
-                    for report in (False, True):
-                        what = "with the report" if report else "--no-report"
-                        results[f"run_{tree}_{'report' if report else 'no_report'}"] = _measure(
+                    for report, label in ((False, "no_report"), (True, "report"), (True, "again")):
+                        if label == "again" and tree != "now":
+                            continue
+                        what = {
+                            "no_report": "--no-report",
+                            "report": "with the report",
+                            "again": "with the report, same folder (figures reused)",
+                        }[label]
+                        results[f"run_{tree}_{label}"] = _measure(
                             box,
                             f"[{tree}] eval run, cached, {what}",
                             me,
