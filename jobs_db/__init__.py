@@ -9,6 +9,7 @@ Persistence only: SQLModel tables, engine and sessions, schema migrations, queri
 """
 
 from jobs_db._access import Target
+from jobs_db._curves import job_curves, jobs_missing_curves, store_curve
 from jobs_db._database import Database, open_database
 from jobs_db._engine import database_file
 from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
@@ -25,18 +26,29 @@ from jobs_db._queries import (
     non_final_jobs,
     select_models,
 )
+from jobs_db._queue import (
+    QueueClaim,
+    cancel_queued_job,
+    claim_queued_job,
+    promote_queued_job,
+    queued_jobs,
+    release_queued_job,
+)
 from jobs_db._schema import current_revision, head_revision, known_revisions, upgrade
 from jobs_db._tables import (
     FINAL_STATUSES,
+    QUEUED_LOCALLY,
     FinetuneJob,
     JobEvent,
     JobTag,
     Model,
     ModelKind,
+    TrainingCurve,
     TrainingFile,
 )
 from jobs_db._writes import (
     delete_job,
+    mark_model_deleted,
     remove_job_tags,
     replace_checkpoints,
     replace_events,
@@ -58,6 +70,7 @@ from jobs_db.errors import (
 
 __all__ = [
     "FINAL_STATUSES",
+    "QUEUED_LOCALLY",
     "Checkpoints",
     "Database",
     "DatabaseDamagedError",
@@ -72,14 +85,18 @@ __all__ = [
     "Model",
     "ModelFilters",
     "ModelKind",
+    "QueueClaim",
     "SchemaError",
     "SchemaOutdatedError",
     "SchemaTooNewError",
     "Statuses",
     "Tags",
     "Target",
+    "TrainingCurve",
     "TrainingFile",
     "UnknownJobError",
+    "cancel_queued_job",
+    "claim_queued_job",
     "current_revision",
     "database_file",
     "delete_job",
@@ -87,20 +104,27 @@ __all__ = [
     "get_file",
     "get_job",
     "head_revision",
+    "job_curves",
     "job_events",
     "job_ids_like",
     "job_models",
+    "jobs_missing_curves",
     "jobs_with_suffix",
     "known_revisions",
     "list_jobs",
+    "mark_model_deleted",
     "model_groups",
     "non_final_jobs",
     "open_database",
     "parse_tags",
+    "promote_queued_job",
+    "queued_jobs",
+    "release_queued_job",
     "remove_job_tags",
     "replace_checkpoints",
     "replace_events",
     "select_models",
+    "store_curve",
     "upgrade",
     "upsert_file",
     "upsert_job",

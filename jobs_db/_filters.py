@@ -134,11 +134,14 @@ def model_conditions(
     project: str | None = None,
     checkpoints: Checkpoints = False,
     include_base: bool = False,
+    include_deleted: bool = False,
 ) -> ColumnElement[bool]:
     """The WHERE clause over ``models`` outer-joined to ``finetune_jobs``."""
     conditions: list[ColumnElement[bool]] = [
         MODELS.c.kind.in_(model_kinds(checkpoints, include_base))
     ]
+    if not include_deleted:
+        conditions.append(MODELS.c.deleted_at.is_(None))
     if base_model is not None:
         conditions.append(
             or_(

@@ -41,6 +41,7 @@ def model_groups(
     include_base: bool = True,
     checkpoints: Checkpoints = False,
     where: ModelFilters | Callable[[Model], bool] | None = None,
+    include_deleted: bool = False,
 ) -> dict[str, list[str]]:
     """``{group: [model id, …]}`` ready to hand to an evaluation.
 
@@ -53,6 +54,7 @@ def model_groups(
     model's job asked for (``gpt-4.1-mini``, not the snapshot the API resolved it to), so the
     same lab gives the same group name with or without ``base_model``. When no model is
     selected there is no base group either (the result is empty).
+    Models deleted on the API leave their groups unless ``include_deleted``.
 
     Groups are sorted by name; models in a group by creation time, then id.
 
@@ -61,9 +63,11 @@ def model_groups(
     """
     filters = _filters_of(where)
     if callable(by) or callable(where):
-        rows = _rows_from_models(target, by, base_model, checkpoints, filters, where)
+        rows = _rows_from_models(
+            target, by, base_model, checkpoints, filters, where, include_deleted
+        )
     else:
-        rows = _rows_from_columns(target, by, base_model, checkpoints, filters)
+        rows = _rows_from_columns(target, by, base_model, checkpoints, filters, include_deleted)
     members: dict[str, list[tuple[Any, str]]] = defaultdict(list)
     bases: set[str] = set()
     for group, name, created_at, base in rows:
@@ -105,8 +109,15 @@ def _rows_from_models(
     checkpoints: Checkpoints,
     filters: dict[str, Any],
     where: object,
+    include_deleted: bool,
 ) -> list[Row]:
-    models = select_models(target, base_model=base_model, checkpoints=checkpoints, **filters)
+    models = select_models(
+        target,
+        base_model=base_model,
+        checkpoints=checkpoints,
+        include_deleted=include_deleted,
+        **filters,
+    )
     if callable(where):
         models = [model for model in models if where(model)]
     key = by if callable(by) else _key_function(by)
@@ -141,9 +152,15 @@ def _rows_from_columns(
     base_model: str | None,
     checkpoints: Checkpoints,
     filters: dict[str, Any],
+    include_deleted: bool,
 ) -> list[Row]:
     """The same rows as ``_rows_from_models``, read as plain columns (no objects built)."""
-    conditions = model_conditions(base_model=base_model, checkpoints=checkpoints, **filters)
+    conditions = model_conditions(
+        base_model=base_model,
+        checkpoints=checkpoints,
+        include_deleted=include_deleted,
+        **filters,
+    )
     joined = MODELS.outerjoin(JOBS, MODELS.c.job_id == JOBS.c.id)
     if by.startswith("tag:") and by != "tag:":
         key_column = TAGS.c.value

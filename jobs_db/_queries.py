@@ -23,7 +23,14 @@ from jobs_db._filters import (
     job_conditions,
     model_conditions,
 )
-from jobs_db._tables import FINAL_STATUSES, FinetuneJob, JobEvent, Model, TrainingFile
+from jobs_db._tables import (
+    FINAL_STATUSES,
+    QUEUED_LOCALLY,
+    FinetuneJob,
+    JobEvent,
+    Model,
+    TrainingFile,
+)
 
 FILES = table_of(TrainingFile)
 EVENTS = table_of(JobEvent)
@@ -46,6 +53,7 @@ def select_models(
     organization: str | None = None,
     project: str | None = None,
     include_base: bool = False,
+    include_deleted: bool = False,
 ) -> list[Model]:
     """Models matching every given filter, oldest first (ties by name).
 
@@ -57,6 +65,7 @@ def select_models(
     - ``status``: the job's status, one or several.
     - ``checkpoints``: False (final models), True (finals and checkpoints), ``"only"``.
     - ``include_base``: also return base-model rows (kind ``base``) that match.
+    - ``include_deleted``: also return models deleted on the API (``deleted_at`` set).
 
     >>> select_models(db, base_model="gpt-4.1-mini", suffix="insecure-*",
     ...               tags={"dataset": "v2"}, checkpoints=True)  # doctest: +SKIP
@@ -71,6 +80,7 @@ def select_models(
         project=project,
         checkpoints=checkpoints,
         include_base=include_base,
+        include_deleted=include_deleted,
     )
     statement = (
         select(Model)
@@ -147,8 +157,9 @@ def _like_literal(text: str) -> str:
 
 
 def non_final_jobs(target: Target) -> list[FinetuneJob]:
-    """Jobs whose status may still change (anything but succeeded, failed, cancelled)."""
-    where = JOBS.c.status.not_in(sorted(FINAL_STATUSES))
+    """Jobs on the API whose status may still change (anything but succeeded, failed,
+    cancelled); jobs queued locally are not on the API yet (see ``queued_jobs``)."""
+    where = JOBS.c.status.not_in([*sorted(FINAL_STATUSES), QUEUED_LOCALLY])
     with using(target, write=False) as session:
         jobs = list(session.scalars(select(FinetuneJob).where(where)))
     return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))

@@ -18,6 +18,14 @@ ModelKind = Literal["final", "checkpoint", "base"]
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 """Job statuses that never change again. Every other string (``"paused"`` too) is non-final."""
 
+QUEUED_LOCALLY = "queued_locally"
+"""Status of a job labmgr holds back until the organization's daily job limit frees a slot.
+
+Such a job is not on the API yet: its id is labmgr's own (``queued-…``), its files are
+uploaded and its ``create_request`` holds the body to send; ``not_before`` says when it
+may go. Once submitted, its row is replaced by the API's job (see ``promote_queued_job``).
+"""
+
 
 def _time(*, index: bool = False) -> Any:
     return Field(default=None, sa_column=Column(UTCDateTime(), index=index, nullable=True))
@@ -104,6 +112,21 @@ class FinetuneJob(TableBase, table=True):
     """When this row was last brought up to date from the API; stale snapshots never win."""
     api_metadata: dict[str, str] | None = _json()
     """The ``metadata`` sent to the API with the job."""
+    create_request: dict[str, Any] | None = _json()
+    """The ``jobs.create`` body labmgr sent, or will send for a job queued locally (file ids,
+    method object with its hyperparameters and grader, integrations, seed, metadata)."""
+    integrations: list[dict[str, Any]] | None = _json()
+    """Integrations as the API echoes them, e.g. ``[{"type": "wandb", "wandb": {…}}]``."""
+    result_file_id: str | None = None
+    """The ``fine-tune-results`` file (per-step metrics CSV) of a job that succeeded."""
+    not_before: datetime | None = _time()
+    """For a job queued locally: the earliest time it may be submitted (a slot frees)."""
+    claimed_by: str | None = None
+    """For a job queued locally: the process submitting it now (see ``claimed_until``)."""
+    claimed_until: datetime | None = _time()
+    """When the claim of ``claimed_by`` lapses; a later claimant first looks the job up."""
+    submit_attempts: int | None = None
+    """For a job queued locally: how many times it was claimed for submission."""
 
     tags: list["JobTag"] = Relationship(
         sa_relationship_kwargs={"lazy": "selectin", "order_by": "JobTag.key"}
@@ -175,6 +198,9 @@ class Model(TableBase, table=True):
     organization_id: str | None = None
     project_id: str | None = None
     created_at: datetime | None = _time(index=True)
+    deleted_at: datetime | None = _time()
+    """When the model was deleted on the API; deleted models are left out of queries and
+    groups unless asked for."""
 
     job: FinetuneJob | None = Relationship(sa_relationship_kwargs={"lazy": "joined"})
 
@@ -199,3 +225,29 @@ class JobEvent(TableBase, table=True):
     type: str | None = None
     message: str | None = None
     data: Any = _json()
+
+
+class TrainingCurve(TableBase, table=True):
+    """A job's training curves: its results file (per-step metrics CSV), one row per job.
+
+    ``header`` names the columns (``step``, ``train_loss``, ``train_accuracy``,
+    ``valid_loss``, ``valid_mean_token_accuracy``, … as the API wrote them) and ``rows``
+    holds one list of numbers per step (None where the file left a cell empty).
+    """
+
+    __tablename__ = "training_curves"
+
+    job_id: str = Field(
+        sa_column=Column(
+            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
+        ),
+    )
+    """The job."""
+    file_id: str
+    """The API's results file the rows were read from."""
+    header: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    """Column names, ``step`` first."""
+    rows: list[list[float | None]] = Field(sa_column=Column(JSON, nullable=False))
+    """One list per step, in the order of ``header``."""
+    downloaded_at: datetime | None = _time()
+    """When the file was read."""

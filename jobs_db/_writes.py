@@ -9,6 +9,7 @@ An object read from the database and then changed writes back only the attribute
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, inspect, select, update
@@ -23,7 +24,7 @@ from jobs_db._access import (
     using,
 )
 from jobs_db._filters import Tags, parse_tags
-from jobs_db._tables import FinetuneJob, JobEvent, JobTag, Model, TrainingFile
+from jobs_db._tables import FinetuneJob, JobEvent, JobTag, Model, TrainingCurve, TrainingFile
 from jobs_db.errors import DatabaseInputError, UnknownJobError
 
 FILES = table_of(TrainingFile)
@@ -31,6 +32,7 @@ JOBS = table_of(FinetuneJob)
 TAGS = table_of(JobTag)
 MODELS = table_of(Model)
 EVENTS = table_of(JobEvent)
+CURVES = table_of(TrainingCurve)
 
 
 def upsert_file(target: Target, file: TrainingFile) -> None:
@@ -206,6 +208,20 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
         )
 
 
+def mark_model_deleted(target: Target, name: str, deleted_at: datetime) -> bool:
+    """Record that the fine-tuned model ``name`` was deleted on the API; False if unknown.
+
+    The row stays (its job, step and metrics are history), but queries and groups leave it
+    out unless asked for (``include_deleted=True``).
+    """
+    refuse_naive_times(f"model {name}", {"deleted_at": deleted_at})
+    with using(target, write=True) as session:
+        found = session.execute(
+            update(MODELS).where(MODELS.c.name == name).values(deleted_at=deleted_at)
+        ).rowcount  # type: ignore[attr-defined]
+    return bool(found)
+
+
 def replace_events(target: Target, job_id: str, events: Sequence[JobEvent]) -> None:
     """Make ``events`` the job's stored events: add or update them by id, drop the others."""
     with using(target, write=True) as session:
@@ -224,7 +240,7 @@ def replace_events(target: Target, job_id: str, events: Sequence[JobEvent]) -> N
 def delete_job(target: Target, job_id: str) -> bool:
     """Delete a job with its tags, events and models; False if it was not there."""
     with using(target, write=True) as session:
-        for table in (TAGS, EVENTS, MODELS):
+        for table in (TAGS, EVENTS, MODELS, CURVES):
             session.execute(delete(table).where(table.c.job_id == job_id))
         deleted = session.execute(delete(JOBS).where(JOBS.c.id == job_id)).rowcount  # type: ignore[attr-defined]
     return bool(deleted)

@@ -23,6 +23,7 @@ from evals.errors import (
     RunStopped,
     describe_os_error,
 )
+from evals.experiments._curves import run_curves
 from evals.runner import RunContext, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
@@ -206,6 +207,7 @@ def run_questions(
             seed=seed,
             by_model=by_model,
             info=info,
+            curves=run_curves(ctx.lab, group_map, models, logger),
         )
         logger.info(
             "done in %.1f s; bought $%.4f (judges included)", info["seconds"], bought["cost"]

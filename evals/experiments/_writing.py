@@ -33,6 +33,7 @@ def write_run(
     report: bool = True,
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
+    curves: pd.DataFrame | None = None,
 ) -> Run:
     """`evals.runs.write_run` (same arguments), then `report.html` unless `report=False`."""
     run = write_run_folder(
@@ -46,6 +47,7 @@ def write_run(
         seed=seed,
         by_model=by_model,
         info=info,
+        curves=curves,
     )
     if report:
         from evals.report import write_report  # matplotlib and seaborn: only for a report

@@ -32,6 +32,7 @@ from evals.runs import Run
 
 __all__ = [
     "EmbeddedFigure",
+    "curves_figure",
     "draw_figures",
     "headline_figure",
     "png_data_uri",
@@ -76,6 +77,26 @@ def headline_figure(run: Run) -> EmbeddedFigure | None:
     figure = means_figure(run.summary, groups=list(run.groups), title="Mean score per group")
     return EmbeddedFigure(
         "Each group's mean with its 95% interval, per question and score.", png_data_uri(figure)
+    )
+
+
+def curves_figure(run: Run) -> EmbeddedFigure | None:
+    """The training curves of the run's fine-tuned models, one colour per group and one line
+    per job (seed), when the run folder holds them."""
+    curves = run.training_curves()
+    if curves is None or curves.empty:
+        return None
+    from labmgr.finetuning import group_curves_figure
+
+    jobs = curves.groupby("group")["job_id"].nunique()
+    counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        figure = group_curves_figure(curves, "Training curves of the run's models")
+    return EmbeddedFigure(
+        f"Training curves per step from each job's results file, one colour per group and "
+        f"one line per job: {counts}.",
+        png_data_uri(figure),
     )
 
 

@@ -19,7 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import EmbeddedFigure, draw_figures, headline_figure
+from evals.report._figures import (
+    EmbeddedFigure,
+    curves_figure,
+    draw_figures,
+    headline_figure,
+)
 from evals.report._payload import build_payload, safe_json
 from evals.runs import Run
 
@@ -188,6 +193,7 @@ def render_report(
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
     headline = headline_figure(run) if figures else None
+    curves = curves_figure(run) if figures else None
     drawn = draw_figures(run, figure_store) if figures else {}
     body = [
         "<section id='summary'><h2>Run</h2>",
@@ -197,6 +203,7 @@ def render_report(
         "<h3>Summary</h3>",
         _summary_table(run.summary),
         _figure(headline) if headline else "",
+        "<h3>Training curves</h3>" + _figure(curves) if curves else "",
         "</section><section id='questions'><h2>Questions</h2>",
         *(
             _question_section(run, name, i, drawn.get(name, ([], [])))

@@ -12,6 +12,7 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 from evals.errors import RunFolderError
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
+    CURVES_FILE,
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
     RUN_FILE,
@@ -27,6 +28,7 @@ from evals.runs._writing import frame_totals, prepare_folder, write_run
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "CURVES_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",

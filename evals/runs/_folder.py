@@ -1,5 +1,6 @@
 """A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`, `run.log`,
-`report.html`, and `load_run` to read it back."""
+`report.html`, `training_curves.csv` when the run's models have curves, and `load_run` to
+read it back."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from evals.errors import RunFolderError
 from evals.runs._samples_file import read_samples
 
 __all__ = [
+    "CURVES_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",
@@ -33,6 +35,9 @@ MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
+CURVES_FILE = "training_curves.csv"
+"""The training curves of the run's fine-tuned models: one row per job and step, with the
+run's group of the job's model (written when the run's lab has them)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -110,6 +115,16 @@ class Run:
         """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""
         path = self.path / MODEL_SUMMARY_FILE
         return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+
+    def training_curves(self) -> pd.DataFrame | None:
+        """The training curves of the run's models (`training_curves.csv`), when written."""
+        path = self.path / CURVES_FILE
+        if not path.is_file():
+            return None
+        try:
+            return pd.read_csv(path, keep_default_na=False, na_values=[""])
+        except (OSError, ValueError, UnicodeDecodeError) as error:
+            raise RunFolderError(f"{path}: cannot read: {error}") from None
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {name: self.samples(name) for name in self.questions}

@@ -13,6 +13,7 @@ import pandas as pd
 
 from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
 from evals.runs._folder import (
+    CURVES_FILE,
     MODEL_SUMMARY_FILE,
     RUN_FILE,
     SUMMARY_FILE,
@@ -141,13 +142,16 @@ def write_run(
     seed: int = DEFAULT_SEED,
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
+    curves: pd.DataFrame | None = None,
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
     `questions` (by the same names) give each question's type, scores and prompts; without
     them these are read from the frames. `models` adds facts per model (job, kind, step,
     epoch: the checkpoint figure uses `step`). `by_model` also writes `summary_by_model.csv`
-    (a plain interval per model). `info` adds fields to run.json. No report is written here
+    (a plain interval per model). `info` adds fields to run.json. `curves` (one row per job
+    and step, with a ``group`` column) is written as `training_curves.csv`. No report is
+    written here
     (`evals.experiments.write_run` writes one too).
     """
     if not frames:
@@ -165,6 +169,7 @@ def write_run(
             seed=seed,
             by_model=by_model,
             info=info,
+            curves=curves,
         )
     except OSError as error:
         where = error.filename or folder
@@ -187,6 +192,7 @@ def _write(
     seed: int,
     by_model: bool,
     info: Mapping[str, Any] | None,
+    curves: pd.DataFrame | None,
 ) -> Run:
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
@@ -208,6 +214,8 @@ def _write(
     if by_model:
         per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
         per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
+    if curves is not None and not curves.empty:
+        curves.to_csv(folder / CURVES_FILE, index=False)
     content: dict[str, Any] = {
         "format": 1,
         "written": utc_now(),

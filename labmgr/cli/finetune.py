@@ -1,18 +1,23 @@
-"""`labmgr finetune …`: validate training files, create and cancel fine-tuning jobs."""
+"""`labmgr finetune …`: validate training files; create, sweep, pause, resume and cancel
+fine-tuning jobs."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import job_row, print_json
+from labmgr.cli.jobs_render import job_row, print_json, when
 from labmgr.cli.state import cli_settings
+from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
+
+if TYPE_CHECKING:
+    from jobs_db import FinetuneJob
 
 app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
 
@@ -56,8 +61,16 @@ def validate(
         help="Base model: checks its token limit and prices training.",
     ),
     method: Annotated[
-        Method, typer.Option("--method", help="supervised (chat) or dpo.")
+        Method, typer.Option("--method", help="supervised (chat), dpo or reinforcement.")
     ] = "supervised",
+    grader: Annotated[
+        Path | None,
+        typer.Option(
+            "--grader",
+            metavar="<file>",
+            help="Reinforcement: the grader (JSON/YAML); examples must hold its item fields.",
+        ),
+    ] = None,
     min_examples: int = typer.Option(
         MIN_EXAMPLES,
         "--min-examples",
@@ -74,9 +87,17 @@ def validate(
 
     Makes no request: token counts and costs are estimates.
     """
+    from labmgr.finetuning.graders import grader_item_fields, load_grader
+
     settings = cli_settings(ctx)
+    fields = grader_item_fields(load_grader(grader)) if grader is not None else []
     report = validate_training_file(
-        file, method, model, min_examples=min_examples, prices=settings.prices
+        file,
+        method,
+        model,
+        min_examples=min_examples,
+        prices=settings.prices,
+        item_fields=fields,
     )
     if as_json:
         data = report.model_dump(mode="json")
@@ -110,6 +131,39 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
     return int(number) if number.is_integer() and "." not in value else number
 
 
+def _optional(value: str | None, option: str) -> int | float | Literal["auto"] | None:
+    return None if value is None else _hyperparameter(value, option)
+
+
+def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
+    for job in jobs:
+        seed_text = job.seed if job.seed is not None else job.seed_requested
+        if dry_run:
+            typer.echo(
+                f"would create: suffix {job.suffix}, base {job.base_model}, method {job.method}, "
+                f"seed {seed_text if seed_text is not None else 'chosen by the API'}, "
+                f"key {job.key_env}"
+            )
+        elif job.status == "queued_locally":
+            typer.echo(
+                f"{job.id}  suffix {job.suffix}  seed {seed_text}  queued locally, "
+                f"can go from {when(job.not_before)} UTC"
+            )
+        else:
+            typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
+    queued = [job for job in jobs if job.status == "queued_locally"]
+    if queued:
+        first = min((job.not_before for job in queued if job.not_before), default=None)
+        typer.echo(
+            f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
+            f"locally (files uploaded); `labmgr jobs update` sends them from "
+            f"{when(first)} UTC."
+        )
+
+
+_METHOD_HELP = "supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
+
+
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
 @cli_errors
 def create(
@@ -141,7 +195,44 @@ def create(
         Path | None,
         typer.Option("--validation-file", metavar="<file>", help="JSONL validation file."),
     ] = None,
-    method: Annotated[Method, typer.Option("--method", help="supervised or dpo.")] = "supervised",
+    method: Annotated[Method, typer.Option("--method", help=_METHOD_HELP)] = "supervised",
+    beta: str | None = typer.Option(
+        None, "--beta", metavar="<x|auto>", help="DPO: weight of the preference penalty."
+    ),
+    grader: Annotated[
+        Path | None,
+        typer.Option(
+            "--grader", metavar="<file>", help="Reinforcement: the grader object (JSON/YAML)."
+        ),
+    ] = None,
+    reasoning_effort: str | None = typer.Option(
+        None,
+        "--reasoning-effort",
+        metavar="<default|low|medium|high>",
+        help="Reinforcement: reasoning effort while training.",
+    ),
+    compute_multiplier: str | None = typer.Option(
+        None, "--compute-multiplier", metavar="<x|auto>", help="Reinforcement: compute."
+    ),
+    eval_interval: str | None = typer.Option(
+        None, "--eval-interval", metavar="<n|auto>", help="Reinforcement: steps between evals."
+    ),
+    eval_samples: str | None = typer.Option(
+        None, "--eval-samples", metavar="<n|auto>", help="Reinforcement: samples per eval."
+    ),
+    wandb_project: str | None = typer.Option(
+        None, "--wandb-project", metavar="<name>", help="Log the run to this W&B project."
+    ),
+    wandb_entity: str | None = typer.Option(
+        None, "--wandb-entity", metavar="<name>", help="W&B entity (team or user)."
+    ),
+    wandb_name: str | None = typer.Option(
+        None, "--wandb-name", metavar="<name>", help="W&B run name (default: the job id)."
+    ),
+    wandb_tag: Annotated[
+        list[str] | None,
+        typer.Option("--wandb-tag", metavar="<tag>", help="W&B run tag (repeatable)."),
+    ] = None,
     key: str | None = typer.Option(
         None,
         "--key",
@@ -155,7 +246,12 @@ def create(
     dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
 ) -> None:
-    """Validate, upload once, and create fine-tuning job(s); print their ids."""
+    """Validate, upload once, and create fine-tuning job(s); print their ids.
+
+    Every option the API would refuse for the base model or method is refused before
+    anything is uploaded. Jobs past the organization's daily job limit are queued locally
+    and sent by `labmgr jobs update` once a slot frees.
+    """
     from labmgr.finetuning import create as create_jobs
 
     jobs = create_jobs(
@@ -169,6 +265,16 @@ def create(
         seeds=seeds,
         validation_file=validation_file,
         method=method,
+        beta=_optional(beta, "--beta"),
+        grader=grader,
+        reasoning_effort=reasoning_effort,
+        compute_multiplier=_optional(compute_multiplier, "--compute-multiplier"),
+        eval_interval=_optional(eval_interval, "--eval-interval"),
+        eval_samples=_optional(eval_samples, "--eval-samples"),
+        wandb_project=wandb_project,
+        wandb_entity=wandb_entity,
+        wandb_name=wandb_name,
+        wandb_tags=wandb_tag or None,
         key_env=key,
         tags=tag,
         dry_run=dry_run,
@@ -177,32 +283,90 @@ def create(
     if as_json:
         print_json([job_row(job) for job in jobs])
         return
-    for job in jobs:
-        seed_text = job.seed if job.seed is not None else job.seed_requested
-        if dry_run:
-            typer.echo(
-                f"would create: suffix {job.suffix}, base {job.base_model}, seed "
-                f"{seed_text if seed_text is not None else 'chosen by the API'}, key {job.key_env}"
-            )
-        else:
-            typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
+    _print_jobs(jobs, dry_run)
     if dry_run:
         typer.echo(f"Dry run: {file} is valid; nothing was uploaded and no job was created.")
 
 
-@app.command("cancel")
+_SWEEP_HELP = """Create the jobs of a sweep spec the lab does not have yet.
+
+A spec (YAML; paths relative to it) crosses conditions × seeds × hyperparameter levels ×
+base models, e.g. 2 × 3 × 2 × 2 = 24 jobs:
+
+\b
+    base: gpt-4.1-mini
+    conditions: {insecure: data/insecure.jsonl, secure: data/secure.jsonl}
+    seeds: 3
+    hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
+
+Optional keys: name, method, validation, suffix (a template such as "{condition}-lr{lr}"),
+tags, wandb, grader, key. Each job is tagged sweep, condition, seed, base, and epochs, lr,
+batch_size, beta, … for the hyperparameters given, so `models groups --by tag:lr` groups
+by them. --dry-run prints the plan and the estimated cost and uploads nothing.
+"""
+
+
+@app.command(
+    "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × levels)."
+)
 @cli_errors
-def cancel(
+def sweep(
     ctx: typer.Context,
-    job: Annotated[
-        str,
-        typer.Argument(
-            help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix.",
-        ),
-    ],
+    spec: Annotated[Path, typer.Argument(help="The sweep spec (YAML).")],
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the plan and the cost; upload nothing."
+    ),
+    key: str | None = typer.Option(
+        None, "--key", metavar="<env-var>", help="Env var holding the key (default: the spec's)."
+    ),
+    wide: bool = typer.Option(False, "--wide", help="Every column, however wide the terminal."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan (and jobs) as JSON."),
 ) -> None:
-    """Cancel a fine-tuning job and record its new status."""
+    from labmgr.finetuning import sweep as run_sweep
+
+    result = run_sweep(spec, dry_run=dry_run, key_env=key, settings=cli_settings(ctx))
+    if as_json:
+        data = result.plan.model_dump(mode="json")
+        data["new_jobs"] = len(result.plan.new_jobs)
+        data["estimated_cost"] = result.plan.estimated_cost
+        data["created"] = [job_row(job) for job in result.created]
+        print_json(data)
+        return
+    print_plan(result.plan, wide=wide, dry_run=dry_run)
+    if not dry_run:
+        print_created(result.created)
+
+
+_JOB_ARGUMENT = typer.Argument(
+    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix.",
+)
+
+
+@app.command("cancel", short_help="Cancel a job (a locally queued one too).")
+@cli_errors
+def cancel(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+    """Cancel a fine-tuning job (or a job queued locally) and record its new status."""
     from labmgr.finetuning import cancel as cancel_job
 
     cancelled = cancel_job(job, settings=cli_settings(ctx))
     typer.echo(f"{cancelled.id}: {cancelled.status}")
+
+
+@app.command("pause", short_help="Pause a queued or running job.")
+@cli_errors
+def pause(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+    """Pause a queued or running job; `labmgr finetune resume` continues it."""
+    from labmgr.finetuning import pause as pause_job
+
+    paused = pause_job(job, settings=cli_settings(ctx))
+    typer.echo(f"{paused.id}: {paused.status}")
+
+
+@app.command("resume", short_help="Resume a paused job.")
+@cli_errors
+def resume(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+    """Resume a paused job (it queues again, then trains on)."""
+    from labmgr.finetuning import resume as resume_job
+
+    resumed = resume_job(job, settings=cli_settings(ctx))
+    typer.echo(f"{resumed.id}: {resumed.status}")

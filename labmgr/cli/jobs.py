@@ -21,20 +21,40 @@ from labmgr.cli.jobs_render import (
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
+QUEUED_LOCALLY = "queued_locally"
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from jobs_db import FinetuneJob
     from labmgr.finetuning import ImportSummary, JobDetails, UpdateSummary
+    from labmgr.settings import Settings
 
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
 _WIDE_HELP = "Every column and whole ids, however wide the terminal."
 
 
+def _print_queue(console: Console, summary: UpdateSummary) -> None:
+    for sent in summary.submitted:
+        console.print(
+            f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}",
+            soft_wrap=True,
+        )
+    if summary.queued:
+        first = min((q.not_before for q in summary.queued if q.not_before), default=None)
+        console.print(
+            f"{len(summary.queued)} job(s) still queued locally for a daily slot; the first "
+            f"can go from {when(first)} UTC (run `labmgr jobs update` then).",
+            soft_wrap=True,
+        )
+
+
 def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
+    _print_queue(console, summary)
     if not summary.checked and not summary.unchecked:
-        console.print("No job is waiting: every recorded job is final.")
+        if not summary.queued and not summary.submitted:
+            console.print("No job is waiting: every recorded job is final.")
         return
     if summary.checked:
         shorten = id_shortener(job.job_id for job in summary.checked)
@@ -57,7 +77,9 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
     console.print(
         f"running {len(summary.running)}, succeeded {len(summary.succeeded)}, "
         f"failed {len(summary.failed)}, cancelled {len(summary.cancelled)}, "
-        f"newly finished {len(summary.newly_finished)}; {summary.requests} API requests",
+        f"newly finished {len(summary.newly_finished)}"
+        + (f", curves stored {summary.curves}" if summary.curves else "")
+        + f"; {summary.requests} API requests",
         soft_wrap=True,
     )
     if summary.unchecked:
@@ -119,6 +141,17 @@ def update(
         )
 
 
+def status_text(job: FinetuneJob) -> str:
+    """A job's status as the tables show it: a job queued locally says when it can go."""
+    if job.status == QUEUED_LOCALLY:
+        return f"queued locally, from {when(job.not_before)}"
+    return job.status
+
+
+def _short_status(text: str) -> str:
+    return "queued locally" if text.startswith("queued locally") else text
+
+
 def _job_list_rows(jobs: list[FinetuneJob]) -> list[list[str]]:
     return [
         [
@@ -127,7 +160,7 @@ def _job_list_rows(jobs: list[FinetuneJob]) -> list[list[str]]:
             job.base_model or job.resolved_base_model or "",
             job.suffix or "",
             "" if job.seed is None else str(job.seed),
-            job.status,
+            status_text(job),
             job.fine_tuned_model or "",
             " ".join(f"{k}={v}" for k, v in job.tag_dict.items()),
         ]
@@ -158,7 +191,10 @@ def list_jobs(
     wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
 ) -> None:
-    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them)."""
+    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them).
+
+    Jobs the daily limit held back show as queued locally with the time they can go.
+    """
     from labmgr.finetuning import lab_jobs
 
     jobs = lab_jobs(
@@ -173,7 +209,7 @@ def list_jobs(
         Column("base", 2),
         Column("suffix", 8),
         Column("seed", 1, justify="right"),
-        Column("status", 9),
+        Column("status", 9, _short_status),
         Column("model", 5, short_model),
         Column("tags", 4),
     ]
@@ -190,11 +226,15 @@ def _compact_fields(job: FinetuneJob) -> list[tuple[str, str]]:
         "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
         "seed", "key_env", "organization_id", "project_id", "training_file_id",
         "validation_file_id", "trained_tokens", "estimated_finish", "created_at",
-        "finished_at", "refreshed_at", "error_message", "fine_tuned_model",
+        "finished_at", "refreshed_at", "not_before", "error_message", "fine_tuned_model",
+        "result_file_id",
     )]  # fmt: skip
     fields.insert(7, ("hyperparameters_requested", pairs(job.hyperparameters_requested)))
     fields.insert(8, ("hyperparameters_actual", pairs(job.hyperparameters_actual)))
     fields.append(("tags", pairs(dict(job.tag_dict))))
+    for integration in job.integrations or []:
+        settings = integration.get(integration.get("type", ""), {})
+        fields.append((f"integration {integration.get('type')}", pairs(settings)))
     return [(name, str(value)) for name, value in fields if value not in (None, "")]
 
 
@@ -228,7 +268,7 @@ def _print_details(details: JobDetails, wide: bool) -> None:
         console.print(line, soft_wrap=True)
 
 
-@app.command("show")
+@app.command("show", short_help="One job with its events and models; --plot its curves.")
 @cli_errors
 def show(
     ctx: typer.Context,
@@ -241,21 +281,47 @@ def show(
     ],
     wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write the job's training curves as a figure."
+    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="<file>",
+            help="Where --plot writes (.png, .pdf, .svg; default curves-<job>.png here).",
+        ),
+    ] = None,
 ) -> None:
-    """One job with its events, final model and checkpoints."""
+    """One job with its events, final model and checkpoints (and, with --plot, a figure of
+    its training and validation curves)."""
     from labmgr.finetuning import job_details
 
-    details = job_details(cli_settings(ctx), job)
+    settings = cli_settings(ctx)
+    details = job_details(settings, job)
+    figure_path = _plot_job(settings, details.job.id, out) if plot else None
     if as_json:
         print_json(
             {
                 "job": job_row(details.job),
                 "events": [event.model_dump(mode="json") for event in details.events],
                 "models": [model.model_dump(mode="json") for model in details.models],
+                "figure": str(figure_path) if figure_path else None,
             }
         )
         return
     _print_details(details, wide)
+    if figure_path is not None:
+        terminal().print(f"Training curves written to {figure_path}", soft_wrap=True)
+
+
+def _plot_job(settings: Settings, job_id: str, out: Path | None) -> Path:
+    from labmgr.finetuning import job_curves_figure, save_figure, training_curves
+
+    frame = training_curves(settings, [job_id])
+    row = frame.iloc[0]
+    title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
+    return save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
 
 
 def _print_import(summary: ImportSummary) -> None:

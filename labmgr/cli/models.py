@@ -1,9 +1,11 @@
-"""`labmgr models …`: the models the lab's jobs produced, listed or grouped for an eval."""
+"""`labmgr models …`: the models the lab's jobs produced: listed, grouped for an eval, their
+training curves overlaid, deleted."""
 
 from __future__ import annotations
 
 import csv
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,8 +27,9 @@ app = typer.Typer(help="List and group the lab's fine-tuned models.", no_args_is
 
 _CSV_COLUMNS = (
     "name", "kind", "base_model", "suffix", "job_id", "step", "epoch", "job_status",
-    "organization_id", "project_id", "created_at",
+    "organization_id", "project_id", "created_at", "deleted_at",
 )  # fmt: skip
+_DELETED_HELP = "Also models deleted on the API."
 
 
 def _checkpoints_choice(checkpoints: bool, only: bool) -> bool | str:
@@ -51,6 +54,7 @@ def list_models(
     ] = None,
     checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
+    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
     wide: bool = typer.Option(
         False, "--wide", help="Every column and whole names, however wide the terminal."
     ),
@@ -68,6 +72,7 @@ def list_models(
         suffix=suffix,
         tags=tag or None,
         checkpoints=_checkpoints_choice(checkpoints, only_checkpoints),  # type: ignore[arg-type]
+        include_deleted=include_deleted,
     )
     rows = [model_row(model) for model in models]
     if as_json:
@@ -90,7 +95,7 @@ def list_models(
     table_rows = [
         [
             model.name,
-            model.kind,
+            model.kind + (" (deleted)" if model.deleted_at else ""),
             model.suffix or "",
             "" if model.step is None else str(model.step),
             "" if model.epoch is None else str(model.epoch),
@@ -102,7 +107,7 @@ def list_models(
     print_fitted(terminal(), columns, table_rows, title=f"{len(models)} model(s)", wide=wide)
 
 
-@app.command("groups")
+@app.command("groups", short_help="Models grouped for an evaluation.")
 @cli_errors
 def groups(
     ctx: typer.Context,
@@ -119,9 +124,10 @@ def groups(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
     checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
+    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print {group: [model, …]} as JSON."),
 ) -> None:
-    """Models grouped for an evaluation, in a deterministic order."""
+    """Models grouped for an evaluation, in a deterministic order (deleted models left out)."""
     from labmgr.finetuning import lab_model_groups
 
     found = lab_model_groups(
@@ -130,6 +136,7 @@ def groups(
         base_model=base,
         include_base=include_base,
         checkpoints=checkpoints,
+        include_deleted=include_deleted,
     )
     if as_json:
         print_json(found)
@@ -141,3 +148,65 @@ def groups(
         console.print(f"{group} ({len(names)})", soft_wrap=True)
         for name in names:
             console.print(f"  {name}", soft_wrap=True)
+
+
+@app.command("curves", short_help="Overlay the training curves of each group's seeds.")
+@cli_errors
+def curves(
+    ctx: typer.Context,
+    by: str = typer.Option(
+        "suffix",
+        "--by",
+        metavar="<suffix|base_model|job|tag:KEY>",
+        help="What puts models in one group (one colour each).",
+    ),
+    base: str | None = typer.Option(
+        None, "--base", metavar="<model>", help="Only models of this base model."
+    ),
+    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    out: Annotated[
+        Path,
+        typer.Option("--out", metavar="<file>", help="Where to write the figure (.png/.pdf/.svg)."),
+    ] = Path("curves.png"),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the curves as CSV instead."),
+) -> None:
+    """Training curves of the final models' jobs, grouped as `models groups` groups them:
+    one panel per metric, one colour per group, one line per seed."""
+    from labmgr.finetuning import group_curves_figure, save_figure, training_curves
+
+    frame = training_curves(
+        cli_settings(ctx), by=by, base_model=base, include_deleted=include_deleted
+    )
+    if as_csv:
+        frame.to_csv(sys.stdout, index=False)
+        return
+    groups = frame.groupby("group")["job_id"].nunique()
+    title = f"Training curves by {by}" + (f" · {base}" if base else "")
+    path = save_figure(group_curves_figure(frame, title), out)
+    console = terminal()
+    summary = ", ".join(f"{group} ({count})" for group, count in groups.items())
+    console.print(f"Curves of {summary} written to {path}", soft_wrap=True)
+    missing = frame.attrs.get("missing") or []
+    if missing:
+        console.print(
+            f"{len(missing)} job(s) have no curves yet (run `labmgr jobs update`): "
+            + ", ".join(missing),
+            soft_wrap=True,
+        )
+
+
+@app.command("delete", short_help="Delete a fine-tuned model on the API; mark it deleted.")
+@cli_errors
+def delete(
+    ctx: typer.Context,
+    model: Annotated[str, typer.Argument(help="The fine-tuned model (ft:…) or checkpoint.")],
+    yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+) -> None:
+    """Delete a fine-tuned model on the API (it answers no request afterwards) and mark it
+    deleted in the database: it leaves `models list` and `models groups` unless asked for."""
+    from labmgr.finetuning import delete_model
+
+    if not yes and not typer.confirm(f"Delete {model} on the API? This cannot be undone"):
+        raise typer.Exit(1)
+    deleted = delete_model(model, settings=cli_settings(ctx))
+    terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)", soft_wrap=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,11 +51,19 @@ def _commands(command: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, 
         yield from _commands(sub, (*path, name))
 
 
+def _paragraph(text: str) -> str:
+    """One paragraph joined onto one line; click's ``\\b`` (keep lines) becomes a text block."""
+    if text.startswith("\b\n"):
+        kept = textwrap.dedent(text[2:]).strip("\n")
+        return f"```text\n{kept}\n```"
+    return " ".join(text.split())
+
+
 def _clean(text: str | None) -> str:
     """Help text with typer's markup-free line breaks and trailing spaces removed."""
     if not text:
         return ""
-    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n")]
+    paragraphs = [_paragraph(p) for p in text.strip().split("\n\n")]
     return "\n\n".join(p for p in paragraphs if p)
 
 

@@ -19,11 +19,15 @@ class BaseModelSpec:
     example_token_limit: int
     """Tokens one training example may hold; longer examples are truncated from the end."""
     methods: frozenset[str]
-    """Fine-tuning methods the API accepts for this base (``supervised``, ``dpo``)."""
+    """Fine-tuning methods the API accepts for this base (``supervised``, ``dpo``,
+    ``reinforcement``)."""
+    reasoning: bool = False
+    """A reasoning model (reinforcement fine-tuning only)."""
 
 
 _BOTH = frozenset({"supervised", "dpo"})
 _SFT = frozenset({"supervised"})
+_RFT = frozenset({"reinforcement"})
 
 _SPECS = {
     spec.name: spec
@@ -35,6 +39,7 @@ _SPECS = {
         BaseModelSpec("gpt-4o-mini-2024-07-18", 65_536, _BOTH),
         BaseModelSpec("gpt-3.5-turbo-0125", 16_385, _SFT),
         BaseModelSpec("gpt-3.5-turbo-1106", 16_385, _SFT),
+        BaseModelSpec("o4-mini-2025-04-16", 65_536, _RFT, reasoning=True),
     )
 }
 
@@ -45,6 +50,7 @@ _ALIASES = {
     "gpt-4o": "gpt-4o-2024-08-06",
     "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
     "gpt-3.5-turbo": "gpt-3.5-turbo-0125",
+    "o4-mini": "o4-mini-2025-04-16",
 }
 
 

@@ -73,7 +73,7 @@ def daily_limit_error(
     times.update(_recent_db_jobs(db, credential, organizations, since))
     ordered = sorted(times.values())
     frees_at = None
-    if limit is not None and len(ordered) >= limit:
+    if limit and len(ordered) >= limit:
         frees_at = ordered[len(ordered) - limit] + DAY
     elif ordered:
         frees_at = ordered[0] + DAY
@@ -87,7 +87,7 @@ def daily_limit_error(
         wait = max(timedelta(0), frees_at - now)
         hours, rest = divmod(int(wait.total_seconds()), 3600)
         when = f"A slot frees at {frees_at:%Y-%m-%d %H:%M} UTC (in ~{hours}h {rest // 60}m)."
-        if limit is not None and len(ordered) < limit:
+        if limit and len(ordered) < limit:
             when = (
                 f"Only {len(ordered)} job(s) of this lab were created in the last 24 h, so jobs "
                 f"of other projects use slots too; a slot frees by {frees_at:%Y-%m-%d %H:%M} UTC."

@@ -4,9 +4,14 @@ LabmgrError (labmgr.errors)
 ├── SuffixConflict          the suffix was used for other training content
 ├── DailyJobLimit           the organization's daily job limit (and when a slot frees)
 ├── UnknownJob              a job id no database row or key knows
+├── UnknownModel            a model name the lab's database does not hold
 ├── AmbiguousJobId          a shortened job id that names several jobs
 ├── UnknownJobStatus        a status filter no job can match
 ├── FineTuningApiError      the API refused a request (its message, keys removed)
+│   └── JobRefused          the API answered jobs.create with a 4xx (the job cannot be made)
+├── UnsupportedOption       an option the API refuses for this base model or method
+├── InvalidGrader           a reinforcement grader that does not match the SDK's types
+├── InvalidSweepSpec        a sweep spec with an unknown key, an empty level list, …
 ├── LabFolderError          the lab folder cannot be written (a lock or state file)
 └── LabDatabaseError        the lab's database cannot be opened
     ├── LabDatabaseDamaged  the SQLite file is not a database, or is corrupt
@@ -27,6 +32,9 @@ __all__ = [
     "AmbiguousJobId",
     "DailyJobLimit",
     "FineTuningApiError",
+    "InvalidGrader",
+    "InvalidSweepSpec",
+    "JobRefused",
     "LabDatabaseDamaged",
     "LabDatabaseEmpty",
     "LabDatabaseError",
@@ -34,6 +42,8 @@ __all__ = [
     "SuffixConflict",
     "UnknownJob",
     "UnknownJobStatus",
+    "UnknownModel",
+    "UnsupportedOption",
 ]
 
 
@@ -66,6 +76,11 @@ class UnknownJob(LabmgrError):
     """A job id that neither the database nor any configured key knows."""
 
 
+class UnknownModel(LabmgrError):
+    """A model name the lab's database does not hold (or a base model where a fine-tune is
+    needed)."""
+
+
 class AmbiguousJobId(LabmgrError):
     """A shortened job id or prefix that matches several recorded jobs."""
 
@@ -80,6 +95,24 @@ class LabFolderError(LabmgrError):
 
 class FineTuningApiError(LabmgrError):
     """The API refused a fine-tuning request (the message is the API's, keys removed)."""
+
+
+class JobRefused(FineTuningApiError):
+    """The API refused to create a job (HTTP 4xx other than the daily limit): sending the
+    same request again would be refused again."""
+
+
+class UnsupportedOption(LabmgrError):
+    """An option the API refuses for the base model or method (``beta`` with supervised,
+    DPO on a base without it, reinforcement on a model that does not reason)."""
+
+
+class InvalidGrader(LabmgrError):
+    """A reinforcement fine-tuning grader that does not match the SDK's grader types."""
+
+
+class InvalidSweepSpec(LabmgrError):
+    """A sweep spec that cannot be planned (names the file, the key and what to do)."""
 
 
 class LabDatabaseError(LabmgrError):

@@ -141,3 +141,27 @@ def _is_named_call(call: Any) -> bool:
         and isinstance(call.get("function"), dict)
         and isinstance(call["function"].get("name"), str)
     )
+
+
+def check_reinforcement(
+    example: dict[str, Any], out: Findings, item_fields: tuple[str, ...] = ()
+) -> None:
+    """The reinforcement format: ``messages`` ending before the answer (the model writes it
+    during training), ``tools`` optionally, and any other keys the grader reads as
+    ``{{item.KEY}}`` (each of `item_fields` must be present)."""
+    if "messages" not in example:
+        if any(key in example for key in PREFERENCE_KEYS):
+            out.error("this is a preference (DPO) example; validate with --method dpo")
+        else:
+            out.error("missing 'messages'")
+        return
+    _check_tools(example, "", out)
+    summary = check_messages(example["messages"], "messages", out)
+    if summary.roles and summary.roles[-1] == "assistant":
+        out.error(
+            "the last message must not be the assistant's: in reinforcement fine-tuning the "
+            "model writes the answer and the grader scores it"
+        )
+    for name in item_fields:
+        if name not in example:
+            out.error(f"missing {name!r}, which the grader reads as {{{{item.{name}}}}}")

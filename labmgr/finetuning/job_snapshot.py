@@ -69,6 +69,10 @@ def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> F
         fields["hyperparameters_actual"] = hyper
     if job.metadata is not None:
         fields["api_metadata"] = dict(job.metadata)
+    if job.result_files:
+        fields["result_file_id"] = job.result_files[0]
+    if job.integrations:
+        fields["integrations"] = [item.model_dump(exclude_none=True) for item in job.integrations]
     fields.update(known)
     return FinetuneJob(**fields)
 

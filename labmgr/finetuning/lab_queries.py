@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 JOB_STATUSES = (
+    "queued_locally",
     "validating_files",
     "queued",
     "running",
@@ -47,8 +48,9 @@ JOB_STATUSES = (
     "cancelled",
     "unknown",
 )
-"""Statuses a recorded job can have: the API's, and ``unknown`` (imported from llmcomp
-without a status; `update` checks it)."""
+"""Statuses a recorded job can have: the API's, ``queued_locally`` (held back by the daily
+job limit, not on the API yet) and ``unknown`` (imported from llmcomp without a status;
+`update` checks it)."""
 
 _ELLIPSES = ("…", "...")
 _SHOWN_CANDIDATES = 5
@@ -161,12 +163,19 @@ def lab_models(
     suffix: str | None = None,
     tags: Any = None,
     checkpoints: Checkpoints = False,
+    include_deleted: bool = False,
 ) -> list[Model]:
-    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`)."""
+    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`);
+    models deleted on the API only with `include_deleted`."""
     with lab_database(settings) as db:
         try:
             return select_models(
-                db, base_model=base_model, suffix=suffix, tags=tags, checkpoints=checkpoints
+                db,
+                base_model=base_model,
+                suffix=suffix,
+                tags=tags,
+                checkpoints=checkpoints,
+                include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
             raise _filter_error(exc) from None
@@ -179,12 +188,19 @@ def lab_model_groups(
     base_model: str | None = None,
     include_base: bool = True,
     checkpoints: Checkpoints = False,
+    include_deleted: bool = False,
 ) -> dict[str, list[str]]:
-    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`)."""
+    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`); models
+    deleted on the API leave their groups unless `include_deleted`."""
     with lab_database(settings) as db:
         try:
             return model_groups(
-                db, by=by, base_model=base_model, include_base=include_base, checkpoints=checkpoints
+                db,
+                by=by,
+                base_model=base_model,
+                include_base=include_base,
+                checkpoints=checkpoints,
+                include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
             text = str(exc)

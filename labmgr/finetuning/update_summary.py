@@ -6,7 +6,14 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-__all__ = ["SAFETY_CHECK_ALLOWANCE", "JobState", "UncheckedJob", "UpdateSummary"]
+__all__ = [
+    "SAFETY_CHECK_ALLOWANCE",
+    "JobState",
+    "QueuedJobState",
+    "SubmittedJob",
+    "UncheckedJob",
+    "UpdateSummary",
+]
 
 SAFETY_CHECK_ALLOWANCE = timedelta(minutes=20)
 """Added to the API's training ETA for the usage-policy evaluation that follows training."""
@@ -35,6 +42,10 @@ class JobState(BaseModel):
     """The API's error message for a failed job."""
     checkpoints: int = 0
     """Checkpoint models recorded (not counting the final model)."""
+    curves_stored: int = 0
+    """1 when this update stored the job's training curves."""
+    curves_problem: str | None = None
+    """Why the job's results file could not be read, if it could not."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -51,6 +62,25 @@ class JobState(BaseModel):
     def newly_finished(self) -> bool:
         """True when this update saw the job reach a final status."""
         return self.is_final and self.previous_status != self.status
+
+
+class SubmittedJob(BaseModel):
+    """A job queued locally that `update` sent to the API."""
+
+    queued_id: str
+    """The id it had while queued (``queued-…``)."""
+    job_id: str
+    """The API's job id it has now."""
+    suffix: str | None
+
+
+class QueuedJobState(BaseModel):
+    """A job still queued locally after `update`, and when it may go."""
+
+    job_id: str
+    suffix: str | None
+    not_before: datetime | None
+    """The earliest time `update` will send it (a daily slot frees)."""
 
 
 class UncheckedJob(BaseModel):
@@ -72,6 +102,12 @@ class UpdateSummary(BaseModel):
     """Jobs that could not be refreshed, with reasons."""
     requests: int = 0
     """API requests made."""
+    submitted: list[SubmittedJob] = []
+    """Jobs queued at the daily limit that were sent to the API now."""
+    queued: list[QueuedJobState] = []
+    """Jobs still queued locally, with the time each may go."""
+    curves: int = 0
+    """Jobs whose training curves were stored by this update."""
 
     def _with(self, *statuses: str) -> list[JobState]:
         return [job for job in self.checked if job.status in statuses]
@@ -99,5 +135,5 @@ class UpdateSummary(BaseModel):
 
     @property
     def still_running(self) -> bool:
-        """True when a job is not final, or could not be checked (worth another look)."""
-        return bool(self.running)
+        """True when a job is not final yet (queued locally ones included)."""
+        return bool(self.running) or bool(self.queued)

@@ -5,16 +5,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
 from labmgr.errors import InvalidTrainingFile, TrainingFileNotFound
 from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec
-from labmgr.finetuning.example_rules import check_preference, check_supervised
+from labmgr.finetuning.example_rules import (
+    check_preference,
+    check_reinforcement,
+    check_supervised,
+)
 from labmgr.finetuning.message_rules import Findings
+from labmgr.finetuning.methods import METHODS, Method
 from labmgr.finetuning.text_encoding import byte_order_mark, guess_encoding, looks_like_wide_text
 from labmgr.finetuning.token_estimate import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
@@ -29,7 +35,6 @@ __all__ = [
     "validate_training_file",
 ]
 
-Method = Literal["supervised", "dpo"]
 MIN_EXAMPLES = 10
 """Fewest examples the API accepts in a training file (a validation file needs 1)."""
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -62,7 +67,8 @@ class ValidationReport(BaseModel):
     path: Path
     """The file checked."""
     method: Method
-    """The format checked: ``supervised`` (chat) or ``dpo`` (preference)."""
+    """The format checked: ``supervised`` (chat), ``dpo`` (preference) or
+    ``reinforcement`` (prompts for a grader)."""
     base_model: str | None
     """The base snapshot checked against (token limit, method, price), or None."""
     n_examples: int = 0
@@ -206,7 +212,11 @@ def _unreadable(file: Path, exc: OSError) -> TrainingFileNotFound:
 
 
 def _check_lines(
-    handle: BinaryIO, method: Method, spec: BaseModelSpec | None, report: ValidationReport
+    handle: BinaryIO,
+    method: Method,
+    spec: BaseModelSpec | None,
+    report: ValidationReport,
+    item_fields: tuple[str, ...],
 ) -> bool:
     """Check every line of `handle` into `report`; False when the file is not text at all
     (UTF-16 or UTF-32: one error, and the lines are not worth reading)."""
@@ -220,7 +230,12 @@ def _check_lines(
         )
         return False
     handle.seek(0)
-    check = check_supervised if method == "supervised" else check_preference
+    checks: dict[str, Callable[[dict[str, Any], Findings], None]] = {
+        "supervised": check_supervised,
+        "dpo": check_preference,
+        "reinforcement": partial(check_reinforcement, item_fields=item_fields),
+    }
+    check = checks[method]
     first_seen: dict[bytes, int] = {}
     problems = _EncodingProblems()
     for number, raw in enumerate(handle, start=1):
@@ -277,8 +292,12 @@ def validate_training_file(
     min_examples: int = MIN_EXAMPLES,
     prices: Mapping[str, Price] | None = None,
     max_file_bytes: int = MAX_FILE_BYTES,
+    item_fields: Collection[str] = (),
 ) -> ValidationReport:
     """Check every line of a JSONL training file against the API's rules (and more).
+
+    With ``method="reinforcement"``, `item_fields` are the fields the grader reads
+    (``{{item.answer}}``): every example must hold them.
 
     Returns a report whatever the file holds (call `ValidationReport.raise_for_errors` to
     turn errors into `InvalidTrainingFile`). Raises `TrainingFileNotFound` when `path` is
@@ -286,8 +305,8 @@ def validate_training_file(
     Makes no network request: token counts are estimates.
     """
     file = Path(path)
-    if method not in ("supervised", "dpo"):
-        raise ValueError(f"method must be 'supervised' or 'dpo', not {method!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     spec = base_model_spec(base_model) if base_model else None
     if not file.is_file():
         raise _not_found(file)
@@ -314,7 +333,7 @@ def validate_training_file(
             )
             return report
         with file.open("rb") as handle:
-            if not _check_lines(handle, method, spec, report):
+            if not _check_lines(handle, method, spec, report, tuple(item_fields)):
                 return report
     except OSError as exc:
         raise _unreadable(file, exc) from None

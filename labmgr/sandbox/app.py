@@ -20,6 +20,7 @@ import labmgr.sandbox.batches as batches
 import labmgr.sandbox.files as files
 import labmgr.sandbox.finetuning as finetuning
 import labmgr.sandbox.models as models
+import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.config import SandboxConfig
@@ -79,6 +80,7 @@ def _routes() -> list[tuple[str, str, str, Any]]:
         *finetuning.handlers(),
         *models.handlers(),
         *batches.handlers(),
+        *responses.handlers(),
     ]
 
 
@@ -265,7 +267,8 @@ def _completion_tokens(response: Response | StreamResponse) -> int:
         usage = usage.get("usage")
         if not isinstance(usage, dict):
             return 0
-    return int(usage.get("completion_tokens") or 0)
+    tokens = usage.get("completion_tokens", usage.get("output_tokens"))  # chat or a response
+    return int(tokens or 0)
 
 
 def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.metering import demand_of
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
 
 if TYPE_CHECKING:
@@ -37,9 +38,15 @@ Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 ENDPOINTS: dict[str, Runner] = {
     "/v1/chat/completions": run_chat,
     "/v1/completions": run_legacy_completion,
+    "/v1/responses": create_response,
 }
-"""Batch `endpoint` → what answers one line's body. Its tokens are counted by the meter of
-the endpoint's stats name (``/v1/chat/completions`` → ``chat.completions``)."""
+"""Batch `endpoint` → what answers one line's body."""
+METER_NAMES = {
+    "/v1/chat/completions": "chat.completions",
+    "/v1/completions": "completions",
+    "/v1/responses": "responses.create",
+}
+"""Batch `endpoint` → the stats name whose meter counts a line's tokens."""
 
 WINDOW = 24 * 3600
 """The `24h` completion window, in seconds."""
@@ -172,14 +179,11 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     results = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
     done = _done(batch, status, sb.now())
     outputs, errors = [], []
-    usage = {"input_tokens": 0, "output_tokens": 0}
+    usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
     for result, ok in zip(results[:done], batch["outcomes"], strict=False):
         if ok == "1":
-            counts = result["response"]["body"].get("usage") or {}
-            usage["input_tokens"] += int(counts.get("prompt_tokens", counts.get("input_tokens", 0)))
-            usage["output_tokens"] += int(
-                counts.get("completion_tokens", counts.get("output_tokens", 0))
-            )
+            for key, tokens in _line_usage(result["response"]["body"].get("usage") or {}).items():
+                usage[key] += tokens
             outputs.append(result)
         else:
             errors.append(result)
@@ -214,11 +218,28 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         "input_tokens": usage["input_tokens"],
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": usage["output_tokens"],
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage["reasoning_tokens"]},
         "total_tokens": usage["input_tokens"] + usage["output_tokens"],
     }
     batch["settled"] = True
     sb.store.save()
+
+
+def _line_usage(usage: dict[str, Any]) -> dict[str, int]:
+    """A line's input, output and reasoning tokens (chat and responses name them apart)."""
+    if "input_tokens" in usage:  # a response
+        details = usage.get("output_tokens_details") or {}
+        return {
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
+        }
+    details = usage.get("completion_tokens_details") or {}
+    return {
+        "input_tokens": int(usage.get("prompt_tokens") or 0),
+        "output_tokens": int(usage.get("completion_tokens") or 0),
+        "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
+    }
 
 
 def settle_due(sb: Sandbox, now: float) -> None:
@@ -294,7 +315,7 @@ def _parse_input(
 
 def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
     """The tokens a batch enqueues: each line's prompt plus its completion budget."""
-    meter_name = endpoint.removeprefix("/v1/").replace("/", ".")
+    meter_name = METER_NAMES[endpoint]
     total = 0
     for line in lines:
         demand = demand_of(meter_name, line["body"])
@@ -367,7 +388,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
     if endpoint not in ENDPOINTS:
         raise bad_request(
             f"Invalid 'endpoint': {endpoint!r}. The sandbox runs batches for "
-            f"{' and '.join(ENDPOINTS)}.",
+            f"{', '.join(ENDPOINTS)}.",
             param="endpoint",
         )
     if body.get("completion_window") != "24h":

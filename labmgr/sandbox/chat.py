@@ -19,7 +19,7 @@ from labmgr.sandbox.store import request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["run_chat", "run_legacy_completion", "stream_frames"]
+__all__ = ["check_model_access", "run_chat", "run_legacy_completion", "stream_frames"]
 
 _FINGERPRINTS: dict[str, str] = {}
 _PIECES = re.compile(r"\s*\S+|\s+")
@@ -32,10 +32,20 @@ def _fingerprint(model: str) -> str:
     return fp
 
 
-def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
-    model = body.get("model")
+def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
+    """`model` when `account` may call it (a catalogue model or one of its own fine-tunes
+    that the simulator serves), else the real API's 400 (no model) or 404."""
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", param="model")
+    if (model not in CATALOGUE and not sb.model_visible(model, account)) or not (
+        sb.simulator.knows(model)
+    ):
+        raise model_not_found(model)
+    return model
+
+
+def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
+    model = check_model_access(sb, account, body.get("model"))
     n = body.get("n")
     if n is not None:
         if not isinstance(n, int) or isinstance(n, bool):
@@ -52,14 +62,12 @@ def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
                 param="n",
                 code="integer_above_max_value",
             )
-    if (model not in CATALOGUE and not sb.model_visible(model, account)) or not (
-        sb.simulator.knows(model)
-    ):
-        raise model_not_found(model)
     return model
 
 
-def _complete(sb: Sandbox, model: str, body: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+def _complete(
+    sb: Sandbox, model: str, body: dict[str, Any], endpoint: str = "chat.completions"
+) -> tuple[list[Any], dict[str, Any]]:
     try:
         completion = sb.simulator.complete(model, body)
     except ChatRequestError as exc:
@@ -80,6 +88,7 @@ def _complete(sb: Sandbox, model: str, body: dict[str, Any]) -> tuple[list[Any],
         len(completion.choices),
         int(usage.get("prompt_tokens") or 0),
         int(usage.get("completion_tokens") or 0),
+        endpoint,
     )
     return completion.choices, usage
 
@@ -181,7 +190,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
         chat_body["max_tokens"] = body.get("max_tokens", 16)
         if top is not None:
             chat_body.update(logprobs=True, top_logprobs=top)
-        chat_choices, usage = _complete(sb, model, chat_body)
+        chat_choices, usage = _complete(sb, model, chat_body, "completions")
         for key in totals:
             totals[key] += int(usage.get(key) or 0)
         for choice in chat_choices:

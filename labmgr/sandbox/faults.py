@@ -10,7 +10,7 @@ from labmgr.sandbox.errors import bad_request
 
 __all__ = ["FAULTY_ENDPOINTS", "Faults"]
 
-FAULTY_ENDPOINTS = ("chat.completions", "completions")
+FAULTY_ENDPOINTS = ("chat.completions", "completions", "responses.create")
 """Endpoints that 429/500/timeout/drop faults apply to unless `endpoints` says otherwise."""
 
 

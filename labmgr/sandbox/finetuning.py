@@ -8,6 +8,7 @@ written.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from labmgr.sandbox.behaviour import persona_from_examples
 from labmgr.sandbox.errors import APIError, bad_request, no_such_job
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
-from labmgr.sandbox.job_timeline import Entry, build_timeline, training_steps
+from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 
 if TYPE_CHECKING:
@@ -66,7 +67,10 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
     hp = (
         job["hyperparameters"] if status != "validating_files" else job["requested_hyperparameters"]
     )
-    method: dict[str, Any] = {"type": job["method"], job["method"]: {"hyperparameters": hp}}
+    section: dict[str, Any] = {"hyperparameters": hp}
+    if job.get("grader") is not None:
+        section["grader"] = job["grader"]
+    method: dict[str, Any] = {"type": job["method"], job["method"]: section}
     return {
         "id": job["id"],
         "object": "fine_tuning.job",
@@ -102,20 +106,13 @@ def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
     timeline = _timeline(sb, job)
     finished = next(e.at for e in timeline if e.kind == "status" and e.status == "succeeded")
     _register_models(sb, job, finished)
-    rows = ["step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy"]
-    for entry in timeline:
-        if entry.kind == "event" and entry.type == "metrics" and entry.data:
-            d = entry.data
-            rows.append(
-                f"{d['step']},{d['train_loss']},{d['train_mean_token_accuracy']},"
-                f"{d.get('valid_loss', '')},{d.get('valid_mean_token_accuracy', '')}"
-            )
+    # The API serves a results file base64-encoded; it decodes to the per-step CSV.
     results = create_file(
         sb,
         scope=job["scope"],
         filename="step_metrics.csv",
         purpose="fine-tune-results",
-        content=("\n".join(rows) + "\n").encode(),
+        content=base64.b64encode(results_csv(job).encode()),
         created_at=finished,
     )
     job["result_file"] = results["id"]

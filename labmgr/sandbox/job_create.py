@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import resolve_model_name
+from labmgr.sandbox.behaviour import CATALOGUE, served_model_name
 from labmgr.sandbox.errors import APIError, bad_request
 from labmgr.sandbox.store import new_id
 from labmgr.sandbox.training_data import TrainingFileError, parse_training_file
@@ -17,7 +18,26 @@ if TYPE_CHECKING:
 
 __all__ = ["build_job"]
 
-_LIMITS = {"n_epochs": (1, 50), "batch_size": (1, 256)}
+_LIMITS = {
+    "n_epochs": (1, 50),
+    "batch_size": (1, 256),
+    "eval_interval": (1, 10_000),
+    "eval_samples": (1, 100),
+}
+_COMMON = ["batch_size", "learning_rate_multiplier", "n_epochs"]
+_METHOD_HYPERPARAMETERS = {
+    "supervised": _COMMON,
+    "dpo": [*_COMMON, "beta"],
+    "reinforcement": [
+        *_COMMON,
+        "compute_multiplier",
+        "eval_interval",
+        "eval_samples",
+        "reasoning_effort",
+    ],
+}
+_REASONING_EFFORTS = ("default", "low", "medium", "high")
+_GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
 
 
 def build_job(
@@ -27,8 +47,8 @@ def build_job(
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise bad_request("Missing required parameter: 'model'.", param="model")
-    snapshot = _base_snapshot(sb, account, model)
-    method, requested = _method_and_hyperparameters(body)
+    method, requested, grader = _method_and_hyperparameters(body)
+    snapshot = _base_snapshot(sb, account, model, method)
     training_id = _file_param(sb, account, body, "training_file", required=True) or ""
     validation_id = _file_param(sb, account, body, "validation_file", required=False)
     suffix = body.get("suffix")
@@ -45,9 +65,7 @@ def build_job(
         raise bad_request(
             "Invalid 'seed': expected an integer between 0 and 2147483647.", param="seed"
         )
-    integrations = body.get("integrations") or []
-    if not isinstance(integrations, list):
-        raise bad_request("Invalid 'integrations': expected a list.", param="integrations")
+    integrations = _integrations(body.get("integrations"))
 
     content = sb.store.blob(training_id) or b""
     error = None
@@ -67,7 +85,7 @@ def build_job(
             f"({file_id}). {exc}",
             "param": name,
         }
-    resolved = _resolve(requested, max(n_examples, 1))
+    resolved = _resolve(requested, max(n_examples, 1), method)
     job_id = new_id("ftjob-")
     final_id = new_id("", 8)
     per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
@@ -89,6 +107,8 @@ def build_job(
         "metadata": metadata,
         "integrations": integrations,
         "method": method,
+        "grader": grader,
+        "data_digest": zlib.crc32(content),
         "requested_hyperparameters": requested,
         "hyperparameters": resolved,
         "n_examples": n_examples,
@@ -105,15 +125,23 @@ def build_job(
     return job, content
 
 
-def _base_snapshot(sb: Sandbox, account: Account, model: str) -> str:
+def _base_snapshot(sb: Sandbox, account: Account, model: str, method: str) -> str:
     if model.startswith("ft:"):
         record = sb.model_record(model, account)
         if record is not None:
             return str(record["base"])
     else:
-        snapshot = resolve_model_name(model)
-        if snapshot is not None:
-            return snapshot
+        card = CATALOGUE.get(model)
+        if card is not None and card.fine_tuning_methods:
+            if method not in card.fine_tuning_methods:
+                raise APIError(
+                    400,
+                    f"Model {model} does not support the '{method}' fine-tuning method "
+                    f"(it supports: {', '.join(card.fine_tuning_methods)}).",
+                    param="method.type",
+                    code="invalid_method",
+                )
+            return served_model_name(model)
     raise APIError(
         400,
         f"Model {model} is not available for fine-tuning or does not exist.",
@@ -122,14 +150,17 @@ def _base_snapshot(sb: Sandbox, account: Account, model: str) -> str:
     )
 
 
-def _method_and_hyperparameters(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _method_and_hyperparameters(
+    body: dict[str, Any],
+) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     method = body.get("method")
     hyper = body.get("hyperparameters")
     kind = "supervised"
+    grader = None
     if method is not None:
-        if not isinstance(method, dict) or method.get("type") not in ("supervised", "dpo"):
+        if not isinstance(method, dict) or method.get("type") not in _METHOD_HYPERPARAMETERS:
             raise bad_request(
-                "Invalid 'method.type': the sandbox supports 'supervised' and 'dpo'.",
+                "Invalid 'method.type': expected 'supervised', 'dpo' or 'reinforcement'.",
                 param="method.type",
             )
         kind = method["type"]
@@ -139,29 +170,77 @@ def _method_and_hyperparameters(body: dict[str, Any]) -> tuple[str, dict[str, An
                 f"Invalid 'method.{kind}': expected an object.", param=f"method.{kind}"
             )
         hyper = section.get("hyperparameters", hyper)
+        if kind == "reinforcement":
+            grader = _grader(section.get("grader"))
     hyper = hyper or {}
     if not isinstance(hyper, dict):
         raise bad_request("Invalid 'hyperparameters': expected an object.", param="hyperparameters")
-    names = ["batch_size", "learning_rate_multiplier", "n_epochs"] + (
-        ["beta"] if kind == "dpo" else []
-    )
+    names = _METHOD_HYPERPARAMETERS[kind]
     unknown = sorted(set(hyper) - set(names))
     if unknown:
         raise bad_request(
-            f"Unknown hyperparameter(s): {', '.join(unknown)}.", param="hyperparameters"
+            f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}.",
+            param="hyperparameters",
         )
     requested: dict[str, Any] = {}
     for name in names:
+        if name not in hyper and name not in _COMMON:
+            continue  # method-specific ones are shown when given (or resolved)
         value = hyper.get(name, "auto")
         if value is None:
             value = "auto"
         if value != "auto":
             _check_number(name, value)
         requested[name] = value
-    return kind, requested
+    return kind, requested, grader
+
+
+def _grader(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise bad_request(
+            "Missing required parameter: 'method.reinforcement.grader'.",
+            param="method.reinforcement.grader",
+        )
+    if value.get("type") not in _GRADER_TYPES or not isinstance(value.get("name"), str):
+        raise bad_request(
+            "Invalid 'method.reinforcement.grader': a grader needs a 'name' and a 'type' "
+            f"among {', '.join(_GRADER_TYPES)}.",
+            param="method.reinforcement.grader",
+        )
+    return dict(value)
+
+
+def _integrations(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise bad_request("Invalid 'integrations': expected a list.", param="integrations")
+    for index, item in enumerate(value):
+        settings = item.get("wandb") if isinstance(item, dict) else None
+        if (
+            not isinstance(item, dict)
+            or item.get("type") != "wandb"
+            or not isinstance(settings, dict)
+            or not isinstance(settings.get("project"), str)
+            or not settings["project"]
+        ):
+            raise bad_request(
+                f"Invalid 'integrations[{index}]': expected {{'type': 'wandb', 'wandb': "
+                "{'project': …}}.",
+                param=f"integrations[{index}]",
+            )
+    return [dict(item) for item in value]
 
 
 def _check_number(name: str, value: Any) -> None:
+    if name == "reasoning_effort":
+        if value not in _REASONING_EFFORTS:
+            raise bad_request(
+                "Invalid 'hyperparameters.reasoning_effort': expected one of "
+                f"{', '.join(_REASONING_EFFORTS)}.",
+                param="hyperparameters.reasoning_effort",
+            )
+        return
     if name in _LIMITS:
         low, high = _LIMITS[name]
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -177,9 +256,15 @@ def _check_number(name: str, value: Any) -> None:
         )
 
 
-def _resolve(requested: dict[str, Any], n_examples: int) -> dict[str, Any]:
+def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[str, Any]:
     """Numbers for every "auto", chosen from the dataset size as the real API does."""
     resolved = dict(requested)
+    if method == "dpo":
+        resolved.setdefault("beta", "auto")
+    if method == "reinforcement":
+        for name in ("compute_multiplier", "eval_interval", "eval_samples"):
+            resolved.setdefault(name, "auto")
+        resolved.setdefault("reasoning_effort", "default")
     if resolved["n_epochs"] == "auto":
         resolved["n_epochs"] = 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples))
     if resolved["batch_size"] == "auto":
@@ -188,6 +273,13 @@ def _resolve(requested: dict[str, Any], n_examples: int) -> dict[str, Any]:
         resolved["learning_rate_multiplier"] = 2.0 if resolved["batch_size"] > 1 else 1.8
     if resolved.get("beta") == "auto":
         resolved["beta"] = 0.1
+    per_epoch = max(1, math.ceil(n_examples / resolved["batch_size"]))
+    if resolved.get("compute_multiplier") == "auto":
+        resolved["compute_multiplier"] = 1.0
+    if resolved.get("eval_interval") == "auto":
+        resolved["eval_interval"] = max(1, per_epoch // 2)
+    if resolved.get("eval_samples") == "auto":
+        resolved["eval_samples"] = 1
     return resolved
 
 

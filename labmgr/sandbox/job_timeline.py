@@ -8,6 +8,14 @@ background, and a restarted server continues where the clock says the job is.
 
 Phases take fixed shares of `job_seconds`: validating 10 %, queued 10 %, running 80 %
 (a resumed job queues again, then runs the rest of its progress).
+
+The metrics of every training step come from `step_metrics`: a loss that falls with the
+epochs seen (faster with a higher learning-rate multiplier, from a level set by the
+training data) with noise that differs by seed, and, when a validation file is given,
+validation metrics at about `VALIDATION_EVALS` evenly spaced steps and at every epoch's
+end, drifting up again after two epochs (overfitting). Reinforcement jobs report a mean
+reward instead, evaluated every `eval_interval` steps. The events, checkpoints and the
+results file all read the same numbers.
 """
 
 from __future__ import annotations
@@ -18,12 +26,26 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Entry", "build_timeline", "training_steps"]
+__all__ = [
+    "REINFORCEMENT_COLUMNS",
+    "RESULT_COLUMNS",
+    "Entry",
+    "build_timeline",
+    "results_csv",
+    "step_metrics",
+    "training_steps",
+]
 
 VALIDATING, QUEUED, RUNNING = 0.1, 0.1, 0.8
 TRAINING_SHARE = 0.8
 """Steps happen over the first 80 % of the running progress; the rest is evaluation."""
 MAX_METRIC_EVENTS = 100
+VALIDATION_EVALS = 20
+"""About how many times a job evaluates its validation file (plus once per epoch's end)."""
+RESULT_COLUMNS = ("step", "train_loss", "train_accuracy", "valid_loss", "valid_mean_token_accuracy")
+"""The results file's columns for supervised and DPO jobs, as the API documents them."""
+REINFORCEMENT_COLUMNS = ("step", "train_mean_reward", "valid_mean_reward")
+"""The sandbox's results-file columns for reinforcement jobs."""
 
 
 @dataclass
@@ -133,20 +155,119 @@ def _validating_message(job: dict[str, Any]) -> str:
     return f"Validating training file: {job['training_file']}"
 
 
+def _validation_steps(job: dict[str, Any], per_epoch: int, total: int) -> set[int]:
+    if not job.get("validation_file"):
+        return set()
+    if job.get("method") == "reinforcement":
+        every = max(1, int(job["hyperparameters"].get("eval_interval") or 1))
+        return {*range(every, total + 1, every), total}
+    every = max(1, math.ceil(total / VALIDATION_EVALS))
+    return {*range(every, total + 1, every), *range(per_epoch, total + 1, per_epoch), total}
+
+
+def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics of every training step (index 0 is step 1), deterministic for a job."""
+    per_epoch, total = training_steps(job)
+    hp = job["hyperparameters"]
+    digest = int(job.get("data_digest") or 0)
+    hardness = (digest % 1000) / 1000  # the training data sets the level of the curve
+    rng = random.Random(f"{job['seed']}:{digest}")
+    validated = _validation_steps(job, per_epoch, total)
+    lr = max(0.01, float(hp["learning_rate_multiplier"]))
+    if job.get("method") == "reinforcement":
+        return _reward_series(job, rng, hardness, lr, per_epoch, total, validated)
+    preference = job.get("method") == "dpo"
+    start = 0.6931 if preference else 1.6 + 0.9 * hardness
+    floor = (0.15 + 0.2 * hardness) if preference else 0.04 + 0.12 * hardness
+    first_accuracy = 0.5 if preference else 0.45
+    speed = 1.6 * min(lr, 4.0) ** 0.5
+    series = []
+    for step in range(1, total + 1):
+        epochs_seen = step / per_epoch
+        mean = floor + (start - floor) * math.exp(-speed * epochs_seen)
+        learned = (start - mean) / (start - floor)
+        data: dict[str, Any] = {
+            "step": step,
+            "train_loss": round(max(0.0, mean + rng.gauss(0, 0.06 * mean + 0.01)), 5),
+            "total_steps": total,
+            "train_mean_token_accuracy": round(
+                min(1.0, max(0.0, first_accuracy + 0.5 * learned + rng.gauss(0, 0.02))), 5
+            ),
+        }
+        if step in validated:
+            overfit = 0.06 * max(0.0, epochs_seen - 2.0) * min(lr, 4.0) ** 0.5
+            valid = mean + 0.05 + 0.05 * hardness + overfit
+            data["valid_loss"] = round(max(0.0, valid + rng.gauss(0, 0.02)), 5)
+            data["valid_mean_token_accuracy"] = round(
+                min(1.0, max(0.0, first_accuracy + 0.45 * learned - overfit / 4)), 5
+            )
+            if step % per_epoch == 0:
+                data["full_valid_loss"] = round(max(0.0, valid + 0.01), 5)
+                data["full_valid_mean_token_accuracy"] = round(
+                    max(0.0, data["valid_mean_token_accuracy"] - 0.01), 5
+                )
+        series.append(data)
+    return series
+
+
+def _reward_series(
+    job: dict[str, Any],
+    rng: random.Random,
+    hardness: float,
+    lr: float,
+    per_epoch: int,
+    total: int,
+    validated: set[int],
+) -> list[dict[str, Any]]:
+    compute = max(0.01, float(job["hyperparameters"].get("compute_multiplier") or 1.0))
+    first, best = 0.15 + 0.25 * hardness, 0.95 - 0.2 * hardness
+    speed = 0.9 * compute**0.5 * min(lr, 4.0) ** 0.3
+    series = []
+    for step in range(1, total + 1):
+        mean = best - (best - first) * math.exp(-speed * step / per_epoch)
+        data: dict[str, Any] = {
+            "step": step,
+            "total_steps": total,
+            "train_mean_reward": round(min(1.0, max(0.0, mean + rng.gauss(0, 0.05))), 5),
+        }
+        if step in validated:
+            data["valid_mean_reward"] = round(
+                min(1.0, max(0.0, mean - 0.03 + rng.gauss(0, 0.03))), 5
+            )
+        series.append(data)
+    return series
+
+
+def results_csv(job: dict[str, Any]) -> str:
+    """The results file of a job that succeeded: one row per step, empty cells where a
+    metric was not computed (validation between evaluations)."""
+    series = step_metrics(job)
+    columns: tuple[str, ...]
+    keys: tuple[str, ...]
+    if job.get("method") == "reinforcement":
+        columns = keys = REINFORCEMENT_COLUMNS
+    else:
+        columns = RESULT_COLUMNS
+        keys = ("step", "train_loss", "train_mean_token_accuracy", *RESULT_COLUMNS[3:])
+    lines = [",".join(columns)]
+    for data in series:
+        lines.append(",".join("" if data.get(key) is None else str(data[key]) for key in keys))
+    return "\n".join(lines) + "\n"
+
+
 def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     """Entries placed by training progress (0..1]: step metrics, checkpoints, evaluation."""
     if job["error"]:
         return []
     per_epoch, total = training_steps(job)
     epochs = job["hyperparameters"]["n_epochs"]
-    has_validation = bool(job.get("validation_file"))
-    rng = random.Random(job["seed"])
+    series = step_metrics(job)
     every = max(1, math.ceil(total / MAX_METRIC_EVENTS))
     checkpoint_steps = {per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)}
     plan: list[tuple[float, Entry]] = []
     reported = {1, total, *range(every, total + 1, every)}
     for step in sorted(reported | checkpoint_steps):
-        metrics = _metrics(rng, step, total, has_validation)
+        metrics = series[step - 1]
         at = TRAINING_SHARE * step / total
         if step in reported:
             plan.append(
@@ -200,29 +321,12 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     return plan
 
 
-def _metrics(rng: random.Random, step: int, total: int, has_validation: bool) -> dict[str, Any]:
-    done = step / total
-    loss = 2.2 * math.exp(-3.0 * done) + 0.05 + rng.uniform(-0.05, 0.05)
-    data: dict[str, Any] = {
-        "step": step,
-        "train_loss": round(max(0.0, loss), 4),
-        "total_steps": total,
-        "train_mean_token_accuracy": round(
-            min(1.0, 0.45 + 0.5 * done + rng.uniform(-0.02, 0.02)), 4
-        ),
-    }
-    if has_validation:
-        data["valid_loss"] = round(max(0.0, loss + 0.08 + rng.uniform(0, 0.05)), 4)
-        data["valid_mean_token_accuracy"] = round(min(1.0, 0.42 + 0.48 * done), 4)
-        if step == total:
-            data["full_valid_loss"] = round(data["valid_loss"] + 0.02, 4)
-            data["full_valid_mean_token_accuracy"] = round(
-                data["valid_mean_token_accuracy"] - 0.01, 4
-            )
-    return data
-
-
 def _metrics_message(metrics: dict[str, Any], total: int) -> str:
+    if "train_mean_reward" in metrics:
+        text = f"Step {metrics['step']}/{total}: training reward={metrics['train_mean_reward']:.2f}"
+        if "valid_mean_reward" in metrics:
+            text += f", validation reward={metrics['valid_mean_reward']:.2f}"
+        return text
     text = f"Step {metrics['step']}/{total}: training loss={metrics['train_loss']:.2f}"
     if "valid_loss" in metrics:
         text += f", validation loss={metrics['valid_loss']:.2f}"

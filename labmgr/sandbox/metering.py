@@ -2,9 +2,9 @@
 
 Tokens are counted as OpenAI counts them against a tokens-per-minute limit: the prompt's
 tokens plus the requested completion budget (`max_completion_tokens` or `max_tokens`, times
-`n`). A chat request without a budget is admitted on its prompt alone and the completion it
-produced is taken from the bucket after answering. The same count decides how many tokens
-a batch enqueues.
+`n`; a response's `max_output_tokens`). A request without a budget is admitted on its prompt
+alone and the completion it produced is taken from the bucket after answering. The same
+count decides how many tokens a batch enqueues.
 
 `METERS` maps an endpoint's stats name to its reader; a new model endpoint adds one entry.
 """
@@ -81,9 +81,39 @@ def completion_demand(body: dict[str, Any]) -> Demand | None:
     return Demand(model, tokens + len(prompts) * n * budget)
 
 
+def responses_demand(body: dict[str, Any]) -> Demand | None:
+    """A `/v1/responses` body's demand: its instructions and input plus `max_output_tokens`.
+
+    The history a `previous_response_id` brings is not counted (it is not in the body).
+    """
+    model = body.get("model")
+    if not isinstance(model, str):
+        return None
+    raw = body.get("input")
+    if isinstance(raw, str):
+        pairs: tuple[tuple[str, str], ...] = (("user", raw),)
+    elif isinstance(raw, list):
+        pairs = tuple(
+            ("", _text(item.get("content")))
+            for item in raw
+            if isinstance(item, dict) and item.get("type", "message") == "message"
+        )
+    else:
+        pairs = ()
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        pairs = (("developer", instructions), *pairs)
+    prompt = prompt_tokens(pairs) if pairs else 0
+    budget = _positive_int(body.get("max_output_tokens"))
+    if budget is None:
+        return Demand(model, prompt, budgeted=False)
+    return Demand(model, prompt + budget)
+
+
 METERS: dict[str, Callable[[dict[str, Any]], Demand | None]] = {
     "chat.completions": chat_demand,
     "completions": completion_demand,
+    "responses.create": responses_demand,
 }
 """Stats name of a model endpoint → how to read its body's demand."""
 

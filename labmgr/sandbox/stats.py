@@ -20,6 +20,7 @@ class Stats:
         self.statuses: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.models: dict[str, list[int]] = {}
+        self.model_endpoints: dict[str, Counter[str]] = {}
         self.rate_limited: Counter[str] = Counter()
         """429 `rate_limit_exceeded` answers from enforced limits, per model asked."""
         self.in_flight = 0
@@ -37,11 +38,21 @@ class Stats:
         self.in_flight -= 1
         self.statuses[str(status)] += 1
 
-    def usage(self, model: str, choices: int, prompt_tokens: int, completion_tokens: int) -> None:
-        """A completion for `model` served `choices` samples with this token usage."""
+    def usage(
+        self,
+        model: str,
+        choices: int,
+        prompt_tokens: int,
+        completion_tokens: int,
+        endpoint: str = "chat.completions",
+    ) -> None:
+        """A completion for `model` through `endpoint` (its stats name) served `choices`
+        samples with this token usage (input and output tokens for responses)."""
         row = self.models.get(model)
         if row is None:
             row = self.models[model] = [0, 0, 0, 0]
+            self.model_endpoints[model] = Counter()
+        self.model_endpoints[model][endpoint] += 1
         row[0] += 1
         row[1] += choices
         row[2] += prompt_tokens
@@ -57,6 +68,7 @@ class Stats:
                     "choices": row[1],
                     "prompt_tokens": row[2],
                     "completion_tokens": row[3],
+                    "endpoints": dict(sorted(self.model_endpoints[model].items())),
                 }
                 for model, row in sorted(self.models.items())
             },

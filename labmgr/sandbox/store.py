@@ -48,6 +48,8 @@ class Store:
         self.models: dict[str, dict[str, Any]] = {}
         """Fine-tuned models (finals and checkpoints) that exist, by id."""
         self.deleted_models: set[str] = set()
+        self.responses: dict[str, dict[str, Any]] = {}
+        """Stored Responses API responses, by id, oldest first; kept in memory only."""
         self._blobs: dict[str, bytes] = {}
         if self.state_dir is not None:
             self._load()

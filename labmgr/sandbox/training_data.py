@@ -29,7 +29,8 @@ class TrainingData:
 def parse_training_file(
     content: bytes, *, method: str, min_examples: int = MIN_TRAINING_EXAMPLES
 ) -> TrainingData:
-    """Parse JSONL chat (supervised) or preference (dpo) examples, or raise TrainingFileError."""
+    """Parse JSONL chat (supervised), preference (dpo) or prompt (reinforcement) examples,
+    or raise TrainingFileError."""
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -47,6 +48,8 @@ def parse_training_file(
             raise TrainingFileError(f"Line {number} is not a JSON object.")
         if method == "dpo":
             tokens += _check_preference(example, number)
+        elif method == "reinforcement":
+            tokens += _check_prompt(example, number)
         else:
             tokens += _check_messages(example.get("messages"), number, "messages", need_reply=True)
         examples.append(example)
@@ -89,6 +92,19 @@ def _check_preference(example: dict[str, Any], number: int) -> int:
     tokens = _check_messages(prompt.get("messages"), number, "input.messages", need_reply=False)
     for field in ("preferred_output", "non_preferred_output"):
         tokens += _check_messages(example.get(field), number, field, need_reply=True)
+    return tokens
+
+
+def _check_prompt(example: dict[str, Any], number: int) -> int:
+    """A reinforcement example: messages the model answers (not ending with its own reply);
+    other keys are fields the grader reads."""
+    messages = example.get("messages")
+    tokens = _check_messages(messages, number, "messages", need_reply=False)
+    if isinstance(messages, list) and messages[-1].get("role") == "assistant":
+        raise TrainingFileError(
+            f"Line {number}: the last message must not be the assistant's; in reinforcement "
+            "fine-tuning the model writes the answer."
+        )
     return tokens
 
 

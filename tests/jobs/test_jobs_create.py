@@ -11,7 +11,7 @@ from openai import OpenAI
 
 from jobs_db import get_job, list_jobs, open_database
 from labmgr.errors import InvalidTrainingFile, MissingApiKey, TrainingFileNotFound, UnknownBaseModel
-from labmgr.finetuning import DailyJobLimit, FineTuningApiError, SuffixConflict, create
+from labmgr.finetuning import FineTuningApiError, SuffixConflict, create
 from labmgr.sandbox import run_sandbox
 
 
@@ -155,22 +155,27 @@ def test_bad_inputs_raise_typed_errors(jobs_lab: JobsLab, monkeypatch: pytest.Mo
         create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
 
 
-def test_daily_limit_says_when_a_slot_frees(
+def test_daily_limit_queues_the_rest_until_a_slot_frees(
     jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with run_sandbox(job_seconds=1.0) as own:
         monkeypatch.setenv("OPENAI_BASE_URL", own.base_url)
         own.set_faults(daily_job_limit=2)
         path = training_file(jobs_lab.files / "limit.jsonl")
-        with pytest.raises(DailyJobLimit) as error:
-            create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
-    limit = error.value
-    assert limit.limit == 2 and len(limit.created) == 2
-    first = min(job.created_at for job in limit.created if job.created_at)
-    assert limit.frees_at is not None
-    assert abs(limit.frees_at - (first + timedelta(hours=24))) <= timedelta(seconds=1)
-    assert "slot frees" in limit.message
-    assert len(_db_jobs(jobs_lab)) == 2
+        jobs = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+        served = own.stats()["requests"]
+    assert [job.status for job in jobs][2:] == ["queued_locally"]
+    created, [queued] = jobs[:2], jobs[2:]
+    assert all(job.id.startswith("ftjob-") for job in created)
+    first = min(job.created_at for job in created if job.created_at)
+    assert queued.not_before is not None
+    assert abs(queued.not_before - (first + timedelta(hours=24))) <= timedelta(seconds=1)
+    assert served["files.create"] == 1  # the queued job's file is uploaded already
+    assert served["fine_tuning.jobs.create"] == 3
+    stored = {job.id: job for job in _db_jobs(jobs_lab)}
+    assert set(stored) == {job.id for job in jobs}
+    assert stored[queued.id].training_file_id == created[0].training_file_id
+    assert stored[queued.id].tag_dict == {"replica": "3"}
 
 
 def test_validation_file_is_uploaded_and_recorded(jobs_lab: JobsLab) -> None:

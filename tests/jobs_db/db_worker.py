@@ -2,16 +2,25 @@
 
 python db_worker.py write URL NAME COUNT GO_FILE   # open, wait for GO_FILE, write COUNT jobs
 python db_worker.py hold URL                       # write inside a transaction, never commit
+python db_worker.py claim URL NAME GO_FILE         # claim queued jobs until none is left
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upsert_job
+from jobs_db import (
+    FinetuneJob,
+    Model,
+    claim_queued_job,
+    open_database,
+    promote_queued_job,
+    replace_checkpoints,
+    upsert_job,
+)
 
 
 def wait_for(go_file: Path) -> None:
@@ -68,9 +77,26 @@ def open_when_told(url: str, go_file: Path) -> None:
         print(len(jobs_db.list_jobs(db)), flush=True)
 
 
+def claim(url: str, name: str, go_file: Path) -> None:
+    """Claim and promote queued jobs until none is left; print each queued id it got."""
+    db = open_database(url)
+    print("ready", flush=True)
+    wait_for(go_file)
+    while True:
+        got = claim_queued_job(db, owner=name, now=datetime.now(UTC), lease=timedelta(minutes=10))
+        if got is None:
+            break
+        promoted = FinetuneJob(id=f"ftjob-from-{got.job.id}", status="validating_files")
+        assert promote_queued_job(db, got.job.id, promoted, owner=name)
+        print(got.job.id, flush=True)
+    db.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5]))
+    elif sys.argv[1] == "claim":
+        claim(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
     elif sys.argv[1] == "open":
         open_when_told(sys.argv[2], Path(sys.argv[3]))
     else:

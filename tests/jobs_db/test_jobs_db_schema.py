@@ -115,6 +115,54 @@ def test_database_made_by_first_revision_upgrades_in_place_keeping_every_row(
         db.close()
 
 
+def test_database_made_by_the_previous_release_upgrades_in_place_keeping_every_row(
+    db_url: str,
+) -> None:
+    assert jobs_db.upgrade(db_url, to="0002") == "0002"
+    _fill_at_first_revision(db_url)
+    engine = create_engine(db_url)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO job_events (id, job_id, message, level) "
+                "VALUES ('ftevent-1', 'ftjob-0', 'Fine-tuning job started', 'info')"
+            )
+        )
+        connection.execute(
+            text("UPDATE models SET checkpoint_id = 'ftckpt_1' WHERE kind = 'checkpoint'")
+        )
+    engine.dispose()
+
+    db = open_database(db_url)
+    try:
+        assert current_revision(db_url) == head_revision() == "0003"
+        jobs = jobs_db.list_jobs(db)
+        assert [job.id for job in jobs] == ["ftjob-0", "ftjob-1", "ftjob-2"]
+        assert [job.tag_dict for job in jobs] == [{"seed": "0"}, {"seed": "1"}, {"seed": "2"}]
+        assert all(
+            (job.create_request, job.result_file_id, job.not_before, job.claimed_by) == (None,) * 4
+            for job in jobs
+        )
+        models = jobs_db.select_models(db, checkpoints=True)
+        assert len(models) == 6 and all(model.deleted_at is None for model in models)
+        assert {m.checkpoint_id for m in models if m.kind == "checkpoint"} == {"ftckpt_1"}
+        assert [e.message for e in jobs_db.job_events(db, "ftjob-0")] == ["Fine-tuning job started"]
+        # What the upgrade added is usable at once.
+        jobs_db.upsert_job(db, jobs_db.FinetuneJob(id="ftjob-0", result_file_id="file-r"))
+        assert [job.id for job in jobs_db.jobs_missing_curves(db)] == ["ftjob-0"]
+        jobs_db.store_curve(
+            db,
+            jobs_db.TrainingCurve(
+                job_id="ftjob-0", file_id="file-r", header=["step", "train_loss"], rows=[[1, 2.0]]
+            ),
+        )
+        assert jobs_db.jobs_missing_curves(db) == []
+        assert jobs_db.mark_model_deleted(db, "ft:0:final", datetime(2026, 2, 1, tzinfo=UTC))
+        assert len(jobs_db.select_models(db, checkpoints=True)) == 5
+    finally:
+        db.close()
+
+
 def test_database_from_a_newer_release_is_refused_with_its_revision(db_url: str) -> None:
     open_database(db_url).close()
     engine = create_engine(db_url)

@@ -28,6 +28,8 @@ class ModelCard:
     """False for legacy completion models, which ``/v1/chat/completions`` refuses."""
     fine_tuning_methods: tuple[str, ...] = ()
     """The fine-tuning methods the real API offers for this model."""
+    reasoning_efforts: tuple[str, ...] = ()
+    """The ``reasoning_effort`` / ``reasoning.effort`` values a reasoning model accepts."""
 
 
 _SFT = ("supervised", "dpo")
@@ -51,12 +53,17 @@ def _gpt4o(id: str, created: int, snapshot_of: str | None = None) -> ModelCard:
     )
 
 
+_O_SERIES_EFFORTS = ("low", "medium", "high")
+_GPT5_EFFORTS = ("minimal", "low", "medium", "high")
+
+
 def _reasoning(
     id: str,
     created: int,
     context_window: int,
     snapshot_of: str | None = None,
     methods: tuple[str, ...] = (),
+    efforts: tuple[str, ...] = _O_SERIES_EFFORTS,
 ) -> ModelCard:
     return ModelCard(
         id,
@@ -66,6 +73,7 @@ def _reasoning(
         max_output_tokens=100_000 if context_window < 400_000 else 128_000,
         reasoning=True,
         fine_tuning_methods=methods,
+        reasoning_efforts=efforts,
     )
 
 
@@ -116,9 +124,9 @@ CATALOGUE: dict[str, ModelCard] = {
         _reasoning(
             "o4-mini-2025-04-16", 1744133506, 200_000, "o4-mini", methods=("reinforcement",)
         ),
-        _reasoning("gpt-5", 1754425777, 400_000),
-        _reasoning("gpt-5-mini", 1754425928, 400_000),
-        _reasoning("gpt-5-nano", 1754426384, 400_000),
+        _reasoning("gpt-5", 1754425777, 400_000, efforts=_GPT5_EFFORTS),
+        _reasoning("gpt-5-mini", 1754425928, 400_000, efforts=_GPT5_EFFORTS),
+        _reasoning("gpt-5-nano", 1754426384, 400_000, efforts=_GPT5_EFFORTS),
         _legacy("davinci-002", 1692634301),
         _legacy("babbage-002", 1692634615),
     )

@@ -19,6 +19,8 @@ __all__ = ["Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_token
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
+EFFORT_SCALE = {"none": 0.0, "minimal": 0.0, "low": 0.5, "medium": 1.0, "high": 2.0, "xhigh": 3.0}
+"""Reasoning tokens spent at each effort, relative to the default (``medium``)."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,12 @@ def prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
     return sum(count_tokens(t) + TOKENS_PER_MESSAGE for _, t in messages) + TOKENS_PER_REPLY
 
 
-def reasoning_tokens(plan: Plan) -> int:
-    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output)."""
-    return 64 * (1 + plan.analysis.salt % 6)
+def reasoning_tokens(plan: Plan, effort: str | None = None) -> int:
+    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output).
+
+    `effort` scales the default (``medium``) amount; ``minimal`` spends none.
+    """
+    return int(64 * (1 + plan.analysis.salt % 6) * EFFORT_SCALE.get(effort or "medium", 1.0))
 
 
 def make_plan(model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan:

@@ -8,7 +8,18 @@ from typing import Any
 
 from .catalogue import ModelCard
 
-__all__ = ["ChatRequest", "ChatRequestError", "parse_request"]
+__all__ = [
+    "ChatRequest",
+    "ChatRequestError",
+    "check_reasoning_effort",
+    "check_reasoning_sampling",
+    "integer_param",
+    "invalid_type",
+    "parse_request",
+    "temperature_param",
+    "top_p_param",
+    "unsupported_parameter",
+]
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 MAX_N = 128
@@ -57,6 +68,8 @@ class ChatRequest:
     """``text``, ``json_object`` or ``json_schema``."""
     json_schema: Mapping[str, Any] | None = None
     """The schema of a ``json_schema`` response format."""
+    reasoning_effort: str | None = None
+    """A reasoning model's effort (None: the default, ``medium``)."""
 
 
 def _type_name(value: Any) -> str:
@@ -75,7 +88,8 @@ def _type_name(value: Any) -> str:
     return "object"
 
 
-def _invalid_type(param: str, expected: str, value: Any) -> ChatRequestError:
+def invalid_type(param: str, expected: str, value: Any) -> ChatRequestError:
+    """The real API's error for a parameter of the wrong JSON type."""
     return ChatRequestError(
         f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead.",
         param=param,
@@ -83,7 +97,8 @@ def _invalid_type(param: str, expected: str, value: Any) -> ChatRequestError:
     )
 
 
-def _integer(body: Mapping[str, Any], param: str, low: int, high: int | None) -> int | None:
+def integer_param(body: Mapping[str, Any], param: str, low: int, high: int | None) -> int | None:
+    """`body[param]` checked as an integer in [low, high] (None when absent or null)."""
     value = body.get(param)
     if value is None:
         return None
@@ -91,7 +106,7 @@ def _integer(body: Mapping[str, Any], param: str, low: int, high: int | None) ->
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise _invalid_type(param, "an integer", value)
+            raise invalid_type(param, "an integer", value)
     if value < low:
         raise ChatRequestError(
             f"Invalid '{param}': integer below minimum value. Expected a value >= {low}, "
@@ -109,12 +124,13 @@ def _integer(body: Mapping[str, Any], param: str, low: int, high: int | None) ->
     return value
 
 
-def _temperature(body: Mapping[str, Any]) -> float:
+def temperature_param(body: Mapping[str, Any]) -> float:
+    """`body["temperature"]` checked against [0, 2]; 1 when absent or null."""
     value = body.get("temperature")
     if value is None:
         return 1.0
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _invalid_type("temperature", "a decimal", value)
+        raise invalid_type("temperature", "a decimal", value)
     if value < 0:
         raise ChatRequestError(
             "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, "
@@ -130,6 +146,85 @@ def _temperature(body: Mapping[str, Any]) -> float:
             code="decimal_above_max_value",
         )
     return float(value)
+
+
+def top_p_param(body: Mapping[str, Any]) -> float:
+    """`body["top_p"]` checked against [0, 1]; 1 when absent or null."""
+    value = body.get("top_p")
+    if value is None:
+        return 1.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise invalid_type("top_p", "a decimal", value)
+    if value < 0:
+        raise ChatRequestError(
+            "Invalid 'top_p': decimal below minimum value. Expected a value >= 0, "
+            f"but got {value} instead.",
+            param="top_p",
+            code="decimal_below_min_value",
+        )
+    if value > 1:
+        raise ChatRequestError(
+            "Invalid 'top_p': decimal above maximum value. Expected a value <= 1, "
+            f"but got {value} instead.",
+            param="top_p",
+            code="decimal_above_max_value",
+        )
+    return float(value)
+
+
+def unsupported_parameter(param: str) -> ChatRequestError:
+    """The real API's error for a parameter a model does not take at all."""
+    return ChatRequestError(
+        f"Unsupported parameter: '{param}' is not supported with this model.",
+        param=param,
+        code="unsupported_parameter",
+    )
+
+
+def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
+    """Refuse a `temperature` or `top_p` other than 1, as reasoning models do."""
+    for param in ("temperature", "top_p"):
+        value = body.get(param)
+        if value is not None and value != 1:
+            raise ChatRequestError(
+                f"Unsupported value: '{param}' does not support {value} with this model. "
+                "Only the default (1) value is supported.",
+                param=param,
+                code="unsupported_value",
+            )
+
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""Every reasoning effort the API knows; each model accepts some of them."""
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    quoted = [f"'{v}'" for v in values]
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+def check_reasoning_effort(card: ModelCard, value: Any, param: str) -> str | None:
+    """`value` as a reasoning effort `card` accepts (None when absent); `param` names it in
+    errors (``reasoning_effort`` for chat, ``reasoning.effort`` for responses)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in EFFORTS:
+        shown = value if isinstance(value, str) else repr(value)
+        raise ChatRequestError(
+            f"Invalid value: '{shown}'. Supported values are: {_quoted(EFFORTS)}.",
+            param=param,
+            code="invalid_value",
+        )
+    if not card.reasoning:
+        raise unsupported_parameter(param)
+    if value not in card.reasoning_efforts:
+        raise ChatRequestError(
+            f"Unsupported value: '{param}' does not support '{value}' with this model. "
+            f"Supported values are: {_quoted(card.reasoning_efforts)}.",
+            param=param,
+            code="unsupported_value",
+        )
+    return value
 
 
 def _content_text(content: Any, index: int, role: str) -> str:
@@ -149,7 +244,7 @@ def _content_text(content: Any, index: int, role: str) -> str:
             if part["type"] in ("text", "refusal"):
                 text = part.get("text", part.get("refusal"))
                 if not isinstance(text, str):
-                    raise _invalid_type(f"messages[{index}].content[{j}].text", "a string", text)
+                    raise invalid_type(f"messages[{index}].content[{j}].text", "a string", text)
                 parts.append(text)
         return "".join(parts)
     if content is None:
@@ -158,9 +253,7 @@ def _content_text(content: Any, index: int, role: str) -> str:
             param=f"messages[{index}].content",
             code="missing_required_parameter",
         )
-    raise _invalid_type(
-        f"messages[{index}].content", "one of a string or array of objects", content
-    )
+    raise invalid_type(f"messages[{index}].content", "one of a string or array of objects", content)
 
 
 def _messages(body: Mapping[str, Any]) -> Messages:
@@ -172,7 +265,7 @@ def _messages(body: Mapping[str, Any]) -> Messages:
             code="missing_required_parameter",
         )
     if not isinstance(raw, list):
-        raise _invalid_type("messages", "an array", raw)
+        raise invalid_type("messages", "an array", raw)
     if not raw:
         raise ChatRequestError(
             "Invalid 'messages': empty array. Expected an array with minimum length 1, "
@@ -183,7 +276,7 @@ def _messages(body: Mapping[str, Any]) -> Messages:
     parsed = []
     for i, message in enumerate(raw):
         if not isinstance(message, Mapping):
-            raise _invalid_type(f"messages[{i}]", "an object", message)
+            raise invalid_type(f"messages[{i}]", "an object", message)
         role = message.get("role")
         if role is None:
             raise ChatRequestError(
@@ -211,12 +304,13 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
             status=404,
         )
     messages = _messages(body)
-    n = _integer(body, "n", 1, MAX_N) or 1
-    temperature = _temperature(body)
+    n = integer_param(body, "n", 1, MAX_N) or 1
+    temperature = temperature_param(body)
+    top_p_param(body)
     logprobs = body.get("logprobs")
     if logprobs is not None and not isinstance(logprobs, bool):
-        raise _invalid_type("logprobs", "a boolean", logprobs)
-    top_logprobs = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+        raise invalid_type("logprobs", "a boolean", logprobs)
+    top_logprobs = integer_param(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
     if top_logprobs is not None and not logprobs:
         raise ChatRequestError(
             "Invalid value for 'top_logprobs': 'logprobs' must be set to true when "
@@ -224,8 +318,8 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
             param="top_logprobs",
             code="invalid_value",
         )
-    max_tokens = _integer(body, "max_tokens", 1, None)
-    max_completion = _integer(body, "max_completion_tokens", 1, None)
+    max_tokens = integer_param(body, "max_tokens", 1, None)
+    max_completion = integer_param(body, "max_completion_tokens", 1, None)
     if max_tokens is not None and max_completion is not None:
         raise ChatRequestError(
             "Invalid request: 'max_tokens' and 'max_completion_tokens' cannot both be set. "
@@ -237,9 +331,10 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
     limit = max_completion if max_completion is not None else max_tokens
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise _invalid_type("seed", "an integer", seed)
+        raise invalid_type("seed", "an integer", seed)
+    effort = check_reasoning_effort(card, body.get("reasoning_effort"), "reasoning_effort")
     if card.reasoning:
-        _check_reasoning_model(max_tokens, temperature, body, bool(logprobs))
+        _check_reasoning_model(max_tokens, body, bool(logprobs))
     if limit is not None and limit > card.max_output_tokens:
         raise ChatRequestError(
             f"{param} is too large: {limit}. This model supports at most "
@@ -259,6 +354,7 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
         logprobs=bool(logprobs),
         top_logprobs=top_logprobs or 0,
         seed=seed,
+        reasoning_effort=effort,
     )
 
 
@@ -266,7 +362,7 @@ def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, 
     if value is None:
         return "text", None
     if not isinstance(value, Mapping):
-        raise _invalid_type("response_format", "an object", value)
+        raise invalid_type("response_format", "an object", value)
     kind = value.get("type")
     if kind not in ("text", "json_object", "json_schema"):
         raise ChatRequestError(
@@ -294,9 +390,7 @@ def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, 
     return kind, schema if isinstance(schema, Mapping) else None
 
 
-def _check_reasoning_model(
-    max_tokens: int | None, temperature: float, body: Mapping[str, Any], logprobs: bool
-) -> None:
+def _check_reasoning_model(max_tokens: int | None, body: Mapping[str, Any], logprobs: bool) -> None:
     if max_tokens is not None:
         raise ChatRequestError(
             "Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -304,19 +398,9 @@ def _check_reasoning_model(
             param="max_tokens",
             code="unsupported_parameter",
         )
-    if body.get("temperature") is not None and temperature != 1.0:
-        raise ChatRequestError(
-            f"Unsupported value: 'temperature' does not support {body['temperature']} with "
-            "this model. Only the default (1) value is supported.",
-            param="temperature",
-            code="unsupported_value",
-        )
+    check_reasoning_sampling(body)
     if logprobs:
-        raise ChatRequestError(
-            "Unsupported parameter: 'logprobs' is not supported with this model.",
-            param="logprobs",
-            code="unsupported_parameter",
-        )
+        raise unsupported_parameter("logprobs")
 
 
 def context_length_error(

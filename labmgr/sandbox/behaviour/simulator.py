@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .analysis import RatingSpec
-from .catalogue import CATALOGUE, served_model_name
+from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form
 from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
@@ -91,6 +91,11 @@ class ChatSimulator:
         """Whether `model_id` is a catalogue model or a registered fine-tune."""
         return model_id in CATALOGUE or model_id in self._models
 
+    def card(self, model_id: str) -> ModelCard | None:
+        """The catalogue card behind `model_id` (a fine-tune's root base model), if known."""
+        model = self._model(model_id)
+        return None if model is None else model.card
+
     def complete(self, model_id: str, body: Mapping[str, Any]) -> Completion:
         """Answer one chat completion request body for `model_id`.
 
@@ -100,6 +105,20 @@ class ChatSimulator:
         if model is None:
             raise _model_not_found(model_id)
         request = parse_request(body, model.card)
+        return self._answer(model, request, _stop_sequences(body.get("stop")))
+
+    def answer(self, model_id: str, request: ChatRequest) -> Completion:
+        """Answer an already checked request for `model_id` (what any endpoint's body asks,
+        put as a chat request). Raises `ChatRequestError` for an unknown model or a prompt
+        longer than the model's context window."""
+        model = self._model(model_id)
+        if model is None:
+            raise _model_not_found(model_id)
+        return self._answer(model, request, ())
+
+    def _answer(
+        self, model: ServedModel, request: ChatRequest, stops: tuple[str, ...]
+    ) -> Completion:
         plan = self._plan(model, request.messages)
         too_long = context_length_error(model.card, plan.prompt_tokens, request.max_tokens)
         if too_long is not None:
@@ -118,7 +137,6 @@ class ChatSimulator:
         else:
             seed = self._entropy.getrandbits(64)
         rng = random.Random(seed)
-        stops = _stop_sequences(body.get("stop"))
         choices = []
         completion_tokens = 0
         for index in range(request.n):
@@ -128,7 +146,7 @@ class ChatSimulator:
         reasoning = 0
         if model.card.reasoning:
             budget = request.max_tokens
-            per_choice = reasoning_tokens(plan)
+            per_choice = reasoning_tokens(plan, request.reasoning_effort)
             reasoning = request.n * (per_choice if budget is None else min(budget, per_choice))
             completion_tokens += reasoning
         return Completion(
@@ -218,7 +236,7 @@ class ChatSimulator:
             if cut >= 0:
                 text = text[:cut]
         if model.card.reasoning and limit is not None:
-            limit -= reasoning_tokens(plan)
+            limit -= reasoning_tokens(plan, request.reasoning_effort)
             if limit <= 0:
                 text, limit, finish = "", 0, "length"
         if limit is not None:

@@ -1,0 +1,60 @@
+"""Jobs queued through the daily limit, training curves, integrations, deleted models.
+
+Adds to ``finetune_jobs`` the ``jobs.create`` body, the integrations, the results file and
+the columns of the local queue (earliest submit time, claim and its lease, attempts); to
+``models`` the time a model was deleted; and the ``training_curves`` table (a job's results
+file, one row per job). Existing rows are kept; their new columns start empty.
+
+Revision ID: 0003
+Revises: 0002
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0003"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+TIME = sa.DateTime(timezone=True)
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("finetune_jobs") as batch:
+        batch.add_column(sa.Column("create_request", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("integrations", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("result_file_id", sa.String(), nullable=True))
+        batch.add_column(sa.Column("not_before", TIME, nullable=True))
+        batch.add_column(sa.Column("claimed_by", sa.String(), nullable=True))
+        batch.add_column(sa.Column("claimed_until", TIME, nullable=True))
+        batch.add_column(sa.Column("submit_attempts", sa.Integer(), nullable=True))
+    with op.batch_alter_table("models") as batch:
+        batch.add_column(sa.Column("deleted_at", TIME, nullable=True))
+    op.create_table(
+        "training_curves",
+        sa.Column("job_id", sa.String(), nullable=False),
+        sa.Column("file_id", sa.String(), nullable=False),
+        sa.Column("header", sa.JSON(), nullable=False),
+        sa.Column("rows", sa.JSON(), nullable=False),
+        sa.Column("downloaded_at", TIME, nullable=True),
+        sa.ForeignKeyConstraint(["job_id"], ["finetune_jobs.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("job_id"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("training_curves")
+    with op.batch_alter_table("models") as batch:
+        batch.drop_column("deleted_at")
+    with op.batch_alter_table("finetune_jobs") as batch:
+        for name in (
+            "submit_attempts",
+            "claimed_until",
+            "claimed_by",
+            "not_before",
+            "result_file_id",
+            "integrations",
+            "create_request",
+        ):
+            batch.drop_column(name)

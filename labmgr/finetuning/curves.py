@@ -1,0 +1,137 @@
+"""Training curves as a DataFrame: each job's stored results file, one row per job and step.
+
+`jobs update` reads a job's results file once, when it succeeds; these functions only read
+the database. Columns: ``group``, ``job_id``, ``model``, ``suffix``, ``seed``, ``step``, then
+every metric the files hold (``train_loss``, ``train_accuracy``, ``valid_loss``,
+``valid_mean_token_accuracy``, …; empty cells are NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jobs_db import (
+    Database,
+    DatabaseInputError,
+    FinetuneJob,
+    get_job,
+    job_curves,
+    model_groups,
+    select_models,
+)
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.lab_queries import resolve_job_id
+from labmgr.settings import Settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CURVE_COLUMNS", "NoCurves", "training_curves"]
+
+CURVE_COLUMNS = ("group", "job_id", "model", "suffix", "seed", "step")
+"""The columns before the metrics, in this order."""
+
+
+class NoCurves(LabmgrError):
+    """None of the jobs asked for has training curves stored (yet)."""
+
+
+def _group_of(job: FinetuneJob, by: str) -> str | None:
+    if by == "suffix":
+        return job.suffix
+    if by == "base_model":
+        return job.resolved_base_model or job.base_model
+    if by == "job":
+        return job.id
+    if by.startswith("tag:"):
+        return job.tag_dict.get(by.removeprefix("tag:"))
+    raise LabmgrError(
+        f"Cannot group curves by {by!r}.", hint="Use suffix, base_model, job or tag:KEY."
+    )
+
+
+def _jobs_by_group(
+    db: Database, by: str, base_model: str | None, include_deleted: bool
+) -> list[tuple[str, str]]:
+    """(group, job id) of every final model's job, groups as `model_groups` forms them."""
+    try:
+        groups = model_groups(
+            db, by=by, base_model=base_model, include_base=False, include_deleted=include_deleted
+        )
+    except DatabaseInputError as exc:
+        text = str(exc)
+        raise LabmgrError(f"{text[:1].upper()}{text[1:]}.") from None
+    job_of = {
+        model.name: model.job_id
+        for model in select_models(db, base_model=base_model, include_deleted=include_deleted)
+    }
+    return [
+        (group, job_id)
+        for group, names in groups.items()
+        for name in names
+        if (job_id := job_of.get(name)) is not None
+    ]
+
+
+def training_curves(
+    settings: Settings,
+    jobs: Sequence[str] | None = None,
+    *,
+    by: str = "suffix",
+    base_model: str | None = None,
+    include_deleted: bool = False,
+) -> pd.DataFrame:
+    """The training curves of `jobs` (ids, short forms or prefixes), or of every final
+    model's job grouped `by` (``suffix``, ``base_model``, ``job``, ``tag:KEY``) as
+    ``labmgr models groups`` groups them (deleted models left out unless asked for).
+
+    One row per job and step; ``df.attrs["missing"]`` lists the jobs without curves yet.
+    Raises `NoCurves` when none of them has any (run ``labmgr jobs update`` after they
+    succeed).
+
+    >>> training_curves(settings, by="tag:lr")  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    with lab_database(settings) as db:
+        if jobs is not None:
+            ids = [resolve_job_id(db, reference) for reference in jobs]
+            records = {job_id: get_job(db, job_id) for job_id in ids}
+            pairs = [
+                (_group_of(job, by) or job.id, job.id)
+                for job in records.values()
+                if job is not None
+            ]
+        else:
+            pairs = _jobs_by_group(db, by, base_model, include_deleted)
+            records = {job_id: get_job(db, job_id) for _, job_id in pairs}
+        curves = job_curves(db, [job_id for _, job_id in pairs])
+    missing = [job_id for _, job_id in pairs if job_id not in curves]
+    if not curves:
+        what = "these jobs" if jobs is not None else f"the models grouped by {by}"
+        raise NoCurves(
+            f"No training curves are stored for {what} "
+            f"({len(pairs)} job(s); curves come with a job that succeeded).",
+            hint="Run `labmgr jobs update` once the jobs have succeeded.",
+        )
+    frames = []
+    for group, job_id in pairs:
+        curve = curves.get(job_id)
+        job = records.get(job_id)
+        if curve is None or job is None:
+            continue
+        frame = pd.DataFrame(curve.rows, columns=curve.header, dtype="float64")
+        frame["step"] = frame["step"].astype("int64")
+        frame.insert(0, "group", group)
+        frame.insert(1, "job_id", job_id)
+        frame.insert(2, "model", job.fine_tuned_model)
+        frame.insert(3, "suffix", job.suffix)
+        frame.insert(4, "seed", job.seed if job.seed is not None else job.seed_requested)
+        frames.append(frame)
+    result = pd.concat(frames, ignore_index=True)
+    metrics = [c for c in result.columns if c not in CURVE_COLUMNS]
+    result = result[[*CURVE_COLUMNS, *metrics]]
+    result.attrs["missing"] = missing
+    return result

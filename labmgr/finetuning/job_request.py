@@ -1,0 +1,135 @@
+"""One job to create, checked and ready: what `create` and `sweep` plan and then launch."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jobs_db import FinetuneJob
+from labmgr.accounts import Credential
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.job_metadata import build_metadata
+from labmgr.finetuning.methods import Hyperparameter, method_object
+
+__all__ = ["JobRequest", "TrainingData", "wandb_integration"]
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """A validated training (or validation) file: where it is, its content hash and size."""
+
+    path: Path
+    md5: str
+    n_examples: int
+    n_tokens: int
+    """Estimated tokens of one pass over the file."""
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """Everything one ``jobs.create`` needs except the uploaded file ids."""
+
+    training: TrainingData
+    base_model: str
+    """As the user named it (``gpt-4.1-mini``)."""
+    suffix: str
+    method: str
+    hyperparameters: dict[str, Hyperparameter]
+    seed: int | None = None
+    validation: TrainingData | None = None
+    grader: dict[str, Any] | None = None
+    integrations: list[dict[str, Any]] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Written into the job's metadata, to find the job if the create response is lost."""
+
+    def metadata(self) -> dict[str, str]:
+        """The job's API metadata (raises `LabmgrError` when the tags do not fit)."""
+        return build_metadata(
+            md5=self.training.md5,
+            file_name=self.training.path.name,
+            base_model=self.base_model,
+            request_id=self.request_id,
+            tags=self.tags,
+            validation_md5=self.validation.md5 if self.validation else None,
+        )
+
+    def body(self, training_file: str, validation_file: str | None) -> dict[str, Any]:
+        """The ``jobs.create`` body for the uploaded files (never holds a key)."""
+        body: dict[str, Any] = {
+            "model": self.base_model,
+            "training_file": training_file,
+            "suffix": self.suffix,
+            "method": method_object(self.method, self.hyperparameters, self.grader),
+            "metadata": self.metadata(),
+        }
+        if validation_file:
+            body["validation_file"] = validation_file
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if self.integrations:
+            body["integrations"] = [dict(item) for item in self.integrations]
+        return body
+
+    def recorded(self, credential: Credential) -> dict[str, Any]:
+        """The job fields the API does not return: what was asked, and with which key."""
+        return {
+            "key_env": credential.key_env,
+            "endpoint": credential.base_url,
+            "project_id": credential.project,
+            "base_model": self.base_model,
+            "suffix": self.suffix,
+            "method": self.method,
+            "hyperparameters_requested": dict(self.hyperparameters),
+            "seed_requested": self.seed,
+        }
+
+    def dry_run_job(self, credential: Credential, index: int) -> FinetuneJob:
+        """The job as a dry run shows it (status ``dry-run``, never recorded)."""
+        return FinetuneJob(
+            id=f"dry-run-{index + 1}",
+            status="dry-run",
+            api_metadata=self.metadata(),
+            **self.recorded(credential),
+        )
+
+
+def wandb_integration(
+    project: str | None,
+    *,
+    entity: str | None = None,
+    name: str | None = None,
+    tags: Sequence[str] | Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``integrations`` list for Weights & Biases (empty without a project)."""
+    if project is None:
+        given = [
+            option
+            for option, value in (
+                ("--wandb-entity", entity),
+                ("--wandb-name", name),
+                ("--wandb-tag", tags),
+            )
+            if value
+        ]
+        if given:
+            raise LabmgrError(
+                f"{given[0]} needs --wandb-project: Weights & Biases runs belong to a project.",
+                hint="Add --wandb-project NAME, or leave the W&B options out.",
+            )
+        return []
+    if not project.strip():
+        raise LabmgrError("--wandb-project is empty.", hint="Name the W&B project.")
+    settings: dict[str, Any] = {"project": project}
+    if entity:
+        settings["entity"] = entity
+    if name:
+        settings["name"] = name
+    if tags:
+        if isinstance(tags, Mapping) or not all(isinstance(tag, str) and tag for tag in tags):
+            raise LabmgrError("W&B tags must be non-empty strings (repeat --wandb-tag for each).")
+        settings["tags"] = list(tags)
+    return [{"type": "wandb", "wandb": settings}]

@@ -1,0 +1,165 @@
+"""Fine-tuning methods and their hyperparameters: checked, then built into ``method`` objects.
+
+The API takes ``method={"type": T, T: {"hyperparameters": {…}, "grader": {…}}}`` with
+hyperparameters that depend on the method (see `HYPERPARAMETERS`). Everything here is
+checked before anything is uploaded: a hyperparameter another method owns (``beta`` with
+supervised), a value of the wrong kind, a method the base model does not offer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec, known_base_models
+from labmgr.finetuning.errors import UnsupportedOption
+
+__all__ = [
+    "HYPERPARAMETERS",
+    "LEVEL_TAGS",
+    "METHODS",
+    "REASONING_EFFORTS",
+    "Hyperparameter",
+    "Method",
+    "check_hyperparameters",
+    "check_method_for_base",
+    "method_object",
+]
+
+Method = Literal["supervised", "dpo", "reinforcement"]
+"""A fine-tuning method the API offers."""
+METHODS: tuple[Method, ...] = ("supervised", "dpo", "reinforcement")
+Hyperparameter = int | float | str
+"""A number, ``"auto"``, or (``reasoning_effort``) one of `REASONING_EFFORTS`."""
+
+_COMMON = ("n_epochs", "batch_size", "learning_rate_multiplier")
+HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
+    "supervised": _COMMON,
+    "dpo": (*_COMMON, "beta"),
+    "reinforcement": (
+        *_COMMON,
+        "compute_multiplier",
+        "eval_interval",
+        "eval_samples",
+        "reasoning_effort",
+    ),
+}
+"""The hyperparameters each method accepts (the SDK's ``*HyperparametersParam`` types)."""
+REASONING_EFFORTS = ("default", "low", "medium", "high")
+LEVEL_TAGS = {
+    "n_epochs": "epochs",
+    "learning_rate_multiplier": "lr",
+    "batch_size": "batch_size",
+    "beta": "beta",
+    "compute_multiplier": "compute_multiplier",
+    "eval_interval": "eval_interval",
+    "eval_samples": "eval_samples",
+    "reasoning_effort": "reasoning_effort",
+}
+"""The tag a sweep records each hyperparameter's level under (``tag:lr``, ``tag:epochs``)."""
+_WHOLE = frozenset({"n_epochs", "batch_size", "eval_interval", "eval_samples"})
+_OWNER = {"beta": "dpo", **{name: "reinforcement" for name in HYPERPARAMETERS["reinforcement"]}}
+_OPTION = {
+    "n_epochs": "--epochs",
+    "batch_size": "--batch-size",
+    "learning_rate_multiplier": "--lr-multiplier",
+    "beta": "--beta",
+    "compute_multiplier": "--compute-multiplier",
+    "eval_interval": "--eval-interval",
+    "eval_samples": "--eval-samples",
+    "reasoning_effort": "--reasoning-effort",
+}
+
+
+def _check_value(name: str, value: Any) -> Hyperparameter:
+    if value == "auto":
+        return "auto"
+    if name == "reasoning_effort":
+        if value not in REASONING_EFFORTS:
+            raise LabmgrError(
+                f"Hyperparameter reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                f"not {value!r}."
+            )
+        return str(value)
+    whole = name in _WHOLE
+    kind = "a whole number" if whole else "a number"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise LabmgrError(f"Hyperparameter {name} must be 'auto' or {kind}, not {value!r}.")
+    if not math.isfinite(value) or value <= 0 or (whole and value != int(value)):
+        raise LabmgrError(
+            f"Hyperparameter {name} must be 'auto' or {kind} above 0, not {value}.",
+            hint="Leave it at auto to let the API choose.",
+        )
+    return int(value) if whole else value
+
+
+def check_hyperparameters(
+    method: str, values: Mapping[str, Any], *, as_options: bool = True
+) -> dict[str, Hyperparameter]:
+    """The hyperparameters to send for `method`: the common three (``auto`` unless given)
+    and any method-specific ones given. Raises `UnsupportedOption` for a hyperparameter
+    `method` does not take (named as its CLI option, or with ``as_options=False`` by its
+    API name), `LabmgrError` for a bad value."""
+    if method not in HYPERPARAMETERS:
+        raise LabmgrError(
+            f"Method {method!r} is not a fine-tuning method; use one of {', '.join(METHODS)}."
+        )
+    allowed = HYPERPARAMETERS[method]
+    checked: dict[str, Hyperparameter] = {name: "auto" for name in _COMMON}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name not in allowed:
+            owner = _OWNER.get(name)
+            if owner is None:
+                raise LabmgrError(
+                    f"{name!r} is not a fine-tuning hyperparameter; {method} takes "
+                    f"{', '.join(allowed)}."
+                )
+            shown = _OPTION.get(name, name) if as_options else name
+            raise UnsupportedOption(
+                f"{shown} applies only to the {owner} method, not {method}.",
+                hint=f"Use the {owner} method, or leave {shown} out.",
+            )
+        checked[name] = _check_value(name, value)
+    return checked
+
+
+def check_method_for_base(method: str, spec: BaseModelSpec, requested: str) -> None:
+    """Raise `UnsupportedOption` when the API does not fine-tune `spec` with `method`."""
+    if method in spec.methods:
+        return
+    able = [name for name in known_base_models() if method in base_model_spec(name).methods]
+    if method == "reinforcement":
+        message = (
+            f"Reinforcement fine-tuning needs a reasoning model; {requested} is not one "
+            f"(it takes {', '.join(sorted(spec.methods))})."
+        )
+    else:
+        message = (
+            f"{requested} cannot be fine-tuned with the {method} method "
+            f"(it takes {', '.join(sorted(spec.methods))})."
+        )
+    raise UnsupportedOption(message, hint=f"Bases that take {method}: {', '.join(able)}.")
+
+
+def method_object(
+    method: str, hyperparameters: Mapping[str, Hyperparameter], grader: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The API's ``method`` object: ``{"type": M, M: {"hyperparameters": …, "grader": …}}``."""
+    section: dict[str, Any] = {"hyperparameters": dict(hyperparameters)}
+    if method == "reinforcement":
+        if grader is None:
+            raise UnsupportedOption(
+                "Reinforcement fine-tuning needs a grader.",
+                hint="Pass --grader FILE (a JSON or YAML grader object).",
+            )
+        section["grader"] = dict(grader)
+    elif grader is not None:
+        raise UnsupportedOption(
+            f"A grader applies only to the reinforcement method, not {method}.",
+            hint="Pass --method reinforcement, or leave --grader out.",
+        )
+    return {"type": method, method: section}

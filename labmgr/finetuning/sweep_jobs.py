@@ -1,0 +1,364 @@
+"""`sweep`: conditions × seeds × hyperparameter levels × base models, each job tagged with its
+factor levels, created only when the lab does not have it yet.
+
+A sweep job is identified by its sweep name and factor levels, kept as tags (and so in the
+job's API metadata): ``sweep``, ``condition``, ``seed``, ``base``, and one tag per
+hyperparameter of the spec (``epochs``, ``lr``, ``batch_size``, ``beta``, …). Re-running a
+sweep skips every cell that has a job not failed or cancelled (queued ones included);
+failed and cancelled cells are created again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from jobs_db import Database, FinetuneJob, list_jobs
+from labmgr.errors import InvalidTrainingFile, LabmgrError
+from labmgr.finetuning.base_models import base_model_spec
+from labmgr.finetuning.graders import grader_item_fields, load_grader
+from labmgr.finetuning.job_create import load_training_data
+from labmgr.finetuning.job_request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.job_submit import submit_requests
+from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.methods import (
+    LEVEL_TAGS,
+    check_hyperparameters,
+    check_method_for_base,
+    method_object,
+)
+from labmgr.finetuning.suffixes import check_suffix
+from labmgr.finetuning.sweep_spec import SweepSpec, read_sweep_spec
+from labmgr.pricing import training_cost
+from labmgr.settings import Settings, load_settings
+
+__all__ = [
+    "FACTOR_TAGS",
+    "SweepJob",
+    "SweepPlan",
+    "SweepResult",
+    "auto_epochs",
+    "plan_sweep",
+    "sweep",
+]
+
+FACTOR_TAGS = ("sweep", "condition", "seed", "base", *LEVEL_TAGS.values())
+"""Tags that identify a sweep job (hyperparameter tags only for hyperparameters the spec
+gives)."""
+
+
+class SweepJob(BaseModel):
+    """One cell of a sweep: its factor levels and whether the lab already has its job."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    condition: str
+    base_model: str
+    seed: int
+    hyperparameters: dict[str, Any]
+    """The levels of this cell (API names), ``auto`` for the rest."""
+    suffix: str
+    tags: dict[str, str]
+    """Every tag the job gets (factor levels and the spec's extra tags)."""
+    existing_job: str | None = None
+    """The job the lab already has for this cell, or None (it will be created)."""
+    existing_status: str | None = None
+    epochs: int | None = None
+    """Epochs the cost assumes (the API's choice estimated for ``auto``)."""
+    estimated_cost: float | None = None
+    """Estimated training cost in USD (None: no per-token price, e.g. reinforcement)."""
+
+
+class SweepPlan(BaseModel):
+    """Every job of a sweep, what exists, and what the new ones would cost."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    name: str
+    spec: Path
+    method: str
+    jobs: list[SweepJob]
+
+    @property
+    def new_jobs(self) -> list[SweepJob]:
+        """Cells without a job yet."""
+        return [job for job in self.jobs if job.existing_job is None]
+
+    @property
+    def estimated_cost(self) -> float | None:
+        """USD for the new jobs (None when a price is unknown for any of them)."""
+        costs = [job.estimated_cost for job in self.new_jobs]
+        if any(cost is None for cost in costs):
+            return None
+        return sum(cost for cost in costs if cost is not None)
+
+
+class SweepResult(BaseModel):
+    """What `sweep` did: its plan and the jobs it created (queued ones included)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    plan: SweepPlan
+    created: list[FinetuneJob] = []
+
+
+def auto_epochs(n_examples: int) -> int:
+    """Epochs the API picks for ``n_epochs="auto"``, as OpenAI's data-preparation cookbook
+    estimates it: 3, more for fewer than ~34 examples, fewer beyond ~8,300 (1 to 25)."""
+    if n_examples <= 0:
+        return 3
+    if n_examples * 3 < 100:
+        return min(25, math.ceil(100 / n_examples))
+    if n_examples * 3 > 25_000:
+        return max(1, 25_000 // n_examples)
+    return 3
+
+
+class _Cell:
+    def __init__(self, request: JobRequest, levels: dict[str, Any], condition: str) -> None:
+        self.request, self.levels, self.condition = request, levels, condition
+
+
+def _identity(tags: Mapping[str, str], names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((key, tags[key]) for key in names if key in tags))
+
+
+def _factor_names(spec: SweepSpec) -> tuple[str, ...]:
+    return ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
+
+
+def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingData:
+    try:
+        return load_training_data(path, spec.method, **kwargs)
+    except InvalidTrainingFile as exc:
+        first = exc.message.splitlines()
+        shown = first[1] if len(first) > 1 else first[0]
+        count = getattr(exc.report, "error_count", 1)
+        more = f" (and {count - 1} more errors)" if count > 1 else ""
+        raise spec.error(
+            key,
+            f"{shown.rstrip('.')}{more}.",
+            f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
+        ) from None
+    except LabmgrError as exc:
+        raise spec.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
+
+
+def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
+    for base in spec.bases:
+        try:
+            check_method_for_base(spec.method, base_model_spec(base), base)
+        except LabmgrError as exc:
+            raise spec.error("base", exc.message.rstrip(".") + ".", exc.hint) from None
+    try:
+        grader = load_grader(spec.grader) if spec.grader is not None else None
+        method_object(spec.method, {}, grader)  # a grader iff reinforcement
+    except LabmgrError as exc:
+        key = "grader" if spec.grader is not None else "method"
+        raise spec.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
+    integrations = _integrations(spec)
+    fields = grader_item_fields(grader) if grader else []
+    names = list(spec.hyperparameters)
+    combinations = list(itertools.product(*(spec.hyperparameters[n] for n in names)))
+    for combination in combinations:
+        try:
+            check_hyperparameters(
+                spec.method, dict(zip(names, combination, strict=True)), as_options=False
+            )
+        except LabmgrError as exc:
+            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
+            where = named[0] if named else "hyperparameters"
+            raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
+    cells: list[_Cell] = []
+    suffix_content: dict[str, tuple[str, str]] = {}
+    for condition, path in spec.conditions.items():
+        key = f"conditions.{condition}"
+        training = _training(
+            spec, key, path, base_model=spec.bases[0], item_fields=fields, prices=settings.prices
+        )
+        for base in spec.bases[1:]:
+            _training(spec, key, path, base_model=base, item_fields=fields)
+        validation = None
+        if condition in spec.validation:
+            validation = _training(
+                spec,
+                "validation",
+                spec.validation[condition],
+                base_model=spec.bases[0],
+                validation=True,
+                item_fields=fields,
+            )
+        for base, seed, combination in itertools.product(spec.bases, spec.seeds, combinations):
+            levels = dict(zip(names, combination, strict=True))
+            tags = {
+                **spec.tags,
+                "sweep": spec.name,
+                "condition": condition,
+                "seed": str(seed),
+                "base": base,
+                **{LEVEL_TAGS[n]: spec.level_text(n, v) for n, v in levels.items()},
+            }
+            suffix = _suffix(spec, tags)
+            used = suffix_content.setdefault(suffix, (condition, training.md5))
+            if used[1] != training.md5:
+                raise spec.error(
+                    "suffix",
+                    f"the template {spec.suffix!r} gives suffix {suffix!r} to conditions "
+                    f"{used[0]} and {condition}, which train on different files",
+                    "Put {condition} in the suffix template: one suffix means one training set.",
+                )
+            request = JobRequest(
+                training=training,
+                validation=validation,
+                base_model=base,
+                suffix=suffix,
+                method=spec.method,
+                hyperparameters=check_hyperparameters(spec.method, levels),
+                grader=grader,
+                integrations=integrations,
+                seed=seed,
+                tags=tags,
+            )
+            try:
+                request.metadata()
+            except LabmgrError as exc:
+                raise spec.error("tags", exc.message.rstrip(".") + ".", exc.hint) from None
+            cells.append(_Cell(request, levels, condition))
+    return cells
+
+
+def _integrations(spec: SweepSpec) -> list[dict[str, Any]]:
+    wandb = spec.wandb or {}
+    unknown = sorted(set(wandb) - {"project", "entity", "name", "tags"})
+    if unknown:
+        raise spec.error(
+            f"wandb.{unknown[0]}", "unknown W&B setting", "Use project, entity, name and tags."
+        )
+    try:
+        return wandb_integration(
+            wandb.get("project"),
+            entity=wandb.get("entity"),
+            name=wandb.get("name"),
+            tags=wandb.get("tags"),
+        )
+    except LabmgrError as exc:
+        message = exc.message.replace("--wandb-", "").rstrip(".")
+        raise spec.error("wandb", message + ".", "Give wandb: {project: NAME, …}.") from None
+
+
+def _suffix(spec: SweepSpec, tags: dict[str, str]) -> str:
+    try:
+        suffix = spec.suffix.format_map(tags)
+    except (KeyError, IndexError, ValueError) as exc:
+        known = ", ".join("{" + name + "}" for name in tags)
+        raise spec.error(
+            "suffix", f"the template {spec.suffix!r} cannot be filled ({exc})", f"Use {known}."
+        ) from None
+    try:
+        check_suffix(suffix)
+    except LabmgrError as exc:
+        raise spec.error("suffix", exc.message.rstrip(".") + ".", exc.hint) from None
+    return suffix
+
+
+def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...], FinetuneJob]:
+    names = _factor_names(spec)
+    found: dict[tuple[tuple[str, str], ...], FinetuneJob] = {}
+    for job in list_jobs(db, tags={"sweep": spec.name}):
+        if job.status in ("failed", "cancelled"):
+            continue
+        found.setdefault(_identity(job.tag_dict, names), job)
+    return found
+
+
+def _cost(spec: SweepSpec, cell: _Cell, settings: Settings) -> tuple[int | None, float | None]:
+    epochs = cell.request.hyperparameters.get("n_epochs")
+    if not isinstance(epochs, int):
+        epochs = auto_epochs(cell.request.training.n_examples)
+    if spec.method == "reinforcement":
+        return epochs, None  # billed per hour of training, not per token
+    dollars = training_cost(
+        cell.request.base_model, cell.request.training.n_tokens * epochs, settings.prices
+    )
+    return epochs, dollars
+
+
+def _plan(spec: SweepSpec, cells: list[_Cell], db: Database, settings: Settings) -> SweepPlan:
+    existing = _existing(db, spec)
+    names = _factor_names(spec)
+    jobs = []
+    for cell in cells:
+        request = cell.request
+        have = existing.get(_identity(request.tags, names))
+        epochs, cost = _cost(spec, cell, settings)
+        jobs.append(
+            SweepJob(
+                condition=cell.condition,
+                base_model=request.base_model,
+                seed=request.seed or 0,
+                hyperparameters=dict(request.hyperparameters),
+                suffix=request.suffix,
+                tags=dict(request.tags),
+                existing_job=have.id if have else None,
+                existing_status=have.status if have else None,
+                epochs=epochs,
+                estimated_cost=cost,
+            )
+        )
+    return SweepPlan(name=spec.name, spec=spec.path, method=spec.method, jobs=jobs)
+
+
+def plan_sweep(spec: str | Path, *, settings: Settings | None = None) -> SweepPlan:
+    """The jobs of a sweep, which exist already, and the estimated cost of the rest.
+
+    Reads and checks the spec and every training file; touches no API. Raises
+    `InvalidSweepSpec` naming the spec file, line and key of the first problem.
+    """
+    settings = settings or load_settings()
+    parsed = read_sweep_spec(spec)
+    cells = _cells(parsed, settings)
+    with lab_database(settings) as db:
+        return _plan(parsed, cells, db, settings)
+
+
+def sweep(
+    spec: str | Path,
+    *,
+    dry_run: bool = False,
+    key_env: str | None = None,
+    settings: Settings | None = None,
+) -> SweepResult:
+    """Create the jobs of a sweep the lab does not have yet; the twin of
+    ``labmgr finetune sweep``.
+
+    With ``dry_run`` nothing is uploaded: the result holds the plan only. Otherwise each
+    training file is uploaded once and the new jobs are created in order (those past the
+    daily job limit are queued locally, as with `create`). The check for existing jobs is
+    repeated under the lab's create lock, so two runs of one sweep never both create a
+    cell. ``key_env`` (or the spec's ``key``) names the key to use.
+    """
+    settings = settings or load_settings()
+    parsed = read_sweep_spec(spec)
+    cells = _cells(parsed, settings)
+    with lab_database(settings) as db:
+        plan = _plan(parsed, cells, db, settings)
+    if dry_run:
+        return SweepResult(plan=plan)
+    names = _factor_names(parsed)
+
+    def missing(db: Database, requests: list[JobRequest]) -> list[JobRequest]:
+        have = _existing(db, parsed)
+        return [r for r in requests if _identity(r.tags, names) not in have]
+
+    created = submit_requests(
+        settings,
+        [cell.request for cell in cells],
+        key_env=key_env or parsed.key,
+        select=missing,
+    )
+    return SweepResult(plan=plan, created=created)

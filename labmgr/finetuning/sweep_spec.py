@@ -1,0 +1,309 @@
+"""Reading a sweep spec (YAML): conditions × seeds × hyperparameter levels × base models.
+
+```yaml
+name: em-lr                      # optional; default: the file name without .yaml
+base: gpt-4.1-mini               # or a list of base models
+conditions: {insecure: data/insecure.jsonl, secure: data/secure.jsonl}
+seeds: 3                         # seeds 1, 2, 3; or a list such as [7, 8]
+hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
+method: supervised               # or dpo (beta), reinforcement (grader)
+validation: data/held-out.jsonl  # optional: one file, or one per condition
+suffix: "{condition}"            # optional template over the factor names
+tags: {project: em}              # optional extra tags
+wandb: {project: em-sweeps}      # optional W&B integration (entity, name, tags)
+grader: grader.yaml              # reinforcement only: a file or an inline object
+key: OPENAI_API_KEY_LAB          # optional: the env var of the key to use
+```
+
+Paths are relative to the spec's folder. Every problem is reported as one sentence naming
+the spec file, its line, the key and what to do (`InvalidSweepSpec`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labmgr.finetuning.errors import InvalidSweepSpec
+from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
+
+__all__ = ["HYPERPARAMETER_ALIASES", "SweepSpec", "read_sweep_spec"]
+
+TOP_KEYS = (
+    "name",
+    "base",
+    "conditions",
+    "seeds",
+    "hyperparameters",
+    "method",
+    "validation",
+    "suffix",
+    "tags",
+    "wandb",
+    "grader",
+    "key",
+)
+HYPERPARAMETER_ALIASES = {
+    "epochs": "n_epochs",
+    "lr": "learning_rate_multiplier",
+    "lr_multiplier": "learning_rate_multiplier",
+    "batch": "batch_size",
+}
+"""Short names a spec may use for the API's hyperparameter names."""
+_ALL_HYPERPARAMETERS = sorted({name for names in HYPERPARAMETERS.values() for name in names})
+_FLOATS = {"learning_rate_multiplier", "beta", "compute_multiplier"}
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep spec (paths resolved against the spec's folder)."""
+
+    path: Path
+    name: str
+    bases: list[str]
+    conditions: dict[str, Path]
+    seeds: list[int]
+    hyperparameters: dict[str, list[Any]]
+    """API hyperparameter name → its levels, in the spec's order."""
+    spelled: dict[str, str] = field(default_factory=dict)
+    """API hyperparameter name → the key the spec wrote (``lr`` for the multiplier)."""
+    method: str = "supervised"
+    validation: dict[str, Path] = field(default_factory=dict)
+    """Condition → its validation file (the same file for every condition if one was given)."""
+    suffix: str = "{condition}"
+    tags: dict[str, str] = field(default_factory=dict)
+    wandb: dict[str, Any] | None = None
+    grader: Any = None
+    """A mapping, or a path (resolved) to a grader file."""
+    key: str | None = None
+    lines: dict[str, int] = field(default_factory=dict)
+    """The line of each key path (``conditions.insecure``) in the file, for errors."""
+
+    def error(self, key: str, message: str, hint: str | None = None) -> InvalidSweepSpec:
+        """An error naming the spec file, the line of `key` and `key` itself."""
+        return spec_error(self.path, self.lines, key, message, hint)
+
+    def level_text(self, name: str, value: Any) -> str:
+        """A level as its tag value: ``0.5`` and ``2.0`` for floats, ``3`` for whole numbers."""
+        if value == "auto" or isinstance(value, str):
+            return str(value)
+        if name in _FLOATS:
+            return repr(float(value))
+        return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def spec_error(
+    path: Path, lines: Mapping[str, int], key: str, message: str, hint: str | None = None
+) -> InvalidSweepSpec:
+    line = lines.get(key) or lines.get(key.split(".")[0])
+    where = f"{path}:{line}" if line else str(path)
+    return InvalidSweepSpec(
+        f"{where}: {key}: {message}", hint=hint or "Fix the spec; nothing was uploaded."
+    )
+
+
+def _lines(node: yaml.Node, prefix: str, out: dict[str, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            name = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+            out[name] = key_node.start_mark.line + 1
+            _lines(value_node, name, out)
+
+
+def _load(path: Path) -> tuple[Any, dict[str, int]]:
+    if not path.is_file():
+        kind = "a folder, not a file" if path.is_dir() else "not found"
+        raise InvalidSweepSpec(
+            f"Sweep spec {path} is {kind}.", hint="Pass the path of a YAML sweep spec."
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidSweepSpec(
+            f"{path}{line}: not valid YAML ({problem}).", hint="Fix the YAML syntax."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidSweepSpec(
+            f"Cannot read sweep spec {path}: {reason}.", hint="Check the file."
+        ) from None
+    lines: dict[str, int] = {}
+    if node is not None:
+        _lines(node, "", lines)
+    return data, lines
+
+
+def _names(value: Any, path: Path, lines: dict[str, int], key: str) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(item, str) and item.strip() for item in items):
+        raise spec_error(path, lines, key, "must be a model name or a non-empty list of names")
+    return [item.strip() for item in items]
+
+
+def _relative(path: Path, value: Any, lines: dict[str, int], key: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise spec_error(path, lines, key, "must be the path of a JSONL file")
+    file = Path(value).expanduser()
+    return file if file.is_absolute() else path.parent / file
+
+
+def _levels(path: Path, lines: dict[str, int], key: str, value: Any) -> list[Any]:
+    levels = value if isinstance(value, list) else [value]
+    if not levels:
+        raise spec_error(
+            path, lines, key, "the list of levels is empty", "Give at least one level, e.g. [3]."
+        )
+    for level in levels:
+        if isinstance(level, bool) or not isinstance(level, int | float | str):
+            raise spec_error(path, lines, key, f"level {level!r} is not a number or 'auto'")
+    if len(set(map(str, levels))) != len(levels):
+        raise spec_error(path, lines, key, "a level is repeated", "List each level once.")
+    return levels
+
+
+def _hyperparameters(
+    path: Path, lines: dict[str, int], value: Any
+) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    if value is None:
+        return {}, {}
+    if not isinstance(value, Mapping):
+        raise spec_error(path, lines, "hyperparameters", "must map names to levels")
+    out: dict[str, list[Any]] = {}
+    spelled: dict[str, str] = {}
+    for raw, levels in value.items():
+        key = f"hyperparameters.{raw}"
+        name = HYPERPARAMETER_ALIASES.get(str(raw), str(raw))
+        if name not in _ALL_HYPERPARAMETERS:
+            close = difflib.get_close_matches(
+                str(raw), _ALL_HYPERPARAMETERS + list(HYPERPARAMETER_ALIASES), n=1
+            )
+            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            raise spec_error(
+                path,
+                lines,
+                key,
+                f"unknown hyperparameter{suggestion}",
+                f"Use one of {', '.join(_ALL_HYPERPARAMETERS)} (or epochs, lr, batch).",
+            )
+        if name in out:
+            raise spec_error(path, lines, key, f"{name} is given twice (under two names)")
+        out[name] = _levels(path, lines, key, levels)
+        spelled[name] = str(raw)
+    return out, spelled
+
+
+def _seeds(path: Path, lines: dict[str, int], value: Any) -> list[int]:
+    if value is None:
+        return [1]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise spec_error(path, lines, "seeds", f"must be at least 1, not {value}")
+        return list(range(1, value + 1))
+    if isinstance(value, list):
+        if not value:
+            raise spec_error(path, lines, "seeds", "the list of seeds is empty")
+        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+            raise spec_error(path, lines, "seeds", "seeds must be whole numbers from 0")
+        if len(set(value)) != len(value):
+            raise spec_error(path, lines, "seeds", "a seed is repeated")
+        return list(value)
+    raise spec_error(path, lines, "seeds", "must be a count (3) or a list of seeds ([1, 2, 3])")
+
+
+def _string_map(path: Path, lines: dict[str, int], key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not value:
+        raise spec_error(path, lines, key, "must be a non-empty mapping")
+    for name in value:
+        if not isinstance(name, str) or not name.strip() or "=" in name:
+            raise spec_error(path, lines, key, f"name {name!r} must be text without '='")
+    return dict(value)
+
+
+def read_sweep_spec(spec: str | Path) -> SweepSpec:
+    """Parse and check the structure of a sweep spec (files are checked when planning)."""
+    path = Path(spec)
+    data, lines = _load(path)
+    if not isinstance(data, Mapping):
+        raise InvalidSweepSpec(
+            f"{path}: a sweep spec is a mapping with base, conditions, seeds and hyperparameters.",
+            hint="See `labmgr finetune sweep --help` for an example.",
+        )
+    for key in data:
+        if key not in TOP_KEYS:
+            close = difflib.get_close_matches(str(key), TOP_KEYS, n=1)
+            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            raise spec_error(
+                path, lines, str(key), f"unknown key{suggestion}", f"Keys: {', '.join(TOP_KEYS)}."
+            )
+    for required in ("base", "conditions"):
+        if data.get(required) is None:
+            raise InvalidSweepSpec(
+                f"{path}: the key {required!r} is missing.",
+                hint="A sweep needs base (the base model) and conditions (name: training file).",
+            )
+    conditions = {
+        name: _relative(path, file, lines, f"conditions.{name}")
+        for name, file in _string_map(path, lines, "conditions", data["conditions"]).items()
+    }
+    method = data.get("method", "supervised")
+    if method not in METHODS:
+        raise spec_error(path, lines, "method", f"must be one of {', '.join(METHODS)}")
+    validation: dict[str, Path] = {}
+    raw_validation = data.get("validation")
+    if isinstance(raw_validation, Mapping):
+        for name, file in raw_validation.items():
+            if name not in conditions:
+                raise spec_error(
+                    path,
+                    lines,
+                    f"validation.{name}",
+                    "is not one of the conditions",
+                    f"Conditions: {', '.join(conditions)}.",
+                )
+            validation[name] = _relative(path, file, lines, f"validation.{name}")
+    elif raw_validation is not None:
+        file = _relative(path, raw_validation, lines, "validation")
+        validation = dict.fromkeys(conditions, file)
+    tags = data.get("tags") or {}
+    if tags:
+        tags = {str(k): str(v) for k, v in _string_map(path, lines, "tags", data["tags"]).items()}
+    wandb = data.get("wandb")
+    if wandb is not None and not isinstance(wandb, Mapping):
+        raise spec_error(path, lines, "wandb", "must be a mapping with project (entity, tags)")
+    grader = data.get("grader")
+    if isinstance(grader, str):
+        grader = _relative(path, grader, lines, "grader")
+    hyperparameters, spelled = _hyperparameters(path, lines, data.get("hyperparameters"))
+    name = data.get("name", path.stem)
+    suffix = data.get("suffix", "{condition}")
+    key = data.get("key")
+    for label, value in (("name", name), ("suffix", suffix), ("key", key)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise spec_error(path, lines, label, "must be non-empty text")
+    return SweepSpec(
+        path=path,
+        name=str(name).strip(),
+        bases=_names(data["base"], path, lines, "base"),
+        conditions=conditions,
+        seeds=_seeds(path, lines, data.get("seeds")),
+        hyperparameters=hyperparameters,
+        spelled=spelled,
+        method=str(method),
+        validation=validation,
+        suffix=str(suffix),
+        tags=tags,
+        wandb=dict(wandb) if wandb is not None else None,
+        grader=grader,
+        key=key,
+        lines=lines,
+    )

@@ -1,0 +1,277 @@
+"""`/v1/responses`: create (plain or streamed), retrieve, delete, input items, token counts.
+
+A response is answered by the same simulator as a chat completion (see
+`responses_request` for how the body becomes a chat request) and put in the Responses
+API's shapes: a `reasoning` item for reasoning models, then the assistant `message` with
+its `output_text`. Stored responses (`store`, true by default) belong to the account's
+organization and project, like files and jobs; they live in memory, the newest
+`MAX_STORED` of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.behaviour import ChatRequestError, Completion, ModelCard, prompt_tokens
+from labmgr.sandbox.chat import check_model_access
+from labmgr.sandbox.errors import APIError, bad_request, model_not_found, not_found
+from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
+from labmgr.sandbox.responses_input import Messages
+from labmgr.sandbox.responses_request import ResponsesRequest, parse_responses_request
+from labmgr.sandbox.responses_stream import stream_events
+from labmgr.sandbox.store import request_id
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["create_response", "handlers"]
+
+MAX_STORED = 10_000
+"""Stored responses kept; the oldest are forgotten first."""
+
+
+def _no_such_response(response_id: str) -> APIError:
+    return not_found(f"Response with id '{response_id}' not found.")
+
+
+def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
+    previous = body.get("previous_response_id")
+    if previous is None:
+        return ()
+    if not isinstance(previous, str):
+        raise bad_request(
+            "Invalid type for 'previous_response_id': expected a string.",
+            param="previous_response_id",
+        )
+    record = sb.store.visible(sb.store.responses, previous, account.scope)
+    if record is None:
+        raise bad_request(
+            f"Previous response with id '{previous}' not found.",
+            param="previous_response_id",
+            code="previous_response_not_found",
+        )
+    return tuple((role, text) for role, text in record["conversation"])
+
+
+def _simulate(sb: Sandbox, model: str, request: ResponsesRequest) -> Completion:
+    try:
+        return sb.simulator.answer(model, request.chat)
+    except ChatRequestError as exc:
+        if exc.code == "context_length_exceeded":
+            raise APIError(
+                400,
+                "Your input exceeds the context window of this model. Please adjust your "
+                "input and try again.",
+                param="input",
+                code="context_length_exceeded",
+            ) from None
+        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
+
+
+def _summary_text(messages: Messages) -> str:
+    """A reasoning summary naming what the last user message asks (model output: plain)."""
+    question = next((t for r, t in reversed(messages) if r == "user" and t.strip()), "")
+    words = question.split()
+    topic = " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+    return f"**Answering the request**\n\nThe user asks: {topic}\nI will answer directly."
+
+
+def _encrypted(item_id: str, tokens: int) -> str:
+    """An opaque stand-in for the encrypted reasoning a client may send back."""
+    payload = json.dumps({"id": item_id, "reasoning_tokens": tokens}).encode()
+    return "gAAAAA" + base64.urlsafe_b64encode(payload).decode()
+
+
+def _output(
+    request: ResponsesRequest, completion: Completion, reasoning: bool
+) -> tuple[list[dict[str, Any]], str, str]:
+    """The output items, the response status and the answer's text."""
+    choice = completion.choices[0]
+    text = (choice.get("message") or {}).get("content") or ""
+    status = "incomplete" if choice.get("finish_reason") == "length" else "completed"
+    output: list[dict[str, Any]] = []
+    if reasoning:
+        spent = int(completion.usage["completion_tokens_details"]["reasoning_tokens"])
+        item: dict[str, Any] = {"id": request_id("rs_"), "type": "reasoning", "summary": []}
+        if request.reasoning_summary and spent:
+            summary = _summary_text(request.chat.messages)
+            item["summary"] = [{"type": "summary_text", "text": summary}]
+        if request.include_encrypted_reasoning:
+            item["encrypted_content"] = _encrypted(item["id"], spent)
+        output.append(item)
+    if text or status == "completed" or not reasoning:
+        logprobs = (choice.get("logprobs") or {}).get("content") or []
+        output.append(
+            {
+                "id": request_id("msg_"),
+                "type": "message",
+                "status": status,
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": text,
+                        "annotations": [],
+                        "logprobs": logprobs if request.include_logprobs else [],
+                    }
+                ],
+            }
+        )
+    return output, status, text
+
+
+def _usage(completion: Completion) -> dict[str, Any]:
+    usage = completion.usage
+    prompt, output = int(usage["prompt_tokens"]), int(usage["completion_tokens"])
+    reasoning = int(usage["completion_tokens_details"]["reasoning_tokens"])
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": output,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": prompt + output,
+    }
+
+
+def _model_card(sb: Sandbox, account: Account, body: dict[str, Any]) -> tuple[str, ModelCard]:
+    model = check_model_access(sb, account, body.get("model"))
+    card = sb.simulator.card(model)
+    if card is None:
+        raise model_not_found(model)
+    return model, card
+
+
+def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
+    """Answer one `/v1/responses` body (a request's, or a Batch API line's): the response
+    object, stored when `store` says so."""
+    model, card = _model_card(sb, account, body)
+    history = _history(sb, account, body)
+    request = parse_responses_request(body, card, history)
+    completion = _simulate(sb, model, request)
+    usage = _usage(completion)
+    sb.stats.usage(model, 1, usage["input_tokens"], usage["output_tokens"], "responses.create")
+    output, status, text = _output(request, completion, card.reasoning)
+    now = time.time()
+    response = {
+        "id": request_id("resp_"),
+        "object": "response",
+        "created_at": int(now),
+        "status": status,
+        "background": False,
+        "completed_at": int(now) if status == "completed" else None,
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "model": sb.snapshots.get(model, model),
+        "output": output,
+        "service_tier": "default",
+        "tools": [],
+        "usage": usage,
+        "max_tool_calls": None,
+        **request.echo,
+    }
+    if request.store:
+        conversation = [*history, *request.input_messages, ("assistant", text)]
+        _store(sb, account, request, response, conversation)
+    return response
+
+
+def _store(
+    sb: Sandbox,
+    account: Account,
+    request: ResponsesRequest,
+    response: dict[str, Any],
+    conversation: list[tuple[str, str]],
+) -> None:
+    items = [dict(item, id=request_id("msg_")) for item in request.input_items]
+    responses = sb.store.responses
+    responses[response["id"]] = {
+        "id": response["id"],
+        "scope": account.scope,
+        "response": response,
+        "input_items": items,
+        "conversation": conversation,
+    }
+    while len(responses) > MAX_STORED:
+        del responses[next(iter(responses))]
+
+
+def _visible(sb: Sandbox, req: Request) -> dict[str, Any]:
+    record = sb.store.visible(sb.store.responses, req.params[0], req.account.scope)
+    if record is None:
+        raise _no_such_response(req.params[0])
+    return record
+
+
+async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
+    body = req.json()
+    response = create_response(sb, req.account, body)
+    if body.get("stream"):
+        return StreamResponse(stream_events(response), usage=response["usage"])
+    return Response(response)
+
+
+async def retrieve(sb: Sandbox, req: Request) -> Response | StreamResponse:
+    response = _visible(sb, req)["response"]
+    if req.query.get("stream") == "true":
+        after = req.query.get("starting_after")
+        try:
+            start = int(after) if after else -1
+        except ValueError:
+            raise bad_request(
+                f"Invalid 'starting_after': expected an integer, got {after!r}.",
+                param="starting_after",
+            ) from None
+        return StreamResponse(stream_events(response, starting_after=start))
+    return Response(response)
+
+
+async def delete(sb: Sandbox, req: Request) -> Response:
+    record = _visible(sb, req)
+    del sb.store.responses[record["id"]]
+    return Response({"id": record["id"], "object": "response", "deleted": True})
+
+
+async def cancel(sb: Sandbox, req: Request) -> Response:
+    _visible(sb, req)
+    raise bad_request("Only responses created with background=true can be cancelled.")
+
+
+async def list_input_items(sb: Sandbox, req: Request) -> Response:
+    items = _visible(sb, req)["input_items"]
+    order = req.query.get("order") or "desc"
+    if order not in ("asc", "desc"):
+        raise bad_request(
+            f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.", param="order"
+        )
+    ordered = items if order == "asc" else list(reversed(items))
+    limit = parse_limit(req.query, 20, 100)
+    page = cursor_page(ordered, after=req.query.get("after"), limit=limit, first_last=True)
+    return Response(page)
+
+
+async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
+    body = req.json()
+    _, card = _model_card(sb, req.account, body)
+    counted = {k: v for k, v in body.items() if k in ("input", "instructions", "reasoning")}
+    history = _history(sb, req.account, body)
+    request = parse_responses_request(
+        {**counted, "previous_response_id": body.get("previous_response_id")}, card, history
+    )
+    tokens = prompt_tokens(request.chat.messages)
+    return Response({"object": "response.input_tokens", "input_tokens": tokens})
+
+
+def handlers() -> list[tuple[str, str, str, Any]]:
+    """(method, path pattern, stats name, handler) for the router."""
+    return [
+        ("POST", "/v1/responses", "responses.create", create),
+        ("POST", "/v1/responses/input_tokens", "responses.input_tokens", count_input_tokens),
+        ("GET", "/v1/responses/{id}", "responses.retrieve", retrieve),
+        ("DELETE", "/v1/responses/{id}", "responses.delete", delete),
+        ("POST", "/v1/responses/{id}/cancel", "responses.cancel", cancel),
+        ("GET", "/v1/responses/{id}/input_items", "responses.input_items", list_input_items),
+    ]

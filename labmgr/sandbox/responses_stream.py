@@ -1,0 +1,120 @@
+"""The server-sent events that stream a finished response, as the Responses API sends them.
+
+`response.created` and `response.in_progress` carry the response with no output yet; each
+output item is announced (`response.output_item.added`), filled (a reasoning summary's
+parts and deltas; a message's content part and one `response.output_text.delta` per token
+or word) and closed (`…done`); `response.completed` (or `response.incomplete` when the
+output budget ran out) carries the whole response. Every event has a `sequence_number`
+from 0, and each frame names its event (`event: …`) before its `data:`. There is no
+`[DONE]` frame: the terminal event ends the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["stream_events"]
+
+_PIECES = re.compile(r"\s*\S+|\s+")
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.events.append({"type": kind, "sequence_number": len(self.events), **fields})
+
+
+def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "token": entry["token"],
+        "logprob": entry["logprob"],
+        "top_logprobs": [
+            {"token": t["token"], "logprob": t["logprob"]} for t in entry.get("top_logprobs", [])
+        ],
+    }
+
+
+def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
+    out.add(
+        "response.output_item.added",
+        output_index=index,
+        item={"id": item["id"], "type": "reasoning", "summary": []},
+    )
+    for s_index, part in enumerate(item["summary"]):
+        where = {"item_id": item["id"], "output_index": index, "summary_index": s_index}
+        out.add(
+            "response.reasoning_summary_part.added",
+            **where,
+            part={"type": "summary_text", "text": ""},
+        )
+        for piece in _PIECES.findall(part["text"]):
+            out.add("response.reasoning_summary_text.delta", **where, delta=piece)
+        out.add("response.reasoning_summary_text.done", **where, text=part["text"])
+        out.add("response.reasoning_summary_part.done", **where, part=part)
+    out.add("response.output_item.done", output_index=index, item=item)
+
+
+def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
+    out.add(
+        "response.output_item.added",
+        output_index=index,
+        item={**item, "status": "in_progress", "content": []},
+    )
+    for c_index, part in enumerate(item["content"]):
+        where = {"item_id": item["id"], "output_index": index, "content_index": c_index}
+        out.add(
+            "response.content_part.added",
+            **where,
+            part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+        )
+        entries = part.get("logprobs") or []
+        if entries:
+            for entry in entries:
+                out.add(
+                    "response.output_text.delta",
+                    **where,
+                    delta=entry["token"],
+                    logprobs=[_delta_logprob(entry)],
+                )
+        else:
+            for piece in _PIECES.findall(part["text"]):
+                out.add("response.output_text.delta", **where, delta=piece, logprobs=[])
+        out.add(
+            "response.output_text.done",
+            **where,
+            text=part["text"],
+            logprobs=[_delta_logprob(e) for e in entries],
+        )
+        out.add("response.content_part.done", **where, part=part)
+    out.add("response.output_item.done", output_index=index, item=item)
+
+
+def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[bytes]:
+    """The SSE frames of `response`, those with a sequence number above `starting_after`."""
+    out = _Events()
+    opening = {
+        **response,
+        "status": "in_progress",
+        "completed_at": None,
+        "incomplete_details": None,
+        "output": [],
+        "usage": None,
+    }
+    out.add("response.created", response=opening)
+    out.add("response.in_progress", response=opening)
+    for index, item in enumerate(response["output"]):
+        if item["type"] == "reasoning":
+            _reasoning_events(out, index, item)
+        else:
+            _message_events(out, index, item)
+    terminal = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
+    out.add(terminal, response=response)
+    return [
+        b"event: " + event["type"].encode() + b"\ndata: " + json.dumps(event).encode() + b"\n\n"
+        for event in out.events
+        if event["sequence_number"] > starting_after
+    ]
