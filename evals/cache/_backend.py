@@ -102,9 +102,10 @@ class CacheBackend(ABC):
         """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are)."""
 
     @abstractmethod
-    def insert_samples(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
-        """Store sample rows (an existing (key, index) keeps its first answer), forget their
-        errors, and release `owner`'s claims on them, in one transaction."""
+    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Store sample rows (an existing (key, index) keeps its first answer) and forget
+        their errors, in one transaction. Their claims stay until the buyer finishes: a
+        waiter sees a sample landed before it looks at claims."""
 
     @abstractmethod
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:

@@ -4,8 +4,11 @@ buying it too.
 
 A claim is a row (request key, sample index, owner, expires). Taking one is atomic in the
 database (an upsert that succeeds only where no live claim of another owner exists); a
-heartbeat thread extends every claim of its owner; storing a sample releases its claim in
-the same transaction. A claim whose owner died is simply not renewed: when it expires, the
+heartbeat thread extends every claim of its owner; a waiter looks for the sample itself
+before it looks at claims, so a stored sample is done whatever its claim says, and the buyer
+releases all its claims together when it finishes (one statement, not one per request on the
+hot path). A sample given up (an error) is released at once, so another may try it. A claim
+whose owner died is simply not renewed: when it expires, the
 next process to look takes it over. See docs/design/cache.md (Claims).
 """
 

@@ -268,22 +268,14 @@ class PostgresBackend(CacheBackend):
         return found
 
     @_explained("write to")
-    def insert_samples(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
+    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
-        keys = [row[0] for row in rows]
-        ixs = [row[1] for row in rows]
         with connection.transaction(), connection.cursor() as cursor:
             cursor.executemany(_INSERTS["samples"], rows)
-            if owner is not None:
-                cursor.execute(
-                    "DELETE FROM cache_claims c USING unnest(%s::text[], %s::int[]) AS d(k, i) "
-                    "WHERE c.request_key = d.k AND c.sample_ix = d.i AND c.owner = %s",
-                    (keys, ixs, owner),
-                )
             cursor.execute(
                 "DELETE FROM cache_errors e USING unnest(%s::text[], %s::int[]) AS d(k, i) "
                 "WHERE e.request_key = d.k AND e.sample_ix = d.i",
-                (keys, ixs),
+                ([row[0] for row in rows], [row[1] for row in rows]),
             )
 
     @_explained("write to")
@@ -365,23 +357,22 @@ class PostgresBackend(CacheBackend):
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         if not items:
             return set()
-        rows = (
-            self._connect()
-            .execute(
-                "INSERT INTO cache_claims SELECT k, i, %(owner)s, "
-                f"{_NOW} + %(lease)s FROM unnest(%(keys)s::text[], %(ixs)s::int[]) AS t(k, i) "
-                "ON CONFLICT (request_key, sample_ix) DO UPDATE SET owner = EXCLUDED.owner, "
-                f"expires = EXCLUDED.expires WHERE cache_claims.expires < {_NOW} "
-                "OR cache_claims.owner = EXCLUDED.owner RETURNING request_key, sample_ix",
-                {
-                    "owner": owner,
-                    "lease": lease_seconds,
-                    "keys": [key for key, _ in items],
-                    "ixs": [ix for _, ix in items],
-                },
-            )
-            .fetchall()
-        )
+        connection = self._connect()
+        # Claims whose owner died are dropped (those on samples it stored included).
+        connection.execute(f"DELETE FROM cache_claims WHERE expires < {_NOW}")
+        rows = connection.execute(
+            "INSERT INTO cache_claims SELECT k, i, %(owner)s, "
+            f"{_NOW} + %(lease)s FROM unnest(%(keys)s::text[], %(ixs)s::int[]) AS t(k, i) "
+            "ON CONFLICT (request_key, sample_ix) DO UPDATE SET owner = EXCLUDED.owner, "
+            f"expires = EXCLUDED.expires WHERE cache_claims.expires < {_NOW} "
+            "OR cache_claims.owner = EXCLUDED.owner RETURNING request_key, sample_ix",
+            {
+                "owner": owner,
+                "lease": lease_seconds,
+                "keys": [key for key, _ in items],
+                "ixs": [ix for _, ix in items],
+            },
+        ).fetchall()
         return {(str(key), int(ix)) for key, ix in rows}
 
     @_explained("write to")

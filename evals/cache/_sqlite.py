@@ -299,24 +299,19 @@ class SqliteBackend(CacheBackend):
         return found
 
     @_explained("write to")
-    def insert_samples(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
+    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
         insert = "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)"
         errors = self._errors_possible(connection)
-        if len(rows) == 1 and owner is None and not errors:
+        if len(rows) == 1 and not errors:
             connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
             return
-        items = [(row[0], row[1]) for row in rows]
         with _transaction(connection):
             connection.executemany(insert, rows)
-            if owner is not None:
-                connection.executemany(
-                    "DELETE FROM claims WHERE request_key = ? AND sample_ix = ? AND owner = ?",
-                    [(key, ix, owner) for key, ix in items],
-                )
             if errors:
                 connection.executemany(
-                    "DELETE FROM errors WHERE request_key = ? AND sample_ix = ?", items
+                    "DELETE FROM errors WHERE request_key = ? AND sample_ix = ?",
+                    [(row[0], row[1]) for row in rows],
                 )
 
     def _errors_possible(self, connection: sqlite3.Connection) -> bool:
@@ -397,6 +392,8 @@ class SqliteBackend(CacheBackend):
         connection = self._connect()
         now = time.time()
         with _transaction(connection):
+            # Claims whose owner died are dropped (those on samples it stored included).
+            connection.execute("DELETE FROM claims WHERE expires < ?", (now,))
             connection.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?) ON CONFLICT (request_key, sample_ix) "
                 "DO UPDATE SET owner = excluded.owner, expires = excluded.expires "

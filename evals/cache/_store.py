@@ -206,11 +206,9 @@ class Cache:
         request: ChatRequest,
         question: str,
         samples: Sequence[tuple[int, SampleResult]],
-        *,
-        owner: str | None = None,
     ) -> None:
-        """Persist finished samples; an existing (key, index) keeps its first answer. With
-        `owner`, its claims on these samples are released in the same transaction."""
+        """Persist finished samples (one short transaction); an existing (key, index) keeps
+        its first answer."""
         now = time.time()
         key, model = request.cache_key, request.model
         rows = [
@@ -228,7 +226,7 @@ class Cache:
             )
             for ix, s in samples
         ]
-        self._backend.insert_samples(rows, owner)
+        self._backend.insert_samples(rows)
 
     def record_error(
         self,

@@ -46,7 +46,8 @@ class _Run:
     ) -> None:
         self.cache = cache
         self.owner = owner
-        """The claimant whose claims storing a sample (or giving it up) releases."""
+        """The claimant whose claim giving a sample up releases (so another may try it);
+        claims on stored samples are released together when the buying ends."""
         self.settings = settings
         self.price = price
         self.progress = progress
@@ -172,7 +173,7 @@ class _Run:
         self.outcome.cost += cost
         if stored:
             try:
-                self.cache.store(work.request, work.label, stored, owner=self.owner)
+                self.cache.store(work.request, work.label, stored)
             except CacheError as error:
                 self._cache_failed(error)
                 for ix, _ in stored:

@@ -109,7 +109,7 @@ def test_the_claims_of_a_killed_process_are_taken_over_when_their_lease_ends(
     child.wait()
     kept = cache.info().samples
     left = cache.info().claims
-    assert left == 40 - kept, "the killed process should have claimed all it had not bought"
+    assert left == 40, "the killed process should still hold a claim on every sample"
     _settle(sandbox)
     settings = fast_settings.model_copy(update={"use_n": False})
     df = _shared(40).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
