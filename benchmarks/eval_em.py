@@ -54,7 +54,14 @@ def _peak_mb(who: int = resource.RUSAGE_SELF) -> float:
 def _worker_labmgr_df(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
     from evals import Cache, EnvRouter, RunSettings, load_questions
+    from evals.answers import add_judges, build_frame
+    from evals.runner import price_function
 
+    # Import before timing what `import llmcomp` imports up front (pandas, pyarrow) and the
+    # price table, as a first df() in a session would; the HTTP stack is imported (and
+    # timed) only when something is bought.
+    assert build_frame and add_judges
+    price_function()
     questions = load_questions(args.questions)
     groups = {"base": args.models[:1], "tuned": args.models[1:]}
     cache = Cache(args.cache)

@@ -97,6 +97,11 @@ class Run:
                 "free) to write a new run folder.",
             ) from None
 
+    def keep_frames(self, frames: dict[str, pd.DataFrame]) -> None:
+        """Hold frames already in memory as this run's samples (what `samples` would read
+        back from the folder, written from these same frames)."""
+        self._frames.update(frames)
+
     def errors(self) -> pd.DataFrame:
         """Every row with an error, over all questions: `question`, `model`, `error` (only
         those columns are read from the samples files; nothing else is decoded)."""

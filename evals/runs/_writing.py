@@ -237,4 +237,8 @@ def _write(
     temporary = folder / (RUN_FILE + ".tmp")
     temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
     temporary.replace(folder / RUN_FILE)
-    return load_run(folder)
+    run = load_run(folder)
+    # The frames are at hand: the report draws from them instead of reading them back (a
+    # second copy of every answer and verdict in memory, and their decoding).
+    run.keep_frames({name: frame.reset_index(drop=True) for name, frame in frames.items()})
+    return run
