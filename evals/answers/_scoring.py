@@ -127,8 +127,10 @@ def rating_scores(
     with the JSON parsed in one call and each distinct token read as a number once."""
     numbers: dict[str, int | None] = {}
     exp = math.exp
+    # Identical lists (the same verdict for different prompts) are read once and share it.
+    distinct = list(dict.fromkeys(logprobs_json))
     results: list[tuple[float, dict[str, float], dict[int, float] | None] | Exception] = []
-    for top in _parsed(logprobs_json):
+    for top in _parsed(distinct):
         if isinstance(top, Exception):
             results.append(top)
             continue
@@ -153,4 +155,7 @@ def rating_scores(
             continue
         probs = {value: prob / total for value, prob in sorted(by_value.items())}
         results.append((sum(value * prob for value, prob in probs.items()), raw, probs))
-    return results
+    if len(distinct) == len(logprobs_json):
+        return results
+    read = dict(zip(distinct, results, strict=True))
+    return [read[text] for text in logprobs_json]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -58,17 +59,20 @@ def _from_json(value: Any) -> Any:
 def _kind(values: list[Any]) -> str:
     """How an object column is stored: `text`, `float`, `map:str`, `map:int` or `json`."""
     present = [v for v in values if v is not None]
-    if all(type(v) is str for v in present):
+    types = set(map(type, present))
+    if types <= {str}:
         return "text"
-    if all(type(v) is float for v in present):
+    if types == {float}:
         return "float"
-    if not all(type(v) is dict for v in present):
+    if types != {dict}:
         return "json"
-    if not all(type(x) is float for v in present for x in v.values()):
+    distinct = list({id(v): v for v in present}.values())  # rows may share one verdict's dict
+    if set(map(type, chain.from_iterable(v.values() for v in distinct))) - {float}:
         return "json"
-    if all(type(k) is str for v in present for k in v):
+    keys = set(map(type, chain.from_iterable(distinct)))
+    if keys <= {str}:
         return "map:str"
-    if all(type(k) is int for v in present for k in v):
+    if keys == {int}:
         return "map:int"
     return "json"
 
