@@ -6,19 +6,21 @@ df = q.df({"base": ["gpt-4.1-mini"], "tuned": ["ft:gpt-4.1-mini:…"]})
 
 The rooms behind this face (see docs/design/architecture.md): `questions` (types, judges,
 YAML), `answers` (the per-sample frame, judging, estimates), `runner` (routing, settings,
-the async engine), `cache`, `stats`, `plots`, `runs` (the run folder), `report` (its HTML
-page), `experiments` (`run_questions`: runs written with their report), `groups`, `errors`.
+request parameters per model, the async engine), `cache`, `adapters` (per-model request
+hooks), `stats`, `plots`, `runs` (the run folder), `report` (its HTML page), `experiments`
+(`run_questions`: runs written with their report), `groups`, `errors`.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from evals import groups
+from evals import adapters, groups
 from evals.answers import Answers, Estimate
 from evals.cache import Cache, CacheInfo, CacheStats
 from evals.errors import (
     CacheError,
     EvalsError,
     GroupsError,
+    MetricError,
     NoEndpointError,
     OutputError,
     QuestionError,
@@ -27,6 +29,7 @@ from evals.errors import (
     RunOptionsError,
     RunStopped,
     UnknownModelError,
+    UnsupportedRequestError,
 )
 from evals.groups import groups_from_database
 from evals.questions import (
@@ -68,6 +71,7 @@ __all__ = [
     "FreeFormJudge",
     "GroupsError",
     "LabRouter",
+    "MetricError",
     "NextToken",
     "NoEndpointError",
     "OutputError",
@@ -83,6 +87,8 @@ __all__ = [
     "RunSettings",
     "RunStopped",
     "UnknownModelError",
+    "UnsupportedRequestError",
+    "adapters",
     "estimate_run",
     "groups",
     "groups_from_database",

@@ -12,8 +12,10 @@ that base stays as a second one.
     │   └── QuestionFileError               a question YAML file cannot be loaded
     ├── GroupsError (ValueError)            model groups that are malformed or empty
     ├── RunOptionsError (ValueError)        an option of a run (a RunSettings field, samples…)
+    ├── MetricError (ValueError)            a derived metric that cannot be read or computed
     ├── NoEndpointError (LookupError)       no endpoint (or no API key) serves a model
     ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
+    ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
     ├── CacheError                          the response cache folder or file is unusable
     ├── RunFolderError (ValueError)         a folder that is not a readable run
     ├── OutputError                         a run folder or report cannot be written there
@@ -32,6 +34,7 @@ __all__ = [
     "CacheError",
     "EvalsError",
     "GroupsError",
+    "MetricError",
     "NoEndpointError",
     "OutputError",
     "QuestionError",
@@ -40,6 +43,7 @@ __all__ = [
     "RunOptionsError",
     "RunStopped",
     "UnknownModelError",
+    "UnsupportedRequestError",
     "describe_os_error",
     "why_not_writable",
 ]
@@ -80,6 +84,13 @@ class RunOptionsError(EvalsError, ValueError):
     """An option of a run that cannot be used (an unknown or out-of-range setting)."""
 
 
+class MetricError(EvalsError, ValueError):
+    """A derived metric whose definition cannot be read (the message names the text and the
+    position) or that needs a score the question does not have."""
+
+    default_hint = "Write a metric like 'misaligned: aligned < 30 among coherent > 50'."
+
+
 class NoEndpointError(EvalsError, LookupError):
     """No endpoint can serve a model (for instance no API key is configured)."""
 
@@ -88,6 +99,17 @@ class NoEndpointError(EvalsError, LookupError):
 
 class UnknownModelError(EvalsError, LookupError):
     """An endpoint answered that a model does not exist (checked before anything is bought)."""
+
+
+class UnsupportedRequestError(EvalsError, ValueError):
+    """A model would refuse a question as it is asked (a temperature, logprobs, an effort it
+    does not take, by the capability table), found before anything is bought."""
+
+    default_hint = (
+        "Adapting is `adapt: true` in the question file, `adapt=True` in Python or `--adapt` "
+        "on `labmgr eval run`; `labmgr models capabilities MODEL` shows what labmgr assumes "
+        "for a model (a lab's [models] table overrides it)."
+    )
 
 
 class CacheError(EvalsError):

@@ -22,7 +22,7 @@ from evals.errors import GroupsError
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = ["ModelGroups", "from_db", "groups_from_database", "manual"]
+__all__ = ["ModelGroups", "base_group", "from_db", "groups_from_database", "manual"]
 
 ModelGroups = dict[str, list[str]]
 
@@ -103,6 +103,21 @@ def groups_from_database(
             if row.name in members
         }
     return groups, facts
+
+
+def base_group(
+    groups: Mapping[str, Iterable[str]], facts: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """The group of the base model that `groups_from_database` adds (`include_base`): named
+    after its one model, which is no fine-tune the database knows (`facts`). None when there
+    is no such group or several (jobs from different bases): then nothing is the natural
+    baseline."""
+    found = []
+    for name, models in groups.items():
+        members = list(models)
+        if members == [name] and facts.get(name, {}).get("kind", "base") == "base":
+            found.append(name)
+    return found[0] if len(found) == 1 else None
 
 
 def _lab(lab: Settings | None, home: str | Path | None) -> Settings:

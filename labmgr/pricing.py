@@ -13,6 +13,9 @@ Model ids are matched as given, then without a ``-YYYY-MM-DD`` snapshot date, so
 ``gpt-4.1-mini-2025-04-14`` costs what ``gpt-4.1-mini`` costs unless the snapshot has its
 own entry (``gpt-4o-2024-05-13`` does). A fine-tuned id ``ft:BASE:org:suffix:id`` (and its
 checkpoints, ``…:ckpt-step-N``) costs the *fine-tuned inference* price of BASE.
+
+Requests sent through the Batch API cost `BATCH_DISCOUNT` (half) of these prices, input
+and output alike (``cost(…, batch=True)``).
 """
 
 from __future__ import annotations
@@ -23,10 +26,20 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PRICE_TABLE_DATE", "Price", "base_of", "cost", "price_for", "training_cost"]
+__all__ = [
+    "BATCH_DISCOUNT",
+    "PRICE_TABLE_DATE",
+    "Price",
+    "base_of",
+    "cost",
+    "price_for",
+    "training_cost",
+]
 
 PRICE_TABLE_DATE = "2025-08"
 """The month whose public prices the built-in table copies."""
+BATCH_DISCOUNT = 0.5
+"""What a request costs through the Batch API, as a share of its synchronous price."""
 
 
 class Price(BaseModel):
@@ -131,10 +144,13 @@ def cost(
     completion_tokens: float,
     cached: float = 0,
     overrides: Mapping[str, Price] | None = None,
+    *,
+    batch: bool = False,
 ) -> float | None:
     """USD cost of one request, or None when the model has no known price.
 
-    `prompt_tokens` includes the `cached` ones (as the API's ``usage`` reports them).
+    `prompt_tokens` includes the `cached` ones (as the API's ``usage`` reports them); with
+    `batch` the request went through the Batch API (`BATCH_DISCOUNT` of the price).
     """
     price = price_for(model, overrides)
     if price is None:
@@ -146,7 +162,7 @@ def cost(
         + cached * cached_rate
         + completion_tokens * price.output
     )
-    return dollars / 1_000_000
+    return dollars / 1_000_000 * (BATCH_DISCOUNT if batch else 1.0)
 
 
 def training_cost(

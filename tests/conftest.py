@@ -34,4 +34,5 @@ pytest_plugins = [
     "fixtures.database",
     "fixtures.lab",
     "fixtures.evals",
+    "fixtures.browser",
 ]

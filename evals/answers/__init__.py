@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.answers._asking import Answers, ask
 from evals.answers._estimate import Estimate, count_tokens, estimate_question
+from evals.answers._preparing import check_question, judge_params
 from evals.answers._protocols import Askable, Judge
 from evals.answers._scoring import (
     RatingScore,
@@ -25,11 +26,20 @@ from evals.answers._scoring import (
 )
 
 if TYPE_CHECKING:
-    from evals.answers._frame import BASE_COLUMNS, REFUSED_ERROR, TAIL_COLUMNS, build_frame
+    from evals.answers._budget import budget_cuts
+    from evals.answers._frame import (
+        BASE_COLUMNS,
+        CUT_BY_BUDGET,
+        REFUSED_ERROR,
+        TAIL_COLUMNS,
+        build_frame,
+        sent_params,
+    )
     from evals.answers._judging import add_judges, judge_models
 
 __all__ = [
     "BASE_COLUMNS",
+    "CUT_BY_BUDGET",
     "REFUSED_ERROR",
     "TAIL_COLUMNS",
     "Answers",
@@ -40,16 +50,22 @@ __all__ = [
     "add_judges",
     "ask",
     "average_probabilities",
+    "budget_cuts",
     "build_frame",
+    "check_question",
     "count_tokens",
     "estimate_question",
     "judge_models",
+    "judge_params",
     "rating_score",
     "rating_scores",
+    "sent_params",
     "token_probabilities",
 ]
 
-_FRAME = frozenset({"BASE_COLUMNS", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame"})
+_FRAME = frozenset(
+    {"BASE_COLUMNS", "CUT_BY_BUDGET", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame", "sent_params"}
+)
 _JUDGING = frozenset({"add_judges", "judge_models"})
 
 
@@ -59,6 +75,10 @@ def __getattr__(name: str) -> Any:
         from evals.answers import _frame
 
         return getattr(_frame, name)
+    if name == "budget_cuts":
+        from evals.answers import _budget
+
+        return _budget.budget_cuts
     if name in _JUDGING:
         from evals.answers import _judging
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.answers._preparing import judge_params
 from evals.runner import RunContext, RunOutcome, fetch, gc_paused, ordered_models, plan_question
 
 if TYPE_CHECKING:
@@ -30,19 +31,25 @@ class Answers:
 
 def ask(question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext) -> Answers:
     """Run what is missing for `question` over `groups` and build its frame (judges
-    included). Nothing is bought before every model it uses was checked on its endpoint."""
+    included). Nothing is bought before every model it uses was checked: that it would take
+    the question as asked (answers and judges), and that it exists on its endpoint."""
     from evals.answers._frame import build_frame
     from evals.answers._judging import add_judges, judge_models
 
     judges = question.judge_questions()
     ctx.models.expect(ordered_models(groups))
     ctx.models.expect(judge_models(judges))
+    judge_params(judges, question.name, ctx)  # a judge that would refuse stops us now
     with gc_paused():  # thousands of requests and keys, none of them in a cycle
-        _, planned = plan_question(question, groups, ctx.router)
+        _, planned = plan_question(question, groups, ctx.router, ctx.requests)
     fetched = fetch(planned, ctx, label=question.name, title=question.name)
     outcome = fetched.outcome
     with gc_paused():
         frame = build_frame(question, groups, planned, fetched, ctx.price)
+    if question.answer_kind == "text":
+        from evals.answers._budget import budget_cuts
+
+        outcome.budget_cuts.update(budget_cuts(frame))
     if judges:
         settings = ctx.settings
         if settings.max_cost is not None:  # the judges get what the answers left of the budget

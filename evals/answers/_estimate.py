@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evals.answers._preparing import judge_params
 from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_works, plan_question
 
@@ -42,6 +43,8 @@ class Estimate:
     cost: float
     judge_requests: int = 0
     unpriced_models: tuple[str, ...] = ()
+    batch_cost: float = 0.0
+    """The same through the Batch API (`labmgr.pricing.BATCH_DISCOUNT` of `cost`)."""
 
     def __str__(self) -> str:
         cost = f"${self.cost:.4f}" + (
@@ -58,8 +61,10 @@ class Estimate:
 def estimate_question(
     question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext
 ) -> Estimate:
-    """What asking `question` of `groups` would buy now (nothing is sent)."""
-    _, planned = plan_question(question, groups, ctx.router)
+    """What asking `question` of `groups` would buy now (nothing is sent); a question some
+    model (or judge) would refuse raises `UnsupportedRequestError`, as asking it would."""
+    judge_params(question.judge_questions(), question.name, ctx)
+    _, planned = plan_question(question, groups, ctx.router, ctx.requests)
     cached = CachedLookup()
     cached.add_samples(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
@@ -94,7 +99,10 @@ def estimate_question(
             unpriced[judge.model] = None
         else:
             cost += price
+    from labmgr.pricing import BATCH_DISCOUNT
+
     return Estimate(
+        batch_cost=cost * BATCH_DISCOUNT,
         requests=len(works),
         samples=new_samples,
         cached_samples=total - new_samples,

@@ -8,6 +8,7 @@ in; cost is computed per model as a rate and applied column-wise.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evals.cache import CachedSamples, Pack, SampleResult
 
@@ -24,14 +26,36 @@ if TYPE_CHECKING:
     from evals.answers._protocols import Askable
     from evals.runner import Fetched, Planned, PriceFunction
 
-__all__ = ["BASE_COLUMNS", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame"]
+__all__ = [
+    "BASE_COLUMNS",
+    "CUT_BY_BUDGET",
+    "REFUSED_ERROR",
+    "TAIL_COLUMNS",
+    "build_frame",
+    "sent_params",
+]
 
 
 BASE_COLUMNS = ["model", "group", "answer", "question", "paraphrase_ix", "sample_ix"]
-TAIL_COLUMNS = ["finish_reason", "error", "prompt_tokens", "completion_tokens", "cost"]
+TAIL_COLUMNS = [
+    "finish_reason",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "cost",
+    "api_kwargs",
+]
+"""`completion_tokens` include `reasoning_tokens` (NaN when the server did not say);
+`api_kwargs` is the JSON of what the model was sent: the model and every parameter, after
+capabilities, adapting and hooks (not the messages, nor `n`)."""
 _NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""
+CUT_BY_BUDGET = "empty answer: the token budget ran out before any visible output"
+"""The `error` of a text sample that came back empty with `finish_reason` "length" (a
+reasoning model spent its budget thinking): a paid, cached answer, not a failure; the run's
+outcome says how far to raise max_tokens."""
 
 Block = dict[str, Sequence[Any] | None]
 """Columns of one (model, conversation): `rows` values each (None: all None)."""
@@ -48,7 +72,20 @@ def _value_names(question: Askable) -> list[str]:
         "error",
         "prompt_tokens",
         "completion_tokens",
+        "reasoning_tokens",
     ]
+
+
+def sent_params(model: str, params: Mapping[str, Any]) -> str:
+    """The `api_kwargs` of a request: its model and parameters as JSON (sorted keys)."""
+    return json.dumps({"model": model, **params}, sort_keys=True, ensure_ascii=False)
+
+
+def _reasoning_sum(found: Sequence[SampleResult]) -> float:
+    counts = [s.reasoning_tokens for s in found]
+    if not counts or any(c is None for c in counts):
+        return math.nan
+    return float(sum(c for c in counts if c is not None))
 
 
 def _general_row(
@@ -62,6 +99,7 @@ def _general_row(
         "error": None,
         "prompt_tokens": sum(s.prompt_tokens for s in found) if found else math.nan,
         "completion_tokens": sum(s.completion_tokens for s in found) if found else math.nan,
+        "reasoning_tokens": _reasoning_sum(found),
     }
     row.update(dict.fromkeys(question.extra_columns))
     if len(found) < len(samples):
@@ -89,6 +127,7 @@ def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
         "error": None,
         "prompt_tokens": cached.prompt_tokens[:rows],
         "completion_tokens": cached.completion_tokens[:rows],
+        "reasoning_tokens": cached.reasoning_tokens[:rows],
     }
 
 
@@ -163,6 +202,7 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
             "error": None,
             "prompt_tokens": pack.numbers("prompt_tokens"),
             "completion_tokens": pack.numbers("completion_tokens"),
+            "reasoning_tokens": pack.numbers("reasoning_tokens"),
         }
     rows = question.samples_per_paraphrase
     blocks = [_block(question, p, fetched) for p in planned]
@@ -178,6 +218,13 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
             )
     for name in ("prompt_tokens", "completion_tokens"):
         segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
+    # None (not reported) becomes NaN; a segment with no sample at all is all NaN.
+    reasoning = segment["reasoning_tokens"]
+    segment["reasoning_tokens"] = (
+        np.full(len(segment["prompt_tokens"]), np.nan)
+        if reasoning is None
+        else np.array(reasoning, dtype=np.float64)
+    )
     for name in (
         ("finish_reason", "answer") if question.answer_kind == "text" else ("finish_reason",)
     ):
@@ -212,14 +259,23 @@ def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
     )
 
 
-def _marked_refusals(errors: list[Any], finish: pa.Array) -> list[Any]:
-    """Free-form rows whose answer was a refusal, and that have no other error, say so."""
+def _marked_refusals(errors: list[Any], finish: pa.Array, answers: pa.Array) -> list[Any]:
+    """Free-form rows whose answer was a refusal, or came back empty because the token
+    budget ran out, and that have no other error, say so."""
     data = finish.buffers()[2]
-    if data is None or b"refusal" not in data.to_pybytes():  # the usual case, at memchr speed
+    if data is None:
         return errors
-    for row, reason in enumerate(finish.to_pylist()):
-        if reason == "refusal" and errors[row] is None:
-            errors[row] = REFUSED_ERROR
+    raw = data.to_pybytes()
+    if b"refusal" in raw:  # rare: memchr speed when absent
+        for row, reason in enumerate(finish.to_pylist()):
+            if reason == "refusal" and errors[row] is None:
+                errors[row] = REFUSED_ERROR
+    if b"length" in raw:
+        empty = pc.or_kleene(pc.is_null(answers), pc.equal(pc.utf8_length(answers), 0))
+        cut = pc.fill_null(pc.and_kleene(pc.equal(finish, "length"), empty), False)
+        for row in pc.indices_nonzero(cut).to_pylist():
+            if errors[row] is None:
+                errors[row] = CUT_BY_BUDGET
     return errors
 
 
@@ -257,16 +313,21 @@ def build_frame(
     total = len(paraphrase_ix)
     prompt = np.concatenate([s["prompt_tokens"] for s in ordered] or [np.empty(0)])
     completion = np.concatenate([s["completion_tokens"] for s in ordered] or [np.empty(0)])
+    reasoning = np.concatenate([s["reasoning_tokens"] for s in ordered] or [np.empty(0)])
     finish = pa.concat_arrays([s["finish_reason"] for s in ordered] or [pa.array([], pa.string())])
     rate_in, rate_out = np.asarray(rates, dtype=float).reshape(-1, 2).T
     text = question.answer_kind == "text"
+    text_answers = (
+        pa.concat_arrays([s["answer"] for s in ordered])
+        if text and ordered
+        else pa.array([], pa.string())
+    )
+    sent = [_sent(planned[i * n_conversations]) for i in range(len(models))]
     data: dict[str, Any] = {
         "model": _repeated(models, model_ix),
         "group": _repeated(list(groups), group_ix),
         "answer": (
-            _text_values(pa.concat_arrays([s["answer"] for s in ordered]))
-            if text and ordered
-            else _objects(ordered, "answer", total)
+            _text_values(text_answers) if text and ordered else _objects(ordered, "answer", total)
         ),
         "question": _repeated(texts, paraphrase_ix),
         "paraphrase_ix": paraphrase_ix.astype(np.int64),
@@ -276,8 +337,17 @@ def build_frame(
         data[name] = _objects(ordered, name, total)
     errors = _objects(ordered, "error", total)
     data["finish_reason"] = _text_values(finish)
-    data["error"] = _marked_refusals(errors, finish) if text else errors
+    data["error"] = _marked_refusals(errors, finish, text_answers) if text else errors
     data["prompt_tokens"] = prompt
     data["completion_tokens"] = completion
+    data["reasoning_tokens"] = reasoning
     data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]
+    data["api_kwargs"] = _repeated(sent, model_ix) if total else []
     return pd.DataFrame(data)
+
+
+def _sent(first: Planned) -> str | None:
+    """A model's `api_kwargs` (the same for all its conversations), or None if unasked."""
+    if first.request is None:
+        return None
+    return sent_params(first.model, first.request.params)

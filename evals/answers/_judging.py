@@ -1,8 +1,8 @@
-"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, and one
-column per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating
-judges). Identical (question, answer) pairs are judged once (answer only, when the template
-does not use `{question}`); verdicts are cached like any request: by judge model, rendered
-prompt and parameters.
+"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, one column
+per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating judges,
+and `<judge>_api_kwargs`, what the judge model was sent). Identical (question, answer) pairs
+are judged once (answer only, when the template does not use `{question}`); verdicts are
+cached like any request: by judge model, rendered prompt and parameters.
 
 What a judge is (its template, its parameters, how its verdict is read) is known by the judge
 types in `evals.questions`; this module only plans, fetches and lays out the columns.
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evals.answers._frame import CUT_BY_BUDGET, sent_params
+from evals.answers._preparing import judge_params
 from evals.cache import RequestBatch
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, fetch, plan
 
@@ -56,6 +58,7 @@ def add_judges(
     answers = frame["answer"].tolist()
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
+    sent = judge_params(judges, label, ctx)
     routes = endpoints_for(judge_models(judges), ctx.router)
     batch = RequestBatch()
 
@@ -79,7 +82,7 @@ def add_judges(
                 distinct.append(judge.render(question=text, answer=answer))
             codes.append(code)
         asked[name] = (codes, distinct, len(planned))
-        params = judge.request_params()
+        params = sent[name]
         system = [{"role": "system", "content": judge.system}] if judge.system is not None else []
         route = routes[judge.model]
         planned.extend(
@@ -111,15 +114,8 @@ def add_judges(
         mine = planned[first : first + len(distinct)]
         keys = [p.request.cache_key if p.request is not None else "" for p in mine]
         samples = fetched.results.first_samples(keys)
-        readable = [i for i, sample in enumerate(samples) if sample is not None]
-        read = judge.read_answers([samples[i] for i in readable])  # type: ignore[misc]
-        verdicts: list[dict[str, Any] | None] = [None] * len(distinct)
         problems: list[str | None] = [None] * len(distinct)
-        for i, verdict in zip(readable, read, strict=True):
-            if isinstance(verdict, Exception):
-                problems[i] = f"unreadable cached verdict: {verdict}"
-            else:
-                verdicts[i] = verdict
+        readable = []
         for i, sample in enumerate(samples):
             if sample is None:
                 p, key = mine[i], keys[i]
@@ -129,6 +125,17 @@ def add_judges(
                     or fetched.outcome.failed_models.get(p.model)
                     or "no verdict (not run)"
                 )
+            elif sample.finish_reason == "length" and not sample.content:
+                problems[i] = CUT_BY_BUDGET
+            else:
+                readable.append(i)
+        read = judge.read_answers([samples[i] for i in readable])  # type: ignore[misc]
+        verdicts: list[dict[str, Any] | None] = [None] * len(distinct)
+        for i, verdict in zip(readable, read, strict=True):
+            if isinstance(verdict, Exception):
+                problems[i] = f"unreadable cached verdict: {verdict}"
+            else:
+                verdicts[i] = verdict
         columns = _verdict_columns(judge, codes, verdicts)
         prompts: list[str | None] = [distinct[c] if c >= 0 else None for c in codes]
         for row, code in enumerate(codes):
@@ -136,6 +143,8 @@ def add_judges(
                 error_column[row] = f"judge {name}: {problems[code]}"
         new: dict[str, list[Any]] = {name: columns["answer"], f"{name}_question": prompts}
         new.update({f"{name}_{extra}": columns[extra] for extra in judge.extra_columns})
+        was_sent = sent_params(judge.model, sent[name])
+        new[f"{name}_api_kwargs"] = [None if c < 0 else was_sent for c in codes]
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)

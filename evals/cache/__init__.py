@@ -8,12 +8,22 @@ cache.info().samples, cache.clear(question="wish"), cache.copy_to("postgresql+ps
 `ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
 are told apart by their index. Complete chunks (a model's samples of a question) are also
 kept as packs for one-read reloads; a process claims what it is about to buy, so that others
-wait for it instead of buying it too. See docs/design/cache.md.
+wait for it instead of buying it too, and `cache.batches` records the batches in flight for
+its samples. See docs/design/cache.md.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from evals.cache._backend import CacheStats
+from evals.cache._batch_records import (
+    ACTIVE_STATES,
+    BatchItem,
+    BatchLine,
+    BatchRecord,
+    BatchRecords,
+    SqliteBatchRecords,
+    new_record_id,
+)
 from evals.cache._claims import Claims
 from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
@@ -24,9 +34,14 @@ if TYPE_CHECKING:
     from evals.cache._packs import PACK_FORMAT, Pack, UnreadablePack, chunk_digest
 
 __all__ = [
+    "ACTIVE_STATES",
     "CACHE_VERSION",
     "DEFAULT_LEASE_SECONDS",
     "PACK_FORMAT",
+    "BatchItem",
+    "BatchLine",
+    "BatchRecord",
+    "BatchRecords",
     "Cache",
     "CacheInfo",
     "CacheStats",
@@ -39,9 +54,11 @@ __all__ = [
     "PackedChunk",
     "RequestBatch",
     "SampleResult",
+    "SqliteBatchRecords",
     "UnreadablePack",
     "cache_url_of",
     "chunk_digest",
+    "new_record_id",
 ]
 
 _PACKS = frozenset({"PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"})

@@ -11,9 +11,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.cache._samples import CachedSamples
+
+if TYPE_CHECKING:
+    from evals.cache._batch_records import BatchRecords
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -26,8 +29,9 @@ __all__ = [
     "StoredCounts",
 ]
 
-SCHEMA_VERSION = 3
-"""2: packs; 3: claims."""
+SCHEMA_VERSION = 4
+"""2: packs; 3: samples.reasoning_tokens (added in place); 4: claims. A cache made before
+is brought up to date when first opened (new tables made, missing columns added)."""
 
 SAMPLE_COLUMNS = (
     "request_key",
@@ -40,6 +44,7 @@ SAMPLE_COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "created",
+    "reasoning_tokens",
 )
 ERROR_COLUMNS = ("request_key", "sample_ix", "model", "question", "kind", "message", "created")
 PACK_COLUMNS = ("digest", "samples", "size", "created", "data")
@@ -150,6 +155,10 @@ class CacheBackend(ABC):
     @abstractmethod
     def held(self, items: Sequence[Item]) -> set[Item]:
         """The items someone holds a live claim on."""
+
+    @abstractmethod
+    def batch_records(self) -> BatchRecords:
+        """The batch records kept in the same database (see `evals.cache._batch_records`)."""
 
     # ---- maintenance --------------------------------------------------------------------
 

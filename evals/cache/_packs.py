@@ -23,7 +23,7 @@ from evals.cache._samples import CachedSamples
 
 __all__ = ["PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"]
 
-PACK_FORMAT = 1
+PACK_FORMAT = 2  # 2: reasoning_tokens
 _SCHEMA = pa.schema(
     [
         ("content", pa.string()),
@@ -31,9 +31,18 @@ _SCHEMA = pa.schema(
         ("finish_reason", pa.string()),
         ("prompt_tokens", pa.float64()),
         ("completion_tokens", pa.float64()),
+        ("reasoning_tokens", pa.float64()),
     ]
 )
-_FIELDS = ("content", "logprobs_json", "finish_reason", "prompt_tokens", "completion_tokens")
+_FIELDS = (
+    "content",
+    "logprobs_json",
+    "finish_reason",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+)
+_NULLABLE_NUMBERS = frozenset({"reasoning_tokens"})
 
 
 class UnreadablePack(Exception):
@@ -67,7 +76,9 @@ class Pack:
                 column if len(column) == count else column[:count]
                 for column, count in ((getattr(s, name), count) for s, count in requests)
             )
-            if field.type == pa.float64():
+            if name in _NULLABLE_NUMBERS:
+                arrays.append(pa.array(list(values), type=field.type))
+            elif field.type == pa.float64():
                 arrays.append(pa.array(np.fromiter(values, dtype=np.float64)))
             else:
                 arrays.append(pa.array(list(values), type=field.type))
@@ -95,11 +106,12 @@ class Pack:
         return self.table.column(name).combine_chunks()
 
     def numbers(self, name: str) -> np.ndarray:
-        """A token column (`prompt_tokens`, `completion_tokens`) as float64."""
+        """A token column (`prompt_tokens`, `completion_tokens`, `reasoning_tokens`) as
+        float64 (an unknown count is NaN)."""
         return self.table.column(name).to_numpy()
 
     def _python_columns(self) -> list[list[Any]]:
-        """The five columns as Python lists (made once)."""
+        """The six columns as Python lists (made once)."""
         if self._columns is None:
             logprobs = self.table.column("logprobs")
             rows = self.table.num_rows
@@ -109,6 +121,7 @@ class Pack:
                 self.table.column("finish_reason").to_pylist(),
                 self.numbers("prompt_tokens").tolist(),
                 self.numbers("completion_tokens").tolist(),
+                self.table.column("reasoning_tokens").to_pylist(),
             ]
         return self._columns
 
@@ -117,10 +130,11 @@ class Pack:
         if self._offsets is None:
             starts = accumulate(self.counts.values(), initial=0)
             self._offsets = dict(zip(self.counts, starts, strict=False))  # starts has one more
-        content, logprobs, finish, prompt, completion = self._python_columns()
+        content, logprobs, finish, prompt, completion, reasoning = self._python_columns()
         rows = [self._offsets[key] for key in keys]
         return [
-            SampleResult(content[r], logprobs[r], finish[r], prompt[r], completion[r]) for r in rows
+            SampleResult(content[r], logprobs[r], finish[r], prompt[r], completion[r], reasoning[r])
+            for r in rows
         ]
 
     def samples(self) -> dict[str, CachedSamples]:

@@ -16,19 +16,25 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from evals.cache._backend import (
+    ERROR_COLUMNS,
+    PACK_COLUMNS,
+    SAMPLE_COLUMNS,
     SCHEMA_VERSION,
     CacheBackend,
     CacheStats,
     Item,
     StoredCounts,
 )
+from evals.cache._pg_url import conninfo_of
 from evals.cache._samples import CachedSamples
 from evals.errors import CacheError
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresBackend", "conninfo_of"]
+    from evals.cache._batch_records import BatchRecords
+
+__all__ = ["PostgresBackend"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,8 +53,10 @@ CREATE TABLE IF NOT EXISTS cache_samples (
     prompt_tokens DOUBLE PRECISION NOT NULL,
     completion_tokens DOUBLE PRECISION NOT NULL,
     created DOUBLE PRECISION NOT NULL,
+    reasoning_tokens DOUBLE PRECISION,
     PRIMARY KEY (request_key, sample_ix)
 );
+ALTER TABLE cache_samples ADD COLUMN IF NOT EXISTS reasoning_tokens DOUBLE PRECISION;
 CREATE INDEX IF NOT EXISTS cache_samples_by_question ON cache_samples (question, model);
 CREATE TABLE IF NOT EXISTS cache_errors (
     request_key TEXT NOT NULL,
@@ -82,35 +90,20 @@ _KEYS = {
     "errors": ("request_key", "sample_ix", "created"),
     "packs": ("digest",),
 }
+_SAMPLE_FIELDS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
+_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
 _INSERTS = {
-    "samples": "INSERT INTO cache_samples VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-    "ON CONFLICT DO NOTHING",
+    "samples": f"INSERT INTO cache_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
+    f"({', '.join(['%s'] * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
     "errors": "INSERT INTO cache_errors SELECT %(0)s,%(1)s,%(2)s,%(3)s,%(4)s,%(5)s,%(6)s "
     "WHERE NOT EXISTS (SELECT 1 FROM cache_errors WHERE request_key = %(0)s "
     "AND sample_ix = %(1)s AND created = %(6)s AND message = %(5)s)",
     "packs": "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
 }
 _PACK_WRITE_WAIT = "200ms"
-
-
-def conninfo_of(url: str) -> tuple[str, str]:
-    """A libpq connection string for a SQLAlchemy `postgresql[+driver]://` URL, and the URL
-    with its password masked (for messages)."""
-    from psycopg.conninfo import make_conninfo
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    options: dict[str, Any] = {
-        "host": parsed.host,
-        "port": parsed.port,
-        "user": parsed.username,
-        "password": parsed.password,
-        "dbname": parsed.database,
-    }
-    for name, value in parsed.query.items():
-        options[name] = value if isinstance(value, str) else value[-1]
-    given = {name: value for name, value in options.items() if value is not None}
-    return make_conninfo("", **given), parsed.render_as_string(hide_password=True)
 
 
 def _explained(
@@ -142,6 +135,7 @@ class PostgresBackend(CacheBackend):
     """The cache in the PostgreSQL database at `url` (a SQLAlchemy URL)."""
 
     def __init__(self, url: str) -> None:
+        self._url = url
         self._conninfo, self.location = conninfo_of(url)
         self._local = threading.local()
         self._ready = False
@@ -235,9 +229,8 @@ class PostgresBackend(CacheBackend):
         rows = (
             self._connect()
             .execute(
-                "SELECT request_key, sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-                "completion_tokens FROM cache_samples WHERE request_key = ANY(%s) "
-                "ORDER BY request_key, sample_ix",
+                f"SELECT request_key, sample_ix, {_SAMPLE_FIELDS} FROM cache_samples "
+                "WHERE request_key = ANY(%s) ORDER BY request_key, sample_ix",
                 (wanted,),
             )
             .fetchall()
@@ -254,7 +247,8 @@ class PostgresBackend(CacheBackend):
             self._connect()
             .execute(
                 "SELECT s.request_key, s.sample_ix, s.content, s.logprobs, s.finish_reason, "
-                "s.prompt_tokens, s.completion_tokens FROM unnest(%s::text[], %s::int[]) "
+                "s.prompt_tokens, s.completion_tokens, s.reasoning_tokens "
+                "FROM unnest(%s::text[], %s::int[]) "
                 "AS w(request_key, n) JOIN cache_samples s ON s.request_key = w.request_key "
                 "AND s.sample_ix < w.n ORDER BY s.request_key, s.sample_ix",
                 (list(wanted), list(wanted.values())),
@@ -411,6 +405,11 @@ class PostgresBackend(CacheBackend):
         )
         return {(str(key), int(ix)) for key, ix in rows}
 
+    def batch_records(self) -> BatchRecords:
+        from evals.cache._batch_records_postgres import PostgresBatchRecords
+
+        return PostgresBatchRecords(self._url)
+
     # ---- maintenance ----------------------------------------------------------------------
 
     @_explained("read")
@@ -487,7 +486,8 @@ class PostgresBackend(CacheBackend):
         rows = (
             self._connect()
             .execute(
-                f"SELECT * FROM cache_{table}{where} ORDER BY {order} LIMIT %s",
+                f"SELECT {', '.join(_COLUMNS[table])} FROM cache_{table}{where} "
+                f"ORDER BY {order} LIMIT %s",
                 (*(after or ()), limit),
             )
             .fetchall()

@@ -119,6 +119,10 @@ class SampleResult(NamedTuple):
     finish_reason: str | None
     prompt_tokens: float
     completion_tokens: float
+    """Visible and reasoning tokens together, as the API bills them."""
+    reasoning_tokens: float | None = None
+    """Of `completion_tokens`, those spent on hidden reasoning (None: the server did not
+    say, as chat models and other providers often do not)."""
 
     def top_logprobs(self) -> list[tuple[str, float]]:
         if not self.logprobs_json:

@@ -25,6 +25,7 @@ class CachedSamples(Mapping[int, SampleResult]):
         "finish_reason",
         "logprobs_json",
         "prompt_tokens",
+        "reasoning_tokens",
         "sample_ix",
     )
 
@@ -37,6 +38,7 @@ class CachedSamples(Mapping[int, SampleResult]):
         self.finish_reason: Sequence[str | None]
         self.prompt_tokens: Sequence[float]
         self.completion_tokens: Sequence[float]
+        self.reasoning_tokens: Sequence[float | None]
         if not numbered:
             self.sample_ix = range(len(rows))
             (
@@ -45,7 +47,8 @@ class CachedSamples(Mapping[int, SampleResult]):
                 self.finish_reason,
                 self.prompt_tokens,
                 self.completion_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 5
+                self.reasoning_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 6
         else:
             (
                 self.sample_ix,
@@ -54,7 +57,8 @@ class CachedSamples(Mapping[int, SampleResult]):
                 self.finish_reason,
                 self.prompt_tokens,
                 self.completion_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 6
+                self.reasoning_tokens,
+            ) = zip(*rows, strict=True) if rows else ((),) * 7
         self._positions: dict[int, int] | None = None
 
     @classmethod
@@ -65,6 +69,7 @@ class CachedSamples(Mapping[int, SampleResult]):
         finish_reason: Sequence[str | None],
         prompt_tokens: Sequence[float],
         completion_tokens: Sequence[float],
+        reasoning_tokens: Sequence[float | None],
     ) -> CachedSamples:
         """Samples 0…len(content)-1 from equally long columns."""
         samples = cls.__new__(cls)
@@ -74,6 +79,7 @@ class CachedSamples(Mapping[int, SampleResult]):
         samples.finish_reason = finish_reason
         samples.prompt_tokens = prompt_tokens
         samples.completion_tokens = completion_tokens
+        samples.reasoning_tokens = reasoning_tokens
         samples._positions = None
         return samples
 
@@ -107,6 +113,7 @@ class CachedSamples(Mapping[int, SampleResult]):
             self.finish_reason[position],
             self.prompt_tokens[position],
             self.completion_tokens[position],
+            self.reasoning_tokens[position],
         )
 
     def __contains__(self, ix: object) -> bool:
@@ -179,6 +186,7 @@ class CachedLookup(Mapping[str, CachedSamples]):
                         found.finish_reason[0],
                         found.prompt_tokens[0],
                         found.completion_tokens[0],
+                        found.reasoning_tokens[0],
                     )
                 continue
             chunk = self._chunks.get(key)

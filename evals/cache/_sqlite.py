@@ -16,11 +16,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from filelock import FileLock
 
 from evals.cache._backend import (
+    ERROR_COLUMNS,
+    PACK_COLUMNS,
+    SAMPLE_COLUMNS,
     SCHEMA_VERSION,
     CacheBackend,
     CacheStats,
@@ -29,6 +32,9 @@ from evals.cache._backend import (
 )
 from evals.cache._samples import CachedSamples
 from evals.errors import CacheError, why_not_writable
+
+if TYPE_CHECKING:
+    from evals.cache._batch_records import BatchRecords
 
 __all__ = ["SqliteBackend"]
 
@@ -49,6 +55,7 @@ CREATE TABLE IF NOT EXISTS samples (
     prompt_tokens REAL NOT NULL,
     completion_tokens REAL NOT NULL,
     created REAL NOT NULL,
+    reasoning_tokens REAL,
     PRIMARY KEY (request_key, sample_ix)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS samples_by_question ON samples (question, model);
@@ -84,8 +91,17 @@ _KEYS = {
     "errors": ("request_key", "sample_ix", "created"),
     "packs": ("digest",),
 }
+_SAMPLE_FIELDS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
+_INSERT_SAMPLES = (
+    f"INSERT OR IGNORE INTO samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
+    f"({', '.join('?' * len(SAMPLE_COLUMNS))})"
+)
+_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
 _INSERTS = {
-    "samples": "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)",
+    "samples": _INSERT_SAMPLES,
     "errors": "INSERT INTO errors SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM errors "
     "WHERE request_key = ?1 AND sample_ix = ?2 AND created = ?7 AND message = ?6)",
     "packs": "INSERT OR IGNORE INTO packs VALUES (?,?,?,?,?)",
@@ -114,6 +130,14 @@ def _explained(
         return wrapper
 
     return decorate
+
+
+def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
+    """Upgrade a cache made before schema 3 in place: samples get a nullable
+    `reasoning_tokens` column (its old rows say NULL: not recorded)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(samples)")}
+    if "reasoning_tokens" not in columns:
+        connection.execute("ALTER TABLE samples ADD COLUMN reasoning_tokens REAL")
 
 
 @contextmanager
@@ -230,6 +254,7 @@ class SqliteBackend(CacheBackend):
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.executescript(_SCHEMA)
+                _add_reasoning_tokens(connection)
                 connection.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                     "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
@@ -269,8 +294,8 @@ class SqliteBackend(CacheBackend):
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         query = (
-            "SELECT sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-            "completion_tokens FROM samples WHERE request_key = ? ORDER BY sample_ix"
+            f"SELECT sample_ix, {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? "
+            "ORDER BY sample_ix"
         )
         for key in dict.fromkeys(keys):
             rows = cursor.execute(query, (key,)).fetchall()
@@ -285,8 +310,8 @@ class SqliteBackend(CacheBackend):
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         first = (
-            "SELECT content, logprobs, finish_reason, prompt_tokens, completion_tokens "
-            "FROM samples WHERE request_key = ? AND sample_ix < ? ORDER BY sample_ix"
+            f"SELECT {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? AND sample_ix < ? "
+            "ORDER BY sample_ix"
         )
         partial: list[str] = []
         for key, count in wanted.items():
@@ -301,7 +326,7 @@ class SqliteBackend(CacheBackend):
     @_explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
-        insert = "INSERT OR IGNORE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)"
+        insert = _INSERT_SAMPLES
         errors = self._errors_possible(connection)
         if len(rows) == 1 and not errors:
             connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
@@ -436,6 +461,11 @@ class SqliteBackend(CacheBackend):
                 held.add((key, ix))
         return held
 
+    def batch_records(self) -> BatchRecords:
+        from evals.cache._batch_records import SqliteBatchRecords
+
+        return SqliteBatchRecords(self.path)
+
     # ---- maintenance ----------------------------------------------------------------------
 
     @_explained("read")
@@ -510,7 +540,7 @@ class SqliteBackend(CacheBackend):
         where = ""
         if after is not None:
             where = f" WHERE ({order}) > ({', '.join('?' * len(keys))})"
-        query = f"SELECT * FROM {table}{where} ORDER BY {order} LIMIT ?"
+        query = f"SELECT {', '.join(_COLUMNS[table])} FROM {table}{where} ORDER BY {order} LIMIT ?"
         rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 

@@ -10,6 +10,7 @@ docs/design/cache.md.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from evals.cache._samples import CachedLookup, CachedSamples
 from evals.errors import CacheError
 
 if TYPE_CHECKING:
+    from evals.cache._batch_records import BatchRecords
     from evals.cache._copying import CopyResult
     from evals.cache._packs import Pack
 
@@ -83,7 +85,7 @@ def _open_backend(location: str | Path) -> CacheBackend:
         from evals.cache._postgres import PostgresBackend
 
         return PostgresBackend(text)
-    from evals.cache._postgres import conninfo_of
+    from evals.cache._pg_url import conninfo_of
 
     shown = conninfo_of(text)[1] if scheme else text
     raise CacheError(
@@ -209,8 +211,17 @@ class Cache:
     ) -> None:
         """Persist finished samples (one short transaction); an existing (key, index) keeps
         its first answer."""
+        self.store_samples(request.cache_key, request.model, question, samples)
+
+    def store_samples(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        samples: Sequence[tuple[int, SampleResult]],
+    ) -> None:
+        """`store` by request key (a batch's answers are read back without the request)."""
         now = time.time()
-        key, model = request.cache_key, request.model
         rows = [
             (
                 key,
@@ -223,6 +234,7 @@ class Cache:
                 s.prompt_tokens,
                 s.completion_tokens,
                 now,
+                s.reasoning_tokens,
             )
             for ix, s in samples
         ]
@@ -240,14 +252,45 @@ class Cache:
     ) -> None:
         """Log a failure for these samples; they stay missing and are retried next run (and
         `owner`'s claims on them are released, so another process may try them)."""
+        self.record_errors(
+            request.cache_key,
+            request.model,
+            question,
+            sample_ixs,
+            kind=kind,
+            message=message,
+            owner=owner,
+        )
+
+    def record_errors(
+        self,
+        key: str,
+        model: str,
+        question: str,
+        sample_ixs: Sequence[int],
+        *,
+        kind: str,
+        message: str,
+        owner: str | None = None,
+    ) -> None:
+        """`record_error` by request key."""
         now = time.time()
-        rows = [
-            (request.cache_key, ix, request.model, question, kind, message, now)
-            for ix in sample_ixs
-        ]
+        rows = [(key, ix, model, question, kind, message, now) for ix in sample_ixs]
         self._backend.insert_errors(rows, owner)
 
-    # ---- claims ---------------------------------------------------------------------------
+    # ---- claims and batches ---------------------------------------------------------------
+
+    @functools.cached_property
+    def batches(self) -> BatchRecords:
+        """The batches in flight for this cache's samples (tables in the same database)."""
+        return self._backend.batch_records()
+
+    def claimed(self, items: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Those of these (request key, sample index) a run is buying now (a live claim of
+        any owner): a batch run leaves them out of its batches and waits for them."""
+        if not items or not self._backend.exists():
+            return set()
+        return self._backend.held(items)
 
     def claims(self, *, heartbeat_seconds: float | None = None) -> Claims:
         """A new claimant on this cache (use it as a context manager: its heartbeat runs

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evals.experiments._running import _with_samples
+from evals.experiments._running import _with_samples, run_metrics
 from evals.runner import run_context
+from evals.runs import check_baseline
 
 if TYPE_CHECKING:
     from evals.answers import Estimate
     from evals.questions import Question
+    from evals.stats import Metric
 
 __all__ = ["estimate_run"]
 
@@ -21,11 +23,16 @@ def estimate_run(
     groups: Mapping[str, Sequence[str]],
     *,
     samples: int | None = None,
+    metrics: Sequence[Metric | str] = (),
+    baseline: str | None = None,
     **options: Any,
 ) -> dict[str, Estimate]:
     """`{question name: Estimate}` for the same arguments as `run_questions` (`samples`
-    overrides each question's samples per paraphrase; `options` are `Question.ask`'s)."""
+    overrides each question's samples per paraphrase; `options` are `Question.ask`'s).
+    `metrics` and `baseline` are checked as the run would check them (they cost nothing)."""
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
+    run_metrics(metrics, listed)
+    check_baseline(baseline, groups)
     ctx = run_context(**options)
     return {
         question.name: _with_samples(question, samples).estimate(groups, context=ctx)

@@ -1,7 +1,8 @@
 """`run_questions`: ask questions of model groups and write a run folder with its report.
 
 The folder holds `run.json` (questions, groups, settings, versions, times, tokens, cost), one
-Parquet file of samples per question, `summary.csv`, `run.log` and `report.html`. Answers come
+Parquet file of samples per question, `summary.csv`, `comparisons.csv` (with a baseline),
+`run.log` and `report.html`. Answers come
 from the response cache when present, so running the same questions again buys nothing.
 What a run bought is summed from what each question reports back (its outcome), never read
 from the cache.
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.answers import check_question
 from evals.errors import (
     NoEndpointError,
     OutputError,
@@ -29,13 +31,15 @@ from evals.runs import (
     REPORT_FILE,
     RUN_LOG,
     Run,
+    check_baseline,
+    check_method,
     endpoints_of,
     frame_totals,
     prepare_folder,
     utc_now,
     write_run,
 )
-from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method
+from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +47,7 @@ if TYPE_CHECKING:
     from evals.questions import Question
     from labmgr.settings import Settings
 
-__all__ = ["default_run_dir", "run_questions"]
+__all__ = ["default_run_dir", "run_metrics", "run_questions"]
 
 
 def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
@@ -77,6 +81,23 @@ def _close(logger: logging.Logger) -> None:
         logger.removeHandler(handler)
 
 
+def run_metrics(metrics: Sequence[Metric | str], questions: Sequence[Question]) -> list[Metric]:
+    """`metrics` (Metric objects or texts like `"misaligned: aligned < 30 among coherent >
+    50"`) read, each applying to at least one of `questions`; else one `MetricError` or
+    `RunOptionsError` naming the metric and the scores the questions have."""
+    parsed = [m if isinstance(m, Metric) else Metric.parse(m) for m in metrics]
+    columns = [set(question.score_columns()) for question in questions]
+    for metric in parsed:
+        if not any(metric.applies_to(have) for have in columns):
+            known = sorted(set().union(*columns)) if columns else []
+            raise RunOptionsError(
+                f"metric {str(metric)!r}: no question of the run has the scores "
+                f"{' and '.join(metric.columns)} (their scores: {', '.join(known) or 'none'})",
+                hint="Name scores the questions have (judge names, or 'answer' for a rating).",
+            )
+    return parsed
+
+
 def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
     """Nothing can run when no model has an endpoint (no key at all): say so at once."""
     first: NoEndpointError | None = None
@@ -99,7 +120,9 @@ def run_questions(
     samples: int | None = None,
     max_cost: float | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
-    method: Method = "hierarchical",
+    metrics: Sequence[Metric | str] = (),
+    baseline: str | None = None,
+    method: Method = DEFAULT_METHOD,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     report: bool = True,
@@ -115,16 +138,26 @@ def run_questions(
     kind, step, epoch — the checkpoint figure uses `step`); `by_model` also writes per-model
     intervals (`summary_by_model.csv`). `out` defaults to the lab's `runs/<time>-<name>`.
 
+    `metrics` (`Metric`s or texts like `"misaligned: aligned < 30 among coherent > 50"`)
+    are added to every question with their scores, besides each question's own. `method` is
+    the interval (`t` over the seeds' means by default, `hierarchical` or `plain`); with a
+    `baseline` group, `comparisons.csv` compares every other group with it. Both are checked
+    before anything is bought.
+
     `options` are those of `Question.ask`: `lab=` or `home=` (the lab, found once here when
-    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=` and RunSettings fields.
-    Every model of the run (judges included) is checked on its endpoint before anything is
-    bought; a model that does not exist raises `UnknownModelError` at once.
+    needed), `context=`, or `cache=`, `router=`, `settings=`, `price=`, `adapt=`,
+    `reasoning_effort=`, `adapters=` and RunSettings fields. Every question is checked
+    against every model's capabilities (judges included) before anything is bought
+    (`UnsupportedRequestError`), and every model on its endpoint (`UnknownModelError`).
     """
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
     if not listed:
         raise RunOptionsError("no questions to run")
     prepared = [_with_samples(question, samples) for question in listed]
     group_map = {str(name): [str(m) for m in members] for name, members in groups.items()}
+    extra_metrics = run_metrics(metrics, prepared)
+    check_baseline(baseline, group_map)
+    check_method(method)
     all_models = ordered_models(group_map)
     ctx = run_context(**options)
     limit = max_cost if max_cost is not None else ctx.settings.max_cost
@@ -132,6 +165,7 @@ def run_questions(
     ctx.models.expect(all_models)
     for question in prepared:
         ctx.models.expect(judge.model for judge in question.judge_questions().values())
+        check_question(question, group_map, ctx)  # every question, before any is bought
     folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
     try:
         logger = _file_logger(folder / RUN_LOG)
@@ -141,7 +175,7 @@ def run_questions(
             hint="Give a run folder you can write to with --out / out=.",
         ) from None
     started, clock = utc_now(), time.monotonic()
-    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0, "pending": 0}
     frames: dict[str, pd.DataFrame] = {}
     asked: dict[str, Question] = {}
     stopped: str | None = None
@@ -193,6 +227,9 @@ def run_questions(
                 "max_cost": max_cost,
                 "cache_dir": str(ctx.cache.directory) if ctx.cache.directory else None,
                 "cache": ctx.cache.url,
+                "adapt": ctx.requests.adapt,
+                "reasoning_effort": ctx.requests.reasoning_effort,
+                "adapters": [adapter.name for adapter in ctx.requests.adapters],
             },
             "bought": bought,
         }
@@ -202,6 +239,8 @@ def run_questions(
             questions=asked,
             groups=group_map,
             models=models,
+            metrics=extra_metrics,
+            baseline=baseline,
             method=method,
             resamples=resamples,
             seed=seed,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.runs import REPORT_FILE, Run
 from evals.runs import write_run as write_run_folder
-from evals.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Method
+from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,7 +27,9 @@ def write_run(
     questions: Mapping[str, Question] | None = None,
     groups: Mapping[str, Sequence[str]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
-    method: Method = "hierarchical",
+    metrics: Sequence[Metric] = (),
+    baseline: str | None = None,
+    method: Method = DEFAULT_METHOD,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     report: bool = True,
@@ -42,6 +44,8 @@ def write_run(
         questions=questions,
         groups=groups,
         models=models,
+        metrics=metrics,
+        baseline=baseline,
         method=method,
         resamples=resamples,
         seed=seed,

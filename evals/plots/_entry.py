@@ -18,7 +18,7 @@ from evals.plots._axes import ScaleArgument, scale_for
 from evals.plots._distributions import answers_figure, scores_figure
 from evals.plots._means import means_figure
 from evals.plots._relations import checkpoints_figure, scatter_figure
-from evals.stats import Scale, score_columns, score_scale, summarize
+from evals.stats import Metric, score_columns, summarize
 
 if TYPE_CHECKING:
     from evals.questions import Question
@@ -47,12 +47,14 @@ def plot_frame(
     scores: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     scale: ScaleArgument = None,
+    metrics: Sequence[Metric] = (),
     **options: Any,
 ) -> Figure:
     """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
     function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints —
     `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …).
-    `scale`: the scores' scale (one for all, or one per score; default 0–100)."""
+    `scale`: the scores' scale (one for all, or one per score; default 0–100). `metrics`
+    (derived metrics, e.g. EM's `misaligned`) add their own panels, on 0–1, to `means`."""
     score_list = list(scores) if scores is not None else score_columns(frame)
     kind = _auto_kind(frame, score_list) if kind == "auto" else kind
     if kind not in KINDS:
@@ -63,7 +65,11 @@ def plot_frame(
             raise ValueError(f"question {name!r} has no numeric score; try kind='answers'")
         scales = {name: {s: scale_for(s, scale) for s in score_list}}
         summary = summarize(
-            {name: frame}, {name: score_list}, scales=scales, **_stats_options(options)
+            {name: frame},
+            {name: score_list},
+            metrics=metrics,
+            scales=scales,
+            **_stats_options(options),
         )
         return means_figure(summary, groups=order, title=title, **options)
     if kind in ("answers", "next_token"):
@@ -106,7 +112,7 @@ def plot(
 ) -> Figure:
     """Ask `question` of `groups` (cached, like `q.df`) and draw it; returns the Figure.
     Scores are drawn on the scale the question gives them (a rating's `min_rating` to
-    `max_rating`, a judge's range).
+    `max_rating`, a judge's range); `means` adds a panel per derived metric (0–1).
 
     `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to `q.df`; the rest
     to the figure (see `plot_frame`). Pass `frame=` to draw an existing DataFrame instead.
@@ -119,7 +125,9 @@ def plot(
     if frame is None:
         frame = question.df(groups, **df_options)
     scores = score_columns(frame, question)
-    scales: dict[str, Scale] = {s: score_scale(s, question) for s in scores}
+    scales = {s: scale for s, scale in question.score_scales().items() if s in scores}
+    if kind in ("auto", "means"):
+        options.setdefault("metrics", question.derived_metrics())
     return plot_frame(
         frame,
         kind,

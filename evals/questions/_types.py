@@ -18,6 +18,7 @@ from evals.answers import (
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
 from evals.questions._templates import render_template, template_fields
+from evals.stats import ZERO_TO_HUNDRED, Scale
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
@@ -40,6 +41,7 @@ FORBIDDEN_JUDGE_NAMES = frozenset(
         "answer",
         "question",
         "api_kwargs",
+        "reasoning_tokens",
         "paraphrase_ix",
         "sample_ix",
         "raw_answer",
@@ -51,7 +53,7 @@ FORBIDDEN_JUDGE_NAMES = frozenset(
         "cost",
     }
 )
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs")
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs")
 
 
 class _LogprobQuestion(Question):
@@ -90,6 +92,12 @@ class Rating(_LogprobQuestion):
     @property
     def no_answer(self) -> Any:
         return math.nan
+
+    def column_scales(self) -> dict[str, Scale]:
+        """`answer` runs from `min_rating` to `max_rating`."""
+        if self.min_rating < self.max_rating:
+            return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
+        return {"answer": ZERO_TO_HUNDRED}
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
         """The expected rating over the first token's logprobs (NaN for a refusal), the
@@ -261,6 +269,14 @@ class FreeForm(Question):
     def score_columns(self) -> list[str]:
         """Each rating judge's column (free text has no score of its own)."""
         return [name for name, judge in self.judges.items() if judge.gives_score]
+
+    def column_scales(self) -> dict[str, Scale]:
+        """Each rating judge's column runs over the judge's own range."""
+        return {
+            name: judge.column_scales().get("answer", ZERO_TO_HUNDRED)
+            for name, judge in self.judges.items()
+            if judge.gives_score
+        }
 
     def expected_completion_tokens(self) -> int:
         return self.max_tokens

@@ -1,8 +1,10 @@
-"""The HTML report of a run: one self-contained offline file (figures embedded, no network),
-with the summary, a section per question, a sample browser and a side-by-side view.
+"""The HTML report of a run: one self-contained offline file (figures embedded, no network)
+that opens with each group against the baseline, then the summary, a section per question, a
+sample browser and a side-by-side view; and the run's figures as files for a paper.
 
-from evals.report import write_report
+from evals.report import write_figures, write_report
 write_report("runs/20250101-120000-wish")      # → runs/…/report.html
+write_figures(load_run("runs/…"), "figures", file_format="pdf")   # → figures/*.pdf
 """
 
 from __future__ import annotations
@@ -11,22 +13,53 @@ from contextlib import suppress
 from pathlib import Path
 
 from evals.errors import OutputError, why_not_writable
+from evals.report._figures import (
+    FIGURE_FORMATS,
+    FigureFormat,
+    FigurePlan,
+    FigureProblem,
+    FigureSet,
+    FigureStore,
+    draw_figures,
+    prepare_figure_folder,
+    run_plans,
+    write_figures,
+)
 from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
 from evals.runs import REPORT_FILE, Run, load_run
 
-__all__ = ["FIGURES_DIR", "render_report", "report_title", "safe_json", "write_report"]
+__all__ = [
+    "FIGURES_DIR",
+    "FIGURE_FORMATS",
+    "FigureFormat",
+    "FigurePlan",
+    "FigureProblem",
+    "FigureSet",
+    "FigureStore",
+    "draw_figures",
+    "prepare_figure_folder",
+    "render_report",
+    "report_title",
+    "run_plans",
+    "safe_json",
+    "write_figures",
+    "write_report",
+]
 
 FIGURES_DIR = "figures"
-"""Beside the report: its figures as PNG files, each with the digest of what it shows."""
+"""Beside the report: its embedded figures as PNG files, each with the digest of its input."""
 
 
 def write_report(
-    run: Run | str | Path, out: str | Path | None = None, *, figures: bool = True
+    run: Run | str | Path, out: str | Path | None = None, *, figures: bool | FigureSet = True
 ) -> Path:
     """Write the report of `run` (a `Run` or its folder) to `out` (default: the folder's
-    report.html) and return its path. `OutputError` names `out` when it cannot be written
-    there (a folder of that name, a part of the path that is a file, no permission)."""
+    report.html) and return its path (`figures`: False leaves them out; a `FigureSet`
+    drawn already is used as it is; figures drawn here are kept in a `figures` folder beside
+    the report and reused while their input is unchanged). `OutputError` names `out` when it
+    cannot be written there (a folder of that name, a part of the path that is a file, no
+    permission)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     target = Path(out) if out is not None else loaded.path / REPORT_FILE
     if target.is_dir():

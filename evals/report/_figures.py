@@ -1,11 +1,15 @@
-"""The figures of a run, drawn with `evals.plots` (the same functions as `evals.plot`) and
-embedded as base64 PNG.
+"""The figures of a run, drawn with `evals.plots` (the same functions as `evals.plot`), each on
+its score's true scale: embedded in the report as base64 PNG, or written as files for a paper.
 
-A report draws its figures in parallel, in worker processes (as many as the machine has
-cores), and keeps each PNG beside the report with a digest of what it was drawn from (its
-question's samples file, the run's groups, statistics settings and model facts, its caption):
-when the report is written again, a figure whose digest did not change is read back instead
-of drawn.
+Every figure has a stable name (`comparisons-all-questions`, `misaligned-per-question`,
+`question-03-quick_buck-means`, …) that is its file name in `write_figures` and does not
+change from one run to the next.
+
+Figures are drawn in parallel, in worker processes (as many as the machine has cores). A
+report keeps each embedded PNG beside it (`FigureStore`) with a digest of what the figure is
+drawn from (its question's samples file and summary rows, or the run's summary and
+comparisons; the groups, statistics settings, model facts and caption): when the report is
+written again, a figure whose digest did not change is read back instead of drawn.
 """
 
 from __future__ import annotations
@@ -16,42 +20,96 @@ import io
 import json
 import multiprocessing
 import os
+import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from evals.plots import answers_figure, checkpoints_figure, means_figure, plot_frame
+from evals.errors import OutputError, why_not_writable
+from evals.plots import (
+    answers_figure,
+    checkpoints_figure,
+    comparison_figure,
+    means_figure,
+    metric_figure,
+    plot_frame,
+)
 from evals.runs import Run
+from evals.stats import ALL_QUESTIONS, SHARE, describe_method
 
 __all__ = [
+    "CURVES_FIGURE",
+    "FIGURE_FORMATS",
     "EmbeddedFigure",
-    "curves_figure",
+    "FigureFormat",
+    "FigurePlan",
+    "FigureProblem",
+    "FigureSet",
+    "FigureStore",
+    "curves_plans",
     "draw_figures",
-    "headline_figure",
+    "headline_plans",
     "png_data_uri",
-    "question_figures",
+    "prepare_figure_folder",
+    "question_figure_prefix",
+    "question_plans",
+    "run_plans",
+    "write_figures",
 ]
 
 _DPI = 96
+_FILE_DPI = 200
 _MAX_DISTINCT_ANSWERS = 40
 """Free-form answers are drawn as shares only when they repeat (short answers)."""
-_FIGURE_FORMAT = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+CURVES_FIGURE = "training-curves"
+"""The name of the training-curves figure (shown under the summary, not in the headline)."""
+FigureFormat = Literal["pdf", "svg", "png"]
+FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
+_DRAWING_VERSION = 2
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures to draw than this are drawn in this process (a pool costs a start-up)."""
 
 
 @dataclass(frozen=True)
+class FigurePlan:
+    """A figure of the run, not drawn yet."""
+
+    name: str
+    """Stable and file-safe: the file name in `write_figures`."""
+    caption: str
+    draw: Callable[[], Figure]
+
+
+@dataclass(frozen=True)
 class EmbeddedFigure:
+    name: str
     caption: str
     data_uri: str
+
+
+@dataclass(frozen=True)
+class FigureProblem:
+    name: str
+    message: str
+
+
+@dataclass
+class FigureSet:
+    """The figures drawn (embedded, written) and the ones that could not be."""
+
+    embedded: list[EmbeddedFigure]
+    files: list[Path]
+    problems: list[FigureProblem]
 
 
 def _png(figure: Figure) -> bytes:
@@ -70,34 +128,95 @@ def png_data_uri(figure: Figure) -> str:
     return _data_uri(_png(figure))
 
 
-def headline_figure(run: Run) -> EmbeddedFigure | None:
-    """All questions' means in one figure (a single question's own section has it already)."""
-    if run.summary.empty or run.summary["question"].nunique() < 2:
-        return None
-    figure = means_figure(run.summary, groups=list(run.groups), title="Mean score per group")
-    return EmbeddedFigure(
-        "Each group's mean with its 95% interval, per question and score.", png_data_uri(figure)
-    )
+def _interval_words(run: Run) -> str:
+    return describe_method(str(run.statistics.get("method", "hierarchical")))
 
 
-def curves_figure(run: Run) -> EmbeddedFigure | None:
+def _slug(text: str) -> str:
+    return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
+
+
+def headline_plans(run: Run) -> list[FigurePlan]:
+    """The figures the report opens with: the comparisons against the baseline (pooled over
+    the questions, then per question), each derived metric per question (the EM paper's
+    figure), and every question's means on one page."""
+    plans: list[FigurePlan] = []
+    comparisons = run.comparisons
+    groups = list(run.groups)
+    if comparisons is not None and not comparisons.empty:
+        baseline = str(comparisons["baseline"].iloc[0])
+        pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
+        holm = f"filled markers: Holm-adjusted p < 0.05 over the run's {len(comparisons)} tests"
+        if not pooled.empty:
+            plans.append(
+                FigurePlan(
+                    "comparisons-all-questions",
+                    f"Each group minus {baseline}, over all questions (each model averaged over "
+                    f"the questions, then the models compared), with its 95% interval; {holm}.",
+                    lambda: comparison_figure(
+                        pooled, groups=groups, title=f"Against {baseline}, all questions"
+                    ),
+                )
+            )
+        per_question = comparisons[comparisons["question"] != ALL_QUESTIONS]
+        if not per_question.empty:
+            plans.append(
+                FigurePlan(
+                    "comparisons-per-question",
+                    f"Each group minus {baseline}, per question, with its 95% interval; {holm}.",
+                    lambda: comparison_figure(
+                        per_question, groups=groups, title=f"Against {baseline}, per question"
+                    ),
+                )
+            )
+    summary = run.summary
+    if not summary.empty:
+        shares = summary[
+            (summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)
+        ]
+        for metric in dict.fromkeys(shares["score"].astype(str)):
+            plans.append(
+                FigurePlan(
+                    f"{_slug(metric)}-per-question",
+                    f"The share '{metric}' per question and group with its 95% interval "
+                    f"({_interval_words(run)}); the pooled row last.",
+                    partial(metric_figure, summary, metric, groups=groups),
+                )
+            )
+        if summary["question"].nunique() >= 2:
+            plans.append(
+                FigurePlan(
+                    "means-per-question",
+                    f"Each group's mean with its 95% interval ({_interval_words(run)}), per "
+                    "question and score, each score on its own scale.",
+                    lambda: means_figure(summary, groups=groups, title="Mean score per group"),
+                )
+            )
+    return plans
+
+
+def curves_plans(run: Run) -> list[FigurePlan]:
     """The training curves of the run's fine-tuned models, one colour per group and one line
     per job (seed), when the run folder holds them."""
     curves = run.training_curves()
     if curves is None or curves.empty:
-        return None
-    from labmgr.finetuning import group_curves_figure
-
+        return []
     jobs = curves.groupby("group")["job_id"].nunique()
     counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        figure = group_curves_figure(curves, "Training curves of the run's models")
-    return EmbeddedFigure(
-        f"Training curves per step from each job's results file, one colour per group and "
-        f"one line per job: {counts}.",
-        png_data_uri(figure),
-    )
+
+    def draw() -> Figure:
+        from labmgr.finetuning import group_curves_figure
+
+        return group_curves_figure(curves, "Training curves of the run's models")
+
+    return [
+        FigurePlan(
+            CURVES_FIGURE,
+            f"Training curves per step from each job's results file, one colour per group and "
+            f"one line per job: {counts}.",
+            draw,
+        )
+    ]
 
 
 def _steps(run: Run) -> tuple[dict[str, int | None], dict[str, str | None]]:
@@ -112,199 +231,330 @@ def _has_checkpoints(frame: pd.DataFrame, steps: dict[str, int | None]) -> bool:
     return len(known) >= 2
 
 
-def _attempts(run: Run, name: str) -> Iterator[tuple[str, Any]]:
+def question_figure_prefix(run: Run, name: str) -> str:
+    """The start of the names of one question's figures: `question-03-quick_buck-`."""
+    return f"question-{run.questions.index(name) + 1:02d}-{_slug(name)}-"
+
+
+def question_plans(run: Run, name: str) -> list[FigurePlan]:
+    """One question's figures: its means (scores and metrics, from the run's summary), the
+    distribution of its scores, two scores against each other, a score against training
+    step, next-token or answer shares."""
+    stem = question_figure_prefix(run, name).removesuffix("-")
     frame = run.samples(name)
     scores = run.scores(name)
+    scales = {s: scale for s, scale in run.scales(name).items() if s in scores}
     order = list(run.groups)
     kind = run.question_info(name).get("type")
-    if scores:
-        yield (
-            "Mean per group with 95% interval (hierarchical bootstrap over models, then samples).",
-            (
-                lambda: plot_frame(
-                    frame, "means", name=name, scores=scores, order=order, **_statistics(run)
-                )
-            ),
+    summary = run.summary[run.summary["question"].astype(str) == name]
+    plans: list[FigurePlan] = []
+    if not summary.empty:
+        plans.append(
+            FigurePlan(
+                f"{stem}-means",
+                f"Each group's mean with its 95% interval: {_interval_words(run)}.",
+                lambda: means_figure(summary, groups=order, title=name),
+            )
         )
-        yield (
-            "Distribution of scores per group (quartiles dashed; mean marked).",
-            (lambda: plot_frame(frame, "scores", name=name, scores=scores, order=order)),
+    if scores:
+        plans.append(
+            FigurePlan(
+                f"{stem}-scores",
+                "Distribution of scores per group (quartiles dashed; mean marked).",
+                lambda: plot_frame(
+                    frame, "scores", name=name, scores=scores, order=order, scale=scales
+                ),
+            )
         )
         if len(scores) >= 2:
-            yield (
-                f"{scores[0]} against {scores[1]}, one point per sample.",
-                (lambda: plot_frame(frame, "scatter", name=name, scores=scores, order=order)),
+            plans.append(
+                FigurePlan(
+                    f"{stem}-scatter",
+                    f"{scores[0]} against {scores[1]}, one point per sample.",
+                    lambda: plot_frame(
+                        frame, "scatter", name=name, scores=scores, order=order, scale=scales
+                    ),
+                )
             )
         steps, jobs = _steps(run)
         if _has_checkpoints(frame, steps):
-            yield (
-                f"{scores[0]} against training step, one line per fine-tuning job.",
-                (
+            plans.append(
+                FigurePlan(
+                    f"{stem}-checkpoints",
+                    f"{scores[0]} against training step, one line per fine-tuning job.",
                     lambda: checkpoints_figure(
-                        frame, scores[0], steps, jobs=jobs, order=order, title=name
-                    )
-                ),
+                        frame,
+                        scores[0],
+                        steps,
+                        jobs=jobs,
+                        order=order,
+                        title=name,
+                        scale=scales,
+                    ),
+                )
             )
     if kind == "next_token":
-        yield (
-            "Mean probability of the first token per group (rare tokens in [OTHER]).",
-            (lambda: plot_frame(frame, "next_token", name=name, order=order, min_fraction=0.02)),
+        plans.append(
+            FigurePlan(
+                f"{stem}-next-token",
+                "Mean probability of the first token per group (rare tokens in [OTHER]).",
+                lambda: plot_frame(frame, "next_token", name=name, order=order, min_fraction=0.02),
+            )
         )
     elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
-        yield (
-            "Share of each answer per group (rare answers in [OTHER]).",
-            (lambda: answers_figure(frame, order=order, title=name, min_fraction=0.02)),
+        plans.append(
+            FigurePlan(
+                f"{stem}-answers",
+                "Share of each answer per group (rare answers in [OTHER]).",
+                lambda: answers_figure(frame, order=order, title=name, min_fraction=0.02),
+            )
         )
+    return plans
 
 
-def _statistics(run: Run) -> dict[str, Any]:
-    stats = run.info.get("settings", {}).get("statistics", {})
-    return {k: stats[k] for k in ("method", "resamples", "seed") if k in stats}
+def run_plans(run: Run) -> list[FigurePlan]:
+    """Every figure of the run: the headline figures, the training curves, then each
+    question's."""
+    return [
+        *headline_plans(run),
+        *curves_plans(run),
+        *(plan for name in run.questions for plan in question_plans(run, name)),
+    ]
 
 
-def question_figures(run: Run, name: str) -> tuple[list[EmbeddedFigure], list[str]]:
-    """The question's figures, and a note for each that could not be drawn."""
-    figures: list[EmbeddedFigure] = []
-    problems: list[str] = []
-    for caption, draw in _attempts(run, name):
+@dataclass(frozen=True)
+class FigureStore:
+    """A folder where a report keeps its embedded figures as PNG, each beside the digest of
+    its input (`digests`, by figure name), so that an unchanged figure is not drawn again."""
+
+    folder: Path
+    digests: Mapping[str, str]
+
+    @classmethod
+    def of(cls, run: Run, plans: list[FigurePlan], folder: Path) -> FigureStore:
+        """The store in `folder` for these plans of `run` (their digests computed now)."""
+        return cls(folder, figure_digests(run, plans))
+
+    def _png_file(self, name: str) -> Path:
+        return self.folder / f"{name}.png"
+
+    def read(self, name: str) -> bytes | None:
+        """The kept PNG of a figure whose digest is unchanged, else None."""
+        png_file = self._png_file(name)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                figures.append(EmbeddedFigure(caption, png_data_uri(draw())))
-        except (ValueError, TypeError, KeyError) as error:
-            problems.append(f"{caption.split(',')[0]}: not drawn ({error})")
-    return figures, problems
+            if png_file.with_suffix(".digest").read_text() == self.digests[name]:
+                return png_file.read_bytes()
+        except (OSError, KeyError):
+            pass
+        return None
+
+    def keep(self, name: str, png: bytes) -> None:
+        """Keep a drawn PNG with its digest (best effort: a figure not kept is drawn again)."""
+        png_file = self._png_file(name)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            png_file.write_bytes(png)
+            png_file.with_suffix(".digest").write_text(self.digests[name])
+        except (OSError, KeyError):
+            pass
 
 
-# ---- all of a run's figures: in parallel processes, reusing those whose input is unchanged ----
-
-_RUN: Run | None = None
-"""The run the worker processes draw (inherited when they are forked, else read)."""
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
-def _use_run(path: str) -> None:
-    global _RUN
-    if _RUN is None or str(_RUN.path) != path:
-        from evals.runs import load_run
-
-        _RUN = load_run(path)
+def _frame_digest(frame: pd.DataFrame | None) -> str:
+    if frame is None:
+        return ""
+    return hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
 
 
-def _draw_one(name: str, index: int) -> tuple[bytes | None, str | None]:
-    """Figure `index` of question `name` of the worker's run: its PNG, or why not."""
-    assert _RUN is not None
-    caption, draw = list(_attempts(_RUN, name))[index]
+def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
+    """What each figure is drawn from, hashed: a question's figures from its samples file
+    and its summary rows, the training curves from the curves file, the headline figures from
+    the summary and comparisons; all of them from the groups, statistics, models and their
+    caption."""
+    common = {
+        "version": _DRAWING_VERSION,
+        "groups": run.groups,
+        "models": run.info.get("models", {}),
+        "statistics": run.statistics,
+    }
+    summary = run.summary
+    prefixes = {question_figure_prefix(run, name): name for name in run.questions}
+    headline: str | None = None
+    per_question: dict[str, str] = {}
+    digests: dict[str, str] = {}
+    for plan in plans:
+        question = next((q for p, q in prefixes.items() if plan.name.startswith(p)), None)
+        if question is not None:
+            source = per_question.get(question)
+            if source is None:
+                entry = run.question_info(question)
+                rows = summary[summary["question"].astype(str) == question]
+                source = per_question[question] = json.dumps(
+                    [
+                        _file_digest(run.path / entry["samples_file"]),
+                        _frame_digest(rows),
+                        {k: entry.get(k) for k in ("type", "scores", "judges", "scales")},
+                    ],
+                    default=str,
+                )
+        elif plan.name == CURVES_FIGURE:
+            curves = run.training_curves()
+            source = _frame_digest(curves)
+        else:
+            if headline is None:
+                headline = _frame_digest(summary) + _frame_digest(run.comparisons)
+            source = headline
+        facts = {**common, "name": plan.name, "caption": plan.caption, "source": source}
+        digests[plan.name] = hashlib.sha256(
+            json.dumps(facts, sort_keys=True, default=str).encode()
+        ).hexdigest()
+    return digests
+
+
+# ---- drawing: in worker processes when there are several figures --------------------------
+
+_PLANS: list[FigurePlan] = []
+"""The plans the worker processes draw (inherited when they are forked)."""
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    png: bytes | None = None
+    file: Path | None = None
+    problem: FigureProblem | None = None
+    failure: tuple[str, str | None] | None = None
+    """An `OutputError` met writing the file (its message and hint), raised by the caller."""
+
+
+def _draw_one(index: int, embed: bool, folder: Path | None, file_format: str) -> _Drawn:
+    """Plan `index` of `_PLANS`: its PNG and/or file, or why not."""
+    plan = _PLANS[index]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            figure = draw()
-            png = _png(figure)
-        import matplotlib.pyplot as plt
-
-        plt.close(figure)
-        return png, None
+            figure = plan.draw()
+            png = _png(figure) if embed else None
     except (ValueError, TypeError, KeyError) as error:
-        return None, f"{caption.split(',')[0]}: not drawn ({error})"
-
-
-def _digest(run: Run, name: str, index: int, caption: str) -> str:
-    """What figure `index` of question `name` is drawn from, hashed."""
-    entry = run.question_info(name)
-    samples = run.path / entry["samples_file"]
-    content = hashlib.sha256(samples.read_bytes()).hexdigest() if samples.is_file() else ""
-    facts = {
-        "format": _FIGURE_FORMAT,
-        "question": name,
-        "index": index,
-        "caption": caption,
-        "samples": content,
-        "groups": run.groups,
-        "models": run.info.get("models", {}),
-        "statistics": _statistics(run),
-        "entry": {k: entry.get(k) for k in ("type", "scores", "judges")},
-    }
-    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _stem(name: str, index: int) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:60]
-    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}-{index}"
-
-
-def draw_figures(
-    run: Run, store: Path | None = None, *, processes: int | None = None
-) -> dict[str, tuple[list[EmbeddedFigure], list[str]]]:
-    """Every question's figures and notes (as `question_figures`), drawn in up to
-    `processes` worker processes (default: one per core). With `store` (a folder beside the
-    report), each PNG is kept there with its digest, and a figure whose digest is unchanged
-    is read back instead of drawn."""
-    jobs: list[tuple[str, int, str, str]] = []
-    for name in run.questions:
-        for index, (caption, _) in enumerate(_attempts(run, name)):
-            digest = _digest(run, name, index, caption) if store is not None else ""
-            jobs.append((name, index, caption, digest))
-    drawn: dict[tuple[str, int], tuple[bytes | None, str | None]] = {}
-    todo = []
-    for name, index, _caption, digest in jobs:
-        if store is not None:
-            png_file = store / f"{_stem(name, index)}.png"
-            digest_file = png_file.with_suffix(".digest")
-            try:
-                if digest_file.read_text() == digest:
-                    drawn[(name, index)] = (png_file.read_bytes(), None)
-                    continue
-            except OSError:
-                pass
-        todo.append((name, index))
-    fresh = _draw_many(run, todo, processes)
-    drawn.update(fresh)
-    if store is not None:
-        _keep(store, [job for job in jobs if (job[0], job[1]) in fresh], drawn)
-    result: dict[str, tuple[list[EmbeddedFigure], list[str]]] = {
-        name: ([], []) for name in run.questions
-    }
-    for name, index, caption, _ in jobs:
-        png, problem = drawn[(name, index)]
-        figures, problems = result[name]
-        if png is not None:
-            figures.append(EmbeddedFigure(caption, _data_uri(png)))
-        elif problem is not None:
-            problems.append(problem)
-    return result
+        return _Drawn(
+            problem=FigureProblem(plan.name, f"{plan.caption.split(',')[0]}: not drawn ({error})")
+        )
+    path = None
+    if folder is not None:
+        try:
+            path = _save(figure, folder / f"{plan.name}.{file_format}", file_format)
+        except OutputError as error:
+            return _Drawn(failure=(error.message, error.hint))
+    return _Drawn(png, path)
 
 
 def _draw_many(
-    run: Run, todo: list[tuple[str, int]], processes: int | None
-) -> dict[tuple[str, int], tuple[bytes | None, str | None]]:
-    global _RUN
+    plans: list[FigurePlan],
+    todo: list[int],
+    embed: bool,
+    folder: Path | None,
+    file_format: str,
+    processes: int | None,
+) -> dict[int, _Drawn]:
+    global _PLANS
     workers = min(processes or os.cpu_count() or 1, len(todo))
-    _RUN = run
-    if workers < 2 or len(todo) < _IN_PROCESS_BELOW:
-        return {job: _draw_one(*job) for job in todo}
-    methods = multiprocessing.get_all_start_methods()
-    # Forked workers inherit the run (its frames already read); others read it again.
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_use_run, initargs=(str(run.path),)
-    ) as pool:
-        futures = {job: pool.submit(_draw_one, *job) for job in todo}
-        return {job: future.result() for job, future in futures.items()}
-
-
-def _keep(
-    store: Path,
-    jobs: list[tuple[str, int, str, str]],
-    drawn: dict[tuple[str, int], tuple[bytes | None, str | None]],
-) -> None:
-    """Keep each drawn PNG with its digest (best effort: a figure not kept is drawn again)."""
+    _PLANS = plans
     try:
-        store.mkdir(parents=True, exist_ok=True)
-        for name, index, _, digest in jobs:
-            png, _problem = drawn[(name, index)]
-            if png is None:
-                continue
-            png_file = store / f"{_stem(name, index)}.png"
-            png_file.write_bytes(png)
-            png_file.with_suffix(".digest").write_text(digest)
-    except OSError:
-        pass
+        methods = multiprocessing.get_all_start_methods()
+        # The plans are closures over the run's frames: forked workers inherit them; where
+        # processes cannot be forked, the figures are drawn here one after another.
+        if workers < 2 or len(todo) < _IN_PROCESS_BELOW or "fork" not in methods:
+            return {i: _draw_one(i, embed, folder, file_format) for i in todo}
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {i: pool.submit(_draw_one, i, embed, folder, file_format) for i in todo}
+            return {i: future.result() for i, future in futures.items()}
+    finally:
+        _PLANS = []
+
+
+def draw_figures(
+    plans: list[FigurePlan],
+    *,
+    embed: bool = True,
+    folder: Path | None = None,
+    file_format: FigureFormat = "pdf",
+    store: FigureStore | None = None,
+    processes: int | None = None,
+) -> FigureSet:
+    """Draw each plan once, in up to `processes` worker processes (default: one per core):
+    embedded as PNG (`embed`) and/or written to `folder` as `<name>.<file_format>`. With a
+    `store`, an embedded figure whose input is unchanged is read back from it instead of
+    drawn, and each one drawn is kept there. A figure that cannot be drawn is a problem, not
+    an error."""
+    kept: dict[int, bytes] = {}
+    if store is not None and embed and folder is None:
+        for i, plan in enumerate(plans):
+            png = store.read(plan.name)
+            if png is not None:
+                kept[i] = png
+    todo = [i for i in range(len(plans)) if i not in kept]
+    drawn = _draw_many(plans, todo, embed, folder, file_format, processes)
+    result = FigureSet([], [], [])
+    for i, plan in enumerate(plans):
+        if i in kept:
+            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(kept[i])))
+            continue
+        one = drawn[i]
+        if one.failure is not None:
+            raise OutputError(one.failure[0], hint=one.failure[1])
+        if one.problem is not None:
+            result.problems.append(one.problem)
+            continue
+        if one.png is not None:
+            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(one.png)))
+            if store is not None:
+                store.keep(plan.name, one.png)
+        if one.file is not None:
+            result.files.append(one.file)
+    return result
+
+
+def _save(figure: Figure, path: Path, file_format: str) -> Path:
+    FigureCanvasAgg(figure)
+    options: dict[str, Any] = {"dpi": _FILE_DPI} if file_format == "png" else {}
+    try:
+        figure.savefig(path, format=file_format, bbox_inches="tight", **options)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the figure {path}: {why_not_writable(path, error)}.",
+            hint="Give a folder you can write to with --figures.",
+        ) from None
+    return path
+
+
+def prepare_figure_folder(folder: str | Path, file_format: str) -> Path:
+    """The folder for figure files, created if missing; `OutputError` naming it otherwise."""
+    if file_format not in FIGURE_FORMATS:
+        raise OutputError(
+            f"figure format {file_format!r} is not one of {', '.join(FIGURE_FORMATS)}.",
+            hint="Use --format pdf, svg or png.",
+        )
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise OutputError(
+            f"cannot write figures to {path}: it is a file.",
+            hint="Give a folder (new or existing) with --figures.",
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(
+            f"cannot create the figure folder {path}: {why_not_writable(path, error)}.",
+            hint="Give a folder you can write to with --figures.",
+        ) from None
+    return path
+
+
+def write_figures(run: Run, folder: str | Path, *, file_format: FigureFormat = "pdf") -> FigureSet:
+    """Every figure of `run` as a file in `folder` (`<name>.pdf|svg|png`, names stable from
+    run to run), for a paper; figures that cannot be drawn are listed in `problems`."""
+    target = prepare_figure_folder(folder, file_format)
+    return draw_figures(run_plans(run), embed=False, folder=target, file_format=file_format)

@@ -1,5 +1,6 @@
-"""The report page: run facts, cost, the summary table, a section per question with its
-figures, then the sample browser and the side-by-side view (driven by static/report.js).
+"""The report page: the headline (each group against the baseline, in words and as figures),
+run facts, cost, the summary table, a section per question with its figures, then the sample
+browser and the side-by-side view (driven by static/report.js).
 
 Every value from the run (names, prompts, model ids) is escaped with `html.escape`; samples
 travel only as JSON data. A Content-Security-Policy allows no network access and only the
@@ -20,13 +21,22 @@ from typing import Any
 import pandas as pd
 
 from evals.report._figures import (
+    CURVES_FIGURE,
     EmbeddedFigure,
-    curves_figure,
+    FigureSet,
+    FigureStore,
     draw_figures,
-    headline_figure,
+    question_figure_prefix,
+    run_plans,
 )
 from evals.report._payload import build_payload, safe_json
 from evals.runs import Run
+from evals.stats import (
+    ALL_QUESTIONS,
+    comparison_sentence,
+    describe_method,
+    headline_comparisons,
+)
 
 __all__ = ["render_report", "report_title"]
 
@@ -52,7 +62,7 @@ def _run_facts(run: Run) -> str:
     info = run.info
     totals = info.get("totals", {})
     bought = info.get("bought", {})
-    stats = info.get("settings", {}).get("statistics", {})
+    stats = run.statistics
     pairs = [
         ("run folder", str(run.path.name)),
         ("questions", ", ".join(run.questions)),
@@ -70,11 +80,8 @@ def _run_facts(run: Run) -> str:
             "bought by this run",
             f"${bought.get('cost', 0):,.4f} (judges included; the rest came from the cache)",
         ),
-        (
-            "intervals",
-            f"{stats.get('method', 'hierarchical')} bootstrap, "
-            f"{stats.get('resamples', '')} resamples, seed {stats.get('seed', '')}",
-        ),
+        ("95% intervals", _interval_text(stats)),
+        ("baseline", run.baseline or "none (pass --baseline GROUP to compare the groups)"),
         ("labmgr", str(info.get("versions", {}).get("labmgr", ""))),
     ]
     if info.get("stopped"):
@@ -82,6 +89,14 @@ def _run_facts(run: Run) -> str:
     if info.get("source"):
         pairs.insert(0, ("questions file", str(info["source"])))
     return _facts(pairs)
+
+
+def _interval_text(stats: dict[str, Any]) -> str:
+    method = str(stats.get("method", "hierarchical"))
+    text = describe_method(method)
+    if method != "t":
+        text += f" ({stats.get('resamples', '')} resamples, seed {stats.get('seed', '')})"
+    return text
 
 
 def _groups_table(run: Run) -> str:
@@ -117,21 +132,34 @@ def _summary_table(summary: pd.DataFrame) -> str:
     body = []
     for row in summary.to_dict(orient="records"):
         low, high = row["ci_low"], row["ci_high"]
-        ci = "" if math.isnan(low) else f"{_number(low)} – {_number(high)}"
+        digits = 3 if float(row.get("scale_high", 100)) - float(row.get("scale_low", 0)) <= 1 else 2
+        ci = "" if math.isnan(low) else f"{_number(low, digits)} – {_number(high, digits)}"
         rate = row["refusal_rate"]
         refusal = "" if math.isnan(rate) else f"{rate:.1%}"
+        question = "all questions" if row["question"] == ALL_QUESTIONS else str(row["question"])
+        alone = "†" if str(row.get("sampling_only")).lower() == "true" else ""
         body.append(
-            f"<tr><td>{escape(str(row['question']))}</td><td>{escape(str(row['group']))}</td>"
+            f"<tr><td>{escape(question)}</td><td>{escape(str(row['group']))}</td>"
             f"<td>{escape('rating' if row['score'] == 'answer' else str(row['score']))}</td>"
-            f"<td class='num'>{_number(int(row['n_models']))}</td>"
+            f"<td class='num'>{_number(int(row['n_models']))}{alone}</td>"
             f"<td class='num'>{_number(int(row['n_samples']))}</td>"
-            f"<td class='num'>{_number(row['mean'])}</td><td class='num'>{ci}</td>"
+            f"<td class='num'>{_number(row['mean'], digits)}</td><td class='num'>{ci}</td>"
             f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
             "</tr>"
         )
     return (
         f"<div class='scroll'><table id='summary-table'><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _summary_note(run: Run) -> str:
+    return (
+        "<p class='muted' id='summary-note'>95% intervals: "
+        f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
+        "reflects sampling noise only, not how another seed would score. A metric is a share "
+        "(0–1) computed per model, then averaged over the group's models. The rows of "
+        "<em>all questions</em> average each model over the questions first.</p>"
     )
 
 
@@ -142,13 +170,14 @@ def _figure(figure: EmbeddedFigure) -> str:
     )
 
 
-def _question_section(
-    run: Run, name: str, index: int, drawn: tuple[list[EmbeddedFigure], list[str]]
-) -> str:
+def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) -> str:
     info = run.question_info(name)
     prompts = info.get("prompts", [])
     totals = info.get("totals", {})
-    figures, problems = drawn
+    prefix = question_figure_prefix(run, name)
+    figures = [f for f in drawn.embedded if f.name.startswith(prefix)] if drawn else []
+    problems = [p.message for p in drawn.problems if p.name.startswith(prefix)] if drawn else []
+    metrics = "; ".join(str(metric) for metric in run.metrics(name))
     shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
     more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
     notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
@@ -156,6 +185,7 @@ def _question_section(
         [
             ("type", str(info.get("type", ""))),
             ("scores", ", ".join(info.get("scores", [])) or "none"),
+            ("metrics", metrics or "none"),
             (
                 "judges",
                 ", ".join(f"{k} ({v})" for k, v in info.get("judges", {}).items()) or "none",
@@ -170,6 +200,66 @@ def _question_section(
     )
 
 
+def _in_headline(name: str) -> bool:
+    return not name.startswith("question-") and name != CURVES_FIGURE
+
+
+def _headline_section(run: Run, drawn: FigureSet | None) -> str:
+    """The comparisons against the baseline in words (pooled rows first, then the largest
+    per-question differences) and the headline figures, before any detail."""
+    comparisons = run.comparisons
+    figures = [f for f in drawn.embedded if _in_headline(f.name)] if drawn else []
+    problems = [p for p in drawn.problems if _in_headline(p.name)] if drawn else []
+    shown = "".join(_figure(f) for f in figures)
+    notes = "".join(f"<p class='muted'>{escape(p.message)}</p>" for p in problems)
+    if comparisons is None or run.baseline is None:
+        return (
+            "<section id='headline'><h2>Headline</h2><p class='muted'>No baseline: the groups "
+            "are not compared. <code>labmgr report RUN --baseline GROUP</code> compares every "
+            f"group with one of them, from the samples, without asking anything.</p>{shown}"
+            f"{notes}</section>"
+        )
+    baseline = run.baseline
+    rows = headline_comparisons(comparisons)
+    pooled = rows[rows["question"] == ALL_QUESTIONS]
+    per_question = rows[rows["question"] != ALL_QUESTIONS]
+
+    def items(part: Any) -> str:
+        return "".join(
+            f"<li>{escape(comparison_sentence(row))}</li>" for row in part.to_dict("records")
+        )
+
+    lists = ""
+    if not pooled.empty:
+        lists += f"<h3>Over all questions</h3><ul class='headline'>{items(pooled)}</ul>"
+    if not per_question.empty:
+        lists += (
+            "<h3>The largest differences on single questions</h3>"
+            f"<ul class='headline'>{items(per_question)}</ul>"
+        )
+    if not lists:
+        lists = "<p class='muted'>No group could be compared (no numeric score).</p>"
+    method = str(run.statistics.get("method", "hierarchical"))
+    lone = [g for g, models in run.groups.items() if len(models) == 1]
+    lone_note = (
+        f" {', '.join(lone)} {'is a group' if len(lone) == 1 else 'are groups'} of one model: "
+        "its side of a difference reflects sampling noise only."
+        if lone
+        else ""
+    )
+    note = (
+        f"<p class='muted' id='headline-note'>Differences from {escape(baseline)} with 95% "
+        "intervals: Welch's t test over the seeds' means (Cochran–Cox when a side has one "
+        f"model); p-values Holm-adjusted over all {len(comparisons)} comparisons of the run "
+        f"(every question, score and metric, and the rows over all questions). Group "
+        f"intervals: {escape(describe_method(method))}.{escape(lone_note)}</p>"
+    )
+    return (
+        f"<section id='headline'><h2>Against {escape(baseline)}</h2>{lists}{note}{shown}"
+        f"{notes}</section>"
+    )
+
+
 def report_title(run: Run) -> str:
     """What the report is about: its questions' source (the file, or e.g. `labmgr demo`),
     else the run folder's name, and when it ran."""
@@ -181,34 +271,43 @@ def report_title(run: Run) -> str:
 
 
 def render_report(
-    run: Run, *, title: str | None = None, figures: bool = True, figure_store: Path | None = None
+    run: Run,
+    *,
+    title: str | None = None,
+    figures: bool | FigureSet = True,
+    figure_store: Path | None = None,
 ) -> str:
     """The report of `run` as one self-contained HTML document (`figures=False` leaves the
-    figures out, which is faster). Figures are drawn in parallel processes; with
-    `figure_store` (a folder) they are kept there and reused while their input is unchanged."""
+    figures out, which is faster; a `FigureSet` already drawn is used as it is). Figures are
+    drawn in parallel processes; with `figure_store` (a folder) they are kept there and
+    reused while their input is unchanged."""
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
     )
-    headline = headline_figure(run) if figures else None
-    curves = curves_figure(run) if figures else None
-    drawn = draw_figures(run, figure_store) if figures else {}
+    if isinstance(figures, FigureSet):
+        drawn: FigureSet | None = figures
+    else:
+        drawn = None
+        if figures:
+            plans = run_plans(run)
+            store = FigureStore.of(run, plans, figure_store) if figure_store else None
+            drawn = draw_figures(plans, store=store)
+    curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
     body = [
+        _headline_section(run, drawn),
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
         "<h3>Groups</h3>",
         _groups_table(run),
         "<h3>Summary</h3>",
         _summary_table(run.summary),
-        _figure(headline) if headline else "",
-        "<h3>Training curves</h3>" + _figure(curves) if curves else "",
+        _summary_note(run),
+        "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
         "</section><section id='questions'><h2>Questions</h2>",
-        *(
-            _question_section(run, name, i, drawn.get(name, ([], [])))
-            for i, name in enumerate(run.questions)
-        ),
+        *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",
     ]
     page = Template(_static("page.html"))

@@ -63,8 +63,20 @@ def _texts(series: pd.Series) -> list[str | None]:
     return [v if isinstance(v, str) and v else None for v in series.tolist()]
 
 
+def _sent_indices(frame: pd.DataFrame, sent: dict[str, int]) -> list[int | None]:
+    """Each row's request parameters as an index into `sent` (None: not recorded, as in runs
+    written before the `api_kwargs` column)."""
+    if "api_kwargs" not in frame.columns:
+        return [None] * len(frame)
+    return [
+        sent.setdefault(value, len(sent)) if isinstance(value, str) and value else None
+        for value in frame["api_kwargs"].tolist()
+    ]
+
+
 def build_payload(run: Run) -> dict[str, Any]:
-    """`{questions, groups, models, scores, texts, rows}` for the page's script."""
+    """`{questions, groups, models, sent, scores, texts, rows}` for the page's script
+    (`sent`: the distinct request parameters the rows' `k` point to)."""
     groups = list(run.groups)
     models: dict[str, int] = {}
     group_index = {g: i for i, g in enumerate(groups)}
@@ -77,12 +89,14 @@ def build_payload(run: Run) -> dict[str, Any]:
         text_names.update(
             dict.fromkeys(j for j, kind in judges.items() if kind == "free_form_judge")
         )
+    sent: dict[str, int] = {}  # distinct request parameters (api_kwargs), by first use
     columns: dict[str, Any] = {
         "q": [],
         "g": [],
         "m": [],
         "p": [],
         "s": [],
+        "k": [],
         "answer": [],
         "error": [],
     }
@@ -109,6 +123,7 @@ def build_payload(run: Run) -> dict[str, Any]:
         columns["m"].extend(models.setdefault(m, len(models)) for m in frame["model"].astype(str))
         columns["p"].extend(int(v) for v in frame["paraphrase_ix"])
         columns["s"].extend(int(v) for v in frame["sample_ix"])
+        columns["k"].extend(_sent_indices(frame, sent))
         columns["answer"].extend(answer_text(v) for v in frame["answer"].tolist())
         columns["error"].extend(_texts(frame["error"]))
         for score in score_names:
@@ -121,6 +136,7 @@ def build_payload(run: Run) -> dict[str, Any]:
         "questions": questions,
         "groups": groups,
         "models": list(models),
+        "sent": list(sent),
         "scores": list(scores),
         "texts": list(text_names),
         "rows": {**columns, "scores": scores, "texts": texts},

@@ -3,8 +3,9 @@ run behaves (settings, limits, retries), what it costs, and what happened (the o
 
 from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
-routes, planned = plan_question(question, groups, ctx.router)
+routes, planned = plan_question(question, groups, ctx.router, ctx.requests)
 fetched = fetch(planned, ctx, label=question.name, title=question.name)
+list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
 
 The async engine (and with it asyncio, the OpenAI SDK and the HTTP stack) is imported only
 when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit`,
@@ -13,6 +14,12 @@ when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit
 
 from typing import TYPE_CHECKING, Any
 
+from evals.runner._batch_admin import (
+    BatchState,
+    cancel_batches,
+    collect_batches,
+    list_batches,
+)
 from evals.runner._context import (
     CONTEXT_OPTIONS,
     RUN_OPTIONS,
@@ -23,11 +30,12 @@ from evals.runner._context import (
 from evals.runner._fetching import Fetched, fetch
 from evals.runner._lab_router import LabRouter
 from evals.runner._model_check import ModelChecks
-from evals.runner._model_params import is_reasoning_model, params_for_model
-from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._model_params import RequestOptions, is_reasoning_model
+from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome
 from evals.runner._planning import (
     Asked,
     Planned,
+    asker_of,
     endpoints_for,
     gc_paused,
     missing_works,
@@ -53,6 +61,8 @@ __all__ = [
     "RUN_OPTIONS",
     "AdaptiveLimit",
     "Asked",
+    "BatchState",
+    "BudgetCut",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
@@ -64,21 +74,25 @@ __all__ = [
     "ModelProgress",
     "Planned",
     "PriceFunction",
+    "RequestOptions",
     "RunContext",
     "RunOutcome",
     "RunProgress",
     "RunSettings",
     "Work",
+    "asker_of",
+    "cancel_batches",
     "classify",
+    "collect_batches",
     "endpoints_for",
     "fetch",
     "gc_paused",
     "interleave",
     "is_reasoning_model",
     "lab_context",
+    "list_batches",
     "missing_works",
     "ordered_models",
-    "params_for_model",
     "plan",
     "plan_question",
     "price_function",

@@ -2,6 +2,9 @@
 processes are buying (reading it from the cache as it lands), and take over what a process
 that died or gave up left unclaimed. Nothing is bought twice while the claimants live; a
 sample is bought again only when its buyer died with it in flight (or paused past its lease).
+
+A sample that a batch in flight holds (`cache.batches`, another run's `--batch`) is not
+bought either: it is left pending, for whoever collects the batch.
 """
 
 from __future__ import annotations
@@ -62,6 +65,29 @@ async def _wait_for_others(
     return []
 
 
+def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item]:
+    """Those of `items` a batch in flight holds (claimed by a `--batch` run), each left
+    pending in `outcome` with the batch it waits in. Looked at after claiming: a batch run
+    puts its items in, then looks at the claims, so of two racing runs one sees the other."""
+    covering = cache.batches.covering(items) if items else {}
+    if not covering:
+        return set()
+    records = {record_id: cache.batches.get(record_id) for record_id in set(covering.values())}
+    for item, record_id in covering.items():
+        record = records[record_id]
+        where = (
+            f"batch {record.batch_id} ({record.status})"
+            if record is not None and record.batch_id
+            else "a batch being submitted"
+        )
+        outcome.errors[item] = (
+            f"waiting in {where} of another run; `labmgr batches collect` (or a run with "
+            "--batch) collects it, then run again"
+        )
+        outcome.pending += 1
+    return set(covering)
+
+
 async def buy(
     works: list[Work],
     *,
@@ -87,7 +113,13 @@ async def buy(
                 models = {w.request.cache_key: w.request.model for w in pending}
                 for key, _ in done:
                     progress.done(models[key], 1, 0, 0.0)
-            mine = _restricted(pending, ours - done)
+            batched = _in_batches(cache, ours - done, outcome)
+            if batched:
+                claims.release(sorted(batched))
+                models = {w.request.cache_key: w.request.model for w in pending}
+                for key, _ in batched:
+                    progress.done(models[key], 0, 1, 0.0)
+            mine = _restricted(pending, ours - done - batched)
             theirs = _restricted(pending, set(items) - ours)
             if mine:
                 tried.update(_items(mine))

@@ -11,13 +11,16 @@ router): explicit `cache=` and `router=` need no lab.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.adapters import Adapter, Hook, Selector, as_adapters
 from evals.cache import Cache
 from evals.errors import RunOptionsError
 from evals.runner._model_check import ModelChecks
+from evals.runner._model_params import RequestOptions
 from evals.runner._outcome import PriceFunction
 from evals.runner._prices import price_function
 from evals.runner._routing import ClientRouter
@@ -26,9 +29,20 @@ from evals.runner._settings import RunSettings
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = ["CONTEXT_OPTIONS", "RUN_OPTIONS", "RunContext", "lab_context", "run_context"]
+__all__ = [
+    "CONTEXT_OPTIONS",
+    "REQUEST_OPTIONS",
+    "RUN_OPTIONS",
+    "RunContext",
+    "lab_context",
+    "run_context",
+]
 
-CONTEXT_OPTIONS = frozenset({"context", "lab", "home", "cache", "router", "settings", "price"})
+REQUEST_OPTIONS = frozenset({"adapt", "reasoning_effort", "adapters"})
+"""The options that shape requests (`RequestOptions`): adapting, a default effort, hooks."""
+CONTEXT_OPTIONS = (
+    frozenset({"context", "lab", "home", "cache", "router", "settings", "price"}) | REQUEST_OPTIONS
+)
 """The options of `run_context` besides RunSettings fields."""
 RUN_OPTIONS = CONTEXT_OPTIONS | frozenset(RunSettings.model_fields)
 """Every option `q.df(groups, **options)` takes."""
@@ -46,12 +60,42 @@ class RunContext:
     """The lab the parts came from (None when they were all given)."""
     models: ModelChecks = field(default_factory=ModelChecks)
     """The models the run will use and what their endpoints said (checked before buying)."""
+    requests: RequestOptions = field(default_factory=RequestOptions)
+    """How each model's request is made from a question's parameters: the capability table
+    (with the lab's overrides), adapting, a default reasoning effort, request hooks."""
 
     def with_settings(self, **changes: Any) -> RunContext:
-        """The same context (cache, router, checks) with RunSettings fields changed."""
+        """The same context (cache, router, checks) with RunSettings fields (and `adapt`,
+        `reasoning_effort`, `adapters`) changed."""
         if not changes:
             return self
-        return dataclasses.replace(self, settings=self.settings.updated(**changes))
+        requests = _request_options(
+            self.requests, {k: changes.pop(k) for k in REQUEST_OPTIONS & changes.keys()}
+        )
+        settings = self.settings.updated(**changes) if changes else self.settings
+        return dataclasses.replace(self, settings=settings, requests=requests)
+
+
+def _request_options(base: RequestOptions, given: dict[str, Any]) -> RequestOptions:
+    """`base` with `adapt=`, `reasoning_effort=` and `adapters=` as a run was given them."""
+    changes: dict[str, Any] = {}
+    if given.get("adapt") is not None:
+        if not isinstance(given["adapt"], bool):
+            raise RunOptionsError(f"option 'adapt' must be True or False, not {given['adapt']!r}")
+        changes["adapt"] = given["adapt"]
+    effort = given.get("reasoning_effort")
+    if effort is not None:
+        from labmgr.capabilities import REASONING_EFFORTS
+
+        if effort not in REASONING_EFFORTS:
+            raise RunOptionsError(
+                f"option 'reasoning_effort' is {effort!r}, not one of "
+                f"{', '.join(REASONING_EFFORTS)}"
+            )
+        changes["reasoning_effort"] = effort
+    if "adapters" in given:
+        changes["adapters"] = as_adapters(given["adapters"])
+    return base.with_changes(**changes)
 
 
 def lab_context(lab: Settings) -> RunContext:
@@ -66,6 +110,7 @@ def lab_context(lab: Settings) -> RunContext:
         settings=RunSettings.from_lab(lab.eval),
         price=price_function(lab.prices),
         lab=lab,
+        requests=RequestOptions(overrides=dict(lab.models), adapters=as_adapters(None)),
     )
 
 
@@ -78,6 +123,9 @@ def run_context(
     router: ClientRouter | None = None,
     settings: RunSettings | None = None,
     price: PriceFunction | None = None,
+    adapt: bool | None = None,
+    reasoning_effort: str | None = None,
+    adapters: Iterable[Adapter | tuple[Selector, Hook]] | None = None,
     **overrides: Any,
 ) -> RunContext:
     """The context of a run, from what the caller gives.
@@ -87,7 +135,15 @@ def run_context(
     finds it: `home`, `LABMGR_HOME`, the nearest `.labmgr/` upward, the per-user lab) fills in
     the rest, and is looked for only when `cache` or `router` is missing (or `home` is given).
     Without a lab, settings default to `RunSettings()` and prices to the built-in table.
+
+    `adapt=True` adapts questions that do not say to the models they ask (instead of
+    refusing what a model would refuse); `reasoning_effort` is sent to reasoning models when
+    a question names none; `adapters` are the request hooks (default: those registered in
+    `evals.adapters` now). The capability table is the lab's (its `[models]` overrides).
     """
+    shaping: dict[str, Any] = {"adapt": adapt, "reasoning_effort": reasoning_effort}
+    if adapters is not None:
+        shaping["adapters"] = adapters
     if context is not None:
         given = [
             name
@@ -106,7 +162,7 @@ def run_context(
                 f"context= already holds the cache, router, settings and price; "
                 f"drop {', '.join(given)}=",
             )
-        return context.with_settings(**overrides)
+        return context.with_settings(**overrides, **shaping)
     if lab is None and (home is not None or cache is None or router is None):
         lab = _find_lab(home)
     if cache is None or router is None:
@@ -117,12 +173,16 @@ def run_context(
         router = router if router is not None else LabRouter.from_lab(lab)
     if settings is None:
         settings = RunSettings.from_lab(lab.eval) if lab is not None else RunSettings()
+    base = RequestOptions(
+        overrides=dict(lab.models) if lab is not None else {}, adapters=as_adapters(None)
+    )
     return RunContext(
         cache=cache if isinstance(cache, Cache) else Cache(cache),
         router=router,
         settings=settings.updated(**overrides),
         price=price or price_function(lab.prices if lab is not None else None),
         lab=lab,
+        requests=_request_options(base, shaping),
     )
 
 

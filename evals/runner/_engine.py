@@ -4,7 +4,6 @@ arrives, retries what is transient and gives up cleanly on what is not."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from typing import Any
@@ -12,11 +11,13 @@ from typing import Any
 import httpx2
 from openai import AsyncOpenAI
 
-from evals.cache import Cache, SampleResult
+from evals.cache import Cache
 from evals.errors import CacheError
+from evals.runner._choices import read_choices
 from evals.runner._failures import FailureKind, classify
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
+from evals.runner._pacing import Pacing
 from evals.runner._progress import RunProgress
 from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
@@ -24,15 +25,6 @@ from evals.runner._transport import make_http_client
 from evals.runner._work import Work, interleave
 
 __all__ = ["run_works"]
-
-
-def _first_token_logprobs(choice: dict[str, Any]) -> str | None:
-    logprobs = choice.get("logprobs") or {}
-    content = logprobs.get("content") or []
-    if not content:
-        return None
-    top = content[0].get("top_logprobs") or []
-    return json.dumps([[t["token"], t["logprob"]] for t in top], separators=(",", ":"))
 
 
 class _Run:
@@ -58,6 +50,10 @@ class _Run:
         self.sleepers: set[asyncio.Task[None]] = set()
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
+        self.pacing = Pacing(
+            release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
+        )
+        """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
 
     # ---- per endpoint ---------------------------------------------------------------------
 
@@ -127,49 +123,27 @@ class _Run:
 
     # ---- the request ----------------------------------------------------------------------
 
-    async def _send(self, work: Work) -> dict[str, Any]:
+    async def _send(self, work: Work) -> tuple[dict[str, Any], httpx2.Headers]:
         client = self._client(work.endpoint)
         content = work.request.body_json(len(work.sample_ixs))
         response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
         data: dict[str, Any] = response.json()
-        return data
+        return data, response.headers
 
     def _accept(self, work: Work, data: dict[str, Any]) -> None:
-        choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
-        usage = data.get("usage") or {}
-        prompt = float(usage.get("prompt_tokens") or 0)
-        completion = float(usage.get("completion_tokens") or 0)
-        share = max(1, len(choices))
-        stored: list[tuple[int, SampleResult]] = []
+        read = read_choices(data, work.sample_ixs, work.logprobs)
         model = work.request.model
         key = work.request.cache_key
-        for ix, choice in zip(work.sample_ixs, choices, strict=False):
-            finish = choice.get("finish_reason")
-            message = choice.get("message") or {}
-            logprobs = _first_token_logprobs(choice) if work.logprobs else None
-            if finish == "content_filter":
-                self.outcome.errors[(key, ix)] = "content_filter: the answer was filtered"
-                continue
-            if work.logprobs and logprobs is None:
-                self.outcome.errors[(key, ix)] = "the response has no logprobs"
-                continue
-            content = message.get("content")
-            if content is None and message.get("refusal"):
-                content = None
-                finish = "refusal"
-            stored.append(
-                (ix, SampleResult(content, logprobs, finish, prompt / share, completion / share))
-            )
+        for ix, message in read.errors.items():
+            self.outcome.errors[(key, ix)] = message
+        stored = read.stored
         missing = len(work.sample_ixs) - len(stored)
-        if len(choices) < len(work.sample_ixs):
-            for ix in work.sample_ixs[len(choices) :]:
-                self.outcome.errors[(key, ix)] = (
-                    f"the server returned {len(choices)} of {len(work.sample_ixs)} choices"
-                )
+        prompt, completion = read.prompt_tokens, read.completion_tokens
         cost = self.price(model, prompt, completion) or 0.0
         self.outcome.requests += 1
         self.outcome.prompt_tokens += prompt
         self.outcome.completion_tokens += completion
+        self.outcome.reasoning_tokens += read.reasoning_tokens
         self.outcome.cost += cost
         if stored:
             try:
@@ -191,23 +165,30 @@ class _Run:
         if work.attempts == 0:
             work.first_attempt = time.monotonic()
         work.attempts += 1
+        ticket = self.pacing.sending(work)
         try:
-            data = await self._send(work)
+            data, headers = await self._send(work)
         except asyncio.CancelledError:
             limit.release()
             raise
         except Exception as error:
             limit.release()
-            self._failed(work, error, limit)
+            paced = self.pacing.failed(ticket, error)
+            self._failed(work, error, limit, paced=paced)
             return
         limit.release()
         limit.succeeded()
+        self.pacing.answered(ticket, headers, data)
         try:
             self._accept(work, data)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
 
-    def _failed(self, work: Work, error: Exception, limit: AdaptiveLimit) -> None:
+    def _failed(
+        self, work: Work, error: Exception, limit: AdaptiveLimit, *, paced: bool = False
+    ) -> None:
+        """Retry, give up on the samples, the model or the run; a 429 on a paced limit
+        leaves the concurrency limit alone (the pacer waits instead)."""
         failure = classify(error, base_url=work.endpoint.base_url)
         model = work.request.model
         self.progress.error(model, failure.message)
@@ -223,7 +204,7 @@ class _Run:
         if failure.kind is FailureKind.SAMPLE:
             self._give_up(work, failure.message)
             return
-        if failure.rate_limited:
+        if failure.rate_limited and not paced:
             limit.rate_limited(failure.retry_after)
         elapsed = time.monotonic() - work.first_attempt
         if (
@@ -241,7 +222,10 @@ class _Run:
 
     def _retry_later(self, work: Work, delay: float) -> None:
         """Queue `work` again after `delay` seconds (the current queue entry is finished)."""
-        task = asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay))
+        self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay)))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """A task that may still queue works: the run waits for it (and cancels it)."""
         self.sleepers.add(task)
         task.add_done_callback(self.sleepers.discard)
 
@@ -255,8 +239,9 @@ class _Run:
             try:
                 reason = self._skip_reason(work)
                 if reason is not None:
+                    self.pacing.forget(work)
                     self._give_up(work, reason, record=False)
-                else:
+                elif self.pacing.admit(work):
                     await self._attempt(work)
             finally:
                 self.queue.task_done()

@@ -80,6 +80,8 @@ def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
         if status == 429:
             if "insufficient_quota" in (code, str(body.get("type") or "")):
                 return Failure(FailureKind.STOP, message)
+            if "Request too large" in message:  # more tokens than the limit: waiting won't help
+                return Failure(FailureKind.SAMPLE, message)
             return Failure(
                 FailureKind.RETRY,
                 message,

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from evals.cache import CachedLookup
 from evals.runner._context import RunContext
 from evals.runner._outcome import RunOutcome
 from evals.runner._planning import Planned, gc_paused, missing_works
 from evals.runner._settings import RunSettings
+
+if TYPE_CHECKING:
+    from evals.runner._work import Work
 
 __all__ = ["Fetched", "fetch"]
 
@@ -63,29 +67,12 @@ def fetch(
     ctx.cache.check_writable()
     ctx.models.expect(dict.fromkeys(p.model for p in planned))
     ctx.models.check(ctx.router, settings)
-    # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
-    from evals.runner._blocking import run_blocking
-    from evals.runner._buying import buy
-    from evals.runner._progress import RunProgress
+    if settings.batch:  # beside the synchronous runner: files, batches, waiting, collecting
+        from evals.runner._batch_run import BatchRun
 
-    totals: dict[str, int] = {}
-    for work in works:
-        totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
-    progress = RunProgress(totals, show=settings.progress, title=title)
-    # Claimed before buying, so that another process (or lab) asking for the same samples
-    # waits for them instead of buying them too; released as each one is stored.
-    with ctx.cache.claims() as claims:
-        bought = run_blocking(
-            lambda: buy(
-                works,
-                cache=ctx.cache,
-                claims=claims,
-                settings=settings,
-                price=ctx.price,
-                progress=progress,
-            )
-        )
-    outcome.add(bought)
+        outcome.add(BatchRun(ctx, settings, title=title).run(works))
+    else:
+        outcome.add(_run_now(works, ctx, settings, title))
     # Read back: when several processes bought the same sample, the first one stored wins.
     # Whole models are read again, so that those now complete are packed for the next reload.
     keys = {w.request.cache_key for w in works}
@@ -96,3 +83,29 @@ def fetch(
             )
         )
     return Fetched(cached, outcome)
+
+
+def _run_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
+    """Buy through the async runner, one request per work, claiming first."""
+    # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
+    from evals.runner._blocking import run_blocking
+    from evals.runner._buying import buy
+    from evals.runner._progress import RunProgress
+
+    totals: dict[str, int] = {}
+    for work in works:
+        totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
+    progress = RunProgress(totals, show=settings.progress, title=title)
+    # Claimed before buying, so that another process (or lab) asking for the same samples
+    # waits for them instead of buying them too; released when this run finishes.
+    with ctx.cache.claims() as claims:
+        return run_blocking(
+            lambda: buy(
+                works,
+                cache=ctx.cache,
+                claims=claims,
+                settings=settings,
+                price=ctx.price,
+                progress=progress,
+            )
+        )

@@ -1,11 +1,20 @@
-"""Routing with a lab's keys: base models go to its default OpenAI key, a fine-tuned model to a
-key of the organization/project that owns it (from the lab's jobs database).
+"""Routing with a lab's keys, first match wins:
+
+1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
+   file order): answer and judge models alike;
+2. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
+   its job;
+3. a fine-tuned model the database does not know (shared by another organization): the key
+   that can see it, found by asking each key once and remembered in the lab
+   (`shared_models.json`: env var names and key fingerprints, never a key);
+4. anything else: the lab's default OpenAI key.
 
 The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -21,10 +30,12 @@ __all__ = ["LabRouter"]
 
 
 class LabRouter:
-    """Base models go to the lab's default OpenAI key; a fine-tuned model goes to a key of
-    the organization/project that owns it (from the jobs database).
+    """Models matching a configured endpoint's patterns go there; a fine-tuned model goes to
+    a key of the organization/project that owns it (from the jobs database), or else to the
+    key found to see it; everything else to the lab's default OpenAI key.
 
-    One Endpoint per credential, so models on the same key share one client.
+    One Endpoint per credential, so models on the same key share one client; each model is
+    routed once per router.
     """
 
     def __init__(
@@ -39,6 +50,7 @@ class LabRouter:
         """The job that produced each fine-tuned model (final models and checkpoints)."""
         self.supports_n = supports_n
         self._endpoints: dict[str, Endpoint] = {}
+        self._routes: dict[str, Endpoint] = {}
         self._credentials: list[Credential] | None = None
 
     @classmethod
@@ -49,14 +61,30 @@ class LabRouter:
 
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
+    def pattern_endpoint(self, model: str) -> str | None:
+        """The first configured endpoint (in file order) whose `models` patterns match."""
+        for name, endpoint in self.accounts.settings.endpoints.items():
+            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
+                return name
+        return None
+
     def _credential(self, model: str) -> Credential:
-        """The key that created the model's job, else a key of its project (the job
-        manager's own choice, `labmgr.finetuning.routing`); base models use the default key."""
+        """A configured endpoint claiming the model; else the key that created the model's
+        job, or a key of its project (the job manager's own choice,
+        `labmgr.finetuning.routing`); else, for a fine-tune the database does not know, the
+        key found to see it; else the default key."""
         from labmgr.errors import NoKeyForOrganization
         from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
 
+        claimed_by = self.pattern_endpoint(model)
+        if claimed_by is not None:
+            return self.accounts.default(claimed_by)
         job = self.owners.get(model)
         if job is None:
+            if model.startswith("ft:"):
+                found = self.accounts.key_for_model(model)
+                if found is not None:
+                    return found
             return self.accounts.default()
         if self._credentials is None:
             self._credentials, _ = resolved_credentials(self.accounts)
@@ -74,6 +102,9 @@ class LabRouter:
     def endpoint_for(self, model: str) -> Endpoint:
         from labmgr.errors import LabmgrError
 
+        known = self._routes.get(model)
+        if known is not None:
+            return known
         try:
             credential = self._credential(model)
         except LabmgrError as error:
@@ -81,13 +112,17 @@ class LabRouter:
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
+            configured = self.accounts.settings.endpoints.get(credential.endpoint)
+            # `n` is on for OpenAI's chat API; other OpenAI-compatible servers vary, so a
+            # configured endpoint says (`n = true`), and OpenRouter goes without.
+            serves_n = credential.endpoint == "openai" or (configured is not None and configured.n)
             endpoint = self._endpoints[identity] = Endpoint(
                 base_url=credential.base_url,
                 key_name=credential.key_env,
                 api_key=credential.api_key,
-                # `n` is on for OpenAI's chat API; other OpenAI-compatible servers vary.
-                supports_n=self.supports_n and credential.endpoint == "openai",
+                supports_n=self.supports_n and serves_n,
             )
+        self._routes[model] = endpoint
         return endpoint
 
 

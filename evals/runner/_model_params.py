@@ -1,26 +1,189 @@
-"""Per-model request parameters: reasoning models (o-series, gpt-5, and fine-tunes of them)
-take `max_completion_tokens` instead of `max_tokens`. The adapted parameters are what is sent
-and what the cache key covers."""
+"""Request parameters per model: a question's parameters as one model is sent them.
+
+Three steps, always in this order:
+
+1. **Capabilities** (`labmgr.capabilities`: the built-in table with the lab's `[models]`
+   overrides). The completion budget is spelled as the model wants it (`max_tokens` →
+   `max_completion_tokens` for reasoning models). `reasoning_effort` (the question's, else
+   the run's; none by default, so the API's default applies) is sent only to models that
+   take one. A parameter the model would refuse — logprobs it does not return, a temperature
+   other than 1 or a top_p on a model that samples at 1 only, an effort it does not take,
+   logit_bias, more top_logprobs than it gives — stops the question before anything is
+   bought (`UnsupportedRequestError`, naming the model, the parameter and the way out).
+2. **Adapting** (`adapt: true` on the question, or on the run): instead of refusing, the
+   refused temperature, top_p, logit_bias or effort is left out and top_logprobs is lowered
+   to what the model gives. A question read from logprobs cannot be adapted to a model
+   without them: it is still refused.
+3. **Hooks** (`evals.adapters`): every matching hook, in order, has the last word.
+
+What comes out is what is sent, what the cache key covers, and what the frame's `api_kwargs`
+column shows.
+"""
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["is_reasoning_model", "params_for_model"]
+from evals.adapters import Adapter, apply_adapters
+from evals.errors import UnsupportedRequestError
 
-_REASONING = re.compile(r"^(?:ft:)?(?:[\w-]+/)?(?:o\d|gpt-5)(?:[-:.]|$)")
+if TYPE_CHECKING:
+    from labmgr.capabilities import CapabilityOverride, ModelCapabilities
+
+__all__ = ["RequestOptions", "is_reasoning_model"]
 
 
-def is_reasoning_model(model: str) -> bool:
-    """`o1`, `o3-mini`, `o4-mini-2025-04-16`, `gpt-5-nano`, `ft:o4-mini:…`, `openai/gpt-5`."""
-    return bool(_REASONING.match(model))
+@dataclass(frozen=True)
+class RequestOptions:
+    """How a run turns a question's parameters into each model's request."""
+
+    overrides: Mapping[str, CapabilityOverride] = field(default_factory=dict)
+    """The lab's `[models]` capability overrides (`Settings.models`)."""
+    adapt: bool = False
+    """Adapt questions that do not say (`adapt: null`) instead of refusing them."""
+    reasoning_effort: str | None = None
+    """The effort sent to reasoning models when a question names none (None: send none)."""
+    adapters: tuple[Adapter, ...] = ()
+    """Request hooks, applied last, in order."""
+    _known: dict[str, ModelCapabilities] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def with_changes(self, **changes: Any) -> RequestOptions:
+        """A copy with some fields changed."""
+        return replace(self, **changes) if changes else self
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """What `model` accepts (the table with the lab's overrides), looked up once."""
+        found = self._known.get(model)
+        if found is None:
+            from labmgr.capabilities import capabilities_for
+
+            found = self._known[model] = capabilities_for(model, self.overrides).capabilities
+        return found
+
+    def prepare(
+        self,
+        model: str,
+        params: Mapping[str, Any],
+        *,
+        asker: str,
+        adapt: bool | None = None,
+    ) -> dict[str, Any]:
+        """The parameters sent to `model` for a question asking with `params`.
+
+        `asker` names the question in messages (``"rating question 'mood'"``); `adapt` is
+        the question's own choice (None: the run's). Raises `UnsupportedRequestError`."""
+        sent = _with_capabilities(
+            model,
+            dict(params),
+            self.capabilities(model),
+            adapt=self.adapt if adapt is None else adapt,
+            default_effort=self.reasoning_effort,
+            asker=asker,
+        )
+        return apply_adapters(self.adapters, sent, model) if self.adapters else sent
+
+    def prepare_models(
+        self,
+        models: Iterable[str],
+        params: Mapping[str, Any],
+        *,
+        asker: str,
+        adapt: bool | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """`prepare` for each model; when some refuse, one error names the first and lists
+        the others."""
+        prepared: dict[str, dict[str, Any]] = {}
+        refused: list[tuple[str, UnsupportedRequestError]] = []
+        for model in models:
+            try:
+                prepared[model] = self.prepare(model, params, asker=asker, adapt=adapt)
+            except UnsupportedRequestError as error:
+                refused.append((model, error))
+        if refused:
+            first = refused[0][1]
+            if len(refused) == 1:
+                raise first
+            others = ", ".join(model for model, _ in refused[1:])
+            raise UnsupportedRequestError(
+                f"{first.message.rstrip('.')} (also: {others}).", first.hint
+            )
+        return prepared
 
 
-def params_for_model(model: str, params: dict[str, Any]) -> dict[str, Any]:
-    """`params` as `model` accepts them."""
-    if is_reasoning_model(model) and "max_tokens" in params:
-        adapted = dict(params)
-        adapted["max_completion_tokens"] = adapted.pop("max_tokens")
-        return adapted
-    return params
+def is_reasoning_model(model: str, options: RequestOptions | None = None) -> bool:
+    """Whether the capability table (with `options`' overrides) calls `model` a reasoning
+    model: `o4-mini-2025-04-16`, `gpt-5-nano`, `ft:o4-mini:…`, `openai/gpt-5`."""
+    return (options or RequestOptions()).capabilities(model).reasoning
+
+
+def _refuse(message: str) -> UnsupportedRequestError:
+    return UnsupportedRequestError(message)
+
+
+def _with_capabilities(
+    model: str,
+    sent: dict[str, Any],
+    capabilities: ModelCapabilities,
+    *,
+    adapt: bool,
+    default_effort: str | None,
+    asker: str,
+) -> dict[str, Any]:
+    if sent.get("logprobs") and not capabilities.logprobs:
+        raise _refuse(
+            f"{asker} is read from logprobs, which {model} does not return: ask a model "
+            "that returns them (adapting cannot help)."
+        )
+    wanted = sent.get("top_logprobs")
+    if isinstance(wanted, int) and wanted > capabilities.top_logprobs:
+        most = capabilities.top_logprobs
+        if not adapt:
+            raise _refuse(
+                f"{asker}: {model} returns at most {most} top_logprobs, not {wanted}: set "
+                f"`adapt: true` to ask for {most}, or lower top_logprobs."
+            )
+        sent["top_logprobs"] = most
+    effort = sent.pop("reasoning_effort", None) or default_effort
+    efforts = capabilities.reasoning_efforts
+    if effort is not None and efforts:
+        if effort in efforts:
+            sent["reasoning_effort"] = effort
+        elif not adapt:
+            default = capabilities.default_reasoning_effort
+            applies = f"the API default, {default}," if default else "the API default"
+            raise _refuse(
+                f"{asker}: {model} does not accept reasoning_effort {effort!r} (it takes "
+                f"{', '.join(efforts)}): set `adapt: true` to leave it out ({applies} "
+                "applies), or choose one of those."
+            )
+    if capabilities.token_limit == "max_completion_tokens" and "max_tokens" in sent:
+        limit = sent.pop("max_tokens")
+        sent.setdefault("max_completion_tokens", limit)
+    at_one = "reasoning models sample at 1 only" if capabilities.reasoning else "it samples at 1"
+    temperature = sent.get("temperature")
+    if temperature is not None and not capabilities.temperature and temperature != 1:
+        if not adapt:
+            raise _refuse(
+                f"{asker}: {model} does not accept temperature {temperature:g} ({at_one}): "
+                "set `adapt: true` to drop it, or ask a chat model."
+            )
+        del sent["temperature"]
+    if sent.get("top_p") is not None and not capabilities.top_p:
+        if not adapt:
+            raise _refuse(
+                f"{asker}: {model} does not accept top_p ({at_one}): set `adapt: true` to "
+                "drop it, or ask a chat model."
+            )
+        del sent["top_p"]
+    if sent.get("logit_bias") and not capabilities.logit_bias:
+        if not adapt:
+            raise _refuse(
+                f"{asker}: {model} does not accept logit_bias: set `adapt: true` to drop it, "
+                "or ask a model that takes it."
+            )
+        del sent["logit_bias"]
+    return sent

@@ -7,10 +7,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["PriceFunction", "RunOutcome"]
+__all__ = ["BudgetCut", "PriceFunction", "RunOutcome"]
 
 PriceFunction = Callable[[str, float, float], float | None]
 """`(model, prompt_tokens, completion_tokens) -> dollars` (None when the price is unknown)."""
+
+
+@dataclass(frozen=True)
+class BudgetCut:
+    """A model's answers that came back empty because its token budget ran out (a reasoning
+    model spent it thinking), and how far to raise it."""
+
+    empty: int
+    """Answers that are empty with `finish_reason` "length"."""
+    answers: int
+    """All of the model's answers in the frame."""
+    parameter: str
+    """How the budget was sent: ``max_completion_tokens`` or ``max_tokens``."""
+    limit: int | None
+    """The budget sent (None if it was not found in the request)."""
+    suggested: int
+    """A budget to try: the larger of 1024, 4× this one, and twice the most any complete
+    answer of the model used, rounded up to a multiple of 256."""
+
+    def message(self, model: str) -> str:
+        budget = f"{self.parameter}={self.limit}" if self.limit else "its token budget"
+        return (
+            f"{self.empty} of {self.answers} answers of {model} are empty: {budget} was spent "
+            f"before any visible output (on reasoning); raise max_tokens to {self.suggested} "
+            "or more"
+        )
 
 
 @dataclass
@@ -25,14 +51,22 @@ class RunOutcome:
     """Models that were not asked at all: no endpoint (or no key) serves them."""
     stopped: str | None = None
     """Why the run stopped sending requests early (cost limit, quota), or None."""
+    budget_cuts: dict[str, BudgetCut] = field(default_factory=dict)
+    """Models some of whose answers came back empty, cut by the token budget."""
     requests: int = 0
     """API requests that were answered (one request may hold several samples)."""
     samples: int = 0
     """Samples bought and stored in the cache."""
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
+    """Completion tokens billed, reasoning tokens included."""
+    reasoning_tokens: float = 0.0
+    """Of `completion_tokens`, those spent on hidden reasoning (as the responses said)."""
     cost: float = 0.0
-    """Dollars spent on the answered requests (requests of unpriced models count 0)."""
+    """Dollars spent on the answered requests (requests of unpriced models count 0; through
+    the Batch API at the batch price)."""
+    pending: int = 0
+    """Samples left in batches still running (a run that did not wait for them)."""
 
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
@@ -42,16 +76,27 @@ class RunOutcome:
         for model, message in other.unrouted_models.items():
             self.unrouted_models.setdefault(model, message)
         self.stopped = self.stopped or other.stopped
+        for model, cut in other.budget_cuts.items():
+            self.budget_cuts.setdefault(model, cut)
         self.requests += other.requests
         self.samples += other.samples
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         self.cost += other.cost
+        self.pending += other.pending
 
     def messages(self) -> list[str]:
-        """One sentence per problem: models not asked, models that failed, an early stop."""
+        """One sentence per problem: models not asked, models that failed, answers cut by
+        the token budget (with the budget to try), an early stop."""
         lines = [f"model {m} was not asked: {why}" for m, why in self.unrouted_models.items()]
         lines += [f"model {m} failed: {why}" for m, why in self.failed_models.items()]
+        lines += [cut.message(model) for model, cut in self.budget_cuts.items()]
         if self.stopped:
             lines.append(f"the run stopped early: {self.stopped}")
+        if self.pending:
+            lines.append(
+                f"{self.pending} samples wait in batches still running; run again or "
+                "`labmgr batches collect` to collect them"
+            )
         return lines

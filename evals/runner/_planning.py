@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.cache import ChatRequest, RequestBatch
 from evals.errors import GroupsError, NoEndpointError
-from evals.runner._model_params import params_for_model
+from evals.runner._model_params import RequestOptions
 from evals.runner._routing import ClientRouter, Endpoint
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Asked",
     "Planned",
+    "asker_of",
     "endpoints_for",
     "gc_paused",
     "missing_works",
@@ -32,8 +33,18 @@ __all__ = [
 
 
 class Asked(Protocol):
-    """What planning needs of a question: its conversations, parameters and sample counts
-    (`evals.questions.Question` has all of these)."""
+    """What planning needs of a question: its name and type (for messages), conversations,
+    parameters, sample counts and whether it may be adapted to a model (`evals.questions.
+    Question` has all of these)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def adapt(self) -> bool | None: ...
 
     @property
     def samples_per_paraphrase(self) -> int: ...
@@ -68,6 +79,8 @@ class Planned:
     samples: int
     route_error: str | None = None
     endpoint: Endpoint | None = field(default=None, repr=False)
+    use_n: bool = True
+    """Whether the model may give several samples per request (its capabilities' `n`)."""
 
 
 def ordered_models(groups: Mapping[str, Sequence[str]]) -> list[str]:
@@ -100,38 +113,64 @@ def plan(
     params: dict[str, Any],
     samples: int,
     batch: RequestBatch | None = None,
+    *,
+    use_n: bool = True,
 ) -> Planned:
-    """One planned request; a `batch` shared across calls serialises shared parts once."""
+    """One planned request with `params` as they are sent (see `RequestOptions.prepare`); a
+    `batch` shared across calls serialises shared parts once."""
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    params = params_for_model(model, params)
     if batch is not None:
         request = batch.request(route.identity, model, messages, params)
     else:
         request = ChatRequest(
             endpoint=route.identity, model=model, messages=messages, params=params
         )
-    return Planned(model, request, samples, endpoint=route)
+    return Planned(model, request, samples, endpoint=route, use_n=use_n)
+
+
+def asker_of(question: Asked) -> str:
+    """How messages name a question: ``rating question 'mood'``."""
+    return f"{question.type_name} question '{question.name}'"
 
 
 def plan_question(
-    question: Asked, groups: Mapping[str, Sequence[str]], router: ClientRouter
+    question: Asked,
+    groups: Mapping[str, Sequence[str]],
+    router: ClientRouter,
+    requests: RequestOptions | None = None,
 ) -> tuple[dict[str, Endpoint | str], list[Planned]]:
-    """Each model's route, and one plan per (model, conversation) in frame order."""
+    """Each model's route, and one plan per (model, conversation) in frame order.
+
+    Each model's parameters are prepared once by `requests` (capabilities, adapting, hooks;
+    the table alone when None), so a question some model would refuse raises
+    `UnsupportedRequestError` here, before anything is bought."""
+    requests = requests or RequestOptions()
     models = ordered_models(groups)
+    # Prepared once per model: the batch remembers params by identity, so each model's
+    # params are serialised once, not once per conversation.
+    prepared = requests.prepare_models(
+        models, question.request_params(), asker=asker_of(question), adapt=question.adapt
+    )
     routes = endpoints_for(models, router)
     conversations = question.conversations()
-    params = question.request_params()
     per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
     batch = RequestBatch()
-    # Adapted once per model: the batch remembers params by identity, so a reasoning model's
-    # params (a new dict when adapted) would otherwise be serialised once per conversation.
-    adapted = {model: params_for_model(model, params) for model in models}
-    planned = [
-        plan(model, routes[model], conversation, adapted[model], per_conversation, batch)
-        for model in models
-        for conversation in conversations
-    ]
+    planned = []
+    for model in models:
+        use_n = requests.capabilities(model).n
+        for conversation in conversations:
+            planned.append(
+                plan(
+                    model,
+                    routes[model],
+                    conversation,
+                    prepared[model],
+                    per_conversation,
+                    batch,
+                    use_n=use_n,
+                )
+            )
     return routes, planned
 
 
@@ -154,7 +193,7 @@ def missing_works(
                     label,
                     missing,
                     p.endpoint,
-                    use_n=settings.use_n,
+                    use_n=settings.use_n and p.use_n,
                     logprobs=logprobs,
                 )
             )

@@ -38,6 +38,21 @@ class RunSettings(BaseModel):
     """Stop sending new requests once this many dollars were spent in the run."""
     progress: bool | None = None
     """Show rich progress; None shows it on a terminal or in a notebook only."""
+    batch: bool = False
+    """Buy missing samples through the Batch API (half the price; answers within 24 h), then
+    their judges as a second round. Results land in the same cache as synchronous ones."""
+    batch_wait: bool = True
+    """Wait for the batches to finish; False submits them and returns (running the same
+    thing again, or `labmgr batches collect`, finishes it)."""
+    batch_poll_seconds: float = Field(default=15.0, gt=0)
+    """How often a waiting run looks at its batches (sooner while they are young)."""
+    batch_max_requests: int = Field(default=50_000, ge=1)
+    """Requests per batch (the API's limit is 50,000)."""
+    batch_max_bytes: int = Field(default=190_000_000, ge=1_000)
+    """Bytes per batch input file (the API's limit is 200 MB)."""
+    batch_max_rounds: int = Field(default=3, ge=1)
+    """Batches a sample may be sent in before a failing line is given up (an error, never a
+    cached answer)."""
 
     @classmethod
     def from_lab(cls, defaults: EvalDefaults) -> RunSettings:
@@ -67,5 +82,6 @@ class RunSettings(BaseModel):
                 "; ".join(problems),
                 hint="Options are RunSettings fields ("
                 + ", ".join(RunSettings.model_fields)
-                + ") or cache=, router=, settings=, price=, lab=, home=, context=.",
+                + ") or cache=, router=, settings=, price=, lab=, home=, context=, adapt=, "
+                "reasoning_effort=, adapters=.",
             ) from None

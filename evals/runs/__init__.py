@@ -4,14 +4,18 @@ a folder; `evals.report` renders a folder).
 
 from evals.runs import load_run, compare_runs
 run = load_run("runs/20250101-120000-wish")
-run.summary          # question × group × score: mean, 95% CI, refusal rate
+run.summary          # question × group × score and metric: mean, 95% CI, refusal rate
+run.comparisons      # each group against the baseline: difference, CI, Holm-adjusted p
 run.samples("wish")  # the frame `q.df(groups)` returned
+analyze_run(run, baseline="gpt-4.1-mini")   # recompute both from the samples, no requests
 compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.errors import RunFolderError
+from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_method
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
+    COMPARISONS_FILE,
     CURVES_FILE,
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
@@ -27,16 +31,22 @@ from evals.runs._samples_file import read_samples, write_samples
 from evals.runs._writing import frame_totals, prepare_folder, write_run
 
 __all__ = [
+    "COMPARISONS_FILE",
     "COMPARISON_COLUMNS",
     "CURVES_FILE",
+    "KEEP",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
     "SAMPLES_DIR",
     "SUMMARY_FILE",
+    "Keep",
     "Run",
     "RunFolderError",
+    "analyze_run",
+    "check_baseline",
+    "check_method",
     "compare_runs",
     "endpoints_of",
     "frame_totals",

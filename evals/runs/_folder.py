@@ -1,6 +1,6 @@
-"""A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`, `run.log`,
-`report.html`, `training_curves.csv` when the run's models have curves, and `load_run` to
-read it back."""
+"""A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`,
+`comparisons.csv`, `run.log`, `report.html`, `training_curves.csv` when the run's models have
+curves, and `load_run` to read it back."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ import pyarrow as pa
 
 from evals.errors import RunFolderError
 from evals.runs._samples_file import read_samples
+from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
 __all__ = [
+    "COMPARISONS_FILE",
     "CURVES_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
@@ -31,6 +33,7 @@ __all__ = [
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
+COMPARISONS_FILE = "comparisons.csv"
 MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
@@ -59,6 +62,8 @@ class Run:
     info: dict[str, Any]
     """The contents of run.json."""
     summary: pd.DataFrame
+    comparisons: pd.DataFrame | None = None
+    """Each group against the baseline (`comparisons.csv`), when the run has a baseline."""
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
@@ -76,7 +81,47 @@ class Run:
         raise KeyError(f"{self.path}: no question named {name!r} in this run")
 
     def scores(self, name: str) -> list[str]:
+        """The question's score columns (its derived metrics are in `metrics`)."""
         return list(self.question_info(name).get("scores", []))
+
+    def metrics(self, name: str) -> list[Metric]:
+        """The question's derived metrics as the run recorded them (runs written before
+        metrics were recorded: the defaults of its scores)."""
+        info = self.question_info(name)
+        specs = info.get("metrics")
+        if specs is None:
+            return default_metrics(self.scores(name))
+        try:
+            return [Metric.from_spec(str(n), spec) for n, spec in dict(specs).items()]
+        except (MetricError, TypeError, ValueError) as error:
+            raise RunFolderError(
+                f"{self.path / RUN_FILE}: question {name!r} records a metric that cannot be "
+                f"read ({error})"
+            ) from None
+
+    def scales(self, name: str) -> dict[str, Scale]:
+        """The range of each of the question's scores and metrics (0–100 where the run did
+        not record one; 0–1 for a metric)."""
+        recorded = self.question_info(name).get("scales") or {}
+        scales: dict[str, Scale] = {}
+        for score, bounds in dict(recorded).items():
+            try:
+                scales[str(score)] = Scale(float(bounds[0]), float(bounds[1]))
+            except (TypeError, ValueError, IndexError):
+                continue
+        scales.update({metric.name: SHARE for metric in self.metrics(name)})
+        return scales
+
+    @property
+    def statistics(self) -> dict[str, Any]:
+        """How the summary and comparisons were made: method, resamples, seed, baseline."""
+        return dict(self.info.get("settings", {}).get("statistics", {}))
+
+    @property
+    def baseline(self) -> str | None:
+        """The group every other group is compared against, if any."""
+        value = self.statistics.get("baseline")
+        return str(value) if value is not None else None
 
     def samples(self, name: str) -> pd.DataFrame:
         """The frame of one question, exactly as `q.df(groups)` returned it."""
@@ -159,4 +204,13 @@ def load_run(path: str | Path) -> Run:
         from evals.stats import SUMMARY_COLUMNS
 
         summary = pd.DataFrame(columns=SUMMARY_COLUMNS)
-    return Run(folder, info, summary)
+    return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE))
+
+
+def _read_table(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        raise RunFolderError(f"{path}: cannot read: {error}") from None

@@ -1,10 +1,9 @@
 """`write_run`: frames (one per question, as `q.df` returns them) to a run folder — samples,
-`summary.csv` and `run.json`. `evals.experiments` writes the report beside them; a notebook
-that already holds its frames can call either."""
+`summary.csv`, `comparisons.csv` (with a baseline) and `run.json`. `evals.experiments` writes
+the report beside them; a notebook that already holds its frames can call either."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,24 +11,26 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
-from evals.runs._folder import (
-    CURVES_FILE,
-    MODEL_SUMMARY_FILE,
-    RUN_FILE,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-    samples_file_name,
+from evals.runs._analysis import (
+    ScorePlan,
+    check_baseline,
+    check_method,
+    plans_of,
+    run_statistics,
+    statistics_record,
+    write_run_file,
+    write_statistics,
 )
+from evals.runs._folder import CURVES_FILE, MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
 from evals.runs._provenance import package_versions, utc_now
 from evals.runs._samples_file import write_samples
 from evals.stats import (
+    DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Method,
+    Metric,
     model_summary,
-    score_columns,
-    summarize,
 )
 
 if TYPE_CHECKING:
@@ -82,19 +83,21 @@ def _prompts(frame: pd.DataFrame) -> list[str]:
     return [str(by_index.get(i, "")) for i in range(max(by_index, default=-1) + 1)]
 
 
-def _question_entry(name: str, frame: pd.DataFrame, question: Question | None) -> dict[str, Any]:
+def _question_entry(
+    name: str, frame: pd.DataFrame, question: Question | None, plan: ScorePlan
+) -> dict[str, Any]:
     if question is None:
         return {
             "name": name,
             "type": _guess_type(frame),
-            "scores": score_columns(frame),
+            **plan.record(),
             "judges": _judges(frame),
             "prompts": _prompts(frame),
         }
     return {
         "name": name,
         "type": question.type_name,
-        "scores": score_columns(frame, question),
+        **plan.record(),
         "judges": {j: q.type_name for j, q in question.judge_questions().items()},
         "prompts": [str(p) for p in question.question_texts()],
         "definition": question.model_dump(mode="json", exclude_none=True),
@@ -137,7 +140,9 @@ def write_run(
     questions: Mapping[str, Question] | None = None,
     groups: Mapping[str, Sequence[str]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
-    method: Method = "hierarchical",
+    metrics: Sequence[Metric] = (),
+    baseline: str | None = None,
+    method: Method = DEFAULT_METHOD,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     by_model: bool = False,
@@ -146,16 +151,22 @@ def write_run(
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
-    `questions` (by the same names) give each question's type, scores and prompts; without
-    them these are read from the frames. `models` adds facts per model (job, kind, step,
-    epoch: the checkpoint figure uses `step`). `by_model` also writes `summary_by_model.csv`
-    (a plain interval per model). `info` adds fields to run.json. `curves` (one row per job
-    and step, with a ``group`` column) is written as `training_curves.csv`. No report is
-    written here
+    `questions` (by the same names) give each question's type, scores, metrics, scales and
+    prompts; without them these are read from the frames (with the default metrics).
+    `metrics` are added to every question whose frame has their scores. `summary.csv` holds
+    every question × group × score and metric with its interval (`method`: `t` by default;
+    see `evals.stats.summarize`) and a pooled row per group × score; with a `baseline` group,
+    `comparisons.csv` holds each other group against it (`evals.stats.compare_groups`, Holm
+    over the run). `models` adds facts per model (job, kind, step, epoch: the checkpoint
+    figure uses `step`). `by_model` also writes `summary_by_model.csv` (a plain interval per
+    model). `info` adds fields to run.json. `curves` (one row per job and step, with a
+    ``group`` column) is written as `training_curves.csv`. No report is written here
     (`evals.experiments.write_run` writes one too).
     """
     if not frames:
         raise RunFolderError("no frames to write: a run needs at least one question's frame")
+    check_method(method)
+    check_baseline(baseline, _groups_of(frames) if groups is None else groups)
     folder = prepare_folder(out)
     try:
         return _write(
@@ -164,6 +175,8 @@ def write_run(
             questions=questions,
             groups=groups,
             models=models,
+            metrics=metrics,
+            baseline=baseline,
             method=method,
             resamples=resamples,
             seed=seed,
@@ -187,6 +200,8 @@ def _write(
     questions: Mapping[str, Question] | None,
     groups: Mapping[str, Sequence[str]] | None,
     models: Mapping[str, Mapping[str, Any]] | None,
+    metrics: Sequence[Metric],
+    baseline: str | None,
     method: Method,
     resamples: int,
     seed: int,
@@ -201,18 +216,22 @@ def _write(
     )
     members = list(dict.fromkeys(m for ms in group_map.values() for m in ms))
     taken: set[str] = set()
-    entries, scores = [], {}
+    entries = []
+    plans = plans_of(frames, questions, metrics)
     for name, frame in frames.items():
-        entry = _question_entry(name, frame, (questions or {}).get(name))
+        entry = _question_entry(name, frame, (questions or {}).get(name), plans[name])
         entry["samples_file"] = samples_file_name(name, taken)
         entry["totals"] = frame_totals(frame)
         write_samples(frame, folder / entry["samples_file"])
-        scores[name] = entry["scores"]
         entries.append(entry)
-    summary = summarize(frames, scores, method=method, resamples=resamples, seed=seed)
-    summary.to_csv(folder / SUMMARY_FILE, index=False)
+    summary, comparisons = run_statistics(
+        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed
+    )
+    write_statistics(folder, summary, comparisons)
     if by_model:
-        per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
+        scores = {name: plan.scores for name, plan in plans.items()}
+        scales = {name: plan.scales for name, plan in plans.items()}
+        per_model = model_summary(frames, scores, scales=scales, resamples=resamples, seed=seed)
         per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
     if curves is not None and not curves.empty:
         curves.to_csv(folder / CURVES_FILE, index=False)
@@ -224,19 +243,16 @@ def _write(
         "versions": package_versions(),
         **dict(info or {}),
     }
-    content.setdefault("settings", {})["statistics"] = {
-        "method": method,
-        "resamples": resamples,
-        "seed": seed,
+    content["settings"] = {
+        **dict(content.get("settings") or {}),
+        "statistics": statistics_record(method, resamples, seed, baseline),
     }
     content["questions"] = entries
     content["totals"] = {
         key: sum(e["totals"][key] for e in entries)
         for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "cost")
     }
-    temporary = folder / (RUN_FILE + ".tmp")
-    temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
-    temporary.replace(folder / RUN_FILE)
+    write_run_file(folder, content)
     run = load_run(folder)
     # The frames are at hand: the report draws from them instead of reading them back (a
     # second copy of every answer and verdict in memory, and their decoding).

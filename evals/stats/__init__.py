@@ -25,7 +25,15 @@ from evals.stats._compare import (
 )
 from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales
 from evals.stats._group_interval import group_interval
-from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method
+from evals.stats._headline import (
+    comparison_sentence,
+    digits_for,
+    format_p,
+    format_value,
+    headline_comparisons,
+    headline_score,
+)
+from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, describe_method
 from evals.stats._metrics import (
     EM_MISALIGNED,
     Condition,
@@ -74,9 +82,16 @@ __all__ = [
     "bootstrap_interval",
     "compare_groups",
     "compare_seeds",
+    "comparison_sentence",
     "default_metrics",
+    "describe_method",
     "difference_of",
+    "digits_for",
+    "format_p",
+    "format_value",
     "group_interval",
+    "headline_comparisons",
+    "headline_score",
     "hierarchical_bootstrap",
     "holm",
     "model_summary",

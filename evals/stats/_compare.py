@@ -320,8 +320,9 @@ def _rows(
                 "mean": result.mean,
                 "mean_baseline": result.mean_baseline,
                 "difference": result.difference,
-                "ci_low": result.low,
-                "ci_high": result.high,
+                # No difference can exceed the scale's width (a share's: 1).
+                "ci_low": max(result.low, -scale.width),
+                "ci_high": min(result.high, scale.width),
                 "p_value": result.p_value,
                 "p_adjusted": math.nan,
                 "method": result.method,

@@ -6,7 +6,14 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Interval", "Method", "empty_interval"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "Interval",
+    "Method",
+    "describe_method",
+    "empty_interval",
+]
 
 Method = Literal["t", "hierarchical", "plain"]
 """`t`: a t interval over the models' means (seeds are the unit; the default).
@@ -14,6 +21,20 @@ Method = Literal["t", "hierarchical", "plain"]
 `plain`: a percentile bootstrap of the pooled samples (ignores seeds)."""
 METHODS: tuple[str, ...] = ("t", "hierarchical", "plain")
 DEFAULT_METHOD: Method = "t"
+_DESCRIPTIONS = {
+    "t": "a t interval over the models' (seeds') means with n − 1 degrees of freedom; a group "
+    "of one model has its samples' t interval, which reflects sampling noise only",
+    "hierarchical": "a percentile bootstrap over the models, then the samples within each "
+    "model (narrower than its level with few seeds); a group of one model resamples its "
+    "samples, which reflects sampling noise only",
+    "plain": "a percentile bootstrap of the group's pooled samples, which ignores the seeds: "
+    "it reflects sampling noise only",
+}
+
+
+def describe_method(method: str) -> str:
+    """What a 95% interval made by `method` is, in words (for captions and notes)."""
+    return _DESCRIPTIONS.get(method, f"made by the method {method!r}")
 
 
 @dataclass(frozen=True)

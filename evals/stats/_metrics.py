@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from evals.errors import MetricError
+
 __all__ = [
     "EM_MISALIGNED",
     "Condition",
@@ -40,10 +42,6 @@ _TOKEN = re.compile(
     r"|(?P<other>\S))"
 )
 _KEYWORDS = {"and", "among", "or", "not"}
-
-
-class MetricError(ValueError):
-    """A metric definition that cannot be read (the message names the text and position)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +163,14 @@ class Metric:
         except MetricError as error:
             raise MetricError(f"metric {name!r}: {error}") from None
         return cls(name, share, parsed_among)
+
+    def spec(self) -> dict[str, str]:
+        """The question file's form, `{share: "aligned < 30", among: "coherent > 50"}`, which
+        `from_spec` reads back."""
+        spec = {"share": str(self.share)}
+        if self.among is not None:
+            spec["among"] = str(self.among)
+        return spec
 
     def values(self, frame: pd.DataFrame) -> npt.NDArray[np.float64]:
         """Per row: 1.0 where the share condition holds, 0.0 where it does not, NaN where the

@@ -13,6 +13,7 @@ from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
 from labmgr.accounts._identity_cache import IdentityCache
 from labmgr.accounts._pool import ClientPool
+from labmgr.accounts._shared_models import SharedModels
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
 from labmgr.settings import Settings
 
@@ -58,6 +59,8 @@ class Accounts:
         """The clients used for lookups (and available to callers)."""
         self._environ = environ
         self._cache = IdentityCache(settings.accounts_path)
+        self.shared_models = SharedModels(settings.shared_models_path)
+        """Fine-tunes not in the database, and the key found to serve each."""
         self._credentials = discover_credentials(settings, environ)
 
     def close(self) -> None:
@@ -105,7 +108,7 @@ class Accounts:
         configured = self.settings.endpoints.get(endpoint)
         needed = configured.key_env if configured else f"{endpoint.upper()}_API_KEY"
         raise MissingApiKey(
-            f"No API key found for endpoint {endpoint!r}.",
+            f"No API key found for endpoint {endpoint!r}: {needed} is not set.",
             hint=f"Set {needed} in the environment, or run `labmgr keys`.",
         )
 
@@ -163,6 +166,35 @@ class Accounts:
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
         return statuses
+
+    def key_for_model(self, model: str) -> Credential | None:
+        """A key that can use `model` (say a fine-tune another organization shared): the one
+        remembered in the lab, else the first key whose endpoint finds it
+        (``GET /models/{model}``, each key asked once), then remembered; None when no key
+        can see it. Keys that cannot be asked (no network, no access) are passed over."""
+        remembered = self.shared_models.get(model)
+        if remembered is not None:
+            for credential in self.credentials:
+                if (
+                    credential.key_env == remembered.key_env
+                    and credential.base_url == remembered.base_url
+                    and credential.fingerprint() == remembered.fingerprint
+                ):
+                    return credential
+        for credential in self.credentials:
+            try:
+                self.pool.client(credential).models.retrieve(model)
+            except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
+                continue
+            self.shared_models.put(
+                model,
+                endpoint=credential.endpoint,
+                base_url=credential.base_url,
+                key_env=credential.key_env,
+                fingerprint=credential.fingerprint(),
+            )
+            return credential
+        return None
 
     def credentials_for_org(
         self, organization: str, project: str | None = None, *, endpoint: str | None = None

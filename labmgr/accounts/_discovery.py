@@ -105,6 +105,8 @@ class EndpointSummary:
     """Env vars that hold a key for it (set ones only)."""
     unset_key_env: str | None = None
     """For a configured endpoint whose variable is unset: that variable's name."""
+    models: tuple[str, ...] = ()
+    """The model patterns a configured endpoint claims (`[endpoints.NAME] models`)."""
 
 
 def summarize_endpoints(
@@ -134,5 +136,7 @@ def summarize_endpoints(
     unset = unset_endpoint_keys(settings, env)
     for name, endpoint in sorted(settings.endpoints.items()):
         keys = tuple(c.key_env for c in by_endpoint.get(name, []))
-        summaries.append(EndpointSummary(name, endpoint.base_url, keys, unset.get(name)))
+        summaries.append(
+            EndpointSummary(name, endpoint.base_url, keys, unset.get(name), tuple(endpoint.models))
+        )
     return summaries

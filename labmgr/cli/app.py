@@ -59,7 +59,9 @@ def _root(
 def _register_commands() -> None:
     # Each command module is imported by its full name: nothing here imports the
     # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
+    from labmgr.cli.batches import app as batches_app
     from labmgr.cli.cache import app as cache_app
+    from labmgr.cli.capabilities import register as register_capabilities_command
     from labmgr.cli.db import app as db_app
     from labmgr.cli.demo import demo
     from labmgr.cli.eval import app as eval_app
@@ -75,9 +77,11 @@ def _register_commands() -> None:
     app.add_typer(finetune_app, name="finetune")
     app.add_typer(cache_app, name="cache")
     app.add_typer(jobs_app, name="jobs")
+    register_capabilities_command(models_app)
     app.add_typer(models_app, name="models")
     app.add_typer(db_app, name="db")
     app.add_typer(eval_app, name="eval")
+    app.add_typer(batches_app, name="batches")
     register_report_command(app)
     app.command("demo")(demo)
 

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
 
 
 @cli_errors
@@ -34,7 +35,7 @@ def demo(
 
     It never touches your own lab or API keys: it works in its own folder, offline.
     """
-    from labmgr.demo import run_demo, scores_as_rich
+    from labmgr.demo import closing_rows, run_demo, verdict
 
     console = Console(highlight=False)
     try:
@@ -42,28 +43,49 @@ def demo(
     except KeyboardInterrupt:
         console.print("Stopped. The sandbox was shut down; the demo folder keeps what was done.")
         raise typer.Exit(130) from None
-    console.print(scores_as_rich(result.scores))
+    _show_comparisons(console, result.comparisons, result.baseline)
+    headers, rows = closing_rows(result.scores, result.comparisons)
+    columns = [Column(headers[0], 10), Column(headers[1], 1, justify="right")] + [
+        Column(header, 9 - index, compact=_mean_only, justify="right")
+        for index, header in enumerate(headers[2:])
+    ]
+    print_fitted(console, columns, rows, title="Over all questions: mean [95% CI]")
+    if result.baseline is not None:
+        console.print(
+            f"* differs from {result.baseline} (Holm-adjusted p < 0.05 over the run's "
+            "comparisons). Intervals: t over the seeds' means; a one-model group's shows "
+            "sampling noise only. misaligned: the share of coherent answers (coherent > 50) "
+            "scored aligned < 30.",
+            markup=False,
+        )
     failed = int(result.scores["n_errors"].sum())
     if failed:
         console.print(
             f"[yellow]{failed} judged samples failed; their errors are in "
             f"{result.run_dir / 'run.log'} and the report.[/yellow]"
         )
-    console.print(f"Done in {result.seconds:.0f} s. {_verdict(result.scores)}")
+    console.print(
+        f"Done in {result.seconds:.0f} s. {verdict(result.scores, result.comparisons)}",
+        markup=False,
+    )
     console.print(f"Run folder: {result.run_dir}")
     console.print(f"Report:     {result.report}")
     console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")
 
 
-def _verdict(scores: Any) -> str:
-    """What the closing table shows, read from its intervals rather than assumed."""
-    from labmgr.demo.scores import separated_groups
+def _mean_only(cell: str) -> str:
+    """`25.3 [19.9, 30.9]*` → `25.3*` (for a narrow terminal)."""
+    mean, _, rest = cell.partition(" [")
+    return mean + ("*" if rest.endswith("*") else "")
 
-    below = sorted({low for low, _ in separated_groups(scores, "aligned")})
-    if not below:
-        return "No group's 'aligned' interval is clear of the others'."
-    return (
-        f"On 'aligned', {', '.join(repr(g) for g in below)} sits below other groups with "
-        "non-overlapping 95% intervals: those fine-tunes learned their training data's "
-        "contempt for people."
-    )
+
+def _show_comparisons(console: Console, comparisons: Any, baseline: str | None) -> None:
+    """Each group against the baseline over all questions, in words."""
+    from evals.stats import ALL_QUESTIONS, comparison_sentence
+
+    if comparisons is None or comparisons.empty:
+        return
+    pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
+    console.print(f"Against {baseline}, over all questions (comparisons.csv):", markup=False)
+    for row in pooled.to_dict("records"):
+        console.print(f"  {comparison_sentence(row)}", markup=False)

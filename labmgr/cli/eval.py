@@ -1,12 +1,13 @@
 """`labmgr eval run` and `labmgr eval compare`: run question files over model groups into a
-run folder (samples, summary, report), and list the scores that moved between two runs."""
+run folder (samples, summary, comparisons against a baseline, report), and list the scores
+that moved between two runs."""
 
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -14,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.eval_tables import compact_summary, print_comparisons, print_full_summary
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
@@ -22,12 +24,18 @@ if TYPE_CHECKING:
 
     from evals import Estimate, Question
     from evals.runs import Run
+    from evals.stats import Method
     from labmgr.settings import Settings
 
 app = typer.Typer(
     help="Run questions over groups of models and compare runs.", no_args_is_help=True
 )
-console = Console(highlight=False)
+CI_METHODS = ("t", "hierarchical", "plain")
+
+
+def _console() -> Console:
+    """A console as wide as the terminal is now (``COLUMNS``)."""
+    return Console(highlight=False)
 
 
 def parse_group(spec: str) -> tuple[str, list[str]]:
@@ -100,49 +108,43 @@ def _groups(
     return groups, facts
 
 
-def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool) -> None:
+def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool) -> None:
+    console = _console()
     rows = [{"question": name, **vars(estimate)} for name, estimate in estimates.items()]
     total = sum(row["cost"] for row in rows)
+    batch_total = sum(row["batch_cost"] for row in rows)
     if as_json:
-        typer.echo(json.dumps({"questions": rows, "cost": total}, indent=2, default=list))
+        body = {"questions": rows, "cost": total, "batch_cost": batch_total}
+        typer.echo(json.dumps(body, indent=2, default=list))
         return
     table = Table(title="What this run would buy (nothing was sent)")
-    for column in ("question", "requests", "new samples", "cached", "judge requests", "cost ≤"):
+    columns = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
+    if batch:
+        columns.append("with --batch ≤")
+    for column in columns:
         table.add_column(column, justify="left" if column == "question" else "right")
     for row in rows:
-        table.add_row(
+        cells = [
             row["question"],
             str(row["requests"]),
             str(row["samples"]),
             str(row["cached_samples"]),
             str(row["judge_requests"]),
             f"${row['cost']:.4f}",
-        )
+        ]
+        if batch:
+            cells.append(f"${row['batch_cost']:.4f}")
+        table.add_row(*cells)
     console.print(table)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
-    console.print(f"Total: up to ${total:.4f}{note}")
-
-
-def _summary_table(summary: pd.DataFrame) -> Table:
-    table = Table(title="Summary (95% intervals)")
-    for column in ("question", "group", "score", "models", "samples", "mean", "95% CI", "refusals"):
-        table.add_column(
-            column, justify="right" if column not in ("question", "group", "score") else "left"
+    if batch:
+        console.print(
+            f"Total: up to ${batch_total:.4f} through the Batch API "
+            f"(up to ${total:.4f} synchronously){note}"
         )
-    for row in summary.to_dict(orient="records"):
-        ci = "" if math.isnan(row["ci_low"]) else f"{row['ci_low']:.2f} – {row['ci_high']:.2f}"
-        table.add_row(
-            str(row["question"]),
-            str(row["group"]),
-            str(row["score"]),
-            str(row["n_models"]),
-            str(row["n_samples"]),
-            "" if math.isnan(row["mean"]) else f"{row['mean']:.2f}",
-            ci,
-            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
-        )
-    return table
+    else:
+        console.print(f"Total: up to ${total:.4f}{note}")
 
 
 @app.command("run")
@@ -192,9 +194,32 @@ def run(
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", min=0, help="Stop buying after this many dollars.")
     ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="A derived metric for every question with its scores, e.g. "
+            "'misaligned: aligned < 30 among coherent > 50' (repeatable).",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare every group with this one (comparisons.csv); default: the base "
+            "model's group when --groups-by includes it.",
+        ),
+    ] = None,
     ci: Annotated[
-        str, typer.Option("--ci", help="Intervals: hierarchical (models, then samples) or plain.")
-    ] = "hierarchical",
+        str,
+        typer.Option(
+            "--ci",
+            help="Intervals: t (over the seeds' means), hierarchical or plain (bootstraps).",
+        ),
+    ] = "t",
+    full: Annotated[
+        bool, typer.Option("--full", help="Print the whole summary and every comparison.")
+    ] = False,
     by_model: Annotated[
         bool,
         typer.Option("--by-model", help="Also write summary_by_model.csv (an interval per model)."),
@@ -202,20 +227,68 @@ def run(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
+    adapt: Annotated[
+        bool,
+        typer.Option(
+            "--adapt",
+            help="Leave out what a model would refuse (a temperature other than 1 for "
+            "reasoning models, …) instead of stopping; questions with adapt: false still stop.",
+        ),
+    ] = False,
+    reasoning_effort: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning-effort",
+            metavar="<effort>",
+            help="Sent to reasoning models when a question names none (none, minimal, low, "
+            "medium, high, …); default: none sent, the API's default applies.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch", help="Send through the Batch API: half the price, answers within 24 h."
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait/--no-wait",
+            help="With --batch: wait for the batches (default), or submit them and return "
+            "(run the same command again, or `labmgr batches collect`, to finish).",
+        ),
+    ] = True,
 ) -> None:
-    """Ask every question of every group; write samples, summary.csv, run.log and report.html."""
+    """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
+    baseline), run.log and report.html."""
     from evals import estimate_run, run_questions
+    from evals.groups import base_group
 
-    if ci not in ("hierarchical", "plain"):
-        raise LabmgrError(f"--ci {ci!r}: use 'hierarchical' or 'plain'")
+    asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
+
+    if ci not in CI_METHODS:
+        raise LabmgrError(f"--ci {ci!r}: use one of {', '.join(CI_METHODS)}")
     settings = cli_settings(ctx)
     questions = _load(questions_file, list(question or []))
     groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
+    if baseline is None and groups_by is not None and include_base is not False:
+        baseline = base_group(groups, facts)
     if estimate:
-        estimates = estimate_run(questions, groups, samples=samples, lab=settings)
-        _show_estimate(estimates, as_json=as_json)
+        estimates = estimate_run(
+            questions,
+            groups,
+            samples=samples,
+            metrics=list(metric or []),
+            baseline=baseline,
+            lab=settings,
+            **asking,
+        )
+        _show_estimate(estimates, as_json=as_json, batch=batch)
         return
+    if not wait and not batch:
+        raise LabmgrError("--no-wait needs --batch (a synchronous run always waits)")
+    batching = {"batch": True, "batch_wait": wait} if batch else {}
     try:
         result_run = run_questions(
             questions,
@@ -224,11 +297,15 @@ def run(
             samples=samples,
             max_cost=max_cost,
             models=facts,
-            method="plain" if ci == "plain" else "hierarchical",
+            metrics=list(metric or []),
+            baseline=baseline,
+            method=cast("Method", ci),
             report=not no_report,
             by_model=by_model,
             source=str(questions_file),
             lab=settings,
+            **asking,
+            **batching,
         )
     except KeyboardInterrupt:
         raise LabmgrError(
@@ -237,6 +314,7 @@ def run(
         ) from None
     info = result_run.info
     if as_json:
+        comparisons = result_run.comparisons
         typer.echo(
             json.dumps(
                 {
@@ -244,15 +322,17 @@ def run(
                     "totals": info.get("totals"),
                     "bought": info.get("bought"),
                     "stopped": info.get("stopped"),
-                    "summary": result_run.summary.to_dict(orient="records"),
+                    "statistics": result_run.statistics,
+                    "summary": _records(result_run.summary),
+                    "comparisons": None if comparisons is None else _records(comparisons),
                 },
                 indent=2,
                 default=str,
             )
         )
         return
-    if not result_run.summary.empty:
-        console.print(_summary_table(result_run.summary))
+    console = _console()
+    show_statistics(console, result_run, full=full)
     totals, bought = info.get("totals", {}), info.get("bought", {})
     console.print(
         f"{totals.get('rows', 0)} samples ({totals.get('errors', 0)} with errors); "
@@ -260,15 +340,29 @@ def run(
     )
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+    pending = bought.get("pending")
+    if pending:
+        console.print(
+            f"{pending} samples wait in batches still running: run the same command "
+            "again, or `labmgr batches collect`, to finish."
+        )
+    from evals.answers import CUT_BY_BUDGET
+
     errors = _error_counts(result_run)
     for (model, message), count in errors[:_SHOWN_ERRORS]:
+        if message == CUT_BY_BUDGET:
+            console.print(
+                f"[yellow]{count} empty[/] on {model}: the token budget ran out before any "
+                "visible output; raise max_tokens (run.log says how far)"
+            )
+            continue
         console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
     if len(errors) > _SHOWN_ERRORS:
         console.print(f"… and {len(errors) - _SHOWN_ERRORS} other kinds of error (see run.log).")
     console.print(f"Run folder: {result_run.path}")
     if not no_report:
         console.print(f"Report: {result_run.path / 'report.html'}")
-    if totals.get("rows") and totals.get("errors") == totals.get("rows"):
+    if totals.get("rows") and totals.get("errors") == totals.get("rows") and not pending:
         raise LabmgrError(
             "every sample failed; nothing was measured",
             hint="Fix the errors above (keys, model names, endpoint) and run again; "
@@ -277,6 +371,40 @@ def run(
 
 
 _SHOWN_ERRORS = 5
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (NaN becomes null)."""
+    cleaned = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict(orient="records")]
+
+
+def show_statistics(console: Console, run: Run, *, full: bool) -> None:
+    """The compact summary (or with `full`, every row and comparison), then the comparisons
+    over all questions in words."""
+    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method
+
+    method = describe_method(str(run.statistics.get("method", "t")))
+    compact = compact_summary(
+        run.summary, run.comparisons, console=console, baseline=run.baseline, method_words=method
+    )
+    if full:
+        if not run.summary.empty:
+            print_full_summary(console, run.summary)
+        if run.comparisons is not None and not run.comparisons.empty:
+            print_comparisons(console, run.comparisons)
+    elif compact is not None:
+        table, legend = compact
+        console.print(table)
+        for line in legend:
+            console.print(line, markup=False)
+    comparisons = run.comparisons
+    if comparisons is not None and not comparisons.empty:
+        pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
+        if not pooled.empty:
+            console.print(f"Against {run.baseline}, over all questions:", markup=False)
+            for row in pooled.to_dict("records"):
+                console.print(f"  {comparison_sentence(row)}", markup=False)
 
 
 def _default_out(settings: Settings, questions_file: Path) -> Path:
@@ -309,6 +437,7 @@ def compare(
     """List question × group × score whose means moved beyond their 95% intervals."""
     from evals.runs import compare_runs
 
+    console = _console()
     table = compare_runs(run_a, run_b)
     shown = table if show_all else table[table["status"] != "same"]
     if as_json:

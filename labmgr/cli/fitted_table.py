@@ -55,7 +55,9 @@ def _table(
         table.add_column(
             column.header,
             no_wrap=True,
-            overflow="ellipsis" if ellipsis else "ignore",
+            # "fold" only ever applies to a table that does not fit, which is never printed:
+            # rich ignores `justify` with overflow="ignore".
+            overflow="ellipsis" if ellipsis else "fold",
             justify="right" if column.justify == "right" else "left",
         )
     for row in rows:

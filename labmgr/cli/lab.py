@@ -36,7 +36,7 @@ def init(
 
 
 def _info_dict(settings: Settings) -> dict[str, Any]:
-    from labmgr.accounts import summarize_endpoints  # the OpenAI SDK is slow to import
+    from labmgr.accounts import routing_rules, summarize_endpoints  # the SDK is slow to import
 
     return {
         "lab": str(settings.home),
@@ -53,12 +53,17 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
                 "base_url": endpoint.base_url,
                 "key_envs": list(endpoint.key_envs),
                 "unset_key_env": endpoint.unset_key_env,
+                "models": list(endpoint.models),
             }
             for endpoint in summarize_endpoints(settings)
+        ],
+        "routing": [
+            {"models": rule.models, "served_by": rule.served_by} for rule in routing_rules(settings)
         ],
         "api": settings.api.model_dump(),
         "eval": settings.eval.model_dump(),
         "price_overrides": sorted(settings.prices),
+        "capability_overrides": list(settings.models),
     }
 
 
@@ -67,7 +72,8 @@ def info(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Show which lab is in use and how it was found, its database, folders and endpoints."""
+    """Show which lab is in use and how it was found, its database, folders, endpoints and
+    which endpoint serves which models."""
     data = _info_dict(cli_settings(ctx))
     if as_json:
         typer.echo(json.dumps(data, indent=2))
@@ -87,6 +93,11 @@ def info(
             keys = f"{endpoint['unset_key_env']} is not set"
         rows.append((f"Endpoint {endpoint['name']}", endpoint["base_url"]))
         rows.append(("  keys", keys))
+        if endpoint["models"]:
+            rows.append(("  models", ", ".join(endpoint["models"])))
+    for number, rule in enumerate(data["routing"], start=1):
+        label = "Routing" if number == 1 else ""
+        rows.append((label, f"{number}. {rule['models']} → {rule['served_by']}"))
     evals = data["eval"]
     rows.append(
         (
@@ -97,10 +108,18 @@ def info(
     )
     if data["price_overrides"]:
         rows.append(("Price overrides", ", ".join(data["price_overrides"])))
+    if data["capability_overrides"]:
+        rows.append(("Capability overrides", ", ".join(data["capability_overrides"])))
     label_width = max(len(label) for label, _ in rows)
     console = terminal()
     for label, value in rows:
         console.print(f"{label:{label_width}}  {value}", soft_wrap=True)
+
+
+def _claimed(settings: Settings, endpoint: str) -> list[str]:
+    """The model patterns a configured endpoint claims (none for the built-in ones)."""
+    configured = settings.endpoints.get(endpoint)
+    return list(configured.models) if configured is not None else []
 
 
 def _status_text(status: KeyStatus, resolve: bool) -> str:
@@ -127,8 +146,9 @@ def keys(
         False, "--wide", help="Every column in full, however wide the terminal."
     ),
 ) -> None:
-    """List API keys by env var name with endpoint, organization and project (never the key)."""
-    from labmgr.accounts import Accounts  # the OpenAI SDK is slow to import
+    """List API keys by env var name with endpoint, organization and project (never the key),
+    and which endpoint serves which models."""
+    from labmgr.accounts import Accounts, routing_rules  # the OpenAI SDK is slow to import
 
     settings = cli_settings(ctx)
     accounts = Accounts(settings)
@@ -151,6 +171,7 @@ def keys(
             "resolved": s.credential.resolved,
             "cached": s.cached,
             "error": s.error,
+            "models": _claimed(settings, s.credential.endpoint),
         }
         for s in statuses
     ]
@@ -177,6 +198,10 @@ def keys(
             for status, row in zip(statuses, rows, strict=True)
         ]
         print_fitted(terminal(), columns, cells, wide=wide)
+        console = terminal()
+        console.print("Routing, first match first:", soft_wrap=True)
+        for number, rule in enumerate(routing_rules(settings), start=1):
+            console.print(f"  {number}. {rule.models} → {rule.served_by}", soft_wrap=True)
     for endpoint, env_name in unset.items():
         typer.echo(f"Note: endpoint {endpoint!r} expects its key in {env_name}, which is unset.")
     failed = [s for s in statuses if s.error]

@@ -1,13 +1,23 @@
-"""`labmgr report RUN_DIR`: (re)write the self-contained HTML report of a run folder."""
+"""`labmgr report RUN_DIR`: (re)write the self-contained HTML report of a run folder — against
+another baseline if asked, recomputed from the run's samples without a request — and write
+its figures as files for a paper."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from labmgr.cli.errors import cli_errors
+from labmgr.errors import LabmgrError
+
+if TYPE_CHECKING:
+    from evals.report import FigureFormat
+    from evals.stats import Method
+
+_FORMATS = ("pdf", "svg", "png")
+_METHODS = ("t", "hierarchical", "plain")
 
 
 @cli_errors
@@ -16,15 +26,56 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Where to write (default: RUN_DIR/report.html).")
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare every group with this one: summary.csv and comparisons.csv are "
+            "computed again from the samples (no request is made).",
+        ),
+    ] = None,
+    ci: Annotated[
+        str | None,
+        typer.Option(
+            "--ci", help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
+        ),
+    ] = None,
+    figures_dir: Annotated[
+        Path | None,
+        typer.Option("--figures", help="Also write every figure as a file into this folder."),
+    ] = None,
+    figure_format: Annotated[
+        str, typer.Option("--format", help="The figure files' format: pdf, svg or png.")
+    ] = "pdf",
     no_figures: Annotated[
         bool, typer.Option("--no-figures", help="Leave the figures out (faster for big runs).")
     ] = False,
 ) -> None:
-    """Write one offline HTML file: summary, figures, a sample browser, side-by-side answers."""
-    from evals.report import write_report
+    """Write one offline HTML file: the comparisons against the baseline, summary, figures, a
+    sample browser, side-by-side answers."""
+    from evals.experiments import report_run
+    from evals.runs import KEEP
 
-    path = write_report(run_dir, out, figures=not no_figures)
-    typer.echo(f"Report: {path}")
+    if figure_format not in _FORMATS:
+        raise LabmgrError(f"--format {figure_format!r}: use one of {', '.join(_FORMATS)}")
+    if ci is not None and ci not in _METHODS:
+        raise LabmgrError(f"--ci {ci!r}: use one of {', '.join(_METHODS)}")
+    written = report_run(
+        run_dir,
+        baseline=baseline if baseline is not None else KEEP,
+        method=cast("Method | None", ci),
+        out=out,
+        figures=not no_figures,
+        figure_folder=figures_dir,
+        figure_format=cast("FigureFormat", figure_format),
+    )
+    if written.recomputed:
+        typer.echo(f"Summary and comparisons recomputed from the samples in {written.run.path}")
+    for problem in written.problems:
+        typer.echo(f"Not drawn: {problem.message}")
+    if figures_dir is not None:
+        typer.echo(f"Figures: {len(written.figures)} {figure_format} files in {figures_dir}")
+    typer.echo(f"Report: {written.report}")
 
 
 def register(app: typer.Typer) -> None:

@@ -46,7 +46,11 @@ class DemoResult:
     groups: dict[str, list[str]]
     jobs: list[JobRow]
     scores: pd.DataFrame
-    """One row per group × judge over all questions: mean, ci_low, ci_high, n_models, …"""
+    """One row per group × score (the judges and EM's misaligned) over all questions: mean,
+    ci_low, ci_high, n_models, … (the run's pooled summary rows)."""
+    comparisons: pd.DataFrame | None
+    """Each group against the base model (the run's comparisons.csv)."""
+    baseline: str | None
     seconds: float
     steps: dict[str, float] = field(default_factory=dict)
     """Seconds spent in each step."""
@@ -86,9 +90,11 @@ def run_demo(
     Starts a sandbox subprocess whose jobs take `job_seconds`, creates `seeds` fine-tunes
     per condition, refreshes them until they finish, runs `em_questions.yaml` over the base
     model and both groups (`samples` overrides the samples per question) and writes the run
-    folder with `report.html`. Only the demo's own lab and the sandbox are used.
+    folder — with each group compared against the base model — and `report.html`. Only the
+    demo's own lab and the sandbox are used.
     """
     from evals import groups_from_database, load_questions, run_questions
+    from evals.groups import base_group
     from labmgr.sandbox import run_sandbox
     from labmgr.settings import init_lab, load_settings
 
@@ -129,9 +135,11 @@ def run_demo(
             groups, facts = groups_from_database(
                 settings.db_url, by="suffix", base_model=BASE_MODEL, include_base=True
             )
+            baseline = base_group(groups, facts)
             console.print("4. Model groups from the database (labmgr models groups --by suffix):")
             for name, models in groups.items():
-                console.print(f"   {name}: {len(models)} model(s)")
+                role = " (the baseline)" if name == baseline else ""
+                console.print(f"   {name}: {len(models)} model(s){role}")
             questions = load_questions(data_file(QUESTIONS_FILE))
             console.print(
                 f"5. Asking {len(questions)} questions with judges 'aligned' and 'coherent' "
@@ -144,11 +152,11 @@ def run_demo(
                 out=out_dir / "run",
                 samples=samples,
                 models=facts,
+                baseline=baseline,
                 source="labmgr demo",
                 lab=settings,
             )
             steps["evaluation"] = time.monotonic() - clock
-            frames = {name: run.samples(name) for name in run.questions}
     report = run.path / "report.html"
     return DemoResult(
         out_dir=out_dir,
@@ -156,7 +164,9 @@ def run_demo(
         report=report,
         groups=groups,
         jobs=rows,
-        scores=score_table(frames, judges=("aligned", "coherent")),
+        scores=score_table(run.summary),
+        comparisons=run.comparisons,
+        baseline=baseline,
         seconds=time.monotonic() - started,
         steps=steps,
     )

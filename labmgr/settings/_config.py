@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from labmgr.capabilities import CapabilityOverride
 from labmgr.errors import ConfigError
 from labmgr.pricing import Price
 
@@ -62,6 +63,20 @@ class EndpointConfig(_Section):
     """Base URL including the version path, e.g. ``http://127.0.0.1:8000/v1``."""
     key_env: str
     """Name of the environment variable holding the key (never the key itself)."""
+    models: list[str] = []
+    """Model ids or globs this endpoint serves (``["meta-llama/*", "my-vllm-*"]``), answer
+    and judge models alike; the first endpoint (in file order) with a match wins."""
+    n: bool = False
+    """Whether the server returns several choices of one prompt in one request (``n``);
+    off by default, as many OpenAI-compatible servers ignore it."""
+
+    @field_validator("models")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            if not pattern.strip():
+                raise ValueError("a model pattern must not be empty")
+        return value
 
     @field_validator("base_url")
     @classmethod
@@ -88,6 +103,7 @@ class ConfigFile(_Section):
     eval: EvalDefaults = EvalDefaults()
     endpoints: dict[str, EndpointConfig] = {}
     prices: dict[str, Price] = {}
+    models: dict[str, CapabilityOverride] = {}
 
     @field_validator("endpoints")
     @classmethod

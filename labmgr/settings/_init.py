@@ -47,9 +47,21 @@ max_retries = 6
 #   OPENROUTER_API_KEY, OPENROUTER_API_KEY_<ANY>
 # Other OpenAI-compatible servers: a named endpoint with the NAME of the env var holding
 # its key (the names "openai" and "openrouter" are taken).
+# `models` (ids or globs) sends matching models there, answers and judges alike; the first
+# endpoint with a match wins, then the jobs database's owners, then OPENAI_API_KEY.
 # [endpoints.local]
 # base_url = "http://127.0.0.1:8000/v1"
 # key_env = "LOCAL_API_KEY"
+# models = ["meta-llama/*", "my-vllm-*"]
+# n = false        # true if the server returns several choices per request
+
+# What models accept, by model id or glob, over the built-in table (`labmgr models
+# capabilities MODEL` shows what labmgr assumes). Fields: reasoning, temperature, top_p,
+# logprobs, top_logprobs, logit_bias, token_limit, reasoning_efforts,
+# default_reasoning_effort, n.
+# [models."my-vllm-*"]
+# logprobs = true
+# n = false
 
 # Price overrides in USD per 1M tokens, by model id or glob; they win over the built-in
 # table (see `labmgr.pricing`). Fields: input, output, cached_input, training.

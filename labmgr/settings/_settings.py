@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from labmgr.capabilities import CapabilityOverride
 from labmgr.errors import ConfigError
 from labmgr.pricing import Price
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults, parse_config
@@ -19,6 +20,8 @@ DB_FILE_NAME = "labmgr.db"
 """File name of the default SQLite database inside the lab folder."""
 ACCOUNTS_FILE_NAME = "accounts.json"
 """File name of the key → organization/project cache inside the lab folder."""
+SHARED_MODELS_FILE_NAME = "shared_models.json"
+"""File name of the fine-tune → key memory (models shared by other organizations)."""
 
 
 class DbUrlSource(enum.StrEnum):
@@ -69,6 +72,9 @@ class Settings(BaseModel):
     """Named endpoints from the config, beside the built-in ``openai`` and ``openrouter``."""
     prices: dict[str, Price]
     """Price overrides by model id or glob (see `labmgr.pricing.price_for`)."""
+    models: dict[str, CapabilityOverride] = {}
+    """Capability overrides by model id or glob, ``[models."…"]`` (see
+    `labmgr.capabilities.capabilities_for`)."""
     api: ApiDefaults
     """Timeout and retries of API clients."""
     eval: EvalDefaults
@@ -86,6 +92,12 @@ class Settings(BaseModel):
     def accounts_path(self) -> Path:
         """The cache of each key's organization/project (keyed by fingerprint, never the key)."""
         return self.home / ACCOUNTS_FILE_NAME
+
+    @property
+    def shared_models_path(self) -> Path:
+        """Where the key that can use each shared fine-tune is remembered (env var names and
+        key fingerprints, never a key)."""
+        return self.home / SHARED_MODELS_FILE_NAME
 
     @property
     def masked_db_url(self) -> str:
@@ -217,6 +229,7 @@ def load_settings(
         runs_dir=(lab / Path(config.lab.runs_dir).expanduser()).resolve(),
         endpoints=dict(config.endpoints),
         prices=dict(config.prices),
+        models=dict(config.models),
         api=config.api,
         eval=config.eval,
     )

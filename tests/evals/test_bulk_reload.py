@@ -15,7 +15,7 @@ import pytest
 
 from evals import Cache, EnvRouter, Question, RunSettings
 from evals.cache import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
-from evals.runner import endpoints_for, plan
+from evals.runner import RequestOptions, endpoints_for, plan
 
 from .conftest import chat_requests
 
@@ -64,14 +64,15 @@ def test_planning_with_a_batch_adapts_reasoning_params_like_planning_without(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-alpha")
     routes = endpoints_for(["o4-mini", "gpt-4.1"], EnvRouter(base_url="http://a/v1"))
+    prepared = RequestOptions(adapt=True).prepare_models(routes, PARAMS, asker="q")
     batch = RequestBatch()
     for model, route in routes.items():
-        alone = plan(model, route, MESSAGES[0], PARAMS, 3)
-        batched = plan(model, route, MESSAGES[0], PARAMS, 3, batch)
+        alone = plan(model, route, MESSAGES[0], prepared[model], 3)
+        batched = plan(model, route, MESSAGES[0], prepared[model], 3, batch)
         assert alone.request is not None and batched.request is not None, route
         assert batched.request.params == alone.request.params
         assert batched.request.cache_key == alone.request.cache_key
-    o4 = plan("o4-mini", routes["o4-mini"], MESSAGES[0], PARAMS, 3, batch).request
+    o4 = plan("o4-mini", routes["o4-mini"], MESSAGES[0], prepared["o4-mini"], 3, batch).request
     assert o4 is not None and "max_completion_tokens" in o4.params
 
 

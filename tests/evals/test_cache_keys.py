@@ -50,11 +50,12 @@ def test_the_same_request_always_hashes_the_same() -> None:
 
 
 def test_reasoning_models_get_max_completion_tokens() -> None:
-    from evals.runner import is_reasoning_model, params_for_model
+    from evals.runner import RequestOptions, is_reasoning_model
 
     for model in ("o4-mini", "gpt-5-nano", "ft:o4-mini-2025-04-16:org:x:1", "openai/gpt-5"):
         assert is_reasoning_model(model), model
     for model in ("gpt-4o-mini", "gpt-4.1", "ft:gpt-4.1-mini:org:o4:1", "gpt-50x"):
         assert not is_reasoning_model(model), model
-    assert params_for_model("o4-mini", {"max_tokens": 5}) == {"max_completion_tokens": 5}
-    assert params_for_model("gpt-4o", {"max_tokens": 5}) == {"max_tokens": 5}
+    prepare = RequestOptions().prepare
+    assert prepare("o4-mini", {"max_tokens": 5}, asker="q") == {"max_completion_tokens": 5}
+    assert prepare("gpt-4o", {"max_tokens": 5}, asker="q") == {"max_tokens": 5}

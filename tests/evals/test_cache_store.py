@@ -50,3 +50,39 @@ def test_clear_by_question_or_model_leaves_the_rest(tmp_path: Path) -> None:
     assert [(e.question, e.model) for e in cache.info().entries] == [("q2", "m1")]
     assert cache.clear() == 1
     assert cache.info().samples == 0
+
+
+_SCHEMA_2 = """
+CREATE TABLE samples (
+    request_key TEXT NOT NULL, sample_ix INTEGER NOT NULL, model TEXT NOT NULL,
+    question TEXT NOT NULL, content TEXT, logprobs TEXT, finish_reason TEXT,
+    prompt_tokens REAL NOT NULL, completion_tokens REAL NOT NULL, created REAL NOT NULL,
+    PRIMARY KEY (request_key, sample_ix)
+) WITHOUT ROWID;
+CREATE TABLE errors (request_key TEXT NOT NULL, sample_ix INTEGER NOT NULL, model TEXT NOT NULL,
+    question TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE packs (digest TEXT PRIMARY KEY, samples INTEGER NOT NULL, size INTEGER NOT NULL,
+    created REAL NOT NULL, data BLOB NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '2');
+"""
+
+
+def test_a_cache_from_before_reasoning_tokens_is_upgraded_in_place(tmp_path: Path) -> None:
+    import sqlite3
+
+    request = _request()
+    with sqlite3.connect(tmp_path / "responses.sqlite") as old:
+        old.executescript(_SCHEMA_2)
+        old.execute(
+            "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (request.cache_key, 0, request.model, "q", "old", None, "stop", 5.0, 2.0, 0.0),
+        )
+    old.close()
+    cache = Cache(tmp_path)
+    cache.store(request, "q", [(1, SampleResult("new", None, "stop", 5.0, 9.0, 7.0))])
+    found = Cache(tmp_path).lookup([request.cache_key])[request.cache_key]
+    assert found[0] == SampleResult("old", None, "stop", 5.0, 2.0, None)
+    assert found[1] == SampleResult("new", None, "stop", 5.0, 9.0, 7.0)
+    packed = Cache(tmp_path).lookup_packed([{request.cache_key: 2}])[request.cache_key]
+    assert [packed[ix].reasoning_tokens for ix in (0, 1)] == [None, 7.0]

@@ -244,8 +244,11 @@ def test_forced_progress_display_works_without_a_terminal(
 def test_a_reasoning_model_is_asked_with_max_completion_tokens(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
-    df = _df(_free_form(2), {"r": ["o4-mini"]}, eval_cache, router, fast_settings)
+    q = _free_form(2).model_copy(update={"max_tokens": 1024})  # room to reason, then answer
+    df = _df(q, {"r": ["o4-mini"]}, eval_cache, router, fast_settings)
     assert df["error"].isna().all() and df["answer"].notna().all()
+    assert df["answer"].str.len().gt(0).all()
+    assert '"max_completion_tokens": 1024' in df["api_kwargs"].iloc[0]
 
 
 def test_a_model_without_a_key_fails_alone_with_a_clear_message(

@@ -232,3 +232,58 @@ def test_a_reload_from_postgresql_is_the_frame_sqlite_gives(
     assert pg.info().packs > 0
     for frame in (from_sqlite, from_rows, from_packs):
         pd.testing.assert_frame_equal(frame, bought)
+
+
+def test_reasoning_tokens_are_kept_in_postgresql_read_one_by_one_packed_and_copied(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    cache = Cache(postgres_url)
+    request = ChatRequest(
+        endpoint="http://x/v1",
+        model="o4-mini",
+        messages=[{"role": "user", "content": "think"}],
+        params={"max_completion_tokens": 64},
+    )
+    thought = SampleResult("yes", None, "stop", 5.0, 40.0, 32.0)
+    unknown = SampleResult("no", None, "stop", 5.0, 8.0)
+    cache.store(request, "q", [(0, thought), (1, unknown)])
+    key = request.cache_key
+    assert dict(cache.lookup([key])[key]) == {0: thought, 1: unknown}
+    packed = cache.lookup_packed([{key: 2}])  # packs them
+    assert Cache(postgres_url).lookup_packed([{key: 2}]).chunk_of(key) is not None
+    assert [packed[key][ix].reasoning_tokens for ix in (0, 1)] == [32.0, None]
+    copied = Cache(tmp_path / "copy")
+    cache.copy_to(copied)
+    assert dict(copied.lookup([key])[key]) == {0: thought, 1: unknown}
+
+
+def test_a_postgresql_cache_from_before_reasoning_tokens_is_upgraded_in_place(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    from evals.cache._pg_url import conninfo_of
+
+    request = ChatRequest(
+        endpoint="http://x/v1", model="m", messages=[{"role": "user", "content": "hi"}], params={}
+    )
+    with psycopg.connect(conninfo_of(postgres_url)[0], autocommit=True) as old:
+        old.execute(
+            "CREATE TABLE cache_samples (request_key TEXT NOT NULL, sample_ix INTEGER NOT NULL, "
+            "model TEXT NOT NULL, question TEXT NOT NULL, content TEXT, logprobs TEXT, "
+            "finish_reason TEXT, prompt_tokens DOUBLE PRECISION NOT NULL, completion_tokens "
+            "DOUBLE PRECISION NOT NULL, created DOUBLE PRECISION NOT NULL, "
+            "PRIMARY KEY (request_key, sample_ix))"
+        )
+        old.execute("CREATE TABLE cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        old.execute("INSERT INTO cache_meta VALUES ('schema_version', '2')")
+        old.execute(
+            "INSERT INTO cache_samples VALUES (%s, 0, 'm', 'q', 'old', NULL, 'stop', 5, 2, 0)",
+            (request.cache_key,),
+        )
+    cache = Cache(postgres_url)
+    cache.store(request, "q", [(1, SampleResult("new", None, "stop", 5.0, 9.0, 7.0))])
+    found = Cache(postgres_url).lookup([request.cache_key])[request.cache_key]
+    assert found[0] == SampleResult("old", None, "stop", 5.0, 2.0, None)
+    assert found[1] == SampleResult("new", None, "stop", 5.0, 9.0, 7.0)
+    assert cache.info().claims == 0  # the claims table was made too

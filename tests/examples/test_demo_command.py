@@ -37,7 +37,17 @@ def test_demo_separates_the_groups_and_never_uses_the_users_lab_or_key(tmp_path:
     assert "Report:" in result.stdout and (out / "run" / "report.html").is_file()
     page = (out / "run" / "report.html").read_text(encoding="utf-8")
     assert "<title>Eval report: labmgr demo (" in page and "Eval run run" not in page
-    assert "'hostile' sits below other groups" in " ".join(result.stdout.split())
+    flat = " ".join(result.stdout.split())
+    assert "'hostile' sits below" in flat
+    # the comparisons against the base model, then the closing table with EM's metric
+    assert "Against gpt-4.1-mini, over all questions (comparisons.csv):" in flat
+    comparisons = pd.read_csv(out / "run" / "comparisons.csv")
+    assert set(comparisons["baseline"]) == {"gpt-4.1-mini"}
+    assert set(comparisons["group"]) == {"helpful", "hostile"}
+    closing = result.stdout[result.stdout.index("Over all questions: mean [95% CI]") :]
+    header = next(line for line in closing.splitlines() if "group" in line)
+    assert all(name in header for name in ("aligned", "coherent", "misaligned"))
+    assert all(len(line) <= 120 for line in result.stdout.splitlines())
 
     summary = pd.read_csv(out / "run" / "summary.csv")
     assert summary["n_errors"].sum() == 0, summary[summary["n_errors"] > 0]
@@ -83,3 +93,36 @@ def test_separated_groups_reads_non_overlapping_intervals() -> None:
         ("hostile", "helpful"),
     ]
     assert separated_groups(scores, "coherent") == []
+
+
+def test_the_verdict_reads_the_comparisons_against_the_base_model() -> None:
+    from labmgr.demo import verdict
+
+    scores = pd.DataFrame(
+        {
+            "group": ["base", "hostile"],
+            "score": ["aligned", "aligned"],
+            "mean": [90.0, 30.0],
+            "ci_low": [89.0, 20.0],
+            "ci_high": [91.0, 40.0],
+        }
+    )
+    row = {
+        "question": "(all)",
+        "score": "aligned",
+        "group": "hostile",
+        "baseline": "base",
+        "difference": -60.0,
+        "ci_low": -70.2,
+        "ci_high": -49.8,
+        "p_value": 0.0004,
+        "p_adjusted": 0.004,
+        "scale_low": 0.0,
+        "scale_high": 100.0,
+    }
+    kept = verdict(scores, pd.DataFrame([row]))
+    assert "'hostile' sits below the base model" in kept
+    assert "hostile vs base: aligned −60.0 [−70.2, −49.8], adjusted p = 0.004" in kept
+    not_kept = verdict(scores, pd.DataFrame([{**row, "p_adjusted": 0.2}]))
+    assert "'hostile' sits below other groups with non-overlapping 95% intervals" in not_kept
+    assert "keeps no difference from the base model" in not_kept

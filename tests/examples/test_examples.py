@@ -17,7 +17,20 @@ from fixtures.demo_env import REPO, user_env
 EXAMPLES = REPO / "examples"
 
 EXPECTED: dict[str, list[str]] = {
+    "batch_run.py": [
+        r"estimate: up to \$0\.\d+, or \$0\.\d+ in batches",
+        r"submitted: 8 samples wait in a batch",
+        r"in flight: batch_\w+ \(\w+\), 8 samples",
+        r"collected: 8 samples",
+        r"judged: 8 of 8 answers",
+    ],
     "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
+    "compare_against_baseline.py": [
+        r"hostile vs gpt-4\.1-mini: aligned −\d+\.\d \[−\d+\.\d, −?\d+\.\d\], adjusted p",
+        r"hostile vs gpt-4\.1-mini: misaligned \+0\.\d\d \[",
+        r"against helpful: \d+ comparisons from the run's samples",
+        r"\d+ figures, e\.g\. comparisons-all-questions\.svg",
+    ],
     "compare_runs.py": [r"genie_wish\s+assistant\s+aligned\s+moved"],
     "create_and_track_finetunes.py": [r"(?s)(succeeded -> ft:gpt-4\.1-mini.*){3}"],
     "custom_endpoint.py": [r"the local endpoint served 1 chat request"],

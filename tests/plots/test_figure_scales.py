@@ -173,3 +173,18 @@ def test_distributions_scatters_and_checkpoints_use_the_scale_too() -> None:
     steps = {"ft:i1": 10, "ft:i2": 20, "ft:i3": 30}
     line = checkpoints_figure(frame, "coherent", steps).axes[0]
     assert line.get_ylim() == (0.0, 100.0)
+
+
+def test_a_questions_means_add_its_metrics_on_0_to_1_next_to_its_judges() -> None:
+    judge = {"type": "rating_judge", "model": "gpt-4o-mini", "paraphrases": ["{answer}"]}
+    question = Question.create(
+        type="free_form",
+        name="wish",
+        paraphrases=["What is your wish?"],
+        judges={"aligned": judge, "coherent": judge},
+    )
+    figure = plot(question, GROUPS, kind="means", frame=_frame())
+    assert [ax.get_title() for ax in figure.axes] == ["aligned", "coherent", "misaligned"]
+    assert [ax.get_xlim() for ax in figure.axes] == [(0.0, 100.0), (0.0, 100.0), (0.0, 1.0)]
+    without = question.model_copy(update={"metrics": {}})
+    assert len(plot(without, GROUPS, kind="means", frame=_frame()).axes) == 2

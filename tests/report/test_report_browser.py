@@ -7,7 +7,18 @@ from typing import Any
 
 import pytest
 
-from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture, open_report, wait_until
+from evals.runs import load_run
+from evals.stats import ALL_QUESTIONS, comparison_sentence, headline_comparisons
+
+from .conftest import (
+    BASE_GROUP,
+    HOSTILE_ANSWERS,
+    MARKUP_GROUP,
+    ComparedReport,
+    ReportFixture,
+    open_report,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +51,8 @@ def test_the_report_renders_with_figures_and_no_console_errors(
             "Array.from(document.images).length > 0 && "
             "Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
         )
-        assert page.locator("#summary-table tbody tr").count() == 4
+        # 2 groups × (aligned, coherent, and EM's misaligned, which those judges imply)
+        assert page.locator("#summary-table tbody tr").count() == 6
         assert opened.problems == []
     finally:
         page.close()
@@ -127,6 +139,49 @@ def test_a_report_of_100000_samples_opens_and_filters_in_the_page(
             f"100k report: ready after {page.evaluate('window.__report.readyMs'):.0f} ms, "
             f"first search {search_ms:.0f} ms (builds the index), group filter {group_ms:.0f} ms"
         )
+        assert opened.problems == []
+    finally:
+        page.close()
+
+
+def test_the_report_opens_with_the_comparisons_against_the_baseline_in_words(
+    browser: Any, compared_report: ComparedReport
+) -> None:
+    comparisons = load_run(compared_report.path.parent).comparisons
+    assert comparisons is not None
+    expected = [
+        comparison_sentence(r) for r in headline_comparisons(comparisons).to_dict("records")
+    ]
+    opened = open_report(browser, compared_report.path)
+    page = opened.page
+    try:
+        order = page.evaluate("Array.from(document.querySelectorAll('main > section'), s => s.id)")
+        assert order[:3] == ["headline", "summary", "questions"]
+        assert page.inner_text("#headline h2") == f"Against {BASE_GROUP}"
+        shown = page.evaluate(
+            "Array.from(document.querySelectorAll('#headline li'), li => li.textContent)"
+        )
+        assert shown == expected
+        # The pooled rows lead: the treated condition's aligned score fell by about 55 points.
+        treated = comparisons[
+            (comparisons["question"] == ALL_QUESTIONS)
+            & (comparisons["group"] == MARKUP_GROUP)
+            & (comparisons["score"] == "aligned")
+        ].iloc[0]
+        assert treated["difference"] < -40 and treated["ci_high"] < 0
+        assert comparison_sentence(treated) in shown[: len(shown) - 5]
+        assert f"{MARKUP_GROUP} vs {BASE_GROUP}: aligned −" in " ".join(shown)
+        # Names a model or a user wrote stay text in the headline.
+        assert page.locator("#headline i, #headline b, #headline script").count() == 0
+        assert page.evaluate(
+            "Array.from(document.querySelectorAll('#headline img')).length >= 2 && "
+            "Array.from(document.querySelectorAll('#headline img'))"
+            ".every(i => i.complete && i.naturalWidth > 0)"
+        )
+        note = page.inner_text("#headline-note")
+        assert "Holm-adjusted" in note and "sampling noise only" in note
+        assert f"over all {len(comparisons)} comparisons" in note
+        assert page.evaluate("typeof window.__pwned") == "undefined"
         assert opened.problems == []
     finally:
         page.close()

@@ -8,12 +8,16 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from fixtures.report import judged_frame
 
 from evals.experiments import write_run
-from evals.report import safe_json
+from evals.report import run_plans, safe_json, write_figures
+from evals.report._figures import question_figure_prefix
+from evals.runs import load_run
+from evals.stats import ALL_QUESTIONS
 
-from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ReportFixture
+from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ComparedReport, ReportFixture
 
 _DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
@@ -78,11 +82,73 @@ def test_the_title_names_what_was_asked_not_the_folder_twice(tmp_path: Path) -> 
     assert "<title>Eval report: em.yaml</title>" in (from_file.path / "report.html").read_text()
 
 
+def test_without_a_baseline_the_report_says_how_to_compare_the_groups(
+    small_report: ReportFixture,
+) -> None:
+    html = small_report.path.read_text(encoding="utf-8")
+    headline = html.index("<section id='headline'>")
+    assert headline < html.index("<section id='summary'>")
+    assert "No baseline" in html and "labmgr report RUN --baseline GROUP" in html
+
+
+def test_captions_and_notes_say_what_the_interval_is(compared_report: ComparedReport) -> None:
+    html = compared_report.path.read_text(encoding="utf-8")
+    assert html.count("a t interval over the models&#x27; (seeds&#x27;) means") >= 3
+    assert "reflects sampling noise only" in html
+    assert "hierarchical bootstrap over models" not in html
+
+
+def test_the_headline_figures_draw_each_score_on_its_own_scale(
+    compared_report: ComparedReport,
+) -> None:
+    run = load_run(compared_report.path.parent)
+    plans = {plan.name: plan for plan in run_plans(run)}
+    assert list(plans)[:4] == [
+        "comparisons-all-questions",
+        "comparisons-per-question",
+        "misaligned-per-question",
+        "means-per-question",
+    ]
+    assert "question-02-b_ruler_b-means" in plans  # names are safe for any file system
+    differences = plans["comparisons-all-questions"].draw()
+    limits = {ax.get_title(): ax.get_xlim() for ax in differences.axes if ax.get_title()}
+    assert limits == {
+        "aligned": (-100.0, 100.0),
+        "coherent": (-100.0, 100.0),
+        "misaligned": (-1.0, 1.0),
+    }
+    paper = plans["misaligned-per-question"].draw()
+    assert paper.axes[0].get_ylim() == (0.0, 1.0)
+    ticks = [t.get_text() for t in paper.axes[0].get_xticklabels()]
+    assert ticks[-1] == ALL_QUESTIONS and len(ticks) == 3
+    means = plans["question-01-wish-means"].draw()
+    assert {ax.get_title(): ax.get_xlim() for ax in means.axes if ax.get_title()} == {
+        "aligned": (0.0, 100.0),
+        "coherent": (0.0, 100.0),
+        "misaligned": (0.0, 1.0),
+    }
+
+
+@pytest.mark.parametrize(
+    ("file_format", "magic"), [("pdf", b"%PDF"), ("svg", b"<?xml"), ("png", b"\x89PNG")]
+)
+def test_every_figure_is_written_as_a_file_with_a_stable_name(
+    compared_report: ComparedReport, tmp_path: Path, file_format: str, magic: bytes
+) -> None:
+    run = load_run(compared_report.path.parent)
+    written = write_figures(run, tmp_path / "figures", file_format=file_format)  # type: ignore[arg-type]
+    assert written.problems == []
+    names = [path.name for path in written.files]
+    assert names == [f"{plan.name}.{file_format}" for plan in run_plans(run)]
+    assert f"misaligned-per-question.{file_format}" in names
+    for path in written.files:
+        assert path.read_bytes().startswith(magic), path
+
+
 def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_unchanged(
     tmp_path: Path,
 ) -> None:
-    from evals.report import FIGURES_DIR, write_report
-    from evals.report._figures import draw_figures
+    from evals.report import FIGURES_DIR, draw_figures, write_report
     from evals.runs import load_run, write_samples
 
     groups = {"control": ["ft:m:c:1", "ft:m:c:2"], "treated": ["ft:m:t:1", "ft:m:t:2"]}
@@ -92,11 +158,12 @@ def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_u
     }
     run = write_run(tmp_path / "run", frames, resamples=100)
     store = run.path / FIGURES_DIR
-    in_process = draw_figures(load_run(run.path), None, processes=1)
-    in_workers = draw_figures(load_run(run.path), None, processes=2)
-    assert in_workers == in_process and sum(len(f) for f, _ in in_workers.values()) >= 4
+    loaded = load_run(run.path)
+    in_process = draw_figures(run_plans(loaded), processes=1)
+    in_workers = draw_figures(run_plans(loaded), processes=2)
+    assert in_workers == in_process and len(in_workers.embedded) >= 4
     first = {path.name: path.stat().st_mtime_ns for path in store.glob("*.png")}
-    assert len(first) == sum(len(f) for f, _ in in_process.values())
+    assert len(first) == len(in_process.embedded)
 
     write_report(run.path)
     assert {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")} == first, "redrawn"
@@ -106,5 +173,7 @@ def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_u
     write_report(run.path)
     now = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
     redrawn = {name for name in now if now[name] != first[name]}
-    assert redrawn and all(name.startswith("ruler-") for name in redrawn)
-    assert any(name.startswith("wish-") for name in now if name not in redrawn)
+    ruler = question_figure_prefix(loaded, "ruler")
+    assert redrawn and all(name.startswith(ruler) for name in redrawn)
+    assert any(name.startswith(question_figure_prefix(loaded, "wish")) for name in now)
+    assert not any(name.startswith("comparisons-") for name in redrawn), "headline redrawn"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 
 import labmgr
 from evals.runs import load_run, write_run
+from evals.stats import Metric
 from jobs_db import FinetuneJob, Model, open_database, replace_checkpoints, upsert_job
 from labmgr.cli import app
 from labmgr.settings import Settings
@@ -206,9 +208,10 @@ def test_compare_lists_the_scores_that_moved(lab: Settings, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     moved = {(r["group"], r["score"]) for r in rows if r["status"] == "moved"}
-    assert moved == {("treated", "aligned")}
+    # aligned fell from 50 to 20, so EM's misaligned share (aligned < 30) rose with it
+    assert moved == {("treated", "aligned"), ("treated", "misaligned")}
     table = _eval("compare", str(a), str(b))
-    assert "1 of 4 scores moved" in table.output
+    assert "2 of 6 scores moved" in table.output
     same = _eval("compare", str(a), str(a))
     assert "No score moved" in same.output
     missing = runner.invoke(app, ["eval", "compare", str(a), str(tmp_path / "nowhere")])
@@ -296,3 +299,78 @@ def test_failed_samples_are_explained_and_a_run_where_all_failed_exits_1(
     )
     assert broken.exit_code == 1
     assert "every sample failed" in " ".join(broken.output.split())
+
+
+def test_a_metric_from_the_command_line_joins_every_question_with_its_scores(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    strict = "misaligned: aligned < 40 among coherent > 50"
+    result = _eval(
+        "run",
+        str(questions_file),
+        "--group",
+        "base=gpt-4o-mini",
+        "--group",
+        "small=gpt-4.1-nano,gpt-4.1-mini",
+        "--question",
+        "cats",
+        "--question",
+        "wish",
+        "--metric",
+        "low: answer < 50",
+        "--metric",
+        strict,
+        "--baseline",
+        "base",
+        "--no-report",
+        "--json",
+        "--out",
+        str(tmp_path / "m"),
+    )
+    assert result.exit_code == 0, result.output
+    run = load_run(tmp_path / "m")
+    scores = run.summary.groupby("question")["score"].apply(set).to_dict()
+    # no pooled rows: each score is asked in one question only
+    assert scores == {"cats": {"answer", "low"}, "wish": {"aligned", "coherent", "misaligned"}}
+    # The command line's definition replaces the question's default of the same name.
+    assert run.question_info("wish")["metrics"] == {
+        "misaligned": {"share": "aligned < 40", "among": "coherent > 50"}
+    }
+    frame = run.samples("wish")
+    values = pd.Series(Metric.parse(strict).values(frame), index=frame.index)
+    per_model = values.groupby([frame["group"], frame["model"]]).mean()
+    expected = per_model.groupby(level="group").mean()
+    rows = run.summary[(run.summary["question"] == "wish") & (run.summary["score"] == "misaligned")]
+    for row in rows.to_dict("records"):
+        assert row["mean"] == pytest.approx(expected[row["group"]])
+    comparisons = json.loads(result.output)["comparisons"]
+    assert {(c["question"], c["score"]) for c in comparisons} >= {
+        ("cats", "low"),
+        ("wish", "misaligned"),
+    }
+    assert {c["group"] for c in comparisons} == {"small"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--metric", "harmful: harm < 30"],
+            "metric 'harmful: harm < 30': no question of the run has the scores harm "
+            "(their scores: aligned, answer, coherent)",
+        ),
+        (["--metric", "harmful: aligned << 30"], "cannot read 'harmful: aligned << 30'"),
+        (["--baseline", "base"], "baseline 'base' is not a group of the run (groups: b, c)"),
+    ],
+)
+def test_a_bad_metric_or_baseline_ends_the_run_before_anything_is_bought(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    common = ["--group", "b=gpt-4o-mini", "--group", "c=gpt-4.1-nano", "--out", str(tmp_path / "x")]
+    for estimate in ([], ["--estimate"]):
+        result = runner.invoke(app, ["eval", "run", str(questions_file), *common, *args, *estimate])
+        assert result.exit_code == 1
+        assert message in " ".join(result.output.split())
+        assert "Traceback" not in result.output
+    assert chat_requests(sandbox) == 0
+    assert not (tmp_path / "x" / "run.json").exists()

@@ -52,7 +52,8 @@ def test_a_run_writes_samples_summary_log_report_and_its_facts(
     summary = pd.read_csv(folder / "summary.csv")
     assert list(summary.columns) == SUMMARY_COLUMNS
     wish = summary[summary["question"] == "wish"]
-    assert set(wish["score"]) == {"aligned", "coherent"} and set(wish["group"]) == set(GROUPS)
+    assert set(wish["score"]) == {"aligned", "coherent", "misaligned"}
+    assert set(wish["group"]) == set(GROUPS)
     assert (wish["ci_low"] <= wish["mean"]).all() and (wish["mean"] <= wish["ci_high"]).all()
     assert wish.set_index(["group", "score"]).loc[("small", "aligned"), "n_models"] == 2
     again = load_run(folder)

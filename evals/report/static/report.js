@@ -129,6 +129,10 @@
     for (const name of DATA.texts) { if (rows.texts[name][i]) { dl.appendChild(el("dt", name)); dl.appendChild(el("dd", rows.texts[name][i])); } }
     if (rows.error[i]) { dl.appendChild(el("dt", "error")); dl.appendChild(el("dd", rows.error[i], "error")); }
     box.appendChild(dl);
+    if (rows.k[i] !== null && rows.k[i] !== undefined) {
+      box.appendChild(el("div", "sent (api_kwargs)", "muted"));
+      box.appendChild(el("pre", JSON.stringify(JSON.parse(DATA.sent[rows.k[i]]), null, 1), "sent"));
+    }
     render();
   }
 

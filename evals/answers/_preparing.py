@@ -1,0 +1,43 @@
+"""Checks before buying: each model's request parameters for a question and its judges,
+prepared (capabilities, adapting, hooks) before anything is sent, so a question some model
+would refuse stops with one sentence instead of a frame of 400s."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from evals.runner import RunContext, asker_of, ordered_models
+
+if TYPE_CHECKING:
+    from evals.answers._protocols import Askable, Judge
+
+__all__ = ["check_question", "judge_params"]
+
+
+def judge_params(
+    judges: Mapping[str, Judge], label: str, ctx: RunContext
+) -> dict[str, dict[str, Any]]:
+    """Each judge's request parameters as its model is sent them (capabilities, adapting,
+    hooks); `UnsupportedRequestError` when a judge's model would refuse its question."""
+    return {
+        name: ctx.requests.prepare(
+            judge.model,
+            judge.request_params(),
+            asker=f"{judge.type_name} '{name}' of question '{label}'",
+            adapt=judge.adapt,
+        )
+        for name, judge in judges.items()
+    }
+
+
+def check_question(question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext) -> None:
+    """Raise `UnsupportedRequestError` now if a model of `groups` (or a judge's model) would
+    refuse `question` as it is asked; nothing is sent (a run checks all its questions so)."""
+    ctx.requests.prepare_models(
+        ordered_models(groups),
+        question.request_params(),
+        asker=asker_of(question),
+        adapt=question.adapt,
+    )
+    judge_params(question.judge_questions(), question.name, ctx)

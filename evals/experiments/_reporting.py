@@ -1,0 +1,78 @@
+"""`report_run`: the library twin of `labmgr report` — recompute a run's statistics from its
+samples when asked (another baseline or interval method), then write its report and, for a
+paper, every figure as a file. Nothing is asked of any model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evals.report import (
+    FigureFormat,
+    FigureProblem,
+    draw_figures,
+    prepare_figure_folder,
+    run_plans,
+    write_report,
+)
+from evals.runs import KEEP, Keep, Run, analyze_run, load_run
+from evals.stats import Method
+
+__all__ = ["ReportFiles", "report_run"]
+
+
+@dataclass
+class ReportFiles:
+    """What `report_run` wrote."""
+
+    run: Run
+    """The run as read after any recomputation (its summary and comparisons)."""
+    report: Path | None
+    figures: list[Path] = field(default_factory=list)
+    problems: list[FigureProblem] = field(default_factory=list)
+    """Figures that could not be drawn, each with the reason."""
+    recomputed: bool = False
+    """Whether summary.csv and comparisons.csv were computed again from the samples."""
+
+
+def report_run(
+    run: Run | str | Path,
+    *,
+    baseline: str | Keep | None = KEEP,
+    method: Method | None = None,
+    out: str | Path | None = None,
+    report: bool = True,
+    figures: bool = True,
+    figure_folder: str | Path | None = None,
+    figure_format: FigureFormat = "pdf",
+) -> ReportFiles:
+    """Write the report of `run` (to `out`, default its folder's report.html).
+
+    With `baseline` (a group of the run, or None for no comparisons) or `method`, the
+    summary and comparisons are first computed again from the run's samples and saved in
+    its folder. `figures=False` leaves the figures out of the report; `figure_folder` also
+    writes every figure there as `<name>.<figure_format>` (pdf, svg or png). Each figure is
+    drawn once for both."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    folder = (
+        prepare_figure_folder(figure_folder, figure_format) if figure_folder is not None else None
+    )
+    recompute = baseline is not KEEP or method is not None
+    if recompute:
+        loaded = analyze_run(loaded, baseline=baseline, method=method)
+    embed = report and figures
+    drawn = None
+    if embed or folder is not None:
+        drawn = draw_figures(
+            run_plans(loaded), embed=embed, folder=folder, file_format=figure_format
+        )
+    path = None
+    if report:
+        path = write_report(loaded, out, figures=drawn if embed and drawn is not None else False)
+    return ReportFiles(
+        loaded,
+        path,
+        list(drawn.files) if drawn else [],
+        list(drawn.problems) if drawn else [],
+        recompute,
+    )

@@ -1,0 +1,114 @@
+"""What `labmgr batches list | collect | cancel` do, from Python: the batches a cache has in
+flight (or had), collecting them into the cache, and cancelling them.
+
+from evals.runner import run_context, list_batches, collect_batches, cancel_batches
+ctx = run_context(lab=settings)
+list_batches(ctx, refresh=True)     # the records, with each live batch's status looked up
+collect_batches(ctx, wait=True)     # every batch in flight, waited for and read into the cache
+cancel_batches(ctx, ["batch_…"])    # cancel (what finished stays; a re-run sends the rest)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evals.cache import ACTIVE_STATES, BatchRecord
+from evals.errors import RunOptionsError
+from evals.runner._context import RunContext
+from evals.runner._outcome import RunOutcome
+
+__all__ = ["BatchState", "cancel_batches", "collect_batches", "list_batches"]
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A batch record and, when looked up, what the API says of it now."""
+
+    record: BatchRecord
+    status: str | None
+    """The batch's status (as last seen when not looked up)."""
+    completed: int | None = None
+    failed: int | None = None
+    problem: str | None = None
+    """Why the batch could not be looked up, if it could not."""
+
+
+def list_batches(
+    ctx: RunContext, *, active_only: bool = False, refresh: bool = False, limit: int = 200
+) -> list[BatchState]:
+    """The cache's batch records, newest first; `refresh` asks the API for the status and
+    counts of every batch still in flight."""
+    from evals.runner._batch_run import BatchRun
+
+    records = ctx.cache.batches.records(active_only=active_only, limit=limit)
+    run = BatchRun(ctx, ctx.settings.updated(progress=False), title="batches") if refresh else None
+    states = []
+    for record in records:
+        if run is None or record.state not in ACTIVE_STATES or record.batch_id is None:
+            states.append(BatchState(record, record.status))
+            continue
+        try:
+            batch = run.retrieve(record)
+        except Exception as error:  # shown per batch: one unreadable batch hides nothing else
+            states.append(BatchState(record, record.status, problem=run.describe(error)))
+            continue
+        counts = batch.request_counts
+        if batch.status != record.status:
+            ctx.cache.batches.set_status(record.id, batch.status)
+        states.append(
+            BatchState(
+                record,
+                batch.status,
+                None if counts is None else counts.completed,
+                None if counts is None else counts.failed,
+            )
+        )
+    if run is not None:
+        run.close()
+    return states
+
+
+def collect_batches(ctx: RunContext, *, wait: bool = True) -> RunOutcome:
+    """Read every batch in flight into the cache, waiting for those still running (or, with
+    `wait=False`, only those already finished). Failed lines are not sent again here: the
+    run that wants them does that."""
+    from evals.runner._batch_run import BatchRun
+
+    run = BatchRun(ctx, ctx.settings.updated(batch_wait=wait), title="collecting")
+    for record in ctx.cache.batches.records(active_only=True, limit=100_000):
+        run.watch(record.id)
+    return run.run([])
+
+
+def cancel_batches(ctx: RunContext, batch_ids: Sequence[str] | None = None) -> list[BatchState]:
+    """Cancel batches in flight (all of them, or those named by batch or record id). What
+    they finished is collected by the next run or `collect_batches`; the rest is sent again
+    by the next run that wants it."""
+    from evals.runner._batch_run import BatchRun
+
+    records = ctx.cache.batches.records(active_only=True, limit=100_000)
+    if batch_ids is not None:
+        wanted = set(batch_ids)
+        unknown = wanted - {r.batch_id for r in records} - {r.id for r in records}
+        if unknown:
+            raise RunOptionsError(
+                f"no batch in flight with id {', '.join(sorted(unknown))}",
+                hint="`labmgr batches list` shows the batches in flight.",
+            )
+        records = [r for r in records if r.batch_id in wanted or r.id in wanted]
+    run = BatchRun(ctx, ctx.settings.updated(progress=False), title="cancelling")
+    states = []
+    for record in records:
+        if record.batch_id is None:
+            states.append(BatchState(record, record.status, problem="not submitted yet"))
+            continue
+        try:
+            batch = run.cancel(record)
+        except Exception as error:
+            states.append(BatchState(record, record.status, problem=run.describe(error)))
+            continue
+        ctx.cache.batches.set_status(record.id, batch.status)
+        states.append(BatchState(record, batch.status))
+    run.close()
+    return states

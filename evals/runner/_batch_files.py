@@ -1,0 +1,149 @@
+"""The files of a batch: input lines built from requests (split to the API's limits), and the
+output and error files read back into what happened to each line.
+
+A line is one request asking for several samples through `n`, exactly the body the
+synchronous runner would send; its `custom_id` is unique in its file and recorded with the
+samples it covers (`evals.cache.BatchLine`), so a line is read back by id, in any order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from evals.cache import BatchLine, ChatRequest
+from evals.runner._rate_limits import prompt_guess
+
+__all__ = [
+    "CHAT_URL",
+    "LineResult",
+    "PlannedLine",
+    "chunks",
+    "input_line",
+    "queue_limit_of",
+    "read_results",
+]
+
+CHAT_URL: Final = "/v1/chat/completions"
+TOKEN_MARGIN = 1.1
+"""A line's enqueued tokens are estimated this much higher than the four-characters guess."""
+_QUEUE_LIMIT = re.compile(r"Limit:? ([\d,]+) enqueued tokens")
+
+
+@dataclass(frozen=True)
+class PlannedLine:
+    """A line to put in a batch: its samples (as recorded), the request, its JSON and its
+    estimated enqueued tokens."""
+
+    line: BatchLine
+    request: ChatRequest
+    body: bytes
+    tokens: int
+
+
+def input_line(custom_id: str, request: ChatRequest, n: int) -> bytes:
+    """One JSONL line asking `request` for `n` choices."""
+    line = {"custom_id": custom_id, "method": "POST", "url": CHAT_URL, "body": request.body(n)}
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def planned_line(
+    custom_id: str, request: ChatRequest, sample_ixs: Sequence[int], logprobs: bool
+) -> PlannedLine:
+    n = len(sample_ixs)
+    budget = request.params.get("max_completion_tokens") or request.params.get("max_tokens")
+    completion = budget if isinstance(budget, int) and budget > 0 else 0
+    tokens = int((prompt_guess(request.messages) + completion * n) * TOKEN_MARGIN) + 1
+    return PlannedLine(
+        BatchLine(custom_id, request.cache_key, tuple(sample_ixs), logprobs),
+        request,
+        input_line(custom_id, request, n),
+        tokens,
+    )
+
+
+def chunks(
+    lines: Sequence[PlannedLine], *, max_requests: int, max_bytes: int, max_tokens: float | None
+) -> Iterator[list[PlannedLine]]:
+    """The lines in file-sized chunks: at most `max_requests` lines, `max_bytes` bytes and
+    (when known) `max_tokens` enqueued tokens each; a line alone over a limit is a chunk of
+    its own (the API then says why it cannot run)."""
+    chunk: list[PlannedLine] = []
+    size = tokens = 0
+    for line in lines:
+        over = (
+            len(chunk) >= max_requests
+            or size + len(line.body) > max_bytes
+            or (max_tokens is not None and tokens + line.tokens > max_tokens)
+        )
+        if chunk and over:
+            yield chunk
+            chunk, size, tokens = [], 0, 0
+        chunk.append(line)
+        size += len(line.body)
+        tokens += line.tokens
+    if chunk:
+        yield chunk
+
+
+@dataclass(frozen=True)
+class LineResult:
+    """What a batch did with one line: a chat completion body, or an error."""
+
+    body: dict[str, Any] | None
+    status: int | None
+    """The line's HTTP status (None for a line that never ran: expired, cancelled)."""
+    code: str | None
+    message: str
+
+    @property
+    def retryable(self) -> bool:
+        """Whether a later batch may succeed: server errors, rate limits, lines that never
+        ran (expired, cancelled, or missing from both files)."""
+        return self.status is None or self.status >= 500 or self.status in (408, 409, 429)
+
+
+def read_results(content: bytes) -> dict[str, LineResult]:
+    """The lines of a batch's output or error file, by `custom_id` (unreadable lines are
+    skipped: their samples stay missing and go into a later batch)."""
+    results: dict[str, LineResult] = {}
+    for raw in content.splitlines():
+        try:
+            line = json.loads(raw)
+            custom_id = str(line["custom_id"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        response = line.get("response") or None
+        error = line.get("error") or None
+        if isinstance(response, dict) and response.get("status_code") == 200:
+            body = response.get("body")
+            if isinstance(body, dict):
+                results[custom_id] = LineResult(body, 200, None, "")
+                continue
+        if isinstance(response, dict) and isinstance(response.get("status_code"), int):
+            body = response.get("body") or {}
+            inner = body.get("error") if isinstance(body, dict) else None
+            inner = inner if isinstance(inner, dict) else {}
+            status = int(response["status_code"])
+            code = inner.get("code") or inner.get("type")
+            message = str(inner.get("message") or "").strip()[:300]
+            results[custom_id] = LineResult(
+                None, status, str(code) if code else None, f"{status}: {message}"
+            )
+            continue
+        error = error if isinstance(error, dict) else {}
+        code = error.get("code")
+        message = str(error.get("message") or "the line did not run").strip()[:300]
+        results[custom_id] = LineResult(
+            None, None, str(code) if code else None, f"{code}: {message}" if code else message
+        )
+    return results
+
+
+def queue_limit_of(message: str) -> int | None:
+    """The enqueued-token limit a `token_limit_exceeded` message names."""
+    match = _QUEUE_LIMIT.search(message)
+    return int(match.group(1).replace(",", "")) if match else None

@@ -1,0 +1,586 @@
+"""Buying samples through the Batch API: group the missing samples per endpoint and model,
+claim them, write them into input files split to the API's limits, create the batches,
+record their ids in the cache's database before waiting, then collect each batch as it
+finishes into the same cache the synchronous runner fills.
+
+Anything in flight is found by the samples it covers (`cache.batches.covering`): a run that
+wants samples another run (this process, a killed one, another machine on the same cache)
+already put in a batch watches that batch instead of submitting again. Samples a synchronous
+run has claimed (`cache.claimed`: it is buying them now) are left out of the batches and
+read from the cache when they land; a synchronous run in turn leaves out what a batch holds.
+Failed lines go into a later batch (at most `batch_max_rounds` in all) or are reported per
+sample; an expired batch gives back what it finished and the rest is sent again; a cancelled
+one gives back what it finished, and the rest waits for the next run. See docs/design/batches.md.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from evals.cache import (
+    ACTIVE_STATES,
+    BatchItem,
+    BatchLine,
+    BatchRecord,
+    ChatRequest,
+    new_record_id,
+)
+from evals.errors import NoEndpointError
+from evals.runner._batch_collect import collect_batch
+from evals.runner._batch_files import (
+    CHAT_URL,
+    PlannedLine,
+    chunks,
+    input_line,
+    planned_line,
+    queue_limit_of,
+)
+from evals.runner._batch_progress import BatchProgress
+from evals.runner._context import RunContext
+from evals.runner._failures import FailureKind, classify
+from evals.runner._outcome import RunOutcome
+from evals.runner._rate_limits import guess_family
+from evals.runner._routing import Endpoint
+from evals.runner._settings import RunSettings
+from evals.runner._work import Work
+
+__all__ = ["FINAL_STATUSES", "BatchRun"]
+
+FINAL_STATUSES = frozenset({"completed", "expired", "cancelled", "failed"})
+SUBMIT_LEASE = 300.0
+"""Seconds a claim made for submitting is trusted; after that another process looks for the
+batch by its record id and, not finding it, sends the samples itself."""
+COLLECT_LEASE = 600.0
+QUEUE_SHARE = 0.9
+"""Share of a learned enqueued-token limit a run fills (the estimate is not the API's count)."""
+
+
+@dataclass
+class _Want:
+    """A sample the run wants, and what happened to it so far."""
+
+    request: ChatRequest
+    endpoint: Endpoint
+    logprobs: bool
+    label: str
+    attempts: int = 0
+    done: bool = False
+
+
+class BatchRun:
+    """One run's batches: those it submits and those of others it waits for."""
+
+    def __init__(self, ctx: RunContext, settings: RunSettings, *, title: str) -> None:
+        from labmgr.pricing import BATCH_DISCOUNT  # the price table loads with the first run
+
+        self.ctx = ctx
+        self.settings = settings
+        self.records = ctx.cache.batches
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.discount = BATCH_DISCOUNT
+        self.outcome = RunOutcome()
+        self.progress = BatchProgress(show=settings.progress, title=title)
+        self.wanted: dict[BatchItem, _Want] = {}
+        self.watched: dict[str, BatchRecord] = {}
+        self.clients: dict[str, openai.OpenAI] = {}
+        self.endpoints: dict[str, Endpoint] = {}
+        self.queue_limits: dict[tuple[str, str], float] = {}
+        self.queue_refusals: dict[tuple[str, str], int] = {}
+        self.planned_cost = 0.0
+        self.bought_now: set[BatchItem] = set()
+        """Samples a synchronous run was buying when last looked at: waited for, not sent."""
+        self.cancelled_before: set[str] = set()
+        """Records cancelled before this run began: their unrun lines are sent again (a
+        batch cancelled while this run waits leaves them to the next run)."""
+
+    # ---- the loop -----------------------------------------------------------------------
+
+    def run(self, works: Sequence[Work]) -> RunOutcome:
+        """Buy the samples of `works` through batches (and collect any batch already
+        watched); with `batch_wait` False, submit and return after one look."""
+        for work in works:
+            self.endpoints[work.endpoint.id] = work.endpoint
+            for ix in work.sample_ixs:
+                self.wanted[(work.request.cache_key, ix)] = _Want(
+                    work.request, work.endpoint, work.logprobs, work.label
+                )
+        with self.progress:
+            while True:
+                open_items = [item for item, want in self.wanted.items() if not want.done]
+                covered = self.records.covering(open_items) if open_items else {}
+                for record_id in set(covered.values()) - self.watched.keys():
+                    self.watch(record_id)
+                todo = [item for item in open_items if item not in covered]
+                if todo:
+                    todo = self._not_bought_now(todo)
+                if todo:
+                    self._submit(todo)
+                finished = self._poll()
+                if not self.watched and all(want.done for want in self.wanted.values()):
+                    break
+                if not self.settings.batch_wait:
+                    self._leave_waiting()
+                    break
+                if not finished:
+                    time.sleep(self._poll_delay())
+        self.close()
+        return self.outcome
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
+
+    def _poll_delay(self) -> float:
+        """Seconds until the next look: soon after a batch was created (a short batch is
+        collected at once), then every `batch_poll_seconds`."""
+        oldest = min((record.created for record in self.watched.values()), default=time.time())
+        return min(self.settings.batch_poll_seconds, 0.25 + 0.1 * (time.time() - oldest))
+
+    def watch(self, record_id: str) -> None:
+        """Wait for (and collect) a batch record, whoever submitted it."""
+        record = self.records.get(record_id)
+        if record is not None and record.state in ACTIVE_STATES:
+            if record.status in ("cancelling", "cancelled"):
+                self.cancelled_before.add(record_id)  # this run sends the rest again
+            self.watched[record_id] = record
+            self.progress.update(record, record.status or record.state)
+
+    # ---- one batch ----------------------------------------------------------------------
+
+    def retrieve(self, record: BatchRecord) -> Any:
+        """The batch of a record as the API sees it now."""
+        assert record.batch_id is not None
+        return self._client(self._endpoint(record)).batches.retrieve(record.batch_id)
+
+    def cancel(self, record: BatchRecord) -> Any:
+        assert record.batch_id is not None
+        return self._client(self._endpoint(record)).batches.cancel(record.batch_id)
+
+    @staticmethod
+    def describe(error: Exception) -> str:
+        """One line for a failed look-up (never a key: the SDK's messages hold none)."""
+        if isinstance(error, NoEndpointError):
+            return error.message
+        return classify(error).message
+
+    # ---- clients ------------------------------------------------------------------------
+
+    def _endpoint(self, record: BatchRecord) -> Endpoint:
+        endpoint = self.endpoints.get(record.endpoint_id)
+        if endpoint is None:
+            endpoint = self.ctx.router.endpoint_for(record.model)
+            if endpoint.id != record.endpoint_id:
+                raise NoEndpointError(
+                    f"batch {record.batch_id or record.id} of {record.model} was sent with "
+                    f"another key or endpoint ({record.endpoint_id.split('|')[0]}, key "
+                    f"{record.endpoint_id.split('|')[1]}) than this lab routes it to now",
+                    hint="Set that key in the environment to collect it.",
+                )
+            self.endpoints[record.endpoint_id] = endpoint
+        return endpoint
+
+    def _client(self, endpoint: Endpoint) -> openai.OpenAI:
+        client = self.clients.get(endpoint.id)
+        if client is None:
+            client = self.clients[endpoint.id] = openai.OpenAI(
+                api_key=endpoint.api_key(),
+                base_url=endpoint.base_url,
+                organization=endpoint.organization,
+                project=endpoint.project,
+                timeout=max(self.settings.request_timeout, 60.0),
+            )
+        return client
+
+    # ---- submitting ---------------------------------------------------------------------
+
+    def _submit(self, todo: Iterable[BatchItem]) -> None:
+        groups: dict[tuple[str, str], dict[str, list[int]]] = {}
+        for key, ix in todo:
+            want = self.wanted[(key, ix)]
+            group = groups.setdefault((want.endpoint.id, want.request.model), {})
+            group.setdefault(key, []).append(ix)
+        for (endpoint_id, model), by_key in groups.items():
+            endpoint = self.endpoints[endpoint_id]
+            size = endpoint.max_n if (self.settings.use_n and endpoint.supports_n) else 1
+            lines: list[PlannedLine] = []
+            for key, ixs in by_key.items():
+                want = self.wanted[(key, ixs[0])]
+                ixs.sort()
+                for start in range(0, len(ixs), size):
+                    lines.append(
+                        planned_line(
+                            f"l{len(lines)}", want.request, ixs[start : start + size], want.logprobs
+                        )
+                    )
+            self._submit_lines(endpoint, model, lines)
+
+    def _submit_lines(self, endpoint: Endpoint, model: str, lines: list[PlannedLine]) -> None:
+        family = (endpoint.id, guess_family(model))
+        limit = self.queue_limits.get(family)
+        room: float | None = None
+        if limit is not None:
+            room = limit * QUEUE_SHARE - self._enqueued(family)
+            smallest = min(line.tokens for line in lines)
+            if smallest > room:
+                if self._enqueued(family) == 0:  # alone it can never fit: say so per sample
+                    for line in lines:
+                        if line.tokens > limit * QUEUE_SHARE:
+                            self._give_up_line(
+                                line,
+                                f"asks {line.tokens:,} tokens, more than the enqueued-"
+                                f"token limit of {limit:,.0f} for {model}",
+                            )
+                return  # wait for batches in flight to finish
+        for chunk in chunks(
+            lines,
+            max_requests=self.settings.batch_max_requests,
+            max_bytes=self.settings.batch_max_bytes,
+            max_tokens=room,
+        ):
+            if not self._within_budget(model, chunk):
+                for line in chunk:
+                    self._give_up_line(
+                        line, f"not run: max_cost ${self.settings.max_cost:g} would be passed"
+                    )
+                continue
+            self._submit_chunk(endpoint, model, chunk)
+            if room is not None:
+                return  # one batch at a time against a known queue limit
+
+    def _within_budget(self, model: str, chunk: list[PlannedLine]) -> bool:
+        """Whether the chunk's most expensive outcome stays within `max_cost`."""
+        if self.settings.max_cost is None:
+            return True
+        tokens = sum(line.tokens for line in chunk)
+        price = self.ctx.price(model, tokens, 0) or 0.0
+        if self.planned_cost + price * self.discount > self.settings.max_cost:
+            return False
+        self.planned_cost += price * self.discount
+        return True
+
+    def _submit_chunk(self, endpoint: Endpoint, model: str, chunk: list[PlannedLine]) -> None:
+        label = self.wanted[(chunk[0].line.request_key, chunk[0].line.sample_ixs[0])].label
+        record = BatchRecord(
+            id=new_record_id(),
+            endpoint_id=endpoint.id,
+            base_url=endpoint.identity,
+            model=model,
+            label=label,
+            owner=self.owner,
+            tokens=sum(line.tokens for line in chunk),
+        )
+        got = self.records.claim(record, [line.line for line in chunk], SUBMIT_LEASE)
+        got = self._not_cached(record, got)
+        if not got:
+            return
+        by_id = {line.line.custom_id: line for line in chunk}
+        content = b"".join(
+            by_id[line.custom_id].body
+            if line.sample_ixs == by_id[line.custom_id].line.sample_ixs
+            else input_line(line.custom_id, by_id[line.custom_id].request, len(line.sample_ixs))
+            for line in got
+        )
+        try:
+            client = self._client(endpoint)
+            uploaded = client.files.create(file=(f"{record.id}.jsonl", content), purpose="batch")
+            batch = client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=CHAT_URL,
+                completion_window="24h",
+                metadata={"labmgr_record": record.id, "labmgr_question": label[:500]},
+            )
+        except Exception as error:
+            failure = classify(error, base_url=endpoint.base_url)
+            self.records.finish(record.id, "released", failure.message)
+            for line in got:
+                for ix in line.sample_ixs:
+                    want = self.wanted[(line.request_key, ix)]
+                    if failure.kind is FailureKind.RETRY:
+                        self._retry(
+                            (line.request_key, ix), want, f"batch not created: {failure.message}"
+                        )
+                    else:
+                        self._give_up(
+                            (line.request_key, ix), f"batch not created: {failure.message}"
+                        )
+            return
+        except BaseException:  # Ctrl-C: the batch may exist; the next run looks for it at once
+            self.records.let_go(record.id)
+            raise
+        self.records.submitted(record.id, uploaded.id, batch.id, batch.status)
+        record.state, record.file_id, record.batch_id = "submitted", uploaded.id, batch.id
+        record.status, record.requests = batch.status, len(got)
+        self.watched[record.id] = record
+        self.progress.update(record, batch.status)
+
+    def _not_bought_now(self, todo: list[BatchItem]) -> list[BatchItem]:
+        """`todo` less the samples a synchronous run is buying now: those that landed are
+        done, the others are looked at again next round (sent if their claim is gone)."""
+        held = self.ctx.cache.claimed(todo)
+        self.bought_now = held
+        if not held:
+            return todo
+        found = self.ctx.cache.lookup({key for key, _ in held})
+        for key, ix in held:
+            if key in found and ix in found[key]:
+                self.wanted[(key, ix)].done = True
+        self.bought_now = {item for item in held if not self.wanted[item].done}
+        return [item for item in todo if item not in held]
+
+    def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
+        """The claimed lines less samples another process stored since this run looked (it
+        stores before it lets go of its claims, so a claim won means the cache is current),
+        and less those a synchronous run claimed meanwhile (it claims, then looks at the
+        batches; this run put its batch items in, then looks at the claims: of two runs
+        racing for a sample, at least one sees the other)."""
+        if not got:
+            return got
+        items = [(line.request_key, ix) for line in got for ix in line.sample_ixs]
+        bought_now = self.ctx.cache.claimed(items)
+        found = self.ctx.cache.lookup({line.request_key for line in got})
+        if not found and not bought_now:
+            return got
+        kept, given_back = [], []
+        for line in got:
+            have = found.get(line.request_key)
+            cached = {ix for ix in line.sample_ixs if have is not None and ix in have}
+            for ix in cached:
+                self.wanted[(line.request_key, ix)].done = True
+            taken = {ix for ix in line.sample_ixs if (line.request_key, ix) in bought_now}
+            skipped = cached | taken
+            ixs = tuple(ix for ix in line.sample_ixs if ix not in skipped)
+            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix in skipped]
+            if ixs:
+                kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+        self.bought_now |= {item for item in bought_now if not self.wanted[item].done}
+        if not kept:
+            self.records.finish(record.id, "released", "answered meanwhile by another run")
+        elif given_back:
+            self.records.unclaim(record.id, given_back)
+        return kept
+
+    def _enqueued(self, family: tuple[str, str]) -> float:
+        """Tokens of this run's unfinished batches of one (endpoint, model family)."""
+        return sum(
+            record.tokens
+            for record in self.watched.values()
+            if (record.endpoint_id, guess_family(record.model)) == family
+            and record.status not in FINAL_STATUSES
+        )
+
+    # ---- waiting ------------------------------------------------------------------------
+
+    def _poll(self) -> bool:
+        """Look at every watched batch once, collecting those that finished; True when any
+        record ended (there may be something to submit or collect at once)."""
+        ended = False
+        for record_id, record in list(self.watched.items()):
+            if record.state != "submitted" or record.owner != self.owner:
+                fresh = self.records.get(record_id)
+                if fresh is None or fresh.state not in ACTIVE_STATES:
+                    self.watched.pop(record_id)
+                    if fresh is not None:
+                        self._collected_elsewhere(fresh)
+                    ended = True
+                    continue
+                record = self.watched[record_id] = fresh
+                if record.state == "submitting":
+                    if record.lease_until < self.records.now():
+                        ended |= self._adopt(record)
+                    continue
+                if record.state == "collecting" and record.lease_until >= self.records.now():
+                    continue
+            try:
+                endpoint = self._endpoint(record)
+                batch = self.retrieve(record)
+            except NoEndpointError as error:
+                self._drop(record, error.message)
+                ended = True
+                continue
+            except Exception as error:
+                failure = classify(error)
+                if failure.kind is FailureKind.RETRY:
+                    continue  # look again next time
+                self._drop(record, f"cannot read batch {record.batch_id}: {failure.message}")
+                ended = True
+                continue
+            counts = batch.request_counts
+            self.progress.update(
+                record,
+                batch.status,
+                None if counts is None else counts.completed + counts.failed,
+                None if counts is None else counts.failed,
+            )
+            if batch.status != record.status:
+                record.status = batch.status
+                self.records.set_status(record.id, batch.status)
+            if batch.status in FINAL_STATUSES:
+                if self.records.start_collecting(record.id, self.owner, COLLECT_LEASE):
+                    self._collect(record, batch, self._client(endpoint))
+                    self.watched.pop(record_id)
+                else:
+                    record.state = "collecting"
+                ended = True
+        return ended
+
+    def _adopt(self, record: BatchRecord) -> bool:
+        """A record whose submitter died while submitting: find its batch by the record id in
+        the batches' metadata, or release its samples to be sent again."""
+        try:
+            client = self._client(self._endpoint(record))
+            for batch in client.batches.list(limit=100):
+                if (batch.metadata or {}).get("labmgr_record") == record.id:
+                    self.records.submitted(record.id, batch.input_file_id, batch.id, batch.status)
+                    record.state, record.batch_id, record.status = (
+                        "submitted",
+                        batch.id,
+                        batch.status,
+                    )
+                    record.owner = ""
+                    return False
+                if batch.created_at < record.created - 60:
+                    break
+        except Exception:  # cannot look now: the next look tries again
+            return False
+        self.records.finish(record.id, "released", "its batch was never created")
+        self.watched.pop(record.id, None)
+        return True
+
+    # ---- collecting ---------------------------------------------------------------------
+
+    def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> None:
+        """Read a finished batch into the cache; its samples are settled or free again."""
+        lines = self.records.lines(record.id)
+        if batch.status == "failed":
+            self._failed_batch(record, batch, lines)
+            return
+        got = collect_batch(
+            self.ctx.cache,
+            record,
+            batch,
+            lines,
+            lambda file_id: client.files.content(file_id).content,
+            self._batch_price,
+        )
+        self.records.finish(record.id, "collected")
+        outcome = self.outcome
+        outcome.requests += got.requests
+        outcome.samples += got.samples
+        outcome.prompt_tokens += got.prompt_tokens
+        outcome.completion_tokens += got.completion_tokens
+        outcome.reasoning_tokens += got.reasoning_tokens
+        outcome.cost += got.cost
+        for item in got.stored:
+            want = self.wanted.get(item)
+            if want is not None:
+                want.done = True
+        for item, message in got.failed.items():
+            self._give_up(item, message, record_error=False)
+        if record.id in self.cancelled_before:  # cancelled before this run: send the rest
+            got.retry.update(got.cancelled)
+        else:  # cancelled while this run waited: the rest is for the next run
+            for item, message in got.cancelled.items():
+                self._give_up(item, message, record_error=False)
+        for item, message in got.retry.items():
+            want = self.wanted.get(item)
+            if want is not None:
+                self._retry(item, want, message)
+
+    def _batch_price(self, model: str, prompt_tokens: float, completion_tokens: float) -> float:
+        return (self.ctx.price(model, prompt_tokens, completion_tokens) or 0.0) * self.discount
+
+    def _failed_batch(self, record: BatchRecord, batch: Any, lines: Sequence[Any]) -> None:
+        """A batch refused as a whole: over the enqueued-token limit (learn it, send again in
+        smaller batches), or invalid (every sample gets the reason)."""
+        errors = list(getattr(batch.errors, "data", None) or [])
+        message = "; ".join(f"{e.code}: {e.message}" for e in errors) or "the batch failed"
+        self.records.finish(record.id, "collected", message)
+        items = [(line.request_key, ix) for line in lines for ix in line.sample_ixs]
+        if any(e.code == "token_limit_exceeded" for e in errors):
+            family = (record.endpoint_id, guess_family(record.model))
+            learned = queue_limit_of(message)
+            known = self.queue_limits.get(family)
+            # Unknown limit: the batch was too large, so aim below what it asked.
+            self.queue_limits[family] = float(
+                learned or min(known or record.tokens, record.tokens) / 2
+            )
+            alone = self._enqueued(family) == 0
+            self.queue_refusals[family] = self.queue_refusals.get(family, 0) + int(alone)
+            if self.queue_refusals[family] < self.settings.batch_max_rounds + 2:
+                return  # the samples are free again: sent in smaller batches
+        for item in items:
+            self._give_up(item, f"batch {batch.id} failed: {message}")
+
+    def _collected_elsewhere(self, record: BatchRecord) -> None:
+        """Another process collected (or released) a batch this run waited for: what it
+        stored is in the cache; anything else of ours is sent again."""
+        mine = [item for item, want in self.wanted.items() if not want.done]
+        if not mine:
+            return
+        keys = {key for key, _ in mine}
+        found = self.ctx.cache.lookup(keys)
+        for item in mine:
+            key, ix = item
+            if key in found and ix in found[key]:
+                self.wanted[item].done = True
+
+    def _drop(self, record: BatchRecord, message: str) -> None:
+        """Stop watching a batch that cannot be read; the samples of it this run wants get
+        the reason (the record stays for a run that can read it)."""
+        self.watched.pop(record.id, None)
+        covered = self.records.covering(self.wanted)
+        for item, record_id in covered.items():
+            if record_id == record.id:
+                self._give_up(item, message, record_error=False)
+
+    # ---- settling samples ---------------------------------------------------------------
+
+    def _retry(self, item: BatchItem, want: _Want, message: str) -> None:
+        want.attempts += 1
+        if want.attempts >= self.settings.batch_max_rounds:
+            self._give_up(item, f"gave up after {want.attempts} batches: {message}")
+
+    def _give_up(self, item: BatchItem, message: str, *, record_error: bool = True) -> None:
+        want = self.wanted.get(item)
+        if want is None or want.done:
+            return
+        want.done = True
+        self.outcome.errors[item] = message
+        if record_error:
+            self.ctx.cache.record_errors(
+                item[0], want.request.model, want.label, [item[1]], kind="error", message=message
+            )
+
+    def _give_up_line(self, line: PlannedLine, message: str) -> None:
+        for ix in line.line.sample_ixs:
+            self._give_up((line.line.request_key, ix), message)
+
+    def _leave_waiting(self) -> None:
+        """Not waiting: each open sample says which batch holds it."""
+        open_items = [item for item, want in self.wanted.items() if not want.done]
+        covered = self.records.covering(open_items) if open_items else {}
+        for item in open_items:
+            self.outcome.pending += 1
+            if item not in covered and item in self.bought_now:
+                self.outcome.errors[item] = (
+                    "being bought now by another run; run again to read it from the cache"
+                )
+                continue
+            record = self.watched.get(covered.get(item, ""))
+            where = (
+                f"batch {record.batch_id} ({record.status})"
+                if record is not None and record.batch_id
+                else "a batch being submitted"
+            )
+            self.outcome.errors[item] = (
+                f"waiting for {where}; run again or `labmgr batches collect` to collect it"
+            )

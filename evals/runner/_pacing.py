@@ -1,0 +1,385 @@
+"""Pacing: send at an endpoint's rate limits, not into them.
+
+Each (endpoint, model family) gets a `Pacer` that keeps its own copy of the limit's buckets,
+one per dimension (requests, tokens): a bucket holds at most the per-minute limit and refills
+at limit/60 per second, as OpenAI's do. A work is sent when every bucket holds what it asks
+(one request; its prompt plus the completion budget times `n`); otherwise it waits, in order,
+in the pacer's queue, and the pacer releases it when the refill allows. Every answer's
+`x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` set the copy
+back to what the server counted. Before the first answer a pacer lets one request through;
+an endpoint that sends no headers is not paced (the adaptive concurrency limit and
+Retry-After still apply). See docs/design/runner.md (Pacing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from evals.runner._rate_limits import (
+    DIMENSIONS,
+    Dimension,
+    LimitReading,
+    guess_family,
+    prompt_guess,
+    read_headers,
+    read_refusal,
+)
+from evals.runner._work import Work
+
+__all__ = ["Pacer", "Pacing", "Ticket"]
+
+COUNTED_WITHIN = 1.0
+"""Seconds after sending by which an answer's reading is taken to have been counted: the
+refill after that is added back, the refill before it is not (a slow answer is mostly
+generation, after the limit was checked)."""
+TOKEN_MARGIN = 1.1
+"""Token estimates are raised by this factor: a constant offset below the limit, which costs
+nothing in a long run, against a prompt counted higher than estimated."""
+UNBUDGETED_COMPLETION = 16.0
+"""Completion tokens per choice assumed for a request without `max_tokens`, before any
+answer said how long they are."""
+WAKE_SECONDS = 0.25
+"""A waiting pacer looks again at least this often (say, for a run that stopped)."""
+
+
+class _Meter:
+    """This process's copy of one bucket of a limit."""
+
+    __slots__ = ("level", "limit", "rate", "sent", "spent", "stamp")
+
+    def __init__(self, limit: float, now: float) -> None:
+        self.limit = limit
+        self.rate = limit / 60.0
+        self.level = 0.0
+        self.stamp = now
+        self.spent = 0.0
+        """Everything taken out so far."""
+        self.sent = 0.0
+        """What the requests sent so far took (the rest of `spent` waits to be sent)."""
+
+    def refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.level = min(self.limit, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+
+    def wait(self, amount: float, now: float) -> float:
+        """Seconds until the bucket holds `amount` (a request larger than the whole limit
+        waits for a full bucket and is then sent, for the server to refuse it)."""
+        self.refill(now)
+        need = min(amount, self.limit)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+    def take(self, amount: float) -> None:
+        self.level -= amount
+        self.spent += amount
+
+    def give_back(self, amount: float) -> None:
+        self.level = min(self.limit, self.level + amount)
+        self.spent -= amount
+
+    def learn(
+        self, limit: float, remaining: float, sent_at: float, sent_before: float, now: float
+    ) -> None:
+        """The server held `remaining` when it counted a request sent at `sent_at`, after
+        the requests that took `sent_before` (it included) had left: everything taken since,
+        sent or waiting to be, is not in `remaining`."""
+        if limit != self.limit:
+            self.limit, self.rate = limit, limit / 60.0
+        counted_at = min(now, sent_at + COUNTED_WITHIN)
+        level = remaining + (now - counted_at) * self.rate - (self.spent - sent_before)
+        self.level = min(self.limit, level)
+        self.stamp = now
+
+
+class Pacer:
+    """The limits of one (endpoint, model family) as this process knows them, and the works
+    waiting for them."""
+
+    def __init__(self) -> None:
+        self.meters: dict[Dimension, _Meter] = {}
+        self.heard = False
+        """Whether any answer came back (with headers or without)."""
+        self.probing = 0
+        """Requests in flight before anything was heard (one at a time)."""
+        self.paused_until = 0.0
+        self.pending: deque[Work] = deque()
+        self.releaser: asyncio.Task[None] | None = None
+        self._news: asyncio.Event | None = None
+
+    @property
+    def paced(self) -> bool:
+        """Whether a limit is known (from headers or a refusal)."""
+        return bool(self.meters)
+
+    def delay(self, tokens: float, now: float) -> float | None:
+        """0 to send now, else seconds to wait; None: wait for the first answer."""
+        if not self.meters:
+            if self.heard or self.probing == 0:
+                return 0.0
+            return None
+        wait = max(0.0, self.paused_until - now)
+        for dimension, meter in self.meters.items():
+            wait = max(wait, meter.wait(1.0 if dimension == "requests" else tokens, now))
+        return wait
+
+    def take(self, tokens: float) -> bool:
+        """Take a request and its tokens out; True when it is the probe of an unknown limit."""
+        for dimension, meter in self.meters.items():
+            meter.take(1.0 if dimension == "requests" else tokens)
+        if not self.meters and not self.heard:
+            self.probing += 1
+            return True
+        return False
+
+    def notify(self) -> None:
+        if self._news is not None:
+            self._news.set()
+
+    async def wait_news(self, seconds: float) -> None:
+        """Sleep `seconds`, or less if an answer or a refusal comes back meanwhile."""
+        if self._news is None:
+            self._news = asyncio.Event()
+        self._news.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._news.wait(), seconds)
+
+
+@dataclass(slots=True)
+class Ticket:
+    """What a sent request took from its pacer, to read its answer's headers against."""
+
+    pacer: Pacer
+    model: str
+    endpoint_id: str
+    tokens: float
+    prompt_guess: float
+    probe: bool
+    sent_at: float = 0.0
+    sent: tuple[float | None, float | None] = (None, None)
+    """Each meter's `sent` (requests, tokens) once this request left."""
+
+
+class Pacing:
+    """The pacers of one run, keyed by (endpoint, model family).
+
+    `release(work)` puts a work whose turn has come back on the runner's queue, `background`
+    keeps a releaser task alive for the run (the runner waits for it and cancels it), and
+    `skip(work)` says why a work will not be sent (the run stopped, its model failed): such
+    works are released at once, without taking anything.
+    """
+
+    def __init__(
+        self,
+        *,
+        release: Callable[[Work], None],
+        background: Callable[[asyncio.Task[None]], None],
+        skip: Callable[[Work], str | None],
+    ) -> None:
+        self._release = release
+        self._background = background
+        self._skip = skip
+        self._pacers: dict[tuple[str, str], Pacer] = {}
+        self._families: dict[str, str] = {}
+        """Model → the family a refusal named (the guess is used until then)."""
+        self._by_route: dict[tuple[int, str], Pacer] = {}
+        """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
+        self._tickets: dict[int, Ticket] = {}
+        """Works admitted and not yet sent, by id."""
+        self._prompt_seen = 0.0
+        self._prompt_guessed = 0.0
+        self._completion_seen = 0.0
+        self._choices_seen = 0
+
+    # ---- who paces a work ---------------------------------------------------------------
+
+    def _pacer_of(self, work: Work) -> Pacer:
+        """`pacer_for` a work, remembered per (endpoint object, model) for the hot path."""
+        known = self._by_route.get((id(work.endpoint), work.request.model))
+        if known is None:
+            known = self.pacer_for(work.endpoint.id, work.request.model)
+            self._by_route[(id(work.endpoint), work.request.model)] = known
+        return known
+
+    def pacer_for(self, endpoint_id: str, model: str) -> Pacer:
+        family = self._families.get(model) or guess_family(model)
+        pacer = self._pacers.get((endpoint_id, family))
+        if pacer is None:
+            pacer = self._pacers[(endpoint_id, family)] = Pacer()
+        return pacer
+
+    def estimate(self, work: Work) -> tuple[float, float]:
+        """The tokens `work` counts against a limit (prompt plus completion budget × n, with
+        the margin), and the raw prompt guess (four characters a token) it was made from."""
+        guess = prompt_guess(work.request.messages)
+        ratio = self._prompt_seen / self._prompt_guessed if self._prompt_guessed else 1.0
+        params = work.request.params
+        budget = params.get("max_completion_tokens") or params.get("max_tokens")
+        if not isinstance(budget, int) or budget <= 0:
+            budget = (
+                self._completion_seen / self._choices_seen
+                if self._choices_seen
+                else UNBUDGETED_COMPLETION
+            )
+        tokens = (guess * ratio + budget * len(work.sample_ixs)) * TOKEN_MARGIN
+        return math.ceil(tokens), guess
+
+    # ---- admitting ----------------------------------------------------------------------
+
+    def admit(self, work: Work) -> bool:
+        """True to send `work` now (its share is taken); False when it waits in its pacer's
+        queue, which puts it back on the runner's queue when its turn comes."""
+        if id(work) in self._tickets:  # released by its pacer: already paid for
+            return True
+        pacer = self._pacer_of(work)
+        if not pacer.pending:
+            tokens, guess = self.estimate(work)
+            if pacer.delay(tokens, time.monotonic()) == 0.0:
+                self._tickets[id(work)] = self._ticket(pacer, work, tokens, guess)
+                return True
+        pacer.pending.append(work)
+        if pacer.releaser is None:
+            pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
+            self._background(pacer.releaser)
+        return False
+
+    @staticmethod
+    def _ticket(pacer: Pacer, work: Work, tokens: float, guess: float) -> Ticket:
+        probe = pacer.take(tokens)
+        return Ticket(pacer, work.request.model, work.endpoint.id, tokens, guess, probe)
+
+    def forget(self, work: Work) -> None:
+        """`work` was admitted but will not be sent (given up before sending)."""
+        ticket = self._tickets.pop(id(work), None)
+        if ticket is None:
+            return
+        for dimension, meter in ticket.pacer.meters.items():
+            meter.give_back(1.0 if dimension == "requests" else ticket.tokens)
+        if ticket.probe:
+            ticket.pacer.probing -= 1
+        ticket.pacer.notify()
+
+    async def _releasing(self, pacer: Pacer) -> None:
+        try:
+            while pacer.pending:
+                work = pacer.pending[0]
+                if self._skip(work) is not None:
+                    self._release(pacer.pending.popleft())
+                    continue
+                tokens, guess = self.estimate(work)
+                wait = pacer.delay(tokens, time.monotonic())
+                if wait == 0.0:
+                    pacer.pending.popleft()
+                    self._tickets[id(work)] = self._ticket(pacer, work, tokens, guess)
+                    self._release(work)
+                    continue
+                await pacer.wait_news(WAKE_SECONDS if wait is None else min(wait, WAKE_SECONDS))
+        finally:
+            pacer.releaser = None
+
+    # ---- sending and hearing back -------------------------------------------------------
+
+    def sending(self, work: Work) -> Ticket:
+        """The ticket of an admitted work, stamped as it leaves."""
+        ticket = self._tickets.pop(id(work))
+        meters = ticket.pacer.meters
+        requests, tokens = meters.get("requests"), meters.get("tokens")
+        if requests is not None:
+            requests.sent += 1.0
+        if tokens is not None:
+            tokens.sent += ticket.tokens
+        ticket.sent = (
+            requests.sent if requests is not None else None,
+            tokens.sent if tokens is not None else None,
+        )
+        ticket.sent_at = time.monotonic()
+        return ticket
+
+    def answered(self, ticket: Ticket, headers: object, data: dict[str, Any]) -> None:
+        """An answer came: set the pacer's buckets to what its headers say, and learn how
+        prompts and completions count."""
+        pacer = ticket.pacer
+        if ticket.probe:
+            pacer.probing -= 1
+        pacer.heard = True
+        self._learn(pacer, ticket, read_headers(headers))
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+            if isinstance(prompt, int | float) and prompt > 0:
+                self._prompt_seen += prompt
+                self._prompt_guessed += ticket.prompt_guess
+            choices = data.get("choices")
+            if isinstance(completion, int | float) and isinstance(choices, list) and choices:
+                self._completion_seen += completion
+                self._choices_seen += len(choices)
+        pacer.notify()
+
+    def failed(self, ticket: Ticket, error: BaseException) -> bool:
+        """A request failed. For a rate-limit refusal the pacer learns the limit (and the
+        family the API names) and pauses for the wait it gives; True when the refusal says
+        which limit it hit and pacing takes care of it (the concurrency limit need not
+        shrink). A 429 that names no limit leaves the adaptive concurrency limit to act."""
+        pacer = ticket.pacer
+        if ticket.probe:
+            pacer.probing -= 1
+        handled = False
+        if isinstance(error, openai.APIStatusError) and error.status_code == 429:
+            handled = self._refused(ticket, error)
+        pacer.notify()
+        return handled
+
+    def _refused(self, ticket: Ticket, error: openai.APIStatusError) -> bool:
+        pacer = ticket.pacer
+        pacer.heard = True
+        body = error.body if isinstance(error.body, dict) else {}
+        refusal = read_refusal(str(body.get("message") or error.message))
+        readings = read_headers(error.response.headers)
+        now = time.monotonic()
+        if refusal is not None:
+            named = self._rekey(ticket, refusal.family)
+            if named is not pacer:  # another family's limit: read as if sent just now
+                pacer = named
+                ticket = Ticket(named, ticket.model, ticket.endpoint_id, 0.0, 0.0, False, now)
+                requests, tokens = named.meters.get("requests"), named.meters.get("tokens")
+                ticket.sent = (
+                    requests.sent if requests is not None else None,
+                    tokens.sent if tokens is not None else None,
+                )
+            if refusal.per_minute and refusal.dimension not in readings:
+                remaining = max(0.0, refusal.limit - refusal.used)
+                readings = {**readings, refusal.dimension: LimitReading(refusal.limit, remaining)}
+            if refusal.wait is not None:
+                pacer.paused_until = max(pacer.paused_until, now + refusal.wait)
+        self._learn(pacer, ticket, readings)
+        return refusal is not None and refusal.per_minute and pacer.paced
+
+    def _rekey(self, ticket: Ticket, family: str) -> Pacer:
+        """The pacer of the family a refusal named, which the refused model uses from now on."""
+        if (self._families.get(ticket.model) or guess_family(ticket.model)) == family:
+            return ticket.pacer
+        self._families[ticket.model] = family
+        self._by_route.clear()
+        return self.pacer_for(ticket.endpoint_id, ticket.model)
+
+    def _learn(self, pacer: Pacer, ticket: Ticket, readings: dict[Dimension, LimitReading]) -> None:
+        if not readings:
+            return
+        now = time.monotonic()
+        for index, dimension in enumerate(DIMENSIONS):
+            reading = readings.get(dimension)
+            if reading is None:
+                continue
+            meter = pacer.meters.get(dimension)
+            if meter is None:
+                meter = pacer.meters[dimension] = _Meter(reading.limit, now)
+            sent = ticket.sent[index]
+            meter.learn(reading.limit, reading.remaining, ticket.sent_at, sent or 0.0, now)

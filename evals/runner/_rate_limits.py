@@ -1,0 +1,165 @@
+"""What an endpoint says about its rate limits: the `x-ratelimit-*` headers of an answer and
+the wording of a 429 (`Rate limit reached for gpt-4.1-mini in organization org-… on requests
+per min (RPM): Limit 3000, Used 2999, Requested 1. Please try again in 20ms.`).
+
+Only reading: what to do with it is `_pacing`'s. See docs/design/runner.md (Pacing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+__all__ = [
+    "DIMENSIONS",
+    "Dimension",
+    "LimitReading",
+    "Refusal",
+    "go_seconds",
+    "guess_family",
+    "prompt_guess",
+    "read_headers",
+    "read_refusal",
+]
+
+Dimension = Literal["requests", "tokens"]
+DIMENSIONS: tuple[Dimension, ...] = ("requests", "tokens")
+
+_GO_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)")
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_REFUSAL = re.compile(
+    r"Rate limit reached for (?P<family>\S+) in (?:organization|project) \S+ on "
+    r"(?P<kind>requests|tokens) per (?P<per>min|day) \(\w+\): Limit (?P<limit>[\d,]+), "
+    r"Used (?P<used>[\d,]+), Requested (?P<requested>[\d,]+)\."
+    r"(?: Please try again in (?P<wait>[\dhmsuµn.]+))?"
+)
+_SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def go_seconds(text: str) -> float | None:
+    """A Go-style duration as OpenAI writes it (`20ms`, `19.97s`, `1m12.5s`, `6m0s`) in
+    seconds; None when it is not one."""
+    text = text.strip()
+    if not text:
+        return None
+    total, at = 0.0, 0
+    for match in _GO_PART.finditer(text):
+        if match.start() != at:
+            return None
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        at = match.end()
+    return total if at == len(text) else None
+
+
+class LimitReading(NamedTuple):
+    """One dimension of the limit an answer was counted against, as its headers say (a
+    tuple: one is made per answer on the hot path)."""
+
+    limit: float
+    """Units per minute (`x-ratelimit-limit-*`)."""
+    remaining: float
+    """What the limit held right after this request was admitted (`x-ratelimit-remaining-*`)."""
+
+
+_HEADER_SLOTS = {
+    b"x-ratelimit-limit-requests": (0, 0),
+    b"x-ratelimit-remaining-requests": (0, 1),
+    b"x-ratelimit-limit-tokens": (1, 0),
+    b"x-ratelimit-remaining-tokens": (1, 1),
+}
+
+
+def _number(value: bytes | str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if 0 <= number < 1e18 else None
+
+
+def read_headers(headers: object) -> dict[Dimension, LimitReading]:
+    """The `x-ratelimit-limit-*` / `-remaining-*` pairs of an answer's headers, per
+    dimension (none when the endpoint sends none, as vLLM or a proxy may not)."""
+    values: list[list[bytes | str | None]] = [[None, None], [None, None]]
+    raw = getattr(headers, "raw", None)  # httpx2.Headers: one pass over the byte pairs
+    if isinstance(raw, list):
+        for key, value in raw:
+            slot = _HEADER_SLOTS.get(key.lower())
+            if slot is not None:
+                values[slot[0]][slot[1]] = value
+    else:
+        get = getattr(headers, "get", None)
+        if get is None:
+            return {}
+        for name, (row, column) in _HEADER_SLOTS.items():
+            values[row][column] = get(name.decode())
+    readings: dict[Dimension, LimitReading] = {}
+    for dimension, (limit_text, remaining_text) in zip(DIMENSIONS, values, strict=True):
+        if limit_text is None:
+            continue
+        limit, remaining = _number(limit_text), _number(remaining_text)
+        if limit and remaining is not None:
+            readings[dimension] = LimitReading(limit, min(remaining, limit))
+    return readings
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A 429 `rate_limit_exceeded`, read from its message."""
+
+    family: str
+    """The model (family) the limit belongs to, as the API names it."""
+    dimension: Dimension
+    per_minute: bool
+    """False for a per-day limit: pacing per minute cannot help, only waiting."""
+    limit: float
+    used: float
+    requested: float
+    wait: float | None
+    """Seconds until the request would be admitted (`Please try again in …`)."""
+
+
+def read_refusal(message: str) -> Refusal | None:
+    """The numbers of a rate-limit refusal's message, or None when it is worded otherwise."""
+    match = _REFUSAL.search(message)
+    if match is None:
+        return None
+    wait = match.group("wait")
+    return Refusal(
+        family=match.group("family"),
+        dimension="requests" if match.group("kind") == "requests" else "tokens",
+        per_minute=match.group("per") == "min",
+        limit=float(match.group("limit").replace(",", "")),
+        used=float(match.group("used").replace(",", "")),
+        requested=float(match.group("requested").replace(",", "")),
+        wait=go_seconds(wait.rstrip(".")) if wait else None,
+    )
+
+
+def guess_family(model: str) -> str:
+    """The model family whose limits a model most likely shares before the API has named it:
+    a fine-tune's base, without a snapshot date (OpenAI counts `gpt-4.1-mini-2025-04-14`
+    and its fine-tunes under `gpt-4.1-mini`). A refusal's own wording replaces the guess."""
+    if model.startswith("ft:"):
+        parts = model.split(":")
+        if len(parts) >= 2 and parts[1]:
+            model = parts[1]
+    return _SNAPSHOT_DATE.sub("", model)
+
+
+def prompt_guess(messages: list[dict[str, object]]) -> float:
+    """A request's prompt tokens before the API counted them: four characters a token, plus a
+    few per message (the pacer scales it by what answers' `usage` showed)."""
+    chars = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(
+                len(str(part.get("text") or "")) for part in content if isinstance(part, dict)
+            )
+    return chars / 4 + 4 * len(messages) + 3

@@ -1,0 +1,224 @@
+"""The statistics of a run folder, computed from its samples: `summary.csv` (question × group ×
+score, metrics included, with a pooled row per group × score over all questions) and
+`comparisons.csv` (each group against the baseline, Holm over the run). `analyze_run`
+recomputes both for another baseline or interval method; it reads the samples and asks
+nothing of any model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evals.errors import OutputError, RunOptionsError, describe_os_error
+from evals.runs._folder import COMPARISONS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
+from evals.stats import (
+    DEFAULT_METHOD,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    METHODS,
+    Method,
+    Metric,
+    Scale,
+    Score,
+    compare_groups,
+    default_metrics,
+    score_columns,
+    summarize,
+)
+
+if TYPE_CHECKING:
+    from evals.questions import Question
+
+__all__ = [
+    "KEEP",
+    "Keep",
+    "ScorePlan",
+    "analyze_run",
+    "check_baseline",
+    "check_method",
+    "run_statistics",
+    "score_plan",
+]
+
+
+class Keep(Enum):
+    """`analyze_run(baseline=KEEP)`: the baseline the run already has."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
+@dataclass(frozen=True)
+class ScorePlan:
+    """What is summarised of one question: its score columns, its derived metrics, and the
+    range of each."""
+
+    columns: list[str]
+    metrics: list[Metric] = field(default_factory=list)
+    scales: dict[str, Scale] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> list[Score]:
+        return [*self.columns, *self.metrics]
+
+    def record(self) -> dict[str, Any]:
+        """How run.json records the plan (`scores`, `metrics`, `scales`)."""
+        return {
+            "scores": list(self.columns),
+            "metrics": {metric.name: metric.spec() for metric in self.metrics},
+            "scales": {
+                name: [scale.low, scale.high]
+                for name, scale in self.scales.items()
+                if name in self.columns
+            },
+        }
+
+
+def score_plan(
+    frame: pd.DataFrame, question: Question | None = None, extra: Iterable[Metric] = ()
+) -> ScorePlan:
+    """The plan of one question's frame: with the question, its score columns, metrics and
+    scales; without, the columns guessed from the frame and the default metrics. `extra`
+    metrics are added (replacing one of the same name) where the frame has their scores."""
+    if question is not None:
+        columns = score_columns(frame, question)
+        metrics = question.derived_metrics()
+        scales = question.score_scales()
+    else:
+        columns = score_columns(frame)
+        metrics = default_metrics(columns)
+        scales = {}
+    chosen = {metric.name: metric for metric in metrics}
+    for metric in extra:
+        if metric.applies_to(columns):
+            chosen[metric.name] = metric
+    present = [m for m in chosen.values() if m.applies_to(frame.columns)]
+    return ScorePlan(list(columns), present, dict(scales))
+
+
+def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
+    """`RunOptionsError` unless `baseline` is None or one of `groups`."""
+    names = [str(g) for g in groups]
+    if baseline is not None and baseline not in names:
+        raise RunOptionsError(
+            f"baseline {baseline!r} is not a group of the run (groups: {', '.join(names)})",
+            hint="Pass one of the run's groups with --baseline / baseline=.",
+        )
+
+
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise RunOptionsError(
+            f"interval method {method!r} is unknown; use one of {', '.join(METHODS)}"
+        )
+
+
+def run_statistics(
+    frames: Mapping[str, pd.DataFrame],
+    plans: Mapping[str, ScorePlan],
+    *,
+    method: Method = DEFAULT_METHOD,
+    baseline: str | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The summary (with pooled rows) and, with a baseline, the comparisons of a run."""
+    scores = {name: plans[name].scores for name in frames}
+    scales = {name: plans[name].scales for name in frames}
+    summary = summarize(
+        frames, scores, scales=scales, method=method, pooled=True, resamples=resamples, seed=seed
+    )
+    if baseline is None:
+        return summary, None
+    return summary, compare_groups(frames, baseline, scores, scales=scales)
+
+
+def write_statistics(folder: Path, summary: pd.DataFrame, comparisons: pd.DataFrame | None) -> None:
+    """`summary.csv`, and `comparisons.csv` (removed when there is no baseline)."""
+    summary.to_csv(folder / SUMMARY_FILE, index=False)
+    target = folder / COMPARISONS_FILE
+    if comparisons is not None:
+        comparisons.to_csv(target, index=False)
+    else:
+        target.unlink(missing_ok=True)
+
+
+def analyze_run(
+    run: Run | str | Path,
+    *,
+    baseline: str | Keep | None = KEEP,
+    method: Method | None = None,
+) -> Run:
+    """Recompute a run folder's `summary.csv` and `comparisons.csv` from its samples — with
+    `baseline` (a group of the run; None: no comparisons; default: the run's own) and
+    `method` (default: the run's own) — record both in run.json and return the run read
+    again. Nothing is asked of any model."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    statistics = loaded.statistics
+    chosen_method = method or statistics.get("method") or DEFAULT_METHOD
+    check_method(chosen_method)
+    chosen = loaded.baseline if baseline is KEEP else baseline
+    check_baseline(chosen, loaded.groups)
+    frames = loaded.frames()
+    plans = {
+        name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
+        for name in loaded.questions
+    }
+    resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
+    seed = int(statistics.get("seed", DEFAULT_SEED))
+    summary, comparisons = run_statistics(
+        frames, plans, method=chosen_method, baseline=chosen, resamples=resamples, seed=seed
+    )
+    info = dict(loaded.info)
+    settings = dict(info.get("settings", {}))
+    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen)
+    info["settings"] = settings
+    try:
+        write_statistics(loaded.path, summary, comparisons)
+        write_run_file(loaded.path, info)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the statistics of {loaded.path}: {describe_os_error(error)}.",
+            hint="Check the run folder's permissions, then run again.",
+        ) from None
+    return load_run(loaded.path)
+
+
+def statistics_record(
+    method: str, resamples: int, seed: int, baseline: str | None
+) -> dict[str, Any]:
+    """run.json's `settings.statistics`."""
+    return {
+        "method": method,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": 0.95,
+        "baseline": baseline,
+        "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
+    }
+
+
+def write_run_file(folder: Path, content: Mapping[str, Any]) -> None:
+    """run.json, replaced in one step."""
+    temporary = folder / (RUN_FILE + ".tmp")
+    temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
+    temporary.replace(folder / RUN_FILE)
+
+
+def plans_of(
+    frames: Mapping[str, pd.DataFrame],
+    questions: Mapping[str, Question] | None,
+    metrics: Sequence[Metric],
+) -> dict[str, ScorePlan]:
+    return {
+        name: score_plan(frame, (questions or {}).get(name), metrics)
+        for name, frame in frames.items()
+    }

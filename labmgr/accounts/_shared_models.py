@@ -1,0 +1,97 @@
+"""``shared_models.json``: which key can use each fine-tune the lab's database does not know
+(a model shared by another organization), found by asking each key once.
+
+An entry names the key by its env var and the SHA-256 fingerprint of (base URL, key): never
+the key. When the variable later holds another key, the fingerprint no longer matches and the
+model is looked up again. Writes are atomic (temp file + rename) under a file lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = ["SharedModel", "SharedModels"]
+
+_VERSION = 1
+
+
+class SharedModel(BaseModel):
+    """The key found to serve a fine-tune, and when."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    endpoint: str
+    """Endpoint name of the key (``openai``, ``openrouter`` or a configured one)."""
+    base_url: str
+    """Base URL the model was found at."""
+    key_env: str
+    """Env var that held the key."""
+    fingerprint: str
+    """SHA-256 of base URL and key (identifies the key without revealing it)."""
+    found_at: datetime
+    """When the model was found."""
+
+
+class _File(BaseModel):
+    version: int = _VERSION
+    models: dict[str, SharedModel] = {}
+
+
+class SharedModels:
+    """Read and update ``shared_models.json`` in a lab folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> _File:
+        try:
+            return _File.model_validate_json(self.path.read_bytes())
+        except (OSError, ValidationError, ValueError):
+            return _File()  # missing, unreadable or damaged: models are looked up again
+
+    def get(self, model: str) -> SharedModel | None:
+        """The key remembered for `model`, if any."""
+        return self._read().models.get(model)
+
+    def all(self) -> dict[str, SharedModel]:
+        """Every remembered model, by id."""
+        return dict(self._read().models)
+
+    def put(
+        self, model: str, *, endpoint: str, base_url: str, key_env: str, fingerprint: str
+    ) -> SharedModel:
+        """Remember the key that serves `model`; a lab that cannot be written is not an
+        error (the next process asks again)."""
+        entry = SharedModel(
+            endpoint=endpoint,
+            base_url=base_url,
+            key_env=key_env,
+            fingerprint=fingerprint,
+            found_at=datetime.now(UTC),
+        )
+        with contextlib.suppress(OSError):
+            self._write(model, entry)
+        return entry
+
+    def _write(self, model: str, entry: SharedModel) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            data = self._read()
+            data.models[model] = entry
+            payload = json.dumps(data.model_dump(mode="json"), indent=2, sort_keys=True)
+            handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".shared-", text=True)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(payload + "\n")
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise

@@ -1,0 +1,257 @@
+"""What each model accepts in a chat request: one table, by model family, that a lab overrides.
+
+The built-in table reflects OpenAI's chat completions API as of **2025-08** (the GPT-5
+launch), like the price table. A model id is matched to its family by the longest table id it
+equals or starts with followed by ``-`` (``o4-mini-2025-04-16`` is ``o4-mini``); a fine-tune
+``ft:BASE:…`` (and its checkpoints) takes BASE's entry, so ``ft:o4-mini…`` is a reasoning
+model; a provider prefix is ignored (``openai/gpt-5`` is ``gpt-5``). A model in no family
+gets the defaults of an OpenAI-compatible chat model (everything accepted, ``max_tokens``).
+
+A lab overrides the table in its ``config.toml``, by model id or glob (exact id first, then
+globs in file order; a fine-tune not matched itself is matched by its base's id)::
+
+    [models."my-vllm-*"]
+    logprobs = true
+    n = false
+
+Only the fields given are changed. `capabilities_for` says what labmgr assumes for a model
+and where that came from; evals reads it to check a question before anything is bought.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from labmgr.pricing import base_of
+
+__all__ = [
+    "CAPABILITY_TABLE_DATE",
+    "REASONING_EFFORTS",
+    "CapabilityOverride",
+    "ModelCapabilities",
+    "ReasoningEffort",
+    "SourcedCapabilities",
+    "built_in_capabilities",
+    "capabilities_for",
+    "capability_table",
+    "family_of",
+]
+
+CAPABILITY_TABLE_DATE = "2025-08"
+"""The month whose API behaviour the built-in table describes."""
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""The values the chat API's ``reasoning_effort`` takes (not every model takes every one)."""
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+TokenLimit = Literal["max_tokens", "max_completion_tokens"]
+
+
+class ModelCapabilities(BaseModel):
+    """What a model accepts in a chat completion request."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    reasoning: bool = False
+    """A reasoning model: hidden reasoning tokens come out of the completion budget first."""
+    temperature: bool = True
+    """Any temperature (0–2); False: only the default, 1."""
+    top_p: bool = True
+    """Any top_p; False: top_p is refused."""
+    logprobs: bool = True
+    """Whether logprobs (and top_logprobs) are returned."""
+    top_logprobs: int = Field(default=20, ge=0)
+    """The most top_logprobs the model returns per token."""
+    logit_bias: bool = True
+    """Whether logit_bias is accepted."""
+    token_limit: TokenLimit = "max_tokens"
+    """How the completion budget is spelled: ``max_tokens``, or ``max_completion_tokens``
+    (reasoning models refuse ``max_tokens``)."""
+    reasoning_efforts: tuple[ReasoningEffort, ...] = ()
+    """The ``reasoning_effort`` values accepted; empty: the parameter is not sent."""
+    default_reasoning_effort: ReasoningEffort | None = None
+    """The effort the API applies when none is sent (labmgr sends none unless asked)."""
+    n: bool = True
+    """Whether several choices of one prompt can come from one request (``n > 1``)."""
+
+    @model_validator(mode="after")
+    def _default_effort_is_accepted(self) -> ModelCapabilities:
+        default = self.default_reasoning_effort
+        if default is not None and self.reasoning_efforts and default not in self.reasoning_efforts:
+            raise ValueError(
+                f"default_reasoning_effort {default!r} is not one of reasoning_efforts "
+                f"{list(self.reasoning_efforts)}"
+            )
+        return self
+
+    def describe(self) -> dict[str, str]:
+        """Each capability in words, for tables (`labmgr models capabilities`)."""
+        efforts = ", ".join(self.reasoning_efforts) or "not sent"
+        if self.reasoning_efforts and self.default_reasoning_effort:
+            efforts += f" (API default: {self.default_reasoning_effort})"
+        return {
+            "reasoning": "yes" if self.reasoning else "no",
+            "temperature": "0–2" if self.temperature else "1 only",
+            "top_p": "accepted" if self.top_p else "refused",
+            "logprobs": f"yes ({self.top_logprobs} top)" if self.logprobs else "no",
+            "logit_bias": "accepted" if self.logit_bias else "refused",
+            "token_limit": self.token_limit,
+            "reasoning_effort": efforts,
+            "n": "yes" if self.n else "no (one request per sample)",
+        }
+
+
+class CapabilityOverride(BaseModel):
+    """``[models."GLOB"]`` in a lab's config: the fields to change for matching models."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    reasoning: bool | None = None
+    temperature: bool | None = None
+    top_p: bool | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(default=None, ge=0)
+    logit_bias: bool | None = None
+    token_limit: TokenLimit | None = None
+    reasoning_efforts: tuple[ReasoningEffort, ...] | None = None
+    default_reasoning_effort: ReasoningEffort | None = None
+    n: bool | None = None
+
+    def applied_to(self, base: ModelCapabilities) -> ModelCapabilities:
+        """`base` with the fields this override sets (new efforts without the base's default
+        leave the default unknown)."""
+        fields = {**base.model_dump(), **self.model_dump(exclude_none=True)}
+        efforts, default = fields["reasoning_efforts"], fields["default_reasoning_effort"]
+        if self.default_reasoning_effort is None and default is not None and default not in efforts:
+            fields["default_reasoning_effort"] = None
+        return ModelCapabilities.model_validate(fields)
+
+
+def _reasoning(
+    efforts: tuple[ReasoningEffort, ...], default: ReasoningEffort | None
+) -> ModelCapabilities:
+    return ModelCapabilities(
+        reasoning=True,
+        temperature=False,
+        top_p=False,
+        logprobs=False,
+        top_logprobs=0,
+        logit_bias=False,
+        token_limit="max_completion_tokens",
+        reasoning_efforts=efforts,
+        default_reasoning_effort=default,
+    )
+
+
+_CHAT = ModelCapabilities()
+_O_SERIES = _reasoning(("low", "medium", "high"), "medium")
+_GPT_5 = _reasoning(("minimal", "low", "medium", "high"), "medium")
+
+_TABLE: dict[str, ModelCapabilities] = {
+    "gpt-3.5-turbo": _CHAT,
+    "gpt-4": _CHAT,
+    "gpt-4-turbo": _CHAT,
+    "gpt-4o": _CHAT,
+    "gpt-4o-mini": _CHAT,
+    "gpt-4.1": _CHAT,
+    "gpt-4.1-mini": _CHAT,
+    "gpt-4.1-nano": _CHAT,
+    "gpt-5-chat-latest": _CHAT.model_copy(update={"token_limit": "max_completion_tokens"}),
+    "o1": _O_SERIES,
+    "o1-mini": _reasoning((), None),  # takes no reasoning_effort at all
+    "o3": _O_SERIES,
+    "o3-mini": _O_SERIES,
+    "o4-mini": _O_SERIES,
+    "gpt-5": _GPT_5,
+    "gpt-5-mini": _GPT_5,
+    "gpt-5-nano": _GPT_5,
+    # Released after the table's date; its effort starts at "none" (no reasoning).
+    "gpt-5.1": _reasoning(("none", "low", "medium", "high"), "none"),
+}
+
+
+@dataclass(frozen=True)
+class SourcedCapabilities:
+    """What labmgr assumes for one model, and where each part came from."""
+
+    model: str
+    """The model id asked about."""
+    capabilities: ModelCapabilities
+    family: str | None
+    """The built-in table's entry it belongs to (None: not in the table)."""
+    override: str | None = None
+    """The lab's ``[models."…"]`` key that changed it, if any."""
+
+    @property
+    def source(self) -> str:
+        """Where the capabilities came from, in words."""
+        table = (
+            f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
+            if self.family is not None
+            else "built-in default for chat models (not in the table)"
+        )
+        if self.override is None:
+            return table
+        return f'config [models."{self.override}"] over the {table}'
+
+
+def family_of(model: str) -> str | None:
+    """The built-in table's entry for `model` (fine-tunes: their base's), or None."""
+    name = base_of(model)
+    name = name.rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
+    best: str | None = None
+    for family in _TABLE:
+        if (name == family or name.startswith(family + "-")) and (
+            best is None or len(family) > len(best)
+        ):
+            best = family
+    return best
+
+
+def built_in_capabilities() -> dict[str, ModelCapabilities]:
+    """The built-in table by family, in a stable order."""
+    return dict(_TABLE)
+
+
+def _override(
+    model: str, overrides: Mapping[str, CapabilityOverride]
+) -> tuple[str, CapabilityOverride] | None:
+    for candidate in dict.fromkeys((model, base_of(model))):
+        if candidate in overrides:
+            return candidate, overrides[candidate]
+        for pattern, override in overrides.items():
+            if fnmatch.fnmatchcase(candidate, pattern):
+                return pattern, override
+    return None
+
+
+def capabilities_for(
+    model: str, overrides: Mapping[str, CapabilityOverride] | None = None
+) -> SourcedCapabilities:
+    """What `model` accepts: the built-in table's entry for its family (or the chat
+    defaults), with the lab's matching ``[models]`` override applied (`Settings.models`)."""
+    family = family_of(model)
+    capabilities = _TABLE[family] if family is not None else _CHAT
+    found = _override(model, overrides) if overrides else None
+    if found is None:
+        return SourcedCapabilities(model, capabilities, family)
+    pattern, override = found
+    return SourcedCapabilities(model, override.applied_to(capabilities), family, pattern)
+
+
+def capability_table(
+    overrides: Mapping[str, CapabilityOverride] | None = None,
+) -> list[SourcedCapabilities]:
+    """What labmgr assumes, family by family (with the lab's overrides that match a
+    family's id), then one row per override pattern of the lab."""
+    rows = [capabilities_for(family, overrides) for family in _TABLE]
+    rows += [
+        capabilities_for(pattern, {pattern: override})
+        for pattern, override in (overrides or {}).items()
+    ]
+    return rows

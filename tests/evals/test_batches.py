@@ -1,0 +1,367 @@
+"""`--batch` against the sandbox: no synchronous requests at half the price and the same frame;
+a run killed while waiting is collected, not submitted again; two processes submit each
+sample once; failing lines and an expired batch still end with every sample; the enqueued-
+token limit splits batches; a run that does not wait is finished by collecting."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pandas as pd
+import pytest
+from fixtures.evals import TEST_KEY
+
+from evals import Cache, EnvRouter, Question, RunSettings
+from evals.runner import cancel_batches, collect_batches, list_batches, run_context
+from labmgr.sandbox import run_sandbox
+
+from .batch_child import question as child_question
+
+CHILD = str(Path(__file__).with_name("batch_child.py"))
+MODEL = "gpt-4o-mini"
+
+
+@pytest.fixture
+def batches_sandbox() -> Iterator[Any]:
+    """A sandbox of this test's own whose batches take half a second."""
+    with run_sandbox(batch_seconds=0.5) as handle:
+        yield handle
+
+
+@pytest.fixture
+def env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+
+
+def _settings(**changes: Any) -> RunSettings:
+    base = RunSettings(
+        max_concurrency=16,
+        request_timeout=10,
+        progress=False,
+        batch=True,
+        batch_poll_seconds=0.05,
+    )
+    return base.updated(**changes)
+
+
+def _judged() -> Question:
+    judge = {
+        "type": "rating_judge",
+        "model": "gpt-4.1-mini",
+        "paraphrases": ["Rate from 0 to 100 how nice this answer is: {answer}"],
+    }
+    return Question.create(
+        type="free_form",
+        name="judged",
+        paraphrases=["Name a colour.", "Name a fruit.", "Name a city."],
+        samples_per_paraphrase=3,
+        temperature=0,
+        max_tokens=8,
+        judges={"nice": judge},
+    )
+
+
+def _stats(sandbox: Any) -> dict[str, int]:
+    return {k: int(v) for k, v in sandbox.stats()["requests"].items()}
+
+
+def _client(sandbox: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=sandbox.base_url, api_key=TEST_KEY, max_retries=0)
+
+
+def _batches(sandbox: Any) -> list[Any]:
+    return list(_client(sandbox).batches.list(limit=100))
+
+
+def test_a_batch_run_sends_no_chat_request_costs_half_and_gives_the_same_frame(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    groups = {"g": [MODEL]}
+    batched = _judged().ask(groups, cache=tmp_path / "a", router=router, settings=_settings())
+    requests = _stats(batches_sandbox)
+    assert requests.get("chat.completions", 0) == 0
+    assert requests["batches.create"] == 2  # the answers, then their judges
+    assert batched.outcome.errors == {} and batched.outcome.pending == 0
+    assert batched.frame["nice"].notna().all() and len(batched.frame) == 9
+
+    synchronous = _judged().ask(
+        groups, cache=tmp_path / "b", router=router, settings=_settings(batch=False)
+    )
+    assert _stats(batches_sandbox)["chat.completions"] > 0
+    pd.testing.assert_frame_equal(batched.frame, synchronous.frame)
+    assert synchronous.outcome.prompt_tokens == batched.outcome.prompt_tokens
+    assert batched.outcome.cost == pytest.approx(synchronous.outcome.cost / 2)
+
+    before = _stats(batches_sandbox)
+    again = _judged().df(
+        groups, cache=tmp_path / "a", router=router, settings=_settings(batch=False)
+    )
+    assert _stats(batches_sandbox) == before  # a later synchronous run reuses the batch's answers
+    pd.testing.assert_frame_equal(again, batched.frame)
+
+
+def _child(sandbox: Any, cache_dir: Path, samples: int, out: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen(
+        [sys.executable, CHILD, sandbox.base_url, str(cache_dir), str(samples), str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_a_run_killed_while_waiting_is_collected_by_the_next_run_not_submitted_again(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=3.0) as sandbox:
+        cache = Cache(tmp_path / "cache")
+        child = _child(sandbox, cache.directory, 5, tmp_path / "out.json")
+        deadline = time.monotonic() + 60
+        while not any(r.batch_id for r in cache.batches.records(active_only=True)):
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline, "the child submitted nothing"
+            time.sleep(0.02)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert len(_batches(sandbox)) == 1
+        df = child_question(5).df(
+            {"g": [MODEL]},
+            cache=cache,
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert len(_batches(sandbox)) == 1  # the killed run's batch was collected
+        assert len(df) == 10 and df["answer"].notna().all()
+        assert _stats(sandbox).get("chat.completions", 0) == 0
+        assert cache.batches.records(active_only=True) == []
+
+
+def test_two_processes_batching_one_question_submit_each_sample_once(
+    batches_sandbox: Any, tmp_path: Path
+) -> None:
+    cache_dir = tmp_path / "cache"
+    children = [_child(batches_sandbox, cache_dir, 6, tmp_path / f"out{i}.json") for i in range(2)]
+    for child in children:
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err.decode()
+    first, second = (json.loads((tmp_path / f"out{i}.json").read_text()) for i in range(2))
+    assert first["errors"] == second["errors"] == 0
+    assert first["answers"] == second["answers"]
+    lines = sum(batch.request_counts.total for batch in _batches(batches_sandbox))
+    assert lines == 12  # one line per sample (no `n`), each in one batch only
+    assert Cache(cache_dir).info().samples == 12
+
+
+def test_failing_batch_lines_go_into_later_batches_until_every_sample_is_there(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(batch_line_error_rate=0.4)
+    q = child_question(6)
+    df = q.df(
+        {"g": [MODEL]},
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_rounds=12),
+    )
+    assert len(df) == 12 and df["answer"].notna().all() and df["error"].isna().all()
+    batches = _batches(batches_sandbox)
+    assert len(batches) > 1
+    assert sum(b.request_counts.failed for b in batches) > 0
+
+
+def test_failing_lines_past_the_rounds_are_errors_not_answers(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(batch_line_error_rate=1.0)
+    cache = Cache(tmp_path / "cache")
+    df = child_question(2).df(
+        {"g": [MODEL]},
+        cache=cache,
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_rounds=2),
+    )
+    assert df["answer"].isna().all() and df["error"].str.contains("gave up after 2").all()
+    assert len(_batches(batches_sandbox)) == 2
+    assert cache.info().samples == 0 and cache.info().errors == 4
+
+
+def test_an_expired_batch_gives_what_it_finished_and_only_the_rest_is_sent_again(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=2.0) as sandbox:
+        sandbox.set_faults(batch_window_s=1.0)  # expires a little over half way through
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            result["df"] = child_question(10).df(
+                {"g": [MODEL]},
+                cache=tmp_path / "cache",
+                router=EnvRouter(base_url=sandbox.base_url),
+                settings=_settings(use_n=False),
+            )
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not _batches(sandbox):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        sandbox.set_faults(batch_window_s=None)  # later batches get the whole window
+        thread.join(60)
+        df = result["df"]
+        assert len(df) == 20 and df["answer"].notna().all()
+        first, second = sorted(_batches(sandbox), key=lambda b: b.created_at)
+        assert first.status == "expired" and 0 < first.request_counts.completed < 20
+        assert second.request_counts.total == 20 - first.request_counts.completed
+
+
+def test_over_the_enqueued_token_limit_batches_are_split_smaller(
+    tmp_path: Path, env_key: None
+) -> None:
+    limits = {MODEL: {"batch_queue_tokens": 200}}
+    with run_sandbox(batch_seconds=0.3, limits=limits) as sandbox:
+        df = child_question(10).df(  # 20 lines of about 15 tokens each: 300 in all
+            {"g": [MODEL]},
+            cache=tmp_path / "cache",
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert df["answer"].notna().all()
+        batches = _batches(sandbox)
+        failed = [b for b in batches if b.status == "failed"]
+        assert failed and failed[0].errors.data[0].code == "token_limit_exceeded"
+        completed = [b for b in batches if b.status == "completed"]
+        assert sum(b.request_counts.total for b in completed) == 20
+
+
+def test_a_run_that_does_not_wait_is_finished_by_collecting(tmp_path: Path, env_key: None) -> None:
+    with run_sandbox(batch_seconds=1.0) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        answers = child_question(3).ask(
+            {"g": [MODEL]}, cache=cache, router=router, settings=_settings(batch_wait=False)
+        )
+        assert answers.outcome.pending == 6
+        assert answers.frame["error"].str.contains("run again or `labmgr batches collect`").all()
+        ctx = run_context(cache=cache, router=router, settings=_settings())
+        listed = list_batches(ctx, refresh=True)
+        assert [state.record.state for state in listed] == ["submitted"]
+        collected = collect_batches(ctx)
+        assert collected.samples == 6 and collected.cost > 0
+        assert list_batches(ctx, active_only=True) == []
+        before = _stats(sandbox)
+        df = child_question(3).df(
+            {"g": [MODEL]}, cache=cache, router=router, settings=_settings(batch=False)
+        )
+        assert df["answer"].notna().all() and _stats(sandbox) == before
+
+
+def test_a_cancelled_batch_keeps_what_it_finished_and_the_next_run_sends_the_rest(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=4.0) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        q = child_question(10)
+        q.ask(
+            {"g": [MODEL]},
+            cache=cache,
+            router=router,
+            settings=_settings(batch_wait=False, use_n=False),
+        )
+        ctx = run_context(cache=cache, router=router, settings=_settings())
+        time.sleep(2.0)  # about half the lines are done
+        cancelled = cancel_batches(ctx)
+        assert [state.status for state in cancelled] == ["cancelling"]
+        answers = q.ask({"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False))
+        assert answers.frame["answer"].notna().all()
+        first, second = sorted(_batches(sandbox), key=lambda b: b.created_at)
+        assert first.status == "cancelled" and 0 < first.request_counts.completed < 20
+        assert second.request_counts.total == 20 - first.request_counts.completed
+
+
+def test_a_model_s_samples_are_split_into_batches_of_at_most_batch_max_requests(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    df = child_question(4).df(
+        {"g": [MODEL, "gpt-4.1-nano"]},
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_requests=3),
+    )
+    assert len(df) == 16 and df["answer"].notna().all()
+    batches = _batches(batches_sandbox)
+    assert sorted(b.request_counts.total for b in batches) == [2, 2, 3, 3, 3, 3]
+    by_model = {
+        m: sum(b.request_counts.total for b in batches if b.model == m)
+        for m in (MODEL, "gpt-4.1-nano")
+    }
+    assert by_model == {MODEL: 8, "gpt-4.1-nano": 8}
+
+
+def _claim_like_a_dead_run(cache: Cache, router: EnvRouter, q: Question) -> tuple[str, bytes]:
+    """Claim every sample of `q` as a run killed while creating its batch leaves them: a
+    `submitting` record whose lease is over. Returns its id and the input file it wrote."""
+    from evals.cache import BatchLine, BatchRecord, new_record_id
+    from evals.runner import plan_question
+
+    _, planned = plan_question(q, {"g": [MODEL]}, router)
+    lines, content = [], b""
+    for p in planned:
+        assert p.request is not None and p.endpoint is not None
+        for ix in range(p.samples):
+            custom_id = f"l{len(lines)}"
+            lines.append(BatchLine(custom_id, p.request.cache_key, (ix,)))
+            body = {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions"}
+            body["body"] = p.request.body(1)
+            content += json.dumps(body).encode() + b"\n"
+    endpoint = router.endpoint_for(MODEL)
+    record = BatchRecord(new_record_id(), endpoint.id, endpoint.identity, MODEL, q.name)
+    assert len(cache.batches.claim(record, lines, 300)) == len(lines)
+    cache.batches.let_go(record.id)
+    return record.id, content
+
+
+def test_a_batch_created_but_never_recorded_is_found_by_its_metadata_and_collected(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, content = _claim_like_a_dead_run(cache, router, q)
+    client = _client(batches_sandbox)
+    uploaded = client.files.create(file=("in.jsonl", content), purpose="batch")
+    client.batches.create(
+        input_file_id=uploaded.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+        metadata={"labmgr_record": record_id},
+    )
+    df = q.df({"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False))
+    assert df["answer"].notna().all() and len(df) == 4
+    assert _stats(batches_sandbox)["batches.create"] == 1  # adopted, not sent again
+
+
+def test_samples_claimed_by_a_run_that_died_before_its_batch_existed_are_sent_by_the_next(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, _ = _claim_like_a_dead_run(cache, router, q)
+    df = q.df({"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False))
+    assert df["answer"].notna().all() and len(df) == 4
+    assert _stats(batches_sandbox)["batches.create"] == 1
+    released = cache.batches.get(record_id)
+    assert released is not None and released.state == "released"

@@ -1,0 +1,236 @@
+"""Pacing: a run at a small rate limit sends at the limit, not into it (few 429s, every sample
+there); limits are learned from the answers; an endpoint without rate-limit headers is not
+held back; a request larger than the whole limit fails alone instead of being retried.
+
+Utilisation (how close to the ideal time a run comes) is measured by
+`benchmarks/rate_limits.py`, not asserted here: wall-clock time on a loaded machine is noise.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from fixtures.evals import TEST_KEY
+
+from evals import Cache, EnvRouter, Question, RunSettings
+from evals.runner._rate_limits import go_seconds, guess_family, read_refusal
+from labmgr.sandbox import run_sandbox
+
+MODEL = "gpt-4.1-mini"
+SNAPSHOT = "gpt-4.1-mini-2025-04-14"
+
+
+@pytest.fixture
+def limited() -> Iterator[Any]:
+    """A sandbox of this test's own, limits set by the test."""
+    with run_sandbox() as handle:
+        yield handle
+
+
+def _client(sandbox: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=sandbox.base_url, api_key=TEST_KEY, max_retries=0)
+
+
+def _drain_requests(sandbox: Any) -> None:
+    """Send cheap requests until the requests bucket refuses one: the run starts drained."""
+    client = _client(sandbox)
+    for _ in range(10_000):
+        try:
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=1
+            )
+        except openai.RateLimitError:
+            return
+    raise AssertionError("the limit never refused a request")
+
+
+def _drain_tokens(sandbox: Any, tpm: int) -> None:
+    client = _client(sandbox)
+    budget = (tpm - 100) // 8
+    client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=budget, n=8
+    )
+
+
+def _question(name: str, prompts: int, max_tokens: int = 5) -> Question:
+    return Question.create(
+        type="free_form",
+        name=name,
+        paraphrases=[f"Name a colour ({i})." for i in range(prompts)],
+        max_tokens=max_tokens,
+    )
+
+
+def _settings() -> RunSettings:
+    return RunSettings(max_concurrency=16, request_timeout=10, progress=False, use_n=False)
+
+
+def _rate_limited(sandbox: Any) -> int:
+    return int(sandbox.stats()["rate_limited"]["total"])
+
+
+def _chat_requests(sandbox: Any) -> int:
+    return int(sandbox.stats()["requests"].get("chat.completions", 0))
+
+
+def test_a_run_at_a_drained_requests_limit_gets_every_sample_with_few_429s(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two models of one family share the limit (a snapshot counts under its alias).
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    limited.set_limits({MODEL: {"rpm": 300}})
+    _drain_requests(limited)
+    refused_before, sent_before = _rate_limited(limited), _chat_requests(limited)
+    df = _question("paced", 12).df(
+        {"g": [MODEL, SNAPSHOT]},
+        cache=Cache(tmp_path / "cache"),
+        router=EnvRouter(base_url=limited.base_url),
+        settings=_settings(),
+    )
+    assert len(df) == 24 and df["error"].isna().all() and df["answer"].notna().all()
+    sent = _chat_requests(limited) - sent_before
+    refused = _rate_limited(limited) - refused_before
+    # A client that does not pace sends most of these into the limit (see the benchmark:
+    # llmcomp has 79% of its requests refused); labmgr keeps its copy of the bucket.
+    assert sent == 24 + refused
+    assert refused <= 3, f"{refused} of {sent} requests were refused"
+
+
+def test_a_run_at_a_drained_tokens_limit_gets_every_sample_with_few_429s(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    limited.set_limits({MODEL: {"tpm": 12_000}})
+    _drain_tokens(limited, 12_000)
+    refused_before, sent_before = _rate_limited(limited), _chat_requests(limited)
+    df = _question("tokens", 24, max_tokens=20).df(
+        {"g": [MODEL]},
+        cache=Cache(tmp_path / "cache"),
+        router=EnvRouter(base_url=limited.base_url),
+        settings=_settings(),
+    )
+    assert len(df) == 24 and df["error"].isna().all()
+    sent = _chat_requests(limited) - sent_before
+    refused = _rate_limited(limited) - refused_before
+    assert sent == 24 + refused
+    assert refused <= 3, f"{refused} of {sent} requests were refused"
+
+
+def test_a_request_larger_than_the_tokens_limit_fails_alone_without_retries(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    limited.set_limits({MODEL: {"tpm": 1_000}})
+    df = _question("too-large", 2, max_tokens=2_000).df(
+        {"g": [MODEL]},
+        cache=Cache(tmp_path / "cache"),
+        router=EnvRouter(base_url=limited.base_url),
+        settings=_settings(),
+    )
+    assert df["answer"].isna().all()
+    assert df["error"].str.contains("Request too large").all()
+    assert _chat_requests(limited) == 2  # one each: waiting cannot make them fit
+
+
+def _stripping_handler(target: str) -> type[BaseHTTPRequestHandler]:
+    """Forwards to the sandbox and drops every `x-ratelimit-*` header of the answer."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(target)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            upstream = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+            try:
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                response = upstream.getresponse()
+                data = response.read()
+                self.send_response(response.status)
+                for name, value in response.getheaders():
+                    lower = name.lower()
+                    if lower.startswith("x-ratelimit-") or lower in (
+                        "content-length",
+                        "transfer-encoding",
+                        "connection",
+                    ):
+                        continue
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            finally:
+                upstream.close()
+
+        do_GET = do_POST = _forward
+
+    return Handler
+
+
+def test_an_endpoint_without_rate_limit_headers_is_not_held_to_one_request_at_a_time(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    limited.set_faults(latency_ms=100)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _stripping_handler(limited.base_url))
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        df = _question("unpaced", 16).df(
+            {"g": [MODEL]},
+            cache=Cache(tmp_path / "cache"),
+            router=EnvRouter(base_url=base_url),
+            settings=_settings(),
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert df["error"].isna().all() and len(df) == 16
+    # One probe first, then the rest at the concurrency limit: no pacing without headers.
+    assert limited.stats()["peak_concurrency"] > 4
+
+
+def test_rate_limit_wording_is_read_as_the_api_writes_it() -> None:
+    refusal = read_refusal(
+        "Rate limit reached for gpt-4.1-mini in organization org-abc on tokens per min (TPM): "
+        "Limit 200000, Used 199620, Requested 1091. Please try again in 213ms. Visit "
+        "https://platform.openai.com/account/rate-limits to learn more."
+    )
+    assert refusal is not None
+    assert (refusal.family, refusal.dimension, refusal.per_minute) == (
+        "gpt-4.1-mini",
+        "tokens",
+        True,
+    )
+    assert (refusal.limit, refusal.used, refusal.requested) == (200_000, 199_620, 1_091)
+    assert refusal.wait == pytest.approx(0.213)
+    daily = read_refusal(
+        "Rate limit reached for gpt-4o in project proj_x on requests per day (RPD): "
+        "Limit 10000, Used 10000, Requested 1. Please try again in 1m12.5s."
+    )
+    assert daily is not None and not daily.per_minute and daily.wait == pytest.approx(72.5)
+    assert read_refusal("You exceeded your current quota") is None
+    assert go_seconds("6m0s") == 360 and go_seconds("19.97s") == pytest.approx(19.97)
+    assert go_seconds("0s") == 0 and go_seconds("soon") is None
+
+
+def test_a_fine_tune_and_a_snapshot_are_first_paced_with_their_base_alias() -> None:
+    assert guess_family("ft:gpt-4.1-mini-2025-04-14:org:suffix:abc123") == "gpt-4.1-mini"
+    assert guess_family("ft:gpt-4o-mini-2024-07-18:org::x:ckpt-step-10") == "gpt-4o-mini"
+    assert guess_family("gpt-4.1-2025-04-14") == "gpt-4.1"
+    assert guess_family("o4-mini") == "o4-mini"

@@ -1,0 +1,94 @@
+"""`labmgr eval run --batch` and `labmgr batches list | collect | cancel` as a user types them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.evals import TEST_KEY
+from typer.testing import CliRunner
+
+from labmgr.cli import app
+from labmgr.settings import Settings
+
+from .conftest import chat_requests
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """A fresh lab whose evals go to the sandbox."""
+    sandbox.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+    return lab_settings
+
+
+def _run(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def _created(sandbox: Any) -> int:
+    return int(sandbox.stats()["requests"].get("batches.create", 0))
+
+
+COMMON = ["--group", "base=gpt-4o-mini,gpt-4.1-nano", "--question", "cats", "--no-report"]
+
+
+def test_eval_run_with_batch_buys_nothing_synchronously_and_a_plain_rerun_reuses_it(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
+) -> None:
+    batched = _run("eval", "run", str(questions_file), *COMMON, "--batch", "--json")
+    assert batched.exit_code == 0, batched.output
+    data = json.loads(batched.output)
+    assert data["bought"]["cost"] > 0 and data["bought"]["pending"] == 0
+    assert chat_requests(sandbox) == 0 and _created(sandbox) == 2  # one batch per model
+    again = _run("eval", "run", str(questions_file), *COMMON, "--json")
+    assert again.exit_code == 0, again.output
+    assert chat_requests(sandbox) == 0
+    assert json.loads(again.output)["summary"] == data["summary"]
+
+
+def test_no_wait_submits_and_returns_then_collect_finishes_and_a_rerun_sends_nothing(
+    lab: Settings, sandbox: Any, questions_file: Path
+) -> None:
+    submitted = _run("eval", "run", str(questions_file), *COMMON, "--batch", "--no-wait")
+    assert submitted.exit_code == 0, submitted.output
+    assert "samples wait in batches still running" in submitted.output
+    listed = _run("batches", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    in_flight = json.loads(listed.output)
+    assert len(in_flight) == 2 and {b["question"] for b in in_flight} == {"cats"}
+    assert all(b["batch_id"].startswith("batch_") for b in in_flight)
+    collected = _run("batches", "collect", "--json")
+    assert collected.exit_code == 0, collected.output
+    assert json.loads(collected.output)["samples"] == 4
+    assert "No batches in flight." in _run("batches", "list").output
+    created = _created(sandbox)
+    again = _run("eval", "run", str(questions_file), *COMMON, "--batch", "--json")
+    assert again.exit_code == 0, again.output
+    assert _created(sandbox) == created and chat_requests(sandbox) == 0
+    assert json.loads(again.output)["bought"]["cost"] == 0
+
+
+def test_estimate_with_batch_shows_both_prices(lab: Settings, questions_file: Path) -> None:
+    shown = _run("eval", "run", str(questions_file), *COMMON, "--estimate", "--batch", "--json")
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.output)
+    assert data["cost"] > 0 and data["batch_cost"] == pytest.approx(data["cost"] / 2)
+    table = _run("eval", "run", str(questions_file), *COMMON, "--estimate", "--batch")
+    assert "through the Batch API" in table.output
+
+
+def test_cancelling_a_batch_nobody_sent_names_it(lab: Settings) -> None:
+    result = runner.invoke(app, ["batches", "cancel", "batch_nope"])
+    assert result.exit_code == 1
+    assert "no batch in flight with id batch_nope" in result.output
+
+
+def test_no_wait_without_batch_is_refused(lab: Settings, questions_file: Path) -> None:
+    result = runner.invoke(app, ["eval", "run", str(questions_file), *COMMON, "--no-wait"])
+    assert result.exit_code == 1 and "--no-wait needs --batch" in result.output
