@@ -10,8 +10,8 @@ answer) over 7 sandbox models (a base model and 6 fine-tunes):
 
   df     every question's `df()` at 50 samples (8,400 samples, 16,800 judge verdicts), fresh
          and then fully cached in a new process, for labmgr and llmcomp 1.6.0 (installed
-         from PyPI into its own venv on first use); wall time, CPU and the peak RSS of the
-         worker process
+         from PyPI into its own venv on first use), and with --against for the earlier tree;
+         wall time, CPU and the peak RSS of the worker process
   run    `labmgr eval run` of the file at 200 samples (33,600 samples), fully cached, with
          and without the report; wall time and peak RSS (the figure processes' own peak
          apart), for this tree and, with --against, for an earlier source tree
@@ -345,6 +345,19 @@ def main() -> None:
                 results["df_cached"] = _measure(
                     box, "labmgr df(), cached, new process", me, "labmgr-df", cache=cache, **common
                 )
+                if args.against is not None:  # the earlier tree, fresh and cached, same sandbox
+                    before = scratch / "labmgr-cache-before"
+                    source = args.against.resolve()
+                    for name, label in (("fresh", "fresh"), ("cached", "cached, new process")):
+                        results[f"df_before_{name}"] = _measure(
+                            box,
+                            f"[before] labmgr df(), {label}",
+                            me,
+                            "labmgr-df",
+                            cache=before,
+                            source=source,
+                            **common,
+                        )
             if llmcomp is not None and "df" in scenarios:
                 spec = scratch / "llmcomp-spec.json"
                 _llmcomp_spec(spec)
@@ -430,6 +443,8 @@ def main() -> None:
 
     ratio("fresh, llmcomp / labmgr", "llmcomp_fresh", "df_fresh")
     ratio("cached, llmcomp / labmgr", "llmcomp_cached", "df_cached")
+    ratio("df fresh, before / now", "df_before_fresh", "df_fresh")
+    ratio("df cached, before / now", "df_before_cached", "df_cached")
     ratio("cached reload, PostgreSQL / SQLite", "df_cached_pg", "df_cached_sqlite")
     ratio("eval run --no-report, before / now", "run_before_no_report", "run_now_no_report")
     ratio("eval run with report, before / now", "run_before_report", "run_now_report")
