@@ -8,6 +8,7 @@ valid format string whose only fields are `question`/`answer`, it is rendered wi
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 
@@ -25,6 +26,7 @@ def _format_fields(template: str) -> set[str] | None:
         return None
 
 
+@functools.lru_cache(maxsize=256)  # a judge renders one template for thousands of answers
 def _is_format_string(template: str) -> bool:
     fields = _format_fields(template)
     return fields is not None and fields <= _ALLOWED and "{{" in template

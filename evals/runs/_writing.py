@@ -253,4 +253,8 @@ def _write(
         for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "cost")
     }
     write_run_file(folder, content)
-    return load_run(folder)
+    run = load_run(folder)
+    # The frames are at hand: the report draws from them instead of reading them back (a
+    # second copy of every answer and verdict in memory, and their decoding).
+    run.keep_frames({name: frame.reset_index(drop=True) for name, frame in frames.items()})
+    return run
