@@ -23,7 +23,7 @@ def _isolate_from_labs_around() -> None:
     lab.mkdir(parents=True)
     os.environ["LABMGR_HOME"] = str(lab)
     os.environ["XDG_DATA_HOME"] = str(root / "xdg")
-    for name in ("LABMGR_DB_URL", "LABMGR_CACHE_DIR"):
+    for name in ("LABMGR_DB_URL", "LABMGR_CACHE_DIR", "LABMGR_CACHE_URL"):
         os.environ.pop(name, None)
 
 

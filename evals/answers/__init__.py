@@ -21,6 +21,7 @@ from evals.answers._scoring import (
     RatingScore,
     average_probabilities,
     rating_score,
+    rating_scores,
     token_probabilities,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "judge_models",
     "judge_params",
     "rating_score",
+    "rating_scores",
     "sent_params",
     "token_probabilities",
 ]

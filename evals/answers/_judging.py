@@ -21,6 +21,7 @@ import pandas as pd
 
 from evals.answers._frame import CUT_BY_BUDGET, sent_params
 from evals.answers._preparing import judge_params
+from evals.cache import RequestBatch
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, fetch, plan
 
 if TYPE_CHECKING:
@@ -53,38 +54,52 @@ def add_judges(
     skip: str | None = None,
 ) -> tuple[pd.DataFrame, Fetched]:
     """`frame` with the judges' columns (inserted after the base columns), and what fetching
-    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`."""
+    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`.
+
+    Each distinct prompt of a judge is one request (and one cache entry, whichever question
+    or model its answer came from); its verdict is read once and shared by every row that
+    asked it."""
     answers = frame["answer"].tolist()
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
     sent = judge_params(judges, label, ctx)
     routes = endpoints_for(judge_models(judges), ctx.router)
+    batch = RequestBatch()
 
-    prompts: dict[str, list[str | None]] = {}
+    # Per judge: each row's prompt as an index into the judge's distinct prompts (-1: none).
+    asked: dict[str, tuple[list[int], list[str], int]] = {}
     planned: list[Planned] = []
-    index_of: dict[tuple[str, str], int] = {}
     for name, judge in judges.items():
         uses_question = judge.uses_question
-        rendered: dict[tuple[str, str], str] = {}
-        column: list[str | None] = []
+        code_of: dict[tuple[str, str], int] = {}
+        distinct: list[str] = []
+        codes: list[int] = []
         for question, answer, error in zip(questions, answers, errors, strict=True):
             if not _usable(answer, error):
-                column.append(None)
+                codes.append(-1)
                 continue
             pair = _pair_key(question, answer, uses_question)
-            prompt = rendered.get(pair)
-            if prompt is None:
+            code = code_of.get(pair)
+            if code is None:
                 text = str(question) if uses_question else ""
-                prompt = rendered[pair] = judge.render(question=text, answer=answer)
-            column.append(prompt)
-        prompts[name] = column
+                code = code_of[pair] = len(distinct)
+                distinct.append(judge.render(question=text, answer=answer))
+            codes.append(code)
+        asked[name] = (codes, distinct, len(planned))
         params = sent[name]
-        for prompt in dict.fromkeys(rendered.values()):
-            messages = [{"role": "user", "content": prompt}]
-            if judge.system is not None:
-                messages.insert(0, {"role": "system", "content": judge.system})
-            index_of[(name, prompt)] = len(planned)
-            planned.append(plan(judge.model, routes[judge.model], messages, params, 1))
+        system = [{"role": "system", "content": judge.system}] if judge.system is not None else []
+        route = routes[judge.model]
+        planned.extend(
+            plan(
+                judge.model,
+                route,
+                [*system, {"role": "user", "content": prompt}],
+                params,
+                1,
+                batch,
+            )
+            for prompt in distinct
+        )
 
     fetched = fetch(
         planned,
@@ -99,45 +114,47 @@ def add_judges(
     insert_at = list(frame.columns).index("sample_ix") + 1
     error_column = frame["error"].tolist()
     for name, judge in judges.items():
-        extras = judge.extra_columns
-        verdicts: list[Any] = []
-        extra_values: dict[str, list[Any]] = {extra: [] for extra in extras}
-        shares = Counter(p for p in prompts[name] if p is not None)
-        costs: list[float] = []
-        for row, prompt in enumerate(prompts[name]):
-            read: dict[str, Any] = {}
-            problem: str | None = None
-            cost = 0.0
-            if prompt is not None:
-                p = planned[index_of[(name, prompt)]]
-                key = p.request.cache_key if p.request else ""
-                cached = fetched.results.get(key)
-                sample = cached.get(0) if cached is not None else None
-                if sample is None:
-                    problem = (
-                        p.route_error
-                        or fetched.outcome.errors.get((key, 0))
-                        or fetched.outcome.failed_models.get(p.model)
-                        or "no verdict (not run)"
-                    )
-                else:
-                    price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
-                    cost = math.nan if price is None else price / shares[prompt]
-                    if sample.finish_reason == "length" and not sample.content:
-                        problem = CUT_BY_BUDGET  # paid for, but no verdict to read
-                    else:
-                        read = judge.read_answer([sample])
-            costs.append(cost)
-            if problem and not error_column[row]:
-                error_column[row] = f"judge {name}: {problem}"
-            verdict = read.get("answer")
-            verdicts.append(judge.no_answer if verdict is None else verdict)
-            for extra in extras:
-                extra_values[extra].append(read.get(extra))
-        new: dict[str, list[Any]] = {name: verdicts, f"{name}_question": list(prompts[name])}
-        new.update({f"{name}_{extra}": values for extra, values in extra_values.items()})
-        asked = sent_params(judge.model, sent[name])
-        new[f"{name}_api_kwargs"] = [None if p is None else asked for p in prompts[name]]
+        codes, distinct, first = asked[name]
+        mine = planned[first : first + len(distinct)]
+        keys = [p.request.cache_key if p.request is not None else "" for p in mine]
+        samples = fetched.results.first_samples(keys)
+        problems: list[str | None] = [None] * len(distinct)
+        shares = Counter(c for c in codes if c >= 0)  # rows sharing each verdict
+        prices: list[float] = [0.0] * len(distinct)
+        readable = []
+        for i, sample in enumerate(samples):
+            if sample is not None:  # paid for, whether its verdict can be read or not
+                price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
+                prices[i] = math.nan if price is None else price / shares[i]
+            if sample is None:
+                p, key = mine[i], keys[i]
+                problems[i] = (
+                    p.route_error
+                    or fetched.outcome.errors.get((key, 0))
+                    or fetched.outcome.failed_models.get(p.model)
+                    or "no verdict (not run)"
+                )
+            elif sample.finish_reason == "length" and not sample.content:
+                problems[i] = CUT_BY_BUDGET
+            else:
+                readable.append(i)
+        read = judge.read_answers([samples[i] for i in readable])  # type: ignore[misc]
+        verdicts: list[dict[str, Any] | None] = [None] * len(distinct)
+        for i, verdict in zip(readable, read, strict=True):
+            if isinstance(verdict, Exception):
+                problems[i] = f"unreadable cached verdict: {verdict}"
+            else:
+                verdicts[i] = verdict
+        columns = _verdict_columns(judge, codes, verdicts)
+        prompts: list[str | None] = [distinct[c] if c >= 0 else None for c in codes]
+        for row, code in enumerate(codes):
+            if code >= 0 and problems[code] and not error_column[row]:
+                error_column[row] = f"judge {name}: {problems[code]}"
+        new: dict[str, list[Any]] = {name: columns["answer"], f"{name}_question": prompts}
+        new.update({f"{name}_{extra}": columns[extra] for extra in judge.extra_columns})
+        was_sent = sent_params(judge.model, sent[name])
+        new[f"{name}_api_kwargs"] = [None if c < 0 else was_sent for c in codes]
+        costs = [prices[c] if c >= 0 else 0.0 for c in codes]
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)
@@ -145,3 +162,20 @@ def add_judges(
         insert_at += 1
     frame["error"] = error_column
     return frame, fetched
+
+
+def _verdict_columns(
+    judge: Judge, codes: list[int], verdicts: list[dict[str, Any] | None]
+) -> dict[str, list[Any]]:
+    """The judge's columns, one value per row: the verdict of the row's prompt (rows with
+    the same prompt share one verdict's values), `no_answer` where there is none."""
+    names = ["answer", *judge.extra_columns]
+    per_prompt = {name: [None if v is None else v.get(name) for v in verdicts] for name in names}
+    no_answer = judge.no_answer
+    per_prompt["answer"] = [no_answer if v is None else v for v in per_prompt["answer"]]
+    columns: dict[str, list[Any]] = {}
+    for name in names:
+        values = per_prompt[name]
+        missing = no_answer if name == "answer" else None
+        columns[name] = [values[c] if c >= 0 else missing for c in codes]
+    return columns

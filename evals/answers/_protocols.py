@@ -46,6 +46,10 @@ class Judge(Protocol):
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]: ...
 
+    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
+        """`read_answer([s])` of each verdict, an exception for one that cannot be read."""
+        ...
+
     def expected_completion_tokens(self) -> int: ...
 
 

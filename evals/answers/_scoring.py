@@ -5,11 +5,19 @@ Both work on the top logprobs of the first generated token, stored as `[(token, 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RatingScore", "average_probabilities", "rating_score", "token_probabilities"]
+__all__ = [
+    "RatingScore",
+    "average_probabilities",
+    "rating_score",
+    "rating_scores",
+    "token_probabilities",
+]
 
 TopLogprobs = Sequence[tuple[str, float]]
 
@@ -82,3 +90,72 @@ def average_probabilities(
     if as_logprobs:
         return {token: math.log(prob) if prob > 0 else -math.inf for token, prob in averaged}
     return dict(averaged)
+
+
+def _parsed(texts: Sequence[str | None]) -> list[Any]:
+    """Each text's JSON `[[token, logprob], …]` (None for no text, an exception for a text
+    that does not parse), all in one `json.loads` when every text is well formed."""
+    present = [text for text in texts if text]
+    try:
+        documents = iter(json.loads("[" + ",".join(present) + "]"))
+    except ValueError:
+        documents = iter(_one_by_one(present))
+    return [next(documents) if text else None for text in texts]
+
+
+def _one_by_one(texts: Sequence[str]) -> list[Any]:
+    parsed: list[Any] = []
+    for text in texts:
+        try:
+            parsed.append(json.loads(text))
+        except ValueError as error:
+            parsed.append(error)
+    return parsed
+
+
+def rating_scores(
+    logprobs_json: Sequence[str | None],
+    *,
+    min_rating: int,
+    max_rating: int,
+    refusal_threshold: float,
+) -> list[tuple[float, dict[str, float], dict[int, float] | None] | Exception]:
+    """`rating_score(token_probabilities(top))` of many cached first-token logprob lists at
+    once (their JSON text, None for none): per list the score (NaN when refused), the token
+    probabilities and the normalised rating probabilities, or the exception that made the
+    list unreadable. The same numbers as one list at a time (same sums in the same order),
+    with the JSON parsed in one call and each distinct token read as a number once."""
+    numbers: dict[str, int | None] = {}
+    exp = math.exp
+    # Identical lists (the same verdict for different prompts) are read once and share it.
+    distinct = list(dict.fromkeys(logprobs_json))
+    results: list[tuple[float, dict[str, float], dict[int, float] | None] | Exception] = []
+    for top in _parsed(distinct):
+        if isinstance(top, Exception):
+            results.append(top)
+            continue
+        raw: dict[str, float] = {}
+        try:
+            for token, logprob in top or ():
+                token = str(token)
+                raw[token] = raw.get(token, 0.0) + exp(float(logprob))
+        except (TypeError, ValueError) as error:
+            results.append(error)
+            continue
+        by_value: dict[int, float] = {}
+        for token, prob in raw.items():
+            value = numbers.get(token, -1)
+            if value == -1 and token not in numbers:
+                value = numbers[token] = _as_int(token)
+            if value is not None and min_rating <= value <= max_rating:
+                by_value[value] = by_value.get(value, 0.0) + prob
+        total = sum(by_value.values())
+        if total <= 0 or 1.0 - total >= refusal_threshold:
+            results.append((math.nan, raw, None))
+            continue
+        probs = {value: prob / total for value, prob in sorted(by_value.items())}
+        results.append((sum(value * prob for value, prob in probs.items()), raw, probs))
+    if len(distinct) == len(logprobs_json):
+        return results
+    read = dict(zip(distinct, results, strict=True))
+    return [read[text] for text in logprobs_json]

@@ -2,16 +2,19 @@
 
 from evals.cache import Cache, ChatRequest
 cache = Cache("lab/cache")                 # one SQLite file, one row per (request key, sample)
-cache.info().samples, cache.clear(question="wish")
+cache = Cache("postgresql+psycopg://me@db/lab")   # or one database for the whole lab
+cache.info().samples, cache.clear(question="wish"), cache.copy_to("postgresql+psycopg://…")
 
 `ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
-are told apart by their index. `cache.batches` records the batches in flight for its samples.
-Complete chunks (a model's samples of a question) are also
-kept as packs for one-read reloads. See docs/design/cache.md.
+are told apart by their index. Complete chunks (a model's samples of a question) are also
+kept as packs for one-read reloads; a process claims what it is about to buy, so that others
+wait for it instead of buying it too, and `cache.batches` records the batches in flight for
+its samples. See docs/design/cache.md.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from evals.cache._backend import CacheStats
 from evals.cache._batch_records import (
     ACTIVE_STATES,
     BatchItem,
@@ -21,16 +24,19 @@ from evals.cache._batch_records import (
     SqliteBatchRecords,
     new_record_id,
 )
+from evals.cache._claims import Claims
 from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
-from evals.cache._store import Cache, CacheInfo, CacheStats
+from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo, cache_url_of
 
 if TYPE_CHECKING:
+    from evals.cache._copying import CopyResult
     from evals.cache._packs import PACK_FORMAT, Pack, UnreadablePack, chunk_digest
 
 __all__ = [
     "ACTIVE_STATES",
     "CACHE_VERSION",
+    "DEFAULT_LEASE_SECONDS",
     "PACK_FORMAT",
     "BatchItem",
     "BatchLine",
@@ -42,12 +48,15 @@ __all__ = [
     "CachedLookup",
     "CachedSamples",
     "ChatRequest",
+    "Claims",
+    "CopyResult",
     "Pack",
     "PackedChunk",
     "RequestBatch",
     "SampleResult",
     "SqliteBatchRecords",
     "UnreadablePack",
+    "cache_url_of",
     "chunk_digest",
     "new_record_id",
 ]
@@ -61,4 +70,8 @@ def __getattr__(name: str) -> Any:
         from evals.cache import _packs
 
         return getattr(_packs, name)
+    if name == "CopyResult":
+        from evals.cache import _copying
+
+        return _copying.CopyResult
     raise AttributeError(f"module 'evals.cache' has no attribute {name!r}")

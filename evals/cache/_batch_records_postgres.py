@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from evals.cache._batch_records import SqlBatchRecords
+from evals.cache._pg_url import conninfo_of
 from evals.errors import CacheError
 
 if TYPE_CHECKING:
@@ -54,26 +55,6 @@ CREATE INDEX IF NOT EXISTS cache_batch_items_by_record
 """
 
 
-def _conninfo(url: str) -> tuple[str, str]:
-    """A libpq connection string for a SQLAlchemy `postgresql[+driver]://` URL, and the URL
-    with its password masked (for messages)."""
-    from psycopg.conninfo import make_conninfo
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    options: dict[str, Any] = {
-        "host": parsed.host,
-        "port": parsed.port,
-        "user": parsed.username,
-        "password": parsed.password,
-        "dbname": parsed.database,
-    }
-    for name, value in parsed.query.items():
-        options[name] = value if isinstance(value, str) else value[-1]
-    given = {name: value for name, value in options.items() if value is not None}
-    return make_conninfo("", **given), parsed.render_as_string(hide_password=True)
-
-
 class PostgresBatchRecords(SqlBatchRecords):
     """Batch records in `cache_batch_records` and `cache_batch_items` of a PostgreSQL
     database named by a SQLAlchemy URL (`postgresql+psycopg://user@host/db`)."""
@@ -86,7 +67,7 @@ class PostgresBatchRecords(SqlBatchRecords):
         import psycopg
 
         self.driver_errors = (psycopg.Error,)
-        self._conninfo, self.location = _conninfo(url)
+        self._conninfo, self.location = conninfo_of(url)
         self._local = threading.local()
         self._ready = False
 

@@ -10,13 +10,15 @@ change once written, so a pack found by digest holds exactly what the rows would
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from itertools import chain
+from collections.abc import Mapping, Sequence
+from itertools import accumulate, chain
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
+from evals.cache._requests import SampleResult
 from evals.cache._samples import CachedSamples
 
 __all__ = ["PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"]
@@ -56,11 +58,13 @@ def chunk_digest(chunk: Mapping[str, int]) -> str:
 class Pack:
     """Samples 0…n-1 of every request of a chunk `{key: n}`, concatenated in chunk order."""
 
-    __slots__ = ("counts", "table")
+    __slots__ = ("_columns", "_offsets", "counts", "table")
 
     def __init__(self, counts: Mapping[str, int], table: pa.Table) -> None:
         self.counts = counts
         self.table = table
+        self._columns: list[list[Any]] | None = None
+        self._offsets: dict[str, int] | None = None
 
     @classmethod
     def from_samples(cls, counts: Mapping[str, int], found: Mapping[str, CachedSamples]) -> Pack:
@@ -106,18 +110,36 @@ class Pack:
         float64 (an unknown count is NaN)."""
         return self.table.column(name).to_numpy()
 
+    def _python_columns(self) -> list[list[Any]]:
+        """The six columns as Python lists (made once)."""
+        if self._columns is None:
+            logprobs = self.table.column("logprobs")
+            rows = self.table.num_rows
+            self._columns = [
+                self.table.column("content").to_pylist(),
+                [None] * rows if logprobs.null_count == rows else logprobs.to_pylist(),
+                self.table.column("finish_reason").to_pylist(),
+                self.numbers("prompt_tokens").tolist(),
+                self.numbers("completion_tokens").tolist(),
+                self.table.column("reasoning_tokens").to_pylist(),
+            ]
+        return self._columns
+
+    def first_samples(self, keys: Sequence[str]) -> list[SampleResult]:
+        """Sample 0 of each of these requests (every one in the pack, with samples)."""
+        if self._offsets is None:
+            starts = accumulate(self.counts.values(), initial=0)
+            self._offsets = dict(zip(self.counts, starts, strict=False))  # starts has one more
+        content, logprobs, finish, prompt, completion, reasoning = self._python_columns()
+        rows = [self._offsets[key] for key in keys]
+        return [
+            SampleResult(content[r], logprobs[r], finish[r], prompt[r], completion[r], reasoning[r])
+            for r in rows
+        ]
+
     def samples(self) -> dict[str, CachedSamples]:
         """Per-request views, for readers that go sample by sample."""
-        logprobs = self.table.column("logprobs")
-        rows = self.table.num_rows
-        columns = [
-            self.table.column("content").to_pylist(),
-            [None] * rows if logprobs.null_count == rows else logprobs.to_pylist(),
-            self.table.column("finish_reason").to_pylist(),
-            self.numbers("prompt_tokens").tolist(),
-            self.numbers("completion_tokens").tolist(),
-            self.table.column("reasoning_tokens").to_pylist(),
-        ]
+        columns = self._python_columns()
         views: dict[str, CachedSamples] = {}
         start = 0
         for key, count in self.counts.items():

@@ -136,6 +136,10 @@ class PackedChunk(Protocol):
 
     def samples(self) -> dict[str, CachedSamples]: ...
 
+    def first_samples(self, keys: Sequence[str]) -> list[SampleResult]:
+        """Sample 0 of each of these requests of the chunk."""
+        ...
+
 
 class CachedLookup(Mapping[str, CachedSamples]):
     """What a bulk read found, by request key: samples read row by row, and chunks read in
@@ -166,6 +170,34 @@ class CachedLookup(Mapping[str, CachedSamples]):
     def chunk_of(self, key: str) -> PackedChunk | None:
         """The complete chunk holding this request, if it was read as one."""
         return self._chunks.get(key)
+
+    def first_samples(self, keys: Sequence[str]) -> list[SampleResult | None]:
+        """Sample 0 of each request (None where it was not found), read from the chunks'
+        columns without a per-request view (one-sample requests: judge verdicts)."""
+        firsts: list[SampleResult | None] = [None] * len(keys)
+        in_chunks: dict[int, tuple[PackedChunk, list[int]]] = {}
+        for position, key in enumerate(keys):
+            found = self._samples.get(key)
+            if found is not None:
+                if len(found) and found.sample_ix[0] == 0:
+                    firsts[position] = SampleResult(
+                        found.content[0],
+                        found.logprobs_json[0],
+                        found.finish_reason[0],
+                        found.prompt_tokens[0],
+                        found.completion_tokens[0],
+                        found.reasoning_tokens[0],
+                    )
+                continue
+            chunk = self._chunks.get(key)
+            if chunk is not None and chunk.counts[key] > 0:
+                in_chunks.setdefault(id(chunk), (chunk, []))[1].append(position)
+        for chunk, positions in in_chunks.values():
+            for position, sample in zip(
+                positions, chunk.first_samples([keys[p] for p in positions]), strict=True
+            ):
+                firsts[position] = sample
+        return firsts
 
     def missing(self, key: str, count: int) -> list[int]:
         """Which of samples 0…count-1 of a request were not found."""

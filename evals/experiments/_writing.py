@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.report import write_report
 from evals.runs import REPORT_FILE, Run
 from evals.runs import write_run as write_run_folder
 from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
@@ -55,5 +54,7 @@ def write_run(
         curves=curves,
     )
     if report:
+        from evals.report import write_report  # matplotlib and seaborn: only for a report
+
         write_report(run, run.path / REPORT_FILE)
     return run

@@ -10,9 +10,10 @@ otherwise only the known placeholders are substituted. Substituted text is never
 
 from __future__ import annotations
 
+import functools
 import re
 import string
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 
 __all__ = ["render_placeholders", "render_template", "template_fields", "template_names"]
 
@@ -28,12 +29,14 @@ def _format_fields(template: str) -> set[str] | None:
         return None
 
 
-def _is_format_string(template: str, allowed: Collection[str]) -> bool:
+@functools.lru_cache(maxsize=256)  # a judge renders one template for thousands of answers
+def _is_format_string(template: str, allowed: frozenset[str]) -> bool:
     fields = _format_fields(template)
-    return fields is not None and fields <= set(allowed) and "{{" in template
+    return fields is not None and fields <= allowed and "{{" in template
 
 
-def _pattern(names: Collection[str]) -> re.Pattern[str]:
+@functools.lru_cache(maxsize=256)
+def _pattern(names: frozenset[str]) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     return re.compile(r"\{(" + alternatives + r")\}")
 
@@ -53,9 +56,10 @@ def render_placeholders(template: str, values: Mapping[str, str]) -> str:
     read again (see the module docstring for `str.format` templates)."""
     if not values:
         return template
-    if _is_format_string(template, values):
+    names = frozenset(values)
+    if _is_format_string(template, names):
         return template.format(**values)
-    return _pattern(values).sub(lambda match: values[match.group(1)], template)
+    return _pattern(names).sub(lambda match: values[match.group(1)], template)
 
 
 def render_template(template: str, *, question: str, answer: str) -> str:

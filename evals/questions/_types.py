@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
-from evals.answers import average_probabilities, rating_score, token_probabilities
+from evals.answers import (
+    average_probabilities,
+    rating_score,
+    rating_scores,
+    token_probabilities,
+)
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
 from evals.questions._grid import RESERVED_COLUMNS
@@ -93,6 +98,22 @@ class Rating(_LogprobQuestion):
             "raw_answer": raw,
             "probs": score.probs,
         }
+
+    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
+        """`read_answer` of many one-sample rows at once (judge verdicts): the logprobs are
+        parsed in one go and each distinct token is read as a number once."""
+        scored = rating_scores(
+            [sample.logprobs_json for sample in samples],
+            min_rating=self.min_rating,
+            max_rating=self.max_rating,
+            refusal_threshold=self.refusal_threshold,
+        )
+        return [
+            read
+            if isinstance(read, Exception)
+            else {"answer": read[0], "raw_answer": read[1], "probs": read[2]}
+            for read in scored
+        ]
 
 
 class NextToken(_LogprobQuestion):

@@ -19,6 +19,7 @@ from evals.report._figures import (
     FigurePlan,
     FigureProblem,
     FigureSet,
+    FigureStore,
     draw_figures,
     prepare_figure_folder,
     run_plans,
@@ -29,11 +30,13 @@ from evals.report._payload import safe_json
 from evals.runs import REPORT_FILE, Run, load_run
 
 __all__ = [
+    "FIGURES_DIR",
     "FIGURE_FORMATS",
     "FigureFormat",
     "FigurePlan",
     "FigureProblem",
     "FigureSet",
+    "FigureStore",
     "draw_figures",
     "prepare_figure_folder",
     "render_report",
@@ -44,14 +47,19 @@ __all__ = [
     "write_report",
 ]
 
+FIGURES_DIR = "figures"
+"""Beside the report: its embedded figures as PNG files, each with the digest of its input."""
+
 
 def write_report(
     run: Run | str | Path, out: str | Path | None = None, *, figures: bool | FigureSet = True
 ) -> Path:
     """Write the report of `run` (a `Run` or its folder) to `out` (default: the folder's
     report.html) and return its path (`figures`: False leaves them out; a `FigureSet`
-    drawn already is used as it is). `OutputError` names `out` when it cannot be written
-    there (a folder of that name, a part of the path that is a file, no permission)."""
+    drawn already is used as it is; figures drawn here are kept in a `figures` folder beside
+    the report and reused while their input is unchanged). `OutputError` names `out` when it
+    cannot be written there (a folder of that name, a part of the path that is a file, no
+    permission)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     target = Path(out) if out is not None else loaded.path / REPORT_FILE
     if target.is_dir():
@@ -59,7 +67,7 @@ def write_report(
             f"cannot write the report to {target}: it is a folder.",
             hint="Give a file name, e.g. --out report.html.",
         )
-    page = render_report(loaded, figures=figures)
+    page = render_report(loaded, figures=figures, figure_store=target.parent / FIGURES_DIR)
     temporary = target.with_name(target.name + ".tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -4,15 +4,26 @@ its score's true scale: embedded in the report as base64 PNG, or written as file
 Every figure has a stable name (`comparisons-all-questions`, `misaligned-per-question`,
 `question-03-quick_buck-means`, …) that is its file name in `write_figures` and does not
 change from one run to the next.
+
+Figures are drawn in parallel, in worker processes (as many as the machine has cores). A
+report keeps each embedded PNG beside it (`FigureStore`) with a digest of what the figure is
+drawn from (its question's samples file and summary rows, or the run's summary and
+comparisons; the groups, statistics settings, model facts and caption): when the report is
+written again, a figure whose digest did not change is read back instead of drawn.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
+import multiprocessing
+import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -45,6 +56,7 @@ __all__ = [
     "FigurePlan",
     "FigureProblem",
     "FigureSet",
+    "FigureStore",
     "cost_plans",
     "curves_plans",
     "draw_figures",
@@ -68,6 +80,10 @@ COST_FIGURE = "score-against-cost"
 """The name of the score-against-cost figure (shown in the report's section on cost)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
+_DRAWING_VERSION = 2
+"""Part of every figure's digest: bumped when the figures' drawing code changes."""
+_IN_PROCESS_BELOW = 4
+"""Fewer figures to draw than this are drawn in this process (a pool costs a start-up)."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +118,20 @@ class FigureSet:
     problems: list[FigureProblem]
 
 
-def png_data_uri(figure: Figure) -> str:
-    """The figure as a `data:image/png;base64,…` URI (rendered with Agg; no window)."""
+def _png(figure: Figure) -> bytes:
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def png_data_uri(figure: Figure) -> str:
+    """The figure as a `data:image/png;base64,…` URI (rendered with Agg; no window)."""
+    return _data_uri(_png(figure))
 
 
 def _interval_words(run: Run) -> str:
@@ -327,17 +351,159 @@ def run_plans(run: Run) -> list[FigurePlan]:
     ]
 
 
-def _drawn(plans: list[FigurePlan]) -> Iterator[tuple[FigurePlan, Figure | FigureProblem]]:
-    for plan in plans:
+@dataclass(frozen=True)
+class FigureStore:
+    """A folder where a report keeps its embedded figures as PNG, each beside the digest of
+    its input (`digests`, by figure name), so that an unchanged figure is not drawn again."""
+
+    folder: Path
+    digests: Mapping[str, str]
+
+    @classmethod
+    def of(cls, run: Run, plans: list[FigurePlan], folder: Path) -> FigureStore:
+        """The store in `folder` for these plans of `run` (their digests computed now)."""
+        return cls(folder, figure_digests(run, plans))
+
+    def _png_file(self, name: str) -> Path:
+        return self.folder / f"{name}.png"
+
+    def read(self, name: str) -> bytes | None:
+        """The kept PNG of a figure whose digest is unchanged, else None."""
+        png_file = self._png_file(name)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                yield plan, plan.draw()
-        except (ValueError, TypeError, KeyError) as error:
-            yield (
-                plan,
-                FigureProblem(plan.name, f"{plan.caption.split(',')[0]}: not drawn ({error})"),
-            )
+            if png_file.with_suffix(".digest").read_text() == self.digests[name]:
+                return png_file.read_bytes()
+        except (OSError, KeyError):
+            pass
+        return None
+
+    def keep(self, name: str, png: bytes) -> None:
+        """Keep a drawn PNG with its digest (best effort: a figure not kept is drawn again)."""
+        png_file = self._png_file(name)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            png_file.write_bytes(png)
+            png_file.with_suffix(".digest").write_text(self.digests[name])
+        except (OSError, KeyError):
+            pass
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def _frame_digest(frame: pd.DataFrame | None) -> str:
+    if frame is None:
+        return ""
+    return hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+
+
+def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
+    """What each figure is drawn from, hashed: a question's figures from its samples file
+    and its summary rows, the training curves from the curves file, the score against cost
+    from costs.csv, the headline figures from the summary and comparisons; all of them from
+    the groups, statistics, models and their caption."""
+    common = {
+        "version": _DRAWING_VERSION,
+        "groups": run.groups,
+        "models": run.info.get("models", {}),
+        "statistics": run.statistics,
+    }
+    summary = run.summary
+    prefixes = {question_figure_prefix(run, name): name for name in run.questions}
+    headline: str | None = None
+    per_question: dict[str, str] = {}
+    digests: dict[str, str] = {}
+    for plan in plans:
+        question = next((q for p, q in prefixes.items() if plan.name.startswith(p)), None)
+        if question is not None:
+            source = per_question.get(question)
+            if source is None:
+                entry = run.question_info(question)
+                rows = summary[summary["question"].astype(str) == question]
+                source = per_question[question] = json.dumps(
+                    [
+                        _file_digest(run.path / entry["samples_file"]),
+                        _frame_digest(rows),
+                        {k: entry.get(k) for k in ("type", "scores", "judges", "scales")},
+                    ],
+                    default=str,
+                )
+        elif plan.name == CURVES_FIGURE:
+            curves = run.training_curves()
+            source = _frame_digest(curves)
+        elif plan.name == COST_FIGURE:
+            source = _frame_digest(run.costs())
+        else:
+            if headline is None:
+                headline = _frame_digest(summary) + _frame_digest(run.comparisons)
+            source = headline
+        facts = {**common, "name": plan.name, "caption": plan.caption, "source": source}
+        digests[plan.name] = hashlib.sha256(
+            json.dumps(facts, sort_keys=True, default=str).encode()
+        ).hexdigest()
+    return digests
+
+
+# ---- drawing: in worker processes when there are several figures --------------------------
+
+_PLANS: list[FigurePlan] = []
+"""The plans the worker processes draw (inherited when they are forked)."""
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    png: bytes | None = None
+    file: Path | None = None
+    problem: FigureProblem | None = None
+    failure: tuple[str, str | None] | None = None
+    """An `OutputError` met writing the file (its message and hint), raised by the caller."""
+
+
+def _draw_one(index: int, embed: bool, folder: Path | None, file_format: str) -> _Drawn:
+    """Plan `index` of `_PLANS`: its PNG and/or file, or why not."""
+    plan = _PLANS[index]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            figure = plan.draw()
+            png = _png(figure) if embed else None
+    except (ValueError, TypeError, KeyError) as error:
+        return _Drawn(
+            problem=FigureProblem(plan.name, f"{plan.caption.split(',')[0]}: not drawn ({error})")
+        )
+    path = None
+    if folder is not None:
+        try:
+            path = _save(figure, folder / f"{plan.name}.{file_format}", file_format)
+        except OutputError as error:
+            return _Drawn(failure=(error.message, error.hint))
+    return _Drawn(png, path)
+
+
+def _draw_many(
+    plans: list[FigurePlan],
+    todo: list[int],
+    embed: bool,
+    folder: Path | None,
+    file_format: str,
+    processes: int | None,
+) -> dict[int, _Drawn]:
+    global _PLANS
+    workers = min(processes or os.cpu_count() or 1, len(todo))
+    _PLANS = plans
+    try:
+        methods = multiprocessing.get_all_start_methods()
+        # The plans are closures over the run's frames: forked workers inherit them; where
+        # processes cannot be forked, the figures are drawn here one after another.
+        if workers < 2 or len(todo) < _IN_PROCESS_BELOW or "fork" not in methods:
+            return {i: _draw_one(i, embed, folder, file_format) for i in todo}
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {i: pool.submit(_draw_one, i, embed, folder, file_format) for i in todo}
+            return {i: future.result() for i, future in futures.items()}
+    finally:
+        _PLANS = []
 
 
 def draw_figures(
@@ -346,18 +512,39 @@ def draw_figures(
     embed: bool = True,
     folder: Path | None = None,
     file_format: FigureFormat = "pdf",
+    store: FigureStore | None = None,
+    processes: int | None = None,
 ) -> FigureSet:
-    """Draw each plan once: embedded as PNG (`embed`) and/or written to `folder` as
-    `<name>.<file_format>`. A figure that cannot be drawn is a problem, not an error."""
+    """Draw each plan once, in up to `processes` worker processes (default: one per core):
+    embedded as PNG (`embed`) and/or written to `folder` as `<name>.<file_format>`. With a
+    `store`, an embedded figure whose input is unchanged is read back from it instead of
+    drawn, and each one drawn is kept there. A figure that cannot be drawn is a problem, not
+    an error."""
+    kept: dict[int, bytes] = {}
+    if store is not None and embed and folder is None:
+        for i, plan in enumerate(plans):
+            png = store.read(plan.name)
+            if png is not None:
+                kept[i] = png
+    todo = [i for i in range(len(plans)) if i not in kept]
+    drawn = _draw_many(plans, todo, embed, folder, file_format, processes)
     result = FigureSet([], [], [])
-    for plan, drawn in _drawn(plans):
-        if isinstance(drawn, FigureProblem):
-            result.problems.append(drawn)
+    for i, plan in enumerate(plans):
+        if i in kept:
+            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(kept[i])))
             continue
-        if embed:
-            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, png_data_uri(drawn)))
-        if folder is not None:
-            result.files.append(_save(drawn, folder / f"{plan.name}.{file_format}", file_format))
+        one = drawn[i]
+        if one.failure is not None:
+            raise OutputError(one.failure[0], hint=one.failure[1])
+        if one.problem is not None:
+            result.problems.append(one.problem)
+            continue
+        if one.png is not None:
+            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(one.png)))
+            if store is not None:
+                store.keep(plan.name, one.png)
+        if one.file is not None:
+            result.files.append(one.file)
     return result
 
 

@@ -14,6 +14,7 @@ import hashlib
 import math
 from html import escape
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any
 
@@ -24,6 +25,7 @@ from evals.report._figures import (
     CURVES_FIGURE,
     EmbeddedFigure,
     FigureSet,
+    FigureStore,
     draw_figures,
     question_figure_prefix,
     run_plans,
@@ -389,9 +391,17 @@ def report_title(run: Run) -> str:
     return f"Eval report: {subject}" + (f" ({started})" if started else "")
 
 
-def render_report(run: Run, *, title: str | None = None, figures: bool | FigureSet = True) -> str:
+def render_report(
+    run: Run,
+    *,
+    title: str | None = None,
+    figures: bool | FigureSet = True,
+    figure_store: Path | None = None,
+) -> str:
     """The report of `run` as one self-contained HTML document (`figures=False` leaves the
-    figures out, which is faster; a `FigureSet` already drawn is used as it is)."""
+    figures out, which is faster; a `FigureSet` already drawn is used as it is). Figures are
+    drawn in parallel processes; with `figure_store` (a folder) they are kept there and
+    reused while their input is unchanged."""
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (
@@ -401,7 +411,11 @@ def render_report(run: Run, *, title: str | None = None, figures: bool | FigureS
     if isinstance(figures, FigureSet):
         drawn: FigureSet | None = figures
     else:
-        drawn = draw_figures(run_plans(run)) if figures else None
+        drawn = None
+        if figures:
+            plans = run_plans(run)
+            store = FigureStore.of(run, plans, figure_store) if figure_store else None
+            drawn = draw_figures(plans, store=store)
     curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
     costs, agreement = _cost_section(run, drawn), _agreement_section(run)
     sections = [

@@ -5,10 +5,12 @@ finishes into the same cache the synchronous runner fills.
 
 Anything in flight is found by the samples it covers (`cache.batches.covering`): a run that
 wants samples another run (this process, a killed one, another machine on the same cache)
-already put in a batch watches that batch instead of submitting again. Failed lines go into
-a later batch (at most `batch_max_rounds` in all) or are reported per sample; an expired
-batch gives back what it finished and the rest is sent again; a cancelled one gives back
-what it finished, and the rest waits for the next run. See docs/design/batches.md.
+already put in a batch watches that batch instead of submitting again. Samples a synchronous
+run has claimed (`cache.claimed`: it is buying them now) are left out of the batches and
+read from the cache when they land; a synchronous run in turn leaves out what a batch holds.
+Failed lines go into a later batch (at most `batch_max_rounds` in all) or are reported per
+sample; an expired batch gives back what it finished and the rest is sent again; a cancelled
+one gives back what it finished, and the rest waits for the next run. See docs/design/batches.md.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class BatchRun:
         self.queue_limits: dict[tuple[str, str], float] = {}
         self.queue_refusals: dict[tuple[str, str], int] = {}
         self.planned_cost = 0.0
+        self.bought_now: set[BatchItem] = set()
+        """Samples a synchronous run was buying when last looked at: waited for, not sent."""
         self.cancelled_before: set[str] = set()
         """Records cancelled before this run began: their unrun lines are sent again (a
         batch cancelled while this run waits leaves them to the next run)."""
@@ -115,6 +119,8 @@ class BatchRun:
                 for record_id in set(covered.values()) - self.watched.keys():
                     self.watch(record_id)
                 todo = [item for item in open_items if item not in covered]
+                if todo:
+                    todo = self._not_bought_now(todo)
                 if todo:
                     self._submit(todo)
                 finished = self._poll()
@@ -316,27 +322,50 @@ class BatchRun:
         self.watched[record.id] = record
         self.progress.update(record, batch.status)
 
+    def _not_bought_now(self, todo: list[BatchItem]) -> list[BatchItem]:
+        """`todo` less the samples a synchronous run is buying now: those that landed are
+        done, the others are looked at again next round (sent if their claim is gone)."""
+        held = self.ctx.cache.claimed(todo)
+        self.bought_now = held
+        if not held:
+            return todo
+        found = self.ctx.cache.lookup({key for key, _ in held})
+        for key, ix in held:
+            if key in found and ix in found[key]:
+                self.wanted[(key, ix)].done = True
+        self.bought_now = {item for item in held if not self.wanted[item].done}
+        return [item for item in todo if item not in held]
+
     def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
         """The claimed lines less samples another process stored since this run looked (it
-        stores before it lets go of its claims, so a claim won means the cache is current)."""
+        stores before it lets go of its claims, so a claim won means the cache is current),
+        and less those a synchronous run claimed meanwhile (it claims, then looks at the
+        batches; this run put its batch items in, then looks at the claims: of two runs
+        racing for a sample, at least one sees the other)."""
         if not got:
             return got
+        items = [(line.request_key, ix) for line in got for ix in line.sample_ixs]
+        bought_now = self.ctx.cache.claimed(items)
         found = self.ctx.cache.lookup({line.request_key for line in got})
-        if not found:
+        if not found and not bought_now:
             return got
-        kept, cached = [], []
+        kept, given_back = [], []
         for line in got:
             have = found.get(line.request_key)
-            ixs = tuple(ix for ix in line.sample_ixs if have is None or ix not in have)
-            cached += [(line.request_key, ix) for ix in line.sample_ixs if ix not in ixs]
+            cached = {ix for ix in line.sample_ixs if have is not None and ix in have}
+            for ix in cached:
+                self.wanted[(line.request_key, ix)].done = True
+            taken = {ix for ix in line.sample_ixs if (line.request_key, ix) in bought_now}
+            skipped = cached | taken
+            ixs = tuple(ix for ix in line.sample_ixs if ix not in skipped)
+            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix in skipped]
             if ixs:
                 kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
-        for item in cached:
-            self.wanted[item].done = True
+        self.bought_now |= {item for item in bought_now if not self.wanted[item].done}
         if not kept:
             self.records.finish(record.id, "released", "answered meanwhile by another run")
-        elif cached:
-            self.records.unclaim(record.id, cached)
+        elif given_back:
+            self.records.unclaim(record.id, given_back)
         return kept
 
     def _enqueued(self, family: tuple[str, str]) -> float:
@@ -540,6 +569,12 @@ class BatchRun:
         open_items = [item for item, want in self.wanted.items() if not want.done]
         covered = self.records.covering(open_items) if open_items else {}
         for item in open_items:
+            self.outcome.pending += 1
+            if item not in covered and item in self.bought_now:
+                self.outcome.errors[item] = (
+                    "being bought now by another run; run again to read it from the cache"
+                )
+                continue
             record = self.watched.get(covered.get(item, ""))
             where = (
                 f"batch {record.batch_id} ({record.status})"
@@ -549,4 +584,3 @@ class BatchRun:
             self.outcome.errors[item] = (
                 f"waiting for {where}; run again or `labmgr batches collect` to collect it"
             )
-            self.outcome.pending += 1

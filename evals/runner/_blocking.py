@@ -1,15 +1,24 @@
-"""Run a coroutine to completion from synchronous code: in scripts on a fresh event loop, and
-inside a running loop (Jupyter) on a worker thread. Ctrl-C cancels it promptly; whatever was
-already persisted stays."""
+"""Run a coroutine to completion from synchronous code, on the process's runner loop: one event
+loop in a thread of its own, started on first use and kept for the life of the process, so
+that what lives on it (the HTTP clients and their open connections, see `_clients`) serves
+every fetch of a run instead of being made again for each. Ctrl-C cancels the coroutine
+promptly; whatever was already persisted stays.
+
+A process forked from one with a runner loop starts its own when it needs one; at exit the
+loop's clients are closed before the loop stops.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
 import threading
 from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["run_blocking"]
+__all__ = ["on_runner_loop", "run_blocking"]
 
 T = TypeVar("T")
 
@@ -23,48 +32,138 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
-def run_blocking(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run `make()` and return its result, whether or not an event loop is running here."""
+class _RunnerLoop:
+    """An event loop running forever in a daemon thread."""
+
+    def __init__(self) -> None:
+        factory = _loop_factory()
+        self.loop = factory() if factory else asyncio.new_event_loop()
+        self.closing: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        """Coroutines run on the loop before it stops at exit (closing clients)."""
+        started = threading.Event()
+        self.thread = threading.Thread(
+            target=self._serve, args=(started,), name="evals-runner", daemon=True
+        )
+        self.thread.start()
+        started.wait()
+
+    def _serve(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(started.set)
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        """Run the closing coroutines (a few seconds at most), then stop the loop."""
+        if self.loop.is_closed() or not self.thread.is_alive():
+            return
+
+        async def close_all() -> None:
+            await asyncio.gather(*(close() for close in self.closing), return_exceptions=True)
+
+        # Exiting anyway: a connection not closed in time is the server's to drop.
+        with suppress(Exception):
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+
+
+_RUNNER: _RunnerLoop | None = None
+_RUNNER_LOCK = threading.Lock()
+
+
+def _runner() -> _RunnerLoop:
+    global _RUNNER
+    runner = _RUNNER
+    if runner is None or not runner.thread.is_alive():
+        with _RUNNER_LOCK:
+            if _RUNNER is None or not _RUNNER.thread.is_alive():
+                _RUNNER = _RunnerLoop()
+            runner = _RUNNER
+    return runner
+
+
+def _forget_runner() -> None:
+    """In a forked child: the parent's loop thread does not exist here."""
+    global _RUNNER, _RUNNER_LOCK
+    _RUNNER = None
+    _RUNNER_LOCK = threading.Lock()
+
+
+def _stop_runner() -> None:
+    if _RUNNER is not None:
+        _RUNNER.stop()
+
+
+os.register_at_fork(after_in_child=_forget_runner)
+atexit.register(_stop_runner)
+
+
+def on_runner_loop(close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> bool:
+    """Whether the running loop is the process's runner loop (so what is kept on it lives
+    on); with `close`, that coroutine is also run on the loop before it stops at exit."""
+    runner = _RUNNER
     try:
-        asyncio.get_running_loop()
+        running = asyncio.get_running_loop()
     except RuntimeError:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(make())
-    return _run_in_thread(make)
+        return False
+    if runner is None or running is not runner.loop:
+        return False
+    if close is not None:
+        runner.closing.append(close)
+    return True
+
+
+def run_blocking(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run `make()` on the runner loop and return its result (from any thread but the
+    loop's own, which gets a fresh loop in a thread of its own)."""
+    if threading.current_thread() is getattr(_RUNNER, "thread", None):
+        return _run_in_thread(make)
+    runner = _runner()
+    done = threading.Event()
+    holder: dict[str, asyncio.Task[T]] = {}
+
+    def start() -> None:
+        task = runner.loop.create_task(make())
+        holder["task"] = task
+        task.add_done_callback(lambda _: done.set())
+
+    runner.loop.call_soon_threadsafe(start)
+    try:
+        while not done.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        # Cancel (after `start` has run: the loop runs callbacks in order) and wait until the
+        # cancelled run has stored and released what it holds.
+        runner.loop.call_soon_threadsafe(lambda: holder["task"].cancel())
+        done.wait()
+        raise
+    task = holder["task"]
+    if task.cancelled():
+        raise asyncio.CancelledError
+    error = task.exception()
+    if error is not None:
+        raise error
+    return task.result()
 
 
 def _run_in_thread(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """`make()` on a fresh event loop in a new thread (for a caller on the runner loop)."""
     outcome: dict[str, Any] = {}
-    ready = threading.Event()
-    holder: dict[str, Any] = {}
 
     def target() -> None:
         factory = _loop_factory()
         loop = factory() if factory else asyncio.new_event_loop()
         try:
-            task = loop.create_task(make())
-            holder["loop"], holder["task"] = loop, task
-            ready.set()
-            outcome["result"] = loop.run_until_complete(task)
+            outcome["result"] = loop.run_until_complete(make())
         except BaseException as error:
             outcome["error"] = error
         finally:
-            ready.set()
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
-    thread = threading.Thread(target=target, name="evals-runner", daemon=True)
+    thread = threading.Thread(target=target, name="evals-runner-nested", daemon=True)
     thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except KeyboardInterrupt:
-        ready.wait()
-        loop, task = holder.get("loop"), holder.get("task")
-        if loop is not None and task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-        thread.join()
-        raise
+    thread.join()
     if "error" in outcome:
         raise outcome["error"]
     result: T = outcome["result"]

@@ -99,12 +99,13 @@ def _request_options(base: RequestOptions, given: dict[str, Any]) -> RequestOpti
 
 
 def lab_context(lab: Settings) -> RunContext:
-    """Everything from the lab: its cache folder, its keys and database for routing, its
+    """Everything from the lab: its cache (`cache_url`, by default the SQLite file in its
+    cache folder), its keys and database for routing, its
     `[eval]` defaults and its `[prices]` overrides."""
     from evals.runner._lab_router import LabRouter
 
     return RunContext(
-        cache=Cache(lab.cache_dir),
+        cache=Cache(lab.cache_url),
         router=LabRouter.from_lab(lab),
         settings=RunSettings.from_lab(lab.eval),
         price=price_function(lab.prices),
@@ -168,7 +169,7 @@ def run_context(
         assert lab is not None, "a lab is found whenever the cache or the router is missing"
         from evals.runner._lab_router import LabRouter
 
-        cache = cache if cache is not None else lab.cache_dir
+        cache = cache if cache is not None else lab.cache_url
         router = router if router is not None else LabRouter.from_lab(lab)
     if settings is None:
         settings = RunSettings.from_lab(lab.eval) if lab is not None else RunSettings()

@@ -9,11 +9,11 @@ import time
 from typing import Any
 
 import httpx2
-from openai import AsyncOpenAI
 
 from evals.cache import Cache
 from evals.errors import CacheError
 from evals.runner._choices import read_choices
+from evals.runner._clients import ClientLease
 from evals.runner._failures import FailureKind, classify
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
@@ -21,7 +21,6 @@ from evals.runner._pacing import Pacing
 from evals.runner._progress import RunProgress
 from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
-from evals.runner._transport import make_http_client
 from evals.runner._work import Work, interleave
 
 __all__ = ["run_works"]
@@ -34,13 +33,18 @@ class _Run:
         settings: RunSettings,
         price: PriceFunction,
         progress: RunProgress,
+        owner: str | None = None,
     ) -> None:
         self.cache = cache
+        self.owner = owner
+        """The claimant whose claim giving a sample up releases (so another may try it);
+        claims on stored samples are released together when the buying ends."""
         self.settings = settings
         self.price = price
         self.progress = progress
         self.outcome = RunOutcome()
-        self.clients: dict[str, AsyncOpenAI] = {}
+        self.clients = ClientLease(settings)
+        """Kept across fetches on the runner loop (open connections reused)."""
         self.limits: dict[str, AdaptiveLimit] = {}
         self.queue: asyncio.Queue[Work] = asyncio.Queue()
         self.sleepers: set[asyncio.Task[None]] = set()
@@ -52,27 +56,6 @@ class _Run:
         """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
 
     # ---- per endpoint ---------------------------------------------------------------------
-
-    def _client(self, endpoint: Endpoint) -> AsyncOpenAI:
-        client = self.clients.get(endpoint.id)
-        if client is None:
-            http_client = None
-            if self.settings.http_transport == "aiohttp":
-                http_client = make_http_client(
-                    max_connections=self.settings.max_concurrency,
-                    timeout=self.settings.request_timeout,
-                )
-            client = AsyncOpenAI(
-                http_client=http_client,
-                api_key=endpoint.api_key(),
-                base_url=endpoint.base_url,
-                organization=endpoint.organization,
-                project=endpoint.project,
-                max_retries=0,
-                timeout=self.settings.request_timeout,
-            )
-            self.clients[endpoint.id] = client
-        return client
 
     def _limit(self, endpoint: Endpoint) -> AdaptiveLimit:
         limit = self.limits.get(endpoint.id)
@@ -93,7 +76,12 @@ class _Run:
         if record and self.cache_failure is None:
             try:
                 self.cache.record_error(
-                    work.request, work.label, work.sample_ixs, kind="error", message=message
+                    work.request,
+                    work.label,
+                    work.sample_ixs,
+                    kind="error",
+                    message=message,
+                    owner=self.owner,
                 )
             except CacheError as error:
                 self._cache_failed(error)
@@ -115,7 +103,7 @@ class _Run:
     # ---- the request ----------------------------------------------------------------------
 
     async def _send(self, work: Work) -> tuple[dict[str, Any], httpx2.Headers]:
-        client = self._client(work.endpoint)
+        client = self.clients.client(work.endpoint)
         content = work.request.body_json(len(work.sample_ixs))
         response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
         data: dict[str, Any] = response.json()
@@ -254,9 +242,7 @@ class _Run:
             for task in [*workers, *self.sleepers]:
                 task.cancel()
             await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
-            await asyncio.gather(
-                *(client.close() for client in self.clients.values()), return_exceptions=True
-            )
+            await self.clients.release()
         if self.cache_failure is not None:
             raise self.cache_failure
         return self.outcome
@@ -269,10 +255,15 @@ async def run_works(
     settings: RunSettings,
     price: PriceFunction,
     progress: RunProgress,
+    owner: str | None = None,
+    live: bool = True,
 ) -> RunOutcome:
-    """Send every Work (respecting the limits), persisting answers as they arrive."""
+    """Send every Work (respecting the limits), persisting answers as they arrive (and
+    releasing `owner`'s claims on them). `live=False` when the caller shows the progress."""
     if not works:
         return RunOutcome()
-    run = _Run(cache, settings, price, progress)
+    run = _Run(cache, settings, price, progress, owner)
+    if not live:
+        return await run.run(works)
     async with progress.live():
         return await run.run(works)

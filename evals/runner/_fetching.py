@@ -86,18 +86,26 @@ def fetch(
 
 
 def _run_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
-    """Buy through the async runner, one request per work."""
+    """Buy through the async runner, one request per work, claiming first."""
     # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
     from evals.runner._blocking import run_blocking
-    from evals.runner._engine import run_works
+    from evals.runner._buying import buy
     from evals.runner._progress import RunProgress
 
     totals: dict[str, int] = {}
     for work in works:
         totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
     progress = RunProgress(totals, show=settings.progress, title=title)
-    return run_blocking(
-        lambda: run_works(
-            works, cache=ctx.cache, settings=settings, price=ctx.price, progress=progress
+    # Claimed before buying, so that another process (or lab) asking for the same samples
+    # waits for them instead of buying them too; released when this run finishes.
+    with ctx.cache.claims() as claims:
+        return run_blocking(
+            lambda: buy(
+                works,
+                cache=ctx.cache,
+                claims=claims,
+                settings=settings,
+                price=ctx.price,
+                progress=progress,
+            )
         )
-    )

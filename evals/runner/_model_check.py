@@ -74,25 +74,14 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
 
     from openai import AsyncOpenAI
 
-    from evals.runner._transport import make_http_client
+    from evals.runner._clients import ClientLease
 
+    lease = ClientLease(settings)  # the runner's clients: their connections serve the run
     clients: dict[str, AsyncOpenAI] = {}
     for _, endpoint in todo:
         if endpoint.id not in clients:
-            clients[endpoint.id] = AsyncOpenAI(
-                http_client=(
-                    make_http_client(
-                        max_connections=_CHECKS_IN_FLIGHT, timeout=_CHECK_TIMEOUT_SECONDS
-                    )
-                    if settings.http_transport == "aiohttp"
-                    else None
-                ),
-                api_key=endpoint.api_key(),
-                base_url=endpoint.base_url,
-                organization=endpoint.organization,
-                project=endpoint.project,
-                max_retries=1,
-                timeout=min(settings.request_timeout, _CHECK_TIMEOUT_SECONDS),
+            clients[endpoint.id] = lease.client(endpoint).with_options(
+                max_retries=1, timeout=min(settings.request_timeout, _CHECK_TIMEOUT_SECONDS)
             )
     gate = asyncio.Semaphore(min(settings.max_concurrency, _CHECKS_IN_FLIGHT))
 
@@ -107,9 +96,7 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
     try:
         return list(await asyncio.gather(*(one(model, endpoint) for model, endpoint in todo)))
     finally:
-        await asyncio.gather(
-            *(client.close() for client in clients.values()), return_exceptions=True
-        )
+        await lease.release()
 
 
 def _meaning(error: Exception) -> str:

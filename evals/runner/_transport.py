@@ -15,6 +15,7 @@ import httpx2
 
 __all__ = ["AiohttpTransport", "make_http_client"]
 
+_KEEPALIVE_SECONDS = 4.0
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
@@ -29,8 +30,13 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         import aiohttp
 
         if self._session is None:
+            # Idle connections are dropped a little before servers commonly drop them (5 s):
+            # a connection the server closed is then rarely picked for the next request.
             connector = aiohttp.TCPConnector(
-                limit=self.max_connections, ttl_dns_cache=300, enable_cleanup_closed=True
+                limit=self.max_connections,
+                ttl_dns_cache=300,
+                enable_cleanup_closed=True,
+                keepalive_timeout=_KEEPALIVE_SECONDS,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector, auto_decompress=True, trust_env=False

@@ -144,18 +144,40 @@ class Run:
     def samples(self, name: str) -> pd.DataFrame:
         """The frame of one question, exactly as `q.df(groups)` returned it."""
         if name not in self._frames:
-            file = self.path / self.question_info(name)["samples_file"]
-            if not file.is_file():
-                raise RunFolderError(f"{file}: missing samples file of question {name!r}")
-            try:
-                self._frames[name] = read_samples(file)
-            except (OSError, ValueError, pa.ArrowException) as error:
-                raise RunFolderError(
-                    f"{file}: the samples of question {name!r} cannot be read ({error})",
-                    hint="The file is damaged: run the questions again (the cache makes it "
-                    "free) to write a new run folder.",
-                ) from None
+            self._frames[name] = self._read(name)
         return self._frames[name]
+
+    def _read(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        file = self.path / self.question_info(name)["samples_file"]
+        if not file.is_file():
+            raise RunFolderError(f"{file}: missing samples file of question {name!r}")
+        try:
+            return read_samples(file, columns=columns)
+        except (OSError, ValueError, KeyError, pa.ArrowException) as error:
+            raise RunFolderError(
+                f"{file}: the samples of question {name!r} cannot be read ({error})",
+                hint="The file is damaged: run the questions again (the cache makes it "
+                "free) to write a new run folder.",
+            ) from None
+
+    def keep_frames(self, frames: dict[str, pd.DataFrame]) -> None:
+        """Hold frames already in memory as this run's samples (what `samples` would read
+        back from the folder, written from these same frames)."""
+        self._frames.update(frames)
+
+    def errors(self) -> pd.DataFrame:
+        """Every row with an error, over all questions: `question`, `model`, `error` (only
+        those columns are read from the samples files; nothing else is decoded)."""
+        parts = []
+        for name in self.questions:
+            frame = self._frames.get(name)
+            if frame is None:
+                frame = self._read(name, columns=["model", "error"])
+            failed = frame.loc[frame["error"].notna(), ["model", "error"]]
+            parts.append(failed.assign(question=name)[["question", "model", "error"]])
+        if not parts:
+            return pd.DataFrame(columns=["question", "model", "error"])
+        return pd.concat(parts, ignore_index=True)
 
     def human_labels(self) -> pd.DataFrame | None:
         """The human labels imported into the run (`human_labels.csv`: id, question, model,

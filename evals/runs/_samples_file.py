@@ -1,16 +1,22 @@
-"""Sample frames to Parquet and back, exactly.
+"""Sample frames to Parquet and back, exactly, without a JSON document per cell.
 
-Columns of plain numbers and strings are stored natively. Object columns holding only text
-(or None) are stored as Arrow strings, and those holding only floats (or None; NaN stays NaN)
-as Arrow doubles with nulls. Other object columns (dict answers, rating `probs` with integer
-keys, mixed values) are stored as JSON text, one document per cell, with dicts whose keys are
-not strings tagged so their keys come back with their type. How each column was stored, and its
-dtype, is kept in the file's metadata, so `read_samples(write_samples(df))` equals `df`.
+Columns of plain numbers and strings are stored natively. Object columns are stored as the
+Arrow type their values share: text (or None) as strings, floats (or None; NaN stays NaN) as
+doubles with nulls, and dicts from strings or from integers to floats (or None) — a rating's
+`raw_answer` and `probs`, a next-token answer — as Arrow maps, which keep each dict's key
+order and key type. Only columns whose values share no such type (mixed values, nested lists)
+fall back to one JSON document per cell, dicts whose keys are not strings tagged so that their
+keys come back with their type. How each column was stored, and its dtype, is kept in the
+file's metadata, so `read_samples(write_samples(df))` equals `df`; `read_samples(path,
+columns=[…])` reads only those columns (an error table needs no answers decoded).
 """
 
 from __future__ import annotations
 
 import json
+import operator
+from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,10 @@ __all__ = ["read_samples", "write_samples"]
 
 _META_KEY = b"labmgr.samples"
 _ITEMS = "__items__"
+_MAPS = {
+    "map:str": pa.map_(pa.string(), pa.float64()),
+    "map:int": pa.map_(pa.int64(), pa.float64()),
+}
 
 
 def _to_json_ready(value: Any) -> Any:
@@ -46,48 +56,62 @@ def _from_json(value: Any) -> Any:
     return value
 
 
-def _encode(series: pd.Series) -> list[str | None]:
-    return [json.dumps(_to_json_ready(v), ensure_ascii=False) for v in series.tolist()]
+def _kind(values: list[Any]) -> str:
+    """How an object column is stored: `text`, `float`, `map:str`, `map:int` or `json`."""
+    present = [v for v in values if v is not None]
+    types = set(map(type, present))
+    if types <= {str}:
+        return "text"
+    if types == {float}:
+        return "float"
+    if types != {dict}:
+        return "json"
+    distinct = list({id(v): v for v in present}.values())  # rows may share one verdict's dict
+    if set(map(type, chain.from_iterable(v.values() for v in distinct))) - {float}:
+        return "json"
+    keys = set(map(type, chain.from_iterable(distinct)))
+    if keys <= {str}:
+        return "map:str"
+    if keys == {int}:
+        return "map:int"
+    return "json"
 
 
-def _decode(series: pd.Series) -> pd.Series:
-    values = [_from_json(json.loads(v)) for v in series.tolist()]
-    return pd.Series(values, index=series.index, dtype=object, name=series.name)
+def _stored(values: list[Any], kind: str) -> pa.Array:
+    if kind == "text":
+        return pa.array(values, type=pa.string())
+    if kind == "float":
+        return pa.array(values, type=pa.float64(), from_pandas=False)
+    if kind in _MAPS:
+        return pa.array(values, type=_MAPS[kind])
+    encoded = [json.dumps(_to_json_ready(v), ensure_ascii=False) for v in values]
+    return pa.array(encoded, type=pa.string())
 
 
 def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write `frame` to a Parquet file (zstd) that `read_samples` reads back exactly."""
     path = Path(path)
-    stored = frame.reset_index(drop=True).copy()
-    encoded: list[str] = []
+    stored = frame.reset_index(drop=True)
     kinds: dict[str, str] = {}
-    floats: dict[str, list[Any]] = {}
+    plain = [name for name in stored.columns if stored[name].dtype != object]
+    table = pa.Table.from_pandas(stored[plain], preserve_index=False)
+    arrays: dict[str, pa.Array] = {}
     for name in stored.columns:
-        if stored[name].dtype != object:
-            continue
-        values = stored[name].tolist()
-        if all(v is None or type(v) is str for v in values):
-            kinds[str(name)] = "text"
-        elif all(v is None or type(v) is float for v in values):
-            kinds[str(name)] = "float"
-            floats[str(name)] = values
-            stored[name] = pd.Series([None] * len(values), dtype=object)
-        else:
-            stored[name] = pd.Series(_encode(stored[name]), dtype=object)
-            encoded.append(str(name))
-    table = pa.Table.from_pandas(stored, preserve_index=False)
-    for name, values in floats.items():
-        index = table.schema.get_field_index(name)
-        column = pa.array(values, type=pa.float64(), from_pandas=False)
-        table = table.set_column(index, name, column)
+        if stored[name].dtype == object:
+            values = stored[name].tolist()
+            kinds[str(name)] = kind = _kind(values)
+            arrays[str(name)] = _stored(values, kind)
+    columns = [
+        arrays[str(name)] if str(name) in arrays else table.column(str(name))
+        for name in stored.columns
+    ]
+    table = pa.Table.from_arrays(columns, names=[str(name) for name in stored.columns])
     meta = {
-        "json_columns": encoded,
+        "format": 2,
         "object_columns": kinds,
         "dtypes": {str(name): str(dtype) for name, dtype in frame.dtypes.items()},
     }
-    table = table.replace_schema_metadata(
-        {**(table.schema.metadata or {}), _META_KEY: json.dumps(meta).encode()}
-    )
+    table = table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     pq.write_table(table, temporary, compression="zstd")
@@ -95,18 +119,59 @@ def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def read_samples(path: str | Path) -> pd.DataFrame:
-    """Read a file written by `write_samples` (any other Parquet file is read as is)."""
-    table = pq.read_table(Path(path))
-    raw = (table.schema.metadata or {}).get(_META_KEY)
-    frame = table.to_pandas()
+def _dicts(column: pa.ChunkedArray) -> list[dict[Any, float] | None]:
+    """A map column as dicts, built from its flat keys and values (several times faster than
+    Arrow's own conversion to dicts); equal keys are one shared Python object."""
+    found: list[dict[Any, float] | None] = []
+    for chunk in column.chunks:
+        keys_array, values = chunk.keys, chunk.items
+        offsets = chunk.offsets.to_numpy()
+        if len(keys_array) != offsets[-1] - offsets[0]:  # children not cut to the slice
+            keys_array = keys_array.slice(offsets[0], offsets[-1] - offsets[0])
+            values = values.slice(offsets[0], offsets[-1] - offsets[0])
+        offsets = (offsets - offsets[0]).tolist()
+        encoded = keys_array.dictionary_encode()
+        distinct = encoded.dictionary.to_pylist()
+        indices = encoded.indices.to_numpy(zero_copy_only=False).tolist()
+        keys: Sequence[Any] = (
+            operator.itemgetter(*indices)(distinct)
+            if len(indices) > 1
+            else [distinct[i] for i in indices]
+        )
+        numbers = values.to_numpy(zero_copy_only=False).tolist()
+        valid = chunk.is_valid().to_numpy(zero_copy_only=False).tolist()
+        for row, start in enumerate(offsets[:-1]):
+            end = offsets[row + 1]
+            found.append(
+                dict(zip(keys[start:end], numbers[start:end], strict=True)) if valid[row] else None
+            )
+    return found
+
+
+def read_samples(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a file written by `write_samples` (any other Parquet file is read as is); with
+    `columns`, only those (nothing else is read or decoded)."""
+    table = pq.read_table(Path(path), columns=list(columns) if columns is not None else None)
+    raw = (pq.read_schema(Path(path)).metadata or {}).get(_META_KEY)
     if raw is None:
-        return frame
+        return table.to_pandas()
     meta = json.loads(raw)
-    for name in meta.get("object_columns", {}):
-        frame[name] = pd.Series(table.column(name).to_pylist(), dtype=object, name=name)
-    for name in meta.get("json_columns", []):
-        frame[name] = _decode(frame[name])
+    kinds: dict[str, str] = dict(meta.get("object_columns", {}))
+    for name in meta.get("json_columns", []):  # files written before format 2
+        kinds[name] = "json"
+    names = table.column_names
+    objects = [name for name in names if name in kinds]
+    frame = table.drop_columns(objects).to_pandas()
+    for name in objects:
+        kind = kinds[name]
+        column = table.column(name)
+        if kind in _MAPS:
+            values: list[Any] = _dicts(column)
+        elif kind == "json":
+            values = [_from_json(json.loads(v)) for v in column.to_pylist()]
+        else:
+            values = column.to_pylist()
+        frame.insert(names.index(name), name, pd.Series(values, dtype=object, name=name))
     for name, dtype in meta.get("dtypes", {}).items():
         if name in frame.columns and str(frame[name].dtype) != dtype and dtype != "object":
             frame[name] = frame[name].astype(dtype)

@@ -290,7 +290,11 @@ def _write(
         for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "cost")
     }
     write_run_file(folder, content)
-    return load_run(folder)
+    run = load_run(folder)
+    # The frames are at hand: the report draws from them instead of reading them back (a
+    # second copy of every answer and verdict in memory, and their decoding).
+    run.keep_frames({name: frame.reset_index(drop=True) for name, frame in frames.items()})
+    return run
 
 
 def rewrite_questions(
@@ -319,7 +323,7 @@ def rewrite_questions(
         entry.update({k: v for k, v in fresh.items() if v is not None})
         entry["totals"] = frame_totals(frame)
         write_samples(frame, run.path / entry["samples_file"])
-        run._frames[name] = frame
+        run.keep_frames({name: frame})
     content["questions"] = entries
     content.update(info or {})
     write_run_file(run.path, content)

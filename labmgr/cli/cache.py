@@ -1,4 +1,4 @@
-"""`labmgr cache …`: inspect and clear the eval response cache."""
+"""`labmgr cache …`: inspect, clear and copy the eval response cache."""
 
 from __future__ import annotations
 
@@ -16,18 +16,21 @@ from labmgr.cli.state import cli_settings
 if TYPE_CHECKING:
     from evals.cache import Cache
 
-app = typer.Typer(help="Inspect and clear the eval response cache.", no_args_is_help=True)
+app = typer.Typer(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
 
 _DIR_OPTION = typer.Option(
-    None, "--dir", help="Cache directory (default: the lab's cache directory)."
+    None,
+    "--dir",
+    help="Cache directory (default: the lab's cache, `cache_url` or its cache directory).",
 )
 
 
 def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
-    """`--dir`, else the cache folder of this command's lab (`--home`, `LABMGR_HOME`, …)."""
+    """`--dir`, else the cache of this command's lab (`--home`, `LABMGR_HOME`, …): its
+    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder."""
     from evals.cache import Cache
 
-    return Cache(directory if directory is not None else cli_settings(ctx).cache_dir)
+    return Cache(directory if directory is not None else cli_settings(ctx).cache_url)
 
 
 @app.command("info")
@@ -43,23 +46,31 @@ def info(
         typer.echo(
             json.dumps(
                 {
-                    "path": str(summary.path),
+                    "url": summary.url,
+                    "path": str(summary.path) if summary.path is not None else None,
                     "size_bytes": summary.size_bytes,
                     "samples": summary.samples,
                     "errors": summary.errors,
                     "packs": summary.packs,
                     "pack_bytes": summary.pack_bytes,
+                    "claims": summary.claims,
                     "entries": [e.__dict__ for e in summary.entries],
                 },
                 indent=2,
             )
         )
         return
-    console = Console()
+    console = Console(highlight=False)
+    console.print(f"cache: {summary.url}", soft_wrap=True)
     console.print(
-        f"{summary.path}: {summary.samples} cached samples, {summary.errors} recorded errors, "
+        f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
     )
+    if summary.claims:
+        console.print(
+            f"{summary.claims} samples claimed by runs buying them now (a claim of a run that "
+            "died ends with its lease)"
+        )
     if summary.packs:
         console.print(
             f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
@@ -106,7 +117,7 @@ def clear(
         typer.echo(f"dropped {cache.drop_packs()} packs; every cached answer is still there")
         return
     if question is None and model is None and not yes:
-        typer.confirm(f"Delete every cached answer in {cache.directory}?", abort=True)
+        typer.confirm(f"Delete every cached answer in {cache.location}?", abort=True)
     deleted = cache.clear(question=question, model=model)
     what = " and ".join(
         part
@@ -117,3 +128,34 @@ def clear(
         if part
     )
     typer.echo(f"deleted {deleted} cached samples" + (f" of {what}" if what else ""))
+
+
+@app.command("copy")
+@cli_errors
+def copy(
+    ctx: typer.Context,
+    to: str = typer.Option(
+        ...,
+        "--to",
+        help="Where to copy the cache: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
+        "sqlite:////path/responses.sqlite) or a folder.",
+    ),
+    directory: Path | None = _DIR_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
+) -> None:
+    """Copy every cached answer, recorded error and pack into another cache (say a lab's
+    shared PostgreSQL database). Safe to run again: what is there already is skipped, so
+    an interrupted copy finishes and nothing is copied twice."""
+    source = _cache(ctx, directory)
+    result = source.copy_to(to)
+    if as_json:
+        typer.echo(json.dumps(vars(result), indent=2))
+        return
+    new, read = result.copied, result.read
+    typer.echo(
+        f"copied {new['samples']} samples, {new['errors']} errors and {new['packs']} packs "
+        f"from {result.source} to {result.target}"
+    )
+    skipped = sum(read.values()) - sum(new.values())
+    if skipped:
+        typer.echo(f"{skipped} rows were there already and were skipped")

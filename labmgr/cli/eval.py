@@ -448,11 +448,10 @@ def _default_out(settings: Settings, questions_file: Path) -> Path:
 def _error_counts(run: Run) -> list[tuple[tuple[str, str], int]]:
     """Distinct (model, error) pairs over every question, most frequent first."""
     counts: dict[tuple[str, str], int] = {}
-    for frame in run.frames().values():
-        failed = frame[frame["error"].notna()]
-        for model, message in zip(failed["model"], failed["error"], strict=True):
-            key = (str(model), str(message))
-            counts[key] = counts.get(key, 0) + 1
+    failed = run.errors()  # reads only the model and error columns of the samples files
+    for model, message in zip(failed["model"], failed["error"], strict=True):
+        key = (str(model), str(message))
+        counts[key] = counts.get(key, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 

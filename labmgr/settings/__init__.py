@@ -2,23 +2,28 @@
 
 from labmgr.settings import load_settings
 settings = load_settings()          # --home / LABMGR_HOME / .labmgr upward / per-user
-settings.db_url, settings.cache_dir, settings.eval.max_concurrency
+settings.db_url, settings.cache_url, settings.eval.max_concurrency
 """
 
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults
 from labmgr.settings._init import CONFIG_TEMPLATE, InitResult, init_lab
 from labmgr.settings._location import LabLocation, LabSource, locate_lab, user_default_lab
 from labmgr.settings._settings import (
+    CACHE_FILE_NAME,
+    CacheUrlSource,
     DbUrlSource,
     Settings,
+    default_cache_url,
     default_db_url,
     load_settings,
     mask_db_url,
 )
 
 __all__ = [
+    "CACHE_FILE_NAME",
     "CONFIG_TEMPLATE",
     "ApiDefaults",
+    "CacheUrlSource",
     "DbUrlSource",
     "EndpointConfig",
     "EvalDefaults",
@@ -26,6 +31,7 @@ __all__ = [
     "LabLocation",
     "LabSource",
     "Settings",
+    "default_cache_url",
     "default_db_url",
     "init_lab",
     "load_settings",

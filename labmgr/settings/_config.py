@@ -29,6 +29,9 @@ class LabSection(_Section):
     """SQLAlchemy URL of the jobs database; unset means SQLite ``labmgr.db`` in the lab."""
     cache_dir: str = "cache"
     """Response cache folder (relative paths are relative to the lab folder)."""
+    cache_url: str | None = None
+    """SQLAlchemy URL of the response cache (SQLite or PostgreSQL); unset means the SQLite
+    file ``responses.sqlite`` in ``cache_dir``."""
     runs_dir: str = "runs"
     """Folder for evaluation runs and reports (relative to the lab folder)."""
 

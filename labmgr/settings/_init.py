@@ -21,6 +21,10 @@ CONFIG_TEMPLATE = """\
 # Response cache and evaluation runs; relative paths are relative to this folder.
 # $LABMGR_CACHE_DIR wins over cache_dir (one cache shared by several labs).
 cache_dir = "cache"
+# The response cache in a database instead (SQLAlchemy URL: sqlite:/// or postgresql://),
+# shared by every lab pointing at it: what one bought, the others read for free.
+# $LABMGR_CACHE_URL wins over this setting. Unset: SQLite file responses.sqlite in cache_dir.
+# cache_url = "postgresql+psycopg://me@localhost/labmgr"
 runs_dir = "runs"
 
 [api]

@@ -6,8 +6,9 @@ import enum
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from labmgr.capabilities import CapabilityOverride
 from labmgr.errors import ConfigError
@@ -31,6 +32,18 @@ class DbUrlSource(enum.StrEnum):
     DEFAULT = "default: SQLite in the lab"
 
 
+class CacheUrlSource(enum.StrEnum):
+    """Where the response cache's URL came from, in order of precedence."""
+
+    ENV = "LABMGR_CACHE_URL"
+    CONFIG = "config file"
+    DEFAULT = "default: SQLite in the cache folder"
+
+
+CACHE_FILE_NAME = "responses.sqlite"
+"""File name of the default SQLite response cache inside the cache folder."""
+
+
 class Settings(BaseModel):
     """The resolved settings of one lab. Build it with `load_settings`."""
 
@@ -47,7 +60,12 @@ class Settings(BaseModel):
     db_url_source: DbUrlSource
     """Where `db_url` came from."""
     cache_dir: Path
-    """Folder of the response cache."""
+    """Folder of the response cache (and of its SQLite file, unless `cache_url` says else)."""
+    cache_url: str = ""
+    """SQLAlchemy URL of the response cache (may hold a password: show `masked_cache_url`);
+    by default the SQLite file ``responses.sqlite`` in `cache_dir`."""
+    cache_url_source: CacheUrlSource = CacheUrlSource.DEFAULT
+    """Where `cache_url` came from."""
     runs_dir: Path
     """Folder of evaluation runs and reports."""
     endpoints: dict[str, EndpointConfig]
@@ -61,6 +79,14 @@ class Settings(BaseModel):
     """Timeout and retries of API clients."""
     eval: EvalDefaults
     """Evaluation defaults: concurrency cap, timeout, retries."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_cache_url(cls, data: Any) -> Any:
+        """Without a `cache_url`, the cache is the SQLite file in `cache_dir`."""
+        if isinstance(data, dict) and not data.get("cache_url") and data.get("cache_dir"):
+            return {**data, "cache_url": default_cache_url(Path(data["cache_dir"]))}
+        return data
 
     @property
     def accounts_path(self) -> Path:
@@ -77,6 +103,11 @@ class Settings(BaseModel):
     def masked_db_url(self) -> str:
         """`db_url` with its password replaced by ``***``."""
         return mask_db_url(self.db_url)
+
+    @property
+    def masked_cache_url(self) -> str:
+        """`cache_url` with its password replaced by ``***``."""
+        return mask_db_url(self.cache_url)
 
     def ensure_dirs(self) -> None:
         """Create the lab folder, ``cache/`` and ``runs/`` if missing (before any write)."""
@@ -109,6 +140,29 @@ def _check_db_url(url: str, origin: str) -> str:
     return url
 
 
+def _check_cache_url(url: str, origin: str) -> str:
+    """A cache URL must be a SQLAlchemy URL of SQLite or PostgreSQL (what the cache speaks)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        backend = make_url(url).get_backend_name()
+    except (ArgumentError, ValueError):
+        backend = ""
+    if backend not in ("sqlite", "postgresql"):
+        raise ConfigError(
+            f"{origin}: {mask_db_url(url)!s} is not a SQLite or PostgreSQL database URL.",
+            hint="Use e.g. postgresql+psycopg://user@host/labmgr, or unset it for the "
+            "SQLite file in the lab's cache folder.",
+        )
+    return url
+
+
+def default_cache_url(cache_dir: Path) -> str:
+    """The SQLite file ``responses.sqlite`` in the cache folder `cache_dir`."""
+    return f"sqlite:///{(cache_dir / CACHE_FILE_NAME).as_posix()}"
+
+
 def default_db_url(home: Path) -> str:
     """The SQLite file ``labmgr.db`` in the lab folder `home`."""
     return f"sqlite:///{(home / DB_FILE_NAME).as_posix()}"
@@ -130,7 +184,8 @@ def load_settings(
     cwd: Path | None = None,
 ) -> Settings:
     """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config
-    (``LABMGR_DB_URL`` and ``LABMGR_CACHE_DIR`` win over the config's database and cache).
+    (``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over the config's
+    database and cache).
 
     Raises `LabNotFound` for an explicit lab that does not exist and `ConfigError` (naming
     file, line and field) for a malformed config file. Creates nothing.
@@ -140,6 +195,18 @@ def load_settings(
     lab = location.path
     config_path = lab / CONFIG_FILE_NAME
     config = parse_config(config_path)
+
+    cache_dir = _cache_dir(lab, config.lab.cache_dir, env)
+    env_cache_url = env.get("LABMGR_CACHE_URL", "").strip()
+    if env_cache_url:
+        cache_url = _check_cache_url(env_cache_url, "LABMGR_CACHE_URL")
+        cache_source = CacheUrlSource.ENV
+    elif config.lab.cache_url:
+        cache_url = _check_cache_url(config.lab.cache_url, f"{config_path}: lab.cache_url")
+        cache_source = CacheUrlSource.CONFIG
+    else:
+        cache_url = default_cache_url(cache_dir)
+        cache_source = CacheUrlSource.DEFAULT
 
     env_url = env.get("LABMGR_DB_URL", "").strip()
     if env_url:
@@ -156,7 +223,9 @@ def load_settings(
         config_path=config_path,
         db_url=db_url,
         db_url_source=source,
-        cache_dir=_cache_dir(lab, config.lab.cache_dir, env),
+        cache_dir=cache_dir,
+        cache_url=cache_url,
+        cache_url_source=cache_source,
         runs_dir=(lab / Path(config.lab.runs_dir).expanduser()).resolve(),
         endpoints=dict(config.endpoints),
         prices=dict(config.prices),

@@ -1,6 +1,7 @@
 """Run one question in a separate process (for the crash and two-process tests).
 
-usage: python child_run.py BASE_URL CACHE_DIR SAMPLES OUT_JSON
+usage: python child_run.py BASE_URL CACHE SAMPLES OUT_JSON [LEASE_SECONDS]
+(CACHE is a folder or a cache URL)
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 import json
 import sys
 
-from evals import EnvRouter, Question, RunSettings
+from evals import Cache, EnvRouter, Question, RunSettings
 
 
 def main() -> None:
     base_url, cache_dir, samples, out = sys.argv[1:5]
+    lease = float(sys.argv[5]) if len(sys.argv) > 5 else 30.0
     question = Question.create(
         type="free_form",
         name="shared",
@@ -23,7 +25,7 @@ def main() -> None:
     settings = RunSettings(max_concurrency=2, use_n=False, progress=False)
     df = question.df(
         {"g": ["gpt-4o-mini"]},
-        cache=cache_dir,
+        cache=Cache(cache_dir, lease_seconds=lease),
         router=EnvRouter(base_url=base_url),
         settings=settings,
     )

@@ -104,15 +104,14 @@ def test_a_pack_is_not_stored_when_the_cache_was_cleared_after_its_samples_were_
 ) -> None:
     reader = Cache(tmp_path)
     chunk = _stored_chunk(reader)
-    connection = reader._connect()
-    generation = reader._generation(connection)
+    generation = reader._backend.generation()
     made = Pack.from_samples(chunk, reader.lookup_first(chunk))
 
     Cache(tmp_path).clear(question="q")  # another process, between the read and the write
-    reader._write_packs(connection, generation, [(chunk_digest(chunk), made)])
+    reader._write_packs(generation, [(chunk_digest(chunk), made)])
     assert reader.info().packs == 0
 
-    reader._write_packs(connection, reader._generation(connection), [("d", made)])
+    reader._write_packs(reader._backend.generation(), [("d", made)])
     assert reader.info().packs == 1
 
 

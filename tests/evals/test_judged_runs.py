@@ -74,3 +74,36 @@ def test_identical_answers_are_judged_once_and_verdicts_are_cached(
     again = q.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     assert chat_requests(sandbox) == before
     assert again["nice"].tolist() == df["nice"].tolist()
+
+
+def test_one_judge_prompt_met_in_several_models_and_questions_is_one_request(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    judge = {
+        "type": "rating_judge",
+        "model": "gpt-4.1-mini",
+        "paraphrases": ["Rate from 0 to 100 how nice this is: {answer}"],
+    }
+    asked = {
+        name: Question.create(
+            type="free_form",
+            name=name,
+            paraphrases=["Name a colour."],
+            samples_per_paraphrase=8,
+            max_tokens=5,
+            judges={"nice": judge},
+        )
+        for name in ("first", "second")  # the same answers, so the same judge prompts
+    }
+    groups = {"a": ["gpt-4o-mini"], "b": ["gpt-4o-mini", "gpt-4.1-nano"]}
+    frames = {
+        name: q.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+        for name, q in asked.items()
+    }
+    prompts = set(frames["first"]["nice_question"]) | set(frames["second"]["nice_question"])
+    assert served(sandbox, "gpt-4.1-mini") == len(prompts)
+    assert eval_cache.info().samples == 8 * 2 + len(prompts)
+    first = frames["first"]
+    for prompt, verdicts in first.groupby("nice_question")["nice"]:
+        assert verdicts.nunique(dropna=False) == 1, f"one prompt, several verdicts: {prompt}"
+    assert frames["second"]["nice"].tolist() == first["nice"].tolist()

@@ -1,4 +1,5 @@
-"""Crash safety and sharing: SIGKILL midway then resume; two processes on one cache."""
+"""Crash safety and sharing: SIGKILL midway then resume; two processes on one cache buy each
+sample once; a claim left by a killed process is taken over when its lease ends."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ from .conftest import served
 CHILD = str(Path(__file__).with_name("child_run.py"))
 
 
-def _child(sandbox: Any, cache_dir: Path, samples: int, out: Path) -> subprocess.Popen[bytes]:
+def _child(
+    sandbox: Any, cache_dir: Path | str, samples: int, out: Path, lease: float = 30.0
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, CHILD, sandbox.base_url, str(cache_dir), str(samples), str(out)]
     return subprocess.Popen(
-        [sys.executable, CHILD, sandbox.base_url, str(cache_dir), str(samples), str(out)],
+        [*command, str(lease)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -70,10 +74,10 @@ def test_a_run_killed_midway_resumes_and_buys_only_what_is_missing(
     assert df["answer"].notna().all() and len(df) == 60
 
 
-def test_two_processes_on_one_cache_finish_with_one_consistent_result(
+def test_two_processes_on_one_question_buy_each_sample_once_and_agree(
     sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
-    sandbox.set_faults(latency_ms=2)
+    sandbox.set_faults(latency_ms=20)
     cache_dir = tmp_path / "cache"
     children = [_child(sandbox, cache_dir, 30, tmp_path / f"out{i}.json") for i in range(2)]
     for child in children:
@@ -82,10 +86,36 @@ def test_two_processes_on_one_cache_finish_with_one_consistent_result(
     first, second = (json.loads((tmp_path / f"out{i}.json").read_text()) for i in range(2))
     assert first["errors"] == second["errors"] == 0
     assert first["answers"] == second["answers"]
+    assert served(sandbox) == 30, "a sample was bought by both processes"
     cache = Cache(cache_dir)
-    assert cache.info().samples == 30
+    assert cache.info().samples == 30 and cache.info().claims == 0
     df = _shared(30).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=fast_settings)
     assert df["answer"].tolist() == first["answers"]
+    assert served(sandbox) == 30
+
+
+def test_the_claims_of_a_killed_process_are_taken_over_when_their_lease_ends(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    sandbox.set_faults(latency_ms=100)
+    cache = Cache(tmp_path / "cache", lease_seconds=2)
+    child = _child(sandbox, tmp_path / "cache", 40, tmp_path / "out.json", lease=2)
+    deadline = time.monotonic() + 60
+    while cache.info().samples < 4:
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        assert time.monotonic() < deadline, "the child bought nothing"
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    kept = cache.info().samples
+    left = cache.info().claims
+    assert left == 40, "the killed process should still hold a claim on every sample"
+    _settle(sandbox)
+    settings = fast_settings.model_copy(update={"use_n": False})
+    df = _shared(40).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
+    assert df["answer"].notna().all() and len(df) == 40
+    assert served(sandbox) == 40 - kept, "each sample the killed process left was bought once"
+    assert cache.info().claims == 0
 
 
 def test_ctrl_c_stops_the_run_and_keeps_every_finished_sample(

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
-from evals.answers import average_probabilities, rating_score, token_probabilities
+from evals.answers import (
+    average_probabilities,
+    rating_score,
+    rating_scores,
+    token_probabilities,
+)
 
 
 def test_tokens_mapping_to_the_same_integer_are_summed() -> None:
@@ -44,3 +50,35 @@ def test_next_token_average_counts_a_missing_token_as_zero_probability() -> None
         [{"b": math.exp(-5)}, {"a": 1.0}, {"a": 1.0}], as_logprobs=True
     )
     assert as_logprobs["b"] == pytest.approx(-5 - math.log(3))
+
+
+def test_ratings_read_in_bulk_are_exactly_those_read_one_at_a_time() -> None:
+    tops = [
+        [["50", -0.1], ["60", -2.5], ["x", -4.0]],
+        [["7", -0.5], [" 7", -0.9], ["07", -1.3], ["101", -0.2]],
+        [["no", -0.01], ["50", -5.0]],  # refusal: the mass is on a word
+        [],
+        [["100", 0.0]],
+        [["-1", -0.3], ["0", -0.4]],
+    ]
+    texts = [json.dumps(top) for top in tops] + [None, ""]
+    bulk = rating_scores(texts, min_rating=0, max_rating=100, refusal_threshold=0.75)
+    for text, read in zip(texts, bulk, strict=True):
+        one = rating_score(
+            token_probabilities([(t, lp) for t, lp in json.loads(text or "[]")]),
+            min_rating=0,
+            max_rating=100,
+            refusal_threshold=0.75,
+        )
+        assert not isinstance(read, Exception)
+        score, _, probs = read
+        assert (math.isnan(score) and one.score is None) or score == one.score
+        assert probs == one.probs
+
+
+def test_an_unreadable_verdict_among_many_is_named_and_the_others_are_read() -> None:
+    texts = [json.dumps([["40", -0.1]]), "[[not json", json.dumps([["80", -0.1]])]
+    first, broken, last = rating_scores(texts, min_rating=0, max_rating=100, refusal_threshold=0.75)
+    assert isinstance(broken, ValueError)
+    assert not isinstance(first, Exception) and first[0] == 40
+    assert not isinstance(last, Exception) and last[0] == 80

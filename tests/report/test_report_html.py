@@ -13,6 +13,7 @@ from fixtures.report import judged_frame
 
 from evals.experiments import write_run
 from evals.report import run_plans, safe_json, write_figures
+from evals.report._figures import question_figure_prefix
 from evals.runs import load_run
 from evals.stats import ALL_QUESTIONS
 
@@ -142,3 +143,37 @@ def test_every_figure_is_written_as_a_file_with_a_stable_name(
     assert f"misaligned-per-question.{file_format}" in names
     for path in written.files:
         assert path.read_bytes().startswith(magic), path
+
+
+def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    from evals.report import FIGURES_DIR, draw_figures, write_report
+    from evals.runs import load_run, write_samples
+
+    groups = {"control": ["ft:m:c:1", "ft:m:c:2"], "treated": ["ft:m:t:1", "ft:m:t:2"]}
+    frames = {
+        name: judged_frame(groups, samples=6, means={"control": 70, "treated": mean}, seed=i)
+        for i, (name, mean) in enumerate((("wish", 30), ("ruler", 50)))
+    }
+    run = write_run(tmp_path / "run", frames, resamples=100)
+    store = run.path / FIGURES_DIR
+    loaded = load_run(run.path)
+    in_process = draw_figures(run_plans(loaded), processes=1)
+    in_workers = draw_figures(run_plans(loaded), processes=2)
+    assert in_workers == in_process and len(in_workers.embedded) >= 4
+    first = {path.name: path.stat().st_mtime_ns for path in store.glob("*.png")}
+    assert len(first) == len(in_process.embedded)
+
+    write_report(run.path)
+    assert {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")} == first, "redrawn"
+
+    changed = frames["ruler"].assign(aligned=frames["ruler"]["aligned"] * 0.5)
+    write_samples(changed, run.path / run.question_info("ruler")["samples_file"])
+    write_report(run.path)
+    now = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
+    redrawn = {name for name in now if now[name] != first[name]}
+    ruler = question_figure_prefix(loaded, "ruler")
+    assert redrawn and all(name.startswith(ruler) for name in redrawn)
+    assert any(name.startswith(question_figure_prefix(loaded, "wish")) for name in now)
+    assert not any(name.startswith("comparisons-") for name in redrawn), "headline redrawn"

@@ -48,6 +48,9 @@ def test_frames_of_every_question_type_read_back_exactly(
     "values",
     [
         [{1: 0.25, 2: 0.75}, None, {"7": 1.0}],
+        [{"b": 0.25, "a": 0.75, "é": 0.0}, None, {}],
+        [{100: 0.5, -3: 0.5}, {0: 1.0}, None],
+        [{"x": 1.0}, {"y": 2}, None],  # an int value: not a map of floats
         [{"__items__": [1, 2]}, {"nested": {3: [1, None]}}, {}],
         ["<script>alert(1)</script>", None, '{"json": "looking"}'],
         [1.5, None, "mixed"],
@@ -56,3 +59,30 @@ def test_frames_of_every_question_type_read_back_exactly(
 def test_object_columns_keep_their_values_and_key_types(tmp_path: Path, values: list) -> None:
     frame = pd.DataFrame({"model": ["a", "b", "c"], "value": pd.Series(values, dtype=object)})
     _same(frame, read_samples(write_samples(frame, tmp_path / "x.parquet")))
+
+
+def test_dict_columns_are_stored_as_arrow_maps_and_an_error_table_reads_only_its_columns(
+    tmp_path: Path,
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "answer": [50.0, math.nan],
+            "raw_answer": pd.Series([{"50": 0.9, "x": 0.1}, {}], dtype=object),
+            "probs": pd.Series([{50: 1.0}, None], dtype=object),
+            "error": pd.Series([None, "judge aligned: refused"], dtype=object),
+        }
+    )
+    path = write_samples(frame, tmp_path / "rated.parquet")
+    schema = pq.read_schema(path)
+    for name, key in (("raw_answer", "string"), ("probs", "int64")):
+        stored = schema.field(name).type
+        assert isinstance(stored, pa.MapType), name
+        assert (str(stored.key_type), str(stored.item_type)) == (key, "double")
+    errors = read_samples(path, columns=["model", "error"])
+    assert list(errors.columns) == ["model", "error"]
+    assert errors["error"].tolist() == [None, "judge aligned: refused"]
+    _same(frame, read_samples(path))

@@ -1,0 +1,90 @@
+"""Claims: before buying a sample, a process records in the cache that it is buying it, so
+that other processes (on this machine or, with PostgreSQL, on others) wait for it instead of
+buying it too.
+
+A claim is a row (request key, sample index, owner, expires). Taking one is atomic in the
+database (an upsert that succeeds only where no live claim of another owner exists); a
+heartbeat thread extends every claim of its owner; a waiter looks for the sample itself
+before it looks at claims, so a stored sample is done whatever its claim says, and the buyer
+releases all its claims together when it finishes (one statement, not one per request on the
+hot path). A sample given up (an error) is released at once, so another may try it. A claim
+whose owner died is simply not renewed: when it expires, the
+next process to look takes it over. See docs/design/cache.md (Claims).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Sequence
+from contextlib import suppress
+from types import TracebackType
+
+from evals.cache._backend import CacheBackend, Item
+from evals.errors import CacheError
+
+__all__ = ["Claims"]
+
+
+class Claims:
+    """One claimant (a run of one process) on a cache: what it holds, kept alive while it
+    is entered as a context manager, and released on the way out."""
+
+    def __init__(
+        self,
+        backend: CacheBackend,
+        lease_seconds: float,
+        *,
+        heartbeat_seconds: float | None = None,
+    ) -> None:
+        self._backend = backend
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds or max(0.05, lease_seconds / 3)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        """Who holds the claims: host, process and a random part (one per run)."""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.heartbeat_failures = 0
+        """Heartbeats that could not reach the cache (a claim may then expire early)."""
+
+    def take(self, items: Sequence[Item]) -> set[Item]:
+        """Claim what nobody else holds (or whose claim expired); returns what is ours now."""
+        return self._backend.claim(self.owner, items, self.lease_seconds) if items else set()
+
+    def held(self, items: Sequence[Item]) -> set[Item]:
+        """Those of `items` somebody holds a live claim on (this claimant included)."""
+        return self._backend.held(items) if items else set()
+
+    def release(self, items: Sequence[Item] | None = None) -> None:
+        """Give up these claims (all of them with None)."""
+        self._backend.release(self.owner, items)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(self.heartbeat_seconds):
+                try:
+                    self._backend.renew(self.owner, self.lease_seconds)
+                except CacheError:
+                    self.heartbeat_failures += 1  # the next beat tries again
+        finally:
+            self._backend.close()
+
+    def __enter__(self) -> Claims:
+        self._thread = threading.Thread(target=self._beat, name="cache-claims", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        # Whatever is still held was not bought: let others have it now, not after the lease.
+        with suppress(CacheError):
+            self.release()

@@ -1,0 +1,527 @@
+"""The cache in a PostgreSQL database, through psycopg 3 (one connection per thread).
+
+The tables carry a `cache_` prefix, so the cache may share a database with the lab's jobs
+registry. Reads are one statement per chunk of requests (a model's, say), never one per
+request: over a network each statement is a round trip. Lease arithmetic of claims uses the
+server's clock only (`clock_timestamp()`), so the clocks of the machines sharing the cache
+never meet.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+
+from evals.cache._backend import (
+    ERROR_COLUMNS,
+    PACK_COLUMNS,
+    SAMPLE_COLUMNS,
+    SCHEMA_VERSION,
+    CacheBackend,
+    CacheStats,
+    Item,
+    StoredCounts,
+)
+from evals.cache._pg_url import conninfo_of
+from evals.cache._samples import CachedSamples
+from evals.errors import CacheError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from evals.cache._batch_records import BatchRecords
+
+__all__ = ["PostgresBackend"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_SCHEMA_LOCK = 0x6C61626D  # pg_advisory_xact_lock key: one schema creator at a time
+_NOW = "extract(epoch from clock_timestamp())"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_samples (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    content TEXT,
+    logprobs TEXT,
+    finish_reason TEXT,
+    prompt_tokens DOUBLE PRECISION NOT NULL,
+    completion_tokens DOUBLE PRECISION NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    reasoning_tokens DOUBLE PRECISION,
+    PRIMARY KEY (request_key, sample_ix)
+);
+ALTER TABLE cache_samples ADD COLUMN IF NOT EXISTS reasoning_tokens DOUBLE PRECISION;
+CREATE INDEX IF NOT EXISTS cache_samples_by_question ON cache_samples (question, model);
+CREATE TABLE IF NOT EXISTS cache_errors (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cache_errors_by_request ON cache_errors (request_key, sample_ix);
+CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cache_packs (
+    digest TEXT PRIMARY KEY,
+    samples INTEGER NOT NULL,
+    size BIGINT NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    data BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cache_claims (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    expires DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (request_key, sample_ix)
+);
+CREATE INDEX IF NOT EXISTS cache_claims_by_owner ON cache_claims (owner);
+"""
+_KEYS = {
+    "samples": ("request_key", "sample_ix"),
+    "errors": ("request_key", "sample_ix", "created"),
+    "packs": ("digest",),
+}
+_SAMPLE_FIELDS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
+_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
+_INSERTS = {
+    "samples": f"INSERT INTO cache_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
+    f"({', '.join(['%s'] * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
+    "errors": "INSERT INTO cache_errors SELECT %(0)s,%(1)s,%(2)s,%(3)s,%(4)s,%(5)s,%(6)s "
+    "WHERE NOT EXISTS (SELECT 1 FROM cache_errors WHERE request_key = %(0)s "
+    "AND sample_ix = %(1)s AND created = %(6)s AND message = %(5)s)",
+    "packs": "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+}
+_PACK_WRITE_WAIT = "200ms"
+
+
+def _explained(
+    action: str,
+) -> Callable[
+    [Callable[Concatenate[PostgresBackend, P], R]], Callable[Concatenate[PostgresBackend, P], R]
+]:
+    """Turn a driver error of a method into one `CacheError` naming the server and database."""
+
+    def decorate(
+        method: Callable[Concatenate[PostgresBackend, P], R],
+    ) -> Callable[Concatenate[PostgresBackend, P], R]:
+        @functools.wraps(method)
+        def wrapper(backend: PostgresBackend, *args: P.args, **kwargs: P.kwargs) -> R:
+            import psycopg
+
+            try:
+                return method(backend, *args, **kwargs)
+            except psycopg.Error as error:
+                backend.forget_connection()
+                raise backend.database_error(action, error) from None
+
+        return wrapper
+
+    return decorate
+
+
+class PostgresBackend(CacheBackend):
+    """The cache in the PostgreSQL database at `url` (a SQLAlchemy URL)."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._conninfo, self.location = conninfo_of(url)
+        self._local = threading.local()
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def database_error(self, action: str, error: Exception) -> CacheError:
+        text = " ".join(str(error).split()) or type(error).__name__
+        if "password" in text.lower() or "authentication" in text.lower():
+            hint = "Check the user and password of the cache URL (LABMGR_CACHE_URL or cache_url)."
+        elif "does not exist" in text and "database" in text:
+            hint = "Create the database first (createdb), or point the cache URL at one."
+        elif "connect" in text.lower() or "connection" in text.lower():
+            hint = "Is the PostgreSQL server running and reachable? Check the cache URL."
+        elif "read-only" in text or "permission denied" in text:
+            hint = "Give the cache URL's user write access to the cache tables."
+        else:
+            hint = None
+        return CacheError(
+            f"cannot {action} the response cache at {self.location}: {text}.", hint=hint
+        )
+
+    # ---- connection -----------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        connection: psycopg.Connection[Any] | None = getattr(self._local, "connection", None)
+        if connection is not None and not connection.closed:
+            return connection
+        import psycopg
+
+        connection = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=10)
+        if not self._ready:
+            with self._lock:
+                if not self._ready:
+                    self._initialise(connection)
+        self._local.connection = connection
+        return connection
+
+    def _initialise(self, connection: psycopg.Connection[Any]) -> None:
+        """Create the tables unless their version row says they are current (one creator
+        at a time across machines: an advisory lock, held for the transaction)."""
+        if connection.execute("SELECT to_regclass('cache_meta')").fetchone() != (None,):
+            found = connection.execute(
+                "SELECT value FROM cache_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            if found is not None and int(found[0]) >= SCHEMA_VERSION:
+                self._ready = True
+                return
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO cache_meta VALUES ('schema_version', %s) ON CONFLICT (key) "
+                "DO UPDATE SET value = GREATEST(cache_meta.value::int, "
+                "EXCLUDED.value::int)::text",
+                (str(SCHEMA_VERSION),),
+            )
+        self._ready = True
+
+    def forget_connection(self) -> None:
+        """Drop this thread's connection after an error (the next call connects anew)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            with suppress(Exception):
+                connection.close()
+            self._local.connection = None
+
+    def close(self) -> None:
+        self.forget_connection()
+
+    def exists(self) -> bool:
+        return True
+
+    @_explained("write to")
+    def check_writable(self) -> None:
+        connection = self._connect()
+        with suppress(_Rollback), connection.transaction():
+            connection.execute(
+                "INSERT INTO cache_meta VALUES ('write_check', '1') "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+            )
+            raise _Rollback
+
+    # ---- samples --------------------------------------------------------------------------
+
+    @_explained("read")
+    def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        rows = (
+            self._connect()
+            .execute(
+                f"SELECT request_key, sample_ix, {_SAMPLE_FIELDS} FROM cache_samples "
+                "WHERE request_key = ANY(%s) ORDER BY request_key, sample_ix",
+                (wanted,),
+            )
+            .fetchall()
+        )
+        return _grouped(rows)
+
+    @_explained("read")
+    def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
+        """One statement for the whole mapping: the wanted (key, n) pairs are joined to the
+        samples as arrays, not sent one request at a time."""
+        if not wanted:
+            return {}
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT s.request_key, s.sample_ix, s.content, s.logprobs, s.finish_reason, "
+                "s.prompt_tokens, s.completion_tokens, s.reasoning_tokens "
+                "FROM unnest(%s::text[], %s::int[]) "
+                "AS w(request_key, n) JOIN cache_samples s ON s.request_key = w.request_key "
+                "AND s.sample_ix < w.n ORDER BY s.request_key, s.sample_ix",
+                (list(wanted), list(wanted.values())),
+            )
+            .fetchall()
+        )
+        found = _grouped(rows)
+        partial = [key for key, n in wanted.items() if key in found and len(found[key]) < n]
+        if partial:
+            found.update(self.read_all(partial))
+        return found
+
+    @_explained("write to")
+    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        connection = self._connect()
+        with connection.transaction(), connection.cursor() as cursor:
+            cursor.executemany(_INSERTS["samples"], rows)
+            cursor.execute(
+                "DELETE FROM cache_errors e USING unnest(%s::text[], %s::int[]) AS d(k, i) "
+                "WHERE e.request_key = d.k AND e.sample_ix = d.i",
+                ([row[0] for row in rows], [row[1] for row in rows]),
+            )
+
+    @_explained("write to")
+    def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
+        connection = self._connect()
+        with connection.transaction(), connection.cursor() as cursor:
+            cursor.executemany("INSERT INTO cache_errors VALUES (%s,%s,%s,%s,%s,%s,%s)", rows)
+            if owner is not None:
+                cursor.execute(
+                    "DELETE FROM cache_claims c USING unnest(%s::text[], %s::int[]) AS d(k, i) "
+                    "WHERE c.request_key = d.k AND c.sample_ix = d.i AND c.owner = %s",
+                    ([row[0] for row in rows], [row[1] for row in rows], owner),
+                )
+
+    # ---- packs ----------------------------------------------------------------------------
+
+    @_explained("read")
+    def generation(self) -> str | None:
+        row = (
+            self._connect()
+            .execute("SELECT value FROM cache_meta WHERE key = 'generation'")
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    @_explained("read")
+    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
+        if not digests:
+            return {}
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT digest, data FROM cache_packs WHERE digest = ANY(%s)", (list(digests),)
+            )
+            .fetchall()
+        )
+        return {digest: bytes(data) for digest, data in rows}
+
+    def delete_pack(self, digest: str) -> None:
+        import psycopg
+
+        with suppress(psycopg.Error):
+            self._connect().execute("DELETE FROM cache_packs WHERE digest = %s", (digest,))
+
+    def write_packs(
+        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
+    ) -> None:
+        import psycopg
+
+        connection = self._connect()
+        try:
+            with connection.transaction(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = '{_PACK_WRITE_WAIT}'")
+                current = cursor.execute(
+                    "SELECT value FROM cache_meta WHERE key = 'generation' FOR SHARE"
+                ).fetchone()
+                if (None if current is None else str(current[0])) != generation:
+                    return
+                cursor.executemany(
+                    "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) "
+                    "DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size, "
+                    "samples = EXCLUDED.samples, created = EXCLUDED.created",
+                    rows,
+                )
+                total = cursor.execute("SELECT COALESCE(SUM(size), 0) FROM cache_packs").fetchone()
+                if total is not None and total[0] > limit_bytes:
+                    cursor.execute(
+                        "DELETE FROM cache_packs WHERE digest IN (SELECT digest FROM (SELECT "
+                        "digest, SUM(size) OVER (ORDER BY created DESC, digest) AS kept "
+                        "FROM cache_packs) ranked WHERE kept > %s)",
+                        (limit_bytes,),
+                    )
+        except psycopg.Error:
+            self.forget_connection()  # busy or read-only: the copy is optional
+
+    # ---- claims ---------------------------------------------------------------------------
+
+    @_explained("write to")
+    def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
+        if not items:
+            return set()
+        connection = self._connect()
+        # Claims whose owner died are dropped (those on samples it stored included).
+        connection.execute(f"DELETE FROM cache_claims WHERE expires < {_NOW}")
+        rows = connection.execute(
+            "INSERT INTO cache_claims SELECT k, i, %(owner)s, "
+            f"{_NOW} + %(lease)s FROM unnest(%(keys)s::text[], %(ixs)s::int[]) AS t(k, i) "
+            "ON CONFLICT (request_key, sample_ix) DO UPDATE SET owner = EXCLUDED.owner, "
+            f"expires = EXCLUDED.expires WHERE cache_claims.expires < {_NOW} "
+            "OR cache_claims.owner = EXCLUDED.owner RETURNING request_key, sample_ix",
+            {
+                "owner": owner,
+                "lease": lease_seconds,
+                "keys": [key for key, _ in items],
+                "ixs": [ix for _, ix in items],
+            },
+        ).fetchall()
+        return {(str(key), int(ix)) for key, ix in rows}
+
+    @_explained("write to")
+    def renew(self, owner: str, lease_seconds: float) -> int:
+        cursor = self._connect().execute(
+            f"UPDATE cache_claims SET expires = {_NOW} + %s WHERE owner = %s",
+            (lease_seconds, owner),
+        )
+        return int(cursor.rowcount)
+
+    @_explained("write to")
+    def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
+        connection = self._connect()
+        if items is None:
+            connection.execute("DELETE FROM cache_claims WHERE owner = %s", (owner,))
+            return
+        connection.execute(
+            "DELETE FROM cache_claims c USING unnest(%s::text[], %s::int[]) AS d(k, i) "
+            "WHERE c.request_key = d.k AND c.sample_ix = d.i AND c.owner = %s",
+            ([key for key, _ in items], [ix for _, ix in items], owner),
+        )
+
+    @_explained("read")
+    def held(self, items: Sequence[Item]) -> set[Item]:
+        if not items:
+            return set()
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT c.request_key, c.sample_ix FROM unnest(%s::text[], %s::int[]) "
+                "AS d(k, i) JOIN cache_claims c ON c.request_key = d.k AND c.sample_ix = d.i "
+                f"WHERE c.expires >= {_NOW}",
+                ([key for key, _ in items], [ix for _, ix in items]),
+            )
+            .fetchall()
+        )
+        return {(str(key), int(ix)) for key, ix in rows}
+
+    def batch_records(self) -> BatchRecords:
+        from evals.cache._batch_records_postgres import PostgresBatchRecords
+
+        return PostgresBatchRecords(self._url)
+
+    # ---- maintenance ----------------------------------------------------------------------
+
+    @_explained("read")
+    def counts(self) -> StoredCounts:
+        connection = self._connect()
+        stats: dict[tuple[str, str], list[float]] = {}
+        for question, model, count, prompt, completion in connection.execute(
+            "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
+            "FROM cache_samples GROUP BY question, model"
+        ):
+            stats[(question, model)] = [count, 0, prompt, completion]
+        for question, model, count in connection.execute(
+            "SELECT question, model, COUNT(*) FROM cache_errors GROUP BY question, model"
+        ):
+            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        packs, pack_bytes = connection.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM cache_packs"
+        ).fetchone() or (0, 0)
+        claims = connection.execute("SELECT COUNT(*) FROM cache_claims").fetchone()
+        size = connection.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c)), 0) FROM unnest(ARRAY["
+            "'cache_samples', 'cache_errors', 'cache_meta', 'cache_packs', 'cache_claims'"
+            "]::regclass[]) AS c"
+        ).fetchone()
+        return StoredCounts(
+            [
+                CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
+                for (q, m), v in sorted(stats.items())
+            ],
+            int(packs),
+            int(pack_bytes),
+            int(claims[0]) if claims else 0,
+            int(size[0]) if size else 0,
+        )
+
+    @_explained("write to")
+    def drop_packs(self) -> int:
+        return int(self._connect().execute("DELETE FROM cache_packs").rowcount)
+
+    @_explained("clear")
+    def clear(self, question: str | None, model: str | None) -> int:
+        conditions: list[str] = []
+        values: list[Any] = []
+        if question is not None:
+            conditions.append("(question = %s OR question = %s)")
+            values.extend([question, f"{question}/judges"])
+        if model is not None:
+            conditions.append("model = %s")
+            values.append(model)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        connection = self._connect()
+        with connection.transaction(), connection.cursor() as cursor:
+            # The generation row first: pack writers check it under FOR SHARE.
+            cursor.execute(
+                "INSERT INTO cache_meta VALUES ('generation', '1') ON CONFLICT (key) "
+                "DO UPDATE SET value = (cache_meta.value::int + 1)::text"
+            )
+            deleted = cursor.execute(f"DELETE FROM cache_samples{where}", values).rowcount
+            cursor.execute(f"DELETE FROM cache_errors{where}", values)
+            cursor.execute("DELETE FROM cache_packs")
+        return int(deleted)
+
+    # ---- copying --------------------------------------------------------------------------
+
+    @_explained("read")
+    def export_rows(
+        self, table: str, after: tuple[Any, ...] | None, limit: int
+    ) -> list[tuple[Any, ...]]:
+        keys = _KEYS[table]
+        order = ", ".join(keys)
+        where = ""
+        if after is not None:
+            where = f" WHERE ({order}) > ({', '.join(['%s'] * len(keys))})"
+        rows = (
+            self._connect()
+            .execute(
+                f"SELECT {', '.join(_COLUMNS[table])} FROM cache_{table}{where} "
+                f"ORDER BY {order} LIMIT %s",
+                (*(after or ()), limit),
+            )
+            .fetchall()
+        )
+        if table == "packs":
+            return [(*row[:4], bytes(row[4])) for row in rows]
+        return [tuple(row) for row in rows]
+
+    @_explained("write to")
+    def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
+        connection = self._connect()
+        new = 0
+        with connection.transaction(), connection.cursor() as cursor:
+            if table == "errors":
+                for row in rows:
+                    cursor.execute(_INSERTS[table], {str(i): v for i, v in enumerate(row)})
+                    new += cursor.rowcount
+                return new
+            cursor.executemany(_INSERTS[table], rows, returning=False)
+            new = cursor.rowcount
+        return max(0, new)
+
+
+class _Rollback(Exception):
+    """Leaves a transaction block by rolling it back."""
+
+
+def _grouped(rows: Sequence[tuple[Any, ...]]) -> dict[str, CachedSamples]:
+    """Rows of (key, sample_ix, …fields), ordered by key then index, as one `CachedSamples`
+    per key."""
+    found: dict[str, CachedSamples] = {}
+    start = 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or rows[end][0] != rows[start][0]:
+            found[rows[start][0]] = CachedSamples([row[1:] for row in rows[start:end]])
+            start = end
+    return found

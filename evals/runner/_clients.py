@@ -1,0 +1,124 @@
+"""The OpenAI clients the engine sends through, one per endpoint and way of connecting, kept
+on the runner loop across fetches: the questions of a run (and a question's answers and its
+judges) reuse one client's open connections instead of opening new ones for every fetch.
+
+A few clients are kept (the most recently used); one made on any other loop belongs to its
+fetch, which closes it when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from collections import OrderedDict
+
+from openai import AsyncOpenAI
+
+from evals.runner._blocking import on_runner_loop
+from evals.runner._routing import Endpoint
+from evals.runner._settings import RunSettings
+from evals.runner._transport import make_http_client
+
+__all__ = ["KEPT_CLIENTS", "ClientLease"]
+
+KEPT_CLIENTS = 8
+"""Clients kept on the runner loop (the least recently used beyond these are closed)."""
+
+_Key = tuple[object, ...]
+_KEPT: OrderedDict[_Key, AsyncOpenAI] = OrderedDict()
+_CLOSING: set[asyncio.Task[None]] = set()
+_registered = False
+
+
+def _forget_kept() -> None:
+    """In a forked child: the kept clients belong to the parent's loop."""
+    global _registered
+    _KEPT.clear()
+    _CLOSING.clear()
+    _registered = False
+
+
+os.register_at_fork(after_in_child=_forget_kept)
+
+
+def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
+    http_client = None
+    if settings.http_transport == "aiohttp":
+        http_client = make_http_client(
+            max_connections=settings.max_concurrency, timeout=settings.request_timeout
+        )
+    return AsyncOpenAI(
+        http_client=http_client,
+        api_key=endpoint.api_key(),
+        base_url=endpoint.base_url,
+        organization=endpoint.organization,
+        project=endpoint.project,
+        max_retries=0,
+        timeout=settings.request_timeout,
+    )
+
+
+def _key(endpoint: Endpoint, settings: RunSettings) -> _Key:
+    # The key itself is never kept: only a digest, to notice that it changed.
+    secret = hashlib.sha256(endpoint.api_key().encode()).hexdigest()
+    return (
+        endpoint.id,
+        endpoint.base_url,
+        endpoint.organization,
+        endpoint.project,
+        secret,
+        settings.http_transport,
+        settings.max_concurrency,
+        settings.request_timeout,
+    )
+
+
+async def _close_kept() -> None:
+    clients = list(_KEPT.values())
+    _KEPT.clear()
+    await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
+
+
+def _forget(client: AsyncOpenAI) -> None:
+    task = asyncio.get_running_loop().create_task(client.close())
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
+
+
+class ClientLease:
+    """The clients one fetch sends through: kept ones on the runner loop, its own elsewhere
+    (closed by `release`)."""
+
+    def __init__(self, settings: RunSettings) -> None:
+        global _registered
+        self.settings = settings
+        self.keep = on_runner_loop(None if _registered else _close_kept)
+        _registered = _registered or self.keep
+        self._own: dict[str, AsyncOpenAI] = {}
+        self._mine: dict[str, AsyncOpenAI] = {}
+
+    def client(self, endpoint: Endpoint) -> AsyncOpenAI:
+        found = self._mine.get(endpoint.id)
+        if found is not None:
+            return found
+        if not self.keep:
+            found = self._own[endpoint.id] = _make(endpoint, self.settings)
+        else:
+            key = _key(endpoint, self.settings)
+            found = _KEPT.get(key)
+            if found is None:
+                found = _KEPT[key] = _make(endpoint, self.settings)
+                while len(_KEPT) > KEPT_CLIENTS:
+                    _forget(_KEPT.popitem(last=False)[1])
+            else:
+                _KEPT.move_to_end(key)
+        self._mine[endpoint.id] = found
+        return found
+
+    async def release(self) -> None:
+        """Close the clients this fetch made for itself (kept ones stay open)."""
+        await asyncio.gather(
+            *(client.close() for client in self._own.values()), return_exceptions=True
+        )
+        self._own.clear()
