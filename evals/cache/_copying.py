@@ -1,10 +1,13 @@
 """Copying a cache into another (a lab moving its SQLite cache into a shared PostgreSQL
 database, say): samples, recorded errors and packs, in key order and in batches, each batch
-one transaction in the target.
+one transaction in the target; then the batches still in flight (their records and the
+samples each holds), so that the target's runs collect them instead of buying their samples
+again.
 
 Rows the target already holds are skipped (samples and packs by their key; errors by request,
-sample, time and message), so a copy is idempotent: run again after an interruption, it reads
-the source again but writes only what is missing, and never copies a row twice.
+sample, time and message; batch records by id), so a copy is idempotent: run again after an
+interruption, it reads the source again but writes only what is missing, and never copies a
+row twice. Claims are not copied: they belong to runs buying now, on the source.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evals.cache._backend import CacheBackend
+from evals.errors import CacheError
 
 __all__ = ["CopyResult", "copy_cache"]
 
 _TABLES = ("samples", "errors", "packs")
+_COUNTED = (*_TABLES, "batches")
 _KEY_WIDTH = {"samples": 2, "errors": 3, "packs": 1}
 _KEY_COLUMNS = {"samples": (0, 1), "errors": (0, 1, 6), "packs": (0,)}
 
@@ -25,8 +30,8 @@ _KEY_COLUMNS = {"samples": (0, 1), "errors": (0, 1, 6), "packs": (0,)}
 class CopyResult:
     """Rows read from the source and rows the target did not hold yet, per table."""
 
-    read: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_TABLES, 0))
-    copied: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_TABLES, 0))
+    read: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
+    copied: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
     source: str = ""
     target: str = ""
 
@@ -58,4 +63,31 @@ def copy_cache(
                 progress(table, result.read[table])
             if len(rows) < batch_rows:
                 break
+    _copy_batches(source, target, result, progress)
     return result
+
+
+def _copy_batches(
+    source: CacheBackend,
+    target: CacheBackend,
+    result: CopyResult,
+    progress: Callable[[str, int], None] | None,
+) -> None:
+    """The batch records in flight, each with the samples it holds and what is left of its
+    lease; one the target already has is skipped. Each is one transaction in the target."""
+    records = source.batch_records()
+    try:
+        live = records.records(active_only=True, limit=1_000_000)
+    except CacheError:  # a read-only source without batch tables has no batches
+        return
+    into = target.batch_records()
+    for record in reversed(live):  # oldest first
+        result.read["batches"] += 1
+        if into.get(record.id) is None:
+            lines = records.lines(record.id)
+            lease = max(0.0, record.lease_until - records.now())
+            # Samples the target's own batches hold stay theirs: nothing is sent twice.
+            if lines and into.claim(record, lines, lease):
+                result.copied["batches"] += 1
+        if progress is not None:
+            progress("batches", result.read["batches"])

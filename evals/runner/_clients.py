@@ -2,7 +2,8 @@
 on the runner loop across fetches: the questions of a run (and a question's answers and its
 judges) reuse one client's open connections instead of opening new ones for every fetch.
 
-A few clients are kept (the most recently used); one made on any other loop belongs to its
+A few clients are kept (the most recently used); one pushed out while a fetch still sends
+through it is closed when the last such fetch ends. One made on any other loop belongs to its
 fetch, which closes it when it ends.
 """
 
@@ -27,6 +28,10 @@ KEPT_CLIENTS = 8
 
 _Key = tuple[object, ...]
 _KEPT: OrderedDict[_Key, AsyncOpenAI] = OrderedDict()
+_IN_USE: dict[int, int] = {}
+"""Fetches sending through each kept client (by `id`), so none is closed under them."""
+_RETIRED: dict[int, AsyncOpenAI] = {}
+"""Kept clients pushed out while in use, closed when their last fetch releases them."""
 _CLOSING: set[asyncio.Task[None]] = set()
 _registered = False
 
@@ -35,6 +40,8 @@ def _forget_kept() -> None:
     """In a forked child: the kept clients belong to the parent's loop."""
     global _registered
     _KEPT.clear()
+    _IN_USE.clear()
+    _RETIRED.clear()
     _CLOSING.clear()
     _registered = False
 
@@ -75,9 +82,19 @@ def _key(endpoint: Endpoint, settings: RunSettings) -> _Key:
 
 
 async def _close_kept() -> None:
-    clients = list(_KEPT.values())
+    clients = [*_KEPT.values(), *_RETIRED.values()]
     _KEPT.clear()
+    _RETIRED.clear()
+    _IN_USE.clear()
     await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
+
+
+def _push_out(client: AsyncOpenAI) -> None:
+    """A kept client beyond `KEPT_CLIENTS`: closed now, or by the last fetch using it."""
+    if _IN_USE.get(id(client)):
+        _RETIRED[id(client)] = client
+    else:
+        _forget(client)
 
 
 def _forget(client: AsyncOpenAI) -> None:
@@ -97,6 +114,7 @@ class ClientLease:
         _registered = _registered or self.keep
         self._own: dict[str, AsyncOpenAI] = {}
         self._mine: dict[str, AsyncOpenAI] = {}
+        self._kept: list[AsyncOpenAI] = []
 
     def client(self, endpoint: Endpoint) -> AsyncOpenAI:
         found = self._mine.get(endpoint.id)
@@ -110,14 +128,24 @@ class ClientLease:
             if found is None:
                 found = _KEPT[key] = _make(endpoint, self.settings)
                 while len(_KEPT) > KEPT_CLIENTS:
-                    _forget(_KEPT.popitem(last=False)[1])
+                    _push_out(_KEPT.popitem(last=False)[1])
             else:
                 _KEPT.move_to_end(key)
+            _IN_USE[id(found)] = _IN_USE.get(id(found), 0) + 1
+            self._kept.append(found)
         self._mine[endpoint.id] = found
         return found
 
     async def release(self) -> None:
-        """Close the clients this fetch made for itself (kept ones stay open)."""
+        """Close the clients this fetch made for itself (kept ones stay open, unless pushed
+        out while this fetch used them and no other fetch still does)."""
+        for client in self._kept:
+            left = _IN_USE.pop(id(client), 1) - 1
+            if left > 0:
+                _IN_USE[id(client)] = left
+            elif id(client) in _RETIRED:
+                self._own[f"retired-{id(client)}"] = _RETIRED.pop(id(client))
+        self._kept.clear()
         await asyncio.gather(
             *(client.close() for client in self._own.values()), return_exceptions=True
         )

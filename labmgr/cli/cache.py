@@ -143,18 +143,19 @@ def copy(
     directory: Path | None = _DIR_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
 ) -> None:
-    """Copy every cached answer, recorded error and pack into another cache (say a lab's
-    shared PostgreSQL database). Safe to run again: what is there already is skipped, so
-    an interrupted copy finishes and nothing is copied twice."""
+    """Copy every cached answer, recorded error and pack, and the batches in flight, into
+    another cache (say a lab's shared PostgreSQL database). Safe to run again: what is there
+    already is skipped, so an interrupted copy finishes and nothing is copied twice."""
     source = _cache(ctx, directory)
     result = source.copy_to(to)
     if as_json:
         typer.echo(json.dumps(vars(result), indent=2))
         return
     new, read = result.copied, result.read
+    batches = f" (and {new['batches']} batches in flight)" if read["batches"] else ""
     typer.echo(
-        f"copied {new['samples']} samples, {new['errors']} errors and {new['packs']} packs "
-        f"from {result.source} to {result.target}"
+        f"copied {new['samples']} samples, {new['errors']} errors and {new['packs']} packs"
+        f"{batches} from {result.source} to {result.target}"
     )
     skipped = sum(read.values()) - sum(new.values())
     if skipped:

@@ -191,3 +191,36 @@ def test_a_remembered_key_that_changed_is_looked_up_again(
     assert found.key_name == "OPENAI_API_KEY_ZETA"
     memory: dict[str, Any] = json.loads(lab_settings.shared_models_path.read_text())
     assert memory["models"][model]["key_env"] == "OPENAI_API_KEY_ZETA"
+
+
+def test_a_run_over_more_endpoints_than_kept_clients_closes_none_in_use(
+    sandbox: SandboxHandle,
+    other_provider: SandboxHandle,
+    lab_settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One client kept: the second endpoint's client pushes out the first while one fetch
+    # still sends through both.
+    monkeypatch.setattr("evals.runner._clients.KEPT_CLIENTS", 1)
+    lab = _lab_with_other_provider(
+        lab_settings, sandbox, other_provider, monkeypatch, '["gpt-4o*"]'
+    )
+    q = Question.create(
+        type="free_form",
+        name="two-endpoints",
+        paraphrases=["Name a colour.", "Name a fruit.", "Name a tree."],
+        samples_per_paraphrase=4,
+        max_tokens=12,
+    )
+    for _ in range(2):
+        df = q.df({"mixed": ["gpt-4.1-mini", "gpt-4o-mini"]}, lab=lab, settings=QUIET)
+        assert df["error"].isna().all(), df["error"].dropna().unique()
+        q = Question.create(
+            type="free_form",
+            name="two-endpoints",
+            paraphrases=["Name a bird.", "Name a river.", "Name a city."],
+            samples_per_paraphrase=4,
+            max_tokens=12,
+        )
+    assert _chat_models(sandbox) == {"gpt-4.1-mini": 24}
+    assert _chat_models(other_provider) == {"gpt-4o-mini": 24}

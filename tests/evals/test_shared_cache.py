@@ -178,7 +178,7 @@ def test_an_interrupted_cache_copy_finishes_when_run_again_and_copies_nothing_tw
     assert resumed.copied["samples"] == 300 - 128
     assert resumed.copied["errors"] == 10 and resumed.copied["packs"] == 1
     again = source.copy_to(postgres_url, batch_rows=64)
-    assert again.copied == {"samples": 0, "errors": 0, "packs": 0}
+    assert again.copied == {"samples": 0, "errors": 0, "packs": 0, "batches": 0}
     assert again.read["samples"] == 300
     assert target.info().entries == source.info().entries
     assert target.info().packs == 1
@@ -287,3 +287,32 @@ def test_a_postgresql_cache_from_before_reasoning_tokens_is_upgraded_in_place(
     assert found[0] == SampleResult("old", None, "stop", 5.0, 2.0, None)
     assert found[1] == SampleResult("new", None, "stop", 5.0, 9.0, 7.0)
     assert cache.info().claims == 0  # the claims table was made too
+
+
+def test_a_cache_copy_takes_the_batches_in_flight_so_the_target_collects_instead_of_resending(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from evals.cache import BatchLine, BatchRecord, new_record_id
+
+    source = Cache(tmp_path / "cache")
+    _filled(source, 4)
+    keys = ["k" * 63 + str(n) for n in range(3)]
+    lines = [BatchLine(f"l{n}", key, (0, 1), False) for n, key in enumerate(keys)]
+    flying = BatchRecord(new_record_id(), "ep", "http://x/v1", "m0", "q0", owner="run-a")
+    assert source.batches.claim(flying, lines, 300) == lines
+    source.batches.submitted(flying.id, "file-1", "batch-1", "in_progress")
+    done = BatchRecord(new_record_id(), "ep", "http://x/v1", "m0", "q0", owner="run-a")
+    source.batches.claim(done, [BatchLine("l0", "other", (0,))], 300)
+    source.batches.finish(done.id, "collected")
+
+    copied = source.copy_to(postgres_url)
+    assert copied.read["batches"] == 1 and copied.copied["batches"] == 1
+    target = Cache(postgres_url)
+    record = target.batches.get(flying.id)
+    assert record is not None and record.state == "submitted" and record.batch_id == "batch-1"
+    assert target.batches.lines(flying.id) == lines
+    items = [(key, ix) for key in keys for ix in (0, 1)]
+    assert target.batches.covering(items) == dict.fromkeys(items, flying.id)
+    assert target.batches.get(done.id) is None  # a finished batch has nothing left to collect
+    again = source.copy_to(postgres_url)
+    assert again.read["batches"] == 1 and again.copied["batches"] == 0
