@@ -18,6 +18,7 @@ that base stays as a second one.
     ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
     ├── CacheError                          the response cache folder or file is unusable
     ├── RunFolderError (ValueError)         a folder that is not a readable run
+    ├── LabelsFileError (ValueError)        a file of human labels with bad rows
     ├── OutputError                         a run folder or report cannot be written there
     └── RunStopped                          a run stopped before any question was answered
 
@@ -34,6 +35,7 @@ __all__ = [
     "CacheError",
     "EvalsError",
     "GroupsError",
+    "LabelsFileError",
     "MetricError",
     "NoEndpointError",
     "OutputError",
@@ -120,6 +122,20 @@ class RunFolderError(EvalsError, ValueError):
     """A folder that is not a readable run (the message names the folder and the file)."""
 
     default_hint = "Pass a folder written by `labmgr eval run` (or `run_questions`)."
+
+
+class LabelsFileError(EvalsError, ValueError):
+    """A file of human labels that cannot be imported: the message names the file and says,
+    one sentence per bad row, what is wrong with it (`problems` lists them)."""
+
+    default_hint = (
+        "Fix the rows named above and import again, or pass --skip-bad to import the good rows."
+    )
+
+    def __init__(self, message: str, hint: str | None = None, problems: list[str] | None = None):
+        super().__init__(message, hint)
+        self.problems = list(problems or [])
+        """One sentence per bad row."""
 
 
 class OutputError(EvalsError):

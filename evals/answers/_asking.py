@@ -29,14 +29,17 @@ class Answers:
     failed, and whether the run stopped early (answers and judges together)."""
 
 
-def ask(question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext) -> Answers:
+def ask(
+    question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext, *, judge: bool = True
+) -> Answers:
     """Run what is missing for `question` over `groups` and build its frame (judges
-    included). Nothing is bought before every model it uses was checked: that it would take
-    the question as asked (answers and judges), and that it exists on its endpoint."""
+    included, unless `judge=False`: answers only, to be judged later). Nothing is bought
+    before every model it uses was checked: that it would take the question as asked
+    (answers and judges), and that it exists on its endpoint."""
     from evals.answers._frame import build_frame
     from evals.answers._judging import add_judges, judge_models
 
-    judges = question.judge_questions()
+    judges = question.judge_questions() if judge else {}
     ctx.models.expect(ordered_models(groups))
     ctx.models.expect(judge_models(judges))
     judge_params(judges, question.name, ctx)  # a judge that would refuse stops us now

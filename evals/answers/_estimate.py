@@ -92,7 +92,7 @@ def estimate_question(
     for judge in judges.values():
         rows = new_samples // max(1, question.cached_samples_per_row)
         judge_requests += rows
-        prompt = count_tokens(judge.template) + per_sample_completion
+        prompt = count_tokens(judge.prompt_template) + per_sample_completion
         completion = judge.expected_completion_tokens()
         price = ctx.price(judge.model, prompt * rows, completion * rows)
         if price is None:

@@ -1,5 +1,6 @@
 """The DataFrame of a question: one row per sample, stable columns, deterministic order
-(groups as given, models as given, paraphrase, sample).
+(groups as given, models as given, paraphrase, sample). A grid question's factors are columns
+after `paraphrase_ix`, holding each prompt's level.
 
 Values are computed once per model as a segment of columns (a packed model's straight from
 its pack, others block by block per conversation) and repeated for every group the model is
@@ -331,6 +332,10 @@ def build_frame(
         ),
         "question": _repeated(texts, paraphrase_ix),
         "paraphrase_ix": paraphrase_ix.astype(np.int64),
+        **{
+            factor: _repeated(levels, paraphrase_ix)
+            for factor, levels in question.prompt_factors().items()
+        },
         "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
     }
     for name in question.extra_columns:

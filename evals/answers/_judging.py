@@ -1,8 +1,10 @@
 """Judges grade free-form answers: one column per judge (plus `<judge>_question`, one column
 per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating judges,
-and `<judge>_api_kwargs`, what the judge model was sent). Identical (question, answer) pairs
-are judged once (answer only, when the template does not use `{question}`); verdicts are
-cached like any request: by judge model, rendered prompt and parameters.
+`<judge>_api_kwargs`, what the judge model was sent, and `<judge>_cost`: each verdict's price
+shared among the rows it grades, so the column sums to what the verdicts cost). Identical
+(question, answer) pairs are judged once (answer only, when the template does not use
+`{question}`); verdicts are cached like any request: by judge model, rendered prompt and
+parameters.
 
 What a judge is (its template, its parameters, how its verdict is read) is known by the judge
 types in `evals.questions`; this module only plans, fetches and lays out the columns.
@@ -10,6 +12,8 @@ types in `evals.questions`; this module only plans, fetches and lays out the col
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -115,8 +119,13 @@ def add_judges(
         keys = [p.request.cache_key if p.request is not None else "" for p in mine]
         samples = fetched.results.first_samples(keys)
         problems: list[str | None] = [None] * len(distinct)
+        shares = Counter(c for c in codes if c >= 0)  # rows sharing each verdict
+        prices: list[float] = [0.0] * len(distinct)
         readable = []
         for i, sample in enumerate(samples):
+            if sample is not None:  # paid for, whether its verdict can be read or not
+                price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
+                prices[i] = math.nan if price is None else price / shares[i]
             if sample is None:
                 p, key = mine[i], keys[i]
                 problems[i] = (
@@ -145,9 +154,12 @@ def add_judges(
         new.update({f"{name}_{extra}": columns[extra] for extra in judge.extra_columns})
         was_sent = sent_params(judge.model, sent[name])
         new[f"{name}_api_kwargs"] = [None if c < 0 else was_sent for c in codes]
+        costs = [prices[c] if c >= 0 else 0.0 for c in codes]
         for offset, (column_name, values) in enumerate(new.items()):
             frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
         insert_at += len(new)
+        frame.insert(insert_at, f"{name}_cost", pd.Series(costs, dtype=float))
+        insert_at += 1
     frame["error"] = error_column
     return frame, fetched
 

@@ -31,13 +31,21 @@ def judge_params(
     }
 
 
-def check_question(question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext) -> None:
-    """Raise `UnsupportedRequestError` now if a model of `groups` (or a judge's model) would
-    refuse `question` as it is asked; nothing is sent (a run checks all its questions so)."""
+def check_question(
+    question: Askable,
+    groups: Mapping[str, Sequence[str]],
+    ctx: RunContext,
+    *,
+    judge: bool = True,
+) -> None:
+    """Raise `UnsupportedRequestError` now if a model of `groups` (or a judge's model, unless
+    `judge=False`) would refuse `question` as it is asked; nothing is sent (a run checks all
+    its questions so)."""
     ctx.requests.prepare_models(
         ordered_models(groups),
         question.request_params(),
         asker=asker_of(question),
         adapt=question.adapt,
     )
-    judge_params(question.judge_questions(), question.name, ctx)
+    if judge:
+        judge_params(question.judge_questions(), question.name, ctx)

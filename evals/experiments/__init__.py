@@ -7,19 +7,29 @@ run = run_questions(load_questions("questions.yaml"), groups, baseline="gpt-4.1-
 run.summary          # question × group × score and metric: mean, 95% CI, refusal rate
 run.comparisons      # each group against the baseline: difference, 95% CI, Holm-adjusted p
 report_run(run.path, baseline="helpful", figure_folder="figures")   # no requests
+score_run(run.path, judge_model="gpt-4.1")   # judge the answers again: judge requests only
+run_history(["runs/a", "runs/b"], "misaligned", out="trend.png")   # a score over runs
 """
 
 from evals.experiments._estimating import estimate_run
+from evals.experiments._history import HISTORY_COLUMNS, History, run_history, runs_of_questions
 from evals.experiments._reporting import ReportFiles, report_run
 from evals.experiments._running import default_run_dir, run_metrics, run_questions
+from evals.experiments._scoring import ScoredRun, score_run
 from evals.experiments._writing import write_run
 
 __all__ = [
+    "HISTORY_COLUMNS",
+    "History",
     "ReportFiles",
+    "ScoredRun",
     "default_run_dir",
     "estimate_run",
     "report_run",
+    "run_history",
     "run_metrics",
     "run_questions",
+    "runs_of_questions",
+    "score_run",
     "write_run",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.experiments._running import _with_samples, run_metrics
 from evals.runner import run_context
-from evals.runs import check_baseline
+from evals.runs import check_baseline, check_by
 
 if TYPE_CHECKING:
     from evals.answers import Estimate
@@ -25,14 +25,23 @@ def estimate_run(
     samples: int | None = None,
     metrics: Sequence[Metric | str] = (),
     baseline: str | None = None,
+    by: Sequence[str] = (),
+    judge: bool = True,
+    judge_model: str | None = None,
     **options: Any,
 ) -> dict[str, Estimate]:
     """`{question name: Estimate}` for the same arguments as `run_questions` (`samples`
     overrides each question's samples per paraphrase; `options` are `Question.ask`'s).
-    `metrics` and `baseline` are checked as the run would check them (they cost nothing)."""
+    `metrics`, `baseline` and `by` are checked as the run would check them (they cost
+    nothing); `judge=False` leaves the judges out, `judge_model` asks them of that model."""
     listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
+    if judge_model is not None:
+        listed = [question.with_judges(model=judge_model) for question in listed]
     run_metrics(metrics, listed)
     check_baseline(baseline, groups)
+    check_by(by, {q.name: list(q.factor_levels()) for q in listed})
+    if not judge:
+        listed = [question.without_judges() for question in listed]
     ctx = run_context(**options)
     return {
         question.name: _with_samples(question, samples).estimate(groups, context=ctx)

@@ -45,21 +45,22 @@ def report_run(
     figures: bool = True,
     figure_folder: str | Path | None = None,
     figure_format: FigureFormat = "pdf",
+    by: list[str] | Keep = KEEP,
 ) -> ReportFiles:
     """Write the report of `run` (to `out`, default its folder's report.html).
 
-    With `baseline` (a group of the run, or None for no comparisons) or `method`, the
-    summary and comparisons are first computed again from the run's samples and saved in
-    its folder. `figures=False` leaves the figures out of the report; `figure_folder` also
-    writes every figure there as `<name>.<figure_format>` (pdf, svg or png). Each figure is
-    drawn once for both."""
+    With `baseline` (a group of the run, or None for no comparisons), `method` or `by`
+    (grid factors to split by; `[]` for none), the summary and comparisons are first
+    computed again from the run's samples and saved in its folder. `figures=False` leaves
+    the figures out of the report; `figure_folder` also writes every figure there as
+    `<name>.<figure_format>` (pdf, svg or png). Each figure is drawn once for both."""
     loaded = run if isinstance(run, Run) else load_run(run)
     folder = (
         prepare_figure_folder(figure_folder, figure_format) if figure_folder is not None else None
     )
-    recompute = baseline is not KEEP or method is not None
+    recompute = baseline is not KEEP or method is not None or by is not KEEP
     if recompute:
-        loaded = analyze_run(loaded, baseline=baseline, method=method)
+        loaded = analyze_run(loaded, baseline=baseline, method=method, by=by)
     embed = report and figures
     drawn = None
     if embed or folder is not None:

@@ -32,6 +32,7 @@ from evals.runs import (
     RUN_LOG,
     Run,
     check_baseline,
+    check_by,
     check_method,
     endpoints_of,
     frame_totals,
@@ -63,6 +64,14 @@ def _with_samples(question: Question, samples: int | None) -> Question:
     if samples < 1:
         raise RunOptionsError(f"samples must be at least 1, got {samples}")
     return question.model_copy(update={"samples_per_paraphrase": samples})
+
+
+def _source_file(source: str | None) -> str | None:
+    """The questions file's absolute path (how `runs_of_questions` finds a file's runs)."""
+    if not source:
+        return None
+    path = Path(source)
+    return str(path.resolve()) if path.exists() else None
 
 
 def _file_logger(path: Path) -> logging.Logger:
@@ -128,6 +137,9 @@ def run_questions(
     report: bool = True,
     by_model: bool = False,
     source: str | None = None,
+    by: Sequence[str] = (),
+    judge: bool = True,
+    judge_model: str | None = None,
     **options: Any,
 ) -> Run:
     """Ask every question of every group, write the run folder and return it (as `load_run`).
@@ -137,6 +149,10 @@ def run_questions(
     out and `run.info["stopped"]` says why); `models` adds facts per model to run.json (job,
     kind, step, epoch — the checkpoint figure uses `step`); `by_model` also writes per-model
     intervals (`summary_by_model.csv`). `out` defaults to the lab's `runs/<time>-<name>`.
+    `by` (grid factors) splits the summary and comparisons by the factors' levels.
+
+    `judge=False` asks for the answers only (`score_run` judges them later; run.json says
+    the judges were skipped); `judge_model` asks every judge of the run of that model.
 
     `metrics` (`Metric`s or texts like `"misaligned: aligned < 30 among coherent > 50"`)
     are added to every question with their scores, besides each question's own. `method` is
@@ -154,18 +170,22 @@ def run_questions(
     if not listed:
         raise RunOptionsError("no questions to run")
     prepared = [_with_samples(question, samples) for question in listed]
+    if judge_model is not None:
+        prepared = [question.with_judges(model=judge_model) for question in prepared]
     group_map = {str(name): [str(m) for m in members] for name, members in groups.items()}
     extra_metrics = run_metrics(metrics, prepared)
     check_baseline(baseline, group_map)
     check_method(method)
+    split = check_by(by, {q.name: list(q.factor_levels()) for q in prepared})
     all_models = ordered_models(group_map)
     ctx = run_context(**options)
     limit = max_cost if max_cost is not None else ctx.settings.max_cost
     _check_some_model_is_served(all_models, ctx)
     ctx.models.expect(all_models)
     for question in prepared:
-        ctx.models.expect(judge.model for judge in question.judge_questions().values())
-        check_question(question, group_map, ctx)  # every question, before any is bought
+        if judge:
+            ctx.models.expect(j.model for j in question.judge_questions().values())
+        check_question(question, group_map, ctx, judge=judge)  # all, before any is bought
     folder = prepare_folder(out if out is not None else default_run_dir(ctx.lab, listed[0].name))
     try:
         logger = _file_logger(folder / RUN_LOG)
@@ -194,7 +214,9 @@ def run_questions(
                 break
             budget = None if limit is None else limit - bought["cost"]
             logger.info("question %s (%s)", question.name, question.type_name)
-            answers = question.ask(group_map, context=ctx.with_settings(max_cost=budget))
+            answers = question.ask(
+                group_map, judge=judge, context=ctx.with_settings(max_cost=budget)
+            )
             outcome = answers.outcome
             for message in outcome.messages():
                 logger.warning("%s: %s", question.name, message)
@@ -216,6 +238,7 @@ def run_questions(
             raise RunStopped(f"no question ran: {stopped}")
         info = {
             "source": source,
+            "source_file": _source_file(source),
             "started": started,
             "finished": utc_now(),
             "seconds": round(time.monotonic() - clock, 3),
@@ -227,6 +250,8 @@ def run_questions(
                 "max_cost": max_cost,
                 "cache_dir": str(ctx.cache.directory) if ctx.cache.directory else None,
                 "cache": ctx.cache.url,
+                "judges": "asked" if judge else "skipped",
+                "judge_model": judge_model,
                 "adapt": ctx.requests.adapt,
                 "reasoning_effort": ctx.requests.reasoning_effort,
                 "adapters": [adapter.name for adapter in ctx.requests.adapters],
@@ -247,6 +272,7 @@ def run_questions(
             by_model=by_model,
             info=info,
             curves=run_curves(ctx.lab, group_map, models, logger),
+            by=split,
         )
         logger.info(
             "done in %.1f s; bought $%.4f (judges included)", info["seconds"], bought["cost"]

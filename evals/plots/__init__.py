@@ -6,19 +6,24 @@ from evals import plot
 plot(q, groups, kind="means")       # group means with 95% intervals, one panel per judge
 metric_figure(summary, "misaligned")         # the EM paper's figure: share per question
 comparison_figure(compare_groups(frames, "base"))   # differences from the baseline
+cost_figure(run.costs(), "misaligned")       # score against answer cost per 1,000 samples
 """
 
 from evals.plots._axes import TALL_INCHES, ScaleArgument
 from evals.plots._comparison import comparison_figure
+from evals.plots._costs import LOG_COST_RATIO, cost_figure
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure
 from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
+from evals.plots._history import history_figure
 from evals.plots._means import means_figure
 from evals.plots._metric import metric_figure
 from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER
+from evals.stats import folded_levels
 
 __all__ = [
     "KINDS",
+    "LOG_COST_RATIO",
     "MAX_SCATTER_POINTS",
     "OTHER",
     "TALL_INCHES",
@@ -28,6 +33,9 @@ __all__ = [
     "answers_figure",
     "checkpoints_figure",
     "comparison_figure",
+    "cost_figure",
+    "folded_levels",
+    "history_figure",
     "means_figure",
     "metric_figure",
     "plot",

@@ -12,6 +12,7 @@ from matplotlib.lines import Line2D
 
 from evals.plots._axes import ScaleArgument, difference_axis, scale_for, summary_scale
 from evals.plots._interval_rows import IntervalColumns, interval_panels, ordered
+from evals.stats import folded_levels
 
 __all__ = ["comparison_figure"]
 
@@ -25,6 +26,7 @@ def comparison_figure(
     alpha: float = 0.05,
     title: str | None = None,
     scale: ScaleArgument = None,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Differences from the baseline with their 95% intervals (a comparison table from
     `evals.stats.compare_groups`), one panel per score, a line at zero.
@@ -32,6 +34,7 @@ def comparison_figure(
     A marker is filled when the Holm-adjusted p-value is below `alpha`, hollow otherwise.
     The value axis runs over ± the score's scale width (±100 for a 0–100 judge, ±1 for a
     share; `scale` as in `means_figure`), so every panel of one kind has the same axis."""
+    comparisons = folded_levels(comparisons, by)
     if comparisons.empty:
         raise ValueError("the comparison table is empty: no group was compared")
     question_list = ordered(comparisons["question"], questions)

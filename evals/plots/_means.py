@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
 from evals.plots._interval_rows import IntervalColumns, interval_panels, ordered
+from evals.stats import folded_levels
 
 __all__ = ["means_figure"]
 
@@ -23,6 +24,7 @@ def means_figure(
     groups: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Means with intervals from a summary table (`evals.stats.summarize`).
 
@@ -32,8 +34,9 @@ def means_figure(
     one question the groups are the rows of each panel; with several, each question is a
     block of rows and the groups are told apart by colour and marker (legend on the right).
     A tall figure repeats the value axis on top. Labels are wrapped so long names stay
-    readable.
+    readable. `by` (grid factors of a split summary) draws each level like a question.
     """
+    summary = folded_levels(summary, by)
     if summary.empty:
         raise ValueError("the summary is empty: no question has a numeric score to plot")
     question_list = ordered(summary["question"], questions)

@@ -21,7 +21,7 @@ from evals.plots._style import (
     style_axes,
     wrap,
 )
-from evals.stats import ALL_QUESTIONS, SHARE
+from evals.stats import ALL_QUESTIONS, SHARE, folded_levels
 
 __all__ = ["metric_figure"]
 
@@ -34,11 +34,13 @@ def metric_figure(
     groups: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
+    by: str | Sequence[str] | None = None,
 ) -> Figure:
     """`metric`'s mean per question (along the x axis) and group (side by side, colour and
     marker) with its 95% interval, from a summary table (`evals.stats.summarize`). The value
     axis spans the metric's scale (0–1 for a share; `scale` as in `means_figure`). A pooled
     row (`ALL_QUESTIONS`) comes last, set apart by a line."""
+    summary = folded_levels(summary, by)
     rows = summary[summary["score"].astype(str) == metric]
     if rows.empty:
         known = ", ".join(repr(s) for s in dict.fromkeys(summary["score"].astype(str)))

@@ -25,6 +25,13 @@ from pydantic import (
 )
 
 from evals.errors import QuestionError
+from evals.questions._grid import (
+    GridOption,
+    check_factor_names,
+    check_grid,
+    grid_prompts,
+    normalise_grid,
+)
 from evals.questions._metrics import metrics_from_option, metrics_to_option
 from evals.stats import SHARE, ZERO_TO_HUNDRED, Metric, Scale, default_metrics
 from labmgr.capabilities import ReasoningEffort
@@ -80,6 +87,13 @@ class Question(BaseModel):
     """Each paraphrase becomes one user message (after `system`, if given)."""
     messages: list[list[dict[str, Any]]] | None = None
     """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
+    grid: GridOption | None = None
+    """Factors and their levels, with `template`: every combination of levels is one prompt
+    (an alternative to `paraphrases`; see `evals.questions._grid` for the shapes). Each row
+    of the frame carries its level of each factor as a column."""
+    template: str | None = None
+    """The prompt of a grid, with one `{placeholder}` per factor (or per key of a factor's
+    whole-text levels); other braces are literal."""
     system: str | None = None
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
@@ -104,6 +118,11 @@ class Question(BaseModel):
         super().__pydantic_init_subclass__(**kwargs)
         if "type_name" in cls.__dict__:
             Question._registry[cls.type_name] = cls
+
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _read_grid(cls, value: Any) -> Any:
+        return normalise_grid(value)
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -138,8 +157,24 @@ class Question(BaseModel):
 
     @model_validator(mode="after")
     def _one_source_of_prompts(self) -> Question:
-        if (self.paraphrases is None) == (self.messages is None):
-            raise ValueError("give exactly one of 'paraphrases' or 'messages'")
+        sources = [self.paraphrases is not None, self.messages is not None, self.grid is not None]
+        if sum(sources) != 1:
+            raise ValueError("give exactly one of 'paraphrases', 'messages' or 'grid'")
+        if (self.grid is None) != (self.template is None):
+            raise ValueError("'grid' and 'template' go together: give both or neither")
+        if self.grid is not None and self.template is not None:
+            try:
+                check_grid(self.grid, self.template)
+            except ValueError as error:
+                raise ValueError(f"option 'grid': {error}") from None
+            taken = {m.name: f"the metric {m.name!r}" for m in self.derived_metrics()}
+            taken.update({name: f"the score {name!r}" for name in self.score_columns()})
+            taken.update({name: f"the judge {name!r}" for name in self.judge_questions()})
+            try:
+                check_factor_names(self.grid, taken)
+            except ValueError as error:
+                raise ValueError(f"option 'grid': {error}") from None
+            return self
         if self.messages is not None and self.system is not None:
             raise ValueError("'system' only applies to 'paraphrases'; put it in 'messages'")
         conversations = self.paraphrases if self.paraphrases is not None else self.messages
@@ -176,12 +211,31 @@ class Question(BaseModel):
 
     # ---- what is asked --------------------------------------------------------------------
 
+    def prompts(self) -> list[str]:
+        """The user message of each paraphrase, or of each combination of the grid's levels
+        (empty for whole `messages`)."""
+        if self.grid is not None and self.template is not None:
+            return [prompt.text for prompt in grid_prompts(self.grid, self.template)]
+        return list(self.paraphrases or [])
+
     def conversations(self) -> list[list[dict[str, Any]]]:
-        """One message list per paraphrase (or the given conversations)."""
+        """One message list per paraphrase or grid prompt (or the given conversations)."""
         if self.messages is not None:
             return copy.deepcopy(self.messages)
         prefix = [{"role": "system", "content": self.system}] if self.system is not None else []
-        return [[*prefix, {"role": "user", "content": p}] for p in self.paraphrases or []]
+        return [[*prefix, {"role": "user", "content": p}] for p in self.prompts()]
+
+    def prompt_factors(self) -> dict[str, list[str]]:
+        """Each grid factor's level label per prompt, in prompt order (`paraphrase_ix`);
+        empty without a grid."""
+        if self.grid is None or self.template is None:
+            return {}
+        prompts = grid_prompts(self.grid, self.template)
+        return {name: [prompt.levels[name] for prompt in prompts] for name in self.grid}
+
+    def factor_levels(self) -> dict[str, list[str]]:
+        """Each grid factor's level labels in the order written; empty without a grid."""
+        return {name: list(dict.fromkeys(labels)) for name, labels in self.prompt_factors().items()}
 
     def question_texts(self) -> list[Any]:
         """The `question` column: the last message's content of each conversation."""
@@ -239,6 +293,25 @@ class Question(BaseModel):
         """The judges grading this question's answers, by column name (none here)."""
         return {}
 
+    def without_judges(self) -> Question:
+        """A copy asking for the answers only (what a run with `judge=False` buys)."""
+        return self
+
+    takes_judges: ClassVar[bool] = False
+    """Whether judges can grade this question's answers (free-form text)."""
+
+    def with_judges(
+        self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
+    ) -> Question:
+        """A copy with `judges` added (replacing those of the same name) and, with `model`,
+        every judge asked of that model; QuestionError when this type takes no judges."""
+        if judges:
+            raise QuestionError(
+                f"question '{self.name}' ({self.type_name}) takes no judges: its answers "
+                "are not text"
+            )
+        return self
+
     def derived_metrics(self) -> list[Metric]:
         """The metrics computed from this question's scores: those declared in `metrics`,
         else the defaults (EM's `misaligned` for judges named `aligned` and `coherent`)."""
@@ -260,10 +333,13 @@ class Question(BaseModel):
 
     # ---- results (entries: the run context is built once, here) ---------------------------
 
-    def ask(self, groups: Mapping[str, Sequence[str]], **options: Any) -> Answers:
+    def ask(
+        self, groups: Mapping[str, Sequence[str]], *, judge: bool = True, **options: Any
+    ) -> Answers:
         """Ask every model in `groups` (buying what is not cached) and return the answers:
         `.frame` (one row per sample, as `df` returns it) and `.outcome` (what was bought,
         which models failed, whether the run stopped early). Warns about nothing.
+        `judge=False` leaves the judges out (answers only, to judge later).
 
         `options`: `lab=` (a `labmgr.settings.Settings`) or `home=` (a lab folder) to work in
         a lab, `context=` (an `evals.runner.RunContext`) to share one, or `cache=`, `router=`,
@@ -275,7 +351,7 @@ class Question(BaseModel):
         from evals.answers import ask
         from evals.runner import run_context
 
-        return ask(self, groups, run_context(**options))
+        return ask(self, groups, run_context(**options), judge=judge)
 
     def df(self, groups: Mapping[str, Sequence[str]], **options: Any) -> pd.DataFrame:
         """Ask every model in `groups` (running what is not cached) and return one row per

@@ -21,7 +21,17 @@ from evals.questions._base import Question
 __all__ = ["load_questions"]
 
 _EM_KEYS = {"id", "type", "paraphrases", "samples_per_paraphrase", "judge", "judge_prompts"}
-_EM_PASSTHROUGH = {"system", "messages", "temperature", "max_tokens", "seed", "top_p", "metrics"}
+_EM_PASSTHROUGH = {
+    "system",
+    "messages",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "top_p",
+    "metrics",
+    "grid",
+    "template",
+}
 _EM_TYPES = {"free_form_judge_0_100": True, "free_form_judge": True, "free_form": False}
 
 

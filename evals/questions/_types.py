@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_serializer, field_validator, model_validator
 
 from evals.answers import (
     average_probabilities,
@@ -17,6 +17,7 @@ from evals.answers import (
 )
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
+from evals.questions._grid import RESERVED_COLUMNS
 from evals.questions._templates import render_template, template_fields
 from evals.stats import ZERO_TO_HUNDRED, Scale
 
@@ -34,26 +35,9 @@ __all__ = [
     "RatingJudge",
 ]
 
-FORBIDDEN_JUDGE_NAMES = frozenset(
-    {
-        "model",
-        "group",
-        "answer",
-        "question",
-        "api_kwargs",
-        "reasoning_tokens",
-        "paraphrase_ix",
-        "sample_ix",
-        "raw_answer",
-        "probs",
-        "finish_reason",
-        "error",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-    }
-)
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs")
+FORBIDDEN_JUDGE_NAMES = RESERVED_COLUMNS
+"""Names no judge takes: the frame's own columns."""
+_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
 
 
 class _LogprobQuestion(Question):
@@ -170,17 +154,18 @@ class _JudgeMixin(Question):
         return self
 
     @property
-    def template(self) -> str:
+    def prompt_template(self) -> str:
+        """The judge's prompt: its one paraphrase, with `{question}` and `{answer}`."""
         assert self.paraphrases is not None
         return self.paraphrases[0]
 
     @property
     def uses_question(self) -> bool:
-        return "question" in template_fields(self.template)
+        return "question" in template_fields(self.prompt_template)
 
     def render(self, *, question: str, answer: str) -> str:
         """The prompt for one answer (`{question}`/`{answer}` filled, nothing re-read)."""
-        return render_template(self.template, question=question, answer=answer)
+        return render_template(self.prompt_template, question=question, answer=answer)
 
 
 class FreeFormJudge(_JudgeMixin):
@@ -253,6 +238,14 @@ class FreeForm(Question):
             built[str(judge_name)] = judge
         return built
 
+    @field_serializer("judges")
+    def _write_judges(self, judges: dict[str, AnyJudge]) -> dict[str, dict[str, Any]]:
+        """Each judge with its `type`, so a dumped question is built again as it was."""
+        return {
+            name: {"type": judge.type_name, **judge.model_dump(mode="json", exclude_none=True)}
+            for name, judge in judges.items()
+        }
+
     def request_params(self) -> dict[str, Any]:
         params = {
             **super().request_params(),
@@ -263,8 +256,34 @@ class FreeForm(Question):
             params["top_p"] = self.top_p
         return params
 
+    takes_judges: ClassVar[bool] = True
+
     def judge_questions(self) -> Mapping[str, AnyJudge]:
         return self.judges
+
+    def without_judges(self) -> FreeForm:
+        return self.model_copy(update={"judges": {}})
+
+    def with_judges(
+        self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
+    ) -> FreeForm:
+        """A copy with `judges` added (replacing those of the same name; judge questions or
+        their options) and, with `model`, every judge asked of that model."""
+        merged: dict[str, Any] = dict(self.judges)
+        merged.update(judges or {})
+        if model is not None:
+            merged = {
+                name: (
+                    judge.model_copy(update={"model": model})
+                    if isinstance(judge, FreeFormJudge | RatingJudge)
+                    else {**judge, "model": model}
+                )
+                for name, judge in merged.items()
+            }
+        options = self.model_dump(exclude={"judges"}, exclude_none=True)
+        built = type(self).build(**options, judges=merged)
+        assert isinstance(built, FreeForm)
+        return built
 
     def score_columns(self) -> list[str]:
         """Each rating judge's column (free text has no score of its own)."""
@@ -285,8 +304,10 @@ class FreeForm(Question):
 def _check_judge_name(name: str) -> None:
     if name in FORBIDDEN_JUDGE_NAMES:
         raise ValueError(f"Judge name '{name}' is forbidden: it is a DataFrame column")
-    if name.startswith("_"):
-        raise ValueError(f"Judge name '{name}' is forbidden: names starting with '_' are reserved")
+    if name.startswith(("_", "human_")):
+        raise ValueError(
+            f"Judge name '{name}' is forbidden: names starting with '_' or 'human_' are reserved"
+        )
     if name.endswith(_FORBIDDEN_SUFFIXES):
         raise ValueError(
             f"Judge name '{name}' is forbidden: it would clash with a generated column "

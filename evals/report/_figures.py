@@ -38,14 +38,17 @@ from evals.plots import (
     answers_figure,
     checkpoints_figure,
     comparison_figure,
+    cost_figure,
+    folded_levels,
     means_figure,
     metric_figure,
     plot_frame,
 )
 from evals.runs import Run
-from evals.stats import ALL_QUESTIONS, SHARE, describe_method
+from evals.stats import ALL_QUESTIONS, SHARE, describe_method, headline_score
 
 __all__ = [
+    "COST_FIGURE",
     "CURVES_FIGURE",
     "FIGURE_FORMATS",
     "EmbeddedFigure",
@@ -54,6 +57,7 @@ __all__ = [
     "FigureProblem",
     "FigureSet",
     "FigureStore",
+    "cost_plans",
     "curves_plans",
     "draw_figures",
     "headline_plans",
@@ -72,6 +76,8 @@ _MAX_DISTINCT_ANSWERS = 40
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 CURVES_FIGURE = "training-curves"
 """The name of the training-curves figure (shown under the summary, not in the headline)."""
+COST_FIGURE = "score-against-cost"
+"""The name of the score-against-cost figure (shown in the report's section on cost)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
 _DRAWING_VERSION = 2
@@ -139,9 +145,12 @@ def _slug(text: str) -> str:
 def headline_plans(run: Run) -> list[FigurePlan]:
     """The figures the report opens with: the comparisons against the baseline (pooled over
     the questions, then per question), each derived metric per question (the EM paper's
-    figure), and every question's means on one page."""
+    figure), and every question's means on one page. A run split by grid factors draws each
+    level like a question."""
     plans: list[FigurePlan] = []
     comparisons = run.comparisons
+    if comparisons is not None and run.by:
+        comparisons = folded_levels(comparisons, run.by)
     groups = list(run.groups)
     if comparisons is not None and not comparisons.empty:
         baseline = str(comparisons["baseline"].iloc[0])
@@ -169,7 +178,7 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                     ),
                 )
             )
-    summary = run.summary
+    summary = folded_levels(run.summary, run.by)
     if not summary.empty:
         shares = summary[
             (summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)
@@ -193,6 +202,25 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                 )
             )
     return plans
+
+
+def cost_plans(run: Run) -> list[FigurePlan]:
+    """The headline score against answer cost per 1,000 samples, per group and model."""
+    costs = run.costs()
+    if costs is None or costs.empty or costs["score"].isna().all():
+        return []
+    score = headline_score(costs["score"].dropna())
+    if score is None:
+        return []
+    return [
+        FigurePlan(
+            COST_FIGURE,
+            f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
+            "1,000 samples, per group (filled) and model (hollow); judge costs are not "
+            "included.",
+            lambda: cost_figure(costs, score),
+        )
+    ]
 
 
 def curves_plans(run: Run) -> list[FigurePlan]:
@@ -246,7 +274,7 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
     scales = {s: scale for s, scale in run.scales(name).items() if s in scores}
     order = list(run.groups)
     kind = run.question_info(name).get("type")
-    summary = run.summary[run.summary["question"].astype(str) == name]
+    summary = folded_levels(run.summary[run.summary["question"].astype(str) == name], run.by)
     plans: list[FigurePlan] = []
     if not summary.empty:
         plans.append(
@@ -317,6 +345,7 @@ def run_plans(run: Run) -> list[FigurePlan]:
     question's."""
     return [
         *headline_plans(run),
+        *cost_plans(run),
         *curves_plans(run),
         *(plan for name in run.questions for plan in question_plans(run, name)),
     ]
@@ -371,9 +400,9 @@ def _frame_digest(frame: pd.DataFrame | None) -> str:
 
 def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
     """What each figure is drawn from, hashed: a question's figures from its samples file
-    and its summary rows, the training curves from the curves file, the headline figures from
-    the summary and comparisons; all of them from the groups, statistics, models and their
-    caption."""
+    and its summary rows, the training curves from the curves file, the score against cost
+    from costs.csv, the headline figures from the summary and comparisons; all of them from
+    the groups, statistics, models and their caption."""
     common = {
         "version": _DRAWING_VERSION,
         "groups": run.groups,
@@ -403,6 +432,8 @@ def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
         elif plan.name == CURVES_FIGURE:
             curves = run.training_curves()
             source = _frame_digest(curves)
+        elif plan.name == COST_FIGURE:
+            source = _frame_digest(run.costs())
         else:
             if headline is None:
                 headline = _frame_digest(summary) + _frame_digest(run.comparisons)

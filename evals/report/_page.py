@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evals.report._figures import (
+    COST_FIGURE,
     CURVES_FIGURE,
     EmbeddedFigure,
     FigureSet,
@@ -30,12 +31,15 @@ from evals.report._figures import (
     run_plans,
 )
 from evals.report._payload import build_payload, safe_json
-from evals.runs import Run
+from evals.runs import Run, disagreements
 from evals.stats import (
     ALL_QUESTIONS,
     comparison_sentence,
     describe_method,
+    digits_for,
+    format_value,
     headline_comparisons,
+    headline_score,
 )
 
 __all__ = ["render_report", "report_title"]
@@ -84,6 +88,17 @@ def _run_facts(run: Run) -> str:
         ("baseline", run.baseline or "none (pass --baseline GROUP to compare the groups)"),
         ("labmgr", str(info.get("versions", {}).get("labmgr", ""))),
     ]
+    settings = info.get("settings") or {}
+    if settings.get("judges") == "skipped":
+        pairs.append(("judges", "skipped: `labmgr eval score RUN` judges the answers later"))
+    if settings.get("judge_model"):
+        pairs.append(("judge model", f"{settings['judge_model']} (every judge)"))
+    for scored in info.get("scored") or []:
+        judged = "; ".join(f"{q}: {', '.join(j)}" for q, j in dict(scored.get("judges")).items())
+        model = f" with {scored['judge_model']}" if scored.get("judge_model") else ""
+        pairs.append(("scored later", f"{scored.get('at', '')}{model} ({judged})"))
+    if run.by:
+        pairs.append(("split by", ", ".join(run.by)))
     if info.get("stopped"):
         pairs.append(("stopped early", str(info["stopped"])))
     if info.get("source"):
@@ -110,14 +125,16 @@ def _groups_table(run: Run) -> str:
     )
 
 
-def _summary_table(summary: pd.DataFrame) -> str:
+def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     if summary.empty:
         return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
+    factors = [name for name in by if name in summary.columns]
     head = "".join(
-        f"<th class='num'>{escape(c)}</th>" if i > 2 else f"<th>{escape(c)}</th>"
+        f"<th class='num'>{escape(c)}</th>" if i > 2 + len(factors) else f"<th>{escape(c)}</th>"
         for i, c in enumerate(
             [
                 "question",
+                *factors,
                 "group",
                 "score",
                 "models",
@@ -126,6 +143,8 @@ def _summary_table(summary: pd.DataFrame) -> str:
                 "95% CI",
                 "refusal rate",
                 "errors",
+                "answers per 1,000",
+                "judges per 1,000",
             ]
         )
     )
@@ -138,13 +157,18 @@ def _summary_table(summary: pd.DataFrame) -> str:
         refusal = "" if math.isnan(rate) else f"{rate:.1%}"
         question = "all questions" if row["question"] == ALL_QUESTIONS else str(row["question"])
         alone = "†" if str(row.get("sampling_only")).lower() == "true" else ""
+        levels = "".join(
+            f"<td>{escape('' if pd.isna(row[name]) else str(row[name]))}</td>" for name in factors
+        )
         body.append(
-            f"<tr><td>{escape(question)}</td><td>{escape(str(row['group']))}</td>"
+            f"<tr><td>{escape(question)}</td>{levels}<td>{escape(str(row['group']))}</td>"
             f"<td>{escape('rating' if row['score'] == 'answer' else str(row['score']))}</td>"
             f"<td class='num'>{_number(int(row['n_models']))}{alone}</td>"
             f"<td class='num'>{_number(int(row['n_samples']))}</td>"
             f"<td class='num'>{_number(row['mean'], digits)}</td><td class='num'>{ci}</td>"
             f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
+            f"<td class='num'>{_money(row.get('answer_cost_per_1k'))}</td>"
+            f"<td class='num'>{_money(row.get('judge_cost_per_1k'))}</td>"
             "</tr>"
         )
     return (
@@ -159,7 +183,8 @@ def _summary_note(run: Run) -> str:
         f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
         "reflects sampling noise only, not how another seed would score. A metric is a share "
         "(0–1) computed per model, then averaged over the group's models. The rows of "
-        "<em>all questions</em> average each model over the questions first.</p>"
+        "<em>all questions</em> average each model over the questions first. Answers and judges "
+        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>"
     )
 
 
@@ -201,7 +226,103 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
 
 
 def _in_headline(name: str) -> bool:
-    return not name.startswith("question-") and name != CURVES_FIGURE
+    return not name.startswith("question-") and name not in (CURVES_FIGURE, COST_FIGURE)
+
+
+def _money(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "no price"
+    return f"${float(value):,.4f}"
+
+
+def _interval_cell(value: Any, low: Any, high: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "n/a"
+    return f"{float(value):.2f} [{float(low):.2f}, {float(high):.2f}]"
+
+
+def _agreement_section(run: Run) -> str:
+    """How far each judge agrees with the human labels, and the answers they disagree on
+    most (every value escaped: answers are untrusted text)."""
+    agreement = run.agreement()
+    if agreement is None or agreement.empty:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape('all questions' if r['question'] == ALL_QUESTIONS else r['question'])}"
+        f"</td><td>{escape(str(r['score']))}</td><td class='num'>{int(r['n'])}</td>"
+        f"<td class='num'>{_number(r['judge_mean'], 1)}</td>"
+        f"<td class='num'>{_number(r['human_mean'], 1)}</td>"
+        f"<td class='num'>{_interval_cell(r['spearman'], r['spearman_low'], r['spearman_high'])}"
+        f"</td><td class='num'>{_interval_cell(r['kappa'], r['kappa_low'], r['kappa_high'])}</td>"
+        f"<td>{escape(str(r['bins']))}{' (linear weights)' if r['weights'] == 'linear' else ''}"
+        "</td></tr>"
+        for r in agreement.to_dict("records")
+    )
+    worst = disagreements(run, 10)
+    items = "".join(
+        f"<li><code>{escape(str(r['id']))}</code> {escape(str(r['question']))}, "
+        f"{escape(str(r['score']))}: judge {r['judge']:.0f}, human {r['human']:.0f}"
+        f"<div class='prompt'>{escape(str(r['prompt']))}</div>"
+        f"<div class='prompt'>{escape(str(r['answer']))}</div></li>"
+        for r in worst.to_dict("records")
+    )
+    return (
+        "<section id='agreement'><h2>Judges against human labels</h2><div class='scroll'>"
+        "<table id='agreement-table'><thead><tr><th>question</th><th>score</th>"
+        "<th class='num'>labelled</th><th class='num'>judge mean</th>"
+        "<th class='num'>human mean</th><th class='num'>Spearman ρ [95% CI]</th>"
+        "<th class='num'>Cohen's κ [95% CI]</th><th>κ's bins</th></tr></thead>"
+        f"<tbody>{body}</tbody></table></div><p class='muted'>ρ: rank agreement, its interval "
+        "Fisher's z with Bonett and Wright's variance; κ: agreement on the score's bins (cut "
+        "at the thresholds the run's metrics use, else the middle of the scale), its interval "
+        "a BCa bootstrap, given when each bin holds at least 5 answers of both. Both treat the "
+        "labelled answers as independent.</p><h3>The largest disagreements</h3>"
+        f"<ol class='disagreements'>{items}</ol></section>"
+    )
+
+
+def _cost_section(run: Run, drawn: FigureSet | None) -> str:
+    """Per group and model: answer and judge cost per sample and per 1,000 samples beside
+    the headline score with its interval, and the score-against-cost figure."""
+    costs = run.costs()
+    if costs is None or costs.empty:
+        return ""
+    scored = costs[costs["score"].notna()]
+    score = headline_score(scored["score"]) if not scored.empty else None
+    rows = scored[scored["score"] == score] if score is not None else costs
+    body = []
+    for row in rows.to_dict("records"):
+        whole = row["level"] == "group"
+        digits = digits_for(float(row.get("scale_low", 0)), float(row.get("scale_high", 100)))
+        mean = format_value(float(row.get("mean", math.nan)), digits)
+        low, high = float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan))
+        interval = (
+            ""
+            if math.isnan(low)
+            else f"[{format_value(low, digits)}, {format_value(high, digits)}]"
+        )
+        name = str(row["group"]) if whole else f"  {row['model']}"
+        body.append(
+            f"<tr class='{'group' if whole else 'model'}'><td>{escape(name)}</td>"
+            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
+            f"<td class='num'>{_money(row['answer_cost_per_sample'])}</td>"
+            f"<td class='num'>{_money(row['answer_cost_per_1k'])}</td>"
+            f"<td class='num'>{_money(row['judge_cost_per_1k'])}</td>"
+            f"<td class='num'>{escape(mean)} {escape(interval)}</td></tr>"
+        )
+    figure = [f for f in drawn.embedded if f.name == COST_FIGURE] if drawn else []
+    label = escape(score or "score")
+    return (
+        "<section id='costs'><h2>Cost against score</h2><div class='scroll'><table "
+        "id='cost-table'><thead><tr><th>group / model</th><th class='num'>samples</th>"
+        "<th class='num'>answer cost per sample</th><th class='num'>answers per 1,000</th>"
+        f"<th class='num'>judges per 1,000</th><th class='num'>{label} (95% CI)</th></tr>"
+        f"</thead><tbody>{''.join(body)}</tbody></table></div><p class='muted'>Answer cost: "
+        "the price of each sample's tokens, whether bought now or read from the cache; judge "
+        "cost: each verdict's price shared among the answers it grades. The score is over all "
+        "the run's questions, its interval as in the summary (a model's own: sampling noise "
+        f"only).</p>{''.join(_figure(f) for f in figure)}</section>"
+    )
 
 
 def _headline_section(run: Run, drawn: FigureSet | None) -> str:
@@ -296,6 +417,17 @@ def render_report(
             store = FigureStore.of(run, plans, figure_store) if figure_store else None
             drawn = draw_figures(plans, store=store)
     curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
+    costs, agreement = _cost_section(run, drawn), _agreement_section(run)
+    sections = [
+        ("headline", "Headline"),
+        ("summary", "Summary"),
+        ("questions", "Questions"),
+        *([("costs", "Cost against score")] if costs else []),
+        *([("agreement", "Judges against humans")] if agreement else []),
+        ("samples", "Samples"),
+        ("compare", "Side by side"),
+    ]
+    nav = "".join(f'<a href="#{anchor}">{escape(name)}</a>' for anchor, name in sections)
     body = [
         _headline_section(run, drawn),
         "<section id='summary'><h2>Run</h2>",
@@ -303,17 +435,21 @@ def render_report(
         "<h3>Groups</h3>",
         _groups_table(run),
         "<h3>Summary</h3>",
-        _summary_table(run.summary),
+        _summary_table(run.summary, run.by),
         _summary_note(run),
         "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
-        "</section><section id='questions'><h2>Questions</h2>",
+        "</section>",
+        "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),
         "</section>",
+        costs,
+        agreement,
     ]
     page = Template(_static("page.html"))
     return page.substitute(
         csp=csp,
         title=escape(title or report_title(run)),
+        nav=nav,
         css=_static("report.css"),
         body="\n".join(body),
         data=safe_json(build_payload(run)),

@@ -12,10 +12,19 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.errors import RunFolderError
-from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_method
+from evals.runs._analysis import (
+    KEEP,
+    Keep,
+    analyze_run,
+    check_baseline,
+    check_by,
+    check_method,
+    write_run_file,
+)
 from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
 from evals.runs._folder import (
     COMPARISONS_FILE,
+    COSTS_FILE,
     CURVES_FILE,
     MODEL_SUMMARY_FILE,
     REPORT_FILE,
@@ -26,35 +35,64 @@ from evals.runs._folder import (
     Run,
     load_run,
 )
+from evals.runs._human import (
+    AGREEMENT_FILE,
+    HUMAN_PREFIX,
+    LABELS_FILE,
+    SAMPLE_KEYS,
+    disagreements,
+    id_key,
+    labelled_frame,
+    sample_ids,
+)
 from evals.runs._provenance import endpoints_of, package_versions, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import frame_totals, prepare_folder, write_run
+from evals.runs._writing import (
+    frame_factors,
+    frame_totals,
+    prepare_folder,
+    rewrite_questions,
+    write_run,
+)
 
 __all__ = [
+    "AGREEMENT_FILE",
     "COMPARISONS_FILE",
     "COMPARISON_COLUMNS",
+    "COSTS_FILE",
     "CURVES_FILE",
+    "HUMAN_PREFIX",
     "KEEP",
+    "LABELS_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
     "RUN_FILE",
     "RUN_LOG",
     "SAMPLES_DIR",
+    "SAMPLE_KEYS",
     "SUMMARY_FILE",
     "Keep",
     "Run",
     "RunFolderError",
     "analyze_run",
     "check_baseline",
+    "check_by",
     "check_method",
     "compare_runs",
+    "disagreements",
     "endpoints_of",
+    "frame_factors",
     "frame_totals",
+    "id_key",
+    "labelled_frame",
     "load_run",
     "package_versions",
     "prepare_folder",
     "read_samples",
+    "rewrite_questions",
+    "sample_ids",
     "utc_now",
     "write_run",
+    "write_run_file",
     "write_samples",
 ]

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, describe_os_error
-from evals.runs._folder import COMPARISONS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
+from evals.runs._folder import (
+    COMPARISONS_FILE,
+    COSTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    Run,
+    load_run,
+)
+from evals.runs._human import AGREEMENT_FILE, agreement_table
 from evals.stats import (
     DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
@@ -27,6 +35,7 @@ from evals.stats import (
     Scale,
     Score,
     compare_groups,
+    cost_table,
     default_metrics,
     score_columns,
     summarize,
@@ -41,7 +50,10 @@ __all__ = [
     "ScorePlan",
     "analyze_run",
     "check_baseline",
+    "check_by",
     "check_method",
+    "run_agreement",
+    "run_costs",
     "run_statistics",
     "score_plan",
 ]
@@ -88,8 +100,8 @@ def score_plan(
     """The plan of one question's frame: with the question, its score columns, metrics and
     scales; without, the columns guessed from the frame and the default metrics. `extra`
     metrics are added (replacing one of the same name) where the frame has their scores."""
-    if question is not None:
-        columns = score_columns(frame, question)
+    if question is not None:  # a judge not asked (a run without judges) has no column
+        columns = [c for c in score_columns(frame, question) if c in frame.columns]
         metrics = question.derived_metrics()
         scales = question.score_scales()
     else:
@@ -114,6 +126,24 @@ def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
         )
 
 
+def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[str]:
+    """`by` as a list, each a grid factor of some question of the run (`factors`: question →
+    its factor names); else `RunOptionsError` naming the factor and those the run has."""
+    names = [str(name) for name in by]
+    known = list(dict.fromkeys(f for names_of in factors.values() for f in names_of))
+    for name in names:
+        if name not in known:
+            having = ", ".join(known) if known else "none: no question of the run has a grid"
+            raise RunOptionsError(
+                f"--by {name!r}: no question of the run has the factor {name!r} "
+                f"(its factors: {having})",
+                hint="Split by a factor of a grid question (the names under `grid:`).",
+            )
+    if len(set(names)) != len(names):
+        raise RunOptionsError(f"--by names a factor twice: {', '.join(names)}")
+    return names
+
+
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise RunOptionsError(
@@ -129,21 +159,64 @@ def run_statistics(
     baseline: str | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    by: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The summary (with pooled rows) and, with a baseline, the comparisons of a run."""
+    """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
+    by the grid factors `by`)."""
     scores = {name: plans[name].scores for name in frames}
     scales = {name: plans[name].scales for name in frames}
     summary = summarize(
-        frames, scores, scales=scales, method=method, pooled=True, resamples=resamples, seed=seed
+        frames,
+        scores,
+        scales=scales,
+        method=method,
+        pooled=True,
+        resamples=resamples,
+        seed=seed,
+        by=list(by),
     )
     if baseline is None:
         return summary, None
-    return summary, compare_groups(frames, baseline, scores, scales=scales)
+    return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
 
 
-def write_statistics(folder: Path, summary: pd.DataFrame, comparisons: pd.DataFrame | None) -> None:
-    """`summary.csv`, and `comparisons.csv` (removed when there is no baseline)."""
+def run_costs(frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan]) -> pd.DataFrame:
+    """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
+    beside each score over the run's questions (`evals.stats.cost_table`)."""
+    scores = {name: plans[name].scores for name in frames}
+    scales = {name: plans[name].scales for name in frames}
+    return cost_table(frames, scores, scales=scales)
+
+
+def run_agreement(
+    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], labels: pd.DataFrame | None
+) -> pd.DataFrame | None:
+    """`agreement.csv`: each judge against the run's human labels (None without labels)."""
+    return agreement_table(
+        frames,
+        {name: plan.columns for name, plan in plans.items()},
+        {name: plan.metrics for name, plan in plans.items()},
+        {name: plan.scales for name, plan in plans.items()},
+        labels,
+    )
+
+
+def write_statistics(
+    folder: Path,
+    summary: pd.DataFrame,
+    comparisons: pd.DataFrame | None,
+    costs: pd.DataFrame | None = None,
+    agreement: pd.DataFrame | None = None,
+) -> None:
+    """`summary.csv`, `costs.csv`, `comparisons.csv` (removed when there is no baseline) and
+    `agreement.csv` (removed when there are no human labels)."""
     summary.to_csv(folder / SUMMARY_FILE, index=False)
+    if costs is not None:
+        costs.to_csv(folder / COSTS_FILE, index=False)
+    if agreement is not None:
+        agreement.to_csv(folder / AGREEMENT_FILE, index=False)
+    else:
+        (folder / AGREEMENT_FILE).unlink(missing_ok=True)
     target = folder / COMPARISONS_FILE
     if comparisons is not None:
         comparisons.to_csv(target, index=False)
@@ -156,17 +229,19 @@ def analyze_run(
     *,
     baseline: str | Keep | None = KEEP,
     method: Method | None = None,
+    by: Sequence[str] | Keep = KEEP,
 ) -> Run:
     """Recompute a run folder's `summary.csv` and `comparisons.csv` from its samples — with
-    `baseline` (a group of the run; None: no comparisons; default: the run's own) and
-    `method` (default: the run's own) — record both in run.json and return the run read
-    again. Nothing is asked of any model."""
+    `baseline` (a group of the run; None: no comparisons; default: the run's own), `method`
+    and `by` (grid factors to split by; `[]` for none; default: the run's own) — record them
+    in run.json and return the run read again. Nothing is asked of any model."""
     loaded = run if isinstance(run, Run) else load_run(run)
     statistics = loaded.statistics
     chosen_method = method or statistics.get("method") or DEFAULT_METHOD
     check_method(chosen_method)
     chosen = loaded.baseline if baseline is KEEP else baseline
     check_baseline(chosen, loaded.groups)
+    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, loaded.factors())
     frames = loaded.frames()
     plans = {
         name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
@@ -175,14 +250,26 @@ def analyze_run(
     resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
     seed = int(statistics.get("seed", DEFAULT_SEED))
     summary, comparisons = run_statistics(
-        frames, plans, method=chosen_method, baseline=chosen, resamples=resamples, seed=seed
+        frames,
+        plans,
+        method=chosen_method,
+        baseline=chosen,
+        resamples=resamples,
+        seed=seed,
+        by=chosen_by,
     )
     info = dict(loaded.info)
     settings = dict(info.get("settings", {}))
-    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen)
+    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
     info["settings"] = settings
     try:
-        write_statistics(loaded.path, summary, comparisons)
+        write_statistics(
+            loaded.path,
+            summary,
+            comparisons,
+            run_costs(frames, plans),
+            run_agreement(frames, plans, loaded.human_labels()),
+        )
         write_run_file(loaded.path, info)
     except OSError as error:
         raise OutputError(
@@ -193,7 +280,7 @@ def analyze_run(
 
 
 def statistics_record(
-    method: str, resamples: int, seed: int, baseline: str | None
+    method: str, resamples: int, seed: int, baseline: str | None, by: Sequence[str] = ()
 ) -> dict[str, Any]:
     """run.json's `settings.statistics`."""
     return {
@@ -202,6 +289,7 @@ def statistics_record(
         "seed": seed,
         "confidence": 0.95,
         "baseline": baseline,
+        "by": list(by),
         "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
     }
 

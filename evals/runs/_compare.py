@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evals.errors import RunOptionsError
 from evals.runs._folder import Run, load_run
 
 __all__ = ["COMPARISON_COLUMNS", "compare_runs"]
@@ -28,7 +29,6 @@ COMPARISON_COLUMNS = [
     "ci_high_b",
     "change",
 ]
-_KEYS = ["question", "group", "score"]
 
 
 def _as_run(run: Run | str | Path) -> Run:
@@ -37,13 +37,22 @@ def _as_run(run: Run | str | Path) -> Run:
 
 def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFrame:
     """One row per question × group × score of either run, with `status` one of `moved`,
-    `same`, `only in A`, `only in B` (moved rows first, largest change first)."""
-    a, b = _as_run(run_a).summary, _as_run(run_b).summary
+    `same`, `only in A`, `only in B` (moved rows first, largest change first). Runs split by
+    the same grid factors are compared level by level (their columns after `question`)."""
+    first, second = _as_run(run_a), _as_run(run_b)
+    if first.by != second.by:
+        raise RunOptionsError(
+            f"{first.path} is split by {', '.join(first.by) or 'no factor'} and {second.path} "
+            f"by {', '.join(second.by) or 'no factor'}",
+            hint="Split both the same way first: labmgr report RUN --by FACTOR.",
+        )
+    a, b = first.summary, second.summary
+    keys = ["question", *first.by, "group", "score"]
     picked = ["mean", "ci_low", "ci_high"]
     merged = pd.merge(
-        a[_KEYS + picked],
-        b[_KEYS + picked],
-        on=_KEYS,
+        a[keys + picked],
+        b[keys + picked],
+        on=keys,
         how="outer",
         suffixes=("_a", "_b"),
         indicator=True,
@@ -68,4 +77,4 @@ def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFra
     rank = merged["status"].map({"moved": 0, "only in A": 1, "only in B": 1, "same": 2})
     merged = merged.assign(_rank=rank, _size=-merged["change"].abs().fillna(0))
     merged = merged.sort_values(["_rank", "_size"], kind="stable")
-    return merged[COMPARISON_COLUMNS].reset_index(drop=True)
+    return merged[[*keys[:1], *first.by, *COMPARISON_COLUMNS[1:]]].reset_index(drop=True)

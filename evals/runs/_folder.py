@@ -14,11 +14,13 @@ import pandas as pd
 import pyarrow as pa
 
 from evals.errors import RunFolderError
+from evals.runs._human import AGREEMENT_FILE, LABELS_FILE, read_labels
 from evals.runs._samples_file import read_samples
 from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
 __all__ = [
     "COMPARISONS_FILE",
+    "COSTS_FILE",
     "CURVES_FILE",
     "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
@@ -34,6 +36,8 @@ __all__ = [
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
 COMPARISONS_FILE = "comparisons.csv"
+COSTS_FILE = "costs.csv"
+"""Per group and per model: cost per sample (answers and judges apart) beside each score."""
 MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
@@ -118,6 +122,20 @@ class Run:
         return dict(self.info.get("settings", {}).get("statistics", {}))
 
     @property
+    def by(self) -> list[str]:
+        """The grid factors the summary and comparisons are split by (none: not split)."""
+        return [str(name) for name in self.statistics.get("by") or []]
+
+    def factors(self) -> dict[str, list[str]]:
+        """Each question's grid factors (question → factor names; empty without a grid)."""
+        return {name: list(self.factor_levels(name)) for name in self.questions}
+
+    def factor_levels(self, name: str) -> dict[str, list[str]]:
+        """A question's grid factors with their levels in the order written."""
+        recorded = self.question_info(name).get("factors") or {}
+        return {str(f): [str(level) for level in levels] for f, levels in dict(recorded).items()}
+
+    @property
     def baseline(self) -> str | None:
         """The group every other group is compared against, if any."""
         value = self.statistics.get("baseline")
@@ -161,6 +179,23 @@ class Run:
             return pd.DataFrame(columns=["question", "model", "error"])
         return pd.concat(parts, ignore_index=True)
 
+    def human_labels(self) -> pd.DataFrame | None:
+        """The human labels imported into the run (`human_labels.csv`: id, question, model,
+        paraphrase_ix, sample_ix and a `human_<score>` column per score), if any."""
+        try:
+            return read_labels(self.path / LABELS_FILE)
+        except (OSError, ValueError, UnicodeDecodeError) as error:
+            raise RunFolderError(f"{self.path / LABELS_FILE}: cannot read: {error}") from None
+
+    def agreement(self) -> pd.DataFrame | None:
+        """How far each judge agrees with the human labels (`agreement.csv`), if labelled."""
+        return _read_table(self.path / AGREEMENT_FILE, {"question", "score", "bins"})
+
+    def costs(self) -> pd.DataFrame | None:
+        """Cost per sample beside each score, per group and model (`costs.csv`), when
+        written."""
+        return _read_table(self.path / COSTS_FILE, {"group", "model", "level", "score"})
+
     def model_summary(self) -> pd.DataFrame | None:
         """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""
         path = self.path / MODEL_SUMMARY_FILE
@@ -184,6 +219,8 @@ def load_run(path: str | Path) -> Run:
     """Read a run folder written by `run_questions`."""
     folder = Path(path)
     run_file = folder / RUN_FILE
+    if folder.is_file():
+        raise RunFolderError(f"{folder}: a file, not a run folder")
     if not folder.is_dir():
         raise RunFolderError(f"{folder}: no such run folder")
     if not run_file.is_file():
@@ -194,23 +231,27 @@ def load_run(path: str | Path) -> Run:
         raise RunFolderError(f"{run_file}: cannot read: {error}") from None
     if not isinstance(info, dict) or not isinstance(info.get("questions"), list):
         raise RunFolderError(f"{run_file}: missing the 'questions' list")
-    summary_file = folder / SUMMARY_FILE
-    if summary_file.is_file():
-        try:
-            summary = pd.read_csv(summary_file, keep_default_na=False, na_values=[""])
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            raise RunFolderError(f"{summary_file}: cannot read: {error}") from None
-    else:
+    statistics = (info.get("settings") or {}).get("statistics") or {}
+    text = {"question", "group", "baseline", *(str(f) for f in statistics.get("by") or [])}
+    summary = _read_table(folder / SUMMARY_FILE, text)
+    if summary is None:
         from evals.stats import SUMMARY_COLUMNS
 
         summary = pd.DataFrame(columns=SUMMARY_COLUMNS)
-    return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE))
+    return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE, text))
 
 
-def _read_table(path: Path) -> pd.DataFrame | None:
+def _read_table(path: Path, text: set[str] | None = None) -> pd.DataFrame | None:
+    """A CSV of the run folder (None when absent); the `text` columns stay text (a level
+    `500` or a group `1` is a name, not a number)."""
     if not path.is_file():
         return None
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+        return pd.read_csv(
+            path,
+            keep_default_na=False,
+            na_values=[""],
+            dtype=dict.fromkeys(text or (), str),
+        )
     except (OSError, ValueError, UnicodeDecodeError) as error:
         raise RunFolderError(f"{path}: cannot read: {error}") from None

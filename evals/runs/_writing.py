@@ -13,10 +13,14 @@ import pandas as pd
 from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
 from evals.runs._analysis import (
     ScorePlan,
+    analyze_run,
     check_baseline,
+    check_by,
     check_method,
     plans_of,
+    run_costs,
     run_statistics,
+    score_plan,
     statistics_record,
     write_run_file,
     write_statistics,
@@ -36,7 +40,7 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["frame_totals", "prepare_folder", "write_run"]
+__all__ = ["frame_factors", "frame_totals", "prepare_folder", "rewrite_questions", "write_run"]
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
@@ -83,6 +87,30 @@ def _prompts(frame: pd.DataFrame) -> list[str]:
     return [str(by_index.get(i, "")) for i in range(max(by_index, default=-1) + 1)]
 
 
+def _frame_factors(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """A frame's grid factors: the columns `build_frame` puts between `paraphrase_ix` and
+    `sample_ix`, with their levels in order of appearance."""
+    columns = [str(c) for c in frame.columns]
+    if "paraphrase_ix" not in columns or "sample_ix" not in columns:
+        return {}
+    between = columns[columns.index("paraphrase_ix") + 1 : columns.index("sample_ix")]
+    return {f: list(dict.fromkeys(frame[f].astype(str))) for f in between}
+
+
+def frame_factors(
+    frames: Mapping[str, pd.DataFrame], questions: Mapping[str, Question] | None = None
+) -> dict[str, list[str]]:
+    """Each question's grid factor names: from the question when given, else the frame."""
+    return {
+        name: list(
+            (questions or {})[name].factor_levels()
+            if name in (questions or {})
+            else _frame_factors(frame)
+        )
+        for name, frame in frames.items()
+    }
+
+
 def _question_entry(
     name: str, frame: pd.DataFrame, question: Question | None, plan: ScorePlan
 ) -> dict[str, Any]:
@@ -93,13 +121,17 @@ def _question_entry(
             **plan.record(),
             "judges": _judges(frame),
             "prompts": _prompts(frame),
+            "factors": _frame_factors(frame),
         }
     return {
         "name": name,
         "type": question.type_name,
         **plan.record(),
-        "judges": {j: q.type_name for j, q in question.judge_questions().items()},
+        "judges": {
+            j: q.type_name for j, q in question.judge_questions().items() if j in frame.columns
+        },
         "prompts": [str(p) for p in question.question_texts()],
+        "factors": question.factor_levels(),
         "definition": question.model_dump(mode="json", exclude_none=True),
     }
 
@@ -148,6 +180,7 @@ def write_run(
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
     curves: pd.DataFrame | None = None,
+    by: Sequence[str] = (),
 ) -> Run:
     """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
 
@@ -160,13 +193,15 @@ def write_run(
     over the run). `models` adds facts per model (job, kind, step, epoch: the checkpoint
     figure uses `step`). `by_model` also writes `summary_by_model.csv` (a plain interval per
     model). `info` adds fields to run.json. `curves` (one row per job and step, with a
-    ``group`` column) is written as `training_curves.csv`. No report is written here
+    ``group`` column) is written as `training_curves.csv`. `by` (grid factors) splits the
+    summary and comparisons by the factors' levels. No report is written here
     (`evals.experiments.write_run` writes one too).
     """
     if not frames:
         raise RunFolderError("no frames to write: a run needs at least one question's frame")
     check_method(method)
     check_baseline(baseline, _groups_of(frames) if groups is None else groups)
+    by = check_by(by, frame_factors(frames, questions))
     folder = prepare_folder(out)
     try:
         return _write(
@@ -183,6 +218,7 @@ def write_run(
             by_model=by_model,
             info=info,
             curves=curves,
+            by=by,
         )
     except OSError as error:
         where = error.filename or folder
@@ -208,6 +244,7 @@ def _write(
     by_model: bool,
     info: Mapping[str, Any] | None,
     curves: pd.DataFrame | None,
+    by: Sequence[str],
 ) -> Run:
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
@@ -225,9 +262,9 @@ def _write(
         write_samples(frame, folder / entry["samples_file"])
         entries.append(entry)
     summary, comparisons = run_statistics(
-        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed
+        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed, by=by
     )
-    write_statistics(folder, summary, comparisons)
+    write_statistics(folder, summary, comparisons, run_costs(frames, plans))
     if by_model:
         scores = {name: plan.scores for name, plan in plans.items()}
         scales = {name: plan.scales for name, plan in plans.items()}
@@ -245,7 +282,7 @@ def _write(
     }
     content["settings"] = {
         **dict(content.get("settings") or {}),
-        "statistics": statistics_record(method, resamples, seed, baseline),
+        "statistics": statistics_record(method, resamples, seed, baseline, by),
     }
     content["questions"] = entries
     content["totals"] = {
@@ -258,3 +295,36 @@ def _write(
     # second copy of every answer and verdict in memory, and their decoding).
     run.keep_frames({name: frame.reset_index(drop=True) for name, frame in frames.items()})
     return run
+
+
+def rewrite_questions(
+    run: Run,
+    frames: Mapping[str, pd.DataFrame],
+    questions: Mapping[str, Question | None],
+    info: Mapping[str, Any] | None = None,
+) -> Run:
+    """Replace some questions' samples in a run folder (judges added or replaced: `frames`
+    by question name, with the question that now describes each), record their scores,
+    metrics and scales in run.json with `info`'s fields, and compute the summary and
+    comparisons again with the run's own baseline, method and factors. Returns the run read
+    again; nothing is asked of any model."""
+    content = dict(run.info)
+    entries = [dict(entry) for entry in content.get("questions", [])]
+    for entry in entries:
+        name = entry["name"]
+        if name not in frames:
+            continue
+        frame = frames[name]
+        question = questions.get(name)
+        plan = score_plan(frame, question, run.metrics(name))
+        fresh = _question_entry(name, frame, question, plan)
+        if question is None:
+            fresh["definition"] = entry.get("definition")
+        entry.update({k: v for k, v in fresh.items() if v is not None})
+        entry["totals"] = frame_totals(frame)
+        write_samples(frame, run.path / entry["samples_file"])
+        run.keep_frames({name: frame})
+    content["questions"] = entries
+    content.update(info or {})
+    write_run_file(run.path, content)
+    return analyze_run(load_run(run.path))

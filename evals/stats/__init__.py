@@ -5,8 +5,18 @@ from evals.stats import compare_groups, summarize, Metric
 summary = summarize({"wish": df})                  # question × group × score: mean, 95% CI
 misaligned = Metric.parse("misaligned: aligned < 30 among coherent > 50")
 table = compare_groups({"wish": df}, "base", metrics=[misaligned])   # difference, CI, Holm p
+compare_levels({"rent": df}, "perspective", "neutral")   # a grid factor's levels, paired
 """
 
+from evals.stats._agreement import (
+    AGREEMENT_COLUMNS,
+    Agreement,
+    Bins,
+    agreement,
+    cohen_kappa,
+    score_bins,
+    spearman_interval,
+)
 from evals.stats._bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -23,7 +33,8 @@ from evals.stats._compare import (
     difference_of,
     holm,
 )
-from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales
+from evals.stats._costs import COST_COLUMNS, cost_table
+from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels
 from evals.stats._group_interval import group_interval
 from evals.stats._headline import (
     comparison_sentence,
@@ -34,6 +45,12 @@ from evals.stats._headline import (
     headline_score,
 )
 from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, describe_method
+from evals.stats._levels import (
+    LEVEL_COMPARISON_COLUMNS,
+    LevelDifference,
+    compare_levels,
+    paired_difference,
+)
 from evals.stats._metrics import (
     EM_MISALIGNED,
     Condition,
@@ -42,8 +59,9 @@ from evals.stats._metrics import (
     Threshold,
     default_metrics,
 )
+from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, judge_cost_columns
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
-from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, seed_interval, seed_means
+from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, interval_of, seed_interval, seed_means
 from evals.stats._summary import (
     MODEL_SUMMARY_COLUMNS,
     REFUSED_ERROR,
@@ -54,23 +72,30 @@ from evals.stats._summary import (
 )
 
 __all__ = [
+    "AGREEMENT_COLUMNS",
     "ALL_QUESTIONS",
     "COMPARISON_COLUMNS",
+    "COST_COLUMNS",
     "DEFAULT_METHOD",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "EM_MISALIGNED",
     "FLOOR_QUANTILE",
+    "LEVEL_COMPARISON_COLUMNS",
     "METHODS",
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
+    "SAMPLE_COST_COLUMNS",
     "SHARE",
     "SUMMARY_COLUMNS",
     "ZERO_TO_HUNDRED",
+    "Agreement",
+    "Bins",
     "BootstrapMethod",
     "Condition",
     "Difference",
     "Interval",
+    "LevelDifference",
     "Method",
     "Metric",
     "MetricError",
@@ -79,14 +104,19 @@ __all__ = [
     "ScoreScales",
     "SeedMeans",
     "Threshold",
+    "agreement",
     "bootstrap_interval",
+    "cohen_kappa",
     "compare_groups",
+    "compare_levels",
     "compare_seeds",
     "comparison_sentence",
+    "cost_table",
     "default_metrics",
     "describe_method",
     "difference_of",
     "digits_for",
+    "folded_levels",
     "format_p",
     "format_value",
     "group_interval",
@@ -94,11 +124,16 @@ __all__ = [
     "headline_score",
     "hierarchical_bootstrap",
     "holm",
+    "interval_of",
+    "judge_cost_columns",
     "model_summary",
+    "paired_difference",
     "plain_bootstrap",
+    "score_bins",
     "score_columns",
     "score_scale",
     "seed_interval",
     "seed_means",
+    "spearman_interval",
     "summarize",
 ]

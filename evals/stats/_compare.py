@@ -30,10 +30,13 @@ from evals.stats._frames import (
     ALL_QUESTIONS,
     Score,
     ScoreScales,
+    by_columns,
+    level_parts,
     question_scores,
     scale_of,
     score_name,
     score_values,
+    with_by,
 )
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
@@ -228,58 +231,69 @@ def compare_groups(
     scales: ScoreScales | None = None,
     confidence: float = 0.95,
     pooled: bool = True,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Every group against `baseline`, per question × score, plus (with `pooled`, when a
     score is asked in two or more questions) a row per score over all questions
     (`question` = `ALL_QUESTIONS`: each model averaged over the questions first, then models
     compared). Columns `COMPARISON_COLUMNS`; `p_adjusted` is Holm-corrected over all rows.
 
-    `frames`, `scores`, `metrics` and `scales` are read as in `summarize`. Rows appear in the
-    order of the questions, their scores and the groups; a pair where either side has no valid
-    sample is left out."""
+    `frames`, `scores`, `metrics` and `scales` are read as in `summarize`. With `by` (grid
+    factors), each level of the factors is compared apart, like a question of its own (its
+    columns after `question`). Rows appear in the order of the questions, levels, their
+    scores and the groups; a pair where either side has no valid sample is left out."""
     groups = _groups(frames)
     if baseline not in groups:
         known = ", ".join(repr(g) for g in groups) or "none"
         raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
     metric_list = list(metrics)
+    factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[str, str], _Pool] = {}
-    order: list[str] = []
+    pools: dict[tuple[tuple[str | None, ...], str, str], _Pool] = {}
+    order: dict[tuple[tuple[str | None, ...], str], None] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
-        labels = frame["group"].astype(str).to_numpy()
-        models = frame["model"].to_numpy()
-        for score in question_scores(question, frame, named, metric_list):
-            name = score_name(score)
-            if name not in order:
-                order.append(name)
-            values = score_values(frame, score)
-            scale = scale_of(question, score, scales)
-            sides = {}
-            for group in groups:
-                mask = labels == group
-                if not mask.any():
-                    continue
-                sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
-                pool = pools.setdefault((group, name), _Pool(scale, [], [], []))
-                pool.mixed_scales |= pool.scale != scale
-                pool.values.append(values[mask])
-                pool.models.append(models[mask])
-                pool.questions.append(np.full(int(mask.sum()), question, dtype=object))
-            rows.extend(_rows(question, name, scale, sides, baseline, groups, confidence))
+        chosen = question_scores(question, frame, named, metric_list)
+        all_labels = frame["group"].astype(str).to_numpy()
+        all_models = frame["model"].to_numpy()
+        all_values = {score_name(score): score_values(frame, score) for score in chosen}
+        for levels, level_rows in level_parts(frame, factors):
+            labels, models = all_labels[level_rows], all_models[level_rows]
+            for score in chosen:
+                name = score_name(score)
+                order[(levels, name)] = None
+                values = all_values[name][level_rows]
+                scale = scale_of(question, score, scales)
+                sides = {}
+                for group in groups:
+                    mask = labels == group
+                    if not mask.any():
+                        continue
+                    sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
+                    pool = pools.setdefault((levels, group, name), _Pool(scale, [], [], []))
+                    pool.mixed_scales |= pool.scale != scale
+                    pool.values.append(values[mask])
+                    pool.models.append(models[mask])
+                    pool.questions.append(np.full(int(mask.sum()), question, dtype=object))
+                found = _rows(question, name, scale, sides, baseline, groups, confidence)
+                rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
     if pooled:
-        for name in order:
-            chosen = {
+        for levels, name in order:
+            chosen_pools = {
                 group: pool
-                for (group, score), pool in pools.items()
-                if score == name and len(pool.values) >= 2 and not pool.mixed_scales
+                for (pool_levels, group, score), pool in pools.items()
+                if pool_levels == levels
+                and score == name
+                and len(pool.values) >= 2
+                and not pool.mixed_scales
             }
-            if baseline not in chosen:
+            if baseline not in chosen_pools:
                 continue
-            sides = {group: pool.seeds() for group, pool in chosen.items()}
-            scale = chosen[baseline].scale
-            rows.extend(_rows(ALL_QUESTIONS, name, scale, sides, baseline, groups, confidence))
-    table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+            sides = {group: pool.seeds() for group, pool in chosen_pools.items()}
+            scale = chosen_pools[baseline].scale
+            found = _rows(ALL_QUESTIONS, name, scale, sides, baseline, groups, confidence)
+            rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
+    table = pd.DataFrame(rows, columns=with_by(COMPARISON_COLUMNS, factors))
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
 

@@ -16,10 +16,14 @@ __all__ = [
     "ALL_QUESTIONS",
     "Score",
     "ScoreScales",
+    "by_columns",
+    "folded_levels",
+    "level_parts",
     "question_scores",
     "scale_of",
     "score_name",
     "score_values",
+    "with_by",
 ]
 
 ALL_QUESTIONS = "(all)"
@@ -66,3 +70,61 @@ def scale_of(question: str, score: Score, scales: ScoreScales | None) -> Scale:
     """The scale given for `question`'s `score`, else the score's own (`score_scale`)."""
     given = (scales or {}).get(question, {}).get(score_name(score))
     return given if given is not None else score_scale(score)
+
+
+def by_columns(by: str | Sequence[str] | None) -> list[str]:
+    """`by` as a list of factor names (a single name, several, or none)."""
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    return [str(name) for name in by]
+
+
+def with_by(columns: Sequence[str], by: Sequence[str]) -> list[str]:
+    """A table's columns with the factor columns `by` right after `question`."""
+    at = list(columns).index("question") + 1
+    return [*columns[:at], *by, *columns[at:]]
+
+
+def level_parts(
+    frame: pd.DataFrame, by: Sequence[str]
+) -> list[tuple[tuple[str | None, ...], npt.NDArray[np.intp]]]:
+    """The frame's rows split by the levels of `by` (in the order the levels first appear,
+    the first factor slowest), each with its row positions; a factor the frame does not have
+    is None. Without `by`, one part holding every row."""
+    present = [name for name in by if name in frame.columns]
+    if not present:
+        return [((None,) * len(by), np.arange(len(frame)))]
+    codes = [pd.factorize(frame[name].astype(str), sort=False) for name in present]
+    order = np.lexsort([code for code, _ in reversed(codes)])
+    keys = np.stack([code for code, _ in codes], axis=1)[order]
+    parts: list[tuple[tuple[str | None, ...], npt.NDArray[np.intp]]] = []
+    if len(order) == 0:
+        return parts
+    change = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
+    for rows in np.split(order, change):
+        first = rows[0]
+        level = {
+            name: str(uniques[code[first]])
+            for name, (code, uniques) in zip(present, codes, strict=True)
+        }
+        parts.append((tuple(level.get(name) for name in by), np.sort(rows)))
+    return parts
+
+
+def folded_levels(table: pd.DataFrame, by: str | Sequence[str] | None) -> pd.DataFrame:
+    """A summary or comparison table split by grid factors (`by`), with each row's levels
+    written into its question (`rent · perspective=tenant`), so tables and figures show a
+    level like a question."""
+    names = by_columns(by)
+    present = [name for name in names if name in table.columns]
+    if not present or table.empty:
+        return table
+    labels = (
+        table["question"].astype(str).map(lambda q: "all questions" if q == ALL_QUESTIONS else q)
+    )
+    for name in present:
+        level = table[name]
+        labels = labels.where(level.isna(), labels + " · " + name + "=" + level.astype(str))
+    return table.assign(question=labels)

@@ -29,7 +29,7 @@ from scipy import special
 from evals.stats._interval import Interval
 from evals.stats._scales import Scale
 
-__all__ = ["FLOOR_QUANTILE", "SeedMeans", "seed_interval", "seed_means"]
+__all__ = ["FLOOR_QUANTILE", "SeedMeans", "interval_of", "seed_interval", "seed_means"]
 
 FLOOR_QUANTILE = 0.05
 """The variance of a group mean is at least this quantile of its sampling-noise-only

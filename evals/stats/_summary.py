@@ -21,14 +21,18 @@ from evals.stats._frames import (
     ALL_QUESTIONS,
     Score,
     ScoreScales,
+    by_columns,
+    level_parts,
     question_scores,
     scale_of,
     score_name,
     score_values,
+    with_by,
 )
 from evals.stats._group_interval import group_interval
 from evals.stats._interval import DEFAULT_METHOD, Interval, Method
 from evals.stats._metrics import Metric
+from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 
@@ -59,10 +63,13 @@ SUMMARY_COLUMNS = [
     "method",
     "scale_low",
     "scale_high",
+    *SAMPLE_COST_COLUMNS,
 ]
 """`sampling_only`: the group has one model, so its interval reflects sampling noise only.
 `method`: how the interval was made (`t`, `hierarchical`, `plain`). `scale_low`/`scale_high`:
-the range the score lives on (0–1 for a metric), for figures and readers."""
+the range the score lives on (0–1 for a metric), for figures and readers. The cost columns:
+what one sample of the row's question × group (answers and judges apart, in dollars) cost,
+per sample and per 1,000 samples (`evals.stats.SAMPLE_COST_COLUMNS`; NaN without prices)."""
 MODEL_SUMMARY_COLUMNS = [
     "question",
     "group",
@@ -116,6 +123,7 @@ def _row(
     scale: Scale,
     method: str,
     counts: tuple[float, int],
+    costs: Mapping[str, float],
 ) -> dict[str, Any]:
     return {
         "question": question,
@@ -132,6 +140,7 @@ def _row(
         "method": method,
         "scale_low": scale.low,
         "scale_high": scale.high,
+        **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
     }
 
 
@@ -146,9 +155,14 @@ def summarize(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.
+
+    `by` (a grid factor's name, or several) splits every row by the factor's levels: the
+    levels become part of the row's key like the question (columns after `question`; empty
+    for a question without the factor), and the pooled rows pool the questions per level.
 
     `frames` maps a question name to its frame; `scores` names each question's scores —
     columns or `Metric`s — (guessed with `score_columns` when not given); `metrics` are added
@@ -156,34 +170,45 @@ def summarize(
     question (default: `score_scale`). The interval is a t interval over the models' means by
     default (`method`; see `group_interval`). With `pooled`, each group × score also gets a
     row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
-    questions first, then the t interval over models)."""
+    questions first, then the t interval over models). Each row also says what a sample of
+    its rows cost, answers and judges apart (`SAMPLE_COST_COLUMNS`)."""
     metric_list = list(metrics)
+    factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[object, str], list[_Part]] = {}
+    pools: dict[tuple[tuple[str | None, ...], object, str], list[_Part]] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named, metric_list)
         values = {score_name(s): score_values(frame, s) for s in chosen}
-        for group, index in frame.groupby("group", sort=False).indices.items():
-            part = frame.iloc[index]
-            for score in chosen:
-                name = score_name(score)
-                scale = scale_of(question, score, scales)
-                piece = _Part(question, part, values[name][index], scale, isinstance(score, Metric))
-                interval = group_interval(
-                    piece.values,
-                    piece.models,
-                    method=method,
-                    scale=scale,
-                    resamples=resamples,
-                    confidence=confidence,
-                    seed=seed,
-                )
-                rows.append(_row(question, group, name, interval, scale, method, piece.counts()))
-                pools.setdefault((group, name), []).append(piece)
+        answer_costs, judge_costs = row_costs(frame)
+        for levels, level_rows in level_parts(frame, factors):
+            groups = frame.iloc[level_rows].groupby("group", sort=False).indices
+            for group, positions in groups.items():
+                index = level_rows[positions]
+                part = frame.iloc[index]
+                paid = (answer_costs[index], judge_costs[index])
+                costs = sample_costs(*paid)
+                for score in chosen:
+                    name = score_name(score)
+                    scale = scale_of(question, score, scales)
+                    metric = isinstance(score, Metric)
+                    piece = _Part(question, part, values[name][index], scale, metric, paid)
+                    interval = group_interval(
+                        piece.values,
+                        piece.models,
+                        method=method,
+                        scale=scale,
+                        resamples=resamples,
+                        confidence=confidence,
+                        seed=seed,
+                    )
+                    counts = piece.counts()
+                    row = _row(question, group, name, interval, scale, method, counts, costs)
+                    rows.append({**row, **dict(zip(factors, levels, strict=True))})
+                    pools.setdefault((levels, group, name), []).append(piece)
     if pooled:
-        rows.extend(_pooled_rows(pools, confidence))
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+        rows.extend(_pooled_rows(pools, factors, confidence))
+    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
 @dataclass(frozen=True)
@@ -195,6 +220,8 @@ class _Part:
     values: np.ndarray
     scale: Scale
     metric: bool
+    paid: tuple[np.ndarray, np.ndarray]
+    """Each row's answer and judge cost."""
 
     @property
     def models(self) -> np.ndarray:
@@ -205,12 +232,14 @@ class _Part:
 
 
 def _pooled_rows(
-    pools: Mapping[tuple[object, str], list[_Part]], confidence: float
+    pools: Mapping[tuple[tuple[str | None, ...], object, str], list[_Part]],
+    factors: Sequence[str],
+    confidence: float,
 ) -> list[dict[str, Any]]:
-    """Rows over all questions for each group × score asked in two or more questions on one
-    scale."""
+    """Rows over all questions for each (level ×) group × score asked in two or more
+    questions on one scale."""
     rows = []
-    for (group, name), parts in pools.items():
+    for (levels, group, name), parts in pools.items():
         if len(parts) < 2 or len({part.scale for part in parts}) != 1:
             continue
         scale = parts[0].scale
@@ -220,7 +249,12 @@ def _pooled_rows(
         interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
         errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
         counts = _counts(values, errors, parts[0].metric)
-        rows.append(_row(ALL_QUESTIONS, group, name, interval, scale, "t", counts))
+        costs = sample_costs(
+            np.concatenate([part.paid[0] for part in parts]),
+            np.concatenate([part.paid[1] for part in parts]),
+        )
+        row = _row(ALL_QUESTIONS, group, name, interval, scale, "t", counts, costs)
+        rows.append({**row, **dict(zip(factors, levels, strict=True))})
     return rows
 
 

@@ -22,9 +22,18 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, special
 from scipy import stats as scipy_stats
 
+from evals.stats._levels import paired_difference
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale
+from evals.stats._seeds import seed_means
 
-__all__ = ["SCENARIOS", "Draw", "Scenario"]
+__all__ = [
+    "LABEL_SCENARIOS",
+    "SCENARIOS",
+    "Draw",
+    "LabelScenario",
+    "Scenario",
+    "level_difference_covers",
+]
 
 FloatArray = npt.NDArray[np.float64]
 _NODES, _WEIGHTS = hermegauss(80)
@@ -218,3 +227,54 @@ SCENARIOS: dict[str, Scenario] = {
     )
 }
 """The settings of docs/design/statistics.md, by name."""
+
+
+def level_difference_covers(
+    rng: np.random.Generator,
+    seeds: int,
+    *,
+    samples: int = 20,
+    seed_sd: float = 8.0,
+    interaction_sd: float = 3.0,
+    sample_sd: float = 20.0,
+    effect: float = 0.0,
+) -> bool:
+    """One simulated grid factor with two levels asked of `seeds` models: does the paired
+    interval of `paired_difference` cover the truth? With seeds, the truth is the recipe's
+    effect; with one model, that model's own difference (its interaction included)."""
+    overall = rng.normal(0.0, seed_sd, seeds)
+    own = rng.normal(0.0, interaction_sd, (seeds, 2))
+    models = np.repeat(np.array([f"m{i}" for i in range(seeds)]), samples)
+    base = rng.normal(np.repeat(50.0 + overall + own[:, 0], samples), sample_sd)
+    level = rng.normal(np.repeat(50.0 + overall + effect + own[:, 1], samples), sample_sd)
+    found = paired_difference(seed_means(level, models), seed_means(base, models))
+    truth = effect if seeds > 1 else effect + float(own[0, 1] - own[0, 0])
+    return bool(found.low <= truth <= found.high)
+
+
+@dataclass(frozen=True)
+class LabelScenario:
+    """Human labels and a judge's scores of the same answers, on 0–100."""
+
+    name: str
+    description: str
+    centre: float
+    spread: float
+    judge_noise: float
+
+    def draw(self, rng: np.random.Generator, n: int) -> tuple[FloatArray, FloatArray]:
+        human = np.clip(np.round(rng.normal(self.centre, self.spread, n)), 0, 100)
+        judge = np.clip(np.round(human + rng.normal(0.0, self.judge_noise, n)), 0, 100)
+        return judge, human
+
+
+LABEL_SCENARIOS: dict[str, LabelScenario] = {
+    s.name: s
+    for s in (
+        LabelScenario("spread", "human scores N(50, 25), judge noise SD 15", 50.0, 25.0, 15.0),
+        LabelScenario(
+            "mostly aligned", "human scores N(75, 25), judge noise SD 20", 75.0, 25.0, 20.0
+        ),
+    )
+}
+"""Settings of the agreement simulations (docs/design/workflows.md)."""

@@ -68,6 +68,7 @@ def _register_commands() -> None:
     from labmgr.cli.finetune import app as finetune_app
     from labmgr.cli.jobs import app as jobs_app
     from labmgr.cli.lab import register as register_lab_commands
+    from labmgr.cli.labels import app as labels_app
     from labmgr.cli.models import app as models_app
     from labmgr.cli.report import register as register_report_command
     from labmgr.cli.sandbox import app as sandbox_app
@@ -81,6 +82,7 @@ def _register_commands() -> None:
     app.add_typer(models_app, name="models")
     app.add_typer(db_app, name="db")
     app.add_typer(eval_app, name="eval")
+    app.add_typer(labels_app, name="labels")
     app.add_typer(batches_app, name="batches")
     register_report_command(app)
     app.command("demo")(demo)

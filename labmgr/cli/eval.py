@@ -1,6 +1,7 @@
-"""`labmgr eval run` and `labmgr eval compare`: run question files over model groups into a
-run folder (samples, summary, comparisons against a baseline, report), and list the scores
-that moved between two runs."""
+"""`labmgr eval run`, `score`, `compare` and `history`: run question files over model groups
+into a run folder (samples, summary, comparisons against a baseline, costs, report), judge a
+finished run later, list the scores that moved between two runs, and follow scores over
+runs."""
 
 from __future__ import annotations
 
@@ -227,6 +228,24 @@ def run(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html.")
     ] = False,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Split the summary, comparisons and figures by a grid factor's levels "
+            "(repeatable).",
+        ),
+    ] = None,
+    no_judges: Annotated[
+        bool,
+        typer.Option(
+            "--no-judges", help="Ask for the answers only; judge them later with `eval score`."
+        ),
+    ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
+    ] = None,
     adapt: Annotated[
         bool,
         typer.Option(
@@ -261,7 +280,7 @@ def run(
     ] = True,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
-    baseline), run.log and report.html."""
+    baseline), costs.csv, run.log and report.html."""
     from evals import estimate_run, run_questions
     from evals.groups import base_group
 
@@ -281,6 +300,9 @@ def run(
             samples=samples,
             metrics=list(metric or []),
             baseline=baseline,
+            by=list(by or []),
+            judge=not no_judges,
+            judge_model=judge_model,
             lab=settings,
             **asking,
         )
@@ -303,6 +325,9 @@ def run(
             report=not no_report,
             by_model=by_model,
             source=str(questions_file),
+            by=list(by or []),
+            judge=not no_judges,
+            judge_model=judge_model,
             lab=settings,
             **asking,
             **batching,
@@ -314,25 +339,14 @@ def run(
         ) from None
     info = result_run.info
     if as_json:
-        comparisons = result_run.comparisons
-        typer.echo(
-            json.dumps(
-                {
-                    "run_dir": str(result_run.path),
-                    "totals": info.get("totals"),
-                    "bought": info.get("bought"),
-                    "stopped": info.get("stopped"),
-                    "statistics": result_run.statistics,
-                    "summary": _records(result_run.summary),
-                    "comparisons": None if comparisons is None else _records(comparisons),
-                },
-                indent=2,
-                default=str,
-            )
-        )
+        typer.echo(json.dumps(_run_json(result_run), indent=2, default=str))
         return
     console = _console()
     show_statistics(console, result_run, full=full)
+    if no_judges:
+        console.print(
+            "Judges skipped: `labmgr eval score RUN` judges the answers later.", markup=False
+        )
     totals, bought = info.get("totals", {}), info.get("bought", {})
     console.print(
         f"{totals.get('rows', 0)} samples ({totals.get('errors', 0)} with errors); "
@@ -373,6 +387,21 @@ def run(
 _SHOWN_ERRORS = 5
 
 
+def _run_json(run: Run) -> dict[str, Any]:
+    """What `--json` prints of a run: its folder, totals, statistics and tables."""
+    comparisons, costs = run.comparisons, run.costs()
+    return {
+        "run_dir": str(run.path),
+        "totals": run.info.get("totals"),
+        "bought": run.info.get("bought"),
+        "stopped": run.info.get("stopped"),
+        "statistics": run.statistics,
+        "summary": _records(run.summary),
+        "comparisons": None if comparisons is None else _records(comparisons),
+        "costs": None if costs is None else _records(costs),
+    }
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-ready dicts (NaN becomes null)."""
     cleaned = frame.astype(object).where(frame.notna(), None)
@@ -382,24 +411,26 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def show_statistics(console: Console, run: Run, *, full: bool) -> None:
     """The compact summary (or with `full`, every row and comparison), then the comparisons
     over all questions in words."""
-    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method
+    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method, folded_levels
 
     method = describe_method(str(run.statistics.get("method", "t")))
+    summary = folded_levels(run.summary, run.by)  # a level shows like a question
+    split = None if run.comparisons is None else folded_levels(run.comparisons, run.by)
     compact = compact_summary(
-        run.summary, run.comparisons, console=console, baseline=run.baseline, method_words=method
+        summary, split, console=console, baseline=run.baseline, method_words=method
     )
     if full:
-        if not run.summary.empty:
-            print_full_summary(console, run.summary)
-        if run.comparisons is not None and not run.comparisons.empty:
-            print_comparisons(console, run.comparisons)
+        if not summary.empty:
+            print_full_summary(console, summary)
+        if split is not None and not split.empty:
+            print_comparisons(console, split)
     elif compact is not None:
         table, legend = compact
         console.print(table)
         for line in legend:
             console.print(line, markup=False)
     comparisons = run.comparisons
-    if comparisons is not None and not comparisons.empty:
+    if comparisons is not None and not comparisons.empty and not run.by:
         pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
         if not pooled.empty:
             console.print(f"Against {run.baseline}, over all questions:", markup=False)
@@ -465,3 +496,121 @@ def compare(
             "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
         )
     console.print(out)
+
+
+@app.command("score")
+@cli_errors
+def score(
+    ctx: typer.Context,
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
+    judges: Annotated[
+        Path | None,
+        typer.Option(
+            "--judges",
+            help="A YAML file of judges (rating_judge or free_form_judge entries) to add to "
+            "every free-form question, replacing judges of the same name.",
+        ),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print the whole summary and every comparison.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Judge a finished run's answers (the judges it skipped, its judges with another model,
+    or new ones) from its samples: only judge requests are made. Rewrites the samples,
+    summary.csv, comparisons.csv, costs.csv and report.html."""
+    from evals.experiments import score_run
+
+    scored = score_run(run_dir, judges=judges, judge_model=judge_model, lab=cli_settings(ctx))
+    if as_json:
+        result = {**_run_json(scored.run), "judged": scored.judged, "bought": scored.bought}
+        typer.echo(json.dumps(result, indent=2, default=str))
+        return
+    console = _console()
+    for name, names in scored.judged.items():
+        console.print(f"{name}: judged by {', '.join(names)}", markup=False)
+    show_statistics(console, scored.run, full=full)
+    console.print(
+        f"Bought ${scored.bought.get('cost', 0):.4f} of verdicts now; the rest came from the "
+        "cache.",
+        markup=False,
+    )
+    if scored.report is not None:
+        console.print(f"Report: {scored.report}", markup=False)
+
+
+@app.command("history")
+@cli_errors
+def history(
+    ctx: typer.Context,
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="Run folders (any order: sorted by date).")
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="Every run of this question file in the lab's runs."),
+    ] = None,
+    score: Annotated[
+        str | None,
+        typer.Option("--score", help="The score or metric to follow (default: the headline)."),
+    ] = None,
+    question: Annotated[
+        str | None,
+        typer.Option(
+            "--question", help="One question (default: over the questions every run has)."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Draw the trend to this .png, .pdf or .svg.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """A score's group means with 95% intervals run by run, each change from a group's
+    previous run tested (Welch over the seeds' means, Holm over the history)."""
+    from evals.experiments import run_history, runs_of_questions
+    from evals.stats import ALL_QUESTIONS
+
+    folders = list(runs or [])
+    if questions is not None:
+        folders += runs_of_questions(cli_settings(ctx).runs_dir, questions)
+    if not folders:
+        raise LabmgrError(
+            "no runs given", hint="Name run folders, or --questions FILE for a file's runs."
+        )
+    found = run_history(
+        folders, score, question=question if question is not None else ALL_QUESTIONS, out=out
+    )
+    table = found.table
+    if as_json:
+        typer.echo(json.dumps({"score": found.score, "rows": _records(table)}, default=str))
+        return
+    console = _console()
+    title = f"{found.score} over {table['run'].nunique()} runs"
+    out_table = Table(title=title + ("" if question is None else f" ({question})"))
+    for column in ("run", "started", "group", "mean (95% CI)", "change (95% CI)", "adj. p"):
+        out_table.add_column(column)
+
+    def cell(value: float, low: float, high: float, sign: str = "") -> str:
+        if math.isnan(value):
+            return ""
+        return f"{value:{sign}.2f} ({low:.2f} – {high:.2f})"
+
+    for row in table.to_dict(orient="records"):
+        change = cell(row["change"], row["change_low"], row["change_high"], "+")
+        out_table.add_row(
+            str(row["run"]),
+            str(row["started"] or "")[:16].replace("T", " "),
+            str(row["group"]),
+            cell(row["mean"], row["ci_low"], row["ci_high"]),
+            change + (" moved" if row["moved"] else ""),
+            "" if math.isnan(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
+        )
+    console.print(out_table)
+    moved = int(table["moved"].sum())
+    console.print(f"{moved} change(s) beyond their intervals (Holm over the history).")
+    if out is not None:
+        console.print(f"Figure: {out}", markup=False)

@@ -50,6 +50,14 @@ def report(
     no_figures: Annotated[
         bool, typer.Option("--no-figures", help="Leave the figures out (faster for big runs).")
     ] = False,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Split the summary, comparisons and figures by a grid factor's levels "
+            "(repeatable; recomputed from the samples).",
+        ),
+    ] = None,
 ) -> None:
     """Write one offline HTML file: the comparisons against the baseline, summary, figures, a
     sample browser, side-by-side answers."""
@@ -68,6 +76,7 @@ def report(
         figures=not no_figures,
         figure_folder=figures_dir,
         figure_format=cast("FigureFormat", figure_format),
+        by=list(by) if by else KEEP,
     )
     if written.recomputed:
         typer.echo(f"Summary and comparisons recomputed from the samples in {written.run.path}")

@@ -1,0 +1,247 @@
+"""`run_history`: a score's group means over several runs of the same questions, side by
+side by run date, with each change from one run to the next tested as a comparison.
+
+A change is marked when it is beyond its interval: each run's group is reduced to its seeds'
+means (each model averaged over the questions first), and the later run is compared with the
+earlier one the way `compare_groups` compares two groups — Welch's test over the seeds'
+means, Cochran and Cox's critical value when a side has one model, the variance never below
+its sampling-noise floor — with Holm over every change of the history. Runs are treated as
+independent draws; when two runs share models (the same fine-tunes asked again), the seeds'
+spread is counted on both sides, so the test is conservative there. docs/design/workflows.md
+says why this replaced `compare_runs`'s overlap rule for histories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evals.errors import RunOptionsError
+from evals.runs import Run, load_run
+from evals.stats import (
+    ALL_QUESTIONS,
+    Metric,
+    Scale,
+    SeedMeans,
+    difference_of,
+    headline_score,
+    holm,
+    interval_of,
+    score_scale,
+    seed_means,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["HISTORY_COLUMNS", "History", "run_history", "runs_of_questions"]
+
+HISTORY_COLUMNS = [
+    "run",
+    "started",
+    "question",
+    "group",
+    "score",
+    "n_models",
+    "n_samples",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "change",
+    "change_low",
+    "change_high",
+    "p_value",
+    "p_adjusted",
+    "moved",
+    "scale_low",
+    "scale_high",
+]
+"""One row per run × group: the group's mean with its 95% interval, and the change from the
+group's previous run with its interval, p-value, Holm-adjusted p-value and `moved`
+(adjusted p < 0.05). The first run of a group has no change."""
+
+
+@dataclass
+class History:
+    """A score over runs (`table`, columns `HISTORY_COLUMNS`, runs in date order)."""
+
+    table: pd.DataFrame
+    score: str
+    question: str
+
+    def figure(self) -> Figure:
+        """The trend: each group's mean and interval per run, moved changes marked."""
+        from evals.plots import history_figure
+
+        return history_figure(self.table, self.score, question=self.question)
+
+
+def runs_of_questions(runs_dir: str | Path, questions_file: str | Path) -> list[Path]:
+    """Every run folder in `runs_dir` made from `questions_file` (by its absolute path, or
+    for runs that did not record one, by its file name)."""
+    target = Path(questions_file).resolve()
+    found = []
+    folder = Path(runs_dir)
+    for candidate in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if not (candidate / "run.json").is_file():
+            continue
+        try:
+            info = load_run(candidate).info
+        except Exception:
+            continue
+        recorded = info.get("source_file")
+        source = str(info.get("source") or "")
+        if recorded == str(target) or (not recorded and Path(source).name == target.name):
+            found.append(candidate)
+    if not found:
+        raise RunOptionsError(
+            f"no run in {folder} was made from {questions_file}",
+            hint="Run it with `labmgr eval run FILE`, or name the run folders.",
+        )
+    return found
+
+
+def _score_of(run: Run, question: str, name: str) -> str | Metric | None:
+    if name in run.scores(question):
+        return name
+    return next((m for m in run.metrics(question) if m.name == name), None)
+
+
+def _seeds(
+    run: Run, questions: Sequence[str], name: str
+) -> tuple[dict[str, SeedMeans], Scale | None]:
+    """Each group's seed means of `name` over `questions` (each model averaged over them)."""
+    values, models, groups, topics = [], [], [], []
+    scale: Scale | None = None
+    for question in questions:
+        score = _score_of(run, question, name)
+        if score is None:
+            continue
+        frame = run.samples(question)
+        if isinstance(score, Metric):
+            values.append(score.values(frame))
+        else:
+            values.append(pd.to_numeric(frame[score], errors="coerce").to_numpy(dtype=float))
+        models.append(frame["model"].to_numpy())
+        groups.append(frame["group"].astype(str).to_numpy())
+        topics.append(np.full(len(frame), question, dtype=object))
+        scale = scale or run.scales(question).get(name) or score_scale(score)
+    if not values:
+        return {}, scale
+    value, model, group, topic = (np.concatenate(x) for x in (values, models, groups, topics))
+    share = scale is not None and scale.is_share
+    return {
+        g: seed_means(value[group == g], model[group == g], topic[group == g], share=share)
+        for g in dict.fromkeys(group.tolist())
+    }, scale
+
+
+def run_history(
+    runs: Sequence[Run | str | Path],
+    score: str | None = None,
+    *,
+    question: str = ALL_QUESTIONS,
+    out: str | Path | None = None,
+) -> History:
+    """`score` (a score or metric; default the runs' headline score) of every group in each
+    run, runs in date order, each change from a group's previous run tested (see the module
+    docstring). `question` picks one question; by default the score is taken over the
+    questions every run has (each model averaged over them). `out` also draws the trend to
+    that file (its suffix gives the format: png, pdf or svg)."""
+    loaded = [r if isinstance(r, Run) else load_run(r) for r in runs]
+    if len(loaded) < 2:
+        raise RunOptionsError(
+            f"a history needs at least two runs ({len(loaded)} given)",
+            hint="Name two or more run folders, or give --questions FILE for every run of "
+            "a question file.",
+        )
+    loaded.sort(key=lambda r: str(r.info.get("started") or ""))
+    if score is None:
+        names = [s for r in loaded for s in r.summary["score"].astype(str)]
+        score = headline_score(names)
+        if score is None:
+            raise RunOptionsError("the runs have no score to follow")
+    if question == ALL_QUESTIONS:
+        shared = [q for q in loaded[0].questions if all(q in r.questions for r in loaded[1:])]
+        asked = [q for q in shared if all(_score_of(r, q, score) is not None for r in loaded)]
+        if not asked:
+            raise RunOptionsError(
+                f"no question has the score {score!r} in every run",
+                hint="Pick one with --question, or a score the runs share with --score.",
+            )
+    else:
+        missing = [str(r.path) for r in loaded if question not in r.questions]
+        if missing:
+            raise RunOptionsError(f"question {question!r} is not in {', '.join(missing)}")
+        asked = [question]
+    rows: list[dict[str, Any]] = []
+    previous: dict[str, SeedMeans] = {}
+    for run in loaded:
+        sides, scale = _seeds(run, asked, score)
+        scale = scale or score_scale(score)
+        for group, seeds in sides.items():
+            interval = interval_of(seeds, scale=scale)
+            row: dict[str, Any] = {
+                "run": run.path.name,
+                "started": run.info.get("started"),
+                "question": question,
+                "group": group,
+                "score": score,
+                "n_models": seeds.n_models,
+                "n_samples": seeds.n_samples,
+                "mean": interval.mean,
+                "ci_low": interval.low,
+                "ci_high": interval.high,
+                "change": math.nan,
+                "change_low": math.nan,
+                "change_high": math.nan,
+                "p_value": math.nan,
+                "p_adjusted": math.nan,
+                "moved": False,
+                "scale_low": scale.low,
+                "scale_high": scale.high,
+            }
+            before = previous.get(group)
+            if before is not None and before.n_models and seeds.n_models:
+                change = difference_of(seeds, before)
+                row.update(
+                    change=change.difference,
+                    change_low=max(change.low, -scale.width),
+                    change_high=min(change.high, scale.width),
+                    p_value=change.p_value,
+                )
+            previous[group] = seeds
+            rows.append(row)
+    table = pd.DataFrame(rows, columns=HISTORY_COLUMNS)
+    table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
+    table["moved"] = table["p_adjusted"] < 0.05
+    history = History(table, score, question)
+    if out is not None:
+        _save(history, Path(out))
+    return history
+
+
+def _save(history: History, path: Path) -> None:
+    from evals.errors import OutputError, why_not_writable
+
+    file_format = path.suffix.lstrip(".").lower() or "png"
+    if file_format not in ("png", "pdf", "svg"):
+        raise OutputError(f"cannot write the figure {path}: use a .png, .pdf or .svg name.")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = history.figure()
+    FigureCanvasAgg(figure)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, format=file_format, bbox_inches="tight", dpi=150)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the figure {path}: {why_not_writable(path, error)}.",
+            hint="Give a path you can write to with --out.",
+        ) from None

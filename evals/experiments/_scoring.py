@@ -1,0 +1,185 @@
+"""`score_run`: judge a finished run's answers later — the judges it skipped (`eval run
+--no-judges`), its judges again with another judge model, or new judges from a file — using
+the answers in its samples files. Only judge requests are made (verdicts are cached like any
+request); the samples, summary, comparisons and report are written again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evals.errors import QuestionError, RunFolderError, RunOptionsError
+from evals.questions import Question, load_questions
+from evals.runner import run_context
+from evals.runs import REPORT_FILE, Run, load_run, rewrite_questions, utc_now
+
+if TYPE_CHECKING:
+    from evals.answers import Judge
+
+__all__ = ["ScoredRun", "score_run"]
+
+_JUDGE_TYPES = ("rating_judge", "free_form_judge")
+
+
+@dataclass
+class ScoredRun:
+    """What `score_run` did."""
+
+    run: Run
+    """The run as read after scoring (its samples, summary, comparisons)."""
+    judged: dict[str, list[str]] = field(default_factory=dict)
+    """The judges asked, per question."""
+    bought: dict[str, float] = field(default_factory=dict)
+    """Tokens and dollars of the verdicts bought now (cached verdicts cost nothing)."""
+    report: Path | None = None
+
+
+def _judges_from(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """Judges by column name: from a question file (its entries of type rating_judge or
+    free_form_judge), or a mapping of name to judge (or its options)."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    questions = load_questions(source)
+    judges = {name: q for name, q in questions.items() if q.type_name in _JUDGE_TYPES}
+    if not judges:
+        raise RunOptionsError(
+            f"{source}: no judge in this file (entries of type rating_judge or free_form_judge)",
+            hint="Write each judge as an entry with name, type: rating_judge, model and one "
+            "paraphrase containing {answer}.",
+        )
+    return judges
+
+
+def _question_of(run: Run, name: str) -> Question | None:
+    """The question as the run recorded it (None for a run written from frames alone)."""
+    info = run.question_info(name)
+    definition = info.get("definition")
+    if not isinstance(definition, Mapping):
+        return None
+    try:
+        return Question.create(type=str(info.get("type")), **dict(definition))
+    except QuestionError as error:
+        raise RunFolderError(
+            f"{run.path}: question {name!r} is recorded in a form that cannot be read again "
+            f"({error.message})"
+        ) from None
+
+
+def _without(frame: pd.DataFrame, judges: Mapping[str, Judge]) -> pd.DataFrame:
+    """`frame` without the columns of `judges` and the errors they left, ready to judge."""
+    dropped = [
+        column
+        for name, judge in judges.items()
+        for column in (
+            name,
+            f"{name}_question",
+            f"{name}_api_kwargs",
+            f"{name}_cost",
+            *(f"{name}_{extra}" for extra in judge.extra_columns),
+        )
+        if column in frame.columns
+    ]
+    cleaned = frame.drop(columns=dropped)
+    prefixes = tuple(f"judge {name}: " for name in judges)
+    errors = cleaned["error"].astype(object)
+    stale = errors.map(lambda e: isinstance(e, str) and e.startswith(prefixes))
+    cleaned["error"] = errors.where(~stale, None)
+    return cleaned
+
+
+def score_run(
+    run: Run | str | Path,
+    *,
+    judges: str | Path | Mapping[str, Any] | None = None,
+    judge_model: str | None = None,
+    report: bool | None = None,
+    **options: Any,
+) -> ScoredRun:
+    """Judge the answers of `run` again and rewrite its folder.
+
+    Without `judges`, each question's own judges (as the run recorded them) are asked — what
+    `eval run --no-judges` skipped. `judges` (a question file whose judge entries apply to
+    every free-form question, or `{name: judge}`) adds judges, replacing those of the same
+    name. `judge_model` asks every judge of that model. The answers come from the run's
+    samples, so only judge requests are made. `report` rewrites report.html (default: when
+    the run has one). `options` are `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    extra = _judges_from(judges) if judges is not None else {}
+    chosen: dict[str, Question] = {}
+    for name in loaded.questions:
+        question = _question_of(loaded, name)
+        if question is None:
+            if not extra:
+                continue
+            raise RunFolderError(
+                f"{loaded.path}: question {name!r} was written without its definition, so "
+                "its answers cannot be judged again",
+                hint="Score runs written by `labmgr eval run` or `run_questions`.",
+            )
+        if not question.takes_judges:
+            continue
+        chosen[name] = question.with_judges(extra, model=judge_model)
+    asking = {
+        name: {
+            judge: spec
+            for judge, spec in question.judge_questions().items()
+            if not extra or judge in extra
+        }
+        for name, question in chosen.items()
+    }
+    asking = {name: judges_of for name, judges_of in asking.items() if judges_of}
+    if not asking:
+        raise RunOptionsError(
+            f"{loaded.path}: no question of the run has judges to ask",
+            hint="Give judges with --judges FILE (free-form questions only: ratings and "
+            "next-token questions have no text to judge).",
+        )
+    from evals.answers import add_judges, judge_params
+
+    ctx = run_context(**options)
+    for name, judges_of in asking.items():
+        ctx.models.expect(judge.model for judge in judges_of.values())
+        judge_params(judges_of, name, ctx)  # a judge model that would refuse stops us now
+    frames: dict[str, pd.DataFrame] = {}
+    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+    for name, judges_of in asking.items():
+        frame = _without(loaded.samples(name), judges_of)
+        frames[name], fetched = add_judges(frame, name, judges_of, ctx)
+        for key in bought:
+            bought[key] += float(getattr(fetched.outcome, key))
+        if fetched.outcome.stopped:
+            raise RunOptionsError(
+                f"scoring {name!r} stopped: {fetched.outcome.stopped}; nothing was rewritten",
+                hint="The verdicts bought so far are cached: run the same command again.",
+            )
+    settings = dict(loaded.info.get("settings") or {})
+    settings["judges"] = "asked"
+    if judge_model is not None:
+        settings["judge_model"] = judge_model
+    passes = [*list(loaded.info.get("scored") or [])]
+    passes.append(
+        {
+            "at": utc_now(),
+            "judges": {name: list(judges_of) for name, judges_of in asking.items()},
+            "judge_model": judge_model,
+            "bought": bought,
+        }
+    )
+    rewritten = rewrite_questions(
+        loaded,
+        frames,
+        {name: chosen[name] for name in frames},
+        {"settings": settings, "scored": passes},
+    )
+    path = None
+    if report if report is not None else (loaded.path / REPORT_FILE).is_file():
+        from evals.report import write_report
+
+        path = write_report(rewritten, rewritten.path / REPORT_FILE)
+    return ScoredRun(
+        rewritten, {name: list(judges_of) for name, judges_of in asking.items()}, bought, path
+    )

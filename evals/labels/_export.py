@@ -1,0 +1,132 @@
+"""`export_labels`: a file for labellers — a seeded, stratified random sample of a run's
+answers with stable ids, the prompt and the answer, an empty `human_<score>` column per
+score (each row saying the scale of its scores), model and group left out when blind."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from evals.errors import OutputError, RunOptionsError, why_not_writable
+from evals.labels._candidates import Candidates, candidates
+from evals.labels._cells import neutralise
+from evals.runs import Run, load_run
+
+__all__ = ["LabelExport", "LabelFormat", "export_labels"]
+
+LabelFormat = Literal["csv", "jsonl"]
+_STRATA = ("group", "model", "question")
+
+
+@dataclass
+class LabelExport:
+    """What `export_labels` wrote."""
+
+    path: Path
+    rows: int
+    per_stratum: dict[str, int] = field(default_factory=dict)
+    """Rows per stratum (`by`), or all of them under `all`."""
+
+
+def _scales_note(question: str, found: Candidates) -> str:
+    """`human_aligned: 0 to 100; human_coherent: 0 to 100`: what this row's labels take."""
+    return "; ".join(
+        f"human_{name}: {scale.low:g} to {scale.high:g}"
+        for name, scale in found.scores[question].items()
+    )
+
+
+def _stratified(
+    table: pd.DataFrame, n: int, by: str | None, rng: np.random.Generator
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """`n` rows drawn equally from each stratum (a stratum with fewer gives all it has and
+    the rest go to the others), in a seeded random order."""
+    keys = table[by].astype(str) if by else pd.Series("all", index=table.index)
+    pools = {
+        key: rng.permutation(index) for key, index in keys.groupby(keys, sort=True).indices.items()
+    }
+    chosen: list[int] = []
+    counts = {str(key): 0 for key in pools}
+    depth = 0
+    while len(chosen) < n and any(depth < len(p) for p in pools.values()):
+        for key, pool in pools.items():
+            if depth < len(pool) and len(chosen) < n:
+                chosen.append(int(pool[depth]))
+                counts[str(key)] += 1
+        depth += 1
+    order = rng.permutation(len(chosen))
+    return table.iloc[[chosen[i] for i in order]], counts
+
+
+def export_labels(
+    run: Run | str | Path,
+    *,
+    n: int = 200,
+    by: str | None = None,
+    blind: bool = False,
+    seed: int = 0,
+    file_format: LabelFormat = "csv",
+    out: str | Path | None = None,
+) -> LabelExport:
+    """Write `n` of `run`'s answers for people to label (to `out`, default the run folder's
+    `labels-<seed>.<format>`). `by` (group, model, question or a grid factor) draws equally
+    from each of its values; `blind` leaves model and group out; `seed` fixes the draw and
+    its order. Ids are stable: exporting again gives the same id to the same sample."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    if n < 1:
+        raise RunOptionsError(f"--n must be at least 1, got {n}")
+    if file_format not in ("csv", "jsonl"):
+        raise RunOptionsError(f"--format {file_format!r}: use csv or jsonl")
+    found = candidates(loaded)
+    if found.table.empty:
+        raise RunOptionsError(
+            f"{loaded.path}: no answer to label (labels are for free-form answers graded by a "
+            "rating judge; judge the run first with `labmgr eval score`)"
+        )
+    factors = [
+        f for f in dict.fromkeys(c for q in loaded.questions for c in loaded.factor_levels(q))
+    ]
+    if by is not None and by not in (*_STRATA, *factors):
+        raise RunOptionsError(
+            f"--by {by!r}: the run's answers have no such column to stratify by; use one of "
+            f"{', '.join((*_STRATA, *factors))}",
+        )
+    rng = np.random.default_rng(seed)
+    picked, counts = _stratified(found.table, n, by, rng)
+    target = Path(out) if out is not None else loaded.path / f"labels-{seed}.{file_format}"
+    label_columns = found.label_columns()
+    hidden: Sequence[str] = ("model", "group") if blind else ()
+    visible = [c for c in ("id", "question", "model", "group") if c not in hidden]
+    records = []
+    for row in picked.to_dict("records"):
+        record = {c: row[c] for c in visible}
+        record["prompt"], record["answer"] = row["prompt"], row["answer"]
+        record.update(dict.fromkeys(label_columns, ""))
+        record["scales"] = _scales_note(str(row["question"]), found)
+        records.append(record)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if file_format == "csv":
+            with target.open("w", encoding="utf-8", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow([*visible, "prompt", "answer", *label_columns, "scales"])
+                for record in records:
+                    writer.writerow([neutralise(str(v)) for v in record.values()])
+        else:
+            with target.open("w", encoding="utf-8") as handle:
+                for record in records:
+                    line = {k: (None if k in label_columns else v) for k, v in record.items()}
+                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the label file {target}: {why_not_writable(target, error)}.",
+            hint="Give a path you can write to with --out.",
+        ) from None
+    return LabelExport(target, len(records), counts)

@@ -1,0 +1,241 @@
+"""`import_labels`: read a labelled file back into the run's `human_<score>` columns (kept in
+the run folder's human_labels.csv, never in the cache). Every bad row is named in one
+sentence — an unknown id, a duplicate id, a label that is not a number or lies outside its
+score's scale, a label for a score the question does not have — and nothing is imported from
+a file with a bad row unless `skip_bad` (a JSON line that is not an object is a bad row too).
+A file without labels is refused rather than imported as nothing."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evals.errors import LabelsFileError, OutputError, describe_os_error
+from evals.labels._candidates import candidates
+from evals.labels._cells import restore
+from evals.runs import (
+    HUMAN_PREFIX,
+    LABELS_FILE,
+    SAMPLE_KEYS,
+    Run,
+    analyze_run,
+    load_run,
+)
+
+__all__ = ["LabelImport", "import_labels"]
+
+_EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
+
+
+@dataclass
+class LabelImport:
+    """What `import_labels` did."""
+
+    run: Run
+    """The run read again (its agreement recomputed)."""
+    rows: int
+    """Rows imported (with at least one label)."""
+    labels: int
+    """Labels imported (cells)."""
+    skipped: list[str] = field(default_factory=list)
+    """One sentence per bad row left out (with `skip_bad`)."""
+
+
+def _records(
+    path: Path,
+) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
+    """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
+    sentence per line that is not a row (a JSON line that is not an object)."""
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() in (".jsonl", ".json"):
+        rows: list[tuple[int, dict[str, Any]]] = []
+        columns: dict[str, None] = {}
+        unreadable: list[str] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                unreadable.append(f"{path}:{number}: not a JSON object ({error.msg})")
+                continue
+            if not isinstance(value, dict):
+                unreadable.append(f"{path}:{number}: not a JSON object")
+                continue
+            columns.update(dict.fromkeys(str(k) for k in value))
+            rows.append((number, value))
+        return list(columns), iter(rows), unreadable
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    header = list(reader.fieldnames or [])
+
+    def read() -> Iterator[tuple[int, dict[str, Any]]]:
+        for row in reader:
+            yield reader.line_num, row
+
+    return header, read(), []
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return repr(value)
+    return restore(str(value)).strip()
+
+
+def import_labels(
+    run: Run | str | Path,
+    file: str | Path,
+    *,
+    skip_bad: bool = False,
+    report: bool | None = None,
+) -> LabelImport:
+    """Read `file` (written by `export_labels`, labelled) into `run`: each labelled cell
+    becomes the sample's `human_<score>` (replacing an earlier label of the same sample and
+    score), then the agreement of judges and humans is computed again (and the report written
+    again when the run has one, or `report=True`). `LabelsFileError` lists every bad row,
+    and nothing is imported, unless `skip_bad`."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    path = Path(file)
+    try:
+        columns, rows, unreadable = _records(path)
+    except (OSError, UnicodeDecodeError) as error:
+        reason = describe_os_error(error) if isinstance(error, OSError) else "not UTF-8 text"
+        raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
+    except csv.Error as error:
+        raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
+    if "id" not in columns and not unreadable:
+        raise LabelsFileError(
+            f"{path}: no 'id' column, so no row says which answer it labels", hint=_EXPORTED
+        )
+    found = candidates(loaded)
+    known = dict.fromkeys(s for scores in found.scores.values() for s in scores)
+    label_columns = [c for c in columns if c.startswith(HUMAN_PREFIX)]
+    for column in label_columns:
+        if column.removeprefix(HUMAN_PREFIX) not in known:
+            raise LabelsFileError(
+                f"{path}: column {column!r} is not a score of the run "
+                f"(its scores: {', '.join(known) or 'none'})",
+                hint="Rename or remove the column: each label column is human_<score> for a "
+                "score of the run, as `labmgr labels export` wrote it.",
+            )
+    by_id = found.table.set_index("id") if not found.table.empty else pd.DataFrame()
+    seen: dict[str, int] = {}
+    problems: list[str] = list(unreadable)
+    imported: list[dict[str, Any]] = []
+    read = 0
+    for line, row in rows:
+        read += 1
+        sample = _cell(row.get("id"))
+        wrong: list[str] = []
+        if not sample:
+            problems.append(f"{path}:{line}: no id")
+            continue
+        if sample not in by_id.index:
+            problems.append(f"{path}:{line}: id {sample!r} is not a sample of this run")
+            continue
+        if sample in seen:
+            problems.append(
+                f"{path}:{line}: id {sample!r} is labelled again (first on line {seen[sample]})"
+            )
+            continue
+        seen[sample] = line
+        facts = by_id.loc[sample]
+        question = str(facts["question"])
+        labels: dict[str, float] = {}
+        for column in label_columns:
+            text = _cell(row.get(column))
+            if not text:
+                continue
+            score = column.removeprefix(HUMAN_PREFIX)
+            scale = found.scores[question].get(score)
+            try:
+                value = float(text)
+            except ValueError:
+                wrong.append(f"{column} {text!r} is not a number")
+                continue
+            if not math.isfinite(value):
+                wrong.append(f"{column} {text!r} is not a number")
+            elif scale is None:
+                wrong.append(f"{column}: question {question!r} has no score {score!r}")
+            elif not scale.low <= value <= scale.high:
+                wrong.append(f"{column} {text} is outside {scale.low:g} to {scale.high:g}")
+            else:
+                labels[column] = value
+        if wrong:
+            problems.append(f"{path}:{line}: id {sample!r}: " + "; ".join(wrong))
+            continue
+        if labels:
+            imported.append(
+                {
+                    "id": sample,
+                    **{key: facts[key] for key in SAMPLE_KEYS if key != "question"},
+                    "question": question,
+                    **labels,
+                }
+            )
+    if problems and not skip_bad:
+        raise LabelsFileError(
+            f"{path}: {len(problems)} bad row{'s' if len(problems) != 1 else ''}, so nothing "
+            "was imported:\n" + "\n".join(problems),
+            problems=problems,
+        )
+    if not imported and not problems:
+        raise LabelsFileError(
+            f"{path}: no label in its {read} row{'s' if read != 1 else ''}, so nothing was "
+            "imported",
+            hint=f"Fill its {', '.join(label_columns) or 'human_<score>'} columns with numbers "
+            "on each score's scale, then import it again.",
+        )
+    _store(loaded, imported)
+    analyzed = analyze_run(load_run(loaded.path))
+    if report if report is not None else (loaded.path / "report.html").is_file():
+        from evals.report import write_report
+
+        write_report(analyzed)
+    cells = sum(len(r) - len(SAMPLE_KEYS) - 1 for r in imported)
+    return LabelImport(analyzed, len(imported), cells, problems)
+
+
+def _store(run: Run, imported: list[dict[str, Any]]) -> None:
+    """Merge `imported` into human_labels.csv (a new label replaces the old one of the same
+    sample and score), written in one step."""
+    earlier = run.human_labels()
+    new = pd.DataFrame(imported)
+    if earlier is not None and not earlier.empty and not new.empty:
+        combined = earlier.set_index("id")
+        update = new.set_index("id")
+        for column in update.columns:
+            if column not in combined.columns:
+                combined[column] = float("nan") if column.startswith(HUMAN_PREFIX) else None
+        combined = combined.reindex(combined.index.union(update.index, sort=False))
+        for column in update.columns:
+            values = update[column]
+            values = values[values.notna()]
+            combined.loc[values.index, column] = values
+        table = combined.reset_index()
+    elif earlier is not None and not earlier.empty:
+        table = earlier
+    else:
+        table = new
+    if table.empty:
+        return
+    order = ["id", *SAMPLE_KEYS]
+    table = table[[*order, *[c for c in table.columns if c not in order]]]
+    target = run.path / LABELS_FILE
+    temporary = target.with_name(target.name + ".tmp")
+    try:
+        table.to_csv(temporary, index=False)
+        temporary.replace(target)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the labels {target}: {describe_os_error(error)}.",
+            hint="Check the run folder's permissions, then import again.",
+        ) from None

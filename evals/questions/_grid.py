@@ -1,0 +1,261 @@
+"""Prompt grids: factors with levels, and a template whose placeholders they fill; every
+combination of levels is one prompt.
+
+    grid:
+      perspective:                      # whole-text levels: label -> placeholder -> text
+        landlord: {asker: "I am the landlord", side: "the landlord"}
+        tenant: {asker: "I rent the flat", side: "the tenant"}
+      amount: [500, 5000]               # plain levels: each fills {amount} and is its label
+    template: "{asker}. Should {side} pay the ${amount} repair?"
+
+A factor is a list of plain levels (`{factor}` takes the level), a mapping of label to text
+(`{factor}` takes the text), or a mapping of label to a mapping of placeholders (every level
+gives the same placeholders; `{factor}` takes the label). Prompts come in a fixed order: the
+first factor varies slowest, levels in the order written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evals.questions._templates import render_placeholders, template_names
+
+__all__ = [
+    "RESERVED_COLUMNS",
+    "GridOption",
+    "GridPrompt",
+    "check_factor_names",
+    "check_grid",
+    "grid_prompts",
+    "normalise_grid",
+]
+
+GridOption = dict[str, list[str] | dict[str, str] | dict[str, dict[str, str]]]
+"""A grid as a question stores it: each factor's levels with every value as text."""
+
+RESERVED_COLUMNS = frozenset(
+    {
+        "model",
+        "group",
+        "answer",
+        "question",
+        "api_kwargs",
+        "reasoning_tokens",
+        "paraphrase_ix",
+        "sample_ix",
+        "raw_answer",
+        "probs",
+        "finish_reason",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "judge_cost",
+    }
+)
+"""Columns of a question's frame: no factor or judge takes these names."""
+_TABLE_COLUMNS = frozenset(
+    {
+        "id",
+        "score",
+        "n_models",
+        "n_samples",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "refusal_rate",
+        "n_errors",
+        "sampling_only",
+        "method",
+        "scale_low",
+        "scale_high",
+        "baseline",
+        "difference",
+        "p_value",
+        "p_adjusted",
+        "factor",
+        "level",
+    }
+)
+"""Columns of the summary, the comparisons and a label file, which a factor joins."""
+_RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class GridPrompt:
+    """One combination of levels: the prompt and each factor's level label."""
+
+    text: str
+    levels: dict[str, str]
+
+
+def _text(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"{where} must be text or a number, got {type(value).__name__}")
+    return str(value)
+
+
+def _factor(name: str, levels: Any) -> list[str] | dict[str, str] | dict[str, dict[str, str]]:
+    where = f"factor {name!r}"
+    if isinstance(levels, list | tuple):
+        if not levels:
+            raise ValueError(f"{where} has no levels")
+        if any(isinstance(level, Mapping) for level in levels):
+            raise ValueError(
+                f"{where}: a level made of several texts needs a label; write it as a mapping "
+                f"of label to texts, e.g. {name}: {{landlord: {{asker: …, side: …}}, …}}"
+            )
+        texts = [_text(level, f"{where}: level {level!r}") for level in levels]
+        _unique(texts, where)
+        return texts
+    if isinstance(levels, Mapping):
+        if not levels:
+            raise ValueError(f"{where} has no levels")
+        labels = [_text(label, f"{where}: label {label!r}") for label in levels]
+        _unique(labels, where)
+        values = list(levels.values())
+        if all(isinstance(v, Mapping) for v in values):
+            whole: dict[str, dict[str, str]] = {}
+            keys: list[str] | None = None
+            for label, texts in zip(labels, values, strict=True):
+                filled = {
+                    _placeholder(str(k), where): _text(v, f"{where}: level {label!r}: {k!r}")
+                    for k, v in texts.items()
+                }
+                if not filled:
+                    raise ValueError(f"{where}: level {label!r} fills no placeholder")
+                if keys is None:
+                    keys = list(filled)
+                elif set(filled) != set(keys):
+                    raise ValueError(
+                        f"{where}: level {label!r} fills {', '.join(sorted(filled))} but the "
+                        f"first level fills {', '.join(sorted(keys))}; every level must fill "
+                        "the same placeholders"
+                    )
+                whole[label] = filled
+            return whole
+        if any(isinstance(v, Mapping) for v in values):
+            raise ValueError(f"{where}: levels are either all texts or all mappings of texts")
+        return {
+            label: _text(v, f"{where}: level {label!r}")
+            for label, v in zip(labels, values, strict=True)
+        }
+    raise ValueError(
+        f"{where} must be a list of levels or a mapping of label to level, "
+        f"got {type(levels).__name__}"
+    )
+
+
+def _placeholder(name: str, where: str) -> str:
+    if not _IDENTIFIER.match(name):
+        raise ValueError(f"{where}: placeholder {name!r} is not a name (letters, digits, _)")
+    return name
+
+
+def _unique(labels: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for label in labels:
+        if label in seen:
+            raise ValueError(f"{where}: level {label!r} is given twice")
+        seen.add(label)
+
+
+def normalise_grid(value: Any) -> GridOption | None:
+    """The grid option read from YAML or Python (numbers become text); ValueError naming the
+    factor and level otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not value:
+        raise ValueError("must be a mapping of factor name to its levels")
+    grid: GridOption = {}
+    for name, levels in value.items():
+        factor = _placeholder(str(name), f"factor {name!r}")
+        grid[factor] = _factor(factor, levels)
+    return grid
+
+
+def _fills(name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]) -> set[str]:
+    """The placeholders a factor fills."""
+    if isinstance(levels, dict) and levels and isinstance(next(iter(levels.values())), dict):
+        first = next(iter(levels.values()))
+        assert isinstance(first, dict)
+        return {name, *first}
+    return {name}
+
+
+def _choices(
+    name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]
+) -> list[tuple[str, dict[str, str]]]:
+    """(label, placeholder values) of each level."""
+    if isinstance(levels, list):
+        return [(level, {name: level}) for level in levels]
+    choices: list[tuple[str, dict[str, str]]] = []
+    for label, value in levels.items():
+        if isinstance(value, dict):
+            choices.append((label, {name: label, **value}))
+        else:
+            choices.append((label, {name: value}))
+    return choices
+
+
+def check_grid(grid: GridOption, template: str) -> None:
+    """Every placeholder of the template is filled by exactly one factor, and every factor
+    fills one the template uses (else its levels would repeat the same prompts)."""
+    used = template_names(template)
+    owner: dict[str, str] = {}
+    for name, levels in grid.items():
+        fills = _fills(name, levels)
+        for placeholder in fills:
+            if placeholder in owner:
+                raise ValueError(
+                    f"factors {owner[placeholder]!r} and {name!r} both fill {{{placeholder}}}"
+                )
+            owner[placeholder] = name
+        if not fills & used:
+            listed = ", ".join("{" + p + "}" for p in sorted(fills))
+            raise ValueError(
+                f"factor {name!r} fills {listed}, which the template does not use; use it or "
+                "remove the factor"
+            )
+
+
+def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
+    """Every combination of levels, the first factor varying slowest."""
+    names = list(grid)
+    per_factor = [_choices(name, grid[name]) for name in names]
+    prompts = []
+    wanted = template_names(template)
+    for combination in itertools.product(*per_factor):
+        values: dict[str, str] = {}
+        for _, filled in combination:
+            values.update(filled)
+        used = {k: v for k, v in values.items() if k in wanted}
+        prompts.append(
+            GridPrompt(
+                render_placeholders(template, used),
+                {name: label for name, (label, _) in zip(names, combination, strict=True)},
+            )
+        )
+    return prompts
+
+
+def check_factor_names(grid: GridOption, taken: Mapping[str, str]) -> None:
+    """No factor is named like a frame column, a reserved prefix or suffix, or one of
+    `taken` (name → what it is: a judge, a score, a metric)."""
+    for name in grid:
+        if name in RESERVED_COLUMNS or name in _TABLE_COLUMNS:
+            raise ValueError(
+                f"factor {name!r} has the name of a column of the frame or the summary; rename it"
+            )
+        if name.startswith(("_", "human_")) or name.endswith(_RESERVED_SUFFIXES):
+            raise ValueError(
+                f"factor {name!r}: names starting with '_' or 'human_', or ending with "
+                f"{', '.join(_RESERVED_SUFFIXES)}, are reserved; rename it"
+            )
+        if name in taken:
+            raise ValueError(f"factor {name!r} has the name of {taken[name]}; rename one of them")

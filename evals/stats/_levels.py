@@ -1,0 +1,297 @@
+"""A grid factor's levels compared within each group: does the score move with the level
+(the sycophancy question — does the answer follow the asker's side)?
+
+Seeds stay the unit, and the comparison is **paired within models**: every model answered
+every level, so each model's own difference (its mean at the level minus its mean at the
+baseline level; with several questions, each averaged over the questions first) is one
+observation, and the group's difference is their mean with a t interval over models (n − 1
+degrees of freedom). Seed-to-seed differences in overall level cancel in the pair, which is
+what makes the test sharper than comparing two groups. As in `seed_interval`, the variance
+never falls below the 5% quantile of what sampling noise alone would give (so models that
+agree by chance do not get a zero-width interval). A group of one model has only its
+sampling noise (flagged `sampling_only`). p-values are Holm-adjusted over every row of the
+call, like `compare_groups`. docs/design/workflows.md has the coverage by simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy import special
+
+from evals.stats._compare import holm
+from evals.stats._frames import (
+    ALL_QUESTIONS,
+    Score,
+    ScoreScales,
+    question_scores,
+    scale_of,
+    score_name,
+    score_values,
+)
+from evals.stats._metrics import Metric
+from evals.stats._scales import Scale
+from evals.stats._seeds import SeedMeans, _floor, seed_means
+from evals.stats._summary import score_columns
+
+__all__ = ["LEVEL_COMPARISON_COLUMNS", "LevelDifference", "compare_levels", "paired_difference"]
+
+LEVEL_COMPARISON_COLUMNS = [
+    "question",
+    "score",
+    "group",
+    "factor",
+    "level",
+    "baseline_level",
+    "n_models",
+    "mean",
+    "mean_baseline",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "method",
+    "sampling_only",
+    "scale_low",
+    "scale_high",
+]
+"""`difference` = `mean` (the group at `level`) − `mean_baseline` (at `baseline_level`),
+paired within models; `method` `paired-t` (seeds) or `sampling` (one model)."""
+
+
+@dataclass(frozen=True)
+class LevelDifference:
+    """A group's mean at a level minus its mean at the baseline level."""
+
+    mean: float
+    mean_baseline: float
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    n_models: int
+
+    @property
+    def sampling_only(self) -> bool:
+        return self.n_models == 1
+
+
+def _within(level: SeedMeans, baseline: SeedMeans) -> tuple[float, int]:
+    """Pooled within-model variance of one sample over both levels, and its degrees of
+    freedom."""
+    df = level.within_df + baseline.within_df
+    if level.share:
+        n = level.n_samples + baseline.n_samples
+        successes = level.mean * level.n_samples + baseline.mean * baseline.n_samples
+        p = (successes + 0.5) / (n + 1)
+        return p * (1 - p), df
+    parts = [
+        (s.within_variance, s.within_df)
+        for s in (level, baseline)
+        if s.within_df > 0 and not math.isnan(s.within_variance)
+    ]
+    if not parts:
+        return math.nan, 0
+    return sum(v * d for v, d in parts) / sum(d for _, d in parts), df
+
+
+def paired_difference(
+    level: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95
+) -> LevelDifference:
+    """The paired difference of two levels' seed means (the same models, in the same order:
+    see `compare_levels`)."""
+    k = level.n_models
+    differences = level.means - baseline.means
+    mean = float(differences.mean()) if k else math.nan
+    within, within_df = _within(level, baseline)
+    sizes = level.inverse_sizes + baseline.inverse_sizes
+    if k >= 2:
+        between = float(differences.var(ddof=1)) / k
+        floor = _floor(k - 1) * within * float(sizes.sum()) / k**2
+        variance = between if math.isnan(floor) else max(between, floor)
+        df = float(k - 1)
+    elif k == 1 and within_df >= 1:
+        pooled = within * float(sizes[0])
+        own = float(level.variances[0] + baseline.variances[0])
+        variance = max(pooled if math.isnan(own) else own, _floor(within_df) * pooled)
+        df = float(within_df)
+    else:
+        variance, df = math.nan, math.nan
+    if math.isnan(mean) or math.isnan(variance):
+        low = high = p_value = math.nan
+    elif variance == 0:
+        low = high = mean
+        p_value = 1.0 if mean == 0 else math.nan
+    else:
+        se = math.sqrt(variance)
+        t = -float(special.stdtrit(df, (1 - confidence) / 2))
+        low, high = mean - t * se, mean + t * se
+        p_value = float(2 * special.stdtr(df, -abs(mean) / se))
+    return LevelDifference(
+        float(level.means.mean()) if k else math.nan,
+        float(baseline.means.mean()) if k else math.nan,
+        mean,
+        low,
+        high,
+        p_value,
+        k,
+    )
+
+
+@dataclass
+class _Cells:
+    values: list[npt.NDArray[np.float64]]
+    models: list[npt.NDArray[Any]]
+    questions: list[npt.NDArray[Any]]
+
+    def seeds(self, keep: set[Any], order: Mapping[Any, int], share: bool) -> SeedMeans:
+        values = np.concatenate(self.values)
+        models = np.concatenate(self.models)
+        questions = np.concatenate(self.questions)
+        mask = np.array([m in keep for m in models], dtype=bool) & ~np.isnan(values)
+        rank = np.array([order[m] for m in models[mask]], dtype=np.int64)
+        sort = np.argsort(rank, kind="stable")  # models in one order on both sides
+        return seed_means(
+            values[mask][sort], models[mask][sort], questions[mask][sort], share=share
+        )
+
+    def valid_models(self) -> set[Any]:
+        values = np.concatenate(self.values)
+        models = np.concatenate(self.models)
+        return set(models[~np.isnan(values)].tolist())
+
+
+def compare_levels(
+    frames: Mapping[str, pd.DataFrame],
+    factor: str,
+    baseline_level: str,
+    scores: Mapping[str, Sequence[Score]] | None = None,
+    *,
+    metrics: Iterable[Metric] = (),
+    scales: ScoreScales | None = None,
+    confidence: float = 0.95,
+    pooled: bool = True,
+) -> pd.DataFrame:
+    """Within each group, each level of `factor` against `baseline_level`, per question
+    (that has the factor) × score, plus a row per score over those questions (`question` =
+    `ALL_QUESTIONS`, when two or more have the factor). Columns `LEVEL_COMPARISON_COLUMNS`;
+    paired within models (see the module docstring); `p_adjusted` is Holm over all rows.
+    Only models that answered at both levels take part. `scores`, `metrics`, `scales` as in
+    `summarize`."""
+    having = {q: f for q, f in frames.items() if factor in f.columns}
+    if not having:
+        raise ValueError(f"no frame has the factor {factor!r} (a grid question's column)")
+    levels_seen: dict[str, None] = {}
+    for frame in having.values():
+        levels_seen.update(dict.fromkeys(frame[factor].astype(str)))
+    if str(baseline_level) not in levels_seen:
+        known = ", ".join(repr(level) for level in levels_seen)
+        raise ValueError(f"factor {factor!r} has no level {baseline_level!r} (its levels: {known})")
+    baseline_level = str(baseline_level)
+    metric_list = list(metrics)
+    rows: list[dict[str, Any]] = []
+    pools: dict[tuple[str, str, str], _Cells] = {}
+    pool_scales: dict[str, set[Scale]] = {}
+    for question, frame in having.items():
+        named = scores[question] if scores is not None else score_columns(frame)
+        levels = frame[factor].astype(str).to_numpy()
+        groups = frame["group"].astype(str).to_numpy()
+        models = frame["model"].to_numpy()
+        for score in question_scores(question, frame, named, metric_list):
+            name = score_name(score)
+            scale = scale_of(question, score, scales)
+            pool_scales.setdefault(name, set()).add(scale)
+            values = score_values(frame, score)
+            cells: dict[tuple[str, str], _Cells] = {}
+            for group in dict.fromkeys(groups):
+                for level in levels_seen:
+                    mask = (groups == group) & (levels == level)
+                    if not mask.any():
+                        continue
+                    questions = np.full(int(mask.sum()), question, dtype=object)
+                    piece = (values[mask], models[mask], questions)
+                    for store in (
+                        cells.setdefault((group, level), _Cells([], [], [])),
+                        pools.setdefault((name, group, level), _Cells([], [], [])),
+                    ):
+                        store.values.append(piece[0])
+                        store.models.append(piece[1])
+                        store.questions.append(piece[2])
+            rows.extend(_rows(question, name, factor, baseline_level, scale, cells, confidence))
+    if pooled and len(having) >= 2:
+        for name, used in pool_scales.items():
+            if len(used) != 1:
+                continue
+            scale = next(iter(used))
+            cells = {(g, level): c for (n, g, level), c in pools.items() if n == name}
+            if cells and max(len(c.values) for c in cells.values()) >= 2:
+                rows.extend(
+                    _rows(ALL_QUESTIONS, name, factor, baseline_level, scale, cells, confidence)
+                )
+    table = pd.DataFrame(rows, columns=LEVEL_COMPARISON_COLUMNS)
+    table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
+    return table
+
+
+def _rows(
+    question: str,
+    score: str,
+    factor: str,
+    baseline_level: str,
+    scale: Scale,
+    cells: Mapping[tuple[str, str], _Cells],
+    confidence: float,
+) -> list[dict[str, Any]]:
+    rows = []
+    groups = list(dict.fromkeys(group for group, _ in cells))
+    for group in groups:
+        reference = cells.get((group, baseline_level))
+        if reference is None:
+            continue
+        for (other_group, level), cell in cells.items():
+            if other_group != group or level == baseline_level:
+                continue
+            both = reference.valid_models() & cell.valid_models()
+            if not both:
+                continue
+            order = {
+                m: i
+                for i, m in enumerate(
+                    dict.fromkeys(m for part in reference.models for m in part.tolist())
+                )
+            }
+            result = paired_difference(
+                cell.seeds(both, order, scale.is_share),
+                reference.seeds(both, order, scale.is_share),
+                confidence=confidence,
+            )
+            rows.append(
+                {
+                    "question": question,
+                    "score": score,
+                    "group": group,
+                    "factor": factor,
+                    "level": level,
+                    "baseline_level": baseline_level,
+                    "n_models": result.n_models,
+                    "mean": result.mean,
+                    "mean_baseline": result.mean_baseline,
+                    "difference": result.difference,
+                    "ci_low": max(result.low, -scale.width),
+                    "ci_high": min(result.high, scale.width),
+                    "p_value": result.p_value,
+                    "p_adjusted": math.nan,
+                    "method": "sampling" if result.sampling_only else "paired-t",
+                    "sampling_only": result.sampling_only,
+                    "scale_low": scale.low,
+                    "scale_high": scale.high,
+                }
+            )
+    return rows

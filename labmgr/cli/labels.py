@@ -1,0 +1,145 @@
+"""`labmgr labels export` and `labmgr labels import`: a sample of a run's answers for people
+to label, and their labels back into the run (agreement of judges and humans)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, cast
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from labmgr.cli.errors import cli_errors
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evals.labels import LabelFormat
+
+app = typer.Typer(help="Export answers for people to label; import their labels.")
+
+
+@app.command("export")
+@cli_errors
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="How many answers to export.")] = 200,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by", help="Draw equally from each group, model, question or grid factor level."
+        ),
+    ] = None,
+    blind: Annotated[
+        bool, typer.Option("--blind", help="Leave the model and group out of the file.")
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
+    file_format: Annotated[
+        str, typer.Option("--format", help="csv (spreadsheets) or jsonl.")
+    ] = "csv",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="The file to write (default: RUN_DIR/labels-SEED.FORMAT)."),
+    ] = None,
+) -> None:
+    """Write a stratified random sample of the run's answers with stable ids and an empty
+    human_<score> column per score, for labellers."""
+    from evals.labels import export_labels
+
+    written = export_labels(
+        run_dir,
+        n=n,
+        by=by,
+        blind=blind,
+        seed=seed,
+        file_format=cast("LabelFormat", file_format),
+        out=out,
+    )
+    strata = ", ".join(f"{k}: {v}" for k, v in written.per_stratum.items())
+    typer.echo(f"{written.rows} answers to label ({strata}) in {written.path}")
+
+
+@app.command("import")
+@cli_errors
+def import_(
+    run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
+    file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Import the good rows of a file with bad ones.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Read the labels into the run (human_labels.csv) and show how far each judge agrees
+    with the humans: Spearman's rho and Cohen's kappa with 95% intervals. Every bad row is
+    named; a file with one imports nothing unless --skip-bad."""
+    from evals.labels import import_labels
+    from evals.runs import disagreements
+
+    done = import_labels(run_dir, file, skip_bad=skip_bad)
+    agreement = done.run.agreement()
+    if as_json:
+        rows = [] if agreement is None else _records(agreement)
+        typer.echo(
+            json.dumps(
+                {
+                    "rows": done.rows,
+                    "labels": done.labels,
+                    "skipped": done.skipped,
+                    "agreement": rows,
+                    "disagreements": _records(disagreements(done.run, 10)),
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return
+    console = Console(highlight=False)
+    for problem in done.skipped:
+        console.print(f"Skipped {problem}", markup=False)
+    console.print(f"Imported {done.labels} labels of {done.rows} answers.", markup=False)
+    if agreement is not None:
+        console.print(agreement_table(agreement))
+        worst = disagreements(done.run, 5)
+        if not worst.empty:
+            console.print("Largest disagreements (judge vs human):", markup=False)
+            for row in worst.to_dict("records"):
+                answer = str(row["answer"]).replace("\n", " ")
+                console.print(
+                    f"  {row['id']} {row['question']} {row['score']}: judge "
+                    f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}",
+                    markup=False,
+                )
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def agreement_table(agreement: pd.DataFrame) -> Table:
+    """Each judge against the humans: n, means, rho and kappa with their intervals."""
+    table = Table(title="Judges against human labels (95% intervals)")
+    for column in ("question", "score", "n", "judge", "human", "Spearman rho", "kappa", "bins"):
+        table.add_column(column, justify="right" if column in ("n", "judge", "human") else "left")
+    for row in agreement.to_dict("records"):
+        question = "all questions" if row["question"] == "(all)" else str(row["question"])
+        table.add_row(
+            question,
+            str(row["score"]),
+            str(int(row["n"])),
+            f"{row['judge_mean']:.1f}",
+            f"{row['human_mean']:.1f}",
+            _interval(row["spearman"], row["spearman_low"], row["spearman_high"]),
+            _interval(row["kappa"], row["kappa_low"], row["kappa_high"]),
+            str(row["bins"]),
+        )
+    return table
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    cleaned = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict(orient="records")]
