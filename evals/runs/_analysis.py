@@ -160,9 +160,10 @@ def run_statistics(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     by: Sequence[str] = (),
+    price_share: float = 1.0,
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
-    by the grid factors `by`)."""
+    by the grid factors `by`); costs at `price_share` of the list price (`price_share_of`)."""
     scores = {name: plans[name].scores for name in frames}
     scales = {name: plans[name].scales for name in frames}
     summary = summarize(
@@ -174,18 +175,31 @@ def run_statistics(
         resamples=resamples,
         seed=seed,
         by=list(by),
+        price_share=price_share,
     )
     if baseline is None:
         return summary, None
     return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
 
 
-def run_costs(frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan]) -> pd.DataFrame:
+def run_costs(
+    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], price_share: float = 1.0
+) -> pd.DataFrame:
     """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
     beside each score over the run's questions (`evals.stats.cost_table`)."""
     scores = {name: plans[name].scores for name in frames}
     scales = {name: plans[name].scales for name in frames}
-    return cost_table(frames, scores, scales=scales)
+    return cost_table(frames, scores, scales=scales, price_share=price_share)
+
+
+def price_share_of(settings: Mapping[str, Any] | None) -> float:
+    """The part of the list price a run pays, from its run.json `settings`: the Batch API's
+    discount for a run through batches (`labmgr.pricing.BATCH_DISCOUNT`), else 1."""
+    if not (settings or {}).get("batch"):
+        return 1.0
+    from labmgr.pricing import BATCH_DISCOUNT  # the price table loads only when needed
+
+    return BATCH_DISCOUNT
 
 
 def run_agreement(
@@ -249,6 +263,7 @@ def analyze_run(
     }
     resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
     seed = int(statistics.get("seed", DEFAULT_SEED))
+    price_share = price_share_of(loaded.info.get("settings"))
     summary, comparisons = run_statistics(
         frames,
         plans,
@@ -257,6 +272,7 @@ def analyze_run(
         resamples=resamples,
         seed=seed,
         by=chosen_by,
+        price_share=price_share,
     )
     info = dict(loaded.info)
     settings = dict(info.get("settings", {}))
@@ -267,7 +283,7 @@ def analyze_run(
             loaded.path,
             summary,
             comparisons,
-            run_costs(frames, plans),
+            run_costs(frames, plans, price_share),
             run_agreement(frames, plans, loaded.human_labels()),
         )
         write_run_file(loaded.path, info)

@@ -18,6 +18,7 @@ from evals.runs._analysis import (
     check_by,
     check_method,
     plans_of,
+    price_share_of,
     run_costs,
     run_statistics,
     score_plan,
@@ -261,10 +262,18 @@ def _write(
         entry["totals"] = frame_totals(frame)
         write_samples(frame, folder / entry["samples_file"])
         entries.append(entry)
+    price_share = price_share_of((info or {}).get("settings"))
     summary, comparisons = run_statistics(
-        frames, plans, method=method, baseline=baseline, resamples=resamples, seed=seed, by=by
+        frames,
+        plans,
+        method=method,
+        baseline=baseline,
+        resamples=resamples,
+        seed=seed,
+        by=by,
+        price_share=price_share,
     )
-    write_statistics(folder, summary, comparisons, run_costs(frames, plans))
+    write_statistics(folder, summary, comparisons, run_costs(frames, plans, price_share))
     if by_model:
         scores = {name: plan.scores for name, plan in plans.items()}
         scales = {name: plan.scales for name, plan in plans.items()}

@@ -69,16 +69,18 @@ def cost_table(
     *,
     scales: ScoreScales | None = None,
     confidence: float = 0.95,
+    price_share: float = 1.0,
 ) -> pd.DataFrame:
     """One row per group and per model of each group, for each score asked on one scale in
     every question that has it (columns `COST_COLUMNS`; see the module docstring). Without
-    any score, one row per group and model with costs only (`score` empty)."""
+    any score, one row per group and model with costs only (`score` empty). Costs are at
+    `price_share` of the list price (see `row_costs`)."""
     tables = []
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named)
         part = frame[["group", "model"]].copy()
-        part["_answer_cost"], part["_judge_cost"] = row_costs(frame)
+        part["_answer_cost"], part["_judge_cost"] = row_costs(frame, price_share)
         part["_question"] = question
         for score in chosen:
             part[f"_score_{score_name(score)}"] = score_values(frame, score)

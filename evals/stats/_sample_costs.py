@@ -5,6 +5,8 @@ A row's answer cost is its `cost` column (NaN for a model without a price); its 
 the sum of its `<judge>_cost` columns (each verdict's price shared among the rows it grades;
 NaN when a judge model has no price, 0 when the question has no judges). Per sample means
 over the rows whose cost is known; a cached answer counts what its tokens cost, as if bought.
+`price_share` is the part of the list price the run pays: `labmgr.pricing.BATCH_DISCOUNT` for
+a run through the Batch API (its cached rows count as if bought the same way), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def row_costs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's (answer cost, judge cost) in dollars, as float arrays; a frame without a
-    `cost` column (built by hand) has NaN answer costs."""
+def row_costs(frame: pd.DataFrame, price_share: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
+    float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(
             dtype=float, na_value=np.nan
@@ -47,7 +49,7 @@ def row_costs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         judge = summed.to_numpy(dtype=float, na_value=np.nan)
     else:
         judge = np.zeros(len(frame))
-    return answer, judge
+    return answer * price_share, judge * price_share
 
 
 def sample_costs(answer: np.ndarray, judge: np.ndarray) -> dict[str, float]:

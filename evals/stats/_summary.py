@@ -156,6 +156,7 @@ def summarize(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
     by: str | Sequence[str] | None = None,
+    price_share: float = 1.0,
 ) -> pd.DataFrame:
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.
@@ -171,7 +172,8 @@ def summarize(
     default (`method`; see `group_interval`). With `pooled`, each group × score also gets a
     row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
     questions first, then the t interval over models). Each row also says what a sample of
-    its rows cost, answers and judges apart (`SAMPLE_COST_COLUMNS`)."""
+    its rows cost, answers and judges apart (`SAMPLE_COST_COLUMNS`), at `price_share` of the
+    list price (see `row_costs`)."""
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
@@ -180,7 +182,7 @@ def summarize(
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named, metric_list)
         values = {score_name(s): score_values(frame, s) for s in chosen}
-        answer_costs, judge_costs = row_costs(frame)
+        answer_costs, judge_costs = row_costs(frame, price_share)
         for levels, level_rows in level_parts(frame, factors):
             groups = frame.iloc[level_rows].groupby("group", sort=False).indices
             for group, positions in groups.items():

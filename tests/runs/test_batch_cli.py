@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from fixtures.evals import TEST_KEY
 from typer.testing import CliRunner
 
+from evals.stats import SAMPLE_COST_COLUMNS
 from labmgr.cli import app
 from labmgr.settings import Settings
 
@@ -49,7 +52,12 @@ def test_eval_run_with_batch_buys_nothing_synchronously_and_a_plain_rerun_reuses
     again = _run("eval", "run", str(questions_file), *COMMON, "--json")
     assert again.exit_code == 0, again.output
     assert chat_requests(sandbox) == 0
-    assert json.loads(again.output)["summary"] == data["summary"]
+
+    # The same answers and scores; only the price differs (the rerun counts list price).
+    def scores(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in row.items() if k not in SAMPLE_COST_COLUMNS} for row in rows]
+
+    assert scores(json.loads(again.output)["summary"]) == scores(data["summary"])
 
 
 def test_no_wait_submits_and_returns_then_collect_finishes_and_a_rerun_sends_nothing(
@@ -92,3 +100,20 @@ def test_cancelling_a_batch_nobody_sent_names_it(lab: Settings) -> None:
 def test_no_wait_without_batch_is_refused(lab: Settings, questions_file: Path) -> None:
     result = runner.invoke(app, ["eval", "run", str(questions_file), *COMMON, "--no-wait"])
     assert result.exit_code == 1 and "--no-wait needs --batch" in result.output
+
+
+def test_a_batch_run_s_cost_per_sample_is_the_batch_price(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    batched, plain = tmp_path / "batched", tmp_path / "plain"
+    first = _run("eval", "run", str(questions_file), *COMMON, "--batch", "--out", str(batched))
+    assert first.exit_code == 0, first.output
+    second = _run("eval", "run", str(questions_file), *COMMON, "--out", str(plain))  # reused
+    assert second.exit_code == 0, second.output
+    for name in ("costs.csv", "summary.csv"):
+        half, full = pd.read_csv(batched / name), pd.read_csv(plain / name)
+        assert (full["answer_cost_per_sample"] > 0).all()
+        np.testing.assert_allclose(
+            half["answer_cost_per_sample"], full["answer_cost_per_sample"] / 2
+        )
+        np.testing.assert_allclose(half["judge_cost_per_1k"], full["judge_cost_per_1k"] / 2)
