@@ -215,7 +215,7 @@ def _llmcomp_spec(path: Path) -> list[dict[str, Any]]:
                 "paraphrases": question.paraphrases,
                 "system": question.system,
                 "judges": {
-                    name: {"model": judge.model, "template": judge.template}
+                    name: {"model": judge.model, "template": judge.prompt_template}
                     for name, judge in question.judge_questions().items()
                 },
             }
