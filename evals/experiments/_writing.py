@@ -36,6 +36,7 @@ def write_run(
     by_model: bool = False,
     info: Mapping[str, Any] | None = None,
     curves: pd.DataFrame | None = None,
+    by: Sequence[str] = (),
 ) -> Run:
     """`evals.runs.write_run` (same arguments), then `report.html` unless `report=False`."""
     run = write_run_folder(
@@ -52,6 +53,7 @@ def write_run(
         by_model=by_model,
         info=info,
         curves=curves,
+        by=by,
     )
     if report:
         from evals.report import write_report  # matplotlib and seaborn: only for a report

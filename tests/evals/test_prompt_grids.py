@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
+import evals
 from evals import Cache, EnvRouter, Question, QuestionError, RunSettings, load_questions
 from evals.runs import write_run
 from evals.stats import ALL_QUESTIONS, compare_groups, compare_levels, summarize
@@ -178,6 +180,17 @@ def test_a_run_split_by_a_factor_writes_it_into_summary_and_comparisons(
     assert summary[summary["question"] == ALL_QUESTIONS].empty
     assert run.comparisons is not None
     assert set(run.comparisons["amount"].dropna()) == {"500", "5000"}
+    # The package face's write_run (the one that also writes the report) splits the same way.
+    again = evals.write_run(
+        tmp_path / "again",
+        frames,
+        questions={"repair": question, "plain": other},
+        baseline="base",
+        by=["amount"],
+        report=False,
+    )
+    assert again.by == ["amount"]
+    pd.testing.assert_frame_equal(again.summary, summary)
 
 
 def test_both_yaml_dialects_read_a_grid(tmp_path: Path) -> None:
