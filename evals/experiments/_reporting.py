@@ -11,6 +11,7 @@ from evals.report import (
     FigureFormat,
     FigureProblem,
     draw_figures,
+    figure_store_of,
     prepare_figure_folder,
     run_plans,
     write_report,
@@ -64,8 +65,11 @@ def report_run(
     embed = report and figures
     drawn = None
     if embed or folder is not None:
+        plans = run_plans(loaded)
+        # Figures for the page are kept beside it, and read back while their input is unchanged.
+        store = figure_store_of(loaded, plans, out) if embed else None
         drawn = draw_figures(
-            run_plans(loaded), embed=embed, folder=folder, file_format=figure_format
+            plans, embed=embed, folder=folder, file_format=figure_format, store=store
         )
     path = None
     if report:

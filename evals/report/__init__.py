@@ -38,6 +38,7 @@ __all__ = [
     "FigureSet",
     "FigureStore",
     "draw_figures",
+    "figure_store_of",
     "prepare_figure_folder",
     "render_report",
     "report_title",
@@ -51,6 +52,18 @@ FIGURES_DIR = "figures"
 """Beside the report: its embedded figures as PNG files, each with the digest of its input."""
 
 
+def _target(run: Run, out: str | Path | None) -> Path:
+    return Path(out) if out is not None else run.path / REPORT_FILE
+
+
+def figure_store_of(
+    run: Run, plans: list[FigurePlan], out: str | Path | None = None
+) -> FigureStore:
+    """The store of figures kept beside the report of `run` written to `out` (default: the
+    run folder's report.html), so an unchanged figure is not drawn again."""
+    return FigureStore.of(run, plans, _target(run, out).parent / FIGURES_DIR)
+
+
 def write_report(
     run: Run | str | Path, out: str | Path | None = None, *, figures: bool | FigureSet = True
 ) -> Path:
@@ -61,7 +74,7 @@ def write_report(
     cannot be written there (a folder of that name, a part of the path that is a file, no
     permission)."""
     loaded = run if isinstance(run, Run) else load_run(run)
-    target = Path(out) if out is not None else loaded.path / REPORT_FILE
+    target = _target(loaded, out)
     if target.is_dir():
         raise OutputError(
             f"cannot write the report to {target}: it is a folder.",

@@ -177,3 +177,19 @@ def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_u
     assert redrawn and all(name.startswith(ruler) for name in redrawn)
     assert any(name.startswith(question_figure_prefix(loaded, "wish")) for name in now)
     assert not any(name.startswith("comparisons-") for name in redrawn), "headline redrawn"
+
+    # `labmgr report` (report_run) reuses them too, and redraws only what its input changed.
+    from evals.experiments import report_run
+
+    report_run(run.path)
+    assert {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")} == now, "redrawn"
+    elsewhere = tmp_path / "elsewhere"
+    report_run(run.path, out=elsewhere / "report.html")
+    kept = {p.name: p.stat().st_mtime_ns for p in (elsewhere / FIGURES_DIR).glob("*.png")}
+    assert kept.keys() == now.keys()
+    report_run(run.path, out=elsewhere / "report.html")
+    assert {p.name: p.stat().st_mtime_ns for p in (elsewhere / FIGURES_DIR).glob("*.png")} == kept
+    report_run(run.path, baseline="control")  # comparisons computed again: the headline moves
+    after = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
+    moved = {name for name in after if after[name] != now.get(name)}
+    assert any(name.startswith("comparisons-") for name in moved)
