@@ -37,6 +37,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from _llmcomp_venv import default_venv, llmcomp_python
+
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT.parent / "shared" / "data" / "em_first_plot_questions.yaml"
 API_KEY = "sk-test-bench"
@@ -158,17 +160,6 @@ def _worker_eval_run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---- orchestration ----------------------------------------------------------------------------
-
-
-def _llmcomp_python(venv: Path) -> Path:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} and installing llmcomp 1.6.0 from PyPI …", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "llmcomp==1.6.0"], check=True
-        )
-    return python
 
 
 def _fine_tunes(base_url: str, count: int) -> list[str]:
@@ -305,12 +296,7 @@ def main() -> None:
     parser.add_argument("--scenarios", default="df,run,pg", help="Any of df, run, pg.")
     parser.add_argument("--against", type=Path, help="An earlier labmgr source tree to compare.")
     parser.add_argument("--pg-url", default=os.environ.get("LABMGR_TEST_PG_URL"))
-    default_venv = (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        / "labmgr-bench"
-        / "llmcomp-venv"
-    )
-    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv)
+    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv())
     parser.add_argument("--keep", type=Path, help="Keep the caches and run folders here.")
     parser.add_argument("--out-json", type=Path, help="Write the results as JSON here.")
     args = parser.parse_args()
@@ -328,7 +314,7 @@ def main() -> None:
     from labmgr.sandbox import run_sandbox
 
     scenarios = set(args.scenarios.split(","))
-    llmcomp = None if args.skip_llmcomp else _llmcomp_python(args.llmcomp_venv)
+    llmcomp = None if args.skip_llmcomp else llmcomp_python(args.llmcomp_venv)
     results: dict[str, dict[str, Any]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="eval-em-")) if args.keep is None else args.keep
     scratch.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _llmcomp_venv import default_venv, llmcomp_python
+
 ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sk-test-bench"
 CONCURRENCY = 100
@@ -131,15 +133,6 @@ def _worker_llmcomp(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---- orchestration ----------------------------------------------------------------------------
-
-
-def _llmcomp_python(venv: Path) -> Path:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} and installing llmcomp from PyPI …", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "llmcomp"], check=True)
-    return python
 
 
 def _fine_tunes(base_url: str, count: int) -> list[str]:
@@ -260,12 +253,7 @@ def main() -> None:
     parser.add_argument(
         "--scenarios", default="abc", help="Which of a, b, c to run (a and b share llmcomp's run)."
     )
-    default_venv = (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        / "labmgr-bench"
-        / "llmcomp-venv"
-    )
-    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv)
+    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv())
     parser.add_argument(
         "--repeat", type=int, default=3, help="Fresh processes per cached reload (fastest counts)."
     )
@@ -282,7 +270,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from labmgr.sandbox import run_sandbox
 
-    llmcomp = None if args.skip_llmcomp else _llmcomp_python(args.llmcomp_venv)
+    llmcomp = None if args.skip_llmcomp else llmcomp_python(args.llmcomp_venv)
     results: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory() as scratch,

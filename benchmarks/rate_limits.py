@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _llmcomp_venv import default_venv, llmcomp_python
+
 ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sk-test-bench"
 MODEL = "gpt-4.1-mini"
@@ -216,15 +218,6 @@ def _run(
     return result
 
 
-def _llmcomp_python(venv: Path) -> Path:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} and installing llmcomp from PyPI …", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "llmcomp"], check=True)
-    return python
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker", choices=["labmgr", "llmcomp"])
@@ -235,12 +228,7 @@ def main() -> None:
     parser.add_argument("--skip-llmcomp", action="store_true")
     parser.add_argument("--scenarios", default="rpm,tpm")
     parser.add_argument("--repeat", type=int, default=1, help="Runs per tool and scenario.")
-    default_venv = (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        / "labmgr-bench"
-        / "llmcomp-venv"
-    )
-    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv)
+    parser.add_argument("--llmcomp-venv", type=Path, default=default_venv())
     parser.add_argument("--out", type=Path, help="Write the results as JSON here.")
     args = parser.parse_args()
     if args.worker == "labmgr":
@@ -255,7 +243,7 @@ def main() -> None:
 
     tools: list[tuple[str, Path | str]] = [("labmgr", sys.executable)]
     if not args.skip_llmcomp:
-        tools.append(("llmcomp", _llmcomp_python(args.llmcomp_venv)))
+        tools.append(("llmcomp", llmcomp_python(args.llmcomp_venv)))
     results = []
     with tempfile.TemporaryDirectory() as scratch, run_sandbox(in_process=False) as sandbox:
         print(f"sandbox at {sandbox.base_url}; load average {os.getloadavg()[0]:.1f}")
