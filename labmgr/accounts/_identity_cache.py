@@ -7,14 +7,12 @@ Writes are atomic (temp file + rename) under a file lock, so processes can share
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
+
+from labmgr.accounts._json_file import LockedJsonFile
 
 _VERSION = 1
 
@@ -48,12 +46,10 @@ class IdentityCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = LockedJsonFile(path, _CacheFile)
 
     def _read(self) -> _CacheFile:
-        try:
-            return _CacheFile.model_validate_json(self.path.read_bytes())
-        except (OSError, ValidationError, ValueError):
-            return _CacheFile()  # a missing, unreadable or damaged cache costs a new lookup
+        return self._file.read()  # missing, unreadable or damaged: looked up again
 
     def get(self, fingerprint: str) -> CachedIdentity | None:
         """The cached identity of the key with `fingerprint`, if any."""
@@ -87,16 +83,4 @@ class IdentityCache:
         return entry
 
     def _write(self, fingerprint: str, entry: CachedIdentity) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            data = self._read()
-            data.keys[fingerprint] = entry
-            payload = json.dumps(data.model_dump(mode="json"), indent=2, sort_keys=True)
-            handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".accounts-", text=True)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(payload + "\n")
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        self._file.update(lambda data: data.keys.__setitem__(fingerprint, entry))

@@ -9,14 +9,12 @@ model is looked up again. Writes are atomic (temp file + rename) under a file lo
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
+
+from labmgr.accounts._json_file import LockedJsonFile
 
 __all__ = ["SharedModel", "SharedModels"]
 
@@ -50,12 +48,10 @@ class SharedModels:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = LockedJsonFile(path, _File)
 
     def _read(self) -> _File:
-        try:
-            return _File.model_validate_json(self.path.read_bytes())
-        except (OSError, ValidationError, ValueError):
-            return _File()  # missing, unreadable or damaged: models are looked up again
+        return self._file.read()  # missing, unreadable or damaged: looked up again
 
     def get(self, model: str) -> SharedModel | None:
         """The key remembered for `model`, if any."""
@@ -82,16 +78,4 @@ class SharedModels:
         return entry
 
     def _write(self, model: str, entry: SharedModel) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            data = self._read()
-            data.models[model] = entry
-            payload = json.dumps(data.model_dump(mode="json"), indent=2, sort_keys=True)
-            handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".shared-", text=True)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(payload + "\n")
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        self._file.update(lambda data: data.models.__setitem__(model, entry))
