@@ -242,6 +242,7 @@ class _Run:
             for task in [*workers, *self.sleepers]:
                 task.cancel()
             await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
+            self.pacing.close()
             await self.clients.release()
         if self.cache_failure is not None:
             raise self.cache_failure

@@ -5,10 +5,16 @@ bought, so a typo ends the run with one sentence instead of a bill and a frame o
 Only a clear "no such model" (404 `model_not_found`) stops a run. Any other answer (a server
 that does not implement the lookup, no access, a timeout, an unreachable endpoint) leaves the
 model unchecked and the run goes on; the runner reports what then fails.
+
+A model an endpoint confirmed is not looked up again through the same router (object) for
+`CONFIRMED_FOR_SECONDS`: a loop of `df()` calls given one router checks each model once, not
+once a question.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,6 +29,21 @@ __all__ = ["ModelChecks"]
 
 _CHECK_TIMEOUT_SECONDS = 30.0
 _CHECKS_IN_FLIGHT = 32
+CONFIRMED_FOR_SECONDS = 600.0
+"""How long a model its endpoint confirmed stays confirmed for the router it went through."""
+_CONFIRMED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Router → (endpoint id, model) → when the endpoint last said it exists (monotonic)."""
+
+
+def _confirmed_by(router: ClientRouter) -> dict[tuple[str, str], float]:
+    """What `router`'s endpoints confirmed (a throwaway dict for a router that cannot be
+    remembered weakly)."""
+    try:
+        return _CONFIRMED.setdefault(router, {})
+    except TypeError:
+        return {}
 
 
 @dataclass
@@ -42,12 +63,19 @@ class ModelChecks:
         """Look up every announced model not looked up yet; `UnknownModelError` (naming the
         model and the endpoint's base URL) when an endpoint says one does not exist."""
         todo: list[tuple[str, Endpoint]] = []
+        confirmed_at = _confirmed_by(router)
         for model in self.expected:
             try:
                 endpoint = router.endpoint_for(model)
             except NoEndpointError:
                 continue  # reported with the results: the model is not asked at all
-            if (endpoint.id, model) not in self.found:
+            route = (endpoint.id, model)
+            if route in self.found:
+                continue
+            confirmed = confirmed_at.get(route)
+            if confirmed is not None and time.monotonic() - confirmed < CONFIRMED_FOR_SECONDS:
+                self.found[route] = "ok"
+            else:
                 todo.append((model, endpoint))
         if not todo:
             return
@@ -55,9 +83,13 @@ class ModelChecks:
 
         answers = run_blocking(lambda: _look_up(todo, settings))
         missing = []
+        now = time.monotonic()
         for (model, endpoint), answer in zip(todo, answers, strict=True):
             self.found[(endpoint.id, model)] = answer
-            if answer == "missing":
+            if answer == "ok":
+                confirmed_at[(endpoint.id, model)] = now
+            elif answer == "missing":
+                confirmed_at.pop((endpoint.id, model), None)
                 missing.append((model, endpoint))
         if missing:
             model, endpoint = missing[0]

@@ -8,7 +8,10 @@ in the pacer's queue, and the pacer releases it when the refill allows. Every an
 `x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` set the copy
 back to what the server counted. Before the first answer a pacer lets one request through;
 an endpoint that sends no headers is not paced (the adaptive concurrency limit and
-Retry-After still apply). See docs/design/runner.md (Pacing).
+Retry-After still apply). What a process learned of a limit (its buckets, that the endpoint
+answers) is kept for the life of the process, so that the next fetch of a run (the next
+question, the judges) starts at the known pace instead of probing again. See
+docs/design/runner.md (Pacing).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from evals.runner._rate_limits import (
 )
 from evals.runner._work import Work
 
-__all__ = ["Pacer", "Pacing", "Ticket"]
+__all__ = ["Known", "Pacer", "Pacing", "Ticket", "known_limits"]
 
 COUNTED_WITHIN = 1.0
 """Seconds after sending by which an answer's reading is taken to have been counted: the
@@ -100,20 +103,63 @@ class _Meter:
         self.stamp = now
 
 
-class Pacer:
-    """The limits of one (endpoint, model family) as this process knows them, and the works
-    waiting for them."""
+class Known:
+    """What this process knows of one (endpoint, model family)'s limits, shared by the pacers
+    of every run in the process (the buckets are the server's, whichever run spends them)."""
+
+    __slots__ = ("heard", "meters", "paused_until")
 
     def __init__(self) -> None:
         self.meters: dict[Dimension, _Meter] = {}
         self.heard = False
         """Whether any answer came back (with headers or without)."""
+        self.paused_until = 0.0
+
+
+_KNOWN: dict[tuple[str, str], Known] = {}
+"""(endpoint id, model family) → what the process learned of its limits."""
+
+
+def known_limits(endpoint_id: str, family: str) -> Known:
+    """The process's knowledge of an (endpoint, family)'s limits (empty at first)."""
+    known = _KNOWN.get((endpoint_id, family))
+    if known is None:
+        known = _KNOWN[(endpoint_id, family)] = Known()
+    return known
+
+
+class Pacer:
+    """The limits of one (endpoint, model family) as this process knows them, and the works
+    of one run waiting for them."""
+
+    def __init__(self, known: Known | None = None) -> None:
+        self.known = known if known is not None else Known()
         self.probing = 0
         """Requests in flight before anything was heard (one at a time)."""
-        self.paused_until = 0.0
         self.pending: deque[Work] = deque()
         self.releaser: asyncio.Task[None] | None = None
         self._news: asyncio.Event | None = None
+
+    @property
+    def meters(self) -> dict[Dimension, _Meter]:
+        return self.known.meters
+
+    @property
+    def heard(self) -> bool:
+        """Whether any answer came back (with headers or without)."""
+        return self.known.heard
+
+    @heard.setter
+    def heard(self, value: bool) -> None:
+        self.known.heard = value
+
+    @property
+    def paused_until(self) -> float:
+        return self.known.paused_until
+
+    @paused_until.setter
+    def paused_until(self, value: float) -> None:
+        self.known.paused_until = value
 
     @property
     def paced(self) -> bool:
@@ -213,7 +259,7 @@ class Pacing:
         family = self._families.get(model) or guess_family(model)
         pacer = self._pacers.get((endpoint_id, family))
         if pacer is None:
-            pacer = self._pacers[(endpoint_id, family)] = Pacer()
+            pacer = self._pacers[(endpoint_id, family)] = Pacer(known_limits(endpoint_id, family))
         return pacer
 
     def estimate(self, work: Work) -> tuple[float, float]:
@@ -259,8 +305,17 @@ class Pacing:
     def forget(self, work: Work) -> None:
         """`work` was admitted but will not be sent (given up before sending)."""
         ticket = self._tickets.pop(id(work), None)
-        if ticket is None:
-            return
+        if ticket is not None:
+            self._give_back(ticket)
+
+    def close(self) -> None:
+        """The run ended: what it admitted and never sent goes back to the process's buckets
+        (which outlive the run)."""
+        while self._tickets:
+            self._give_back(self._tickets.popitem()[1])
+
+    @staticmethod
+    def _give_back(ticket: Ticket) -> None:
         for dimension, meter in ticket.pacer.meters.items():
             meter.give_back(1.0 if dimension == "requests" else ticket.tokens)
         if ticket.probe:

@@ -166,6 +166,19 @@ def test_a_fully_cached_rerun_checks_no_model(
     assert sandbox.stats()["requests"].get("models.retrieve", 0) == checks
 
 
+def test_a_loop_of_questions_through_one_router_looks_each_model_up_once(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    _df(_free_form(2), GROUPS, eval_cache, router, fast_settings)
+    _df(_free_form(2, ("Pick a colour.",)), GROUPS, eval_cache, router, fast_settings)
+    assert chat_requests(sandbox) == 2  # both questions were bought
+    assert sandbox.stats()["requests"].get("models.retrieve", 0) == 1
+    # A new router has confirmed nothing yet: its first purchase looks the model up.
+    fresh = EnvRouter(base_url=router.base_url)
+    _df(_free_form(2, ("Choose a colour.",)), GROUPS, eval_cache, fresh, fast_settings)
+    assert sandbox.stats()["requests"].get("models.retrieve", 0) == 2
+
+
 def test_an_unknown_model_on_a_server_without_the_lookup_fails_alone_with_a_clear_message(
     sandbox: Any,
     eval_cache: Cache,

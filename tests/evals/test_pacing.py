@@ -205,6 +205,33 @@ def test_an_endpoint_without_rate_limit_headers_is_not_held_to_one_request_at_a_
     assert limited.stats()["peak_concurrency"] > 4
 
 
+def test_the_next_question_of_a_process_is_sent_at_the_learned_pace_without_a_probe(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    cache = Cache(tmp_path / "cache")
+    router = EnvRouter(base_url=limited.base_url)
+    limited.set_faults(latency_ms=200)
+    first = _question("first", 2).df(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings()
+    )
+    # Nothing known of the endpoint's limits yet: one request first, the other after it.
+    assert first["error"].isna().all() and limited.stats()["peak_concurrency"] == 1
+    limited.reset()
+    limited.set_faults(latency_ms=200)
+    second = Question.create(
+        type="free_form", name="second", paraphrases=["Name a fruit.", "Name a tree."], max_tokens=5
+    ).df(
+        {"g": [MODEL]},
+        cache=cache,
+        router=EnvRouter(base_url=limited.base_url),
+        settings=_settings(),
+    )
+    # The limits learned from the first question's answers hold for the next one (a new
+    # fetch, a new router): both requests go at once.
+    assert second["error"].isna().all() and limited.stats()["peak_concurrency"] == 2
+
+
 def test_rate_limit_wording_is_read_as_the_api_writes_it() -> None:
     refusal = read_refusal(
         "Rate limit reached for gpt-4.1-mini in organization org-abc on tokens per min (TPM): "
