@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from evals.stats._metrics import Metric, Threshold
 from evals.stats._scales import Scale
@@ -122,6 +122,8 @@ def spearman_interval(
     n = len(x)
     if n < 4 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan, math.nan, math.nan
+    from scipy import stats  # a second to import: only when labels are compared
+
     rho = float(stats.spearmanr(x, y).statistic)
     z = math.atanh(min(max(rho, -0.999999), 0.999999))
     se = math.sqrt((1 + rho * rho / 2) / (n - 3))
@@ -166,6 +168,8 @@ def cohen_kappa(
     )
     if math.isnan(kappa) or counts.min() < MIN_PER_BIN:
         return kappa, math.nan, math.nan, weights_name
+    from scipy import stats  # a second to import: only when labels are compared
+
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         # A degenerate resample distribution gives NaN bounds, reported as no interval.
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
