@@ -11,7 +11,8 @@ answer) over 7 sandbox models (a base model and 6 fine-tunes):
   df     every question's `df()` at 50 samples (8,400 samples, 16,800 judge verdicts), fresh
          and then fully cached in a new process, for labmgr and llmcomp 1.6.0 (installed
          from PyPI into its own venv on first use), and with --against for the earlier tree;
-         wall time, CPU and the peak RSS of the worker process
+         wall time, CPU and the peak RSS of the worker process; and the same workload as
+         labmgr runs a file (`labmgr eval run --no-report`, fresh, in a lab of its own)
   run    `labmgr eval run` of the file at 200 samples (33,600 samples), fully cached, with
          and without the report; wall time and peak RSS (the figure processes' own peak
          apart), for this tree and, with --against, for an earlier source tree
@@ -341,6 +342,19 @@ def main() -> None:
                 results["df_cached"] = _measure(
                     box, "labmgr df(), cached, new process", me, "labmgr-df", cache=cache, **common
                 )
+                if "df" in scenarios:  # the same workload as one file run (answers bought together)
+                    from labmgr.settings import init_lab
+
+                    results["file_fresh"] = _measure(
+                        box,
+                        "labmgr eval run of the file, fresh, --no-report",
+                        me,
+                        "eval-run",
+                        home=init_lab(scratch / "lab-file").home,
+                        out=scratch / "run-file",
+                        no_report=True,
+                        **common,
+                    )
                 if args.against is not None:  # the earlier tree, fresh and cached, same sandbox
                     before = scratch / "labmgr-cache-before"
                     source = args.against.resolve()
@@ -439,6 +453,7 @@ def main() -> None:
 
     ratio("fresh, llmcomp / labmgr", "llmcomp_fresh", "df_fresh")
     ratio("cached, llmcomp / labmgr", "llmcomp_cached", "df_cached")
+    ratio("fresh, llmcomp df() loop / labmgr eval run of the file", "llmcomp_fresh", "file_fresh")
     ratio("df fresh, before / now", "df_before_fresh", "df_fresh")
     ratio("df cached, before / now", "df_before_cached", "df_cached")
     ratio("cached reload, PostgreSQL / SQLite", "df_cached_pg", "df_cached_sqlite")

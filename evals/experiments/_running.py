@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.answers import check_question
+from evals.answers import buy_answers, check_question
 from evals.errors import (
     NoEndpointError,
     OutputError,
@@ -206,6 +206,24 @@ def run_questions(
             len(all_models),
             len(group_map),
         )
+        if limit is None and not ctx.settings.batch and len(prepared) > 1:
+            # Every question's answers in one purchase; each question then buys its judges.
+            # (With a budget, questions are bought one after another so that those not
+            # reached are left out whole; a batch run sends one batch per question.)
+            together = buy_answers(prepared, group_map, ctx)
+            ctx = ctx.with_read(together.results)
+            early = together.outcome
+            for message in early.messages():
+                logger.warning("answers: %s", message)
+            for key in bought:
+                bought[key] += getattr(early, key)
+            logger.info(
+                "answers of %d questions bought together: %d samples in %d requests, $%.4f",
+                len(prepared),
+                early.samples,
+                early.requests,
+                early.cost,
+            )
         for question in prepared:
             if stopped is None and limit is not None and bought["cost"] >= limit:
                 stopped = f"max_cost ${limit:.4f} reached after ${bought['cost']:.4f}"

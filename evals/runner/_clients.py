@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import weakref
 from collections import OrderedDict
 
 from openai import AsyncOpenAI
 
 from evals.runner._blocking import on_runner_loop
+from evals.runner._posting import ChatPoster
 from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
 from evals.runner._transport import make_http_client
@@ -33,6 +35,8 @@ _IN_USE: dict[int, int] = {}
 _RETIRED: dict[int, AsyncOpenAI] = {}
 """Kept clients pushed out while in use, closed when their last fetch releases them."""
 _CLOSING: set[asyncio.Task[None]] = set()
+_POSTERS: weakref.WeakKeyDictionary[AsyncOpenAI, ChatPoster] = weakref.WeakKeyDictionary()
+"""The chat poster of each client on the aiohttp transport (see `_posting`)."""
 _registered = False
 
 
@@ -50,13 +54,13 @@ os.register_at_fork(after_in_child=_forget_kept)
 
 
 def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
-    http_client = None
+    made = None
     if settings.http_transport == "aiohttp":
-        http_client = make_http_client(
+        made = make_http_client(
             max_connections=settings.max_concurrency, timeout=settings.request_timeout
         )
-    return AsyncOpenAI(
-        http_client=http_client,
+    client = AsyncOpenAI(
+        http_client=made[0] if made is not None else None,
         api_key=endpoint.api_key(),
         base_url=endpoint.base_url,
         organization=endpoint.organization,
@@ -64,6 +68,9 @@ def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
         max_retries=0,
         timeout=settings.request_timeout,
     )
+    if made is not None:
+        _POSTERS[client] = ChatPoster(made[1], client)
+    return client
 
 
 def _key(endpoint: Endpoint, settings: RunSettings) -> _Key:
@@ -135,6 +142,11 @@ class ClientLease:
             self._kept.append(found)
         self._mine[endpoint.id] = found
         return found
+
+    def poster(self, endpoint: Endpoint) -> ChatPoster | None:
+        """What sends this endpoint's chat completions straight through its client's aiohttp
+        session, or None when the client is on the SDK's own transport."""
+        return _POSTERS.get(self.client(endpoint))
 
     async def release(self) -> None:
         """Close the clients this fetch made for itself (kept ones stay open, unless pushed

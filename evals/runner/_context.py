@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.adapters import Adapter, Hook, Selector, as_adapters
-from evals.cache import Cache
+from evals.cache import Cache, CachedLookup
 from evals.errors import RunOptionsError
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions
@@ -63,6 +63,13 @@ class RunContext:
     requests: RequestOptions = field(default_factory=RequestOptions)
     """How each model's request is made from a question's parameters: the capability table
     (with the lab's overrides), adapting, a default reasoning effort, request hooks."""
+    read: CachedLookup | None = None
+    """Samples this run already read from the cache (say, the answers of every question,
+    bought together): a fetch they hold entirely uses them instead of reading again."""
+
+    def with_read(self, read: CachedLookup) -> RunContext:
+        """The same context, with samples already read that fetches may use."""
+        return dataclasses.replace(self, read=read)
 
     def with_settings(self, **changes: Any) -> RunContext:
         """The same context (cache, router, checks) with RunSettings fields (and `adapt`,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -102,9 +103,12 @@ class _Run:
 
     # ---- the request ----------------------------------------------------------------------
 
-    async def _send(self, work: Work) -> tuple[dict[str, Any], httpx2.Headers]:
-        client = self.clients.client(work.endpoint)
+    async def _send(self, work: Work) -> tuple[dict[str, Any], Mapping[str, str]]:
         content = work.request.body_json(len(work.sample_ixs))
+        poster = self.clients.poster(work.endpoint)
+        if poster is not None:  # straight through the client's aiohttp session
+            return await poster.post(content)
+        client = self.clients.client(work.endpoint)
         response = await client.post("/chat/completions", content=content, cast_to=httpx2.Response)
         data: dict[str, Any] = response.json()
         return data, response.headers

@@ -35,10 +35,12 @@ def fetch(
     title: str,
     settings: RunSettings | None = None,
     skip: str | None = None,
+    labels: Sequence[str] | None = None,
 ) -> Fetched:
     """Cached samples of every planned request, buying the missing ones first.
 
-    `label` names the question in the cache; `settings` replaces the context's for this
+    `label` names the question in the cache (`labels`, when given, one per planned request:
+    the questions of a fetch for several); `settings` replaces the context's for this
     fetch (say, a smaller `max_cost`); with `skip` (a reason) nothing is bought and each
     missing sample is left with that reason. Before the first purchase every model the run
     announced is checked on its endpoint and the cache is checked writable.
@@ -46,17 +48,24 @@ def fetch(
     settings = settings or ctx.settings
     outcome = RunOutcome()
     wanted: dict[str, int] = {}
-    by_model: dict[str, dict[str, int]] = {}  # read (and packed) a model at a time
-    for p in planned:
+    # Read (and packed) a model at a time, a question at a time when there are several:
+    # the chunks a question's own fetch reads later.
+    by_model: dict[tuple[str, str], dict[str, int]] = {}
+    for i, p in enumerate(planned):
         if p.request is not None:
             key = p.request.cache_key
             wanted[key] = max(p.samples, wanted.get(key, 0))
-            by_model.setdefault(p.model, {})[key] = wanted[key]
+            chunk = (p.model, labels[i] if labels is not None else label)
+            by_model.setdefault(chunk, {})[key] = wanted[key]
         elif p.route_error is not None:
             outcome.unrouted_models.setdefault(p.model, p.route_error)
-    with gc_paused():
-        cached = ctx.cache.lookup_packed(list(by_model.values()))
-    works = missing_works(planned, cached, settings, label)
+    read = ctx.read
+    if read is not None and all(not read.missing(key, n) for key, n in wanted.items()):
+        cached = read  # read already by this run, and nothing is missing: not read again
+    else:
+        with gc_paused():
+            cached = ctx.cache.lookup_packed(list(by_model.values()))
+    works = missing_works(planned, cached, settings, label, labels)
     if not works:
         return Fetched(cached, outcome)
     if skip is not None:

@@ -175,11 +175,16 @@ def plan_question(
 
 
 def missing_works(
-    planned: Sequence[Planned], cached: CachedLookup, settings: RunSettings, label: str
+    planned: Sequence[Planned],
+    cached: CachedLookup,
+    settings: RunSettings,
+    label: str,
+    labels: Sequence[str] | None = None,
 ) -> list[Work]:
-    """The API calls that would buy what `cached` lacks (none for unrouted requests)."""
+    """The API calls that would buy what `cached` lacks (none for unrouted requests), each
+    labelled with its question (`labels[i]` for `planned[i]` when given, else `label`)."""
     works: list[Work] = []
-    for p in planned:
+    for i, p in enumerate(planned):
         if p.request is None or p.endpoint is None:
             continue
         missing = cached.missing(p.request.cache_key, p.samples)
@@ -190,7 +195,7 @@ def missing_works(
             works.extend(
                 split_work(
                     p.request,
-                    label,
+                    labels[i] if labels is not None else label,
                     missing,
                     p.endpoint,
                     use_n=settings.use_n and p.use_n,

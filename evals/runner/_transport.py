@@ -26,7 +26,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         self.max_connections = max_connections
         self._session: Any = None
 
-    def _session_for_loop(self) -> Any:
+    def session(self) -> Any:
+        """The aiohttp session (made on first use, in the running loop)."""
         import aiohttp
 
         if self._session is None:
@@ -52,7 +53,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             connect=timeouts.get("connect"),
             sock_read=timeouts.get("read"),
         )
-        session = self._session_for_loop()
+        session = self.session()
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         try:
             async with session.request(
@@ -93,17 +94,22 @@ def _proxy_configured() -> bool:
     )
 
 
-def make_http_client(*, max_connections: int, timeout: float) -> httpx2.AsyncClient | None:
-    """An httpx2 client on the aiohttp transport, or None (the SDK's own transport) when
-    aiohttp is unavailable or a proxy is configured (the SDK's transport honours proxies)."""
+def make_http_client(
+    *, max_connections: int, timeout: float
+) -> tuple[httpx2.AsyncClient, AiohttpTransport] | None:
+    """An httpx2 client on the aiohttp transport, and that transport; or None (the SDK's own
+    transport) when aiohttp is unavailable or a proxy is configured (the SDK's transport
+    honours proxies)."""
     try:
         import aiohttp  # noqa: F401
     except ImportError:
         return None
     if _proxy_configured():
         return None
-    return httpx2.AsyncClient(
-        transport=AiohttpTransport(max_connections=max_connections),
+    transport = AiohttpTransport(max_connections=max_connections)
+    client = httpx2.AsyncClient(
+        transport=transport,
         timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
         follow_redirects=False,
     )
+    return client, transport

@@ -81,6 +81,30 @@ def test_running_the_same_questions_again_makes_no_requests(
     pd.testing.assert_frame_equal(first.summary, second.summary)
 
 
+def test_every_questions_answers_are_bought_together_each_under_its_own_question(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+) -> None:
+    run = _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, report=False)
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert "answers of 4 questions bought together: 42 samples" in log  # 3 models × 14
+    assert all(run.samples(name)["error"].isna().all() for name in run.questions)
+    # Each answer is recorded under its own question (what `cache clear --question` reads;
+    # a question's judge verdicts go with it).
+    assert eval_cache.clear(question="colour") >= 3 * 4
+    assert eval_cache.clear(question="cats") == 3 * 2
+    before = chat_requests(sandbox)
+    again = _run(
+        questions_file, tmp_path / "again", eval_cache, router, fast_settings, report=False
+    )
+    assert chat_requests(sandbox) > before and again.info["bought"]["cost"] > 0
+    assert all(again.samples(name)["error"].isna().all() for name in again.questions)
+
+
 def test_max_cost_stops_the_run_before_the_next_question(
     sandbox: Any,
     tmp_path: Path,
