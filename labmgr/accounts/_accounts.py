@@ -7,8 +7,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import openai
-
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
 from labmgr.accounts._identity_cache import IdentityCache
@@ -122,6 +120,8 @@ class Accounts:
             cached = self._from_cache(credential)
             if cached is not None:
                 return cached
+        import openai  # only when a key is checked over the network
+
         secret = credential.api_key()
         client = self.pool.client(credential)
         where = f"{credential.key_env} at {credential.base_url}"
@@ -181,6 +181,8 @@ class Accounts:
                     and credential.fingerprint() == remembered.fingerprint
                 ):
                     return credential
+        import openai  # only when a model's key is looked up over the network
+
         for credential in self.credentials:
             try:
                 self.pool.client(credential).models.retrieve(model)

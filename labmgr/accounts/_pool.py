@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 from types import TracebackType
-
-from openai import AsyncOpenAI, OpenAI
+from typing import TYPE_CHECKING
 
 from labmgr.accounts._credential import Credential
 from labmgr.settings import Settings
+
+if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
+    from openai import AsyncOpenAI, OpenAI
 
 
 class ClientPool:
@@ -40,6 +42,8 @@ class ClientPool:
         with self._lock:
             found = self._sync.get(key)
             if found is None:
+                from openai import OpenAI
+
                 found = OpenAI(
                     api_key=credential.api_key(),
                     base_url=credential.base_url,
@@ -55,6 +59,8 @@ class ClientPool:
         with self._lock:
             found = self._async.get(key)
             if found is None:
+                from openai import AsyncOpenAI
+
                 found = AsyncOpenAI(
                     api_key=credential.api_key(),
                     base_url=credential.base_url,
