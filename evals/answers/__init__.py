@@ -6,6 +6,7 @@ answers = ask(question, groups, ctx)     # ctx: evals.runner.run_context(...)
 answers.frame                            # one row per sample (what `q.df` returns)
 answers.outcome.cost, answers.outcome.stopped
 buy_answers(questions, groups, ctx)      # several questions' answers in one purchase
+buy_judges(questions, groups, ctx)       # then their judges' verdicts in one purchase
 
 What a question type means (its value columns, how a row is read from its samples, what its
 judges render and read) lives on the types in `evals.questions`; this room uses it through
@@ -25,7 +26,7 @@ from evals.answers._scoring import (
     rating_scores,
     token_probabilities,
 )
-from evals.answers._together import buy_answers
+from evals.answers._together import buy_answers, buy_judges
 
 if TYPE_CHECKING:
     from evals.answers._budget import budget_cuts
@@ -55,6 +56,7 @@ __all__ = [
     "budget_cuts",
     "build_frame",
     "buy_answers",
+    "buy_judges",
     "check_question",
     "count_tokens",
     "estimate_question",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from evals.answers._protocols import Judge
     from evals.runner import RunSettings
 
-__all__ = ["add_judges", "judge_models"]
+__all__ = ["JudgePlan", "add_judges", "judge_models", "plan_judges"]
 
 
 def judge_models(judges: Mapping[str, Judge]) -> list[str]:
@@ -44,29 +45,27 @@ def _pair_key(question: Any, answer: str, uses_question: bool) -> tuple[str, str
     return (str(question) if uses_question else "", answer)
 
 
-def add_judges(
-    frame: pd.DataFrame,
-    label: str,
-    judges: Mapping[str, Judge],
-    ctx: RunContext,
-    *,
-    settings: RunSettings | None = None,
-    skip: str | None = None,
-) -> tuple[pd.DataFrame, Fetched]:
-    """`frame` with the judges' columns (inserted after the base columns), and what fetching
-    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`.
+@dataclass
+class JudgePlan:
+    """What a question's judges will ask of its frame: per judge, each row's prompt as an
+    index into the judge's distinct prompts (-1: none), the distinct prompts and where its
+    requests start in `planned`; the requests; the parameters each judge's model is sent."""
 
-    Each distinct prompt of a judge is one request (and one cache entry, whichever question
-    or model its answer came from); its verdict is read once and shared by every row that
-    asked it."""
+    asked: dict[str, tuple[list[int], list[str], int]]
+    planned: list[Planned]
+    sent: dict[str, dict[str, Any]]
+
+
+def plan_judges(
+    frame: pd.DataFrame, label: str, judges: Mapping[str, Judge], ctx: RunContext
+) -> JudgePlan:
+    """The judges' requests for `frame`'s answers: each distinct prompt of a judge once."""
     answers = frame["answer"].tolist()
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
     sent = judge_params(judges, label, ctx)
     routes = endpoints_for(judge_models(judges), ctx.router)
     batch = RequestBatch()
-
-    # Per judge: each row's prompt as an index into the judge's distinct prompts (-1: none).
     asked: dict[str, tuple[list[int], list[str], int]] = {}
     planned: list[Planned] = []
     for name, judge in judges.items():
@@ -100,16 +99,45 @@ def add_judges(
             )
             for prompt in distinct
         )
+    return JudgePlan(asked, planned, sent)
 
+
+def add_judges(
+    frame: pd.DataFrame,
+    label: str,
+    judges: Mapping[str, Judge],
+    ctx: RunContext,
+    *,
+    settings: RunSettings | None = None,
+    skip: str | None = None,
+) -> tuple[pd.DataFrame, Fetched]:
+    """`frame` with the judges' columns (inserted after the base columns), and what fetching
+    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`.
+
+    Each distinct prompt of a judge is one request (and one cache entry, whichever question
+    or model its answer came from); its verdict is read once and shared by every row that
+    asked it."""
+    planned = plan_judges(frame, label, judges, ctx)
     fetched = fetch(
-        planned,
+        planned.planned,
         ctx,
         label=f"{label}/judges",
         title=f"{label}: judges",
         settings=settings,
         skip=skip,
     )
+    return _lay_out(frame, judges, planned, fetched, ctx), fetched
 
+
+def _lay_out(
+    frame: pd.DataFrame,
+    judges: Mapping[str, Judge],
+    planned_judges: JudgePlan,
+    fetched: Fetched,
+    ctx: RunContext,
+) -> pd.DataFrame:
+    """`frame` with the columns of the verdicts `fetched` found for `planned_judges`."""
+    asked, planned, sent = planned_judges.asked, planned_judges.planned, planned_judges.sent
     frame = frame.copy()
     insert_at = list(frame.columns).index("sample_ix") + 1
     error_column = frame["error"].tolist()
@@ -161,7 +189,7 @@ def add_judges(
         frame.insert(insert_at, f"{name}_cost", pd.Series(costs, dtype=float))
         insert_at += 1
     frame["error"] = error_column
-    return frame, fetched
+    return frame
 
 
 def _verdict_columns(

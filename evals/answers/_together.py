@@ -1,20 +1,21 @@
-"""Buying the answers of several questions together: one fetch (one progress line, every
-question's requests in flight at once) instead of one per question, so that no question's
-answers wait for the previous question's judges. `run_questions` does this before asking its
-questions one by one; each question then finds its answers in the cache and buys only its
-judges (and, once more, any answer that failed here)."""
+"""Buying for several questions together: every question's answers in one fetch, then every
+question's judge verdicts in one fetch (one progress line each, all requests of a kind in
+flight at once) instead of two fetches per question, so that no question waits for the
+slowest request of the one before. `run_questions` does this before asking its questions one
+by one; each question then finds what it needs in what was read (and buys, once more,
+anything that failed here)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from evals.runner import Fetched, RunContext, fetch, gc_paused, plan_question
+from evals.runner import Fetched, Planned, RunContext, fetch, gc_paused, plan_question
 
 if TYPE_CHECKING:
     from evals.answers._protocols import Askable
 
-__all__ = ["buy_answers"]
+__all__ = ["buy_answers", "buy_judges"]
 
 
 def buy_answers(
@@ -32,4 +33,29 @@ def buy_answers(
             labels.extend([question.name] * len(mine))
     count = len(questions)
     title = f"answers of {count} question{'s' if count != 1 else ''}"
+    return fetch(planned, ctx, label=title, title=title, labels=labels)
+
+
+def buy_judges(
+    questions: Sequence[Askable], groups: Mapping[str, Sequence[str]], ctx: RunContext
+) -> Fetched:
+    """Buy what is missing of every question's judge verdicts, each recorded under its own
+    question's judges (its answers are read from `ctx.read` or the cache, not bought here):
+    what buying did, and every verdict as found in the cache."""
+    from evals.answers._asking import ask
+    from evals.answers._judging import plan_judges
+
+    planned: list[Planned] = []
+    labels: list[str] = []
+    judged = 0
+    for question in questions:
+        judges = question.judge_questions()
+        if not judges:
+            continue
+        frame = ask(question, groups, ctx, judge=False).frame
+        mine = plan_judges(frame, question.name, judges, ctx).planned
+        planned.extend(mine)
+        labels.extend([f"{question.name}/judges"] * len(mine))
+        judged += 1
+    title = f"judges of {judged} question{'s' if judged != 1 else ''}"
     return fetch(planned, ctx, label=title, title=title, labels=labels)

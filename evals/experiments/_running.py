@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.answers import buy_answers, check_question
+from evals.answers import buy_answers, buy_judges, check_question
 from evals.errors import (
     NoEndpointError,
     OutputError,
@@ -26,7 +26,7 @@ from evals.errors import (
     describe_os_error,
 )
 from evals.experiments._curves import run_curves
-from evals.runner import RunContext, ordered_models, run_context
+from evals.runner import RunContext, RunOutcome, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
     RUN_LOG,
@@ -121,6 +121,24 @@ def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
         raise NoEndpointError(f"no model of the run can be asked: {first.message}", first.hint)
 
 
+def _log_together(
+    logger: logging.Logger, what: str, questions: int, outcome: RunOutcome, bought: dict[str, Any]
+) -> None:
+    """Log what buying for every question together did, and add it to the run's totals."""
+    for message in outcome.messages():
+        logger.warning("%s: %s", what, message)
+    for key in bought:
+        bought[key] += getattr(outcome, key)
+    logger.info(
+        "%s of %d questions bought together: %d samples in %d requests, $%.4f",
+        what,
+        questions,
+        outcome.samples,
+        outcome.requests,
+        outcome.cost,
+    )
+
+
 def run_questions(
     questions: Mapping[str, Question] | Sequence[Question],
     groups: Mapping[str, Sequence[str]],
@@ -211,19 +229,15 @@ def run_questions(
             # (With a budget, questions are bought one after another so that those not
             # reached are left out whole; a batch run sends one batch per question.)
             together = buy_answers(prepared, group_map, ctx)
-            ctx = ctx.with_read(together.results)
-            early = together.outcome
-            for message in early.messages():
-                logger.warning("answers: %s", message)
-            for key in bought:
-                bought[key] += getattr(early, key)
-            logger.info(
-                "answers of %d questions bought together: %d samples in %d requests, $%.4f",
-                len(prepared),
-                early.samples,
-                early.requests,
-                early.cost,
-            )
+            read = together.results
+            ctx = ctx.with_read(read)
+            _log_together(logger, "answers", len(prepared), together.outcome, bought)
+            if judge and together.outcome.samples and not together.outcome.stopped:
+                # New answers have no verdicts yet: buy them all together too. (A run whose
+                # answers were all cached judges question by question, reading as it goes.)
+                verdicts = buy_judges(prepared, group_map, ctx)
+                read.update(verdicts.results)
+                _log_together(logger, "judges", len(prepared), verdicts.outcome, bought)
         for question in prepared:
             if stopped is None and limit is not None and bought["cost"] >= limit:
                 stopped = f"max_cost ${limit:.4f} reached after ${bought['cost']:.4f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +93,15 @@ def test_every_questions_answers_are_bought_together_each_under_its_own_question
     run = _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, report=False)
     log = (tmp_path / "run" / "run.log").read_text()
     assert "answers of 4 questions bought together: 42 samples" in log  # 3 models × 14
+    assert "judges of 4 questions bought together:" in log
     assert all(run.samples(name)["error"].isna().all() for name in run.questions)
-    # Each answer is recorded under its own question (what `cache clear --question` reads;
-    # a question's judge verdicts go with it).
-    assert eval_cache.clear(question="colour") >= 3 * 4
-    assert eval_cache.clear(question="cats") == 3 * 2
+    # Each answer and verdict is recorded under its own question (what `cache clear
+    # --question` reads; a question's judge verdicts go with it).
+    with sqlite3.connect(eval_cache.path) as db:
+        labels = dict(db.execute("SELECT question, COUNT(*) FROM samples GROUP BY question"))
+    assert set(labels) == {"wish", "wish/judges", "colour", "colour/judges", "cats", "letter"}
+    assert labels["colour"] == 3 * 4 and labels["cats"] == 3 * 2
+    assert eval_cache.clear(question="colour") == labels["colour"] + labels["colour/judges"]
     before = chat_requests(sandbox)
     again = _run(
         questions_file, tmp_path / "again", eval_cache, router, fast_settings, report=False
