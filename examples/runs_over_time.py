@@ -20,7 +20,7 @@ with offline_lab() as lab:
             run_questions(
                 asked,
                 chosen,
-                samples=4,
+                samples=16,
                 models=facts,
                 out=scratch_dir(lab, name),
                 report=False,
