@@ -158,6 +158,16 @@ def score_run(
             )
     settings = dict(loaded.info.get("settings") or {})
     settings["judges"] = "asked"
+    # How these verdicts were bought, when not as the run's answers were: their costs are
+    # shared at that price (a batch run judged again without batches pays the list price).
+    judge_batch = dict(settings.get("judge_batch") or {})
+    for judges_of in asking.values():
+        for judge in judges_of:
+            judge_batch[judge] = bool(ctx.settings.batch)
+    if any(batch != bool(settings.get("batch")) for batch in judge_batch.values()):
+        settings["judge_batch"] = judge_batch
+    else:
+        settings.pop("judge_batch", None)
     if judge_model is not None:
         settings["judge_model"] = judge_model
     passes = [*list(loaded.info.get("scored") or [])]

@@ -32,6 +32,7 @@ from evals.stats import (
     METHODS,
     Method,
     Metric,
+    PriceShare,
     Scale,
     Score,
     compare_groups,
@@ -160,7 +161,7 @@ def run_statistics(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     by: Sequence[str] = (),
-    price_share: float = 1.0,
+    price_share: float | PriceShare = 1.0,
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
     by the grid factors `by`); costs at `price_share` of the list price (`price_share_of`)."""
@@ -183,7 +184,9 @@ def run_statistics(
 
 
 def run_costs(
-    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], price_share: float = 1.0
+    frames: Mapping[str, pd.DataFrame],
+    plans: Mapping[str, ScorePlan],
+    price_share: float | PriceShare = 1.0,
 ) -> pd.DataFrame:
     """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
     beside each score over the run's questions (`evals.stats.cost_table`)."""
@@ -192,14 +195,23 @@ def run_costs(
     return cost_table(frames, scores, scales=scales, price_share=price_share)
 
 
-def price_share_of(settings: Mapping[str, Any] | None) -> float:
-    """The part of the list price a run pays, from its run.json `settings`: the Batch API's
-    discount for a run through batches (`labmgr.pricing.BATCH_DISCOUNT`), else 1."""
-    if not (settings or {}).get("batch"):
-        return 1.0
+def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
+    """The part of the list price a run paid, from its run.json `settings`: the Batch API's
+    discount (`labmgr.pricing.BATCH_DISCOUNT`) for a run through batches, else 1; judges
+    scored again later (`judge_batch`: judge → whether through batches) at their own."""
+    settings = settings or {}
+    judged = settings.get("judge_batch") or {}
+    if not settings.get("batch") and not any(judged.values()):
+        return PriceShare()
     from labmgr.pricing import BATCH_DISCOUNT  # the price table loads only when needed
 
-    return BATCH_DISCOUNT
+    def share(batch: object) -> float:
+        return BATCH_DISCOUNT if batch else 1.0
+
+    return PriceShare(
+        share(settings.get("batch")),
+        {str(judge): share(batch) for judge, batch in judged.items()},
+    )
 
 
 def run_agreement(

@@ -59,7 +59,7 @@ from evals.stats._metrics import (
     Threshold,
     default_metrics,
 )
-from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, judge_cost_columns
+from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, PriceShare, judge_cost_columns
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
 from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, interval_of, seed_interval, seed_means
 from evals.stats._summary import (
@@ -99,6 +99,7 @@ __all__ = [
     "Method",
     "Metric",
     "MetricError",
+    "PriceShare",
     "Scale",
     "Score",
     "ScoreScales",

@@ -25,7 +25,7 @@ from evals.stats._frames import (
     score_name,
     score_values,
 )
-from evals.stats._sample_costs import row_costs, sample_costs
+from evals.stats._sample_costs import PriceShare, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 from evals.stats._summary import score_columns
@@ -69,7 +69,7 @@ def cost_table(
     *,
     scales: ScoreScales | None = None,
     confidence: float = 0.95,
-    price_share: float = 1.0,
+    price_share: float | PriceShare = 1.0,
 ) -> pd.DataFrame:
     """One row per group and per model of each group, for each score asked on one scale in
     every question that has it (columns `COST_COLUMNS`; see the module docstring). Without

@@ -6,15 +6,20 @@ the sum of its `<judge>_cost` columns (each verdict's price shared among the row
 NaN when a judge model has no price, 0 when the question has no judges). Per sample means
 over the rows whose cost is known; a cached answer counts what its tokens cost, as if bought.
 `price_share` is the part of the list price the run pays: `labmgr.pricing.BATCH_DISCOUNT` for
-a run through the Batch API (its cached rows count as if bought the same way), 1 otherwise.
+a run through the Batch API (its cached rows count as if bought the same way), 1 otherwise;
+a `PriceShare` when a judge's verdicts were bought another way than the answers (a batch
+run judged again later without batches).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["SAMPLE_COST_COLUMNS", "judge_cost_columns", "row_costs", "sample_costs"]
+__all__ = ["SAMPLE_COST_COLUMNS", "PriceShare", "judge_cost_columns", "row_costs", "sample_costs"]
 
 SAMPLE_COST_COLUMNS = [
     "answer_cost_per_sample",
@@ -23,6 +28,23 @@ SAMPLE_COST_COLUMNS = [
     "judge_cost_per_1k",
 ]
 """Dollars per sample and per 1,000 samples, the answers' and the judges' apart."""
+
+
+@dataclass(frozen=True)
+class PriceShare:
+    """The part of the list price a run paid for its answers, and for each judge's verdicts
+    that were bought another way (a judge not named paid what the answers paid)."""
+
+    answers: float = 1.0
+    judges: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, share: float | PriceShare) -> PriceShare:
+        return share if isinstance(share, PriceShare) else cls(float(share))
+
+    def judge(self, name: str) -> float:
+        """What judge `name`'s verdicts paid of the list price."""
+        return float(self.judges.get(name, self.answers))
 
 
 def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
@@ -34,9 +56,12 @@ def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def row_costs(frame: pd.DataFrame, price_share: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def row_costs(
+    frame: pd.DataFrame, price_share: float | PriceShare = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
     float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
+    share = PriceShare.of(price_share)
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(
             dtype=float, na_value=np.nan
@@ -45,11 +70,13 @@ def row_costs(frame: pd.DataFrame, price_share: float = 1.0) -> tuple[np.ndarray
         answer = np.full(len(frame), np.nan)
     judges = judge_cost_columns(frame)
     if judges:
-        summed = frame[judges].apply(pd.to_numeric, errors="coerce").sum(axis=1, skipna=False)
-        judge = summed.to_numpy(dtype=float, na_value=np.nan)
+        paid = frame[judges].apply(pd.to_numeric, errors="coerce")
+        for column in judges:
+            paid[column] = paid[column] * share.judge(column.removesuffix("_cost"))
+        judge = paid.sum(axis=1, skipna=False).to_numpy(dtype=float, na_value=np.nan)
     else:
         judge = np.zeros(len(frame))
-    return answer * price_share, judge * price_share
+    return answer * share.answers, judge
 
 
 def sample_costs(answer: np.ndarray, judge: np.ndarray) -> dict[str, float]:

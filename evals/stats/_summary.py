@@ -32,7 +32,7 @@ from evals.stats._frames import (
 from evals.stats._group_interval import group_interval
 from evals.stats._interval import DEFAULT_METHOD, Interval, Method
 from evals.stats._metrics import Metric
-from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, row_costs, sample_costs
+from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 
@@ -156,7 +156,7 @@ def summarize(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
     by: str | Sequence[str] | None = None,
-    price_share: float = 1.0,
+    price_share: float | PriceShare = 1.0,
 ) -> pd.DataFrame:
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.

@@ -117,3 +117,26 @@ def test_a_batch_run_s_cost_per_sample_is_the_batch_price(
             half["answer_cost_per_sample"], full["answer_cost_per_sample"] / 2
         )
         np.testing.assert_allclose(half["judge_cost_per_1k"], full["judge_cost_per_1k"] / 2)
+
+
+def test_a_batch_run_judged_again_without_batches_counts_its_new_verdicts_at_list_price(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    judged = ["--group", "base=gpt-4o-mini,gpt-4.1-nano", "--question", "wish", "--no-report"]
+    batched, plain = tmp_path / "batched", tmp_path / "plain"
+    first = _run("eval", "run", str(questions_file), *judged, "--batch", "--out", str(batched))
+    assert first.exit_code == 0, first.output
+    second = _run("eval", "run", str(questions_file), *judged, "--out", str(plain))  # reused
+    assert second.exit_code == 0, second.output
+    # Both judged again by another model, without batches (the second finds the verdicts the
+    # first bought): the answers keep what each run paid, the new verdicts cost list price.
+    for folder in (batched, plain):
+        scored = _run("eval", "score", str(folder), "--judge-model", "gpt-4.1-mini")
+        assert scored.exit_code == 0, scored.output
+    half, full = pd.read_csv(batched / "summary.csv"), pd.read_csv(plain / "summary.csv")
+    assert (full["judge_cost_per_1k"] > 0).all()
+    np.testing.assert_allclose(half["answer_cost_per_sample"], full["answer_cost_per_sample"] / 2)
+    np.testing.assert_allclose(half["judge_cost_per_1k"], full["judge_cost_per_1k"])
+    settings = json.loads((batched / "run.json").read_text())["settings"]
+    assert settings["batch"] is True
+    assert settings["judge_batch"] == {"aligned": False, "coherent": False}
