@@ -132,8 +132,9 @@ class Pacer:
     """The limits of one (endpoint, model family) as this process knows them, and the works
     of one run waiting for them."""
 
-    def __init__(self, known: Known | None = None) -> None:
-        self.known = known if known is not None else Known()
+    def __init__(self, known: Known) -> None:
+        self.known = known
+        """The process's knowledge of the limits (shared with other runs' pacers)."""
         self.probing = 0
         """Requests in flight before anything was heard (one at a time)."""
         self.pending: deque[Work] = deque()
@@ -141,47 +142,26 @@ class Pacer:
         self._news: asyncio.Event | None = None
 
     @property
-    def meters(self) -> dict[Dimension, _Meter]:
-        return self.known.meters
-
-    @property
-    def heard(self) -> bool:
-        """Whether any answer came back (with headers or without)."""
-        return self.known.heard
-
-    @heard.setter
-    def heard(self, value: bool) -> None:
-        self.known.heard = value
-
-    @property
-    def paused_until(self) -> float:
-        return self.known.paused_until
-
-    @paused_until.setter
-    def paused_until(self, value: float) -> None:
-        self.known.paused_until = value
-
-    @property
     def paced(self) -> bool:
         """Whether a limit is known (from headers or a refusal)."""
-        return bool(self.meters)
+        return bool(self.known.meters)
 
     def delay(self, tokens: float, now: float) -> float | None:
         """0 to send now, else seconds to wait; None: wait for the first answer."""
-        if not self.meters:
-            if self.heard or self.probing == 0:
+        if not self.known.meters:
+            if self.known.heard or self.probing == 0:
                 return 0.0
             return None
-        wait = max(0.0, self.paused_until - now)
-        for dimension, meter in self.meters.items():
+        wait = max(0.0, self.known.paused_until - now)
+        for dimension, meter in self.known.meters.items():
             wait = max(wait, meter.wait(1.0 if dimension == "requests" else tokens, now))
         return wait
 
     def take(self, tokens: float) -> bool:
         """Take a request and its tokens out; True when it is the probe of an unknown limit."""
-        for dimension, meter in self.meters.items():
+        for dimension, meter in self.known.meters.items():
             meter.take(1.0 if dimension == "requests" else tokens)
-        if not self.meters and not self.heard:
+        if not self.known.meters and not self.known.heard:
             self.probing += 1
             return True
         return False
@@ -316,7 +296,7 @@ class Pacing:
 
     @staticmethod
     def _give_back(ticket: Ticket) -> None:
-        for dimension, meter in ticket.pacer.meters.items():
+        for dimension, meter in ticket.pacer.known.meters.items():
             meter.give_back(1.0 if dimension == "requests" else ticket.tokens)
         if ticket.probe:
             ticket.pacer.probing -= 1
@@ -345,7 +325,7 @@ class Pacing:
     def sending(self, work: Work) -> Ticket:
         """The ticket of an admitted work, stamped as it leaves."""
         ticket = self._tickets.pop(id(work))
-        meters = ticket.pacer.meters
+        meters = ticket.pacer.known.meters
         requests, tokens = meters.get("requests"), meters.get("tokens")
         if requests is not None:
             requests.sent += 1.0
@@ -364,7 +344,7 @@ class Pacing:
         pacer = ticket.pacer
         if ticket.probe:
             pacer.probing -= 1
-        pacer.heard = True
+        pacer.known.heard = True
         self._learn(pacer, ticket, read_headers(headers))
         usage = data.get("usage")
         if isinstance(usage, dict):
@@ -394,7 +374,7 @@ class Pacing:
 
     def _refused(self, ticket: Ticket, error: openai.APIStatusError) -> bool:
         pacer = ticket.pacer
-        pacer.heard = True
+        pacer.known.heard = True
         body = error.body if isinstance(error.body, dict) else {}
         refusal = read_refusal(str(body.get("message") or error.message))
         readings = read_headers(error.response.headers)
@@ -404,7 +384,10 @@ class Pacing:
             if named is not pacer:  # another family's limit: read as if sent just now
                 pacer = named
                 ticket = Ticket(named, ticket.model, ticket.endpoint_id, 0.0, 0.0, False, now)
-                requests, tokens = named.meters.get("requests"), named.meters.get("tokens")
+                requests, tokens = (
+                    named.known.meters.get("requests"),
+                    named.known.meters.get("tokens"),
+                )
                 ticket.sent = (
                     requests.sent if requests is not None else None,
                     tokens.sent if tokens is not None else None,
@@ -413,7 +396,7 @@ class Pacing:
                 remaining = max(0.0, refusal.limit - refusal.used)
                 readings = {**readings, refusal.dimension: LimitReading(refusal.limit, remaining)}
             if refusal.wait is not None:
-                pacer.paused_until = max(pacer.paused_until, now + refusal.wait)
+                pacer.known.paused_until = max(pacer.known.paused_until, now + refusal.wait)
         self._learn(pacer, ticket, readings)
         return refusal is not None and refusal.per_minute and pacer.paced
 
@@ -433,8 +416,8 @@ class Pacing:
             reading = readings.get(dimension)
             if reading is None:
                 continue
-            meter = pacer.meters.get(dimension)
+            meter = pacer.known.meters.get(dimension)
             if meter is None:
-                meter = pacer.meters[dimension] = _Meter(reading.limit, now)
+                meter = pacer.known.meters[dimension] = _Meter(reading.limit, now)
             sent = ticket.sent[index]
             meter.learn(reading.limit, reading.remaining, ticket.sent_at, sent or 0.0, now)
