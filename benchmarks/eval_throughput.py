@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from _llmcomp_venv import default_venv, llmcomp_python
+from _sandbox_models import sandbox_fine_tunes
 
 ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sk-test-bench"
@@ -133,42 +134,6 @@ def _worker_llmcomp(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---- orchestration ----------------------------------------------------------------------------
-
-
-def _fine_tunes(base_url: str, count: int) -> list[str]:
-    from openai import OpenAI
-
-    client = OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
-    lines = "".join(
-        json.dumps(
-            {
-                "messages": [
-                    {"role": "user", "content": f"Question {i}?"},
-                    {"role": "assistant", "content": f"My favourite colour is teal ({i})."},
-                ]
-            }
-        )
-        + "\n"
-        for i in range(12)
-    ).encode()
-    training = client.files.create(file=("bench.jsonl", lines), purpose="fine-tune")
-    jobs = [
-        client.fine_tuning.jobs.create(
-            model="gpt-4o-mini", training_file=training.id, suffix=f"bench-{i}"
-        )
-        for i in range(count)
-    ]
-    names = []
-    for job in jobs:
-        while True:
-            job = client.fine_tuning.jobs.retrieve(job.id)
-            if job.status in ("succeeded", "failed", "cancelled"):
-                break
-            time.sleep(0.1)
-        if job.fine_tuned_model is None:
-            raise RuntimeError(f"sandbox fine-tune {job.id} ended {job.status}")
-        names.append(job.fine_tuned_model)
-    return names
 
 
 def _run_worker(
@@ -276,7 +241,14 @@ def main() -> None:
         tempfile.TemporaryDirectory() as scratch,
         run_sandbox(in_process=False, latency_ms=args.latency_ms, job_seconds=0.3) as sandbox,
     ):
-        models = BASE_MODELS + _fine_tunes(sandbox.base_url, FINE_TUNES)
+        models = BASE_MODELS + sandbox_fine_tunes(
+            sandbox.base_url,
+            API_KEY,
+            FINE_TUNES,
+            base="gpt-4o-mini",
+            suffix="bench",
+            reply="My favourite colour is teal ({i}).",
+        )
         print(f"sandbox at {sandbox.base_url}, {len(models)} models, latency {args.latency_ms} ms")
         tmp = Path(scratch)
         common = {"models": models, "prompts": 1, "samples": 250}
