@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.questions._templates import render_placeholders, template_names
+from evals.stats import COMPARISON_COLUMNS, LEVEL_COMPARISON_COLUMNS, SUMMARY_COLUMNS
 
 __all__ = [
     "RESERVED_COLUMNS",
@@ -58,29 +59,7 @@ RESERVED_COLUMNS = frozenset(
     }
 )
 """Columns of a question's frame: no factor or judge takes these names."""
-_TABLE_COLUMNS = frozenset(
-    {
-        "id",
-        "score",
-        "n_models",
-        "n_samples",
-        "mean",
-        "ci_low",
-        "ci_high",
-        "refusal_rate",
-        "n_errors",
-        "sampling_only",
-        "method",
-        "scale_low",
-        "scale_high",
-        "baseline",
-        "difference",
-        "p_value",
-        "p_adjusted",
-        "factor",
-        "level",
-    }
-)
+_TABLE_COLUMNS = frozenset({"id", *SUMMARY_COLUMNS, *COMPARISON_COLUMNS, *LEVEL_COMPARISON_COLUMNS})
 """Columns of the summary, the comparisons and a label file, which a factor joins."""
 _RESERVED_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
