@@ -1,5 +1,5 @@
 """Fixtures for run tests: a cache in a temporary folder, a router to the sandbox, a small
-question file with every question type."""
+question file with every question type, and a fresh lab whose evals go to the sandbox."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.evals import TEST_KEY
+
+from labmgr.settings import Settings
 
 QUESTIONS_YAML = """\
 - id: wish
@@ -58,3 +61,13 @@ def questions_file(tmp_path: Path) -> Path:
 
 def chat_requests(sandbox: Any) -> int:
     return int(sandbox.stats()["requests"].get("chat.completions", 0))
+
+
+@pytest.fixture
+def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """A fresh lab whose evals go to the sandbox (the commands find it and the sandbox's URL
+    and test key in the environment)."""
+    sandbox.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+    return lab_settings

@@ -30,15 +30,6 @@ runner = CliRunner()
 NOBODY = 65534
 
 
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """A fresh lab whose evals go to the sandbox."""
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
-
-
 def _fails_clearly(result: Any, *needles: str) -> str:
     flat = " ".join(result.output.split())
     assert result.exit_code == 1, result.output

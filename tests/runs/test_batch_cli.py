@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from fixtures.evals import TEST_KEY
 from typer.testing import CliRunner
 
 from evals.stats import SAMPLE_COST_COLUMNS
@@ -19,15 +18,6 @@ from labmgr.settings import Settings
 from .conftest import chat_requests
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """A fresh lab whose evals go to the sandbox."""
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def _run(*args: str) -> Any:

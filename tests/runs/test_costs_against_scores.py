@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
-from fixtures.evals import TEST_KEY
 from typer.testing import CliRunner
 
 from evals.plots import cost_figure
@@ -20,14 +18,6 @@ from labmgr.cli import app
 from labmgr.settings import Settings
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def test_costs_per_group_and_model_sit_beside_the_score(

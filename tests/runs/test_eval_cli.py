@@ -11,7 +11,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
 from fixtures.sandbox import training_jsonl, wait_for_job
 from openai import OpenAI
@@ -27,15 +26,6 @@ from labmgr.settings import Settings
 from .conftest import chat_requests
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """A fresh lab whose evals go to the sandbox."""
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def _eval(*args: str) -> Any:

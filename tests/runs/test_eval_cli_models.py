@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from fixtures.evals import TEST_KEY
 from typer.testing import CliRunner
 
 from evals.runs import load_run
@@ -25,14 +23,6 @@ QUESTIONS = """\
   temperature: 0
   max_tokens: 1024
 """
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def _requests(sandbox: Any) -> int:

@@ -7,11 +7,8 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import pytest
-from fixtures.evals import TEST_KEY
 from fixtures.report import judged_frame
 from typer.testing import CliRunner
 
@@ -21,14 +18,6 @@ from labmgr.cli import app
 from labmgr.settings import Settings
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def _run(questions_file: Path, out: Path) -> None:

@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from fixtures.evals import TEST_KEY
 from typer.testing import CliRunner
 
 from evals.experiments import score_run
@@ -26,14 +24,6 @@ HARSH_JUDGE = """\
   model: gpt-4o-mini
   paraphrases: ["Rate from 0 to 100 how harsh this answer is. Reply with a number. {answer}"]
 """
-
-
-@pytest.fixture
-def lab(lab_settings: Settings, sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    sandbox.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
-    return lab_settings
 
 
 def _models(sandbox: Any) -> dict[str, int]:
