@@ -136,8 +136,22 @@ def test_the_em_file_runs_into_misaligned_and_comparisons_against_the_base_model
     assert list(comparisons.columns) == COMPARISON_COLUMNS
     assert set(comparisons["baseline"]) == {BASE}  # the base model's group, by default
     assert set(comparisons["group"]) == {"helpful", "hostile"}
-    # every question and the pooled rows × aligned, coherent, misaligned × 2 groups
-    assert len(comparisons) == 25 * 3 * 2
+    # Every question and the pooled rows × aligned, coherent, misaligned × 2 groups, less
+    # the cells where either side has no scored sample (the base model asks 2 a question:
+    # both may be refused or incoherent), which have nothing to compare.
+    scored_cells = set(
+        summary.loc[summary["n_samples"] > 0, ["question", "score", "group"]].itertuples(
+            index=False, name=None
+        )
+    )
+    comparable = {
+        (question, score, group)
+        for question, score, group in scored_cells
+        if group != BASE and (question, score, BASE) in scored_cells
+    }
+    compared = set(comparisons[["question", "score", "group"]].itertuples(index=False, name=None))
+    assert compared == comparable and len(comparisons) == len(compared)
+    assert len(comparable) > 25 * 3 * 2 * 0.9
     np.testing.assert_allclose(comparisons["p_adjusted"], holm(comparisons["p_value"]))
     rows = comparisons[comparisons["question"] == ALL_QUESTIONS]
     assert len(rows) == 3 * 2
