@@ -25,7 +25,13 @@ from evals.cache._batch_records import (
     new_record_id,
 )
 from evals.cache._claims import Claims
-from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.cache._requests import (
+    CACHE_VERSION,
+    ChatRequest,
+    FirstTokenProbs,
+    RequestBatch,
+    SampleResult,
+)
 from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
 from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo, cache_url_of
 
@@ -50,6 +56,7 @@ __all__ = [
     "ChatRequest",
     "Claims",
     "CopyResult",
+    "FirstTokenProbs",
     "Pack",
     "PackedChunk",
     "RequestBatch",

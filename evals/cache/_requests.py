@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["CACHE_VERSION", "ChatRequest", "RequestBatch", "SampleResult"]
+__all__ = ["CACHE_VERSION", "ChatRequest", "FirstTokenProbs", "RequestBatch", "SampleResult"]
 
 CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
@@ -108,6 +108,14 @@ class RequestBatch:
         return request
 
 
+class FirstTokenProbs(NamedTuple):
+    """A sample's `logprobs_json` already read (from a pack's columns): the first token's
+    alternatives in the API's order, each with its probability (`exp` of its logprob)."""
+
+    tokens: list[str]
+    probs: list[float]
+
+
 class SampleResult(NamedTuple):
     """One sample (one choice) as cached; usage is this sample's share of its request.
 
@@ -123,6 +131,8 @@ class SampleResult(NamedTuple):
     reasoning_tokens: float | None = None
     """Of `completion_tokens`, those spent on hidden reasoning (None: the server did not
     say, as chat models and other providers often do not)."""
+    top: FirstTokenProbs | None = None
+    """`logprobs_json` already read, when the sample came from a pack (None: read the JSON)."""
 
     def top_logprobs(self) -> list[tuple[str, float]]:
         if not self.logprobs_json:

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from evals import Cache, EnvRouter, Question, RunSettings
 from evals.cache import ChatRequest, Pack, SampleResult, UnreadablePack, chunk_digest
+from evals.questions import RatingJudge
 from evals.runner import plan_question, run_context
 from labmgr.cli import app
 
@@ -276,3 +277,83 @@ def test_every_question_type_reads_the_same_from_packs_and_from_rows(
     pd.testing.assert_frame_equal(packed, first)
     pd.testing.assert_frame_equal(from_rows, first)
     assert first["error"].isna().all()
+
+
+VERDICT_TEXTS = [
+    '[["90", -0.1], ["100", -2.5], ["x", -4.0]]',
+    '[["7", -0.5], ["7", -0.9], [" 7", -1.3], ["101", -0.2]]',  # a token listed twice
+    '[["no", -0.01], ["50", -5.0]]',  # a refusal: the mass is on a word
+    "[]",
+    '[["100", 0.0], ["0", -Infinity]]',
+    None,
+    "",
+    '{"content": []}',  # not a list of pairs: read from the text, and named
+    "[[5, -0.1]]",  # a token that is not text
+    "[[not json",
+]
+
+
+def test_a_packs_read_logprobs_give_every_rating_verdict_its_text_gives(tmp_path: Path) -> None:
+    """A rating judge reads a pack's verdicts from its logprob columns, not their text: the
+    scores, token probabilities, rating probabilities and errors must be the same."""
+    cache = Cache(tmp_path)
+    chunk = {}
+    for i, text in enumerate(VERDICT_TEXTS):
+        request = _request(f"verdict {i}")
+        cache.store(request, "q/judges", [(0, SampleResult("7", text, "stop", 9.0, 1.0))])
+        chunk[request.cache_key] = 1
+    keys = list(chunk)
+    rows = cache.lookup_first(chunk)
+    from_rows = [rows[key][0] for key in keys]
+    pack = Pack.from_blob(Pack.from_samples(chunk, rows).to_blob(), chunk)
+    from_pack = pack.first_samples(keys)
+    judge = RatingJudge(name="j", model="gpt-4o-mini", paraphrases=["Rate {answer}"])
+
+    read_from_text = judge.read_answers(from_rows)
+    read_from_columns = judge.read_answers(from_pack)
+
+    assert [sample.top is not None for sample in from_pack] == [True] * 5 + [False] * 5
+    assert [sample.logprobs_json for sample in from_pack] == VERDICT_TEXTS  # the text kept
+    for text, by_text, by_columns in zip(
+        VERDICT_TEXTS, read_from_text, read_from_columns, strict=True
+    ):
+        if isinstance(by_text, Exception):
+            assert type(by_columns) is type(by_text) and str(by_columns) == str(by_text), text
+            continue
+        assert not isinstance(by_columns, Exception), text
+        assert by_columns["raw_answer"] == by_text["raw_answer"], text
+        assert by_columns["probs"] == by_text["probs"], text
+        same_nan = math.isnan(by_text["answer"]) and math.isnan(by_columns["answer"])
+        assert same_nan or by_columns["answer"] == by_text["answer"], text
+    assert read_from_columns[1]["raw_answer"]["7"] == pytest.approx(math.exp(-0.5) + math.exp(-0.9))
+
+
+def test_a_judged_df_reads_the_same_from_packs_and_from_rows(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    judge = {
+        "type": "rating_judge",
+        "model": "gpt-4.1-mini",
+        "paraphrases": ["Rate from 0 to 100 how nice this is: {answer}"],
+    }
+    question = Question.create(
+        type="free_form",
+        name="judged-packs",
+        paraphrases=["Name a colour.", "Name a fruit."],
+        samples_per_paraphrase=4,
+        max_tokens=6,
+        judges={"nice": judge},
+    )
+    groups = {"a": MODELS}
+    first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+    asked = chat_requests(sandbox)
+    packed = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+    eval_cache.drop_packs()
+    from_rows = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+
+    assert chat_requests(sandbox) == asked
+    assert first["nice"].notna().all()
+    for again in (packed, from_rows):
+        pd.testing.assert_frame_equal(again, first, check_exact=True)
+        assert again["nice_raw_answer"].tolist() == first["nice_raw_answer"].tolist()
+        assert again["nice_probs"].tolist() == first["nice_probs"].tolist()
