@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as _encode_text  # what `_dumps` writes for a str
 from typing import Any, NamedTuple
 
 __all__ = ["CACHE_VERSION", "ChatRequest", "FirstTokenProbs", "RequestBatch", "SampleResult"]
@@ -68,6 +69,21 @@ def _canonical_json(endpoint: str, messages: str, model: str, params: str) -> st
     )
 
 
+def _plain_messages_json(messages: list[dict[str, Any]]) -> str | None:
+    """`_dumps(messages)` for messages that are each exactly a text `content` and a `role`
+    (a judge's prompts: one serialisation per prompt, so the general encoder's set-up is
+    most of its cost); None for any other shape."""
+    parts = []
+    for message in messages:
+        if type(message) is not dict or len(message) != 2:
+            return None
+        content, role = message.get("content"), message.get("role")
+        if type(content) is not str or type(role) is not str:
+            return None
+        parts.append(f'{{"content":{_encode_text(content)},"role":{_encode_text(role)}}}')
+    return "[" + ",".join(parts) + "]"
+
+
 def _digest(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -90,7 +106,10 @@ class RequestBatch:
         """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`."""
         known = self._messages.get(id(messages))
         if known is None:
-            known = self._messages[id(messages)] = (messages, _dumps(messages))
+            serialised = _plain_messages_json(messages)
+            if serialised is None:
+                serialised = _dumps(messages)
+            known = self._messages[id(messages)] = (messages, serialised)
         around = self._suffixes.get((endpoint, model, id(params)))
         if around is None:
             # JSON escapes control characters, so a raw NUL can stand in for the messages.

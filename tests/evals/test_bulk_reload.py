@@ -23,6 +23,9 @@ MESSAGES = [
     [{"role": "user", "content": "Name a colour."}],
     [{"role": "system", "content": 'Réponds en français \u2028 \x00 "quoted"'}],
     [{"role": "user", "content": [{"type": "text", "text": "a list content"}]}],
+    [{"role": "system", "content": "Be brief 😀"}, {"role": "user", "content": "</b> \\ \t"}],
+    [{"role": "user", "content": "named", "name": "x"}],
+    [{"content": "keys in another order", "role": "user"}],
 ]
 PARAMS: dict[str, Any] = {"temperature": 1.0, "max_tokens": 16, "logit_bias": {"9": 5, "1": -5}}
 
