@@ -6,18 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from evals.report import (
-    FigureFormat,
-    FigureProblem,
-    draw_figures,
-    figure_store_of,
-    prepare_figure_folder,
-    run_plans,
-    write_report,
-)
 from evals.runs import KEEP, Keep, Run, analyze_run, load_run
 from evals.stats import Method
+
+if TYPE_CHECKING:  # matplotlib and seaborn are imported only when a report is written
+    from evals.report import FigureFormat, FigureProblem
 
 __all__ = ["ReportFiles", "report_run"]
 
@@ -55,6 +50,14 @@ def report_run(
     computed again from the run's samples and saved in its folder. `figures=False` leaves
     the figures out of the report; `figure_folder` also writes every figure there as
     `<name>.<figure_format>` (pdf, svg or png). Each figure is drawn once for both."""
+    from evals.report import (
+        draw_figures,
+        figure_store_of,
+        prepare_figure_folder,
+        run_plans,
+        write_report,
+    )
+
     loaded = run if isinstance(run, Run) else load_run(run)
     folder = (
         prepare_figure_folder(figure_folder, figure_format) if figure_folder is not None else None

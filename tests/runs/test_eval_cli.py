@@ -230,6 +230,41 @@ def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Pat
     assert bad.exit_code == 1 and "not a run folder" in bad.output
 
 
+_RUN_AND_LIST_PLOTTING = """
+import sys
+from labmgr.cli import app
+try:
+    app(sys.argv[1:], standalone_mode=False)
+finally:
+    print("plotting loaded:", sorted(m for m in ("matplotlib", "seaborn") if m in sys.modules))
+"""
+
+
+def test_a_run_without_its_report_never_loads_the_plotting_libraries(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "plain"
+    source_root = str(Path(labmgr.__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([source_root, os.environ.get("PYTHONPATH", "")]),
+    }
+    command = ["eval", "run", str(questions_file), "--group", "base=gpt-4o-mini"]
+    command += ["--question", "cats", "--out", str(out), "--no-report"]
+    result = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST_PLOTTING, "--home", str(lab.home), *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "plotting loaded: []" in result.stdout
+    assert load_run(out).samples("cats")["error"].isna().all()
+    assert not (out / "report.html").exists()
+
+
 def test_a_typo_in_a_model_ends_the_run_before_anything_is_bought(
     lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
 ) -> None:
