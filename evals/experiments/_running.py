@@ -139,6 +139,30 @@ def _log_together(
     )
 
 
+def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logger) -> None:
+    """The report, its figures found in the lab's shared figures when their input is
+    unchanged (a new run of unchanged questions draws none of theirs again)."""
+    from evals.report import (  # matplotlib and seaborn: only for a report
+        draw_figures,
+        figure_store_of,
+        run_plans,
+        shared_figures_of,
+        write_report,
+    )
+
+    plans = run_plans(run)
+    shared = shared_figures_of(ctx.lab.cache_dir) if ctx.lab is not None else None
+    drawn = draw_figures(plans, store=figure_store_of(run, plans, shared=shared))
+    write_report(run, folder / REPORT_FILE, figures=drawn)
+    logger.info(
+        "report written to %s (%d figures: %d drawn, %d reused)",
+        REPORT_FILE,
+        len(drawn.embedded),
+        len(drawn.embedded) - drawn.reused,
+        drawn.reused,
+    )
+
+
 def run_questions(
     questions: Mapping[str, Question] | Sequence[Question],
     groups: Mapping[str, Sequence[str]],
@@ -310,10 +334,7 @@ def run_questions(
             "done in %.1f s; bought $%.4f (judges included)", info["seconds"], bought["cost"]
         )
         if report:
-            from evals.report import write_report
-
-            write_report(run, folder / REPORT_FILE)
-            logger.info("report written to %s", REPORT_FILE)
+            _write_report(run, folder, ctx, logger)
         return run
     except Exception as error:
         logger.error("the run ended: %s", getattr(error, "message", None) or error)

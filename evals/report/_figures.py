@@ -9,7 +9,9 @@ Figures are drawn in parallel, in worker processes (as many as the machine has c
 report keeps each embedded PNG beside it (`FigureStore`) with a digest of what the figure is
 drawn from (its question's samples file and summary rows, or the run's summary and
 comparisons; the groups, statistics settings, model facts and caption): when the report is
-written again, a figure whose digest did not change is read back instead of drawn.
+written again, a figure whose digest did not change is read back instead of drawn. A lab also
+keeps every figure its runs drew in one shared folder, named by digest (`shared`), so that a
+new run of unchanged questions, in a new folder, draws none of their figures again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -84,6 +87,8 @@ _DRAWING_VERSION = 2
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures to draw than this are drawn in this process (a pool costs a start-up)."""
+SHARED_FIGURES_LIMIT = 256 * 1024 * 1024
+"""The most a lab's shared figure folder keeps (bytes); the least recently used go first."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,8 @@ class FigureSet:
     embedded: list[EmbeddedFigure]
     files: list[Path]
     problems: list[FigureProblem]
+    reused: int = 0
+    """Of the embedded figures, those read back from a store instead of drawn."""
 
 
 def _png(figure: Figure) -> bytes:
@@ -354,31 +361,66 @@ def run_plans(run: Run) -> list[FigurePlan]:
 @dataclass(frozen=True)
 class FigureStore:
     """A folder where a report keeps its embedded figures as PNG, each beside the digest of
-    its input (`digests`, by figure name), so that an unchanged figure is not drawn again."""
+    its input (`digests`, by figure name), so that an unchanged figure is not drawn again;
+    and, optionally, a folder `shared` by every report of a lab, where each PNG is named by
+    its digest alone (a figure of another run folder with the same input is found there)."""
 
     folder: Path
     digests: Mapping[str, str]
+    shared: Path | None = None
 
     @classmethod
-    def of(cls, run: Run, plans: list[FigurePlan], folder: Path) -> FigureStore:
-        """The store in `folder` for these plans of `run` (their digests computed now)."""
-        return cls(folder, figure_digests(run, plans))
+    def of(
+        cls, run: Run, plans: list[FigurePlan], folder: Path, shared: Path | None = None
+    ) -> FigureStore:
+        """The store in `folder` (and `shared`) for these plans of `run` (their digests
+        computed now)."""
+        return cls(folder, figure_digests(run, plans), shared)
 
     def _png_file(self, name: str) -> Path:
         return self.folder / f"{name}.png"
 
+    def _shared_file(self, name: str) -> Path | None:
+        digest = self.digests.get(name)
+        return None if self.shared is None or digest is None else self.shared / f"{digest}.png"
+
     def read(self, name: str) -> bytes | None:
-        """The kept PNG of a figure whose digest is unchanged, else None."""
+        """The kept PNG of a figure whose digest is unchanged, else None: from the report's
+        folder, else from the shared folder (then kept in the report's folder too)."""
         png_file = self._png_file(name)
         try:
             if png_file.with_suffix(".digest").read_text() == self.digests[name]:
                 return png_file.read_bytes()
         except (OSError, KeyError):
             pass
-        return None
+        shared = self._shared_file(name)
+        if shared is None:
+            return None
+        try:
+            png = shared.read_bytes()
+            os.utime(shared)  # recently used: pruned last
+        except OSError:
+            return None
+        self._keep_here(name, png)
+        return png
 
     def keep(self, name: str, png: bytes) -> None:
-        """Keep a drawn PNG with its digest (best effort: a figure not kept is drawn again)."""
+        """Keep a drawn PNG with its digest, here and in the shared folder (best effort: a
+        figure not kept is drawn again)."""
+        self._keep_here(name, png)
+        shared = self._shared_file(name)
+        if shared is None:
+            return
+        partial = shared.with_name(f"{shared.stem}.{os.getpid()}.part")
+        try:
+            shared.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_bytes(png)
+            partial.replace(shared)  # whole or absent, whoever else writes the same figure
+        except OSError:
+            with suppress(OSError):
+                partial.unlink(missing_ok=True)
+
+    def _keep_here(self, name: str, png: bytes) -> None:
         png_file = self._png_file(name)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -386,6 +428,22 @@ class FigureStore:
             png_file.with_suffix(".digest").write_text(self.digests[name])
         except (OSError, KeyError):
             pass
+
+    def prune_shared(self, limit: int = SHARED_FIGURES_LIMIT) -> None:
+        """Keep the shared folder within `limit` bytes, dropping the least recently used."""
+        if self.shared is None:
+            return
+        try:
+            files = [(f.stat(), f) for f in self.shared.glob("*.png")]
+        except OSError:
+            return
+        total = sum(stat.st_size for stat, _ in files)
+        for stat, path in sorted(files, key=lambda item: item[0].st_mtime):
+            if total <= limit:
+                break
+            with suppress(OSError):
+                path.unlink()
+                total -= stat.st_size
 
 
 def _file_digest(path: Path) -> str:
@@ -528,7 +586,7 @@ def draw_figures(
                 kept[i] = png
     todo = [i for i in range(len(plans)) if i not in kept]
     drawn = _draw_many(plans, todo, embed, folder, file_format, processes)
-    result = FigureSet([], [], [])
+    result = FigureSet([], [], [], reused=len(kept))
     for i, plan in enumerate(plans):
         if i in kept:
             result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(kept[i])))
@@ -545,6 +603,8 @@ def draw_figures(
                 store.keep(plan.name, one.png)
         if one.file is not None:
             result.files.append(one.file)
+    if store is not None and todo:
+        store.prune_shared()
     return result
 
 

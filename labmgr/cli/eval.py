@@ -280,7 +280,8 @@ def run(
     ] = True,
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
-    baseline), costs.csv, run.log and report.html."""
+    baseline), costs.csv, run.log and report.html. The report's figures are also kept in the
+    lab's cache folder (figures/), so a later run draws only those whose input changed."""
     from evals import estimate_run, run_questions
     from evals.groups import base_group
 
