@@ -15,7 +15,9 @@ answer) over 7 sandbox models (a base model and 6 fine-tunes):
          labmgr runs a file (`labmgr eval run --no-report`, fresh, in a lab of its own)
   run    `labmgr eval run` of the file at 200 samples (33,600 samples), fully cached, with
          and without the report; wall time and peak RSS (the figure processes' own peak
-         apart), for this tree and, with --against, for an earlier source tree
+         apart), for this tree and, with --against, for an earlier source tree; then, for
+         this tree, the report written again in its folder and a run into a new folder
+         (figures from the lab's shared figures)
   pg     the cached `df()` reload with the cache in PostgreSQL (a database created for the
          run on the server of --pg-url, loopback) against the same cache in SQLite
 
@@ -404,20 +406,27 @@ def main() -> None:
                         no_report=True,
                         **options,
                     )
-                    for report, label in ((False, "no_report"), (True, "report"), (True, "again")):
-                        if label == "again" and tree != "now":
+                    kinds = (
+                        (False, "no_report", "plain"),
+                        (True, "report", "report"),
+                        (True, "again", "report"),
+                        (True, "new_folder", "report-2"),
+                    )
+                    for report, label, folder in kinds:
+                        if label in ("again", "new_folder") and tree != "now":
                             continue
                         what = {
                             "no_report": "--no-report",
                             "report": "with the report",
                             "again": "with the report, same folder (figures reused)",
+                            "new_folder": "with the report, new folder (the lab's figures)",
                         }[label]
                         results[f"run_{tree}_{label}"] = _measure(
                             box,
                             f"[{tree}] eval run, cached, {what}",
                             me,
                             "eval-run",
-                            out=scratch / f"run-{tree}-{'report' if report else 'plain'}",
+                            out=scratch / f"run-{tree}-{folder}",
                             no_report=not report,
                             **options,
                         )
@@ -438,6 +447,11 @@ def main() -> None:
     ratio("cached reload, PostgreSQL / SQLite", "df_cached_pg", "df_cached_sqlite")
     ratio("eval run --no-report, before / now", "run_before_no_report", "run_now_no_report")
     ratio("eval run with report, before / now", "run_before_report", "run_now_report")
+    ratio(
+        "eval run with report, before / now into a new folder after a first report",
+        "run_before_report",
+        "run_now_new_folder",
+    )
     for name, value in ratios.items():
         print(f"{name}: {value:.2f}x")
     if args.out_json:
