@@ -146,12 +146,11 @@ def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logge
         draw_figures,
         figure_store_of,
         run_plans,
-        shared_figures_of,
         write_report,
     )
 
     plans = run_plans(run)
-    shared = shared_figures_of(ctx.lab.cache_dir) if ctx.lab is not None else None
+    shared = ctx.lab.figures_dir if ctx.lab is not None else None
     drawn = draw_figures(plans, store=figure_store_of(run, plans, shared=shared))
     write_report(run, folder / REPORT_FILE, figures=drawn)
     logger.info(

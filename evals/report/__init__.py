@@ -32,7 +32,6 @@ from evals.runs import REPORT_FILE, Run, load_run
 __all__ = [
     "FIGURES_DIR",
     "FIGURE_FORMATS",
-    "SHARED_FIGURES_DIR",
     "FigureFormat",
     "FigurePlan",
     "FigureProblem",
@@ -45,15 +44,12 @@ __all__ = [
     "report_title",
     "run_plans",
     "safe_json",
-    "shared_figures_of",
     "write_figures",
     "write_report",
 ]
 
 FIGURES_DIR = "figures"
 """Beside the report: its embedded figures as PNG files, each with the digest of its input."""
-SHARED_FIGURES_DIR = "figures"
-"""In a lab's cache folder: the figures of all its reports, each named by its digest."""
 
 
 def _target(run: Run, out: str | Path | None) -> Path:
@@ -65,13 +61,8 @@ def figure_store_of(
 ) -> FigureStore:
     """The store of figures kept beside the report of `run` written to `out` (default: the
     run folder's report.html), so an unchanged figure is not drawn again; with `shared` (a
-    lab's figure folder, `shared_figures_of`), also found there whichever run drew it."""
+    lab's `figures_dir`), also found there whichever run drew it."""
     return FigureStore.of(run, plans, _target(run, out).parent / FIGURES_DIR, shared)
-
-
-def shared_figures_of(cache_dir: Path) -> Path:
-    """A lab's folder of figures shared by all its reports, in its cache folder."""
-    return cache_dir / SHARED_FIGURES_DIR
 
 
 def write_report(

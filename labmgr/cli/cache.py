@@ -33,6 +33,21 @@ def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
     return Cache(directory if directory is not None else cli_settings(ctx).cache_url)
 
 
+def _figures(ctx: typer.Context, directory: Path | None) -> tuple[Path, int, int]:
+    """The figures folder beside this cache (`--dir`, else the lab's), its PNG files and
+    their bytes (0 and 0 when it is missing or unreadable)."""
+    from labmgr.settings import FIGURES_DIR_NAME
+
+    folder = (
+        directory / FIGURES_DIR_NAME if directory is not None else cli_settings(ctx).figures_dir
+    )
+    try:
+        sizes = [png.stat().st_size for png in folder.glob("*.png")]
+    except OSError:
+        sizes = []
+    return folder, len(sizes), sum(sizes)
+
+
 @app.command("info")
 @cli_errors
 def info(
@@ -40,8 +55,9 @@ def info(
     directory: Path | None = _DIR_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Show what the cache holds, per question and model."""
+    """Show what the cache holds, per question and model, and the figures kept for reports."""
     summary = _cache(ctx, directory).info()
+    figures, figure_files, figure_bytes = _figures(ctx, directory)
     if as_json:
         typer.echo(
             json.dumps(
@@ -54,6 +70,11 @@ def info(
                     "packs": summary.packs,
                     "pack_bytes": summary.pack_bytes,
                     "claims": summary.claims,
+                    "figures": {
+                        "path": str(figures),
+                        "files": figure_files,
+                        "bytes": figure_bytes,
+                    },
                     "entries": [e.__dict__ for e in summary.entries],
                 },
                 indent=2,
@@ -75,6 +96,12 @@ def info(
         console.print(
             f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
             "samples for fast reloads, rebuilt as needed"
+        )
+    if figure_files:
+        console.print(
+            f"{figure_files} figures ({figure_bytes / 1e6:.1f} MB) in {figures}: kept for the "
+            "lab's reports, drawn again when missing (safe to delete)",
+            soft_wrap=True,
         )
     if not summary.entries:
         return

@@ -10,6 +10,7 @@ from labmgr.settings._init import CONFIG_TEMPLATE, InitResult, init_lab
 from labmgr.settings._location import LabLocation, LabSource, locate_lab, user_default_lab
 from labmgr.settings._settings import (
     CACHE_FILE_NAME,
+    FIGURES_DIR_NAME,
     CacheUrlSource,
     DbUrlSource,
     Settings,
@@ -22,6 +23,7 @@ from labmgr.settings._settings import (
 __all__ = [
     "CACHE_FILE_NAME",
     "CONFIG_TEMPLATE",
+    "FIGURES_DIR_NAME",
     "ApiDefaults",
     "CacheUrlSource",
     "DbUrlSource",

@@ -42,6 +42,9 @@ class CacheUrlSource(enum.StrEnum):
 
 CACHE_FILE_NAME = "responses.sqlite"
 """File name of the default SQLite response cache inside the cache folder."""
+FIGURES_DIR_NAME = "figures"
+"""Inside the cache folder: the figures of the lab's reports, each named by the digest of its
+input (a copy, drawn again when missing)."""
 
 
 class Settings(BaseModel):
@@ -98,6 +101,11 @@ class Settings(BaseModel):
         """Where the key that can use each shared fine-tune is remembered (env var names and
         key fingerprints, never a key)."""
         return self.home / SHARED_MODELS_FILE_NAME
+
+    @property
+    def figures_dir(self) -> Path:
+        """The figures of the lab's reports, shared by all its runs (safe to delete)."""
+        return self.cache_dir / FIGURES_DIR_NAME
 
     @property
     def masked_db_url(self) -> str:

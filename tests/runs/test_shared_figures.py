@@ -4,6 +4,7 @@ redraws its own."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from evals.report import FigureStore, shared_figures_of
+from evals.report import FigureStore
 from labmgr.cli import app
 from labmgr.settings import Settings
 
@@ -57,7 +58,11 @@ def test_a_new_run_of_unchanged_questions_draws_none_of_their_figures(
     second_html = (tmp_path / "second" / "report.html").read_text()
     images = re.compile(r"src='(data:image/png;base64,[^']+)'")
     assert images.findall(second_html) == images.findall(first_html)
-    assert len(list(shared_figures_of(lab.cache_dir).glob("*.png"))) == drawn
+    assert len(list(lab.figures_dir.glob("*.png"))) == drawn
+    info = runner.invoke(app, ["cache", "info", "--json"])
+    assert info.exit_code == 0, info.output
+    kept = json.loads(info.output)["figures"]
+    assert kept["path"] == str(lab.figures_dir) and kept["files"] == drawn and kept["bytes"] > 0
 
 
 def test_a_changed_question_redraws_its_own_figures_and_the_headline_only(
