@@ -3,7 +3,6 @@ exactly once."""
 
 from __future__ import annotations
 
-import socket
 import sqlite3
 from typing import Any
 
@@ -100,17 +99,14 @@ def test_running_out_of_credits_stops_the_run_keeps_what_was_bought_and_resumes(
     pd.testing.assert_frame_equal(again.loc[answered, kept], df.loc[answered, kept])
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_an_unreachable_endpoint_is_named_by_its_base_url(
-    eval_cache: Cache, fast_settings: RunSettings, monkeypatch: pytest.MonkeyPatch
+    eval_cache: Cache,
+    fast_settings: RunSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    closed_port: int,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unreachable")
-    base_url = f"http://127.0.0.1:{_closed_port()}/v1"
+    base_url = f"http://127.0.0.1:{closed_port}/v1"
     q = Question.create(type="free_form", name="away", paraphrases=["Hi."], max_tokens=5)
     settings = fast_settings.model_copy(update={"max_attempts": 2})
     df = q.df(

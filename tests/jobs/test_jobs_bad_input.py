@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,13 +19,6 @@ from labmgr.cli.app import app
 from labmgr.settings import init_lab
 
 runner = CliRunner()
-
-
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _unwritable_folder(tmp_path: Path) -> Path:
@@ -94,7 +86,7 @@ def _labs(root: Path) -> dict[str, Path]:
 
 
 @pytest.fixture
-def sweep(sqlite_jobs_lab: JobsLab, tmp_path: Path) -> Sweep:
+def sweep(sqlite_jobs_lab: JobsLab, tmp_path: Path, closed_port: int) -> Sweep:
     data = sqlite_jobs_lab.files
     _write_text_files(data)
     with open_database(sqlite_jobs_lab.settings.db_url) as db:
@@ -112,7 +104,7 @@ def sweep(sqlite_jobs_lab: JobsLab, tmp_path: Path) -> Sweep:
     return Sweep(
         lab=sqlite_jobs_lab,
         data=data,
-        unreachable=f"http://127.0.0.1:{_closed_port()}/v1",
+        unreachable=f"http://127.0.0.1:{closed_port}/v1",
         unwritable=_unwritable_folder(tmp_path),
         labs=_labs(tmp_path / "labs"),
     )
