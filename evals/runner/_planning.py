@@ -182,12 +182,17 @@ def missing_works(
     labels: Sequence[str] | None = None,
 ) -> list[Work]:
     """The API calls that would buy what `cached` lacks (none for unrouted requests), each
-    labelled with its question (`labels[i]` for `planned[i]` when given, else `label`)."""
+    labelled with its question (`labels[i]` for `planned[i]` when given, else `label`).
+    A sample that several planned requests want (the same prompt in two questions bought
+    together, a paraphrase repeated) is bought once, under the first one's label."""
     works: list[Work] = []
+    scheduled: dict[str, set[int]] = {}
     for i, p in enumerate(planned):
         if p.request is None or p.endpoint is None:
             continue
-        missing = cached.missing(p.request.cache_key, p.samples)
+        taken = scheduled.setdefault(p.request.cache_key, set())
+        missing = [ix for ix in cached.missing(p.request.cache_key, p.samples) if ix not in taken]
+        taken.update(missing)
         if missing:
             from evals.runner._work import split_work
 

@@ -51,6 +51,24 @@ def test_literal_braces_in_a_judge_template_reach_the_judge_unchanged(
     assert df["g"].notna().all()
 
 
+def test_a_repeated_paraphrase_is_bought_once(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    q = Question.create(
+        type="free_form",
+        name="twice",
+        paraphrases=["Name a fruit.", "Name a fruit.", "Name a tree."],
+        samples_per_paraphrase=4,
+        max_tokens=5,
+    )
+    before = served(sandbox, "gpt-4o-mini")
+    df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=fast_settings)
+    assert served(sandbox, "gpt-4o-mini") - before == 2 * 4  # two distinct prompts
+    assert len(df) == 3 * 4 and df["answer"].notna().all()
+    same = df.groupby("paraphrase_ix")["answer"].apply(list)
+    assert same[0] == same[1]  # the same request: the same samples
+
+
 def test_identical_answers_are_judged_once_and_verdicts_are_cached(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:

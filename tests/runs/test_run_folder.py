@@ -110,6 +110,52 @@ def test_every_questions_answers_are_bought_together_each_under_its_own_question
     assert all(again.samples(name)["error"].isna().all() for name in again.questions)
 
 
+TWINS_YAML = """\
+- name: {name}
+  type: free_form
+  paraphrases: ["Name a colour. One word.", "Name a colour. One word."]
+  samples_per_paraphrase: 3
+  max_tokens: 5
+  judges:
+    colourful:
+      type: rating_judge
+      model: gpt-4.1-mini
+      paraphrases: ["Rate from 0 to 100 how colourful this word is: {{answer}}"]
+"""
+
+
+def test_a_sample_several_questions_want_is_bought_once_when_they_are_bought_together(
+    sandbox: Any, tmp_path: Path, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    """Two questions asking the same prompt (and a paraphrase repeated in each) want the
+    same samples and, their judge reading only the answer, the same verdicts: bought
+    together, each is still one request, as asking the questions one by one makes it."""
+    path = tmp_path / "twins.yaml"
+    path.write_text(TWINS_YAML.format(name="first") + TWINS_YAML.format(name="second"))
+    groups = {"g": ["gpt-4o-mini"]}
+    before = chat_requests(sandbox)
+    run = run_questions(
+        load_questions(path),
+        groups,
+        out=tmp_path / "run",
+        cache=eval_cache,
+        router=router,
+        settings=fast_settings,
+        resamples=200,
+        report=False,
+    )
+    bought = chat_requests(sandbox) - before
+
+    first = run.samples("first")
+    assert first["answer"].tolist() == run.samples("second")["answer"].tolist()
+    assert first["colourful"].notna().all()
+    distinct = first["answer"].nunique()
+    assert bought == 1 + distinct  # one request of n=3 for the answers, one per verdict
+    with sqlite3.connect(eval_cache.path) as db:
+        labels = dict(db.execute("SELECT question, COUNT(*) FROM samples GROUP BY question"))
+    assert labels == {"first": 3, "first/judges": distinct}
+
+
 def test_max_cost_stops_the_run_before_the_next_question(
     sandbox: Any,
     tmp_path: Path,
