@@ -411,14 +411,14 @@ class FigureStore:
         shared = self._shared_file(name)
         if shared is None:
             return
-        partial = shared.with_name(f"{shared.stem}.{os.getpid()}.part")
+        temporary = shared.with_name(f"{shared.stem}.{os.getpid()}.part")
         try:
             shared.parent.mkdir(parents=True, exist_ok=True)
-            partial.write_bytes(png)
-            partial.replace(shared)  # whole or absent, whoever else writes the same figure
+            temporary.write_bytes(png)
+            temporary.replace(shared)  # whole or absent, whoever else writes the same figure
         except OSError:
             with suppress(OSError):
-                partial.unlink(missing_ok=True)
+                temporary.unlink(missing_ok=True)
 
     def _keep_here(self, name: str, png: bytes) -> None:
         png_file = self._png_file(name)
