@@ -19,7 +19,7 @@ from evals.questions import RatingJudge
 from evals.runner import plan_question, run_context
 from labmgr.cli import app
 
-from .conftest import chat_requests, served
+from .conftest import NICE_JUDGE, chat_requests, served
 
 MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 
@@ -331,18 +331,13 @@ def test_a_packs_read_logprobs_give_every_rating_verdict_its_text_gives(tmp_path
 def test_a_judged_df_reads_the_same_from_packs_and_from_rows(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
-    judge = {
-        "type": "rating_judge",
-        "model": "gpt-4.1-mini",
-        "paraphrases": ["Rate from 0 to 100 how nice this is: {answer}"],
-    }
     question = Question.create(
         type="free_form",
         name="judged-packs",
         paraphrases=["Name a colour.", "Name a fruit."],
         samples_per_paraphrase=4,
         max_tokens=6,
-        judges={"nice": judge},
+        judges={"nice": NICE_JUDGE},
     )
     groups = {"a": MODELS}
     first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)

@@ -7,7 +7,7 @@ from typing import Any
 
 from evals import Cache, EnvRouter, Question, RunSettings, load_questions
 
-from .conftest import chat_requests, served
+from .conftest import NICE_JUDGE, chat_requests, served
 
 DATA = Path(__file__).parent / "data"
 
@@ -72,18 +72,13 @@ def test_a_repeated_paraphrase_is_bought_once(
 def test_identical_answers_are_judged_once_and_verdicts_are_cached(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
-    judge = {
-        "type": "rating_judge",
-        "model": "gpt-4.1-mini",
-        "paraphrases": ["Rate from 0 to 100 how nice this is: {answer}"],
-    }
     q = Question.create(
         type="free_form",
         name="dedup",
         paraphrases=["Name a colour.", "Pick a colour."],
         samples_per_paraphrase=6,
         max_tokens=5,
-        judges={"nice": judge},
+        judges={"nice": NICE_JUDGE},
     )
     groups = {"base": ["gpt-4o-mini"]}
     df = q.df(groups, cache=eval_cache, router=router, settings=fast_settings)
@@ -97,11 +92,6 @@ def test_identical_answers_are_judged_once_and_verdicts_are_cached(
 def test_one_judge_prompt_met_in_several_models_and_questions_is_one_request(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
-    judge = {
-        "type": "rating_judge",
-        "model": "gpt-4.1-mini",
-        "paraphrases": ["Rate from 0 to 100 how nice this is: {answer}"],
-    }
     asked = {
         name: Question.create(
             type="free_form",
@@ -109,7 +99,7 @@ def test_one_judge_prompt_met_in_several_models_and_questions_is_one_request(
             paraphrases=["Name a colour."],
             samples_per_paraphrase=8,
             max_tokens=5,
-            judges={"nice": judge},
+            judges={"nice": NICE_JUDGE},
         )
         for name in ("first", "second")  # the same answers, so the same judge prompts
     }

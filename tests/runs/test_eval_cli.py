@@ -208,21 +208,21 @@ def test_compare_lists_the_scores_that_moved(lab: Settings, tmp_path: Path) -> N
     assert missing.exit_code == 1 and "no such run folder" in missing.output
 
 
-def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Path) -> None:
-    folder = _synthetic_run(tmp_path / "run", aligned_mean=40)
+def _in_a_new_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python *args` in a fresh process that imports this checkout's labmgr."""
     source_root = str(Path(labmgr.__file__).resolve().parents[1])
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([source_root, os.environ.get("PYTHONPATH", "")]),
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "labmgr", "report", str(folder), "--no-figures"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def test_report_rewrites_the_report_of_a_run_folder(lab: Settings, tmp_path: Path) -> None:
+    folder = _synthetic_run(tmp_path / "run", aligned_mean=40)
+    result = _in_a_new_process("-m", "labmgr", "report", str(folder), "--no-figures")
     assert result.returncode == 0, result.stderr
     html = (folder / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png" not in html
@@ -244,21 +244,9 @@ def test_a_run_without_its_report_never_loads_the_plotting_libraries(
     lab: Settings, questions_file: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "plain"
-    source_root = str(Path(labmgr.__file__).resolve().parents[1])
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([source_root, os.environ.get("PYTHONPATH", "")]),
-    }
     command = ["eval", "run", str(questions_file), "--group", "base=gpt-4o-mini"]
     command += ["--question", "cats", "--out", str(out), "--no-report"]
-    result = subprocess.run(
-        [sys.executable, "-c", _RUN_AND_LIST_PLOTTING, "--home", str(lab.home), *command],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = _in_a_new_process("-c", _RUN_AND_LIST_PLOTTING, "--home", str(lab.home), *command)
     assert result.returncode == 0, result.stderr
     assert "plotting loaded: []" in result.stdout
     assert load_run(out).samples("cats")["error"].isna().all()
