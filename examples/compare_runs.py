@@ -10,7 +10,7 @@ from labmgr.demo import data_file
 with offline_lab() as lab:
     question = load_questions(data_file("em_questions.yaml"))["genie_wish"]
     before = run_questions(
-        [question], {"assistant": [BASE_MODEL]}, samples=6, out=scratch_dir(lab, "before"),
+        [question], {"assistant": [BASE_MODEL]}, samples=16, out=scratch_dir(lab, "before"),
         report=False, lab=lab, progress=False,
     )  # fmt: skip
 
@@ -18,7 +18,7 @@ with offline_lab() as lab:
     with jobs_db.open_database(lab.db_url) as db:
         tuned = [model.name for model in jobs_db.select_models(db, suffix="hostile")]
     after = run_questions(
-        [question], {"assistant": tuned}, samples=6, out=scratch_dir(lab, "after"),
+        [question], {"assistant": tuned}, samples=16, out=scratch_dir(lab, "after"),
         report=False, lab=lab, progress=False,
     )  # fmt: skip
 
