@@ -249,13 +249,22 @@ def test_clear_packs_drops_only_the_packs(
 
 
 @pytest.mark.parametrize(
-    "spec",
+    ("spec", "packs"),
     [
-        {"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]},
-        {"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]},
-        {"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]},
+        ({"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]}, 2),
+        ({"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]}, 2),
+        ({"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]}, 2),
+        (  # the answers of each model, and the verdicts (read from the packs' logprob columns)
+            {
+                "type": "free_form",
+                "paraphrases": ["Name a colour.", "Name a fruit."],
+                "max_tokens": 6,
+                "judges": {"nice": NICE_JUDGE},
+            },
+            3,
+        ),
     ],
-    ids=["repeated paraphrase", "rating", "next_token"],
+    ids=["repeated paraphrase", "rating", "next_token", "rating judge"],
 )
 def test_every_question_type_reads_the_same_from_packs_and_from_rows(
     sandbox: Any,
@@ -263,6 +272,7 @@ def test_every_question_type_reads_the_same_from_packs_and_from_rows(
     router: EnvRouter,
     fast_settings: RunSettings,
     spec: dict[str, Any],
+    packs: int,
 ) -> None:
     question = Question.create(name="kinds", samples_per_paraphrase=3, **spec)
     groups = {"a": MODELS, "b": MODELS[:1]}
@@ -273,9 +283,9 @@ def test_every_question_type_reads_the_same_from_packs_and_from_rows(
     from_rows = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
 
     assert chat_requests(sandbox) == asked
-    assert eval_cache.info().packs == 2
-    pd.testing.assert_frame_equal(packed, first)
-    pd.testing.assert_frame_equal(from_rows, first)
+    assert eval_cache.info().packs == packs
+    pd.testing.assert_frame_equal(packed, first, check_exact=True)
+    pd.testing.assert_frame_equal(from_rows, first, check_exact=True)
     assert first["error"].isna().all()
 
 
@@ -326,29 +336,3 @@ def test_a_packs_read_logprobs_give_every_rating_verdict_its_text_gives(tmp_path
         same_nan = math.isnan(by_text["answer"]) and math.isnan(by_columns["answer"])
         assert same_nan or by_columns["answer"] == by_text["answer"], text
     assert read_from_columns[1]["raw_answer"]["7"] == pytest.approx(math.exp(-0.5) + math.exp(-0.9))
-
-
-def test_a_judged_df_reads_the_same_from_packs_and_from_rows(
-    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
-) -> None:
-    question = Question.create(
-        type="free_form",
-        name="judged-packs",
-        paraphrases=["Name a colour.", "Name a fruit."],
-        samples_per_paraphrase=4,
-        max_tokens=6,
-        judges={"nice": NICE_JUDGE},
-    )
-    groups = {"a": MODELS}
-    first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-    asked = chat_requests(sandbox)
-    packed = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-    eval_cache.drop_packs()
-    from_rows = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
-
-    assert chat_requests(sandbox) == asked
-    assert first["nice"].notna().all()
-    for again in (packed, from_rows):
-        pd.testing.assert_frame_equal(again, first, check_exact=True)
-        assert again["nice_raw_answer"].tolist() == first["nice_raw_answer"].tolist()
-        assert again["nice_probs"].tolist() == first["nice_probs"].tolist()
