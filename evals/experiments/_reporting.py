@@ -29,6 +29,10 @@ class ReportFiles:
     """Figures that could not be drawn, each with the reason."""
     recomputed: bool = False
     """Whether summary.csv and comparisons.csv were computed again from the samples."""
+    embedded: int = 0
+    """Figures in the report."""
+    reused: int = 0
+    """Of those, the ones read back from a figure store instead of drawn."""
 
 
 def report_run(
@@ -42,6 +46,7 @@ def report_run(
     figure_folder: str | Path | None = None,
     figure_format: FigureFormat = "pdf",
     by: list[str] | Keep = KEEP,
+    shared_figures: Path | None = None,
 ) -> ReportFiles:
     """Write the report of `run` (to `out`, default its folder's report.html).
 
@@ -49,7 +54,9 @@ def report_run(
     (grid factors to split by; `[]` for none), the summary and comparisons are first
     computed again from the run's samples and saved in its folder. `figures=False` leaves
     the figures out of the report; `figure_folder` also writes every figure there as
-    `<name>.<figure_format>` (pdf, svg or png). Each figure is drawn once for both."""
+    `<name>.<figure_format>` (pdf, svg or png). Each figure is drawn once for both. With
+    `shared_figures` (a lab's `figures_dir`), a figure of the report whose input is
+    unchanged is also found there, whichever run drew it."""
     from evals.report import (
         draw_figures,
         figure_store_of,
@@ -70,7 +77,7 @@ def report_run(
     if embed or folder is not None:
         plans = run_plans(loaded)
         # Figures for the page are kept beside it, and read back while their input is unchanged.
-        store = figure_store_of(loaded, plans, out) if embed else None
+        store = figure_store_of(loaded, plans, out, shared=shared_figures) if embed else None
         drawn = draw_figures(
             plans, embed=embed, folder=folder, file_format=figure_format, store=store
         )
@@ -83,4 +90,6 @@ def report_run(
         list(drawn.files) if drawn else [],
         list(drawn.problems) if drawn else [],
         recompute,
+        len(drawn.embedded) if drawn else 0,
+        drawn.reused if drawn else 0,
     )

@@ -26,6 +26,7 @@ from evals.errors import (
     describe_os_error,
 )
 from evals.experiments._curves import run_curves
+from evals.experiments._reporting import report_run
 from evals.runner import RunContext, RunOutcome, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
@@ -142,23 +143,14 @@ def _log_together(
 def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logger) -> None:
     """The report, its figures found in the lab's shared figures when their input is
     unchanged (a new run of unchanged questions draws none of theirs again)."""
-    from evals.report import (  # matplotlib and seaborn: only for a report
-        draw_figures,
-        figure_store_of,
-        run_plans,
-        write_report,
-    )
-
-    plans = run_plans(run)
     shared = ctx.lab.figures_dir if ctx.lab is not None else None
-    drawn = draw_figures(plans, store=figure_store_of(run, plans, shared=shared))
-    write_report(run, folder / REPORT_FILE, figures=drawn)
+    written = report_run(run, out=folder / REPORT_FILE, shared_figures=shared)
     logger.info(
         "report written to %s (%d figures: %d drawn, %d reused)",
         REPORT_FILE,
-        len(drawn.embedded),
-        len(drawn.embedded) - drawn.reused,
-        drawn.reused,
+        written.embedded,
+        written.embedded - written.reused,
+        written.reused,
     )
 
 
