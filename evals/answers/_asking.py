@@ -1,5 +1,6 @@
 """Asking a question of model groups: plan the requests, buy what is not cached, build the
-per-sample frame, judge it, and say what happened (the outcome), judges included."""
+per-sample frame, judge it, and say what happened (the outcome), judges included. A complete
+frame is kept in the cache, and asking again reads it back (see `evals.answers._memo`)."""
 
 from __future__ import annotations
 
@@ -38,13 +39,19 @@ def ask(
     (answers and judges), and that it exists on its endpoint."""
     from evals.answers._frame import build_frame
     from evals.answers._judging import add_judges, judge_models
+    from evals.answers._memo import frame_memo
 
     judges = question.judge_questions() if judge else {}
     ctx.models.expect(ordered_models(groups))
     ctx.models.expect(judge_models(judges))
-    judge_params(judges, question.name, ctx)  # a judge that would refuse stops us now
+    sent = judge_params(judges, question.name, ctx)  # a judge that would refuse stops us now
+    generation = ctx.cache.generation()  # before any sample is read
     with gc_paused():  # thousands of requests and keys, none of them in a cycle
         _, planned = plan_question(question, groups, ctx.router, ctx.requests)
+    memo = frame_memo(question, groups, planned, judges, sent, ctx, generation)
+    kept = memo.read(ctx) if memo is not None else None
+    if kept is not None:
+        return Answers(kept, _outcome_of_kept(question, kept))
     fetched = fetch(planned, ctx, label=question.name, title=question.name)
     outcome = fetched.outcome
     with gc_paused():
@@ -61,4 +68,17 @@ def ask(
             frame, question.name, judges, ctx, settings=settings, skip=outcome.stopped
         )
         outcome.add(judged.outcome)
+    if memo is not None:
+        memo.keep(ctx, frame, outcome)
     return Answers(frame, outcome)
+
+
+def _outcome_of_kept(question: Askable, frame: pd.DataFrame) -> RunOutcome:
+    """What asking did when the frame was kept: nothing bought, nothing failed (a kept frame
+    is complete); the answers the token budget cut, as the frame shows them."""
+    outcome = RunOutcome()
+    if question.answer_kind == "text":
+        from evals.answers._budget import budget_cuts
+
+        outcome.budget_cuts.update(budget_cuts(frame))
+    return outcome

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats", "cache_url_of"]
 
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
+_FRAME_LIMIT_BYTES = 256 * 1024 * 1024
 SQLITE_FILE_NAME = "responses.sqlite"
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a claim outlives its last heartbeat (a process that died frees its work then)."""
@@ -52,6 +53,9 @@ class CacheInfo:
     """Where the cache is, as a SQLAlchemy URL with any password masked."""
     claims: int = 0
     """Samples claimed by runs buying them now (or by runs that died, until their lease ends)."""
+    frames: int = 0
+    """Questions' finished frames kept for instant reloads (a local SQLite cache only)."""
+    frame_bytes: int = 0
 
 
 def cache_url_of(location: str | Path) -> str:
@@ -99,17 +103,21 @@ class Cache:
     SQLAlchemy URL (`sqlite:///…` or `postgresql+psycopg://…`).
 
     `pack_limit_bytes` caps the packed copies kept for fast reloads (oldest go first;
-    0 keeps none); `lease_seconds` is how long a claim outlives its owner's last heartbeat."""
+    0 keeps none), `frame_limit_bytes` the questions' finished frames (see
+    `evals.answers._memo`; 0 keeps and reads none); `lease_seconds` is how long a claim outlives its owner's last
+    heartbeat."""
 
     def __init__(
         self,
         location: str | Path,
         *,
         pack_limit_bytes: int = _PACK_LIMIT_BYTES,
+        frame_limit_bytes: int = _FRAME_LIMIT_BYTES,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self._backend = _open_backend(location)
         self.pack_limit_bytes = pack_limit_bytes
+        self.frame_limit_bytes = frame_limit_bytes
         self.lease_seconds = lease_seconds
         path = getattr(self._backend, "path", None)
         self.path: Path | None = path
@@ -200,6 +208,31 @@ class Cache:
                 rows.append((digest, sum(made.counts.values()), len(blob), time.time(), blob))
         if rows:
             self._backend.write_packs(generation, rows, self.pack_limit_bytes)
+
+    # ---- frames ---------------------------------------------------------------------------
+
+    def generation(self) -> str | None:
+        """The clear counter (None before the first clear): read it before reading samples,
+        and hand it to `store_frame`, so that a frame built from rows a clear deleted since
+        is not kept."""
+        if not self._backend.exists():
+            return None
+        return self._backend.generation()
+
+    def read_frame(self, digest: str) -> bytes | None:
+        """A frame kept by `store_frame`, or None (never kept, dropped, or this cache keeps
+        no frames: a shared database, a file someone else can write, `frame_limit_bytes`
+        0)."""
+        if not self._backend.exists() or self.frame_limit_bytes <= 0:
+            return None
+        return self._backend.read_frame(digest)
+
+    def store_frame(self, generation: str | None, digest: str, blob: bytes) -> None:
+        """Keep a question's finished frame (a pickle) under `digest`, unless the cache was
+        cleared since `generation` was read; best effort, and only in a local SQLite cache
+        nobody else can write. Dropped with the packs and by every clear."""
+        if 0 < len(blob) <= self.frame_limit_bytes // 8:
+            self._backend.write_frame(generation, digest, blob, self.frame_limit_bytes)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -314,6 +347,8 @@ class Cache:
             counts.pack_bytes,
             url=self.url,
             claims=counts.claims,
+            frames=counts.frames,
+            frame_bytes=counts.frame_bytes,
         )
 
     def drop_packs(self) -> int:
@@ -322,12 +357,19 @@ class Cache:
             return 0
         return self._backend.drop_packs()
 
+    def drop_frames(self) -> int:
+        """Delete every kept frame (the samples stay; asking again keeps them again).
+        Returns how many."""
+        if not self._backend.exists():
+            return 0
+        return self._backend.drop_frames()
+
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 
         A question's judge verdicts (labelled `<question>/judges`) go with it, and every
-        pack (packs are copies; the next reads make new ones). Returns the number of samples
-        deleted.
+        pack and kept frame (they are copies; the next reads make new ones). Returns the
+        number of samples deleted.
         """
         if not self._backend.exists():
             return 0

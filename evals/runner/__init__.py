@@ -43,7 +43,7 @@ from evals.runner._planning import (
     plan,
     plan_question,
 )
-from evals.runner._prices import price_function
+from evals.runner._prices import TablePrice, price_function
 from evals.runner._routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave, split_work
@@ -79,6 +79,7 @@ __all__ = [
     "RunOutcome",
     "RunProgress",
     "RunSettings",
+    "TablePrice",
     "Work",
     "asker_of",
     "cancel_batches",

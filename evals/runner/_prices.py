@@ -3,24 +3,46 @@ overrides, as the `(model, prompt_tokens, completion_tokens) -> dollars` functio
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evals.runner._outcome import PriceFunction
     from labmgr.pricing import Price
 
-__all__ = ["price_function"]
+__all__ = ["TablePrice", "price_function"]
 
 
-def price_function(overrides: Mapping[str, Price] | None = None) -> PriceFunction:
+class TablePrice:
+    """Dollars for `(model, prompt_tokens, completion_tokens)` from the built-in table, with
+    `overrides` winning; None for a model without a price. `identity` names the prices (a
+    digest of the table's source and the overrides): a frame priced by it may be reused
+    wherever the identity is the same."""
+
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        from labmgr import pricing  # its table is built on import: only when a run prices
+
+        self._cost = pricing.cost
+        self._table = dict(overrides or {})
+
+    @functools.cached_property
+    def identity(self) -> str:
+        from labmgr import pricing
+
+        text = json.dumps(
+            {name: price.model_dump() for name, price in self._table.items()}, sort_keys=True
+        )
+        source = Path(pricing.__file__ or "").read_bytes()
+        return hashlib.sha256(source + text.encode()).hexdigest()
+
+    def __call__(self, model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
+        return self._cost(model, prompt_tokens, completion_tokens, overrides=self._table)
+
+
+def price_function(overrides: Mapping[str, Price] | None = None) -> TablePrice:
     """Dollars for `(model, prompt_tokens, completion_tokens)` from the built-in table, with
     `overrides` (a lab's `Settings.prices`) winning; None for a model without a price."""
-    from labmgr.pricing import cost  # its table is built on import: only when a run prices
-
-    table = dict(overrides or {})
-
-    def price(model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
-        return cost(model, prompt_tokens, completion_tokens, overrides=table)
-
-    return price
+    return TablePrice(overrides)

@@ -69,6 +69,8 @@ def info(
                     "errors": summary.errors,
                     "packs": summary.packs,
                     "pack_bytes": summary.pack_bytes,
+                    "frames": summary.frames,
+                    "frame_bytes": summary.frame_bytes,
                     "claims": summary.claims,
                     "figures": {
                         "path": str(figures),
@@ -96,6 +98,11 @@ def info(
         console.print(
             f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
             "samples for fast reloads, rebuilt as needed"
+        )
+    if summary.frames:
+        console.print(
+            f"{summary.frames} kept frames ({summary.frame_bytes / 1e6:.1f} MB): questions' "
+            "finished frames, read back when the same question is asked of the same models"
         )
     if figure_files:
         console.print(
@@ -133,7 +140,8 @@ def clear(
     packs: bool = typer.Option(
         False,
         "--packs",
-        help="Only drop the packs (copies kept for fast reloads); every answer stays.",
+        help="Only drop the packs and kept frames (copies kept for fast reloads); every "
+        "answer stays.",
     ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
@@ -141,7 +149,10 @@ def clear(
     if packs:
         if question is not None or model is not None:
             raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
-        typer.echo(f"dropped {cache.drop_packs()} packs; every cached answer is still there")
+        packs, frames = cache.drop_packs(), cache.drop_frames()
+        typer.echo(
+            f"dropped {packs} packs and {frames} kept frames; every cached answer is still there"
+        )
         return
     if question is None and model is None and not yes:
         typer.confirm(f"Delete every cached answer in {cache.location}?", abort=True)

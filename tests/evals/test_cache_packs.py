@@ -24,6 +24,13 @@ from .conftest import NICE_JUDGE, chat_requests, served
 MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 
 
+@pytest.fixture
+def eval_cache(tmp_path: Path) -> Cache:
+    """A cache that keeps no finished frames, so that every reload here reads packs or rows
+    (kept frames are tested in test_kept_frames.py)."""
+    return Cache(tmp_path / "cache", frame_limit_bytes=0)
+
+
 def _request(text: str) -> ChatRequest:
     return ChatRequest("http://x/v1", "gpt-4o-mini", [{"role": "user", "content": text}], {})
 
@@ -145,7 +152,7 @@ def test_packs_stay_within_their_size_limit(
     room: str,
 ) -> None:
     question, groups = _question(samples=4), {"all": MODELS}
-    unlimited = Cache(tmp_path / "unlimited")
+    unlimited = Cache(tmp_path / "unlimited", frame_limit_bytes=0)
     reference = question.df(groups, cache=unlimited, router=router, settings=fast_settings)
     with sqlite3.connect(unlimited.path) as connection:
         sizes = [size for (size,) in connection.execute("SELECT size FROM packs")]
@@ -153,7 +160,7 @@ def test_packs_stay_within_their_size_limit(
     assert len(sizes) == 2
     limit = {"none": 0, "too little": min(sizes) - 1, "one pack": max(sizes)}[room]
 
-    limited = Cache(unlimited.directory, pack_limit_bytes=limit)
+    limited = Cache(unlimited.directory, pack_limit_bytes=limit, frame_limit_bytes=0)
     frames = [
         question.df(groups, cache=limited, router=router, settings=fast_settings) for _ in range(3)
     ]
@@ -172,7 +179,7 @@ def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
     """A model with one sample is read row by row; more make a pack."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-nowhere")
     options: dict[str, Any] = {
-        "cache": Cache(tmp_path),
+        "cache": Cache(tmp_path, frame_limit_bytes=0),
         "router": EnvRouter(base_url="http://127.0.0.1:9/v1"),  # never asked: all cached
         "settings": RunSettings(progress=False),
     }
