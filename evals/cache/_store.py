@@ -104,8 +104,8 @@ class Cache:
 
     `pack_limit_bytes` caps the packed copies kept for fast reloads (oldest go first;
     0 keeps none), `frame_limit_bytes` the questions' finished frames (see
-    `evals.answers._memo`; 0 keeps and reads none); `lease_seconds` is how long a claim outlives its owner's last
-    heartbeat."""
+    `evals.answers._memo`; 0 keeps and reads none); `lease_seconds` is how long a claim
+    outlives its owner's last heartbeat."""
 
     def __init__(
         self,
