@@ -149,9 +149,9 @@ def clear(
     if packs:
         if question is not None or model is not None:
             raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
-        packs, frames = cache.drop_packs(), cache.drop_frames()
+        dropped, frames = cache.drop_packs(), cache.drop_frames()
         typer.echo(
-            f"dropped {packs} packs and {frames} kept frames; every cached answer is still there"
+            f"dropped {dropped} packs and {frames} kept frames; every cached answer is still there"
         )
         return
     if question is None and model is None and not yes:
