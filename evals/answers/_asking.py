@@ -31,12 +31,18 @@ class Answers:
 
 
 def ask(
-    question: Askable, groups: Mapping[str, Sequence[str]], ctx: RunContext, *, judge: bool = True
+    question: Askable,
+    groups: Mapping[str, Sequence[str]],
+    ctx: RunContext,
+    *,
+    judge: bool = True,
+    keep: bool = True,
 ) -> Answers:
     """Run what is missing for `question` over `groups` and build its frame (judges
     included, unless `judge=False`: answers only, to be judged later). Nothing is bought
     before every model it uses was checked: that it would take the question as asked
-    (answers and judges), and that it exists on its endpoint."""
+    (answers and judges), and that it exists on its endpoint. A complete frame is kept in
+    the cache unless `keep=False` (a frame only built on the way to another)."""
     from evals.answers._frame import build_frame
     from evals.answers._judging import add_judges, judge_models
     from evals.answers._memo import frame_memo
@@ -68,7 +74,7 @@ def ask(
             frame, question.name, judges, ctx, settings=settings, skip=outcome.stopped
         )
         outcome.add(judged.outcome)
-    if memo is not None:
+    if memo is not None and keep:
         memo.keep(ctx, frame, outcome)
     return Answers(frame, outcome)
 

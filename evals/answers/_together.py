@@ -52,7 +52,7 @@ def buy_judges(
         judges = question.judge_questions()
         if not judges:
             continue
-        frame = ask(question, groups, ctx, judge=False).frame
+        frame = ask(question, groups, ctx, judge=False, keep=False).frame
         mine = plan_judges(frame, question.name, judges, ctx).planned
         planned.extend(mine)
         labels.extend([f"{question.name}/judges"] * len(mine))

@@ -235,3 +235,26 @@ def test_a_postgresql_cache_keeps_no_frames(
     pd.testing.assert_frame_equal(again, first, check_exact=True)
     assert cache.info().frames == 0
     cache.close()
+
+
+def test_a_run_keeps_one_frame_per_question_and_a_second_run_reads_them(
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    tmp_path: Path,
+) -> None:
+    from evals import run_questions
+
+    other = _judged().model_copy(update={"name": "other"})
+    questions = [_judged(), other]
+    options = {"cache": eval_cache, "router": router, "settings": fast_settings, "report": False}
+    first = run_questions(questions, GROUPS, out=tmp_path / "first", **options)
+    assert eval_cache.info().frames == 2  # the judged frames; not the answers judged on the way
+    asked = chat_requests(sandbox)
+
+    second = run_questions(questions, GROUPS, out=tmp_path / "second", **options)
+
+    assert chat_requests(sandbox) == asked and eval_cache.info().frames == 2
+    for name in ("kept", "other"):
+        pd.testing.assert_frame_equal(second.samples(name), first.samples(name))
