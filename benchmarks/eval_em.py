@@ -72,7 +72,8 @@ def _worker_labmgr_df(args: argparse.Namespace) -> dict[str, Any]:
     price_function()
     questions = load_questions(args.questions)
     groups = {"base": args.models[:1], "tuned": args.models[1:]}
-    cache = Cache(args.cache)
+    # Without kept frames (--no-kept-frames) every question's frame is built from its samples.
+    cache = Cache(args.cache, frame_limit_bytes=0) if args.no_kept_frames else Cache(args.cache)
     settings = RunSettings(max_concurrency=CONCURRENCY, progress=False)
     router = EnvRouter(base_url=args.base_url)
     cpu, wall = time.process_time(), time.perf_counter()
@@ -259,6 +260,9 @@ def main() -> None:
     parser.add_argument("--home")
     parser.add_argument("--out")
     parser.add_argument("--no-report", action="store_true")
+    parser.add_argument(
+        "--no-kept-frames", action="store_true", help="Build every frame from its samples."
+    )
     parser.add_argument("--models", nargs="*", default=[])
     parser.add_argument("--questions", default=str(QUESTIONS))
     parser.add_argument("--samples", type=int, default=50)
@@ -385,6 +389,17 @@ def main() -> None:
                         cache=scratch / "labmgr-cache",
                         **common,
                     )
+                    # A PostgreSQL cache keeps no frames (they are pickles: see
+                    # docs/design/cache.md): the reads themselves, compared.
+                    results["df_cached_sqlite_samples"] = _measure(
+                        box,
+                        "labmgr df(), cached in SQLite, from samples",
+                        me,
+                        "labmgr-df",
+                        cache=scratch / "labmgr-cache",
+                        no_kept_frames=True,
+                        **common,
+                    )
                 finally:
                     drop()
             if "run" in scenarios:
@@ -445,6 +460,11 @@ def main() -> None:
     ratio("df fresh, before / now", "df_before_fresh", "df_fresh")
     ratio("df cached, before / now", "df_before_cached", "df_cached")
     ratio("cached reload, PostgreSQL / SQLite", "df_cached_pg", "df_cached_sqlite")
+    ratio(
+        "cached reload from samples, PostgreSQL / SQLite",
+        "df_cached_pg",
+        "df_cached_sqlite_samples",
+    )
     ratio("eval run --no-report, before / now", "run_before_no_report", "run_now_no_report")
     ratio("eval run with report, before / now", "run_before_report", "run_now_report")
     ratio(
