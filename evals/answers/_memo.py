@@ -78,7 +78,7 @@ class FrameMemo:
         """The kept frame, or None (not kept, or unreadable: then it is built again)."""
         import pandas as pd
 
-        blob = ctx.cache.read_frame(self.digest)
+        blob = ctx.cache.read_frame(self.digest, self.generation)
         if blob is None:
             return None
         try:

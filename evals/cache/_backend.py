@@ -142,6 +142,11 @@ class CacheBackend(ABC):
 
     # ---- frames (a cache only this user can write) ---------------------------------------
 
+    def identity(self) -> str:
+        """Which database this is, for frames kept elsewhere: a new database of the same
+        name is another (by default its location)."""
+        return self.location
+
     def read_frame(self, digest: str) -> bytes | None:
         """A question's stored frame (see `evals.answers._memo`), or None: none stored, or a
         database where frames are not kept. Frames are pickles, so they are kept only where

@@ -140,6 +140,7 @@ class PostgresBackend(CacheBackend):
         self._local = threading.local()
         self._ready = False
         self._lock = threading.Lock()
+        self._identity: str | None = None
 
     def database_error(self, action: str, error: Exception) -> CacheError:
         text = " ".join(str(error).split()) or type(error).__name__
@@ -285,6 +286,17 @@ class PostgresBackend(CacheBackend):
                 )
 
     # ---- packs ----------------------------------------------------------------------------
+
+    @_explained("read")
+    def identity(self) -> str:
+        if self._identity is None:
+            row = (
+                self._connect()
+                .execute("SELECT oid FROM pg_database WHERE datname = current_database()")
+                .fetchone()
+            )
+            self._identity = f"{self.location} oid {row[0] if row else ''}"
+        return self._identity
 
     @_explained("read")
     def generation(self) -> str | None:

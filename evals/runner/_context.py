@@ -112,7 +112,7 @@ def lab_context(lab: Settings) -> RunContext:
     from evals.runner._lab_router import LabRouter
 
     return RunContext(
-        cache=Cache(lab.cache_url),
+        cache=Cache(lab.cache_url, frames_dir=lab.cache_dir),
         router=LabRouter.from_lab(lab),
         settings=RunSettings.from_lab(lab.eval),
         price=price_function(lab.prices),
@@ -183,8 +183,10 @@ def run_context(
     base = RequestOptions(
         overrides=dict(lab.models) if lab is not None else {}, adapters=as_adapters(None)
     )
+    if not isinstance(cache, Cache):  # a lab's shared cache keeps frames in its own folder
+        cache = Cache(cache, frames_dir=lab.cache_dir if lab is not None else None)
     return RunContext(
-        cache=cache if isinstance(cache, Cache) else Cache(cache),
+        cache=cache,
         router=router,
         settings=settings.updated(**overrides),
         price=price or price_function(lab.prices if lab is not None else None),

@@ -27,10 +27,14 @@ _DIR_OPTION = typer.Option(
 
 def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
     """`--dir`, else the cache of this command's lab (`--home`, `LABMGR_HOME`, …): its
-    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder."""
+    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder (a
+    PostgreSQL cache's kept frames are in that folder)."""
     from evals.cache import Cache
 
-    return Cache(directory if directory is not None else cli_settings(ctx).cache_url)
+    if directory is not None:
+        return Cache(directory)
+    lab = cli_settings(ctx)
+    return Cache(lab.cache_url, frames_dir=lab.cache_dir)
 
 
 def _figures(ctx: typer.Context, directory: Path | None) -> tuple[Path, int, int]:

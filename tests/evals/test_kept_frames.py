@@ -150,8 +150,8 @@ def test_a_frame_is_not_kept_when_the_cache_was_cleared_after_its_samples_were_r
     cache.store_frame(generation, "stale", b"frame")
     cache.store_frame(cache.generation(), "fresh", b"frame")
 
-    assert cache.read_frame("stale") is None
-    assert cache.read_frame("fresh") == b"frame"
+    assert cache.read_frame("stale", generation) is None
+    assert cache.read_frame("fresh", cache.generation()) == b"frame"
     assert cache.info().frames == 1
 
 
@@ -224,7 +224,7 @@ def test_cache_info_counts_the_kept_frames_and_clear_packs_drops_them(
 
 
 @pytest.mark.postgres
-def test_a_postgresql_cache_keeps_no_frames(
+def test_a_postgresql_cache_keeps_no_frames_in_the_database(
     sandbox: Any, postgres_url: str, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     cache = Cache(postgres_url)
@@ -235,6 +235,38 @@ def test_a_postgresql_cache_keeps_no_frames(
     pd.testing.assert_frame_equal(again, first, check_exact=True)
     assert cache.info().frames == 0
     cache.close()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_cache_keeps_its_frames_in_a_local_folder_that_a_clear_anywhere_voids(
+    sandbox: Any,
+    postgres_url: str,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    tmp_path: Path,
+) -> None:
+    mine = Cache(postgres_url, frames_dir=tmp_path / "mine")
+    question = _judged()
+    options = {"router": router, "settings": fast_settings}
+    first = question.df(GROUPS, cache=mine, **options)
+    assert mine.info().frames == 1 and (tmp_path / "mine" / "frames.sqlite").is_file()
+    with sqlite3.connect(tmp_path / "mine" / "frames.sqlite") as connection:
+        marked = pickle.dumps(first.assign(answer="from the kept frame"))
+        connection.execute("UPDATE frames SET data = ?", (marked,))
+    assert (question.df(GROUPS, cache=mine, **options)["answer"] == "from the kept frame").all()
+    asked = chat_requests(sandbox)
+
+    elsewhere = Cache(postgres_url)  # another machine of the lab, its own folder or none
+    elsewhere.clear()
+    again = question.df(GROUPS, cache=mine, **options)
+
+    assert chat_requests(sandbox) > asked  # bought again: the kept frame was not read
+    assert again["error"].isna().all() and not (again["answer"] == "from the kept frame").any()
+    assert mine.info().frames == 2  # the void one stays until a clear here, or the size limit
+    mine.clear()
+    assert mine.info().frames == 0
+    for cache in (mine, elsewhere):
+        cache.close()
 
 
 def test_a_run_keeps_one_frame_per_question_and_a_second_run_reads_them(
@@ -258,3 +290,30 @@ def test_a_run_keeps_one_frame_per_question_and_a_second_run_reads_them(
     assert chat_requests(sandbox) == asked and eval_cache.info().frames == 2
     for name in ("kept", "other"):
         pd.testing.assert_frame_equal(second.samples(name), first.samples(name))
+
+
+@pytest.mark.postgres
+def test_a_lab_on_a_postgresql_cache_keeps_its_frames_in_its_cache_folder(
+    sandbox: Any,
+    postgres_url: str,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    tmp_path: Path,
+) -> None:
+    from evals.runner import run_context
+    from labmgr.settings import init_lab, load_settings
+
+    home = init_lab(tmp_path / "lab").home
+    config = home / "config.toml"
+    config.write_text(
+        config.read_text().replace("[lab]\n", f'[lab]\ncache_url = "{postgres_url}"\n')
+    )
+    lab = load_settings(home)
+    context = run_context(lab=lab, router=router, settings=fast_settings)
+    first = _judged().df(GROUPS, context=context)
+    again = _judged().df(GROUPS, context=context)
+
+    assert context.cache.path is None  # the answers are in PostgreSQL
+    assert (lab.cache_dir / "frames.sqlite").is_file() and context.cache.info().frames == 1
+    pd.testing.assert_frame_equal(again, first, check_exact=True)
+    context.cache.close()
