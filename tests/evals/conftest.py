@@ -12,6 +12,20 @@ NICE_JUDGE: dict[str, Any] = {
 }
 """A 0–100 rating judge that reads only the answer."""
 
+QUESTION_KINDS: dict[str, dict[str, Any]] = {
+    "repeated paraphrase": {"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]},
+    "rating": {"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]},
+    "next_token": {"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]},
+    "rating judge": {
+        "type": "free_form",
+        "paraphrases": ["Name a colour.", "Name a fruit."],
+        "max_tokens": 6,
+        "judges": {"nice": NICE_JUDGE},
+    },
+}
+"""A question of each kind whose frame must read the same however it is found (name and
+samples left to the test)."""
+
 
 def served(sandbox: Any, model: str | None = None) -> int:
     """Samples (choices) the sandbox served, for one model or all."""

@@ -19,7 +19,7 @@ from evals.questions import RatingJudge
 from evals.runner import plan_question, run_context
 from labmgr.cli import app
 
-from .conftest import NICE_JUDGE, chat_requests, served
+from .conftest import QUESTION_KINDS, chat_requests, served
 
 MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 
@@ -255,33 +255,20 @@ def test_clear_packs_drops_only_the_packs(
     assert chat_requests(sandbox) == asked and eval_cache.info().packs == 2
 
 
-@pytest.mark.parametrize(
-    ("spec", "packs"),
-    [
-        ({"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]}, 2),
-        ({"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]}, 2),
-        ({"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]}, 2),
-        (  # the answers of each model, and the verdicts (read from the packs' logprob columns)
-            {
-                "type": "free_form",
-                "paraphrases": ["Name a colour.", "Name a fruit."],
-                "max_tokens": 6,
-                "judges": {"nice": NICE_JUDGE},
-            },
-            3,
-        ),
-    ],
-    ids=["repeated paraphrase", "rating", "next_token", "rating judge"],
-)
+PACKS = {"repeated paraphrase": 2, "rating": 2, "next_token": 2, "rating judge": 3}
+"""Packs of each kind: one per model, and the verdicts' (read from their logprob columns)."""
+
+
+@pytest.mark.parametrize("kind", list(QUESTION_KINDS))
 def test_every_question_type_reads_the_same_from_packs_and_from_rows(
     sandbox: Any,
     eval_cache: Cache,
     router: EnvRouter,
     fast_settings: RunSettings,
-    spec: dict[str, Any],
-    packs: int,
+    kind: str,
 ) -> None:
-    question = Question.create(name="kinds", samples_per_paraphrase=3, **spec)
+    question = Question.create(name="kinds", samples_per_paraphrase=3, **QUESTION_KINDS[kind])
+    packs = PACKS[kind]
     groups = {"a": MODELS, "b": MODELS[:1]}
     first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
     asked = chat_requests(sandbox)

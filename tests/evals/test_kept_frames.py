@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from evals import Cache, EnvRouter, Question, RunSettings
 from labmgr.cli import app
 
-from .conftest import NICE_JUDGE, chat_requests
+from .conftest import NICE_JUDGE, QUESTION_KINDS, chat_requests
 
 MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 GROUPS = {"a": MODELS, "b": MODELS[:1]}
@@ -41,29 +41,15 @@ def _stored_frames(cache: Cache) -> list[bytes]:
         return [bytes(row[0]) for row in connection.execute("SELECT data FROM frames")]
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        {"type": "free_form", "paraphrases": ["Same.", "Same.", "Other."]},
-        {"type": "rating", "paraphrases": ["Rate red.", "Rate blue."]},
-        {"type": "next_token", "paraphrases": ["Pick a letter.", "Pick a digit."]},
-        {
-            "type": "free_form",
-            "paraphrases": ["Name a colour.", "Name a fruit."],
-            "max_tokens": 6,
-            "judges": {"nice": NICE_JUDGE},
-        },
-    ],
-    ids=["repeated paraphrase", "rating", "next_token", "rating judge"],
-)
+@pytest.mark.parametrize("kind", list(QUESTION_KINDS))
 def test_every_question_type_gives_back_the_frame_its_samples_give(
     sandbox: Any,
     eval_cache: Cache,
     router: EnvRouter,
     fast_settings: RunSettings,
-    spec: dict[str, Any],
+    kind: str,
 ) -> None:
-    question = Question.create(name="kinds", samples_per_paraphrase=3, **spec)
+    question = Question.create(name="kinds", samples_per_paraphrase=3, **QUESTION_KINDS[kind])
     first = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
     asked = chat_requests(sandbox)
     kept = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
