@@ -58,7 +58,8 @@ class CacheInfo:
     claims: int = 0
     """Samples claimed by runs buying them now (or by runs that died, until their lease ends)."""
     frames: int = 0
-    """Questions' finished frames kept for instant reloads (a local SQLite cache only)."""
+    """Questions' finished frames kept for instant reloads (in a local SQLite file: the
+    cache's own, or `frames.sqlite` in `frames_dir` for a PostgreSQL cache)."""
     frame_bytes: int = 0
 
 
@@ -407,8 +408,9 @@ class Cache:
         """
         if not self._backend.exists():
             return 0
-        deleted = self._backend.clear(question, model)
-        self.drop_frames()  # keyed by the old generation already: this only frees the space
+        deleted = self._backend.clear(question, model)  # a SQLite cache's frames with it
+        if self._frames is not None:  # keyed by the old generation: this only frees the space
+            self.drop_frames()
         return deleted
 
     def copy_to(
