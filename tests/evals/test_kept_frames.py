@@ -35,10 +35,13 @@ def _judged(template: str = "Rate from 0 to 100 how nice this is: {answer}") -> 
     )
 
 
-def _stored_frames(cache: Cache) -> list[bytes]:
-    assert cache.path is not None
-    with sqlite3.connect(cache.path) as connection:
-        return [bytes(row[0]) for row in connection.execute("SELECT data FROM frames")]
+def _replace_kept_frames(file: Path | None, data: bytes) -> list[bytes]:
+    """Overwrite every kept frame in the SQLite `file` with `data`; the frames it held."""
+    assert file is not None
+    with sqlite3.connect(file) as connection:
+        held = [bytes(row[0]) for row in connection.execute("SELECT data FROM frames")]
+        connection.execute("UPDATE frames SET data = ?", (data,))
+    return held
 
 
 @pytest.mark.parametrize("kind", list(QUESTION_KINDS))
@@ -68,11 +71,8 @@ def test_asking_again_reads_the_kept_frame(
 ) -> None:
     question = _judged()
     first = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
-    (blob,) = _stored_frames(eval_cache)
-    assert eval_cache.path is not None
-    with sqlite3.connect(eval_cache.path) as connection:  # a kept frame that says so
-        marked = first.assign(answer="from the kept frame")
-        connection.execute("UPDATE frames SET data = ?", (pickle.dumps(marked),))
+    marked = first.assign(answer="from the kept frame")  # a kept frame that says so
+    (blob,) = _replace_kept_frames(eval_cache.path, pickle.dumps(marked))
 
     again = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
 
@@ -147,8 +147,7 @@ def test_frames_are_neither_read_nor_kept_in_a_cache_others_can_write(
     question = _judged()
     first = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
     assert eval_cache.path is not None and eval_cache.info().frames == 1
-    with sqlite3.connect(eval_cache.path) as connection:
-        connection.execute("UPDATE frames SET data = x'00'")  # would be read, if it were
+    _replace_kept_frames(eval_cache.path, b"\x00")  # would be read, if it were
     os.chmod(eval_cache.path, 0o664)
 
     again = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
@@ -164,9 +163,7 @@ def test_a_damaged_kept_frame_is_built_again(
 ) -> None:
     question = _judged()
     first = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
-    assert eval_cache.path is not None
-    with sqlite3.connect(eval_cache.path) as connection:
-        connection.execute("UPDATE frames SET data = x'80049500'")
+    _replace_kept_frames(eval_cache.path, b"\x80\x04\x95\x00")
     asked = chat_requests(sandbox)
 
     again = question.df(GROUPS, cache=eval_cache, router=router, settings=fast_settings)
@@ -236,9 +233,8 @@ def test_a_postgresql_cache_keeps_its_frames_in_a_local_folder_that_a_clear_anyw
     options = {"router": router, "settings": fast_settings}
     first = question.df(GROUPS, cache=mine, **options)
     assert mine.info().frames == 1 and (tmp_path / "mine" / "frames.sqlite").is_file()
-    with sqlite3.connect(tmp_path / "mine" / "frames.sqlite") as connection:
-        marked = pickle.dumps(first.assign(answer="from the kept frame"))
-        connection.execute("UPDATE frames SET data = ?", (marked,))
+    marked = pickle.dumps(first.assign(answer="from the kept frame"))
+    _replace_kept_frames(tmp_path / "mine" / "frames.sqlite", marked)
     assert (question.df(GROUPS, cache=mine, **options)["answer"] == "from the kept frame").all()
     asked = chat_requests(sandbox)
 
