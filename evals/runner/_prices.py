@@ -16,6 +16,14 @@ if TYPE_CHECKING:
 __all__ = ["TablePrice", "price_function"]
 
 
+@functools.cache
+def _table_source() -> bytes:
+    """The built-in price table's source, read once a process."""
+    from labmgr import pricing
+
+    return Path(pricing.__file__ or "").read_bytes()
+
+
 class TablePrice:
     """Dollars for `(model, prompt_tokens, completion_tokens)` from the built-in table, with
     `overrides` winning; None for a model without a price. `identity` names the prices (a
@@ -30,13 +38,10 @@ class TablePrice:
 
     @functools.cached_property
     def identity(self) -> str:
-        from labmgr import pricing
-
         text = json.dumps(
             {name: price.model_dump() for name, price in self._table.items()}, sort_keys=True
         )
-        source = Path(pricing.__file__ or "").read_bytes()
-        return hashlib.sha256(source + text.encode()).hexdigest()
+        return hashlib.sha256(_table_source() + text.encode()).hexdigest()
 
     def __call__(self, model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
         return self._cost(model, prompt_tokens, completion_tokens, overrides=self._table)
