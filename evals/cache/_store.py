@@ -285,24 +285,21 @@ class Cache:
         samples: Sequence[tuple[int, SampleResult]],
     ) -> None:
         """`store` by request key (a batch's answers are read back without the request)."""
+        self._backend.insert_samples(_sample_rows(key, model, question, samples, time.time()))
+
+    def store_many(
+        self, answers: Sequence[tuple[ChatRequest, str, Sequence[tuple[int, SampleResult]]]]
+    ) -> None:
+        """`store` for the answers of several requests (request, question, samples), in one
+        transaction: all of them kept, or none."""
         now = time.time()
         rows = [
-            (
-                key,
-                ix,
-                model,
-                question,
-                s.content,
-                s.logprobs_json,
-                s.finish_reason,
-                s.prompt_tokens,
-                s.completion_tokens,
-                now,
-                s.reasoning_tokens,
-            )
-            for ix, s in samples
+            row
+            for request, question, samples in answers
+            for row in _sample_rows(request.cache_key, request.model, question, samples, now)
         ]
-        self._backend.insert_samples(rows)
+        if rows:
+            self._backend.insert_samples(rows)
 
     def record_error(
         self,
@@ -430,3 +427,25 @@ class Cache:
         return copy_cache(
             self._backend, destination._backend, batch_rows=batch_rows, progress=progress
         )
+
+
+def _sample_rows(
+    key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]], now: float
+) -> list[tuple[object, ...]]:
+    """The `samples` table's rows for one request's samples."""
+    return [
+        (
+            key,
+            ix,
+            model,
+            question,
+            s.content,
+            s.logprobs_json,
+            s.finish_reason,
+            s.prompt_tokens,
+            s.completion_tokens,
+            now,
+            s.reasoning_tokens,
+        )
+        for ix, s in samples
+    ]

@@ -1,5 +1,6 @@
-"""The async runner: sends chat requests for missing samples, persists each result as it
-arrives, retries what is transient and gives up cleanly on what is not."""
+"""The async runner: sends chat requests for missing samples, persists results as they
+arrive (those of one turn of the event loop in one transaction), retries what is transient
+and gives up cleanly on what is not."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import httpx2
 
-from evals.cache import Cache
+from evals.cache import Cache, SampleResult
 from evals.errors import CacheError
 from evals.runner._choices import read_choices
 from evals.runner._clients import ClientLease
@@ -24,7 +25,13 @@ from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave
 
-__all__ = ["run_works"]
+__all__ = ["STORE_BATCH", "STORE_DELAY", "run_works"]
+
+STORE_DELAY = 0.02
+"""The longest an answer waits to be stored (seconds): answers that arrive together are
+stored in one transaction. A run that ends or is cancelled stores what it read first."""
+STORE_BATCH = 256
+"""Answers waiting to be stored that are stored at once, without waiting for the delay."""
 
 
 class _Run:
@@ -51,6 +58,9 @@ class _Run:
         self.sleepers: set[asyncio.Task[None]] = set()
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
+        self.unstored: list[tuple[Work, list[tuple[int, SampleResult]]]] = []
+        """Answers read but not stored yet: stored together, `STORE_DELAY` at most later."""
+        self.store_timer: asyncio.TimerHandle | None = None
         self.pacing = Pacing(
             release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
         )
@@ -128,19 +138,40 @@ class _Run:
         self.outcome.completion_tokens += completion
         self.outcome.reasoning_tokens += read.reasoning_tokens
         self.outcome.cost += cost
+        self.progress.done(model, 0, missing, cost)
         if stored:
-            try:
-                self.cache.store(work.request, work.label, stored)
-            except CacheError as error:
-                self._cache_failed(error)
-                for ix, _ in stored:
-                    self.outcome.errors[(key, ix)] = f"not stored: {error.message}"
-                stored = []
-        self.outcome.samples += len(stored)
-        self.progress.done(model, len(stored), missing, cost)
+            self.unstored.append((work, stored))
+            if len(self.unstored) >= STORE_BATCH:
+                self._store_unstored()
+            elif self.store_timer is None:
+                loop = asyncio.get_running_loop()
+                self.store_timer = loop.call_later(STORE_DELAY, self._store_unstored)
         max_cost = self.settings.max_cost
         if max_cost is not None and self.outcome.cost >= max_cost and not self.outcome.stopped:
             self.outcome.stopped = f"max_cost ${max_cost:g} reached (${self.outcome.cost:.4f})"
+
+    def _store_unstored(self) -> None:
+        """Store the answers read since the last store, in one transaction: a burst of
+        answers costs one write, not one each."""
+        if self.store_timer is not None:
+            self.store_timer.cancel()
+            self.store_timer = None
+        answers, self.unstored = self.unstored, []
+        if not answers:
+            return
+        try:
+            self.cache.store_many([(w.request, w.label, stored) for w, stored in answers])
+        except CacheError as error:
+            self._cache_failed(error)
+            for work, stored in answers:
+                for ix, _ in stored:
+                    self.outcome.errors[(work.request.cache_key, ix)] = (
+                        f"not stored: {error.message}"
+                    )
+            return
+        for work, stored in answers:
+            self.outcome.samples += len(stored)
+            self.progress.stored(work.request.model, len(stored))
 
     async def _attempt(self, work: Work) -> None:
         limit = self._limit(work.endpoint)
@@ -246,6 +277,7 @@ class _Run:
             for task in [*workers, *self.sleepers]:
                 task.cancel()
             await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
+            self._store_unstored()  # cancelled or not, what was answered is kept
             self.pacing.close()
             await self.clients.release()
         if self.cache_failure is not None:

@@ -61,6 +61,10 @@ class RunProgress:
         entry.cost += cost
         self.requests += 1
 
+    def stored(self, model: str, samples: int) -> None:
+        """Samples of `model` stored (after `done` counted their request)."""
+        self.models[model].done += samples
+
     def failed(self, model: str, samples: int) -> None:
         self.models[model].failed += samples
 

@@ -1,5 +1,6 @@
-"""Crash safety and sharing: SIGKILL midway then resume; two processes on one cache buy each
-sample once; a claim left by a killed process is taken over when its lease ends."""
+"""Crash safety and sharing: SIGKILL midway then resume; Ctrl-C keeps every answer read; two
+processes on one cache buy each sample once; a claim left by a killed process is taken over
+when its lease ends."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fixtures.evals import TEST_KEY
 
 from evals import Cache, EnvRouter, Question, RunSettings
@@ -138,3 +140,31 @@ def test_ctrl_c_stops_the_run_and_keeps_every_finished_sample(
     settings = fast_settings.model_copy(update={"use_n": False})
     _shared(60).df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings)
     assert served(sandbox) == 60 - kept
+
+
+def test_a_run_interrupted_as_an_answer_arrives_keeps_every_answer_it_read(
+    sandbox: Any, tmp_path: Path, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    """Ctrl-C just as an answer is read: when the interrupt reaches the caller, each answer
+    the run read (and priced) is in the cache, none held back unwritten."""
+    sandbox.set_faults(latency_ms=30)
+    cache = Cache(tmp_path / "cache")
+    read: list[str] = []
+
+    def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        read.append(model)
+        if len(read) == 1:
+            # A researcher's Ctrl-C on the first answer; held longer than the caller takes to
+            # notice it, so the run is cancelled with this answer read and not yet written.
+            signal.raise_signal(signal.SIGINT)
+            time.sleep(0.3)
+        return 0.0
+
+    settings = fast_settings.model_copy(update={"use_n": False, "max_concurrency": 64})
+    with pytest.raises(KeyboardInterrupt):
+        _shared(400).df(
+            {"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=settings, price=price
+        )
+    assert read, "no answer was read before the interrupt"
+    assert cache.info().samples == len(read), "an answer the run read was not kept"
+    assert cache.info().samples < 400, "the interrupt came after the whole run"
