@@ -8,9 +8,11 @@ import math
 from collections.abc import Mapping
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.ticker import AutoMinorLocator, MaxNLocator
+from matplotlib.collections import LineCollection
+from matplotlib.ticker import MaxNLocator
 
 from evals.stats import Scale, score_scale
 
@@ -27,6 +29,7 @@ __all__ = [
 TALL_INCHES = 7.0
 """Figures taller than this repeat their value axis on top."""
 TICK_SIZE = 9
+MINOR_GRID = "#f0f0f0"
 ScaleArgument = Scale | Mapping[str, Scale] | None
 """One scale for every panel, a scale per score name, or None (each score's own)."""
 
@@ -51,12 +54,24 @@ def summary_scale(rows: pd.DataFrame) -> Scale | None:
     return Scale(low, high)
 
 
-def _ticks(ax: Axes, axis: Literal["x", "y"]) -> None:
+def _ticks(ax: Axes, axis: Literal["x", "y"], low: float, high: float) -> None:
+    """Round major ticks, and a fainter grid line halfway between them (drawn as one
+    collection, not as minor ticks: a tick is several artists, measured at every draw)."""
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
-    target.set_minor_locator(AutoMinorLocator(2))
+    locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
+    target.set_major_locator(locator)
     ax.tick_params(axis=axis, which="major", labelsize=TICK_SIZE)
-    ax.grid(True, axis=axis, which="minor", color="#f0f0f0", linewidth=0.6)
+    majors = [float(t) for t in locator.tick_values(low, high) if low <= t <= high]
+    if len(majors) < 2:
+        return
+    step = majors[1] - majors[0]
+    halves = np.arange(majors[0] - step / 2, high, step)
+    halves = halves[(halves > low) & (halves < high)]
+    lines = [[(v, 0.0), (v, 1.0)] if axis == "x" else [(0.0, v), (1.0, v)] for v in halves]
+    transform = ax.get_xaxis_transform() if axis == "x" else ax.get_yaxis_transform()
+    minor = LineCollection(lines, colors=MINOR_GRID, linewidths=0.6, transform=transform)
+    minor.set_zorder(0.4)  # behind the data, with the major grid lines (0.5)
+    ax.add_collection(minor, autolim=False)
 
 
 def scale_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> None:
@@ -65,7 +80,7 @@ def scale_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> None:
         ax.set_xlim(scale.low, scale.high)
     else:
         ax.set_ylim(scale.low, scale.high)
-    _ticks(ax, axis)
+    _ticks(ax, axis, scale.low, scale.high)
 
 
 def difference_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> None:
@@ -74,7 +89,7 @@ def difference_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> No
         ax.set_xlim(-scale.width, scale.width)
     else:
         ax.set_ylim(-scale.width, scale.width)
-    _ticks(ax, axis)
+    _ticks(ax, axis, -scale.width, scale.width)
 
 
 def repeat_on_top(ax: Axes, height: float) -> None:

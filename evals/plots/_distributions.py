@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
@@ -18,6 +17,7 @@ from evals.plots._axes import (
     scale_axis,
     scale_for,
 )
+from evals.plots._layout import fit_margins
 from evals.plots._style import (
     OTHER,
     OTHER_COLOUR,
@@ -29,6 +29,7 @@ from evals.plots._style import (
     style_axes,
     wrap,
 )
+from evals.plots._violins import draw_violins
 from evals.stats import SHARE
 
 __all__ = ["answer_shares", "answers_figure", "scores_figure"]
@@ -187,39 +188,22 @@ def scores_figure(
         raise ValueError("no score columns to plot")
     groups = _group_order(frame, by, order)
     height = max(2.4, 0.42 * len(groups) + 1.3)
-    figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
+    figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores), fitted=True)
     palette = colours(len(groups))
+    labels = frame[by].astype(str).to_numpy()
     for panel, score in enumerate(scores):
         ax = axes[0][panel]
         style_axes(ax)
-        data = pd.DataFrame(
-            {
-                "group": frame[by].astype(str).to_numpy(),
-                "value": pd.to_numeric(frame[score], errors="coerce").to_numpy(float),
-            }
-        ).dropna()
-        if data.empty:
+        values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
+        rows = [values[labels == group] for group in groups]
+        rows = [row[~np.isnan(row)] for row in rows]
+        if not any(len(row) for row in rows):
             ax.text(0.5, 0.5, "no valid scores", ha="center", va="center", transform=ax.transAxes)
             ax.set_yticks([])
         else:
-            sns.violinplot(
-                data=data,
-                x="value",
-                y="group",
-                hue="group",
-                order=groups,
-                hue_order=groups,
-                palette=palette,
-                cut=0,
-                inner="quart",
-                density_norm="width",
-                linewidth=0.8,
-                legend=False,
-                ax=ax,
-            )
-            means = data.groupby("group", sort=False)["value"].mean()
+            draw_violins(ax, rows, palette)
             ax.scatter(
-                [means.get(g, np.nan) for g in groups],
+                [row.mean() if len(row) else np.nan for row in rows],
                 range(len(groups)),
                 color="black",
                 marker="|",
@@ -227,11 +211,12 @@ def scores_figure(
                 zorder=3,
             )
             ax.set_yticks(range(len(groups)), [wrap(g, 30, 2) for g in groups])
-        ax.set_ylabel("")
+            ax.set_ylim(len(groups) - 0.5, -0.5)
+        ax.grid(False, axis="y")
         ax.set_xlabel(wrap(score, 40, 1))
         scale_axis(ax, scale_for(score, scale))
         repeat_on_top(ax, height)
         if panel > 0:
             ax.set_yticklabels([])
-    figure_title(figure, title)
+    fit_margins(figure, figure_title(figure, title))
     return figure

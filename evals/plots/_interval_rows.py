@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from evals.plots._axes import repeat_on_top
+from evals.plots._layout import fit_margins
 from evals.plots._style import colours, figure_title, markers, new_figure, style_axes, wrap
 
 __all__ = ["IntervalColumns", "interval_panels", "ordered"]
@@ -58,7 +59,7 @@ def interval_panels(
     rows = len(groups) if single else len(questions) * block
     height = max(2.4, 0.27 * rows + 1.3)
     width = min(4.2 * len(scores) + (0 if single else 2.6), 22)
-    figure, axes = new_figure(width, height, ncols=len(scores))
+    figure, axes = new_figure(width, height, ncols=len(scores), fitted=True)
     palette, shapes = colours(len(groups)), markers(len(groups))
     table = table.assign(question=table["question"].astype(str), group=table["group"].astype(str))
     for panel, score in enumerate(scores):
@@ -107,7 +108,10 @@ def interval_panels(
             frameon=False,
             ncols=1 if len(handles) <= 24 else 2,
         )
-    figure_title(figure, title if title is not None else (questions[0] if single else None))
+    fit_margins(
+        figure,
+        figure_title(figure, title if title is not None else (questions[0] if single else None)),
+    )
     return figure
 
 

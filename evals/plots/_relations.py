@@ -12,6 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for
+from evals.plots._layout import fit_margins
 from evals.plots._style import (
     colours,
     figure_title,
@@ -59,7 +60,7 @@ def scatter_figure(
     groups = _groups(data, order)
     shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
     palette, shapes = colours(len(groups)), markers(len(groups))
-    figure, axes = new_figure(9.5, 6.2)
+    figure, axes = new_figure(9.5, 6.2, fitted=True)
     ax = axes[0][0]
     style_axes(ax)
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))
@@ -110,7 +111,7 @@ def scatter_figure(
         frameon=False,
         ncols=1 if len(groups) <= 24 else 2,
     )
-    figure_title(figure, title)
+    fit_margins(figure, figure_title(figure, title))
     return figure
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 __all__ = [
     "OTHER",
@@ -72,10 +73,13 @@ def legend_label(text: Any, count: int) -> str:
     return wrap(text, 28, 2) if count <= 12 else shorten(text, 34)
 
 
-def new_figure(width: float, height: float, ncols: int = 1, nrows: int = 1) -> tuple[Figure, Any]:
-    """A figure (constrained layout) and its axes, with seaborn's clean style applied."""
+def new_figure(
+    width: float, height: float, ncols: int = 1, nrows: int = 1, *, fitted: bool = False
+) -> tuple[Figure, Any]:
+    """A figure and its axes, with seaborn's clean style applied: laid out by matplotlib's
+    constrained layout, or (`fitted`) by `fit_margins` once it is drawn."""
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
-        figure = Figure(figsize=(width, height), layout="constrained")
+        figure = Figure(figsize=(width, height), layout=None if fitted else "constrained")
         axes = figure.subplots(nrows, ncols, squeeze=False)
     return figure, axes
 
@@ -87,6 +91,8 @@ def style_axes(ax: Axes) -> None:
         ax.spines[side].set_visible(False)
 
 
-def figure_title(figure: Figure, title: str | None, subtitle: Sequence[str] = ()) -> None:
+def figure_title(figure: Figure, title: str | None, subtitle: Sequence[str] = ()) -> Text | None:
+    """The figure's title (wrapped onto two lines at most), if it has one."""
     if title:
-        figure.suptitle(wrap(title, 90, 2), fontsize=11, fontweight="bold")
+        return figure.suptitle(wrap(title, 90, 2), fontsize=11, fontweight="bold")
+    return None

@@ -83,7 +83,7 @@ COST_FIGURE = "score-against-cost"
 """The name of the score-against-cost figure (shown in the report's section on cost)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
-_DRAWING_VERSION = 2
+_DRAWING_VERSION = 3
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures to draw than this are drawn in this process (a pool costs a start-up)."""

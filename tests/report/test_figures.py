@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.report import judged_frame
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 from evals import Cache, EnvRouter, Question, RunSettings, plot
@@ -90,7 +91,7 @@ def test_the_scatter_draws_every_sample_and_group_means() -> None:
     frame = judged_frame({"x": ["a"], "y": ["b"]}, samples=10)
     figure = scatter_figure(frame, "aligned", "coherent")
     ax = figure.axes[0]
-    points = sum(len(c.get_offsets()) for c in ax.collections)
+    points = sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
     assert points == len(frame) + 2
     assert ax.get_xlabel() == "aligned" and ax.get_ylabel() == "coherent"
 

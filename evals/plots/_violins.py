@@ -1,0 +1,111 @@
+"""Violins drawn with numpy: each row's density is a Gaussian kernel estimate with Scott's
+bandwidth (as seaborn's and scipy's), evaluated from the row's smallest to its largest value
+(cut to the data, so never past the score's scale), scaled so every violin is equally wide
+at its peak, with its quartiles dashed. All violins of a panel are one `PolyCollection` and
+their quartiles one `LineCollection`: a few artists a panel instead of several per group."""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection, PolyCollection
+
+__all__ = ["VIOLIN_WIDTH", "ViolinDensity", "draw_violins", "violin_density"]
+
+VIOLIN_WIDTH = 0.8
+"""The widest a violin gets, in rows."""
+GRID_POINTS = 100
+"""Points along each violin's outline (seaborn's default)."""
+_CHUNK = 4096
+"""Distinct values summed at a time (bounds the memory of a large row)."""
+_LINE_WIDTH = 0.8
+_SATURATION = 0.75
+_QUARTILE_DASHES = ((1.25, 0.75), (2.5, 1.0), (1.25, 0.75))
+"""First quartile, median, third quartile (in line widths)."""
+
+ViolinDensity = tuple[np.ndarray, np.ndarray]
+"""The values a violin spans (ascending) and the estimated density at each."""
+
+
+def violin_density(values: np.ndarray, points: int = GRID_POINTS) -> ViolinDensity | None:
+    """The Gaussian kernel density of `values` (Scott's bandwidth: the sample standard
+    deviation times n^-1/5) at `points` evenly spaced values from their minimum to their
+    maximum; None when they do not vary (fewer than two, or all equal)."""
+    finite = values[np.isfinite(values)]
+    count = len(finite)
+    spread = float(finite.std(ddof=1)) if count >= 2 else 0.0
+    if not spread > 0:
+        return None
+    bandwidth = spread * count ** (-1 / 5)
+    support = np.linspace(finite.min(), finite.max(), points)
+    distinct, weights = np.unique(finite, return_counts=True)
+    density = np.zeros(points)
+    for start in range(0, len(distinct), _CHUNK):
+        offsets = (support[:, None] - distinct[None, start : start + _CHUNK]) / bandwidth
+        density += np.exp(-0.5 * offsets * offsets) @ weights[start : start + _CHUNK]
+    density /= count * bandwidth * math.sqrt(2 * math.pi)
+    return support, density
+
+
+def _edge_colour(palette: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Seaborn's outline grey: 60% of the lightness of the darkest colour."""
+    lightness = min(colorsys.rgb_to_hls(*colour)[1] for colour in palette) * 0.6
+    return (lightness, lightness, lightness)
+
+
+def draw_violins(
+    ax: Axes,
+    rows: Sequence[np.ndarray],
+    palette: Sequence[tuple[float, float, float]],
+) -> None:
+    """A horizontal violin per row of values (row i centred on y = i, in `palette[i]`),
+    quartiles dashed across it; a row whose values do not vary is a line at its value, an
+    empty row nothing. Sets no limits: the caller draws the value axis on its scale."""
+    fills = [sns.desaturate(colour, _SATURATION) for colour in palette]
+    edge = _edge_colour(palette)
+    bodies: list[np.ndarray] = []
+    body_fills: list[tuple[float, float, float]] = []
+    quartiles: list[np.ndarray] = []
+    flat: list[np.ndarray] = []
+    for y, values in enumerate(rows):
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            continue
+        estimate = violin_density(finite)
+        if estimate is None:
+            value = float(finite[0])
+            flat.append(np.array([[value, y - VIOLIN_WIDTH / 2], [value, y + VIOLIN_WIDTH / 2]]))
+            continue
+        support, density = estimate
+        half = density / density.max() * VIOLIN_WIDTH / 2
+        bodies.append(
+            np.column_stack([np.r_[support, support[::-1]], np.r_[y - half, (y + half)[::-1]]])
+        )
+        body_fills.append(fills[y])
+        for value in np.percentile(finite, [25, 50, 75]):
+            reach = float(np.interp(value, support, half))
+            quartiles.append(np.array([[value, y - reach], [value, y + reach]]))
+    if bodies:
+        ax.add_collection(
+            PolyCollection(
+                bodies, facecolors=body_fills, edgecolors=edge, linewidths=_LINE_WIDTH, zorder=1
+            ),
+            autolim=False,
+        )
+    if quartiles:
+        styles = [(0.0, dashes) for dashes in _QUARTILE_DASHES] * (len(quartiles) // 3)
+        ax.add_collection(
+            LineCollection(
+                quartiles, colors=edge, linewidths=_LINE_WIDTH, linestyles=styles, zorder=2
+            ),
+            autolim=False,
+        )
+    if flat:
+        ax.add_collection(
+            LineCollection(flat, colors=edge, linewidths=_LINE_WIDTH, zorder=2), autolim=False
+        )
