@@ -74,10 +74,13 @@ def _worker_labmgr_df(args: argparse.Namespace) -> dict[str, Any]:
     groups = {"base": args.models[:1], "tuned": args.models[1:]}
     # Without kept frames (--no-kept-frames) every question's frame is built from its samples.
     # A PostgreSQL cache keeps its frames in a local folder (--frames-dir), as a lab's does.
+    # (The options are passed only when given: an earlier tree's Cache may not know them.)
     if args.no_kept_frames:
         cache = Cache(args.cache, frame_limit_bytes=0)
-    else:
+    elif args.frames_dir is not None:
         cache = Cache(args.cache, frames_dir=args.frames_dir)
+    else:
+        cache = Cache(args.cache)
     settings = RunSettings(max_concurrency=CONCURRENCY, progress=False)
     router = EnvRouter(base_url=args.base_url)
     cpu, wall = time.process_time(), time.perf_counter()
