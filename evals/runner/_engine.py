@@ -1,6 +1,6 @@
 """The async runner: sends chat requests for missing samples, persists results as they
-arrive (those of one turn of the event loop in one transaction), retries what is transient
-and gives up cleanly on what is not."""
+arrive (at most `STORE_DELAY` later, those that arrive together in one transaction), retries
+what is transient and gives up cleanly on what is not."""
 
 from __future__ import annotations
 
