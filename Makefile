@@ -1,7 +1,7 @@
 # Set-up and everyday commands. Everything installs into ./.venv from pyproject.toml.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 
 .PHONY: setup demo test lint bench clean
 
