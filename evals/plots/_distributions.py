@@ -188,7 +188,7 @@ def scores_figure(
         raise ValueError("no score columns to plot")
     groups = _group_order(frame, by, order)
     height = max(2.4, 0.42 * len(groups) + 1.3)
-    figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores), fitted=True)
+    figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
     palette = colours(len(groups))
     labels = frame[by].astype(str).to_numpy()
     for panel, score in enumerate(scores):

@@ -59,7 +59,7 @@ def interval_panels(
     rows = len(groups) if single else len(questions) * block
     height = max(2.4, 0.27 * rows + 1.3)
     width = min(4.2 * len(scores) + (0 if single else 2.6), 22)
-    figure, axes = new_figure(width, height, ncols=len(scores), fitted=True)
+    figure, axes = new_figure(width, height, ncols=len(scores))
     palette, shapes = colours(len(groups)), markers(len(groups))
     table = table.assign(question=table["question"].astype(str), group=table["group"].astype(str))
     for panel, score in enumerate(scores):

@@ -180,7 +180,8 @@ class FittedMargins(LayoutEngine):
 
 
 def fit_margins(figure: Figure, title: Text | None = None) -> None:
-    """Lay `figure` out with `FittedMargins` (`title` is its title, if any)."""
+    """Lay `figure` out with `FittedMargins` in place of its layout engine (`title` is its
+    title, if any)."""
     figure.set_layout_engine(FittedMargins(title))
 
 

@@ -60,7 +60,7 @@ def scatter_figure(
     groups = _groups(data, order)
     shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
     palette, shapes = colours(len(groups)), markers(len(groups))
-    figure, axes = new_figure(9.5, 6.2, fitted=True)
+    figure, axes = new_figure(9.5, 6.2)
     ax = axes[0][0]
     style_axes(ax)
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))

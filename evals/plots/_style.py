@@ -73,13 +73,11 @@ def legend_label(text: Any, count: int) -> str:
     return wrap(text, 28, 2) if count <= 12 else shorten(text, 34)
 
 
-def new_figure(
-    width: float, height: float, ncols: int = 1, nrows: int = 1, *, fitted: bool = False
-) -> tuple[Figure, Any]:
-    """A figure and its axes, with seaborn's clean style applied: laid out by matplotlib's
-    constrained layout, or (`fitted`) by `fit_margins` once it is drawn."""
+def new_figure(width: float, height: float, ncols: int = 1, nrows: int = 1) -> tuple[Figure, Any]:
+    """A figure (constrained layout, unless `fit_margins` replaces it) and its axes, with
+    seaborn's clean style applied."""
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
-        figure = Figure(figsize=(width, height), layout=None if fitted else "constrained")
+        figure = Figure(figsize=(width, height), layout="constrained")
         axes = figure.subplots(nrows, ncols, squeeze=False)
     return figure, axes
 
