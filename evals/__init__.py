@@ -53,7 +53,7 @@ from evals.runner import (
 )
 
 if TYPE_CHECKING:
-    from evals.experiments import estimate_run, run_questions, write_run
+    from evals.experiments import RunSpec, estimate_run, run, run_questions, write_run
     from evals.plots import plot
 
 __all__ = [
@@ -85,6 +85,7 @@ __all__ = [
     "RunOptionsError",
     "RunOutcome",
     "RunSettings",
+    "RunSpec",
     "RunStopped",
     "UnknownModelError",
     "UnsupportedRequestError",
@@ -94,12 +95,13 @@ __all__ = [
     "groups_from_database",
     "load_questions",
     "plot",
+    "run",
     "run_context",
     "run_questions",
     "write_run",
 ]
 
-_EXPERIMENTS = frozenset({"estimate_run", "run_questions", "write_run"})
+_EXPERIMENTS = frozenset({"RunSpec", "estimate_run", "run", "run_questions", "write_run"})
 
 
 def __getattr__(name: str) -> Any:

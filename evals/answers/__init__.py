@@ -1,24 +1,22 @@
 """Answers: from cached samples to the per-sample frame of a question, judges' verdicts
 included, and what asking would cost before anything is bought.
 
-from evals.answers import ask
-answers = ask(question, groups, ctx)     # ctx: evals.runner.run_context(...)
+from evals.answers import ask, ask_questions
+frames, outcome = ask_questions(questions, groups, ctx)  # ctx: evals.runner.run_context(...)
+answers = ask(question, groups, ctx)     # the same with one question
 answers.frame                            # one row per sample (what `q.df` returns)
 answers.outcome.cost, answers.outcome.stopped
-buy_answers(questions, groups, ctx)      # several questions' answers in one purchase
-buy_judges(questions, groups, ctx)       # then their judges' verdicts in one purchase
 
 What a question type means (its value columns, how a row is read from its samples, what its
-judges render and read) lives on the types in `evals.questions`; this room uses it through
-the `Askable` and `Judge` protocols and never imports the types.
+judges render and read) lives on the types in `evals.questions`; this package uses it
+through the `Askable` and `Judge` protocols of `evals.runner` and never imports the types.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from evals.answers._asking import Answers, ask
+from evals.answers._asking import Answers, ask, ask_questions, judge_frames
 from evals.answers._estimate import Estimate, count_tokens, estimate_question
 from evals.answers._preparing import check_question, judge_params
-from evals.answers._protocols import Askable, Judge
 from evals.answers._scoring import (
     RatingScore,
     average_probabilities,
@@ -26,7 +24,6 @@ from evals.answers._scoring import (
     rating_scores,
     token_probabilities,
 )
-from evals.answers._together import buy_answers, buy_judges
 
 if TYPE_CHECKING:
     from evals.answers._budget import budget_cuts
@@ -38,7 +35,7 @@ if TYPE_CHECKING:
         build_frame,
         sent_params,
     )
-    from evals.answers._judging import add_judges, judge_models
+    from evals.answers._judging import judge_models
 
 __all__ = [
     "BASE_COLUMNS",
@@ -46,20 +43,17 @@ __all__ = [
     "REFUSED_ERROR",
     "TAIL_COLUMNS",
     "Answers",
-    "Askable",
     "Estimate",
-    "Judge",
     "RatingScore",
-    "add_judges",
     "ask",
+    "ask_questions",
     "average_probabilities",
     "budget_cuts",
     "build_frame",
-    "buy_answers",
-    "buy_judges",
     "check_question",
     "count_tokens",
     "estimate_question",
+    "judge_frames",
     "judge_models",
     "judge_params",
     "rating_score",
@@ -71,7 +65,7 @@ __all__ = [
 _FRAME = frozenset(
     {"BASE_COLUMNS", "CUT_BY_BUDGET", "REFUSED_ERROR", "TAIL_COLUMNS", "build_frame", "sent_params"}
 )
-_JUDGING = frozenset({"add_judges", "judge_models"})
+_JUDGING = frozenset({"judge_models"})
 
 
 def __getattr__(name: str) -> Any:

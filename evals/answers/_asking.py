@@ -1,6 +1,8 @@
-"""Asking a question of model groups: plan the requests, buy what is not cached, build the
-per-sample frame, judge it, and say what happened (the outcome), judges included. A complete
-frame is kept in the cache, and asking again reads it back (see `evals.answers._memo`)."""
+"""Asking questions of model groups, one pipeline for one question or many: check every
+model, plan every answer request of every question, fetch them in one go (one Batch API round
+with `batch`), build each question's frame, plan every judge request those answers need,
+fetch those in one more go, and lay the verdicts out. `max_cost` is enforced inside each
+fetch (the judges get what the answers left)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from evals.runner import RunContext, RunOutcome, fetch, gc_paused, ordered_model
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evals.answers._protocols import Askable
+    from evals.runner import Askable, Judge, Planned, RunSettings
 
-__all__ = ["Answers", "ask"]
+__all__ = ["Answers", "ask", "ask_questions", "judge_frames"]
 
 
 @dataclass
@@ -30,61 +32,102 @@ class Answers:
     failed, and whether the run stopped early (answers and judges together)."""
 
 
+def ask_questions(
+    questions: Sequence[Askable],
+    groups: Mapping[str, Sequence[str]],
+    ctx: RunContext,
+    *,
+    judge: bool = True,
+) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
+    """Each question's frame (one row per sample, judges' columns included unless
+    `judge=False`) and what getting them all did. Nothing is bought before every model of
+    every question (judges included) was checked: that it would take the question as asked,
+    and that it exists on its endpoint. With `ctx.settings.batch`, the answers of every
+    question go in one round of batches and their judges in one more."""
+    from evals.answers._budget import budget_cuts
+    from evals.answers._frame import build_frame
+    from evals.answers._judging import judge_models
+
+    judges = {q.name: q.judge_questions() if judge else {} for q in questions}
+    ctx.models.expect(ordered_models(groups))
+    for question in questions:  # a judge model that would refuse its question stops us now
+        ctx.models.expect(judge_models(judges[question.name]))
+        judge_params(judges[question.name], question.name, ctx)
+    planned: dict[str, list[Planned]] = {}
+    with gc_paused():  # thousands of requests and keys, none of them in a cycle
+        for question in questions:  # a model that would refuse a question stops us here
+            planned[question.name] = plan_question(question, groups, ctx.router, ctx.requests)
+    fetched = fetch(
+        [p for mine in planned.values() for p in mine],
+        ctx,
+        labels=[q.name for q in questions for _ in planned[q.name]],
+        title=questions[0].name
+        if len(questions) == 1
+        else f"answers of {len(questions)} questions",
+    )
+    outcome = fetched.outcome
+    frames: dict[str, pd.DataFrame] = {}
+    with gc_paused():
+        for question in questions:
+            frames[question.name] = build_frame(
+                question, groups, planned[question.name], fetched, ctx.price
+            )
+            if question.answer_kind == "text":
+                outcome.budget_cuts.update(budget_cuts(frames[question.name]))
+    settings = ctx.settings
+    if settings.max_cost is not None:  # the judges get what the answers left of the budget
+        left = settings.max_cost - outcome.cost
+        if left <= 0 and outcome.stopped is None:
+            outcome.stopped = f"max_cost ${settings.max_cost:g} reached (${outcome.cost:.4f})"
+        settings = settings.updated(max_cost=max(0.0, left))
+    skip = outcome.stopped
+    if skip is None and settings.batch and outcome.pending:
+        skip = "the answers are waiting in batches; judged when they are collected"
+    judged, verdicts = judge_frames(frames, judges, ctx, settings=settings, skip=skip)
+    frames.update(judged)
+    outcome.add(verdicts)
+    return frames, outcome
+
+
+def judge_frames(
+    frames: Mapping[str, pd.DataFrame],
+    judges: Mapping[str, Mapping[str, Judge]],
+    ctx: RunContext,
+    *,
+    settings: RunSettings | None = None,
+    skip: str | None = None,
+) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
+    """The frames with their judges' columns (every question's verdicts in one fetch: one
+    round of batches with `batch`), and what buying them did. `settings` and `skip` go to
+    `evals.runner.fetch`."""
+    from evals.answers._judging import lay_out_judges, plan_judges
+
+    names = [name for name in frames if judges.get(name)]
+    if not names:
+        return {}, RunOutcome()
+    plans = {name: plan_judges(frames[name], name, judges[name], ctx) for name in names}
+    fetched = fetch(
+        [p for name in names for p in plans[name].planned],
+        ctx,
+        labels=[f"{name}/judges" for name in names for _ in plans[name].planned],
+        title=f"{names[0]}: judges" if len(names) == 1 else f"judges of {len(names)} questions",
+        settings=settings,
+        skip=skip,
+    )
+    judged = {
+        name: lay_out_judges(frames[name], judges[name], plans[name], fetched, ctx)
+        for name in names
+    }
+    return judged, fetched.outcome
+
+
 def ask(
     question: Askable,
     groups: Mapping[str, Sequence[str]],
     ctx: RunContext,
     *,
     judge: bool = True,
-    keep: bool = True,
 ) -> Answers:
-    """Run what is missing for `question` over `groups` and build its frame (judges
-    included, unless `judge=False`: answers only, to be judged later). Nothing is bought
-    before every model it uses was checked: that it would take the question as asked
-    (answers and judges), and that it exists on its endpoint. A complete frame is kept in
-    the cache unless `keep=False` (a frame only built on the way to another)."""
-    from evals.answers._frame import build_frame
-    from evals.answers._judging import add_judges, judge_models
-    from evals.answers._memo import frame_memo
-
-    judges = question.judge_questions() if judge else {}
-    ctx.models.expect(ordered_models(groups))
-    ctx.models.expect(judge_models(judges))
-    sent = judge_params(judges, question.name, ctx)  # a judge that would refuse stops us now
-    generation = ctx.cache.generation()  # before any sample is read
-    with gc_paused():  # thousands of requests and keys, none of them in a cycle
-        _, planned = plan_question(question, groups, ctx.router, ctx.requests)
-    memo = frame_memo(question, groups, planned, judges, sent, ctx, generation)
-    kept = memo.read(ctx) if memo is not None else None
-    if kept is not None:
-        return Answers(kept, _outcome_of_kept(question, kept))
-    fetched = fetch(planned, ctx, label=question.name, title=question.name)
-    outcome = fetched.outcome
-    with gc_paused():
-        frame = build_frame(question, groups, planned, fetched, ctx.price)
-    if question.answer_kind == "text":
-        from evals.answers._budget import budget_cuts
-
-        outcome.budget_cuts.update(budget_cuts(frame))
-    if judges:
-        settings = ctx.settings
-        if settings.max_cost is not None:  # the judges get what the answers left of the budget
-            settings = settings.updated(max_cost=max(0.0, settings.max_cost - outcome.cost))
-        frame, judged = add_judges(
-            frame, question.name, judges, ctx, settings=settings, skip=outcome.stopped
-        )
-        outcome.add(judged.outcome)
-    if memo is not None and keep:
-        memo.keep(ctx, frame, outcome)
-    return Answers(frame, outcome)
-
-
-def _outcome_of_kept(question: Askable, frame: pd.DataFrame) -> RunOutcome:
-    """What asking did when the frame was kept: nothing bought, nothing failed (a kept frame
-    is complete); the answers the token budget cut, as the frame shows them."""
-    outcome = RunOutcome()
-    if question.answer_kind == "text":
-        from evals.answers._budget import budget_cuts
-
-        outcome.budget_cuts.update(budget_cuts(frame))
-    return outcome
+    """`ask_questions` with one question: its frame and what getting it did."""
+    frames, outcome = ask_questions([question], groups, ctx, judge=judge)
+    return Answers(frames[question.name], outcome)

@@ -15,7 +15,7 @@ from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_works, plan_question
 
 if TYPE_CHECKING:
-    from evals.answers._protocols import Askable
+    from evals.runner import Askable
 
 __all__ = ["Estimate", "count_tokens", "estimate_question"]
 
@@ -64,12 +64,12 @@ def estimate_question(
     """What asking `question` of `groups` would buy now (nothing is sent); a question some
     model (or judge) would refuse raises `UnsupportedRequestError`, as asking it would."""
     judge_params(question.judge_questions(), question.name, ctx)
-    _, planned = plan_question(question, groups, ctx.router, ctx.requests)
+    planned = plan_question(question, groups, ctx.router, ctx.requests)
     cached = CachedLookup()
     cached.add_samples(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     )
-    works = missing_works(planned, cached, ctx.settings, question.name)
+    works = missing_works(planned, cached, ctx.settings, [question.name] * len(planned))
     per_sample_completion = question.expected_completion_tokens()
     prompt_tokens = completion_tokens = 0
     cost = 0.0

@@ -24,8 +24,7 @@ import pyarrow.compute as pc
 from evals.cache import CachedSamples, Pack, SampleResult
 
 if TYPE_CHECKING:
-    from evals.answers._protocols import Askable
-    from evals.runner import Fetched, Planned, PriceFunction
+    from evals.runner import Askable, Fetched, Planned, PriceFunction
 
 __all__ = [
     "BASE_COLUMNS",

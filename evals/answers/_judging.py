@@ -23,13 +23,12 @@ import pandas as pd
 from evals.answers._frame import CUT_BY_BUDGET, sent_params
 from evals.answers._preparing import judge_params
 from evals.cache import RequestBatch
-from evals.runner import Fetched, Planned, RunContext, endpoints_for, fetch, plan
+from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 
 if TYPE_CHECKING:
-    from evals.answers._protocols import Judge
-    from evals.runner import RunSettings
+    from evals.runner import Judge
 
-__all__ = ["JudgePlan", "add_judges", "judge_models", "plan_judges"]
+__all__ = ["JudgePlan", "judge_models", "lay_out_judges", "plan_judges"]
 
 
 def judge_models(judges: Mapping[str, Judge]) -> list[str]:
@@ -102,41 +101,15 @@ def plan_judges(
     return JudgePlan(asked, planned, sent)
 
 
-def add_judges(
-    frame: pd.DataFrame,
-    label: str,
-    judges: Mapping[str, Judge],
-    ctx: RunContext,
-    *,
-    settings: RunSettings | None = None,
-    skip: str | None = None,
-) -> tuple[pd.DataFrame, Fetched]:
-    """`frame` with the judges' columns (inserted after the base columns), and what fetching
-    the verdicts did. `settings` and `skip` go to `evals.runner.fetch`.
-
-    Each distinct prompt of a judge is one request (and one cache entry, whichever question
-    or model its answer came from); its verdict is read once and shared by every row that
-    asked it."""
-    planned = plan_judges(frame, label, judges, ctx)
-    fetched = fetch(
-        planned.planned,
-        ctx,
-        label=f"{label}/judges",
-        title=f"{label}: judges",
-        settings=settings,
-        skip=skip,
-    )
-    return _lay_out(frame, judges, planned, fetched, ctx), fetched
-
-
-def _lay_out(
+def lay_out_judges(
     frame: pd.DataFrame,
     judges: Mapping[str, Judge],
     planned_judges: JudgePlan,
     fetched: Fetched,
     ctx: RunContext,
 ) -> pd.DataFrame:
-    """`frame` with the columns of the verdicts `fetched` found for `planned_judges`."""
+    """`frame` with the columns of the verdicts `fetched` found for `planned_judges`: each
+    distinct prompt's verdict read once and shared by every row that asked it."""
     asked, planned, sent = planned_judges.asked, planned_judges.planned, planned_judges.sent
     frame = frame.copy()
     insert_at = list(frame.columns).index("sample_ix") + 1

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evals.runner import RunContext, asker_of, ordered_models
+from evals.runner import RunContext, describe_question, ordered_models
 
 if TYPE_CHECKING:
-    from evals.answers._protocols import Askable, Judge
+    from evals.runner import Askable, Judge
 
 __all__ = ["check_question", "judge_params"]
 
@@ -44,7 +44,7 @@ def check_question(
     ctx.requests.prepare_models(
         ordered_models(groups),
         question.request_params(),
-        asker=asker_of(question),
+        asker=describe_question(question),
         adapt=question.adapt,
     )
     if judge:

@@ -29,10 +29,10 @@ __all__ = [
     "StoredCounts",
 ]
 
-SCHEMA_VERSION = 5
-"""2: packs; 3: samples.reasoning_tokens (added in place); 4: claims; 5: frames (SQLite). A
-cache made before is brought up to date when first opened (new tables made, missing columns
-added)."""
+SCHEMA_VERSION = 6
+"""2: packs; 3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table (5
+kept pickled frames in SQLite: dropped). A cache made before is brought up to date when
+first opened (new tables made, missing columns added, the frames table dropped)."""
 
 SAMPLE_COLUMNS = (
     "request_key",
@@ -75,8 +75,6 @@ class StoredCounts:
     pack_bytes: int = 0
     claims: int = 0
     size_bytes: int = 0
-    frames: int = 0
-    frame_bytes: int = 0
 
 
 class CacheBackend(ABC):
@@ -140,27 +138,6 @@ class CacheBackend(ABC):
         """Store packs unless the cache was cleared since `generation`, then drop the oldest
         beyond `limit_bytes`. A pack is an optional copy: busy, read-only or full, skip it."""
 
-    # ---- frames (a cache only this user can write) ---------------------------------------
-
-    def identity(self) -> str:
-        """Which database this is, for frames kept elsewhere: a new database of the same
-        name is another (by default its location)."""
-        return self.location
-
-    def read_frame(self, digest: str) -> bytes | None:
-        """A question's stored frame (see `evals.answers._memo`), or None: none stored, or a
-        database where frames are not kept. Frames are pickles, so they are kept only where
-        nobody but this user can write (a local SQLite file of theirs); a shared database
-        never holds them."""
-        return None
-
-    def write_frame(
-        self, generation: str | None, digest: str, blob: bytes, limit_bytes: int
-    ) -> None:
-        """Store a frame unless the cache was cleared since `generation`, then drop the
-        oldest beyond `limit_bytes`; best effort, like a pack. Not kept here by default."""
-        return None
-
     # ---- claims -------------------------------------------------------------------------
 
     @abstractmethod
@@ -194,14 +171,10 @@ class CacheBackend(ABC):
     def drop_packs(self) -> int:
         """Delete every pack; returns how many."""
 
-    def drop_frames(self) -> int:
-        """Delete every kept frame; returns how many (none are kept by default)."""
-        return 0
-
     @abstractmethod
     def clear(self, question: str | None, model: str | None) -> int:
         """Delete samples and errors (all, or of a question's label and/or a model), every
-        pack and frame, and bump the generation, in one transaction; returns the samples
+        pack, and bump the generation, in one transaction; returns the samples
         deleted."""
 
     # ---- copying ------------------------------------------------------------------------

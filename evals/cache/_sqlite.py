@@ -77,12 +77,7 @@ CREATE TABLE IF NOT EXISTS packs (
     created REAL NOT NULL,
     data BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS frames (
-    digest TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    created REAL NOT NULL,
-    data BLOB NOT NULL
-);
+DROP TABLE IF EXISTS frames;
 CREATE TABLE IF NOT EXISTS claims (
     request_key TEXT NOT NULL,
     sample_ix INTEGER NOT NULL,
@@ -168,7 +163,7 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]
 
 
 def _evict(connection: sqlite3.Connection, table: str, limit_bytes: int) -> None:
-    """Drop the oldest rows of `table` (packs or frames) until the rest fit in `limit_bytes`."""
+    """Drop the oldest rows of `table` (packs) until the rest fit in `limit_bytes`."""
     total = connection.execute(f"SELECT COALESCE(SUM(size), 0) FROM {table}").fetchone()[0]
     if total <= limit_bytes:
         return
@@ -416,51 +411,6 @@ class SqliteBackend(CacheBackend):
             )
             _evict(connection, "packs", limit_bytes)
 
-    # ---- frames ---------------------------------------------------------------------------
-
-    def _only_mine(self) -> bool:
-        """Whether nobody but this user can have written the file (and its write-ahead log):
-        owned by this user, writable by no one else. Frames are read only then."""
-        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
-            try:
-                status = path.stat()
-            except FileNotFoundError:
-                if path == self.path:
-                    return False
-                continue
-            except OSError:
-                return False
-            if status.st_uid != os.getuid() or status.st_mode & 0o022:
-                return False
-        return True
-
-    def read_frame(self, digest: str) -> bytes | None:
-        if not self._only_mine():
-            return None
-        try:
-            row = (
-                self._connect()
-                .execute("SELECT data FROM frames WHERE digest = ?", (digest,))
-                .fetchone()
-            )
-        except sqlite3.Error:  # a frame is a copy: without it, the frame is built again
-            return None
-        return None if row is None else bytes(row[0])
-
-    def write_frame(
-        self, generation: str | None, digest: str, blob: bytes, limit_bytes: int
-    ) -> None:
-        if not self._only_mine():
-            return
-        connection = self._connect()
-        with suppress(sqlite3.Error), _briefly_waiting(connection), _transaction(connection):
-            connection.execute(
-                "INSERT OR REPLACE INTO frames SELECT ?, ?, ?, ? WHERE "
-                "(SELECT value FROM meta WHERE key = 'generation') IS ?",
-                (digest, len(blob), time.time(), blob, generation),
-            )
-            _evict(connection, "frames", limit_bytes)
-
     # ---- claims ---------------------------------------------------------------------------
 
     @_explained("write to")
@@ -536,9 +486,6 @@ class SqliteBackend(CacheBackend):
             "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM packs"
         ).fetchone()
         claims = connection.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
-        frames, frame_bytes = connection.execute(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM frames"
-        ).fetchone()
         size = sum(
             p.stat().st_size
             for p in self.directory.glob(self.path.name + "*")
@@ -553,17 +500,11 @@ class SqliteBackend(CacheBackend):
             int(pack_bytes),
             int(claims),
             size,
-            int(frames),
-            int(frame_bytes),
         )
 
     @_explained("write to")
     def drop_packs(self) -> int:
         return int(self._connect().execute("DELETE FROM packs").rowcount)
-
-    @_explained("write to")
-    def drop_frames(self) -> int:
-        return int(self._connect().execute("DELETE FROM frames").rowcount)
 
     @_explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
@@ -580,7 +521,6 @@ class SqliteBackend(CacheBackend):
             deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
             connection.execute(f"DELETE FROM errors{where}", values)
             connection.execute("DELETE FROM packs")
-            connection.execute("DELETE FROM frames")
             # A reader that read samples before this commit must not store a pack after it.
             connection.execute(
                 "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) "

@@ -10,16 +10,14 @@ docs/design/cache.md.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.cache._backend import CacheBackend, CacheStats, StoredCounts
+from evals.cache._backend import CacheBackend, CacheStats
 from evals.cache._claims import Claims
 from evals.cache._requests import ChatRequest, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples
@@ -33,10 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats", "cache_url_of"]
 
 _PACK_LIMIT_BYTES = 512 * 1024 * 1024
-_FRAME_LIMIT_BYTES = 256 * 1024 * 1024
 SQLITE_FILE_NAME = "responses.sqlite"
-FRAMES_FILE_NAME = "frames.sqlite"
-"""Where a PostgreSQL cache's frames are kept, in the local folder given as `frames_dir`."""
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a claim outlives its last heartbeat (a process that died frees its work then)."""
 
@@ -57,10 +52,6 @@ class CacheInfo:
     """Where the cache is, as a SQLAlchemy URL with any password masked."""
     claims: int = 0
     """Samples claimed by runs buying them now (or by runs that died, until their lease ends)."""
-    frames: int = 0
-    """Questions' finished frames kept for instant reloads (in a local SQLite file: the
-    cache's own, or `frames.sqlite` in `frames_dir` for a PostgreSQL cache)."""
-    frame_bytes: int = 0
 
 
 def cache_url_of(location: str | Path) -> str:
@@ -108,30 +99,17 @@ class Cache:
     SQLAlchemy URL (`sqlite:///…` or `postgresql+psycopg://…`).
 
     `pack_limit_bytes` caps the packed copies kept for fast reloads (oldest go first;
-    0 keeps none), `frame_limit_bytes` the questions' finished frames (see
-    `evals.answers._memo`; 0 keeps and reads none); `lease_seconds` is how long a claim
-    outlives its owner's last heartbeat. A SQLite cache keeps its frames in its own file; a
-    PostgreSQL cache keeps them only with `frames_dir`, a local folder of this user's (the
-    lab's cache folder), in `frames.sqlite` there."""
+    0 keeps none); `lease_seconds` is how long a claim outlives its owner's last heartbeat."""
 
     def __init__(
         self,
         location: str | Path,
         *,
         pack_limit_bytes: int = _PACK_LIMIT_BYTES,
-        frame_limit_bytes: int = _FRAME_LIMIT_BYTES,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
-        frames_dir: str | Path | None = None,
     ) -> None:
         self._backend = _open_backend(location)
-        self._frames: CacheBackend | None = None
-        """Where frames are kept when not in the cache's own database (a local file)."""
-        if getattr(self._backend, "path", None) is None and frames_dir is not None:
-            from evals.cache._sqlite import SqliteBackend
-
-            self._frames = SqliteBackend(Path(frames_dir).expanduser() / FRAMES_FILE_NAME)
         self.pack_limit_bytes = pack_limit_bytes
-        self.frame_limit_bytes = frame_limit_bytes
         self.lease_seconds = lease_seconds
         path = getattr(self._backend, "path", None)
         self.path: Path | None = path
@@ -222,48 +200,6 @@ class Cache:
                 rows.append((digest, sum(made.counts.values()), len(blob), time.time(), blob))
         if rows:
             self._backend.write_packs(generation, rows, self.pack_limit_bytes)
-
-    # ---- frames ---------------------------------------------------------------------------
-
-    def generation(self) -> str | None:
-        """The clear counter (None before the first clear): read it before reading samples,
-        and hand it to `store_frame`, so that a frame built from rows a clear deleted since
-        is not kept."""
-        if not self._backend.exists():
-            return None
-        return self._backend.generation()
-
-    def read_frame(self, digest: str, generation: str | None) -> bytes | None:
-        """A frame kept by `store_frame` under this `generation`, or None (never kept,
-        dropped, or this cache keeps no frames: a PostgreSQL cache without `frames_dir`, a
-        file someone else can write, `frame_limit_bytes` 0)."""
-        if not self._backend.exists() or self.frame_limit_bytes <= 0:
-            return None
-        if self._frames is None:
-            return self._backend.read_frame(digest)
-        if not self._frames.exists():
-            return None
-        return self._frames.read_frame(self._local_digest(digest, generation))
-
-    def store_frame(self, generation: str | None, digest: str, blob: bytes) -> None:
-        """Keep a question's finished frame (a pickle) under `digest`, unless the cache was
-        cleared since `generation` was read; best effort, and only in a local SQLite file
-        nobody else can write (the cache's own, or `frames_dir`'s). A clear of the cache
-        drops them (one in `frames_dir` is keyed by the database and its generation, so a
-        clear from another machine voids it too)."""
-        if not 0 < len(blob) <= self.frame_limit_bytes // 8:
-            return
-        if self._frames is None:
-            self._backend.write_frame(generation, digest, blob, self.frame_limit_bytes)
-            return
-        local = self._local_digest(digest, generation)
-        # A local copy: a folder that cannot be written keeps none.
-        with contextlib.suppress(CacheError, OSError):
-            self._frames.write_frame(self._frames.generation(), local, blob, self.frame_limit_bytes)
-
-    def _local_digest(self, digest: str, generation: str | None) -> str:
-        identity = self._backend.identity()
-        return hashlib.sha256(f"{identity}\n{generation}\n{digest}".encode()).hexdigest()
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -365,9 +301,6 @@ class Cache:
         if not self._backend.exists():
             return CacheInfo(self.path, 0, 0, 0, [], url=self.url)
         counts = self._backend.counts()
-        frames = counts
-        if self._frames is not None:
-            frames = self._frames.counts() if self._frames.exists() else StoredCounts()
         return CacheInfo(
             self.path,
             counts.size_bytes,
@@ -378,8 +311,6 @@ class Cache:
             counts.pack_bytes,
             url=self.url,
             claims=counts.claims,
-            frames=frames.frames,
-            frame_bytes=frames.frame_bytes,
         )
 
     def drop_packs(self) -> int:
@@ -388,27 +319,16 @@ class Cache:
             return 0
         return self._backend.drop_packs()
 
-    def drop_frames(self) -> int:
-        """Delete every kept frame (the samples stay; asking again keeps them again).
-        Returns how many."""
-        store = self._frames if self._frames is not None else self._backend
-        if not store.exists():
-            return 0
-        return store.drop_frames()
-
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 
         A question's judge verdicts (labelled `<question>/judges`) go with it, and every
-        pack and kept frame (they are copies; the next reads make new ones). Returns the
-        number of samples deleted.
+        pack (they are copies; the next reads make new ones). Returns the number of samples
+        deleted.
         """
         if not self._backend.exists():
             return 0
-        deleted = self._backend.clear(question, model)  # a SQLite cache's frames with it
-        if self._frames is not None:  # keyed by the old generation: this only frees the space
-            self.drop_frames()
-        return deleted
+        return self._backend.clear(question, model)
 
     def copy_to(
         self,

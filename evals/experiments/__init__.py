@@ -14,18 +14,21 @@ run_history(["runs/a", "runs/b"], "misaligned", out="trend.png")   # a score ove
 from evals.experiments._estimating import estimate_run
 from evals.experiments._history import HISTORY_COLUMNS, History, run_history, runs_of_questions
 from evals.experiments._reporting import ReportFiles, report_run
-from evals.experiments._running import default_run_dir, run_metrics, run_questions
+from evals.experiments._running import default_run_dir, run, run_questions
 from evals.experiments._scoring import ScoredRun, score_run
+from evals.experiments._spec import RunSpec, run_metrics
 from evals.experiments._writing import write_run
 
 __all__ = [
     "HISTORY_COLUMNS",
     "History",
     "ReportFiles",
+    "RunSpec",
     "ScoredRun",
     "default_run_dir",
     "estimate_run",
     "report_run",
+    "run",
     "run_history",
     "run_metrics",
     "run_questions",

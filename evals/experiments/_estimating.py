@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evals.experiments._running import _with_samples, run_metrics
+from evals.experiments._spec import run_metrics
 from evals.runner import run_context
 from evals.runs import check_baseline, check_by
 
@@ -44,6 +44,10 @@ def estimate_run(
         listed = [question.without_judges() for question in listed]
     ctx = run_context(**options)
     return {
-        question.name: _with_samples(question, samples).estimate(groups, context=ctx)
+        question.name: (
+            question.model_copy(update={"samples_per_paraphrase": samples})
+            if samples is not None
+            else question
+        ).estimate(groups, context=ctx)
         for question in listed
     }

@@ -18,7 +18,7 @@ from evals.runner import run_context
 from evals.runs import REPORT_FILE, Run, load_run, rewrite_questions, utc_now
 
 if TYPE_CHECKING:
-    from evals.answers import Judge
+    from evals.runner import Judge
 
 __all__ = ["ScoredRun", "score_run"]
 
@@ -138,24 +138,24 @@ def score_run(
             hint="Give judges with --judges FILE (free-form questions only: ratings and "
             "next-token questions have no text to judge).",
         )
-    from evals.answers import add_judges, judge_params
+    from evals.answers import judge_frames, judge_params
 
     ctx = run_context(**options)
     for name, judges_of in asking.items():
         ctx.models.expect(judge.model for judge in judges_of.values())
         judge_params(judges_of, name, ctx)  # a judge model that would refuse stops us now
-    frames: dict[str, pd.DataFrame] = {}
-    bought = {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
-    for name, judges_of in asking.items():
-        frame = _without(loaded.samples(name), judges_of)
-        frames[name], fetched = add_judges(frame, name, judges_of, ctx)
-        for key in bought:
-            bought[key] += float(getattr(fetched.outcome, key))
-        if fetched.outcome.stopped:
-            raise RunOptionsError(
-                f"scoring {name!r} stopped: {fetched.outcome.stopped}; nothing was rewritten",
-                hint="The verdicts bought so far are cached: run the same command again.",
-            )
+    answers = {
+        name: _without(loaded.samples(name), judges_of) for name, judges_of in asking.items()
+    }
+    frames, outcome = judge_frames(answers, asking, ctx)
+    bought = {
+        key: float(getattr(outcome, key)) for key in ("prompt_tokens", "completion_tokens", "cost")
+    }
+    if outcome.stopped:
+        raise RunOptionsError(
+            f"scoring {loaded.path} stopped: {outcome.stopped}; nothing was rewritten",
+            hint="The verdicts bought so far are cached: run the same command again.",
+        )
     settings = dict(loaded.info.get("settings") or {})
     settings["judges"] = "asked"
     # How these verdicts were bought, when not as the run's answers were: their costs are

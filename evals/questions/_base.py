@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from evals.answers import Answers, Estimate, Judge
+    from evals.answers import Answers, Estimate
     from evals.cache import SampleResult
+    from evals.runner import Judge
 
 __all__ = ["AnswerKind", "Question", "explain_validation_error"]
 

@@ -3,13 +3,12 @@ run behaves (settings, limits, retries), what it costs, and what happened (the o
 
 from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
-routes, planned = plan_question(question, groups, ctx.router, ctx.requests)
-fetched = fetch(planned, ctx, label=question.name, title=question.name)
+planned = plan_question(question, groups, ctx.router, ctx.requests)
+fetched = fetch(planned, ctx, labels=question.name, title=question.name)
 list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
 
-The async engine (and with it asyncio, the OpenAI SDK and the HTTP stack) is imported only
-when something is bought: `run_works`, `classify`, `RunProgress`, `AdaptiveLimit`,
-`run_blocking` are loaded on first use.
+The OpenAI SDK, the HTTP stack and rich are imported only when something is bought:
+`classify`, `RunProgress`, `run_blocking` are loaded on first use.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -27,15 +26,15 @@ from evals.runner._context import (
     lab_context,
     run_context,
 )
-from evals.runner._fetching import Fetched, fetch
+from evals.runner._fetching import Fetched, fetch, run_works
 from evals.runner._lab_router import LabRouter
+from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions, is_reasoning_model
 from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome
 from evals.runner._planning import (
-    Asked,
     Planned,
-    asker_of,
+    describe_question,
     endpoints_for,
     gc_paused,
     missing_works,
@@ -44,15 +43,14 @@ from evals.runner._planning import (
     plan_question,
 )
 from evals.runner._prices import TablePrice, price_function
+from evals.runner._question_shape import Askable, Judge
 from evals.runner._routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave, split_work
 
 if TYPE_CHECKING:
     from evals.runner._blocking import run_blocking
-    from evals.runner._engine import run_works
     from evals.runner._failures import Failure, FailureKind, classify, retry_after_seconds
-    from evals.runner._limits import AdaptiveLimit
     from evals.runner._progress import ModelProgress, RunProgress
 
 __all__ = [
@@ -60,7 +58,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "RUN_OPTIONS",
     "AdaptiveLimit",
-    "Asked",
+    "Askable",
     "BatchState",
     "BudgetCut",
     "ClientRouter",
@@ -69,6 +67,7 @@ __all__ = [
     "Failure",
     "FailureKind",
     "Fetched",
+    "Judge",
     "LabRouter",
     "ModelChecks",
     "ModelProgress",
@@ -81,10 +80,10 @@ __all__ = [
     "RunSettings",
     "TablePrice",
     "Work",
-    "asker_of",
     "cancel_batches",
     "classify",
     "collect_batches",
+    "describe_question",
     "endpoints_for",
     "fetch",
     "gc_paused",
@@ -105,9 +104,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "AdaptiveLimit": "evals.runner._limits",
     "run_blocking": "evals.runner._blocking",
-    "run_works": "evals.runner._engine",
     "Failure": "evals.runner._failures",
     "FailureKind": "evals.runner._failures",
     "classify": "evals.runner._failures",
@@ -122,10 +119,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'evals.runner' has no attribute {name!r}")
-    if module == "evals.runner._engine":
-        from evals.runner import _engine
-
-        return getattr(_engine, name)
     if module == "evals.runner._failures":
         from evals.runner import _failures
 
@@ -134,10 +127,6 @@ def __getattr__(name: str) -> Any:
         from evals.runner import _blocking
 
         return getattr(_blocking, name)
-    if module == "evals.runner._limits":
-        from evals.runner import _limits
-
-        return getattr(_limits, name)
     from evals.runner import _progress
 
     return getattr(_progress, name)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.adapters import Adapter, Hook, Selector, as_adapters
-from evals.cache import Cache, CachedLookup
+from evals.cache import Cache
 from evals.errors import RunOptionsError
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions
@@ -63,13 +63,6 @@ class RunContext:
     requests: RequestOptions = field(default_factory=RequestOptions)
     """How each model's request is made from a question's parameters: the capability table
     (with the lab's overrides), adapting, a default reasoning effort, request hooks."""
-    read: CachedLookup | None = None
-    """Samples this run already read from the cache (say, the answers of every question,
-    bought together): a fetch they hold entirely uses them instead of reading again."""
-
-    def with_read(self, read: CachedLookup) -> RunContext:
-        """The same context, with samples already read that fetches may use."""
-        return dataclasses.replace(self, read=read)
 
     def with_settings(self, **changes: Any) -> RunContext:
         """The same context (cache, router, checks) with RunSettings fields (and `adapt`,
@@ -112,7 +105,7 @@ def lab_context(lab: Settings) -> RunContext:
     from evals.runner._lab_router import LabRouter
 
     return RunContext(
-        cache=Cache(lab.cache_url, frames_dir=lab.cache_dir),
+        cache=Cache(lab.cache_url),
         router=LabRouter.from_lab(lab),
         settings=RunSettings.from_lab(lab.eval),
         price=price_function(lab.prices),
@@ -184,7 +177,7 @@ def run_context(
         overrides=dict(lab.models) if lab is not None else {}, adapters=as_adapters(None)
     )
     if not isinstance(cache, Cache):  # a lab's shared cache keeps frames in its own folder
-        cache = Cache(cache, frames_dir=lab.cache_dir if lab is not None else None)
+        cache = Cache(cache)
     return RunContext(
         cache=cache,
         router=router,

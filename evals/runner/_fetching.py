@@ -1,22 +1,39 @@
-"""Fetching: the cached samples of planned requests, buying the missing ones first (after the
-checks that can be made before spending)."""
+"""Fetching: the cached samples of planned requests, buying the missing ones first.
+
+`fetch` reads what is cached, checks what can be checked before spending (every model on its
+endpoint, the cache writable), then buys the rest: through the Batch API with `batch`, else
+here. Buying here claims the samples first (another process asking for the same ones waits
+for them instead of buying them too; a batch in flight of another run holds its own), sends
+each missing request from a pool of workers on the runner loop (concurrency, pacing to rate
+limits, retries bounded in count and time), and stores answers as they arrive (at most
+`STORE_DELAY` later, those that arrive together in one transaction). Ctrl-C or a crash keeps
+every answer read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import random
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from evals.cache import CachedLookup
+from evals.cache import Cache, CachedLookup, Claims, SampleResult
+from evals.errors import CacheError
+from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
-from evals.runner._outcome import RunOutcome
+from evals.runner._limits import AdaptiveLimit
+from evals.runner._outcome import PriceFunction, RunOutcome
 from evals.runner._planning import Planned, gc_paused, missing_works
 from evals.runner._settings import RunSettings
+from evals.runner._work import Work, interleave
 
-if TYPE_CHECKING:
-    from evals.runner._work import Work
+if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
+    from evals.runner._progress import RunProgress
+    from evals.runner._routing import Endpoint
 
-__all__ = ["Fetched", "fetch"]
+__all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch", "run_works"]
 
 
 @dataclass
@@ -31,41 +48,33 @@ def fetch(
     planned: Sequence[Planned],
     ctx: RunContext,
     *,
-    label: str,
+    labels: str | Sequence[str],
     title: str,
     settings: RunSettings | None = None,
     skip: str | None = None,
-    labels: Sequence[str] | None = None,
 ) -> Fetched:
     """Cached samples of every planned request, buying the missing ones first.
 
-    `label` names the question in the cache (`labels`, when given, one per planned request:
-    the questions of a fetch for several); `settings` replaces the context's for this
-    fetch (say, a smaller `max_cost`); with `skip` (a reason) nothing is bought and each
-    missing sample is left with that reason. Before the first purchase every model the run
-    announced is checked on its endpoint and the cache is checked writable.
+    `labels` names the question of each planned request in the cache (one text for all);
+    `settings` replaces the context's for this fetch (say, a smaller `max_cost`); with
+    `skip` (a reason) nothing is bought and each missing sample is left with that reason.
     """
     settings = settings or ctx.settings
+    names = [labels] * len(planned) if isinstance(labels, str) else list(labels)
     outcome = RunOutcome()
     wanted: dict[str, int] = {}
-    # Read (and packed) a model at a time, a question at a time when there are several:
-    # the chunks a question's own fetch reads later.
-    by_model: dict[tuple[str, str], dict[str, int]] = {}
-    for i, p in enumerate(planned):
+    # Read (and packed) a model at a time, a question at a time.
+    chunks: dict[tuple[str, str], dict[str, int]] = {}
+    for p, label in zip(planned, names, strict=True):
         if p.request is not None:
             key = p.request.cache_key
             wanted[key] = max(p.samples, wanted.get(key, 0))
-            chunk = (p.model, labels[i] if labels is not None else label)
-            by_model.setdefault(chunk, {})[key] = wanted[key]
+            chunks.setdefault((p.model, label), {})[key] = wanted[key]
         elif p.route_error is not None:
             outcome.unrouted_models.setdefault(p.model, p.route_error)
-    read = ctx.read
-    if read is not None and all(not read.missing(key, n) for key, n in wanted.items()):
-        cached = read  # read already by this run, and nothing is missing: not read again
-    else:
-        with gc_paused():
-            cached = ctx.cache.lookup_packed(list(by_model.values()))
-    works = missing_works(planned, cached, settings, label, labels)
+    with gc_paused():
+        cached = ctx.cache.lookup_packed(list(chunks.values()))
+    works = missing_works(planned, cached, settings, names)
     if not works:
         return Fetched(cached, outcome)
     if skip is not None:
@@ -81,32 +90,29 @@ def fetch(
 
         outcome.add(BatchRun(ctx, settings, title=title).run(works))
     else:
-        outcome.add(_run_now(works, ctx, settings, title))
+        outcome.add(_buy_now(works, ctx, settings, title))
     # Read back: when several processes bought the same sample, the first one stored wins.
     # Whole models are read again, so that those now complete are packed for the next reload.
     keys = {w.request.cache_key for w in works}
     with gc_paused():
         cached.update(
             ctx.cache.lookup_packed(
-                [chunk for chunk in by_model.values() if not keys.isdisjoint(chunk)]
+                [chunk for chunk in chunks.values() if not keys.isdisjoint(chunk)]
             )
         )
     return Fetched(cached, outcome)
 
 
-def _run_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
-    """Buy through the async runner, one request per work, claiming first."""
-    # The runner (and with it the OpenAI SDK and the HTTP stack) is needed only now.
+def _buy_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
+    """Buy on the runner loop, claiming first: another process (or lab) asking for the same
+    samples waits for them instead of buying them too; released when this run finishes."""
     from evals.runner._blocking import run_blocking
-    from evals.runner._buying import buy
     from evals.runner._progress import RunProgress
 
     totals: dict[str, int] = {}
     for work in works:
         totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
     progress = RunProgress(totals, show=settings.progress, title=title)
-    # Claimed before buying, so that another process (or lab) asking for the same samples
-    # waits for them instead of buying them too; released when this run finishes.
     with ctx.cache.claims() as claims:
         return run_blocking(
             lambda: buy(
@@ -118,3 +124,407 @@ def _run_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: s
                 progress=progress,
             )
         )
+
+
+STORE_DELAY = 0.02
+"""The longest an answer waits to be stored (seconds): answers that arrive together are
+stored in one transaction. A run that ends or is cancelled stores what it read first."""
+STORE_BATCH = 256
+"""Answers waiting to be stored that are stored at once, without waiting for the delay."""
+
+
+class _Run:
+    def __init__(
+        self,
+        cache: Cache,
+        settings: RunSettings,
+        price: PriceFunction,
+        progress: RunProgress,
+        owner: str | None = None,
+    ) -> None:
+        self.cache = cache
+        self.owner = owner
+        """The claimant whose claim giving a sample up releases (so another may try it);
+        claims on stored samples are released together when the buying ends."""
+        self.settings = settings
+        self.price = price
+        self.progress = progress
+        from evals.runner._clients import ClientLease
+        from evals.runner._pacing import Pacing
+
+        self.outcome = RunOutcome()
+        self.clients = ClientLease(settings)
+        """Kept across fetches on the runner loop (open connections reused)."""
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self.queue: asyncio.Queue[Work] = asyncio.Queue()
+        self.sleepers: set[asyncio.Task[None]] = set()
+        self.cache_failure: CacheError | None = None
+        """Set when answers can no longer be stored: the run stops and raises it."""
+        self.unstored: list[tuple[Work, list[tuple[int, SampleResult]]]] = []
+        """Answers read but not stored yet: stored together, `STORE_DELAY` at most later."""
+        self.store_timer: asyncio.TimerHandle | None = None
+        self.pacing = Pacing(
+            release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
+        )
+        """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
+
+    # ---- per endpoint ---------------------------------------------------------------------
+
+    def _limit(self, endpoint: Endpoint) -> AdaptiveLimit:
+        limit = self.limits.get(endpoint.id)
+        if limit is None:
+            cap = self.settings.max_concurrency
+            maximum = min(endpoint.max_concurrency or cap, cap)
+            initial = self.settings.initial_endpoint_limit or maximum
+            limit = self.limits[endpoint.id] = AdaptiveLimit(initial, maximum=maximum)
+        return limit
+
+    # ---- giving up ------------------------------------------------------------------------
+
+    def _give_up(self, work: Work, message: str, *, record: bool = True) -> None:
+        key = work.request.cache_key
+        for ix in work.sample_ixs:
+            self.outcome.errors[(key, ix)] = message
+        self.progress.failed(work.request.model, len(work.sample_ixs))
+        if record and self.cache_failure is None:
+            try:
+                self.cache.record_error(
+                    work.request,
+                    work.label,
+                    work.sample_ixs,
+                    kind="error",
+                    message=message,
+                    owner=self.owner,
+                )
+            except CacheError as error:
+                self._cache_failed(error)
+
+    def _cache_failed(self, error: CacheError) -> None:
+        """Answers cannot be stored any more: stop sending (nothing more would be kept)."""
+        self.cache_failure = self.cache_failure or error
+        if self.outcome.stopped is None:
+            self.outcome.stopped = error.message
+
+    def _skip_reason(self, work: Work) -> str | None:
+        if self.outcome.stopped is not None:
+            return f"not run: {self.outcome.stopped}"
+        failed = self.outcome.failed_models.get(work.request.model)
+        if failed is not None:
+            return f"model {work.request.model} failed: {failed}"
+        return None
+
+    # ---- the request ----------------------------------------------------------------------
+
+    def _accept(self, work: Work, data: dict[str, Any]) -> None:
+        read = read_choices(data, work.sample_ixs, work.logprobs)
+        model = work.request.model
+        key = work.request.cache_key
+        for ix, message in read.errors.items():
+            self.outcome.errors[(key, ix)] = message
+        stored = read.stored
+        missing = len(work.sample_ixs) - len(stored)
+        prompt, completion = read.prompt_tokens, read.completion_tokens
+        cost = self.price(model, prompt, completion) or 0.0
+        self.outcome.requests += 1
+        self.outcome.prompt_tokens += prompt
+        self.outcome.completion_tokens += completion
+        self.outcome.reasoning_tokens += read.reasoning_tokens
+        self.outcome.cost += cost
+        self.progress.done(model, 0, missing, cost)
+        if stored:
+            self.unstored.append((work, stored))
+            if len(self.unstored) >= STORE_BATCH:
+                self._store_unstored()
+            elif self.store_timer is None:
+                loop = asyncio.get_running_loop()
+                self.store_timer = loop.call_later(STORE_DELAY, self._store_unstored)
+        max_cost = self.settings.max_cost
+        if max_cost is not None and self.outcome.cost >= max_cost and not self.outcome.stopped:
+            self.outcome.stopped = f"max_cost ${max_cost:g} reached (${self.outcome.cost:.4f})"
+
+    def _store_unstored(self) -> None:
+        """Store the answers read since the last store, in one transaction: a burst of
+        answers costs one write, not one each."""
+        if self.store_timer is not None:
+            self.store_timer.cancel()
+            self.store_timer = None
+        answers, self.unstored = self.unstored, []
+        if not answers:
+            return
+        try:
+            self.cache.store_many([(w.request, w.label, stored) for w, stored in answers])
+        except CacheError as error:
+            self._cache_failed(error)
+            for work, stored in answers:
+                for ix, _ in stored:
+                    self.outcome.errors[(work.request.cache_key, ix)] = (
+                        f"not stored: {error.message}"
+                    )
+            return
+        for work, stored in answers:
+            self.outcome.samples += len(stored)
+            self.progress.stored(work.request.model, len(stored))
+
+    def _failed(
+        self, work: Work, error: Exception, limit: AdaptiveLimit, *, paced: bool = False
+    ) -> None:
+        """Retry, give up on the samples, the model or the run; a 429 on a paced limit
+        leaves the concurrency limit alone (the pacer waits instead)."""
+        from evals.runner._failures import FailureKind, classify
+
+        failure = classify(error, base_url=work.endpoint.base_url)
+        model = work.request.model
+        self.progress.error(model, failure.message)
+        if failure.kind is FailureKind.STOP:
+            if self.outcome.stopped is None:
+                self.outcome.stopped = f"{model}: {failure.message}"
+            self._give_up(work, f"run stopped: {failure.message}")
+            return
+        if failure.kind is FailureKind.MODEL:
+            self.outcome.failed_models.setdefault(model, failure.message)
+            self._give_up(work, f"model {model} failed: {failure.message}")
+            return
+        if failure.kind is FailureKind.SAMPLE:
+            self._give_up(work, failure.message)
+            return
+        if failure.rate_limited and not paced:
+            limit.rate_limited(failure.retry_after)
+        elapsed = time.monotonic() - work.first_attempt
+        if (
+            work.attempts >= self.settings.max_attempts
+            or elapsed >= self.settings.max_retry_seconds
+        ):
+            self._give_up(work, f"gave up after {work.attempts} attempts: {failure.message}")
+            return
+        delay = failure.retry_after
+        if delay is None:
+            backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (work.attempts - 1))
+            delay = backoff * (0.5 + random.random() / 2)
+        self.progress.retrying(model)
+        self._retry_later(work, min(delay, self.settings.max_backoff_seconds))
+
+    def _retry_later(self, work: Work, delay: float) -> None:
+        """Queue `work` again after `delay` seconds (the current queue entry is finished)."""
+        self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay)))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """A task that may still queue works: the run waits for it (and cancels it)."""
+        self.sleepers.add(task)
+        task.add_done_callback(self.sleepers.discard)
+
+    async def _sleep_then_queue(self, work: Work, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.queue.put_nowait(work)
+
+    async def _worker(self) -> None:
+        """Take the next work, and send it when it may go: the one place a request is made."""
+        import httpx2
+
+        while True:
+            work = await self.queue.get()
+            try:
+                reason = self._skip_reason(work)
+                if reason is not None:
+                    self.pacing.forget(work)
+                    self._give_up(work, reason, record=False)
+                    continue
+                if not self.pacing.admit(work):
+                    continue
+                limit = self._limit(work.endpoint)
+                await limit.acquire()
+                if work.attempts == 0:
+                    work.first_attempt = time.monotonic()
+                work.attempts += 1
+                ticket = self.pacing.sending(work)
+                content = work.request.body_json(len(work.sample_ixs))
+                try:
+                    poster = self.clients.poster(work.endpoint)
+                    if poster is not None:  # straight through the client's aiohttp session
+                        data, headers = await poster.post(content)
+                    else:
+                        client = self.clients.client(work.endpoint)
+                        response = await client.post(
+                            "/chat/completions", content=content, cast_to=httpx2.Response
+                        )
+                        data, headers = response.json(), response.headers
+                except asyncio.CancelledError:
+                    limit.release()
+                    raise
+                except Exception as error:
+                    limit.release()
+                    self._failed(work, error, limit, paced=self.pacing.failed(ticket, error))
+                    continue
+                limit.release()
+                limit.succeeded()
+                self.pacing.answered(ticket, headers, data)
+                try:
+                    self._accept(work, data)
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
+            finally:
+                self.queue.task_done()
+
+    async def run(self, works: list[Work]) -> RunOutcome:
+        for work in interleave(works):
+            self.queue.put_nowait(work)
+        workers = [
+            asyncio.create_task(self._worker())
+            for _ in range(min(self.settings.max_concurrency, max(1, len(works))))
+        ]
+        try:
+            while True:
+                await self.queue.join()
+                if not self.sleepers:
+                    break
+                await asyncio.wait(set(self.sleepers))
+        finally:
+            for task in [*workers, *self.sleepers]:
+                task.cancel()
+            await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
+            self._store_unstored()  # cancelled or not, what was answered is kept
+            self.pacing.close()
+            await self.clients.release()
+        if self.cache_failure is not None:
+            raise self.cache_failure
+        return self.outcome
+
+
+async def run_works(
+    works: list[Work],
+    *,
+    cache: Cache,
+    settings: RunSettings,
+    price: PriceFunction,
+    progress: RunProgress,
+    owner: str | None = None,
+    live: bool = True,
+) -> RunOutcome:
+    """Send every Work (respecting the limits), persisting answers as they arrive (and
+    releasing `owner`'s claims on them). `live=False` when the caller shows the progress."""
+    if not works:
+        return RunOutcome()
+    run = _Run(cache, settings, price, progress, owner)
+    if not live:
+        return await run.run(works)
+    async with progress.live():
+        return await run.run(works)
+
+
+Item = tuple[str, int]
+
+
+def _items(works: Iterable[Work]) -> list[Item]:
+    return [(work.request.cache_key, ix) for work in works for ix in work.sample_ixs]
+
+
+def _restricted(works: Iterable[Work], keep: set[Item]) -> list[Work]:
+    """The works with only the sample indices in `keep` (works left empty are dropped)."""
+    kept = []
+    for work in works:
+        key = work.request.cache_key
+        ixs = [ix for ix in work.sample_ixs if (key, ix) in keep]
+        if ixs:
+            kept.append(Work(work.request, work.label, ixs, work.endpoint, work.logprobs))
+    return kept
+
+
+def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
+    """Those of `items` now in the cache."""
+    wanted = list(items)
+    found = cache.lookup({key for key, _ in wanted})
+    return {(key, ix) for key, ix in wanted if key in found and ix in found[key]}
+
+
+async def _wait_for_others(
+    works: list[Work], cache: Cache, claims: Claims, progress: RunProgress, poll: float
+) -> list[Work]:
+    """Wait until every sample of `works` landed in the cache (bought by its claimant); as
+    soon as some are neither landed nor claimed (their claimant died or gave up), return
+    the works still missing, to be claimed again."""
+    remaining = set(_items(works))
+    models = {work.request.cache_key: work.request.model for work in works}
+    while remaining:
+        await asyncio.sleep(poll)
+        landed = _landed(cache, remaining)
+        for key, _ in landed:
+            progress.done(models[key], 1, 0, 0.0)
+        remaining -= landed
+        if remaining and len(claims.held(sorted(remaining))) < len(remaining):
+            return _restricted(works, remaining)
+    return []
+
+
+def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item]:
+    """Those of `items` a batch in flight holds (claimed by a `--batch` run), each left
+    pending in `outcome` with the batch it waits in. Looked at after claiming: a batch run
+    puts its items in, then looks at the claims, so of two racing runs one sees the other."""
+    covering = cache.batches.covering(items) if items else {}
+    if not covering:
+        return set()
+    records = {record_id: cache.batches.get(record_id) for record_id in set(covering.values())}
+    for item, record_id in covering.items():
+        record = records[record_id]
+        where = (
+            f"batch {record.batch_id} ({record.status})"
+            if record is not None and record.batch_id
+            else "a batch being submitted"
+        )
+        outcome.errors[item] = (
+            f"waiting in {where} of another run; `labmgr batches collect` (or a run with "
+            "--batch) collects it, then run again"
+        )
+        outcome.pending += 1
+    return set(covering)
+
+
+async def buy(
+    works: list[Work],
+    *,
+    cache: Cache,
+    claims: Claims,
+    settings: RunSettings,
+    price: PriceFunction,
+    progress: RunProgress,
+) -> RunOutcome:
+    """Buy the samples of `works` that nobody else is buying, wait for the rest."""
+    outcome = RunOutcome()
+    tried: set[Item] = set()
+    poll = min(0.25, claims.lease_seconds / 10)
+    pending = works
+    async with progress.live():
+        while pending and outcome.stopped is None:
+            items = _items(pending)
+            ours = claims.take(items)
+            # Bought and stored by another process between our read and our claim.
+            done = _landed(cache, ours)
+            if done:
+                claims.release(sorted(done))
+                models = {w.request.cache_key: w.request.model for w in pending}
+                for key, _ in done:
+                    progress.done(models[key], 1, 0, 0.0)
+            batched = _in_batches(cache, ours - done, outcome)
+            if batched:
+                claims.release(sorted(batched))
+                models = {w.request.cache_key: w.request.model for w in pending}
+                for key, _ in batched:
+                    progress.done(models[key], 0, 1, 0.0)
+            mine = _restricted(pending, ours - done - batched)
+            theirs = _restricted(pending, set(items) - ours)
+            if mine:
+                tried.update(_items(mine))
+                outcome.add(
+                    await run_works(
+                        mine,
+                        cache=cache,
+                        settings=settings,
+                        price=price,
+                        progress=progress,
+                        owner=claims.owner,
+                        live=False,
+                    )
+                )
+            if not theirs or outcome.stopped is not None:
+                break
+            left = await _wait_for_others(theirs, cache, claims, progress, poll)
+            pending = _restricted(left, set(_items(left)) - tried)
+    return outcome

@@ -7,7 +7,7 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from evals.cache import ChatRequest, RequestBatch
 from evals.errors import GroupsError, NoEndpointError
@@ -16,13 +16,13 @@ from evals.runner._routing import ClientRouter, Endpoint
 
 if TYPE_CHECKING:
     from evals.cache import CachedLookup
+    from evals.runner._question_shape import Askable
     from evals.runner._settings import RunSettings
     from evals.runner._work import Work
 
 __all__ = [
-    "Asked",
     "Planned",
-    "asker_of",
+    "describe_question",
     "endpoints_for",
     "gc_paused",
     "missing_works",
@@ -30,31 +30,6 @@ __all__ = [
     "plan",
     "plan_question",
 ]
-
-
-class Asked(Protocol):
-    """What planning needs of a question: its name and type (for messages), conversations,
-    parameters, sample counts and whether it may be adapted to a model (`evals.questions.
-    Question` has all of these)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def type_name(self) -> str: ...
-
-    @property
-    def adapt(self) -> bool | None: ...
-
-    @property
-    def samples_per_paraphrase(self) -> int: ...
-
-    @property
-    def cached_samples_per_row(self) -> int: ...
-
-    def conversations(self) -> list[list[dict[str, Any]]]: ...
-
-    def request_params(self) -> dict[str, Any]: ...
 
 
 @contextmanager
@@ -129,18 +104,18 @@ def plan(
     return Planned(model, request, samples, endpoint=route, use_n=use_n)
 
 
-def asker_of(question: Asked) -> str:
+def describe_question(question: Askable) -> str:
     """How messages name a question: ``rating question 'mood'``."""
     return f"{question.type_name} question '{question.name}'"
 
 
 def plan_question(
-    question: Asked,
+    question: Askable,
     groups: Mapping[str, Sequence[str]],
     router: ClientRouter,
     requests: RequestOptions | None = None,
-) -> tuple[dict[str, Endpoint | str], list[Planned]]:
-    """Each model's route, and one plan per (model, conversation) in frame order.
+) -> list[Planned]:
+    """One plan per (model, conversation) in frame order.
 
     Each model's parameters are prepared once by `requests` (capabilities, adapting, hooks;
     the table alone when None), so a question some model would refuse raises
@@ -150,7 +125,7 @@ def plan_question(
     # Prepared once per model: the batch remembers params by identity, so each model's
     # params are serialised once, not once per conversation.
     prepared = requests.prepare_models(
-        models, question.request_params(), asker=asker_of(question), adapt=question.adapt
+        models, question.request_params(), asker=describe_question(question), adapt=question.adapt
     )
     routes = endpoints_for(models, router)
     conversations = question.conversations()
@@ -171,18 +146,17 @@ def plan_question(
                     use_n=use_n,
                 )
             )
-    return routes, planned
+    return planned
 
 
 def missing_works(
     planned: Sequence[Planned],
     cached: CachedLookup,
     settings: RunSettings,
-    label: str,
-    labels: Sequence[str] | None = None,
+    labels: Sequence[str],
 ) -> list[Work]:
     """The API calls that would buy what `cached` lacks (none for unrouted requests), each
-    labelled with its question (`labels[i]` for `planned[i]` when given, else `label`).
+    labelled with its question (`labels[i]` for `planned[i]`).
     A sample that several planned requests want (the same prompt in two questions bought
     together, a paraphrase repeated) is bought once, under the first one's label."""
     works: list[Work] = []
@@ -200,7 +174,7 @@ def missing_works(
             works.extend(
                 split_work(
                     p.request,
-                    labels[i] if labels is not None else label,
+                    labels[i],
                     missing,
                     p.endpoint,
                     use_n=settings.use_n and p.use_n,

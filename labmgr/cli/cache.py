@@ -27,14 +27,13 @@ _DIR_OPTION = typer.Option(
 
 def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
     """`--dir`, else the cache of this command's lab (`--home`, `LABMGR_HOME`, …): its
-    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder (a
-    PostgreSQL cache's kept frames are in that folder)."""
+    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder."""
     from evals.cache import Cache
 
     if directory is not None:
         return Cache(directory)
     lab = cli_settings(ctx)
-    return Cache(lab.cache_url, frames_dir=lab.cache_dir)
+    return Cache(lab.cache_url)
 
 
 def _figures(ctx: typer.Context, directory: Path | None) -> tuple[Path, int, int]:
@@ -73,8 +72,6 @@ def info(
                     "errors": summary.errors,
                     "packs": summary.packs,
                     "pack_bytes": summary.pack_bytes,
-                    "frames": summary.frames,
-                    "frame_bytes": summary.frame_bytes,
                     "claims": summary.claims,
                     "figures": {
                         "path": str(figures),
@@ -102,11 +99,6 @@ def info(
         console.print(
             f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
             "samples for fast reloads, rebuilt as needed"
-        )
-    if summary.frames:
-        console.print(
-            f"{summary.frames} kept frames ({summary.frame_bytes / 1e6:.1f} MB): questions' "
-            "finished frames, read back when the same question is asked of the same models"
         )
     if figure_files:
         console.print(
@@ -144,8 +136,7 @@ def clear(
     packs: bool = typer.Option(
         False,
         "--packs",
-        help="Only drop the packs and kept frames (copies kept for fast reloads); every "
-        "answer stays.",
+        help="Only drop the packs (copies kept for fast reloads); every answer stays.",
     ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
@@ -153,10 +144,7 @@ def clear(
     if packs:
         if question is not None or model is not None:
             raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
-        dropped, frames = cache.drop_packs(), cache.drop_frames()
-        typer.echo(
-            f"dropped {dropped} packs and {frames} kept frames; every cached answer is still there"
-        )
+        typer.echo(f"dropped {cache.drop_packs()} packs; every cached answer is still there")
         return
     if question is None and model is None and not yes:
         typer.confirm(f"Delete every cached answer in {cache.location}?", abort=True)

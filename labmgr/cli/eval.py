@@ -282,7 +282,7 @@ def run(
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
     baseline), costs.csv, run.log and report.html. The report's figures are also kept in the
     lab's cache folder (figures/), so a later run draws only those whose input changed."""
-    from evals import estimate_run, run_questions
+    from evals import estimate_run
     from evals.groups import base_group
 
     asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
@@ -311,28 +311,31 @@ def run(
         return
     if not wait and not batch:
         raise LabmgrError("--no-wait needs --batch (a synchronous run always waits)")
-    batching = {"batch": True, "batch_wait": wait} if batch else {}
+    from evals import RunSpec
+    from evals import run as run_spec
+    from evals.runner import run_context
+
+    spec = RunSpec.create(
+        questions,
+        groups,
+        out=out if out is not None else _default_out(settings, questions_file),
+        samples=samples,
+        max_cost=max_cost,
+        models=facts,
+        metrics=list(metric or []),
+        baseline=baseline,
+        method=ci,
+        report=not no_report,
+        by_model=by_model,
+        source=str(questions_file),
+        by=list(by or []),
+        judge=not no_judges,
+        judge_model=judge_model,
+        batch=batch,
+        batch_wait=wait,
+    )
     try:
-        result_run = run_questions(
-            questions,
-            groups,
-            out=out if out is not None else _default_out(settings, questions_file),
-            samples=samples,
-            max_cost=max_cost,
-            models=facts,
-            metrics=list(metric or []),
-            baseline=baseline,
-            method=cast("Method", ci),
-            report=not no_report,
-            by_model=by_model,
-            source=str(questions_file),
-            by=list(by or []),
-            judge=not no_judges,
-            judge_model=judge_model,
-            lab=settings,
-            **asking,
-            **batching,
-        )
+        result_run = run_spec(spec, run_context(lab=settings, **asking))
     except KeyboardInterrupt:
         raise LabmgrError(
             "interrupted: every finished sample is in the cache",

@@ -91,7 +91,7 @@ def test_a_batch_run_waits_for_what_a_synchronous_run_is_buying_instead_of_submi
     router = EnvRouter(base_url=batches_sandbox.base_url)
     cache = Cache(tmp_path / "cache")
     q: Question = child_question(2)
-    _, planned = plan_question(q, {"g": [MODEL]}, router)
+    planned = plan_question(q, {"g": [MODEL]}, router)
     items = [(p.request.cache_key, ix) for p in planned if p.request for ix in range(p.samples)]
     result: dict[str, pd.DataFrame] = {}
 
@@ -123,7 +123,7 @@ def test_a_batch_run_sends_what_a_synchronous_buyer_gave_up_without_storing(
     router = EnvRouter(base_url=batches_sandbox.base_url)
     cache = Cache(tmp_path / "cache")
     q = child_question(2)
-    _, planned = plan_question(q, {"g": [MODEL]}, router)
+    planned = plan_question(q, {"g": [MODEL]}, router)
     items = [(p.request.cache_key, ix) for p in planned if p.request for ix in range(p.samples)]
     result: dict[str, pd.DataFrame] = {}
 

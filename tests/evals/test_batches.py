@@ -316,7 +316,7 @@ def _claim_like_a_dead_run(cache: Cache, router: EnvRouter, q: Question) -> tupl
     from evals.cache import BatchLine, BatchRecord, new_record_id
     from evals.runner import plan_question
 
-    _, planned = plan_question(q, {"g": [MODEL]}, router)
+    planned = plan_question(q, {"g": [MODEL]}, router)
     lines, content = [], b""
     for p in planned:
         assert p.request is not None and p.endpoint is not None

@@ -125,7 +125,7 @@ def _traced_df(question: Question, groups: Any, cache: Cache, **options: Any) ->
     return frame, statements
 
 
-def test_a_cached_df_reads_its_kept_frame_or_one_pack_per_model_or_else_each_request_once(
+def test_a_cached_df_reads_one_pack_per_model_or_else_each_request_once(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     groups = {"base": ["gpt-4o-mini", "gpt-4.1-nano"], "again": ["gpt-4o-mini"]}
@@ -140,20 +140,15 @@ def test_a_cached_df_reads_its_kept_frame_or_one_pack_per_model_or_else_each_req
     asked = chat_requests(sandbox)
 
     options = {"router": router, "settings": fast_settings}
-    kept, read_kept = _traced_df(question, groups, eval_cache, **options)
-    eval_cache.drop_frames()
     packed, read_packs = _traced_df(question, groups, eval_cache, **options)
     with sqlite3.connect(eval_cache.path) as connection:
         connection.execute("DELETE FROM packs")
-        connection.execute("DELETE FROM frames")
     unpacked, read_rows = _traced_df(question, groups, eval_cache, **options)
 
     assert chat_requests(sandbox) == asked
-    pd.testing.assert_frame_equal(first, kept)
     pd.testing.assert_frame_equal(first, packed)
     pd.testing.assert_frame_equal(first, unpacked)
-    assert [s for s in read_kept if "FROM samples" in s or "FROM packs" in s] == []
-    assert len([s for s in read_kept if "FROM frames" in s]) == 1
+    assert [s for s in read_packs if "frames" in s] == []  # nothing pickled is read
     assert [s for s in read_packs if "FROM samples" in s] == []
     assert len([s for s in read_packs if "FROM packs" in s]) == 2  # one per model
     from_samples = [s for s in read_rows if "FROM samples" in s]

@@ -26,9 +26,8 @@ MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 
 @pytest.fixture
 def eval_cache(tmp_path: Path) -> Cache:
-    """A cache that keeps no finished frames, so that every reload here reads packs or rows
-    (kept frames are tested in test_kept_frames.py)."""
-    return Cache(tmp_path / "cache", frame_limit_bytes=0)
+    """A cache in a folder of its own."""
+    return Cache(tmp_path / "cache")
 
 
 def _request(text: str) -> ChatRequest:
@@ -152,7 +151,7 @@ def test_packs_stay_within_their_size_limit(
     room: str,
 ) -> None:
     question, groups = _question(samples=4), {"all": MODELS}
-    unlimited = Cache(tmp_path / "unlimited", frame_limit_bytes=0)
+    unlimited = Cache(tmp_path / "unlimited")
     reference = question.df(groups, cache=unlimited, router=router, settings=fast_settings)
     with sqlite3.connect(unlimited.path) as connection:
         sizes = [size for (size,) in connection.execute("SELECT size FROM packs")]
@@ -160,7 +159,7 @@ def test_packs_stay_within_their_size_limit(
     assert len(sizes) == 2
     limit = {"none": 0, "too little": min(sizes) - 1, "one pack": max(sizes)}[room]
 
-    limited = Cache(unlimited.directory, pack_limit_bytes=limit, frame_limit_bytes=0)
+    limited = Cache(unlimited.directory, pack_limit_bytes=limit)
     frames = [
         question.df(groups, cache=limited, router=router, settings=fast_settings) for _ in range(3)
     ]
@@ -179,7 +178,7 @@ def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
     """A model with one sample is read row by row; more make a pack."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-nowhere")
     options: dict[str, Any] = {
-        "cache": Cache(tmp_path, frame_limit_bytes=0),
+        "cache": Cache(tmp_path),
         "router": EnvRouter(base_url="http://127.0.0.1:9/v1"),  # never asked: all cached
         "settings": RunSettings(progress=False),
     }
@@ -190,7 +189,7 @@ def test_refusals_and_missing_text_read_the_same_from_rows_and_from_packs(
     fine = SampleResult("fine", None, "stop", 3.0, 1.0)
     refused = SampleResult(None, None, "refusal", 3.0, 0.0)
     stored = [[fine, refused], [fine, refused]] if samples == 2 else [[fine], [refused]]
-    _, planned = plan_question(question, groups, run_context(**options).router)
+    planned = plan_question(question, groups, run_context(**options).router)
     for p, answers in zip(planned, stored, strict=True):
         assert p.request is not None
         options["cache"].store(p.request, question.name, list(enumerate(answers)))

@@ -1,5 +1,6 @@
-"""What the answers room needs of a question and of a judge, as protocols: the question types
-(`evals.questions`) carry this knowledge, and answers uses it without importing them."""
+"""What planning, fetching, the frame and the judges need of a question and of a judge, in
+one place: the question types (`evals.questions`) carry this knowledge, and the layers below
+them use it through these protocols without importing the types."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class Judge(Protocol):
 
 
 class Askable(Protocol):
-    """A question as asking, the frame and estimates need it (`evals.questions.Question`)."""
+    """A question as planning, the frame and estimates need it (`evals.questions.Question`)."""
 
     @property
     def name(self) -> str: ...
