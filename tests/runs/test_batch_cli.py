@@ -130,3 +130,51 @@ def test_a_batch_run_judged_again_without_batches_counts_its_new_verdicts_at_lis
     settings = json.loads((batched / "run.json").read_text())["settings"]
     assert settings["batch"] is True
     assert settings["judge_batch"] == {"aligned": False, "coherent": False}
+
+
+EM_FILE = Path(__file__).parents[1] / "evals" / "data" / "em_first_plot_questions.yaml"
+
+
+def _rounds(created: list[int], gap: float) -> int:
+    """Batch creation times (whole seconds) grouped into rounds: a new round starts after a
+    pause of at least `gap` seconds."""
+    times = sorted(created)
+    return 1 + sum(1 for a, b in zip(times, times[1:], strict=False) if b - a >= gap)
+
+
+@pytest.mark.slow
+def test_a_batch_run_of_the_em_file_sends_its_answers_in_one_round_and_its_judges_in_one_more(
+    lab_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fixtures.evals import TEST_KEY
+    from openai import OpenAI
+
+    from labmgr.sandbox import run_sandbox
+
+    with run_sandbox(batch_seconds=5.0) as sandbox:
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", sandbox.base_url)
+        result = _run(
+            "eval",
+            "run",
+            str(EM_FILE),
+            "--group",
+            "base=gpt-4o-mini,gpt-4.1-nano",
+            "--samples",
+            "1",
+            "--batch",
+            "--no-report",
+            "--out",
+            str(tmp_path / "run"),
+            "--json",
+        )
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["bought"]["pending"] == 0
+        client = OpenAI(base_url=sandbox.base_url, api_key=TEST_KEY)
+        batches = list(client.batches.list(limit=100))
+        client.close()
+        assert chat_requests(sandbox) == 0
+    # 24 questions: the answers of two models (one batch each), then the judges' verdicts
+    # (gpt-4o-mini), each set created together, the second after the first finished (5 s).
+    assert len(batches) >= 3
+    assert _rounds([b.created_at for b in batches], gap=3) == 2
