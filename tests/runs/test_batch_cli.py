@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,7 @@ def _rounds(created: list[int], gap: float) -> int:
     """Batch creation times (whole seconds) grouped into rounds: a new round starts after a
     pause of at least `gap` seconds."""
     times = sorted(created)
-    return 1 + sum(1 for a, b in zip(times, times[1:], strict=False) if b - a >= gap)
+    return 1 + sum(1 for a, b in pairwise(times) if b - a >= gap)
 
 
 @pytest.mark.slow
