@@ -208,9 +208,12 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
                 "adapters": [adapter.name for adapter in ctx.requests.adapters],
             },
             "bought": {
+                "samples": outcome.samples,
+                "cached_samples": outcome.cached,
                 "prompt_tokens": outcome.prompt_tokens,
                 "completion_tokens": outcome.completion_tokens,
                 "cost": outcome.cost,
+                "price": "batch" if spec.batch else "list",
                 "pending": outcome.pending,
             },
         }

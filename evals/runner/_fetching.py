@@ -75,6 +75,7 @@ def fetch(
     with gc_paused():
         cached = ctx.cache.lookup_packed(list(chunks.values()))
     works = missing_works(planned, cached, settings, names)
+    outcome.cached = sum(wanted.values()) - sum(len(w.sample_ixs) for w in works)
     if not works:
         return Fetched(cached, outcome)
     if skip is not None:

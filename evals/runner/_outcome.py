@@ -67,6 +67,8 @@ class RunOutcome:
     the Batch API at the batch price)."""
     pending: int = 0
     """Samples left in batches still running (a run that did not wait for them)."""
+    cached: int = 0
+    """Samples the run wanted that the cache already held (read, not bought)."""
 
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
@@ -85,6 +87,7 @@ class RunOutcome:
         self.reasoning_tokens += other.reasoning_tokens
         self.cost += other.cost
         self.pending += other.pending
+        self.cached += other.cached
 
     def messages(self) -> list[str]:
         """One sentence per problem: models not asked, models that failed, answers cut by

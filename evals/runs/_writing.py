@@ -45,7 +45,9 @@ __all__ = ["frame_factors", "frame_totals", "prepare_folder", "rewrite_questions
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
-    """Rows, rows with errors, tokens and cost of one frame."""
+    """Rows, rows with errors, tokens, and the samples' cost at list price (`list_cost`: what
+    they cost synchronously, whatever this run paid; `bought.cost` is what it paid) of one
+    frame."""
 
     def total(column: str) -> float:
         if column not in frame.columns:
@@ -57,7 +59,7 @@ def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
         "errors": int(frame["error"].notna().sum()) if "error" in frame.columns else 0,
         "prompt_tokens": total("prompt_tokens"),
         "completion_tokens": total("completion_tokens"),
-        "cost": total("cost"),
+        "list_cost": total("cost"),
     }
 
 
@@ -296,7 +298,7 @@ def _write(
     content["questions"] = entries
     content["totals"] = {
         key: sum(e["totals"][key] for e in entries)
-        for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "cost")
+        for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "list_cost")
     }
     write_run_file(folder, content)
     run = load_run(folder)

@@ -352,10 +352,7 @@ def run(
             "Judges skipped: `labmgr eval score RUN` judges the answers later.", markup=False
         )
     totals, bought = info.get("totals", {}), info.get("bought", {})
-    console.print(
-        f"{totals.get('rows', 0)} samples ({totals.get('errors', 0)} with errors); "
-        f"bought ${bought.get('cost', 0):.4f} now, the rest came from the cache."
-    )
+    console.print(_bought_line(totals, bought))
     if info.get("stopped"):
         console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
     pending = bought.get("pending")
@@ -389,6 +386,17 @@ def run(
 
 
 _SHOWN_ERRORS = 5
+
+
+def _bought_line(totals: dict[str, Any], bought: dict[str, Any]) -> str:
+    """What the run got and where it came from, claiming no cache hit that did not happen."""
+    price = " at the batch price" if bought.get("price") == "batch" else ""
+    line = (
+        f"{totals.get('rows', 0)} rows ({totals.get('errors', 0)} with errors); "
+        f"bought {bought.get('samples', 0)} samples now for ${bought.get('cost', 0):.4f}{price}"
+    )
+    cached = bought.get("cached_samples", 0)
+    return line + (f"; {cached} samples came from the cache." if cached else ".")
 
 
 def _run_json(run: Run) -> dict[str, Any]:

@@ -57,6 +57,7 @@ def test_no_wait_submits_and_returns_then_collect_finishes_and_a_rerun_sends_not
     submitted = _run("eval", "run", str(questions_file), *COMMON, "--batch", "--no-wait")
     assert submitted.exit_code == 0, submitted.output
     assert "samples wait in batches still running" in submitted.output
+    assert "from the cache" not in submitted.output  # nothing came from it
     listed = _run("batches", "list", "--json")
     assert listed.exit_code == 0, listed.output
     in_flight = json.loads(listed.output)

@@ -55,6 +55,21 @@ def test_eval_run_writes_a_run_and_running_it_again_buys_nothing(
     assert sorted(per_model["model"]) == ["gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o-mini"]
 
 
+def test_the_summary_line_says_what_was_bought_and_what_came_from_the_cache(
+    lab: Settings, questions_file: Path, tmp_path: Path
+) -> None:
+    common = ["--group", "base=gpt-4o-mini", "--question", "colour", "--no-report"]
+    first = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "a"))
+    assert first.exit_code == 0, first.output
+    assert "bought 8 samples now" in first.output  # 4 answers and their 4 verdicts
+    assert "from the cache" not in first.output
+    second = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "b"))
+    assert second.exit_code == 0, second.output
+    said = " ".join(second.output.split())  # as printed, wrapped at the terminal's width
+    assert "bought 0 samples now for $0.0000; 8 samples came from the cache." in said
+    assert load_run(tmp_path / "a").info["totals"]["list_cost"] > 0
+
+
 def test_the_default_run_folder_is_in_the_labs_runs_dir_with_a_report(
     lab: Settings, questions_file: Path
 ) -> None:
