@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,12 +62,15 @@ def test_the_summary_line_says_what_was_bought_and_what_came_from_the_cache(
     common = ["--group", "base=gpt-4o-mini", "--question", "colour", "--no-report"]
     first = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "a"))
     assert first.exit_code == 0, first.output
-    assert "bought 8 samples now" in first.output  # 4 answers and their 4 verdicts
-    assert "from the cache" not in first.output
+    bought = re.search(r"bought (\d+) samples now", " ".join(first.output.split()))
+    assert bought is not None and "from the cache" not in first.output
+    # 4 answers and one verdict per distinct answer
+    assert 5 <= int(bought.group(1)) <= 8
     second = _eval("run", str(questions_file), *common, "--out", str(tmp_path / "b"))
     assert second.exit_code == 0, second.output
     said = " ".join(second.output.split())  # as printed, wrapped at the terminal's width
-    assert "bought 0 samples now for $0.0000; 8 samples came from the cache." in said
+    cached = f"bought 0 samples now for $0.0000; {bought.group(1)} samples came from the cache."
+    assert cached in said
     assert load_run(tmp_path / "a").info["totals"]["list_cost"] > 0
 
 
