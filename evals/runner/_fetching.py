@@ -114,16 +114,9 @@ def _buy_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: s
     for work in works:
         totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
     progress = RunProgress(totals, show=settings.progress, title=title)
-    with ctx.cache.claims() as claims:
+    with ctx.cache.claims() as claims:  # the buyer is made on the runner loop, its clients too
         return run_blocking(
-            lambda: buy(
-                works,
-                cache=ctx.cache,
-                claims=claims,
-                settings=settings,
-                price=ctx.price,
-                progress=progress,
-            )
+            lambda: _Buyer(ctx.cache, settings, ctx.price, progress, claims).buy(works)
         )
 
 
@@ -134,19 +127,87 @@ STORE_BATCH = 256
 """Answers waiting to be stored that are stored at once, without waiting for the delay."""
 
 
-class _Run:
+Item = tuple[str, int]
+
+
+def _items(works: Iterable[Work]) -> list[Item]:
+    return [(work.request.cache_key, ix) for work in works for ix in work.sample_ixs]
+
+
+def _restricted(works: Iterable[Work], keep: set[Item]) -> list[Work]:
+    """The works with only the sample indices in `keep` (works left empty are dropped)."""
+    kept = []
+    for work in works:
+        key = work.request.cache_key
+        ixs = [ix for ix in work.sample_ixs if (key, ix) in keep]
+        if ixs:
+            kept.append(Work(work.request, work.label, ixs, work.endpoint, work.logprobs))
+    return kept
+
+
+def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
+    """Those of `items` now in the cache."""
+    wanted = list(items)
+    found = cache.lookup({key for key, _ in wanted})
+    return {(key, ix) for key, ix in wanted if key in found and ix in found[key]}
+
+
+async def _wait_for_others(
+    works: list[Work], cache: Cache, claims: Claims, progress: RunProgress, poll: float
+) -> list[Work]:
+    """Wait until every sample of `works` landed in the cache (bought by its claimant); as
+    soon as some are neither landed nor claimed (their claimant died or gave up), return
+    the works still missing, to be claimed again."""
+    remaining = set(_items(works))
+    models = {work.request.cache_key: work.request.model for work in works}
+    while remaining:
+        await asyncio.sleep(poll)
+        landed = _landed(cache, remaining)
+        for key, _ in landed:
+            progress.done(models[key], 1, 0, 0.0)
+        remaining -= landed
+        if remaining and len(claims.held(sorted(remaining))) < len(remaining):
+            return _restricted(works, remaining)
+    return []
+
+
+def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item]:
+    """Those of `items` a batch in flight holds (claimed by a `--batch` run), each left
+    pending in `outcome` with the batch it waits in. Looked at after claiming: a batch run
+    puts its items in, then looks at the claims, so of two racing runs one sees the other."""
+    covering = cache.batches.covering(items) if items else {}
+    if not covering:
+        return set()
+    records = {record_id: cache.batches.get(record_id) for record_id in set(covering.values())}
+    for item, record_id in covering.items():
+        record = records[record_id]
+        where = (
+            f"batch {record.batch_id} ({record.status})"
+            if record is not None and record.batch_id
+            else "a batch being submitted"
+        )
+        outcome.errors[item] = (
+            f"waiting in {where} of another run; `labmgr batches collect` (or a run with "
+            "--batch) collects it, then run again"
+        )
+        outcome.pending += 1
+    return set(covering)
+
+
+class _Buyer:
     def __init__(
         self,
         cache: Cache,
         settings: RunSettings,
         price: PriceFunction,
         progress: RunProgress,
-        owner: str | None = None,
+        claims: Claims | None = None,
     ) -> None:
         self.cache = cache
-        self.owner = owner
-        """The claimant whose claim giving a sample up releases (so another may try it);
+        self.claims = claims
+        """This run's claims: giving a sample up releases its claim (so another may try it);
         claims on stored samples are released together when the buying ends."""
+        self.owner = claims.owner if claims is not None else None
         self.settings = settings
         self.price = price
         self.progress = progress
@@ -365,7 +426,8 @@ class _Run:
             finally:
                 self.queue.task_done()
 
-    async def run(self, works: list[Work]) -> RunOutcome:
+    async def _send_all(self, works: list[Work]) -> None:
+        """Send every work through the workers, and wait until each is answered or given up."""
         for work in interleave(works):
             self.queue.put_nowait(work)
         workers = [
@@ -384,10 +446,45 @@ class _Run:
             await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
             self._store_unstored()  # cancelled or not, what was answered is kept
             self.pacing.close()
-            await self.clients.release()
         if self.cache_failure is not None:
             raise self.cache_failure
-        return self.outcome
+
+    async def buy(self, works: list[Work]) -> RunOutcome:
+        """Buy the samples of `works` that nobody else is buying, and wait for the rest."""
+        assert self.claims is not None, "buying claims first"
+        claims, cache, progress, outcome = self.claims, self.cache, self.progress, self.outcome
+        tried: set[Item] = set()
+        poll = min(0.25, claims.lease_seconds / 10)
+        pending = works
+        try:
+            async with progress.live():
+                while pending and outcome.stopped is None:
+                    items = _items(pending)
+                    ours = claims.take(items)
+                    models = {w.request.cache_key: w.request.model for w in pending}
+                    # Bought and stored by another process between our read and our claim.
+                    done = _landed(cache, ours)
+                    if done:
+                        claims.release(sorted(done))
+                        for key, _ in done:
+                            progress.done(models[key], 1, 0, 0.0)
+                    batched = _in_batches(cache, ours - done, outcome)
+                    if batched:
+                        claims.release(sorted(batched))
+                        for key, _ in batched:
+                            progress.done(models[key], 0, 1, 0.0)
+                    mine = _restricted(pending, ours - done - batched)
+                    theirs = _restricted(pending, set(items) - ours)
+                    if mine:
+                        tried.update(_items(mine))
+                        await self._send_all(mine)
+                    if not theirs or outcome.stopped is not None:
+                        break
+                    left = await _wait_for_others(theirs, cache, claims, progress, poll)
+                    pending = _restricted(left, set(_items(left)) - tried)
+        finally:
+            await self.clients.release()
+        return outcome
 
 
 async def run_works(
@@ -397,135 +494,13 @@ async def run_works(
     settings: RunSettings,
     price: PriceFunction,
     progress: RunProgress,
-    owner: str | None = None,
-    live: bool = True,
 ) -> RunOutcome:
-    """Send every Work (respecting the limits), persisting answers as they arrive (and
-    releasing `owner`'s claims on them). `live=False` when the caller shows the progress."""
-    if not works:
-        return RunOutcome()
-    run = _Run(cache, settings, price, progress, owner)
-    if not live:
-        return await run.run(works)
+    """Send every work without claiming (the engine alone, as benchmarks measure it),
+    persisting answers as they arrive."""
+    run = _Buyer(cache, settings, price, progress)
     async with progress.live():
-        return await run.run(works)
-
-
-Item = tuple[str, int]
-
-
-def _items(works: Iterable[Work]) -> list[Item]:
-    return [(work.request.cache_key, ix) for work in works for ix in work.sample_ixs]
-
-
-def _restricted(works: Iterable[Work], keep: set[Item]) -> list[Work]:
-    """The works with only the sample indices in `keep` (works left empty are dropped)."""
-    kept = []
-    for work in works:
-        key = work.request.cache_key
-        ixs = [ix for ix in work.sample_ixs if (key, ix) in keep]
-        if ixs:
-            kept.append(Work(work.request, work.label, ixs, work.endpoint, work.logprobs))
-    return kept
-
-
-def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
-    """Those of `items` now in the cache."""
-    wanted = list(items)
-    found = cache.lookup({key for key, _ in wanted})
-    return {(key, ix) for key, ix in wanted if key in found and ix in found[key]}
-
-
-async def _wait_for_others(
-    works: list[Work], cache: Cache, claims: Claims, progress: RunProgress, poll: float
-) -> list[Work]:
-    """Wait until every sample of `works` landed in the cache (bought by its claimant); as
-    soon as some are neither landed nor claimed (their claimant died or gave up), return
-    the works still missing, to be claimed again."""
-    remaining = set(_items(works))
-    models = {work.request.cache_key: work.request.model for work in works}
-    while remaining:
-        await asyncio.sleep(poll)
-        landed = _landed(cache, remaining)
-        for key, _ in landed:
-            progress.done(models[key], 1, 0, 0.0)
-        remaining -= landed
-        if remaining and len(claims.held(sorted(remaining))) < len(remaining):
-            return _restricted(works, remaining)
-    return []
-
-
-def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item]:
-    """Those of `items` a batch in flight holds (claimed by a `--batch` run), each left
-    pending in `outcome` with the batch it waits in. Looked at after claiming: a batch run
-    puts its items in, then looks at the claims, so of two racing runs one sees the other."""
-    covering = cache.batches.covering(items) if items else {}
-    if not covering:
-        return set()
-    records = {record_id: cache.batches.get(record_id) for record_id in set(covering.values())}
-    for item, record_id in covering.items():
-        record = records[record_id]
-        where = (
-            f"batch {record.batch_id} ({record.status})"
-            if record is not None and record.batch_id
-            else "a batch being submitted"
-        )
-        outcome.errors[item] = (
-            f"waiting in {where} of another run; `labmgr batches collect` (or a run with "
-            "--batch) collects it, then run again"
-        )
-        outcome.pending += 1
-    return set(covering)
-
-
-async def buy(
-    works: list[Work],
-    *,
-    cache: Cache,
-    claims: Claims,
-    settings: RunSettings,
-    price: PriceFunction,
-    progress: RunProgress,
-) -> RunOutcome:
-    """Buy the samples of `works` that nobody else is buying, wait for the rest."""
-    outcome = RunOutcome()
-    tried: set[Item] = set()
-    poll = min(0.25, claims.lease_seconds / 10)
-    pending = works
-    async with progress.live():
-        while pending and outcome.stopped is None:
-            items = _items(pending)
-            ours = claims.take(items)
-            # Bought and stored by another process between our read and our claim.
-            done = _landed(cache, ours)
-            if done:
-                claims.release(sorted(done))
-                models = {w.request.cache_key: w.request.model for w in pending}
-                for key, _ in done:
-                    progress.done(models[key], 1, 0, 0.0)
-            batched = _in_batches(cache, ours - done, outcome)
-            if batched:
-                claims.release(sorted(batched))
-                models = {w.request.cache_key: w.request.model for w in pending}
-                for key, _ in batched:
-                    progress.done(models[key], 0, 1, 0.0)
-            mine = _restricted(pending, ours - done - batched)
-            theirs = _restricted(pending, set(items) - ours)
-            if mine:
-                tried.update(_items(mine))
-                outcome.add(
-                    await run_works(
-                        mine,
-                        cache=cache,
-                        settings=settings,
-                        price=price,
-                        progress=progress,
-                        owner=claims.owner,
-                        live=False,
-                    )
-                )
-            if not theirs or outcome.stopped is not None:
-                break
-            left = await _wait_for_others(theirs, cache, claims, progress, poll)
-            pending = _restricted(left, set(_items(left)) - tried)
-    return outcome
+        try:
+            await run._send_all(works)
+        finally:
+            await run.clients.release()
+    return run.outcome
