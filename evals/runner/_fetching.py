@@ -195,6 +195,8 @@ def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item
 
 
 class _Buyer:
+    """The buying of one fetch: its claims, its workers, what it stored and what it did."""
+
     def __init__(
         self,
         cache: Cache,
