@@ -105,7 +105,8 @@ def judge_frames(
     names = [name for name in frames if judges.get(name)]
     if not names:
         return {}, RunOutcome()
-    plans = {name: plan_judges(frames[name], name, judges[name], ctx) for name in names}
+    with gc_paused():
+        plans = {name: plan_judges(frames[name], name, judges[name], ctx) for name in names}
     fetched = fetch(
         [p for name in names for p in plans[name].planned],
         ctx,
@@ -114,10 +115,11 @@ def judge_frames(
         settings=settings,
         skip=skip,
     )
-    judged = {
-        name: lay_out_judges(frames[name], judges[name], plans[name], fetched, ctx)
-        for name in names
-    }
+    with gc_paused():
+        judged = {
+            name: lay_out_judges(frames[name], judges[name], plans[name], fetched, ctx)
+            for name in names
+        }
     return judged, fetched.outcome
 
 
