@@ -111,9 +111,8 @@ def lay_out_judges(
     """`frame` with the columns of the verdicts `fetched` found for `planned_judges`: each
     distinct prompt's verdict read once and shared by every row that asked it."""
     asked, planned, sent = planned_judges.asked, planned_judges.planned, planned_judges.sent
-    frame = frame.copy()
-    insert_at = list(frame.columns).index("sample_ix") + 1
     error_column = frame["error"].tolist()
+    added: dict[str, pd.Series] = {}  # every judge's columns, placed after `sample_ix` at once
     for name, judge in judges.items():
         codes, distinct, first = asked[name]
         mine = planned[first : first + len(distinct)]
@@ -156,13 +155,21 @@ def lay_out_judges(
         was_sent = sent_params(judge.model, sent[name])
         new[f"{name}_api_kwargs"] = [None if c < 0 else was_sent for c in codes]
         costs = [prices[c] if c >= 0 else 0.0 for c in codes]
-        for offset, (column_name, values) in enumerate(new.items()):
-            frame.insert(insert_at + offset, column_name, pd.Series(values, dtype=object))
-        insert_at += len(new)
-        frame.insert(insert_at, f"{name}_cost", pd.Series(costs, dtype=float))
-        insert_at += 1
-    frame["error"] = error_column
-    return frame
+        for column_name, values in new.items():
+            added[column_name] = pd.Series(values, dtype=object, index=frame.index)
+        added[f"{name}_cost"] = pd.Series(costs, dtype=float, index=frame.index)
+    columns = list(frame.columns)
+    split = columns.index("sample_ix") + 1
+    laid_out = pd.DataFrame(
+        {
+            **{c: frame[c] for c in columns[:split]},
+            **added,
+            **{c: frame[c] for c in columns[split:]},
+        },
+        index=frame.index,
+    )
+    laid_out["error"] = error_column
+    return laid_out
 
 
 def _verdict_columns(
