@@ -32,6 +32,7 @@ __all__ = [
     "REFUSED_ERROR",
     "TAIL_COLUMNS",
     "build_frame",
+    "rates",
     "sent_params",
 ]
 
@@ -156,7 +157,7 @@ def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
     return dict(block)
 
 
-def _rates(model: str, price: PriceFunction) -> tuple[float, float]:
+def rates(model: str, price: PriceFunction) -> tuple[float, float]:
     """Dollars per prompt token and per completion token (NaN when unpriced)."""
     per_prompt = price(model, 1_000_000, 0)
     per_completion = price(model, 0, 1_000_000)
@@ -296,7 +297,7 @@ def build_frame(
         for i, model in enumerate(models)
     }
     model_code = {model: code for code, model in enumerate(models)}
-    rates = [_rates(model, price) for model in models]
+    model_rates = [rates(model, price) for model in models]
     # One segment per (group, model) in frame order.
     ordered: list[Segment] = []
     group_codes: list[int] = []
@@ -315,7 +316,7 @@ def build_frame(
     completion = np.concatenate([s["completion_tokens"] for s in ordered] or [np.empty(0)])
     reasoning = np.concatenate([s["reasoning_tokens"] for s in ordered] or [np.empty(0)])
     finish = pa.concat_arrays([s["finish_reason"] for s in ordered] or [pa.array([], pa.string())])
-    rate_in, rate_out = np.asarray(rates, dtype=float).reshape(-1, 2).T
+    rate_in, rate_out = np.asarray(model_rates, dtype=float).reshape(-1, 2).T
     text = question.answer_kind == "text"
     text_answers = (
         pa.concat_arrays([s["answer"] for s in ordered])

@@ -12,7 +12,6 @@ types in `evals.questions`; this module only plans, fetches and lays out the col
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.answers._frame import CUT_BY_BUDGET, sent_params
+from evals.answers._frame import CUT_BY_BUDGET, rates, sent_params
 from evals.answers._preparing import judge_params
 from evals.cache import RequestBatch
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
@@ -121,11 +120,14 @@ def lay_out_judges(
         problems: list[str | None] = [None] * len(distinct)
         shares = Counter(c for c in codes if c >= 0)  # rows sharing each verdict
         prices: list[float] = [0.0] * len(distinct)
+        per_prompt, per_completion = rates(judge.model, ctx.price)
         readable = []
         for i, sample in enumerate(samples):
             if sample is not None:  # paid for, whether its verdict can be read or not
-                price = ctx.price(judge.model, sample.prompt_tokens, sample.completion_tokens)
-                prices[i] = math.nan if price is None else price / shares[i]
+                price = (
+                    sample.prompt_tokens * per_prompt + sample.completion_tokens * per_completion
+                )
+                prices[i] = price / shares[i]
             if sample is None:
                 p, key = mine[i], keys[i]
                 problems[i] = (
@@ -158,13 +160,13 @@ def lay_out_judges(
         for column_name, values in new.items():
             added[column_name] = pd.Series(values, dtype=object, index=frame.index)
         added[f"{name}_cost"] = pd.Series(costs, dtype=float, index=frame.index)
-    columns = list(frame.columns)
-    split = columns.index("sample_ix") + 1
+    names = list(frame.columns)
+    split = names.index("sample_ix") + 1
     laid_out = pd.DataFrame(
         {
-            **{c: frame[c] for c in columns[:split]},
+            **{c: frame[c] for c in names[:split]},
             **added,
-            **{c: frame[c] for c in columns[split:]},
+            **{c: frame[c] for c in names[split:]},
         },
         index=frame.index,
     )
