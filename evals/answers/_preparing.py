@@ -24,7 +24,7 @@ def judge_params(
         name: ctx.requests.prepare(
             judge.model,
             judge.request_params(),
-            asker=f"{judge.type_name} '{name}' of question '{label}'",
+            label=f"{judge.type_name} '{name}' of question '{label}'",
             adapt=judge.adapt,
         )
         for name, judge in judges.items()
@@ -44,7 +44,7 @@ def check_question(
     ctx.requests.prepare_models(
         ordered_models(groups),
         question.request_params(),
-        asker=describe_question(question),
+        label=describe_question(question),
         adapt=question.adapt,
     )
     if judge:

@@ -69,12 +69,12 @@ class RequestOptions:
         model: str,
         params: Mapping[str, Any],
         *,
-        asker: str,
+        label: str,
         adapt: bool | None = None,
     ) -> dict[str, Any]:
         """The parameters sent to `model` for a question asking with `params`.
 
-        `asker` names the question in messages (``"rating question 'mood'"``); `adapt` is
+        `label` names the question in messages (``"rating question 'mood'"``); `adapt` is
         the question's own choice (None: the run's). Raises `UnsupportedRequestError`."""
         sent = _with_capabilities(
             model,
@@ -82,7 +82,7 @@ class RequestOptions:
             self.capabilities(model),
             adapt=self.adapt if adapt is None else adapt,
             default_effort=self.reasoning_effort,
-            asker=asker,
+            label=label,
         )
         return apply_adapters(self.adapters, sent, model) if self.adapters else sent
 
@@ -91,7 +91,7 @@ class RequestOptions:
         models: Iterable[str],
         params: Mapping[str, Any],
         *,
-        asker: str,
+        label: str,
         adapt: bool | None = None,
     ) -> dict[str, dict[str, Any]]:
         """`prepare` for each model; when some refuse, one error names the first and lists
@@ -100,7 +100,7 @@ class RequestOptions:
         refused: list[tuple[str, UnsupportedRequestError]] = []
         for model in models:
             try:
-                prepared[model] = self.prepare(model, params, asker=asker, adapt=adapt)
+                prepared[model] = self.prepare(model, params, label=label, adapt=adapt)
             except UnsupportedRequestError as error:
                 refused.append((model, error))
         if refused:
@@ -131,11 +131,11 @@ def _with_capabilities(
     *,
     adapt: bool,
     default_effort: str | None,
-    asker: str,
+    label: str,
 ) -> dict[str, Any]:
     if sent.get("logprobs") and not capabilities.logprobs:
         raise _refuse(
-            f"{asker} is read from logprobs, which {model} does not return: ask a model "
+            f"{label} is read from logprobs, which {model} does not return: ask a model "
             "that returns them (adapting cannot help)."
         )
     wanted = sent.get("top_logprobs")
@@ -143,7 +143,7 @@ def _with_capabilities(
         most = capabilities.top_logprobs
         if not adapt:
             raise _refuse(
-                f"{asker}: {model} returns at most {most} top_logprobs, not {wanted}: set "
+                f"{label}: {model} returns at most {most} top_logprobs, not {wanted}: set "
                 f"`adapt: true` to ask for {most}, or lower top_logprobs."
             )
         sent["top_logprobs"] = most
@@ -156,7 +156,7 @@ def _with_capabilities(
             default = capabilities.default_reasoning_effort
             applies = f"the API default, {default}," if default else "the API default"
             raise _refuse(
-                f"{asker}: {model} does not accept reasoning_effort {effort!r} (it takes "
+                f"{label}: {model} does not accept reasoning_effort {effort!r} (it takes "
                 f"{', '.join(efforts)}): set `adapt: true` to leave it out ({applies} "
                 "applies), or choose one of those."
             )
@@ -168,21 +168,21 @@ def _with_capabilities(
     if temperature is not None and not capabilities.temperature and temperature != 1:
         if not adapt:
             raise _refuse(
-                f"{asker}: {model} does not accept temperature {temperature:g} ({at_one}): "
+                f"{label}: {model} does not accept temperature {temperature:g} ({at_one}): "
                 "set `adapt: true` to drop it, or ask a chat model."
             )
         del sent["temperature"]
     if sent.get("top_p") is not None and not capabilities.top_p:
         if not adapt:
             raise _refuse(
-                f"{asker}: {model} does not accept top_p ({at_one}): set `adapt: true` to "
+                f"{label}: {model} does not accept top_p ({at_one}): set `adapt: true` to "
                 "drop it, or ask a chat model."
             )
         del sent["top_p"]
     if sent.get("logit_bias") and not capabilities.logit_bias:
         if not adapt:
             raise _refuse(
-                f"{asker}: {model} does not accept logit_bias: set `adapt: true` to drop it, "
+                f"{label}: {model} does not accept logit_bias: set `adapt: true` to drop it, "
                 "or ask a model that takes it."
             )
         del sent["logit_bias"]

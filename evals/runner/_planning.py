@@ -125,7 +125,7 @@ def plan_question(
     # Prepared once per model: the batch remembers params by identity, so each model's
     # params are serialised once, not once per conversation.
     prepared = requests.prepare_models(
-        models, question.request_params(), asker=describe_question(question), adapt=question.adapt
+        models, question.request_params(), label=describe_question(question), adapt=question.adapt
     )
     routes = endpoints_for(models, router)
     conversations = question.conversations()

@@ -67,7 +67,7 @@ def test_planning_with_a_batch_adapts_reasoning_params_like_planning_without(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-alpha")
     routes = endpoints_for(["o4-mini", "gpt-4.1"], EnvRouter(base_url="http://a/v1"))
-    prepared = RequestOptions(adapt=True).prepare_models(routes, PARAMS, asker="q")
+    prepared = RequestOptions(adapt=True).prepare_models(routes, PARAMS, label="q")
     batch = RequestBatch()
     for model, route in routes.items():
         alone = plan(model, route, MESSAGES[0], prepared[model], 3)

@@ -57,5 +57,5 @@ def test_reasoning_models_get_max_completion_tokens() -> None:
     for model in ("gpt-4o-mini", "gpt-4.1", "ft:gpt-4.1-mini:org:o4:1", "gpt-50x"):
         assert not is_reasoning_model(model), model
     prepare = RequestOptions().prepare
-    assert prepare("o4-mini", {"max_tokens": 5}, asker="q") == {"max_completion_tokens": 5}
-    assert prepare("gpt-4o", {"max_tokens": 5}, asker="q") == {"max_tokens": 5}
+    assert prepare("o4-mini", {"max_tokens": 5}, label="q") == {"max_completion_tokens": 5}
+    assert prepare("gpt-4o", {"max_tokens": 5}, label="q") == {"max_tokens": 5}

@@ -253,7 +253,7 @@ def test_a_lab_override_refuses_logprobs_and_turns_off_n(
 
 def test_the_table_knows_fine_tunes_of_reasoning_models() -> None:
     with pytest.raises(UnsupportedRequestError, match="ft:o4-mini:org:x:1 does not accept"):
-        RequestOptions().prepare("ft:o4-mini:org:x:1", {"temperature": 0.0}, asker="q")
-    assert RequestOptions().prepare("ft:gpt-4.1:org:o4:1", {"temperature": 0.0}, asker="q") == {
+        RequestOptions().prepare("ft:o4-mini:org:x:1", {"temperature": 0.0}, label="q")
+    assert RequestOptions().prepare("ft:gpt-4.1:org:o4:1", {"temperature": 0.0}, label="q") == {
         "temperature": 0.0
     }
