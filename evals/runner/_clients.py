@@ -1,8 +1,8 @@
-"""The OpenAI clients the engine sends through, one per endpoint and way of connecting, kept
-on the runner loop across fetches: the questions of a run (and a question's answers and its
-judges) reuse one client's open connections instead of opening new ones for every fetch.
+"""The runner's OpenAI clients, one per endpoint + key (never per model), kept on the runner
+loop across fetches so later fetches reuse their open connections, and closed before the loop
+stops at exit.
 
-A few clients are kept (the most recently used); one pushed out while a fetch still sends
+The `KEPT_CLIENTS` most recently used are kept; one pushed out while a fetch still sends
 through it is closed when the last such fetch ends. One made on any other loop belongs to its
 fetch, which closes it when it ends.
 """
@@ -19,9 +19,9 @@ from openai import AsyncOpenAI
 
 from evals.runner._blocking import on_runner_loop
 from evals.runner._posting import ChatPoster
-from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
 from evals.runner._transport import make_http_client
+from labmgr.routing import Endpoint
 
 __all__ = ["KEPT_CLIENTS", "ClientLease"]
 
@@ -38,11 +38,15 @@ _CLOSING: set[asyncio.Task[None]] = set()
 _POSTERS: weakref.WeakKeyDictionary[AsyncOpenAI, ChatPoster] = weakref.WeakKeyDictionary()
 """The chat poster of each client on the aiohttp transport (see `_posting`)."""
 _registered = False
+_INHERITED: list[AsyncOpenAI] = []
+"""In a forked child, the parent's clients: never used, never dropped (dropping one would
+report the parent's open connections as unclosed, from the child)."""
 
 
 def _forget_kept() -> None:
     """In a forked child: the kept clients belong to the parent's loop."""
     global _registered
+    _INHERITED.extend([*_KEPT.values(), *_RETIRED.values()])
     _KEPT.clear()
     _IN_USE.clear()
     _RETIRED.clear()
