@@ -21,9 +21,9 @@ from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
 from evals.runner._pacing import Pacing
 from evals.runner._progress import RunProgress
-from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave
+from labmgr.routing import Endpoint
 
 __all__ = ["STORE_BATCH", "STORE_DELAY", "run_works"]
 

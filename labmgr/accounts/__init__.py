@@ -19,9 +19,8 @@ from labmgr.accounts._discovery import (
     unset_endpoint_keys,
 )
 from labmgr.accounts._identity_cache import CachedIdentity, IdentityCache
+from labmgr.accounts._json_file import LockedJsonFile
 from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._routing_rules import RoutingRule, routing_rules
-from labmgr.accounts._shared_models import SharedModel, SharedModels
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -35,11 +34,8 @@ __all__ = [
     "EndpointSummary",
     "IdentityCache",
     "KeyStatus",
-    "RoutingRule",
-    "SharedModel",
-    "SharedModels",
+    "LockedJsonFile",
     "discover_credentials",
-    "routing_rules",
     "summarize_endpoints",
     "unset_endpoint_keys",
 ]

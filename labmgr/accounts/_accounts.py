@@ -1,17 +1,15 @@
-"""`Accounts`: the keys of a lab, which organization/project each belongs to, and routing."""
+"""`Accounts`: the keys of a lab, and which organization/project each belongs to."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
 from labmgr.accounts._identity_cache import IdentityCache
 from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._shared_models import SharedModels
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
 from labmgr.settings import Settings
 
@@ -45,21 +43,12 @@ class Accounts:
     ``accounts.json`` by key fingerprint, so later processes make no request.
     """
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        environ: Mapping[str, str] | None = None,
-        pool: ClientPool | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.pool = pool if pool is not None else ClientPool(settings)
+        self.pool = ClientPool(settings)
         """The clients used for lookups (and available to callers)."""
-        self._environ = environ
         self._cache = IdentityCache(settings.accounts_path)
-        self.shared_models = SharedModels(settings.shared_models_path)
-        """Fine-tunes not in the database, and the key found to serve each."""
-        self._credentials = discover_credentials(settings, environ)
+        self._credentials = discover_credentials(settings)
 
     def close(self) -> None:
         """Close the synchronous clients of `pool`."""
@@ -72,7 +61,7 @@ class Accounts:
 
     def unset_endpoint_keys(self) -> dict[str, str]:
         """Configured endpoints whose key variable is unset: ``{endpoint: env var}``."""
-        return unset_endpoint_keys(self.settings, self._environ)
+        return unset_endpoint_keys(self.settings)
 
     def _from_cache(self, credential: Credential) -> Credential | None:
         entry = self._cache.get(credential.fingerprint())
@@ -85,8 +74,7 @@ class Accounts:
         for credential in self.credentials:
             if credential.key_env == key_env:
                 return credential
-        env = os.environ if self._environ is None else self._environ
-        reason = "is empty" if key_env in env else "is not set"
+        reason = "is empty" if key_env in os.environ else "is not set"
         raise MissingApiKey(
             f"No API key in {key_env}: the environment variable {reason}.",
             hint="Set it, or run `labmgr keys` to see the keys labmgr finds.",
@@ -166,37 +154,6 @@ class Accounts:
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
         return statuses
-
-    def key_for_model(self, model: str) -> Credential | None:
-        """A key that can use `model` (say a fine-tune another organization shared): the one
-        remembered in the lab, else the first key whose endpoint finds it
-        (``GET /models/{model}``, each key asked once), then remembered; None when no key
-        can see it. Keys that cannot be asked (no network, no access) are passed over."""
-        remembered = self.shared_models.get(model)
-        if remembered is not None:
-            for credential in self.credentials:
-                if (
-                    credential.key_env == remembered.key_env
-                    and credential.base_url == remembered.base_url
-                    and credential.fingerprint() == remembered.fingerprint
-                ):
-                    return credential
-        import openai  # only when a model's key is looked up over the network
-
-        for credential in self.credentials:
-            try:
-                self.pool.client(credential).models.retrieve(model)
-            except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
-                continue
-            self.shared_models.put(
-                model,
-                endpoint=credential.endpoint,
-                base_url=credential.base_url,
-                key_env=credential.key_env,
-                fingerprint=credential.fingerprint(),
-            )
-            return credential
-        return None
 
     def credentials_for_org(
         self, organization: str, project: str | None = None, *, endpoint: str | None = None

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from labmgr.errors import MissingApiKey
 
@@ -36,13 +35,10 @@ class Credential:
     """Project id the key belongs to (``openai-project`` header), once resolved."""
     resolved: bool = False
     """True once organization/project were looked up (they may still be None, e.g. OpenRouter)."""
-    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """Where to read the key; None means `os.environ` at the time of use."""
 
     def api_key(self) -> str:
         """The key itself, read from the environment now. Never store or print it."""
-        env = os.environ if self.environ is None else self.environ
-        value = env.get(self.key_env, "").strip()
+        value = os.environ.get(self.key_env, "").strip()
         if not value:
             raise MissingApiKey(
                 f"The environment variable {self.key_env} (API key of endpoint "

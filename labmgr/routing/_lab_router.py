@@ -3,10 +3,10 @@
 1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
    file order): answer and judge models alike;
 2. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
-   its job;
+   its job (`candidate_credentials`, the job manager's choice too);
 3. a fine-tuned model the database does not know (shared by another organization): the key
    that can see it, found by asking each key once and remembered in the lab
-   (`shared_models.json`: env var names and key fingerprints, never a key);
+   (`shared_models.json`);
 4. anything else: the lab's default OpenAI key.
 
 The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
@@ -15,28 +15,58 @@ The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from evals.errors import NoEndpointError
-from evals.runner._routing import Endpoint
+from labmgr.errors import LabmgrError
+from labmgr.routing._endpoint import Endpoint, NoEndpointError
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
     from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
-__all__ = ["LabRouter"]
+__all__ = ["LabRouter", "candidate_credentials", "resolved_credentials"]
+
+
+def resolved_credentials(accounts: Accounts) -> tuple[list[Credential], dict[str, str]]:
+    """Every key with its organization/project (cached lookups), and why others failed."""
+    found: list[Credential] = []
+    failed: dict[str, str] = {}
+    for credential in accounts.credentials:
+        try:
+            found.append(accounts.resolve(credential))
+        except LabmgrError as exc:
+            failed[credential.key_env] = exc.message
+    return found, failed
+
+
+def candidate_credentials(job: FinetuneJob, credentials: Sequence[Credential]) -> list[Credential]:
+    """Keys that may see `job`, best first: the key that created it, then other keys of its
+    project. A key of another project is left out when both projects are known; when the
+    job's project is unknown (e.g. imported from llmcomp) every key of its endpoint is tried."""
+    from labmgr.accounts import OPENAI_ENDPOINT
+
+    def may_see(credential: Credential) -> bool:
+        if job.project_id and credential.project and credential.project != job.project_id:
+            return False
+        if job.endpoint:
+            return credential.base_url == job.endpoint
+        return credential.endpoint == OPENAI_ENDPOINT
+
+    usable = [c for c in credentials if may_see(c)]
+    return sorted(
+        usable,
+        key=lambda c: (
+            c.key_env != job.key_env,
+            not (job.project_id and c.project == job.project_id),
+        ),
+    )
 
 
 class LabRouter:
-    """Models matching a configured endpoint's patterns go there; a fine-tuned model goes to
-    a key of the organization/project that owns it (from the jobs database), or else to the
-    key found to see it; everything else to the lab's default OpenAI key.
-
-    One Endpoint per credential, so models on the same key share one client; each model is
-    routed once per router.
-    """
+    """Routes each model by the steps above; one Endpoint per credential, so models on the
+    same key share one client, and each model is routed once per router."""
 
     def __init__(
         self,
@@ -45,18 +75,21 @@ class LabRouter:
         *,
         supports_n: bool = True,
     ) -> None:
+        from labmgr.routing._shared_models import SharedModels
+
         self.accounts = accounts
         self.owners = dict(owners or {})
         """The job that produced each fine-tuned model (final models and checkpoints)."""
         self.supports_n = supports_n
+        self.shared_models = SharedModels(accounts.settings.shared_models_path)
+        """Fine-tunes not in the database, and the key found to serve each."""
         self._endpoints: dict[str, Endpoint] = {}
         self._routes: dict[str, Endpoint] = {}
         self._credentials: list[Credential] | None = None
 
     @classmethod
     def from_lab(cls, settings: Settings) -> LabRouter:
-        """A router from the keys in the environment and the lab's database (owners are read
-        once)."""
+        """A router from the keys in the environment and the lab's database (read once)."""
         from labmgr.accounts import Accounts
 
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
@@ -68,24 +101,41 @@ class LabRouter:
                 return name
         return None
 
+    def key_for_shared_model(self, model: str) -> Credential | None:
+        """The key remembered for a fine-tune the database does not know, else the first key
+        whose endpoint finds it (`GET /models/{model}`, each key asked once), then
+        remembered; None when no key can see it."""
+        credentials = self.accounts.credentials
+        remembered = self.shared_models.get(model)
+        if remembered is not None:
+            for credential in credentials:
+                if (
+                    credential.key_env == remembered.key_env
+                    and credential.base_url == remembered.base_url
+                    and credential.fingerprint() == remembered.fingerprint
+                ):
+                    return credential
+        import openai  # only when a model's key is looked up over the network
+
+        for credential in credentials:
+            try:
+                self.accounts.pool.client(credential).models.retrieve(model)
+            except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
+                continue
+            self.shared_models.put(model, credential)
+            return credential
+        return None
+
     def _credential(self, model: str) -> Credential:
-        """A configured endpoint claiming the model; else the key that created the model's
-        job, or a key of its project (the job manager's own choice,
-        `labmgr.finetuning.routing`); else, for a fine-tune the database does not know, the
-        key found to see it; else the default key."""
         from labmgr.errors import NoKeyForOrganization
-        from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
 
         claimed_by = self.pattern_endpoint(model)
         if claimed_by is not None:
             return self.accounts.default(claimed_by)
         job = self.owners.get(model)
         if job is None:
-            if model.startswith("ft:"):
-                found = self.accounts.key_for_model(model)
-                if found is not None:
-                    return found
-            return self.accounts.default()
+            found = self.key_for_shared_model(model) if model.startswith("ft:") else None
+            return found or self.accounts.default()
         if self._credentials is None:
             self._credentials, _ = resolved_credentials(self.accounts)
         candidates = candidate_credentials(job, self._credentials)
@@ -100,8 +150,6 @@ class LabRouter:
         return candidates[0]
 
     def endpoint_for(self, model: str) -> Endpoint:
-        from labmgr.errors import LabmgrError
-
         known = self._routes.get(model)
         if known is not None:
             return known
@@ -127,12 +175,23 @@ class LabRouter:
 
 
 def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
-    """Each fine-tuned model's job, from the lab's database; none when the database does not
-    exist yet or cannot be read (then every model goes to the default key)."""
+    """Each fine-tuned model's job; none when the database does not exist yet (opening it
+    would create an empty file in the lab) or cannot be read."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     from jobs_db import DatabaseError, list_jobs, open_database, select_models
 
-    if _missing_sqlite_file(db_url):
-        return {}  # no jobs yet: opening it would create an empty file in the lab
+    try:
+        url = make_url(db_url)
+    except (ArgumentError, ValueError):
+        url = None
+    if url is not None and url.get_backend_name() == "sqlite":
+        path = url.database or ""
+        if path not in ("", ":memory:") and not Path(path).exists():
+            return {}
     try:
         with open_database(db_url, upgrade=False) as database:
             jobs = {job.id: job for job in list_jobs(database)}
@@ -140,21 +199,3 @@ def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
     except DatabaseError:
         return {}
     return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
-
-
-def _missing_sqlite_file(db_url: str) -> bool:
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        url = make_url(db_url)
-    except (ArgumentError, ValueError):
-        return False
-    database = url.database or ""
-    return (
-        url.get_backend_name() == "sqlite"
-        and database not in ("", ":memory:")
-        and not (Path(database).exists())
-    )

@@ -1,9 +1,8 @@
 """``shared_models.json``: which key can use each fine-tune the lab's database does not know
 (a model shared by another organization), found by asking each key once.
 
-An entry names the key by its env var and the SHA-256 fingerprint of (base URL, key): never
-the key. When the variable later holds another key, the fingerprint no longer matches and the
-model is looked up again. Writes are atomic (temp file + rename) under a file lock.
+An entry names the key by its env var and the SHA-256 fingerprint of (base URL, key), never
+the key: when the variable later holds another key, the model is looked up again.
 """
 
 from __future__ import annotations
@@ -11,14 +10,16 @@ from __future__ import annotations
 import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from labmgr.accounts._json_file import LockedJsonFile
+from labmgr.accounts import LockedJsonFile
+
+if TYPE_CHECKING:
+    from labmgr.accounts import Credential
 
 __all__ = ["SharedModel", "SharedModels"]
-
-_VERSION = 1
 
 
 class SharedModel(BaseModel):
@@ -39,7 +40,7 @@ class SharedModel(BaseModel):
 
 
 class _File(BaseModel):
-    version: int = _VERSION
+    version: int = 1
     models: dict[str, SharedModel] = {}
 
 
@@ -47,35 +48,26 @@ class SharedModels:
     """Read and update ``shared_models.json`` in a lab folder."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
         self._file = LockedJsonFile(path, _File)
-
-    def _read(self) -> _File:
-        return self._file.read()  # missing, unreadable or damaged: looked up again
 
     def get(self, model: str) -> SharedModel | None:
         """The key remembered for `model`, if any."""
-        return self._read().models.get(model)
+        return self._file.read().models.get(model)
 
     def all(self) -> dict[str, SharedModel]:
         """Every remembered model, by id."""
-        return dict(self._read().models)
+        return dict(self._file.read().models)
 
-    def put(
-        self, model: str, *, endpoint: str, base_url: str, key_env: str, fingerprint: str
-    ) -> SharedModel:
+    def put(self, model: str, credential: Credential) -> SharedModel:
         """Remember the key that serves `model`; a lab that cannot be written is not an
         error (the next process asks again)."""
         entry = SharedModel(
-            endpoint=endpoint,
-            base_url=base_url,
-            key_env=key_env,
-            fingerprint=fingerprint,
+            endpoint=credential.endpoint,
+            base_url=credential.base_url,
+            key_env=credential.key_env,
+            fingerprint=credential.fingerprint(),
             found_at=datetime.now(UTC),
         )
         with contextlib.suppress(OSError):
-            self._write(model, entry)
+            self._file.update(lambda data: data.models.__setitem__(model, entry))
         return entry
-
-    def _write(self, model: str, entry: SharedModel) -> None:
-        self._file.update(lambda data: data.models.__setitem__(model, entry))

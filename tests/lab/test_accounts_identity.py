@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -135,25 +134,6 @@ def test_pool_shares_one_client_per_endpoint_and_key(
         assert pool.client(first).max_retries == lab_settings.api.max_retries
         assert pool.client(first).timeout == lab_settings.api.timeout
         assert len(pool) == 2
-
-
-def test_async_client_from_the_pool_reaches_the_endpoint(
-    two_projects: IdentityServer, lab_settings: Settings
-) -> None:
-    accounts = Accounts(lab_settings)
-    credential = accounts.default()
-    assert credential.key_env == "OPENAI_API_KEY"
-    pool = ClientPool(lab_settings)
-
-    async def ask() -> str | None:
-        client = pool.async_client(credential)
-        assert client is pool.async_client(credential)
-        raw = await client.models.with_raw_response.list()
-        await pool.aclose()
-        return raw.headers.get("openai-project")
-
-    assert asyncio.run(ask()) == "proj_a"
-    assert len(pool) == 0
 
 
 def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path) -> None:
