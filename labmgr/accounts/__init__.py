@@ -2,8 +2,8 @@
 
     from labmgr.accounts import Accounts
     accounts = Accounts(load_settings())
-    credential = accounts.credential_for_org("org-abc", "proj_123")
-    client = accounts.pool.client(credential)      # one client per endpoint + key
+    credential = accounts.resolve(accounts.default())   # with its organization and project
+    client = accounts.pool.client(credential)           # one client per endpoint + key
 
 Keys stay in the environment: a `Credential` names the variable holding one.
 """
@@ -18,9 +18,8 @@ from labmgr.accounts._discovery import (
     summarize_endpoints,
     unset_endpoint_keys,
 )
-from labmgr.accounts._identity_cache import CachedIdentity, IdentityCache
-from labmgr.accounts._json_file import LockedJsonFile
-from labmgr.accounts._pool import ClientPool
+from labmgr.accounts._pool import ClientPool, key_digest
+from labmgr.accounts._records import CachedIdentity, IdentityCache, RecordFile
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -34,8 +33,9 @@ __all__ = [
     "EndpointSummary",
     "IdentityCache",
     "KeyStatus",
-    "LockedJsonFile",
+    "RecordFile",
     "discover_credentials",
+    "key_digest",
     "summarize_endpoints",
     "unset_endpoint_keys",
 ]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
-from labmgr.accounts._identity_cache import IdentityCache
 from labmgr.accounts._pool import ClientPool
-from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
+from labmgr.accounts._records import CachedIdentity, IdentityCache
+from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey
 from labmgr.settings import Settings
 
 _KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
@@ -129,14 +129,14 @@ class Accounts:
             ) from None
         organization = raw.headers.get("openai-organization") or None
         project = raw.headers.get("openai-project") or None
-        self._cache.put(
-            credential.fingerprint(),
+        identity = CachedIdentity(
             endpoint=credential.endpoint,
             base_url=credential.base_url,
             key_env=credential.key_env,
             organization=organization,
             project=project,
         )
+        self._cache.put(credential.fingerprint(), identity)
         return credential.with_identity(organization, project)
 
     def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:
@@ -154,45 +154,3 @@ class Accounts:
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
         return statuses
-
-    def credentials_for_org(
-        self, organization: str, project: str | None = None, *, endpoint: str | None = None
-    ) -> list[Credential]:
-        """Every key of `organization` (and `project`, if given), resolving as needed.
-
-        Keys already in the cache are checked first; keys whose lookup fails are skipped.
-        """
-        pending = [c for c in self._credentials if endpoint is None or c.endpoint == endpoint]
-        known = [(c, self._from_cache(c)) for c in pending]
-        matches: list[Credential] = []
-        for credential in [cached for _, cached in known if cached is not None] + [
-            self._try_resolve(c) for c, cached in known if cached is None
-        ]:
-            if credential is None or credential.organization != organization:
-                continue
-            if project is None or credential.project == project:
-                matches.append(credential)
-        return matches
-
-    def _try_resolve(self, credential: Credential) -> Credential | None:
-        try:
-            return self.resolve(credential)
-        except LabmgrError:
-            return None
-
-    def credential_for_org(
-        self, organization: str, project: str | None = None, *, endpoint: str | None = None
-    ) -> Credential:
-        """A key of `organization`/`project`: how a fine-tuned model finds a key that can use it.
-
-        Raises `NoKeyForOrganization` when no configured key belongs there.
-        """
-        matches = self.credentials_for_org(organization, project, endpoint=endpoint)
-        if matches:
-            return matches[0]
-        target = f"organization {organization}" + (f", project {project}" if project else "")
-        raise NoKeyForOrganization(
-            f"None of the {len(self._credentials)} API keys found belongs to {target}.",
-            hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; `labmgr keys` "
-            "shows the organization and project of each key.",
-        )

@@ -1,59 +1,132 @@
-"""`ClientPool`: the job manager's API clients, one per endpoint + key, never one per model.
+"""`ClientPool`: the project's OpenAI clients, one per endpoint + key (and the options a client
+is made with), never one per model: every model on a key shares its client and connections.
 
-The runner's asynchronous clients are kept on its own loop (`evals.runner`), with the same
-rule: one client per endpoint and key, shared by every model routed there.
+The job manager asks for clients by `Credential` (`client`, `async_client`, with the timeout
+and retries of `settings.api`); the runner keeps its own kind of client in a pool on its
+event loop (`get` with a maker, `keep` of them at most).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import inspect
 import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from labmgr.accounts._credential import Credential
-from labmgr.settings import Settings
+from labmgr.settings import ApiDefaults, Settings
 
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
-    from openai import OpenAI
+    from openai import AsyncOpenAI, OpenAI
+
+__all__ = ["ClientPool", "key_digest"]
+
+
+def key_digest(key: str) -> str:
+    """What a pool keeps of a key: a digest, to tell keys apart without holding one."""
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 class ClientPool:
-    """Synchronous clients with the timeout and retry count of `settings.api`, made on first
-    use (reading the key from the environment then) and shared across threads."""
+    """Clients by what identifies them, made on first use and shared across threads.
 
-    def __init__(self, settings: Settings) -> None:
-        self.timeout = settings.api.timeout
-        self.max_retries = settings.api.max_retries
-        self._clients: dict[str, OpenAI] = {}
+    With `keep`, the least recently used clients beyond it are handed to `push_out` (whose
+    owner closes them once nothing sends through them). Async clients belong to the event
+    loop that first uses them: close them there (`aclose`).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        keep: int | None = None,
+        push_out: Callable[[Any], None] | None = None,
+    ) -> None:
+        api = settings.api if settings is not None else ApiDefaults()
+        self.timeout = api.timeout
+        self.max_retries = api.max_retries
+        self.keep = keep
+        self._push_out = push_out
+        self._clients: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def client(self, credential: Credential) -> OpenAI:
-        """The shared client for `credential` (raises `MissingApiKey`)."""
-        key = credential.fingerprint()
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The client kept under `key`, made by `make()` if there is none."""
+        pushed = []
         with self._lock:
             found = self._clients.get(key)
             if found is None:
-                from openai import OpenAI
+                found = self._clients[key] = make()
+                while self.keep is not None and len(self._clients) > self.keep:
+                    pushed.append(self._clients.popitem(last=False)[1])
+            else:
+                self._clients.move_to_end(key)
+        for client in pushed:
+            if self._push_out is not None:
+                self._push_out(client)
+        return found
 
-                found = self._clients[key] = OpenAI(
-                    api_key=credential.api_key(),
-                    base_url=credential.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-            return found
+    def client(self, credential: Credential) -> OpenAI:
+        """The shared synchronous client for `credential` (raises `MissingApiKey`)."""
+        from openai import OpenAI
+
+        key = credential.api_key()
+        found: OpenAI = self.get(
+            ("sync", credential.base_url, key_digest(key)),
+            lambda: OpenAI(
+                api_key=key,
+                base_url=credential.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            ),
+        )
+        return found
+
+    def async_client(self, credential: Credential) -> AsyncOpenAI:
+        """The shared asynchronous client for `credential` (raises `MissingApiKey`)."""
+        from openai import AsyncOpenAI
+
+        key = credential.api_key()
+        found: AsyncOpenAI = self.get(
+            ("async", credential.base_url, key_digest(key)),
+            lambda: AsyncOpenAI(
+                api_key=key,
+                base_url=credential.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            ),
+        )
+        return found
 
     def __len__(self) -> int:
         return len(self._clients)
 
-    def close(self) -> None:
-        """Close every client."""
+    def drain(self, *, sync_only: bool = False) -> list[Any]:
+        """Take every client (or every synchronous one) out of the pool, unclosed."""
         with self._lock:
-            clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
+            taken = [
+                key
+                for key, client in self._clients.items()
+                if not (sync_only and inspect.iscoroutinefunction(client.close))
+            ]
+            return [self._clients.pop(key) for key in taken]
+
+    def close(self) -> None:
+        """Close the synchronous clients (async ones stay, for `aclose` on their loop)."""
+        for client in self.drain(sync_only=True):
             client.close()
+
+    async def aclose(self) -> None:
+        """Close every client (on the loop the async ones belong to)."""
+        closing = [client.close() for client in self.drain()]
+        awaited = [closed for closed in closing if inspect.isawaitable(closed)]
+        await asyncio.gather(*awaited, return_exceptions=True)
 
     def __enter__(self) -> ClientPool:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -117,12 +117,22 @@ class LabRouter:
                     return credential
         import openai  # only when a model's key is looked up over the network
 
+        from labmgr.routing._shared_models import SharedModel
+
         for credential in credentials:
             try:
                 self.accounts.pool.client(credential).models.retrieve(model)
             except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
                 continue
-            self.shared_models.put(model, credential)
+            self.shared_models.put(
+                model,
+                SharedModel(
+                    endpoint=credential.endpoint,
+                    base_url=credential.base_url,
+                    key_env=credential.key_env,
+                    fingerprint=credential.fingerprint(),
+                ),
+            )
             return credential
         return None
 

@@ -1,23 +1,16 @@
 """``shared_models.json``: which key can use each fine-tune the lab's database does not know
-(a model shared by another organization), found by asking each key once.
-
-An entry names the key by its env var and the SHA-256 fingerprint of (base URL, key), never
-the key: when the variable later holds another key, the model is looked up again.
-"""
+(a model shared by another organization), found by asking each key once. An entry names the
+key by env var and fingerprint: when the variable later holds another key, the model is
+looked up again."""
 
 from __future__ import annotations
 
-import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from labmgr.accounts import LockedJsonFile
-
-if TYPE_CHECKING:
-    from labmgr.accounts import Credential
+from labmgr.accounts import RecordFile
 
 __all__ = ["SharedModel", "SharedModels"]
 
@@ -35,39 +28,12 @@ class SharedModel(BaseModel):
     """Env var that held the key."""
     fingerprint: str
     """SHA-256 of base URL and key (identifies the key without revealing it)."""
-    found_at: datetime
+    found_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     """When the model was found."""
 
 
-class _File(BaseModel):
-    version: int = 1
-    models: dict[str, SharedModel] = {}
-
-
-class SharedModels:
-    """Read and update ``shared_models.json`` in a lab folder."""
+class SharedModels(RecordFile[SharedModel]):
+    """``shared_models.json`` in a lab folder."""
 
     def __init__(self, path: Path) -> None:
-        self._file = LockedJsonFile(path, _File)
-
-    def get(self, model: str) -> SharedModel | None:
-        """The key remembered for `model`, if any."""
-        return self._file.read().models.get(model)
-
-    def all(self) -> dict[str, SharedModel]:
-        """Every remembered model, by id."""
-        return dict(self._file.read().models)
-
-    def put(self, model: str, credential: Credential) -> SharedModel:
-        """Remember the key that serves `model`; a lab that cannot be written is not an
-        error (the next process asks again)."""
-        entry = SharedModel(
-            endpoint=credential.endpoint,
-            base_url=credential.base_url,
-            key_env=credential.key_env,
-            fingerprint=credential.fingerprint(),
-            found_at=datetime.now(UTC),
-        )
-        with contextlib.suppress(OSError):
-            self._file.update(lambda data: data.models.__setitem__(model, entry))
-        return entry
+        super().__init__(path, "models", SharedModel)
