@@ -1,10 +1,7 @@
 """The runner's OpenAI clients, one per endpoint + key (never per model), kept in a
-`ClientPool` on the runner loop across fetches so later fetches reuse their open connections,
-and closed before the loop stops at exit.
-
-The `KEPT_CLIENTS` most recently used are kept; one pushed out while a fetch still sends
-through it is closed when the last such fetch ends. One made on any other loop belongs to its
-fetch, which closes it when it ends.
+`ClientPool` on the runner loop so later fetches reuse their open connections, and closed
+before the loop stops at exit. A client pushed out of the pool while a fetch sends through it
+is closed when the last such fetch ends; one made on another loop is closed by its fetch.
 """
 
 from __future__ import annotations

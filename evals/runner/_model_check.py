@@ -34,15 +34,6 @@ _CONFIRMED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = (
 """Router → (endpoint id, model) → when the endpoint last said it exists (monotonic)."""
 
 
-def _confirmed_by(router: ClientRouter) -> dict[tuple[str, str], float]:
-    """What `router`'s endpoints confirmed (a throwaway dict for a router that cannot be
-    remembered weakly)."""
-    try:
-        return _CONFIRMED.setdefault(router, {})
-    except TypeError:
-        return {}
-
-
 @dataclass
 class ModelChecks:
     """The models a run will use, and what their endpoints said about each."""
@@ -60,7 +51,10 @@ class ModelChecks:
         """Look up every announced model not looked up yet; `UnknownModelError` (naming the
         model and the endpoint's base URL) when an endpoint says one does not exist."""
         todo: list[tuple[str, Endpoint]] = []
-        confirmed_at = _confirmed_by(router)
+        try:
+            confirmed_at = _CONFIRMED.setdefault(router, {})
+        except TypeError:  # a router that cannot be remembered weakly
+            confirmed_at = {}
         for model in self.expected:
             try:
                 endpoint = router.endpoint_for(model)

@@ -28,7 +28,6 @@ class KeyStatus:
     """One key as `labmgr keys` shows it: the credential, or why it could not be checked."""
 
     credential: Credential
-    """The key's credential (resolved when `error` is None and a lookup was made)."""
     error: str | None = None
     """Why organization/project could not be looked up, or None."""
     cached: bool = False
@@ -51,7 +50,6 @@ class Accounts:
         self._credentials = discover_credentials(settings)
 
     def close(self) -> None:
-        """Close the synchronous clients of `pool`."""
         self.pool.close()
 
     @property

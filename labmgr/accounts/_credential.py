@@ -16,17 +16,12 @@ OPENROUTER_ENDPOINT = "openrouter"
 
 @dataclass(frozen=True)
 class Credential:
-    """One API key of one endpoint, named by the env var that holds it.
-
-    The key is read from the environment only when a client is built (`api_key`) and is
-    never stored here, so a `Credential` can be logged, cached and printed safely.
-    `organization` and `project` are None until resolved (`Accounts.resolve`).
-    """
+    """One API key of one endpoint, named by the env var that holds it: the key is read when
+    a client is built (`api_key`), never stored, so a `Credential` can be printed safely."""
 
     endpoint: str
     """Endpoint name: ``openai``, ``openrouter`` or a name from ``[endpoints.NAME]``."""
     base_url: str
-    """Base URL of the API, e.g. ``https://api.openai.com/v1``."""
     key_env: str
     """Name of the environment variable holding the key."""
     organization: str | None = None
@@ -55,16 +50,3 @@ class Credential:
     def with_identity(self, organization: str | None, project: str | None) -> Credential:
         """A copy marked resolved, with the given organization and project."""
         return replace(self, organization=organization, project=project, resolved=True)
-
-    def __repr__(self) -> str:
-        identity = (
-            f", organization={self.organization!r}, project={self.project!r}"
-            if self.resolved
-            else ", unresolved"
-        )
-        return (
-            f"Credential({self.endpoint!r}, key=${self.key_env} (hidden), "
-            f"base_url={self.base_url!r}{identity})"
-        )
-
-    __str__ = __repr__

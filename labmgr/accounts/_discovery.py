@@ -43,13 +43,9 @@ def _key_envs(prefix: str, claimed: set[str]) -> list[str]:
 
 
 def discover_credentials(settings: Settings) -> list[Credential]:
-    """Every key that is set, unresolved, in a stable order.
-
-    ``OPENAI_API_KEY`` then ``OPENAI_API_KEY_*`` (base URL from ``OPENAI_BASE_URL``), then
-    ``OPENROUTER_API_KEY*``, then the lab's ``[endpoints.NAME]`` by name. An env var named
-    by a configured endpoint belongs to that endpoint only. Configured endpoints whose
-    variable is unset are left out (see `unset_endpoint_keys`).
-    """
+    """Every key that is set, unresolved: ``OPENAI_API_KEY``, ``OPENAI_API_KEY_*`` (base URL
+    from ``OPENAI_BASE_URL``), ``OPENROUTER_API_KEY*``, then the lab's ``[endpoints.NAME]``
+    by name. An env var named by a configured endpoint belongs to that endpoint only."""
     claimed = {endpoint.key_env for endpoint in settings.endpoints.values()}
     found = [
         Credential(OPENAI_ENDPOINT, openai_base_url(), name)

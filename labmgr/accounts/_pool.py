@@ -1,10 +1,6 @@
 """`ClientPool`: the project's OpenAI clients, one per endpoint + key (and the options a client
-is made with), never one per model: every model on a key shares its client and connections.
-
-The job manager asks for clients by `Credential` (`client`, `async_client`, with the timeout
-and retries of `settings.api`); the runner keeps its own kind of client in a pool on its
-event loop (`get` with a maker, `keep` of them at most).
-"""
+is made with), never one per model. The job manager asks by `Credential` (with the timeout and
+retries of `settings.api`); the runner keeps its own kind on its loop (`get` with a maker)."""
 
 from __future__ import annotations
 
@@ -73,33 +69,27 @@ class ClientPool:
         """The shared synchronous client for `credential` (raises `MissingApiKey`)."""
         from openai import OpenAI
 
-        key = credential.api_key()
-        found: OpenAI = self.get(
-            ("sync", credential.base_url, key_digest(key)),
-            lambda: OpenAI(
-                api_key=key,
-                base_url=credential.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-            ),
-        )
+        found: OpenAI = self._for(credential, OpenAI)
         return found
 
     def async_client(self, credential: Credential) -> AsyncOpenAI:
         """The shared asynchronous client for `credential` (raises `MissingApiKey`)."""
         from openai import AsyncOpenAI
 
+        found: AsyncOpenAI = self._for(credential, AsyncOpenAI)
+        return found
+
+    def _for(self, credential: Credential, kind: Callable[..., Any]) -> Any:
         key = credential.api_key()
-        found: AsyncOpenAI = self.get(
-            ("async", credential.base_url, key_digest(key)),
-            lambda: AsyncOpenAI(
+        return self.get(
+            (kind, credential.base_url, key_digest(key)),
+            lambda: kind(
                 api_key=key,
                 base_url=credential.base_url,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             ),
         )
-        return found
 
     def __len__(self) -> int:
         return len(self._clients)

@@ -72,17 +72,14 @@ class CachedIdentity(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     endpoint: str
-    """Endpoint the key was checked against."""
     base_url: str
-    """Base URL the key was checked against."""
     key_env: str
     """Env var name that held the key when it was checked (informational)."""
     organization: str | None
-    """Organization id from the ``openai-organization`` header, or None."""
+    """From the ``openai-organization`` header."""
     project: str | None
-    """Project id from the ``openai-project`` header, or None."""
+    """From the ``openai-project`` header."""
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    """When the lookup was made."""
 
 
 class IdentityCache(RecordFile[CachedIdentity]):

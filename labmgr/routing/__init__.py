@@ -1,13 +1,7 @@
-"""Which endpoint and key serve a model, for the runner and the job manager alike.
-
-    from labmgr.routing import EnvRouter, LabRouter
-    router = LabRouter.from_lab(settings)           # patterns, owners, shared fine-tunes
-    endpoint = router.endpoint_for("ft:gpt-4o-mini:org:tuned:abc")   # or NoEndpointError
-
-`candidate_credentials(job, credentials)` is the key a fine-tuning job is managed with;
-`routing_rules(settings)` says the router's steps in words. Importing this is light: the
-accounts, the database and the SDK load when a lab router first routes.
-"""
+"""Which endpoint and key serve a model, for the runner and the job manager alike:
+`LabRouter.from_lab(settings).endpoint_for(model)` (or `NoEndpointError`), the key a
+fine-tuning job is managed with (`candidate_credentials`), and the steps in words
+(`routing_rules`). Light to import: accounts, database and SDK load on first use."""
 
 from labmgr.routing._endpoint import (
     DEFAULT_BASE_URL,

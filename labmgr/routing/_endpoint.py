@@ -63,20 +63,12 @@ class ClientRouter(Protocol):
 
 
 class EnvRouter:
-    """Every model on one endpoint from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """Every model on one endpoint: `base_url` (else `OPENAI_BASE_URL`, else OpenAI's) with
+    the key in the environment variable `key_env`."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        key_env: str = "OPENAI_API_KEY",
-        supports_n: bool = True,
-        max_concurrency: int | None = None,
-    ) -> None:
+    def __init__(self, *, base_url: str | None = None, key_env: str = "OPENAI_API_KEY") -> None:
         self.key_env = key_env
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.supports_n = supports_n
-        self.max_concurrency = max_concurrency
 
     def _key(self) -> str:
         value = os.environ.get(self.key_env)
@@ -92,10 +84,4 @@ class EnvRouter:
                 "http://127.0.0.1:8000/v1.",
             )
         self._key()
-        return Endpoint(
-            base_url=self.base_url,
-            key_name=self.key_env,
-            api_key=self._key,
-            supports_n=self.supports_n,
-            max_concurrency=self.max_concurrency,
-        )
+        return Endpoint(base_url=self.base_url, key_name=self.key_env, api_key=self._key)

@@ -72,15 +72,12 @@ class LabRouter:
         self,
         accounts: Accounts,
         owners: Mapping[str, FinetuneJob] | None = None,
-        *,
-        supports_n: bool = True,
     ) -> None:
         from labmgr.routing._shared_models import SharedModels
 
         self.accounts = accounts
         self.owners = dict(owners or {})
         """The job that produced each fine-tuned model (final models and checkpoints)."""
-        self.supports_n = supports_n
         self.shared_models = SharedModels(accounts.settings.shared_models_path)
         """Fine-tunes not in the database, and the key found to serve each."""
         self._endpoints: dict[str, Endpoint] = {}
@@ -137,8 +134,6 @@ class LabRouter:
         return None
 
     def _credential(self, model: str) -> Credential:
-        from labmgr.errors import NoKeyForOrganization
-
         claimed_by = self.pattern_endpoint(model)
         if claimed_by is not None:
             return self.accounts.default(claimed_by)
@@ -151,9 +146,9 @@ class LabRouter:
         candidates = candidate_credentials(job, self._credentials)
         if not candidates:
             owner = job.project_id or job.organization_id or "an unknown project"
-            raise NoKeyForOrganization(
-                f"none of the {len(self._credentials)} usable API keys belongs to {owner}, "
-                f"which owns job {job.id}.",
+            raise NoEndpointError(
+                f"no key for {model}: none of the {len(self._credentials)} usable API keys "
+                f"belongs to {owner}, which owns job {job.id}.",
                 hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; "
                 "`labmgr keys` shows the organization and project of each key.",
             )
@@ -178,7 +173,7 @@ class LabRouter:
                 base_url=credential.base_url,
                 key_name=credential.key_env,
                 api_key=credential.api_key,
-                supports_n=self.supports_n and serves_n,
+                supports_n=serves_n,
             )
         self._routes[model] = endpoint
         return endpoint

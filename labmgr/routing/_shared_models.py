@@ -23,13 +23,10 @@ class SharedModel(BaseModel):
     endpoint: str
     """Endpoint name of the key (``openai``, ``openrouter`` or a configured one)."""
     base_url: str
-    """Base URL the model was found at."""
     key_env: str
-    """Env var that held the key."""
     fingerprint: str
     """SHA-256 of base URL and key (identifies the key without revealing it)."""
     found_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    """When the model was found."""
 
 
 class SharedModels(RecordFile[SharedModel]):
