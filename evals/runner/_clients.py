@@ -111,7 +111,6 @@ class ClientLease:
         else:
             key = (
                 endpoint.id,
-                endpoint.base_url,
                 key_digest(endpoint.api_key()),  # a key that changed gets a new client
                 self.settings.http_transport,
                 self.settings.max_concurrency,
