@@ -180,24 +180,14 @@ class LabRouter:
 
 
 def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
-    """Each fine-tuned model's job; none when the database does not exist yet (opening it
-    would create an empty file in the lab) or cannot be read."""
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    from jobs_db import DatabaseError, list_jobs, open_database, select_models
+    """Each fine-tuned model's job; none when the database cannot be read or does not exist
+    yet (opening a missing SQLite file would create an empty one in the lab)."""
+    from jobs_db import DatabaseError, database_file, list_jobs, open_database, select_models
 
     try:
-        url = make_url(db_url)
-    except (ArgumentError, ValueError):
-        url = None
-    if url is not None and url.get_backend_name() == "sqlite":
-        path = url.database or ""
-        if path not in ("", ":memory:") and not Path(path).exists():
+        path = database_file(db_url)
+        if path is not None and not path.exists():
             return {}
-    try:
         with open_database(db_url, upgrade=False) as database:
             jobs = {job.id: job for job in list_jobs(database)}
             models = select_models(database, checkpoints=True)
