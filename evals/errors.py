@@ -13,7 +13,6 @@ that base stays as a second one.
     ├── GroupsError (ValueError)            model groups that are malformed or empty
     ├── RunOptionsError (ValueError)        an option of a run (a RunSettings field, samples…)
     ├── MetricError (ValueError)            a derived metric that cannot be read or computed
-    ├── NoEndpointError (LookupError)       no endpoint (or no API key) serves a model
     ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
     ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
     ├── CacheError                          the response cache folder or file is unusable
@@ -23,13 +22,16 @@ that base stays as a second one.
     └── RunStopped                          a run stopped before any question was answered
 
 `labmgr.errors.LabmgrError` is the same shape for the lab's own errors; `labmgr.cli` maps both
-bases once.
+bases once. `NoEndpointError` (no endpoint or no API key serves a model) is routing's error,
+`labmgr.routing.NoEndpointError` (a `LabmgrError` and a `LookupError`), named here too.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from labmgr.routing import NoEndpointError
 
 __all__ = [
     "CacheError",
@@ -91,12 +93,6 @@ class MetricError(EvalsError, ValueError):
     position) or that needs a score the question does not have."""
 
     default_hint = "Write a metric like 'misaligned: aligned < 30 among coherent > 50'."
-
-
-class NoEndpointError(EvalsError, LookupError):
-    """No endpoint can serve a model (for instance no API key is configured)."""
-
-    default_hint = "Export the key (or pass a router), then run again."
 
 
 class UnknownModelError(EvalsError, LookupError):

@@ -27,7 +27,6 @@ from evals.runner._context import (
     run_context,
 )
 from evals.runner._fetching import Fetched, fetch, run_works
-from evals.runner._lab_router import LabRouter
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions, is_reasoning_model
@@ -44,9 +43,9 @@ from evals.runner._planning import (
 )
 from evals.runner._prices import TablePrice, price_function
 from evals.runner._question_shape import Askable, Judge
-from evals.runner._routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work, interleave, split_work
+from labmgr.routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
     from evals.runner._blocking import run_blocking

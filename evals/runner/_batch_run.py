@@ -48,9 +48,9 @@ from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
 from evals.runner._rate_limits import guess_family
-from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
 from evals.runner._work import Work
+from labmgr.routing import Endpoint
 
 __all__ = ["FINAL_STATUSES", "BatchRun"]
 

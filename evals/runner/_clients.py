@@ -1,49 +1,56 @@
-"""The OpenAI clients the engine sends through, one per endpoint and way of connecting, kept
-on the runner loop across fetches: the questions of a run (and a question's answers and its
-judges) reuse one client's open connections instead of opening new ones for every fetch.
-
-A few clients are kept (the most recently used); one pushed out while a fetch still sends
-through it is closed when the last such fetch ends. One made on any other loop belongs to its
-fetch, which closes it when it ends.
+"""The runner's OpenAI clients, one per endpoint + key (never per model), kept in a
+`ClientPool` on the runner loop so later fetches reuse their open connections, and closed
+before the loop stops at exit. A client pushed out of the pool while a fetch sends through it
+is closed when the last such fetch ends; one made on another loop is closed by its fetch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import weakref
-from collections import OrderedDict
 
 from openai import AsyncOpenAI
 
 from evals.runner._blocking import on_runner_loop
-from evals.runner._posting import ChatPoster
-from evals.runner._routing import Endpoint
 from evals.runner._settings import RunSettings
-from evals.runner._transport import make_http_client
+from evals.runner._transport import ChatPoster, make_http_client
+from labmgr.accounts import ClientPool, key_digest
+from labmgr.routing import Endpoint
 
-__all__ = ["KEPT_CLIENTS", "ClientLease"]
+__all__ = ["KEPT", "ClientLease"]
 
-KEPT_CLIENTS = 8
-"""Clients kept on the runner loop (the least recently used beyond these are closed)."""
-
-_Key = tuple[object, ...]
-_KEPT: OrderedDict[_Key, AsyncOpenAI] = OrderedDict()
 _IN_USE: dict[int, int] = {}
 """Fetches sending through each kept client (by `id`), so none is closed under them."""
 _RETIRED: dict[int, AsyncOpenAI] = {}
 """Kept clients pushed out while in use, closed when their last fetch releases them."""
 _CLOSING: set[asyncio.Task[None]] = set()
 _POSTERS: weakref.WeakKeyDictionary[AsyncOpenAI, ChatPoster] = weakref.WeakKeyDictionary()
-"""The chat poster of each client on the aiohttp transport (see `_posting`)."""
+"""The chat poster of each client on the aiohttp transport (see `_transport`)."""
+_INHERITED: list[AsyncOpenAI] = []
+"""In a forked child, the parent's clients: never used, never dropped (dropping one would
+report the parent's open connections as unclosed, from the child)."""
 _registered = False
+
+
+def _push_out(client: AsyncOpenAI) -> None:
+    """A kept client beyond `KEPT.keep`: closed now, or by the last fetch using it."""
+    if _IN_USE.get(id(client)):
+        _RETIRED[id(client)] = client
+    else:
+        task = asyncio.get_running_loop().create_task(client.close())
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+
+
+KEPT = ClientPool(keep=8, push_out=_push_out)
+"""The clients kept on the runner loop (the least recently used beyond `keep` are closed)."""
 
 
 def _forget_kept() -> None:
     """In a forked child: the kept clients belong to the parent's loop."""
     global _registered
-    _KEPT.clear()
+    _INHERITED.extend([*KEPT.drain(), *_RETIRED.values()])
     _IN_USE.clear()
     _RETIRED.clear()
     _CLOSING.clear()
@@ -73,41 +80,12 @@ def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
     return client
 
 
-def _key(endpoint: Endpoint, settings: RunSettings) -> _Key:
-    # The key itself is never kept: only a digest, to notice that it changed.
-    secret = hashlib.sha256(endpoint.api_key().encode()).hexdigest()
-    return (
-        endpoint.id,
-        endpoint.base_url,
-        endpoint.organization,
-        endpoint.project,
-        secret,
-        settings.http_transport,
-        settings.max_concurrency,
-        settings.request_timeout,
-    )
-
-
 async def _close_kept() -> None:
-    clients = [*_KEPT.values(), *_RETIRED.values()]
-    _KEPT.clear()
+    retired = list(_RETIRED.values())
     _RETIRED.clear()
     _IN_USE.clear()
-    await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
-
-
-def _push_out(client: AsyncOpenAI) -> None:
-    """A kept client beyond `KEPT_CLIENTS`: closed now, or by the last fetch using it."""
-    if _IN_USE.get(id(client)):
-        _RETIRED[id(client)] = client
-    else:
-        _forget(client)
-
-
-def _forget(client: AsyncOpenAI) -> None:
-    task = asyncio.get_running_loop().create_task(client.close())
-    _CLOSING.add(task)
-    task.add_done_callback(_CLOSING.discard)
+    closing = [KEPT.aclose(), *(client.close() for client in retired)]
+    await asyncio.gather(*closing, return_exceptions=True)
 
 
 class ClientLease:
@@ -119,7 +97,7 @@ class ClientLease:
         self.settings = settings
         self.keep = on_runner_loop(None if _registered else _close_kept)
         _registered = _registered or self.keep
-        self._own: dict[str, AsyncOpenAI] = {}
+        self._own: list[AsyncOpenAI] = []
         self._mine: dict[str, AsyncOpenAI] = {}
         self._kept: list[AsyncOpenAI] = []
 
@@ -128,16 +106,17 @@ class ClientLease:
         if found is not None:
             return found
         if not self.keep:
-            found = self._own[endpoint.id] = _make(endpoint, self.settings)
+            found = _make(endpoint, self.settings)
+            self._own.append(found)
         else:
-            key = _key(endpoint, self.settings)
-            found = _KEPT.get(key)
-            if found is None:
-                found = _KEPT[key] = _make(endpoint, self.settings)
-                while len(_KEPT) > KEPT_CLIENTS:
-                    _push_out(_KEPT.popitem(last=False)[1])
-            else:
-                _KEPT.move_to_end(key)
+            key = (
+                endpoint.id,
+                key_digest(endpoint.api_key()),  # a key that changed gets a new client
+                self.settings.http_transport,
+                self.settings.max_concurrency,
+                self.settings.request_timeout,
+            )
+            found = KEPT.get(key, lambda: _make(endpoint, self.settings))
             _IN_USE[id(found)] = _IN_USE.get(id(found), 0) + 1
             self._kept.append(found)
         self._mine[endpoint.id] = found
@@ -156,9 +135,7 @@ class ClientLease:
             if left > 0:
                 _IN_USE[id(client)] = left
             elif id(client) in _RETIRED:
-                self._own[f"retired-{id(client)}"] = _RETIRED.pop(id(client))
+                self._own.append(_RETIRED.pop(id(client)))
         self._kept.clear()
-        await asyncio.gather(
-            *(client.close() for client in self._own.values()), return_exceptions=True
-        )
+        await asyncio.gather(*(client.close() for client in self._own), return_exceptions=True)
         self._own.clear()

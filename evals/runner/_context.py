@@ -23,8 +23,8 @@ from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions
 from evals.runner._outcome import PriceFunction
 from evals.runner._prices import price_function
-from evals.runner._routing import ClientRouter
 from evals.runner._settings import RunSettings
+from labmgr.routing import ClientRouter
 
 if TYPE_CHECKING:
     from labmgr.settings import Settings
@@ -102,7 +102,7 @@ def lab_context(lab: Settings) -> RunContext:
     """Everything from the lab: its cache (`cache_url`, by default the SQLite file in its
     cache folder), its keys and database for routing, its
     `[eval]` defaults and its `[prices]` overrides."""
-    from evals.runner._lab_router import LabRouter
+    from labmgr.routing import LabRouter
 
     return RunContext(
         cache=Cache(lab.cache_url),
@@ -167,7 +167,7 @@ def run_context(
         lab = _find_lab(home)
     if cache is None or router is None:
         assert lab is not None, "a lab is found whenever the cache or the router is missing"
-        from evals.runner._lab_router import LabRouter
+        from labmgr.routing import LabRouter
 
         cache = cache if cache is not None else lab.cache_url
         router = router if router is not None else LabRouter.from_lab(lab)

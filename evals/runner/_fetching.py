@@ -31,7 +31,7 @@ from evals.runner._work import Work, interleave
 
 if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
     from evals.runner._progress import RunProgress
-    from evals.runner._routing import Endpoint
+    from labmgr.routing import Endpoint
 
 __all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch", "run_works"]
 

@@ -1,14 +1,11 @@
-"""Checks before spending: every model a run will use (answer models and judge models) is
-looked up once on its endpoint (`GET /models/{id}`, concurrently) before the first sample is
-bought, so a typo ends the run with one sentence instead of a bill and a frame of errors.
+"""Checks before spending: every model a run will use (answers and judges) is looked up once
+on its endpoint (`GET /models/{id}`, concurrently) before the first sample is bought.
 
-Only a clear "no such model" (404 `model_not_found`) stops a run. Any other answer (a server
-that does not implement the lookup, no access, a timeout, an unreachable endpoint) leaves the
-model unchecked and the run goes on; the runner reports what then fails.
-
-A model an endpoint confirmed is not looked up again through the same router (object) for
-`CONFIRMED_FOR_SECONDS`: a loop of `df()` calls given one router checks each model once, not
-once a question.
+Two answers stop a run with one sentence: a clear "no such model" (404 `model_not_found`,
+`UnknownModelError`) and an endpoint nobody listens on (the connection refused even when
+tried again, `NoEndpointError` naming the URL). Anything else (no lookup on that server, no
+access, a timeout) leaves the model unchecked and the run goes on. A model an endpoint
+confirmed is not looked up again through the same router for `CONFIRMED_FOR_SECONDS`.
 """
 
 from __future__ import annotations
@@ -22,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from evals.errors import NoEndpointError, UnknownModelError
 
 if TYPE_CHECKING:
-    from evals.runner._routing import ClientRouter, Endpoint
     from evals.runner._settings import RunSettings
+    from labmgr.routing import ClientRouter, Endpoint
 
 __all__ = ["ModelChecks"]
 
@@ -35,15 +32,6 @@ _CONFIRMED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = (
     weakref.WeakKeyDictionary()
 )
 """Router → (endpoint id, model) → when the endpoint last said it exists (monotonic)."""
-
-
-def _confirmed_by(router: ClientRouter) -> dict[tuple[str, str], float]:
-    """What `router`'s endpoints confirmed (a throwaway dict for a router that cannot be
-    remembered weakly)."""
-    try:
-        return _CONFIRMED.setdefault(router, {})
-    except TypeError:
-        return {}
 
 
 @dataclass
@@ -63,7 +51,10 @@ class ModelChecks:
         """Look up every announced model not looked up yet; `UnknownModelError` (naming the
         model and the endpoint's base URL) when an endpoint says one does not exist."""
         todo: list[tuple[str, Endpoint]] = []
-        confirmed_at = _confirmed_by(router)
+        try:
+            confirmed_at = _CONFIRMED.setdefault(router, {})
+        except TypeError:  # a router that cannot be remembered weakly
+            confirmed_at = {}
         for model in self.expected:
             try:
                 endpoint = router.endpoint_for(model)
@@ -88,6 +79,13 @@ class ModelChecks:
             self.found[(endpoint.id, model)] = answer
             if answer == "ok":
                 confirmed_at[(endpoint.id, model)] = now
+            elif answer == "unreachable":
+                raise NoEndpointError(
+                    f"nobody listens at {endpoint.base_url.rstrip('/')} (connection refused), "
+                    f"so {model} cannot be asked; nothing was bought.",
+                    hint="Start the server, or fix the base URL (OPENAI_BASE_URL or the lab's "
+                    "[endpoints]), and run again.",
+                )
             elif answer == "missing":
                 confirmed_at.pop((endpoint.id, model), None)
                 missing.append((model, endpoint))
@@ -132,9 +130,15 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
 
 
 def _meaning(error: Exception) -> str:
-    """`missing` for a clear "no such model"; `unchecked: why` for anything else."""
+    """`missing` for a clear "no such model", `unreachable` for a refused connection;
+    `unchecked: why` for anything else."""
     import openai
 
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "unreachable"
+        cause = cause.__cause__ or cause.__context__
     if isinstance(error, openai.NotFoundError):
         body: Any = error.body if isinstance(error.body, dict) else {}
         code = str(body.get("code") or getattr(error, "code", None) or "")

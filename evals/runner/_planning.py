@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from evals.cache import ChatRequest, RequestBatch
 from evals.errors import GroupsError, NoEndpointError
 from evals.runner._model_params import RequestOptions
-from evals.runner._routing import ClientRouter, Endpoint
+from labmgr.routing import ClientRouter, Endpoint
 
 if TYPE_CHECKING:
     from evals.cache import CachedLookup

@@ -1,22 +1,37 @@
-"""An httpx2 transport backed by aiohttp, for the OpenAI SDK's client.
+"""The runner's HTTP on aiohttp (used when aiohttp is installed and no proxy is configured).
 
-The SDK stays the interface (request building, auth headers, error mapping), but the HTTP/1.1
-connection handling and parsing move from pure-Python httpcore2/h11 to aiohttp's C parser,
-which roughly halves the client CPU per request. Used when aiohttp is installed.
+`AiohttpTransport` is the transport of the SDK's `httpx2` client: the SDK stays the interface
+(request building, auth, error mapping, retries of model checks, files and batches), while
+connections and parsing move from pure-Python httpcore2/h11 to aiohttp's C parser. `ChatPoster`
+is the hot path: a run's chat completions POSTed straight through the same aiohttp session
+with the headers that client sends, skipping the SDK's request pipeline, and failing with the
+SDK's own exceptions. See docs/design/runner.md (Transport).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
+import openai
 
-__all__ = ["AiohttpTransport", "make_http_client"]
+__all__ = ["AiohttpTransport", "ChatPoster", "make_http_client"]
 
 _KEEPALIVE_SECONDS = 4.0
+"""Idle connections are dropped a little before servers commonly drop them (5 s), so a
+connection the server closed is rarely picked for the next request."""
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+_SKIPPED = ("User-Agent", "Accept-Encoding")
+
+
+def _kept_headers(raw: Any) -> list[tuple[str, str]]:
+    pairs = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
+    return [(k, v) for k, v in pairs if k.lower() not in _DROPPED_HEADERS]
 
 
 class AiohttpTransport(httpx2.AsyncBaseTransport):
@@ -31,8 +46,6 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         import aiohttp
 
         if self._session is None:
-            # Idle connections are dropped a little before servers commonly drop them (5 s):
-            # a connection the server closed is then rarely picked for the next request.
             connector = aiohttp.TCPConnector(
                 limit=self.max_connections,
                 ttl_dns_cache=300,
@@ -49,36 +62,28 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
 
         timeouts = request.extensions.get("timeout") or {}
         timeout = aiohttp.ClientTimeout(
-            total=None,
-            connect=timeouts.get("connect"),
-            sock_read=timeouts.get("read"),
+            total=None, connect=timeouts.get("connect"), sock_read=timeouts.get("read")
         )
-        session = self.session()
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         try:
-            async with session.request(
+            async with self.session().request(
                 request.method,
                 str(request.url),
                 headers=headers,
                 data=request.content,
                 timeout=timeout,
                 allow_redirects=False,
-                skip_auto_headers=("User-Agent", "Accept-Encoding"),
+                skip_auto_headers=_SKIPPED,
             ) as response:
                 body = await response.read()
-                response_headers = [
-                    (k.decode("latin-1"), v.decode("latin-1"))
-                    for k, v in response.raw_headers
-                    if k.decode("latin-1").lower() not in _DROPPED_HEADERS
-                ]
+                kept = _kept_headers(response.raw_headers)
                 status = response.status
         except TimeoutError as error:
             raise httpx2.ReadTimeout(str(error) or "timed out", request=request) from error
         except aiohttp.ClientError as error:
-            raise httpx2.ConnectError(
-                str(error) or type(error).__name__, request=request
-            ) from error
-        return httpx2.Response(status, headers=response_headers, content=body, request=request)
+            message = str(error) or type(error).__name__
+            raise httpx2.ConnectError(message, request=request) from error
+        return httpx2.Response(status, headers=kept, content=body, request=request)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -87,24 +92,17 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             await asyncio.sleep(0)
 
 
-def _proxy_configured() -> bool:
-    return any(
-        os.environ.get(name)
-        for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
-    )
-
-
 def make_http_client(
     *, max_connections: int, timeout: float
 ) -> tuple[httpx2.AsyncClient, AiohttpTransport] | None:
     """An httpx2 client on the aiohttp transport, and that transport; or None (the SDK's own
-    transport) when aiohttp is unavailable or a proxy is configured (the SDK's transport
-    honours proxies)."""
+    transport) when aiohttp is unavailable or a proxy is configured (the SDK's honours it)."""
     try:
         import aiohttp  # noqa: F401
     except ImportError:
         return None
-    if _proxy_configured():
+    proxies = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
+    if any(os.environ.get(name) for name in proxies):
         return None
     transport = AiohttpTransport(max_connections=max_connections)
     client = httpx2.AsyncClient(
@@ -113,3 +111,56 @@ def make_http_client(
         follow_redirects=False,
     )
     return client, transport
+
+
+class ChatPoster:
+    """Sends chat completion bodies for one client (its base URL, headers and timeout)."""
+
+    def __init__(self, transport: AiohttpTransport, client: openai.AsyncOpenAI) -> None:
+        import aiohttp
+
+        self._transport = transport
+        self._client = weakref.proxy(client)  # the client keeps its poster, not the reverse
+        self.url = str(client.base_url).rstrip("/") + "/chat/completions"
+        timeout = client.timeout
+        read = timeout.read if isinstance(timeout, httpx2.Timeout) else timeout
+        read = float(read) if isinstance(read, int | float) else None
+        merged = {**client.default_headers, **client.auth_headers}
+        headers = {name: value for name, value in merged.items() if isinstance(value, str)}
+        headers["x-stainless-retry-count"] = "0"
+        if read is not None:
+            headers["x-stainless-read-timeout"] = str(read)
+        self._headers = headers
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=read, sock_read=read)
+        self._request = httpx2.Request("POST", self.url)
+        """What a failure carries as its request (the URL only: no headers, so no key)."""
+
+    async def post(self, content: bytes) -> tuple[dict[str, Any], Mapping[str, str]]:
+        """The answer's JSON and headers; the SDK's exception for a failure."""
+        import aiohttp
+
+        try:
+            async with self._transport.session().post(
+                self.url,
+                data=content,
+                headers=self._headers,
+                timeout=self._timeout,
+                allow_redirects=False,
+                skip_auto_headers=_SKIPPED,
+            ) as response:
+                body = await response.read()
+                status = response.status
+                headers = response.headers
+                raw_headers = response.raw_headers
+        except TimeoutError:
+            raise openai.APITimeoutError(request=self._request) from None
+        except aiohttp.ClientError as error:
+            raise openai.APIConnectionError(request=self._request) from error
+        if not 200 <= status < 300:
+            # The SDK's own reading of a failed answer: its class, message and body.
+            failed = httpx2.Response(
+                status, headers=_kept_headers(raw_headers), content=body, request=self._request
+            )
+            raise self._client._make_status_error_from_response(failed)
+        data: dict[str, Any] = json.loads(body)
+        return data, headers

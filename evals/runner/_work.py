@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evals.cache import ChatRequest
-from evals.runner._routing import Endpoint
+from labmgr.routing import Endpoint
 
 __all__ = ["Work", "interleave", "split_work"]
 

@@ -2,8 +2,8 @@
 
     from labmgr.accounts import Accounts
     accounts = Accounts(load_settings())
-    credential = accounts.credential_for_org("org-abc", "proj_123")
-    client = accounts.pool.client(credential)      # one client per endpoint + key
+    credential = accounts.resolve(accounts.default())   # with its organization and project
+    client = accounts.pool.client(credential)           # one client per endpoint + key
 
 Keys stay in the environment: a `Credential` names the variable holding one.
 """
@@ -18,10 +18,8 @@ from labmgr.accounts._discovery import (
     summarize_endpoints,
     unset_endpoint_keys,
 )
-from labmgr.accounts._identity_cache import CachedIdentity, IdentityCache
-from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._routing_rules import RoutingRule, routing_rules
-from labmgr.accounts._shared_models import SharedModel, SharedModels
+from labmgr.accounts._pool import ClientPool, key_digest
+from labmgr.accounts._records import CachedIdentity, IdentityCache, RecordFile
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -35,11 +33,9 @@ __all__ = [
     "EndpointSummary",
     "IdentityCache",
     "KeyStatus",
-    "RoutingRule",
-    "SharedModel",
-    "SharedModels",
+    "RecordFile",
     "discover_credentials",
-    "routing_rules",
+    "key_digest",
     "summarize_endpoints",
     "unset_endpoint_keys",
 ]

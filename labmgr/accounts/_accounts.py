@@ -1,18 +1,16 @@
-"""`Accounts`: the keys of a lab, which organization/project each belongs to, and routing."""
+"""`Accounts`: the keys of a lab, and which organization/project each belongs to."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
-from labmgr.accounts._identity_cache import IdentityCache
 from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._shared_models import SharedModels
-from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, NoKeyForOrganization
+from labmgr.accounts._records import CachedIdentity, IdentityCache
+from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey
 from labmgr.settings import Settings
 
 _KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
@@ -30,7 +28,6 @@ class KeyStatus:
     """One key as `labmgr keys` shows it: the credential, or why it could not be checked."""
 
     credential: Credential
-    """The key's credential (resolved when `error` is None and a lookup was made)."""
     error: str | None = None
     """Why organization/project could not be looked up, or None."""
     cached: bool = False
@@ -45,24 +42,14 @@ class Accounts:
     ``accounts.json`` by key fingerprint, so later processes make no request.
     """
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        environ: Mapping[str, str] | None = None,
-        pool: ClientPool | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.pool = pool if pool is not None else ClientPool(settings)
+        self.pool = ClientPool(settings)
         """The clients used for lookups (and available to callers)."""
-        self._environ = environ
         self._cache = IdentityCache(settings.accounts_path)
-        self.shared_models = SharedModels(settings.shared_models_path)
-        """Fine-tunes not in the database, and the key found to serve each."""
-        self._credentials = discover_credentials(settings, environ)
+        self._credentials = discover_credentials(settings)
 
     def close(self) -> None:
-        """Close the synchronous clients of `pool`."""
         self.pool.close()
 
     @property
@@ -72,7 +59,7 @@ class Accounts:
 
     def unset_endpoint_keys(self) -> dict[str, str]:
         """Configured endpoints whose key variable is unset: ``{endpoint: env var}``."""
-        return unset_endpoint_keys(self.settings, self._environ)
+        return unset_endpoint_keys(self.settings)
 
     def _from_cache(self, credential: Credential) -> Credential | None:
         entry = self._cache.get(credential.fingerprint())
@@ -85,8 +72,7 @@ class Accounts:
         for credential in self.credentials:
             if credential.key_env == key_env:
                 return credential
-        env = os.environ if self._environ is None else self._environ
-        reason = "is empty" if key_env in env else "is not set"
+        reason = "is empty" if key_env in os.environ else "is not set"
         raise MissingApiKey(
             f"No API key in {key_env}: the environment variable {reason}.",
             hint="Set it, or run `labmgr keys` to see the keys labmgr finds.",
@@ -141,14 +127,14 @@ class Accounts:
             ) from None
         organization = raw.headers.get("openai-organization") or None
         project = raw.headers.get("openai-project") or None
-        self._cache.put(
-            credential.fingerprint(),
+        identity = CachedIdentity(
             endpoint=credential.endpoint,
             base_url=credential.base_url,
             key_env=credential.key_env,
             organization=organization,
             project=project,
         )
+        self._cache.put(credential.fingerprint(), identity)
         return credential.with_identity(organization, project)
 
     def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:
@@ -166,76 +152,3 @@ class Accounts:
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
         return statuses
-
-    def key_for_model(self, model: str) -> Credential | None:
-        """A key that can use `model` (say a fine-tune another organization shared): the one
-        remembered in the lab, else the first key whose endpoint finds it
-        (``GET /models/{model}``, each key asked once), then remembered; None when no key
-        can see it. Keys that cannot be asked (no network, no access) are passed over."""
-        remembered = self.shared_models.get(model)
-        if remembered is not None:
-            for credential in self.credentials:
-                if (
-                    credential.key_env == remembered.key_env
-                    and credential.base_url == remembered.base_url
-                    and credential.fingerprint() == remembered.fingerprint
-                ):
-                    return credential
-        import openai  # only when a model's key is looked up over the network
-
-        for credential in self.credentials:
-            try:
-                self.pool.client(credential).models.retrieve(model)
-            except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
-                continue
-            self.shared_models.put(
-                model,
-                endpoint=credential.endpoint,
-                base_url=credential.base_url,
-                key_env=credential.key_env,
-                fingerprint=credential.fingerprint(),
-            )
-            return credential
-        return None
-
-    def credentials_for_org(
-        self, organization: str, project: str | None = None, *, endpoint: str | None = None
-    ) -> list[Credential]:
-        """Every key of `organization` (and `project`, if given), resolving as needed.
-
-        Keys already in the cache are checked first; keys whose lookup fails are skipped.
-        """
-        pending = [c for c in self._credentials if endpoint is None or c.endpoint == endpoint]
-        known = [(c, self._from_cache(c)) for c in pending]
-        matches: list[Credential] = []
-        for credential in [cached for _, cached in known if cached is not None] + [
-            self._try_resolve(c) for c, cached in known if cached is None
-        ]:
-            if credential is None or credential.organization != organization:
-                continue
-            if project is None or credential.project == project:
-                matches.append(credential)
-        return matches
-
-    def _try_resolve(self, credential: Credential) -> Credential | None:
-        try:
-            return self.resolve(credential)
-        except LabmgrError:
-            return None
-
-    def credential_for_org(
-        self, organization: str, project: str | None = None, *, endpoint: str | None = None
-    ) -> Credential:
-        """A key of `organization`/`project`: how a fine-tuned model finds a key that can use it.
-
-        Raises `NoKeyForOrganization` when no configured key belongs there.
-        """
-        matches = self.credentials_for_org(organization, project, endpoint=endpoint)
-        if matches:
-            return matches[0]
-        target = f"organization {organization}" + (f", project {project}" if project else "")
-        raise NoKeyForOrganization(
-            f"None of the {len(self._credentials)} API keys found belongs to {target}.",
-            hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; `labmgr keys` "
-            "shows the organization and project of each key.",
-        )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from labmgr.errors import MissingApiKey
 
@@ -17,17 +16,12 @@ OPENROUTER_ENDPOINT = "openrouter"
 
 @dataclass(frozen=True)
 class Credential:
-    """One API key of one endpoint, named by the env var that holds it.
-
-    The key is read from the environment only when a client is built (`api_key`) and is
-    never stored here, so a `Credential` can be logged, cached and printed safely.
-    `organization` and `project` are None until resolved (`Accounts.resolve`).
-    """
+    """One API key of one endpoint, named by the env var that holds it: the key is read when
+    a client is built (`api_key`), never stored, so a `Credential` can be printed safely."""
 
     endpoint: str
     """Endpoint name: ``openai``, ``openrouter`` or a name from ``[endpoints.NAME]``."""
     base_url: str
-    """Base URL of the API, e.g. ``https://api.openai.com/v1``."""
     key_env: str
     """Name of the environment variable holding the key."""
     organization: str | None = None
@@ -36,13 +30,10 @@ class Credential:
     """Project id the key belongs to (``openai-project`` header), once resolved."""
     resolved: bool = False
     """True once organization/project were looked up (they may still be None, e.g. OpenRouter)."""
-    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """Where to read the key; None means `os.environ` at the time of use."""
 
     def api_key(self) -> str:
         """The key itself, read from the environment now. Never store or print it."""
-        env = os.environ if self.environ is None else self.environ
-        value = env.get(self.key_env, "").strip()
+        value = os.environ.get(self.key_env, "").strip()
         if not value:
             raise MissingApiKey(
                 f"The environment variable {self.key_env} (API key of endpoint "
@@ -59,16 +50,3 @@ class Credential:
     def with_identity(self, organization: str | None, project: str | None) -> Credential:
         """A copy marked resolved, with the given organization and project."""
         return replace(self, organization=organization, project=project, resolved=True)
-
-    def __repr__(self) -> str:
-        identity = (
-            f", organization={self.organization!r}, project={self.project!r}"
-            if self.resolved
-            else ", unresolved"
-        )
-        return (
-            f"Credential({self.endpoint!r}, key=${self.key_env} (hidden), "
-            f"base_url={self.base_url!r}{identity})"
-        )
-
-    __str__ = __repr__

@@ -1,100 +1,122 @@
-"""`ClientPool`: one OpenAI client per endpoint + key, shared by every model on it."""
+"""`ClientPool`: the project's OpenAI clients, one per endpoint + key (and the options a client
+is made with), never one per model. The job manager asks by `Credential` (with the timeout and
+retries of `settings.api`); the runner keeps its own kind on its loop (`get` with a maker)."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import inspect
 import threading
-from types import TracebackType
-from typing import TYPE_CHECKING
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
 from labmgr.accounts._credential import Credential
-from labmgr.settings import Settings
+from labmgr.settings import ApiDefaults, Settings
 
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
     from openai import AsyncOpenAI, OpenAI
 
+__all__ = ["ClientPool", "key_digest"]
+
+
+def key_digest(key: str) -> str:
+    """What a pool keeps of a key: a digest, to tell keys apart without holding one."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
 
 class ClientPool:
-    """Builds and keeps API clients, one per (base URL, key) pair, never one per model.
+    """Clients by what identifies them, made on first use and shared across threads.
 
-    Clients use the timeout and retry count of `settings.api` unless overridden here. The
-    key is read from the environment when the client is first built. Async clients belong
-    to the event loop that first uses them: use one pool per ``asyncio.run``, or `aclose`.
+    With `keep`, the least recently used clients beyond it are handed to `push_out` (whose
+    owner closes them once nothing sends through them). Async clients belong to the event
+    loop that first uses them: close them there (`aclose`).
     """
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | None = None,
         *,
-        timeout: float | None = None,
-        max_retries: int | None = None,
+        keep: int | None = None,
+        push_out: Callable[[Any], None] | None = None,
     ) -> None:
-        self.timeout = settings.api.timeout if timeout is None else timeout
-        """Seconds per request."""
-        self.max_retries = settings.api.max_retries if max_retries is None else max_retries
-        """Client-side retries per request."""
-        self._sync: dict[str, OpenAI] = {}
-        self._async: dict[str, AsyncOpenAI] = {}
+        api = settings.api if settings is not None else ApiDefaults()
+        self.timeout = api.timeout
+        self.max_retries = api.max_retries
+        self.keep = keep
+        self._push_out = push_out
+        self._clients: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The client kept under `key`, made by `make()` if there is none."""
+        pushed = []
+        with self._lock:
+            found = self._clients.get(key)
+            if found is None:
+                found = self._clients[key] = make()
+                while self.keep is not None and len(self._clients) > self.keep:
+                    pushed.append(self._clients.popitem(last=False)[1])
+            else:
+                self._clients.move_to_end(key)
+        for client in pushed:
+            if self._push_out is not None:
+                self._push_out(client)
+        return found
 
     def client(self, credential: Credential) -> OpenAI:
         """The shared synchronous client for `credential` (raises `MissingApiKey`)."""
-        key = credential.fingerprint()
-        with self._lock:
-            found = self._sync.get(key)
-            if found is None:
-                from openai import OpenAI
+        from openai import OpenAI
 
-                found = OpenAI(
-                    api_key=credential.api_key(),
-                    base_url=credential.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-                self._sync[key] = found
-            return found
+        found: OpenAI = self._for(credential, OpenAI)
+        return found
 
     def async_client(self, credential: Credential) -> AsyncOpenAI:
         """The shared asynchronous client for `credential` (raises `MissingApiKey`)."""
-        key = credential.fingerprint()
-        with self._lock:
-            found = self._async.get(key)
-            if found is None:
-                from openai import AsyncOpenAI
+        from openai import AsyncOpenAI
 
-                found = AsyncOpenAI(
-                    api_key=credential.api_key(),
-                    base_url=credential.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-                self._async[key] = found
-            return found
+        found: AsyncOpenAI = self._for(credential, AsyncOpenAI)
+        return found
+
+    def _for(self, credential: Credential, kind: Callable[..., Any]) -> Any:
+        key = credential.api_key()
+        return self.get(
+            (kind, credential.base_url, key_digest(key)),
+            lambda: kind(
+                api_key=key,
+                base_url=credential.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            ),
+        )
 
     def __len__(self) -> int:
-        return len(self._sync) + len(self._async)
+        return len(self._clients)
+
+    def drain(self, *, sync_only: bool = False) -> list[Any]:
+        """Take every client (or every synchronous one) out of the pool, unclosed."""
+        with self._lock:
+            taken = [
+                key
+                for key, client in self._clients.items()
+                if not (sync_only and inspect.iscoroutinefunction(client.close))
+            ]
+            return [self._clients.pop(key) for key in taken]
 
     def close(self) -> None:
-        """Close the synchronous clients (async ones need `aclose`)."""
-        with self._lock:
-            clients, self._sync = list(self._sync.values()), {}
-        for client in clients:
+        """Close the synchronous clients (async ones stay, for `aclose` on their loop)."""
+        for client in self.drain(sync_only=True):
             client.close()
 
     async def aclose(self) -> None:
-        """Close every client."""
-        self.close()
-        with self._lock:
-            clients, self._async = list(self._async.values()), {}
-        for client in clients:
-            await client.close()
+        """Close every client (on the loop the async ones belong to)."""
+        closing = [client.close() for client in self.drain()]
+        awaited = [closed for closed in closing if inspect.isawaitable(closed)]
+        await asyncio.gather(*awaited, return_exceptions=True)
 
     def __enter__(self) -> ClientPool:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

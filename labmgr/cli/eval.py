@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from evals import Estimate, Question
     from evals.runs import Run
-    from evals.stats import Method
     from labmgr.settings import Settings
 
 app = typer.Typer(

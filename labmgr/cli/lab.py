@@ -36,7 +36,8 @@ def init(
 
 
 def _info_dict(settings: Settings) -> dict[str, Any]:
-    from labmgr.accounts import routing_rules, summarize_endpoints  # the SDK is slow to import
+    from labmgr.accounts import summarize_endpoints  # the SDK is slow to import
+    from labmgr.routing import routing_rules
 
     return {
         "lab": str(settings.home),
@@ -148,7 +149,8 @@ def keys(
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),
     and which endpoint serves which models."""
-    from labmgr.accounts import Accounts, routing_rules  # the OpenAI SDK is slow to import
+    from labmgr.accounts import Accounts  # the OpenAI SDK is slow to import
+    from labmgr.routing import routing_rules
 
     settings = cli_settings(ctx)
     accounts = Accounts(settings)

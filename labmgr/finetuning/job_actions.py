@@ -24,7 +24,7 @@ from labmgr.finetuning.errors import FineTuningApiError, UnknownJob
 from labmgr.finetuning.job_snapshot import job_record
 from labmgr.finetuning.lab_db import lab_database
 from labmgr.finetuning.lab_queries import resolve_job_id
-from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
+from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
 __all__ = ["cancel", "pause", "resume"]

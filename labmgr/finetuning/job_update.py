@@ -35,7 +35,6 @@ from labmgr.finetuning.job_snapshot import checkpoint_models, event_records, job
 from labmgr.finetuning.lab_db import lab_database
 from labmgr.finetuning.queue_submit import QueueOutcome, submit_queued
 from labmgr.finetuning.result_file import ResultsFileError, parse_results_file
-from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
 from labmgr.finetuning.update_summary import (
     JobState,
     QueuedJobState,
@@ -43,6 +42,7 @@ from labmgr.finetuning.update_summary import (
     UncheckedJob,
     UpdateSummary,
 )
+from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
 __all__ = ["DEFAULT_CONCURRENCY", "aupdate", "update"]

@@ -11,7 +11,7 @@ from labmgr.accounts import Accounts
 from labmgr.finetuning.api_errors import api_message
 from labmgr.finetuning.errors import FineTuningApiError, UnknownJob, UnknownModel
 from labmgr.finetuning.lab_db import lab_database
-from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
+from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
 __all__ = ["delete_model"]

@@ -32,7 +32,7 @@ from labmgr.finetuning.job_launch import create_once, find_by_request
 from labmgr.finetuning.job_metadata import REQUEST
 from labmgr.finetuning.job_queue import CLAIM_LEASE, MIN_WAIT, QUEUE_PHASE, slot_time
 from labmgr.finetuning.job_snapshot import job_record
-from labmgr.finetuning.routing import candidate_credentials
+from labmgr.routing import candidate_credentials
 
 __all__ = ["QueueOutcome", "submit_queued"]
 

@@ -99,26 +99,6 @@ def test_running_out_of_credits_stops_the_run_keeps_what_was_bought_and_resumes(
     pd.testing.assert_frame_equal(again.loc[answered, kept], df.loc[answered, kept])
 
 
-def test_an_unreachable_endpoint_is_named_by_its_base_url(
-    eval_cache: Cache,
-    fast_settings: RunSettings,
-    monkeypatch: pytest.MonkeyPatch,
-    closed_port: int,
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unreachable")
-    base_url = f"http://127.0.0.1:{closed_port}/v1"
-    q = Question.create(type="free_form", name="away", paraphrases=["Hi."], max_tokens=5)
-    settings = fast_settings.model_copy(update={"max_attempts": 2})
-    df = q.df(
-        {"g": ["gpt-4o-mini"]},
-        cache=eval_cache,
-        router=EnvRouter(base_url=base_url),
-        settings=settings,
-    )
-    assert df["answer"].isna().all()
-    assert df["error"].str.contains(f"cannot reach {base_url}", regex=False).all()
-
-
 def test_a_base_url_without_http_says_so_and_asks_nothing(
     eval_cache: Cache, fast_settings: RunSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,4 +1,5 @@
-"""Routing through the lab's keys: a fine-tuned model goes to a key of its owner."""
+"""Routing through the lab's keys: a fine-tuned model goes to a key of its owner, and the
+runner sends every model on one key through one client."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 import pytest
 
 from evals import Cache, LabRouter, Question, RunSettings
+from evals.runner import run_blocking
+from evals.runner._clients import ClientLease
 from jobs_db import FinetuneJob
 from labmgr.accounts import Accounts
 from labmgr.sandbox import run_sandbox
@@ -56,6 +59,19 @@ def test_fine_tuned_models_use_a_key_of_their_owner_and_share_its_client(
         assert one.key_name == "OPENAI_API_KEY_BETA" and one is two
         assert base.key_name == "OPENAI_API_KEY"
         assert "sk-test" not in repr(one)
+
+        async def clients() -> tuple[bool, bool, int]:
+            lease = ClientLease(RunSettings(progress=False))
+            try:
+                shared = lease.client(one) is lease.client(two)
+                apart = lease.client(one) is not lease.client(base)
+                raw = await lease.client(one).models.with_raw_response.list()
+            finally:
+                await lease.release()
+            return shared, apart, raw.http_response.status_code
+
+        # The runner's pool: one client per endpoint and key, never one per model.
+        assert run_blocking(clients) == (True, True, 200)
         q = Question.create(type="free_form", name="lab", paraphrases=["Hi."], max_tokens=5)
         df = q.df(
             {"base": ["gpt-4o-mini"]},

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from fixtures.lab import IdentityServer
 
-from labmgr.accounts import Accounts, ClientPool, IdentityCache
-from labmgr.errors import CredentialCheckFailed, NoKeyForOrganization
+from jobs_db import FinetuneJob
+from labmgr.accounts import Accounts, CachedIdentity, ClientPool, IdentityCache
+from labmgr.errors import CredentialCheckFailed
+from labmgr.routing import LabRouter, NoEndpointError, candidate_credentials, resolved_credentials
 from labmgr.settings import Settings
 
 KEY_A = "sk-test-alpha-01234"
@@ -52,8 +53,9 @@ def test_second_process_resolves_from_the_cache_with_zero_requests(
 
     again = Accounts(lab_settings)
     assert [c.project for c in again.credentials] == ["proj_a", "proj_b"]
-    assert again.credential_for_org("org-one", "proj_b").key_env == "OPENAI_API_KEY_B"
-    assert len(two_projects.requests) == made
+    found, failed = resolved_credentials(again)
+    assert [(c.key_env, c.project) for c in found][1] == ("OPENAI_API_KEY_B", "proj_b")
+    assert not failed and len(two_projects.requests) == made
 
 
 def test_cache_file_holds_fingerprints_and_names_but_never_a_key(
@@ -80,20 +82,31 @@ def test_refresh_asks_again(two_projects: IdentityServer, lab_settings: Settings
     assert statuses[0].credential.organization == "org-two"
 
 
-def test_credential_for_org_picks_the_key_of_that_project(
-    two_projects: IdentityServer, lab_settings: Settings
-) -> None:
-    accounts = Accounts(lab_settings)
-    assert accounts.credential_for_org("org-one", "proj_b").key_env == "OPENAI_API_KEY_B"
-    assert accounts.credential_for_org("org-one").key_env == "OPENAI_API_KEY"
-    assert len(accounts.credentials_for_org("org-one")) == 2
+def _job(project: str | None, key_env: str | None = None) -> FinetuneJob:
+    return FinetuneJob(id="ftjob-1", status="succeeded", project_id=project, key_env=key_env)
 
 
-def test_no_key_for_an_organization_is_a_typed_error(
+def test_a_job_is_managed_with_a_key_of_its_project(
     two_projects: IdentityServer, lab_settings: Settings
 ) -> None:
-    with pytest.raises(NoKeyForOrganization, match="org-elsewhere") as caught:
-        Accounts(lab_settings).credential_for_org("org-elsewhere")
+    found, _ = resolved_credentials(Accounts(lab_settings))
+    assert candidate_credentials(_job("proj_b"), found)[0].key_env == "OPENAI_API_KEY_B"
+    assert [c.key_env for c in candidate_credentials(_job(None), found)] == [
+        "OPENAI_API_KEY",
+        "OPENAI_API_KEY_B",
+    ]
+    assert candidate_credentials(_job(None, "OPENAI_API_KEY_B"), found)[0].key_env == (
+        "OPENAI_API_KEY_B"
+    )
+
+
+def test_a_fine_tune_of_a_project_without_a_key_is_a_typed_error(
+    two_projects: IdentityServer, lab_settings: Settings
+) -> None:
+    model = "ft:gpt-4o-mini:elsewhere:x:1"
+    router = LabRouter(Accounts(lab_settings), {model: _job("proj_elsewhere")})
+    with pytest.raises(NoEndpointError, match="proj_elsewhere") as caught:
+        router.endpoint_for(model)
     assert "labmgr keys" in (caught.value.hint or "")
 
 
@@ -108,7 +121,9 @@ def test_rejected_key_names_the_variable_but_never_the_key(
     assert "OPENAI_API_KEY_BAD" in caught.value.message and "401" in caught.value.message
     assert KEY_C not in str(caught.value) and "gamma" not in str(caught.value)
     # a key that cannot be checked is skipped when routing, not fatal
-    assert accounts.credential_for_org("org-one", "proj_a").key_env == "OPENAI_API_KEY"
+    found, failed = resolved_credentials(accounts)
+    assert [c.key_env for c in found] == ["OPENAI_API_KEY", "OPENAI_API_KEY_B"]
+    assert "401" in failed["OPENAI_API_KEY_BAD"]
 
 
 def test_unreachable_endpoint_fails_with_a_clear_message(
@@ -137,25 +152,6 @@ def test_pool_shares_one_client_per_endpoint_and_key(
         assert len(pool) == 2
 
 
-def test_async_client_from_the_pool_reaches_the_endpoint(
-    two_projects: IdentityServer, lab_settings: Settings
-) -> None:
-    accounts = Accounts(lab_settings)
-    credential = accounts.default()
-    assert credential.key_env == "OPENAI_API_KEY"
-    pool = ClientPool(lab_settings)
-
-    async def ask() -> str | None:
-        client = pool.async_client(credential)
-        assert client is pool.async_client(credential)
-        raw = await client.models.with_raw_response.list()
-        await pool.aclose()
-        return raw.headers.get("openai-project")
-
-    assert asyncio.run(ask()) == "proj_a"
-    assert len(pool) == 0
-
-
 def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path) -> None:
     """`labmgr keys` in a read-only lab still answers: the identity is returned, not kept."""
     folder = tmp_path / "read-only"
@@ -164,14 +160,14 @@ def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path
     candidates = [folder, Path("/sys/kernel"), Path("/sys")]
     unwritable = next(c for c in candidates if not _can_create_in(c))
     cache = IdentityCache(unwritable / "accounts.json")
-    entry = cache.put(
-        "f" * 64,
+    identity = CachedIdentity(
         endpoint="openai",
         base_url="http://127.0.0.1:9/v1",
         key_env="OPENAI_API_KEY",
         organization="org-one",
         project="proj_a",
     )
+    entry = cache.put("f" * 64, identity)
     assert (entry.organization, entry.project) == ("org-one", "proj_a")
     assert cache.get("f" * 64) is None
 

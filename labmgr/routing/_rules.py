@@ -1,15 +1,14 @@
-"""Which endpoint serves which models, in the order a lab's router decides (for `labmgr keys`
-and `labmgr info`; the router itself is `evals.runner.LabRouter`)."""
+"""The router's steps for a lab in words, first match first (for `labmgr keys` and `labmgr
+info`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from labmgr.accounts._discovery import discover_credentials
-from labmgr.accounts._shared_models import SharedModels
-from labmgr.settings import Settings
+if TYPE_CHECKING:
+    from labmgr.settings import Settings
 
 __all__ = ["RoutingRule", "routing_rules"]
 
@@ -24,13 +23,13 @@ class RoutingRule:
     """The endpoint and key (by env var name) that serve them."""
 
 
-def routing_rules(
-    settings: Settings, environ: Mapping[str, str] | None = None
-) -> list[RoutingRule]:
-    """The router's steps for this lab, first match first: endpoints claiming models by
-    pattern (in file order), fine-tunes of the jobs database, fine-tunes found on a key
-    (remembered in the lab), then everything else on the default key."""
-    env = os.environ if environ is None else environ
+def routing_rules(settings: Settings) -> list[RoutingRule]:
+    """Endpoints claiming models by pattern (in file order), fine-tunes of the jobs database,
+    fine-tunes found on a key (remembered in the lab), then everything else."""
+    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials
+    from labmgr.routing._shared_models import SharedModels
+
+    env = os.environ
     rules = []
     for name, endpoint in settings.endpoints.items():
         if endpoint.models:
@@ -45,13 +44,8 @@ def routing_rules(
         for model, entry in sorted(shared.items())
     )
     rules.append(RoutingRule("other fine-tunes", "the first key that can see them (remembered)"))
-    default = next(
-        (c for c in discover_credentials(settings, environ) if c.endpoint == "openai"), None
-    )
-    rules.append(
-        RoutingRule(
-            "everything else",
-            f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)",
-        )
-    )
+    credentials = discover_credentials(settings)
+    default = next((c for c in credentials if c.endpoint == OPENAI_ENDPOINT), None)
+    served_by = f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)"
+    rules.append(RoutingRule("everything else", served_by))
     return rules

@@ -1,10 +1,5 @@
-"""Which endpoint (base URL + API key) serves a model.
-
-A `ClientRouter` maps a model name to an `Endpoint`. The runner makes one `AsyncOpenAI`
-client per endpoint, shared by every model routed to it. The default router reads
-`OPENAI_API_KEY` / `OPENAI_BASE_URL`; a lab's accounts can supply a router that sends each
-fine-tuned model to a key of the organization that owns it.
-"""
+"""Which endpoint (base URL + API key) serves a model: `Endpoint`, the `ClientRouter` protocol,
+and `EnvRouter` (every model on `OPENAI_API_KEY` / `OPENAI_BASE_URL`)."""
 
 from __future__ import annotations
 
@@ -13,17 +8,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from evals.errors import NoEndpointError
+from labmgr.errors import LabmgrError
 
-__all__ = ["DEFAULT_BASE_URL", "ClientRouter", "Endpoint", "EnvRouter"]
+__all__ = ["DEFAULT_BASE_URL", "ClientRouter", "Endpoint", "EnvRouter", "NoEndpointError"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
+class NoEndpointError(LabmgrError, LookupError):
+    """No endpoint can serve a model (for instance no API key is configured)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint or "Export the key (or pass a router), then run again.")
+
+    def __str__(self) -> str:
+        return self.message  # one line, as a LookupError's would be; the hint is `hint`
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """An API endpoint and the key used on it. The key itself is never printed or stored:
-    `key_name` (an environment variable name or label) identifies it."""
+    """An API endpoint and the key used on it, named by `key_name` (never printed or stored)."""
 
     base_url: str
     key_name: str
@@ -59,20 +63,12 @@ class ClientRouter(Protocol):
 
 
 class EnvRouter:
-    """Every model on one endpoint from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """Every model on one endpoint: `base_url` (else `OPENAI_BASE_URL`, else OpenAI's) with
+    the key in the environment variable `key_env`."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        key_env: str = "OPENAI_API_KEY",
-        supports_n: bool = True,
-        max_concurrency: int | None = None,
-    ) -> None:
+    def __init__(self, *, base_url: str | None = None, key_env: str = "OPENAI_API_KEY") -> None:
         self.key_env = key_env
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.supports_n = supports_n
-        self.max_concurrency = max_concurrency
 
     def _key(self) -> str:
         value = os.environ.get(self.key_env)
@@ -87,12 +83,5 @@ class EnvRouter:
                 hint="Fix OPENAI_BASE_URL (or the router's base_url), e.g. "
                 "http://127.0.0.1:8000/v1.",
             )
-        if not os.environ.get(self.key_env):
-            self._key()
-        return Endpoint(
-            base_url=self.base_url,
-            key_name=self.key_env,
-            api_key=self._key,
-            supports_n=self.supports_n,
-            max_concurrency=self.max_concurrency,
-        )
+        self._key()
+        return Endpoint(base_url=self.base_url, key_name=self.key_env, api_key=self._key)

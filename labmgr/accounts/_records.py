@@ -1,0 +1,89 @@
+"""Small JSON files of records by id in a lab folder, shared by processes: ``accounts.json``
+(each key's organization/project, by key fingerprint) and ``shared_models.json`` (the key
+found for a fine-tune shared by another organization, by model).
+
+They hold fingerprints (SHA-256 of base URL and key), env var names and ids, never a key.
+A file that is missing, unreadable or damaged reads as empty (the caller looks things up
+again); a record is written atomically (temp file and rename) under a file lock, and a lab
+that cannot be written only skips the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+__all__ = ["CachedIdentity", "IdentityCache", "RecordFile"]
+
+Record = TypeVar("Record", bound=BaseModel)
+
+
+class RecordFile(Generic[Record]):
+    """`path` holding ``{"version": 1, field: {id: record}}``."""
+
+    def __init__(self, path: Path, field: str, record: type[Record]) -> None:
+        self.path = path
+        self.field = field
+        self._records = TypeAdapter(dict[str, record])  # type: ignore[valid-type]
+
+    def all(self) -> dict[str, Record]:
+        """Every record by id (none when the file is missing, unreadable or damaged)."""
+        try:
+            found: dict[str, Record] = self._records.validate_python(
+                json.loads(self.path.read_bytes()).get(self.field, {})
+            )
+        except (OSError, ValueError, ValidationError, AttributeError):
+            return {}
+        return found
+
+    def get(self, id: str) -> Record | None:
+        """The record of `id`, if any."""
+        return self.all().get(id)
+
+    def put(self, id: str, record: Record) -> Record:
+        """Record (or replace) `id`; a folder that cannot be written is not an error."""
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.path) + ".lock"):
+                records = {**self.all(), id: record}
+                data = {"version": 1, self.field: self._records.dump_python(records, mode="json")}
+                handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}-")
+                try:
+                    with os.fdopen(handle, "w", encoding="utf-8") as out:
+                        out.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+                    os.replace(tmp, self.path)
+                except BaseException:
+                    Path(tmp).unlink(missing_ok=True)
+                    raise
+        return record
+
+
+class CachedIdentity(BaseModel):
+    """What a key resolved to, and when."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    endpoint: str
+    base_url: str
+    key_env: str
+    """Env var name that held the key when it was checked (informational)."""
+    organization: str | None
+    """From the ``openai-organization`` header."""
+    project: str | None
+    """From the ``openai-project`` header."""
+    checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class IdentityCache(RecordFile[CachedIdentity]):
+    """``accounts.json``: each key's organization/project, by key fingerprint."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "keys", CachedIdentity)

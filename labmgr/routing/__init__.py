@@ -1,0 +1,27 @@
+"""Which endpoint and key serve a model, for the runner and the job manager alike:
+`LabRouter.from_lab(settings).endpoint_for(model)` (or `NoEndpointError`), the key a
+fine-tuning job is managed with (`candidate_credentials`), and the steps in words
+(`routing_rules`). Light to import: accounts, database and SDK load on first use."""
+
+from labmgr.routing._endpoint import (
+    DEFAULT_BASE_URL,
+    ClientRouter,
+    Endpoint,
+    EnvRouter,
+    NoEndpointError,
+)
+from labmgr.routing._lab_router import LabRouter, candidate_credentials, resolved_credentials
+from labmgr.routing._rules import RoutingRule, routing_rules
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ClientRouter",
+    "Endpoint",
+    "EnvRouter",
+    "LabRouter",
+    "NoEndpointError",
+    "RoutingRule",
+    "candidate_credentials",
+    "resolved_credentials",
+    "routing_rules",
+]

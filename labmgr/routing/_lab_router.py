@@ -1,0 +1,196 @@
+"""Routing with a lab's keys, first match wins:
+
+1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
+   file order): answer and judge models alike;
+2. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
+   its job (`candidate_credentials`, the job manager's choice too);
+3. a fine-tuned model the database does not know (shared by another organization): the key
+   that can see it, found by asking each key once and remembered in the lab
+   (`shared_models.json`);
+4. anything else: the lab's default OpenAI key.
+
+The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from labmgr.errors import LabmgrError
+from labmgr.routing._endpoint import Endpoint, NoEndpointError
+
+if TYPE_CHECKING:
+    from jobs_db import FinetuneJob
+    from labmgr.accounts import Accounts, Credential
+    from labmgr.settings import Settings
+
+__all__ = ["LabRouter", "candidate_credentials", "resolved_credentials"]
+
+
+def resolved_credentials(accounts: Accounts) -> tuple[list[Credential], dict[str, str]]:
+    """Every key with its organization/project (cached lookups), and why others failed."""
+    found: list[Credential] = []
+    failed: dict[str, str] = {}
+    for credential in accounts.credentials:
+        try:
+            found.append(accounts.resolve(credential))
+        except LabmgrError as exc:
+            failed[credential.key_env] = exc.message
+    return found, failed
+
+
+def candidate_credentials(job: FinetuneJob, credentials: Sequence[Credential]) -> list[Credential]:
+    """Keys that may see `job`, best first: the key that created it, then other keys of its
+    project. A key of another project is left out when both projects are known; when the
+    job's project is unknown (e.g. imported from llmcomp) every key of its endpoint is tried."""
+    from labmgr.accounts import OPENAI_ENDPOINT
+
+    def may_see(credential: Credential) -> bool:
+        if job.project_id and credential.project and credential.project != job.project_id:
+            return False
+        if job.endpoint:
+            return credential.base_url == job.endpoint
+        return credential.endpoint == OPENAI_ENDPOINT
+
+    usable = [c for c in credentials if may_see(c)]
+    return sorted(
+        usable,
+        key=lambda c: (
+            c.key_env != job.key_env,
+            not (job.project_id and c.project == job.project_id),
+        ),
+    )
+
+
+class LabRouter:
+    """Routes each model by the steps above; one Endpoint per credential, so models on the
+    same key share one client, and each model is routed once per router."""
+
+    def __init__(
+        self,
+        accounts: Accounts,
+        owners: Mapping[str, FinetuneJob] | None = None,
+    ) -> None:
+        from labmgr.routing._shared_models import SharedModels
+
+        self.accounts = accounts
+        self.owners = dict(owners or {})
+        """The job that produced each fine-tuned model (final models and checkpoints)."""
+        self.shared_models = SharedModels(accounts.settings.shared_models_path)
+        """Fine-tunes not in the database, and the key found to serve each."""
+        self._endpoints: dict[str, Endpoint] = {}
+        self._routes: dict[str, Endpoint] = {}
+        self._credentials: list[Credential] | None = None
+
+    @classmethod
+    def from_lab(cls, settings: Settings) -> LabRouter:
+        """A router from the keys in the environment and the lab's database (read once)."""
+        from labmgr.accounts import Accounts
+
+        return cls(Accounts(settings), _owners_from_database(settings.db_url))
+
+    def pattern_endpoint(self, model: str) -> str | None:
+        """The first configured endpoint (in file order) whose `models` patterns match."""
+        for name, endpoint in self.accounts.settings.endpoints.items():
+            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
+                return name
+        return None
+
+    def key_for_shared_model(self, model: str) -> Credential | None:
+        """The key remembered for a fine-tune the database does not know, else the first key
+        whose endpoint finds it (`GET /models/{model}`, each key asked once), then
+        remembered; None when no key can see it."""
+        credentials = self.accounts.credentials
+        remembered = self.shared_models.get(model)
+        if remembered is not None:
+            for credential in credentials:
+                if (
+                    credential.key_env == remembered.key_env
+                    and credential.base_url == remembered.base_url
+                    and credential.fingerprint() == remembered.fingerprint
+                ):
+                    return credential
+        import openai  # only when a model's key is looked up over the network
+
+        from labmgr.routing._shared_models import SharedModel
+
+        for credential in credentials:
+            try:
+                self.accounts.pool.client(credential).models.retrieve(model)
+            except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
+                continue
+            self.shared_models.put(
+                model,
+                SharedModel(
+                    endpoint=credential.endpoint,
+                    base_url=credential.base_url,
+                    key_env=credential.key_env,
+                    fingerprint=credential.fingerprint(),
+                ),
+            )
+            return credential
+        return None
+
+    def _credential(self, model: str) -> Credential:
+        claimed_by = self.pattern_endpoint(model)
+        if claimed_by is not None:
+            return self.accounts.default(claimed_by)
+        job = self.owners.get(model)
+        if job is None:
+            found = self.key_for_shared_model(model) if model.startswith("ft:") else None
+            return found or self.accounts.default()
+        if self._credentials is None:
+            self._credentials, _ = resolved_credentials(self.accounts)
+        candidates = candidate_credentials(job, self._credentials)
+        if not candidates:
+            owner = job.project_id or job.organization_id or "an unknown project"
+            raise NoEndpointError(
+                f"no key for {model}: none of the {len(self._credentials)} usable API keys "
+                f"belongs to {owner}, which owns job {job.id}.",
+                hint="Set an OPENAI_API_KEY_<NAME> holding a key of that project; "
+                "`labmgr keys` shows the organization and project of each key.",
+            )
+        return candidates[0]
+
+    def endpoint_for(self, model: str) -> Endpoint:
+        known = self._routes.get(model)
+        if known is not None:
+            return known
+        try:
+            credential = self._credential(model)
+        except LabmgrError as error:
+            raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
+        identity = f"{credential.base_url}|{credential.key_env}"
+        endpoint = self._endpoints.get(identity)
+        if endpoint is None:
+            configured = self.accounts.settings.endpoints.get(credential.endpoint)
+            # `n` is on for OpenAI's chat API; other OpenAI-compatible servers vary, so a
+            # configured endpoint says (`n = true`), and OpenRouter goes without.
+            serves_n = credential.endpoint == "openai" or (configured is not None and configured.n)
+            endpoint = self._endpoints[identity] = Endpoint(
+                base_url=credential.base_url,
+                key_name=credential.key_env,
+                api_key=credential.api_key,
+                supports_n=serves_n,
+            )
+        self._routes[model] = endpoint
+        return endpoint
+
+
+def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
+    """Each fine-tuned model's job; none when the database cannot be read or does not exist
+    yet (opening a missing SQLite file would create an empty one in the lab)."""
+    from jobs_db import DatabaseError, database_file, list_jobs, open_database, select_models
+
+    try:
+        path = database_file(db_url)
+        if path is not None and not path.exists():
+            return {}
+        with open_database(db_url, upgrade=False) as database:
+            jobs = {job.id: job for job in list_jobs(database)}
+            models = select_models(database, checkpoints=True)
+    except DatabaseError:
+        return {}
+    return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
