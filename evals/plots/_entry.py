@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_for
 from evals.plots._distributions import answers_figure, scores_figure
-from evals.plots._means import means_figure
+from evals.plots._intervals import means_figure
 from evals.plots._relations import checkpoints_figure, scatter_figure
 from evals.stats import Metric, score_columns, summarize
 

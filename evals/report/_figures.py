@@ -225,7 +225,7 @@ def cost_plans(run: Run) -> list[FigurePlan]:
             f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
             "1,000 samples, per group (filled) and model (hollow); judge costs are not "
             "included.",
-            lambda: cost_figure(costs, score),
+            lambda: cost_figure(costs, score, groups=list(run.groups)),
         )
     ]
 
