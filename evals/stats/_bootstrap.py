@@ -17,13 +17,16 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from evals.stats._interval import Interval, empty_interval
+from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, empty_interval
+from evals.stats._scales import Scale
+from evals.stats._seeds import seed_interval
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "BootstrapMethod",
     "bootstrap_interval",
+    "group_interval",
     "hierarchical_bootstrap",
     "plain_bootstrap",
 ]
@@ -165,3 +168,35 @@ def bootstrap_interval(
             values, models, resamples=resamples, confidence=confidence, seed=seed
         )
     raise ValueError(f"unknown method {method!r}; use 'hierarchical' or 'plain'")
+
+
+def group_interval(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    *,
+    method: Method = DEFAULT_METHOD,
+    scale: Scale | None = None,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Interval:
+    """The interval of a group's mean score: `t` over its models' means (the default,
+    `seed_interval`), or a `hierarchical` or `plain` bootstrap (`bootstrap_interval`;
+    `resamples` and `seed` apply to these only)."""
+    if method == "t":
+        return seed_interval(values, models, scale=scale, confidence=confidence)
+    if method in ("hierarchical", "plain"):
+        interval = bootstrap_interval(
+            values, models, method=method, resamples=resamples, confidence=confidence, seed=seed
+        )
+        if scale is None:
+            return interval
+        return Interval(
+            interval.mean,
+            max(interval.low, scale.low),
+            min(interval.high, scale.high),
+            interval.n_models,
+            interval.n_samples,
+            interval.sampling_only,
+        )
+    raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")

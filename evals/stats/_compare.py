@@ -49,7 +49,9 @@ __all__ = [
     "compare_groups",
     "compare_seeds",
     "difference_of",
+    "difference_row",
     "holm",
+    "t_test",
 ]
 
 COMPARISON_COLUMNS = [
@@ -95,7 +97,8 @@ class Difference:
     n_models: int
     n_models_baseline: int
     method: str
-    """`welch` or `cochran-cox` (see the module docstring)."""
+    """`welch`, `cochran-cox` (see the module docstring), or for levels `paired-t` or
+    `sampling` (one model)."""
 
     @property
     def sampling_only(self) -> bool:
@@ -107,22 +110,11 @@ def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 
     docstring)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    difference = group.mean - baseline.mean
-    sides = [group.variance(), baseline.variance()]
-    variance = sides[0][0] + sides[1][0]
     welch = group.n_models > 1 and baseline.n_models > 1
-    nothing = math.nan
-    if math.isnan(difference) or math.isnan(variance):
-        low = high = p_value = nothing
-    elif variance == 0:
-        # Every sample of both groups alike: no noise to test against.
-        low = high = difference
-        p_value = 1.0 if difference == 0 else nothing
-    else:
-        se = math.sqrt(variance)
-        critical = _critical(sides, 1.0 - confidence, welch)
-        low, high = difference - critical * se, difference + critical * se
-        p_value = _p_value(abs(difference) / se, sides, welch)
+    difference = group.mean - baseline.mean
+    low, high, p_value = t_test(
+        difference, [group.variance(), baseline.variance()], welch, confidence
+    )
     return Difference(
         group.mean,
         baseline.mean,
@@ -134,6 +126,22 @@ def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 
         baseline.n_models,
         "welch" if welch else "cochran-cox",
     )
+
+
+def t_test(
+    difference: float, sides: Sequence[tuple[float, float]], welch: bool, confidence: float
+) -> tuple[float, float, float]:
+    """(low, high, two-sided p) of a difference whose variance is the sum of `sides`
+    (variance, degrees of freedom); NaN when it cannot be estimated."""
+    variance = sum(v for v, _ in sides)
+    if math.isnan(difference) or math.isnan(variance):
+        return math.nan, math.nan, math.nan
+    if variance == 0:  # every sample alike: no noise to test against
+        return difference, difference, 1.0 if difference == 0 else math.nan
+    se = math.sqrt(variance)
+    critical = _critical(sides, 1.0 - confidence, welch)
+    p_value = _p_value(abs(difference) / se, sides, welch)
+    return difference - critical * se, difference + critical * se, p_value
 
 
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
@@ -329,20 +337,27 @@ def _rows(
                 "score": score,
                 "group": group,
                 "baseline": baseline,
-                "n_models": result.n_models,
-                "n_models_baseline": result.n_models_baseline,
-                "mean": result.mean,
-                "mean_baseline": result.mean_baseline,
-                "difference": result.difference,
-                # No difference can exceed the scale's width (a share's: 1).
-                "ci_low": max(result.low, -scale.width),
-                "ci_high": min(result.high, scale.width),
-                "p_value": result.p_value,
-                "p_adjusted": math.nan,
-                "method": result.method,
-                "sampling_only": result.sampling_only,
-                "scale_low": scale.low,
-                "scale_high": scale.high,
+                **difference_row(result, scale),
             }
         )
     return rows
+
+
+def difference_row(result: Difference, scale: Scale) -> dict[str, Any]:
+    """The columns a comparison table gives a difference (its bounds within ± the scale's
+    width: no difference can exceed it)."""
+    return {
+        "n_models": result.n_models,
+        "n_models_baseline": result.n_models_baseline,
+        "mean": result.mean,
+        "mean_baseline": result.mean_baseline,
+        "difference": result.difference,
+        "ci_low": max(result.low, -scale.width),
+        "ci_high": min(result.high, scale.width),
+        "p_value": result.p_value,
+        "p_adjusted": math.nan,
+        "method": result.method,
+        "sampling_only": result.sampling_only,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }

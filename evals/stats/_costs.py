@@ -1,17 +1,19 @@
-"""Cost against score: per group and per model, what a sample cost (answers and judges
-apart) beside the mean score with its interval — the view for choosing a model to deploy.
+"""What a sample cost, answers and judges apart, and the cost table: per group and model, that
+cost beside the mean score with its interval (the view for choosing a model to deploy).
 
-Cost per sample is the answer cost of the rows with a known price over their number (NaN for
-a model without a price); the judges' cost is each verdict's price shared among the rows it
-grades (`<judge>_cost` columns), so the two add up to what the samples and verdicts cost,
-whether they were bought now or read from the cache. A group's score is the same estimate and
-interval as the summary's (t over its models' means; over several questions, each model
-averaged over them first); a model's is its own (sampling noise only).
+A row's answer cost is its `cost` column (NaN for a model without a price); its judge cost the
+sum of its `<judge>_cost` columns (each verdict's price shared among the rows it grades; 0
+for a question without judges). Per sample means over the rows whose cost is known; a cached
+answer counts what its tokens cost, as if bought. `price_share` is the part of the list price
+the run pays (the Batch API's discount, or a `PriceShare` when a judge's verdicts were bought
+another way than the answers). A group's score is the summary's estimate and interval; a
+model's is its own (sampling noise only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,15 +24,98 @@ from evals.stats._frames import (
     ScoreScales,
     question_scores,
     scale_of,
+    score_columns,
     score_name,
     score_values,
 )
-from evals.stats._sample_costs import PriceShare, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
-from evals.stats._summary import score_columns
 
-__all__ = ["COST_COLUMNS", "cost_table"]
+__all__ = [
+    "COST_COLUMNS",
+    "SAMPLE_COST_COLUMNS",
+    "PriceShare",
+    "cost_table",
+    "judge_cost_columns",
+    "row_costs",
+    "sample_costs",
+]
+
+SAMPLE_COST_COLUMNS = [
+    "answer_cost_per_sample",
+    "judge_cost_per_sample",
+    "answer_cost_per_1k",
+    "judge_cost_per_1k",
+]
+"""Dollars per sample and per 1,000 samples, the answers' and the judges' apart."""
+
+
+@dataclass(frozen=True)
+class PriceShare:
+    """The part of the list price a run paid for its answers, and for each judge's verdicts
+    that were bought another way (a judge not named paid what the answers paid)."""
+
+    answers: float = 1.0
+    judges: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, share: float | PriceShare) -> PriceShare:
+        return share if isinstance(share, PriceShare) else cls(float(share))
+
+    def judge(self, name: str) -> float:
+        """What judge `name`'s verdicts paid of the list price."""
+        return float(self.judges.get(name, self.answers))
+
+
+def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
+    """The `<judge>_cost` columns of a frame (a judge's column has `<judge>_question` too)."""
+    return [
+        str(c)
+        for c in frame.columns
+        if str(c).endswith("_cost") and f"{str(c).removesuffix('_cost')}_question" in frame.columns
+    ]
+
+
+def row_costs(
+    frame: pd.DataFrame, price_share: float | PriceShare = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
+    float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
+    share = PriceShare.of(price_share)
+    if "cost" in frame.columns:
+        answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(
+            dtype=float, na_value=np.nan
+        )
+    else:
+        answer = np.full(len(frame), np.nan)
+    judges = judge_cost_columns(frame)
+    if judges:
+        paid = frame[judges].apply(pd.to_numeric, errors="coerce")
+        for column in judges:
+            paid[column] = paid[column] * share.judge(column.removesuffix("_cost"))
+        judge = paid.sum(axis=1, skipna=False).to_numpy(dtype=float, na_value=np.nan)
+    else:
+        judge = np.zeros(len(frame))
+    return answer * share.answers, judge
+
+
+def sample_costs(answer: np.ndarray, judge: np.ndarray) -> dict[str, float]:
+    """Rows' answer and judge costs in all (`answer_cost`, `judge_cost`) and per sample and per
+    1,000 samples (`SAMPLE_COST_COLUMNS`); NaN where no row's cost is known."""
+    answered, judged = ~np.isnan(answer), ~np.isnan(judge)
+    answer_total = float(answer[answered].sum()) if answered.any() else float("nan")
+    judge_total = float(judge[judged].sum()) if judged.any() else float("nan")
+    per_answer = answer_total / int(answered.sum()) if answered.any() else float("nan")
+    per_judge = judge_total / int(judged.sum()) if judged.any() else float("nan")
+    return {
+        "answer_cost": answer_total,
+        "judge_cost": judge_total,
+        "answer_cost_per_sample": per_answer,
+        "judge_cost_per_sample": per_judge,
+        "answer_cost_per_1k": per_answer * 1000,
+        "judge_cost_per_1k": per_judge * 1000,
+    }
+
 
 COST_COLUMNS = [
     "level",

@@ -4,6 +4,7 @@ row, with the scale each lives on."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -11,6 +12,9 @@ import pandas as pd
 
 from evals.stats._metrics import Metric, MetricError
 from evals.stats._scales import Scale, score_scale
+
+if TYPE_CHECKING:
+    from evals.questions import Question
 
 __all__ = [
     "ALL_QUESTIONS",
@@ -21,6 +25,7 @@ __all__ = [
     "level_parts",
     "question_scores",
     "scale_of",
+    "score_columns",
     "score_name",
     "score_values",
     "with_by",
@@ -33,6 +38,21 @@ Score = str | Metric
 """A score column of a frame (`aligned`, `answer`) or a derived metric."""
 ScoreScales = Mapping[str, Mapping[str, Scale]]
 """question → score name → scale (anything not named: `score_scale`'s default)."""
+
+
+def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list[str]:
+    """The numeric score columns of a question's frame.
+
+    With the question: `answer` for a rating, each rating judge's column for a free-form
+    question. Without it, guessed from the frame: every column `X` with an `X_probs` column
+    (rating judges), and `answer` when it holds numbers.
+    """
+    if question is not None:
+        return question.score_columns()
+    scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
+    if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
+        scores.insert(0, "answer")
+    return scores
 
 
 def score_name(score: Score) -> str:

@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import special
 
-from evals.stats._compare import holm
+from evals.stats._compare import Difference, difference_row, holm, t_test
 from evals.stats._frames import (
     ALL_QUESTIONS,
     Score,
@@ -37,10 +36,10 @@ from evals.stats._frames import (
 )
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
-from evals.stats._seeds import SeedMeans, _floor, seed_means
+from evals.stats._seeds import SeedMeans, seed_means
 from evals.stats._summary import score_columns
 
-__all__ = ["LEVEL_COMPARISON_COLUMNS", "LevelDifference", "compare_levels", "paired_difference"]
+__all__ = ["LEVEL_COMPARISON_COLUMNS", "compare_levels", "paired_difference"]
 
 LEVEL_COMPARISON_COLUMNS = [
     "question",
@@ -66,23 +65,6 @@ LEVEL_COMPARISON_COLUMNS = [
 paired within models; `method` `paired-t` (seeds) or `sampling` (one model)."""
 
 
-@dataclass(frozen=True)
-class LevelDifference:
-    """A group's mean at a level minus its mean at the baseline level."""
-
-    mean: float
-    mean_baseline: float
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    n_models: int
-
-    @property
-    def sampling_only(self) -> bool:
-        return self.n_models == 1
-
-
 def _within(level: SeedMeans, baseline: SeedMeans) -> tuple[float, int]:
     """Pooled within-model variance of one sample over both levels, and its degrees of
     freedom."""
@@ -104,45 +86,23 @@ def _within(level: SeedMeans, baseline: SeedMeans) -> tuple[float, int]:
 
 def paired_difference(
     level: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95
-) -> LevelDifference:
+) -> Difference:
     """The paired difference of two levels' seed means (the same models, in the same order:
-    see `compare_levels`)."""
-    k = level.n_models
-    differences = level.means - baseline.means
-    mean = float(differences.mean()) if k else math.nan
+    see `compare_levels`): the models' differences are seed means of their own."""
     within, within_df = _within(level, baseline)
-    sizes = level.inverse_sizes + baseline.inverse_sizes
-    if k >= 2:
-        between = float(differences.var(ddof=1)) / k
-        floor = _floor(k - 1) * within * float(sizes.sum()) / k**2
-        variance = between if math.isnan(floor) else max(between, floor)
-        df = float(k - 1)
-    elif k == 1 and within_df >= 1:
-        pooled = within * float(sizes[0])
-        own = float(level.variances[0] + baseline.variances[0])
-        variance = max(pooled if math.isnan(own) else own, _floor(within_df) * pooled)
-        df = float(within_df)
-    else:
-        variance, df = math.nan, math.nan
-    if math.isnan(mean) or math.isnan(variance):
-        low = high = p_value = math.nan
-    elif variance == 0:
-        low = high = mean
-        p_value = 1.0 if mean == 0 else math.nan
-    else:
-        se = math.sqrt(variance)
-        t = -float(special.stdtrit(df, (1 - confidence) / 2))
-        low, high = mean - t * se, mean + t * se
-        p_value = float(2 * special.stdtr(df, -abs(mean) / se))
-    return LevelDifference(
-        float(level.means.mean()) if k else math.nan,
-        float(baseline.means.mean()) if k else math.nan,
-        mean,
-        low,
-        high,
-        p_value,
-        k,
+    pairs = SeedMeans(
+        level.means - baseline.means,
+        level.variances + baseline.variances,
+        level.inverse_sizes + baseline.inverse_sizes,
+        within,
+        within_df,
+        level.n_samples + baseline.n_samples,
+        share=False,
     )
+    k = pairs.n_models
+    low, high, p_value = t_test(pairs.mean, [pairs.variance()], True, confidence)
+    method = "sampling" if k == 1 else "paired-t"
+    return Difference(level.mean, baseline.mean, pairs.mean, low, high, p_value, k, k, method)
 
 
 @dataclass
@@ -280,18 +240,7 @@ def _rows(
                     "factor": factor,
                     "level": level,
                     "baseline_level": baseline_level,
-                    "n_models": result.n_models,
-                    "mean": result.mean,
-                    "mean_baseline": result.mean_baseline,
-                    "difference": result.difference,
-                    "ci_low": max(result.low, -scale.width),
-                    "ci_high": min(result.high, scale.width),
-                    "p_value": result.p_value,
-                    "p_adjusted": math.nan,
-                    "method": "sampling" if result.sampling_only else "paired-t",
-                    "sampling_only": result.sampling_only,
-                    "scale_low": scale.low,
-                    "scale_high": scale.high,
+                    **difference_row(result, scale),
                 }
             )
     return rows

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, plain_bootstrap
+from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, group_interval, plain_bootstrap
+from evals.stats._costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._frames import (
     ALL_QUESTIONS,
     Score,
@@ -25,26 +26,21 @@ from evals.stats._frames import (
     level_parts,
     question_scores,
     scale_of,
+    score_columns,
     score_name,
     score_values,
     with_by,
 )
-from evals.stats._group_interval import group_interval
 from evals.stats._interval import DEFAULT_METHOD, Interval, Method
 from evals.stats._metrics import Metric
-from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
-
-if TYPE_CHECKING:
-    from evals.questions import Question
 
 __all__ = [
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
     "SUMMARY_COLUMNS",
     "model_summary",
-    "score_columns",
     "summarize",
 ]
 
@@ -84,21 +80,6 @@ MODEL_SUMMARY_COLUMNS = [
 ]
 REFUSED_ERROR = "the model refused"
 """The `error` of a free-form sample whose model refused (a refusal, not a failure)."""
-
-
-def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list[str]:
-    """The numeric score columns of a question's frame.
-
-    With the question: `answer` for a rating, each rating judge's column for a free-form
-    question. Without it, guessed from the frame: every column `X` with an `X_probs` column
-    (rating judges), and `answer` when it holds numbers.
-    """
-    if question is not None:
-        return question.score_columns()
-    scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
-    if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
-        scores.insert(0, "answer")
-    return scores
 
 
 def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float, int]:
