@@ -96,7 +96,7 @@ def export_labels(
     if by is not None and by not in (*_STRATA, *factors):
         raise RunOptionsError(
             f"--by {by!r}: the run's answers have no such column to stratify by; use one of "
-            f"{', '.join((*_STRATA, *factors))}",
+            f"{', '.join((*_STRATA, *factors))}"
         )
     rng = np.random.default_rng(seed)
     picked, counts = _stratified(found.table, n, by, rng)

@@ -20,14 +20,7 @@ import pandas as pd
 from evals.errors import LabelsFileError, OutputError, describe_os_error
 from evals.labels._candidates import candidates
 from evals.labels._cells import restore
-from evals.runs import (
-    HUMAN_PREFIX,
-    LABELS_FILE,
-    SAMPLE_KEYS,
-    Run,
-    analyze_run,
-    load_run,
-)
+from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
 __all__ = ["LabelImport", "import_labels"]
 
@@ -48,9 +41,7 @@ class LabelImport:
     """One sentence per bad row left out (with `skip_bad`)."""
 
 
-def _records(
-    path: Path,
-) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
+def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
     """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
     sentence per line that is not a row (a JSON line that is not an object)."""
     text = path.read_text(encoding="utf-8-sig")
@@ -91,11 +82,7 @@ def _cell(value: Any) -> str:
 
 
 def import_labels(
-    run: Run | str | Path,
-    file: str | Path,
-    *,
-    skip_bad: bool = False,
-    report: bool | None = None,
+    run: Run | str | Path, file: str | Path, *, skip_bad: bool = False, report: bool | None = None
 ) -> LabelImport:
     """Read `file` (written by `export_labels`, labelled) into `run`: each labelled cell
     becomes the sample's `human_<score>` (replacing an earlier label of the same sample and

@@ -10,13 +10,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from evals.plots._axes import (
-    ScaleArgument,
-    repeat_on_top,
-    scale_axis,
-    scale_for,
-    summary_scale,
-)
+from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for, summary_scale
 from evals.plots._layout import fit_margins
 from evals.plots._style import (
     figure_title,

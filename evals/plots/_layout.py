@@ -224,9 +224,7 @@ def _fit(figure: Figure, title: Text | None) -> None:
     panel_width = ((margins["right"] - margins["left"]) * width - (columns - 1) * gap_x) / columns
     panel_height = ((margins["top"] - margins["bottom"]) * height - (rows - 1) * gap_y) / rows
     figure.subplots_adjust(
-        **margins,
-        wspace=gap_x / max(panel_width, 1.0),
-        hspace=gap_y / max(panel_height, 1.0),
+        **margins, wspace=gap_x / max(panel_width, 1.0), hspace=gap_y / max(panel_height, 1.0)
     )
     for one in figure.legends:  # its top level with the panels' top, below the title
         one.set_bbox_to_anchor((1.0, margins["top"]), transform=figure.transFigure)

@@ -59,9 +59,7 @@ def _edge_colour(palette: Sequence[tuple[float, float, float]]) -> tuple[float, 
 
 
 def draw_violins(
-    ax: Axes,
-    rows: Sequence[np.ndarray],
-    palette: Sequence[tuple[float, float, float]],
+    ax: Axes, rows: Sequence[np.ndarray], palette: Sequence[tuple[float, float, float]]
 ) -> None:
     """A horizontal violin per row of values (row i centred on y = i, in `palette[i]`),
     quartiles dashed across it; a row whose values do not vary is a line at its value, an

@@ -60,10 +60,7 @@ def score_name(score: Score) -> str:
 
 
 def question_scores(
-    question: str,
-    frame: pd.DataFrame,
-    named: Sequence[Score],
-    metrics: Iterable[Metric] = (),
+    question: str, frame: pd.DataFrame, named: Sequence[Score], metrics: Iterable[Metric] = ()
 ) -> list[Score]:
     """`named` plus every metric of `metrics` whose scores the frame has; a name used twice
     is an error."""

@@ -6,19 +6,10 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "DEFAULT_METHOD",
-    "METHODS",
-    "Interval",
-    "Method",
-    "describe_method",
-    "empty_interval",
-]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Interval", "Method", "describe_method", "empty_interval"]
 
 Method = Literal["t", "hierarchical", "plain"]
-"""`t`: a t interval over the models' means (seeds are the unit; the default).
-`hierarchical`: a percentile bootstrap over models, then samples.
-`plain`: a percentile bootstrap of the pooled samples (ignores seeds)."""
+"""How a group's interval is made (`describe_method` says it in words)."""
 METHODS: tuple[str, ...] = ("t", "hierarchical", "plain")
 DEFAULT_METHOD: Method = "t"
 _DESCRIPTIONS = {
@@ -33,7 +24,7 @@ _DESCRIPTIONS = {
 
 
 def describe_method(method: str) -> str:
-    """What a 95% interval made by `method` is, in words (for captions and notes)."""
+    """What an interval made by `method` is, in words (for captions and notes)."""
     return _DESCRIPTIONS.get(method, f"made by the method {method!r}")
 
 
@@ -47,10 +38,9 @@ class Interval:
     n_models: int
     """Models with at least one valid sample."""
     n_samples: int
-    """Valid (non-missing) samples."""
     sampling_only: bool = False
-    """True when the interval reflects sampling noise only (a group of one model): it says
-    how well this model was measured, not how another seed of its recipe would score."""
+    """A group of one model: the interval says how well this model was measured, not how
+    another seed of its recipe would score."""
 
     def contains(self, value: float) -> bool:
         return bool(self.low <= value <= self.high)
