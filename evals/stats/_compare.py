@@ -1,17 +1,12 @@
 """Each group against a baseline group: the difference of means with its interval and a
 Holm-corrected p-value, per question and score, plus a pooled row per score.
 
-Seeds are the unit: each side is reduced to its models' means (`seed_means`) and the
-difference is tested with a t statistic on those means; each side's variance is the one its
-group interval uses (between-seed spread over n models, never below the floor of its sampling
-noise). Two groups of seeds are compared with Welch's test (Welch–Satterthwaite degrees of
-freedom). A side of one model — the base model, the usual baseline — brings its sampling
-noise only (it is one fixed model, not a draw of seeds, so the comparison asks whether the
-group's recipe differs from *this* model); its variance is measured with many degrees of
-freedom and the seeds' with few, where Satterthwaite's degrees of freedom are overstated
-exactly when the seeds' spread is understated, so these pairs use Cochran and Cox's critical
-value instead (the variance-weighted mean of each side's t quantile). See
-docs/design/statistics.md.
+Seeds are the unit: each side is reduced to its models' means, with the variance its group
+interval uses. Two groups of seeds are compared with Welch's test. A side of one model (the
+base model, the usual baseline) brings its sampling noise only, with many degrees of freedom
+against the seeds' few, where Satterthwaite's degrees of freedom are overstated exactly when
+the seeds' spread is understated: these pairs use Cochran and Cox's critical value (the
+variance-weighted mean of each side's t quantile). See docs/design/statistics.md.
 """
 
 from __future__ import annotations
@@ -73,11 +68,9 @@ COMPARISON_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
-"""`difference` = `mean` − `mean_baseline`, with its interval (`ci_low`, `ci_high`) and
-two-sided `p_value`; `p_adjusted` is Holm-corrected over every row of the call. `method`:
-`welch` (two groups of seeds) or `cochran-cox` (a side of one model). `sampling_only`: the
-group has one model, so the comparison speaks of that model, not of its recipe.
-`scale_low`/`scale_high`: the score's range."""
+"""`difference` = `mean` − `mean_baseline` with its interval and two-sided `p_value`;
+`p_adjusted`: Holm over every row of the call. `sampling_only`: the group has one model, so
+the comparison speaks of that model, not of its recipe."""
 
 
 _SMALLEST_LOG_P = -100.0
@@ -106,8 +99,7 @@ class Difference:
 
 
 def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95) -> Difference:
-    """The difference of two groups' means with its interval and p-value (see the module
-    docstring)."""
+    """The difference of two groups' means with its interval and p-value."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     welch = group.n_models > 1 and baseline.n_models > 1
@@ -145,8 +137,7 @@ def t_test(
 
 
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
-    """The two-sided critical value at level `alpha` for a difference whose variance is the
-    sum of `sides` (variance, degrees of freedom)."""
+    """The two-sided critical value at level `alpha` for a difference of `sides`."""
     used = [(v, df) for v, df in sides if v > 0]
     total = sum(v for v, _ in used)
     if welch:
@@ -189,8 +180,8 @@ def compare_seeds(
     scale: Scale | None = None,
     confidence: float = 0.95,
 ) -> Difference:
-    """One group's samples against the baseline's (each with the model of every value; with
-    `questions`, models are averaged over their questions first)."""
+    """One group's samples against the baseline's (with `questions`, models are averaged
+    over their questions first)."""
     share = scale is not None and scale.is_share
     return difference_of(
         seed_means(values, models, questions, share=share),

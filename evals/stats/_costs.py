@@ -137,9 +137,8 @@ COST_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
-"""`level`: `group` (a group's models together) or `model` (one model of the group). Costs in
-dollars: in all (`answer_cost`, `judge_cost`), per sample and per 1,000 samples. `mean`,
-`ci_low`, `ci_high`: the score over all the run's questions that have it."""
+"""`level`: `group` or `model`. Costs in dollars: in all, per sample and per 1,000 samples.
+`mean`, `ci_low`, `ci_high`: the score over all the run's questions that have it."""
 
 
 def _costs(rows: pd.DataFrame) -> dict[str, Any]:

@@ -1,16 +1,11 @@
 """A grid factor's levels compared within each group: does the score move with the level
-(the sycophancy question — does the answer follow the asker's side)?
+(does the answer follow the asker's side)?
 
-Seeds stay the unit, and the comparison is **paired within models**: every model answered
-every level, so each model's own difference (its mean at the level minus its mean at the
-baseline level; with several questions, each averaged over the questions first) is one
-observation, and the group's difference is their mean with a t interval over models (n − 1
-degrees of freedom). Seed-to-seed differences in overall level cancel in the pair, which is
-what makes the test sharper than comparing two groups. As in `seed_interval`, the variance
-never falls below the 5% quantile of what sampling noise alone would give (so models that
-agree by chance do not get a zero-width interval). A group of one model has only its
-sampling noise (flagged `sampling_only`). p-values are Holm-adjusted over every row of the
-call, like `compare_groups`. docs/design/workflows.md has the coverage by simulation.
+The comparison is paired within models: each model's own difference between the level and
+the baseline level is one observation, and the group's difference is their mean with a t
+interval over models, its variance floored as in `seed_interval`. Seed-to-seed differences
+in overall level cancel in the pair, which makes it sharper than comparing two groups. A group
+of one model has only its sampling noise. p-values are Holm-adjusted over every row.
 """
 
 from __future__ import annotations

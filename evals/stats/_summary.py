@@ -62,10 +62,8 @@ SUMMARY_COLUMNS = [
     *SAMPLE_COST_COLUMNS,
 ]
 """`sampling_only`: the group has one model, so its interval reflects sampling noise only.
-`method`: how the interval was made (`t`, `hierarchical`, `plain`). `scale_low`/`scale_high`:
-the range the score lives on (0–1 for a metric), for figures and readers. The cost columns:
-what one sample of the row's question × group (answers and judges apart, in dollars) cost,
-per sample and per 1,000 samples (`evals.stats.SAMPLE_COST_COLUMNS`; NaN without prices)."""
+`method`: how the interval was made. `scale_low`/`scale_high`: the score's range. The cost
+columns: what a sample of the row cost, answers and judges apart (NaN without prices)."""
 MODEL_SUMMARY_COLUMNS = [
     "question",
     "group",
@@ -142,19 +140,12 @@ def summarize(
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.
 
-    `by` (a grid factor's name, or several) splits every row by the factor's levels: the
-    levels become part of the row's key like the question (columns after `question`; empty
-    for a question without the factor), and the pooled rows pool the questions per level.
-
-    `frames` maps a question name to its frame; `scores` names each question's scores —
-    columns or `Metric`s — (guessed with `score_columns` when not given); `metrics` are added
-    to every question whose frame has their scores. `scales` gives a score's range per
-    question (default: `score_scale`). The interval is a t interval over the models' means by
-    default (`method`; see `group_interval`). With `pooled`, each group × score also gets a
-    row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
-    questions first, then the t interval over models). Each row also says what a sample of
-    its rows cost, answers and judges apart (`SAMPLE_COST_COLUMNS`), at `price_share` of the
-    list price (see `row_costs`)."""
+    `frames`: question name → frame; `scores`: each question's columns or `Metric`s (default
+    `score_columns`); `metrics` are added to every question that has their scores; `scales`:
+    a score's range per question (default `score_scale`); `method`: see `group_interval`.
+    `pooled` adds a row per group × score over all questions (`ALL_QUESTIONS`; each model
+    averaged over the questions first). `by` (grid factors) splits every row by the factors'
+    levels (columns after `question`). Costs are at `price_share` of the list price."""
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
@@ -252,9 +243,8 @@ def model_summary(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Per-model intervals of each model's samples (sampling noise only), one row per
-    question × group × model × score (columns `MODEL_SUMMARY_COLUMNS`): a plain bootstrap,
-    or with `method="t"` the t interval a one-model group gets in `summarize`."""
+    """One row per question × group × model × score (`MODEL_SUMMARY_COLUMNS`): each model's
+    own interval (sampling noise only), a plain bootstrap or (`method="t"`) a t interval."""
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():
