@@ -23,6 +23,7 @@ from scipy import optimize, special
 
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     by_columns,
@@ -202,25 +203,6 @@ def holm(p_values: Sequence[float] | npt.ArrayLike) -> npt.NDArray[np.float64]:
     return adjusted
 
 
-@dataclass
-class _Pool:
-    """One group × score over every question that has it."""
-
-    scale: Scale
-    values: list[npt.NDArray[np.float64]]
-    models: list[npt.NDArray[Any]]
-    questions: list[npt.NDArray[Any]]
-    mixed_scales: bool = False
-
-    def seeds(self) -> SeedMeans:
-        return seed_means(
-            np.concatenate(self.values),
-            np.concatenate(self.models),
-            np.concatenate(self.questions),
-            share=self.scale.is_share,
-        )
-
-
 def compare_groups(
     frames: Mapping[str, pd.DataFrame],
     baseline: str,
@@ -248,7 +230,7 @@ def compare_groups(
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], str, str], _Pool] = {}
+    pools: dict[tuple[tuple[str | None, ...], str, str], Pool] = {}
     order: dict[tuple[tuple[str | None, ...], str], None] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
@@ -269,11 +251,8 @@ def compare_groups(
                     if not mask.any():
                         continue
                     sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
-                    pool = pools.setdefault((levels, group, name), _Pool(scale, [], [], []))
-                    pool.mixed_scales |= pool.scale != scale
-                    pool.values.append(values[mask])
-                    pool.models.append(models[mask])
-                    pool.questions.append(np.full(int(mask.sum()), question, dtype=object))
+                    pool = pools.setdefault((levels, group, name), Pool(scale))
+                    pool.add(question, values[mask], models[mask], scale)
                 found = _rows(question, name, scale, sides, baseline, groups, confidence)
                 rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
     if pooled:
@@ -284,7 +263,7 @@ def compare_groups(
                 if pool_levels == levels
                 and score == name
                 and len(pool.values) >= 2
-                and not pool.mixed_scales
+                and not pool.mixed
             }
             if baseline not in chosen_pools:
                 continue

@@ -4,7 +4,8 @@ row, with the scale each lives on."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,12 +13,14 @@ import pandas as pd
 
 from evals.stats._metrics import Metric, MetricError
 from evals.stats._scales import Scale, score_scale
+from evals.stats._seeds import SeedMeans, seed_means
 
 if TYPE_CHECKING:
     from evals.questions import Question
 
 __all__ = [
     "ALL_QUESTIONS",
+    "Pool",
     "Score",
     "ScoreScales",
     "by_columns",
@@ -53,6 +56,37 @@ def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list
     if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
         scores.insert(0, "answer")
     return scores
+
+
+@dataclass
+class Pool:
+    """A score's samples gathered over questions, each piece with its models and question;
+    `mixed` when the questions gave the score different scales (then it is not pooled)."""
+
+    scale: Scale
+    values: list[npt.NDArray[np.float64]] = field(default_factory=list)
+    models: list[npt.NDArray[Any]] = field(default_factory=list)
+    questions: list[npt.NDArray[Any]] = field(default_factory=list)
+    mixed: bool = False
+
+    def add(
+        self, question: str, values: npt.NDArray[np.float64], models: Any, scale: Scale
+    ) -> None:
+        self.mixed |= scale != self.scale
+        self.values.append(values)
+        self.models.append(np.asarray(models))
+        self.questions.append(np.full(len(values), question, dtype=object))
+
+    def arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[Any], npt.NDArray[Any]]:
+        return (
+            np.concatenate(self.values),
+            np.concatenate(self.models),
+            np.concatenate(self.questions),
+        )
+
+    def seeds(self) -> SeedMeans:
+        """Each model averaged within each question, then over its questions."""
+        return seed_means(*self.arrays(), share=self.scale.is_share)
 
 
 def score_name(score: Score) -> str:

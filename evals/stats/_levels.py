@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from evals.stats._compare import Difference, difference_row, holm, t_test
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     question_scores,
@@ -100,27 +99,18 @@ def paired_difference(
     return Difference(level.mean, baseline.mean, pairs.mean, low, high, p_value, k, k, method)
 
 
-@dataclass
-class _Cells:
-    values: list[npt.NDArray[np.float64]]
-    models: list[npt.NDArray[Any]]
-    questions: list[npt.NDArray[Any]]
+def _valid_models(cell: Pool) -> set[Any]:
+    values, models, _ = cell.arrays()
+    return set(models[~np.isnan(values)].tolist())
 
-    def seeds(self, keep: set[Any], order: Mapping[Any, int], share: bool) -> SeedMeans:
-        values = np.concatenate(self.values)
-        models = np.concatenate(self.models)
-        questions = np.concatenate(self.questions)
-        mask = np.array([m in keep for m in models], dtype=bool) & ~np.isnan(values)
-        rank = np.array([order[m] for m in models[mask]], dtype=np.int64)
-        sort = np.argsort(rank, kind="stable")  # models in one order on both sides
-        return seed_means(
-            values[mask][sort], models[mask][sort], questions[mask][sort], share=share
-        )
 
-    def valid_models(self) -> set[Any]:
-        values = np.concatenate(self.values)
-        models = np.concatenate(self.models)
-        return set(models[~np.isnan(values)].tolist())
+def _seeds(cell: Pool, keep: set[Any], order: Mapping[Any, int]) -> SeedMeans:
+    """The cell's seed means of the models in `keep`, in `order` (one order on both sides)."""
+    values, models, questions = cell.arrays()
+    mask = np.array([m in keep for m in models], dtype=bool) & ~np.isnan(values)
+    sort = np.argsort([order[m] for m in models[mask]], kind="stable")
+    chosen = (values[mask][sort], models[mask][sort], questions[mask][sort])
+    return seed_means(*chosen, share=cell.scale.is_share)
 
 
 def compare_levels(
@@ -152,8 +142,7 @@ def compare_levels(
     baseline_level = str(baseline_level)
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[str, str, str], _Cells] = {}
-    pool_scales: dict[str, set[Scale]] = {}
+    pools: dict[tuple[str, str, str], Pool] = {}
     for question, frame in having.items():
         named = scores[question] if scores is not None else score_columns(frame)
         levels = frame[factor].astype(str).to_numpy()
@@ -162,31 +151,25 @@ def compare_levels(
         for score in question_scores(question, frame, named, metric_list):
             name = score_name(score)
             scale = scale_of(question, score, scales)
-            pool_scales.setdefault(name, set()).add(scale)
             values = score_values(frame, score)
-            cells: dict[tuple[str, str], _Cells] = {}
+            cells: dict[tuple[str, str], Pool] = {}
             for group in dict.fromkeys(groups):
                 for level in levels_seen:
                     mask = (groups == group) & (levels == level)
-                    if not mask.any():
-                        continue
-                    questions = np.full(int(mask.sum()), question, dtype=object)
-                    piece = (values[mask], models[mask], questions)
-                    for store in (
-                        cells.setdefault((group, level), _Cells([], [], [])),
-                        pools.setdefault((name, group, level), _Cells([], [], [])),
-                    ):
-                        store.values.append(piece[0])
-                        store.models.append(piece[1])
-                        store.questions.append(piece[2])
+                    if mask.any():
+                        for store in (
+                            cells.setdefault((group, level), Pool(scale)),
+                            pools.setdefault((name, group, level), Pool(scale)),
+                        ):
+                            store.add(question, values[mask], models[mask], scale)
             rows.extend(_rows(question, name, factor, baseline_level, scale, cells, confidence))
     if pooled and len(having) >= 2:
-        for name, used in pool_scales.items():
-            if len(used) != 1:
-                continue
-            scale = next(iter(used))
+        for name in dict.fromkeys(n for n, _, _ in pools):
             cells = {(g, level): c for (n, g, level), c in pools.items() if n == name}
-            if cells and max(len(c.values) for c in cells.values()) >= 2:
+            if any(c.mixed for c in cells.values()):
+                continue
+            if max(len(c.values) for c in cells.values()) >= 2:
+                scale = next(iter(cells.values())).scale
                 rows.extend(
                     _rows(ALL_QUESTIONS, name, factor, baseline_level, scale, cells, confidence)
                 )
@@ -201,7 +184,7 @@ def _rows(
     factor: str,
     baseline_level: str,
     scale: Scale,
-    cells: Mapping[tuple[str, str], _Cells],
+    cells: Mapping[tuple[str, str], Pool],
     confidence: float,
 ) -> list[dict[str, Any]]:
     rows = []
@@ -213,19 +196,13 @@ def _rows(
         for (other_group, level), cell in cells.items():
             if other_group != group or level == baseline_level:
                 continue
-            both = reference.valid_models() & cell.valid_models()
+            both = _valid_models(reference) & _valid_models(cell)
             if not both:
                 continue
-            order = {
-                m: i
-                for i, m in enumerate(
-                    dict.fromkeys(m for part in reference.models for m in part.tolist())
-                )
-            }
+            seen = dict.fromkeys(m for part in reference.models for m in part.tolist())
+            order = {m: i for i, m in enumerate(seen)}
             result = paired_difference(
-                cell.seeds(both, order, scale.is_share),
-                reference.seeds(both, order, scale.is_share),
-                confidence=confidence,
+                _seeds(cell, both, order), _seeds(reference, both, order), confidence=confidence
             )
             rows.append(
                 {
