@@ -10,7 +10,6 @@ the mean and the refusal rate. A metric's rows left out by its condition are nei
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, group_interv
 from evals.stats._costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     by_columns,
@@ -149,7 +149,7 @@ def summarize(
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], object, str], list[_Part]] = {}
+    pools: dict[tuple[tuple[str | None, ...], object, str], tuple[Pool, list[Any], bool]] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named, metric_list)
@@ -159,77 +159,42 @@ def summarize(
             groups = frame.iloc[level_rows].groupby("group", sort=False).indices
             for group, positions in groups.items():
                 index = level_rows[positions]
-                part = frame.iloc[index]
+                models, errors = frame["model"].to_numpy()[index], frame["error"].iloc[index]
                 paid = (answer_costs[index], judge_costs[index])
                 costs = sample_costs(*paid)
                 for score in chosen:
-                    name = score_name(score)
+                    name, metric = score_name(score), isinstance(score, Metric)
                     scale = scale_of(question, score, scales)
-                    metric = isinstance(score, Metric)
-                    piece = _Part(question, part, values[name][index], scale, metric, paid)
+                    part = values[name][index]
                     interval = group_interval(
-                        piece.values,
-                        piece.models,
+                        part,
+                        models,
                         method=method,
                         scale=scale,
                         resamples=resamples,
                         confidence=confidence,
                         seed=seed,
                     )
-                    counts = piece.counts()
+                    counts = _counts(part, errors, metric)
                     row = _row(question, group, name, interval, scale, method, counts, costs)
                     rows.append({**row, **dict(zip(factors, levels, strict=True))})
-                    pools.setdefault((levels, group, name), []).append(piece)
-    if pooled:
-        rows.extend(_pooled_rows(pools, factors, confidence))
-    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
-
-
-@dataclass(frozen=True)
-class _Part:
-    """One question × group × score: its rows' values, models and errors."""
-
-    question: str
-    rows: pd.DataFrame
-    values: np.ndarray
-    scale: Scale
-    metric: bool
-    paid: tuple[np.ndarray, np.ndarray]
-    """Each row's answer and judge cost."""
-
-    @property
-    def models(self) -> np.ndarray:
-        return self.rows["model"].to_numpy()
-
-    def counts(self) -> tuple[float, int]:
-        return _counts(self.values, self.rows["error"], self.metric)
-
-
-def _pooled_rows(
-    pools: Mapping[tuple[tuple[str | None, ...], object, str], list[_Part]],
-    factors: Sequence[str],
-    confidence: float,
-) -> list[dict[str, Any]]:
-    """Rows over all questions for each (level ×) group × score asked in two or more
-    questions on one scale."""
-    rows = []
-    for (levels, group, name), parts in pools.items():
-        if len(parts) < 2 or len({part.scale for part in parts}) != 1:
-            continue
-        scale = parts[0].scale
-        values = np.concatenate([part.values for part in parts])
-        models = np.concatenate([part.models for part in parts])
-        questions = np.concatenate([[part.question] * len(part.values) for part in parts])
-        interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
-        errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
-        counts = _counts(values, errors, parts[0].metric)
-        costs = sample_costs(
-            np.concatenate([part.paid[0] for part in parts]),
-            np.concatenate([part.paid[1] for part in parts]),
+                    key = (levels, group, name)
+                    pool, extra, _ = pools.setdefault(key, (Pool(scale), [], metric))
+                    pool.add(question, part, models, scale)
+                    extra.append((errors, paid))
+    for (levels, group, name), (pool, extra, metric) in pools.items() if pooled else ():
+        if len(pool.values) < 2 or pool.mixed:
+            continue  # rows over all questions: for a score asked in two or more, on one scale
+        values_all, models_all, questions = pool.arrays()
+        interval = seed_interval(
+            values_all, models_all, questions, scale=pool.scale, confidence=confidence
         )
-        row = _row(ALL_QUESTIONS, group, name, interval, scale, "t", counts, costs)
+        errors = pd.concat([e for e, _ in extra], ignore_index=True)
+        counts = _counts(values_all, errors, metric)
+        costs = sample_costs(*(np.concatenate([p[i] for _, p in extra]) for i in (0, 1)))
+        row = _row(ALL_QUESTIONS, group, name, interval, pool.scale, "t", counts, costs)
         rows.append({**row, **dict(zip(factors, levels, strict=True))})
-    return rows
+    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
 def model_summary(
