@@ -69,7 +69,7 @@ CURVES_FIGURE = "training-curves"
 COST_FIGURE = "score-against-cost"
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
-_DRAWING_VERSION = 3
+_DRAWING_VERSION = 4
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures than this are drawn in this process (a pool costs a start-up)."""
