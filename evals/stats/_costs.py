@@ -12,6 +12,7 @@ model's is its own (sampling noise only).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from evals.stats._frames import (
     score_name,
     score_values,
 )
+from evals.stats._interval import interval_row
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
 
@@ -82,12 +84,9 @@ def row_costs(
     """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
     float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
     share = PriceShare.of(price_share)
+    answer = np.full(len(frame), np.nan)
     if "cost" in frame.columns:
-        answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(
-            dtype=float, na_value=np.nan
-        )
-    else:
-        answer = np.full(len(frame), np.nan)
+        answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
     judges = judge_cost_columns(frame)
     if judges:
         paid = frame[judges].apply(pd.to_numeric, errors="coerce")
@@ -102,19 +101,14 @@ def row_costs(
 def sample_costs(answer: np.ndarray, judge: np.ndarray) -> dict[str, float]:
     """Rows' answer and judge costs in all (`answer_cost`, `judge_cost`) and per sample and per
     1,000 samples (`SAMPLE_COST_COLUMNS`); NaN where no row's cost is known."""
-    answered, judged = ~np.isnan(answer), ~np.isnan(judge)
-    answer_total = float(answer[answered].sum()) if answered.any() else float("nan")
-    judge_total = float(judge[judged].sum()) if judged.any() else float("nan")
-    per_answer = answer_total / int(answered.sum()) if answered.any() else float("nan")
-    per_judge = judge_total / int(judged.sum()) if judged.any() else float("nan")
-    return {
-        "answer_cost": answer_total,
-        "judge_cost": judge_total,
-        "answer_cost_per_sample": per_answer,
-        "judge_cost_per_sample": per_judge,
-        "answer_cost_per_1k": per_answer * 1000,
-        "judge_cost_per_1k": per_judge * 1000,
-    }
+    costs: dict[str, float] = {}
+    for kind, paid in (("answer", answer), ("judge", judge)):
+        known = paid[~np.isnan(paid)]
+        total = float(known.sum()) if known.size else math.nan
+        per = total / known.size if known.size else math.nan
+        costs |= {f"{kind}_cost": total, f"{kind}_cost_per_sample": per}
+        costs[f"{kind}_cost_per_1k"] = per * 1000
+    return costs
 
 
 COST_COLUMNS = [
@@ -141,12 +135,6 @@ COST_COLUMNS = [
 `mean`, `ci_low`, `ci_high`: the score over all the run's questions that have it."""
 
 
-def _costs(rows: pd.DataFrame) -> dict[str, Any]:
-    answer = rows["_answer_cost"].to_numpy(dtype=float, na_value=np.nan)
-    judge = rows["_judge_cost"].to_numpy(dtype=float, na_value=np.nan)
-    return {"n_samples": len(rows), **sample_costs(answer, judge)}
-
-
 def cost_table(
     frames: Mapping[str, pd.DataFrame],
     scores: Mapping[str, Sequence[Score]] | None = None,
@@ -164,7 +152,7 @@ def cost_table(
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named)
         part = frame[["group", "model"]].copy()
-        part["_answer_cost"], part["_judge_cost"] = row_costs(frame, price_share)
+        part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question
         for score in chosen:
             part[f"_score_{score_name(score)}"] = score_values(frame, score)
@@ -185,7 +173,8 @@ def cost_table(
             for model, model_rows in group_rows.groupby("model", sort=False)
         ]
         for level, model, rows_of in units:
-            costs = _costs(rows_of)
+            paid = (rows_of[c].to_numpy(float, na_value=np.nan) for c in ("_answer", "_judge"))
+            costs = {"n_samples": len(rows_of), **sample_costs(*paid)}
             base = {"level": level, "group": group, "model": model, **costs}
             if not names:
                 rows.append({**base, "score": None})
@@ -200,17 +189,5 @@ def cost_table(
                     scale=scale,
                     confidence=confidence,
                 )
-                rows.append(
-                    {
-                        **base,
-                        "score": name,
-                        "n_models": interval.n_models,
-                        "mean": interval.mean,
-                        "ci_low": interval.low,
-                        "ci_high": interval.high,
-                        "sampling_only": interval.sampling_only,
-                        "scale_low": scale.low,
-                        "scale_high": scale.high,
-                    }
-                )
+                rows.append({**interval_row(interval, scale), **base, "score": name})
     return pd.DataFrame(rows, columns=COST_COLUMNS)

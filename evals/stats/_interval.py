@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Interval", "Method", "describe_method", "empty_interval"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "Interval",
+    "Method",
+    "describe_method",
+    "empty_interval",
+    "interval_row",
+]
 
 Method = Literal["t", "hierarchical", "plain"]
 """How a group's interval is made (`describe_method` says it in words)."""
@@ -44,6 +52,20 @@ class Interval:
 
     def contains(self, value: float) -> bool:
         return bool(self.low <= value <= self.high)
+
+
+def interval_row(interval: Interval, scale: Any) -> dict[str, Any]:
+    """The columns a table gives an interval on `scale` (a `Scale`)."""
+    return {
+        "n_models": interval.n_models,
+        "n_samples": interval.n_samples,
+        "mean": interval.mean,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "sampling_only": interval.sampling_only,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }
 
 
 def empty_interval(n_models: int = 0) -> Interval:

@@ -31,7 +31,7 @@ from evals.stats._frames import (
     score_values,
     with_by,
 )
-from evals.stats._interval import DEFAULT_METHOD, Interval, Method
+from evals.stats._interval import DEFAULT_METHOD, Interval, Method, interval_row
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
@@ -108,17 +108,10 @@ def _row(
         "question": question,
         "group": group,
         "score": score,
-        "n_models": interval.n_models,
-        "n_samples": interval.n_samples,
-        "mean": interval.mean,
-        "ci_low": interval.low,
-        "ci_high": interval.high,
+        **interval_row(interval, scale),
         "refusal_rate": counts[0],
         "n_errors": counts[1],
-        "sampling_only": interval.sampling_only,
         "method": method,
-        "scale_low": scale.low,
-        "scale_high": scale.high,
         **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
     }
 
