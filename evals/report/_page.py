@@ -66,20 +66,19 @@ def _table(
     rows: Iterable[Sequence[str]],
     numeric: Container[int],
     table_id: str = "",
+    classes: Sequence[str] = (),
 ) -> str:
     """A table in a scrolling box: `head` escaped here, each row's cells HTML already, the
-    columns at `numeric` right-aligned numbers. A row starting with `class=` gives its class."""
+    columns at `numeric` right-aligned numbers, row i of class `classes[i]` if given."""
 
     def cells(values: Sequence[str], tag: str) -> str:
         return "".join(
             f"<{tag}{NUM if i in numeric else ''}>{v}</{tag}>" for i, v in enumerate(values)
         )
 
+    starts = [f"<tr class='{c}'>" for c in classes]
     body = "".join(
-        f"<tr class='{r[0].removeprefix('class=')}'>{cells(r[1:], 'td')}</tr>"
-        if r and r[0].startswith("class=")
-        else f"<tr>{cells(r, 'td')}</tr>"
-        for r in rows
+        f"{starts[i] if starts else '<tr>'}{cells(r, 'td')}</tr>" for i, r in enumerate(rows)
     )
     ident = f" id='{table_id}'" if table_id else ""
     return (
@@ -293,16 +292,16 @@ def _cost_section(run: Run, drawn: FigureSet | None) -> str:
         return ""
     scored = costs[costs["score"].notna()]
     score = headline_score(scored["score"]) if not scored.empty else None
-    rows = []
+    rows, levels = [], []
     shown = scored[scored["score"] == score] if score is not None else costs
     for row in shown.to_dict("records"):
         whole = row["level"] == "group"
         digits = digits_for(float(row.get("scale_low", 0)), float(row.get("scale_high", 100)))
         mean, low, high = (format_value(float(row.get(c, math.nan)), digits) for c in CI)
         bounds = "" if low == "n/a" else f"[{low}, {high}]"
+        levels.append("group" if whole else "model")
         rows.append(
             [
-                f"class={'group' if whole else 'model'}",
                 escape(str(row["group"]) if whole else f"  {row['model']}"),
                 _number(int(row["n_samples"])),
                 _money(row["answer_cost_per_sample"]),
@@ -314,7 +313,7 @@ def _cost_section(run: Run, drawn: FigureSet | None) -> str:
     figure = [f for f in drawn.embedded if f.name == COST_FIGURE] if drawn else []
     head = ["group / model", "samples", "answer cost per sample", "answers per 1,000"]
     head += ["judges per 1,000", f"{score or 'score'} (95% CI)"]
-    table = _table(head, rows, range(1, 6), "cost-table")
+    table = _table(head, rows, range(1, 6), "cost-table", levels)
     return (
         f"<section id='costs'><h2>Cost against score</h2>{table}"
         "<p class='muted'>Answer cost: the price of each sample's tokens, whether bought now or "
@@ -341,22 +340,17 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
         )
     baseline = run.baseline
     rows = headline_comparisons(comparisons)
-    pooled = rows[rows["question"] == ALL_QUESTIONS]
-    per_question = rows[rows["question"] != ALL_QUESTIONS]
-
-    def items(part: Any) -> str:
-        return "".join(
-            f"<li>{escape(comparison_sentence(row))}</li>" for row in part.to_dict("records")
-        )
-
+    is_pooled = rows["question"] == ALL_QUESTIONS
     lists = ""
-    if not pooled.empty:
-        lists += f"<h3>Over all questions</h3><ul class='headline'>{items(pooled)}</ul>"
-    if not per_question.empty:
-        lists += (
-            "<h3>The largest differences on single questions</h3>"
-            f"<ul class='headline'>{items(per_question)}</ul>"
-        )
+    for part, heading in (
+        (rows[is_pooled], "Over all questions"),
+        (rows[~is_pooled], "The largest differences on single questions"),
+    ):
+        if not part.empty:
+            said = "".join(
+                f"<li>{escape(comparison_sentence(r))}</li>" for r in part.to_dict("records")
+            )
+            lists += f"<h3>{heading}</h3><ul class='headline'>{said}</ul>"
     if not lists:
         lists = "<p class='muted'>No group could be compared (no numeric score).</p>"
     method = str(run.statistics.get("method", "hierarchical"))
