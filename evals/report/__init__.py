@@ -16,17 +16,16 @@ from evals.errors import OutputError, why_not_writable
 from evals.report._figures import (
     FIGURE_FORMATS,
     FigureFormat,
-    FigurePlan,
     FigureProblem,
     FigureSet,
     FigureStore,
     draw_figures,
     prepare_figure_folder,
-    run_plans,
     write_figures,
 )
 from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
+from evals.report._plans import FigurePlan, run_plans
 from evals.runs import REPORT_FILE, Run, load_run
 
 __all__ = [

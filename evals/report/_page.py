@@ -21,17 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import (
-    COST_FIGURE,
-    CURVES_FIGURE,
-    EmbeddedFigure,
-    FigureSet,
-    FigureStore,
-    draw_figures,
-    question_figure_prefix,
-    run_plans,
-)
+from evals.report._figures import EmbeddedFigure, FigureSet, FigureStore, draw_figures
 from evals.report._payload import build_payload, safe_json
+from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_prefix, run_plans
 from evals.runs import Run, disagreements
 from evals.stats import (
     ALL_QUESTIONS,
