@@ -73,8 +73,8 @@ class History:
     score: str
     question: str
     left_out: dict[str, list[str]] = field(default_factory=dict)
-    """Run folder name → its questions not compared (another run lacks them or the score);
-    only runs that leave something out."""
+    """Run folder name → its questions not compared over all questions (another run lacks
+    them or the score); only runs that leave something out."""
     judge_models: dict[str, str] = field(default_factory=dict)
     """Run folder name → the model(s) its judges were asked of; empty when every run's are
     the same."""
@@ -238,7 +238,7 @@ def run_history(
     left_out = {
         run.path.name: [q for q in run.questions if q not in asked]
         for run in loaded
-        if any(q not in asked for q in run.questions)
+        if question == ALL_QUESTIONS and any(q not in asked for q in run.questions)
     }
     judges = {run.path.name: _judge_model(run, asked) for run in loaded}
     if len(set(judges.values())) < 2:
