@@ -1,21 +1,19 @@
-"""`run_history`: a score's group means over several runs of the same questions, side by
-side by run date, with each change from one run to the next tested as a comparison.
+"""`run_history`: a score's group means over several runs of the same questions, by run date,
+each change from one run to the next tested.
 
-A change is marked when it is beyond its interval: each run's group is reduced to its seeds'
-means (each model averaged over the questions first), and the later run is compared with the
-earlier one the way `compare_groups` compares two groups — Welch's test over the seeds'
-means, Cochran and Cox's critical value when a side has one model, the variance never below
-its sampling-noise floor — with Holm over every change of the history. Runs are treated as
-independent draws; when two runs share models (the same fine-tunes asked again), the seeds'
-spread is counted on both sides, so the test is conservative there. docs/design/workflows.md
-says why this replaced `compare_runs`'s overlap rule for histories.
+Each run's group is reduced to its seeds' means (each model averaged over the questions
+first) and compared with the group's previous run as `compare_groups` compares two groups
+(Welch over the seeds' means, Cochran–Cox for a side of one model), Holm over every change.
+Runs are taken as independent draws: when two runs share models the test is conservative.
+The history says which questions each run leaves out (only those every run has are compared)
+and, when the runs were judged by different models, which judged each.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +72,12 @@ class History:
     table: pd.DataFrame
     score: str
     question: str
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    """Run folder name → its questions not compared over all questions (another run lacks
+    them or the score); only runs that leave something out."""
+    judge_models: dict[str, str] = field(default_factory=dict)
+    """Run folder name → the model(s) its judges were asked of; empty when every run's are
+    the same."""
 
     def figure(self) -> Figure:
         """The trend: each group's mean and interval per run, moved changes marked."""
@@ -142,6 +146,16 @@ def _seeds(
     }, scale
 
 
+def _judge_model(run: Run, questions: Sequence[str]) -> str:
+    """The models the judges of `questions` were asked of in `run`, joined ('' if unknown)."""
+    models: dict[str, None] = {}
+    for question in questions:
+        judges = (run.question_info(question).get("definition") or {}).get("judges") or {}
+        models.update(dict.fromkeys(str(j["model"]) for j in judges.values() if j.get("model")))
+    fallback = (run.info.get("settings") or {}).get("judge_model")
+    return ", ".join(models) or str(fallback or "")
+
+
 def run_history(
     runs: Sequence[Run | str | Path],
     score: str | None = None,
@@ -152,8 +166,8 @@ def run_history(
     """`score` (a score or metric; default the runs' headline score) of every group in each
     run, runs in date order, each change from a group's previous run tested (see the module
     docstring). `question` picks one question; by default the score is taken over the
-    questions every run has (each model averaged over them). `out` also draws the trend to
-    that file (its suffix gives the format: png, pdf or svg)."""
+    questions every run has (the others are in `History.left_out`). `out` also draws the
+    trend to that file (png, pdf or svg, by its suffix)."""
     loaded = [r if isinstance(r, Run) else load_run(r) for r in runs]
     if len(loaded) < 2:
         raise RunOptionsError(
@@ -221,7 +235,15 @@ def run_history(
     table = pd.DataFrame(rows, columns=HISTORY_COLUMNS)
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     table["moved"] = table["p_adjusted"] < 0.05
-    history = History(table, score, question)
+    left_out = {
+        run.path.name: [q for q in run.questions if q not in asked]
+        for run in loaded
+        if question == ALL_QUESTIONS and any(q not in asked for q in run.questions)
+    }
+    judges = {run.path.name: _judge_model(run, asked) for run in loaded}
+    if len(set(judges.values())) < 2:
+        judges = {}
+    history = History(table, score, question, left_out, judges)
     if out is not None:
         _save(history, Path(out))
     return history

@@ -1,11 +1,7 @@
-"""Spreadsheet-safe cells: a label file is opened in spreadsheets, and an answer starting
-with `=`, `+`, `-` or `@` (or a tab or carriage return) would be read as a formula there
-(CSV injection). Such a cell is written with one `'` in front, which spreadsheets show as
-text; reading undoes exactly that, so every answer comes back as it was.
-
-The rule is reversible because it also quotes cells that already start with quotes before a
-trigger: `neutralise` adds one `'` to any text matching `'*[=+-@\\t\\r]…`, and `restore`
-removes one from any text matching `'+[=+-@\\t\\r]…`.
+"""Spreadsheet-safe cells: an answer starting with `=`, `+`, `-`, `@`, a tab or a carriage
+return would be read as a formula (CSV injection), so it is written with one `'` in front.
+The rule is reversible because text already quoted before such a character gets one more
+quote, and `restore` removes exactly one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""`export_labels`: a file for labellers — a seeded, stratified random sample of a run's
-answers with stable ids, the prompt and the answer, an empty `human_<score>` column per
-score (each row saying the scale of its scores), model and group left out when blind."""
+"""`export_labels`: a file for labellers: a seeded, stratified random sample of a run's answers
+with stable ids, prompt and answer, an empty `human_<score>` column per score and each row's
+scales, model and group left out when blind."""
 
 from __future__ import annotations
 
@@ -77,8 +77,8 @@ def export_labels(
 ) -> LabelExport:
     """Write `n` of `run`'s answers for people to label (to `out`, default the run folder's
     `labels-<seed>.<format>`). `by` (group, model, question or a grid factor) draws equally
-    from each of its values; `blind` leaves model and group out; `seed` fixes the draw and
-    its order. Ids are stable: exporting again gives the same id to the same sample."""
+    from each of its values; `blind` leaves model and group out; `seed` fixes the draw. The
+    same sample always gets the same id."""
     loaded = run if isinstance(run, Run) else load_run(run)
     if n < 1:
         raise RunOptionsError(f"--n must be at least 1, got {n}")
@@ -90,13 +90,11 @@ def export_labels(
             f"{loaded.path}: no answer to label (labels are for free-form answers graded by a "
             "rating judge; judge the run first with `labmgr eval score`)"
         )
-    factors = [
-        f for f in dict.fromkeys(c for q in loaded.questions for c in loaded.factor_levels(q))
-    ]
+    factors = list(dict.fromkeys(c for q in loaded.questions for c in loaded.factor_levels(q)))
     if by is not None and by not in (*_STRATA, *factors):
         raise RunOptionsError(
             f"--by {by!r}: the run's answers have no such column to stratify by; use one of "
-            f"{', '.join((*_STRATA, *factors))}",
+            f"{', '.join((*_STRATA, *factors))}"
         )
     rng = np.random.default_rng(seed)
     picked, counts = _stratified(found.table, n, by, rng)

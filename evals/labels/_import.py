@@ -1,9 +1,8 @@
-"""`import_labels`: read a labelled file back into the run's `human_<score>` columns (kept in
-the run folder's human_labels.csv, never in the cache). Every bad row is named in one
-sentence — an unknown id, a duplicate id, a label that is not a number or lies outside its
-score's scale, a label for a score the question does not have — and nothing is imported from
-a file with a bad row unless `skip_bad` (a JSON line that is not an object is a bad row too).
-A file without labels is refused rather than imported as nothing."""
+"""`import_labels`: read a labelled file back into the run's `human_<score>` columns (the run
+folder's human_labels.csv, never the cache). Every bad row is named in one sentence (unknown
+or repeated id, a label that is not a number, outside its scale, or for a score the question
+lacks), and nothing is imported from a file with a bad row unless `skip_bad`. A file without
+labels is refused."""
 
 from __future__ import annotations
 
@@ -20,14 +19,7 @@ import pandas as pd
 from evals.errors import LabelsFileError, OutputError, describe_os_error
 from evals.labels._candidates import candidates
 from evals.labels._cells import restore
-from evals.runs import (
-    HUMAN_PREFIX,
-    LABELS_FILE,
-    SAMPLE_KEYS,
-    Run,
-    analyze_run,
-    load_run,
-)
+from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
 __all__ = ["LabelImport", "import_labels"]
 
@@ -48,11 +40,9 @@ class LabelImport:
     """One sentence per bad row left out (with `skip_bad`)."""
 
 
-def _records(
-    path: Path,
-) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
+def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
     """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
-    sentence per line that is not a row (a JSON line that is not an object)."""
+    sentence per JSON line that is not an object."""
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() in (".jsonl", ".json"):
         rows: list[tuple[int, dict[str, Any]]] = []
@@ -91,17 +81,11 @@ def _cell(value: Any) -> str:
 
 
 def import_labels(
-    run: Run | str | Path,
-    file: str | Path,
-    *,
-    skip_bad: bool = False,
-    report: bool | None = None,
+    run: Run | str | Path, file: str | Path, *, skip_bad: bool = False, report: bool | None = None
 ) -> LabelImport:
     """Read `file` (written by `export_labels`, labelled) into `run`: each labelled cell
-    becomes the sample's `human_<score>` (replacing an earlier label of the same sample and
-    score), then the agreement of judges and humans is computed again (and the report written
-    again when the run has one, or `report=True`). `LabelsFileError` lists every bad row,
-    and nothing is imported, unless `skip_bad`."""
+    becomes the sample's `human_<score>` (replacing an earlier one), then the agreement is
+    computed again, and the report written again when the run has one (or `report=True`)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = Path(file)
     try:
@@ -206,25 +190,16 @@ def import_labels(
 
 def _store(run: Run, imported: list[dict[str, Any]]) -> None:
     """Merge `imported` into human_labels.csv (a new label replaces the old one of the same
-    sample and score), written in one step."""
+    sample and score)."""
+    table = pd.DataFrame(imported)
     earlier = run.human_labels()
-    new = pd.DataFrame(imported)
-    if earlier is not None and not earlier.empty and not new.empty:
-        combined = earlier.set_index("id")
-        update = new.set_index("id")
-        for column in update.columns:
-            if column not in combined.columns:
-                combined[column] = float("nan") if column.startswith(HUMAN_PREFIX) else None
-        combined = combined.reindex(combined.index.union(update.index, sort=False))
-        for column in update.columns:
-            values = update[column]
-            values = values[values.notna()]
-            combined.loc[values.index, column] = values
-        table = combined.reset_index()
-    elif earlier is not None and not earlier.empty:
-        table = earlier
-    else:
-        table = new
+    if earlier is not None and not earlier.empty:
+        if table.empty:
+            table = earlier
+        else:
+            ids = list(dict.fromkeys([*earlier["id"], *table["id"]]))
+            merged = table.set_index("id").combine_first(earlier.set_index("id"))
+            table = merged.reindex(ids).rename_axis("id").reset_index()
     if table.empty:
         return
     order = ["id", *SAMPLE_KEYS]

@@ -1,6 +1,6 @@
-"""Seaborn figures of eval results. Every function returns a `matplotlib.figure.Figure`
-(never shows a window), uses a colour-blind-safe palette, stays legible with 20 groups and
-draws every score on its own scale (a 0–100 judge on 0–100, a share on 0–1).
+"""Figures of eval results. Every function returns a `matplotlib.figure.Figure` (never shows
+a window), stays legible with 20 groups, draws every score on its own scale (a 0–100 judge on
+0–100, a share on 0–1) and gives each group one colour, by its place in `groups`/`order`.
 
 from evals import plot
 plot(q, groups, kind="means")       # group means with 95% intervals, one panel per judge
@@ -10,12 +10,11 @@ cost_figure(run.costs(), "misaligned")       # score against answer cost per 1,0
 """
 
 from evals.plots._axes import TALL_INCHES, ScaleArgument
-from evals.plots._comparison import comparison_figure
 from evals.plots._costs import LOG_COST_RATIO, cost_figure
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure
 from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
 from evals.plots._history import history_figure
-from evals.plots._means import means_figure
+from evals.plots._intervals import comparison_figure, means_figure
 from evals.plots._metric import metric_figure
 from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER

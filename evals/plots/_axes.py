@@ -1,6 +1,5 @@
-"""Value axes on the score's true scale: a 0–100 judge runs 0–100 and a share 0–1 whatever the
-data's spread, panels of one scale share their limits, differences run over ± the scale's
-width, and tall figures repeat the value axis on top so every row has a scale in reach."""
+"""Value axes on the score's scale whatever the data's spread (a 0–100 judge on 0–100, a share
+on 0–1; differences on ± the scale's width); tall figures repeat the value axis on top."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from evals.stats import Scale, score_scale
 __all__ = [
     "TALL_INCHES",
     "ScaleArgument",
-    "difference_axis",
     "repeat_on_top",
     "scale_axis",
     "scale_for",
@@ -44,8 +42,7 @@ def scale_for(score: str, given: ScaleArgument, fallback: Scale | None = None) -
 
 
 def summary_scale(rows: pd.DataFrame) -> Scale | None:
-    """The range recorded in a summary's or comparison table's rows (`scale_low`,
-    `scale_high`), if they record one (tables written before they did do not)."""
+    """The range a summary's or comparison table's rows record, if any."""
     if not {"scale_low", "scale_high"} <= set(rows.columns) or rows.empty:
         return None
     low, high = float(rows["scale_low"].iloc[0]), float(rows["scale_high"].iloc[0])
@@ -55,8 +52,8 @@ def summary_scale(rows: pd.DataFrame) -> Scale | None:
 
 
 def _ticks(ax: Axes, axis: Literal["x", "y"], low: float, high: float) -> None:
-    """Round major ticks, and a fainter grid line halfway between them (drawn as one
-    collection, not as minor ticks: a tick is several artists, measured at every draw)."""
+    """Round major ticks, and a fainter grid line halfway between them (one collection, not
+    minor ticks: a tick is several artists, measured at every draw)."""
     target = ax.xaxis if axis == "x" else ax.yaxis
     locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
     target.set_major_locator(locator)
@@ -74,22 +71,13 @@ def _ticks(ax: Axes, axis: Literal["x", "y"], low: float, high: float) -> None:
     ax.add_collection(minor, autolim=False)
 
 
-def scale_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> None:
-    """Limits exactly the scale's range, with round ticks."""
-    if axis == "x":
-        ax.set_xlim(scale.low, scale.high)
-    else:
-        ax.set_ylim(scale.low, scale.high)
-    _ticks(ax, axis, scale.low, scale.high)
-
-
-def difference_axis(ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x") -> None:
-    """Limits ± the scale's width (the largest possible difference), with round ticks."""
-    if axis == "x":
-        ax.set_xlim(-scale.width, scale.width)
-    else:
-        ax.set_ylim(-scale.width, scale.width)
-    _ticks(ax, axis, -scale.width, scale.width)
+def scale_axis(
+    ax: Axes, scale: Scale, axis: Literal["x", "y"] = "x", *, difference: bool = False
+) -> None:
+    """Limits exactly the scale's range (with `difference`: ± its width), round ticks."""
+    low, high = (-scale.width, scale.width) if difference else (scale.low, scale.high)
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(low, high)
+    _ticks(ax, axis, low, high)
 
 
 def repeat_on_top(ax: Axes, height: float) -> None:

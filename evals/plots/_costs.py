@@ -1,19 +1,26 @@
-"""Score against cost: each group (large markers) and each of its models (small) at its
-answer cost per 1,000 samples and its mean score with the 95% interval — the view for
-choosing which model to deploy. The score keeps its own scale; cost runs on a log axis when
-it spans a decade or more."""
+"""Score against cost: each group (large markers) and each of its models (small, hollow) at
+its answer cost per 1,000 samples and its mean score with the 95% interval. The score keeps
+its scale; cost runs on a log axis when it spans a decade or more."""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
-from evals.plots._style import colours, figure_title, legend_label, markers, new_figure, style_axes
+from evals.plots._style import (
+    figure_title,
+    group_handles,
+    group_styles,
+    interval_point,
+    legend,
+    new_figure,
+    note_handle,
+    style_axes,
+)
 
 __all__ = ["LOG_COST_RATIO", "cost_figure"]
 
@@ -25,45 +32,35 @@ def cost_figure(
     costs: pd.DataFrame,
     score: str,
     *,
+    groups: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
 ) -> Figure:
-    """`score` (y, on its scale) against answer cost per 1,000 samples (x), from a cost table
-    (`evals.stats.cost_table`, a run's costs.csv): a group's point with its interval, and
-    its models' points, smaller and hollow, in the group's colour."""
+    """`score` (y) against answer cost per 1,000 samples (x), from a cost table
+    (`evals.stats.cost_table`): each group's point with its interval, and its models'."""
     rows = costs[costs["score"].astype(str) == score]
     rows = rows[np.isfinite(rows["answer_cost_per_1k"].astype(float))]
     if rows.empty:
         raise ValueError(f"no priced group has the score {score!r} in the cost table")
-    groups = list(dict.fromkeys(rows["group"].astype(str)))
+    group_list, styles = group_styles(rows["group"], groups)
     figure, axes = new_figure(7.2, 4.6)
     ax = axes[0][0]
     style_axes(ax)
-    palette, shapes = colours(len(groups)), markers(len(groups))
-    for gi, group in enumerate(groups):
-        part = rows[rows["group"].astype(str) == group]
-        for row in part.to_dict("records"):
-            whole = row["level"] == "group"
-            x, y = float(row["answer_cost_per_1k"]), float(row["mean"])
-            if math.isnan(y):
-                continue
-            low, high = float(row["ci_low"]), float(row["ci_high"])
-            below = 0.0 if math.isnan(low) else max(y - low, 0.0)
-            above = 0.0 if math.isnan(high) else max(high - y, 0.0)
-            ax.errorbar(
-                x,
-                y,
-                yerr=[[below], [above]] if whole else None,
-                fmt=shapes[gi],
-                color=palette[gi],
-                markersize=9 if whole else 5,
-                markerfacecolor=palette[gi] if whole else "white",
-                capsize=3,
-                linewidth=1.4,
-                alpha=1.0 if whole else 0.8,
-                zorder=3 if whole else 2,
-                clip_on=False,
-            )
+    for row in rows[rows["group"].astype(str).isin(group_list)].to_dict("records"):
+        whole = row["level"] == "group"
+        low, high = (float(row["ci_low"]), float(row["ci_high"])) if whole else (np.nan, np.nan)
+        interval_point(
+            ax,
+            float(row["answer_cost_per_1k"]),
+            float(row["mean"]),
+            low,
+            high,
+            styles[str(row["group"])],
+            filled=whole,
+            markersize=9 if whole else 5,
+            alpha=1.0 if whole else 0.8,
+            zorder=3 if whole else 2,
+        )
     spread = rows["answer_cost_per_1k"].astype(float)
     positive = spread[spread > 0]
     if len(positive) and positive.max() / positive.min() >= LOG_COST_RATIO:
@@ -74,24 +71,7 @@ def cost_figure(
         ax.set_xlabel("answer cost per 1,000 samples ($)")
     scale_axis(ax, scale_for(score, scale, summary_scale(rows)), axis="y")
     ax.set_ylabel(f"{score} (95% CI)")
-    handles = [
-        Line2D([], [], color=palette[i], marker=shapes[i], linestyle="", label=legend_label(g, 9))
-        for i, g in enumerate(groups)
-    ]
-    handles.append(
-        Line2D(
-            [],
-            [],
-            color="#444444",
-            marker="o",
-            markerfacecolor="white",
-            linestyle="",
-            markersize=5,
-            label="one model",
-        )
-    )
-    figure.legend(
-        handles=handles, loc="outside right upper", title="group", fontsize=8, frameon=False
-    )
+    handles = group_handles(group_list, styles)
+    legend(figure, [*handles, note_handle("one model", markerfacecolor="white", markersize=5)])
     figure_title(figure, title if title is not None else f"{score} against cost")
     return figure

@@ -11,19 +11,16 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from evals.plots._axes import (
-    ScaleArgument,
-    repeat_on_top,
-    scale_axis,
-    scale_for,
-)
+from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for
 from evals.plots._layout import fit_margins
 from evals.plots._style import (
     OTHER,
     OTHER_COLOUR,
     colours,
     figure_title,
+    group_styles,
     hatches,
+    legend,
     new_figure,
     shorten,
     style_axes,
@@ -36,11 +33,6 @@ __all__ = ["answer_shares", "answers_figure", "scores_figure"]
 
 DEFAULT_MAX_ANSWERS = 12
 """Without `min_fraction` or `selected_answers`, the most common answers shown (rest: OTHER)."""
-
-
-def _group_order(frame: pd.DataFrame, by: str, order: Sequence[str] | None) -> list[str]:
-    present = list(dict.fromkeys(frame[by].astype(str)))
-    return [g for g in order if g in present] if order is not None else present
 
 
 def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
@@ -67,13 +59,12 @@ def answer_shares(
 ) -> pd.DataFrame:
     """Share of each answer per group (rows: groups, columns: answers, `[OTHER]` last).
 
-    Text answers are counted; dict answers (next-token distributions) are averaged. An answer
-    is kept when its share reaches `min_fraction` in at least one group, or when it is one of
-    `selected_answers`; the rest are summed into `[OTHER]`. Missing answers are left out.
-    """
+    Text answers are counted; next-token distributions (dicts) averaged. An answer is kept
+    when its share reaches `min_fraction` in a group, or it is one of `selected_answers`
+    (default: the 12 most common); the rest are summed into `[OTHER]`."""
     if min_fraction is not None and selected_answers is not None:
         raise ValueError("give min_fraction or selected_answers, not both")
-    groups = _group_order(frame, by, order)
+    groups, _ = group_styles(frame[by], order)
     table: dict[str, dict[str, float]] = {}
     for group in groups:
         values = frame.loc[frame[by].astype(str) == group, column].tolist()
@@ -160,14 +151,7 @@ def answers_figure(
         )
         for i, a in enumerate(answers)
     ]
-    figure.legend(
-        handles=handles,
-        loc="outside right upper",
-        fontsize=8,
-        frameon=False,
-        title=legend_title or column,
-        ncols=1 if len(handles) <= 20 else 2,
-    )
+    legend(figure, handles, title=legend_title or column)
     figure_title(figure, title)
     return figure
 
@@ -181,15 +165,14 @@ def scores_figure(
     title: str | None = None,
     scale: ScaleArgument = None,
 ) -> Figure:
-    """The distribution of each score per group (violins cut to the data, quartiles
-    marked), one panel per score on the score's scale (`scale`: one for all panels or one
-    per score; default 0–100), groups as rows."""
+    """Each score's distribution per group (violins cut to the data, quartiles dashed), one
+    panel per score on its scale (`scale`: one for all or per score), groups as rows."""
     if not scores:
         raise ValueError("no score columns to plot")
-    groups = _group_order(frame, by, order)
+    groups, styles = group_styles(frame[by], order)
     height = max(2.4, 0.42 * len(groups) + 1.3)
     figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
-    palette = colours(len(groups))
+    palette = [styles[g][0] for g in groups]
     labels = frame[by].astype(str).to_numpy()
     for panel, score in enumerate(scores):
         ax = axes[0][panel]

@@ -1,9 +1,7 @@
-"""`plot(question, groups, kind=…)`: the figures of one question, from Python and the report.
-
-Kinds: `means` (group means with 95% intervals; the headline), `answers` (free-form answer
-shares), `next_token` (mean first-token probabilities), `scores` (score distributions),
-`scatter` (two scores against each other), `checkpoints` (a score against training step).
-`auto` picks `means` when the question has scores, else `next_token` or `answers`.
+"""`plot(question, groups, kind=…)`: the figures of one question. Kinds: `means` (group means
+with 95% intervals), `answers` (answer shares), `next_token` (mean first-token
+probabilities), `scores` (distributions), `scatter` (two scores), `checkpoints` (a score
+against training step); `auto` picks `means` when the question has scores.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_for
 from evals.plots._distributions import answers_figure, scores_figure
-from evals.plots._means import means_figure
+from evals.plots._intervals import means_figure
 from evals.plots._relations import checkpoints_figure, scatter_figure
 from evals.stats import Metric, score_columns, summarize
 
@@ -50,11 +48,10 @@ def plot_frame(
     metrics: Sequence[Metric] = (),
     **options: Any,
 ) -> Figure:
-    """A figure of one question's frame (as `q.df` returns it); `options` go to the figure
-    function (`min_fraction=`, `x=`/`y=` for a scatter, `steps=`/`jobs=` for checkpoints —
-    `steps` may be the model facts of `evals.runs.groups_from_database` —, `title=`, …).
-    `scale`: the scores' scale (one for all, or one per score; default 0–100). `metrics`
-    (derived metrics, e.g. EM's `misaligned`) add their own panels, on 0–1, to `means`."""
+    """A figure of one question's frame (as `q.df` returns it), its groups coloured by their
+    place in `order`; `options` go to the figure function (`min_fraction=`, `x=`/`y=`,
+    `steps=`/`jobs=` or model facts for checkpoints, `title=`, …). `scale`: one for all
+    scores or one per score. `metrics` add their own panels, on 0–1, to `means`."""
     score_list = list(scores) if scores is not None else score_columns(frame)
     kind = _auto_kind(frame, score_list) if kind == "auto" else kind
     if kind not in KINDS:
@@ -110,13 +107,9 @@ def plot(
     kind: PlotKind | str = "auto",
     **options: Any,
 ) -> Figure:
-    """Ask `question` of `groups` (cached, like `q.df`) and draw it; returns the Figure.
-    Scores are drawn on the scale the question gives them (a rating's `min_rating` to
-    `max_rating`, a judge's range); `means` adds a panel per derived metric (0–1).
-
-    `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to `q.df`; the rest
-    to the figure (see `plot_frame`). Pass `frame=` to draw an existing DataFrame instead.
-    """
+    """Ask `question` of `groups` (cached, like `q.df`) and draw it on the scales the question
+    gives its scores. `cache=`, `router=`, `settings=`, `price=` and RunSettings fields go to
+    `q.df`, the rest to `plot_frame`; `frame=` draws an existing DataFrame instead."""
     from evals.runner import RUN_OPTIONS
 
     df_keys = _DF_OPTIONS | RUN_OPTIONS

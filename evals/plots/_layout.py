@@ -1,13 +1,10 @@
-"""Margins fitted to a figure's labels: a layout engine lighter than matplotlib's own.
+"""Margins fitted to a figure's labels: a layout engine lighter than matplotlib's constrained
+layout, which lays every tick label out twice before drawing.
 
-A constrained layout lays every tick label out twice before the figure is drawn (and once
-more to draw it). `FittedMargins` runs when the figure is drawn, at the resolution it is
-drawn at (a label's width changes by up to a third between resolutions, with the font's
-hinting): each label's size is measured once per process and resolution, cached by its text
-and font (the same group names and tick values recur in every figure of a report), and the
-margins follow from them: the tick labels, axis label and title around each panel, the gap
-between panels, the figure's title above and its legend on the right. Labels stay where
-matplotlib puts them; only the panels are placed.
+`FittedMargins` runs when the figure is drawn, at that resolution (a label's width changes by
+up to a third between resolutions): each label is measured once per process, cached by text
+and font, and the panels are placed so that tick labels, axis labels, titles, the figure's
+title and its legend fit. Labels stay where matplotlib puts them.
 """
 
 from __future__ import annotations
@@ -96,8 +93,7 @@ class _Room:
 def _tick_labels(
     axis: Axis, dpi: float
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
-    """The sizes of an axis's tick labels on its first side (bottom, left) and its second
-    (top, right), and how far from the panel they start."""
+    """The sizes of an axis's tick labels on its first and second side, and their pad."""
     axis.get_majorticklabels()  # sets the labels' texts
     ticks = axis.get_major_ticks()
     if not ticks:
@@ -148,8 +144,7 @@ def _room(ax: Axes, dpi: float) -> _Room:
 
 def _place_title(ax: Axes, labels: float) -> float:
     """Put the panel's title above its top tick labels (`labels` points deep), where
-    matplotlib's automatic placement would (that one measures the panel at every draw);
-    the distance from the panel to the title, in points."""
+    matplotlib's costlier automatic placement would; its distance from the panel (points)."""
     pad = labels + mpl.rcParams["axes.titlepad"]
     title = ax.title
     ax.set_title(
@@ -163,10 +158,8 @@ def _place_title(ax: Axes, labels: float) -> float:
 
 
 class FittedMargins(LayoutEngine):
-    """Each time the figure is drawn, its grid of panels is placed so that every tick label,
-    axis label and panel title fits at the resolution it is drawn at, with `title` (the
-    figure's title) above them and the figure's legends right of them, their tops level
-    with the panels'."""
+    """Places the grid of panels at each draw so every label fits, `title` (the figure's)
+    above and the legends right of them, level with the panels' tops."""
 
     _adjust_compatible = True
     _colorbar_gridspec = True
@@ -180,8 +173,7 @@ class FittedMargins(LayoutEngine):
 
 
 def fit_margins(figure: Figure, title: Text | None = None) -> None:
-    """Lay `figure` out with `FittedMargins` in place of its layout engine (`title` is its
-    title, if any)."""
+    """Lay `figure` out with `FittedMargins` (`title`: the figure's title, if any)."""
     figure.set_layout_engine(FittedMargins(title))
 
 
@@ -224,9 +216,7 @@ def _fit(figure: Figure, title: Text | None) -> None:
     panel_width = ((margins["right"] - margins["left"]) * width - (columns - 1) * gap_x) / columns
     panel_height = ((margins["top"] - margins["bottom"]) * height - (rows - 1) * gap_y) / rows
     figure.subplots_adjust(
-        **margins,
-        wspace=gap_x / max(panel_width, 1.0),
-        hspace=gap_y / max(panel_height, 1.0),
+        **margins, wspace=gap_x / max(panel_width, 1.0), hspace=gap_y / max(panel_height, 1.0)
     )
     for one in figure.legends:  # its top level with the panels' top, below the title
         one.set_bbox_to_anchor((1.0, margins["top"]), transform=figure.transFigure)

@@ -8,16 +8,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for
 from evals.plots._layout import fit_margins
 from evals.plots._style import (
-    colours,
     figure_title,
-    legend_label,
-    markers,
+    group_handles,
+    group_styles,
+    legend,
     new_figure,
     style_axes,
     wrap,
@@ -30,11 +29,6 @@ MAX_SCATTER_POINTS = 20_000
 """Points drawn at most (an evenly seeded subsample beyond); group means use every row."""
 
 
-def _groups(frame: pd.DataFrame, order: Sequence[str] | None) -> list[str]:
-    present = list(dict.fromkeys(frame["group"].astype(str)))
-    return [g for g in order if g in present] if order is not None else present
-
-
 def scatter_figure(
     frame: pd.DataFrame,
     x: str,
@@ -45,9 +39,8 @@ def scatter_figure(
     max_points: int = MAX_SCATTER_POINTS,
     scale: ScaleArgument = None,
 ) -> Figure:
-    """One point per sample at (`x`, `y`), coloured by group, with each group's mean as a
-    large outlined marker; both axes on their score's scale (`scale`: one for both or one
-    per score; default 0–100)."""
+    """One point per sample at (`x`, `y`) in its group's colour, each group's mean a large
+    outlined marker; both axes on their score's scale (`scale`: one for both or per score)."""
     data = pd.DataFrame(
         {
             "group": frame["group"].astype(str).to_numpy(),
@@ -57,23 +50,22 @@ def scatter_figure(
     ).dropna()
     if data.empty:
         raise ValueError(f"no sample has both {x!r} and {y!r}")
-    groups = _groups(data, order)
+    groups, styles = group_styles(data["group"], order)
     shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
-    palette, shapes = colours(len(groups)), markers(len(groups))
     figure, axes = new_figure(9.5, 6.2)
     ax = axes[0][0]
     style_axes(ax)
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))
-    handles = []
-    for i, group in enumerate(groups):
+    for group in groups:
+        colour, marker = styles[group]
         part = shown[shown["group"] == group]
         ax.scatter(
             part["x"],
             part["y"],
             s=10,
             alpha=alpha,
-            color=palette[i],
-            marker=shapes[i],
+            color=colour,
+            marker=marker,
             linewidths=0,
             rasterized=True,
         )
@@ -82,35 +74,17 @@ def scatter_figure(
             whole["x"].mean(),
             whole["y"].mean(),
             s=110,
-            color=palette[i],
-            marker=shapes[i],
+            color=colour,
+            marker=marker,
             edgecolors="black",
             linewidths=1.2,
             zorder=4,
-        )
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color=palette[i],
-                marker=shapes[i],
-                linestyle="",
-                markersize=7,
-                label=legend_label(group, len(groups)),
-            )
         )
     ax.set_xlabel(wrap(x, 50, 1))
     ax.set_ylabel(wrap(y, 50, 1))
     scale_axis(ax, scale_for(x, scale), "x")
     scale_axis(ax, scale_for(y, scale), "y")
-    figure.legend(
-        handles=handles,
-        loc="outside right upper",
-        title="group (mean: large)",
-        fontsize=8,
-        frameon=False,
-        ncols=1 if len(groups) <= 24 else 2,
-    )
+    legend(figure, group_handles(groups, styles, markersize=7), title="group (mean: large)")
     fit_margins(figure, figure_title(figure, title))
     return figure
 
@@ -126,9 +100,8 @@ def checkpoints_figure(
     scale: ScaleArgument = None,
 ) -> Figure:
     """Each model's mean `score` (95% bootstrap interval of its samples) against its training
-    step, one line per fine-tuning job (`jobs`: model → job; else one line per group),
-    coloured by group, on the score's scale (`scale`; default 0–100). Models without a step
-    are left out."""
+    step, a line per fine-tuning job (`jobs`: model → job; else per group) in its group's
+    colour, on the score's scale. Models without a step are left out."""
     rows = []
     for (group, model), part in frame.groupby(["group", "model"], sort=False):
         step = steps.get(str(model))
@@ -142,32 +115,24 @@ def checkpoints_figure(
     if not rows:
         raise ValueError("no model with a training step has a valid score; pass steps=")
     table = pd.DataFrame(rows, columns=["group", "line", "step", "mean", "low", "high"])
-    groups = _groups(table, order)
-    palette, shapes = colours(len(groups)), markers(len(groups))
+    groups, styles = group_styles(table["group"], order)
     figure, axes = new_figure(9.5, 5.2)
     ax = axes[0][0]
     style_axes(ax)
-    for i, group in enumerate(groups):
+    for group in groups:
+        colour, marker = styles[group]
         for _, part in table[table["group"] == group].groupby("line", sort=False):
             by_step = part.sort_values("step")
-            ax.plot(
-                by_step["step"], by_step["mean"], color=palette[i], marker=shapes[i], linewidth=1.4
-            )
+            ax.plot(by_step["step"], by_step["mean"], color=colour, marker=marker, linewidth=1.4)
             ax.fill_between(
                 by_step["step"],
                 by_step["low"],
                 by_step["high"],
-                color=palette[i],
+                color=colour,
                 alpha=0.15,
                 linewidth=0,
             )
-    handles = [
-        Line2D([], [], color=palette[i], marker=shapes[i], label=legend_label(g, len(groups)))
-        for i, g in enumerate(groups)
-    ]
-    figure.legend(
-        handles=handles, loc="outside right upper", title="group", fontsize=8, frameon=False
-    )
+    legend(figure, group_handles(groups, styles, linestyle="-"))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{wrap(score, 40, 1)} (mean, 95% CI)")

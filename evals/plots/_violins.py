@@ -1,8 +1,6 @@
-"""Violins drawn with numpy: each row's density is a Gaussian kernel estimate with Scott's
-bandwidth (as seaborn's and scipy's), evaluated from the row's smallest to its largest value
-(cut to the data, so never past the score's scale), scaled so every violin is equally wide
-at its peak, with its quartiles dashed. All violins of a panel are one `PolyCollection` and
-their quartiles one `LineCollection`: a few artists a panel instead of several per group."""
+"""Violins drawn with numpy: a Gaussian kernel density with Scott's bandwidth (as seaborn's),
+cut to the data, every violin equally wide at its peak, quartiles dashed. A panel's violins
+are one `PolyCollection` and their quartiles one `LineCollection` (few artists to draw)."""
 
 from __future__ import annotations
 
@@ -33,9 +31,8 @@ ViolinDensity = tuple[np.ndarray, np.ndarray]
 
 
 def violin_density(values: np.ndarray, points: int = GRID_POINTS) -> ViolinDensity | None:
-    """The Gaussian kernel density of `values` (Scott's bandwidth: the sample standard
-    deviation times n^-1/5) at `points` evenly spaced values from their minimum to their
-    maximum; None when they do not vary (fewer than two, or all equal)."""
+    """The kernel density of `values` at `points` from their minimum to their maximum; None
+    when they do not vary."""
     finite = values[np.isfinite(values)]
     count = len(finite)
     spread = float(finite.std(ddof=1)) if count >= 2 else 0.0
@@ -59,13 +56,10 @@ def _edge_colour(palette: Sequence[tuple[float, float, float]]) -> tuple[float, 
 
 
 def draw_violins(
-    ax: Axes,
-    rows: Sequence[np.ndarray],
-    palette: Sequence[tuple[float, float, float]],
+    ax: Axes, rows: Sequence[np.ndarray], palette: Sequence[tuple[float, float, float]]
 ) -> None:
-    """A horizontal violin per row of values (row i centred on y = i, in `palette[i]`),
-    quartiles dashed across it; a row whose values do not vary is a line at its value, an
-    empty row nothing. Sets no limits: the caller draws the value axis on its scale."""
+    """A horizontal violin per row of values (row i at y = i, in `palette[i]`); a row that
+    does not vary is a line at its value, an empty row nothing. Sets no limits."""
     fills = [sns.desaturate(colour, _SATURATION) for colour in palette]
     edge = _edge_colour(palette)
     bodies: list[np.ndarray] = []

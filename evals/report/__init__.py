@@ -16,17 +16,16 @@ from evals.errors import OutputError, why_not_writable
 from evals.report._figures import (
     FIGURE_FORMATS,
     FigureFormat,
-    FigurePlan,
     FigureProblem,
     FigureSet,
     FigureStore,
     draw_figures,
     prepare_figure_folder,
-    run_plans,
     write_figures,
 )
 from evals.report._page import render_report, report_title
 from evals.report._payload import safe_json
+from evals.report._plans import FigurePlan, run_plans
 from evals.runs import REPORT_FILE, Run, load_run
 
 __all__ = [
@@ -59,9 +58,8 @@ def _target(run: Run, out: str | Path | None) -> Path:
 def figure_store_of(
     run: Run, plans: list[FigurePlan], out: str | Path | None = None, shared: Path | None = None
 ) -> FigureStore:
-    """The store of figures kept beside the report of `run` written to `out` (default: the
-    run folder's report.html), so an unchanged figure is not drawn again; with `shared` (a
-    lab's `figures_dir`), also found there whichever run drew it."""
+    """The figures kept beside the report of `run` written to `out`, and in `shared` (a lab's
+    `figures_dir`), so an unchanged figure is not drawn again."""
     return FigureStore.of(run, plans, _target(run, out).parent / FIGURES_DIR, shared)
 
 
@@ -69,11 +67,9 @@ def write_report(
     run: Run | str | Path, out: str | Path | None = None, *, figures: bool | FigureSet = True
 ) -> Path:
     """Write the report of `run` (a `Run` or its folder) to `out` (default: the folder's
-    report.html) and return its path (`figures`: False leaves them out; a `FigureSet`
-    drawn already is used as it is; figures drawn here are kept in a `figures` folder beside
-    the report and reused while their input is unchanged). `OutputError` names `out` when it
-    cannot be written there (a folder of that name, a part of the path that is a file, no
-    permission)."""
+    report.html) and return its path. `figures`: False leaves them out; a `FigureSet` drawn
+    already is used as it is; figures drawn here are kept beside the report and reused while
+    their input is unchanged. `OutputError` names `out` when it cannot be written there."""
     loaded = run if isinstance(run, Run) else load_run(run)
     target = _target(loaded, out)
     if target.is_dir():

@@ -1,17 +1,7 @@
-"""The figures of a run, drawn with `evals.plots` (the same functions as `evals.plot`), each on
-its score's true scale: embedded in the report as base64 PNG, or written as files for a paper.
-
-Every figure has a stable name (`comparisons-all-questions`, `misaligned-per-question`,
-`question-03-quick_buck-means`, …) that is its file name in `write_figures` and does not
-change from one run to the next.
-
-Figures are drawn in parallel, in worker processes (as many as the machine has cores). A
-report keeps each embedded PNG beside it (`FigureStore`) with a digest of what the figure is
-drawn from (its question's samples file and summary rows, or the run's summary and
-comparisons; the groups, statistics settings, model facts and caption): when the report is
-written again, a figure whose digest did not change is read back instead of drawn. A lab also
-keeps every figure its runs drew in one shared folder, named by digest (`shared`), so that a
-new run of unchanged questions, in a new folder, draws none of their figures again.
+"""Drawing a run's figures: embedded in the report as PNG, or written as files named by each
+figure's stable name, in worker processes, one per core. A report keeps each PNG beside it
+with a digest of what it is drawn from (`FigureStore`), and a lab keeps them in one shared
+folder by digest: a figure whose input did not change is read back instead of drawn.
 """
 
 from __future__ import annotations
@@ -22,13 +12,11 @@ import io
 import json
 import multiprocessing
 import os
-import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,68 +25,37 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from evals.errors import OutputError, why_not_writable
-from evals.plots import (
-    answers_figure,
-    checkpoints_figure,
-    comparison_figure,
-    cost_figure,
-    folded_levels,
-    means_figure,
-    metric_figure,
-    plot_frame,
+from evals.report._plans import (
+    COST_FIGURE,
+    CURVES_FIGURE,
+    FigurePlan,
+    question_figure_prefix,
+    run_plans,
 )
 from evals.runs import Run
-from evals.stats import ALL_QUESTIONS, SHARE, describe_method, headline_score
 
 __all__ = [
-    "COST_FIGURE",
-    "CURVES_FIGURE",
     "FIGURE_FORMATS",
     "EmbeddedFigure",
     "FigureFormat",
-    "FigurePlan",
     "FigureProblem",
     "FigureSet",
     "FigureStore",
-    "cost_plans",
-    "curves_plans",
     "draw_figures",
-    "headline_plans",
-    "png_data_uri",
     "prepare_figure_folder",
-    "question_figure_prefix",
-    "question_plans",
-    "run_plans",
     "write_figures",
 ]
 
 _DPI = 96
 _FILE_DPI = 200
-_MAX_DISTINCT_ANSWERS = 40
-"""Free-form answers are drawn as shares only when they repeat (short answers)."""
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-CURVES_FIGURE = "training-curves"
-"""The name of the training-curves figure (shown under the summary, not in the headline)."""
-COST_FIGURE = "score-against-cost"
-"""The name of the score-against-cost figure (shown in the report's section on cost)."""
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
-_DRAWING_VERSION = 3
+_DRAWING_VERSION = 4
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
-"""Fewer figures to draw than this are drawn in this process (a pool costs a start-up)."""
+"""Fewer figures than this are drawn in this process (a pool costs a start-up)."""
 SHARED_FIGURES_LIMIT = 256 * 1024 * 1024
 """The most a lab's shared figure folder keeps (bytes); the least recently used go first."""
-
-
-@dataclass(frozen=True)
-class FigurePlan:
-    """A figure of the run, not drawn yet."""
-
-    name: str
-    """Stable and file-safe: the file name in `write_figures`."""
-    caption: str
-    draw: Callable[[], Figure]
 
 
 @dataclass(frozen=True)
@@ -122,7 +79,7 @@ class FigureSet:
     files: list[Path]
     problems: list[FigureProblem]
     reused: int = 0
-    """Of the embedded figures, those read back from a store instead of drawn."""
+    """Embedded figures read back from a store instead of drawn."""
 
 
 def _png(figure: Figure) -> bytes:
@@ -136,234 +93,11 @@ def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def png_data_uri(figure: Figure) -> str:
-    """The figure as a `data:image/png;base64,…` URI (rendered with Agg; no window)."""
-    return _data_uri(_png(figure))
-
-
-def _interval_words(run: Run) -> str:
-    return describe_method(str(run.statistics.get("method", "hierarchical")))
-
-
-def _slug(text: str) -> str:
-    return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
-
-
-def headline_plans(run: Run) -> list[FigurePlan]:
-    """The figures the report opens with: the comparisons against the baseline (pooled over
-    the questions, then per question), each derived metric per question (the EM paper's
-    figure), and every question's means on one page. A run split by grid factors draws each
-    level like a question."""
-    plans: list[FigurePlan] = []
-    comparisons = run.comparisons
-    if comparisons is not None and run.by:
-        comparisons = folded_levels(comparisons, run.by)
-    groups = list(run.groups)
-    if comparisons is not None and not comparisons.empty:
-        baseline = str(comparisons["baseline"].iloc[0])
-        pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
-        holm = f"filled markers: Holm-adjusted p < 0.05 over the run's {len(comparisons)} tests"
-        if not pooled.empty:
-            plans.append(
-                FigurePlan(
-                    "comparisons-all-questions",
-                    f"Each group minus {baseline}, over all questions (each model averaged over "
-                    f"the questions, then the models compared), with its 95% interval; {holm}.",
-                    lambda: comparison_figure(
-                        pooled, groups=groups, title=f"Against {baseline}, all questions"
-                    ),
-                )
-            )
-        per_question = comparisons[comparisons["question"] != ALL_QUESTIONS]
-        if not per_question.empty:
-            plans.append(
-                FigurePlan(
-                    "comparisons-per-question",
-                    f"Each group minus {baseline}, per question, with its 95% interval; {holm}.",
-                    lambda: comparison_figure(
-                        per_question, groups=groups, title=f"Against {baseline}, per question"
-                    ),
-                )
-            )
-    summary = folded_levels(run.summary, run.by)
-    if not summary.empty:
-        shares = summary[
-            (summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)
-        ]
-        for metric in dict.fromkeys(shares["score"].astype(str)):
-            plans.append(
-                FigurePlan(
-                    f"{_slug(metric)}-per-question",
-                    f"The share '{metric}' per question and group with its 95% interval "
-                    f"({_interval_words(run)}); the pooled row last.",
-                    partial(metric_figure, summary, metric, groups=groups),
-                )
-            )
-        if summary["question"].nunique() >= 2:
-            plans.append(
-                FigurePlan(
-                    "means-per-question",
-                    f"Each group's mean with its 95% interval ({_interval_words(run)}), per "
-                    "question and score, each score on its own scale.",
-                    lambda: means_figure(summary, groups=groups, title="Mean score per group"),
-                )
-            )
-    return plans
-
-
-def cost_plans(run: Run) -> list[FigurePlan]:
-    """The headline score against answer cost per 1,000 samples, per group and model."""
-    costs = run.costs()
-    if costs is None or costs.empty or costs["score"].isna().all():
-        return []
-    score = headline_score(costs["score"].dropna())
-    if score is None:
-        return []
-    return [
-        FigurePlan(
-            COST_FIGURE,
-            f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
-            "1,000 samples, per group (filled) and model (hollow); judge costs are not "
-            "included.",
-            lambda: cost_figure(costs, score),
-        )
-    ]
-
-
-def curves_plans(run: Run) -> list[FigurePlan]:
-    """The training curves of the run's fine-tuned models, one colour per group and one line
-    per job (seed), when the run folder holds them."""
-    curves = run.training_curves()
-    if curves is None or curves.empty:
-        return []
-    jobs = curves.groupby("group")["job_id"].nunique()
-    counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
-
-    def draw() -> Figure:
-        from labmgr.finetuning import group_curves_figure
-
-        return group_curves_figure(curves, "Training curves of the run's models")
-
-    return [
-        FigurePlan(
-            CURVES_FIGURE,
-            f"Training curves per step from each job's results file, one colour per group and "
-            f"one line per job: {counts}.",
-            draw,
-        )
-    ]
-
-
-def _steps(run: Run) -> tuple[dict[str, int | None], dict[str, str | None]]:
-    facts = run.info.get("models", {})
-    steps = {m: f.get("step") for m, f in facts.items() if isinstance(f, dict)}
-    jobs = {m: f.get("job") for m, f in facts.items() if isinstance(f, dict)}
-    return steps, jobs
-
-
-def _has_checkpoints(frame: pd.DataFrame, steps: dict[str, int | None]) -> bool:
-    known = {steps.get(str(m)) for m in frame["model"].unique()} - {None}
-    return len(known) >= 2
-
-
-def question_figure_prefix(run: Run, name: str) -> str:
-    """The start of the names of one question's figures: `question-03-quick_buck-`."""
-    return f"question-{run.questions.index(name) + 1:02d}-{_slug(name)}-"
-
-
-def question_plans(run: Run, name: str) -> list[FigurePlan]:
-    """One question's figures: its means (scores and metrics, from the run's summary), the
-    distribution of its scores, two scores against each other, a score against training
-    step, next-token or answer shares."""
-    stem = question_figure_prefix(run, name).removesuffix("-")
-    frame = run.samples(name)
-    scores = run.scores(name)
-    scales = {s: scale for s, scale in run.scales(name).items() if s in scores}
-    order = list(run.groups)
-    kind = run.question_info(name).get("type")
-    summary = folded_levels(run.summary[run.summary["question"].astype(str) == name], run.by)
-    plans: list[FigurePlan] = []
-    if not summary.empty:
-        plans.append(
-            FigurePlan(
-                f"{stem}-means",
-                f"Each group's mean with its 95% interval: {_interval_words(run)}.",
-                lambda: means_figure(summary, groups=order, title=name),
-            )
-        )
-    if scores:
-        plans.append(
-            FigurePlan(
-                f"{stem}-scores",
-                "Distribution of scores per group (quartiles dashed; mean marked).",
-                lambda: plot_frame(
-                    frame, "scores", name=name, scores=scores, order=order, scale=scales
-                ),
-            )
-        )
-        if len(scores) >= 2:
-            plans.append(
-                FigurePlan(
-                    f"{stem}-scatter",
-                    f"{scores[0]} against {scores[1]}, one point per sample.",
-                    lambda: plot_frame(
-                        frame, "scatter", name=name, scores=scores, order=order, scale=scales
-                    ),
-                )
-            )
-        steps, jobs = _steps(run)
-        if _has_checkpoints(frame, steps):
-            plans.append(
-                FigurePlan(
-                    f"{stem}-checkpoints",
-                    f"{scores[0]} against training step, one line per fine-tuning job.",
-                    lambda: checkpoints_figure(
-                        frame,
-                        scores[0],
-                        steps,
-                        jobs=jobs,
-                        order=order,
-                        title=name,
-                        scale=scales,
-                    ),
-                )
-            )
-    if kind == "next_token":
-        plans.append(
-            FigurePlan(
-                f"{stem}-next-token",
-                "Mean probability of the first token per group (rare tokens in [OTHER]).",
-                lambda: plot_frame(frame, "next_token", name=name, order=order, min_fraction=0.02),
-            )
-        )
-    elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
-        plans.append(
-            FigurePlan(
-                f"{stem}-answers",
-                "Share of each answer per group (rare answers in [OTHER]).",
-                lambda: answers_figure(frame, order=order, title=name, min_fraction=0.02),
-            )
-        )
-    return plans
-
-
-def run_plans(run: Run) -> list[FigurePlan]:
-    """Every figure of the run: the headline figures, the training curves, then each
-    question's."""
-    return [
-        *headline_plans(run),
-        *cost_plans(run),
-        *curves_plans(run),
-        *(plan for name in run.questions for plan in question_plans(run, name)),
-    ]
-
-
 @dataclass(frozen=True)
 class FigureStore:
-    """A folder where a report keeps its embedded figures as PNG, each beside the digest of
-    its input (`digests`, by figure name), so that an unchanged figure is not drawn again;
-    and, optionally, a folder `shared` by every report of a lab, where each PNG is named by
-    its digest alone (a figure of another run folder with the same input is found there)."""
+    """A folder where a report keeps its figures as PNG, each beside the digest of its input
+    (`digests`, by name), and optionally a lab's `shared` folder where each PNG is named by
+    its digest alone (so a figure of another run with the same input is found there)."""
 
     folder: Path
     digests: Mapping[str, str]
@@ -373,8 +107,6 @@ class FigureStore:
     def of(
         cls, run: Run, plans: list[FigurePlan], folder: Path, shared: Path | None = None
     ) -> FigureStore:
-        """The store in `folder` (and `shared`) for these plans of `run` (their digests
-        computed now)."""
         return cls(folder, figure_digests(run, plans), shared)
 
     def _png_file(self, name: str) -> Path:
@@ -385,8 +117,8 @@ class FigureStore:
         return None if self.shared is None or digest is None else self.shared / f"{digest}.png"
 
     def read(self, name: str) -> bytes | None:
-        """The kept PNG of a figure whose digest is unchanged, else None: from the report's
-        folder, else from the shared folder (then kept in the report's folder too)."""
+        """The kept PNG of a figure whose digest is unchanged (from the report's folder, else
+        the shared one), else None."""
         png_file = self._png_file(name)
         try:
             if png_file.with_suffix(".digest").read_text() == self.digests[name]:
@@ -405,8 +137,7 @@ class FigureStore:
         return png
 
     def keep(self, name: str, png: bytes) -> None:
-        """Keep a drawn PNG with its digest, here and in the shared folder (best effort: a
-        figure not kept is drawn again)."""
+        """Keep a drawn PNG, here and in the shared folder (best effort)."""
         self._keep_here(name, png)
         shared = self._shared_file(name)
         if shared is None:
@@ -457,10 +188,9 @@ def _frame_digest(frame: pd.DataFrame | None) -> str:
 
 
 def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
-    """What each figure is drawn from, hashed: a question's figures from its samples file
-    and its summary rows, the training curves from the curves file, the score against cost
-    from costs.csv, the headline figures from the summary and comparisons; all of them from
-    the groups, statistics, models and their caption."""
+    """What each figure is drawn from, hashed: a question's samples file and summary rows,
+    the curves, costs.csv, or the summary and comparisons; and the groups, statistics, models
+    and caption."""
     common = {
         "version": _DRAWING_VERSION,
         "groups": run.groups,
@@ -488,8 +218,7 @@ def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
                     default=str,
                 )
         elif plan.name == CURVES_FIGURE:
-            curves = run.training_curves()
-            source = _frame_digest(curves)
+            source = _frame_digest(run.training_curves())
         elif plan.name == COST_FIGURE:
             source = _frame_digest(run.costs())
         else:
@@ -503,8 +232,6 @@ def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
     return digests
 
 
-# ---- drawing: in worker processes when there are several figures --------------------------
-
 _PLANS: list[FigurePlan] = []
 """The plans the worker processes draw (inherited when they are forked)."""
 
@@ -515,11 +242,10 @@ class _Drawn:
     file: Path | None = None
     problem: FigureProblem | None = None
     failure: tuple[str, str | None] | None = None
-    """An `OutputError` met writing the file (its message and hint), raised by the caller."""
+    """An `OutputError` writing the file (message, hint), raised by the caller."""
 
 
 def _draw_one(index: int, embed: bool, folder: Path | None, file_format: str) -> _Drawn:
-    """Plan `index` of `_PLANS`: its PNG and/or file, or why not."""
     plan = _PLANS[index]
     try:
         with warnings.catch_warnings():
@@ -552,8 +278,7 @@ def _draw_many(
     _PLANS = plans
     try:
         methods = multiprocessing.get_all_start_methods()
-        # The plans are closures over the run's frames: forked workers inherit them; where
-        # processes cannot be forked, the figures are drawn here one after another.
+        # The plans are closures over the run's frames: forked workers inherit them.
         if workers < 2 or len(todo) < _IN_PROCESS_BELOW or "fork" not in methods:
             return {i: _draw_one(i, embed, folder, file_format) for i in todo}
         context = multiprocessing.get_context("fork")
@@ -573,11 +298,10 @@ def draw_figures(
     store: FigureStore | None = None,
     processes: int | None = None,
 ) -> FigureSet:
-    """Draw each plan once, in up to `processes` worker processes (default: one per core):
-    embedded as PNG (`embed`) and/or written to `folder` as `<name>.<file_format>`. With a
-    `store`, an embedded figure whose input is unchanged is read back from it instead of
-    drawn, and each one drawn is kept there. A figure that cannot be drawn is a problem, not
-    an error."""
+    """Draw each plan once, in up to `processes` workers: embedded as PNG and/or written to
+    `folder` as `<name>.<file_format>`. With a `store`, an embedded figure whose input is
+    unchanged is read back instead of drawn. A figure that cannot be drawn is a problem,
+    not an error."""
     kept: dict[int, bytes] = {}
     if store is not None and embed and folder is None:
         for i, plan in enumerate(plans):
@@ -645,7 +369,6 @@ def prepare_figure_folder(folder: str | Path, file_format: str) -> Path:
 
 
 def write_figures(run: Run, folder: str | Path, *, file_format: FigureFormat = "pdf") -> FigureSet:
-    """Every figure of `run` as a file in `folder` (`<name>.pdf|svg|png`, names stable from
-    run to run), for a paper; figures that cannot be drawn are listed in `problems`."""
+    """Every figure of `run` as a file in `folder` (`<name>.pdf|svg|png`), for a paper."""
     target = prepare_figure_folder(folder, file_format)
     return draw_figures(run_plans(run), embed=False, folder=target, file_format=file_format)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+from collections.abc import Container, Iterable, Sequence
 from html import escape
 from importlib import resources
 from pathlib import Path
@@ -20,17 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import (
-    COST_FIGURE,
-    CURVES_FIGURE,
-    EmbeddedFigure,
-    FigureSet,
-    FigureStore,
-    draw_figures,
-    question_figure_prefix,
-    run_plans,
-)
+from evals.report._figures import EmbeddedFigure, FigureSet, FigureStore, draw_figures
 from evals.report._payload import build_payload, safe_json
+from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_prefix, run_plans
 from evals.runs import Run, disagreements
 from evals.stats import (
     ALL_QUESTIONS,
@@ -44,6 +37,9 @@ from evals.stats import (
 
 __all__ = ["render_report", "report_title"]
 
+NUM = " class='num'"
+CI = ("mean", "ci_low", "ci_high")
+
 
 def _static(name: str) -> str:
     return resources.files("evals.report").joinpath("static", name).read_text(encoding="utf-8")
@@ -55,6 +51,32 @@ def _number(value: Any, digits: int = 2) -> str:
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
     return f"{value:,}" if isinstance(value, int) else escape(str(value))
+
+
+def _table(
+    head: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    numeric: Container[int],
+    table_id: str = "",
+    classes: Sequence[str] = (),
+) -> str:
+    """A table in a scrolling box: `head` escaped here, each row's cells HTML already, the
+    columns at `numeric` right-aligned numbers, row i of class `classes[i]` if given."""
+
+    def cells(values: Sequence[str], tag: str) -> str:
+        return "".join(
+            f"<{tag}{NUM if i in numeric else ''}>{v}</{tag}>" for i, v in enumerate(values)
+        )
+
+    starts = [f"<tr class='{c}'>" for c in classes]
+    body = "".join(
+        f"{starts[i] if starts else '<tr>'}{cells(r, 'td')}</tr>" for i, r in enumerate(rows)
+    )
+    ident = f" id='{table_id}'" if table_id else ""
+    return (
+        f"<div class='scroll'><table{ident}><thead><tr>{cells([escape(h) for h in head], 'th')}"
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def _facts(pairs: list[tuple[str, str]]) -> str:
@@ -115,66 +137,40 @@ def _interval_text(stats: dict[str, Any]) -> str:
 
 
 def _groups_table(run: Run) -> str:
-    rows = "".join(
-        f"<tr><td>{escape(g)}</td><td class='num'>{len(m)}</td><td>{escape(', '.join(m))}</td></tr>"
-        for g, m in run.groups.items()
-    )
-    return (
-        "<div class='scroll'><table><thead><tr><th>group</th><th class='num'>models</th>"
-        f"<th>model ids</th></tr></thead><tbody>{rows}</tbody></table></div>"
-    )
+    rows = [[escape(g), str(len(m)), escape(", ".join(m))] for g, m in run.groups.items()]
+    return _table(["group", "models", "model ids"], rows, {1})
 
 
 def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     if summary.empty:
         return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
     factors = [name for name in by if name in summary.columns]
-    head = "".join(
-        f"<th class='num'>{escape(c)}</th>" if i > 2 + len(factors) else f"<th>{escape(c)}</th>"
-        for i, c in enumerate(
-            [
-                "question",
-                *factors,
-                "group",
-                "score",
-                "models",
-                "samples",
-                "mean",
-                "95% CI",
-                "refusal rate",
-                "errors",
-                "answers per 1,000",
-                "judges per 1,000",
-            ]
-        )
-    )
-    body = []
+    head = ["question", *factors, "group", "score", "models", "samples", "mean", "95% CI"]
+    head += ["refusal rate", "errors", "answers per 1,000", "judges per 1,000"]
+    rows = []
     for row in summary.to_dict(orient="records"):
         low, high = row["ci_low"], row["ci_high"]
         digits = 3 if float(row.get("scale_high", 100)) - float(row.get("scale_low", 0)) <= 1 else 2
-        ci = "" if math.isnan(low) else f"{_number(low, digits)} – {_number(high, digits)}"
         rate = row["refusal_rate"]
-        refusal = "" if math.isnan(rate) else f"{rate:.1%}"
         question = "all questions" if row["question"] == ALL_QUESTIONS else str(row["question"])
         alone = "†" if str(row.get("sampling_only")).lower() == "true" else ""
-        levels = "".join(
-            f"<td>{escape('' if pd.isna(row[name]) else str(row[name]))}</td>" for name in factors
+        rows.append(
+            [
+                escape(question),
+                *(escape("" if pd.isna(row[name]) else str(row[name])) for name in factors),
+                escape(str(row["group"])),
+                escape("rating" if row["score"] == "answer" else str(row["score"])),
+                _number(int(row["n_models"])) + alone,
+                _number(int(row["n_samples"])),
+                _number(row["mean"], digits),
+                "" if math.isnan(low) else f"{_number(low, digits)} – {_number(high, digits)}",
+                "" if math.isnan(rate) else f"{rate:.1%}",
+                _number(int(row["n_errors"])),
+                _money(row.get("answer_cost_per_1k")),
+                _money(row.get("judge_cost_per_1k")),
+            ]
         )
-        body.append(
-            f"<tr><td>{escape(question)}</td>{levels}<td>{escape(str(row['group']))}</td>"
-            f"<td>{escape('rating' if row['score'] == 'answer' else str(row['score']))}</td>"
-            f"<td class='num'>{_number(int(row['n_models']))}{alone}</td>"
-            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
-            f"<td class='num'>{_number(row['mean'], digits)}</td><td class='num'>{ci}</td>"
-            f"<td class='num'>{refusal}</td><td class='num'>{_number(int(row['n_errors']))}</td>"
-            f"<td class='num'>{_money(row.get('answer_cost_per_1k'))}</td>"
-            f"<td class='num'>{_money(row.get('judge_cost_per_1k'))}</td>"
-            "</tr>"
-        )
-    return (
-        f"<div class='scroll'><table id='summary-table'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+    return _table(head, rows, range(3 + len(factors), len(head)), "summary-table")
 
 
 def _summary_note(run: Run) -> str:
@@ -247,37 +243,36 @@ def _agreement_section(run: Run) -> str:
     agreement = run.agreement()
     if agreement is None or agreement.empty:
         return ""
-    body = "".join(
-        f"<tr><td>{escape('all questions' if r['question'] == ALL_QUESTIONS else r['question'])}"
-        f"</td><td>{escape(str(r['score']))}</td><td class='num'>{int(r['n'])}</td>"
-        f"<td class='num'>{_number(r['judge_mean'], 1)}</td>"
-        f"<td class='num'>{_number(r['human_mean'], 1)}</td>"
-        f"<td class='num'>{_interval_cell(r['spearman'], r['spearman_low'], r['spearman_high'])}"
-        f"</td><td class='num'>{_interval_cell(r['kappa'], r['kappa_low'], r['kappa_high'])}</td>"
-        f"<td>{escape(str(r['bins']))}{' (linear weights)' if r['weights'] == 'linear' else ''}"
-        "</td></tr>"
+    rows = [
+        [
+            escape("all questions" if r["question"] == ALL_QUESTIONS else r["question"]),
+            escape(str(r["score"])),
+            str(int(r["n"])),
+            _number(r["judge_mean"], 1),
+            _number(r["human_mean"], 1),
+            _interval_cell(r["spearman"], r["spearman_low"], r["spearman_high"]),
+            _interval_cell(r["kappa"], r["kappa_low"], r["kappa_high"]),
+            escape(str(r["bins"])) + (" (linear weights)" if r["weights"] == "linear" else ""),
+        ]
         for r in agreement.to_dict("records")
-    )
-    worst = disagreements(run, 10)
+    ]
+    head = ["question", "score", "labelled", "judge mean", "human mean"]
+    head += ["Spearman ρ [95% CI]", "Cohen's κ [95% CI]", "κ's bins"]
     items = "".join(
         f"<li><code>{escape(str(r['id']))}</code> {escape(str(r['question']))}, "
         f"{escape(str(r['score']))}: judge {r['judge']:.0f}, human {r['human']:.0f}"
         f"<div class='prompt'>{escape(str(r['prompt']))}</div>"
         f"<div class='prompt'>{escape(str(r['answer']))}</div></li>"
-        for r in worst.to_dict("records")
+        for r in disagreements(run, 10).to_dict("records")
     )
     return (
-        "<section id='agreement'><h2>Judges against human labels</h2><div class='scroll'>"
-        "<table id='agreement-table'><thead><tr><th>question</th><th>score</th>"
-        "<th class='num'>labelled</th><th class='num'>judge mean</th>"
-        "<th class='num'>human mean</th><th class='num'>Spearman ρ [95% CI]</th>"
-        "<th class='num'>Cohen's κ [95% CI]</th><th>κ's bins</th></tr></thead>"
-        f"<tbody>{body}</tbody></table></div><p class='muted'>ρ: rank agreement, its interval "
-        "Fisher's z with Bonett and Wright's variance; κ: agreement on the score's bins (cut "
-        "at the thresholds the run's metrics use, else the middle of the scale), its interval "
-        "a BCa bootstrap, given when each bin holds at least 5 answers of both. Both treat the "
-        "labelled answers as independent.</p><h3>The largest disagreements</h3>"
-        f"<ol class='disagreements'>{items}</ol></section>"
+        "<section id='agreement'><h2>Judges against human labels</h2>"
+        f"{_table(head, rows, range(2, 7), 'agreement-table')}<p class='muted'>ρ: rank "
+        "agreement, its interval Fisher's z with Bonett and Wright's variance; κ: agreement on "
+        "the score's bins (cut at the thresholds the run's metrics use, else the middle of the "
+        "scale), its interval a BCa bootstrap, given when each bin holds at least 5 answers of "
+        "both. Both treat the labelled answers as independent.</p><h3>The largest "
+        f"disagreements</h3><ol class='disagreements'>{items}</ol></section>"
     )
 
 
@@ -289,39 +284,34 @@ def _cost_section(run: Run, drawn: FigureSet | None) -> str:
         return ""
     scored = costs[costs["score"].notna()]
     score = headline_score(scored["score"]) if not scored.empty else None
-    rows = scored[scored["score"] == score] if score is not None else costs
-    body = []
-    for row in rows.to_dict("records"):
+    rows, levels = [], []
+    shown = scored[scored["score"] == score] if score is not None else costs
+    for row in shown.to_dict("records"):
         whole = row["level"] == "group"
         digits = digits_for(float(row.get("scale_low", 0)), float(row.get("scale_high", 100)))
-        mean = format_value(float(row.get("mean", math.nan)), digits)
-        low, high = float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan))
-        interval = (
-            ""
-            if math.isnan(low)
-            else f"[{format_value(low, digits)}, {format_value(high, digits)}]"
-        )
-        name = str(row["group"]) if whole else f"  {row['model']}"
-        body.append(
-            f"<tr class='{'group' if whole else 'model'}'><td>{escape(name)}</td>"
-            f"<td class='num'>{_number(int(row['n_samples']))}</td>"
-            f"<td class='num'>{_money(row['answer_cost_per_sample'])}</td>"
-            f"<td class='num'>{_money(row['answer_cost_per_1k'])}</td>"
-            f"<td class='num'>{_money(row['judge_cost_per_1k'])}</td>"
-            f"<td class='num'>{escape(mean)} {escape(interval)}</td></tr>"
+        mean, low, high = (format_value(float(row.get(c, math.nan)), digits) for c in CI)
+        bounds = "" if low == "n/a" else f"[{low}, {high}]"
+        levels.append("group" if whole else "model")
+        rows.append(
+            [
+                escape(str(row["group"]) if whole else f"  {row['model']}"),
+                _number(int(row["n_samples"])),
+                _money(row["answer_cost_per_sample"]),
+                _money(row["answer_cost_per_1k"]),
+                _money(row["judge_cost_per_1k"]),
+                f"{escape(mean)} {escape(bounds)}",
+            ]
         )
     figure = [f for f in drawn.embedded if f.name == COST_FIGURE] if drawn else []
-    label = escape(score or "score")
+    head = ["group / model", "samples", "answer cost per sample", "answers per 1,000"]
+    head += ["judges per 1,000", f"{score or 'score'} (95% CI)"]
+    table = _table(head, rows, range(1, 6), "cost-table", levels)
     return (
-        "<section id='costs'><h2>Cost against score</h2><div class='scroll'><table "
-        "id='cost-table'><thead><tr><th>group / model</th><th class='num'>samples</th>"
-        "<th class='num'>answer cost per sample</th><th class='num'>answers per 1,000</th>"
-        f"<th class='num'>judges per 1,000</th><th class='num'>{label} (95% CI)</th></tr>"
-        f"</thead><tbody>{''.join(body)}</tbody></table></div><p class='muted'>Answer cost: "
-        "the price of each sample's tokens, whether bought now or read from the cache; judge "
-        "cost: each verdict's price shared among the answers it grades. The score is over all "
-        "the run's questions, its interval as in the summary (a model's own: sampling noise "
-        f"only).</p>{''.join(_figure(f) for f in figure)}</section>"
+        f"<section id='costs'><h2>Cost against score</h2>{table}"
+        "<p class='muted'>Answer cost: the price of each sample's tokens, whether bought now or "
+        "read from the cache; judge cost: each verdict's price shared among the answers it "
+        "grades. The score is over all the run's questions, its interval as in the summary (a "
+        f"model's own: sampling noise only).</p>{''.join(_figure(f) for f in figure)}</section>"
     )
 
 
@@ -342,22 +332,17 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
         )
     baseline = run.baseline
     rows = headline_comparisons(comparisons)
-    pooled = rows[rows["question"] == ALL_QUESTIONS]
-    per_question = rows[rows["question"] != ALL_QUESTIONS]
-
-    def items(part: Any) -> str:
-        return "".join(
-            f"<li>{escape(comparison_sentence(row))}</li>" for row in part.to_dict("records")
-        )
-
+    is_pooled = rows["question"] == ALL_QUESTIONS
     lists = ""
-    if not pooled.empty:
-        lists += f"<h3>Over all questions</h3><ul class='headline'>{items(pooled)}</ul>"
-    if not per_question.empty:
-        lists += (
-            "<h3>The largest differences on single questions</h3>"
-            f"<ul class='headline'>{items(per_question)}</ul>"
-        )
+    for part, heading in (
+        (rows[is_pooled], "Over all questions"),
+        (rows[~is_pooled], "The largest differences on single questions"),
+    ):
+        if not part.empty:
+            said = "".join(
+                f"<li>{escape(comparison_sentence(r))}</li>" for r in part.to_dict("records")
+            )
+            lists += f"<h3>{heading}</h3><ul class='headline'>{said}</ul>"
     if not lists:
         lists = "<p class='muted'>No group could be compared (no numeric score).</p>"
     method = str(run.statistics.get("method", "hierarchical"))

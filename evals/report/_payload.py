@@ -90,16 +90,8 @@ def build_payload(run: Run) -> dict[str, Any]:
             dict.fromkeys(j for j, kind in judges.items() if kind == "free_form_judge")
         )
     sent: dict[str, int] = {}  # distinct request parameters (api_kwargs), by first use
-    columns: dict[str, Any] = {
-        "q": [],
-        "g": [],
-        "m": [],
-        "p": [],
-        "s": [],
-        "k": [],
-        "answer": [],
-        "error": [],
-    }
+    keys = ("q", "g", "m", "p", "s", "k", "answer", "error")
+    columns: dict[str, list[Any]] = {key: [] for key in keys}
     scores: dict[str, list[float | None]] = {name: [] for name in score_names}
     texts: dict[str, list[str | None]] = {name: [] for name in text_names}
     questions = []

@@ -20,8 +20,8 @@ from evals.stats._agreement import (
 from evals.stats._bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    BootstrapMethod,
     bootstrap_interval,
+    group_interval,
     hierarchical_bootstrap,
     plain_bootstrap,
 )
@@ -33,9 +33,8 @@ from evals.stats._compare import (
     difference_of,
     holm,
 )
-from evals.stats._costs import COST_COLUMNS, cost_table
-from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels
-from evals.stats._group_interval import group_interval
+from evals.stats._costs import COST_COLUMNS, SAMPLE_COST_COLUMNS, PriceShare, cost_table
+from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels, score_columns
 from evals.stats._headline import (
     comparison_sentence,
     digits_for,
@@ -45,12 +44,7 @@ from evals.stats._headline import (
     headline_score,
 )
 from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, describe_method
-from evals.stats._levels import (
-    LEVEL_COMPARISON_COLUMNS,
-    LevelDifference,
-    compare_levels,
-    paired_difference,
-)
+from evals.stats._levels import LEVEL_COMPARISON_COLUMNS, compare_levels, paired_difference
 from evals.stats._metrics import (
     EM_MISALIGNED,
     Condition,
@@ -59,15 +53,13 @@ from evals.stats._metrics import (
     Threshold,
     default_metrics,
 )
-from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, PriceShare, judge_cost_columns
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
-from evals.stats._seeds import FLOOR_QUANTILE, SeedMeans, interval_of, seed_interval, seed_means
+from evals.stats._seeds import SeedMeans, interval_of, seed_interval, seed_means
 from evals.stats._summary import (
     MODEL_SUMMARY_COLUMNS,
     REFUSED_ERROR,
     SUMMARY_COLUMNS,
     model_summary,
-    score_columns,
     summarize,
 )
 
@@ -80,7 +72,6 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "EM_MISALIGNED",
-    "FLOOR_QUANTILE",
     "LEVEL_COMPARISON_COLUMNS",
     "METHODS",
     "MODEL_SUMMARY_COLUMNS",
@@ -91,11 +82,9 @@ __all__ = [
     "ZERO_TO_HUNDRED",
     "Agreement",
     "Bins",
-    "BootstrapMethod",
     "Condition",
     "Difference",
     "Interval",
-    "LevelDifference",
     "Method",
     "Metric",
     "MetricError",
@@ -126,7 +115,6 @@ __all__ = [
     "hierarchical_bootstrap",
     "holm",
     "interval_of",
-    "judge_cost_columns",
     "model_summary",
     "paired_difference",
     "plain_bootstrap",

@@ -1,20 +1,13 @@
-"""How far a judge agrees with human labels of the same answers: Spearman's ρ over the raw
-scores and Cohen's κ over the score's bins, each with a 95% interval.
+"""How far a judge agrees with human labels of the same answers, each with a 95% interval:
 
-- **ρ** (rank agreement) with the **Fisher z interval using Bonett and Wright's (2000)
-  variance** for Spearman's ρ, (1 + ρ²/2)/(n − 3): analytic, and it holds its level with
-  50–200 labelled answers (docs/design/workflows.md has the simulation).
-- **κ** (do they put an answer on the same side of the line that matters?) over **bins cut
-  at the thresholds the run's metrics use for the score** (EM: `aligned < 30`, `coherent >
-  50`), or at the middle of the scale when no metric reads the score. Two bins give Cohen's
-  κ; more bins (several thresholds) give κ with linear weights, since the bins are ordered.
-  Its interval is a **BCa bootstrap** over the labelled answers (2,000 resamples, a fixed
-  seed), given only when every bin holds at least `MIN_PER_BIN` answers on both sides: the
-  large-sample interval of Fleiss, Cohen and Everitt covered 92% with 50 answers and 71–89%
-  when a bin was rare, where the BCa bootstrap covers 94–98%.
+- Spearman's ρ, with the Fisher z interval and Bonett and Wright's variance (1 + ρ²/2)/(n − 3),
+  which holds its level with 50–200 labelled answers;
+- Cohen's κ over bins cut at the thresholds the run's metrics put on the score (else the
+  middle of its scale), linearly weighted for more than two bins, with a BCa bootstrap
+  interval given only when every bin holds `MIN_PER_BIN` answers on both sides (the
+  large-sample interval covered 71–92% there, the BCa bootstrap 94–98%).
 
-The unit is the labelled answer: answers are taken to be independent draws (labels sampled
-across models and prompts), which the export's stratified random sample makes reasonable.
+Labelled answers are taken as independent draws, as the export's random sample makes them.
 """
 
 from __future__ import annotations
@@ -57,22 +50,20 @@ AGREEMENT_COLUMNS = [
     "bins",
     "weights",
 ]
-"""One row per question × score (and over all questions per score): `n` answers labelled
-and judged, the judge's and the humans' mean on those answers, ρ and κ with their 95%
-intervals, the bins κ used and its weights (`none` for two bins, `linear` for more)."""
+"""One row per question × score (and per score over all questions): `n` answers labelled
+and judged, both means, ρ and κ with their intervals, κ's bins and weights."""
 
 FloatArray = npt.NDArray[np.float64]
 MIN_PER_BIN = 5
 """κ gets an interval only when each bin holds this many answers by the judge and by the
-humans (with fewer, no interval holds its level: see docs/design/workflows.md)."""
+humans (with fewer, no interval holds its level)."""
 _RESAMPLES = 2000
 _BOOTSTRAP_SEED = 20240521
 
 
 @dataclass(frozen=True)
 class Bins:
-    """Cut points of a score: a value is in bin i when it passes i of the cuts (`>= c` for a
-    cut read from `< c` or `>= c`, `> c` for one read from `> c` or `<= c`)."""
+    """Cut points of a score: a value is in bin i when it passes i of the cuts."""
 
     cuts: tuple[Threshold, ...]
 
@@ -95,8 +86,7 @@ class Bins:
 
 
 def score_bins(score: str, metrics: Sequence[Metric], scale: Scale) -> Bins:
-    """The bins of `score`: cut at each threshold the metrics put on it, else at the middle
-    of its scale."""
+    """The bins of `score`: cut at the metrics' thresholds on it, else mid-scale."""
     cuts: dict[float, Threshold] = {}
     for metric in metrics:
         conditions = [metric.share, *([metric.among] if metric.among is not None else [])]
@@ -116,8 +106,7 @@ def spearman_interval(
     *,
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
-    """(ρ, low, high): Spearman's ρ with the Fisher z interval and Bonett–Wright variance;
-    NaN when fewer than 4 pairs or either side is constant."""
+    """(ρ, low, high); NaN with fewer than 4 pairs or a constant side."""
     x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     n = len(x)
     if n < 4 or np.all(x == x[0]) or np.all(y == y[0]):
@@ -134,8 +123,7 @@ def spearman_interval(
 def _kappa(
     judge: npt.NDArray[np.int64], human: npt.NDArray[np.int64], categories: int, axis: int = -1
 ) -> FloatArray:
-    """κ with linear agreement weights (plain κ for two bins) over `axis`, vectorised over
-    the other axes (the bootstrap's resamples)."""
+    """Linearly weighted κ over `axis`, vectorised over the bootstrap's resamples."""
     index = np.arange(categories)
     weights = 1.0 - np.abs(index[:, None] - index[None, :]) / max(categories - 1, 1)
     judge_share = np.stack([(judge == i).mean(axis=axis) for i in index], axis=-1)
@@ -155,9 +143,8 @@ def cohen_kappa(
     *,
     confidence: float = 0.95,
 ) -> tuple[float, float, float, str]:
-    """(κ, low, high, weights) over `categories` ordered bins: Cohen's κ (linear weights for
-    more than two bins) with a BCa bootstrap interval when every bin holds `MIN_PER_BIN`
-    answers on both sides (else NaN bounds); κ is NaN when chance agreement is total."""
+    """(κ, low, high, weights) over `categories` ordered bins (see the module docstring); κ
+    is NaN when chance agreement is total."""
     weights_name = "linear" if categories > 2 else "none"
     judge, human = np.asarray(judge, dtype=np.int64), np.asarray(human, dtype=np.int64)
     if len(judge) == 0:

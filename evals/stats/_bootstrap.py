@@ -1,29 +1,30 @@
-"""Bootstrap confidence intervals for a group's mean score (alternatives to the default t
-interval over seed means, `evals.stats.seed_interval`).
+"""Bootstrap intervals for a group's mean, the alternatives to the default t interval over
+seed means, and `group_interval`, which picks one of the three by method.
 
-The hierarchical bootstrap resamples models, then samples within each chosen model; the
-estimate is the mean of the model means, each seed weighing the same. With few seeds it is too
-narrow (it cannot see seed-to-seed variation it has not sampled), which is why it is not the
-default. A plain bootstrap of the pooled samples ignores seeds altogether. Everything is
-vectorised with numpy and seeded, so the same data always gives the same interval. See
-docs/design/statistics.md.
+The hierarchical bootstrap resamples models, then samples within each; with few seeds it is
+too narrow (it cannot see seed-to-seed variation it has not sampled), which is why it is not
+the default. The plain bootstrap of the pooled samples ignores seeds. Both are seeded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from evals.stats._interval import Interval, empty_interval
+from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, empty_interval
+from evals.stats._scales import Scale
+from evals.stats._seeds import seed_interval
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "BootstrapMethod",
     "bootstrap_interval",
+    "group_interval",
     "hierarchical_bootstrap",
     "plain_bootstrap",
 ]
@@ -38,8 +39,8 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
-    """One stream picks models, the other resamples samples: with a single model the
-    hierarchical and the plain bootstrap then draw exactly the same resamples."""
+    """One stream picks models, the other resamples samples (so with one model both
+    bootstraps draw the same resamples)."""
     pick, sample = np.random.SeedSequence(seed).spawn(2)
     return np.random.default_rng(pick), np.random.default_rng(sample)
 
@@ -96,12 +97,8 @@ def hierarchical_bootstrap(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> Interval:
-    """Percentile interval of the mean of model means.
-
-    Each resample draws as many models as there are (with replacement), then for every drawn
-    model as many of its samples as it has (with replacement, independently for each draw).
-    Missing values (NaN) are dropped first; models left without samples do not count.
-    """
+    """Percentile interval of the mean of model means: each resample draws the models with
+    replacement, then each drawn model's samples with replacement (NaN dropped first)."""
     _check(resamples, confidence)
     data = np.asarray(values, dtype=float)
     labels = np.asarray(models, dtype=object)
@@ -145,19 +142,10 @@ def bootstrap_interval(
     """`hierarchical_bootstrap` (needs `models`) or `plain_bootstrap`, by `method`."""
     if method == "plain":
         interval = plain_bootstrap(values, resamples=resamples, confidence=confidence, seed=seed)
-        if models is not None:
-            data = np.asarray(values, dtype=float)
-            labels = np.asarray(models, dtype=object)[~np.isnan(data)]
-            n_models = len(set(labels.astype(str).tolist()))
-            interval = Interval(
-                interval.mean,
-                interval.low,
-                interval.high,
-                n_models,
-                interval.n_samples,
-                sampling_only=True,
-            )
-        return interval
+        if models is None:
+            return interval
+        labels = np.asarray(models, dtype=object)[~np.isnan(np.asarray(values, dtype=float))]
+        return replace(interval, n_models=len(set(labels.astype(str).tolist())))
     if method == "hierarchical":
         if models is None:
             raise ValueError("the hierarchical bootstrap needs the model of each value")
@@ -165,3 +153,29 @@ def bootstrap_interval(
             values, models, resamples=resamples, confidence=confidence, seed=seed
         )
     raise ValueError(f"unknown method {method!r}; use 'hierarchical' or 'plain'")
+
+
+def group_interval(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    *,
+    method: Method = DEFAULT_METHOD,
+    scale: Scale | None = None,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Interval:
+    """A group's mean with its interval: `t` over its models' means (`seed_interval`, the
+    default) or a `hierarchical` or `plain` bootstrap (`resamples`, `seed`), within `scale`."""
+    if method == "t":
+        return seed_interval(values, models, scale=scale, confidence=confidence)
+    if method in ("hierarchical", "plain"):
+        interval = bootstrap_interval(
+            values, models, method=method, resamples=resamples, confidence=confidence, seed=seed
+        )
+        if scale is None:
+            return interval
+        return replace(
+            interval, low=max(interval.low, scale.low), high=min(interval.high, scale.high)
+        )
+    raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")

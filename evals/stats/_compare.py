@@ -1,17 +1,12 @@
 """Each group against a baseline group: the difference of means with its interval and a
 Holm-corrected p-value, per question and score, plus a pooled row per score.
 
-Seeds are the unit: each side is reduced to its models' means (`seed_means`) and the
-difference is tested with a t statistic on those means; each side's variance is the one its
-group interval uses (between-seed spread over n models, never below the floor of its sampling
-noise). Two groups of seeds are compared with Welch's test (Welch–Satterthwaite degrees of
-freedom). A side of one model — the base model, the usual baseline — brings its sampling
-noise only (it is one fixed model, not a draw of seeds, so the comparison asks whether the
-group's recipe differs from *this* model); its variance is measured with many degrees of
-freedom and the seeds' with few, where Satterthwaite's degrees of freedom are overstated
-exactly when the seeds' spread is understated, so these pairs use Cochran and Cox's critical
-value instead (the variance-weighted mean of each side's t quantile). See
-docs/design/statistics.md.
+Seeds are the unit: each side is reduced to its models' means, with the variance its group
+interval uses. Two groups of seeds are compared with Welch's test. A side of one model (the
+base model, the usual baseline) brings its sampling noise only, with many degrees of freedom
+against the seeds' few, where Satterthwaite's degrees of freedom are overstated exactly when
+the seeds' spread is understated: these pairs use Cochran and Cox's critical value (the
+variance-weighted mean of each side's t quantile). See docs/design/statistics.md.
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ from scipy import optimize, special
 
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     by_columns,
@@ -49,7 +45,9 @@ __all__ = [
     "compare_groups",
     "compare_seeds",
     "difference_of",
+    "difference_row",
     "holm",
+    "t_test",
 ]
 
 COMPARISON_COLUMNS = [
@@ -71,11 +69,9 @@ COMPARISON_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
-"""`difference` = `mean` − `mean_baseline`, with its interval (`ci_low`, `ci_high`) and
-two-sided `p_value`; `p_adjusted` is Holm-corrected over every row of the call. `method`:
-`welch` (two groups of seeds) or `cochran-cox` (a side of one model). `sampling_only`: the
-group has one model, so the comparison speaks of that model, not of its recipe.
-`scale_low`/`scale_high`: the score's range."""
+"""`difference` = `mean` − `mean_baseline` with its interval and two-sided `p_value`;
+`p_adjusted`: Holm over every row of the call. `sampling_only`: the group has one model, so
+the comparison speaks of that model, not of its recipe."""
 
 
 _SMALLEST_LOG_P = -100.0
@@ -95,7 +91,8 @@ class Difference:
     n_models: int
     n_models_baseline: int
     method: str
-    """`welch` or `cochran-cox` (see the module docstring)."""
+    """`welch`, `cochran-cox` (see the module docstring), or for levels `paired-t` or
+    `sampling` (one model)."""
 
     @property
     def sampling_only(self) -> bool:
@@ -103,26 +100,14 @@ class Difference:
 
 
 def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95) -> Difference:
-    """The difference of two groups' means with its interval and p-value (see the module
-    docstring)."""
+    """The difference of two groups' means with its interval and p-value."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    difference = group.mean - baseline.mean
-    sides = [group.variance(), baseline.variance()]
-    variance = sides[0][0] + sides[1][0]
     welch = group.n_models > 1 and baseline.n_models > 1
-    nothing = math.nan
-    if math.isnan(difference) or math.isnan(variance):
-        low = high = p_value = nothing
-    elif variance == 0:
-        # Every sample of both groups alike: no noise to test against.
-        low = high = difference
-        p_value = 1.0 if difference == 0 else nothing
-    else:
-        se = math.sqrt(variance)
-        critical = _critical(sides, 1.0 - confidence, welch)
-        low, high = difference - critical * se, difference + critical * se
-        p_value = _p_value(abs(difference) / se, sides, welch)
+    difference = group.mean - baseline.mean
+    low, high, p_value = t_test(
+        difference, [group.variance(), baseline.variance()], welch, confidence
+    )
     return Difference(
         group.mean,
         baseline.mean,
@@ -136,9 +121,24 @@ def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 
     )
 
 
+def t_test(
+    difference: float, sides: Sequence[tuple[float, float]], welch: bool, confidence: float
+) -> tuple[float, float, float]:
+    """(low, high, two-sided p) of a difference whose variance is the sum of `sides`
+    (variance, degrees of freedom); NaN when it cannot be estimated."""
+    variance = sum(v for v, _ in sides)
+    if math.isnan(difference) or math.isnan(variance):
+        return math.nan, math.nan, math.nan
+    if variance == 0:  # every sample alike: no noise to test against
+        return difference, difference, 1.0 if difference == 0 else math.nan
+    se = math.sqrt(variance)
+    critical = _critical(sides, 1.0 - confidence, welch)
+    p_value = _p_value(abs(difference) / se, sides, welch)
+    return difference - critical * se, difference + critical * se, p_value
+
+
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
-    """The two-sided critical value at level `alpha` for a difference whose variance is the
-    sum of `sides` (variance, degrees of freedom)."""
+    """The two-sided critical value at level `alpha` for a difference of `sides`."""
     used = [(v, df) for v, df in sides if v > 0]
     total = sum(v for v, _ in used)
     if welch:
@@ -181,8 +181,8 @@ def compare_seeds(
     scale: Scale | None = None,
     confidence: float = 0.95,
 ) -> Difference:
-    """One group's samples against the baseline's (each with the model of every value; with
-    `questions`, models are averaged over their questions first)."""
+    """One group's samples against the baseline's (with `questions`, models are averaged
+    over their questions first)."""
     share = scale is not None and scale.is_share
     return difference_of(
         seed_means(values, models, questions, share=share),
@@ -201,25 +201,6 @@ def holm(p_values: Sequence[float] | npt.ArrayLike) -> npt.NDArray[np.float64]:
     steps = p[order] * (m - np.arange(m))
     adjusted[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
     return adjusted
-
-
-@dataclass
-class _Pool:
-    """One group × score over every question that has it."""
-
-    scale: Scale
-    values: list[npt.NDArray[np.float64]]
-    models: list[npt.NDArray[Any]]
-    questions: list[npt.NDArray[Any]]
-    mixed_scales: bool = False
-
-    def seeds(self) -> SeedMeans:
-        return seed_means(
-            np.concatenate(self.values),
-            np.concatenate(self.models),
-            np.concatenate(self.questions),
-            share=self.scale.is_share,
-        )
 
 
 def compare_groups(
@@ -249,7 +230,7 @@ def compare_groups(
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], str, str], _Pool] = {}
+    pools: dict[tuple[tuple[str | None, ...], str, str], Pool] = {}
     order: dict[tuple[tuple[str | None, ...], str], None] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
@@ -270,11 +251,8 @@ def compare_groups(
                     if not mask.any():
                         continue
                     sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
-                    pool = pools.setdefault((levels, group, name), _Pool(scale, [], [], []))
-                    pool.mixed_scales |= pool.scale != scale
-                    pool.values.append(values[mask])
-                    pool.models.append(models[mask])
-                    pool.questions.append(np.full(int(mask.sum()), question, dtype=object))
+                    pool = pools.setdefault((levels, group, name), Pool(scale))
+                    pool.add(question, values[mask], models[mask], scale)
                 found = _rows(question, name, scale, sides, baseline, groups, confidence)
                 rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
     if pooled:
@@ -285,7 +263,7 @@ def compare_groups(
                 if pool_levels == levels
                 and score == name
                 and len(pool.values) >= 2
-                and not pool.mixed_scales
+                and not pool.mixed
             }
             if baseline not in chosen_pools:
                 continue
@@ -329,20 +307,27 @@ def _rows(
                 "score": score,
                 "group": group,
                 "baseline": baseline,
-                "n_models": result.n_models,
-                "n_models_baseline": result.n_models_baseline,
-                "mean": result.mean,
-                "mean_baseline": result.mean_baseline,
-                "difference": result.difference,
-                # No difference can exceed the scale's width (a share's: 1).
-                "ci_low": max(result.low, -scale.width),
-                "ci_high": min(result.high, scale.width),
-                "p_value": result.p_value,
-                "p_adjusted": math.nan,
-                "method": result.method,
-                "sampling_only": result.sampling_only,
-                "scale_low": scale.low,
-                "scale_high": scale.high,
+                **difference_row(result, scale),
             }
         )
     return rows
+
+
+def difference_row(result: Difference, scale: Scale) -> dict[str, Any]:
+    """The columns a comparison table gives a difference (its bounds within ± the scale's
+    width: no difference can exceed it)."""
+    return {
+        "n_models": result.n_models,
+        "n_models_baseline": result.n_models_baseline,
+        "mean": result.mean,
+        "mean_baseline": result.mean_baseline,
+        "difference": result.difference,
+        "ci_low": max(result.low, -scale.width),
+        "ci_high": min(result.high, scale.width),
+        "p_value": result.p_value,
+        "p_adjusted": math.nan,
+        "method": result.method,
+        "sampling_only": result.sampling_only,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }

@@ -1,17 +1,20 @@
-"""Cost against score: per group and per model, what a sample cost (answers and judges
-apart) beside the mean score with its interval — the view for choosing a model to deploy.
+"""What a sample cost, answers and judges apart, and the cost table: per group and model, that
+cost beside the mean score with its interval (the view for choosing a model to deploy).
 
-Cost per sample is the answer cost of the rows with a known price over their number (NaN for
-a model without a price); the judges' cost is each verdict's price shared among the rows it
-grades (`<judge>_cost` columns), so the two add up to what the samples and verdicts cost,
-whether they were bought now or read from the cache. A group's score is the same estimate and
-interval as the summary's (t over its models' means; over several questions, each model
-averaged over them first); a model's is its own (sampling noise only).
+A row's answer cost is its `cost` column (NaN for a model without a price); its judge cost the
+sum of its `<judge>_cost` columns (each verdict's price shared among the rows it grades; 0
+for a question without judges). Per sample means over the rows whose cost is known; a cached
+answer counts what its tokens cost, as if bought. `price_share` is the part of the list price
+the run pays (the Batch API's discount, or a `PriceShare` when a judge's verdicts were bought
+another way than the answers). A group's score is the summary's estimate and interval; a
+model's is its own (sampling noise only).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,15 +25,91 @@ from evals.stats._frames import (
     ScoreScales,
     question_scores,
     scale_of,
+    score_columns,
     score_name,
     score_values,
 )
-from evals.stats._sample_costs import PriceShare, row_costs, sample_costs
+from evals.stats._interval import interval_row
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
-from evals.stats._summary import score_columns
 
-__all__ = ["COST_COLUMNS", "cost_table"]
+__all__ = [
+    "COST_COLUMNS",
+    "SAMPLE_COST_COLUMNS",
+    "PriceShare",
+    "cost_table",
+    "judge_cost_columns",
+    "row_costs",
+    "sample_costs",
+]
+
+SAMPLE_COST_COLUMNS = [
+    "answer_cost_per_sample",
+    "judge_cost_per_sample",
+    "answer_cost_per_1k",
+    "judge_cost_per_1k",
+]
+"""Dollars per sample and per 1,000 samples, the answers' and the judges' apart."""
+
+
+@dataclass(frozen=True)
+class PriceShare:
+    """The part of the list price a run paid for its answers, and for each judge's verdicts
+    that were bought another way (a judge not named paid what the answers paid)."""
+
+    answers: float = 1.0
+    judges: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, share: float | PriceShare) -> PriceShare:
+        return share if isinstance(share, PriceShare) else cls(float(share))
+
+    def judge(self, name: str) -> float:
+        """What judge `name`'s verdicts paid of the list price."""
+        return float(self.judges.get(name, self.answers))
+
+
+def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
+    """The `<judge>_cost` columns of a frame (a judge's column has `<judge>_question` too)."""
+    return [
+        str(c)
+        for c in frame.columns
+        if str(c).endswith("_cost") and f"{str(c).removesuffix('_cost')}_question" in frame.columns
+    ]
+
+
+def row_costs(
+    frame: pd.DataFrame, price_share: float | PriceShare = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
+    float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
+    share = PriceShare.of(price_share)
+    answer = np.full(len(frame), np.nan)
+    if "cost" in frame.columns:
+        answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
+    judges = judge_cost_columns(frame)
+    if judges:
+        paid = frame[judges].apply(pd.to_numeric, errors="coerce")
+        for column in judges:
+            paid[column] = paid[column] * share.judge(column.removesuffix("_cost"))
+        judge = paid.sum(axis=1, skipna=False).to_numpy(dtype=float, na_value=np.nan)
+    else:
+        judge = np.zeros(len(frame))
+    return answer * share.answers, judge
+
+
+def sample_costs(answer: np.ndarray, judge: np.ndarray) -> dict[str, float]:
+    """Rows' answer and judge costs in all (`answer_cost`, `judge_cost`) and per sample and per
+    1,000 samples (`SAMPLE_COST_COLUMNS`); NaN where no row's cost is known."""
+    costs: dict[str, float] = {}
+    for kind, paid in (("answer", answer), ("judge", judge)):
+        known = paid[~np.isnan(paid)]
+        total = float(known.sum()) if known.size else math.nan
+        per = total / known.size if known.size else math.nan
+        costs |= {f"{kind}_cost": total, f"{kind}_cost_per_sample": per}
+        costs[f"{kind}_cost_per_1k"] = per * 1000
+    return costs
+
 
 COST_COLUMNS = [
     "level",
@@ -52,15 +131,8 @@ COST_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
-"""`level`: `group` (a group's models together) or `model` (one model of the group). Costs in
-dollars: in all (`answer_cost`, `judge_cost`), per sample and per 1,000 samples. `mean`,
-`ci_low`, `ci_high`: the score over all the run's questions that have it."""
-
-
-def _costs(rows: pd.DataFrame) -> dict[str, Any]:
-    answer = rows["_answer_cost"].to_numpy(dtype=float, na_value=np.nan)
-    judge = rows["_judge_cost"].to_numpy(dtype=float, na_value=np.nan)
-    return {"n_samples": len(rows), **sample_costs(answer, judge)}
+"""`level`: `group` or `model`. Costs in dollars: in all, per sample and per 1,000 samples.
+`mean`, `ci_low`, `ci_high`: the score over all the run's questions that have it."""
 
 
 def cost_table(
@@ -80,7 +152,7 @@ def cost_table(
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named)
         part = frame[["group", "model"]].copy()
-        part["_answer_cost"], part["_judge_cost"] = row_costs(frame, price_share)
+        part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question
         for score in chosen:
             part[f"_score_{score_name(score)}"] = score_values(frame, score)
@@ -101,7 +173,8 @@ def cost_table(
             for model, model_rows in group_rows.groupby("model", sort=False)
         ]
         for level, model, rows_of in units:
-            costs = _costs(rows_of)
+            paid = (rows_of[c].to_numpy(float, na_value=np.nan) for c in ("_answer", "_judge"))
+            costs = {"n_samples": len(rows_of), **sample_costs(*paid)}
             base = {"level": level, "group": group, "model": model, **costs}
             if not names:
                 rows.append({**base, "score": None})
@@ -116,17 +189,5 @@ def cost_table(
                     scale=scale,
                     confidence=confidence,
                 )
-                rows.append(
-                    {
-                        **base,
-                        "score": name,
-                        "n_models": interval.n_models,
-                        "mean": interval.mean,
-                        "ci_low": interval.low,
-                        "ci_high": interval.high,
-                        "sampling_only": interval.sampling_only,
-                        "scale_low": scale.low,
-                        "scale_high": scale.high,
-                    }
-                )
+                rows.append({**interval_row(interval, scale), **base, "score": name})
     return pd.DataFrame(rows, columns=COST_COLUMNS)

@@ -4,6 +4,8 @@ row, with the scale each lives on."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,9 +13,14 @@ import pandas as pd
 
 from evals.stats._metrics import Metric, MetricError
 from evals.stats._scales import Scale, score_scale
+from evals.stats._seeds import SeedMeans, seed_means
+
+if TYPE_CHECKING:
+    from evals.questions import Question
 
 __all__ = [
     "ALL_QUESTIONS",
+    "Pool",
     "Score",
     "ScoreScales",
     "by_columns",
@@ -21,6 +28,7 @@ __all__ = [
     "level_parts",
     "question_scores",
     "scale_of",
+    "score_columns",
     "score_name",
     "score_values",
     "with_by",
@@ -35,15 +43,58 @@ ScoreScales = Mapping[str, Mapping[str, Scale]]
 """question → score name → scale (anything not named: `score_scale`'s default)."""
 
 
+def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list[str]:
+    """The numeric score columns of a question's frame.
+
+    With the question: `answer` for a rating, each rating judge's column for a free-form
+    question. Without it, guessed from the frame: every column `X` with an `X_probs` column
+    (rating judges), and `answer` when it holds numbers.
+    """
+    if question is not None:
+        return question.score_columns()
+    scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
+    if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
+        scores.insert(0, "answer")
+    return scores
+
+
+@dataclass
+class Pool:
+    """A score's samples gathered over questions, each piece with its models and question;
+    `mixed` when the questions gave the score different scales (then it is not pooled)."""
+
+    scale: Scale
+    values: list[npt.NDArray[np.float64]] = field(default_factory=list)
+    models: list[npt.NDArray[Any]] = field(default_factory=list)
+    questions: list[npt.NDArray[Any]] = field(default_factory=list)
+    mixed: bool = False
+
+    def add(
+        self, question: str, values: npt.NDArray[np.float64], models: Any, scale: Scale
+    ) -> None:
+        self.mixed |= scale != self.scale
+        self.values.append(values)
+        self.models.append(np.asarray(models))
+        self.questions.append(np.full(len(values), question, dtype=object))
+
+    def arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[Any], npt.NDArray[Any]]:
+        return (
+            np.concatenate(self.values),
+            np.concatenate(self.models),
+            np.concatenate(self.questions),
+        )
+
+    def seeds(self) -> SeedMeans:
+        """Each model averaged within each question, then over its questions."""
+        return seed_means(*self.arrays(), share=self.scale.is_share)
+
+
 def score_name(score: Score) -> str:
     return score.name if isinstance(score, Metric) else str(score)
 
 
 def question_scores(
-    question: str,
-    frame: pd.DataFrame,
-    named: Sequence[Score],
-    metrics: Iterable[Metric] = (),
+    question: str, frame: pd.DataFrame, named: Sequence[Score], metrics: Iterable[Metric] = ()
 ) -> list[Score]:
     """`named` plus every metric of `metrics` whose scores the frame has; a name used twice
     is an error."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -13,12 +13,11 @@ __all__ = [
     "Method",
     "describe_method",
     "empty_interval",
+    "interval_row",
 ]
 
 Method = Literal["t", "hierarchical", "plain"]
-"""`t`: a t interval over the models' means (seeds are the unit; the default).
-`hierarchical`: a percentile bootstrap over models, then samples.
-`plain`: a percentile bootstrap of the pooled samples (ignores seeds)."""
+"""How a group's interval is made (`describe_method` says it in words)."""
 METHODS: tuple[str, ...] = ("t", "hierarchical", "plain")
 DEFAULT_METHOD: Method = "t"
 _DESCRIPTIONS = {
@@ -33,7 +32,7 @@ _DESCRIPTIONS = {
 
 
 def describe_method(method: str) -> str:
-    """What a 95% interval made by `method` is, in words (for captions and notes)."""
+    """What an interval made by `method` is, in words (for captions and notes)."""
     return _DESCRIPTIONS.get(method, f"made by the method {method!r}")
 
 
@@ -47,13 +46,26 @@ class Interval:
     n_models: int
     """Models with at least one valid sample."""
     n_samples: int
-    """Valid (non-missing) samples."""
     sampling_only: bool = False
-    """True when the interval reflects sampling noise only (a group of one model): it says
-    how well this model was measured, not how another seed of its recipe would score."""
+    """A group of one model: the interval says how well this model was measured, not how
+    another seed of its recipe would score."""
 
     def contains(self, value: float) -> bool:
         return bool(self.low <= value <= self.high)
+
+
+def interval_row(interval: Interval, scale: Any) -> dict[str, Any]:
+    """The columns a table gives an interval on `scale` (a `Scale`)."""
+    return {
+        "n_models": interval.n_models,
+        "n_samples": interval.n_samples,
+        "mean": interval.mean,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "sampling_only": interval.sampling_only,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }
 
 
 def empty_interval(n_models: int = 0) -> Interval:

@@ -1,33 +1,26 @@
 """A grid factor's levels compared within each group: does the score move with the level
-(the sycophancy question — does the answer follow the asker's side)?
+(does the answer follow the asker's side)?
 
-Seeds stay the unit, and the comparison is **paired within models**: every model answered
-every level, so each model's own difference (its mean at the level minus its mean at the
-baseline level; with several questions, each averaged over the questions first) is one
-observation, and the group's difference is their mean with a t interval over models (n − 1
-degrees of freedom). Seed-to-seed differences in overall level cancel in the pair, which is
-what makes the test sharper than comparing two groups. As in `seed_interval`, the variance
-never falls below the 5% quantile of what sampling noise alone would give (so models that
-agree by chance do not get a zero-width interval). A group of one model has only its
-sampling noise (flagged `sampling_only`). p-values are Holm-adjusted over every row of the
-call, like `compare_groups`. docs/design/workflows.md has the coverage by simulation.
+The comparison is paired within models: each model's own difference between the level and
+the baseline level is one observation, and the group's difference is their mean with a t
+interval over models, its variance floored as in `seed_interval`. Seed-to-seed differences
+in overall level cancel in the pair, which makes it sharper than comparing two groups. A group
+of one model has only its sampling noise. p-values are Holm-adjusted over every row.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
-from scipy import special
 
-from evals.stats._compare import holm
+from evals.stats._compare import Difference, difference_row, holm, t_test
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     question_scores,
@@ -37,10 +30,10 @@ from evals.stats._frames import (
 )
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
-from evals.stats._seeds import SeedMeans, _floor, seed_means
+from evals.stats._seeds import SeedMeans, seed_means
 from evals.stats._summary import score_columns
 
-__all__ = ["LEVEL_COMPARISON_COLUMNS", "LevelDifference", "compare_levels", "paired_difference"]
+__all__ = ["LEVEL_COMPARISON_COLUMNS", "compare_levels", "paired_difference"]
 
 LEVEL_COMPARISON_COLUMNS = [
     "question",
@@ -66,23 +59,6 @@ LEVEL_COMPARISON_COLUMNS = [
 paired within models; `method` `paired-t` (seeds) or `sampling` (one model)."""
 
 
-@dataclass(frozen=True)
-class LevelDifference:
-    """A group's mean at a level minus its mean at the baseline level."""
-
-    mean: float
-    mean_baseline: float
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    n_models: int
-
-    @property
-    def sampling_only(self) -> bool:
-        return self.n_models == 1
-
-
 def _within(level: SeedMeans, baseline: SeedMeans) -> tuple[float, int]:
     """Pooled within-model variance of one sample over both levels, and its degrees of
     freedom."""
@@ -104,68 +80,37 @@ def _within(level: SeedMeans, baseline: SeedMeans) -> tuple[float, int]:
 
 def paired_difference(
     level: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95
-) -> LevelDifference:
+) -> Difference:
     """The paired difference of two levels' seed means (the same models, in the same order:
-    see `compare_levels`)."""
-    k = level.n_models
-    differences = level.means - baseline.means
-    mean = float(differences.mean()) if k else math.nan
+    see `compare_levels`): the models' differences are seed means of their own."""
     within, within_df = _within(level, baseline)
-    sizes = level.inverse_sizes + baseline.inverse_sizes
-    if k >= 2:
-        between = float(differences.var(ddof=1)) / k
-        floor = _floor(k - 1) * within * float(sizes.sum()) / k**2
-        variance = between if math.isnan(floor) else max(between, floor)
-        df = float(k - 1)
-    elif k == 1 and within_df >= 1:
-        pooled = within * float(sizes[0])
-        own = float(level.variances[0] + baseline.variances[0])
-        variance = max(pooled if math.isnan(own) else own, _floor(within_df) * pooled)
-        df = float(within_df)
-    else:
-        variance, df = math.nan, math.nan
-    if math.isnan(mean) or math.isnan(variance):
-        low = high = p_value = math.nan
-    elif variance == 0:
-        low = high = mean
-        p_value = 1.0 if mean == 0 else math.nan
-    else:
-        se = math.sqrt(variance)
-        t = -float(special.stdtrit(df, (1 - confidence) / 2))
-        low, high = mean - t * se, mean + t * se
-        p_value = float(2 * special.stdtr(df, -abs(mean) / se))
-    return LevelDifference(
-        float(level.means.mean()) if k else math.nan,
-        float(baseline.means.mean()) if k else math.nan,
-        mean,
-        low,
-        high,
-        p_value,
-        k,
+    pairs = SeedMeans(
+        level.means - baseline.means,
+        level.variances + baseline.variances,
+        level.inverse_sizes + baseline.inverse_sizes,
+        within,
+        within_df,
+        level.n_samples + baseline.n_samples,
+        share=False,
     )
+    k = pairs.n_models
+    low, high, p_value = t_test(pairs.mean, [pairs.variance()], True, confidence)
+    method = "sampling" if k == 1 else "paired-t"
+    return Difference(level.mean, baseline.mean, pairs.mean, low, high, p_value, k, k, method)
 
 
-@dataclass
-class _Cells:
-    values: list[npt.NDArray[np.float64]]
-    models: list[npt.NDArray[Any]]
-    questions: list[npt.NDArray[Any]]
+def _valid_models(cell: Pool) -> set[Any]:
+    values, models, _ = cell.arrays()
+    return set(models[~np.isnan(values)].tolist())
 
-    def seeds(self, keep: set[Any], order: Mapping[Any, int], share: bool) -> SeedMeans:
-        values = np.concatenate(self.values)
-        models = np.concatenate(self.models)
-        questions = np.concatenate(self.questions)
-        mask = np.array([m in keep for m in models], dtype=bool) & ~np.isnan(values)
-        rank = np.array([order[m] for m in models[mask]], dtype=np.int64)
-        sort = np.argsort(rank, kind="stable")  # models in one order on both sides
-        return seed_means(
-            values[mask][sort], models[mask][sort], questions[mask][sort], share=share
-        )
 
-    def valid_models(self) -> set[Any]:
-        values = np.concatenate(self.values)
-        models = np.concatenate(self.models)
-        return set(models[~np.isnan(values)].tolist())
+def _seeds(cell: Pool, keep: set[Any], order: Mapping[Any, int]) -> SeedMeans:
+    """The cell's seed means of the models in `keep`, in `order` (one order on both sides)."""
+    values, models, questions = cell.arrays()
+    mask = np.array([m in keep for m in models], dtype=bool) & ~np.isnan(values)
+    sort = np.argsort([order[m] for m in models[mask]], kind="stable")
+    chosen = (values[mask][sort], models[mask][sort], questions[mask][sort])
+    return seed_means(*chosen, share=cell.scale.is_share)
 
 
 def compare_levels(
@@ -197,8 +142,7 @@ def compare_levels(
     baseline_level = str(baseline_level)
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[str, str, str], _Cells] = {}
-    pool_scales: dict[str, set[Scale]] = {}
+    pools: dict[tuple[str, str, str], Pool] = {}
     for question, frame in having.items():
         named = scores[question] if scores is not None else score_columns(frame)
         levels = frame[factor].astype(str).to_numpy()
@@ -207,31 +151,25 @@ def compare_levels(
         for score in question_scores(question, frame, named, metric_list):
             name = score_name(score)
             scale = scale_of(question, score, scales)
-            pool_scales.setdefault(name, set()).add(scale)
             values = score_values(frame, score)
-            cells: dict[tuple[str, str], _Cells] = {}
+            cells: dict[tuple[str, str], Pool] = {}
             for group in dict.fromkeys(groups):
                 for level in levels_seen:
                     mask = (groups == group) & (levels == level)
-                    if not mask.any():
-                        continue
-                    questions = np.full(int(mask.sum()), question, dtype=object)
-                    piece = (values[mask], models[mask], questions)
-                    for store in (
-                        cells.setdefault((group, level), _Cells([], [], [])),
-                        pools.setdefault((name, group, level), _Cells([], [], [])),
-                    ):
-                        store.values.append(piece[0])
-                        store.models.append(piece[1])
-                        store.questions.append(piece[2])
+                    if mask.any():
+                        for store in (
+                            cells.setdefault((group, level), Pool(scale)),
+                            pools.setdefault((name, group, level), Pool(scale)),
+                        ):
+                            store.add(question, values[mask], models[mask], scale)
             rows.extend(_rows(question, name, factor, baseline_level, scale, cells, confidence))
     if pooled and len(having) >= 2:
-        for name, used in pool_scales.items():
-            if len(used) != 1:
-                continue
-            scale = next(iter(used))
+        for name in dict.fromkeys(n for n, _, _ in pools):
             cells = {(g, level): c for (n, g, level), c in pools.items() if n == name}
-            if cells and max(len(c.values) for c in cells.values()) >= 2:
+            if any(c.mixed for c in cells.values()):
+                continue
+            if max(len(c.values) for c in cells.values()) >= 2:
+                scale = next(iter(cells.values())).scale
                 rows.extend(
                     _rows(ALL_QUESTIONS, name, factor, baseline_level, scale, cells, confidence)
                 )
@@ -246,7 +184,7 @@ def _rows(
     factor: str,
     baseline_level: str,
     scale: Scale,
-    cells: Mapping[tuple[str, str], _Cells],
+    cells: Mapping[tuple[str, str], Pool],
     confidence: float,
 ) -> list[dict[str, Any]]:
     rows = []
@@ -258,19 +196,13 @@ def _rows(
         for (other_group, level), cell in cells.items():
             if other_group != group or level == baseline_level:
                 continue
-            both = reference.valid_models() & cell.valid_models()
+            both = _valid_models(reference) & _valid_models(cell)
             if not both:
                 continue
-            order = {
-                m: i
-                for i, m in enumerate(
-                    dict.fromkeys(m for part in reference.models for m in part.tolist())
-                )
-            }
+            seen = dict.fromkeys(m for part in reference.models for m in part.tolist())
+            order = {m: i for i, m in enumerate(seen)}
             result = paired_difference(
-                cell.seeds(both, order, scale.is_share),
-                reference.seeds(both, order, scale.is_share),
-                confidence=confidence,
+                _seeds(cell, both, order), _seeds(reference, both, order), confidence=confidence
             )
             rows.append(
                 {
@@ -280,18 +212,7 @@ def _rows(
                     "factor": factor,
                     "level": level,
                     "baseline_level": baseline_level,
-                    "n_models": result.n_models,
-                    "mean": result.mean,
-                    "mean_baseline": result.mean_baseline,
-                    "difference": result.difference,
-                    "ci_low": max(result.low, -scale.width),
-                    "ci_high": min(result.high, scale.width),
-                    "p_value": result.p_value,
-                    "p_adjusted": math.nan,
-                    "method": "sampling" if result.sampling_only else "paired-t",
-                    "sampling_only": result.sampling_only,
-                    "scale_low": scale.low,
-                    "scale_high": scale.high,
+                    **difference_row(result, scale),
                 }
             )
     return rows

@@ -1,18 +1,10 @@
-"""The default interval for a group's mean: a t interval over its models' means.
+"""The default interval for a group's mean: a t interval over its models' (seeds') means,
+n − 1 degrees of freedom for n models (docs/design/statistics.md).
 
-Models in a group are seeds of one training recipe, and seeds are the unit of replication: a
-group's estimate is the mean of its models' means, and its uncertainty is read from how much
-those means differ (n − 1 degrees of freedom for n models). Two guards keep the interval
-honest where the t interval alone is not (docs/design/statistics.md has the simulations):
-
-- a **floor**: the variance of the group mean is never below the 5% quantile of what sampling
-  noise alone would give (pooled within-model variance), so seeds that agree by chance — three
-  models with no misaligned answer — do not get a zero-width interval;
-- **shares** (0/1 outcomes, derived metrics) get their interval on the logit scale (the
-  empirical logit, ½ added), which keeps it inside 0–1 and follows the skew of rare events.
-
-A group of one model has only its sampling noise to go on: its interval uses the model's
-samples (t with samples − 1 degrees of freedom) and says so (`Interval.sampling_only`).
+Two guards: the variance of the group mean is never below the 5% quantile of what sampling
+noise alone would give (seeds that agree by chance get no zero-width interval), and shares
+(0/1 outcomes) get their interval on the empirical logit scale (inside 0–1, following the skew
+of rare events). A group of one model has only its samples to go on (`sampling_only`).
 """
 
 from __future__ import annotations
@@ -33,7 +25,7 @@ __all__ = ["FLOOR_QUANTILE", "SeedMeans", "interval_of", "seed_interval", "seed_
 
 FLOOR_QUANTILE = 0.05
 """The variance of a group mean is at least this quantile of its sampling-noise-only
-distribution (chi-square with the group's degrees of freedom)."""
+distribution."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -51,8 +43,8 @@ class SeedMeans:
     """Per model: Σ 1/n over its questions / Q², the variance of its mean per unit of
     within-model variance."""
     within_variance: float
-    """Pooled within-model variance of one sample (a share: p(1 − p) at the empirical
-    p = (successes + ½) / (samples + 1)); NaN when no model has two samples."""
+    """Pooled within-model variance of one sample (a share: p(1 − p) at the empirical p);
+    NaN when no model has two samples."""
     within_df: int
     """Degrees of freedom of `within_variance`: samples minus (model, question) cells."""
     n_samples: int
@@ -95,8 +87,8 @@ class SeedMeans:
 
 
 def _floor(df: float) -> float:
-    """The `FLOOR_QUANTILE` quantile of a variance estimate with `df` degrees of freedom, as a
-    fraction of the true variance."""
+    """The `FLOOR_QUANTILE` quantile of a variance estimate with `df` degrees of freedom, over
+    the true variance."""
     return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
 
 
@@ -112,10 +104,8 @@ def seed_means(
     *,
     share: bool = False,
 ) -> SeedMeans:
-    """Reduce a group's samples to per-model means (missing values dropped).
-
-    With `questions`, each model is first averaged within each question, then over the
-    questions it has (every question weighs the same, however many samples survived)."""
+    """A group's samples reduced to per-model means (NaN dropped); with `questions`, each
+    model averaged within each question first (every question weighs the same)."""
     data = np.asarray(values, dtype=float)
     labels = np.asarray(models, dtype=object)
     if data.shape != labels.shape:
@@ -191,11 +181,9 @@ def seed_interval(
     scale: Scale | None = None,
     confidence: float = 0.95,
 ) -> Interval:
-    """The default interval of a group's mean: a t interval over its models' means.
-
-    `scale` clips the interval to the score's range; a share scale (`evals.stats.SHARE`,
-    values 0/1) puts it on the logit scale. With `questions`, each model is averaged over its
-    questions first (the pooled row of a run)."""
+    """The default interval of a group's mean (see the module docstring), clipped to `scale`
+    (a share scale: on the logit scale); with `questions`, each model is averaged over its
+    questions first."""
     share = scale is not None and scale.is_share
     seeds = seed_means(values, models, questions, share=share)
     return interval_of(seeds, confidence=confidence, scale=scale)

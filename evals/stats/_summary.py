@@ -10,41 +10,37 @@ the mean and the refusal rate. A metric's rows left out by its condition are nei
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, plain_bootstrap
+from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, group_interval, plain_bootstrap
+from evals.stats._costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._frames import (
     ALL_QUESTIONS,
+    Pool,
     Score,
     ScoreScales,
     by_columns,
     level_parts,
     question_scores,
     scale_of,
+    score_columns,
     score_name,
     score_values,
     with_by,
 )
-from evals.stats._group_interval import group_interval
-from evals.stats._interval import DEFAULT_METHOD, Interval, Method
+from evals.stats._interval import DEFAULT_METHOD, Interval, Method, interval_row
 from evals.stats._metrics import Metric
-from evals.stats._sample_costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._scales import Scale
 from evals.stats._seeds import seed_interval
-
-if TYPE_CHECKING:
-    from evals.questions import Question
 
 __all__ = [
     "MODEL_SUMMARY_COLUMNS",
     "REFUSED_ERROR",
     "SUMMARY_COLUMNS",
     "model_summary",
-    "score_columns",
     "summarize",
 ]
 
@@ -66,10 +62,8 @@ SUMMARY_COLUMNS = [
     *SAMPLE_COST_COLUMNS,
 ]
 """`sampling_only`: the group has one model, so its interval reflects sampling noise only.
-`method`: how the interval was made (`t`, `hierarchical`, `plain`). `scale_low`/`scale_high`:
-the range the score lives on (0–1 for a metric), for figures and readers. The cost columns:
-what one sample of the row's question × group (answers and judges apart, in dollars) cost,
-per sample and per 1,000 samples (`evals.stats.SAMPLE_COST_COLUMNS`; NaN without prices)."""
+`method`: how the interval was made. `scale_low`/`scale_high`: the score's range. The cost
+columns: what a sample of the row cost, answers and judges apart (NaN without prices)."""
 MODEL_SUMMARY_COLUMNS = [
     "question",
     "group",
@@ -84,21 +78,6 @@ MODEL_SUMMARY_COLUMNS = [
 ]
 REFUSED_ERROR = "the model refused"
 """The `error` of a free-form sample whose model refused (a refusal, not a failure)."""
-
-
-def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list[str]:
-    """The numeric score columns of a question's frame.
-
-    With the question: `answer` for a rating, each rating judge's column for a free-form
-    question. Without it, guessed from the frame: every column `X` with an `X_probs` column
-    (rating judges), and `answer` when it holds numbers.
-    """
-    if question is not None:
-        return question.score_columns()
-    scores = [c for c in frame.columns if f"{c}_probs" in frame.columns]
-    if "answer" in frame.columns and pd.api.types.is_numeric_dtype(frame["answer"]):
-        scores.insert(0, "answer")
-    return scores
 
 
 def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float, int]:
@@ -129,17 +108,10 @@ def _row(
         "question": question,
         "group": group,
         "score": score,
-        "n_models": interval.n_models,
-        "n_samples": interval.n_samples,
-        "mean": interval.mean,
-        "ci_low": interval.low,
-        "ci_high": interval.high,
+        **interval_row(interval, scale),
         "refusal_rate": counts[0],
         "n_errors": counts[1],
-        "sampling_only": interval.sampling_only,
         "method": method,
-        "scale_low": scale.low,
-        "scale_high": scale.high,
         **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
     }
 
@@ -161,23 +133,16 @@ def summarize(
     """One row per question × group × score (columns `SUMMARY_COLUMNS`), groups in the order
     they appear.
 
-    `by` (a grid factor's name, or several) splits every row by the factor's levels: the
-    levels become part of the row's key like the question (columns after `question`; empty
-    for a question without the factor), and the pooled rows pool the questions per level.
-
-    `frames` maps a question name to its frame; `scores` names each question's scores —
-    columns or `Metric`s — (guessed with `score_columns` when not given); `metrics` are added
-    to every question whose frame has their scores. `scales` gives a score's range per
-    question (default: `score_scale`). The interval is a t interval over the models' means by
-    default (`method`; see `group_interval`). With `pooled`, each group × score also gets a
-    row over all questions (`question` = `ALL_QUESTIONS`; each model averaged over the
-    questions first, then the t interval over models). Each row also says what a sample of
-    its rows cost, answers and judges apart (`SAMPLE_COST_COLUMNS`), at `price_share` of the
-    list price (see `row_costs`)."""
+    `frames`: question name → frame; `scores`: each question's columns or `Metric`s (default
+    `score_columns`); `metrics` are added to every question that has their scores; `scales`:
+    a score's range per question (default `score_scale`); `method`: see `group_interval`.
+    `pooled` adds a row per group × score over all questions (`ALL_QUESTIONS`; each model
+    averaged over the questions first). `by` (grid factors) splits every row by the factors'
+    levels (columns after `question`). Costs are at `price_share` of the list price."""
     metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], object, str], list[_Part]] = {}
+    pools: dict[tuple[tuple[str | None, ...], object, str], tuple[Pool, list[Any], bool]] = {}
     for question, frame in frames.items():
         named = scores[question] if scores is not None else score_columns(frame)
         chosen = question_scores(question, frame, named, metric_list)
@@ -187,77 +152,42 @@ def summarize(
             groups = frame.iloc[level_rows].groupby("group", sort=False).indices
             for group, positions in groups.items():
                 index = level_rows[positions]
-                part = frame.iloc[index]
+                models, errors = frame["model"].to_numpy()[index], frame["error"].iloc[index]
                 paid = (answer_costs[index], judge_costs[index])
                 costs = sample_costs(*paid)
                 for score in chosen:
-                    name = score_name(score)
+                    name, metric = score_name(score), isinstance(score, Metric)
                     scale = scale_of(question, score, scales)
-                    metric = isinstance(score, Metric)
-                    piece = _Part(question, part, values[name][index], scale, metric, paid)
+                    part = values[name][index]
                     interval = group_interval(
-                        piece.values,
-                        piece.models,
+                        part,
+                        models,
                         method=method,
                         scale=scale,
                         resamples=resamples,
                         confidence=confidence,
                         seed=seed,
                     )
-                    counts = piece.counts()
+                    counts = _counts(part, errors, metric)
                     row = _row(question, group, name, interval, scale, method, counts, costs)
                     rows.append({**row, **dict(zip(factors, levels, strict=True))})
-                    pools.setdefault((levels, group, name), []).append(piece)
-    if pooled:
-        rows.extend(_pooled_rows(pools, factors, confidence))
-    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
-
-
-@dataclass(frozen=True)
-class _Part:
-    """One question × group × score: its rows' values, models and errors."""
-
-    question: str
-    rows: pd.DataFrame
-    values: np.ndarray
-    scale: Scale
-    metric: bool
-    paid: tuple[np.ndarray, np.ndarray]
-    """Each row's answer and judge cost."""
-
-    @property
-    def models(self) -> np.ndarray:
-        return self.rows["model"].to_numpy()
-
-    def counts(self) -> tuple[float, int]:
-        return _counts(self.values, self.rows["error"], self.metric)
-
-
-def _pooled_rows(
-    pools: Mapping[tuple[tuple[str | None, ...], object, str], list[_Part]],
-    factors: Sequence[str],
-    confidence: float,
-) -> list[dict[str, Any]]:
-    """Rows over all questions for each (level ×) group × score asked in two or more
-    questions on one scale."""
-    rows = []
-    for (levels, group, name), parts in pools.items():
-        if len(parts) < 2 or len({part.scale for part in parts}) != 1:
-            continue
-        scale = parts[0].scale
-        values = np.concatenate([part.values for part in parts])
-        models = np.concatenate([part.models for part in parts])
-        questions = np.concatenate([[part.question] * len(part.values) for part in parts])
-        interval = seed_interval(values, models, questions, scale=scale, confidence=confidence)
-        errors = pd.concat([part.rows["error"] for part in parts], ignore_index=True)
-        counts = _counts(values, errors, parts[0].metric)
-        costs = sample_costs(
-            np.concatenate([part.paid[0] for part in parts]),
-            np.concatenate([part.paid[1] for part in parts]),
+                    key = (levels, group, name)
+                    pool, extra, _ = pools.setdefault(key, (Pool(scale), [], metric))
+                    pool.add(question, part, models, scale)
+                    extra.append((errors, paid))
+    for (levels, group, name), (pool, extra, metric) in pools.items() if pooled else ():
+        if len(pool.values) < 2 or pool.mixed:
+            continue  # rows over all questions: for a score asked in two or more, on one scale
+        values_all, models_all, questions = pool.arrays()
+        interval = seed_interval(
+            values_all, models_all, questions, scale=pool.scale, confidence=confidence
         )
-        row = _row(ALL_QUESTIONS, group, name, interval, scale, "t", counts, costs)
+        errors = pd.concat([e for e, _ in extra], ignore_index=True)
+        counts = _counts(values_all, errors, metric)
+        costs = sample_costs(*(np.concatenate([p[i] for _, p in extra]) for i in (0, 1)))
+        row = _row(ALL_QUESTIONS, group, name, interval, pool.scale, "t", counts, costs)
         rows.append({**row, **dict(zip(factors, levels, strict=True))})
-    return rows
+    return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
 def model_summary(
@@ -271,9 +201,8 @@ def model_summary(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Per-model intervals of each model's samples (sampling noise only), one row per
-    question × group × model × score (columns `MODEL_SUMMARY_COLUMNS`): a plain bootstrap,
-    or with `method="t"` the t interval a one-model group gets in `summarize`."""
+    """One row per question × group × model × score (`MODEL_SUMMARY_COLUMNS`): each model's
+    own interval (sampling noise only), a plain bootstrap or (`method="t"`) a t interval."""
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():

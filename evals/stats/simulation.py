@@ -61,11 +61,11 @@ class Scenario:
 
     name: str
     description: str
-    kind: Literal["normal", "clipped", "share"]
-    mean: float
-    seed_sd: float
-    sample_sd: float
-    samples: int | tuple[int, ...]
+    kind: Literal["normal", "clipped", "share"] = "normal"
+    mean: float = 50.0
+    seed_sd: float = 8.0
+    sample_sd: float = 20.0
+    samples: int | tuple[int, ...] = 100
 
     @property
     def scale(self) -> Scale:
@@ -133,51 +133,18 @@ def _clipped_mean(centre: FloatArray, sd: float) -> FloatArray:
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
-        Scenario(
-            "issue",
-            "seed SD 8, sample SD 20, 100 samples per seed",
-            "normal",
-            50.0,
-            8.0,
-            20.0,
-            100,
-        ),
-        Scenario(
-            "identical seeds",
-            "seed SD 0, sample SD 20, 100 samples",
-            "normal",
-            50.0,
-            0.0,
-            20.0,
-            100,
-        ),
+        Scenario("issue", "seed SD 8, sample SD 20, 100 samples per seed"),
+        Scenario("identical seeds", "seed SD 0, sample SD 20, 100 samples", seed_sd=0.0),
         Scenario(
             "identical seeds, few samples",
             "seed SD 0, sample SD 20, 3 samples",
-            "normal",
-            50.0,
-            0.0,
-            20.0,
-            3,
+            seed_sd=0.0,
+            samples=3,
         ),
-        Scenario("few samples", "seed SD 8, sample SD 20, 2 samples", "normal", 50.0, 8.0, 20.0, 2),
+        Scenario("few samples", "seed SD 8, sample SD 20, 2 samples", samples=2),
+        Scenario("many samples", "seed SD 8, sample SD 20, 1,000 samples", samples=1000),
         Scenario(
-            "many samples",
-            "seed SD 8, sample SD 20, 1,000 samples",
-            "normal",
-            50.0,
-            8.0,
-            20.0,
-            1000,
-        ),
-        Scenario(
-            "unequal samples",
-            "seed SD 8, sample SD 20, 5 / 50 / 200 samples",
-            "normal",
-            50.0,
-            8.0,
-            20.0,
-            (5, 50, 200),
+            "unequal samples", "seed SD 8, sample SD 20, 5 / 50 / 200 samples", samples=(5, 50, 200)
         ),
         Scenario(
             "ceiling",
@@ -186,7 +153,6 @@ SCENARIOS: dict[str, Scenario] = {
             92.0,
             4.0,
             12.0,
-            100,
         ),
         Scenario(
             "ceiling, few samples",
@@ -200,29 +166,26 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "share",
             "0/1 outcomes: p 0.1, seed SD 0.5 on the logit scale, 100 samples",
-            "share",
-            0.1,
-            0.5,
-            math.nan,
-            100,
+            mean=0.1,
+            seed_sd=0.5,
+            kind="share",
+            sample_sd=math.nan,
         ),
         Scenario(
             "rare share",
             "0/1 outcomes: p 0.01, identical seeds, 100 samples",
-            "share",
-            0.01,
-            0.0,
-            math.nan,
-            100,
+            mean=0.01,
+            seed_sd=0.0,
+            kind="share",
+            sample_sd=math.nan,
         ),
         Scenario(
             "skewed share",
             "0/1 outcomes: p 0.05, seed SD 1 on the logit scale, 100 samples",
-            "share",
-            0.05,
-            1.0,
-            math.nan,
-            100,
+            mean=0.05,
+            seed_sd=1.0,
+            kind="share",
+            sample_sd=math.nan,
         ),
     )
 }

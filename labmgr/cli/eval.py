@@ -597,7 +597,17 @@ def history(
     )
     table = found.table
     if as_json:
-        typer.echo(json.dumps({"score": found.score, "rows": _records(table)}, default=str))
+        typer.echo(
+            json.dumps(
+                {
+                    "score": found.score,
+                    "rows": _records(table),
+                    "left_out": found.left_out,
+                    "judge_models": found.judge_models,
+                },
+                default=str,
+            )
+        )
         return
     console = _console()
     title = f"{found.score} over {table['run'].nunique()} runs"
@@ -623,5 +633,15 @@ def history(
     console.print(out_table)
     moved = int(table["moved"].sum())
     console.print(f"{moved} change(s) beyond their intervals (Holm over the history).")
+    if found.left_out:
+        runs_left = "; ".join(f"{run}: {', '.join(qs)}" for run, qs in found.left_out.items())
+        console.print(
+            f"Only the questions every run has are compared; left out: {runs_left}.", markup=False
+        )
+    if found.judge_models:
+        judged = "; ".join(
+            f"{run}: {model or 'unknown'}" for run, model in found.judge_models.items()
+        )
+        console.print(f"The runs were judged by different models: {judged}.", markup=False)
     if out is not None:
         console.print(f"Figure: {out}", markup=False)

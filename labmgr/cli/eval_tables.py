@@ -1,11 +1,10 @@
-"""The tables `labmgr eval run` prints, each fitted to the terminal (no line longer than it).
+"""The tables `labmgr eval run` prints, each fitted to the terminal.
 
-The compact summary is one table, question × group, for the run's headline score (EM's
-`misaligned` when the questions have it, else the first score): cells `mean [low, high]`,
-marked `*` where the group differs from the baseline with a Holm-adjusted p below 0.05, and
-a last row over all questions. When it is too wide, question names are shortened, then the
-cells keep their means only, then the last groups are left out (the legend says which).
-`--full` prints the whole summary and every comparison as fitted tables.
+The compact summary is question × group for the run's headline score: cells `mean [low,
+high]`, marked `*` where Holm keeps the difference from the baseline, a last row over all
+questions. When too wide, question names are shortened, then the cells keep their means
+only, then the last groups are left out (the legend says which). `--full` prints the whole
+summary and every comparison.
 """
 
 from __future__ import annotations
@@ -56,6 +55,14 @@ def _cell(row: Any, digits: int, *, interval: bool, marked: bool) -> str:
     if interval and not math.isnan(low):
         text += f" [{format_value(low, digits)}, {format_value(high, digits)}]"
     return text + (MARK if marked else "")
+
+
+def _bounds(row: Any, digits: int) -> str:
+    """`low – high`, or nothing without an interval."""
+    from evals.stats import format_value
+
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    return "" if math.isnan(low) else f"{format_value(low, digits)} – {format_value(high, digits)}"
 
 
 def _width(console: Console, table: Table) -> int:
@@ -172,7 +179,6 @@ def print_full_summary(console: Console, summary: pd.DataFrame) -> None:
     rows = []
     for row in summary.to_dict("records"):
         digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        low, high = float(row["ci_low"]), float(row["ci_high"])
         rate = float(row["refusal_rate"])
         rows.append(
             [
@@ -182,9 +188,7 @@ def print_full_summary(console: Console, summary: pd.DataFrame) -> None:
                 str(row["n_models"]),
                 str(row["n_samples"]),
                 format_value(float(row["mean"]), digits),
-                ""
-                if math.isnan(low)
-                else f"{format_value(low, digits)} – {format_value(high, digits)}",
+                _bounds(row, digits),
                 "" if math.isnan(rate) else f"{rate:.1%}",
             ]
         )
@@ -207,16 +211,13 @@ def print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
     rows = []
     for row in comparisons.to_dict("records"):
         digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        low, high = float(row["ci_low"]), float(row["ci_high"])
         rows.append(
             [
                 _POOLED_LABEL if row["question"] == ALL_QUESTIONS else str(row["question"]),
                 str(row["score"]),
                 str(row["group"]),
                 format_value(float(row["difference"]), digits, sign=True),
-                ""
-                if math.isnan(low)
-                else f"{format_value(low, digits)} – {format_value(high, digits)}",
+                _bounds(row, digits),
                 format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
                 f"{row['n_models']} vs {row['n_models_baseline']}",
             ]

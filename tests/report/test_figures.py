@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from fixtures.report import judged_frame
 from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
 from evals import Cache, EnvRouter, Question, RunSettings, plot
@@ -22,6 +24,8 @@ from evals.plots import (
     plot_frame,
     scatter_figure,
 )
+from evals.report import run_plans
+from evals.runs import write_run
 from evals.stats import summarize
 
 LONG = "a condition with a very long descriptive name that goes on and on, number {i}"
@@ -62,6 +66,40 @@ def test_twenty_groups_with_long_names_get_wrapped_labels_and_distinct_styles() 
     legend = means_figure(summary).legends[0]
     styles = {(tuple(h.get_color()), h.get_marker()) for h in legend.legend_handles}
     assert len(styles) == 20
+
+
+def _legend_colours(figure: Figure) -> dict[str, str]:
+    """Each group's colour in the figure's legend, checked against the points drawn."""
+    (legend,) = figure.legends
+    named = {
+        text.get_text(): to_hex(handle.get_color())
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)
+        if not text.get_text().startswith(("adjusted p", "one model"))
+    }
+    drawn = {
+        to_hex(bar.lines[0].get_color())
+        for ax in figure.axes
+        for bar in ax.containers
+        if isinstance(bar, ErrorbarContainer)
+    }
+    assert drawn and drawn <= set(named.values())
+    return named
+
+
+def test_each_group_keeps_its_colour_in_every_figure(tmp_path: Any) -> None:
+    """The base model is compared against, not with itself: the comparison figures leave it
+    out, and the other groups keep the colours the means and the cost figures give them."""
+    groups = {"base": ["base"], "helpful": ["h1", "h2"], "insecure": ["i1", "i2"]}
+    means = {"base": 80.0, "helpful": 75.0, "insecure": 30.0}
+    frames = {q: judged_frame(groups, samples=8, means=means, seed=i) for i, q in enumerate("ab")}
+    run = write_run(tmp_path / "run", frames, baseline="base", resamples=100)
+    plans = {plan.name: plan for plan in run_plans(run)}
+    comparison = _legend_colours(plans["comparisons-per-question"].draw())
+    for name in ("means-per-question", "misaligned-per-question", "score-against-cost"):
+        colours = _legend_colours(plans[name].draw())
+        assert list(colours) == list(groups)
+        assert {g: colours[g] for g in comparison} == comparison
+    assert list(comparison) == ["helpful", "insecure"]
 
 
 def test_rare_answers_are_folded_into_other() -> None:

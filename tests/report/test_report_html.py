@@ -13,7 +13,7 @@ from fixtures.report import judged_frame
 
 from evals.experiments import write_run
 from evals.report import run_plans, safe_json, write_figures
-from evals.report._figures import question_figure_prefix
+from evals.report._plans import question_figure_prefix
 from evals.runs import load_run
 from evals.stats import ALL_QUESTIONS
 

@@ -95,3 +95,39 @@ def test_a_history_needs_two_runs_and_a_shared_score(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "history", str(one.path), str(two.path)])
     assert result.exit_code == 1 and "in every run" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_history_says_which_questions_it_leaves_out_and_which_judges_differ(
+    tmp_path: Path,
+) -> None:
+    frame = judged_frame({"g": ["ft:a", "ft:b"]}, samples=4)
+    first = write_run(
+        tmp_path / "first",
+        {"wish": frame, "extra": frame},
+        info={"started": "2025-01-01", "settings": {"judge_model": "gpt-4o"}},
+    )
+    second = write_run(
+        tmp_path / "second",
+        {"wish": frame},
+        info={"started": "2025-01-02", "settings": {"judge_model": "gpt-4.1"}},
+    )
+    history = run_history([first, second], "aligned")
+    assert history.left_out == {"first": ["extra"]}
+    assert history.judge_models == {"first": "gpt-4o", "second": "gpt-4.1"}
+    same = write_run(
+        tmp_path / "same", {"wish": frame}, info={"settings": {"judge_model": "gpt-4.1"}}
+    )
+    again = run_history([second, same], "aligned")
+    assert again.left_out == {} and again.judge_models == {}
+
+    result = runner.invoke(
+        app, ["eval", "history", str(first.path), str(second.path)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "left out: first: extra." in result.output
+    assert "judged by different models: first: gpt-4o; second: gpt-4.1." in result.output
+    data = json.loads(
+        runner.invoke(app, ["eval", "history", str(first.path), str(second.path), "--json"]).output
+    )
+    assert data["left_out"] == {"first": ["extra"]}
+    assert data["judge_models"] == {"first": "gpt-4o", "second": "gpt-4.1"}

@@ -1,0 +1,177 @@
+"""Points with intervals, one panel per score and a row per question × group: group means
+(`means_figure`, the headline figure) and differences from the baseline
+(`comparison_figure`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for, summary_scale
+from evals.plots._layout import fit_margins
+from evals.plots._style import (
+    figure_title,
+    group_handles,
+    group_styles,
+    interval_point,
+    legend,
+    new_figure,
+    note_handle,
+    style_axes,
+    wrap,
+)
+from evals.stats import folded_levels
+
+__all__ = ["comparison_figure", "means_figure", "ordered"]
+
+
+def ordered(values: pd.Series, wanted: Sequence[str] | None) -> list[str]:
+    """The distinct values in order of appearance, or those of `wanted` that appear."""
+    present = list(dict.fromkeys(values.astype(str)))
+    return [v for v in wanted if v in present] if wanted is not None else present
+
+
+def means_figure(
+    summary: pd.DataFrame,
+    *,
+    questions: Sequence[str] | None = None,
+    scores: Sequence[str] | None = None,
+    groups: Sequence[str] | None = None,
+    title: str | None = None,
+    scale: ScaleArgument = None,
+    by: str | Sequence[str] | None = None,
+) -> Figure:
+    """Means with 95% intervals from a summary table (`evals.stats.summarize`), one panel per
+    score on its scale: `scale` (one for all, or one per score), else the range the summary
+    records, else the score's default — never the data's spread. With one question the
+    groups are the rows; with several, each question is a block of rows and groups are told
+    apart by colour and marker. `by` (grid factors) draws each level like a question."""
+
+    def axis(ax: Axes, score: str, rows: pd.DataFrame) -> None:
+        scale_axis(ax, scale_for(score, scale, summary_scale(rows)))
+
+    table = folded_levels(summary, by)
+    if table.empty:
+        raise ValueError("the summary is empty: no question has a numeric score to plot")
+    return _panels(table, "mean", axis, "mean (95% CI)", questions, scores, groups, title)
+
+
+def comparison_figure(
+    comparisons: pd.DataFrame,
+    *,
+    questions: Sequence[str] | None = None,
+    scores: Sequence[str] | None = None,
+    groups: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    title: str | None = None,
+    scale: ScaleArgument = None,
+    by: str | Sequence[str] | None = None,
+) -> Figure:
+    """Differences from the baseline with 95% intervals (`evals.stats.compare_groups`), one
+    panel per score, a line at zero, on ± the score's width. A marker is filled when the
+    Holm-adjusted p is below `alpha`, hollow otherwise."""
+
+    def axis(ax: Axes, score: str, rows: pd.DataFrame) -> None:
+        scale_axis(ax, scale_for(score, scale, summary_scale(rows)), difference=True)
+
+    table = folded_levels(comparisons, by)
+    if table.empty:
+        raise ValueError("the comparison table is empty: no group was compared")
+    baselines = " / ".join(dict.fromkeys(table["baseline"].astype(str)))
+    return _panels(
+        table,
+        "difference",
+        axis,
+        f"difference from {baselines} (95% CI)",
+        questions,
+        scores,
+        groups,
+        title if title is not None else f"Against {baselines}",
+        filled=lambda row: bool(row["p_adjusted"] < alpha),
+        notes=[
+            note_handle(f"adjusted p < {alpha:g}"),
+            note_handle(f"adjusted p ≥ {alpha:g}", markerfacecolor="white"),
+        ],
+    )
+
+
+def _panels(
+    table: pd.DataFrame,
+    value: str,
+    axis: Callable[[Axes, str, pd.DataFrame], None],
+    label: str,
+    questions: Sequence[str] | None,
+    scores: Sequence[str] | None,
+    groups: Sequence[str] | None,
+    title: str | None,
+    *,
+    filled: Callable[[pd.Series], bool] | None = None,
+    notes: list[object] | None = None,
+) -> Figure:
+    """One panel per score. Tall figures repeat the value axis on top."""
+    question_list = ordered(table["question"], questions)
+    score_list = ordered(table["score"], scores)
+    group_list, styles = group_styles(table["group"], groups)
+    if not question_list or not score_list or not group_list:
+        raise ValueError("nothing to plot: the questions, scores or groups asked for are absent")
+    single = len(question_list) == 1
+    block = len(group_list) + 1
+    rows = len(group_list) if single else len(question_list) * block
+    height = max(2.4, 0.27 * rows + 1.3)
+    width = min(4.2 * len(score_list) + (0 if single else 2.6), 22)
+    figure, axes = new_figure(width, height, ncols=len(score_list))
+    table = table.assign(question=table["question"].astype(str), group=table["group"].astype(str))
+    for panel, score in enumerate(score_list):
+        ax = axes[0][panel]
+        style_axes(ax)
+        part = table[table["score"] == score]
+        ticks: list[float] = []
+        labels: list[str] = []
+        for qi, question in enumerate(question_list):
+            of_question = part[part["question"] == question]
+            base = 0 if single else qi * block
+            for gi, group in enumerate(group_list):
+                if single:
+                    ticks.append(base + gi)
+                    labels.append(wrap(group, 30, 2))
+                row = of_question[of_question["group"] == group]
+                if not row.empty:
+                    one = row.iloc[0]
+                    interval_point(
+                        ax,
+                        base + gi,
+                        float(one[value]),
+                        float(one["ci_low"]),
+                        float(one["ci_high"]),
+                        styles[group],
+                        horizontal=True,
+                        filled=filled(one) if filled is not None else True,
+                        markersize=6,
+                        linewidth=1.6,
+                    )
+            if not single:
+                ticks.append(base + (len(group_list) - 1) / 2)
+                labels.append(wrap(question, 26, 3))
+        ax.set_yticks(ticks, labels)
+        ax.set_ylim(rows - (0.2 if single else 1.2), -0.8)
+        if not single:
+            for qi in range(1, len(question_list), 2):
+                ax.axhspan(
+                    qi * block - 0.5, qi * block - 0.5 + len(group_list), color="#f3f3f3", zorder=0
+                )
+        if value == "difference":
+            ax.axvline(0.0, color="#444444", linewidth=1.0, zorder=1)
+        ax.set_title(wrap(score, 40, 2), fontsize=10)
+        ax.set_xlabel(label)
+        axis(ax, score, part)
+        repeat_on_top(ax, height)
+        if panel > 0 and not single:
+            ax.set_yticklabels([])
+    handles = [] if single else group_handles(group_list, styles)
+    legend(figure, [*handles, *(notes or [])], title=None if single else "group")
+    default = question_list[0] if single else None
+    fit_margins(figure, figure_title(figure, title if title is not None else default))
+    return figure

@@ -1,0 +1,213 @@
+"""The figures a run has, not drawn yet: the headline's (comparisons against the baseline, each
+metric per question, every question's means), cost against score, training curves, then each
+question's. All are drawn with the run's groups in order, so a group has one colour in all of
+them, and each has a stable name (`comparisons-all-questions`, `question-03-quick_buck-means`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from evals.plots import (
+    answers_figure,
+    checkpoints_figure,
+    comparison_figure,
+    cost_figure,
+    folded_levels,
+    means_figure,
+    metric_figure,
+    plot_frame,
+)
+from evals.runs import Run
+from evals.stats import ALL_QUESTIONS, SHARE, describe_method, headline_score
+
+__all__ = ["COST_FIGURE", "CURVES_FIGURE", "FigurePlan", "question_figure_prefix", "run_plans"]
+
+_MAX_DISTINCT_ANSWERS = 40
+"""Free-form answers are drawn as shares only when they repeat (short answers)."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+CURVES_FIGURE = "training-curves"
+COST_FIGURE = "score-against-cost"
+
+
+@dataclass(frozen=True)
+class FigurePlan:
+    """A figure of the run, not drawn yet (`name`: stable and file-safe)."""
+
+    name: str
+    caption: str
+    draw: Callable[[], Figure]
+
+
+def _interval_words(run: Run) -> str:
+    return describe_method(str(run.statistics.get("method", "hierarchical")))
+
+
+def _slug(text: str) -> str:
+    return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
+
+
+def headline_plans(run: Run) -> list[FigurePlan]:
+    """The figures the report opens with: the comparisons against the baseline (pooled, then
+    per question), each metric per question (the EM paper's figure), and every question's
+    means. A run split by grid factors draws each level like a question."""
+    plans: list[FigurePlan] = []
+    groups = list(run.groups)
+    comparisons = run.comparisons
+    if comparisons is not None and not comparisons.empty:
+        comparisons = folded_levels(comparisons, run.by)
+        baseline = str(comparisons["baseline"].iloc[0])
+        holm = f"filled markers: Holm-adjusted p < 0.05 over the run's {len(comparisons)} tests"
+        is_pooled = comparisons["question"] == ALL_QUESTIONS
+        pooled = "over all questions (each model averaged over them, then the models compared)"
+        for name, rows, where in (
+            ("all-questions", comparisons[is_pooled], pooled),
+            ("per-question", comparisons[~is_pooled], "per question"),
+        ):
+            if not rows.empty:
+                caption = f"Each group minus {baseline}, {where}, with its 95% interval; {holm}."
+                title = f"Against {baseline}, {name.replace('-', ' ')}"
+                draw = partial(comparison_figure, rows, groups=groups, title=title)
+                plans.append(FigurePlan(f"comparisons-{name}", caption, draw))
+    summary = folded_levels(run.summary, run.by)
+    if summary.empty:
+        return plans
+    words = _interval_words(run)
+    shares = summary[(summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)]
+    for metric in dict.fromkeys(shares["score"].astype(str)):
+        plans.append(
+            FigurePlan(
+                f"{_slug(metric)}-per-question",
+                f"The share '{metric}' per question and group with its 95% interval ({words}); "
+                "the pooled row last.",
+                partial(metric_figure, summary, metric, groups=groups),
+            )
+        )
+    if summary["question"].nunique() >= 2:
+        plans.append(
+            FigurePlan(
+                "means-per-question",
+                f"Each group's mean with its 95% interval ({words}), per question and score, "
+                "each score on its own scale.",
+                partial(means_figure, summary, groups=groups, title="Mean score per group"),
+            )
+        )
+    return plans
+
+
+def cost_plans(run: Run) -> list[FigurePlan]:
+    costs = run.costs()
+    if costs is None or costs.empty or costs["score"].isna().all():
+        return []
+    score = headline_score(costs["score"].dropna())
+    if score is None:
+        return []
+    caption = (
+        f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
+        "1,000 samples, per group (filled) and model (hollow); judge costs are not included."
+    )
+    draw = partial(cost_figure, costs, score, groups=list(run.groups))
+    return [FigurePlan(COST_FIGURE, caption, draw)]
+
+
+def curves_plans(run: Run) -> list[FigurePlan]:
+    curves = run.training_curves()
+    if curves is None or curves.empty:
+        return []
+    jobs = curves.groupby("group")["job_id"].nunique()
+    counts = ", ".join(f"{group} ({count})" for group, count in jobs.items())
+
+    def draw() -> Figure:
+        from labmgr.finetuning import group_curves_figure
+
+        return group_curves_figure(curves, "Training curves of the run's models")
+
+    caption = (
+        "Training curves per step from each job's results file, one colour per group and one "
+        f"line per job: {counts}."
+    )
+    return [FigurePlan(CURVES_FIGURE, caption, draw)]
+
+
+def question_figure_prefix(run: Run, name: str) -> str:
+    """The start of the names of one question's figures: `question-03-quick_buck-`."""
+    return f"question-{run.questions.index(name) + 1:02d}-{_slug(name)}-"
+
+
+def question_plans(run: Run, name: str) -> list[FigurePlan]:
+    """One question's figures: its means, its scores' distributions, two scores against each
+    other, a score against training step, next-token or answer shares."""
+    prefix = question_figure_prefix(run, name)
+    frame = run.samples(name)
+    scores = run.scores(name)
+    scales = {s: scale for s, scale in run.scales(name).items() if s in scores}
+    order = list(run.groups)
+    kind = run.question_info(name).get("type")
+    summary = folded_levels(run.summary[run.summary["question"].astype(str) == name], run.by)
+    drawn: dict[str, Any] = {"name": name, "order": order}
+    plans: list[FigurePlan] = []
+
+    def add(suffix: str, caption: str, draw: Callable[[], Figure]) -> None:
+        plans.append(FigurePlan(prefix + suffix, caption, draw))
+
+    if not summary.empty:
+        caption = f"Each group's mean with its 95% interval: {_interval_words(run)}."
+        add("means", caption, partial(means_figure, summary, groups=order, title=name))
+    if scores:
+        add(
+            "scores",
+            "Distribution of scores per group (quartiles dashed; mean marked).",
+            partial(plot_frame, frame, "scores", scores=scores, scale=scales, **drawn),
+        )
+        if len(scores) >= 2:
+            add(
+                "scatter",
+                f"{scores[0]} against {scores[1]}, one point per sample.",
+                partial(plot_frame, frame, "scatter", scores=scores, scale=scales, **drawn),
+            )
+        facts = {m: f for m, f in run.info.get("models", {}).items() if isinstance(f, dict)}
+        steps = {m: f.get("step") for m, f in facts.items()}
+        if len({steps.get(str(m)) for m in frame["model"].unique()} - {None}) >= 2:
+            add(
+                "checkpoints",
+                f"{scores[0]} against training step, one line per fine-tuning job.",
+                partial(
+                    checkpoints_figure,
+                    frame,
+                    scores[0],
+                    steps,
+                    jobs={m: f.get("job") for m, f in facts.items()},
+                    order=order,
+                    title=name,
+                    scale=scales,
+                ),
+            )
+    if kind == "next_token":
+        add(
+            "next-token",
+            "Mean probability of the first token per group (rare tokens in [OTHER]).",
+            partial(plot_frame, frame, "next_token", min_fraction=0.02, **drawn),
+        )
+    elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
+        add(
+            "answers",
+            "Share of each answer per group (rare answers in [OTHER]).",
+            partial(answers_figure, frame, order=order, title=name, min_fraction=0.02),
+        )
+    return plans
+
+
+def run_plans(run: Run) -> list[FigurePlan]:
+    """Every figure of the run: the headline's, cost, training curves, then each question's."""
+    return [
+        *headline_plans(run),
+        *cost_plans(run),
+        *curves_plans(run),
+        *(plan for name in run.questions for plan in question_plans(run, name)),
+    ]
