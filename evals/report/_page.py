@@ -101,10 +101,14 @@ def _run_facts(run: Run) -> str:
             f"{totals.get('prompt_tokens', 0):,.0f} prompt, "
             f"{totals.get('completion_tokens', 0):,.0f} completion",
         ),
-        ("cost of the samples", f"${totals.get('cost', 0):,.4f} (judges not included)"),
         (
-            "bought by this run",
-            f"${bought.get('cost', 0):,.4f} (judges included; the rest came from the cache)",
+            "the samples at list price",
+            f"${totals.get('list_cost', totals.get('cost', 0)):,.4f} (judges not included)",
+        ),
+        (
+            "paid by this run",
+            f"${bought.get('cost', 0):,.4f} for {bought.get('samples', 0):,} samples bought "
+            f"(judges included), {bought.get('cached_samples', 0):,} from the cache",
         ),
         ("95% intervals", _interval_text(stats)),
         ("baseline", run.baseline or "none (pass --baseline GROUP to compare the groups)"),
@@ -212,7 +216,7 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
                 ", ".join(f"{k} ({v})" for k, v in info.get("judges", {}).items()) or "none",
             ),
             ("samples", f"{totals.get('rows', 0):,} ({totals.get('errors', 0):,} with errors)"),
-            ("cost", f"${totals.get('cost', 0):,.4f}"),
+            ("list price", f"${totals.get('list_cost', totals.get('cost', 0)):,.4f}"),
         ]
     )
     return (

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from evals.stats._metrics import Metric, Threshold
 from evals.stats._scales import Scale
@@ -107,6 +106,8 @@ def spearman_interval(
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
     """(ρ, low, high); NaN with fewer than 4 pairs or a constant side."""
+    from scipy import special  # loaded when first needed
+
     x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     n = len(x)
     if n < 4 or np.all(x == x[0]) or np.all(y == y[0]):

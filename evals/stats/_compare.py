@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import optimize, special
 
 from evals.stats._frames import (
     ALL_QUESTIONS,
@@ -149,11 +148,15 @@ def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -
 
 def _upper_quantile(tail: float, df: float) -> float:
     """The t quantile with `tail` above it (scipy's ufunc: fast, precise in the far tail)."""
+    from scipy import special  # loaded when first needed
+
     return -float(special.stdtrit(df, tail))
 
 
 def _p_value(statistic: float, sides: Sequence[tuple[float, float]], welch: bool) -> float:
     """The `alpha` whose critical value is `statistic` (two-sided)."""
+    from scipy import optimize, special  # loaded when first needed
+
     if statistic == 0:
         return 1.0
     if welch:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import special
 
 from evals.stats._interval import Interval
 from evals.stats._scales import Scale
@@ -89,6 +88,8 @@ class SeedMeans:
 def _floor(df: float) -> float:
     """The `FLOOR_QUANTILE` quantile of a variance estimate with `df` degrees of freedom, over
     the true variance."""
+    from scipy import special  # loaded when first needed
+
     return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
 
 
@@ -150,6 +151,8 @@ def interval_of(
     seeds: SeedMeans, *, confidence: float = 0.95, scale: Scale | None = None
 ) -> Interval:
     """The t interval of `seeds.mean` (see the module docstring)."""
+    from scipy import special  # loaded when first needed
+
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     mean = seeds.mean
