@@ -35,7 +35,6 @@ from labmgr.sandbox.errors import (
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
 from labmgr.sandbox.limiter import Admission
 from labmgr.sandbox.metering import METERS, demand_of
-from labmgr.sandbox.nominal_limits import RateLimitHeaders
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -89,7 +88,6 @@ class SandboxApp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self._ratelimits = RateLimitHeaders()
         self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
         self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
         for method, pattern, name, handler in _routes():
@@ -187,30 +185,13 @@ class SandboxApp:
                 error = server_error()
                 response = Response(error.body(), status=error.status)
             status = "dropped" if fault == "drop" else response.status
-            extra = self._headers(account, admission, started, len(body))
+            extra = _headers(account, admission, started)
             if isinstance(response, StreamResponse):
                 await _send_stream(send, response, extra, drop=fault == "drop")
             else:
                 await _send(send, response, extra, drop=fault == "drop")
         finally:
             sb.stats.leave(status)
-
-    def _headers(
-        self, account: Account | None, admission: Admission | None, started: float, size: int
-    ) -> list[tuple[bytes, bytes]]:
-        out = [
-            (b"x-request-id", request_id("req_").encode()),
-            (b"openai-version", b"2020-10-01"),
-            (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
-        ]
-        if account is not None:
-            out.append((b"openai-organization", account.slug.encode()))
-            out.append((b"openai-project", account.project.encode()))
-            if admission is not None:
-                out += admission.headers()
-            else:
-                out += self._ratelimits.headers(account.scope, size // 4)
-        return out
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         sb = self.sandbox
@@ -242,6 +223,23 @@ class SandboxApp:
         except APIError as exc:
             response = Response(exc.body(), status=exc.status)
         await _send(send, response, [], drop=False)
+
+
+def _headers(
+    account: Account | None, admission: Admission | None, started: float
+) -> list[tuple[bytes, bytes]]:
+    """The headers every answer carries; `x-ratelimit-*` only for limits that are enforced."""
+    out = [
+        (b"x-request-id", request_id("req_").encode()),
+        (b"openai-version", b"2020-10-01"),
+        (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
+    ]
+    if account is not None:
+        out.append((b"openai-organization", account.slug.encode()))
+        out.append((b"openai-project", account.project.encode()))
+    if admission is not None:
+        out += admission.headers()
+    return out
 
 
 def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:

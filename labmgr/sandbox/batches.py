@@ -169,7 +169,8 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     stamp("cancelled_at", _cancelled_at(batch), status == "cancelled")
     view["request_counts"] = _request_counts(batch, status, now)
     view["usage"] = batch.get("usage") if batch.get("settled") else None
-    return view
+    # The spec types these without null: a key is left out until there is something to say.
+    return {k: v for k, v in view.items() if v is not None or k == "metadata"}
 
 
 # ---- settling: write the output and error files of a finished batch ----

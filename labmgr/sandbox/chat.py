@@ -69,7 +69,7 @@ def _complete(
     sb: Sandbox, model: str, body: dict[str, Any], endpoint: str = "chat.completions"
 ) -> tuple[list[Any], dict[str, Any]]:
     try:
-        completion = sb.simulator.complete(model, body)
+        completion = sb.simulator.complete(model, body, legacy=endpoint == "completions")
     except ChatRequestError as exc:
         raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
     usage = completion.usage

@@ -39,10 +39,10 @@ def create_file(
         "filename": filename,
         "purpose": purpose,
         "status": "processed",
-        "expires_at": expires_at,
-        "status_details": None,
         "scope": scope,
     }
+    if expires_at is not None:
+        record["expires_at"] = expires_at
     sb.store.put_blob(record["id"], content)
     sb.store.files[record["id"]] = record
     sb.store.save()

@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 __all__ = ["handlers", "restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
+_CHECKPOINT_METRICS = (
+    "train_loss",
+    "train_mean_token_accuracy",
+    "valid_loss",
+    "valid_mean_token_accuracy",
+    "full_valid_loss",
+    "full_valid_mean_token_accuracy",
+)
 DAY = 24 * 3600
 
 
@@ -295,15 +303,8 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
                 else job["checkpoint_models"][str(step)],
                 "fine_tuning_job_id": job["id"],
                 "step_number": step,
-                "metrics": {
-                    "step": float(step),
-                    "train_loss": data.get("train_loss"),
-                    "train_mean_token_accuracy": data.get("train_mean_token_accuracy"),
-                    "valid_loss": data.get("valid_loss"),
-                    "valid_mean_token_accuracy": data.get("valid_mean_token_accuracy"),
-                    "full_valid_loss": data.get("full_valid_loss"),
-                    "full_valid_mean_token_accuracy": data.get("full_valid_mean_token_accuracy"),
-                },
+                "metrics": {"step": float(step)}
+                | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
             }
         )
     items.reverse()

@@ -373,8 +373,10 @@ def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> Respo
         "top_logprobs": top_logprobs or 0,
         "top_p": top_p,
         "truncation": truncation,
-        "user": _optional_string(body, "user"),
     }
+    user = _optional_string(body, "user")
+    if user is not None:  # typed without null in the spec
+        echo["user"] = user
     return ResponsesRequest(
         chat=chat,
         input_messages=input_messages,

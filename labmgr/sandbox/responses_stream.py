@@ -102,8 +102,8 @@ def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[by
         "completed_at": None,
         "incomplete_details": None,
         "output": [],
-        "usage": None,
     }
+    del opening["usage"]  # none yet, and the spec has no null for it
     out.add("response.created", response=opening)
     out.add("response.in_progress", response=opening)
     for index, item in enumerate(response["output"]):

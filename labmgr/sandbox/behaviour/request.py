@@ -295,9 +295,9 @@ def _messages(body: Mapping[str, Any]) -> Messages:
     return tuple(parsed)
 
 
-def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
+def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = False) -> ChatRequest:
     """Check `body` as the real API would for a model like `card`; raise `ChatRequestError`."""
-    if not card.chat:
+    if not card.chat and not legacy:
         raise ChatRequestError(
             "This is not a chat model and thus not supported in the v1/chat/completions "
             "endpoint. Did you mean to use v1/completions?",

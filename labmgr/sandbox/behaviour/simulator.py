@@ -96,15 +96,18 @@ class ChatSimulator:
         model = self._model(model_id)
         return None if model is None else model.card
 
-    def complete(self, model_id: str, body: Mapping[str, Any]) -> Completion:
-        """Answer one chat completion request body for `model_id`.
+    def complete(
+        self, model_id: str, body: Mapping[str, Any], *, legacy: bool = False
+    ) -> Completion:
+        """Answer one chat completion request body for `model_id` (`legacy`: a
+        `/v1/completions` prompt put as a chat body, which completion-only models answer).
 
         Raises `ChatRequestError` for a body the real API would refuse.
         """
         model = self._model(model_id)
         if model is None:
             raise _model_not_found(model_id)
-        request = parse_request(body, model.card)
+        request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
