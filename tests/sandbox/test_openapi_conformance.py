@@ -412,10 +412,10 @@ def test_errors(http: httpx.Client, method: str, path: str, body: Any, status: i
 
 
 def test_auth_and_rate_limit_errors() -> None:
-    with run_sandbox(limits={"gpt-4.1-mini": {"rpm": 1}}) as sb:
-        with httpx.Client(base_url=sb.base_url, trust_env=False) as client:
-            conforms(client.get("/models").json(), "ErrorResponse")
-            client.post("/chat/completions", json=CHAT, headers=KEY)
-            refused = client.post("/chat/completions", json=CHAT, headers=KEY)
-            assert refused.status_code == 429
-            conforms(refused.json(), "ErrorResponse")
+    limits = {"gpt-4.1-mini": {"rpm": 1}}
+    with run_sandbox(limits=limits) as sb, httpx.Client(base_url=sb.base_url) as client:
+        conforms(client.get("/models").json(), "ErrorResponse")
+        client.post("/chat/completions", json=CHAT, headers=KEY)
+        refused = client.post("/chat/completions", json=CHAT, headers=KEY)
+        assert refused.status_code == 429
+        conforms(refused.json(), "ErrorResponse")
