@@ -228,7 +228,7 @@ class ChatSimulator:
             if request.logprobs:
                 first = single_token_entry(plan.open_token, picked, request.top_logprobs)
         else:
-            text = answer_free_form(model, plan, request.temperature, rng)
+            text = answer_free_form(model, plan, request.temperature, rng, limit)
         if request.response_format != "text":
             number = int(text) if spec is not None and text.isdigit() else None
             answer = text if spec is None else text.partition("\n\n")[2] or text
