@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, no_such_batch, server_error
+from labmgr.sandbox.errors import APIError, bad_request, not_found, server_error
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.metering import demand_of
@@ -467,7 +467,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
 def _visible_batch(sb: Sandbox, req: Request) -> dict[str, Any]:
     batch = sb.store.visible(sb.store.batches, req.params[0], req.account.scope)
     if batch is None:
-        raise no_such_batch(req.params[0])
+        raise not_found(f"No batch found with id '{req.params[0]}'.", param="batch_id")
     return batch
 
 

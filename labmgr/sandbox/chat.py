@@ -12,8 +12,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, ChatRequestError
-from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+from labmgr.sandbox.behaviour import CATALOGUE
+from labmgr.sandbox.errors import bad_request, model_not_found
 from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
@@ -44,45 +44,11 @@ def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
     return model
 
 
-def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
-    model = check_model_access(sb, account, body.get("model"))
-    n = body.get("n")
-    if n is not None:
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise bad_request(f"Invalid type for 'n': expected an integer, got {n!r}.", param="n")
-        if n < 1:
-            raise bad_request(
-                f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {n}.",
-                param="n",
-                code="integer_below_min_value",
-            )
-        if n > 128:
-            raise bad_request(
-                f"Invalid 'n': integer above maximum value. Expected a value <= 128, but got {n}.",
-                param="n",
-                code="integer_above_max_value",
-            )
-    return model
-
-
 def _complete(
     sb: Sandbox, model: str, body: dict[str, Any], endpoint: str = "chat.completions"
 ) -> tuple[list[Any], dict[str, Any]]:
-    try:
-        completion = sb.simulator.complete(model, body, legacy=endpoint == "completions")
-    except ChatRequestError as exc:
-        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
+    completion = sb.simulator.complete(model, body, legacy=endpoint == "completions")
     usage = completion.usage
-    usage.setdefault("prompt_tokens_details", {"cached_tokens": 0, "audio_tokens": 0})
-    usage.setdefault(
-        "completion_tokens_details",
-        {
-            "reasoning_tokens": 0,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
-    )
     sb.stats.usage(
         model,
         len(completion.choices),
@@ -95,25 +61,7 @@ def _complete(
 
 def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `chat.completion` object for one request body, or an APIError."""
-    model = _check_envelope(sb, account, body)
-    messages = body.get("messages")
-    if messages is None:
-        raise bad_request(
-            "Missing required parameter: 'messages'.",
-            param="messages",
-            code="missing_required_parameter",
-        )
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise bad_request(
-            "Invalid 'messages': expected an array of message objects.", param="messages"
-        )
-    if not messages:
-        raise bad_request(
-            "Invalid 'messages': empty array. Expected an array with minimum length 1, but got "
-            "an empty array instead.",
-            param="messages",
-            code="empty_array",
-        )
+    model = check_model_access(sb, account, body.get("model"))
     choices, usage = _complete(sb, model, body)
     return {
         "id": request_id("chatcmpl-"),
@@ -172,7 +120,7 @@ def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
 
 def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
-    model = _check_envelope(sb, account, body)
+    model = check_model_access(sb, account, body.get("model"))
     prompt = body.get("prompt")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     if not prompts or not all(isinstance(p, str) for p in prompts):

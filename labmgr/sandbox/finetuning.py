@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.behaviour import persona_from_examples
-from labmgr.sandbox.errors import APIError, bad_request, no_such_job
+from labmgr.sandbox.errors import APIError, bad_request, not_found
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
 from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
@@ -178,7 +178,8 @@ def restore(sb: Sandbox) -> None:
 def _visible_job(sb: Sandbox, req: Request) -> dict[str, Any]:
     job = sb.store.visible(sb.store.jobs, req.params[0], req.account.scope)
     if job is None:
-        raise no_such_job(req.params[0])
+        message = f"Could not find fine-tuning job {req.params[0]}."
+        raise not_found(message, param="fine_tuning_job_id")
     return job
 
 

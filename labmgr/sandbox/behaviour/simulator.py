@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from labmgr.sandbox.errors import model_not_found
+
 from .analysis import RatingSpec
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form
@@ -16,7 +18,7 @@ from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
 from .plan import Plan, ServedModel, make_plan, reasoning_tokens
 from .ratings import rating_reason
-from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
+from .request import ChatRequest, context_length_error, parse_request
 from .sampling import request_seed, sample_index
 from .structured import render_json
 from .text import stable_hash
@@ -36,15 +38,6 @@ class Completion:
     usage: dict[str, Any]
     system_fingerprint: str | None = None
     """A per-base-model fingerprint, as the real API reports (``fp_…``)."""
-
-
-def _model_not_found(model_id: str) -> ChatRequestError:
-    return ChatRequestError(
-        f"The model `{model_id}` does not exist or you do not have access to it.",
-        param="model",
-        code="model_not_found",
-        status=404,
-    )
 
 
 @dataclass
@@ -102,28 +95,32 @@ class ChatSimulator:
         """Answer one chat completion request body for `model_id` (`legacy`: a
         `/v1/completions` prompt put as a chat body, which completion-only models answer).
 
-        Raises `ChatRequestError` for a body the real API would refuse.
+        Raises `APIError` for a body the real API would refuse.
         """
         model = self._model(model_id)
         if model is None:
-            raise _model_not_found(model_id)
+            raise model_not_found(model_id)
         request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
-        """Answer an already checked request for `model_id` (what any endpoint's body asks,
-        put as a chat request). Raises `ChatRequestError` for an unknown model or a prompt
-        longer than the model's context window."""
+        """Answer a checked Responses API request put as a chat request (`APIError` for an
+        unknown model or an input longer than the model's context window)."""
         model = self._model(model_id)
         if model is None:
-            raise _model_not_found(model_id)
-        return self._answer(model, request, ())
+            raise model_not_found(model_id)
+        return self._answer(model, request, (), "input")
 
     def _answer(
-        self, model: ServedModel, request: ChatRequest, stops: tuple[str, ...]
+        self,
+        model: ServedModel,
+        request: ChatRequest,
+        stops: tuple[str, ...],
+        param: str = "messages",
     ) -> Completion:
         plan = self._plan(model, request.messages)
-        too_long = context_length_error(model.card, plan.prompt_tokens, request.max_tokens)
+        max_tokens = request.max_tokens
+        too_long = context_length_error(model.card, plan.prompt_tokens, max_tokens, param)
         if too_long is not None:
             raise too_long
         if request.seed is not None:
