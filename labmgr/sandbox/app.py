@@ -1,8 +1,4 @@
-"""The sandbox as a raw ASGI application: routing, authentication, faults, headers.
-
-Starlette is used only to parse multipart uploads; everything else is plain ASGI so that
-the chat hot path costs as little as possible.
-"""
+"""The sandbox as a raw ASGI application: routing, authentication, faults, limits, headers."""
 
 from __future__ import annotations
 
@@ -45,7 +41,6 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-_JSON = b"application/json"
 logger = logging.getLogger("labmgr.sandbox")
 
 
@@ -203,11 +198,7 @@ class SandboxApp:
             elif key == ("GET", "/sandbox/faults"):
                 response = Response(sb.faults.as_json())
             elif key == ("POST", "/sandbox/faults"):
-                try:
-                    changes = json.loads(body) if body else {}
-                except ValueError:
-                    raise bad_request("The faults body must be a JSON object.") from None
-                sb.faults = sb.faults.updated(changes)
+                sb.faults = sb.faults.updated(_json_body(body, "faults"))
                 response = Response(sb.faults.as_json())
             elif key == ("GET", "/sandbox/limits"):
                 response = Response(sb.limiter.table.to_json())
@@ -256,27 +247,26 @@ def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
 
 def _completion_tokens(response: Response | StreamResponse) -> int:
     """The completion tokens an answered model request produced (0 if it failed)."""
-    if response.status != 200:
+    if isinstance(response, StreamResponse):
+        usage = response.usage
+    else:
+        usage = response.payload.get("usage") if isinstance(response.payload, dict) else None
+    if response.status != 200 or not isinstance(usage, dict):
         return 0
-    usage = response.usage if isinstance(response, StreamResponse) else response.payload
-    if not isinstance(usage, dict):
-        return 0
-    if isinstance(response, Response):
-        usage = usage.get("usage")
-        if not isinstance(usage, dict):
-            return 0
-    tokens = usage.get("completion_tokens", usage.get("output_tokens"))  # chat or a response
-    return int(tokens or 0)
+    return int(usage.get("completion_tokens", usage.get("output_tokens")) or 0)
+
+
+def _json_body(body: bytes, what: str) -> Any:
+    try:
+        return json.loads(body) if body else {}
+    except ValueError:
+        raise bad_request(f"The {what} body must be a JSON object.") from None
 
 
 def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
     """`POST /sandbox/limits`: replace the limits (buckets start full); `{}` removes them."""
     try:
-        changes = json.loads(body) if body else {}
-    except ValueError:
-        raise bad_request("The limits body must be a JSON object.") from None
-    try:
-        table = LimitTable.from_json(changes, source="POST /sandbox/limits")
+        table = LimitTable.from_json(_json_body(body, "limits"), source="POST /sandbox/limits")
     except LimitsError as exc:
         raise bad_request(str(exc)) from None
     sb.set_limits(table)
@@ -284,28 +274,19 @@ def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
 
 
 def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
-    org = headers.get("openai-organization")
-    if org and org not in (account.organization, account.slug):
-        raise APIError(
-            401,
-            "OpenAI-Organization header should match organization for API key.",
-            code="mismatched_organization",
-        )
-    project = headers.get("openai-project")
-    if project and project != account.project:
-        raise APIError(
-            401,
-            "OpenAI-Project header should match project for API key.",
-            code="mismatched_project",
-        )
+    for name, allowed, field in (
+        ("Organization", (account.organization, account.slug), "organization"),
+        ("Project", (account.project,), "project"),
+    ):
+        sent = headers.get(f"openai-{field}")
+        if sent and sent not in allowed:
+            message = f"OpenAI-{name} header should match {field} for API key."
+            raise APIError(401, message, code=f"mismatched_{field}")
 
 
 async def _read_body(receive: Receive) -> bytes:
     message = await receive()
-    body = message.get("body", b"")
-    if not message.get("more_body"):
-        return body
-    parts = [body]
+    parts = [message.get("body", b"")]
     while message.get("more_body"):
         message = await receive()
         parts.append(message.get("body", b""))
@@ -333,12 +314,7 @@ async def _send(
 ) -> None:
     body = response.body_bytes()
     headers = [
-        (
-            b"content-type",
-            response.content_type.encode()
-            if response.content_type != "application/json"
-            else _JSON,
-        ),
+        (b"content-type", response.content_type.encode()),
         (b"content-length", b"%d" % len(body)),
         *extra,
         *((k.encode(), v.encode()) for k, v in response.headers.items()),
@@ -372,10 +348,7 @@ async def _send_stream(
 def create_app(
     config: SandboxConfig | None = None, *, accounts: AccountBook | None = None
 ) -> SandboxApp:
-    """A fresh sandbox ASGI app (serve it with uvicorn, or use `run_sandbox`).
-
-    `accounts` replaces the config's accounts file with a book already in memory.
-    """
+    """A fresh sandbox ASGI app; `accounts` replaces the config's accounts file."""
     config = config or SandboxConfig()
     if accounts is None:
         accounts = AccountBook.from_file(config.accounts) if config.accounts else AccountBook()
