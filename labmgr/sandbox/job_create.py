@@ -258,28 +258,21 @@ def _check_number(name: str, value: Any) -> None:
 
 def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[str, Any]:
     """Numbers for every "auto", chosen from the dataset size as the real API does."""
-    resolved = dict(requested)
-    if method == "dpo":
-        resolved.setdefault("beta", "auto")
+    resolved = {name: "auto" for name in _METHOD_HYPERPARAMETERS[method]} | requested
     if method == "reinforcement":
-        for name in ("compute_multiplier", "eval_interval", "eval_samples"):
-            resolved.setdefault(name, "auto")
-        resolved.setdefault("reasoning_effort", "default")
-    if resolved["n_epochs"] == "auto":
-        resolved["n_epochs"] = 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples))
-    if resolved["batch_size"] == "auto":
-        resolved["batch_size"] = max(1, min(256, round(n_examples * 0.002)))
-    if resolved["learning_rate_multiplier"] == "auto":
-        resolved["learning_rate_multiplier"] = 2.0 if resolved["batch_size"] > 1 else 1.8
-    if resolved.get("beta") == "auto":
-        resolved["beta"] = 0.1
-    per_epoch = max(1, math.ceil(n_examples / resolved["batch_size"]))
-    if resolved.get("compute_multiplier") == "auto":
-        resolved["compute_multiplier"] = 1.0
-    if resolved.get("eval_interval") == "auto":
-        resolved["eval_interval"] = max(1, per_epoch // 2)
-    if resolved.get("eval_samples") == "auto":
-        resolved["eval_samples"] = 1
+        resolved["reasoning_effort"] = requested.get("reasoning_effort", "default")
+
+    def auto(name: str, value: Any) -> None:
+        if resolved.get(name) == "auto":
+            resolved[name] = value
+
+    auto("n_epochs", 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples)))
+    auto("batch_size", max(1, min(256, round(n_examples * 0.002))))
+    auto("learning_rate_multiplier", 2.0 if resolved["batch_size"] > 1 else 1.8)
+    auto("beta", 0.1)
+    auto("compute_multiplier", 1.0)
+    auto("eval_interval", max(1, math.ceil(n_examples / resolved["batch_size"]) // 2))
+    auto("eval_samples", 1)
     return resolved
 
 

@@ -1,12 +1,9 @@
 """What a model request asks of the rate limits: its model and its tokens.
 
-Tokens are counted as OpenAI counts them against a tokens-per-minute limit: the prompt's
-tokens plus the requested completion budget (`max_completion_tokens` or `max_tokens`, times
-`n`; a response's `max_output_tokens`). A request without a budget is admitted on its prompt
-alone and the completion it produced is taken from the bucket after answering. The same
-count decides how many tokens a batch enqueues.
-
-`METERS` maps an endpoint's stats name to its reader; a new model endpoint adds one entry.
+Tokens count as OpenAI counts them against a tokens-per-minute limit: the prompt plus the
+requested completion budget (`max_completion_tokens` or `max_tokens` times `n`; a
+response's `max_output_tokens`). A request without a budget is admitted on its prompt and
+its completion is taken afterwards. The same count decides what a batch enqueues.
 """
 
 from __future__ import annotations
@@ -33,84 +30,57 @@ class Demand:
     """False when no completion budget was given: the completion is counted afterwards."""
 
 
-def _positive_int(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
+def _positive(body: dict[str, Any], *params: str) -> int | None:
+    for param in params:
+        value = body.get(param)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
     return None
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
     if isinstance(content, list):
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
+        parts = (p.get("text") for p in content if isinstance(p, dict))
+        return "".join(p for p in parts if isinstance(p, str))
+    return content if isinstance(content, str) else ""
 
 
-def chat_demand(body: dict[str, Any]) -> Demand | None:
-    """A `/v1/chat/completions` body's demand (None without a model name)."""
-    model = body.get("model")
-    if not isinstance(model, str):
-        return None
+def _demand(model: str, prompt: list[str], budget: int | None) -> Demand:
+    tokens = prompt_tokens(tuple(("", text) for text in prompt)) if prompt else 0
+    return Demand(model, tokens + (budget or 0), budget is not None)
+
+
+def chat_demand(body: dict[str, Any], model: str) -> Demand:
     messages = body.get("messages")
-    pairs = tuple(("", _text(m.get("content"))) for m in messages or () if isinstance(m, dict))
-    prompt = prompt_tokens(pairs) if isinstance(messages, list) else 0
-    budget = _positive_int(body.get("max_completion_tokens")) or _positive_int(
-        body.get("max_tokens")
-    )
-    n = _positive_int(body.get("n")) or 1
-    if budget is None:
-        return Demand(model, prompt, budgeted=False)
-    return Demand(model, prompt + budget * n)
+    messages = messages if isinstance(messages, list) else []
+    texts = [_text(m.get("content")) for m in messages if isinstance(m, dict)]
+    budget = _positive(body, "max_completion_tokens", "max_tokens")
+    return _demand(model, texts, budget and budget * (_positive(body, "n") or 1))
 
 
-def completion_demand(body: dict[str, Any]) -> Demand | None:
-    """A `/v1/completions` body's demand: every prompt plus its budget for each choice."""
-    model = body.get("model")
-    if not isinstance(model, str):
-        return None
+def completion_demand(body: dict[str, Any], model: str) -> Demand:
+    """Every prompt plus its budget (16 by default) for each choice."""
     prompt = body.get("prompt")
     prompts = [p for p in (prompt if isinstance(prompt, list) else [prompt]) if isinstance(p, str)]
-    budget = _positive_int(body.get("max_tokens")) or LEGACY_DEFAULT_MAX_TOKENS
-    n = _positive_int(body.get("n")) or 1
+    budget = _positive(body, "max_tokens") or LEGACY_DEFAULT_MAX_TOKENS
     tokens = sum(prompt_tokens((("user", p),)) for p in prompts)
-    return Demand(model, tokens + len(prompts) * n * budget)
+    return Demand(model, tokens + len(prompts) * (_positive(body, "n") or 1) * budget)
 
 
-def responses_demand(body: dict[str, Any]) -> Demand | None:
-    """A `/v1/responses` body's demand: its instructions and input plus `max_output_tokens`.
-
-    The history a `previous_response_id` brings is not counted (it is not in the body).
-    """
-    model = body.get("model")
-    if not isinstance(model, str):
-        return None
+def responses_demand(body: dict[str, Any], model: str) -> Demand:
+    """Instructions and input plus `max_output_tokens` (not a `previous_response_id`'s)."""
     raw = body.get("input")
-    if isinstance(raw, str):
-        pairs: tuple[tuple[str, str], ...] = (("user", raw),)
-    elif isinstance(raw, list):
-        pairs = tuple(
-            ("", _text(item.get("content")))
-            for item in raw
-            if isinstance(item, dict) and item.get("type", "message") == "message"
-        )
-    else:
-        pairs = ()
+    texts = [raw] if isinstance(raw, str) else []
+    if isinstance(raw, list):
+        items = (i for i in raw if isinstance(i, dict) and i.get("type", "message") == "message")
+        texts = [_text(item.get("content")) for item in items]
     instructions = body.get("instructions")
     if isinstance(instructions, str) and instructions:
-        pairs = (("developer", instructions), *pairs)
-    prompt = prompt_tokens(pairs) if pairs else 0
-    budget = _positive_int(body.get("max_output_tokens"))
-    if budget is None:
-        return Demand(model, prompt, budgeted=False)
-    return Demand(model, prompt + budget)
+        texts.insert(0, instructions)
+    return _demand(model, texts, _positive(body, "max_output_tokens"))
 
 
-METERS: dict[str, Callable[[dict[str, Any]], Demand | None]] = {
+METERS: dict[str, Callable[[dict[str, Any], str], Demand]] = {
     "chat.completions": chat_demand,
     "completions": completion_demand,
     "responses.create": responses_demand,
@@ -121,6 +91,6 @@ METERS: dict[str, Callable[[dict[str, Any]], Demand | None]] = {
 def demand_of(endpoint: str, body: Any) -> Demand | None:
     """The demand of a request to `endpoint`, or None if it is not a (readable) model request."""
     meter = METERS.get(endpoint)
-    if meter is None or not isinstance(body, dict):
+    if meter is None or not isinstance(body, dict) or not isinstance(body.get("model"), str):
         return None
-    return meter(body)
+    return meter(body, body["model"])
