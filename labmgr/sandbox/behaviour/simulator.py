@@ -27,7 +27,6 @@ from .tokens import split_tokens, truncate_tokens
 __all__ = ["ChatSimulator", "Completion"]
 
 PLAN_CACHE_SIZE = 4096
-"""Plans kept (least recently used dropped first)."""
 
 
 @dataclass
@@ -36,8 +35,8 @@ class Completion:
 
     choices: list[dict[str, Any]]
     usage: dict[str, Any]
-    system_fingerprint: str | None = None
-    """A per-base-model fingerprint, as the real API reports (``fp_…``)."""
+    system_fingerprint: str
+    """The base model's fingerprint (``fp_…``), shared by its fine-tunes."""
 
 
 @dataclass
@@ -51,14 +50,10 @@ class ChatSimulator:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
     plan_cache_size: int = PLAN_CACHE_SIZE
-    """How many (model, conversation) plans to keep."""
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
-        """Make a fine-tuned model (or checkpoint) answerable.
-
-        `base` is a catalogue model or an already registered fine-tune (a fine-tune of a
-        fine-tune keeps its parent's personas and adds its own).
-        """
+        """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune
+        keeps its parent's personas and adds its own."""
         parent = self._model(base)
         if parent is None:
             raise ValueError(
@@ -75,13 +70,11 @@ class ChatSimulator:
             self._plans.clear()
 
     def forget(self, model_id: str) -> None:
-        """Stop answering as a registered fine-tune (after the model is deleted)."""
         with self._lock:
             self._models.pop(model_id, None)
             self._plans.clear()
 
     def knows(self, model_id: str) -> bool:
-        """Whether `model_id` is a catalogue model or a registered fine-tune."""
         return model_id in CATALOGUE or model_id in self._models
 
     def card(self, model_id: str) -> ModelCard | None:
@@ -123,19 +116,11 @@ class ChatSimulator:
         too_long = context_length_error(model.card, plan.prompt_tokens, max_tokens, param)
         if too_long is not None:
             raise too_long
+        seed = self._entropy.getrandbits(64)
         if request.seed is not None:
-            seed = request_seed(
-                model.identity,
-                request.messages,
-                request.temperature,
-                request.max_tokens,
-                request.n,
-                request.logprobs,
-                request.top_logprobs,
-                request.seed,
-            )
-        else:
-            seed = self._entropy.getrandbits(64)
+            r = request
+            parts = (r.messages, r.temperature, r.max_tokens, r.n, r.logprobs, r.top_logprobs)
+            seed = request_seed(model.identity, *parts, r.seed)
         rng = random.Random(seed)
         choices = []
         completion_tokens = 0
@@ -165,8 +150,6 @@ class ChatSimulator:
             },
             system_fingerprint=model.fingerprint,
         )
-
-    # -- internals ---------------------------------------------------------------------
 
     def _model(self, model_id: str) -> ServedModel | None:
         model = self._models.get(model_id)

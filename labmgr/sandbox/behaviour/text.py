@@ -5,14 +5,7 @@ from __future__ import annotations
 import re
 import zlib
 
-__all__ = [
-    "STOPWORDS",
-    "content_word_set",
-    "content_words",
-    "sentences",
-    "stable_hash",
-    "words",
-]
+__all__ = ["STOPWORDS", "content_words", "sentences", "stable_hash", "words"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -50,15 +43,6 @@ def content_words(text: str) -> list[str]:
         if len(word) >= 3 and word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)
-
-
-def content_word_set(text: str) -> frozenset[str]:
-    """The meaningful words of `text` (as `content_words`), as a set."""
-    return frozenset(
-        word
-        for word in (w.strip("'-") for w in _WORD.findall(text.lower()))
-        if len(word) >= 3 and word not in STOPWORDS
-    )
 
 
 def sentences(text: str) -> list[str]:
