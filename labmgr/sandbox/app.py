@@ -94,21 +94,12 @@ class SandboxApp:
                 self._dynamic.append((method, re.compile(f"^{regex}$"), name, handler))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            path = scope["path"]
-            if path.startswith("/v1/"):
-                await self._api(scope, receive, send)
-            else:
-                await self._admin(scope, receive, send)
-        elif kind == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        if scope["type"] != "http":  # served with lifespan off: nothing else arrives
+            return
+        if scope["path"].startswith("/v1/"):
+            await self._api(scope, receive, send)
+        else:
+            await self._admin(scope, receive, send)
 
     def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
         hit = self._static.get((method, raw_path))
@@ -181,10 +172,7 @@ class SandboxApp:
                 response = Response(error.body(), status=error.status)
             status = "dropped" if fault == "drop" else response.status
             extra = _headers(account, admission, started)
-            if isinstance(response, StreamResponse):
-                await _send_stream(send, response, extra, drop=fault == "drop")
-            else:
-                await _send(send, response, extra, drop=fault == "drop")
+            await _send(send, response, extra, drop=fault == "drop")
         finally:
             sb.stats.leave(status)
 
@@ -310,38 +298,29 @@ async def _hold(receive: Receive, headers: dict[str, str], faults: Any) -> bool:
 
 
 async def _send(
-    send: Send, response: Response, extra: list[tuple[bytes, bytes]], *, drop: bool
+    send: Send,
+    response: Response | StreamResponse,
+    extra: list[tuple[bytes, bytes]],
+    *,
+    drop: bool,
 ) -> None:
-    body = response.body_bytes()
-    headers = [
-        (b"content-type", response.content_type.encode()),
-        (b"content-length", b"%d" % len(body)),
-        *extra,
-        *((k.encode(), v.encode()) for k, v in response.headers.items()),
-    ]
+    """Send `response`; a drop sends half the body (or frames) and no end: the connection
+    closes without a valid HTTP response."""
+    if isinstance(response, StreamResponse):
+        parts = response.frames
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        headers.append((b"cache-control", b"no-cache"))
+    else:
+        parts = [response.body_bytes()]
+        headers = [(b"content-type", response.content_type.encode())]
+        headers.append((b"content-length", b"%d" % len(parts[0])))
+    headers += extra + [(k.encode(), v.encode()) for k, v in response.headers.items()]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     if drop:
-        # Half the body, then the connection closes: no valid HTTP response reaches the client.
-        await send(
-            {"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True}
-        )
-        return
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_stream(
-    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
-) -> None:
-    headers = [
-        (b"content-type", b"text/event-stream; charset=utf-8"),
-        (b"cache-control", b"no-cache"),
-        *extra,
-    ]
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    frames = response.frames[: len(response.frames) // 2] if drop else response.frames
-    for frame in frames:
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
-    if not drop:  # a drop ends the connection without the final chunk
+        parts = parts[: len(parts) // 2] if len(parts) > 1 else [parts[0][: len(parts[0]) // 2]]
+    for part in parts:
+        await send({"type": "http.response.body", "body": part, "more_body": True})
+    if not drop:
         await send({"type": "http.response.body", "body": b""})
 
 
