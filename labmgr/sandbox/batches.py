@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, not_found, server_error
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param, not_found, server_error
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.metering import demand_of
@@ -375,13 +375,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
             f"File {file_id} has purpose '{record['purpose']}'; batches need purpose 'batch'.",
             param="input_file_id",
         )
-    metadata = body.get("metadata")
-    if metadata is not None and not (
-        isinstance(metadata, dict)
-        and len(metadata) <= 16
-        and all(isinstance(v, str) for v in metadata.values())
-    ):
-        raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
+    metadata = metadata_param(body)
     account = req.account
     lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
     maximum = sb.config.batch_max_requests

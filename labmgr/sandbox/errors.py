@@ -10,6 +10,7 @@ __all__ = [
     "bad_request",
     "invalid_body",
     "invalid_value",
+    "metadata_param",
     "missing_parameter",
     "model_not_found",
     "not_found",
@@ -128,6 +129,39 @@ def _out_of_range(param: str, kind: str, value: Any, side: str, bound: str, code
         param=param,
         code=f"{kind}_{code}_value",
     )
+
+
+def metadata_param(body: Any) -> dict[str, str] | None:
+    """`body["metadata"]`: at most 16 string pairs, keys up to 64 and values up to 512."""
+    value = body.get("metadata")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise wrong_type("metadata", "an object", value)
+    if len(value) > 16:
+        raise bad_request(
+            "Invalid 'metadata': too many properties. Expected an object with at most 16 "
+            f"properties, but got {len(value)} instead.",
+            param="metadata",
+            code="object_above_max_properties",
+        )
+    for key, item in value.items():
+        if len(key) > 64:
+            raise bad_request(
+                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
+                param="metadata",
+                code="invalid_value",
+            )
+        if not isinstance(item, str):
+            raise wrong_type(f"metadata.{key}", "a string", item)
+        if len(item) > 512:
+            raise bad_request(
+                f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
+                f"length 512, but got a string with length {len(item)} instead.",
+                param=f"metadata.{key}",
+                code="string_above_max_length",
+            )
+    return dict(value)
 
 
 def invalid_body(message: str = "We could not parse the JSON body of your request.") -> APIError:

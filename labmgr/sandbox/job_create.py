@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, served_model_name
-from labmgr.sandbox.errors import APIError, bad_request
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param
 from labmgr.sandbox.store import new_id
 from labmgr.sandbox.training_data import TrainingFileError, parse_training_file
 
@@ -25,16 +25,11 @@ _LIMITS = {
     "eval_samples": (1, 100),
 }
 _COMMON = ["batch_size", "learning_rate_multiplier", "n_epochs"]
+_REINFORCEMENT = ["compute_multiplier", "eval_interval", "eval_samples", "reasoning_effort"]
 _METHOD_HYPERPARAMETERS = {
     "supervised": _COMMON,
     "dpo": [*_COMMON, "beta"],
-    "reinforcement": [
-        *_COMMON,
-        "compute_multiplier",
-        "eval_interval",
-        "eval_samples",
-        "reasoning_effort",
-    ],
+    "reinforcement": _COMMON + _REINFORCEMENT,
 }
 _REASONING_EFFORTS = ("default", "low", "medium", "high")
 _GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
@@ -57,7 +52,7 @@ def build_job(
             "Invalid 'suffix': it must be a string of at most 64 characters without ':'.",
             param="suffix",
         )
-    metadata = _metadata(body.get("metadata"))
+    metadata = metadata_param(body)
     seed = body.get("seed")
     if seed is None:
         seed = random.randrange(2**31)
@@ -233,27 +228,18 @@ def _integrations(value: Any) -> list[dict[str, Any]]:
 
 
 def _check_number(name: str, value: Any) -> None:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     if name == "reasoning_effort":
-        if value not in _REASONING_EFFORTS:
-            raise bad_request(
-                "Invalid 'hyperparameters.reasoning_effort': expected one of "
-                f"{', '.join(_REASONING_EFFORTS)}.",
-                param="hyperparameters.reasoning_effort",
-            )
-        return
-    if name in _LIMITS:
+        ok, expected = value in _REASONING_EFFORTS, f"one of {', '.join(_REASONING_EFFORTS)}"
+    elif name in _LIMITS:
         low, high = _LIMITS[name]
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise bad_request(
-                f"Invalid 'hyperparameters.{name}': expected 'auto' or an integer "
-                f"from {low} to {high}.",
-                param=f"hyperparameters.{name}",
-            )
-    elif not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise bad_request(
-            f"Invalid 'hyperparameters.{name}': expected 'auto' or a positive number.",
-            param=f"hyperparameters.{name}",
-        )
+        ok = number and isinstance(value, int) and low <= value <= high
+        expected = f"'auto' or an integer from {low} to {high}"
+    else:
+        ok, expected = number and value > 0, "'auto' or a positive number"
+    if not ok:
+        param = f"hyperparameters.{name}"
+        raise bad_request(f"Invalid '{param}': expected {expected}.", param=param)
 
 
 def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[str, Any]:
@@ -296,17 +282,3 @@ def _file_param(
             param=name,
         )
     return file_id
-
-
-def _metadata(value: Any) -> dict[str, str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict) or len(value) > 16:
-        raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
-    for key, item in value.items():
-        if not isinstance(item, str) or len(key) > 64 or len(item) > 512:
-            raise bad_request(
-                "Invalid 'metadata': keys up to 64 and values up to 512 characters, strings only.",
-                param="metadata",
-            )
-    return dict(value)

@@ -22,6 +22,7 @@ from labmgr.sandbox.behaviour import (
 from labmgr.sandbox.errors import (
     bad_request,
     invalid_value,
+    metadata_param,
     missing_parameter,
     number_param,
     unsupported_parameter,
@@ -164,38 +165,6 @@ def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]
             entry["status"] = "completed"
         items.append(entry)
     return tuple(messages), items
-
-
-def _metadata(body: Mapping[str, Any]) -> dict[str, str]:
-    value = body.get("metadata")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise wrong_type("metadata", "an object", value)
-    if len(value) > 16:
-        raise bad_request(
-            "Invalid 'metadata': too many properties. Expected an object with at most 16 "
-            f"properties, but got {len(value)} instead.",
-            param="metadata",
-            code="object_above_max_properties",
-        )
-    for key, item in value.items():
-        if len(key) > 64:
-            raise bad_request(
-                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
-                param="metadata",
-                code="invalid_value",
-            )
-        if not isinstance(item, str):
-            raise wrong_type(f"metadata.{key}", "a string", item)
-        if len(item) > 512:
-            raise bad_request(
-                f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
-                f"length 512, but got a string with length {len(item)} instead.",
-                param=f"metadata.{key}",
-                code="string_above_max_length",
-            )
-    return dict(value)
 
 
 def _include(body: Mapping[str, Any]) -> tuple[str, ...]:
@@ -364,7 +333,7 @@ def parse_responses_request(
     echo = {
         "instructions": instructions,
         "max_output_tokens": limit,
-        "metadata": _metadata(body),
+        "metadata": metadata_param(body) or {},
         "parallel_tool_calls": _typed(body, "parallel_tool_calls", bool, True),
         "previous_response_id": _typed(body, "previous_response_id", str),
         "prompt_cache_key": _typed(body, "prompt_cache_key", str),
