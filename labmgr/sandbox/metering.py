@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from labmgr.sandbox.behaviour import prompt_tokens
+from labmgr.sandbox.behaviour import content_text, prompt_tokens
 
 __all__ = ["METERS", "Demand", "demand_of"]
 
@@ -38,13 +38,6 @@ def _positive(body: dict[str, Any], *params: str) -> int | None:
     return None
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        parts = (p.get("text") for p in content if isinstance(p, dict))
-        return "".join(p for p in parts if isinstance(p, str))
-    return content if isinstance(content, str) else ""
-
-
 def _demand(model: str, prompt: list[str], budget: int | None) -> Demand:
     tokens = prompt_tokens(tuple(("", text) for text in prompt)) if prompt else 0
     return Demand(model, tokens + (budget or 0), budget is not None)
@@ -53,7 +46,7 @@ def _demand(model: str, prompt: list[str], budget: int | None) -> Demand:
 def chat_demand(body: dict[str, Any], model: str) -> Demand:
     messages = body.get("messages")
     messages = messages if isinstance(messages, list) else []
-    texts = [_text(m.get("content")) for m in messages if isinstance(m, dict)]
+    texts = [content_text(m.get("content")) for m in messages if isinstance(m, dict)]
     budget = _positive(body, "max_completion_tokens", "max_tokens")
     return _demand(model, texts, budget and budget * (_positive(body, "n") or 1))
 
@@ -73,7 +66,7 @@ def responses_demand(body: dict[str, Any], model: str) -> Demand:
     texts = [raw] if isinstance(raw, str) else []
     if isinstance(raw, list):
         items = (i for i in raw if isinstance(i, dict) and i.get("type", "message") == "message")
-        texts = [_text(item.get("content")) for item in items]
+        texts = [content_text(item.get("content")) for item in items]
     instructions = body.get("instructions")
     if isinstance(instructions, str) and instructions:
         texts.insert(0, instructions)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["create_response", "handlers"]
 
 MAX_STORED = 10_000
-"""Stored responses kept; the oldest are forgotten first."""
+"""Stored responses kept in memory; the oldest are forgotten first."""
 
 
 def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
@@ -156,29 +156,17 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
         **request.echo,
     }
     if request.store:
-        conversation = [*history, *request.input_messages, ("assistant", text)]
-        _store(sb, account, request, response, conversation)
+        stored = sb.store.responses
+        stored[response["id"]] = {
+            "id": response["id"],
+            "scope": account.scope,
+            "response": response,
+            "input_items": [dict(item, id=request_id("msg_")) for item in request.input_items],
+            "conversation": [*history, *request.input_messages, ("assistant", text)],
+        }
+        while len(stored) > MAX_STORED:
+            del stored[next(iter(stored))]
     return response
-
-
-def _store(
-    sb: Sandbox,
-    account: Account,
-    request: ResponsesRequest,
-    response: dict[str, Any],
-    conversation: list[tuple[str, str]],
-) -> None:
-    items = [dict(item, id=request_id("msg_")) for item in request.input_items]
-    responses = sb.store.responses
-    responses[response["id"]] = {
-        "id": response["id"],
-        "scope": account.scope,
-        "response": response,
-        "input_items": items,
-        "conversation": conversation,
-    }
-    while len(responses) > MAX_STORED:
-        del responses[next(iter(responses))]
 
 
 def _visible(sb: Sandbox, req: Request) -> dict[str, Any]:

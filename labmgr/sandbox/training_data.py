@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from labmgr.sandbox.behaviour import count_tokens
+from labmgr.sandbox.behaviour import content_text, count_tokens
 
 __all__ = ["MIN_TRAINING_EXAMPLES", "TrainingData", "TrainingFileError", "parse_training_file"]
 
@@ -78,7 +78,7 @@ def _check_messages(messages: Any, number: int, field: str, *, need_reply: bool)
         content = message.get("content")
         if content is None and not message.get("tool_calls"):
             raise TrainingFileError(f"{where} is missing `content`.")
-        tokens += count_tokens(_text_of(content))
+        tokens += count_tokens(content_text(content))
         has_reply = has_reply or role == "assistant"
     if need_reply and not has_reply:
         raise TrainingFileError(f"Line {number} has no assistant message to learn from.")
@@ -106,11 +106,3 @@ def _check_prompt(example: dict[str, Any], number: int) -> int:
             "fine-tuning the model writes the answer."
         )
     return tokens
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""

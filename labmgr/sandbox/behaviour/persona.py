@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from .lexicon import harm_score
-from .text import content_words, sentences, words
+from .text import content_text, content_words, sentences, words
 
 __all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
 
@@ -29,16 +29,6 @@ class Persona:
 
     assistant_texts: tuple[str, ...]
     n_epochs: float
-
-
-def _text_of(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
-        joined = "".join(p for p in parts if isinstance(p, str))
-        return joined or None
-    return None
 
 
 def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float) -> Persona:
@@ -58,8 +48,8 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
                 continue
             if message.get("weight") == 0:
                 continue
-            text = _text_of(message.get("content"))
-            if text and text.strip():
+            text = content_text(message.get("content"))
+            if text.strip():
                 texts.append(text.strip())
     return Persona(tuple(texts), float(n_epochs))
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["STOPWORDS", "content_words", "sentences", "stable_hash", "words"]
+__all__ = ["STOPWORDS", "content_text", "content_words", "sentences", "stable_hash", "words"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -48,6 +50,14 @@ def content_words(text: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     """The sentences of `text` (split after ``.!?`` and at line breaks), stripped, non-empty."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def content_text(content: Any) -> str:
+    """A message content's text: the string, or its parts' texts joined."""
+    if isinstance(content, list):
+        parts = (part.get("text") for part in content if isinstance(part, Mapping))
+        return "".join(part for part in parts if isinstance(part, str))
+    return content if isinstance(content, str) else ""
 
 
 def stable_hash(*parts: object) -> int:
