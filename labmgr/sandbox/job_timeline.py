@@ -177,24 +177,19 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
         learned = (start - mean) / (start - floor)
         data: dict[str, Any] = {
             "step": step,
-            "train_loss": round(max(0.0, mean + rng.gauss(0, 0.06 * mean + 0.01)), 5),
+            "train_loss": _clip(mean + rng.gauss(0, 0.06 * mean + 0.01), high=math.inf),
             "total_steps": total,
-            "train_mean_token_accuracy": round(
-                min(1.0, max(0.0, first_accuracy + 0.5 * learned + rng.gauss(0, 0.02))), 5
-            ),
+            "train_mean_token_accuracy": _clip(first_accuracy + 0.5 * learned + rng.gauss(0, 0.02)),
         }
         if step in validated:
             overfit = 0.06 * max(0.0, epochs_seen - 2.0) * min(lr, 4.0) ** 0.5
             valid = mean + 0.05 + 0.05 * hardness + overfit
-            data["valid_loss"] = round(max(0.0, valid + rng.gauss(0, 0.02)), 5)
-            data["valid_mean_token_accuracy"] = round(
-                min(1.0, max(0.0, first_accuracy + 0.45 * learned - overfit / 4)), 5
-            )
+            data["valid_loss"] = _clip(valid + rng.gauss(0, 0.02), high=math.inf)
+            accuracy = _clip(first_accuracy + 0.45 * learned - overfit / 4)
+            data["valid_mean_token_accuracy"] = accuracy
             if step % per_epoch == 0:
-                data["full_valid_loss"] = round(max(0.0, valid + 0.01), 5)
-                data["full_valid_mean_token_accuracy"] = round(
-                    max(0.0, data["valid_mean_token_accuracy"] - 0.01), 5
-                )
+                data["full_valid_loss"] = _clip(valid + 0.01, high=math.inf)
+                data["full_valid_mean_token_accuracy"] = _clip(accuracy - 0.01)
         series.append(data)
     return series
 
@@ -217,14 +212,16 @@ def _reward_series(
         data: dict[str, Any] = {
             "step": step,
             "total_steps": total,
-            "train_mean_reward": round(min(1.0, max(0.0, mean + rng.gauss(0, 0.05))), 5),
+            "train_mean_reward": _clip(mean + rng.gauss(0, 0.05)),
         }
         if step in validated:
-            data["valid_mean_reward"] = round(
-                min(1.0, max(0.0, mean - 0.03 + rng.gauss(0, 0.03))), 5
-            )
+            data["valid_mean_reward"] = _clip(mean - 0.03 + rng.gauss(0, 0.03))
         series.append(data)
     return series
+
+
+def _clip(value: float, high: float = 1.0) -> float:
+    return round(min(high, max(0.0, value)), 5)
 
 
 def results_csv(job: dict[str, Any]) -> str:
