@@ -25,9 +25,8 @@ def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
     that the simulator serves), else the real API's 400 (no model) or 404."""
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", param="model")
-    if (model not in CATALOGUE and not sb.model_visible(model, account)) or not (
-        sb.simulator.knows(model)
-    ):
+    visible = model in CATALOGUE or sb.model_record(model, account) is not None
+    if not visible or not sb.simulator.knows(model):
         raise model_not_found(model)
     return model
 

@@ -77,10 +77,6 @@ class Sandbox:
             return None
         return record
 
-    def model_visible(self, model: str, account: Account) -> bool:
-        """Whether `account` may use `model` (a catalogue model or one of its fine-tunes)."""
-        return model in CATALOGUE or self.model_record(model, account) is not None
-
     def settle(self) -> None:
         """Bring due jobs and batches to their final state (register models, write files)."""
         now = self.now()
