@@ -29,8 +29,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import Admission
-from labmgr.sandbox.metering import METERS, demand_of
+from labmgr.sandbox.limiter import METERS, Admission, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 

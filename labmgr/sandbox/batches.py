@@ -19,7 +19,7 @@ from labmgr.sandbox.chat import run_chat, run_legacy_completion
 from labmgr.sandbox.errors import APIError, bad_request, metadata_param, not_found, server_error
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
-from labmgr.sandbox.metering import demand_of
+from labmgr.sandbox.limiter import demand_of
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
