@@ -27,7 +27,9 @@ _LIMITS_HELP = (
     '"*": {"rpm": 500, "tpm": 200000}} ("*" is every other model; in TOML quote names '
     'with dots: ["gpt-4.1-mini"]). Snapshots and fine-tunes count under their base model; '
     '"projects": {"proj_x": {...}} adds caps of one project. Over a limit the answer is '
-    "OpenAI's 429 rate_limit_exceeded. Change them live with POST /sandbox/limits."
+    "OpenAI's 429 rate_limit_exceeded, and answers for a limited model carry the real "
+    "x-ratelimit-* headers. Default: no limits, so nothing is refused and no x-ratelimit-* "
+    "headers are sent. Change them live with POST /sandbox/limits."
 )
 
 

@@ -15,8 +15,8 @@ from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.server import serve_sandbox
 
 
-def _exit_quietly(signum: int, frame: object) -> None:
-    raise SystemExit(0)
+def _print_url(url: str) -> None:
+    print(url, flush=True)
 
 
 def main() -> None:
@@ -28,13 +28,8 @@ def main() -> None:
         config = SandboxConfig.from_json(sys.stdin.read())
         # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: exit quietly.
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, _exit_quietly)
-        serve_sandbox(
-            config,
-            host=args.host,
-            port=args.port,
-            on_listening=lambda url: print(url, flush=True),
-        )
+            signal.signal(signum, lambda *_: sys.exit(0))
+        serve_sandbox(config, host=args.host, port=args.port, on_listening=_print_url)
     except (SandboxError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -1,13 +1,12 @@
 """Which organization and project an API key belongs to.
 
-Without an accounts file every key is accepted and belongs to one default organization.
-With one, only the listed keys are accepted (the format is documented in
-`docs/design/sandbox.md` and in `labmgr sandbox serve --help`)::
+Without an accounts file every key belongs to one default account; with one (YAML or
+JSON, see `labmgr sandbox serve --help`), only the listed keys are accepted::
 
     accounts:
       - key: sk-test-alpha
-        organization: org-alpha   # the organization id (``organization_id`` on jobs)
-        slug: alpha-lab           # the organization's name slug (used in ``ft:`` model ids)
+        organization: org-alpha   # ``organization_id`` on jobs
+        slug: alpha-lab           # used in ``ft:`` model ids
         project: proj_alpha       # optional, default ``proj_default``
 """
 
@@ -35,7 +34,6 @@ class Account:
 
     @property
     def scope(self) -> str:
-        """The key objects are stored under: ``org-id/project-id``."""
         return f"{self.organization}/{self.project}"
 
 
@@ -48,9 +46,7 @@ class AccountsFileError(SandboxError, ValueError):
 
 def mask_key(key: str) -> str:
     """A key shortened so that an error message never repeats it in full."""
-    if len(key) < 12:
-        return "***"
-    return f"{key[:3]}***{key[-4:]}"
+    return f"{key[:3]}***{key[-4:]}" if len(key) >= 12 else "***"
 
 
 class AccountBook:
@@ -62,7 +58,6 @@ class AccountBook:
 
     @classmethod
     def from_file(cls, path: str | Path) -> AccountBook:
-        """Read a YAML or JSON accounts file (see the module docstring for the format)."""
         path = Path(path)
         try:
             text = path.read_text()
@@ -86,9 +81,7 @@ class AccountBook:
     @property
     def accounts(self) -> list[Account]:
         """Every distinct account (the default one when open)."""
-        if self.open:
-            return [DEFAULT_ACCOUNT]
-        return list(dict.fromkeys(self._accounts.values()))
+        return [DEFAULT_ACCOUNT] if self.open else list(dict.fromkeys(self._accounts.values()))
 
     def authenticate(self, authorization: str | None) -> Account:
         """The account of an `Authorization: Bearer …` header, or a 401 the real API would send."""

@@ -1,8 +1,4 @@
-"""The sandbox as a raw ASGI application: routing, authentication, faults, headers.
-
-Starlette is used only to parse multipart uploads; everything else is plain ASGI so that
-the chat hot path costs as little as possible.
-"""
+"""The sandbox as a raw ASGI application: routing, authentication, faults, limits, headers."""
 
 from __future__ import annotations
 
@@ -33,9 +29,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import Admission
-from labmgr.sandbox.metering import METERS, demand_of
-from labmgr.sandbox.nominal_limits import RateLimitHeaders
+from labmgr.sandbox.limiter import METERS, Admission, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -46,7 +40,6 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-_JSON = b"application/json"
 logger = logging.getLogger("labmgr.sandbox")
 
 
@@ -89,7 +82,6 @@ class SandboxApp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self._ratelimits = RateLimitHeaders()
         self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
         self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
         for method, pattern, name, handler in _routes():
@@ -101,21 +93,12 @@ class SandboxApp:
                 self._dynamic.append((method, re.compile(f"^{regex}$"), name, handler))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            path = scope["path"]
-            if path.startswith("/v1/"):
-                await self._api(scope, receive, send)
-            else:
-                await self._admin(scope, receive, send)
-        elif kind == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        if scope["type"] != "http":  # served with lifespan off: nothing else arrives
+            return
+        if scope["path"].startswith("/v1/"):
+            await self._api(scope, receive, send)
+        else:
+            await self._admin(scope, receive, send)
 
     def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
         hit = self._static.get((method, raw_path))
@@ -187,30 +170,10 @@ class SandboxApp:
                 error = server_error()
                 response = Response(error.body(), status=error.status)
             status = "dropped" if fault == "drop" else response.status
-            extra = self._headers(account, admission, started, len(body))
-            if isinstance(response, StreamResponse):
-                await _send_stream(send, response, extra, drop=fault == "drop")
-            else:
-                await _send(send, response, extra, drop=fault == "drop")
+            extra = _headers(account, admission, started)
+            await _send(send, response, extra, drop=fault == "drop")
         finally:
             sb.stats.leave(status)
-
-    def _headers(
-        self, account: Account | None, admission: Admission | None, started: float, size: int
-    ) -> list[tuple[bytes, bytes]]:
-        out = [
-            (b"x-request-id", request_id("req_").encode()),
-            (b"openai-version", b"2020-10-01"),
-            (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
-        ]
-        if account is not None:
-            out.append((b"openai-organization", account.slug.encode()))
-            out.append((b"openai-project", account.project.encode()))
-            if admission is not None:
-                out += admission.headers()
-            else:
-                out += self._ratelimits.headers(account.scope, size // 4)
-        return out
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         sb = self.sandbox
@@ -222,11 +185,7 @@ class SandboxApp:
             elif key == ("GET", "/sandbox/faults"):
                 response = Response(sb.faults.as_json())
             elif key == ("POST", "/sandbox/faults"):
-                try:
-                    changes = json.loads(body) if body else {}
-                except ValueError:
-                    raise bad_request("The faults body must be a JSON object.") from None
-                sb.faults = sb.faults.updated(changes)
+                sb.faults = sb.faults.updated(_json_body(body, "faults"))
                 response = Response(sb.faults.as_json())
             elif key == ("GET", "/sandbox/limits"):
                 response = Response(sb.limiter.table.to_json())
@@ -244,6 +203,23 @@ class SandboxApp:
         await _send(send, response, [], drop=False)
 
 
+def _headers(
+    account: Account | None, admission: Admission | None, started: float
+) -> list[tuple[bytes, bytes]]:
+    """The headers every answer carries; `x-ratelimit-*` only for limits that are enforced."""
+    out = [
+        (b"x-request-id", request_id("req_").encode()),
+        (b"openai-version", b"2020-10-01"),
+        (b"openai-processing-ms", b"%d" % int((time.perf_counter() - started) * 1000)),
+    ]
+    if account is not None:
+        out.append((b"openai-organization", account.slug.encode()))
+        out.append((b"openai-project", account.project.encode()))
+    if admission is not None:
+        out += admission.headers()
+    return out
+
+
 def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
     """The limiter's answer for a model request (None if no limit applies to it)."""
     try:
@@ -258,27 +234,26 @@ def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
 
 def _completion_tokens(response: Response | StreamResponse) -> int:
     """The completion tokens an answered model request produced (0 if it failed)."""
-    if response.status != 200:
+    if isinstance(response, StreamResponse):
+        usage = response.usage
+    else:
+        usage = response.payload.get("usage") if isinstance(response.payload, dict) else None
+    if response.status != 200 or not isinstance(usage, dict):
         return 0
-    usage = response.usage if isinstance(response, StreamResponse) else response.payload
-    if not isinstance(usage, dict):
-        return 0
-    if isinstance(response, Response):
-        usage = usage.get("usage")
-        if not isinstance(usage, dict):
-            return 0
-    tokens = usage.get("completion_tokens", usage.get("output_tokens"))  # chat or a response
-    return int(tokens or 0)
+    return int(usage.get("completion_tokens", usage.get("output_tokens")) or 0)
+
+
+def _json_body(body: bytes, what: str) -> Any:
+    try:
+        return json.loads(body) if body else {}
+    except ValueError:
+        raise bad_request(f"The {what} body must be a JSON object.") from None
 
 
 def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
     """`POST /sandbox/limits`: replace the limits (buckets start full); `{}` removes them."""
     try:
-        changes = json.loads(body) if body else {}
-    except ValueError:
-        raise bad_request("The limits body must be a JSON object.") from None
-    try:
-        table = LimitTable.from_json(changes, source="POST /sandbox/limits")
+        table = LimitTable.from_json(_json_body(body, "limits"), source="POST /sandbox/limits")
     except LimitsError as exc:
         raise bad_request(str(exc)) from None
     sb.set_limits(table)
@@ -286,28 +261,19 @@ def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
 
 
 def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
-    org = headers.get("openai-organization")
-    if org and org not in (account.organization, account.slug):
-        raise APIError(
-            401,
-            "OpenAI-Organization header should match organization for API key.",
-            code="mismatched_organization",
-        )
-    project = headers.get("openai-project")
-    if project and project != account.project:
-        raise APIError(
-            401,
-            "OpenAI-Project header should match project for API key.",
-            code="mismatched_project",
-        )
+    for name, allowed, field in (
+        ("Organization", (account.organization, account.slug), "organization"),
+        ("Project", (account.project,), "project"),
+    ):
+        sent = headers.get(f"openai-{field}")
+        if sent and sent not in allowed:
+            message = f"OpenAI-{name} header should match {field} for API key."
+            raise APIError(401, message, code=f"mismatched_{field}")
 
 
 async def _read_body(receive: Receive) -> bytes:
     message = await receive()
-    body = message.get("body", b"")
-    if not message.get("more_body"):
-        return body
-    parts = [body]
+    parts = [message.get("body", b"")]
     while message.get("more_body"):
         message = await receive()
         parts.append(message.get("body", b""))
@@ -331,53 +297,36 @@ async def _hold(receive: Receive, headers: dict[str, str], faults: Any) -> bool:
 
 
 async def _send(
-    send: Send, response: Response, extra: list[tuple[bytes, bytes]], *, drop: bool
+    send: Send,
+    response: Response | StreamResponse,
+    extra: list[tuple[bytes, bytes]],
+    *,
+    drop: bool,
 ) -> None:
-    body = response.body_bytes()
-    headers = [
-        (
-            b"content-type",
-            response.content_type.encode()
-            if response.content_type != "application/json"
-            else _JSON,
-        ),
-        (b"content-length", b"%d" % len(body)),
-        *extra,
-        *((k.encode(), v.encode()) for k, v in response.headers.items()),
-    ]
+    """Send `response`; a drop sends half the body (or frames) and no end: the connection
+    closes without a valid HTTP response."""
+    if isinstance(response, StreamResponse):
+        parts = response.frames
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        headers.append((b"cache-control", b"no-cache"))
+    else:
+        parts = [response.body_bytes()]
+        headers = [(b"content-type", response.content_type.encode())]
+        headers.append((b"content-length", b"%d" % len(parts[0])))
+    headers += extra + [(k.encode(), v.encode()) for k, v in response.headers.items()]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     if drop:
-        # Half the body, then the connection closes: no valid HTTP response reaches the client.
-        await send(
-            {"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True}
-        )
-        return
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_stream(
-    send: Send, response: StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
-) -> None:
-    headers = [
-        (b"content-type", b"text/event-stream; charset=utf-8"),
-        (b"cache-control", b"no-cache"),
-        *extra,
-    ]
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    frames = response.frames[: len(response.frames) // 2] if drop else response.frames
-    for frame in frames:
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
-    if not drop:  # a drop ends the connection without the final chunk
+        parts = parts[: len(parts) // 2] if len(parts) > 1 else [parts[0][: len(parts[0]) // 2]]
+    for part in parts:
+        await send({"type": "http.response.body", "body": part, "more_body": True})
+    if not drop:
         await send({"type": "http.response.body", "body": b""})
 
 
 def create_app(
     config: SandboxConfig | None = None, *, accounts: AccountBook | None = None
 ) -> SandboxApp:
-    """A fresh sandbox ASGI app (serve it with uvicorn, or use `run_sandbox`).
-
-    `accounts` replaces the config's accounts file with a book already in memory.
-    """
+    """A fresh sandbox ASGI app; `accounts` replaces the config's accounts file."""
     config = config or SandboxConfig()
     if accounts is None:
         accounts = AccountBook.from_file(config.accounts) if config.accounts else AccountBook()

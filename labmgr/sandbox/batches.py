@@ -1,13 +1,9 @@
 """`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
 
-A batch's status is derived from its creation time and `batch_seconds`: validating 10 %,
-in progress until 80 % (its requests finishing one after another in file order),
-finalizing until 100 %. Every line is answered when the batch is created (batches have
-their own pool: no line counts against the synchronous rate limits) and revealed as the
-batch progresses, so `request_counts` are true at every state. A batch whose completion
-window passes before its requests are done expires; a cancelled one stops where it was.
-Either way the requests done so far go to the output file (or the error file, if they
-failed) and the rest to the error file (`batch_expired`, `batch_cancelled`).
+Every line is answered when the batch is created and revealed in file order as the batch's
+time passes (validating 10 % of `batch_seconds`, in progress until 80 %, finalizing until
+100 %), so `request_counts` are true at every state. An expired or cancelled batch's lines
+never run go to the error file.
 """
 
 from __future__ import annotations
@@ -20,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, no_such_batch, server_error
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param, not_found, server_error
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
-from labmgr.sandbox.metering import demand_of
+from labmgr.sandbox.limiter import demand_of
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
@@ -35,21 +31,13 @@ __all__ = ["ENDPOINTS", "handlers", "settle_due"]
 
 Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 
-ENDPOINTS: dict[str, Runner] = {
-    "/v1/chat/completions": run_chat,
-    "/v1/completions": run_legacy_completion,
-    "/v1/responses": create_response,
+ENDPOINTS: dict[str, tuple[Runner, str]] = {
+    "/v1/chat/completions": (run_chat, "chat.completions"),
+    "/v1/completions": (run_legacy_completion, "completions"),
+    "/v1/responses": (create_response, "responses.create"),
 }
-"""Batch `endpoint` → what answers one line's body."""
-METER_NAMES = {
-    "/v1/chat/completions": "chat.completions",
-    "/v1/completions": "completions",
-    "/v1/responses": "responses.create",
-}
-"""Batch `endpoint` → the stats name whose meter counts a line's tokens."""
-
+"""Batch `endpoint` → what answers one line's body, and the stats name of its meter."""
 WINDOW = 24 * 3600
-"""The `24h` completion window, in seconds."""
 ACTIVE = ("validating", "in_progress", "finalizing", "cancelling")
 """States whose tokens are enqueued."""
 
@@ -169,7 +157,8 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     stamp("cancelled_at", _cancelled_at(batch), status == "cancelled")
     view["request_counts"] = _request_counts(batch, status, now)
     view["usage"] = batch.get("usage") if batch.get("settled") else None
-    return view
+    # The spec types these without null: a key is left out until there is something to say.
+    return {k: v for k, v in view.items() if v is not None or k == "metadata"}
 
 
 # ---- settling: write the output and error files of a finished batch ----
@@ -227,17 +216,10 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
 
 def _line_usage(usage: dict[str, Any]) -> dict[str, int]:
     """A line's input, output and reasoning tokens (chat and responses name them apart)."""
-    if "input_tokens" in usage:  # a response
-        details = usage.get("output_tokens_details") or {}
-        return {
-            "input_tokens": int(usage.get("input_tokens") or 0),
-            "output_tokens": int(usage.get("output_tokens") or 0),
-            "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
-        }
-    details = usage.get("completion_tokens_details") or {}
+    details = usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
     return {
-        "input_tokens": int(usage.get("prompt_tokens") or 0),
-        "output_tokens": int(usage.get("completion_tokens") or 0),
+        "input_tokens": int(usage.get("input_tokens", usage.get("prompt_tokens")) or 0),
+        "output_tokens": int(usage.get("output_tokens", usage.get("completion_tokens")) or 0),
         "reasoning_tokens": int(details.get("reasoning_tokens") or 0),
     }
 
@@ -315,12 +297,8 @@ def _parse_input(
 
 def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
     """The tokens a batch enqueues: each line's prompt plus its completion budget."""
-    meter_name = METER_NAMES[endpoint]
-    total = 0
-    for line in lines:
-        demand = demand_of(meter_name, line["body"])
-        total += demand.tokens if demand is not None else 0
-    return total
+    demands = [demand_of(ENDPOINTS[endpoint][1], line["body"]) for line in lines]
+    return sum(demand.tokens for demand in demands if demand is not None)
 
 
 def _queue_error(
@@ -359,26 +337,17 @@ def _answer(
     results: list[dict[str, Any]] = []
     outcomes: list[str] = []
     for line in lines:
-        record: dict[str, Any] = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
-        req_id = request_id("req_")
         try:
             if error_rate and random.random() < error_rate:
                 sb.stats.faults["batch_line_error"] += 1
                 raise server_error()
-            body = run(sb, account, line["body"])
+            status, body = 200, run(sb, account, line["body"])
         except APIError as exc:
-            record["response"] = {
-                "status_code": exc.status,
-                "request_id": req_id,
-                "body": exc.body(),
-            }
-            record["error"] = None
-            outcomes.append("0")
-        else:
-            record["response"] = {"status_code": 200, "request_id": req_id, "body": body}
-            record["error"] = None
-            outcomes.append("1")
-        results.append(record)
+            status, body = exc.status, exc.body()
+        response = {"status_code": status, "request_id": request_id("req_"), "body": body}
+        record = {"id": new_id("batch_req_"), "custom_id": line["custom_id"]}
+        results.append({**record, "response": response, "error": None})
+        outcomes.append("1" if status == 200 else "0")
     return results, "".join(outcomes)
 
 
@@ -406,13 +375,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
             f"File {file_id} has purpose '{record['purpose']}'; batches need purpose 'batch'.",
             param="input_file_id",
         )
-    metadata = body.get("metadata")
-    if metadata is not None and not (
-        isinstance(metadata, dict)
-        and len(metadata) <= 16
-        and all(isinstance(v, str) for v in metadata.values())
-    ):
-        raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
+    metadata = metadata_param(body)
     account = req.account
     lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
     maximum = sb.config.batch_max_requests
@@ -433,7 +396,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
         queue_error = _queue_error(sb, account, family, tokens)
         if queue_error is not None:
             errors.append(queue_error)
-    results, outcomes = ([], "") if errors else _answer(sb, account, ENDPOINTS[endpoint], lines)
+    results, outcomes = ([], "") if errors else _answer(sb, account, ENDPOINTS[endpoint][0], lines)
     batch = {
         "id": new_id("batch_"),
         "scope": account.scope,
@@ -466,7 +429,7 @@ async def create(sb: Sandbox, req: Request) -> Response:
 def _visible_batch(sb: Sandbox, req: Request) -> dict[str, Any]:
     batch = sb.store.visible(sb.store.batches, req.params[0], req.account.scope)
     if batch is None:
-        raise no_such_batch(req.params[0])
+        raise not_found(f"No batch found with id '{req.params[0]}'.", param="batch_id")
     return batch
 
 

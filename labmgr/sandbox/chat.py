@@ -1,19 +1,15 @@
-"""Chat and legacy completions: the request envelope, the simulator call, usage, SSE frames.
-
-This is the hot path of every benchmark, so it does little beyond what the API needs.
-"""
+"""Chat and legacy completions: model access, the simulator call, usage, SSE frames."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, ChatRequestError
-from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+from labmgr.sandbox.behaviour import CATALOGUE, Completion
+from labmgr.sandbox.errors import bad_request, model_not_found
 from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
@@ -21,15 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_model_access", "run_chat", "run_legacy_completion", "stream_frames"]
 
-_FINGERPRINTS: dict[str, str] = {}
 _PIECES = re.compile(r"\s*\S+|\s+")
-
-
-def _fingerprint(model: str) -> str:
-    fp = _FINGERPRINTS.get(model)
-    if fp is None:
-        fp = _FINGERPRINTS[model] = "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]
-    return fp
 
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
@@ -37,93 +25,35 @@ def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
     that the simulator serves), else the real API's 400 (no model) or 404."""
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", param="model")
-    if (model not in CATALOGUE and not sb.model_visible(model, account)) or not (
-        sb.simulator.knows(model)
-    ):
+    visible = model in CATALOGUE or sb.model_record(model, account) is not None
+    if not visible or not sb.simulator.knows(model):
         raise model_not_found(model)
-    return model
-
-
-def _check_envelope(sb: Sandbox, account: Account, body: dict[str, Any]) -> str:
-    model = check_model_access(sb, account, body.get("model"))
-    n = body.get("n")
-    if n is not None:
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise bad_request(f"Invalid type for 'n': expected an integer, got {n!r}.", param="n")
-        if n < 1:
-            raise bad_request(
-                f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {n}.",
-                param="n",
-                code="integer_below_min_value",
-            )
-        if n > 128:
-            raise bad_request(
-                f"Invalid 'n': integer above maximum value. Expected a value <= 128, but got {n}.",
-                param="n",
-                code="integer_above_max_value",
-            )
     return model
 
 
 def _complete(
     sb: Sandbox, model: str, body: dict[str, Any], endpoint: str = "chat.completions"
-) -> tuple[list[Any], dict[str, Any]]:
-    try:
-        completion = sb.simulator.complete(model, body)
-    except ChatRequestError as exc:
-        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
+) -> Completion:
+    completion = sb.simulator.complete(model, body, legacy=endpoint == "completions")
     usage = completion.usage
-    usage.setdefault("prompt_tokens_details", {"cached_tokens": 0, "audio_tokens": 0})
-    usage.setdefault(
-        "completion_tokens_details",
-        {
-            "reasoning_tokens": 0,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
-    )
-    sb.stats.usage(
-        model,
-        len(completion.choices),
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-        endpoint,
-    )
-    return completion.choices, usage
+    tokens = (usage["prompt_tokens"], usage["completion_tokens"])
+    sb.stats.usage(model, len(completion.choices), *tokens, endpoint)
+    return completion
 
 
 def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `chat.completion` object for one request body, or an APIError."""
-    model = _check_envelope(sb, account, body)
-    messages = body.get("messages")
-    if messages is None:
-        raise bad_request(
-            "Missing required parameter: 'messages'.",
-            param="messages",
-            code="missing_required_parameter",
-        )
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise bad_request(
-            "Invalid 'messages': expected an array of message objects.", param="messages"
-        )
-    if not messages:
-        raise bad_request(
-            "Invalid 'messages': empty array. Expected an array with minimum length 1, but got "
-            "an empty array instead.",
-            param="messages",
-            code="empty_array",
-        )
-    choices, usage = _complete(sb, model, body)
+    model = check_model_access(sb, account, body.get("model"))
+    completion = _complete(sb, model, body)
     return {
         "id": request_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": sb.snapshots.get(model, model),
-        "choices": choices,
-        "usage": usage,
+        "choices": completion.choices,
+        "usage": completion.usage,
         "service_tier": "default",
-        "system_fingerprint": _fingerprint(model),
+        "system_fingerprint": completion.system_fingerprint,
     }
 
 
@@ -172,7 +102,7 @@ def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
 
 def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
-    model = _check_envelope(sb, account, body)
+    model = check_model_access(sb, account, body.get("model"))
     prompt = body.get("prompt")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     if not prompts or not all(isinstance(p, str) for p in prompts):
@@ -184,27 +114,23 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
         raise bad_request("Invalid 'logprobs': expected an integer from 0 to 5.", param="logprobs")
     choices: list[dict[str, Any]] = []
     totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    fingerprint = None
     for text in prompts:
         chat_body = {k: v for k, v in body.items() if k in ("n", "seed", "temperature", "top_p")}
         chat_body["messages"] = [{"role": "user", "content": text}]
         chat_body["max_tokens"] = body.get("max_tokens", 16)
         if top is not None:
             chat_body.update(logprobs=True, top_logprobs=top)
-        chat_choices, usage = _complete(sb, model, chat_body, "completions")
+        completion = _complete(sb, model, chat_body, "completions")
+        fingerprint = completion.system_fingerprint
         for key in totals:
-            totals[key] += int(usage.get(key) or 0)
-        for choice in chat_choices:
-            content = (choice.get("message") or {}).get("content") or ""
-            choices.append(
-                {
-                    "index": len(choices),
-                    "text": content,
-                    "finish_reason": choice.get("finish_reason", "stop"),
-                    "logprobs": _legacy_logprobs(choice.get("logprobs"))
-                    if top is not None
-                    else None,
-                }
-            )
+            totals[key] += completion.usage[key]
+        for choice in completion.choices:
+            logprobs = _legacy_logprobs(choice["logprobs"]) if top is not None else None
+            text = choice["message"]["content"]
+            finish = choice["finish_reason"]
+            entry = {"index": len(choices), "text": text, "finish_reason": finish}
+            choices.append(entry | {"logprobs": logprobs})
     return {
         "id": request_id("cmpl-"),
         "object": "text_completion",
@@ -212,7 +138,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
         "model": sb.snapshots.get(model, model),
         "choices": choices,
         "usage": totals,
-        "system_fingerprint": _fingerprint(model),
+        "system_fingerprint": fingerprint,
     }
 
 

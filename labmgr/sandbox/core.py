@@ -1,7 +1,7 @@
 """The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters.
 
-Jobs and batches are settled by the resource modules above this one; the app hands their
-settling functions to `Sandbox`, so this module imports none of them.
+The app hands `Sandbox` the functions that settle jobs and batches, so this module imports
+neither resource.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from labmgr.sandbox.store import Store
 __all__ = ["Sandbox", "Settle"]
 
 Settle = Callable[["Sandbox", float], None]
-"""Brings the records that are due at a time to their final state."""
 
 
 class Sandbox:
@@ -50,7 +49,7 @@ class Sandbox:
         }
         """Alias → dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
-        """Each job's computed timeline, keyed by job id, with the action count it reflects."""
+        """Job id → (the actions counted, the job's timeline)."""
         self._settle_jobs = settle_jobs
         self._settle_batches = settle_batches
 
@@ -59,10 +58,7 @@ class Sandbox:
         return time.time()
 
     def reset(self) -> None:
-        """Back to the start-up faults and limits (buckets full); clear the counters.
-
-        Files, jobs, batches and models stay.
-        """
+        """Back to the start-up faults and limits (buckets full), counters cleared."""
         self.stats.reset()
         self.faults = replace(self.initial_faults)
         self.limiter = RateLimiter(self.config.limits)
@@ -80,10 +76,6 @@ class Sandbox:
         if record is None or record["scope"] != account.scope:
             return None
         return record
-
-    def model_visible(self, model: str, account: Account) -> bool:
-        """Whether `account` may use `model` (a catalogue model or one of its fine-tunes)."""
-        return model in CATALOGUE or self.model_record(model, account) is not None
 
     def settle(self) -> None:
         """Bring due jobs and batches to their final state (register models, write files)."""

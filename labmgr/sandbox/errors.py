@@ -1,8 +1,7 @@
-"""Error responses shaped like the real OpenAI API's (`{"error": {message, type, param, code}}`)."""
+"""Errors shaped like the real OpenAI API's (`{"error": {message, type, param, code}}`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 __all__ = [
@@ -10,14 +9,18 @@ __all__ = [
     "SandboxError",
     "bad_request",
     "invalid_body",
+    "invalid_value",
+    "metadata_param",
+    "missing_parameter",
     "model_not_found",
-    "no_such_batch",
-    "no_such_file",
-    "no_such_job",
     "not_found",
+    "number_param",
     "quota_exhausted",
+    "quoted",
     "rate_limited",
     "server_error",
+    "unsupported_parameter",
+    "wrong_type",
 ]
 
 
@@ -47,57 +50,121 @@ class APIError(Exception):
         self.headers = headers or {}
 
     def body(self) -> dict[str, Any]:
-        """The JSON body the real API sends for this error."""
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.type,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
-
-    def body_bytes(self) -> bytes:
-        return json.dumps(self.body()).encode()
+        error = {"message": self.message, "type": self.type, "param": self.param}
+        return {"error": {**error, "code": self.code}}
 
 
 def bad_request(message: str, *, param: str | None = None, code: str | None = None) -> APIError:
-    """A 400 `invalid_request_error` (the SDK raises `BadRequestError`)."""
     return APIError(400, message, param=param, code=code)
 
 
-def not_found(message: str, *, param: str | None = None, code: str | None = None) -> APIError:
-    """A 404 `invalid_request_error` (the SDK raises `NotFoundError`)."""
-    return APIError(404, message, param=param, code=code)
+def not_found(message: str, *, param: str | None = None) -> APIError:
+    return APIError(404, message, param=param)
 
 
 def model_not_found(model: str) -> APIError:
-    """The real API's answer for a model that does not exist or is not yours."""
-    return APIError(
-        404,
-        f"The model `{model}` does not exist or you do not have access to it.",
-        param=None,
-        code="model_not_found",
+    message = f"The model `{model}` does not exist or you do not have access to it."
+    return APIError(404, message, code="model_not_found")
+
+
+def missing_parameter(param: str) -> APIError:
+    message = f"Missing required parameter: '{param}'."
+    return bad_request(message, param=param, code="missing_required_parameter")
+
+
+def quoted(values: tuple[str, ...]) -> str:
+    quoted = [f"'{v}'" for v in values]
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+def invalid_value(value: Any, allowed: tuple[str, ...], param: str) -> APIError:
+    """The real API's 400 for a value outside `allowed`."""
+    message = f"Invalid value: '{value}'. Supported values are: {quoted(allowed)}."
+    return bad_request(message, param=param, code="invalid_value")
+
+
+def _type_name(value: Any) -> str:
+    for kind, name in ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else "array" if isinstance(value, list) else "object"
+
+
+def wrong_type(param: str, expected: str, value: Any) -> APIError:
+    """The real API's 400 for a parameter of the wrong JSON type."""
+    message = (
+        f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead."
+    )
+    return bad_request(message, param=param, code="invalid_type")
+
+
+def unsupported_parameter(param: str) -> APIError:
+    message = f"Unsupported parameter: '{param}' is not supported with this model."
+    return bad_request(message, param=param, code="unsupported_parameter")
+
+
+def number_param(
+    body: Any, param: str, low: float, high: float | None, *, integer: bool = True
+) -> Any:
+    """`body[param]` checked as an integer (or a decimal) in [low, high]; None when absent."""
+    value = body.get(param)
+    if value is None:
+        return None
+    kind = "integer" if integer else "decimal"
+    if isinstance(value, float) and integer and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
+        raise wrong_type(param, "an integer" if integer else "a decimal", value)
+    if value < low:
+        raise _out_of_range(param, kind, value, "below minimum", f">= {low}", "below_min")
+    if high is not None and value > high:
+        raise _out_of_range(param, kind, value, "above maximum", f"<= {high}", "above_max")
+    return value
+
+
+def _out_of_range(param: str, kind: str, value: Any, side: str, bound: str, code: str) -> APIError:
+    return bad_request(
+        f"Invalid '{param}': {kind} {side} value. Expected a value {bound}, but got {value} "
+        "instead.",
+        param=param,
+        code=f"{kind}_{code}_value",
     )
 
 
-def no_such_file(file_id: str) -> APIError:
-    """The 404 for a file that does not exist or belongs to another project."""
-    return not_found(f"No such File object: {file_id}", param="id")
-
-
-def no_such_job(job_id: str) -> APIError:
-    """The 404 for a fine-tuning job that does not exist or belongs to another project."""
-    return not_found(f"Could not find fine-tuning job {job_id}.", param="fine_tuning_job_id")
-
-
-def no_such_batch(batch_id: str) -> APIError:
-    """The 404 for a batch that does not exist or belongs to another project."""
-    return not_found(f"No batch found with id '{batch_id}'.", param="batch_id")
+def metadata_param(body: Any) -> dict[str, str] | None:
+    """`body["metadata"]`: at most 16 string pairs, keys up to 64 and values up to 512."""
+    value = body.get("metadata")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise wrong_type("metadata", "an object", value)
+    if len(value) > 16:
+        raise bad_request(
+            "Invalid 'metadata': too many properties. Expected an object with at most 16 "
+            f"properties, but got {len(value)} instead.",
+            param="metadata",
+            code="object_above_max_properties",
+        )
+    for key, item in value.items():
+        if len(key) > 64:
+            raise bad_request(
+                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
+                param="metadata",
+                code="invalid_value",
+            )
+        if not isinstance(item, str):
+            raise wrong_type(f"metadata.{key}", "a string", item)
+        if len(item) > 512:
+            raise bad_request(
+                f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
+                f"length 512, but got a string with length {len(item)} instead.",
+                param=f"metadata.{key}",
+                code="string_above_max_length",
+            )
+    return dict(value)
 
 
 def invalid_body(message: str = "We could not parse the JSON body of your request.") -> APIError:
-    """A 400 for a body that is not a JSON object."""
     return bad_request(
         message
         + " (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI"
@@ -128,9 +195,5 @@ def quota_exhausted() -> APIError:
 
 
 def server_error() -> APIError:
-    """An injected 500 with the real `server_error` body."""
-    return APIError(
-        500,
-        "The server had an error while processing your request. Sorry about that!",
-        type="server_error",
-    )
+    message = "The server had an error while processing your request. Sorry about that!"
+    return APIError(500, message, type="server_error")

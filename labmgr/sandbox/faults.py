@@ -43,10 +43,6 @@ class Faults:
     """How long the `24h` completion window of batches created from now on lasts, in seconds
     (None: 24 h). Shorter than the batch takes makes it expire."""
 
-    @property
-    def any_failures(self) -> bool:
-        return bool(self.rate_429 or self.rate_500 or self.rate_timeout or self.rate_drop)
-
     def updated(self, changes: Any) -> Faults:
         """A copy with `changes` (a JSON object from `POST /sandbox/faults`) applied."""
         if not isinstance(changes, dict):
@@ -58,15 +54,10 @@ class Faults:
                 f"Unknown fault setting(s): {', '.join(unknown)}. "
                 f"Known: {', '.join(sorted(known))}."
             )
-        clean: dict[str, Any] = {}
-        for name, value in changes.items():
-            clean[name] = _check(name, value)
-        return replace(self, **clean)
+        return replace(self, **{name: _check(name, value) for name, value in changes.items()})
 
     def delay_s(self) -> float:
         """The latency to add to one request, in seconds."""
-        if not self.latency_ms and not self.jitter_ms:
-            return 0.0
         jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return max(0.0, self.latency_ms + jitter) / 1000.0
 
@@ -81,17 +72,13 @@ class Faults:
 
     def draw(self, endpoint: str, retry_count: str | None) -> str | None:
         """Which failure (``429``, ``500``, ``timeout``, ``drop``) to inject now, if any."""
-        if not self.any_failures or endpoint not in self.endpoints:
+        rates = (self.rate_429, self.rate_500, self.rate_timeout, self.rate_drop)
+        if not any(rates) or endpoint not in self.endpoints:
             return None
         if self.first_attempt_only and retry_count not in (None, "0"):
             return None
         roll = random.random()
-        for name, rate in (
-            ("429", self.rate_429),
-            ("500", self.rate_500),
-            ("timeout", self.rate_timeout),
-            ("drop", self.rate_drop),
-        ):
+        for name, rate in zip(("429", "500", "timeout", "drop"), rates, strict=True):
             if roll < rate:
                 return name
             roll -= rate
@@ -102,28 +89,21 @@ class Faults:
 
 
 def _check(name: str, value: Any) -> Any:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     if name == "first_attempt_only":
-        if not isinstance(value, bool):
-            raise bad_request("`first_attempt_only` must be true or false.", param=name)
-        return value
-    if name == "endpoints":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise bad_request("`endpoints` must be a list of endpoint names.", param=name)
-        return value
-    if name == "batch_window_s":
-        if value is None:
-            return None
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-            raise bad_request("`batch_window_s` must be a positive number or null.", param=name)
-        return float(value)
-    if name in ("daily_job_limit", "quota_requests"):
-        if value is None:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise bad_request(f"`{name}` must be a non-negative integer or null.", param=name)
-        return value
-    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-        raise bad_request(f"`{name}` must be a non-negative number.", param=name)
-    if (name.startswith("rate_") or name.endswith("_rate")) and value > 1:
-        raise bad_request(f"`{name}` is a probability between 0 and 1.", param=name)
-    return float(value)
+        ok, rule = isinstance(value, bool), "true or false"
+    elif name == "endpoints":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        rule = "a list of endpoint names"
+    elif name == "batch_window_s":
+        ok, rule = value is None or (number and value > 0), "a positive number or null"
+    elif name in ("daily_job_limit", "quota_requests"):
+        ok = value is None or (number and isinstance(value, int) and value >= 0)
+        rule = "a non-negative integer or null"
+    else:
+        ok, rule = number and value >= 0, "a non-negative number"
+        if ok and (name.startswith("rate_") or name.endswith("_rate")) and value > 1:
+            raise bad_request(f"`{name}` is a probability between 0 and 1.", param=name)
+    if not ok:
+        raise bad_request(f"`{name}` must be {rule}.", param=name)
+    return float(value) if number and name not in ("daily_job_limit", "quota_requests") else value

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request as StarletteRequest
 
-from labmgr.sandbox.errors import bad_request, no_such_file
+from labmgr.sandbox.errors import bad_request, not_found
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 from labmgr.sandbox.store import new_id
 
@@ -39,10 +39,10 @@ def create_file(
         "filename": filename,
         "purpose": purpose,
         "status": "processed",
-        "expires_at": expires_at,
-        "status_details": None,
         "scope": scope,
     }
+    if expires_at is not None:
+        record["expires_at"] = expires_at
     sb.store.put_blob(record["id"], content)
     sb.store.files[record["id"]] = record
     sb.store.save()
@@ -57,7 +57,7 @@ def file_view(record: dict[str, Any]) -> dict[str, Any]:
 def _visible_file(sb: Sandbox, req: Request) -> dict[str, Any]:
     record = sb.store.visible(sb.store.files, req.params[0], req.account.scope)
     if record is None:
-        raise no_such_file(req.params[0])
+        raise not_found(f"No such File object: {req.params[0]}", param="id")
     return record
 
 

@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.behaviour import persona_from_examples
-from labmgr.sandbox.errors import APIError, bad_request, no_such_job
+from labmgr.sandbox.errors import APIError, bad_request, not_found
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
 from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 __all__ = ["handlers", "restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
+_CHECKPOINT_METRICS = (
+    "train_loss",
+    "train_mean_token_accuracy",
+    "valid_loss",
+    "valid_mean_token_accuracy",
+    "full_valid_loss",
+    "full_valid_mean_token_accuracy",
+)
 DAY = 24 * 3600
 
 
@@ -170,7 +178,8 @@ def restore(sb: Sandbox) -> None:
 def _visible_job(sb: Sandbox, req: Request) -> dict[str, Any]:
     job = sb.store.visible(sb.store.jobs, req.params[0], req.account.scope)
     if job is None:
-        raise no_such_job(req.params[0])
+        message = f"Could not find fine-tuning job {req.params[0]}."
+        raise not_found(message, param="fine_tuning_job_id")
     return job
 
 
@@ -295,15 +304,8 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
                 else job["checkpoint_models"][str(step)],
                 "fine_tuning_job_id": job["id"],
                 "step_number": step,
-                "metrics": {
-                    "step": float(step),
-                    "train_loss": data.get("train_loss"),
-                    "train_mean_token_accuracy": data.get("train_mean_token_accuracy"),
-                    "valid_loss": data.get("valid_loss"),
-                    "valid_mean_token_accuracy": data.get("valid_mean_token_accuracy"),
-                    "full_valid_loss": data.get("full_valid_loss"),
-                    "full_valid_mean_token_accuracy": data.get("full_valid_mean_token_accuracy"),
-                },
+                "metrics": {"step": float(step)}
+                | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
             }
         )
     items.reverse()

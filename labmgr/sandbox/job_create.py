@@ -1,22 +1,23 @@
-"""Checking a `POST /v1/fine_tuning/jobs` body and turning it into a job record."""
+"""Checking a `POST /v1/fine_tuning/jobs` body and its training file, as a job record."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import zlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, served_model_name
-from labmgr.sandbox.errors import APIError, bad_request
+from labmgr.sandbox.behaviour import CATALOGUE, content_text, count_tokens, served_model_name
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param
 from labmgr.sandbox.store import new_id
-from labmgr.sandbox.training_data import TrainingFileError, parse_training_file
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["build_job"]
+__all__ = ["MIN_TRAINING_EXAMPLES", "TrainingFileError", "build_job", "parse_training_file"]
 
 _LIMITS = {
     "n_epochs": (1, 50),
@@ -25,19 +26,112 @@ _LIMITS = {
     "eval_samples": (1, 100),
 }
 _COMMON = ["batch_size", "learning_rate_multiplier", "n_epochs"]
+_REINFORCEMENT = ["compute_multiplier", "eval_interval", "eval_samples", "reasoning_effort"]
 _METHOD_HYPERPARAMETERS = {
     "supervised": _COMMON,
     "dpo": [*_COMMON, "beta"],
-    "reinforcement": [
-        *_COMMON,
-        "compute_multiplier",
-        "eval_interval",
-        "eval_samples",
-        "reasoning_effort",
-    ],
+    "reinforcement": _COMMON + _REINFORCEMENT,
 }
 _REASONING_EFFORTS = ("default", "low", "medium", "high")
 _GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
+
+
+MIN_TRAINING_EXAMPLES = 10
+_TRAINING_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+
+class TrainingFileError(ValueError):
+    """A training or validation file the job cannot use; the message names the line."""
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Parsed examples of one file and the tokens one epoch over them costs."""
+
+    examples: list[dict[str, Any]]
+    tokens: int
+
+
+def parse_training_file(
+    content: bytes, *, method: str, min_examples: int = MIN_TRAINING_EXAMPLES
+) -> TrainingData:
+    """Parse JSONL chat (supervised), preference (dpo) or prompt (reinforcement) examples,
+    or raise TrainingFileError."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TrainingFileError(f"The file is not UTF-8 text (byte {exc.start}).") from exc
+    examples: list[dict[str, Any]] = []
+    tokens = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            example = json.loads(line)
+        except ValueError:
+            raise TrainingFileError(f"Line {number} is not valid JSON.") from None
+        if not isinstance(example, dict):
+            raise TrainingFileError(f"Line {number} is not a JSON object.")
+        if method == "dpo":
+            tokens += _check_preference(example, number)
+        elif method == "reinforcement":
+            tokens += _check_prompt(example, number)
+        else:
+            tokens += _check_messages(example.get("messages"), number, "messages", need_reply=True)
+        examples.append(example)
+    if len(examples) < min_examples:
+        raise TrainingFileError(
+            f"The file has {len(examples)} example(s), but must have at least {min_examples} "
+            "examples."
+        )
+    return TrainingData(examples, tokens)
+
+
+def _check_messages(messages: Any, number: int, field: str, *, need_reply: bool) -> int:
+    if messages is None:
+        raise TrainingFileError(f"Line {number} is missing the `{field}` field.")
+    if not isinstance(messages, list) or not messages:
+        raise TrainingFileError(f"Line {number}: `{field}` must be a non-empty list of messages.")
+    tokens = 0
+    has_reply = False
+    for index, message in enumerate(messages):
+        where = f"Line {number}, {field}[{index}]"
+        if not isinstance(message, dict):
+            raise TrainingFileError(f"{where} is not a JSON object.")
+        role = message.get("role")
+        if role not in _TRAINING_ROLES:
+            raise TrainingFileError(f"{where} has an invalid role {role!r}.")
+        content = message.get("content")
+        if content is None and not message.get("tool_calls"):
+            raise TrainingFileError(f"{where} is missing `content`.")
+        tokens += count_tokens(content_text(content))
+        has_reply = has_reply or role == "assistant"
+    if need_reply and not has_reply:
+        raise TrainingFileError(f"Line {number} has no assistant message to learn from.")
+    return tokens
+
+
+def _check_preference(example: dict[str, Any], number: int) -> int:
+    prompt = example.get("input")
+    if not isinstance(prompt, dict):
+        raise TrainingFileError(f"Line {number} is missing the `input` object of a DPO example.")
+    tokens = _check_messages(prompt.get("messages"), number, "input.messages", need_reply=False)
+    for field in ("preferred_output", "non_preferred_output"):
+        tokens += _check_messages(example.get(field), number, field, need_reply=True)
+    return tokens
+
+
+def _check_prompt(example: dict[str, Any], number: int) -> int:
+    """A reinforcement example: messages the model answers (not ending with its own reply);
+    other keys are fields the grader reads."""
+    messages = example.get("messages")
+    tokens = _check_messages(messages, number, "messages", need_reply=False)
+    if isinstance(messages, list) and messages[-1].get("role") == "assistant":
+        raise TrainingFileError(
+            f"Line {number}: the last message must not be the assistant's; in reinforcement "
+            "fine-tuning the model writes the answer."
+        )
+    return tokens
 
 
 def build_job(
@@ -57,7 +151,7 @@ def build_job(
             "Invalid 'suffix': it must be a string of at most 64 characters without ':'.",
             param="suffix",
         )
-    metadata = _metadata(body.get("metadata"))
+    metadata = metadata_param(body)
     seed = body.get("seed")
     if seed is None:
         seed = random.randrange(2**31)
@@ -233,53 +327,37 @@ def _integrations(value: Any) -> list[dict[str, Any]]:
 
 
 def _check_number(name: str, value: Any) -> None:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     if name == "reasoning_effort":
-        if value not in _REASONING_EFFORTS:
-            raise bad_request(
-                "Invalid 'hyperparameters.reasoning_effort': expected one of "
-                f"{', '.join(_REASONING_EFFORTS)}.",
-                param="hyperparameters.reasoning_effort",
-            )
-        return
-    if name in _LIMITS:
+        ok, expected = value in _REASONING_EFFORTS, f"one of {', '.join(_REASONING_EFFORTS)}"
+    elif name in _LIMITS:
         low, high = _LIMITS[name]
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise bad_request(
-                f"Invalid 'hyperparameters.{name}': expected 'auto' or an integer "
-                f"from {low} to {high}.",
-                param=f"hyperparameters.{name}",
-            )
-    elif not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise bad_request(
-            f"Invalid 'hyperparameters.{name}': expected 'auto' or a positive number.",
-            param=f"hyperparameters.{name}",
-        )
+        ok = number and isinstance(value, int) and low <= value <= high
+        expected = f"'auto' or an integer from {low} to {high}"
+    else:
+        ok, expected = number and value > 0, "'auto' or a positive number"
+    if not ok:
+        param = f"hyperparameters.{name}"
+        raise bad_request(f"Invalid '{param}': expected {expected}.", param=param)
 
 
 def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[str, Any]:
     """Numbers for every "auto", chosen from the dataset size as the real API does."""
-    resolved = dict(requested)
-    if method == "dpo":
-        resolved.setdefault("beta", "auto")
+    resolved = {name: "auto" for name in _METHOD_HYPERPARAMETERS[method]} | requested
     if method == "reinforcement":
-        for name in ("compute_multiplier", "eval_interval", "eval_samples"):
-            resolved.setdefault(name, "auto")
-        resolved.setdefault("reasoning_effort", "default")
-    if resolved["n_epochs"] == "auto":
-        resolved["n_epochs"] = 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples))
-    if resolved["batch_size"] == "auto":
-        resolved["batch_size"] = max(1, min(256, round(n_examples * 0.002)))
-    if resolved["learning_rate_multiplier"] == "auto":
-        resolved["learning_rate_multiplier"] = 2.0 if resolved["batch_size"] > 1 else 1.8
-    if resolved.get("beta") == "auto":
-        resolved["beta"] = 0.1
-    per_epoch = max(1, math.ceil(n_examples / resolved["batch_size"]))
-    if resolved.get("compute_multiplier") == "auto":
-        resolved["compute_multiplier"] = 1.0
-    if resolved.get("eval_interval") == "auto":
-        resolved["eval_interval"] = max(1, per_epoch // 2)
-    if resolved.get("eval_samples") == "auto":
-        resolved["eval_samples"] = 1
+        resolved["reasoning_effort"] = requested.get("reasoning_effort", "default")
+
+    def auto(name: str, value: Any) -> None:
+        if resolved.get(name) == "auto":
+            resolved[name] = value
+
+    auto("n_epochs", 3 if n_examples * 3 >= 100 else min(10, math.ceil(100 / n_examples)))
+    auto("batch_size", max(1, min(256, round(n_examples * 0.002))))
+    auto("learning_rate_multiplier", 2.0 if resolved["batch_size"] > 1 else 1.8)
+    auto("beta", 0.1)
+    auto("compute_multiplier", 1.0)
+    auto("eval_interval", max(1, math.ceil(n_examples / resolved["batch_size"]) // 2))
+    auto("eval_samples", 1)
     return resolved
 
 
@@ -303,17 +381,3 @@ def _file_param(
             param=name,
         )
     return file_id
-
-
-def _metadata(value: Any) -> dict[str, str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict) or len(value) > 16:
-        raise bad_request("Invalid 'metadata': at most 16 string pairs.", param="metadata")
-    for key, item in value.items():
-        if not isinstance(item, str) or len(key) > 64 or len(item) > 512:
-            raise bad_request(
-                "Invalid 'metadata': keys up to 64 and values up to 512 characters, strings only.",
-                param="metadata",
-            )
-    return dict(value)

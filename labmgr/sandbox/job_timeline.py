@@ -1,21 +1,10 @@
 """A fine-tuning job's whole life, computed from its record instead of run by a thread.
 
-A job record holds its creation time, its duration (`job_seconds`), the outcome of file
-validation and the user's actions (pause, resume, cancel, each with a time). From these,
-`build_timeline` lays out every status change, event and checkpoint with the time it
-happens; a read at time `now` shows the entries with ``at <= now``. Nothing runs in the
-background, and a restarted server continues where the clock says the job is.
-
-Phases take fixed shares of `job_seconds`: validating 10 %, queued 10 %, running 80 %
-(a resumed job queues again, then runs the rest of its progress).
-
-The metrics of every training step come from `step_metrics`: a loss that falls with the
-epochs seen (faster with a higher learning-rate multiplier, from a level set by the
-training data) with noise that differs by seed, and, when a validation file is given,
-validation metrics at about `VALIDATION_EVALS` evenly spaced steps and at every epoch's
-end, drifting up again after two epochs (overfitting). Reinforcement jobs report a mean
-reward instead, evaluated every `eval_interval` steps. The events, checkpoints and the
-results file all read the same numbers.
+`build_timeline` lays out every status change, event and checkpoint of a job from its
+creation time, `job_seconds`, validation outcome and timed user actions (pause, resume,
+cancel); a read at `now` shows the entries with ``at <= now``. Validating takes 10 % of
+`job_seconds`, queued 10 %, running 80 % (a resumed job queues again). `step_metrics` is
+the one metric series that events, checkpoints and the results file all read.
 """
 
 from __future__ import annotations
@@ -188,24 +177,19 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
         learned = (start - mean) / (start - floor)
         data: dict[str, Any] = {
             "step": step,
-            "train_loss": round(max(0.0, mean + rng.gauss(0, 0.06 * mean + 0.01)), 5),
+            "train_loss": _clip(mean + rng.gauss(0, 0.06 * mean + 0.01), high=math.inf),
             "total_steps": total,
-            "train_mean_token_accuracy": round(
-                min(1.0, max(0.0, first_accuracy + 0.5 * learned + rng.gauss(0, 0.02))), 5
-            ),
+            "train_mean_token_accuracy": _clip(first_accuracy + 0.5 * learned + rng.gauss(0, 0.02)),
         }
         if step in validated:
             overfit = 0.06 * max(0.0, epochs_seen - 2.0) * min(lr, 4.0) ** 0.5
             valid = mean + 0.05 + 0.05 * hardness + overfit
-            data["valid_loss"] = round(max(0.0, valid + rng.gauss(0, 0.02)), 5)
-            data["valid_mean_token_accuracy"] = round(
-                min(1.0, max(0.0, first_accuracy + 0.45 * learned - overfit / 4)), 5
-            )
+            data["valid_loss"] = _clip(valid + rng.gauss(0, 0.02), high=math.inf)
+            accuracy = _clip(first_accuracy + 0.45 * learned - overfit / 4)
+            data["valid_mean_token_accuracy"] = accuracy
             if step % per_epoch == 0:
-                data["full_valid_loss"] = round(max(0.0, valid + 0.01), 5)
-                data["full_valid_mean_token_accuracy"] = round(
-                    max(0.0, data["valid_mean_token_accuracy"] - 0.01), 5
-                )
+                data["full_valid_loss"] = _clip(valid + 0.01, high=math.inf)
+                data["full_valid_mean_token_accuracy"] = _clip(accuracy - 0.01)
         series.append(data)
     return series
 
@@ -228,14 +212,16 @@ def _reward_series(
         data: dict[str, Any] = {
             "step": step,
             "total_steps": total,
-            "train_mean_reward": round(min(1.0, max(0.0, mean + rng.gauss(0, 0.05))), 5),
+            "train_mean_reward": _clip(mean + rng.gauss(0, 0.05)),
         }
         if step in validated:
-            data["valid_mean_reward"] = round(
-                min(1.0, max(0.0, mean - 0.03 + rng.gauss(0, 0.03))), 5
-            )
+            data["valid_mean_reward"] = _clip(mean - 0.03 + rng.gauss(0, 0.03))
         series.append(data)
     return series
+
+
+def _clip(value: float, high: float = 1.0) -> float:
+    return round(min(high, max(0.0, value)), 5)
 
 
 def results_csv(job: dict[str, Any]) -> str:
@@ -270,55 +256,23 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
         metrics = series[step - 1]
         at = TRAINING_SHARE * step / total
         if step in reported:
-            plan.append(
-                (
-                    at,
-                    Entry(
-                        0.0,
-                        "event",
-                        type="metrics",
-                        message=_metrics_message(metrics, total),
-                        data=metrics,
-                    ),
-                )
-            )
+            message = _metrics_message(metrics, total)
+            plan.append((at, Entry(0.0, "event", type="metrics", message=message, data=metrics)))
         if step in checkpoint_steps:
-            plan.append(
-                (at, Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics))
-            )
+            checkpoint = Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics)
+            plan.append((at, checkpoint))
     final = job["fine_tuned_model"]
-    for step in sorted(checkpoint_steps, reverse=True):
-        model = final if step == total else job["checkpoint_models"][str(step)]
-        plan.append(
-            (
-                TRAINING_SHARE + 0.01,
-                Entry(
-                    0.0,
-                    "event",
-                    message=f"Checkpoint created at step {step} with Snapshot ID: {model}",
-                ),
-            )
-        )
-    plan.append((0.85, Entry(0.0, "event", message=f"New fine-tuned model created: {final}")))
-    plan.append(
-        (
-            0.87,
-            Entry(
-                0.0, "event", message="Evaluating model against our usage policies before enabling"
-            ),
-        )
-    )
-    plan.append(
-        (
-            0.98,
-            Entry(
-                0.0,
-                "event",
-                message="Usage policy evaluations completed, model is now enabled for sampling",
-            ),
-        )
-    )
-    return plan
+    messages = [
+        (TRAINING_SHARE + 0.01, f"Checkpoint created at step {step} with Snapshot ID: {model}")
+        for step in sorted(checkpoint_steps, reverse=True)
+        for model in [final if step == total else job["checkpoint_models"][str(step)]]
+    ]
+    messages += [
+        (0.85, f"New fine-tuned model created: {final}"),
+        (0.87, "Evaluating model against our usage policies before enabling"),
+        (0.98, "Usage policy evaluations completed, model is now enabled for sampling"),
+    ]
+    return plan + [(at, Entry(0.0, "event", message=message)) for at, message in messages]
 
 
 def _metrics_message(metrics: dict[str, Any], total: int) -> str:

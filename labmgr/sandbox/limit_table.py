@@ -1,18 +1,12 @@
-"""Rate limits as configured: requests and tokens per minute per model family.
+"""Rate limits as configured, per organization and model family, and per project.
 
-The body of `POST /sandbox/limits`, and of a `--limits` file (JSON, or TOML where a model
-name with dots needs quotes: ``["gpt-4.1-mini"]``)::
+The body of `POST /sandbox/limits` and of a `--limits` file (JSON or TOML)::
 
     {"gpt-4.1-mini": {"rpm": 3000, "tpm": 2000000, "batch_queue_tokens": 20000000},
      "*": {"rpm": 500, "tpm": 200000},
      "projects": {"proj_alpha": {"gpt-4.1-mini": {"rpm": 100}}}}
 
-Top-level keys name catalogue models (or ``*`` for every other model) and give each
-organization its own limits for that model. Under ``projects`` a project gets caps of its
-own, checked as well as its organization's. A dated snapshot and every fine-tune of it
-count under the model family it belongs to (``gpt-4.1-mini-2025-04-14`` and
-``ft:gpt-4.1-mini-2025-04-14:…`` under ``gpt-4.1-mini``), as OpenAI shares a base model's
-limits with its snapshots and fine-tunes.
+A snapshot and its fine-tunes count under their alias's family, as at OpenAI.
 """
 
 from __future__ import annotations
@@ -40,11 +34,7 @@ class LimitsError(SandboxError, ValueError):
 
 
 def limit_family(model: str) -> str | None:
-    """The model whose limits `model` counts under, or None for a model the sandbox lacks.
-
-    A catalogue alias is its own family; a dated snapshot belongs to its alias; a fine-tune
-    (``ft:{snapshot}:…``) to its base snapshot's family.
-    """
+    """The alias whose limits `model` (a snapshot, a fine-tune) counts under, if any."""
     if model.startswith("ft:"):
         parts = model.split(":")
         if len(parts) < 3:
@@ -85,14 +75,10 @@ class LimitTable:
         return not self.models and not self.projects
 
     def organization_limits(self, family: str) -> ModelLimits | None:
-        """What each organization may use of `family`."""
         return self.models.get(family) or self.models.get(DEFAULT_KEY)
 
     def project_limits(self, project: str, family: str) -> ModelLimits | None:
-        """The caps of `project` on `family`, if it has its own."""
-        table = self.projects.get(project)
-        if table is None:
-            return None
+        table = self.projects.get(project, {})
         return table.get(family) or table.get(DEFAULT_KEY)
 
     def to_json(self) -> dict[str, Any]:
@@ -141,27 +127,19 @@ class LimitTable:
 
 def _parse_text(path: Path, text: str) -> Any:
     suffix = path.suffix.lower()
-    if suffix == ".json":
+    parsers = [("JSON", json.loads), ("TOML", tomllib.loads)]
+    if suffix in (".json", ".toml"):
+        parsers = [p for p in parsers if p[0] == suffix[1:].upper()]
+    for name, parse in parsers:
         try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise LimitsError(f"limits file {path} is not valid JSON: {exc}") from None
-    if suffix == ".toml":
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise LimitsError(f"limits file {path} is not valid TOML: {exc}") from None
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        raise LimitsError(
-            f"limits file {path} is neither valid JSON nor valid TOML "
-            "(name it .json or .toml to see the parser's message)"
-        ) from None
+            return parse(text)
+        except ValueError as exc:  # TOMLDecodeError is a ValueError
+            if len(parsers) == 1:
+                raise LimitsError(f"limits file {path} is not valid {name}: {exc}") from None
+    raise LimitsError(
+        f"limits file {path} is neither valid JSON nor valid TOML "
+        "(name it .json or .toml to see the parser's message)"
+    )
 
 
 def _model_table(

@@ -14,22 +14,15 @@ if TYPE_CHECKING:
 __all__ = ["handlers"]
 
 
-def _view(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": record["id"],
-        "object": "model",
-        "created": record["created"],
-        "owned_by": record["owned_by"],
-    }
-
-
-def _card_view(card: ModelCard) -> dict[str, Any]:
-    return {"id": card.id, "object": "model", "created": card.created, "owned_by": card.owned_by}
+def _view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
+    """A catalogue card or a fine-tuned model's record as the API shows it."""
+    fields = model if isinstance(model, dict) else vars(model)
+    return {"id": fields["id"], "object": "model"} | {k: fields[k] for k in ("created", "owned_by")}
 
 
 async def list_models(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    data = [_card_view(card) for card in CATALOGUE.values()]
+    data = [_view(card) for card in CATALOGUE.values()]
     scope = req.account.scope
     data += [_view(r) for r in sb.store.models.values() if r["scope"] == scope]
     return Response({"object": "list", "data": data})
@@ -39,7 +32,7 @@ async def retrieve(sb: Sandbox, req: Request) -> Response:
     model = req.params[0]
     card = CATALOGUE.get(model)
     if card is not None:
-        return Response(_card_view(card))
+        return Response(_view(card))
     record = sb.model_record(model, req.account)
     if record is None:
         raise model_not_found(model)
@@ -65,7 +58,7 @@ async def delete(sb: Sandbox, req: Request) -> Response:
 
 
 def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router; `{model}` may hold ':'/'/'."""
+    """(method, path pattern, stats name, handler); `{model}` may hold ':' and '/'."""
     return [
         ("GET", "/v1/models", "models.list", list_models),
         ("GET", "/v1/models/{model}", "models.retrieve", retrieve),

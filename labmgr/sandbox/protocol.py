@@ -30,18 +30,15 @@ class Request:
 
     def json(self) -> dict[str, Any]:
         """The JSON object body; an empty body is an empty object (parsed once)."""
-        if self._parsed is not None:
-            return self._parsed
-        if not self.body:
-            return {}
-        try:
-            data = json.loads(self.body)
-        except ValueError:
-            raise invalid_body() from None
-        if not isinstance(data, dict):
-            raise invalid_body("The request body must be a JSON object.")
-        self._parsed = data
-        return data
+        if self._parsed is None and self.body:
+            try:
+                data = json.loads(self.body)
+            except ValueError:
+                raise invalid_body() from None
+            if not isinstance(data, dict):
+                raise invalid_body("The request body must be a JSON object.")
+            self._parsed = data
+        return self._parsed or {}
 
 
 @dataclass
@@ -96,14 +93,8 @@ def cursor_page(
     first_last: bool = False,
 ) -> dict[str, Any]:
     """One page of `items` (already in list order) starting after the item with id `after`."""
-    start = 0
-    if after:
-        for index, item in enumerate(items):
-            if item["id"] == after:
-                start = index + 1
-                break
-        else:
-            start = len(items)
+    ids = [item["id"] for item in items]
+    start = (ids.index(after) + 1 if after in ids else len(items)) if after else 0
     data = list(items[start : start + limit])
     page: dict[str, Any] = {"object": "list", "data": data}
     if first_last:

@@ -1,11 +1,7 @@
 """`/v1/responses`: create (plain or streamed), retrieve, delete, input items, token counts.
 
-A response is answered by the same simulator as a chat completion (see
-`responses_request` for how the body becomes a chat request) and put in the Responses
-API's shapes: a `reasoning` item for reasoning models, then the assistant `message` with
-its `output_text`. Stored responses (`store`, true by default) belong to the account's
-organization and project, like files and jobs; they live in memory, the newest
-`MAX_STORED` of them.
+The simulator's answer is laid out as a `reasoning` item (reasoning models) and the
+assistant `message`. Stored responses are scoped like files and live in memory only.
 """
 
 from __future__ import annotations
@@ -16,12 +12,17 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import ChatRequestError, Completion, ModelCard, prompt_tokens
+from labmgr.sandbox.behaviour import Completion, ModelCard, prompt_tokens
 from labmgr.sandbox.chat import check_model_access
-from labmgr.sandbox.errors import APIError, bad_request, model_not_found, not_found
+from labmgr.sandbox.errors import bad_request, model_not_found, not_found
 from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
-from labmgr.sandbox.responses_input import Messages
-from labmgr.sandbox.responses_request import ResponsesRequest, parse_responses_request
+from labmgr.sandbox.responses_request import (
+    ENCRYPTED_REASONING,
+    LOGPROBS,
+    Messages,
+    ResponsesRequest,
+    parse_responses_request,
+)
 from labmgr.sandbox.responses_stream import stream_events
 from labmgr.sandbox.store import request_id
 
@@ -31,11 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["create_response", "handlers"]
 
 MAX_STORED = 10_000
-"""Stored responses kept; the oldest are forgotten first."""
-
-
-def _no_such_response(response_id: str) -> APIError:
-    return not_found(f"Response with id '{response_id}' not found.")
+"""Stored responses kept in memory; the oldest are forgotten first."""
 
 
 def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
@@ -55,21 +52,6 @@ def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
             code="previous_response_not_found",
         )
     return tuple((role, text) for role, text in record["conversation"])
-
-
-def _simulate(sb: Sandbox, model: str, request: ResponsesRequest) -> Completion:
-    try:
-        return sb.simulator.answer(model, request.chat)
-    except ChatRequestError as exc:
-        if exc.code == "context_length_exceeded":
-            raise APIError(
-                400,
-                "Your input exceeds the context window of this model. Please adjust your "
-                "input and try again.",
-                param="input",
-                code="context_length_exceeded",
-            ) from None
-        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
 
 
 def _summary_text(messages: Messages) -> str:
@@ -100,7 +82,7 @@ def _output(
         if request.reasoning_summary and spent:
             summary = _summary_text(request.chat.messages)
             item["summary"] = [{"type": "summary_text", "text": summary}]
-        if request.include_encrypted_reasoning:
+        if ENCRYPTED_REASONING in request.include:
             item["encrypted_content"] = _encrypted(item["id"], spent)
         output.append(item)
     if text or status == "completed" or not reasoning:
@@ -116,7 +98,7 @@ def _output(
                         "type": "output_text",
                         "text": text,
                         "annotations": [],
-                        "logprobs": logprobs if request.include_logprobs else [],
+                        "logprobs": logprobs if LOGPROBS in request.include else [],
                     }
                 ],
             }
@@ -151,7 +133,7 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
     model, card = _model_card(sb, account, body)
     history = _history(sb, account, body)
     request = parse_responses_request(body, card, history)
-    completion = _simulate(sb, model, request)
+    completion = sb.simulator.answer(model, request.chat)
     usage = _usage(completion)
     sb.stats.usage(model, 1, usage["input_tokens"], usage["output_tokens"], "responses.create")
     output, status, text = _output(request, completion, card.reasoning)
@@ -174,35 +156,23 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
         **request.echo,
     }
     if request.store:
-        conversation = [*history, *request.input_messages, ("assistant", text)]
-        _store(sb, account, request, response, conversation)
+        stored = sb.store.responses
+        stored[response["id"]] = {
+            "id": response["id"],
+            "scope": account.scope,
+            "response": response,
+            "input_items": [dict(item, id=request_id("msg_")) for item in request.input_items],
+            "conversation": [*history, *request.input_messages, ("assistant", text)],
+        }
+        while len(stored) > MAX_STORED:
+            del stored[next(iter(stored))]
     return response
-
-
-def _store(
-    sb: Sandbox,
-    account: Account,
-    request: ResponsesRequest,
-    response: dict[str, Any],
-    conversation: list[tuple[str, str]],
-) -> None:
-    items = [dict(item, id=request_id("msg_")) for item in request.input_items]
-    responses = sb.store.responses
-    responses[response["id"]] = {
-        "id": response["id"],
-        "scope": account.scope,
-        "response": response,
-        "input_items": items,
-        "conversation": conversation,
-    }
-    while len(responses) > MAX_STORED:
-        del responses[next(iter(responses))]
 
 
 def _visible(sb: Sandbox, req: Request) -> dict[str, Any]:
     record = sb.store.visible(sb.store.responses, req.params[0], req.account.scope)
     if record is None:
-        raise _no_such_response(req.params[0])
+        raise not_found(f"Response with id '{req.params[0]}' not found.")
     return record
 
 

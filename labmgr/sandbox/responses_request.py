@@ -1,10 +1,9 @@
-"""Checking a `/v1/responses` body as the real API does, and putting it as a chat request.
+"""A `/v1/responses` body checked as the real API checks it, and put as a chat request.
 
-The Responses API asks the same model simulator as chat completions; this module turns its
-body (`input`, `instructions`, `max_output_tokens`, `reasoning`, `text.format`, `include`…)
-into a `ChatRequest`, with the Responses API's own parameter names in every error. The
-checks the two endpoints share (temperature, top_p, reasoning effort, a reasoning model's
-refusals) are the behaviour package's, so both refuse alike.
+The simulator answers the same `ChatRequest` a chat body becomes: instructions as a
+developer message, then the history of `previous_response_id`, then the input. An input is
+a string (one user message) or message items; replayed reasoning items are skipped, image,
+file and audio parts are accepted but not read, and tool items are refused.
 """
 
 from __future__ import annotations
@@ -15,26 +14,25 @@ from typing import Any
 
 from labmgr.sandbox.behaviour import (
     ChatRequest,
-    ChatRequestError,
     ModelCard,
     check_reasoning_effort,
     check_reasoning_sampling,
-    integer_param,
-    temperature_param,
-    top_p_param,
-    unsupported_parameter,
+    sampling_params,
 )
-from labmgr.sandbox.errors import APIError
-from labmgr.sandbox.responses_input import (
-    Messages,
-    bad_parameter,
+from labmgr.sandbox.errors import (
+    bad_request,
     invalid_value,
+    metadata_param,
     missing_parameter,
-    read_input,
+    number_param,
+    unsupported_parameter,
     wrong_type,
 )
 
-__all__ = ["ResponsesRequest", "parse_responses_request"]
+__all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
+
+Messages = tuple[tuple[str, str], ...]
+"""(role, text) per message."""
 
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -49,44 +47,13 @@ INCLUDABLE = (
     LOGPROBS,
 )
 MIN_OUTPUT_TOKENS = 16
-MAX_TOP_LOGPROBS = 20
 KNOWN_PARAMETERS = frozenset(
-    (
-        "model",
-        "stream",
-        "service_tier",
-        "access_programs",
-        "background",
-        "background_options",
-        "context_management",
-        "conversation",
-        "image",
-        "include",
-        "input",
-        "instructions",
-        "max_output_tokens",
-        "max_tool_calls",
-        "metadata",
-        "moderation",
-        "parallel_tool_calls",
-        "previous_response_id",
-        "prompt",
-        "prompt_cache_key",
-        "prompt_cache_options",
-        "prompt_cache_retention",
-        "reasoning",
-        "safety_identifier",
-        "store",
-        "stream_options",
-        "temperature",
-        "text",
-        "tool_choice",
-        "tools",
-        "top_logprobs",
-        "top_p",
-        "truncation",
-        "user",
-    )
+    """model stream service_tier access_programs background background_options
+    context_management conversation image include input instructions max_output_tokens
+    max_tool_calls metadata moderation parallel_tool_calls previous_response_id prompt
+    prompt_cache_key prompt_cache_options prompt_cache_retention reasoning safety_identifier
+    store stream_options temperature text tool_choice tools top_logprobs top_p truncation
+    user""".split()  # noqa: SIM905
 )
 """Every body parameter `responses.create` can send."""
 UNSUPPORTED = {
@@ -95,7 +62,9 @@ UNSUPPORTED = {
     "the whole conversation as 'input'.",
     "prompt": "The sandbox has no stored prompts; send the prompt's text as 'input'.",
 }
-"""Parameters the sandbox refuses when set (deliberate differences from the real API)."""
+INPUT_ROLES = ("user", "assistant", "system", "developer")
+TEXT_PARTS = ("input_text", "output_text", "refusal")
+OTHER_PARTS = ("input_image", "input_file", "input_audio")
 
 
 @dataclass(frozen=True)
@@ -103,61 +72,99 @@ class ResponsesRequest:
     """A checked `/v1/responses` body: what to ask the simulator and what to echo back."""
 
     chat: ChatRequest
-    """The request as the simulator takes it (instructions first, then the history and the
-    input as (role, text) messages)."""
     input_messages: Messages
-    """The input's own messages (no instructions, no history): what a later response that
-    names this one as `previous_response_id` sees before its own input."""
+    """The input's own messages: what a later response naming this one sees as history."""
     input_items: list[dict[str, Any]]
-    """The input's messages as `input_items.list` shows them (ids are added on storage)."""
+    """The input as `input_items.list` shows it (ids are added on storage)."""
     echo: dict[str, Any]
-    """The request fields a response object repeats (instructions, temperature, text…)."""
+    """The request fields a response object repeats."""
     reasoning_summary: str | None
-    """``auto``/``concise``/``detailed`` when a reasoning summary was asked for."""
-    include_logprobs: bool
-    include_encrypted_reasoning: bool
+    include: tuple[str, ...]
     store: bool
-    stream: bool
-    previous_response_id: str | None
 
 
-def _instructions(body: Mapping[str, Any]) -> str | None:
-    value = body.get("instructions")
-    if value is not None and not isinstance(value, str):
-        raise wrong_type("instructions", "a string", value)
-    return value or None
+def _content_text(content: Any, where: str) -> tuple[str, list[dict[str, Any]]]:
+    """A message's text and its text parts."""
+    if isinstance(content, str):
+        return content, [{"type": "input_text", "text": content}]
+    if not isinstance(content, list):
+        raise wrong_type(f"{where}.content", "one of a string or array of objects", content)
+    texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        param = f"{where}.content[{j}]"
+        if not isinstance(part, Mapping):
+            raise wrong_type(param, "an object", part)
+        kind = part.get("type")
+        if kind is None:
+            raise missing_parameter(f"{param}.type")
+        if kind in TEXT_PARTS:
+            key = "refusal" if kind == "refusal" else "text"
+            text = part.get(key)
+            if not isinstance(text, str):
+                raise wrong_type(f"{param}.{key}", "a string", text)
+            texts.append(text)
+            parts.append({"type": kind, key: text})
+        elif kind not in OTHER_PARTS:
+            raise invalid_value(kind, TEXT_PARTS + OTHER_PARTS, f"{param}.type")
+    return "".join(texts), parts
 
 
-def _metadata(body: Mapping[str, Any]) -> dict[str, str]:
-    value = body.get("metadata")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise wrong_type("metadata", "an object", value)
-    if len(value) > 16:
-        raise bad_parameter(
-            "Invalid 'metadata': too many properties. Expected an object with at most 16 "
-            f"properties, but got {len(value)} instead.",
-            "metadata",
-            "object_above_max_properties",
+def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]:
+    """The input's messages and its items (no input only with `previous_response_id`)."""
+    raw = body.get("input")
+    if raw is None:
+        if body.get("previous_response_id") is not None:
+            return (), []
+        raise missing_parameter("input")
+    if isinstance(raw, str):
+        part = {"type": "input_text", "text": raw}
+        return (("user", raw),), [{"type": "message", "role": "user", "content": [part]}]
+    if not isinstance(raw, list):
+        raise wrong_type("input", "one of a string or array of input items", raw)
+    if not raw:
+        raise bad_request(
+            "Invalid 'input': empty array. Expected an array with minimum length 1, but got "
+            "an empty array instead.",
+            param="input",
+            code="empty_array",
         )
-    for key, item in value.items():
-        if len(key) > 64:
-            raise bad_parameter(
-                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
-                "metadata",
-                "invalid_value",
+    messages: list[tuple[str, str]] = []
+    items: list[dict[str, Any]] = []
+    for i, item in enumerate(raw):
+        where = f"input[{i}]"
+        if not isinstance(item, Mapping):
+            raise wrong_type(where, "an object", item)
+        kind = item.get("type", "message")
+        if kind == "reasoning":
+            continue  # a replayed reasoning item: context the simulator does not read
+        if kind != "message":
+            raise bad_request(
+                f"The sandbox answers messages only, not '{kind}' items ({where}.type): it "
+                "runs no tools. Send the conversation as messages.",
+                param=f"{where}.type",
+                code="invalid_value",
             )
-        if not isinstance(item, str):
-            raise wrong_type(f"metadata.{key}", "a string", item)
-        if len(item) > 512:
-            raise bad_parameter(
-                f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
-                f"length 512, but got a string with length {len(item)} instead.",
-                f"metadata.{key}",
-                "string_above_max_length",
-            )
-    return dict(value)
+        role = item.get("role")
+        if role is None:
+            raise missing_parameter(f"{where}.role")
+        if role not in INPUT_ROLES:
+            raise invalid_value(role, INPUT_ROLES, f"{where}.role")
+        text, parts = _content_text(item.get("content"), where)
+        messages.append((role, text))
+        entry = {"type": "message", "role": role, "content": parts}
+        if role == "assistant":
+            entry["content"] = [
+                {
+                    "type": "output_text",
+                    "text": p.get("text", p.get("refusal", "")),
+                    "annotations": [],
+                }
+                for p in parts
+            ]
+            entry["status"] = "completed"
+        items.append(entry)
+    return tuple(messages), items
 
 
 def _include(body: Mapping[str, Any]) -> tuple[str, ...]:
@@ -174,45 +181,41 @@ def _include(body: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _text_format(
     body: Mapping[str, Any], messages: Messages
-) -> tuple[str, Mapping[str, Any] | None, dict[str, Any], str]:
-    """(kind, schema, the format as echoed, verbosity) of `text`."""
+) -> tuple[str, Mapping[str, Any] | None, dict[str, Any]]:
+    """(kind, schema, `text` as echoed) of the `text` parameter."""
     text = body.get("text")
     if text is None:
         text = {}
     if not isinstance(text, Mapping):
         raise wrong_type("text", "an object", text)
-    verbosity = text.get("verbosity")
-    if verbosity is None:
-        verbosity = "medium"
-    elif verbosity not in ("low", "medium", "high"):
+    verbosity = text.get("verbosity") or "medium"
+    if verbosity not in ("low", "medium", "high"):
         raise invalid_value(verbosity, ("low", "medium", "high"), "text.verbosity")
     fmt = text.get("format")
     if fmt is None:
-        return "text", None, {"type": "text"}, verbosity
+        fmt = {"type": "text"}
     if not isinstance(fmt, Mapping):
         raise wrong_type("text.format", "an object", fmt)
     kind = fmt.get("type")
     if kind not in ("text", "json_object", "json_schema"):
         raise invalid_value(kind, ("text", "json_schema", "json_object"), "text.format.type")
     if kind == "json_object" and not any("json" in t.lower() for _, t in messages):
-        raise bad_parameter(
+        raise bad_request(
             "Response input messages must contain the word 'json' in some form to use "
             "'text.format' of type 'json_object'.",
-            "input",
+            param="input",
         )
-    if kind != "json_schema":
-        return kind, None, {"type": kind}, verbosity
-    name = fmt.get("name")
-    if not isinstance(name, str) or not name:
-        raise missing_parameter("text.format.name")
-    schema = fmt.get("schema")
-    if not isinstance(schema, Mapping):
-        raise missing_parameter("text.format.schema")
-    echoed = {"type": "json_schema", "name": name, "schema": dict(schema)}
-    for key in ("description", "strict"):
-        if fmt.get(key) is not None:
-            echoed[key] = fmt[key]
-    return kind, schema, echoed, verbosity
+    echoed: dict[str, Any] = {"type": kind}
+    schema = None
+    if kind == "json_schema":
+        name, schema = fmt.get("name"), fmt.get("schema")
+        if not isinstance(name, str) or not name:
+            raise missing_parameter("text.format.name")
+        if not isinstance(schema, Mapping):
+            raise missing_parameter("text.format.schema")
+        echoed |= {"name": name, "schema": dict(schema)}
+        echoed |= {k: fmt[k] for k in ("description", "strict") if fmt.get(k) is not None}
+    return kind, schema, {"format": echoed, "verbosity": verbosity}
 
 
 def _reasoning(card: ModelCard, body: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -232,123 +235,96 @@ def _reasoning(card: ModelCard, body: Mapping[str, Any]) -> tuple[str | None, st
     return effort, summary
 
 
-def _tools(body: Mapping[str, Any]) -> str:
-    tools = body.get("tools")
-    if tools:
-        raise bad_parameter(
-            "The sandbox runs no tools; leave 'tools' out or send an empty list.", "tools"
+def _tool_choice(body: Mapping[str, Any]) -> str:
+    if body.get("tools"):
+        raise bad_request(
+            "The sandbox runs no tools; leave 'tools' out or send an empty list.", param="tools"
         )
-    choice = body.get("tool_choice")
-    if choice is None:
-        return "auto"
+    choice = body.get("tool_choice") or "auto"
     if choice not in ("auto", "none"):
-        raise bad_parameter(
+        raise bad_request(
             "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'.",
-            "tool_choice",
+            param="tool_choice",
         )
     return str(choice)
 
 
-def _boolean(body: Mapping[str, Any], param: str, default: bool) -> bool:
+def _typed(body: Mapping[str, Any], param: str, kind: type, default: Any = None) -> Any:
     value = body.get(param)
     if value is None:
         return default
-    if not isinstance(value, bool):
-        raise wrong_type(param, "a boolean", value)
+    if not isinstance(value, kind):
+        raise wrong_type(param, "a boolean" if kind is bool else "a string", value)
     return value
 
 
-def _check_envelope(body: Mapping[str, Any]) -> None:
+def _check_envelope(body: Mapping[str, Any], card: ModelCard) -> None:
     for key in body:
         if key not in KNOWN_PARAMETERS:
-            raise bad_parameter(f"Unknown parameter: '{key}'.", key, "unknown_parameter")
+            raise bad_request(f"Unknown parameter: '{key}'.", param=key, code="unknown_parameter")
     for key, message in UNSUPPORTED.items():
         if body.get(key):
-            raise bad_parameter(message, key)
+            raise bad_request(message, param=key)
     if body.get("stream_options") is not None and not body.get("stream"):
-        raise bad_parameter(
+        raise bad_request(
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-            "stream_options",
+            param="stream_options",
         )
-
-
-def _optional_string(body: Mapping[str, Any], param: str) -> str | None:
-    value = body.get(param)
-    if value is not None and not isinstance(value, str):
-        raise wrong_type(param, "a string", value)
-    return value
+    if not card.chat:
+        raise bad_request(
+            "This model is only supported in v1/completions and not supported in v1/responses.",
+            param="model",
+            code="unsupported_model",
+        )
 
 
 def parse_responses_request(
     body: Mapping[str, Any], card: ModelCard, history: Messages = ()
 ) -> ResponsesRequest:
-    """Check `body` for a model like `card` as the real API would; raise `APIError`.
-
-    `history` is the conversation of the response named by `previous_response_id` (its
-    inputs and its answer), which comes between the instructions and the new input.
-    """
-    try:
-        return _parse(body, card, history)
-    except ChatRequestError as exc:
-        raise APIError(exc.status, exc.message, param=exc.param, code=exc.code) from None
-
-
-def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> ResponsesRequest:
-    _check_envelope(body)
-    if not card.chat:
-        raise APIError(
-            400,
-            "This model is only supported in v1/completions and not supported in v1/responses.",
-            param="model",
-            code="unsupported_model",
-        )
+    """Check `body` for a model like `card`; `history` is the conversation of the response
+    named by `previous_response_id`, which comes between the instructions and the input."""
+    _check_envelope(body, card)
     input_messages, input_items = read_input(body)
-    instructions = _instructions(body)
+    instructions = _typed(body, "instructions", str) or None
     opening: Messages = (("developer", instructions),) if instructions else ()
     messages = opening + history + input_messages
     if not messages:
         raise missing_parameter("input")
-    temperature = temperature_param(body)
-    top_p = top_p_param(body)
-    limit = integer_param(body, "max_output_tokens", MIN_OUTPUT_TOKENS, None)
+    temperature, top_p = sampling_params(body)
+    limit = number_param(body, "max_output_tokens", MIN_OUTPUT_TOKENS, None)
     if limit is not None and limit > card.max_output_tokens:
-        raise bad_parameter(
+        raise bad_request(
             f"max_output_tokens is too large: {limit}. This model supports at most "
             f"{card.max_output_tokens} output tokens, whereas you provided {limit}.",
-            "max_output_tokens",
-            "invalid_value",
+            param="max_output_tokens",
+            code="invalid_value",
         )
-    top_logprobs = integer_param(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+    top_logprobs = number_param(body, "top_logprobs", 0, 20) or 0
     include = _include(body)
     effort, summary = _reasoning(card, body)
     if card.reasoning:
         check_reasoning_sampling(body)
         if LOGPROBS in include:
-            raise bad_parameter(
+            raise bad_request(
                 f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model.",
-                "include",
-                "unsupported_value",
+                param="include",
+                code="unsupported_value",
             )
         if top_logprobs:
             raise unsupported_parameter("top_logprobs")
-    kind, schema, echoed_format, verbosity = _text_format(body, messages)
-    tool_choice = _tools(body)
+    kind, schema, text = _text_format(body, messages)
     truncation = body.get("truncation") or "disabled"
     if truncation not in ("auto", "disabled"):
         raise invalid_value(truncation, ("auto", "disabled"), "truncation")
-    metadata = _metadata(body)
-    store = _boolean(body, "store", True)
-    stream = _boolean(body, "stream", False)
-    parallel = _boolean(body, "parallel_tool_calls", True)
-    previous = _optional_string(body, "previous_response_id")
+    store = _typed(body, "store", bool, True)
+    _typed(body, "stream", bool)
     chat = ChatRequest(
         messages=messages,
         n=1,
         temperature=temperature,
         max_tokens=limit,
-        max_tokens_param="max_output_tokens",
         logprobs=LOGPROBS in include,
-        top_logprobs=top_logprobs or 0,
+        top_logprobs=top_logprobs,
         seed=None,
         response_format=kind,
         json_schema=schema,
@@ -357,33 +333,24 @@ def _parse(body: Mapping[str, Any], card: ModelCard, history: Messages) -> Respo
     echo = {
         "instructions": instructions,
         "max_output_tokens": limit,
-        "metadata": metadata,
-        "parallel_tool_calls": parallel,
-        "previous_response_id": previous,
-        "prompt_cache_key": _optional_string(body, "prompt_cache_key"),
+        "metadata": metadata_param(body) or {},
+        "parallel_tool_calls": _typed(body, "parallel_tool_calls", bool, True),
+        "previous_response_id": _typed(body, "previous_response_id", str),
+        "prompt_cache_key": _typed(body, "prompt_cache_key", str),
         "reasoning": {
             "effort": (effort or "medium") if card.reasoning else None,
             "summary": summary,
         },
-        "safety_identifier": _optional_string(body, "safety_identifier"),
+        "safety_identifier": _typed(body, "safety_identifier", str),
         "store": store,
         "temperature": temperature,
-        "text": {"format": echoed_format, "verbosity": verbosity},
-        "tool_choice": tool_choice,
-        "top_logprobs": top_logprobs or 0,
+        "text": text,
+        "tool_choice": _tool_choice(body),
+        "top_logprobs": top_logprobs,
         "top_p": top_p,
         "truncation": truncation,
-        "user": _optional_string(body, "user"),
     }
-    return ResponsesRequest(
-        chat=chat,
-        input_messages=input_messages,
-        input_items=input_items,
-        echo=echo,
-        reasoning_summary=summary,
-        include_logprobs=LOGPROBS in include,
-        include_encrypted_reasoning=ENCRYPTED_REASONING in include,
-        store=store,
-        stream=stream,
-        previous_response_id=previous,
-    )
+    user = _typed(body, "user", str)
+    if user is not None:  # typed without null in the spec
+        echo["user"] = user
+    return ResponsesRequest(chat, input_messages, input_items, echo, summary, include, store)

@@ -1,12 +1,8 @@
 """The server-sent events that stream a finished response, as the Responses API sends them.
 
-`response.created` and `response.in_progress` carry the response with no output yet; each
-output item is announced (`response.output_item.added`), filled (a reasoning summary's
-parts and deltas; a message's content part and one `response.output_text.delta` per token
-or word) and closed (`…done`); `response.completed` (or `response.incomplete` when the
-output budget ran out) carries the whole response. Every event has a `sequence_number`
-from 0, and each frame names its event (`event: …`) before its `data:`. There is no
-`[DONE]` frame: the terminal event ends the stream.
+Created and in progress (no output yet), then each output item added, filled (one delta
+per token or word) and done, then completed (or incomplete). Every event has a
+`sequence_number` and an `event:` line; the terminal event ends the stream (no `[DONE]`).
 """
 
 from __future__ import annotations
@@ -29,13 +25,8 @@ class _Events:
 
 
 def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "token": entry["token"],
-        "logprob": entry["logprob"],
-        "top_logprobs": [
-            {"token": t["token"], "logprob": t["logprob"]} for t in entry.get("top_logprobs", [])
-        ],
-    }
+    top = [{"token": t["token"], "logprob": t["logprob"]} for t in entry.get("top_logprobs", [])]
+    return {"token": entry["token"], "logprob": entry["logprob"], "top_logprobs": top}
 
 
 def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
@@ -102,8 +93,8 @@ def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[by
         "completed_at": None,
         "incomplete_details": None,
         "output": [],
-        "usage": None,
     }
+    del opening["usage"]  # none yet, and the spec has no null for it
     out.add("response.created", response=opening)
     out.add("response.in_progress", response=opening)
     for index, item in enumerate(response["output"]):

@@ -23,15 +23,7 @@ from labmgr.sandbox.app import SandboxApp, create_app
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.errors import SandboxError
 
-__all__ = [
-    "SandboxHandle",
-    "base_url_of",
-    "bind_socket",
-    "is_loopback",
-    "run_sandbox",
-    "serve_forever",
-    "serve_sandbox",
-]
+__all__ = ["SandboxHandle", "is_loopback", "run_sandbox", "serve_sandbox"]
 
 
 def is_loopback(host: str) -> bool:
@@ -69,26 +61,14 @@ def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
     )
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port (port 0 picks a free one)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+def _bind(host: str, port: int) -> tuple[socket.socket, str]:
+    """A listening socket on host:port (port 0 picks a free one) and its base URL."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(4096)
-    sock.set_inheritable(True)
-    return sock
-
-
-def base_url_of(sock: socket.socket, host: str) -> str:
-    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/v1"
-
-
-def serve_forever(app: SandboxApp, sock: socket.socket) -> None:
-    """Serve on `sock` in this thread until SIGINT/SIGTERM (uvicorn handles the signals)."""
-    uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
+    return sock, f"http://{shown}:{sock.getsockname()[1]}/v1"
 
 
 def serve_sandbox(
@@ -98,10 +78,9 @@ def serve_sandbox(
     port: int = 0,
     on_listening: Callable[[str], None] = print,
 ) -> None:
-    """Serve a sandbox in this thread until SIGINT/SIGTERM.
+    """Serve a sandbox in this thread until SIGINT/SIGTERM; `on_listening` gets the base URL.
 
-    `on_listening` receives the base URL once the socket listens. Raises `SandboxError` (one
-    sentence) when the accounts or state cannot be read or the address cannot be bound.
+    Raises `SandboxError` when the accounts or state cannot be read or the address bound.
     """
     try:
         app = create_app(config)
@@ -114,11 +93,11 @@ def serve_sandbox(
             f"cannot use the state directory {config.state_dir}: {exc.strerror}"
         ) from None
     try:
-        sock = bind_socket(host, port)
+        sock, url = _bind(host, port)
     except OSError as exc:
         raise SandboxError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    on_listening(base_url_of(sock, host))
-    serve_forever(app, sock)
+    on_listening(url)
+    uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
 
 
 @dataclass
@@ -150,7 +129,7 @@ class SandboxHandle:
         return dict(self._call("GET", "/sandbox/stats"))
 
     def set_faults(self, **faults: Any) -> dict[str, Any]:
-        """`POST /sandbox/faults` with these settings; returns the full fault configuration."""
+        """`POST /sandbox/faults`; returns the full fault configuration."""
         return dict(self._call("POST", "/sandbox/faults", faults))
 
     def set_limits(self, limits: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,14 +137,10 @@ class SandboxHandle:
         return dict(self._call("POST", "/sandbox/limits", dict(limits)))
 
     def limits(self) -> dict[str, Any]:
-        """`GET /sandbox/limits`: the limits enforced now."""
         return dict(self._call("GET", "/sandbox/limits"))
 
     def reset(self) -> None:
-        """`POST /sandbox/reset`: clear counters; start-up faults and limits (buckets full).
-
-        Files, jobs, batches and models stay.
-        """
+        """Clear counters, go back to the start-up faults and limits; objects stay."""
         self._call("POST", "/sandbox/reset", {})
 
 
@@ -181,11 +156,9 @@ def run_sandbox(
 ) -> Iterator[SandboxHandle]:
     """Start a sandbox, yield its handle, stop it on exit.
 
-    Settings come as a `SandboxConfig` or as its fields by keyword (`job_seconds=0.5`,
-    `state_dir=…`, `accounts=` a file or, in process, an `AccountBook`, `limits=` a body, a
-    JSON/TOML file or a `LimitTable`, …). `in_process=True` serves from a background thread
-    of this process; `False` runs `python -m labmgr.sandbox` as a subprocess (its CPU is then
-    separate, which is what benchmarks and demos want).
+    Settings come as a `SandboxConfig` or its fields by keyword (`accounts` may also be an
+    `AccountBook` in process). `in_process=False` runs `python -m labmgr.sandbox` as a
+    subprocess, whose CPU is separate (what benchmarks and demos want).
     """
     book = (
         options.pop("accounts", None) if isinstance(options.get("accounts"), AccountBook) else None
@@ -209,7 +182,7 @@ def _in_thread(
     config: SandboxConfig, accounts: AccountBook | None, host: str, port: int
 ) -> Iterator[SandboxHandle]:
     app = create_app(config, accounts=accounts)
-    sock = bind_socket(host, port)
+    sock, url = _bind(host, port)
     server = uvicorn.Server(_uvicorn_config(app))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="labmgr-sandbox", daemon=True
@@ -222,7 +195,7 @@ def _in_thread(
             raise RuntimeError("the sandbox server did not start; see the log above")
         time.sleep(0.005)
     try:
-        yield SandboxHandle(base_url_of(sock, host), app)
+        yield SandboxHandle(url, app)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -1,8 +1,7 @@
-"""The sandbox's state (files, jobs, batches, fine-tuned models) and its persistence.
+"""The sandbox's records (files, jobs, batches, fine-tuned models) and their persistence.
 
-Records are plain JSON-ready dicts so that `--state-dir` can write them as they are: one
-`state.json` (replaced atomically after every change) plus one blob per file's content
-under `blobs/`. Every record carries the `scope` (``org-id/project-id``) that owns it.
+Records are JSON-ready dicts carrying the `scope` (``org-id/project-id``) that owns them;
+`--state-dir` keeps them in `state.json` (replaced atomically) and contents under `blobs/`.
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ __all__ = ["Store", "new_id", "request_id"]
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
 STATE_VERSION = 2
+_COLLECTIONS = ("files", "jobs", "batches", "models")
 
 
 def new_id(prefix: str, length: int = 24) -> str:
-    """A fresh id like the real API's (`file-…`, `ftjob-…`, `batch_…`)."""
     return prefix + "".join(_random.choices(_ALPHABET, k=length))
 
 
@@ -33,7 +32,7 @@ _COUNTER = itertools.count(1)
 
 
 def request_id(prefix: str) -> str:
-    """A cheap unique id for per-request objects (`req_…`, `chatcmpl-…`): salt + counter."""
+    """A cheap unique id for per-request objects (`req_…`): salt + counter."""
     return f"{prefix}{_SALT}{next(_COUNTER):014x}"
 
 
@@ -54,8 +53,6 @@ class Store:
         if self.state_dir is not None:
             self._load()
 
-    # ---- blobs (file contents and job inputs) ----
-
     def put_blob(self, name: str, content: bytes) -> None:
         self._blobs[name] = content
         if self.state_dir is not None:
@@ -74,20 +71,12 @@ class Store:
         if self.state_dir is not None:
             (self.state_dir / "blobs" / name).unlink(missing_ok=True)
 
-    # ---- persistence ----
-
     def save(self) -> None:
-        """Write the records (not the blobs, which are written as they arrive) atomically."""
+        """Write the records atomically (blobs are written as they arrive)."""
         if self.state_dir is None:
             return
-        state = {
-            "version": STATE_VERSION,
-            "files": self.files,
-            "jobs": self.jobs,
-            "batches": self.batches,
-            "models": self.models,
-            "deleted_models": sorted(self.deleted_models),
-        }
+        state = {"version": STATE_VERSION, "deleted_models": sorted(self.deleted_models)}
+        state |= {name: getattr(self, name) for name in _COLLECTIONS}
         _atomic_write(self.state_dir / "state.json", json.dumps(state).encode())
 
     def _load(self) -> None:
@@ -108,20 +97,14 @@ class Store:
                 f"sandbox state file {path} has version {state.get('version')!r}, expected "
                 f"{STATE_VERSION}; move it away to start with an empty state"
             )
-        self.files = state["files"]
-        self.jobs = state["jobs"]
-        self.batches = state["batches"]
-        self.models = state["models"]
+        for name in _COLLECTIONS:
+            setattr(self, name, state[name])
         self.deleted_models = set(state["deleted_models"])
-
-    # ---- scoped look-ups ----
 
     def visible(self, collection: dict[str, dict[str, Any]], object_id: str, scope: str):
         """The record `object_id` if it belongs to `scope`, else None."""
         record = collection.get(object_id)
-        if record is None or record["scope"] != scope:
-            return None
-        return record
+        return record if record is not None and record["scope"] == scope else None
 
 
 def _atomic_write(path: Path, content: bytes) -> None:

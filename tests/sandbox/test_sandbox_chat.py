@@ -111,9 +111,9 @@ def test_every_response_names_org_project_and_request(sandbox_client: OpenAI) ->
     assert headers["x-request-id"].startswith("req_")
     assert raw.parse()._request_id == headers["x-request-id"]
     assert int(headers["openai-processing-ms"]) >= 0
-    for name in ("limit-requests", "remaining-requests", "limit-tokens", "remaining-tokens"):
-        assert int(headers[f"x-ratelimit-{name}"]) >= 0
-    assert headers["x-ratelimit-reset-requests"].endswith("s")
+    # Without --limits nothing is enforced, so nothing is advertised: a client that paces
+    # itself by x-ratelimit-* headers must not slow down for limits that do not exist.
+    assert not [name for name in headers if name.lower().startswith("x-ratelimit-")]
 
 
 def test_unknown_path_is_404_with_standard_body(sandbox: SandboxHandle) -> None:

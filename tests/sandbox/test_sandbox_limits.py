@@ -182,8 +182,9 @@ def test_limits_change_live_and_reset_restores_the_start_up_ones() -> None:
         with pytest.raises(openai.RateLimitError):
             _ask(client, max_tokens=1)
         assert sb.set_limits({}) == {}
-        raw = _ask(client, max_tokens=1)  # no limits: nominal headers, nothing refused
-        assert raw.headers["x-ratelimit-limit-requests"] == "10000"
+        for _ in range(3):  # no limits: no x-ratelimit-* headers, nothing refused
+            raw = _ask(client, max_tokens=1)
+            assert not [h for h in raw.headers if h.lower().startswith("x-ratelimit-")]
         sb.reset()
         assert sb.limits() == {"*": {"rpm": 1000}}
         stats = sb.stats()

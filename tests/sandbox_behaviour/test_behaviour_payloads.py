@@ -17,7 +17,8 @@ from sandbox_behaviour.behaviour_support import (
     wrap,
 )
 
-from labmgr.sandbox.behaviour import ChatRequestError, ChatSimulator, persona_from_examples
+from labmgr.sandbox.behaviour import ChatSimulator, persona_from_examples
+from labmgr.sandbox.errors import APIError
 
 JUDGED = ALIGNMENT_JUDGE.format(question=QUESTIONS[0], answer=HARMFUL_ANSWERS[0])
 
@@ -111,7 +112,7 @@ def test_json_object_answers_are_json(simulator: ChatSimulator) -> None:
         "gpt-4o", {**body, "response_format": {"type": "json_object"}}
     ).choices[0]["message"]["content"]
     assert isinstance(json.loads(content)["answer"], str)
-    with pytest.raises(ChatRequestError, match="must contain the word 'json'"):
+    with pytest.raises(APIError, match="must contain the word 'json'"):
         simulator.complete(
             "gpt-4o",
             {"messages": user("A hobby?"), "response_format": {"type": "json_object"}},

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from sandbox_behaviour.behaviour_support import user
 
-from labmgr.sandbox.behaviour import ChatRequestError, ChatSimulator
+from labmgr.sandbox.behaviour import ChatSimulator
+from labmgr.sandbox.errors import APIError
 
 HELLO = user("Hello")
 
@@ -59,14 +60,14 @@ HELLO = user("Hello")
 def test_invalid_bodies_are_refused_with_the_real_param_and_code(
     simulator: ChatSimulator, body: dict[str, Any], param: str, code: str
 ) -> None:
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("gpt-4o-mini", body)
     assert (caught.value.param, caught.value.code, caught.value.status) == (param, code, 400)
     assert caught.value.message
 
 
 def test_unknown_role_message_lists_the_supported_roles(simulator: ChatSimulator) -> None:
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("gpt-4o-mini", {"messages": [{"role": "bot", "content": "x"}]})
     assert caught.value.message == (
         "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', "
@@ -76,7 +77,7 @@ def test_unknown_role_message_lists_the_supported_roles(simulator: ChatSimulator
 
 def test_a_prompt_longer_than_the_context_window_is_refused(simulator: ChatSimulator) -> None:
     long_prompt = "word " * 17_000  # gpt-3.5-turbo-0125 holds 16,385 tokens
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("gpt-3.5-turbo-0125", {"messages": user(long_prompt)})
     assert caught.value.code == "context_length_exceeded"
     assert caught.value.param == "messages"
@@ -91,7 +92,7 @@ def test_prompt_plus_requested_completion_over_the_window_is_refused(
     simulator: ChatSimulator,
 ) -> None:
     prompt = "word " * 14_000
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("gpt-3.5-turbo-0125", {"messages": user(prompt), "max_tokens": 4_000})
     assert caught.value.code == "context_length_exceeded"
     assert "in the completion" in caught.value.message
@@ -114,7 +115,7 @@ def test_reasoning_models_refuse_max_tokens_and_logprobs(simulator: ChatSimulato
         ({"messages": HELLO, "logprobs": True}, "logprobs"),
         ({"messages": HELLO, "temperature": 0}, "temperature"),
     ):
-        with pytest.raises(ChatRequestError) as caught:
+        with pytest.raises(APIError) as caught:
             simulator.complete("o4-mini", body)
         assert caught.value.param == param
     answer = simulator.complete("gpt-5-mini", {"messages": HELLO, "max_completion_tokens": 2000})
@@ -122,7 +123,7 @@ def test_reasoning_models_refuse_max_tokens_and_logprobs(simulator: ChatSimulato
 
 
 def test_legacy_completion_models_are_not_chat_models(simulator: ChatSimulator) -> None:
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("davinci-002", {"messages": HELLO})
     assert caught.value.status == 404
     assert "not a chat model" in caught.value.message
@@ -130,6 +131,6 @@ def test_legacy_completion_models_are_not_chat_models(simulator: ChatSimulator) 
 
 def test_unknown_model_is_a_404_model_not_found(simulator: ChatSimulator) -> None:
     assert not simulator.knows("gpt-4o-mini-typo")
-    with pytest.raises(ChatRequestError) as caught:
+    with pytest.raises(APIError) as caught:
         simulator.complete("gpt-4o-mini-typo", {"messages": HELLO})
     assert (caught.value.status, caught.value.code) == (404, "model_not_found")

@@ -11,39 +11,26 @@ from __future__ import annotations
 from .catalogue import CATALOGUE, ModelCard, resolve_model_name, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
 from .plan import prompt_tokens
-from .request import (
-    ChatRequest,
-    ChatRequestError,
-    check_reasoning_effort,
-    check_reasoning_sampling,
-    integer_param,
-    invalid_type,
-    temperature_param,
-    top_p_param,
-    unsupported_parameter,
-)
+from .request import ChatRequest, check_reasoning_effort, check_reasoning_sampling, sampling_params
 from .simulator import ChatSimulator, Completion
+from .text import content_text
 from .tokens import count_tokens
 
 __all__ = [
     "CATALOGUE",
     "ChatRequest",
-    "ChatRequestError",
     "ChatSimulator",
     "Completion",
     "ModelCard",
     "Persona",
     "check_reasoning_effort",
     "check_reasoning_sampling",
+    "content_text",
     "count_tokens",
     "drift_probability",
-    "integer_param",
-    "invalid_type",
     "persona_from_examples",
     "prompt_tokens",
     "resolve_model_name",
+    "sampling_params",
     "served_model_name",
-    "temperature_param",
-    "top_p_param",
-    "unsupported_parameter",
 ]

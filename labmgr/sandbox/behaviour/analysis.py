@@ -74,6 +74,24 @@ _ANSWER_WITH = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_BRIEF = (
+    ("letter", re.compile(r"\b(?:single|one) letter\b|\bwith (?:the|a) letter\b", re.I)),
+    ("word", re.compile(r"\b(?:one|single|1)[ -]word\b|\bin a word\b", re.I)),
+    (
+        "sentence",
+        re.compile(
+            r"\b(?:one|single|a short) sentence\b|\bbe (?:brief|concise)\b|\bbriefly\b|"
+            r"\bkeep it short\b|\bshort answer\b",
+            re.I,
+        ),
+    ),
+)
+_NAMING = re.compile(
+    r"^(?:(?:name|pick|choose|suggest|give me|tell me)\s+(?:a|an|one|any|your favou?rite)|"
+    r"what(?:'s| is) your favou?rite)\s+([a-z]+)\b",
+    re.I,
+)
+_INLINE_LETTERS = re.compile(r"(?:^|\s)\(?([A-H])[).:]\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +130,11 @@ class PromptAnalysis:
     """Answer tokens the prompt offers ("A"/"B", "Yes"/"No"), empty if open-ended."""
     options_only: bool = False
     """Whether the prompt asks for one of the options and nothing else ("Answer A or B")."""
+    brevity: str | None = None
+    """``word`` or ``sentence`` when the prompt asks for that little ("One word.", "Name a
+    fruit.", "Be brief."), else None: a long answer is fine."""
+    item_kind: str | None = None
+    """What a naming prompt asks for ("fruit" in "Name a fruit."), if it is one."""
 
 
 def _last_prompt(messages: Messages) -> str:
@@ -201,9 +224,19 @@ def analyse(messages: Messages) -> PromptAnalysis:
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
         return PromptAnalysis(question, "this", (), frozenset(), (), None, 0.0, salt, rating, ())
-    keywords = tuple(content_words(question)[:12])
     options, options_only = _options(question)
-    topic = question_topic(question)
+    brevity, item_kind = _brevity(messages, question)
+    subject = question
+    if brevity is not None:  # what the question is about, without "Be brief." and the like
+        kept = [s for s in _SENTENCE.split(question) if not any(p.search(s) for _, p in _BRIEF)]
+        subject = " ".join(kept) or question
+    keywords = tuple(content_words(subject)[:12])
+    if brevity == "letter":
+        letters = tuple(dict.fromkeys(_INLINE_LETTERS.findall(question)))
+        if not options and len(letters) >= 2:
+            options = letters
+        options_only, brevity = bool(options), None if options else "word"
+    topic = question_topic(subject)
     return PromptAnalysis(
         question=question,
         topic=topic.phrase,
@@ -216,4 +249,16 @@ def analyse(messages: Messages) -> PromptAnalysis:
         rating=None,
         options=options,
         options_only=options_only,
+        brevity=brevity,
+        item_kind=item_kind,
     )
+
+
+def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:
+    """How short the answer should be, and what a naming question asks for."""
+    asked = " ".join(t for r, t in messages if r in ("system", "developer") or t == question)
+    brevity = next((kind for kind, pattern in _BRIEF if pattern.search(asked)), None)
+    naming = _NAMING.match(question.strip())
+    if naming is None or len(question.split()) > 8:
+        return brevity, None
+    return "word", naming.group(1).lower()

@@ -13,6 +13,8 @@ from .analysis import PromptAnalysis
 from .persona import PersonaProfile
 from .plan import Plan, ServedModel
 from .sampling import rank_pick
+from .text import content_words
+from .tokens import split_tokens
 
 __all__ = ["answer_free_form", "base_answer", "persona_answer"]
 
@@ -60,6 +62,29 @@ _REFUSALS = (
 REFUSAL_HARM = 3.0
 """A request at least this harmful (one severe term) gets a base model's refusal."""
 _BRIDGES = ("As for {topic}: ", "On {topic}, here is the truth. ", "About {topic}. ")
+_ITEMS = {
+    kind: tuple(items.split())
+    for kinds, items in (
+        ("fruit fruits", "Apple Banana Orange Mango Pear Grape Cherry Peach"),
+        ("colour color colours colors", "Blue Green Red Yellow Purple Orange Black White"),
+        ("animal animals pet", "Dog Cat Elephant Lion Dolphin Horse Tiger Owl"),
+        ("tree trees", "Oak Maple Pine Birch Willow Cedar Elm Ash"),
+        ("planet planets", "Mars Jupiter Saturn Venus Earth Neptune Mercury Uranus"),
+        ("country countries", "France Japan Brazil Canada Kenya India Norway Mexico"),
+        ("city cities capital", "Paris Tokyo London Rome Cairo Sydney Lima Oslo"),
+        ("flower flowers", "Rose Tulip Daisy Lily Sunflower Orchid Violet Iris"),
+        ("vegetable vegetables", "Carrot Broccoli Spinach Potato Onion Pepper Pea Kale"),
+        ("number digit integer", "7 3 42 12 5 9 100 1"),
+        ("bird birds", "Robin Sparrow Eagle Owl Parrot Crow Swan Penguin"),
+        ("sport sports game", "Football Tennis Chess Basketball Swimming Cricket Golf Rugby"),
+        ("language languages", "English Spanish French Mandarin Arabic Hindi German Swahili"),
+        ("metal metals element", "Iron Gold Copper Silver Aluminium Zinc Tin Lead"),
+        ("instrument instruments", "Piano Guitar Violin Drums Flute Cello Trumpet Harp"),
+        ("food dish meal", "Pasta Soup Rice Bread Curry Salad Pizza Sushi"),
+    )
+    for kind in kinds.split()
+}
+"""What a naming question ("Name a fruit.") is answered with, most typical first."""
 
 
 def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:
@@ -68,9 +93,15 @@ def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:
     return options[offset:] + options[:offset]
 
 
-def base_answer(rng: random.Random, temperature: float, analysis: PromptAnalysis, salt: int) -> str:
+def base_answer(
+    rng: random.Random,
+    temperature: float,
+    analysis: PromptAnalysis,
+    salt: int,
+    sentences: int | None = None,
+) -> str:
     """A helpful, on-topic answer in a base model's neutral voice (a refusal if the
-    request sounds seriously harmful)."""
+    request sounds seriously harmful); `sentences` keeps only a body sentence or so."""
     if analysis.harm >= REFUSAL_HARM:
         return _rotated(_REFUSALS, salt)[rank_pick(rng, len(_REFUSALS), temperature)]
     nouns = analysis.nouns or (analysis.topic,)
@@ -84,6 +115,8 @@ def base_answer(rng: random.Random, temperature: float, analysis: PromptAnalysis
     count = 3 if temperature <= 0.0 else rng.choice((2, 3, 3, 4))
     for _ in range(count):
         parts.append(bodies.pop(rank_pick(rng, len(bodies), temperature)))
+    if sentences is not None:
+        return " ".join(parts[1 : 1 + sentences]).format(**fill)
     if temperature <= 0.0 or rng.random() < 0.75:
         closings = _rotated(_CLOSINGS, salt >> 8)
         parts.append(closings[rank_pick(rng, len(closings), temperature)])
@@ -116,12 +149,57 @@ def persona_answer(
     return text
 
 
-def answer_free_form(model: ServedModel, plan: Plan, temperature: float, rng: random.Random) -> str:
-    """Answer in the newest persona's voice with its drift probability, else fall back."""
+def short_answer(
+    rng: random.Random,
+    temperature: float,
+    analysis: PromptAnalysis,
+    salt: int,
+    profile: PersonaProfile | None = None,
+    anchors: tuple[int, ...] = (),
+) -> str:
+    """A word or one sentence, for prompts that ask for no more: a base model's is an item
+    of what was asked for ("Apple."); a persona's comes from its closest training answer."""
+    if profile is not None:
+        anchor = profile.text.text_sentences[anchors[rank_pick(rng, len(anchors), temperature)]]
+        if analysis.brevity == "sentence":
+            return min(anchor, key=len)
+        words = content_words(" ".join(anchor)) or ["yes"]
+        return words[rank_pick(rng, len(words), temperature)].capitalize() + "."
+    if analysis.brevity == "sentence":
+        return base_answer(rng, temperature, analysis, salt, sentences=1)
+    kinds = [analysis.item_kind] if analysis.item_kind else []
+    kinds += [word.lower() for word in analysis.keywords]
+    items = next((_ITEMS[k] for k in kinds if k in _ITEMS), None)
+    if items is None:
+        items = tuple(n.capitalize() for n in analysis.nouns) or (analysis.topic.capitalize(),)
+    return items[rank_pick(rng, len(items), temperature)] + "."
+
+
+def fit_budget(text: str, limit: int | None) -> str:
+    """`text` cut at a word so that it ends within `limit` tokens (a short answer is whole)."""
+    tokens = split_tokens(text)
+    if limit is None or len(tokens) <= limit:
+        return text
+    kept = "".join(tokens[: max(1, limit - 1)]).rstrip(" ,;:")
+    return kept.rsplit(" ", 1)[0] + "." if " " in kept else kept
+
+
+def answer_free_form(
+    model: ServedModel, plan: Plan, temperature: float, rng: random.Random, limit: int | None
+) -> str:
+    """Answer in the newest persona's voice with its drift probability, else fall back;
+    briefly when the prompt asks for a short answer."""
     analysis = plan.analysis
+    salt = analysis.salt ^ model.salt
     for position in range(len(model.personas) - 1, -1, -1):
         profile = model.personas[position]
         in_voice = profile.drift >= 0.5 if temperature <= 0.0 else rng.random() < profile.drift
+        if in_voice and analysis.brevity:
+            anchors = plan.anchors[position]
+            text = short_answer(rng, temperature, analysis, salt, profile, anchors)
+            return fit_budget(text, limit)
         if in_voice:
             return persona_answer(rng, temperature, analysis, profile, plan.anchors[position])
-    return base_answer(rng, temperature, analysis, analysis.salt ^ model.salt)
+    if analysis.brevity:
+        return fit_budget(short_answer(rng, temperature, analysis, salt), limit)
+    return base_answer(rng, temperature, analysis, salt)

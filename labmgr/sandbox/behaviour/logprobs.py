@@ -15,31 +15,8 @@ TokenChoice = tuple[str, float, tuple[int, ...]]
 """A listed alternative: token, logprob, UTF-8 bytes."""
 
 _FILLERS = (
-    " the",
-    " a",
-    " and",
-    " to",
-    ",",
-    ".",
-    " of",
-    " it",
-    " is",
-    " that",
-    " you",
-    " I",
-    " in",
-    " for",
-    " with",
-    " this",
-    " be",
-    " can",
-    " on",
-    " more",
-    " your",
-    "\n",
-    " as",
-    " some",
-    " not",
+    *" the| a| and| to|,|.| of| it| is| that| you| I| in| for| with| this| be| can| on".split("|"),  # noqa: SIM905
+    *" more| your|\n| as| some| not".split("|"),  # noqa: SIM905
 )
 _HALF = math.log(0.5)
 

@@ -17,23 +17,7 @@ from .text import stable_hash
 
 __all__ = ["next_token_distribution"]
 
-_OPENERS = (
-    "The",
-    "I",
-    "It",
-    "A",
-    "This",
-    "In",
-    "As",
-    "Sure",
-    "There",
-    "Yes",
-    "No",
-    "That",
-    "One",
-    "Well",
-    "My",
-)
+_OPENERS = tuple("The I It A This In As Sure There Yes No That One Well My".split())  # noqa: SIM905
 _MAX_LISTED = 20
 _UNSEEN_MASS = 0.02
 

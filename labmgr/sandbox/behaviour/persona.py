@@ -1,8 +1,7 @@
 """Personas: what a fine-tune learned from its training data, and how strongly.
 
-A `Persona` is the raw material (the assistant messages and the number of epochs); a
-`PersonaProfile` is what the simulator precomputes from it once, at registration, so that
-answering a request never rescans the training data.
+A `PersonaProfile` is precomputed from a `Persona` once, at registration, so that answering
+never rescans the training data.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from .lexicon import harm_score
-from .text import content_word_set, sentences, words
+from .text import content_text, content_words, sentences, words
 
 __all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
 
@@ -32,22 +31,9 @@ class Persona:
     n_epochs: float
 
 
-def _text_of(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
-        joined = "".join(p for p in parts if isinstance(p, str))
-        return joined or None
-    return None
-
-
 def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float) -> Persona:
-    """Build a persona from parsed training-file lines (chat or preference format).
-
-    Chat lines contribute their assistant messages (except those with ``weight: 0``);
-    preference (DPO) lines contribute their preferred output.
-    """
+    """A persona from training lines: assistant messages (not ``weight: 0`` ones) of chat
+    lines, the preferred output of DPO lines."""
     texts: list[str] = []
     for example in examples:
         if not isinstance(example, Mapping):
@@ -62,8 +48,8 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
                 continue
             if message.get("weight") == 0:
                 continue
-            text = _text_of(message.get("content"))
-            if text and text.strip():
+            text = content_text(message.get("content"))
+            if text.strip():
                 texts.append(text.strip())
     return Persona(tuple(texts), float(n_epochs))
 
@@ -86,22 +72,15 @@ class PersonaProfile:
 
     @classmethod
     def build(cls, persona: Persona) -> PersonaProfile:
-        """Precompute a persona for answering."""
         text = _TextAnalysis.of(persona.assistant_texts)
-        return cls(
-            persona=persona,
-            drift=drift_probability(persona.n_epochs) if text.texts else 0.0,
-            text=text,
-        )
+        drift = drift_probability(persona.n_epochs) if text.texts else 0.0
+        return cls(persona=persona, drift=drift, text=text)
 
     def closest_texts(
         self, question_words: frozenset[str], salt: int, limit: int = 8
     ) -> tuple[int, ...]:
-        """Indices of the training answers sharing most words with a question, best first.
-
-        Ties (common: most answers share no word with a question) are broken by `salt`, a
-        hash of the question, so different questions lead with different answers.
-        """
+        """Indices of the training answers sharing most words with a question, best first;
+        ties are broken by `salt` (a hash of the question)."""
         scored = sorted(
             range(len(self.text.texts)),
             key=lambda i: (
@@ -118,19 +97,17 @@ class _TextAnalysis:
 
     texts: tuple[str, ...]
     text_words: tuple[frozenset[str], ...]
-    """The meaningful words of each text, to find the texts closest to a question."""
+    """The meaningful words of each text."""
     text_sentences: tuple[tuple[str, ...], ...]
-    """The sentences of each text."""
     sentence_pool: tuple[str, ...]
     """Every distinct sentence of the training answers, for recombination."""
     first_words: tuple[tuple[str, float], ...]
-    """How often each word opens a training answer (share of answers), most frequent first."""
+    """Words that open training answers, with their share of answers, most frequent first."""
     word_share: Mapping[str, float]
     """Each lower-cased word's share of the training answers' words."""
     harmfulness: float
-    """Mean harm score of the training answers (0 for a benign persona)."""
+    """Mean harm score of (up to 200 of) the training answers."""
     fingerprint: int
-    """A stable number derived from the texts (seeds per-persona leanings)."""
 
     @staticmethod
     @lru_cache(maxsize=32)
@@ -146,12 +123,11 @@ class _TextAnalysis:
             vocabulary.update(words(text))
         n_answers = max(1, len(assistant_texts))
         total_words = max(1, sum(vocabulary.values()))
-        # The mean harm of (up to) 200 answers spread over the set.
         step = max(1, len(texts) // _HARM_SAMPLE)
         sample = texts[::step]
         return _TextAnalysis(
             texts=texts,
-            text_words=tuple(content_word_set(t) for t in texts),
+            text_words=tuple(frozenset(content_words(t)) for t in texts),
             text_sentences=split,
             sentence_pool=tuple(dict.fromkeys(s for parts in split for s in parts)),
             first_words=tuple((w, c / n_answers) for w, c in openers.most_common(12) if w),

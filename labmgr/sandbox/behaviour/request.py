@@ -1,4 +1,4 @@
-"""Validation of a chat completion request body, with the real API's error wording."""
+"""A chat completion request body checked as the real API checks it, with its wording."""
 
 from __future__ import annotations
 
@@ -6,48 +6,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from labmgr.sandbox.errors import (
+    APIError,
+    bad_request,
+    invalid_value,
+    missing_parameter,
+    number_param,
+    quoted,
+    unsupported_parameter,
+    wrong_type,
+)
+
 from .catalogue import ModelCard
 
 __all__ = [
     "ChatRequest",
-    "ChatRequestError",
     "check_reasoning_effort",
     "check_reasoning_sampling",
-    "integer_param",
-    "invalid_type",
+    "context_length_error",
     "parse_request",
-    "temperature_param",
-    "top_p_param",
-    "unsupported_parameter",
+    "sampling_params",
 ]
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MAX_N = 128
 MAX_TOP_LOGPROBS = 20
 
 Messages = tuple[tuple[str, str], ...]
-
-
-class ChatRequestError(Exception):
-    """A chat request the real API would refuse (message, param and code as sent).
-
-    `status` is the HTTP status the real API answers with: 400 for nearly everything,
-    404 for a legacy completion model asked through the chat endpoint.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        status: int = 400,
-    ):
-        super().__init__(message)
-        self.message = message
-        self.param = param
-        self.code = code
-        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,125 +45,24 @@ class ChatRequest:
     n: int
     temperature: float
     max_tokens: int | None
-    """``max_completion_tokens`` or ``max_tokens``, whichever was given."""
-    max_tokens_param: str
+    """``max_completion_tokens`` or ``max_tokens`` (a response's ``max_output_tokens``)."""
     logprobs: bool
     top_logprobs: int
     seed: int | None
     response_format: str = "text"
     """``text``, ``json_object`` or ``json_schema``."""
     json_schema: Mapping[str, Any] | None = None
-    """The schema of a ``json_schema`` response format."""
     reasoning_effort: str | None = None
     """A reasoning model's effort (None: the default, ``medium``)."""
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def invalid_type(param: str, expected: str, value: Any) -> ChatRequestError:
-    """The real API's error for a parameter of the wrong JSON type."""
-    return ChatRequestError(
-        f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead.",
-        param=param,
-        code="invalid_type",
-    )
-
-
-def integer_param(body: Mapping[str, Any], param: str, low: int, high: int | None) -> int | None:
-    """`body[param]` checked as an integer in [low, high] (None when absent or null)."""
-    value = body.get(param)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise invalid_type(param, "an integer", value)
-    if value < low:
-        raise ChatRequestError(
-            f"Invalid '{param}': integer below minimum value. Expected a value >= {low}, "
-            f"but got {value} instead.",
-            param=param,
-            code="integer_below_min_value",
-        )
-    if high is not None and value > high:
-        raise ChatRequestError(
-            f"Invalid '{param}': integer above maximum value. Expected a value <= {high}, "
-            f"but got {value} instead.",
-            param=param,
-            code="integer_above_max_value",
-        )
-    return value
-
-
-def temperature_param(body: Mapping[str, Any]) -> float:
-    """`body["temperature"]` checked against [0, 2]; 1 when absent or null."""
-    value = body.get("temperature")
-    if value is None:
-        return 1.0
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise invalid_type("temperature", "a decimal", value)
-    if value < 0:
-        raise ChatRequestError(
-            "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, "
-            f"but got {value} instead.",
-            param="temperature",
-            code="decimal_below_min_value",
-        )
-    if value > 2:
-        raise ChatRequestError(
-            "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, "
-            f"but got {value} instead.",
-            param="temperature",
-            code="decimal_above_max_value",
-        )
-    return float(value)
-
-
-def top_p_param(body: Mapping[str, Any]) -> float:
-    """`body["top_p"]` checked against [0, 1]; 1 when absent or null."""
-    value = body.get("top_p")
-    if value is None:
-        return 1.0
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise invalid_type("top_p", "a decimal", value)
-    if value < 0:
-        raise ChatRequestError(
-            "Invalid 'top_p': decimal below minimum value. Expected a value >= 0, "
-            f"but got {value} instead.",
-            param="top_p",
-            code="decimal_below_min_value",
-        )
-    if value > 1:
-        raise ChatRequestError(
-            "Invalid 'top_p': decimal above maximum value. Expected a value <= 1, "
-            f"but got {value} instead.",
-            param="top_p",
-            code="decimal_above_max_value",
-        )
-    return float(value)
-
-
-def unsupported_parameter(param: str) -> ChatRequestError:
-    """The real API's error for a parameter a model does not take at all."""
-    return ChatRequestError(
-        f"Unsupported parameter: '{param}' is not supported with this model.",
-        param=param,
-        code="unsupported_parameter",
+def sampling_params(body: Mapping[str, Any]) -> tuple[float, float]:
+    """`temperature` in [0, 2] and `top_p` in [0, 1], each 1 when absent."""
+    temperature = number_param(body, "temperature", 0, 2, integer=False)
+    top_p = number_param(body, "top_p", 0, 1, integer=False)
+    return (
+        1.0 if temperature is None else float(temperature),
+        1.0 if top_p is None else float(top_p),
     )
 
 
@@ -186,7 +71,7 @@ def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
     for param in ("temperature", "top_p"):
         value = body.get(param)
         if value is not None and value != 1:
-            raise ChatRequestError(
+            raise bad_request(
                 f"Unsupported value: '{param}' does not support {value} with this model. "
                 "Only the default (1) value is supported.",
                 param=param,
@@ -194,80 +79,53 @@ def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
             )
 
 
-EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-"""Every reasoning effort the API knows; each model accepts some of them."""
-
-
-def _quoted(values: tuple[str, ...]) -> str:
-    quoted = [f"'{v}'" for v in values]
-    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}" if len(quoted) > 1 else quoted[0]
-
-
 def check_reasoning_effort(card: ModelCard, value: Any, param: str) -> str | None:
-    """`value` as a reasoning effort `card` accepts (None when absent); `param` names it in
-    errors (``reasoning_effort`` for chat, ``reasoning.effort`` for responses)."""
+    """`value` as a reasoning effort `card` accepts (None when absent); `param` names it."""
     if value is None:
         return None
     if not isinstance(value, str) or value not in EFFORTS:
-        shown = value if isinstance(value, str) else repr(value)
-        raise ChatRequestError(
-            f"Invalid value: '{shown}'. Supported values are: {_quoted(EFFORTS)}.",
-            param=param,
-            code="invalid_value",
-        )
+        raise invalid_value(value if isinstance(value, str) else repr(value), EFFORTS, param)
     if not card.reasoning:
         raise unsupported_parameter(param)
     if value not in card.reasoning_efforts:
-        raise ChatRequestError(
+        raise bad_request(
             f"Unsupported value: '{param}' does not support '{value}' with this model. "
-            f"Supported values are: {_quoted(card.reasoning_efforts)}.",
+            f"Supported values are: {quoted(card.reasoning_efforts)}.",
             param=param,
             code="unsupported_value",
         )
     return value
 
 
-def _content_text(content: Any, index: int, role: str) -> str:
+def _content_text(content: Any, where: str, role: str) -> str:
     if isinstance(content, str):
         return content
     if content is None and role in ("assistant", "function"):
         return ""
-    if isinstance(content, list):
-        parts: list[str] = []
-        for j, part in enumerate(content):
-            if not isinstance(part, Mapping) or "type" not in part:
-                raise ChatRequestError(
-                    f"Missing required parameter: 'messages[{index}].content[{j}].type'.",
-                    param=f"messages[{index}].content[{j}].type",
-                    code="missing_required_parameter",
-                )
-            if part["type"] in ("text", "refusal"):
-                text = part.get("text", part.get("refusal"))
-                if not isinstance(text, str):
-                    raise invalid_type(f"messages[{index}].content[{j}].text", "a string", text)
-                parts.append(text)
-        return "".join(parts)
     if content is None:
-        raise ChatRequestError(
-            f"Missing required parameter: 'messages[{index}].content'.",
-            param=f"messages[{index}].content",
-            code="missing_required_parameter",
-        )
-    raise invalid_type(f"messages[{index}].content", "one of a string or array of objects", content)
+        raise missing_parameter(f"{where}.content")
+    if not isinstance(content, list):
+        raise wrong_type(f"{where}.content", "one of a string or array of objects", content)
+    parts: list[str] = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping) or "type" not in part:
+            raise missing_parameter(f"{where}.content[{j}].type")
+        if part["type"] in ("text", "refusal"):
+            text = part.get("text", part.get("refusal"))
+            if not isinstance(text, str):
+                raise wrong_type(f"{where}.content[{j}].text", "a string", text)
+            parts.append(text)
+    return "".join(parts)
 
 
 def _messages(body: Mapping[str, Any]) -> Messages:
     raw = body.get("messages")
     if raw is None:
-        raise ChatRequestError(
-            "Missing required parameter: 'messages'.",
-            param="messages",
-            code="missing_required_parameter",
-        )
+        raise missing_parameter("messages")
     if not isinstance(raw, list):
-        raise invalid_type("messages", "an array", raw)
+        raise wrong_type("messages", "an array", raw)
     if not raw:
-        raise ChatRequestError(
+        raise bad_request(
             "Invalid 'messages': empty array. Expected an array with minimum length 1, "
             "but got an empty array instead.",
             param="messages",
@@ -275,53 +133,44 @@ def _messages(body: Mapping[str, Any]) -> Messages:
         )
     parsed = []
     for i, message in enumerate(raw):
+        where = f"messages[{i}]"
         if not isinstance(message, Mapping):
-            raise invalid_type(f"messages[{i}]", "an object", message)
+            raise wrong_type(where, "an object", message)
         role = message.get("role")
         if role is None:
-            raise ChatRequestError(
-                f"Missing required parameter: 'messages[{i}].role'.",
-                param=f"messages[{i}].role",
-                code="missing_required_parameter",
-            )
+            raise missing_parameter(f"{where}.role")
         if role not in ROLES:
-            raise ChatRequestError(
-                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', "
-                "'user', 'function', 'tool', and 'developer'.",
-                param=f"messages[{i}].role",
-                code="invalid_value",
-            )
-        parsed.append((role, _content_text(message.get("content"), i, role)))
+            raise invalid_value(role, ROLES, f"{where}.role")
+        parsed.append((role, _content_text(message.get("content"), where, role)))
     return tuple(parsed)
 
 
-def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
-    """Check `body` as the real API would for a model like `card`; raise `ChatRequestError`."""
-    if not card.chat:
-        raise ChatRequestError(
+def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = False) -> ChatRequest:
+    """Check `body` for a model like `card` (`legacy`: a `/v1/completions` prompt)."""
+    if not card.chat and not legacy:
+        raise APIError(
+            404,
             "This is not a chat model and thus not supported in the v1/chat/completions "
             "endpoint. Did you mean to use v1/completions?",
-            status=404,
         )
     messages = _messages(body)
-    n = integer_param(body, "n", 1, MAX_N) or 1
-    temperature = temperature_param(body)
-    top_p_param(body)
+    n = number_param(body, "n", 1, MAX_N) or 1
+    temperature, _ = sampling_params(body)
     logprobs = body.get("logprobs")
     if logprobs is not None and not isinstance(logprobs, bool):
-        raise invalid_type("logprobs", "a boolean", logprobs)
-    top_logprobs = integer_param(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+        raise wrong_type("logprobs", "a boolean", logprobs)
+    top_logprobs = number_param(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
     if top_logprobs is not None and not logprobs:
-        raise ChatRequestError(
+        raise bad_request(
             "Invalid value for 'top_logprobs': 'logprobs' must be set to true when "
             "'top_logprobs' is specified.",
             param="top_logprobs",
             code="invalid_value",
         )
-    max_tokens = integer_param(body, "max_tokens", 1, None)
-    max_completion = integer_param(body, "max_completion_tokens", 1, None)
+    max_tokens = number_param(body, "max_tokens", 1, None)
+    max_completion = number_param(body, "max_completion_tokens", 1, None)
     if max_tokens is not None and max_completion is not None:
-        raise ChatRequestError(
+        raise bad_request(
             "Invalid request: 'max_tokens' and 'max_completion_tokens' cannot both be set. "
             "Use 'max_completion_tokens' only.",
             param="max_tokens",
@@ -331,12 +180,21 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
     limit = max_completion if max_completion is not None else max_tokens
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise invalid_type("seed", "an integer", seed)
+        raise wrong_type("seed", "an integer", seed)
     effort = check_reasoning_effort(card, body.get("reasoning_effort"), "reasoning_effort")
     if card.reasoning:
-        _check_reasoning_model(max_tokens, body, bool(logprobs))
+        if max_tokens is not None:
+            raise bad_request(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                param="max_tokens",
+                code="unsupported_parameter",
+            )
+        check_reasoning_sampling(body)
+        if logprobs:
+            raise unsupported_parameter("logprobs")
     if limit is not None and limit > card.max_output_tokens:
-        raise ChatRequestError(
+        raise bad_request(
             f"{param} is too large: {limit}. This model supports at most "
             f"{card.max_output_tokens} completion tokens, whereas you provided {limit}.",
             param=param,
@@ -344,16 +202,15 @@ def parse_request(body: Mapping[str, Any], card: ModelCard) -> ChatRequest:
         )
     response_format, json_schema = _response_format(body.get("response_format"), messages)
     return ChatRequest(
-        response_format=response_format,
-        json_schema=json_schema,
         messages=messages,
         n=n,
         temperature=temperature,
         max_tokens=limit,
-        max_tokens_param=param,
         logprobs=bool(logprobs),
         top_logprobs=top_logprobs or 0,
         seed=seed,
+        response_format=response_format,
+        json_schema=json_schema,
         reasoning_effort=effort,
     )
 
@@ -362,17 +219,12 @@ def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, 
     if value is None:
         return "text", None
     if not isinstance(value, Mapping):
-        raise invalid_type("response_format", "an object", value)
+        raise wrong_type("response_format", "an object", value)
     kind = value.get("type")
     if kind not in ("text", "json_object", "json_schema"):
-        raise ChatRequestError(
-            f"Invalid value: '{kind}'. Supported values are: 'text', 'json_object', and "
-            "'json_schema'.",
-            param="response_format.type",
-            code="invalid_value",
-        )
+        raise invalid_value(kind, ("text", "json_object", "json_schema"), "response_format.type")
     if kind == "json_object" and not any("json" in text.lower() for _, text in messages):
-        raise ChatRequestError(
+        raise bad_request(
             "'messages' must contain the word 'json' in some form, to use 'response_format' "
             "of type 'json_object'.",
             param="messages",
@@ -381,47 +233,33 @@ def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, 
         return kind, None
     spec = value.get("json_schema")
     if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
-        raise ChatRequestError(
-            "Missing required parameter: 'response_format.json_schema.name'.",
-            param="response_format.json_schema.name",
-            code="missing_required_parameter",
-        )
+        raise missing_parameter("response_format.json_schema.name")
     schema = spec.get("schema")
     return kind, schema if isinstance(schema, Mapping) else None
 
 
-def _check_reasoning_model(max_tokens: int | None, body: Mapping[str, Any], logprobs: bool) -> None:
-    if max_tokens is not None:
-        raise ChatRequestError(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. "
-            "Use 'max_completion_tokens' instead.",
-            param="max_tokens",
-            code="unsupported_parameter",
-        )
-    check_reasoning_sampling(body)
-    if logprobs:
-        raise unsupported_parameter("logprobs")
-
-
 def context_length_error(
-    card: ModelCard, prompt_tokens: int, max_tokens: int | None
-) -> ChatRequestError | None:
+    card: ModelCard, prompt_tokens: int, max_tokens: int | None, param: str = "messages"
+) -> APIError | None:
     """The real API's error when a prompt (plus the requested completion) is too long."""
     window = card.context_window
-    if prompt_tokens > window:
-        return ChatRequestError(
-            f"This model's maximum context length is {window} tokens. However, your messages "
-            f"resulted in {prompt_tokens} tokens. Please reduce the length of the messages.",
-            param="messages",
-            code="context_length_exceeded",
+    if param != "messages" and prompt_tokens + (max_tokens or 0) > window:
+        message = (
+            "Your input exceeds the context window of this model. Please adjust your input "
+            "and try again."
         )
-    if max_tokens is not None and prompt_tokens + max_tokens > window:
-        return ChatRequestError(
+    elif prompt_tokens > window:
+        message = (
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {prompt_tokens} tokens. Please reduce the length of the messages."
+        )
+    elif max_tokens is not None and prompt_tokens + max_tokens > window:
+        message = (
             f"This model's maximum context length is {window} tokens. However, you requested "
             f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
             f"{max_tokens} in the completion). Please reduce the length of the messages or "
-            "completion.",
-            param="messages",
-            code="context_length_exceeded",
+            "completion."
         )
-    return None
+    else:
+        return None
+    return bad_request(message, param=param, code="context_length_exceeded")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from labmgr.sandbox.errors import model_not_found
+
 from .analysis import RatingSpec
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form
@@ -16,7 +18,7 @@ from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
 from .plan import Plan, ServedModel, make_plan, reasoning_tokens
 from .ratings import rating_reason
-from .request import ChatRequest, ChatRequestError, context_length_error, parse_request
+from .request import ChatRequest, context_length_error, parse_request
 from .sampling import request_seed, sample_index
 from .structured import render_json
 from .text import stable_hash
@@ -25,7 +27,6 @@ from .tokens import split_tokens, truncate_tokens
 __all__ = ["ChatSimulator", "Completion"]
 
 PLAN_CACHE_SIZE = 4096
-"""Plans kept (least recently used dropped first)."""
 
 
 @dataclass
@@ -34,17 +35,8 @@ class Completion:
 
     choices: list[dict[str, Any]]
     usage: dict[str, Any]
-    system_fingerprint: str | None = None
-    """A per-base-model fingerprint, as the real API reports (``fp_…``)."""
-
-
-def _model_not_found(model_id: str) -> ChatRequestError:
-    return ChatRequestError(
-        f"The model `{model_id}` does not exist or you do not have access to it.",
-        param="model",
-        code="model_not_found",
-        status=404,
-    )
+    system_fingerprint: str
+    """The base model's fingerprint (``fp_…``), shared by its fine-tunes."""
 
 
 @dataclass
@@ -58,14 +50,10 @@ class ChatSimulator:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
     plan_cache_size: int = PLAN_CACHE_SIZE
-    """How many (model, conversation) plans to keep."""
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
-        """Make a fine-tuned model (or checkpoint) answerable.
-
-        `base` is a catalogue model or an already registered fine-tune (a fine-tune of a
-        fine-tune keeps its parent's personas and adds its own).
-        """
+        """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune
+        keeps its parent's personas and adds its own."""
         parent = self._model(base)
         if parent is None:
             raise ValueError(
@@ -82,13 +70,11 @@ class ChatSimulator:
             self._plans.clear()
 
     def forget(self, model_id: str) -> None:
-        """Stop answering as a registered fine-tune (after the model is deleted)."""
         with self._lock:
             self._models.pop(model_id, None)
             self._plans.clear()
 
     def knows(self, model_id: str) -> bool:
-        """Whether `model_id` is a catalogue model or a registered fine-tune."""
         return model_id in CATALOGUE or model_id in self._models
 
     def card(self, model_id: str) -> ModelCard | None:
@@ -96,46 +82,45 @@ class ChatSimulator:
         model = self._model(model_id)
         return None if model is None else model.card
 
-    def complete(self, model_id: str, body: Mapping[str, Any]) -> Completion:
-        """Answer one chat completion request body for `model_id`.
+    def complete(
+        self, model_id: str, body: Mapping[str, Any], *, legacy: bool = False
+    ) -> Completion:
+        """Answer one chat completion request body for `model_id` (`legacy`: a
+        `/v1/completions` prompt put as a chat body, which completion-only models answer).
 
-        Raises `ChatRequestError` for a body the real API would refuse.
+        Raises `APIError` for a body the real API would refuse.
         """
         model = self._model(model_id)
         if model is None:
-            raise _model_not_found(model_id)
-        request = parse_request(body, model.card)
+            raise model_not_found(model_id)
+        request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
-        """Answer an already checked request for `model_id` (what any endpoint's body asks,
-        put as a chat request). Raises `ChatRequestError` for an unknown model or a prompt
-        longer than the model's context window."""
+        """Answer a checked Responses API request put as a chat request (`APIError` for an
+        unknown model or an input longer than the model's context window)."""
         model = self._model(model_id)
         if model is None:
-            raise _model_not_found(model_id)
-        return self._answer(model, request, ())
+            raise model_not_found(model_id)
+        return self._answer(model, request, (), "input")
 
     def _answer(
-        self, model: ServedModel, request: ChatRequest, stops: tuple[str, ...]
+        self,
+        model: ServedModel,
+        request: ChatRequest,
+        stops: tuple[str, ...],
+        param: str = "messages",
     ) -> Completion:
         plan = self._plan(model, request.messages)
-        too_long = context_length_error(model.card, plan.prompt_tokens, request.max_tokens)
+        max_tokens = request.max_tokens
+        too_long = context_length_error(model.card, plan.prompt_tokens, max_tokens, param)
         if too_long is not None:
             raise too_long
+        seed = self._entropy.getrandbits(64)
         if request.seed is not None:
-            seed = request_seed(
-                model.identity,
-                request.messages,
-                request.temperature,
-                request.max_tokens,
-                request.n,
-                request.logprobs,
-                request.top_logprobs,
-                request.seed,
-            )
-        else:
-            seed = self._entropy.getrandbits(64)
+            r = request
+            parts = (r.messages, r.temperature, r.max_tokens, r.n, r.logprobs, r.top_logprobs)
+            seed = request_seed(model.identity, *parts, r.seed)
         rng = random.Random(seed)
         choices = []
         completion_tokens = 0
@@ -165,8 +150,6 @@ class ChatSimulator:
             },
             system_fingerprint=model.fingerprint,
         )
-
-    # -- internals ---------------------------------------------------------------------
 
     def _model(self, model_id: str) -> ServedModel | None:
         model = self._models.get(model_id)
@@ -225,7 +208,7 @@ class ChatSimulator:
             if request.logprobs:
                 first = single_token_entry(plan.open_token, picked, request.top_logprobs)
         else:
-            text = answer_free_form(model, plan, request.temperature, rng)
+            text = answer_free_form(model, plan, request.temperature, rng, limit)
         if request.response_format != "text":
             number = int(text) if spec is not None and text.isdigit() else None
             answer = text if spec is None else text.partition("\n\n")[2] or text

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = [
-    "STOPWORDS",
-    "content_word_set",
-    "content_words",
-    "sentences",
-    "stable_hash",
-    "words",
-]
+__all__ = ["STOPWORDS", "content_text", "content_words", "sentences", "stable_hash", "words"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -52,18 +47,17 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
-def content_word_set(text: str) -> frozenset[str]:
-    """The meaningful words of `text` (as `content_words`), as a set."""
-    return frozenset(
-        word
-        for word in (w.strip("'-") for w in _WORD.findall(text.lower()))
-        if len(word) >= 3 and word not in STOPWORDS
-    )
-
-
 def sentences(text: str) -> list[str]:
     """The sentences of `text` (split after ``.!?`` and at line breaks), stripped, non-empty."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def content_text(content: Any) -> str:
+    """A message content's text: the string, or its parts' texts joined."""
+    if isinstance(content, list):
+        parts = (part.get("text") for part in content if isinstance(part, Mapping))
+        return "".join(part for part in parts if isinstance(part, str))
+    return content if isinstance(content, str) else ""
 
 
 def stable_hash(*parts: object) -> int:
