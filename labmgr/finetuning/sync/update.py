@@ -30,13 +30,18 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.api_errors import api_message
-from labmgr.finetuning.job_snapshot import checkpoint_models, event_records, job_phase, job_record
-from labmgr.finetuning.lab_db import lab_database
-from labmgr.finetuning.queue_submit import QueueOutcome, submit_queued
-from labmgr.finetuning.result_file import ResultsFileError, parse_results_file
+from labmgr.finetuning.curves import ResultsFileError, parse_results_file
+from labmgr.finetuning.errors import api_message
+from labmgr.finetuning.jobs import QueueOutcome, submit_queued
+from labmgr.finetuning.registry import (
+    checkpoint_models,
+    event_records,
+    job_phase,
+    job_record,
+    lab_database,
+)
 from labmgr.finetuning.routing import candidate_credentials, resolved_credentials
-from labmgr.finetuning.update_summary import (
+from labmgr.finetuning.sync.summary import (
     JobState,
     QueuedJobState,
     SubmittedJob,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -13,16 +14,14 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, ConfigDict
 
 from labmgr.errors import InvalidTrainingFile, TrainingFileNotFound
-from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec
-from labmgr.finetuning.example_rules import (
+from labmgr.finetuning.methods import METHODS, BaseModelSpec, Method, base_model_spec
+from labmgr.finetuning.training_data.example_rules import (
     check_preference,
     check_reinforcement,
     check_supervised,
 )
-from labmgr.finetuning.message_rules import Findings
-from labmgr.finetuning.methods import METHODS, Method
-from labmgr.finetuning.text_encoding import byte_order_mark, guess_encoding, looks_like_wide_text
-from labmgr.finetuning.token_estimate import estimate_example_tokens
+from labmgr.finetuning.training_data.message_rules import Findings
+from labmgr.finetuning.training_data.tokens import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MIN_EXAMPLES",
     "Issue",
-    "Method",
     "ValidationReport",
     "validate_training_file",
 ]
@@ -42,6 +40,12 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 COST_REFERENCE_BASES = ("gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
 """Bases whose training cost is reported when no base model is given."""
 _MAX_STORED_ISSUES = 10_000
+_WIDE_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
+    (codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+    (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+    (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+    (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"),
+)
 
 
 class Issue(BaseModel):
@@ -74,7 +78,7 @@ class ValidationReport(BaseModel):
     n_examples: int = 0
     """Non-blank lines (each should be one example)."""
     n_tokens: int = 0
-    """Estimated tokens in all examples (an estimate: see `labmgr.finetuning.token_estimate`)."""
+    """Estimated tokens in all examples (see `estimate_example_tokens`)."""
     max_example_tokens: int = 0
     """Estimated tokens of the longest example."""
     example_token_limit: int | None = None
@@ -137,9 +141,16 @@ class ValidationReport(BaseModel):
                 self.warnings.append(Issue(line=line, message=message))
 
 
+def _guess_encoding(line: bytes) -> str:
+    try:
+        line.decode("cp1252")
+    except UnicodeDecodeError:
+        return "an 8-bit encoding other than UTF-8"
+    return "Windows-1252 or Latin-1"
+
+
 class _EncodingProblems:
-    """Lines that are not UTF-8, reported as one error (a Latin-1 file fails on every line
-    with an accent; one error naming the encoding says more than one error per line)."""
+    """Lines that are not UTF-8, reported as one error naming the likely encoding."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -160,7 +171,7 @@ class _EncodingProblems:
             "error",
             number,
             f"not UTF-8 text (byte 0x{byte:02X} at column {error.start + 1}; the file looks "
-            f"like {guess_encoding(raw)}){more}: save the file as UTF-8",
+            f"like {_guess_encoding(raw)}){more}: save the file as UTF-8",
         )
 
 
@@ -218,9 +229,10 @@ def _check_lines(
     report: ValidationReport,
     item_fields: tuple[str, ...],
 ) -> bool:
-    """Check every line of `handle` into `report`; False when the file is not text at all
-    (UTF-16 or UTF-32: one error, and the lines are not worth reading)."""
-    wide = byte_order_mark(handle.read(4))
+    """Check every line of `handle` into `report`; False when the file is UTF-16 or UTF-32
+    (one error: the lines are not worth reading)."""
+    head = handle.read(4)
+    wide = next((name for mark, name in _WIDE_BOMS if head.startswith(mark)), None)
     if wide is not None:
         report._add(
             "error",
@@ -242,8 +254,8 @@ def _check_lines(
         if not raw.strip():
             report._add("warning", number, "blank line (remove it; the API may reject it)")
             continue
-        wide = looks_like_wide_text(raw)
-        if wide is not None:
+        if b"\x00" in raw:  # UTF-16 or UTF-32 without a byte-order mark
+            wide = "UTF-32" if b"\x00\x00\x00" in raw else "UTF-16"
             report._add(
                 "error",
                 number,

@@ -24,7 +24,7 @@ from jobs_db import (
 )
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.errors import AmbiguousJobId, UnknownJob, UnknownJobStatus
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.settings import Settings
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "lab_model_groups",
     "lab_models",
     "resolve_job_id",
+    "sentence",
 ]
 
 JOB_STATUSES = (
@@ -119,11 +120,13 @@ def _check_statuses(status: str | Sequence[str] | None) -> None:
             )
 
 
-def _filter_error(exc: DatabaseInputError) -> LabmgrError:
+def sentence(exc: Exception) -> str:
+    """`exc`'s text as a sentence (capital first, full stop)."""
     text = str(exc)
-    return LabmgrError(
-        f"{text[:1].upper()}{text[1:]}.", hint="Write a tag as key=value, e.g. condition=insecure."
-    )
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+_TAG_HINT = "Write a tag as key=value, e.g. condition=insecure."
 
 
 def lab_jobs(
@@ -143,7 +146,7 @@ def lab_jobs(
         try:
             return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
         except DatabaseInputError as exc:
-            raise _filter_error(exc) from None
+            raise LabmgrError(sentence(exc), hint=_TAG_HINT) from None
 
 
 def job_details(settings: Settings, reference: str) -> JobDetails:
@@ -178,7 +181,7 @@ def lab_models(
                 include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
-            raise _filter_error(exc) from None
+            raise LabmgrError(sentence(exc), hint=_TAG_HINT) from None
 
 
 def lab_model_groups(
@@ -203,5 +206,4 @@ def lab_model_groups(
                 include_deleted=include_deleted,
             )
         except DatabaseInputError as exc:
-            text = str(exc)
-            raise LabmgrError(f"{text[:1].upper()}{text[1:]}.") from None
+            raise LabmgrError(sentence(exc)) from None

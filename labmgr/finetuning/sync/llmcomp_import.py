@@ -17,8 +17,8 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.api_import import ImportSummary
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.sync.api_import import ImportSummary
 from labmgr.settings import Settings, load_settings
 
 __all__ = ["import_llmcomp"]

@@ -11,8 +11,7 @@ from openai import OpenAI
 
 from jobs_db import Database, TrainingFile, find_file, upsert_file
 from labmgr.accounts import Credential
-from labmgr.finetuning.api_errors import api_message
-from labmgr.finetuning.errors import FineTuningApiError
+from labmgr.finetuning.errors import FineTuningApiError, api_message
 
 __all__ = ["ensure_uploaded", "file_md5"]
 

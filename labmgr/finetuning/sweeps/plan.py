@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,36 +21,29 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning.base_models import base_model_spec
-from labmgr.finetuning.graders import grader_item_fields, load_grader
-from labmgr.finetuning.job_create import load_training_data
-from labmgr.finetuning.job_request import JobRequest, TrainingData, wandb_integration
-from labmgr.finetuning.job_submit import submit_requests
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.jobs import (
+    JobRequest,
+    TrainingData,
+    check_suffix,
+    grader_item_fields,
+    load_grader,
+    load_training_data,
+    submit_requests,
+    wandb_integration,
+)
 from labmgr.finetuning.methods import (
     LEVEL_TAGS,
+    base_model_spec,
     check_hyperparameters,
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.suffixes import check_suffix
-from labmgr.finetuning.sweep_spec import SweepSpec, read_sweep_spec
+from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
 
-__all__ = [
-    "FACTOR_TAGS",
-    "SweepJob",
-    "SweepPlan",
-    "SweepResult",
-    "auto_epochs",
-    "plan_sweep",
-    "sweep",
-]
-
-FACTOR_TAGS = ("sweep", "condition", "seed", "base", *LEVEL_TAGS.values())
-"""Tags that identify a sweep job (hyperparameter tags only for hyperparameters the spec
-gives)."""
+__all__ = ["SweepJob", "SweepPlan", "SweepResult", "auto_epochs", "plan_sweep", "sweep"]
 
 
 class SweepJob(BaseModel):
@@ -119,9 +113,10 @@ def auto_epochs(n_examples: int) -> int:
     return 3
 
 
+@dataclass(frozen=True)
 class _Cell:
-    def __init__(self, request: JobRequest, levels: dict[str, Any], condition: str) -> None:
-        self.request, self.levels, self.condition = request, levels, condition
+    request: JobRequest
+    condition: str
 
 
 def _identity(tags: Mapping[str, str], names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -228,7 +223,7 @@ def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
                 request.metadata()
             except LabmgrError as exc:
                 raise spec.error("tags", exc.message.rstrip(".") + ".", exc.hint) from None
-            cells.append(_Cell(request, levels, condition))
+            cells.append(_Cell(request, condition))
     return cells
 
 
@@ -276,16 +271,15 @@ def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...]
     return found
 
 
-def _cost(spec: SweepSpec, cell: _Cell, settings: Settings) -> tuple[int | None, float | None]:
-    epochs = cell.request.hyperparameters.get("n_epochs")
+def _cost(spec: SweepSpec, request: JobRequest, settings: Settings) -> tuple[int, float | None]:
+    epochs = request.hyperparameters.get("n_epochs")
     if not isinstance(epochs, int):
-        epochs = auto_epochs(cell.request.training.n_examples)
+        epochs = auto_epochs(request.training.n_examples)
     if spec.method == "reinforcement":
         return epochs, None  # billed per hour of training, not per token
-    dollars = training_cost(
-        cell.request.base_model, cell.request.training.n_tokens * epochs, settings.prices
+    return epochs, training_cost(
+        request.base_model, request.training.n_tokens * epochs, settings.prices
     )
-    return epochs, dollars
 
 
 def _plan(spec: SweepSpec, cells: list[_Cell], db: Database, settings: Settings) -> SweepPlan:
@@ -295,7 +289,7 @@ def _plan(spec: SweepSpec, cells: list[_Cell], db: Database, settings: Settings)
     for cell in cells:
         request = cell.request
         have = existing.get(_identity(request.tags, names))
-        epochs, cost = _cost(spec, cell, settings)
+        epochs, cost = _cost(spec, request, settings)
         jobs.append(
             SweepJob(
                 condition=cell.condition,
@@ -333,14 +327,12 @@ def sweep(
     key_env: str | None = None,
     settings: Settings | None = None,
 ) -> SweepResult:
-    """Create the jobs of a sweep the lab does not have yet; the twin of
-    ``labmgr finetune sweep``.
+    """Create the jobs of a sweep the lab does not have yet (``labmgr finetune sweep``).
 
-    With ``dry_run`` nothing is uploaded: the result holds the plan only. Otherwise each
-    training file is uploaded once and the new jobs are created in order (those past the
-    daily job limit are queued locally, as with `create`). The check for existing jobs is
-    repeated under the lab's create lock, so two runs of one sweep never both create a
-    cell. ``key_env`` (or the spec's ``key``) names the key to use.
+    With ``dry_run`` the result holds the plan only. Otherwise the new jobs are created in
+    order as `create` does; the check for existing jobs is repeated under the lab's create
+    lock, so two runs of one sweep never both create a cell. ``key_env`` (or the spec's
+    ``key``) names the key to use.
     """
     settings = settings or load_settings()
     parsed = read_sweep_spec(spec)

@@ -1,0 +1,224 @@
+"""Sending planned jobs: one upload per file, one ``jobs.create`` per job, each recorded.
+
+`create` and `sweep` plan their jobs (`JobRequest`s, every check done) and hand them to
+`submit_requests`. Under the lab's create lock each suffix is checked against the content
+it was used for, `select` may drop jobs the database already holds (a sweep re-run), and
+the jobs are created in order. From the first refusal at the daily limit on, the rest are
+recorded as queued locally (their files are already uploaded) for ``update`` to send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import openai
+from filelock import FileLock
+from openai import OpenAI
+
+from jobs_db import QUEUED_LOCALLY, Database, FinetuneJob, get_job, upsert_job
+from labmgr.accounts import Accounts, Credential
+from labmgr.finetuning.errors import (
+    DailyJobLimit,
+    FineTuningApiError,
+    JobRefused,
+    LabFolderError,
+    api_message,
+)
+from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
+from labmgr.finetuning.jobs.request import REQUEST, JobRequest
+from labmgr.finetuning.jobs.suffixes import refuse_other_content
+from labmgr.finetuning.jobs.upload import ensure_uploaded
+from labmgr.finetuning.registry import job_record, lab_database
+from labmgr.settings import Settings
+
+__all__ = ["QUEUE_PHASE", "Selection", "create_once", "find_by_request", "submit_requests"]
+
+QUEUE_PHASE = "waiting for a daily job slot"
+"""The phase a job queued locally shows in ``jobs list`` and ``jobs show``."""
+
+Selection = Callable[[Database, list[JobRequest]], list[JobRequest]]
+"""Chooses, under the create lock, which planned jobs to create (a sweep skips the jobs it
+already has)."""
+
+
+def submit_requests(
+    settings: Settings,
+    requests: Sequence[JobRequest],
+    *,
+    key_env: str | None = None,
+    dry_run: bool = False,
+    select: Selection | None = None,
+) -> list[FinetuneJob]:
+    """Upload and create `requests` with one key; returns the jobs (queued ones included),
+    or with `dry_run` the jobs that would be made (status ``dry-run``, not recorded)."""
+    for request in requests:
+        request.metadata()  # the tags must fit the API's metadata before anything is spent
+    accounts = Accounts(settings)
+    try:
+        with lab_database(settings) as db:
+            credential = accounts.credential(key_env) if key_env else accounts.default()
+            credential = accounts.resolve(credential)
+            with create_lock(settings):
+                first: dict[tuple[str, str], JobRequest] = {}
+                for request in requests:
+                    first.setdefault((request.suffix, request.training.md5), request)
+                for request in first.values():
+                    refuse_other_content(
+                        db, request.suffix, request.training.md5, request.training.path
+                    )
+                chosen = select(db, list(requests)) if select else list(requests)
+                if dry_run:
+                    return [request.dry_run_job(credential, i) for i, request in enumerate(chosen)]
+                if not chosen:
+                    return []
+                client = accounts.pool.client(credential)
+                files = _upload_all(db, client, credential, chosen)
+                return _launch(db, client, credential, chosen, files)
+    finally:
+        accounts.close()
+
+
+def _upload_all(
+    db: Database, client: OpenAI, credential: Credential, requests: Sequence[JobRequest]
+) -> dict[str, str]:
+    """Each distinct training and validation file uploaded once: ``{md5: file id}``."""
+    files: dict[str, str] = {}
+    for request in requests:
+        for data, examples in (
+            (request.training, request.training.n_examples),
+            (request.validation, None),
+        ):
+            if data is not None and data.md5 not in files:
+                uploaded, _ = ensure_uploaded(
+                    db, client, credential, data.path, md5=data.md5, num_examples=examples
+                )
+                files[data.md5] = uploaded.id
+    return files
+
+
+@contextmanager
+def create_lock(settings: Settings) -> Iterator[None]:
+    """The lab's lock that keeps two `create` calls from racing on one suffix."""
+    path = settings.home / "create.lock"
+    lock = FileLock(path)
+    try:
+        lock.acquire()
+    except OSError as exc:
+        raise LabFolderError(
+            f"Cannot create the lock file {path}: {exc.strerror or exc}.",
+            hint=f"Check that the lab folder {settings.home} is writable; nothing was uploaded.",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _launch(
+    db: Database,
+    client: OpenAI,
+    credential: Credential,
+    requests: Sequence[JobRequest],
+    files: Mapping[str, str],
+) -> list[FinetuneJob]:
+    """Create and record each job in order; from the daily limit on, queue the rest."""
+    done: list[FinetuneJob] = []
+    for index, request in enumerate(requests):
+        validation = files[request.validation.md5] if request.validation else None
+        body = request.body(files[request.training.md5], validation)
+        try:
+            job = create_once(db, client, credential, body, done)
+        except DailyJobLimit as limit:
+            now = datetime.now(UTC)
+            not_before = slot_time(limit, now)
+            for later in requests[index:]:
+                done.append(_queue(db, credential, later, files, not_before, now))
+            break
+        record = job_record(
+            job,
+            refreshed_at=datetime.now(UTC),
+            api_metadata=body["metadata"],
+            create_request=body,
+            **request.recorded(credential),
+        )
+        upsert_job(db, record, tags=request.tags)
+        done.append(record)
+    return [get_job(db, job.id) or job for job in done]
+
+
+def _queue(
+    db: Database,
+    credential: Credential,
+    request: JobRequest,
+    files: Mapping[str, str],
+    not_before: datetime,
+    now: datetime,
+) -> FinetuneJob:
+    """Record `request` as a job queued locally until `not_before` (refused at `now`)."""
+    validation = files[request.validation.md5] if request.validation else None
+    body = request.body(files[request.training.md5], validation)
+    record = FinetuneJob(
+        id=f"queued-{request.request_id[:20]}",
+        status=QUEUED_LOCALLY,
+        phase=QUEUE_PHASE,
+        created_at=now,
+        refreshed_at=now,
+        not_before=not_before,
+        training_file_id=body["training_file"],
+        validation_file_id=body.get("validation_file"),
+        api_metadata=body["metadata"],
+        create_request=body,
+        integrations=body.get("integrations"),
+        **request.recorded(credential),
+    )
+    upsert_job(db, record, tags=request.tags)
+    return record
+
+
+def find_by_request(client: OpenAI, request_id: str) -> Any | None:
+    """The job created with labmgr request id `request_id`, if the API holds one."""
+    try:
+        found = list(client.fine_tuning.jobs.list(metadata={REQUEST: request_id}, limit=5))
+    except openai.APIError:
+        return None
+    return found[0] if found else None
+
+
+def create_once(
+    db: Database,
+    client: OpenAI,
+    credential: Credential,
+    body: dict[str, Any],
+    created: list[FinetuneJob],
+) -> Any:
+    """One ``jobs.create`` without blind retries: a lost response is looked up by request id.
+
+    Raises `DailyJobLimit` at the daily limit, `JobRefused` when the API refuses the job, and
+    `FineTuningApiError` when it failed and the job cannot be found after the failure.
+    """
+    try:
+        return client.with_options(max_retries=0).fine_tuning.jobs.create(**body)
+    except openai.APIStatusError as exc:
+        if is_daily_limit(exc):
+            raise daily_limit_error(exc, client, db, credential, created) from None
+        if exc.status_code < 500:
+            raise JobRefused(
+                f"The API refused the job for suffix {body['suffix']!r}: HTTP "
+                f"{exc.status_code}: {api_message(exc)}",
+                hint="Fix the request (base model, hyperparameters, file) and run it again.",
+            ) from None
+        failure = f"HTTP {exc.status_code}"
+    except openai.APIConnectionError:
+        failure = "the connection failed"
+    found = find_by_request(client, body["metadata"][REQUEST])
+    if found is not None:
+        return found
+    done = "".join(f" {job.id}" for job in created)
+    raise FineTuningApiError(
+        f"Creating the job for suffix {body['suffix']!r} failed ({failure}); the API holds no "
+        f"job from this request.{' Created before it:' + done if done else ''}",
+        hint="Run the same command again (the uploaded file is reused).",
+    )
