@@ -4,7 +4,8 @@ concurrently, each with a key of its project, and store the curves of jobs that 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -68,9 +69,7 @@ class _Fetched:
 
 
 class _Unchecked(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """Why a job could not be refreshed this time."""
 
 
 def update(
@@ -78,14 +77,11 @@ def update(
 ) -> UpdateSummary:
     """Send queued jobs whose time came, then refresh every job whose status may change.
 
-    First, jobs queued locally at the daily limit whose ``not_before`` has passed are sent
-    (each claimed in the database, so two updates never send one twice); a job refused
-    again waits for the next slot. Then each non-final job is asked for with the key that
-    created it, else a key of its project (see `candidate_credentials`); at most
-    `concurrency` jobs are in flight. Records status, error, ETA, phase, trained tokens,
-    actual hyperparameters and seed, events, the final model and every checkpoint, and
-    the job's training curves (its results file, read once). Final jobs cost no request,
-    except a succeeded job whose curves are not stored yet (one download). Jobs that
+    Queued jobs are sent as `submit_queued` says. Each non-final job is asked for with the
+    key that created it, else a key of its project, at most `concurrency` at once; its
+    status, error, ETA, phase, tokens, actual hyperparameters and seed, events, models,
+    checkpoints and training curves (its results file, read once) are recorded. Final jobs
+    cost no request, except a succeeded job whose curves are not stored yet. Jobs that
     cannot be checked are listed with the reason. Use `aupdate` in a running event loop.
     """
     try:
@@ -118,16 +114,12 @@ async def aupdate(
             queue = QueueOutcome()
             if waiting:
                 queue = await asyncio.to_thread(submit_queued, db, pool, credentials)
-            summary = await _refresh_all(
-                db, pool, non_final_jobs(db), missing, credentials, failures, concurrency
-            )
+            limit = asyncio.Semaphore(max(1, concurrency))
+            refresh = _Refresh(db, pool, credentials, failures, limit)
+            await refresh.run(non_final_jobs(db), missing)
         finally:
             await pool.aclose()
-    _add_queue(summary, queue)
-    return summary
-
-
-def _add_queue(summary: UpdateSummary, queue: QueueOutcome) -> None:
+    summary = refresh.summary
     summary.requests += queue.requests
     summary.submitted = [
         SubmittedJob(queued_id=queued_id, job_id=job.id, suffix=job.suffix)
@@ -137,157 +129,145 @@ def _add_queue(summary: UpdateSummary, queue: QueueOutcome) -> None:
         QueuedJobState(job_id=job.id, suffix=job.suffix, not_before=job.not_before)
         for job in queue.waiting
     ]
-    summary.unchecked += [
-        UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"queued job not sent: {reason}")
-        for job, reason in queue.problems
-    ]
-    summary.unchecked += [
-        UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"refused: {job.error_message or ''}")
-        for job in queue.refused
-    ]
-
-
-async def _refresh_all(
-    db: Database,
-    pool: ClientPool,
-    jobs: Sequence[FinetuneJob],
-    missing: Sequence[FinetuneJob],
-    credentials: Sequence[Credential],
-    failures: dict[str, str],
-    concurrency: int,
-) -> UpdateSummary:
-    limit = asyncio.Semaphore(max(1, concurrency))
-    summary = UpdateSummary()
-    counter = [0]
-
-    async def curves_only(job: FinetuneJob) -> str | None:
-        async with limit:
-            try:
-                curve, problem = await _download_curves(job, pool, credentials, failures, counter)
-            except _Unchecked as unchecked:
-                return unchecked.reason
-        if curve is not None:
-            try:
-                store_curve(db, curve)
-            except DatabaseError as exc:
-                return f"database: {exc}"
-            summary.curves += 1
-        return problem
-
-    async def one(job: FinetuneJob) -> JobState | UncheckedJob:
-        async with limit:
-            try:
-                fetched = await _fetch(job, pool, credentials, failures, counter)
-            except _Unchecked as unchecked:
-                return UncheckedJob(job_id=job.id, suffix=job.suffix, reason=unchecked.reason)
-        try:
-            return _record(db, job, fetched)
-        except DatabaseError as exc:
-            return UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"database: {exc}")
-
-    results, curve_problems = await asyncio.gather(
-        asyncio.gather(*(one(job) for job in jobs)),
-        asyncio.gather(*(curves_only(job) for job in missing)),
-    )
-    for result in results:
-        if isinstance(result, JobState):
-            summary.checked.append(result)
-            summary.curves += result.curves_stored
-            if result.curves_problem:
-                summary.unchecked.append(
-                    UncheckedJob(
-                        job_id=result.job_id,
-                        suffix=result.suffix,
-                        reason=f"training curves: {result.curves_problem}",
-                    )
-                )
-        else:
-            summary.unchecked.append(result)
-    for job, problem in zip(missing, curve_problems, strict=True):
-        if problem:
-            summary.unchecked.append(
-                UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"training curves: {problem}")
-            )
-    summary.requests = counter[0]
+    for job, reason in queue.problems:
+        refresh.unchecked(job, f"queued job not sent: {reason}")
+    for job in queue.refused:
+        refresh.unchecked(job, f"refused: {job.error_message or ''}")
     return summary
 
 
-def _no_key_reason(job: FinetuneJob, failures: dict[str, str]) -> str:
-    owner = f"project {job.project_id}" if job.project_id else f"organization {job.organization_id}"
-    reason = f"no configured key belongs to {owner}"
-    if job.key_env:
-        reason += f" (it was created with {job.key_env})"
-    if failures:
-        reason += "; " + "; ".join(
-            f"{failures[key_env].rstrip('.')}" for key_env in sorted(failures)
-        )
-    return reason
-
-
-async def _retrieve(
-    job: FinetuneJob,
-    pool: ClientPool,
-    credentials: Sequence[Credential],
-    failures: dict[str, str],
-    counter: list[int],
-) -> tuple[AsyncOpenAI, Credential, FineTuningJob, datetime]:
-    candidates = candidate_credentials(job, credentials)
-    if not candidates:
-        raise _Unchecked(_no_key_reason(job, failures))
-    tried = []
-    for credential in candidates:
-        client = pool.async_client(credential)
-        started = datetime.now(UTC)
-        counter[0] += 1
-        try:
-            return client, credential, await client.fine_tuning.jobs.retrieve(job.id), started
-        except openai.NotFoundError:
-            tried.append(credential.key_env)
-        except openai.APIStatusError as exc:
-            raise _Unchecked(
-                f"{credential.key_env}: HTTP {exc.status_code}: {api_message(exc)}"
-            ) from None
-        except openai.APIConnectionError:
-            raise _Unchecked(f"could not reach {credential.base_url}") from None
-    raise _Unchecked(f"not found with {', '.join(tried)} (deleted, or another project's job)")
-
-
-async def _fetch(
-    job: FinetuneJob,
-    pool: ClientPool,
-    credentials: Sequence[Credential],
-    failures: dict[str, str],
-    counter: list[int],
-) -> _Fetched:
-    client, credential, remote, started = await _retrieve(job, pool, credentials, failures, counter)
-    fetched = _Fetched(remote, credential, started)
-    final = remote.status in ("succeeded", "failed", "cancelled")
+@contextmanager
+def _api_errors(credential: Credential, what: str = "") -> Iterator[None]:
+    """The API's refusals and unreachable endpoints as `_Unchecked`."""
     try:
-        counter[0] += 1
-        page = await client.fine_tuning.jobs.list_events(job.id, limit=100)
-        fetched.events = list(page.data)
-        while final and page.has_next_page():
-            counter[0] += 1
-            page = await page.get_next_page()
-            fetched.events.extend(page.data)
-        if remote.status == "succeeded":
-            counter[0] += 1
-            checkpoints = await client.fine_tuning.jobs.checkpoints.list(job.id, limit=100)
-            fetched.checkpoints = list(checkpoints.data)
-            while checkpoints.has_next_page():
-                counter[0] += 1
-                checkpoints = await checkpoints.get_next_page()
-                fetched.checkpoints.extend(checkpoints.data)
-            if remote.result_files:
-                counter[0] += 1
-                fetched.curve, fetched.curve_problem = await _read_curves(
-                    client, job.id, remote.result_files[0]
-                )
+        yield
     except openai.APIStatusError as exc:
-        raise _Unchecked(f"reading events: HTTP {exc.status_code}: {api_message(exc)}") from None
+        raise _Unchecked(f"{what}HTTP {exc.status_code}: {api_message(exc)}") from None
     except openai.APIConnectionError:
         raise _Unchecked(f"could not reach {credential.base_url}") from None
-    return fetched
+
+
+@dataclass
+class _Refresh:
+    """One refresh of many jobs sharing the database, the clients and the concurrency cap."""
+
+    db: Database
+    pool: ClientPool
+    credentials: Sequence[Credential]
+    failures: dict[str, str]
+    limit: asyncio.Semaphore
+    summary: UpdateSummary = field(default_factory=UpdateSummary)
+
+    def unchecked(self, job: FinetuneJob | JobState, reason: str) -> None:
+        job_id = job.job_id if isinstance(job, JobState) else job.id
+        self.summary.unchecked.append(UncheckedJob(job_id=job_id, suffix=job.suffix, reason=reason))
+
+    async def run(self, jobs: Sequence[FinetuneJob], missing: Sequence[FinetuneJob]) -> None:
+        results, problems = await asyncio.gather(
+            asyncio.gather(*(self.one(job) for job in jobs)),
+            asyncio.gather(*(self.curves_only(job) for job in missing)),
+        )
+        for job, result in zip(jobs, results, strict=True):
+            if isinstance(result, str):
+                self.unchecked(job, result)
+                continue
+            self.summary.checked.append(result)
+            self.summary.curves += result.curves_stored
+            if result.curves_problem:
+                self.unchecked(result, f"training curves: {result.curves_problem}")
+        for job, problem in zip(missing, problems, strict=True):
+            if problem:
+                self.unchecked(job, f"training curves: {problem}")
+
+    async def one(self, job: FinetuneJob) -> JobState | str:
+        async with self.limit:
+            try:
+                fetched = await self.fetch(job)
+            except _Unchecked as unchecked:
+                return str(unchecked)
+        try:
+            return _record(self.db, job, fetched)
+        except DatabaseError as exc:
+            return f"database: {exc}"
+
+    async def curves_only(self, job: FinetuneJob) -> str | None:
+        """Store the curves of a finished job whose results file is known but not stored."""
+        async with self.limit:
+            try:
+                curve, problem = await self.download_curves(job)
+            except _Unchecked as unchecked:
+                return str(unchecked)
+        if curve is not None:
+            try:
+                store_curve(self.db, curve)
+            except DatabaseError as exc:
+                return f"database: {exc}"
+            self.summary.curves += 1
+        return problem
+
+    def candidates(self, job: FinetuneJob) -> list[Credential]:
+        found = candidate_credentials(job, self.credentials)
+        if found:
+            return found
+        owner = f"project {job.project_id}" if job.project_id else ""
+        owner = owner or f"organization {job.organization_id}"
+        created = f" (it was created with {job.key_env})" if job.key_env else ""
+        why = "".join(f"; {self.failures[key].rstrip('.')}" for key in sorted(self.failures))
+        raise _Unchecked(f"no configured key belongs to {owner}{created}{why}")
+
+    async def fetch(self, job: FinetuneJob) -> _Fetched:
+        tried = []
+        for credential in self.candidates(job):
+            client = self.pool.async_client(credential)
+            started = datetime.now(UTC)
+            self.summary.requests += 1
+            with _api_errors(credential, f"{credential.key_env}: "):
+                try:
+                    remote = await client.fine_tuning.jobs.retrieve(job.id)
+                except openai.NotFoundError:
+                    tried.append(credential.key_env)
+                    continue
+            with _api_errors(credential, "reading events: "):
+                return await self.details(client, _Fetched(remote, credential, started))
+        raise _Unchecked(f"not found with {', '.join(tried)} (deleted, or another project's job)")
+
+    async def details(self, client: AsyncOpenAI, fetched: _Fetched) -> _Fetched:
+        """Events (all pages once final), and for a succeeded job checkpoints and curves."""
+        remote = fetched.job
+        final = remote.status in ("succeeded", "failed", "cancelled")
+        self.summary.requests += 1
+        page = await client.fine_tuning.jobs.list_events(remote.id, limit=100)
+        fetched.events = list(page.data)
+        while final and page.has_next_page():
+            self.summary.requests += 1
+            page = await page.get_next_page()
+            fetched.events.extend(page.data)
+        if remote.status != "succeeded":
+            return fetched
+        self.summary.requests += 1
+        checkpoints = await client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
+        fetched.checkpoints = list(checkpoints.data)
+        while checkpoints.has_next_page():
+            self.summary.requests += 1
+            checkpoints = await checkpoints.get_next_page()
+            fetched.checkpoints.extend(checkpoints.data)
+        if remote.result_files:
+            self.summary.requests += 1
+            file_id = remote.result_files[0]
+            fetched.curve, fetched.curve_problem = await _read_curves(client, remote.id, file_id)
+        return fetched
+
+    async def download_curves(self, job: FinetuneJob) -> tuple[TrainingCurve | None, str | None]:
+        file_id = job.result_file_id or ""  # a job missing its curves names its results file
+        for credential in self.candidates(job):
+            self.summary.requests += 1
+            with _api_errors(credential, f"results file {file_id}: "):
+                try:
+                    client = self.pool.async_client(credential)
+                    return await _read_curves(client, job.id, file_id)
+                except openai.NotFoundError:
+                    continue
+        return None, f"results file {file_id} was not found with any key of its project"
 
 
 async def _read_curves(
@@ -303,33 +283,6 @@ async def _read_curves(
         job_id=job_id, file_id=file_id, header=header, rows=rows, downloaded_at=datetime.now(UTC)
     )
     return curve, None
-
-
-async def _download_curves(
-    job: FinetuneJob,
-    pool: ClientPool,
-    credentials: Sequence[Credential],
-    failures: dict[str, str],
-    counter: list[int],
-) -> tuple[TrainingCurve | None, str | None]:
-    """The curves of a finished job whose results file is known but not stored yet."""
-    candidates = candidate_credentials(job, credentials)
-    if not candidates or job.result_file_id is None:
-        raise _Unchecked(_no_key_reason(job, failures))
-    for credential in candidates:
-        client = pool.async_client(credential)
-        counter[0] += 1
-        try:
-            return await _read_curves(client, job.id, job.result_file_id)
-        except openai.NotFoundError:
-            continue
-        except openai.APIStatusError as exc:
-            raise _Unchecked(
-                f"results file {job.result_file_id}: HTTP {exc.status_code}: {api_message(exc)}"
-            ) from None
-        except openai.APIConnectionError:
-            raise _Unchecked(f"could not reach {credential.base_url}") from None
-    return None, f"results file {job.result_file_id} was not found with any key of its project"
 
 
 def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
