@@ -131,14 +131,13 @@ class ValidationReport(BaseModel):
         )
 
     def _add(self, severity: str, line: int | None, message: str) -> None:
+        issues = self.errors if severity == "error" else self.warnings
         if severity == "error":
             self.error_count += 1
-            if len(self.errors) < _MAX_STORED_ISSUES:
-                self.errors.append(Issue(line=line, message=message))
         else:
             self.warning_count += 1
-            if len(self.warnings) < _MAX_STORED_ISSUES:
-                self.warnings.append(Issue(line=line, message=message))
+        if len(issues) < _MAX_STORED_ISSUES:
+            issues.append(Issue(line=line, message=message))
 
 
 def _guess_encoding(line: bytes) -> str:
@@ -149,40 +148,23 @@ def _guess_encoding(line: bytes) -> str:
     return "Windows-1252 or Latin-1"
 
 
-class _EncodingProblems:
-    """Lines that are not UTF-8, reported as one error naming the likely encoding."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.first: tuple[int, UnicodeDecodeError, bytes] | None = None
-
-    def add(self, number: int, error: UnicodeDecodeError, raw: bytes) -> None:
-        self.count += 1
-        if self.first is None:
-            self.first = (number, error, raw)
-
-    def report_to(self, report: ValidationReport) -> None:
-        if self.first is None:
-            return
-        number, error, raw = self.first
-        byte = raw[error.start]
-        more = f"; so are {self.count - 1:,} more lines" if self.count > 1 else ""
-        report._add(
-            "error",
-            number,
-            f"not UTF-8 text (byte 0x{byte:02X} at column {error.start + 1}; the file looks "
-            f"like {_guess_encoding(raw)}){more}: save the file as UTF-8",
-        )
+def _not_utf8(
+    report: ValidationReport, first: tuple[int, UnicodeDecodeError, bytes], count: int
+) -> None:
+    """Every line that is not UTF-8 as one error naming the likely encoding."""
+    number, error, raw = first
+    more = f"; so are {count - 1:,} more lines" if count > 1 else ""
+    report._add(
+        "error",
+        number,
+        f"not UTF-8 text (byte 0x{raw[error.start]:02X} at column {error.start + 1}; the file "
+        f"looks like {_guess_encoding(raw)}){more}: save the file as UTF-8",
+    )
 
 
-def _decode(
-    raw: bytes, number: int, report: ValidationReport, problems: _EncodingProblems
-) -> object | None:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(number, exc, raw)
-        return None
+def _decode(raw: bytes, number: int, report: ValidationReport) -> object | None:
+    """The line's JSON value, or None (the problem reported); raises `UnicodeDecodeError`."""
+    text = raw.decode("utf-8")
     if number == 1 and text.startswith("\ufeff"):
         # The API decodes UTF-8 and parses each line as JSON: a byte-order mark makes line 1
         # invalid JSON there (the sandbox behaves the same). Name it instead.
@@ -215,13 +197,6 @@ def _not_found(file: Path) -> TrainingFileNotFound:
     )
 
 
-def _unreadable(file: Path, exc: OSError) -> TrainingFileNotFound:
-    return TrainingFileNotFound(
-        f"Cannot read training file {file}: {exc.strerror or exc}.",
-        hint="Check the file's permissions, or copy it somewhere readable.",
-    )
-
-
 def _check_lines(
     handle: BinaryIO,
     method: Method,
@@ -249,7 +224,8 @@ def _check_lines(
     }
     check = checks[method]
     first_seen: dict[bytes, int] = {}
-    problems = _EncodingProblems()
+    not_utf8: tuple[int, UnicodeDecodeError, bytes] | None = None
+    not_utf8_lines = 0
     for number, raw in enumerate(handle, start=1):
         if not raw.strip():
             report._add("warning", number, "blank line (remove it; the API may reject it)")
@@ -264,7 +240,12 @@ def _check_lines(
             )
             return False
         report.n_examples += 1
-        example = _decode(raw, number, report, problems)
+        try:
+            example = _decode(raw, number, report)
+        except UnicodeDecodeError as exc:
+            not_utf8 = not_utf8 or (number, exc, raw)
+            not_utf8_lines += 1
+            continue
         if example is None:
             continue
         if not isinstance(example, dict):
@@ -292,7 +273,8 @@ def _check_lines(
             report._add("warning", number, f"duplicate of the example on line {first_seen[digest]}")
         else:
             first_seen[digest] = number
-    problems.report_to(report)
+    if not_utf8 is not None:
+        _not_utf8(report, not_utf8, not_utf8_lines)
     return True
 
 
@@ -348,7 +330,10 @@ def validate_training_file(
             if not _check_lines(handle, method, spec, report, tuple(item_fields)):
                 return report
     except OSError as exc:
-        raise _unreadable(file, exc) from None
+        raise TrainingFileNotFound(
+            f"Cannot read training file {file}: {exc.strerror or exc}.",
+            hint="Check the file's permissions, or copy it somewhere readable.",
+        ) from None
 
     if report.n_examples < min_examples:
         report._add(
