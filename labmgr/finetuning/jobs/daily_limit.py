@@ -73,11 +73,9 @@ def daily_limit_error(
     db: Database,
     credential: Credential,
     created: list[FinetuneJob],
-    *,
-    now: datetime | None = None,
 ) -> DailyJobLimit:
     """`DailyJobLimit` with the time a slot frees, from jobs of the last 24 h (API and DB)."""
-    now = now or datetime.now(UTC)
+    now = datetime.now(UTC)
     since = now - DAY
     match = _LIMIT.search(str(exc.message))
     limit = int(match.group(1)) if match else None
