@@ -90,7 +90,7 @@ def _with_keys(
     finally:
         accounts.close()
     why = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
-    raise missing(f" (its job was created with {job.key_env or 'an unknown key'}){why}")
+    raise missing(f" (the job was created with {job.key_env or 'an unknown key'}){why}")
 
 
 def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:

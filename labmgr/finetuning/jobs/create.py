@@ -13,9 +13,8 @@ from jobs_db.errors import DatabaseInputError
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
 from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
-from labmgr.finetuning.jobs.submit import submit_requests
+from labmgr.finetuning.jobs.submit import file_md5, submit_requests
 from labmgr.finetuning.jobs.suffixes import check_suffix, default_suffix
-from labmgr.finetuning.jobs.upload import file_md5
 from labmgr.finetuning.methods import (
     Hyperparameter,
     Method,

@@ -1,4 +1,5 @@
-"""Sending planned jobs: one upload per file, one ``jobs.create`` per job, each recorded.
+"""Sending planned jobs: each file uploaded once per organization/project, one
+``jobs.create`` per job, each recorded.
 
 `create` and `sweep` plan their jobs (`JobRequest`s, every check done) and hand them to
 `submit_requests`. Under the lab's create lock each suffix is checked against the content
@@ -9,16 +10,27 @@ recorded as queued locally (their files are already uploaded) for ``update`` to 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import openai
 from filelock import FileLock
 from openai import OpenAI
 
-from jobs_db import QUEUED_LOCALLY, Database, FinetuneJob, get_job, upsert_job
+from jobs_db import (
+    QUEUED_LOCALLY,
+    Database,
+    FinetuneJob,
+    TrainingFile,
+    find_file,
+    get_job,
+    upsert_file,
+    upsert_job,
+)
 from labmgr.accounts import Accounts, Credential
 from labmgr.finetuning.errors import (
     DailyJobLimit,
@@ -30,11 +42,17 @@ from labmgr.finetuning.errors import (
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
 from labmgr.finetuning.jobs.request import REQUEST, JobRequest
 from labmgr.finetuning.jobs.suffixes import refuse_other_content
-from labmgr.finetuning.jobs.upload import ensure_uploaded
 from labmgr.finetuning.registry import job_record, lab_database
 from labmgr.settings import Settings
 
-__all__ = ["QUEUE_PHASE", "Selection", "create_once", "find_by_request", "submit_requests"]
+__all__ = [
+    "QUEUE_PHASE",
+    "Selection",
+    "create_once",
+    "file_md5",
+    "find_by_request",
+    "submit_requests",
+]
 
 QUEUE_PHASE = "waiting for a daily job slot"
 """The phase a job queued locally shows in ``jobs list`` and ``jobs show``."""
@@ -92,11 +110,68 @@ def _upload_all(
             (request.validation, None),
         ):
             if data is not None and data.md5 not in files:
-                uploaded, _ = ensure_uploaded(
-                    db, client, credential, data.path, md5=data.md5, num_examples=examples
-                )
-                files[data.md5] = uploaded.id
+                files[data.md5] = _upload(db, client, credential, data.path, data.md5, examples)
     return files
+
+
+def file_md5(path: Path) -> str:
+    """Hex md5 of the file's bytes (read in chunks)."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "md5").hexdigest()
+
+
+def _upload(
+    db: Database,
+    client: OpenAI,
+    credential: Credential,
+    path: Path,
+    md5: str,
+    num_examples: int | None,
+) -> str:
+    """The id of the file with this content in the key's organization/project.
+
+    A file recorded earlier is reused only if ``files.retrieve`` still finds it (it may have
+    been deleted, or belong to another project); otherwise the file is uploaded again.
+    """
+    known = find_file(
+        db, md5, credential.organization, credential.project, endpoint=credential.base_url
+    )
+    if known is not None:
+        try:
+            if client.files.retrieve(known.id).status != "error":
+                return known.id
+        except openai.NotFoundError:
+            pass
+    try:
+        remote = client.files.create(file=(path.name, path.read_bytes()), purpose="fine-tune")
+    except openai.APIStatusError as exc:
+        raise FineTuningApiError(
+            f"Uploading {path} with {credential.key_env} failed: HTTP {exc.status_code}: "
+            f"{api_message(exc)}",
+            hint="Check the file with `labmgr finetune validate` and the key with `labmgr keys`.",
+        ) from None
+    except openai.APIConnectionError:
+        raise FineTuningApiError(
+            f"Uploading {path} failed: could not reach {credential.base_url}.",
+            hint="Check the network and the endpoint's base URL, then try again.",
+        ) from None
+    record = TrainingFile(
+        id=remote.id,
+        organization_id=credential.organization,
+        project_id=credential.project,
+        key_env=credential.key_env,
+        endpoint=credential.base_url,
+        local_path=str(path.resolve()),
+        filename=path.name,
+        md5=md5,
+        size_bytes=remote.bytes,
+        num_examples=num_examples,
+        purpose="fine-tune",
+        created_at=datetime.fromtimestamp(remote.created_at, UTC),
+        uploaded_at=datetime.now(UTC),
+    )
+    upsert_file(db, record)
+    return record.id
 
 
 @contextmanager
