@@ -21,11 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["group_curves_figure", "job_curves_figure", "save_figure"]
 
-_FAMILIES = (
-    ("loss", "loss"),
-    ("accuracy", "accuracy (0–1)"),
-    ("reward", "reward"),
-)
+_FAMILIES = (("loss", "loss"), ("accuracy", "accuracy (0–1)"), ("reward", "reward"))
 _PALETTE = "colorblind"
 
 

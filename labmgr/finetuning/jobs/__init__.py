@@ -3,25 +3,13 @@ on them afterwards."""
 
 from labmgr.finetuning.jobs.actions import cancel, delete_model, pause, resume
 from labmgr.finetuning.jobs.create import create, load_training_data
-from labmgr.finetuning.jobs.graders import (
-    GRADER_TYPES,
-    check_grader,
-    grader_item_fields,
-    load_grader,
-)
+from labmgr.finetuning.jobs.graders import check_grader, grader_item_fields, load_grader
 from labmgr.finetuning.jobs.queue import QueueOutcome, submit_queued
-from labmgr.finetuning.jobs.request import (
-    JobRequest,
-    TrainingData,
-    is_labmgr_job,
-    tags_from_metadata,
-    wandb_integration,
-)
+from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
 from labmgr.finetuning.jobs.submit import submit_requests
 from labmgr.finetuning.jobs.suffixes import check_suffix
 
 __all__ = [
-    "GRADER_TYPES",
     "JobRequest",
     "QueueOutcome",
     "TrainingData",
@@ -31,13 +19,11 @@ __all__ = [
     "create",
     "delete_model",
     "grader_item_fields",
-    "is_labmgr_job",
     "load_grader",
     "load_training_data",
     "pause",
     "resume",
     "submit_queued",
     "submit_requests",
-    "tags_from_metadata",
     "wandb_integration",
 ]

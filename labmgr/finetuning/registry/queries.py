@@ -117,8 +117,7 @@ def _check_statuses(status: str | Sequence[str] | None) -> None:
     for value in [status] if isinstance(status, str) else status or []:
         if value not in JOB_STATUSES:
             raise UnknownJobStatus(
-                f"{value!r} is not a job status.",
-                hint=f"Use one of: {', '.join(JOB_STATUSES)}.",
+                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
             )
 
 

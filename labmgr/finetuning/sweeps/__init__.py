@@ -1,22 +1,5 @@
 """Sweeps: conditions × seeds × hyperparameter levels × base models, from a YAML spec."""
 
-from labmgr.finetuning.sweeps.plan import (
-    SweepJob,
-    SweepPlan,
-    SweepResult,
-    auto_epochs,
-    plan_sweep,
-    sweep,
-)
-from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
+from labmgr.finetuning.sweeps.plan import SweepJob, SweepPlan, SweepResult, plan_sweep, sweep
 
-__all__ = [
-    "SweepJob",
-    "SweepPlan",
-    "SweepResult",
-    "SweepSpec",
-    "auto_epochs",
-    "plan_sweep",
-    "read_sweep_spec",
-    "sweep",
-]
+__all__ = ["SweepJob", "SweepPlan", "SweepResult", "plan_sweep", "sweep"]

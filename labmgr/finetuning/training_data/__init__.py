@@ -2,7 +2,6 @@
 
 from labmgr.finetuning.training_data.tokens import estimate_example_tokens, estimate_text_tokens
 from labmgr.finetuning.training_data.validation import (
-    COST_REFERENCE_BASES,
     MAX_FILE_BYTES,
     MIN_EXAMPLES,
     Issue,
@@ -11,7 +10,6 @@ from labmgr.finetuning.training_data.validation import (
 )
 
 __all__ = [
-    "COST_REFERENCE_BASES",
     "MAX_FILE_BYTES",
     "MIN_EXAMPLES",
     "Issue",

@@ -117,9 +117,7 @@ class ValidationReport(BaseModel):
         shown = self.formatted_errors(limit)
         if self.error_count == 1 and shown:
             raise InvalidTrainingFile(
-                shown[0].rstrip(".") + ".",
-                hint="Fix it; nothing was uploaded.",
-                report=self,
+                shown[0].rstrip(".") + ".", hint="Fix it; nothing was uploaded.", report=self
             )
         more = self.error_count - len(shown)
         tail = [f"… and {more} more"] if more > 0 else []
