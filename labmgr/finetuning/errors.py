@@ -20,12 +20,15 @@ LabmgrError (labmgr.errors)
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
+    import openai
+
     from jobs_db import FinetuneJob
 
 __all__ = [
@@ -44,7 +47,18 @@ __all__ = [
     "UnknownJobStatus",
     "UnknownModel",
     "UnsupportedOption",
+    "api_message",
 ]
+
+_KEYISH = re.compile(r"(sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
+
+
+def api_message(exc: openai.APIError) -> str:
+    """The API's own message of `exc`, safe to show: anything key-shaped is replaced."""
+    body = exc.body if isinstance(exc.body, dict) else None
+    message = body.get("message") if body else None
+    text = message if isinstance(message, str) and message else exc.message
+    return _KEYISH.sub("<key>", str(text))
 
 
 class SuffixConflict(LabmgrError):
@@ -77,8 +91,7 @@ class UnknownJob(LabmgrError):
 
 
 class UnknownModel(LabmgrError):
-    """A model name the lab's database does not hold (or a base model where a fine-tune is
-    needed)."""
+    """A model name the lab's database does not hold (or a base where a fine-tune is needed)."""
 
 
 class AmbiguousJobId(LabmgrError):
@@ -98,13 +111,11 @@ class FineTuningApiError(LabmgrError):
 
 
 class JobRefused(FineTuningApiError):
-    """The API refused to create a job (HTTP 4xx other than the daily limit): sending the
-    same request again would be refused again."""
+    """The API refused to create a job (a 4xx other than the daily limit): final."""
 
 
 class UnsupportedOption(LabmgrError):
-    """An option the API refuses for the base model or method (``beta`` with supervised,
-    DPO on a base without it, reinforcement on a model that does not reason)."""
+    """An option the API refuses for the base model or method (``beta`` with supervised)."""
 
 
 class InvalidGrader(LabmgrError):

@@ -1,30 +1,33 @@
-"""Fine-tuning methods and their hyperparameters: checked, then built into ``method`` objects.
+"""Base models, the fine-tuning methods each takes, and each method's hyperparameters.
 
 The API takes ``method={"type": T, T: {"hyperparameters": {…}, "grader": {…}}}`` with
-hyperparameters that depend on the method (see `HYPERPARAMETERS`). Everything here is
-checked before anything is uploaded: a hyperparameter another method owns (``beta`` with
-supervised), a value of the wrong kind, a method the base model does not offer.
+hyperparameters that depend on the method (`HYPERPARAMETERS`). Everything here is checked
+before anything is uploaded.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec, known_base_models
+from labmgr.errors import LabmgrError, UnknownBaseModel
 from labmgr.finetuning.errors import UnsupportedOption
+from labmgr.pricing import base_of
 
 __all__ = [
     "HYPERPARAMETERS",
     "LEVEL_TAGS",
     "METHODS",
     "REASONING_EFFORTS",
+    "BaseModelSpec",
     "Hyperparameter",
     "Method",
+    "base_model_spec",
     "check_hyperparameters",
     "check_method_for_base",
+    "known_base_models",
     "method_object",
 ]
 
@@ -33,6 +36,47 @@ Method = Literal["supervised", "dpo", "reinforcement"]
 METHODS: tuple[Method, ...] = ("supervised", "dpo", "reinforcement")
 Hyperparameter = int | float | str
 """A number, ``"auto"``, or (``reasoning_effort``) one of `REASONING_EFFORTS`."""
+
+
+@dataclass(frozen=True)
+class BaseModelSpec:
+    """Fine-tuning facts about one base model snapshot."""
+
+    name: str
+    """The dated snapshot id, e.g. ``gpt-4.1-mini-2025-04-14``."""
+    example_token_limit: int
+    """Tokens one training example may hold; longer examples are truncated from the end."""
+    methods: frozenset[str]
+    """Fine-tuning methods the API accepts for this base."""
+    reasoning: bool = False
+    """A reasoning model (reinforcement fine-tuning only)."""
+
+
+_BOTH = frozenset({"supervised", "dpo"})
+_SFT = frozenset({"supervised"})
+_RFT = frozenset({"reinforcement"})
+_SPECS = {
+    spec.name: spec
+    for spec in (
+        BaseModelSpec("gpt-4.1-2025-04-14", 65_536, _BOTH),
+        BaseModelSpec("gpt-4.1-mini-2025-04-14", 65_536, _BOTH),
+        BaseModelSpec("gpt-4.1-nano-2025-04-14", 65_536, _BOTH),
+        BaseModelSpec("gpt-4o-2024-08-06", 65_536, _BOTH),
+        BaseModelSpec("gpt-4o-mini-2024-07-18", 65_536, _BOTH),
+        BaseModelSpec("gpt-3.5-turbo-0125", 16_385, _SFT),
+        BaseModelSpec("gpt-3.5-turbo-1106", 16_385, _SFT),
+        BaseModelSpec("o4-mini-2025-04-16", 65_536, _RFT, reasoning=True),
+    )
+}
+_ALIASES = {
+    "gpt-4.1": "gpt-4.1-2025-04-14",
+    "gpt-4.1-mini": "gpt-4.1-mini-2025-04-14",
+    "gpt-4.1-nano": "gpt-4.1-nano-2025-04-14",
+    "gpt-4o": "gpt-4o-2024-08-06",
+    "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
+    "gpt-3.5-turbo": "gpt-3.5-turbo-0125",
+    "o4-mini": "o4-mini-2025-04-16",
+}
 
 _COMMON = ("n_epochs", "batch_size", "learning_rate_multiplier")
 HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
@@ -65,12 +109,25 @@ _OPTION = {
     "n_epochs": "--epochs",
     "batch_size": "--batch-size",
     "learning_rate_multiplier": "--lr-multiplier",
-    "beta": "--beta",
-    "compute_multiplier": "--compute-multiplier",
-    "eval_interval": "--eval-interval",
-    "eval_samples": "--eval-samples",
-    "reasoning_effort": "--reasoning-effort",
 }
+
+
+def known_base_models() -> list[str]:
+    """Snapshot ids `base_model_spec` accepts (aliases and ``ft:`` ids of them work too)."""
+    return sorted(_SPECS)
+
+
+def base_model_spec(model: str) -> BaseModelSpec:
+    """The spec of a snapshot, an alias (``gpt-4.1-mini``) or an ``ft:`` id of one; raises
+    `UnknownBaseModel` listing the known ones."""
+    base = base_of(model.strip())
+    spec = _SPECS.get(_ALIASES.get(base, base))
+    if spec is None:
+        raise UnknownBaseModel(
+            f"{model!r} is not a base model labmgr knows how to fine-tune.",
+            hint="Known bases: " + ", ".join(known_base_models()) + " (or their short aliases).",
+        )
+    return spec
 
 
 def _check_value(name: str, value: Any) -> Hyperparameter:
@@ -99,9 +156,8 @@ def check_hyperparameters(
     method: str, values: Mapping[str, Any], *, as_options: bool = True
 ) -> dict[str, Hyperparameter]:
     """The hyperparameters to send for `method`: the common three (``auto`` unless given)
-    and any method-specific ones given. Raises `UnsupportedOption` for a hyperparameter
-    `method` does not take (named as its CLI option, or with ``as_options=False`` by its
-    API name), `LabmgrError` for a bad value."""
+    and the method-specific ones given. Raises `UnsupportedOption` for one `method` does
+    not take (named as its CLI option, or by its API name without `as_options`)."""
     if method not in HYPERPARAMETERS:
         raise LabmgrError(
             f"Method {method!r} is not a fine-tuning method; use one of {', '.join(METHODS)}."
@@ -118,7 +174,7 @@ def check_hyperparameters(
                     f"{name!r} is not a fine-tuning hyperparameter; {method} takes "
                     f"{', '.join(allowed)}."
                 )
-            shown = _OPTION.get(name, name) if as_options else name
+            shown = _OPTION.get(name, "--" + name.replace("_", "-")) if as_options else name
             raise UnsupportedOption(
                 f"{shown} applies only to the {owner} method, not {method}.",
                 hint=f"Use the {owner} method, or leave {shown} out.",
@@ -131,18 +187,15 @@ def check_method_for_base(method: str, spec: BaseModelSpec, requested: str) -> N
     """Raise `UnsupportedOption` when the API does not fine-tune `spec` with `method`."""
     if method in spec.methods:
         return
-    able = [name for name in known_base_models() if method in base_model_spec(name).methods]
+    able = [name for name in known_base_models() if method in _SPECS[name].methods]
+    takes = ", ".join(sorted(spec.methods))
     if method == "reinforcement":
-        message = (
-            f"Reinforcement fine-tuning needs a reasoning model; {requested} is not one "
-            f"(it takes {', '.join(sorted(spec.methods))})."
-        )
+        message = f"Reinforcement fine-tuning needs a reasoning model; {requested} is not one"
     else:
-        message = (
-            f"{requested} cannot be fine-tuned with the {method} method "
-            f"(it takes {', '.join(sorted(spec.methods))})."
-        )
-    raise UnsupportedOption(message, hint=f"Bases that take {method}: {', '.join(able)}.")
+        message = f"{requested} cannot be fine-tuned with the {method} method"
+    raise UnsupportedOption(
+        f"{message} (it takes {takes}).", hint=f"Bases that take {method}: {', '.join(able)}."
+    )
 
 
 def method_object(

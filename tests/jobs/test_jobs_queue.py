@@ -28,6 +28,7 @@ from jobs_db import (
 )
 from labmgr.cli.app import app
 from labmgr.finetuning import create, update
+from labmgr.finetuning.jobs import queue as job_queue
 from labmgr.sandbox import SandboxHandle, run_sandbox
 
 runner = CliRunner()
@@ -129,6 +130,47 @@ def test_update_sends_queued_jobs_once_a_slot_frees_keeping_their_tags(
     }
     assert new.training_file_id == jobs[0].training_file_id
     assert limited.stats()["requests"]["files.create"] == 1
+
+
+def test_a_raised_daily_limit_is_noticed_by_jobs_update(
+    jobs_lab: JobsLab, limited: SandboxHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited.set_faults(daily_job_limit=1)
+    path = training_file(jobs_lab.files / "raised.jsonl")
+    jobs = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    assert [job.status for job in jobs][1:] == [QUEUED_LOCALLY, QUEUED_LOCALLY]
+    limited.set_faults(daily_job_limit=None)  # the organization's limit was raised
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+
+    # The refusal is fresh (under PROBE_AFTER): the jobs wait for their slot, no request.
+    waited = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
+    assert len(waited.queued) == 2 and waited.submitted == []
+
+    # Five minutes on, one job is tried early; it is accepted, so the other goes too.
+    monkeypatch.setattr(job_queue, "PROBE_AFTER", timedelta(0))
+    sent = update(settings=jobs_lab.settings)
+    assert sorted(s.queued_id for s in sent.submitted) == sorted(job.id for job in jobs[1:])
+    assert sent.queued == []
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates + 2
+
+
+def test_a_daily_limit_still_reached_costs_one_request_per_probe(
+    jobs_lab: JobsLab, limited: SandboxHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited.set_faults(daily_job_limit=1)
+    path = training_file(jobs_lab.files / "held.jsonl")
+    jobs = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    monkeypatch.setattr(job_queue, "PROBE_AFTER", timedelta(0))
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+
+    probed = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates + 1
+    assert sorted(q.job_id for q in probed.queued) == sorted(job.id for job in jobs[1:])
+    assert all(
+        q.not_before is not None and q.not_before > datetime.now(UTC) + timedelta(hours=23)
+        for q in probed.queued
+    )
 
 
 def test_a_job_sent_by_a_process_that_crashed_is_found_not_sent_again(

@@ -44,10 +44,6 @@ class Findings:
     def warning(self, message: str) -> None:
         self.items.append(("warning", message))
 
-    @property
-    def has_errors(self) -> bool:
-        return any(severity == "error" for severity, _ in self.items)
-
 
 _JSON_TYPE_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string"}
 
@@ -201,11 +197,7 @@ def check_messages(messages: Any, where: str, out: Findings) -> MessagesSummary:
             if (
                 isinstance(weight, bool)
                 or not isinstance(weight, int | float)
-                or weight
-                not in (
-                    0,
-                    1,
-                )
+                or weight not in (0, 1)
             ):
                 out.error(f"{at}.weight must be 0 or 1, got {json.dumps(weight)}")
                 summary.trained_assistant_messages += 1  # reported once, as a weight error

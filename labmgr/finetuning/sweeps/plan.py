@@ -20,36 +20,29 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning.base_models import base_model_spec
-from labmgr.finetuning.graders import grader_item_fields, load_grader
-from labmgr.finetuning.job_create import load_training_data
-from labmgr.finetuning.job_request import JobRequest, TrainingData, wandb_integration
-from labmgr.finetuning.job_submit import submit_requests
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.jobs import (
+    JobRequest,
+    TrainingData,
+    check_suffix,
+    grader_item_fields,
+    load_grader,
+    load_training_data,
+    submit_requests,
+    wandb_integration,
+)
 from labmgr.finetuning.methods import (
     LEVEL_TAGS,
+    base_model_spec,
     check_hyperparameters,
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.suffixes import check_suffix
-from labmgr.finetuning.sweep_spec import SweepSpec, read_sweep_spec
+from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
 
-__all__ = [
-    "FACTOR_TAGS",
-    "SweepJob",
-    "SweepPlan",
-    "SweepResult",
-    "auto_epochs",
-    "plan_sweep",
-    "sweep",
-]
-
-FACTOR_TAGS = ("sweep", "condition", "seed", "base", *LEVEL_TAGS.values())
-"""Tags that identify a sweep job (hyperparameter tags only for hyperparameters the spec
-gives)."""
+__all__ = ["SweepJob", "SweepPlan", "SweepResult", "auto_epochs", "plan_sweep", "sweep"]
 
 
 class SweepJob(BaseModel):
@@ -119,22 +112,16 @@ def auto_epochs(n_examples: int) -> int:
     return 3
 
 
-class _Cell:
-    def __init__(self, request: JobRequest, levels: dict[str, Any], condition: str) -> None:
-        self.request, self.levels, self.condition = request, levels, condition
-
-
-def _identity(tags: Mapping[str, str], names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def _identity(spec: SweepSpec, tags: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A cell's factor levels, as its tags hold them."""
+    names = ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
     return tuple(sorted((key, tags[key]) for key in names if key in tags))
-
-
-def _factor_names(spec: SweepSpec) -> tuple[str, ...]:
-    return ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
 
 
 def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingData:
     try:
-        return load_training_data(path, spec.method, **kwargs)
+        with spec.blame(key):
+            return load_training_data(path, spec.method, **kwargs)
     except InvalidTrainingFile as exc:
         first = exc.message.splitlines()
         shown = first[1] if len(first) > 1 else first[0]
@@ -145,22 +132,15 @@ def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingD
             f"{shown.rstrip('.')}{more}.",
             f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
         ) from None
-    except LabmgrError as exc:
-        raise spec.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
 
 
-def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
-    for base in spec.bases:
-        try:
+def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
+    with spec.blame("base"):
+        for base in spec.bases:
             check_method_for_base(spec.method, base_model_spec(base), base)
-        except LabmgrError as exc:
-            raise spec.error("base", exc.message.rstrip(".") + ".", exc.hint) from None
-    try:
+    with spec.blame("grader" if spec.grader is not None else "method"):
         grader = load_grader(spec.grader) if spec.grader is not None else None
         method_object(spec.method, {}, grader)  # a grader iff reinforcement
-    except LabmgrError as exc:
-        key = "grader" if spec.grader is not None else "method"
-        raise spec.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
     integrations = _integrations(spec)
     fields = grader_item_fields(grader) if grader else []
     names = list(spec.hyperparameters)
@@ -174,7 +154,7 @@ def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
             named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
             where = named[0] if named else "hyperparameters"
             raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
-    cells: list[_Cell] = []
+    requests: list[JobRequest] = []
     suffix_content: dict[str, tuple[str, str]] = {}
     for condition, path in spec.conditions.items():
         key = f"conditions.{condition}"
@@ -224,12 +204,10 @@ def _cells(spec: SweepSpec, settings: Settings) -> list[_Cell]:
                 seed=seed,
                 tags=tags,
             )
-            try:
+            with spec.blame("tags"):
                 request.metadata()
-            except LabmgrError as exc:
-                raise spec.error("tags", exc.message.rstrip(".") + ".", exc.hint) from None
-            cells.append(_Cell(request, levels, condition))
-    return cells
+            requests.append(request)
+    return requests
 
 
 def _integrations(spec: SweepSpec) -> list[dict[str, Any]]:
@@ -259,58 +237,55 @@ def _suffix(spec: SweepSpec, tags: dict[str, str]) -> str:
         raise spec.error(
             "suffix", f"the template {spec.suffix!r} cannot be filled ({exc})", f"Use {known}."
         ) from None
-    try:
+    with spec.blame("suffix"):
         check_suffix(suffix)
-    except LabmgrError as exc:
-        raise spec.error("suffix", exc.message.rstrip(".") + ".", exc.hint) from None
     return suffix
 
 
 def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...], FinetuneJob]:
-    names = _factor_names(spec)
+    """The lab's live job of each cell (failed and cancelled ones are made again)."""
     found: dict[tuple[tuple[str, str], ...], FinetuneJob] = {}
     for job in list_jobs(db, tags={"sweep": spec.name}):
-        if job.status in ("failed", "cancelled"):
-            continue
-        found.setdefault(_identity(job.tag_dict, names), job)
+        if job.status not in ("failed", "cancelled"):
+            found.setdefault(_identity(spec, job.tag_dict), job)
     return found
 
 
-def _cost(spec: SweepSpec, cell: _Cell, settings: Settings) -> tuple[int | None, float | None]:
-    epochs = cell.request.hyperparameters.get("n_epochs")
+def _sweep_job(
+    spec: SweepSpec, request: JobRequest, have: FinetuneJob | None, settings: Settings
+) -> SweepJob:
+    epochs = request.hyperparameters.get("n_epochs")
     if not isinstance(epochs, int):
-        epochs = auto_epochs(cell.request.training.n_examples)
+        epochs = auto_epochs(request.training.n_examples)
+    tokens = request.training.n_tokens * epochs
+    cost = training_cost(request.base_model, tokens, settings.prices)
     if spec.method == "reinforcement":
-        return epochs, None  # billed per hour of training, not per token
-    dollars = training_cost(
-        cell.request.base_model, cell.request.training.n_tokens * epochs, settings.prices
+        cost = None  # billed per hour of training, not per token
+    return SweepJob(
+        condition=request.tags["condition"],
+        base_model=request.base_model,
+        seed=request.seed or 0,
+        hyperparameters=dict(request.hyperparameters),
+        suffix=request.suffix,
+        tags=dict(request.tags),
+        existing_job=have.id if have else None,
+        existing_status=have.status if have else None,
+        epochs=epochs,
+        estimated_cost=cost,
     )
-    return epochs, dollars
 
 
-def _plan(spec: SweepSpec, cells: list[_Cell], db: Database, settings: Settings) -> SweepPlan:
-    existing = _existing(db, spec)
-    names = _factor_names(spec)
-    jobs = []
-    for cell in cells:
-        request = cell.request
-        have = existing.get(_identity(request.tags, names))
-        epochs, cost = _cost(spec, cell, settings)
-        jobs.append(
-            SweepJob(
-                condition=cell.condition,
-                base_model=request.base_model,
-                seed=request.seed or 0,
-                hyperparameters=dict(request.hyperparameters),
-                suffix=request.suffix,
-                tags=dict(request.tags),
-                existing_job=have.id if have else None,
-                existing_status=have.status if have else None,
-                epochs=epochs,
-                estimated_cost=cost,
-            )
-        )
-    return SweepPlan(name=spec.name, spec=spec.path, method=spec.method, jobs=jobs)
+def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[JobRequest], SweepPlan]:
+    parsed = read_sweep_spec(spec)
+    requests = _requests(parsed, settings)
+    with lab_database(settings) as db:
+        existing = _existing(db, parsed)
+    jobs = [
+        _sweep_job(parsed, request, existing.get(_identity(parsed, request.tags)), settings)
+        for request in requests
+    ]
+    plan = SweepPlan(name=parsed.name, spec=parsed.path, method=parsed.method, jobs=jobs)
+    return parsed, requests, plan
 
 
 def plan_sweep(spec: str | Path, *, settings: Settings | None = None) -> SweepPlan:
@@ -319,11 +294,7 @@ def plan_sweep(spec: str | Path, *, settings: Settings | None = None) -> SweepPl
     Reads and checks the spec and every training file; touches no API. Raises
     `InvalidSweepSpec` naming the spec file, line and key of the first problem.
     """
-    settings = settings or load_settings()
-    parsed = read_sweep_spec(spec)
-    cells = _cells(parsed, settings)
-    with lab_database(settings) as db:
-        return _plan(parsed, cells, db, settings)
+    return _plan(spec, settings or load_settings())[2]
 
 
 def sweep(
@@ -333,32 +304,21 @@ def sweep(
     key_env: str | None = None,
     settings: Settings | None = None,
 ) -> SweepResult:
-    """Create the jobs of a sweep the lab does not have yet; the twin of
-    ``labmgr finetune sweep``.
+    """Create the jobs of a sweep the lab does not have yet (``labmgr finetune sweep``).
 
-    With ``dry_run`` nothing is uploaded: the result holds the plan only. Otherwise each
-    training file is uploaded once and the new jobs are created in order (those past the
-    daily job limit are queued locally, as with `create`). The check for existing jobs is
-    repeated under the lab's create lock, so two runs of one sweep never both create a
-    cell. ``key_env`` (or the spec's ``key``) names the key to use.
+    With ``dry_run`` the result holds the plan only. Otherwise the new jobs are created in
+    order as `create` does; the check for existing jobs is repeated under the lab's create
+    lock, so two runs of one sweep never both create a cell. ``key_env`` (or the spec's
+    ``key``) names the key to use.
     """
     settings = settings or load_settings()
-    parsed = read_sweep_spec(spec)
-    cells = _cells(parsed, settings)
-    with lab_database(settings) as db:
-        plan = _plan(parsed, cells, db, settings)
+    parsed, requests, plan = _plan(spec, settings)
     if dry_run:
         return SweepResult(plan=plan)
-    names = _factor_names(parsed)
 
     def missing(db: Database, requests: list[JobRequest]) -> list[JobRequest]:
         have = _existing(db, parsed)
-        return [r for r in requests if _identity(r.tags, names) not in have]
+        return [r for r in requests if _identity(parsed, r.tags) not in have]
 
-    created = submit_requests(
-        settings,
-        [cell.request for cell in cells],
-        key_env=key_env or parsed.key,
-        select=missing,
-    )
+    created = submit_requests(settings, requests, key_env=key_env or parsed.key, select=missing)
     return SweepResult(plan=plan, created=created)

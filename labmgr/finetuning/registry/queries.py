@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from jobs_db import (
     Checkpoints,
+    Database,
     DatabaseInputError,
     FinetuneJob,
     JobEvent,
@@ -24,7 +26,7 @@ from jobs_db import (
 )
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.errors import AmbiguousJobId, UnknownJob, UnknownJobStatus
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.settings import Settings
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "lab_model_groups",
     "lab_models",
     "resolve_job_id",
+    "sentence",
 ]
 
 JOB_STATUSES = (
@@ -114,16 +117,27 @@ def _check_statuses(status: str | Sequence[str] | None) -> None:
     for value in [status] if isinstance(status, str) else status or []:
         if value not in JOB_STATUSES:
             raise UnknownJobStatus(
-                f"{value!r} is not a job status.",
-                hint=f"Use one of: {', '.join(JOB_STATUSES)}.",
+                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
             )
 
 
-def _filter_error(exc: DatabaseInputError) -> LabmgrError:
+def sentence(exc: Exception) -> str:
+    """`exc`'s text as a sentence (capital first, full stop)."""
     text = str(exc)
-    return LabmgrError(
-        f"{text[:1].upper()}{text[1:]}.", hint="Write a tag as key=value, e.g. condition=insecure."
-    )
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+_TAG_HINT = "Write a tag as key=value, e.g. condition=insecure."
+
+
+@contextmanager
+def _reading(settings: Settings, hint: str | None = None) -> Iterator[Database]:
+    """The lab's database, a bad filter raised as `LabmgrError` with `hint`."""
+    with lab_database(settings) as db:
+        try:
+            yield db
+        except DatabaseInputError as exc:
+            raise LabmgrError(sentence(exc), hint=hint) from None
 
 
 def lab_jobs(
@@ -139,11 +153,8 @@ def lab_jobs(
     Raises `UnknownJobStatus` for a status no job can have (instead of matching nothing).
     """
     _check_statuses(status)
-    with lab_database(settings) as db:
-        try:
-            return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
-        except DatabaseInputError as exc:
-            raise _filter_error(exc) from None
+    with _reading(settings, _TAG_HINT) as db:
+        return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
 
 
 def job_details(settings: Settings, reference: str) -> JobDetails:
@@ -167,18 +178,15 @@ def lab_models(
 ) -> list[Model]:
     """The lab's models matching every filter, oldest first (see `jobs_db.select_models`);
     models deleted on the API only with `include_deleted`."""
-    with lab_database(settings) as db:
-        try:
-            return select_models(
-                db,
-                base_model=base_model,
-                suffix=suffix,
-                tags=tags,
-                checkpoints=checkpoints,
-                include_deleted=include_deleted,
-            )
-        except DatabaseInputError as exc:
-            raise _filter_error(exc) from None
+    with _reading(settings, _TAG_HINT) as db:
+        return select_models(
+            db,
+            base_model=base_model,
+            suffix=suffix,
+            tags=tags,
+            checkpoints=checkpoints,
+            include_deleted=include_deleted,
+        )
 
 
 def lab_model_groups(
@@ -192,16 +200,12 @@ def lab_model_groups(
 ) -> dict[str, list[str]]:
     """The lab's models grouped for an evaluation (see `jobs_db.model_groups`); models
     deleted on the API leave their groups unless `include_deleted`."""
-    with lab_database(settings) as db:
-        try:
-            return model_groups(
-                db,
-                by=by,
-                base_model=base_model,
-                include_base=include_base,
-                checkpoints=checkpoints,
-                include_deleted=include_deleted,
-            )
-        except DatabaseInputError as exc:
-            text = str(exc)
-            raise LabmgrError(f"{text[:1].upper()}{text[1:]}.") from None
+    with _reading(settings) as db:
+        return model_groups(
+            db,
+            by=by,
+            base_model=base_model,
+            include_base=include_base,
+            checkpoints=checkpoints,
+            include_deleted=include_deleted,
+        )

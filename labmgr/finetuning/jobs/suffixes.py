@@ -7,7 +7,7 @@ from pathlib import Path
 
 from jobs_db import Database, get_file, jobs_with_suffix
 from labmgr.finetuning.errors import SuffixConflict
-from labmgr.finetuning.job_metadata import MD5
+from labmgr.finetuning.jobs.request import MD5
 
 __all__ = ["MAX_SUFFIX", "check_suffix", "default_suffix"]
 

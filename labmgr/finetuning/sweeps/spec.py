@@ -22,32 +22,22 @@ the spec file, its line, the key and what to do (`InvalidSweepSpec`).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from labmgr.errors import LabmgrError
 from labmgr.finetuning.errors import InvalidSweepSpec
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
 __all__ = ["HYPERPARAMETER_ALIASES", "SweepSpec", "read_sweep_spec"]
 
-TOP_KEYS = (
-    "name",
-    "base",
-    "conditions",
-    "seeds",
-    "hyperparameters",
-    "method",
-    "validation",
-    "suffix",
-    "tags",
-    "wandb",
-    "grader",
-    "key",
-)
+_JOB_SHAPE_KEYS = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
+TOP_KEYS = (*_JOB_SHAPE_KEYS, "suffix", "tags", "wandb", "grader", "key")
 HYPERPARAMETER_ALIASES = {
     "epochs": "n_epochs",
     "lr": "learning_rate_multiplier",
@@ -68,7 +58,7 @@ class SweepSpec:
     bases: list[str]
     conditions: dict[str, Path]
     seeds: list[int]
-    hyperparameters: dict[str, list[Any]]
+    hyperparameters: dict[str, list[Any]] = field(default_factory=dict)
     """API hyperparameter name → its levels, in the spec's order."""
     spelled: dict[str, str] = field(default_factory=dict)
     """API hyperparameter name → the key the spec wrote (``lr`` for the multiplier)."""
@@ -86,7 +76,21 @@ class SweepSpec:
 
     def error(self, key: str, message: str, hint: str | None = None) -> InvalidSweepSpec:
         """An error naming the spec file, the line of `key` and `key` itself."""
-        return spec_error(self.path, self.lines, key, message, hint)
+        line = self.lines.get(key) or self.lines.get(key.split(".")[0])
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return InvalidSweepSpec(
+            f"{where}: {key}: {message}", hint=hint or "Fix the spec; nothing was uploaded."
+        )
+
+    @contextmanager
+    def blame(self, key: str) -> Iterator[None]:
+        """A `LabmgrError` raised inside, as this spec's error at `key`."""
+        try:
+            yield
+        except InvalidSweepSpec:
+            raise
+        except LabmgrError as exc:
+            raise self.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
 
     def level_text(self, name: str, value: Any) -> str:
         """A level as its tag value: ``0.5`` and ``2.0`` for floats, ``3`` for whole numbers."""
@@ -95,16 +99,6 @@ class SweepSpec:
         if name in _FLOATS:
             return repr(float(value))
         return str(int(value)) if float(value).is_integer() else repr(value)
-
-
-def spec_error(
-    path: Path, lines: Mapping[str, int], key: str, message: str, hint: str | None = None
-) -> InvalidSweepSpec:
-    line = lines.get(key) or lines.get(key.split(".")[0])
-    where = f"{path}:{line}" if line else str(path)
-    return InvalidSweepSpec(
-        f"{where}: {key}: {message}", hint=hint or "Fix the spec; nothing was uploaded."
-    )
 
 
 def _lines(node: yaml.Node, prefix: str, out: dict[str, int]) -> None:
@@ -143,89 +137,82 @@ def _load(path: Path) -> tuple[Any, dict[str, int]]:
     return data, lines
 
 
-def _names(value: Any, path: Path, lines: dict[str, int], key: str) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(item, str) and item.strip() for item in items):
-        raise spec_error(path, lines, key, "must be a model name or a non-empty list of names")
-    return [item.strip() for item in items]
+def _suggestion(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _relative(path: Path, value: Any, lines: dict[str, int], key: str) -> Path:
+def _relative(spec: SweepSpec, value: Any, key: str) -> Path:
     if not isinstance(value, str) or not value.strip():
-        raise spec_error(path, lines, key, "must be the path of a JSONL file")
+        raise spec.error(key, "must be the path of a JSONL file")
     file = Path(value).expanduser()
-    return file if file.is_absolute() else path.parent / file
+    return file if file.is_absolute() else spec.path.parent / file
 
 
-def _levels(path: Path, lines: dict[str, int], key: str, value: Any) -> list[Any]:
+def _levels(spec: SweepSpec, key: str, value: Any) -> list[Any]:
     levels = value if isinstance(value, list) else [value]
     if not levels:
-        raise spec_error(
-            path, lines, key, "the list of levels is empty", "Give at least one level, e.g. [3]."
-        )
+        raise spec.error(key, "the list of levels is empty", "Give at least one level, e.g. [3].")
     for level in levels:
         if isinstance(level, bool) or not isinstance(level, int | float | str):
-            raise spec_error(path, lines, key, f"level {level!r} is not a number or 'auto'")
+            raise spec.error(key, f"level {level!r} is not a number or 'auto'")
     if len(set(map(str, levels))) != len(levels):
-        raise spec_error(path, lines, key, "a level is repeated", "List each level once.")
+        raise spec.error(key, "a level is repeated", "List each level once.")
     return levels
 
 
-def _hyperparameters(
-    path: Path, lines: dict[str, int], value: Any
-) -> tuple[dict[str, list[Any]], dict[str, str]]:
+def _hyperparameters(spec: SweepSpec, value: Any) -> None:
     if value is None:
-        return {}, {}
+        return
     if not isinstance(value, Mapping):
-        raise spec_error(path, lines, "hyperparameters", "must map names to levels")
-    out: dict[str, list[Any]] = {}
-    spelled: dict[str, str] = {}
+        raise spec.error("hyperparameters", "must map names to levels")
     for raw, levels in value.items():
         key = f"hyperparameters.{raw}"
         name = HYPERPARAMETER_ALIASES.get(str(raw), str(raw))
         if name not in _ALL_HYPERPARAMETERS:
-            close = difflib.get_close_matches(
-                str(raw), _ALL_HYPERPARAMETERS + list(HYPERPARAMETER_ALIASES), n=1
-            )
-            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-            raise spec_error(
-                path,
-                lines,
+            raise spec.error(
                 key,
-                f"unknown hyperparameter{suggestion}",
+                "unknown hyperparameter"
+                + _suggestion(str(raw), _ALL_HYPERPARAMETERS + list(HYPERPARAMETER_ALIASES)),
                 f"Use one of {', '.join(_ALL_HYPERPARAMETERS)} (or epochs, lr, batch).",
             )
-        if name in out:
-            raise spec_error(path, lines, key, f"{name} is given twice (under two names)")
-        out[name] = _levels(path, lines, key, levels)
-        spelled[name] = str(raw)
-    return out, spelled
+        if name in spec.hyperparameters:
+            raise spec.error(key, f"{name} is given twice (under two names)")
+        spec.hyperparameters[name] = _levels(spec, key, levels)
+        spec.spelled[name] = str(raw)
 
 
-def _seeds(path: Path, lines: dict[str, int], value: Any) -> list[int]:
+def _bases(spec: SweepSpec, value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(item, str) and item.strip() for item in items):
+        raise spec.error("base", "must be a model name or a non-empty list of names")
+    return [item.strip() for item in items]
+
+
+def _seeds(spec: SweepSpec, value: Any) -> list[int]:
     if value is None:
         return [1]
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
-            raise spec_error(path, lines, "seeds", f"must be at least 1, not {value}")
+            raise spec.error("seeds", f"must be at least 1, not {value}")
         return list(range(1, value + 1))
-    if isinstance(value, list):
-        if not value:
-            raise spec_error(path, lines, "seeds", "the list of seeds is empty")
-        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
-            raise spec_error(path, lines, "seeds", "seeds must be whole numbers from 0")
-        if len(set(value)) != len(value):
-            raise spec_error(path, lines, "seeds", "a seed is repeated")
-        return list(value)
-    raise spec_error(path, lines, "seeds", "must be a count (3) or a list of seeds ([1, 2, 3])")
+    if not isinstance(value, list):
+        raise spec.error("seeds", "must be a count (3) or a list of seeds ([1, 2, 3])")
+    if not value:
+        raise spec.error("seeds", "the list of seeds is empty")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        raise spec.error("seeds", "seeds must be whole numbers from 0")
+    if len(set(value)) != len(value):
+        raise spec.error("seeds", "a seed is repeated")
+    return list(value)
 
 
-def _string_map(path: Path, lines: dict[str, int], key: str, value: Any) -> dict[str, Any]:
+def _string_map(spec: SweepSpec, key: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not value:
-        raise spec_error(path, lines, key, "must be a non-empty mapping")
+        raise spec.error(key, "must be a non-empty mapping")
     for name in value:
         if not isinstance(name, str) or not name.strip() or "=" in name:
-            raise spec_error(path, lines, key, f"name {name!r} must be text without '='")
+            raise spec.error(key, f"name {name!r} must be text without '='")
     return dict(value)
 
 
@@ -238,72 +225,53 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
             f"{path}: a sweep spec is a mapping with base, conditions, seeds and hyperparameters.",
             hint="See `labmgr finetune sweep --help` for an example.",
         )
+    out = SweepSpec(path=path, name="", bases=[], conditions={}, seeds=[], lines=lines)
     for key in data:
         if key not in TOP_KEYS:
-            close = difflib.get_close_matches(str(key), TOP_KEYS, n=1)
-            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-            raise spec_error(
-                path, lines, str(key), f"unknown key{suggestion}", f"Keys: {', '.join(TOP_KEYS)}."
-            )
+            suggestion = _suggestion(str(key), TOP_KEYS)
+            raise out.error(str(key), f"unknown key{suggestion}", f"Keys: {', '.join(TOP_KEYS)}.")
     for required in ("base", "conditions"):
         if data.get(required) is None:
             raise InvalidSweepSpec(
                 f"{path}: the key {required!r} is missing.",
                 hint="A sweep needs base (the base model) and conditions (name: training file).",
             )
-    conditions = {
-        name: _relative(path, file, lines, f"conditions.{name}")
-        for name, file in _string_map(path, lines, "conditions", data["conditions"]).items()
-    }
-    method = data.get("method", "supervised")
-    if method not in METHODS:
-        raise spec_error(path, lines, "method", f"must be one of {', '.join(METHODS)}")
-    validation: dict[str, Path] = {}
-    raw_validation = data.get("validation")
-    if isinstance(raw_validation, Mapping):
-        for name, file in raw_validation.items():
-            if name not in conditions:
-                raise spec_error(
-                    path,
-                    lines,
+    for name, file in _string_map(out, "conditions", data["conditions"]).items():
+        out.conditions[name] = _relative(out, file, f"conditions.{name}")
+    out.method = data.get("method", "supervised")
+    if out.method not in METHODS:
+        raise out.error("method", f"must be one of {', '.join(METHODS)}")
+    validation = data.get("validation")
+    if isinstance(validation, Mapping):
+        for name, file in validation.items():
+            if name not in out.conditions:
+                raise out.error(
                     f"validation.{name}",
                     "is not one of the conditions",
-                    f"Conditions: {', '.join(conditions)}.",
+                    f"Conditions: {', '.join(out.conditions)}.",
                 )
-            validation[name] = _relative(path, file, lines, f"validation.{name}")
-    elif raw_validation is not None:
-        file = _relative(path, raw_validation, lines, "validation")
-        validation = dict.fromkeys(conditions, file)
-    tags = data.get("tags") or {}
-    if tags:
-        tags = {str(k): str(v) for k, v in _string_map(path, lines, "tags", data["tags"]).items()}
+            out.validation[name] = _relative(out, file, f"validation.{name}")
+    elif validation is not None:
+        out.validation = dict.fromkeys(out.conditions, _relative(out, validation, "validation"))
+    if data.get("tags"):
+        out.tags = {str(k): str(v) for k, v in _string_map(out, "tags", data["tags"]).items()}
     wandb = data.get("wandb")
     if wandb is not None and not isinstance(wandb, Mapping):
-        raise spec_error(path, lines, "wandb", "must be a mapping with project (entity, tags)")
-    grader = data.get("grader")
-    if isinstance(grader, str):
-        grader = _relative(path, grader, lines, "grader")
-    hyperparameters, spelled = _hyperparameters(path, lines, data.get("hyperparameters"))
-    name = data.get("name", path.stem)
-    suffix = data.get("suffix", "{condition}")
-    key = data.get("key")
+        raise out.error("wandb", "must be a mapping with project (entity, tags)")
+    out.wandb = dict(wandb) if wandb is not None else None
+    out.grader = data.get("grader")
+    if isinstance(out.grader, str):
+        out.grader = _relative(out, out.grader, "grader")
+    _hyperparameters(out, data.get("hyperparameters"))
+    name, suffix, key = (
+        data.get("name", path.stem),
+        data.get("suffix", "{condition}"),
+        data.get("key"),
+    )
     for label, value in (("name", name), ("suffix", suffix), ("key", key)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise spec_error(path, lines, label, "must be non-empty text")
-    return SweepSpec(
-        path=path,
-        name=str(name).strip(),
-        bases=_names(data["base"], path, lines, "base"),
-        conditions=conditions,
-        seeds=_seeds(path, lines, data.get("seeds")),
-        hyperparameters=hyperparameters,
-        spelled=spelled,
-        method=str(method),
-        validation=validation,
-        suffix=str(suffix),
-        tags=tags,
-        wandb=dict(wandb) if wandb is not None else None,
-        grader=grader,
-        key=key,
-        lines=lines,
-    )
+            raise out.error(label, "must be non-empty text")
+    out.name, out.suffix, out.key = str(name).strip(), str(suffix), key
+    out.bases = _bases(out, data["base"])
+    out.seeds = _seeds(out, data.get("seeds"))
+    return out

@@ -1,4 +1,4 @@
-"""A daily job limit as a typed error that says when the next slot frees."""
+"""The organization's daily job limit: recognised, as an error saying when a slot frees."""
 
 from __future__ import annotations
 
@@ -11,11 +11,16 @@ from openai import OpenAI
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.accounts import Credential
 from labmgr.finetuning.errors import DailyJobLimit
-from labmgr.finetuning.job_snapshot import timestamp
+from labmgr.finetuning.registry import timestamp
 
-__all__ = ["daily_limit_error", "is_daily_limit"]
+__all__ = ["MIN_WAIT", "daily_limit_error", "is_daily_limit", "slot_time"]
 
 DAY = timedelta(hours=24)
+RETRY_WHEN_UNKNOWN = timedelta(hours=1)
+"""How long to wait when neither the limit message nor the lab's jobs say when a slot frees."""
+MIN_WAIT = timedelta(minutes=5)
+"""The shortest wait after a refusal (an estimate in the past means other projects hold
+the slots)."""
 _LIMIT = re.compile(r"maximum of (\d+) fine-tuning (?:requests|jobs) per day", re.IGNORECASE)
 
 
@@ -25,6 +30,13 @@ def is_daily_limit(exc: openai.APIStatusError) -> bool:
         return False
     code = exc.code or ""
     return "daily" in code or bool(_LIMIT.search(str(exc.message)))
+
+
+def slot_time(limit: DailyJobLimit, now: datetime) -> datetime:
+    """When to try again after `limit`: the time a slot frees, at least `MIN_WAIT` away."""
+    if limit.frees_at is None:
+        return now + RETRY_WHEN_UNKNOWN
+    return max(limit.frees_at, now + MIN_WAIT)
 
 
 def _recent_api_jobs(client: OpenAI, since: datetime) -> tuple[dict[str, datetime], set[str]]:
@@ -61,11 +73,9 @@ def daily_limit_error(
     db: Database,
     credential: Credential,
     created: list[FinetuneJob],
-    *,
-    now: datetime | None = None,
 ) -> DailyJobLimit:
     """`DailyJobLimit` with the time a slot frees, from jobs of the last 24 h (API and DB)."""
-    now = now or datetime.now(UTC)
+    now = datetime.now(UTC)
     since = now - DAY
     match = _LIMIT.search(str(exc.message))
     limit = int(match.group(1)) if match else None

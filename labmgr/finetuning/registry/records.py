@@ -11,13 +11,7 @@ from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
 
 from jobs_db import FINAL_STATUSES, FinetuneJob, JobEvent, Model
 
-__all__ = [
-    "checkpoint_models",
-    "event_records",
-    "job_phase",
-    "job_record",
-    "timestamp",
-]
+__all__ = ["checkpoint_models", "event_records", "job_phase", "job_record", "timestamp"]
 
 
 def timestamp(seconds: float | None) -> datetime | None:

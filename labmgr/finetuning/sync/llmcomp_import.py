@@ -17,8 +17,8 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.api_import import ImportSummary
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.sync.api_import import ImportSummary
 from labmgr.settings import Settings, load_settings
 
 __all__ = ["import_llmcomp"]
@@ -130,26 +130,14 @@ def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -
         )
     job_rows = _rows(jobs_path)
     file_rows = _rows(files_path) if files_path.is_file() else []
-    for number, row in job_rows:
-        if not isinstance(row.get("id"), str) or not row["id"]:
-            raise LabmgrError(f"{jobs_path}:{number}: the job has no `id`.")
-    for number, row in file_rows:
-        if not isinstance(row.get("id"), str) or not row["id"]:
-            raise LabmgrError(f"{files_path}:{number}: the file has no `id`.")
+    for path, rows, what in ((jobs_path, job_rows, "job"), (files_path, file_rows, "file")):
+        for number, row in rows:
+            if not isinstance(row.get("id"), str) or not row["id"]:
+                raise LabmgrError(f"{path}:{number}: the {what} has no `id`.")
     summary = ImportSummary()
     with lab_database(settings) as db, db.session() as session:
         for _, row in file_rows:
-            upsert_file(
-                session,
-                TrainingFile(
-                    id=row["id"],
-                    organization_id=_text(row, "organization_id"),
-                    local_path=_text(row, "name"),
-                    filename=Path(row["name"]).name if _text(row, "name") else None,
-                    md5=_text(row, "md5"),
-                    purpose="fine-tune",
-                ),
-            )
+            upsert_file(session, _file(row["id"], row, name="name", md5="md5"))
             summary.files += 1
         for _, row in job_rows:
             summary.jobs_seen += 1
@@ -162,15 +150,18 @@ def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -
                 replace_checkpoints(session, row["id"], checkpoints)
             summary.models += bool(row.get("model")) + len(checkpoints)
             if row.get("file_id") and row.get("file_name"):
-                upsert_file(
-                    session,
-                    TrainingFile(
-                        id=row["file_id"],
-                        organization_id=_text(row, "organization_id"),
-                        local_path=_text(row, "file_name"),
-                        filename=Path(row["file_name"]).name,
-                        md5=_text(row, "file_md5"),
-                        purpose="fine-tune",
-                    ),
-                )
+                upsert_file(session, _file(row["file_id"], row, name="file_name", md5="file_md5"))
     return summary
+
+
+def _file(file_id: str, row: dict[str, Any], *, name: str, md5: str) -> TrainingFile:
+    """A training file llmcomp recorded (its path under `name`, its md5 under `md5`)."""
+    path = _text(row, name)
+    return TrainingFile(
+        id=file_id,
+        organization_id=_text(row, "organization_id"),
+        local_path=path,
+        filename=Path(path).name if path else None,
+        md5=_text(row, md5),
+        purpose="fine-tune",
+    )

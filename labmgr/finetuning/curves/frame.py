@@ -21,8 +21,7 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.lab_db import lab_database
-from labmgr.finetuning.lab_queries import resolve_job_id
+from labmgr.finetuning.registry import lab_database, resolve_job_id, sentence
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:
@@ -61,8 +60,7 @@ def _jobs_by_group(
             db, by=by, base_model=base_model, include_base=False, include_deleted=include_deleted
         )
     except DatabaseInputError as exc:
-        text = str(exc)
-        raise LabmgrError(f"{text[:1].upper()}{text[1:]}.") from None
+        raise LabmgrError(sentence(exc)) from None
     job_of = {
         model.name: model.job_id
         for model in select_models(db, base_model=base_model, include_deleted=include_deleted)
@@ -83,16 +81,10 @@ def training_curves(
     base_model: str | None = None,
     include_deleted: bool = False,
 ) -> pd.DataFrame:
-    """The training curves of `jobs` (ids, short forms or prefixes), or of every final
-    model's job grouped `by` (``suffix``, ``base_model``, ``job``, ``tag:KEY``) as
-    ``labmgr models groups`` groups them (deleted models left out unless asked for).
-
-    One row per job and step; ``df.attrs["missing"]`` lists the jobs without curves yet.
-    Raises `NoCurves` when none of them has any (run ``labmgr jobs update`` after they
-    succeed).
-
-    >>> training_curves(settings, by="tag:lr")  # doctest: +SKIP
-    """
+    """The training curves of `jobs` (ids or short forms), or of every final model's job
+    grouped `by` (``suffix``, ``base_model``, ``job``, ``tag:KEY``) as ``labmgr models
+    groups`` groups them. One row per job and step; ``df.attrs["missing"]`` lists the jobs
+    without curves yet; `NoCurves` when none has any."""
     import pandas as pd
 
     with lab_database(settings) as db:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from labmgr.finetuning.message_rules import Findings, _type_name, check_messages
+from labmgr.finetuning.training_data.message_rules import Findings, _type_name, check_messages
 
 SUPERVISED_KEYS = ("messages", "tools", "parallel_tool_calls")
 """Top-level keys of a supervised (chat) example."""

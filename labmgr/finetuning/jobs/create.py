@@ -1,9 +1,5 @@
-"""`create`: check everything, upload once, launch one job per seed, record each.
-
-Every option is checked before anything is uploaded: the base model and the method it
-takes, the hyperparameters of that method, the grader of a reinforcement job, the W&B
-integration, the training and validation files, the suffix and the tags.
-"""
+"""`create`: check every option and file before anything is uploaded, then submit one job
+per seed."""
 
 from __future__ import annotations
 
@@ -15,26 +11,23 @@ from typing import Any
 from jobs_db import FinetuneJob, parse_tags
 from jobs_db.errors import DatabaseInputError
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.base_models import base_model_spec
-from labmgr.finetuning.graders import grader_item_fields, load_grader
-from labmgr.finetuning.job_request import JobRequest, TrainingData, wandb_integration
-from labmgr.finetuning.job_submit import submit_requests
+from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
+from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.jobs.submit import file_md5, submit_requests
+from labmgr.finetuning.jobs.suffixes import check_suffix, default_suffix
 from labmgr.finetuning.methods import (
     Hyperparameter,
     Method,
+    base_model_spec,
     check_hyperparameters,
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.suffixes import check_suffix, default_suffix
-from labmgr.finetuning.upload import file_md5
-from labmgr.finetuning.validation import validate_training_file
+from labmgr.finetuning.training_data import validate_training_file
 from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["DRY_RUN_STATUS", "Hyperparameter", "create", "load_training_data"]
-
-DRY_RUN_STATUS = "dry-run"
+__all__ = ["create", "load_training_data"]
 
 
 def _seeds(seed: int | None, seeds: int) -> list[int | None]:
@@ -107,23 +100,14 @@ def create(
 ) -> list[FinetuneJob]:
     """Create fine-tuning job(s) and record them; returns one job per seed, or raises.
 
-    ``method`` is ``supervised``, ``dpo`` (``beta`` applies) or ``reinforcement`` (a
-    reasoning base such as ``o4-mini``, a ``grader`` object or JSON/YAML file, and the
-    hyperparameters ``reasoning_effort``, ``compute_multiplier``, ``eval_interval``,
-    ``eval_samples``). ``wandb_*`` turn on the Weights & Biases integration.
-
-    Raises before anything is uploaded: `InvalidTrainingFile` (with line numbers),
-    `UnknownBaseModel`, `UnsupportedOption` (an option the API refuses for this base or
-    method), `InvalidGrader`, `SuffixConflict` (the suffix was used for other content).
-    Then uploads each file once per organization/project and creates ``seeds`` replicas
-    with the same suffix and distinct seeds (``seed``, ``seed+1``, … or random distinct
-    seeds), tagged in the API's metadata so ``import_from_api`` can rebuild them.
-
-    When the organization's daily job limit is reached, the remaining jobs are recorded as
-    queued locally (status ``queued_locally``, ``not_before`` the time a slot frees) and
-    returned with the others; ``update`` sends them when their time comes. With
-    ``dry_run`` nothing is uploaded or created: the jobs that would be are returned with
-    status ``"dry-run"`` and are not recorded.
+    ``method`` is ``supervised``, ``dpo`` (``beta``) or ``reinforcement`` (a reasoning
+    base, a ``grader`` object or file, and its four hyperparameters); ``wandb_*`` turn on
+    the Weights & Biases integration. Raises before anything is uploaded:
+    `InvalidTrainingFile` (with line numbers), `UnknownBaseModel`, `UnsupportedOption`,
+    `InvalidGrader`, `SuffixConflict`. The ``seeds`` replicas share the suffix and get
+    distinct seeds (``seed``, ``seed+1``, … or random). Jobs past the daily job limit are
+    returned queued locally (``update`` sends them when a slot frees); with ``dry_run``
+    the jobs that would be made are returned with status ``dry-run``, not recorded.
     """
     settings = settings or load_settings()
     path = Path(file)

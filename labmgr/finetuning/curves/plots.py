@@ -13,25 +13,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.curves import CURVE_COLUMNS
+from labmgr.finetuning.curves.frame import CURVE_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["curve_panels", "group_curves_figure", "job_curves_figure", "save_figure"]
+__all__ = ["group_curves_figure", "job_curves_figure", "save_figure"]
 
-_FAMILIES = (
-    ("loss", "loss"),
-    ("accuracy", "accuracy (0–1)"),
-    ("reward", "reward"),
-)
+_FAMILIES = (("loss", "loss"), ("accuracy", "accuracy (0–1)"), ("reward", "reward"))
 _PALETTE = "colorblind"
 
 
-def curve_panels(metrics: list[str]) -> list[tuple[str, list[str]]]:
-    """Metrics grouped into panels: (y label, metric columns) — loss, accuracy, reward,
-    then each other metric alone."""
+def _panels(metrics: list[str]) -> list[tuple[str, list[str]]]:
+    """(y label, metric columns): loss, accuracy, reward, then each other metric alone."""
     panels: list[tuple[str, list[str]]] = []
     used: set[str] = set()
     for needle, label in _FAMILIES:
@@ -79,7 +74,7 @@ def job_curves_figure(frame: pd.DataFrame, title: str) -> Figure:
     metrics = _metrics(frame)
     if not metrics:
         raise LabmgrError(f"{title}: the results file holds no metric values to draw.")
-    panels = curve_panels(metrics)
+    panels = _panels(metrics)
     figure, axes = _new_figure(len(panels))
     colours = sns.color_palette(_PALETTE, max(len(metrics), 1))
     colour_of = dict(zip(metrics, colours, strict=False))

@@ -19,10 +19,9 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.finetuning.api_errors import api_message
-from labmgr.finetuning.job_metadata import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
-from labmgr.finetuning.job_snapshot import checkpoint_models, job_record
-from labmgr.finetuning.lab_db import lab_database
+from labmgr.finetuning.errors import api_message
+from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
+from labmgr.finetuning.registry import checkpoint_models, job_record, lab_database
 from labmgr.routing import resolved_credentials
 from labmgr.settings import Settings, load_settings
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -13,16 +14,14 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, ConfigDict
 
 from labmgr.errors import InvalidTrainingFile, TrainingFileNotFound
-from labmgr.finetuning.base_models import BaseModelSpec, base_model_spec
-from labmgr.finetuning.example_rules import (
+from labmgr.finetuning.methods import METHODS, BaseModelSpec, Method, base_model_spec
+from labmgr.finetuning.training_data.example_rules import (
     check_preference,
     check_reinforcement,
     check_supervised,
 )
-from labmgr.finetuning.message_rules import Findings
-from labmgr.finetuning.methods import METHODS, Method
-from labmgr.finetuning.text_encoding import byte_order_mark, guess_encoding, looks_like_wide_text
-from labmgr.finetuning.token_estimate import estimate_example_tokens
+from labmgr.finetuning.training_data.message_rules import Findings
+from labmgr.finetuning.training_data.tokens import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MIN_EXAMPLES",
     "Issue",
-    "Method",
     "ValidationReport",
     "validate_training_file",
 ]
@@ -42,6 +40,12 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 COST_REFERENCE_BASES = ("gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
 """Bases whose training cost is reported when no base model is given."""
 _MAX_STORED_ISSUES = 10_000
+_WIDE_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
+    (codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+    (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+    (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+    (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"),
+)
 
 
 class Issue(BaseModel):
@@ -74,7 +78,7 @@ class ValidationReport(BaseModel):
     n_examples: int = 0
     """Non-blank lines (each should be one example)."""
     n_tokens: int = 0
-    """Estimated tokens in all examples (an estimate: see `labmgr.finetuning.token_estimate`)."""
+    """Estimated tokens in all examples (see `estimate_example_tokens`)."""
     max_example_tokens: int = 0
     """Estimated tokens of the longest example."""
     example_token_limit: int | None = None
@@ -113,9 +117,7 @@ class ValidationReport(BaseModel):
         shown = self.formatted_errors(limit)
         if self.error_count == 1 and shown:
             raise InvalidTrainingFile(
-                shown[0].rstrip(".") + ".",
-                hint="Fix it; nothing was uploaded.",
-                report=self,
+                shown[0].rstrip(".") + ".", hint="Fix it; nothing was uploaded.", report=self
             )
         more = self.error_count - len(shown)
         tail = [f"… and {more} more"] if more > 0 else []
@@ -127,51 +129,40 @@ class ValidationReport(BaseModel):
         )
 
     def _add(self, severity: str, line: int | None, message: str) -> None:
+        issues = self.errors if severity == "error" else self.warnings
         if severity == "error":
             self.error_count += 1
-            if len(self.errors) < _MAX_STORED_ISSUES:
-                self.errors.append(Issue(line=line, message=message))
         else:
             self.warning_count += 1
-            if len(self.warnings) < _MAX_STORED_ISSUES:
-                self.warnings.append(Issue(line=line, message=message))
+        if len(issues) < _MAX_STORED_ISSUES:
+            issues.append(Issue(line=line, message=message))
 
 
-class _EncodingProblems:
-    """Lines that are not UTF-8, reported as one error (a Latin-1 file fails on every line
-    with an accent; one error naming the encoding says more than one error per line)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.first: tuple[int, UnicodeDecodeError, bytes] | None = None
-
-    def add(self, number: int, error: UnicodeDecodeError, raw: bytes) -> None:
-        self.count += 1
-        if self.first is None:
-            self.first = (number, error, raw)
-
-    def report_to(self, report: ValidationReport) -> None:
-        if self.first is None:
-            return
-        number, error, raw = self.first
-        byte = raw[error.start]
-        more = f"; so are {self.count - 1:,} more lines" if self.count > 1 else ""
-        report._add(
-            "error",
-            number,
-            f"not UTF-8 text (byte 0x{byte:02X} at column {error.start + 1}; the file looks "
-            f"like {guess_encoding(raw)}){more}: save the file as UTF-8",
-        )
-
-
-def _decode(
-    raw: bytes, number: int, report: ValidationReport, problems: _EncodingProblems
-) -> object | None:
+def _guess_encoding(line: bytes) -> str:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(number, exc, raw)
-        return None
+        line.decode("cp1252")
+    except UnicodeDecodeError:
+        return "an 8-bit encoding other than UTF-8"
+    return "Windows-1252 or Latin-1"
+
+
+def _not_utf8(
+    report: ValidationReport, first: tuple[int, UnicodeDecodeError, bytes], count: int
+) -> None:
+    """Every line that is not UTF-8 as one error naming the likely encoding."""
+    number, error, raw = first
+    more = f"; so are {count - 1:,} more lines" if count > 1 else ""
+    report._add(
+        "error",
+        number,
+        f"not UTF-8 text (byte 0x{raw[error.start]:02X} at column {error.start + 1}; the file "
+        f"looks like {_guess_encoding(raw)}){more}: save the file as UTF-8",
+    )
+
+
+def _decode(raw: bytes, number: int, report: ValidationReport) -> object | None:
+    """The line's JSON value, or None (the problem reported); raises `UnicodeDecodeError`."""
+    text = raw.decode("utf-8")
     if number == 1 and text.startswith("\ufeff"):
         # The API decodes UTF-8 and parses each line as JSON: a byte-order mark makes line 1
         # invalid JSON there (the sandbox behaves the same). Name it instead.
@@ -204,13 +195,6 @@ def _not_found(file: Path) -> TrainingFileNotFound:
     )
 
 
-def _unreadable(file: Path, exc: OSError) -> TrainingFileNotFound:
-    return TrainingFileNotFound(
-        f"Cannot read training file {file}: {exc.strerror or exc}.",
-        hint="Check the file's permissions, or copy it somewhere readable.",
-    )
-
-
 def _check_lines(
     handle: BinaryIO,
     method: Method,
@@ -218,9 +202,10 @@ def _check_lines(
     report: ValidationReport,
     item_fields: tuple[str, ...],
 ) -> bool:
-    """Check every line of `handle` into `report`; False when the file is not text at all
-    (UTF-16 or UTF-32: one error, and the lines are not worth reading)."""
-    wide = byte_order_mark(handle.read(4))
+    """Check every line of `handle` into `report`; False when the file is UTF-16 or UTF-32
+    (one error: the lines are not worth reading)."""
+    head = handle.read(4)
+    wide = next((name for mark, name in _WIDE_BOMS if head.startswith(mark)), None)
     if wide is not None:
         report._add(
             "error",
@@ -237,13 +222,14 @@ def _check_lines(
     }
     check = checks[method]
     first_seen: dict[bytes, int] = {}
-    problems = _EncodingProblems()
+    not_utf8: tuple[int, UnicodeDecodeError, bytes] | None = None
+    not_utf8_lines = 0
     for number, raw in enumerate(handle, start=1):
         if not raw.strip():
             report._add("warning", number, "blank line (remove it; the API may reject it)")
             continue
-        wide = looks_like_wide_text(raw)
-        if wide is not None:
+        if b"\x00" in raw:  # UTF-16 or UTF-32 without a byte-order mark
+            wide = "UTF-32" if b"\x00\x00\x00" in raw else "UTF-16"
             report._add(
                 "error",
                 number,
@@ -252,7 +238,12 @@ def _check_lines(
             )
             return False
         report.n_examples += 1
-        example = _decode(raw, number, report, problems)
+        try:
+            example = _decode(raw, number, report)
+        except UnicodeDecodeError as exc:
+            not_utf8 = not_utf8 or (number, exc, raw)
+            not_utf8_lines += 1
+            continue
         if example is None:
             continue
         if not isinstance(example, dict):
@@ -280,7 +271,8 @@ def _check_lines(
             report._add("warning", number, f"duplicate of the example on line {first_seen[digest]}")
         else:
             first_seen[digest] = number
-    problems.report_to(report)
+    if not_utf8 is not None:
+        _not_utf8(report, not_utf8, not_utf8_lines)
     return True
 
 
@@ -336,7 +328,10 @@ def validate_training_file(
             if not _check_lines(handle, method, spec, report, tuple(item_fields)):
                 return report
     except OSError as exc:
-        raise _unreadable(file, exc) from None
+        raise TrainingFileNotFound(
+            f"Cannot read training file {file}: {exc.strerror or exc}.",
+            hint="Check the file's permissions, or copy it somewhere readable.",
+        ) from None
 
     if report.n_examples < min_examples:
         report._add(

@@ -95,21 +95,20 @@ def lab_database_error(settings: Settings, exc: DatabaseError) -> LabDatabaseErr
             f"The database {settings.masked_db_url} was written by a newer labmgr: {exc}.",
             hint="Upgrade labmgr (pip install -U labmgr).",
         )
-    text = str(exc)
     origin = _url_origin(settings)
     if database_file(settings.db_url) is not None:
         hint = f"Check the database path in {origin}."
     else:
         hint = f"Check the URL in {origin} and that the server is reachable."
+    text = str(exc)
     return LabDatabaseError(f"{text[:1].upper()}{text[1:]}.", hint=hint)
 
 
 def open_lab_database(settings: Settings) -> Database:
     """The lab's database, created or upgraded to this code's schema.
 
-    Raises `LabNotFound` when the lab folder does not exist (run ``labmgr init``),
-    `LabDatabaseDamaged` for a SQLite file that is not a database, `LabDatabaseEmpty` for a
-    zero-byte file (never silently a new lab), and `LabDatabaseError` otherwise.
+    Raises `LabNotFound` without a lab folder, `LabDatabaseDamaged` for a file that is not
+    a database, `LabDatabaseEmpty` for a zero-byte file (never silently a new lab).
     """
     _require_lab(settings)
     try:
@@ -158,10 +157,7 @@ def lab_database_status(settings: Settings) -> LabDatabaseStatus:
 
 
 def upgrade_lab_database(settings: Settings) -> str:
-    """Create the lab's database or migrate it to this code's schema; returns the revision.
-
-    The explicit way to start a database in an empty (zero-byte) file.
-    """
+    """Create or migrate the lab's database (also in a zero-byte file); returns the revision."""
     _require_lab(settings)
     try:
         return upgrade(settings.db_url)

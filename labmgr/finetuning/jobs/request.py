@@ -1,4 +1,9 @@
-"""One job to create, checked and ready: what `create` and `sweep` plan and then launch."""
+"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries.
+
+The API keeps up to 16 string pairs per job. labmgr writes the training file's md5 and
+name, the base model as requested, a request id (to find a job whose creation response was
+lost) and the job's tags, so the database can be rebuilt from the API alone.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,28 @@ from typing import Any
 from jobs_db import FinetuneJob
 from labmgr.accounts import Credential
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.job_metadata import build_metadata
 from labmgr.finetuning.methods import Hyperparameter, method_object
 
-__all__ = ["JobRequest", "TrainingData", "wandb_integration"]
+__all__ = [
+    "MAX_METADATA_PAIRS",
+    "JobRequest",
+    "TrainingData",
+    "is_labmgr_job",
+    "tags_from_metadata",
+    "wandb_integration",
+]
+
+MARKER = "labmgr"
+"""Key present (value ``"1"``) on every job labmgr created."""
+MD5 = "labmgr_md5"
+VALIDATION_MD5 = "labmgr_validation_md5"
+FILE_NAME = "labmgr_file"
+BASE = "labmgr_base"
+REQUEST = "labmgr_request"
+TAG_PREFIX = "tag."
+MAX_METADATA_PAIRS = 16
+_MAX_VALUE = 512
+_MAX_KEY = 64
 
 
 @dataclass(frozen=True)
@@ -47,15 +70,32 @@ class JobRequest:
     """Written into the job's metadata, to find the job if the create response is lost."""
 
     def metadata(self) -> dict[str, str]:
-        """The job's API metadata (raises `LabmgrError` when the tags do not fit)."""
-        return build_metadata(
-            md5=self.training.md5,
-            file_name=self.training.path.name,
-            base_model=self.base_model,
-            request_id=self.request_id,
-            tags=self.tags,
-            validation_md5=self.validation.md5 if self.validation else None,
-        )
+        """The job's API metadata; raises `LabmgrError` when the tags do not fit."""
+        metadata = {
+            MARKER: "1",
+            MD5: self.training.md5,
+            FILE_NAME: self.training.path.name[-_MAX_VALUE:],
+            BASE: self.base_model,
+            REQUEST: self.request_id,
+        }
+        if self.validation:
+            metadata[VALIDATION_MD5] = self.validation.md5
+        room = MAX_METADATA_PAIRS - len(metadata)
+        if len(self.tags) > room:
+            raise LabmgrError(
+                f"{len(self.tags)} tags do not fit in the job's API metadata (at most {room}).",
+                hint="Use fewer --tag options (the database can hold more: add them later).",
+            )
+        for key, value in self.tags.items():
+            name = TAG_PREFIX + key
+            if len(name) > _MAX_KEY or len(value) > _MAX_VALUE:
+                raise LabmgrError(
+                    f"Tag {key}={value[:40]!r} is too long for the API's metadata (key up to "
+                    f"{_MAX_KEY - len(TAG_PREFIX)} characters, value up to {_MAX_VALUE}).",
+                    hint="Shorten the tag.",
+                )
+            metadata[name] = value
+        return metadata
 
     def body(self, training_file: str, validation_file: str | None) -> dict[str, Any]:
         """The ``jobs.create`` body for the uploaded files (never holds a key)."""
@@ -95,6 +135,20 @@ class JobRequest:
             api_metadata=self.metadata(),
             **self.recorded(credential),
         )
+
+
+def is_labmgr_job(metadata: Mapping[str, str] | None) -> bool:
+    """True when the job was created by labmgr."""
+    return (metadata or {}).get(MARKER) == "1"
+
+
+def tags_from_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """The job's tags as labmgr stored them in its metadata."""
+    return {
+        key[len(TAG_PREFIX) :]: value
+        for key, value in (metadata or {}).items()
+        if key.startswith(TAG_PREFIX) and len(key) > len(TAG_PREFIX)
+    }
 
 
 def wandb_integration(

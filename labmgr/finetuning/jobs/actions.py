@@ -1,0 +1,190 @@
+"""Acting on a job or model through the API with a key of its project, and recording it:
+`cancel`, `pause`, `resume` and `delete_model`.
+
+A job queued locally (never sent) is cancelled in the database alone; it cannot be paused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import openai
+
+from jobs_db import (
+    QUEUED_LOCALLY,
+    Database,
+    FinetuneJob,
+    Model,
+    cancel_queued_job,
+    get_job,
+    mark_model_deleted,
+    select_models,
+    upsert_job,
+)
+from labmgr.accounts import Accounts, Credential
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
+from labmgr.finetuning.registry import job_record, lab_database, resolve_job_id
+from labmgr.routing import candidate_credentials, resolved_credentials
+from labmgr.settings import Settings, load_settings
+
+__all__ = ["cancel", "delete_model", "pause", "resume"]
+
+Action = Literal["cancel", "pause", "resume"]
+_PAST = {"cancel": "cancelled", "pause": "paused", "resume": "resumed"}
+
+
+def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
+    """Cancel `job_id` (or a short form of it); returns the job as recorded afterwards.
+
+    A job queued locally is cancelled in the database (no request). Raises `UnknownJob`
+    when the lab does not hold the job or no key can see it, and `FineTuningApiError`
+    when the API refuses (e.g. the job already finished).
+    """
+    return _act("cancel", job_id, settings or load_settings())
+
+
+def pause(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
+    """Pause a queued or running job (status ``paused``); `resume` continues it."""
+    return _act("pause", job_id, settings or load_settings())
+
+
+def resume(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
+    """Resume a paused job (it queues again, then trains on from where it stopped)."""
+    return _act("resume", job_id, settings or load_settings())
+
+
+def _with_keys(
+    settings: Settings,
+    job: FinetuneJob,
+    what: str,
+    call: Callable[[Any, Credential], Any],
+    missing: Callable[[str], LabmgrError],
+) -> tuple[Credential, Any]:
+    """`call` (client, credential) with each key that may see `job`, until one finds it.
+
+    Raises ``missing(why)`` when no key finds it (``why`` lists keys that did not resolve),
+    `FineTuningApiError` when the API refuses or cannot be reached.
+    """
+    accounts = Accounts(settings)
+    try:
+        credentials, failures = resolved_credentials(accounts)
+        for credential in candidate_credentials(job, credentials):
+            try:
+                return credential, call(accounts.pool.client(credential), credential)
+            except openai.NotFoundError:
+                continue
+            except openai.APIStatusError as exc:
+                raise FineTuningApiError(
+                    f"The API refused to {what}: HTTP {exc.status_code}: {api_message(exc)}",
+                    hint="Run `labmgr jobs update` to see its current status; check that the "
+                    "key belongs to its organization.",
+                ) from None
+            except openai.APIConnectionError:
+                raise FineTuningApiError(
+                    f"Could not {what}: could not reach {credential.base_url}.",
+                    hint="Check the network and try again; nothing was recorded.",
+                ) from None
+    finally:
+        accounts.close()
+    why = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
+    raise missing(f" (the job was created with {job.key_env or 'an unknown key'}){why}")
+
+
+def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
+    with lab_database(settings) as db:
+        job_id = resolve_job_id(db, job_id)
+        job = get_job(db, job_id)
+        if job is None:  # deleted since it was found
+            raise UnknownJob(f"Job {job_id} is not in the lab's database.")
+        if job.status == QUEUED_LOCALLY:
+            return _act_on_queued(action, db, job)
+        started = datetime.now(UTC)
+
+        def call(client: Any, _: Credential) -> Any:
+            return getattr(client.fine_tuning.jobs, action)(job_id)
+
+        def missing(why: str) -> UnknownJob:
+            return UnknownJob(
+                f"No configured key can see job {job_id}{why}.",
+                hint="Set the key of the job's project (OPENAI_API_KEY_<NAME>) or fix the "
+                "endpoint named here; `labmgr keys` checks every key.",
+            )
+
+        credential, remote = _with_keys(settings, job, f"{action} job {job_id}", call, missing)
+        record = job_record(
+            remote,
+            refreshed_at=started,
+            key_env=credential.key_env,
+            endpoint=credential.base_url,
+            project_id=credential.project,
+            phase=None,
+        )
+        upsert_job(db, record)
+        return get_job(db, job_id) or record
+
+
+def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJob:
+    if action != "cancel":
+        raise FineTuningApiError(
+            f"Job {job.id} is queued locally (the daily limit held it back): it is not on the "
+            f"API yet, so it cannot be {_PAST[action]}.",
+            hint=f"Cancel it with `labmgr finetune cancel {job.id}`, or wait for "
+            "`labmgr jobs update` to send it.",
+        )
+    if not cancel_queued_job(db, job.id, now=datetime.now(UTC)):
+        raise FineTuningApiError(
+            f"Job {job.id} is being sent to the API by `labmgr jobs update` right now.",
+            hint="Run `labmgr jobs update`, then cancel the job it became.",
+        )
+    return get_job(db, job.id) or job
+
+
+def delete_model(name: str, *, settings: Settings | None = None) -> Model:
+    """Delete the fine-tuned model (or checkpoint) `name` and mark it deleted; returns it.
+
+    A model its own project's key no longer finds (404) is marked deleted too; one already
+    marked costs nothing. Raises `UnknownModel` for a name the lab does not hold or a base
+    model, `FineTuningApiError` when the API refuses.
+    """
+    settings = settings or load_settings()
+    with lab_database(settings) as db:
+        models = select_models(db, checkpoints=True, include_base=True, include_deleted=True)
+        model = next((model for model in models if model.name == name), None)
+        if model is None:
+            raise UnknownModel(
+                f"Model {name} is not in the lab's database.",
+                hint="See `labmgr models list --checkpoints`, or record models made elsewhere "
+                "with `labmgr jobs import --from-api`.",
+            )
+        if model.kind == "base" or model.job_id is None:
+            raise UnknownModel(
+                f"{name} is a base model; only fine-tuned models can be deleted.",
+                hint="Pass the name of a fine-tuned model (ft:…).",
+            )
+        if model.deleted_at is not None:
+            return model
+        job = get_job(db, model.job_id)
+        if job is None:
+            raise UnknownJob(f"The job of model {name} ({model.job_id}) is not in the database.")
+
+        def call(client: Any, credential: Credential) -> Any:
+            try:
+                return client.models.delete(name)
+            except openai.NotFoundError:
+                if job.project_id and credential.project == job.project_id:
+                    return None  # its own project does not have it: it is gone already
+                raise
+
+        def missing(why: str) -> UnknownModel:
+            return UnknownModel(
+                f"No key of its project can see model {name}{why}; nothing was marked.",
+                hint="Set the key of the model's project; `labmgr keys` checks every key.",
+            )
+
+        _with_keys(settings, job, f"delete {name}", call, missing)
+        model.deleted_at = datetime.now(UTC)
+        mark_model_deleted(db, name, model.deleted_at)
+        return model

@@ -1,0 +1,332 @@
+"""`update`: send queued jobs whose slot came, then refresh every non-final job
+concurrently, each with a key of its project, and store the curves of jobs that finished."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.fine_tuning import FineTuningJob, FineTuningJobEvent
+from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
+
+from jobs_db import (
+    Database,
+    DatabaseError,
+    FinetuneJob,
+    TrainingCurve,
+    job_events,
+    job_models,
+    jobs_missing_curves,
+    non_final_jobs,
+    queued_jobs,
+    replace_checkpoints,
+    store_curve,
+    upsert_job,
+)
+from labmgr.accounts import Accounts, ClientPool, Credential
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.curves import ResultsFileError, parse_results_file
+from labmgr.finetuning.errors import api_message
+from labmgr.finetuning.jobs import QueueOutcome, submit_queued
+from labmgr.finetuning.registry import (
+    checkpoint_models,
+    event_records,
+    job_phase,
+    job_record,
+    lab_database,
+)
+from labmgr.finetuning.sync.summary import (
+    JobState,
+    QueuedJobState,
+    SubmittedJob,
+    UncheckedJob,
+    UpdateSummary,
+)
+from labmgr.routing import candidate_credentials, resolved_credentials
+from labmgr.settings import Settings, load_settings
+
+__all__ = ["DEFAULT_CONCURRENCY", "aupdate", "update"]
+
+DEFAULT_CONCURRENCY = 16
+"""Jobs refreshed at once."""
+
+
+@dataclass
+class _Fetched:
+    job: FineTuningJob
+    credential: Credential
+    refreshed_at: datetime
+    events: list[FineTuningJobEvent] = field(default_factory=list)
+    checkpoints: list[FineTuningJobCheckpoint] = field(default_factory=list)
+    curve: TrainingCurve | None = None
+    curve_problem: str | None = None
+
+
+class _Unchecked(Exception):
+    """Why a job could not be refreshed this time."""
+
+
+def update(
+    *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
+) -> UpdateSummary:
+    """Send queued jobs whose time came, then refresh every job whose status may change.
+
+    Queued jobs are sent as `submit_queued` says. Each non-final job is asked for with the
+    key that created it, else a key of its project, at most `concurrency` at once; its
+    status, error, ETA, phase, tokens, actual hyperparameters and seed, events, models,
+    checkpoints and training curves (its results file, read once) are recorded. Final jobs
+    cost no request, except a succeeded job whose curves are not stored yet. Jobs that
+    cannot be checked are listed with the reason. Use `aupdate` in a running event loop.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aupdate(settings=settings, concurrency=concurrency))
+    raise LabmgrError(
+        "update() cannot run inside a running event loop (a notebook cell, an async app).",
+        hint="Use `await aupdate()` there instead.",
+    )
+
+
+async def aupdate(
+    *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
+) -> UpdateSummary:
+    """The asynchronous twin of `update`."""
+    settings = settings or load_settings()
+    with lab_database(settings) as db:
+        waiting = queued_jobs(db)
+        missing = jobs_missing_curves(db)
+        if not waiting and not missing and not non_final_jobs(db):
+            return UpdateSummary()
+        accounts = Accounts(settings)
+        try:
+            credentials, failures = resolved_credentials(accounts)
+        finally:
+            accounts.close()
+        pool = ClientPool(settings)
+        try:
+            queue = QueueOutcome()
+            if waiting:
+                queue = await asyncio.to_thread(submit_queued, db, pool, credentials)
+            limit = asyncio.Semaphore(max(1, concurrency))
+            refresh = _Refresh(db, pool, credentials, failures, limit)
+            await refresh.run(non_final_jobs(db), missing)
+        finally:
+            await pool.aclose()
+    summary = refresh.summary
+    summary.requests += queue.requests
+    summary.submitted = [
+        SubmittedJob(queued_id=queued_id, job_id=job.id, suffix=job.suffix)
+        for queued_id, job in queue.submitted
+    ]
+    summary.queued = [
+        QueuedJobState(job_id=job.id, suffix=job.suffix, not_before=job.not_before)
+        for job in queue.waiting
+    ]
+    for job, reason in queue.problems:
+        refresh.unchecked(job, f"queued job not sent: {reason}")
+    for job in queue.refused:
+        refresh.unchecked(job, f"refused: {job.error_message or ''}")
+    return summary
+
+
+@contextmanager
+def _api_errors(credential: Credential, what: str = "") -> Iterator[None]:
+    """The API's refusals and unreachable endpoints as `_Unchecked`."""
+    try:
+        yield
+    except openai.APIStatusError as exc:
+        raise _Unchecked(f"{what}HTTP {exc.status_code}: {api_message(exc)}") from None
+    except openai.APIConnectionError:
+        raise _Unchecked(f"could not reach {credential.base_url}") from None
+
+
+@dataclass
+class _Refresh:
+    """One refresh of many jobs sharing the database, the clients and the concurrency cap."""
+
+    db: Database
+    pool: ClientPool
+    credentials: Sequence[Credential]
+    failures: dict[str, str]
+    limit: asyncio.Semaphore
+    summary: UpdateSummary = field(default_factory=UpdateSummary)
+
+    def unchecked(self, job: FinetuneJob | JobState, reason: str) -> None:
+        job_id = job.job_id if isinstance(job, JobState) else job.id
+        self.summary.unchecked.append(UncheckedJob(job_id=job_id, suffix=job.suffix, reason=reason))
+
+    async def run(self, jobs: Sequence[FinetuneJob], missing: Sequence[FinetuneJob]) -> None:
+        results, problems = await asyncio.gather(
+            asyncio.gather(*(self.one(job) for job in jobs)),
+            asyncio.gather(*(self.curves_only(job) for job in missing)),
+        )
+        for job, result in zip(jobs, results, strict=True):
+            if isinstance(result, str):
+                self.unchecked(job, result)
+                continue
+            self.summary.checked.append(result)
+            self.summary.curves += result.curves_stored
+            if result.curves_problem:
+                self.unchecked(result, f"training curves: {result.curves_problem}")
+        for job, problem in zip(missing, problems, strict=True):
+            if problem:
+                self.unchecked(job, f"training curves: {problem}")
+
+    async def one(self, job: FinetuneJob) -> JobState | str:
+        async with self.limit:
+            try:
+                fetched = await self.fetch(job)
+            except _Unchecked as unchecked:
+                return str(unchecked)
+        try:
+            return _record(self.db, job, fetched)
+        except DatabaseError as exc:
+            return f"database: {exc}"
+
+    async def curves_only(self, job: FinetuneJob) -> str | None:
+        """Store the curves of a finished job whose results file is known but not stored."""
+        async with self.limit:
+            try:
+                curve, problem = await self.download_curves(job)
+            except _Unchecked as unchecked:
+                return str(unchecked)
+        if curve is not None:
+            try:
+                store_curve(self.db, curve)
+            except DatabaseError as exc:
+                return f"database: {exc}"
+            self.summary.curves += 1
+        return problem
+
+    def candidates(self, job: FinetuneJob) -> list[Credential]:
+        found = candidate_credentials(job, self.credentials)
+        if found:
+            return found
+        owner = f"project {job.project_id}" if job.project_id else ""
+        owner = owner or f"organization {job.organization_id}"
+        created = f" (it was created with {job.key_env})" if job.key_env else ""
+        why = "".join(f"; {self.failures[key].rstrip('.')}" for key in sorted(self.failures))
+        raise _Unchecked(f"no configured key belongs to {owner}{created}{why}")
+
+    async def fetch(self, job: FinetuneJob) -> _Fetched:
+        tried = []
+        for credential in self.candidates(job):
+            client = self.pool.async_client(credential)
+            started = datetime.now(UTC)
+            self.summary.requests += 1
+            with _api_errors(credential, f"{credential.key_env}: "):
+                try:
+                    remote = await client.fine_tuning.jobs.retrieve(job.id)
+                except openai.NotFoundError:
+                    tried.append(credential.key_env)
+                    continue
+            with _api_errors(credential, "reading events: "):
+                return await self.details(client, _Fetched(remote, credential, started))
+        raise _Unchecked(f"not found with {', '.join(tried)} (deleted, or another project's job)")
+
+    async def details(self, client: AsyncOpenAI, fetched: _Fetched) -> _Fetched:
+        """Events (all pages once final), and for a succeeded job checkpoints and curves."""
+        remote = fetched.job
+        final = remote.status in ("succeeded", "failed", "cancelled")
+        self.summary.requests += 1
+        page = await client.fine_tuning.jobs.list_events(remote.id, limit=100)
+        fetched.events = list(page.data)
+        while final and page.has_next_page():
+            self.summary.requests += 1
+            page = await page.get_next_page()
+            fetched.events.extend(page.data)
+        if remote.status != "succeeded":
+            return fetched
+        self.summary.requests += 1
+        checkpoints = await client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
+        fetched.checkpoints = list(checkpoints.data)
+        while checkpoints.has_next_page():
+            self.summary.requests += 1
+            checkpoints = await checkpoints.get_next_page()
+            fetched.checkpoints.extend(checkpoints.data)
+        if remote.result_files:
+            self.summary.requests += 1
+            file_id = remote.result_files[0]
+            fetched.curve, fetched.curve_problem = await _read_curves(client, remote.id, file_id)
+        return fetched
+
+    async def download_curves(self, job: FinetuneJob) -> tuple[TrainingCurve | None, str | None]:
+        file_id = job.result_file_id or ""  # a job missing its curves names its results file
+        for credential in self.candidates(job):
+            self.summary.requests += 1
+            with _api_errors(credential, f"results file {file_id}: "):
+                try:
+                    client = self.pool.async_client(credential)
+                    return await _read_curves(client, job.id, file_id)
+                except openai.NotFoundError:
+                    continue
+        return None, f"results file {file_id} was not found with any key of its project"
+
+
+async def _read_curves(
+    client: AsyncOpenAI, job_id: str, file_id: str
+) -> tuple[TrainingCurve | None, str | None]:
+    """The job's curves from its results file, or the reason they cannot be read."""
+    content = await client.files.content(file_id)
+    try:
+        header, rows = parse_results_file(content.content)
+    except ResultsFileError as exc:
+        return None, f"results file {file_id}: {exc}"
+    curve = TrainingCurve(
+        job_id=job_id, file_id=file_id, header=header, rows=rows, downloaded_at=datetime.now(UTC)
+    )
+    return curve, None
+
+
+def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
+    remote, credential = fetched.job, fetched.credential
+    phase = job_phase(remote.status, fetched.events)
+    record = job_record(
+        remote,
+        refreshed_at=fetched.refreshed_at,
+        key_env=credential.key_env,
+        endpoint=credential.base_url,
+        project_id=credential.project,
+        phase=phase,
+    )
+    if not before.suffix:
+        suffix = (remote.model_extra or {}).get("user_provided_suffix")
+        if isinstance(suffix, str) and suffix:
+            record.suffix = suffix
+    n_checkpoints = 0
+    with db.session() as session:
+        if upsert_job(session, record):
+            # Events never change once listed: add the new ones only (cheap on each poll).
+            stored = {event.id for event in job_events(session, remote.id)}
+            for event in event_records(remote.id, fetched.events):
+                if event.id not in stored:
+                    session.add(event)
+            if remote.status == "succeeded":
+                hyper: dict[str, Any] = record.hyperparameters_actual or {}
+                models = checkpoint_models(fetched.checkpoints, hyper.get("n_epochs"))
+                replace_checkpoints(session, remote.id, models)
+                if fetched.curve is not None:
+                    store_curve(session, fetched.curve)
+        n_checkpoints = sum(1 for m in job_models(session, remote.id) if m.kind == "checkpoint")
+    error = remote.error.message if remote.status == "failed" and remote.error else None
+    return JobState(
+        job_id=remote.id,
+        suffix=before.suffix or record.suffix,
+        key_env=credential.key_env,
+        previous_status=before.status,
+        status=remote.status,
+        phase=phase,
+        estimated_finish=record.estimated_finish,
+        fine_tuned_model=remote.fine_tuned_model,
+        error=error,
+        checkpoints=n_checkpoints,
+        curves_stored=int(fetched.curve is not None),
+        curves_problem=fetched.curve_problem,
+    )
