@@ -242,6 +242,9 @@ def test_ctrl_c_during_watch_leaves_the_database_usable(
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
+        # The Ctrl-C sent below reaches the child even when this suite runs in the
+        # background (`make test &`, nohup), where SIGINT is inherited as ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdout is not None
     process.stdout.readline()  # the first summary is being printed: the loop is running
