@@ -27,7 +27,6 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @contextmanager
 def using(target: Target, *, write: bool) -> Iterator[Session]:
-    """A session for ``target``: the caller's own, or a new transaction on a Database."""
     if isinstance(target, Session):
         yield target
     elif isinstance(target, Database):
@@ -38,7 +37,6 @@ def using(target: Target, *, write: bool) -> Iterator[Session]:
 
 
 def table_of(model: type[SQLModel]) -> Table:
-    """The Core table behind a SQLModel table class."""
     return model.__table__  # type: ignore[attr-defined]
 
 
@@ -78,13 +76,10 @@ def insert_or_update(
 ) -> bool:
     """Update the row with primary ``key`` to ``values``, or insert it; True if written.
 
-    ``on_insert`` values are only used for a new row; a new row missing a required column
-    raises ``DatabaseInputError``. With ``unless_newer="refreshed_at"`` an
-    existing row whose ``refreshed_at`` is later than the new value is left alone (False is
-    returned). Safe against a concurrent insert of the same key: the loser of the race
-    updates instead. On SQLite and PostgreSQL, when the row has every required column, this
-    is one ``INSERT … ON CONFLICT`` (compiled once per column set); otherwise an UPDATE, then
-    an INSERT in a savepoint, then the UPDATE again if another writer inserted first.
+    ``on_insert`` values are only used for a new row. With ``unless_newer="refreshed_at"`` a
+    row refreshed later than the new value is left alone (False). Safe against a concurrent
+    insert of the same key. One ``INSERT … ON CONFLICT`` when the row has every required
+    column; otherwise UPDATE, INSERT in a savepoint, and UPDATE again if another writer won.
     """
     row = {**(on_insert or {}), **values, **key}
     if unless_newer is not None and values.get(unless_newer) is None:
@@ -110,7 +105,6 @@ def _unusable(table: Table, key: Mapping[str, Any], exc: IntegrityError) -> Data
 
 @functools.cache
 def _required(table: Table) -> frozenset[str]:
-    """Columns a new row must have: not nullable and without a default."""
     return frozenset(
         column.name
         for column in table.columns
@@ -150,7 +144,6 @@ def _insert_or_update_portably(
     row: Mapping[str, Any],
     unless_newer: str | None,
 ) -> bool:
-    """``insert_or_update`` for databases without INSERT … ON CONFLICT."""
     match = [table.c[name] == value for name, value in key.items()]
     statement = update(table).where(*match).values(dict(values))
     if unless_newer is not None:

@@ -16,16 +16,14 @@ from jobs_db._schema import check_revision, refuse_empty_file, upgrade_engine
 
 
 class Database:
-    """An open jobs database. Create it with :func:`open_database`; close it when done.
+    """An open jobs database (see :func:`open_database`); close it when done.
 
-    Every query and write function of jobs_db takes either a ``Database`` (each call is its
-    own transaction) or a ``Session`` from :meth:`session` (calls share the caller's
-    transaction, committed when the ``with`` block ends).
+    Every query and write takes a ``Database`` (each call its own transaction) or a
+    ``Session`` from :meth:`session` (calls share one transaction).
     """
 
     def __init__(self, engine: Engine, url: URL) -> None:
         self.engine = engine
-        """The SQLAlchemy engine, for anything jobs_db does not offer."""
         self._url = url
         self._writer = engine.execution_options(**{IMMEDIATE: True})
 
@@ -36,20 +34,14 @@ class Database:
 
     @property
     def dialect(self) -> str:
-        """``"sqlite"``, ``"postgresql"``, …"""
         return self.engine.dialect.name
 
     @contextmanager
     def session(self, *, write: bool = True) -> Iterator[Session]:
-        """A session in one transaction: committed at the end of the block, rolled back on error.
+        """One transaction, committed at the end of the block, rolled back on error.
 
-        With ``write=False`` (reads only) SQLite never waits for writers; with ``write=True``
-        it takes the write lock at the start, so concurrent writers queue instead of failing.
-        Objects stay usable after the block (they are not expired on commit).
-
-        >>> with db.session() as session:  # doctest: +SKIP
-        ...     upsert_job(session, FinetuneJob(id="ftjob-1", status="queued"))
-        ...     replace_events(session, "ftjob-1", events)
+        ``write=True`` takes SQLite's write lock at the start, so concurrent writers queue
+        instead of failing. Objects stay usable after the block.
         """
         with Session(self._writer if write else self.engine, expire_on_commit=False) as session:
             try:
@@ -60,7 +52,6 @@ class Database:
                 raise
 
     def close(self) -> None:
-        """Release every connection."""
         self.engine.dispose()
 
     def __enter__(self) -> Database:
@@ -84,23 +75,12 @@ def open_database(
     upgrade: bool = True,
     allow_empty_file: bool = True,
 ) -> Database:
-    """Open the jobs database at ``url``: a SQLAlchemy URL, a SQLite file path, or None.
+    """Open the jobs database at a SQLAlchemy URL, a SQLite file path, or None (in memory).
 
-    None opens a private in-memory SQLite database. A SQLite file is created if missing (its
-    folder must exist) and gets WAL mode, a 60 s busy timeout and foreign keys. PostgreSQL
-    works with ``postgresql+psycopg://user:password@host/dbname``.
-
-    With ``upgrade=True`` an empty or older database is migrated to this code's schema
-    first (safe when several processes open it at once). With ``upgrade=False`` an older
-    database raises :class:`SchemaOutdatedError`. A database written by a newer release
-    raises :class:`SchemaTooNewError`; an unreachable one :class:`DatabaseUnavailableError`,
-    a SQLite file that is not a database :class:`DatabaseDamagedError`. With
-    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
-    :class:`DatabaseFileEmptyError` instead of silently becoming a new, empty database.
-
-    >>> db = open_database("lab.db")  # doctest: +SKIP
-    >>> with open_database("postgresql+psycopg://me@localhost/lab") as db:  # doctest: +SKIP
-    ...     models = select_models(db, suffix="insecure-*")
+    A SQLite file is created if missing (its folder must exist). ``upgrade=True`` migrates an
+    empty or older database first (safe from several processes at once); ``upgrade=False``
+    raises `SchemaOutdatedError` instead. A newer schema raises `SchemaTooNewError`.
+    ``allow_empty_file=False`` refuses a zero-byte SQLite file (`DatabaseFileEmptyError`).
     """
     parsed = parse_url(url)
     engine = make_engine(parsed)

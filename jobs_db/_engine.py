@@ -1,4 +1,4 @@
-"""Turning a URL or path into a configured SQLAlchemy engine, and naming it safely in errors."""
+"""A URL or path made into a configured SQLAlchemy engine, and named safely in errors."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from sqlalchemy.pool import StaticPool
 from jobs_db.errors import DatabaseUnavailableError
 
 BUSY_TIMEOUT_SECONDS = 60
-"""How long a SQLite writer waits for another process's transaction before giving up."""
-
 IMMEDIATE = "jobs_db_begin_immediate"
-"""Execution option: on SQLite, start transactions with ``BEGIN IMMEDIATE`` (writers)."""
+"""Execution option: on SQLite, writers start with ``BEGIN IMMEDIATE``."""
 
 
 def parse_url(url: str | os.PathLike[str] | None) -> URL:
@@ -36,10 +34,9 @@ def parse_url(url: str | os.PathLike[str] | None) -> URL:
         ) from None
 
 
-def mask_url(url: URL | str) -> str:
+def mask_url(url: URL) -> str:
     """The URL as text with its password replaced by ``***``."""
-    parsed = url if isinstance(url, URL) else make_url(url)
-    return parsed.render_as_string(hide_password=True)
+    return url.render_as_string(hide_password=True)
 
 
 def database_file(url: str | os.PathLike[str]) -> Path | None:
@@ -48,7 +45,6 @@ def database_file(url: str | os.PathLike[str]) -> Path | None:
 
 
 def sqlite_path(url: URL) -> Path | None:
-    """The file of a SQLite URL, or None for other databases and in-memory SQLite."""
     if url.get_backend_name() != "sqlite":
         return None
     database = url.database or ""
@@ -84,7 +80,6 @@ def make_engine(url: URL) -> Engine:
 
 
 def _unusable_file(path: Path) -> str | None:
-    """Why `path` cannot be a SQLite file (a folder, or a folder missing above it), or None."""
     if path.is_dir():
         return f"{path} is a folder, not a database file"
     existing = next((folder for folder in path.parents if folder.exists()), None)

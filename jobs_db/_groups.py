@@ -43,23 +43,13 @@ def model_groups(
     where: ModelFilters | Callable[[Model], bool] | None = None,
     include_deleted: bool = False,
 ) -> dict[str, list[str]]:
-    """``{group: [model id, …]}`` ready to hand to an evaluation.
+    """``{group: [model id, …]}`` ready to hand to an evaluation, groups sorted by name.
 
-    ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` (the value of the
-    job's tag ``KEY``) or a function of a :class:`Model`. Models whose group would be None
-    or empty (no suffix, tag not set) are left out. ``where`` narrows the models with the
-    filters of :func:`select_models` (``{"suffix": "insecure-*", "status": "succeeded"}``)
-    or a predicate. With ``include_base`` the base model becomes a group of its own, named
-    after the base as requested: ``base_model`` if given, else the base model each selected
-    model's job asked for (``gpt-4.1-mini``, not the snapshot the API resolved it to), so the
-    same lab gives the same group name with or without ``base_model``. When no model is
-    selected there is no base group either (the result is empty).
-    Models deleted on the API leave their groups unless ``include_deleted``.
-
-    Groups are sorted by name; models in a group by creation time, then id.
-
-    >>> model_groups(db, by="tag:condition", base_model="gpt-4.1-mini")  # doctest: +SKIP
-    {'gpt-4.1-mini': ['gpt-4.1-mini'], 'insecure': ['ft:…:AbC', 'ft:…:DeF'], 'secure': [...]}
+    ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` or a function of a
+    :class:`Model`; a model whose group would be None or empty is left out. ``where`` takes
+    the filters of :func:`select_models` or a predicate. ``include_base`` adds the base model
+    as a group named as requested (``base_model``, else each job's requested base, never the
+    resolved snapshot), unless no model matched.
     """
     filters = _filters_of(where)
     if callable(by) or callable(where):
@@ -125,7 +115,6 @@ def _rows_from_models(
 
 
 def _requested_base(model: Model) -> str | None:
-    """The base as the model's job requested it, else the model's own base column."""
     if model.job is not None and model.job.base_model:
         return model.job.base_model
     return model.base_model
@@ -154,7 +143,7 @@ def _rows_from_columns(
     filters: dict[str, Any],
     include_deleted: bool,
 ) -> list[Row]:
-    """The same rows as ``_rows_from_models``, read as plain columns (no objects built)."""
+    """The rows of ``_rows_from_models``, read as plain columns (no objects built)."""
     conditions = model_conditions(
         base_model=base_model,
         checkpoints=checkpoints,

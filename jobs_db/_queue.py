@@ -19,18 +19,9 @@ from sqlalchemy import delete, func, or_, select, update
 
 from jobs_db._access import Target, refuse_naive_times, set_columns, using
 from jobs_db._filters import JOBS, TAGS
-from jobs_db._queries import chronological
+from jobs_db._queries import chronological, jobs_where
 from jobs_db._tables import QUEUED_LOCALLY, FinetuneJob
 from jobs_db._writes import upsert_job
-
-__all__ = [
-    "QueueClaim",
-    "cancel_queued_job",
-    "claim_queued_job",
-    "promote_queued_job",
-    "queued_jobs",
-    "release_queued_job",
-]
 
 # Columns of a queued row that describe the request and carry over to the API's job.
 _CARRIED = (
@@ -61,16 +52,13 @@ class QueueClaim:
     """A queued job this process now holds, until ``job.claimed_until``."""
 
     job: FinetuneJob
-    """The queued job as claimed."""
     previous_owner: str | None
     """Who held it before when that claim lapsed (it may have reached the API), else None."""
 
 
 def queued_jobs(target: Target) -> list[FinetuneJob]:
-    """Every job queued locally, in queue order (oldest first)."""
-    with using(target, write=False) as session:
-        jobs = list(session.scalars(select(FinetuneJob).where(JOBS.c.status == QUEUED_LOCALLY)))
-    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+    """Every job queued locally, oldest first."""
+    return jobs_where(target, JOBS.c.status == QUEUED_LOCALLY)
 
 
 def _free(now: datetime) -> Any:
@@ -80,10 +68,10 @@ def _free(now: datetime) -> Any:
 def claim_queued_job(
     target: Target, *, owner: str, now: datetime, lease: timedelta
 ) -> QueueClaim | None:
-    """Claim the oldest queued job that may go at ``now`` and that nobody holds; or None.
+    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``.
 
-    The claim lasts ``lease``; ``submit_attempts`` counts the claims. Safe when several
-    processes claim at once: each job goes to one of them.
+    ``submit_attempts`` counts the claims; several processes claiming at once never get the
+    same job. None when no job is due.
     """
     refuse_naive_times("claim", {"now": now})
     due = or_(JOBS.c.not_before.is_(None), JOBS.c.not_before <= now)

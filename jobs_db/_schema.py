@@ -28,10 +28,8 @@ from jobs_db.errors import (
     SchemaTooNewError,
 )
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 LOCK_TIMEOUT_SECONDS = 300
-# Arbitrary constant naming the PostgreSQL advisory lock that serialises upgrades.
-_PG_LOCK_KEY = 0x6A6F62735F6462
+_PG_LOCK_KEY = 0x6A6F62735F6462  # names the PostgreSQL advisory lock that serialises upgrades
 # SQLite result codes (https://sqlite.org/rescode.html) that say what is wrong with a file.
 _SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_CANTOPEN = 14
@@ -40,7 +38,7 @@ _SQLITE_READONLY = 8
 
 def _config() -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     return config
 
 
@@ -51,7 +49,7 @@ def _revisions() -> tuple[str, ...]:
 
 
 def head_revision() -> str:
-    """The newest schema revision this code knows, e.g. ``"0002"``."""
+    """The newest schema revision this code knows."""
     return _revisions()[-1]
 
 
@@ -73,10 +71,7 @@ def _refuse_unknown(revision: str | None, url: URL) -> None:
 
 
 def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
-    """An error saying the database at ``url`` cannot be used, with the driver's reason.
-
-    A SQLite file that is not a database (or is corrupt) gives `DatabaseDamagedError`.
-    """
+    """An error saying the database at ``url`` cannot be used, with the driver's reason."""
     original = getattr(exc, "orig", None) or exc
     reason = str(original).strip().splitlines()[0]
     if url.password:
@@ -103,7 +98,6 @@ def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
 
 
 def refuse_empty_file(url: URL) -> None:
-    """Raise `DatabaseFileEmptyError` when ``url`` names an existing zero-byte SQLite file."""
     path = sqlite_path(url)
     if path is not None and path.is_file() and path.stat().st_size == 0:
         raise DatabaseFileEmptyError(
@@ -159,11 +153,9 @@ def upgrade_engine(
 ) -> str:
     """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
-    Safe when several processes do it at once: a file lock (SQLite) or an advisory lock
-    (PostgreSQL) lets one migrate while the others wait and then find nothing to do. With
-    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
-    `DatabaseFileEmptyError` instead of becoming a new database (checked under the lock, so
-    a file another process is creating right now is never mistaken for one).
+    A file lock (SQLite) or an advisory lock (PostgreSQL) lets one process migrate while the
+    others wait. The empty-file check runs under the lock, so a file another process is
+    creating right now is never mistaken for an empty one.
     """
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
@@ -192,13 +184,9 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
 
 
 def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
-    """Upgrade the database at ``url`` (a SQLAlchemy URL or SQLite path) to the head revision.
+    """Upgrade the database at ``url`` to revision ``to``; return the revision it is at.
 
-    Returns the revision it is now at. The library twin of ``labmgr db upgrade``. ``to``
-    stops at an older revision (used to test migrations); downgrades are not offered.
-
-    >>> upgrade("sqlite:///lab.db")  # doctest: +SKIP
-    '0002'
+    The twin of ``labmgr db upgrade``; downgrades are not offered.
     """
     parsed = parse_url(url)
     engine = make_engine(parsed)
