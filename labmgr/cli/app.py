@@ -57,34 +57,33 @@ def _root(
 
 
 def _register_commands() -> None:
-    # Each command module is imported by its full name: nothing here imports the
-    # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
+    # Nothing here imports the `labmgr.cli` package itself, whose face re-exports this module.
     from labmgr.cli.batches import app as batches_app
     from labmgr.cli.cache import app as cache_app
-    from labmgr.cli.capabilities import register as register_capabilities_command
     from labmgr.cli.db import app as db_app
     from labmgr.cli.demo import demo
     from labmgr.cli.eval import app as eval_app
     from labmgr.cli.finetune import app as finetune_app
     from labmgr.cli.jobs import app as jobs_app
-    from labmgr.cli.lab import register as register_lab_commands
+    from labmgr.cli.lab import info, init, keys
     from labmgr.cli.labels import app as labels_app
     from labmgr.cli.models import app as models_app
-    from labmgr.cli.report import register as register_report_command
+    from labmgr.cli.report import report
     from labmgr.cli.sandbox import app as sandbox_app
 
     app.add_typer(sandbox_app, name="sandbox")
-    register_lab_commands(app)
+    app.command("init", short_help="Create a lab folder (.labmgr/); never overwrites.")(init)
+    app.command("info", short_help="Show the lab in use, its database and endpoints.")(info)
+    app.command("keys", short_help="List API keys by env var name (never the key).")(keys)
     app.add_typer(finetune_app, name="finetune")
     app.add_typer(cache_app, name="cache")
     app.add_typer(jobs_app, name="jobs")
-    register_capabilities_command(models_app)
     app.add_typer(models_app, name="models")
     app.add_typer(db_app, name="db")
     app.add_typer(eval_app, name="eval")
     app.add_typer(labels_app, name="labels")
     app.add_typer(batches_app, name="batches")
-    register_report_command(app)
+    app.command("report")(report)
     app.command("demo")(demo)
 
 

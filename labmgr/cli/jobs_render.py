@@ -1,4 +1,4 @@
-"""Shared pieces of the job and model commands: the console, time format, short ids, JSON."""
+"""What every command prints with: the console, times, money, short ids, fields and JSON."""
 
 from __future__ import annotations
 
@@ -15,15 +15,10 @@ if TYPE_CHECKING:
 
 ELLIPSIS = "…"
 """Marks the middle left out of a shortened id (``ftjob-…a1b2``); `jobs show` accepts it."""
-_MIN_TAIL = 4
 
 
 def terminal() -> Console:
-    """A console for this command's output, as wide as the terminal is now (``COLUMNS``).
-
-    Text is printed as it is: no markup, no emoji codes, no highlighting (a suffix such as
-    ``[v2]`` or ``:x:`` must reach the screen unchanged).
-    """
+    """A console as wide as the terminal that prints text as it is (no markup, no emoji)."""
     return Console(highlight=False, markup=False, emoji=False)
 
 
@@ -32,15 +27,26 @@ def when(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M}" if value else ""
 
 
+def cell(value: object, form: str = "{}") -> str:
+    """`value` formatted for a table cell, or an empty string for None."""
+    return "" if value is None else form.format(value)
+
+
+def dollars(value: float | None) -> str:
+    """``$1,234.56``, ``$0.0012`` below a cent, ``n/a`` when unknown."""
+    if value is None:
+        return "n/a"
+    return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
+
+
 def id_shortener(ids: Iterable[str]) -> Callable[[str], str]:
     """A function shortening each of `ids` to ``head…tail`` (``ftjob-…a1b2``).
 
-    The head is everything up to the first ``-`` (``ftjob-``); the tail is the last four
-    characters, or more where four would not tell two of `ids` apart. `labmgr jobs show`
-    finds a job again from such a short id.
+    The head runs to the first ``-``; the tail is the last four characters, or more where
+    four would not tell two of `ids` apart.
     """
     known = sorted(set(ids))
-    tail = _MIN_TAIL
+    tail = 4
     while tail < max((len(i) for i in known), default=0):
         if len({(_head(i), i[-tail:]) for i in known}) == len(known):
             break
@@ -61,28 +67,44 @@ def _head(job_id: str) -> str:
 
 
 def short_model(name: str) -> str:
-    """A fine-tuned model id without its base and organization: ``ft:…:suffix:AbCd1234``
-    (checkpoints keep ``:ckpt-step-N``); other names unchanged."""
+    """A fine-tuned model id without its base and organization (``ft:…:suffix:AbCd1234``)."""
     parts = name.split(":")
     if parts[0] != "ft" or len(parts) < 5:
         return name
     return ":".join(["ft", ELLIPSIS, *parts[3:]])
 
 
+def queued_note(jobs: Iterable[FinetuneJob]) -> str | None:
+    """The sentence saying which of `jobs` the daily limit queued locally, and from when."""
+    queued = [job for job in jobs if job.status == "queued_locally"]
+    if not queued:
+        return None
+    first = min((job.not_before for job in queued if job.not_before), default=None)
+    return (
+        f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
+        f"locally (files uploaded); `labmgr jobs update` sends them from {when(first)} UTC."
+    )
+
+
 def job_row(job: FinetuneJob) -> dict[str, Any]:
-    """A job as a JSON object (tags included; no key, only the env var's name)."""
-    data = job.model_dump(mode="json")
-    data["tags"] = job.tag_dict
-    return data
+    """A job as a JSON object, with its tags."""
+    return {**job.model_dump(mode="json"), "tags": job.tag_dict}
 
 
 def model_row(model: Model) -> dict[str, Any]:
     """A model as a JSON object, with its job's status when known."""
-    data = model.model_dump(mode="json")
-    data["job_status"] = model.job.status if model.job is not None else None
-    return data
+    status = model.job.status if model.job is not None else None
+    return {**model.model_dump(mode="json"), "job_status": status}
+
+
+def print_fields(console: Console, fields: Iterable[tuple[str, object]]) -> None:
+    """``label  value`` lines, the values aligned."""
+    pairs = [(label, str(value)) for label, value in fields]
+    width = max((len(label) for label, _ in pairs), default=0)
+    for label, value in pairs:
+        console.print(f"{label:{width}}  {value}", soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
     """JSON on stdout for scripts."""
-    typer.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+    typer.echo(json.dumps(data, indent=2, default=str))

@@ -3,16 +3,15 @@ to label, and their labels back into the run (agreement of judges and humans).""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.jobs_render import print_json, terminal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,54 +80,35 @@ def import_(
     done = import_labels(run_dir, file, skip_bad=skip_bad)
     agreement = done.run.agreement()
     if as_json:
-        rows = [] if agreement is None else _records(agreement)
-        typer.echo(
-            json.dumps(
-                {
-                    "rows": done.rows,
-                    "labels": done.labels,
-                    "skipped": done.skipped,
-                    "agreement": rows,
-                    "disagreements": _records(disagreements(done.run, 10)),
-                },
-                indent=2,
-                default=str,
-            )
+        print_json(
+            {
+                "rows": done.rows,
+                "labels": done.labels,
+                "skipped": done.skipped,
+                "agreement": [] if agreement is None else _records(agreement),
+                "disagreements": _records(disagreements(done.run, 10)),
+            }
         )
         return
-    console = Console(highlight=False)
+    console = terminal()
     for problem in done.skipped:
-        console.print(f"Skipped {problem}", markup=False)
-    console.print(f"Imported {done.labels} labels of {done.rows} answers.", markup=False)
-    if agreement is not None:
-        console.print(agreement_table(agreement))
-        worst = disagreements(done.run, 5)
-        if not worst.empty:
-            console.print("Largest disagreements (judge vs human):", markup=False)
-            for row in worst.to_dict("records"):
-                answer = str(row["answer"]).replace("\n", " ")
-                console.print(
-                    f"  {row['id']} {row['question']} {row['score']}: judge "
-                    f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}",
-                    markup=False,
-                )
-
-
-def _interval(value: float, low: float, high: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def agreement_table(agreement: pd.DataFrame) -> Table:
-    """Each judge against the humans: n, means, rho and kappa with their intervals."""
-    table = Table(title="Judges against human labels (95% intervals)")
-    for column in ("question", "score", "n", "judge", "human", "Spearman rho", "kappa", "bins"):
-        table.add_column(column, justify="right" if column in ("n", "judge", "human") else "left")
-    for row in agreement.to_dict("records"):
-        question = "all questions" if row["question"] == "(all)" else str(row["question"])
-        table.add_row(
-            question,
+        console.print(f"Skipped {problem}")
+    console.print(f"Imported {done.labels} labels of {done.rows} answers.")
+    if agreement is None:
+        return
+    columns = [
+        Column("question", 8),
+        Column("score", 7),
+        Column("n", 6, justify="right"),
+        Column("judge", 5, justify="right"),
+        Column("human", 4, justify="right"),
+        Column("Spearman rho", 3),
+        Column("kappa", 2),
+        Column("bins", 1),
+    ]
+    rows = [
+        [
+            "all questions" if row["question"] == "(all)" else str(row["question"]),
             str(row["score"]),
             str(int(row["n"])),
             f"{row['judge_mean']:.1f}",
@@ -136,8 +116,25 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
             _interval(row["spearman"], row["spearman_low"], row["spearman_high"]),
             _interval(row["kappa"], row["kappa_low"], row["kappa_high"]),
             str(row["bins"]),
-        )
-    return table
+        ]
+        for row in agreement.to_dict("records")
+    ]
+    print_fitted(console, columns, rows, title="Judges against human labels (95% intervals)")
+    worst = disagreements(done.run, 5)
+    if not worst.empty:
+        console.print("Largest disagreements (judge vs human):")
+        for row in worst.to_dict("records"):
+            answer = str(row["answer"]).replace("\n", " ")
+            console.print(
+                f"  {row['id']} {row['question']} {row['score']}: judge "
+                f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}"
+            )
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, object]]:

@@ -85,8 +85,3 @@ def report(
     if figures_dir is not None:
         typer.echo(f"Figures: {len(written.figures)} {figure_format} files in {figures_dir}")
     typer.echo(f"Report: {written.report}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``report`` to the root command."""
-    app.command("report")(report)
