@@ -1,12 +1,8 @@
 """The local queue of jobs waiting for a daily slot: claims with a lease, release, promotion.
 
-A job queued locally is a ``finetune_jobs`` row with status ``queued_locally`` and an id of
-labmgr's own. A process that wants to submit one *claims* it: one UPDATE that succeeds only
-while nobody holds an unexpired claim, so two processes (on one machine or many, on SQLite
-or PostgreSQL) never hold the same job. The holder then either *promotes* it (the row is
-replaced by the API's job, tags carried over) or *releases* it with a new earliest time.
-A holder that crashed leaves a claim that lapses at ``claimed_until``; the next claimant
-sees ``previous_owner`` and should look the job up on the API before sending it again.
+A claim is one conditional UPDATE, so two processes never hold the same job; the holder
+promotes the row to the API's job or releases it. A crashed holder's claim lapses at
+``claimed_until``, and the next claimant sees ``previous_owner`` (look the job up first).
 """
 
 from __future__ import annotations

@@ -43,19 +43,14 @@ def _config() -> Config:
 
 
 @functools.cache
-def _revisions() -> tuple[str, ...]:
+def known_revisions() -> tuple[str, ...]:
+    """Every schema revision this code knows, oldest first."""
     script = ScriptDirectory.from_config(_config())
     return tuple(rev.revision for rev in reversed(list(script.walk_revisions())))
 
 
 def head_revision() -> str:
-    """The newest schema revision this code knows."""
-    return _revisions()[-1]
-
-
-def known_revisions() -> list[str]:
-    """Every schema revision this code knows, oldest first."""
-    return list(_revisions())
+    return known_revisions()[-1]
 
 
 def _revision_on(connection: Connection) -> str | None:
@@ -197,11 +192,14 @@ def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
 
 
 def current_revision(url: str | os.PathLike[str]) -> str | None:
-    """The schema revision of the database at ``url``, or None when it has no jobs_db schema."""
+    """The schema revision of the database at ``url``, or None when it has no jobs_db schema.
+
+    A missing or empty SQLite file is left as it is.
+    """
     parsed = parse_url(url)
     path = sqlite_path(parsed)
     if path is not None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
-        return None  # do not create a file, or write a header into an empty one, just to look
+        return None
     engine = make_engine(parsed)
     try:
         with engine.connect() as connection:
