@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import dollars, job_row, print_json, queued_note, when
+from labmgr.cli.jobs_render import JOB, WIDE, dollars, job_row, print_json, queued_note, when
 from labmgr.cli.state import cli_settings
 from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
@@ -310,7 +310,7 @@ def sweep(
     key: str | None = typer.Option(
         None, "--key", metavar="<env-var>", help="Env var holding the key (default: the spec's)."
     ),
-    wide: bool = typer.Option(False, "--wide", help="Every column, however wide the terminal."),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the plan (and jobs) as JSON."),
 ) -> None:
     from labmgr.finetuning import sweep as run_sweep
@@ -332,14 +332,9 @@ def sweep(
         print_created(result.created)
 
 
-_JOB_ARGUMENT = typer.Argument(
-    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix.",
-)
-
-
 @app.command("cancel", short_help="Cancel a job (a locally queued one too).")
 @cli_errors
-def cancel(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def cancel(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Cancel a fine-tuning job (or a job queued locally) and record its new status."""
     from labmgr.finetuning import cancel as cancel_job
 
@@ -349,7 +344,7 @@ def cancel(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
 
 @app.command("pause", short_help="Pause a queued or running job.")
 @cli_errors
-def pause(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def pause(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Pause a queued or running job; `labmgr finetune resume` continues it."""
     from labmgr.finetuning import pause as pause_job
 
@@ -359,7 +354,7 @@ def pause(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
 
 @app.command("resume", short_help="Resume a paused job.")
 @cli_errors
-def resume(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def resume(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Resume a paused job (it queues again, then trains on)."""
     from labmgr.finetuning import resume as resume_job
 

@@ -11,6 +11,11 @@ import typer
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.jobs_render import (
+    BASE,
+    JOB,
+    SUFFIX,
+    TAGS,
+    WIDE,
     cell,
     id_shortener,
     job_row,
@@ -33,8 +38,6 @@ if TYPE_CHECKING:
     from labmgr.settings import Settings
 
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
-
-_WIDE_HELP = "Every column and whole ids, however wide the terminal."
 
 
 def _print_queue(console: Console, summary: UpdateSummary) -> None:
@@ -106,7 +109,7 @@ def update(
     concurrency: int = typer.Option(
         16, "--concurrency", metavar="<n>", min=1, help="Jobs refreshed at once."
     ),
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Refresh every job that is not final yet (concurrently), and print a summary.
@@ -166,17 +169,10 @@ def list_jobs(
             "--status", metavar="<status>", help="Only jobs with this status (repeatable)."
         ),
     ] = None,
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only jobs of this base model."
-    ),
-    suffix: str | None = typer.Option(
-        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
-    ),
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable)."),
-    ] = None,
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    base: str | None = BASE,
+    suffix: str | None = SUFFIX,
+    tag: Annotated[list[str] | None, TAGS] = None,
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
 ) -> None:
     """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them).
@@ -266,14 +262,8 @@ def _print_details(details: JobDetails, wide: bool) -> None:
 @cli_errors
 def show(
     ctx: typer.Context,
-    job: Annotated[
-        str,
-        typer.Argument(
-            help="The job id, or a short form `jobs list` prints (ftjob-…a1b2), or a "
-            "unique prefix.",
-        ),
-    ],
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    job: Annotated[str, JOB],
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
     plot: bool = typer.Option(
         False, "--plot", help="Also write the job's training curves as a figure."

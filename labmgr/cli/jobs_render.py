@@ -1,4 +1,5 @@
-"""What every command prints with: the console, times, money, short ids, fields and JSON."""
+"""What the commands share: the console, times, money, short ids, fields, JSON, and the
+options several of them take."""
 
 from __future__ import annotations
 
@@ -108,3 +109,12 @@ def print_fields(console: Console, fields: Iterable[tuple[str, object]]) -> None
 def print_json(data: Any) -> None:
     """JSON on stdout for scripts."""
     typer.echo(json.dumps(data, indent=2, default=str))
+
+
+BASE = typer.Option(None, "--base", metavar="<model>", help="Only those of this base model.")
+SUFFIX = typer.Option(None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*).")
+TAGS = typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable).")
+WIDE = typer.Option(False, "--wide", help="Every column and whole ids, however wide the terminal.")
+JOB = typer.Argument(
+    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix."
+)

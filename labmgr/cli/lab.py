@@ -9,7 +9,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import print_fields, print_json, terminal
+from labmgr.cli.jobs_render import WIDE, print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
@@ -133,7 +133,7 @@ def keys(
     refresh: bool = typer.Option(
         False, "--refresh", help="Look up every key again, ignoring the lab's cache."
     ),
-    wide: bool = typer.Option(False, "--wide", help="Every column, however wide the terminal."),
+    wide: bool = WIDE,
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),
     and which endpoint serves which models."""

@@ -13,6 +13,10 @@ import typer
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.jobs_render import (
+    BASE,
+    SUFFIX,
+    TAGS,
+    WIDE,
     cell,
     id_shortener,
     model_row,
@@ -39,24 +43,13 @@ _BY_METAVAR = "<suffix|base_model|job|tag:KEY>"
 @cli_errors
 def list_models(
     ctx: typer.Context,
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
-    suffix: str | None = typer.Option(
-        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
-    ),
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag", metavar="<key=value>", help="A tag their job must have (repeatable)."
-        ),
-    ] = None,
+    base: str | None = BASE,
+    suffix: str | None = SUFFIX,
+    tag: Annotated[list[str] | None, TAGS] = None,
     checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
     include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
-    wide: bool = typer.Option(
-        False, "--wide", help="Every column and whole names, however wide the terminal."
-    ),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV."),
 ) -> None:
@@ -113,9 +106,7 @@ def groups(
     by: str = typer.Option(
         "suffix", "--by", metavar=_BY_METAVAR, help="What puts models in one group."
     ),
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
+    base: str | None = BASE,
     include_base: bool = typer.Option(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
@@ -156,9 +147,7 @@ def curves(
         metavar=_BY_METAVAR,
         help="What puts models in one group (one colour each).",
     ),
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
+    base: str | None = BASE,
     include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
     out: Annotated[
         Path,
@@ -216,7 +205,7 @@ def capabilities(
         None, help="A model id (a fine-tune takes its base's); none: the whole table."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    wide: bool = typer.Option(False, "--wide", help="Every column, however wide the terminal."),
+    wide: bool = WIDE,
 ) -> None:
     """What labmgr assumes a model accepts (temperature, top_p, logprobs, the token limit's
     name, reasoning efforts, n) and where that came from: the built-in table (by family;
