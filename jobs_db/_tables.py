@@ -96,29 +96,26 @@ class FinetuneJob(TableBase, table=True):
     key_env: str | None = None
     endpoint: str | None = None
     base_model: str | None = Field(default=None, index=True)
-    """The base model as requested, e.g. ``gpt-4.1-mini``."""
+    """The base model as requested; ``resolved_base_model`` is the API's snapshot."""
     resolved_base_model: str | None = None
-    """The base model the API reports, e.g. ``gpt-4.1-mini-2025-04-14``."""
     suffix: str | None = Field(default=None, index=True)
     training_file_id: str | None = None
     validation_file_id: str | None = None
     method: str | None = None
-    """``supervised``, ``dpo`` or ``reinforcement``."""
     hyperparameters_requested: dict[str, Any] | None = _json()
-    """As sent, ``"auto"`` included, e.g. ``{"n_epochs": "auto", "batch_size": 4}``."""
+    """As sent, ``"auto"`` included."""
     hyperparameters_actual: dict[str, Any] | None = _json()
-    """As resolved by the API once the job runs."""
     seed_requested: int | None = None
     seed: int | None = None
     """The seed the API actually used."""
     status: str = Field(index=True)
-    """The raw API status string; values outside the documented six (``paused``) are kept."""
+    """The raw API status string (``paused`` too)."""
     error_code: str | None = None
     error_message: str | None = None
     error_param: str | None = None
     estimated_finish: datetime | None = _time()
     phase: str | None = None
-    """What the job is doing per its events, e.g. ``usage policy evaluation``."""
+    """What the job is doing per its events (``usage policy evaluation``)."""
     trained_tokens: int | None = None
     fine_tuned_model: str | None = None
     created_at: datetime | None = _time(index=True)

@@ -101,20 +101,15 @@ def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
     return None
 
 
-def _override(model: str, overrides: Mapping[str, Price]) -> Price | None:
-    found = first_match(model, overrides)
-    return found[1] if found else None
-
-
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The price of calling `model`, or None; the lab's `overrides` come first.
 
     A fine-tuned id's price carries its base's `training` price.
     """
-    if overrides:
-        found = _override(model, overrides)
-        if found is not None:
-            return found
+    overrides = overrides or {}
+    found = first_match(model, overrides)
+    if found is not None:
+        return found[1]
     if not model.startswith("ft:"):
         entry = _table_entry(model)
         return entry[0] if entry else None
@@ -122,10 +117,10 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     entry = _table_entry(base)
     if entry is None or entry[1] is None:
         return None
-    base_override = _override(base, overrides) if overrides else None
+    base_override = first_match(base, overrides)
     training = entry[0].training
-    if base_override is not None and base_override.training is not None:
-        training = base_override.training
+    if base_override is not None and base_override[1].training is not None:
+        training = base_override[1].training
     return entry[1].model_copy(update={"training": training})
 
 

@@ -21,7 +21,6 @@ from labmgr.cli.labels import app as labels_app
 from labmgr.cli.models import app as models_app
 from labmgr.cli.report import report
 from labmgr.cli.sandbox import app as sandbox_app
-from labmgr.cli.state import CliState
 
 app = typer.Typer(
     name="labmgr",
@@ -45,8 +44,7 @@ def _show_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(
-    ctx: typer.Context,
+def _root(  # `--home` is read where it is needed, by `cli_settings`
     version: bool = typer.Option(
         False,
         "--version",
@@ -65,7 +63,6 @@ def _root(
     ] = None,
 ) -> None:
     """labmgr: fine-tune many models, keep track of them, compare them."""
-    ctx.obj = CliState(home=home)
 
 
 app.add_typer(sandbox_app, name="sandbox")

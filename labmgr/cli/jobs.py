@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
 
-def _print_queue(console: Console, summary: UpdateSummary) -> None:
+def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     for sent in summary.submitted:
         console.print(
             f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}",
@@ -53,10 +53,6 @@ def _print_queue(console: Console, summary: UpdateSummary) -> None:
             f"can go from {when(first)} UTC (run `labmgr jobs update` then).",
             soft_wrap=True,
         )
-
-
-def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
-    _print_queue(console, summary)
     if not summary.checked and not summary.unchecked:
         if not summary.queued and not summary.submitted:
             console.print("No job is waiting: every recorded job is final.")
