@@ -4,8 +4,7 @@ Persistence only: SQLModel tables, engine and sessions, schema migrations, queri
 """
 
 from jobs_db._access import Target
-from jobs_db._database import Database, open_database
-from jobs_db._engine import database_file
+from jobs_db._database import Database, database_file
 from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
 from jobs_db._groups import GroupKey, model_groups
 from jobs_db._queries import (
@@ -30,7 +29,13 @@ from jobs_db._queue import (
     queued_jobs,
     release_queued_job,
 )
-from jobs_db._schema import current_revision, head_revision, known_revisions, upgrade
+from jobs_db._schema import (
+    current_revision,
+    head_revision,
+    known_revisions,
+    open_database,
+    upgrade,
+)
 from jobs_db._tables import (
     FINAL_STATUSES,
     QUEUED_LOCALLY,

@@ -1,4 +1,5 @@
-"""Schema versions: alembic migrations run in-process, one process at a time."""
+"""Opening a database at the right schema: alembic migrations run in-process, one process at
+a time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
-from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url, sqlite_path
+from jobs_db._database import (
+    IMMEDIATE,
+    Database,
+    make_engine,
+    mask_url,
+    parse_url,
+    sqlite_path,
+)
 from jobs_db.errors import (
     DatabaseDamagedError,
     DatabaseFileEmptyError,
@@ -208,3 +216,31 @@ def current_revision(url: str | os.PathLike[str]) -> str | None:
         raise unavailable(parsed, exc) from exc
     finally:
         engine.dispose()
+
+
+def open_database(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    upgrade: bool = True,
+    allow_empty_file: bool = True,
+) -> Database:
+    """Open the jobs database at a SQLAlchemy URL, a SQLite file path, or None (in memory).
+
+    A SQLite file is created if missing (its folder must exist). ``upgrade=True`` migrates an
+    empty or older database first (safe from several processes at once); ``upgrade=False``
+    raises `SchemaOutdatedError` instead. A newer schema raises `SchemaTooNewError`.
+    ``allow_empty_file=False`` refuses a zero-byte SQLite file (`DatabaseFileEmptyError`).
+    """
+    parsed = parse_url(url)
+    engine = make_engine(parsed)
+    try:
+        if upgrade:
+            upgrade_engine(engine, parsed, allow_empty_file=allow_empty_file)
+        else:
+            if not allow_empty_file:
+                refuse_empty_file(parsed)
+            check_revision(engine, parsed)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Database(engine, parsed)
