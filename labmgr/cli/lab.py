@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -47,19 +48,8 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
         "db_url_source": settings.db_url_source.value,
         "cache_dir": str(settings.cache_dir),
         "runs_dir": str(settings.runs_dir),
-        "endpoints": [
-            {
-                "name": endpoint.name,
-                "base_url": endpoint.base_url,
-                "key_envs": list(endpoint.key_envs),
-                "unset_key_env": endpoint.unset_key_env,
-                "models": list(endpoint.models),
-            }
-            for endpoint in summarize_endpoints(settings)
-        ],
-        "routing": [
-            {"models": rule.models, "served_by": rule.served_by} for rule in routing_rules(settings)
-        ],
+        "endpoints": [dataclasses.asdict(endpoint) for endpoint in summarize_endpoints(settings)],
+        "routing": [dataclasses.asdict(rule) for rule in routing_rules(settings)],
         "api": settings.api.model_dump(),
         "eval": settings.eval.model_dump(),
         "price_overrides": sorted(settings.prices),
