@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -151,7 +152,7 @@ def _short_status(text: str) -> str:
     return "queued locally" if text.startswith("queued locally") else text
 
 
-def _pairs(data: dict[str, object] | None) -> str:
+def _pairs(data: Mapping[str, object] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (data or {}).items())
 
 
@@ -220,7 +221,7 @@ def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
     )]  # fmt: skip
     fields.insert(7, ("hyperparameters_requested", _pairs(job.hyperparameters_requested)))
     fields.insert(8, ("hyperparameters_actual", _pairs(job.hyperparameters_actual)))
-    fields.append(("tags", _pairs(dict(job.tag_dict))))
+    fields.append(("tags", _pairs(job.tag_dict)))
     for integration in job.integrations or []:
         settings = integration.get(integration.get("type", ""), {})
         fields.append((f"integration {integration.get('type')}", _pairs(settings)))
