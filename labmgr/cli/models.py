@@ -234,8 +234,8 @@ def capabilities(
             Column("temperature", 8),
             Column("logprobs", 7),
             Column("reasoning_effort", 6, _short_efforts),
-            Column("token limit", 5, lambda cell: cell.removeprefix("max_")),
-            Column("n", 4),
+            Column("token_limit", 5, lambda cell: cell.removeprefix("max_")),
+            Column("n", 4, lambda cell: cell.split(" ")[0]),
             Column("top_p", 3),
             Column("logit_bias", 2),
             Column("source", 1),
@@ -243,17 +243,8 @@ def capabilities(
         cells = []
         for row in found:
             words = row.capabilities.describe()
-            cells.append(
-                [
-                    row.model,
-                    *(words[name] for name in ("temperature", "logprobs", "reasoning_effort")),
-                    words["token_limit"],
-                    "yes" if row.capabilities.n else "no",
-                    words["top_p"],
-                    words["logit_bias"],
-                    "config" if row.override else "built-in",
-                ]
-            )
+            source = "config" if row.override else "built-in"
+            cells.append([row.model, *(words[column.header] for column in columns[1:-1]), source])
         print_fitted(terminal(), columns, cells, wide=wide)
 
 
