@@ -43,7 +43,6 @@ from jobs_db._tables import (
     JobEvent,
     JobTag,
     Model,
-    ModelKind,
     TrainingCurve,
     TrainingFile,
 )
@@ -86,7 +85,6 @@ __all__ = [
     "JobTag",
     "Model",
     "ModelFilters",
-    "ModelKind",
     "QueueClaim",
     "SchemaError",
     "SchemaOutdatedError",

@@ -1,15 +1,12 @@
 """The SQLModel tables. No API key is stored, only the *name* of its env var (``key_env``)."""
 
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, CheckConstraint, Column, DateTime, ForeignKey, Index, MetaData, String
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, Relationship, SQLModel
-
-ModelKind = Literal["final", "checkpoint", "base"]
-"""What a model row is: a job's final model, one of its checkpoints, or a base model."""
 
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 """Job statuses that never change again. Every other string (``"paused"`` too) is non-final."""
@@ -190,7 +187,7 @@ class Model(TableBase, table=True):
     """The base it was trained from (resolved snapshot when known); its own name for a base."""
     suffix: str | None = Field(default=None, index=True)
     kind: str = Field(default="final", index=True)
-    """See ``ModelKind``."""
+    """``final``, ``checkpoint`` or ``base``."""
     step: int | None = None
     epoch: int | None = None
     checkpoint_id: str | None = None
