@@ -9,7 +9,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import print_json, terminal
+from labmgr.cli.output import print_json, terminal
 from labmgr.cli.state import cli_settings
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import print_fields, print_json, terminal
+from labmgr.cli.output import print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 
 app = typer.Typer(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import JOB, WIDE, dollars, job_row, print_json, queued_note, when
+from labmgr.cli.output import JOB, WIDE, dollars, job_row, print_json, queued_note, when
 from labmgr.cli.state import cli_settings
 from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile

@@ -12,7 +12,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import (
+from labmgr.cli.output import (
     BASE,
     SUFFIX,
     TAGS,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import dollars, id_shortener, queued_note, terminal
+from labmgr.cli.output import dollars, id_shortener, queued_note, terminal
 from labmgr.finetuning.methods import LEVEL_TAGS
 
 if TYPE_CHECKING:
