@@ -52,12 +52,24 @@ def model_groups(
     resolved snapshot), unless no model matched.
     """
     filters = _filters_of(where)
+    models: list[Model] = []  # as objects, only for a function of them
     if callable(by) or callable(where):
-        rows = _rows_from_models(
-            target, by, base_model, checkpoints, filters, where, include_deleted
+        models = select_models(
+            target,
+            base_model=base_model,
+            checkpoints=checkpoints,
+            include_deleted=include_deleted,
+            **filters,
         )
+        if callable(where):
+            models = [model for model in models if where(model)]
+    if callable(by):
+        rows = [(by(m), m.name, m.created_at, _requested_base(m)) for m in models]
     else:
         rows = _rows_from_columns(target, by, base_model, checkpoints, filters, include_deleted)
+        if callable(where):
+            kept = {model.name for model in models}
+            rows = [row for row in rows if row[1] in kept]
     members: dict[str, list[tuple[Any, str]]] = defaultdict(list)
     bases: set[str] = set()
     for group, name, created_at, base in rows:
@@ -92,41 +104,10 @@ def _filters_of(where: ModelFilters | Callable[[Model], bool] | None) -> dict[st
     return dict(where)
 
 
-def _rows_from_models(
-    target: Target,
-    by: str | GroupKey,
-    base_model: str | None,
-    checkpoints: Checkpoints,
-    filters: dict[str, Any],
-    where: object,
-    include_deleted: bool,
-) -> list[Row]:
-    models = select_models(
-        target,
-        base_model=base_model,
-        checkpoints=checkpoints,
-        include_deleted=include_deleted,
-        **filters,
-    )
-    if callable(where):
-        models = [model for model in models if where(model)]
-    key = by if callable(by) else _key_function(by)
-    return [(key(model), model.name, model.created_at, _requested_base(model)) for model in models]
-
-
 def _requested_base(model: Model) -> str | None:
     if model.job is not None and model.job.base_model:
         return model.job.base_model
     return model.base_model
-
-
-def _key_function(by: str) -> GroupKey:
-    if by.startswith("tag:"):
-        tag = by.removeprefix("tag:")
-        return lambda model: model.job.tag_dict.get(tag) if model.job else None
-    if by in _COLUMN_KEYS:
-        return lambda model: getattr(model, "job_id" if by == "job" else by)
-    raise _unknown_key(by)
 
 
 def _unknown_key(by: str) -> DatabaseInputError:
