@@ -139,12 +139,9 @@ def find_line(text: str, loc: tuple[str | int, ...]) -> int | None:
 
 
 def _describe(error: dict[str, Any]) -> str:
-    message = str(error["msg"])
     if error["type"] == "extra_forbidden":
-        message = "unknown setting"
-    elif message.startswith("Value error, "):
-        message = message.removeprefix("Value error, ")
-    return message
+        return "unknown setting"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def parse_config(path: Path) -> ConfigFile:
