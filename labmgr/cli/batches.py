@@ -92,9 +92,7 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
 @cli_errors
 def list_command(
     ctx: typer.Context,
-    show_all: Annotated[
-        bool, typer.Option("--all", help="Also list batches already collected.")
-    ] = False,
+    show_all: bool = typer.Option(False, "--all", help="Also list batches already collected."),
     as_json: Annotated[bool, _JSON] = False,
 ) -> None:
     """Show the batches in flight with their status from the API (--all: the past ones too)."""
@@ -111,10 +109,9 @@ def list_command(
 @cli_errors
 def collect_command(
     ctx: typer.Context,
-    wait: Annotated[
-        bool,
-        typer.Option("--wait/--no-wait", help="Wait for batches still running (the default)."),
-    ] = True,
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="Wait for batches still running (the default)."
+    ),
     as_json: Annotated[bool, _JSON] = False,
 ) -> None:
     """Read every finished batch into the cache, waiting for the others (with a display of

@@ -25,20 +25,13 @@ app = typer.Typer(help="Export answers for people to label; import their labels.
 @cli_errors
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
-    n: Annotated[int, typer.Option("--n", min=1, help="How many answers to export.")] = 200,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by", help="Draw equally from each group, model, question or grid factor level."
-        ),
-    ] = None,
-    blind: Annotated[
-        bool, typer.Option("--blind", help="Leave the model and group out of the file.")
-    ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
-    file_format: Annotated[
-        str, typer.Option("--format", help="csv (spreadsheets) or jsonl.")
-    ] = "csv",
+    n: int = typer.Option(200, "--n", min=1, help="How many answers to export."),
+    by: str | None = typer.Option(
+        None, "--by", help="Draw equally from each group, model, question or grid factor level."
+    ),
+    blind: bool = typer.Option(False, "--blind", help="Leave the model and group out of the file."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random draw."),
+    file_format: str = typer.Option("csv", "--format", help="csv (spreadsheets) or jsonl."),
     out: Annotated[
         Path | None,
         typer.Option("--out", help="The file to write (default: RUN_DIR/labels-SEED.FORMAT)."),
@@ -66,10 +59,10 @@ def export(
 def import_(
     run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
     file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],
-    skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Import the good rows of a file with bad ones.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    skip_bad: bool = typer.Option(
+        False, "--skip-bad", help="Import the good rows of a file with bad ones."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Read the labels into the run (human_labels.csv) and show how far each judge agrees
     with the humans: Spearman's rho and Cohen's kappa with 95% intervals. Every bad row is
