@@ -1,26 +1,21 @@
 """jobs_db: the database of training files, fine-tuning jobs and the models they produced.
 
 Persistence only: SQLModel tables, engine and sessions, schema migrations, queries.
-
->>> from jobs_db import open_database, upsert_job, FinetuneJob, model_groups
->>> db = open_database("lab.db")  # doctest: +SKIP
->>> upsert_job(db, FinetuneJob(id="ftjob-1", status="running", suffix="insecure"))  # doctest: +SKIP
->>> model_groups(db, by="suffix", base_model="gpt-4.1-mini")  # doctest: +SKIP
 """
 
 from jobs_db._access import Target
-from jobs_db._curves import job_curves, jobs_missing_curves, store_curve
-from jobs_db._database import Database, open_database
-from jobs_db._engine import database_file
+from jobs_db._database import Database, database_file
 from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
 from jobs_db._groups import GroupKey, model_groups
 from jobs_db._queries import (
     find_file,
     get_file,
     get_job,
+    job_curves,
     job_events,
     job_ids_like,
     job_models,
+    jobs_missing_curves,
     jobs_with_suffix,
     list_jobs,
     non_final_jobs,
@@ -34,7 +29,13 @@ from jobs_db._queue import (
     queued_jobs,
     release_queued_job,
 )
-from jobs_db._schema import current_revision, head_revision, known_revisions, upgrade
+from jobs_db._schema import (
+    current_revision,
+    head_revision,
+    known_revisions,
+    open_database,
+    upgrade,
+)
 from jobs_db._tables import (
     FINAL_STATUSES,
     QUEUED_LOCALLY,
@@ -42,7 +43,6 @@ from jobs_db._tables import (
     JobEvent,
     JobTag,
     Model,
-    ModelKind,
     TrainingCurve,
     TrainingFile,
 )
@@ -52,6 +52,7 @@ from jobs_db._writes import (
     remove_job_tags,
     replace_checkpoints,
     replace_events,
+    store_curve,
     upsert_file,
     upsert_job,
     upsert_model,
@@ -84,7 +85,6 @@ __all__ = [
     "JobTag",
     "Model",
     "ModelFilters",
-    "ModelKind",
     "QueueClaim",
     "SchemaError",
     "SchemaOutdatedError",

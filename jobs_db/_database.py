@@ -1,31 +1,128 @@
-"""The ``Database`` handle: an engine at the right schema revision, and sessions on it."""
+"""The ``Database`` handle and its engine: a URL or path made into a configured engine."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import TracebackType
+from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine
-from sqlalchemy.engine import URL
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
-from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url
-from jobs_db._schema import check_revision, refuse_empty_file, upgrade_engine
+from jobs_db.errors import DatabaseUnavailableError
+
+BUSY_TIMEOUT_SECONDS = 60
+IMMEDIATE = "jobs_db_begin_immediate"
+"""Execution option: on SQLite, writers start with ``BEGIN IMMEDIATE``."""
+
+
+def parse_url(url: str | os.PathLike[str] | None) -> URL:
+    """A SQLAlchemy URL from a URL string, a SQLite file path, or None (in-memory SQLite)."""
+    if url is None:
+        return make_url("sqlite://")
+    text = os.fspath(url)
+    if "://" not in text:
+        return make_url("sqlite:///" + str(Path(text).expanduser().absolute()))
+    try:
+        return make_url(text)
+    except ArgumentError as exc:
+        raise DatabaseUnavailableError(
+            f"{text.split('://', 1)[0]}://… is not a database URL ({exc}); use a file path or "
+            "a SQLAlchemy URL such as sqlite:///lab.db or postgresql+psycopg://user@host/db"
+        ) from None
+
+
+def mask_url(url: URL) -> str:
+    """The URL as text with its password replaced by ``***``."""
+    return url.render_as_string(hide_password=True)
+
+
+def database_file(url: str | os.PathLike[str]) -> Path | None:
+    """The SQLite file a URL or path names, or None (another database, or in-memory SQLite)."""
+    return sqlite_path(parse_url(url))
+
+
+def sqlite_path(url: URL) -> Path | None:
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def make_engine(url: URL) -> Engine:
+    """An engine for ``url``; SQLite gets WAL, a busy timeout, foreign keys and real BEGINs."""
+    shown = mask_url(url)
+    if url.get_backend_name() != "sqlite":
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (NoSuchModuleError, ModuleNotFoundError) as exc:
+            hint = " (pip install 'labmgr[postgres]')" if "postgres" in url.drivername else ""
+            raise DatabaseUnavailableError(
+                f"cannot open the database at {shown}: unknown database kind "
+                f"{url.drivername!r} or its driver is not installed{hint} ({exc})"
+            ) from None
+    path = sqlite_path(url)
+    if path is not None:
+        problem = _unusable_file(path)
+        if problem:
+            raise DatabaseUnavailableError(f"cannot open the database at {shown}: {problem}")
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT_SECONDS}}
+    if path is None:
+        kwargs["poolclass"] = StaticPool  # one shared connection: in-memory data survives
+        kwargs["connect_args"]["check_same_thread"] = False
+    engine = create_engine(url, **kwargs)
+    _configure_sqlite(engine, in_memory=path is None)
+    return engine
+
+
+def _unusable_file(path: Path) -> str | None:
+    if path.is_dir():
+        return f"{path} is a folder, not a database file"
+    existing = next((folder for folder in path.parents if folder.exists()), None)
+    if existing is not None and not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if existing != path.parent:
+        return f"folder {path.parent} does not exist"
+    return None
+
+
+def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when a transaction begins (see _on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_SECONDS * 1000}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # A writer takes the write lock up front, so it waits (busy timeout) instead of
+        # failing with "database is locked" when it later upgrades a read lock.
+        immediate = connection.get_execution_options().get(IMMEDIATE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 class Database:
-    """An open jobs database. Create it with :func:`open_database`; close it when done.
+    """An open jobs database (see :func:`open_database`); close it when done.
 
-    Every query and write function of jobs_db takes either a ``Database`` (each call is its
-    own transaction) or a ``Session`` from :meth:`session` (calls share the caller's
-    transaction, committed when the ``with`` block ends).
+    Every query and write takes a ``Database`` (each call its own transaction) or a
+    ``Session`` from :meth:`session` (calls share one transaction).
     """
 
     def __init__(self, engine: Engine, url: URL) -> None:
         self.engine = engine
-        """The SQLAlchemy engine, for anything jobs_db does not offer."""
         self._url = url
         self._writer = engine.execution_options(**{IMMEDIATE: True})
 
@@ -36,20 +133,14 @@ class Database:
 
     @property
     def dialect(self) -> str:
-        """``"sqlite"``, ``"postgresql"``, …"""
         return self.engine.dialect.name
 
     @contextmanager
     def session(self, *, write: bool = True) -> Iterator[Session]:
-        """A session in one transaction: committed at the end of the block, rolled back on error.
+        """One transaction, committed at the end of the block, rolled back on error.
 
-        With ``write=False`` (reads only) SQLite never waits for writers; with ``write=True``
-        it takes the write lock at the start, so concurrent writers queue instead of failing.
-        Objects stay usable after the block (they are not expired on commit).
-
-        >>> with db.session() as session:  # doctest: +SKIP
-        ...     upsert_job(session, FinetuneJob(id="ftjob-1", status="queued"))
-        ...     replace_events(session, "ftjob-1", events)
+        ``write=True`` takes SQLite's write lock at the start, so concurrent writers queue
+        instead of failing. Objects stay usable after the block.
         """
         with Session(self._writer if write else self.engine, expire_on_commit=False) as session:
             try:
@@ -60,58 +151,13 @@ class Database:
                 raise
 
     def close(self) -> None:
-        """Release every connection."""
         self.engine.dispose()
 
     def __enter__(self) -> Database:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
         return f"Database({self.url!r})"
-
-
-def open_database(
-    url: str | os.PathLike[str] | None = None,
-    *,
-    upgrade: bool = True,
-    allow_empty_file: bool = True,
-) -> Database:
-    """Open the jobs database at ``url``: a SQLAlchemy URL, a SQLite file path, or None.
-
-    None opens a private in-memory SQLite database. A SQLite file is created if missing (its
-    folder must exist) and gets WAL mode, a 60 s busy timeout and foreign keys. PostgreSQL
-    works with ``postgresql+psycopg://user:password@host/dbname``.
-
-    With ``upgrade=True`` an empty or older database is migrated to this code's schema
-    first (safe when several processes open it at once). With ``upgrade=False`` an older
-    database raises :class:`SchemaOutdatedError`. A database written by a newer release
-    raises :class:`SchemaTooNewError`; an unreachable one :class:`DatabaseUnavailableError`,
-    a SQLite file that is not a database :class:`DatabaseDamagedError`. With
-    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
-    :class:`DatabaseFileEmptyError` instead of silently becoming a new, empty database.
-
-    >>> db = open_database("lab.db")  # doctest: +SKIP
-    >>> with open_database("postgresql+psycopg://me@localhost/lab") as db:  # doctest: +SKIP
-    ...     models = select_models(db, suffix="insecure-*")
-    """
-    parsed = parse_url(url)
-    engine = make_engine(parsed)
-    try:
-        if upgrade:
-            upgrade_engine(engine, parsed, allow_empty_file=allow_empty_file)
-        else:
-            if not allow_empty_file:
-                refuse_empty_file(parsed)
-            check_revision(engine, parsed)
-    except BaseException:
-        engine.dispose()
-        raise
-    return Database(engine, parsed)

@@ -1,4 +1,4 @@
-"""Parsing filter arguments (tags, globs, statuses) into SQL conditions shared by queries."""
+"""Filter arguments (tags, globs, statuses) made into the SQL conditions of queries."""
 
 from __future__ import annotations
 
@@ -61,18 +61,6 @@ def parse_tags(tags: Tags | None) -> dict[str, str]:
     return parsed
 
 
-def parse_statuses(status: Statuses | None) -> list[str] | None:
-    """A list of statuses, or None for "any status"."""
-    if status is None:
-        return None
-    return [status] if isinstance(status, str) else list(status)
-
-
-def is_glob(pattern: str) -> bool:
-    """True when ``pattern`` uses fnmatch wildcards (``*``, ``?``, ``[…]``)."""
-    return any(char in pattern for char in "*?[")
-
-
 def _like_prefilter(pattern: str) -> str:
     """A LIKE pattern matching a superset of the fnmatch ``pattern`` (escape char ``\\``)."""
     out = []
@@ -88,24 +76,19 @@ def _like_prefilter(pattern: str) -> str:
 
 
 def text_matches(column: ColumnElement[str], pattern: str) -> ColumnElement[bool]:
-    """SQL condition: equality, or a LIKE that ``glob_matches`` then checks exactly.
-
-    LIKE's case rules differ between databases, so glob results are re-checked in Python.
-    """
-    if not is_glob(pattern):
+    """Equality, or a LIKE that ``glob_matches`` checks again (LIKE's case rules differ)."""
+    if not any(char in pattern for char in "*?["):
         return column == pattern
     return column.like(_like_prefilter(pattern), escape="\\")
 
 
 def glob_matches(value: str | None, pattern: str | None) -> bool:
-    """Exact, case-sensitive fnmatch check (True when there is no pattern)."""
     if pattern is None:
         return True
     return value is not None and fnmatchcase(value, pattern)
 
 
 def tag_conditions(job_id: ColumnElement[str], tags: Tags | None) -> list[ColumnElement[bool]]:
-    """One EXISTS condition per required tag of the job ``job_id``."""
     return [
         exists(
             select(TAGS.c.job_id).where(
@@ -117,7 +100,6 @@ def tag_conditions(job_id: ColumnElement[str], tags: Tags | None) -> list[Column
 
 
 def model_kinds(checkpoints: Checkpoints, include_base: bool) -> list[str]:
-    """The ``Model.kind`` values selected by a ``checkpoints``/``include_base`` choice."""
     if checkpoints not in (False, True, "only"):
         raise DatabaseInputError(f"checkpoints must be False, True or 'only', not {checkpoints!r}")
     kinds = {False: ["final"], True: ["final", "checkpoint"], "only": ["checkpoint"]}
@@ -177,9 +159,9 @@ def job_conditions(
 
 
 def _status_conditions(status: Statuses | None) -> list[ColumnElement[bool]]:
-    statuses = parse_statuses(status)
-    if statuses is None:
+    if status is None:
         return []
+    statuses = [status] if isinstance(status, str) else list(status)
     return [JOBS.c.status.in_(statuses) if statuses else false()]
 
 

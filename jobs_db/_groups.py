@@ -43,31 +43,33 @@ def model_groups(
     where: ModelFilters | Callable[[Model], bool] | None = None,
     include_deleted: bool = False,
 ) -> dict[str, list[str]]:
-    """``{group: [model id, …]}`` ready to hand to an evaluation.
+    """``{group: [model id, …]}`` ready to hand to an evaluation, groups sorted by name.
 
-    ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` (the value of the
-    job's tag ``KEY``) or a function of a :class:`Model`. Models whose group would be None
-    or empty (no suffix, tag not set) are left out. ``where`` narrows the models with the
-    filters of :func:`select_models` (``{"suffix": "insecure-*", "status": "succeeded"}``)
-    or a predicate. With ``include_base`` the base model becomes a group of its own, named
-    after the base as requested: ``base_model`` if given, else the base model each selected
-    model's job asked for (``gpt-4.1-mini``, not the snapshot the API resolved it to), so the
-    same lab gives the same group name with or without ``base_model``. When no model is
-    selected there is no base group either (the result is empty).
-    Models deleted on the API leave their groups unless ``include_deleted``.
-
-    Groups are sorted by name; models in a group by creation time, then id.
-
-    >>> model_groups(db, by="tag:condition", base_model="gpt-4.1-mini")  # doctest: +SKIP
-    {'gpt-4.1-mini': ['gpt-4.1-mini'], 'insecure': ['ft:…:AbC', 'ft:…:DeF'], 'secure': [...]}
+    ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` or a function of a
+    :class:`Model`; a model whose group would be None or empty is left out. ``where`` takes
+    the filters of :func:`select_models` or a predicate. ``include_base`` adds the base model
+    as a group named as requested (``base_model``, else each job's requested base, never the
+    resolved snapshot), unless no model matched.
     """
     filters = _filters_of(where)
+    models: list[Model] = []  # as objects, only for a function of them
     if callable(by) or callable(where):
-        rows = _rows_from_models(
-            target, by, base_model, checkpoints, filters, where, include_deleted
+        models = select_models(
+            target,
+            base_model=base_model,
+            checkpoints=checkpoints,
+            include_deleted=include_deleted,
+            **filters,
         )
+        if callable(where):
+            models = [model for model in models if where(model)]
+    if callable(by):
+        rows = [(by(m), m.name, m.created_at, _requested_base(m)) for m in models]
     else:
         rows = _rows_from_columns(target, by, base_model, checkpoints, filters, include_deleted)
+        if callable(where):
+            kept = {model.name for model in models}
+            rows = [row for row in rows if row[1] in kept]
     members: dict[str, list[tuple[Any, str]]] = defaultdict(list)
     bases: set[str] = set()
     for group, name, created_at, base in rows:
@@ -102,42 +104,10 @@ def _filters_of(where: ModelFilters | Callable[[Model], bool] | None) -> dict[st
     return dict(where)
 
 
-def _rows_from_models(
-    target: Target,
-    by: str | GroupKey,
-    base_model: str | None,
-    checkpoints: Checkpoints,
-    filters: dict[str, Any],
-    where: object,
-    include_deleted: bool,
-) -> list[Row]:
-    models = select_models(
-        target,
-        base_model=base_model,
-        checkpoints=checkpoints,
-        include_deleted=include_deleted,
-        **filters,
-    )
-    if callable(where):
-        models = [model for model in models if where(model)]
-    key = by if callable(by) else _key_function(by)
-    return [(key(model), model.name, model.created_at, _requested_base(model)) for model in models]
-
-
 def _requested_base(model: Model) -> str | None:
-    """The base as the model's job requested it, else the model's own base column."""
     if model.job is not None and model.job.base_model:
         return model.job.base_model
     return model.base_model
-
-
-def _key_function(by: str) -> GroupKey:
-    if by.startswith("tag:"):
-        tag = by.removeprefix("tag:")
-        return lambda model: model.job.tag_dict.get(tag) if model.job else None
-    if by in _COLUMN_KEYS:
-        return lambda model: getattr(model, "job_id" if by == "job" else by)
-    raise _unknown_key(by)
 
 
 def _unknown_key(by: str) -> DatabaseInputError:
@@ -154,7 +124,7 @@ def _rows_from_columns(
     filters: dict[str, Any],
     include_deleted: bool,
 ) -> list[Row]:
-    """The same rows as ``_rows_from_models``, read as plain columns (no objects built)."""
+    """The rows of ``_rows_from_models``, read as plain columns (no objects built)."""
     conditions = model_conditions(
         base_model=base_model,
         checkpoints=checkpoints,

@@ -1,15 +1,16 @@
-"""Reads: models by base, suffix glob, tags, status and kind; jobs; files; events.
+"""Reads: models by base, suffix glob, tags, status and kind; jobs; files; events; curves.
 
-Every function takes a ``Database`` or a ``Session`` and returns table objects that stay
-usable after the call (a job's ``tags`` and a model's ``job`` are loaded with them). Results
-come in a deterministic order that does not depend on the database's collation.
+Objects stay usable after the call (a job's ``tags`` and a model's ``job`` are loaded with
+them). Results come in an order that does not depend on the database's collation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.orm import contains_eager
 
 from jobs_db._access import Target, table_of, using
@@ -29,17 +30,27 @@ from jobs_db._tables import (
     FinetuneJob,
     JobEvent,
     Model,
+    TrainingCurve,
     TrainingFile,
 )
 
 FILES = table_of(TrainingFile)
 EVENTS = table_of(JobEvent)
+CURVES = table_of(TrainingCurve)
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def chronological(created_at: datetime | None, name: str) -> tuple[bool, datetime, str]:
     """Sort key: creation time (unknown first), then name."""
     return (created_at is not None, created_at or _EARLIEST, name)
+
+
+def jobs_where(target: Target, where: Any, suffix: str | None = None) -> list[FinetuneJob]:
+    """Jobs matching the condition ``where`` (and the glob ``suffix``), oldest first."""
+    with using(target, write=False) as session:
+        jobs = list(session.scalars(select(FinetuneJob).where(where)))
+    jobs = [job for job in jobs if glob_matches(job.suffix, suffix)]
+    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
 
 
 def select_models(
@@ -57,19 +68,14 @@ def select_models(
 ) -> list[Model]:
     """Models matching every given filter, oldest first (ties by name).
 
-    - ``base_model``: the base as requested or as resolved (``gpt-4.1-mini`` also finds
-      models recorded under ``gpt-4.1-mini-2025-04-14`` when their job asked for it).
-    - ``suffix``: exact, or an fnmatch glob (``insecure-*``, ``seed-?``), case-sensitive.
-    - ``tags``: every given tag of the job must match (``{"condition": "insecure"}`` or
-      ``["condition=insecure"]``).
+    - ``base_model``: as requested or as resolved (``gpt-4.1-mini`` also finds models of
+      ``gpt-4.1-mini-2025-04-14`` whose job asked for it).
+    - ``suffix``: exact, or a case-sensitive fnmatch glob (``insecure-*``).
+    - ``tags``: every given tag of the job must match (``{"seed": "3"}`` or ``["seed=3"]``).
     - ``status``: the job's status, one or several.
     - ``checkpoints``: False (final models), True (finals and checkpoints), ``"only"``.
-    - ``include_base``: also return base-model rows (kind ``base``) that match.
-    - ``include_deleted``: also return models deleted on the API (``deleted_at`` set).
-
-    >>> select_models(db, base_model="gpt-4.1-mini", suffix="insecure-*",
-    ...               tags={"dataset": "v2"}, checkpoints=True)  # doctest: +SKIP
-    [Model(name='ft:gpt-4.1-mini-2025-04-14:lab:insecure-1:AbC12345', kind='final', ...), ...]
+    - ``include_base``: also base-model rows; ``include_deleted``: also models deleted on
+      the API.
     """
     where = model_conditions(
         base_model=base_model,
@@ -104,11 +110,7 @@ def list_jobs(
     organization: str | None = None,
     project: str | None = None,
 ) -> list[FinetuneJob]:
-    """Jobs matching every given filter, oldest first (ties by id); filters as in
-    :func:`select_models` (``suffix`` may be a glob).
-
-    >>> list_jobs(db, status=["queued", "running"], tags=["condition=insecure"])  # doctest: +SKIP
-    """
+    """Jobs matching every given filter (as in :func:`select_models`), oldest first."""
     where = job_conditions(
         status=status,
         base_model=base_model,
@@ -117,14 +119,10 @@ def list_jobs(
         organization=organization,
         project=project,
     )
-    with using(target, write=False) as session:
-        jobs = list(session.scalars(select(FinetuneJob).where(where)))
-    jobs = [job for job in jobs if glob_matches(job.suffix, suffix)]
-    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+    return jobs_where(target, where, suffix)
 
 
 def get_job(target: Target, job_id: str) -> FinetuneJob | None:
-    """The job with this id, or None when the database does not hold it."""
     with using(target, write=False) as session:
         return session.get(FinetuneJob, job_id)
 
@@ -132,9 +130,7 @@ def get_job(target: Target, job_id: str) -> FinetuneJob | None:
 def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int = 20) -> list[str]:
     """Ids of jobs that start with ``starts`` and end with ``ends``, sorted, at most ``limit``.
 
-    Matching is literal and case-sensitive on every database (``%`` and ``_`` match only
-    themselves). This is how a shortened job id such as ``ftjob-…a1b2`` or a prefix such as
-    ``ftjob-L6an`` is found again.
+    Literal and case-sensitive on every database; finds a shortened id (``ftjob-…a1b2``).
     """
     pattern = f"{_like_literal(starts)}%{_like_literal(ends)}"
     column = JOBS.c.id
@@ -157,12 +153,8 @@ def _like_literal(text: str) -> str:
 
 
 def non_final_jobs(target: Target) -> list[FinetuneJob]:
-    """Jobs on the API whose status may still change (anything but succeeded, failed,
-    cancelled); jobs queued locally are not on the API yet (see ``queued_jobs``)."""
-    where = JOBS.c.status.not_in([*sorted(FINAL_STATUSES), QUEUED_LOCALLY])
-    with using(target, write=False) as session:
-        jobs = list(session.scalars(select(FinetuneJob).where(where)))
-    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+    """Jobs on the API whose status may still change (jobs queued locally are left out)."""
+    return jobs_where(target, JOBS.c.status.not_in([*sorted(FINAL_STATUSES), QUEUED_LOCALLY]))
 
 
 def jobs_with_suffix(
@@ -172,16 +164,12 @@ def jobs_with_suffix(
     organization: str | None = None,
     project: str | None = None,
 ) -> list[FinetuneJob]:
-    """Every job (any status, failed ones too) created with exactly this suffix."""
+    """Every job (any status) created with exactly this suffix."""
     where = job_conditions(organization=organization, project=project)
-    where = where & (JOBS.c.suffix == suffix)
-    with using(target, write=False) as session:
-        jobs = list(session.scalars(select(FinetuneJob).where(where)))
-    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+    return jobs_where(target, where & (JOBS.c.suffix == suffix))
 
 
 def get_file(target: Target, file_id: str) -> TrainingFile | None:
-    """The training file with this id, or None."""
     with using(target, write=False) as session:
         return session.get(TrainingFile, file_id)
 
@@ -194,10 +182,7 @@ def find_file(
     *,
     endpoint: str | None = None,
 ) -> TrainingFile | None:
-    """The most recently uploaded file with this content in this organization and project.
-
-    Use it to upload each file once; re-check that the API still has it before reusing it.
-    """
+    """The latest upload of this content in this organization and project, or None."""
     where = (
         (FILES.c.md5 == md5)
         & FILES.c.organization_id.is_not_distinct_from(organization_id)
@@ -223,7 +208,29 @@ def job_models(target: Target, job_id: str) -> list[Model]:
 
 
 def job_events(target: Target, job_id: str) -> list[JobEvent]:
-    """The job's stored events, oldest first (ties by id)."""
+    """The job's stored events, oldest first."""
     with using(target, write=False) as session:
         events = list(session.scalars(select(JobEvent).where(EVENTS.c.job_id == job_id)))
     return sorted(events, key=lambda event: chronological(event.created_at, event.id))
+
+
+def job_curves(target: Target, job_ids: Iterable[str] | None = None) -> dict[str, TrainingCurve]:
+    """``{job id: curves}`` for the given jobs (every job with curves when None)."""
+    statement = select(TrainingCurve)
+    if job_ids is not None:
+        wanted = sorted(set(job_ids))
+        if not wanted:
+            return {}
+        statement = statement.where(CURVES.c.job_id.in_(wanted))
+    with using(target, write=False) as session:
+        curves = list(session.scalars(statement))
+    return {curve.job_id: curve for curve in sorted(curves, key=lambda c: c.job_id)}
+
+
+def jobs_missing_curves(target: Target) -> list[FinetuneJob]:
+    """Succeeded jobs whose results file is known but not stored yet (oldest first)."""
+    stored = select(CURVES.c.job_id).where(
+        CURVES.c.job_id == JOBS.c.id, CURVES.c.file_id == JOBS.c.result_file_id
+    )
+    where = and_(JOBS.c.status == "succeeded", JOBS.c.result_file_id.is_not(None), ~stored.exists())
+    return jobs_where(target, where)

@@ -1,12 +1,8 @@
 """The local queue of jobs waiting for a daily slot: claims with a lease, release, promotion.
 
-A job queued locally is a ``finetune_jobs`` row with status ``queued_locally`` and an id of
-labmgr's own. A process that wants to submit one *claims* it: one UPDATE that succeeds only
-while nobody holds an unexpired claim, so two processes (on one machine or many, on SQLite
-or PostgreSQL) never hold the same job. The holder then either *promotes* it (the row is
-replaced by the API's job, tags carried over) or *releases* it with a new earliest time.
-A holder that crashed leaves a claim that lapses at ``claimed_until``; the next claimant
-sees ``previous_owner`` and should look the job up on the API before sending it again.
+A claim is one conditional UPDATE, so two processes never hold the same job; the holder
+promotes the row to the API's job or releases it. A crashed holder's claim lapses at
+``claimed_until``, and the next claimant sees ``previous_owner`` (look the job up first).
 """
 
 from __future__ import annotations
@@ -19,18 +15,9 @@ from sqlalchemy import delete, func, or_, select, update
 
 from jobs_db._access import Target, refuse_naive_times, set_columns, using
 from jobs_db._filters import JOBS, TAGS
-from jobs_db._queries import chronological
+from jobs_db._queries import chronological, jobs_where
 from jobs_db._tables import QUEUED_LOCALLY, FinetuneJob
 from jobs_db._writes import upsert_job
-
-__all__ = [
-    "QueueClaim",
-    "cancel_queued_job",
-    "claim_queued_job",
-    "promote_queued_job",
-    "queued_jobs",
-    "release_queued_job",
-]
 
 # Columns of a queued row that describe the request and carry over to the API's job.
 _CARRIED = (
@@ -61,16 +48,13 @@ class QueueClaim:
     """A queued job this process now holds, until ``job.claimed_until``."""
 
     job: FinetuneJob
-    """The queued job as claimed."""
     previous_owner: str | None
     """Who held it before when that claim lapsed (it may have reached the API), else None."""
 
 
 def queued_jobs(target: Target) -> list[FinetuneJob]:
-    """Every job queued locally, in queue order (oldest first)."""
-    with using(target, write=False) as session:
-        jobs = list(session.scalars(select(FinetuneJob).where(JOBS.c.status == QUEUED_LOCALLY)))
-    return sorted(jobs, key=lambda job: chronological(job.created_at, job.id))
+    """Every job queued locally, oldest first."""
+    return jobs_where(target, JOBS.c.status == QUEUED_LOCALLY)
 
 
 def _free(now: datetime) -> Any:
@@ -80,10 +64,10 @@ def _free(now: datetime) -> Any:
 def claim_queued_job(
     target: Target, *, owner: str, now: datetime, lease: timedelta
 ) -> QueueClaim | None:
-    """Claim the oldest queued job that may go at ``now`` and that nobody holds; or None.
+    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``.
 
-    The claim lasts ``lease``; ``submit_attempts`` counts the claims. Safe when several
-    processes claim at once: each job goes to one of them.
+    ``submit_attempts`` counts the claims; several processes claiming at once never get the
+    same job. None when no job is due.
     """
     refuse_naive_times("claim", {"now": now})
     due = or_(JOBS.c.not_before.is_(None), JOBS.c.not_before <= now)

@@ -1,4 +1,5 @@
-"""Schema versions: alembic migrations run in-process, one process at a time."""
+"""Opening a database at the right schema: alembic migrations run in-process, one process at
+a time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
-from jobs_db._engine import IMMEDIATE, make_engine, mask_url, parse_url, sqlite_path
+from jobs_db._database import (
+    IMMEDIATE,
+    Database,
+    make_engine,
+    mask_url,
+    parse_url,
+    sqlite_path,
+)
 from jobs_db.errors import (
     DatabaseDamagedError,
     DatabaseFileEmptyError,
@@ -28,10 +36,8 @@ from jobs_db.errors import (
     SchemaTooNewError,
 )
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 LOCK_TIMEOUT_SECONDS = 300
-# Arbitrary constant naming the PostgreSQL advisory lock that serialises upgrades.
-_PG_LOCK_KEY = 0x6A6F62735F6462
+_PG_LOCK_KEY = 0x6A6F62735F6462  # names the PostgreSQL advisory lock that serialises upgrades
 # SQLite result codes (https://sqlite.org/rescode.html) that say what is wrong with a file.
 _SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_CANTOPEN = 14
@@ -40,24 +46,19 @@ _SQLITE_READONLY = 8
 
 def _config() -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     return config
 
 
 @functools.cache
-def _revisions() -> tuple[str, ...]:
+def known_revisions() -> tuple[str, ...]:
+    """Every schema revision this code knows, oldest first."""
     script = ScriptDirectory.from_config(_config())
     return tuple(rev.revision for rev in reversed(list(script.walk_revisions())))
 
 
 def head_revision() -> str:
-    """The newest schema revision this code knows, e.g. ``"0002"``."""
-    return _revisions()[-1]
-
-
-def known_revisions() -> list[str]:
-    """Every schema revision this code knows, oldest first."""
-    return list(_revisions())
+    return known_revisions()[-1]
 
 
 def _revision_on(connection: Connection) -> str | None:
@@ -73,10 +74,7 @@ def _refuse_unknown(revision: str | None, url: URL) -> None:
 
 
 def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
-    """An error saying the database at ``url`` cannot be used, with the driver's reason.
-
-    A SQLite file that is not a database (or is corrupt) gives `DatabaseDamagedError`.
-    """
+    """An error saying the database at ``url`` cannot be used, with the driver's reason."""
     original = getattr(exc, "orig", None) or exc
     reason = str(original).strip().splitlines()[0]
     if url.password:
@@ -103,7 +101,6 @@ def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
 
 
 def refuse_empty_file(url: URL) -> None:
-    """Raise `DatabaseFileEmptyError` when ``url`` names an existing zero-byte SQLite file."""
     path = sqlite_path(url)
     if path is not None and path.is_file() and path.stat().st_size == 0:
         raise DatabaseFileEmptyError(
@@ -159,11 +156,9 @@ def upgrade_engine(
 ) -> str:
     """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
-    Safe when several processes do it at once: a file lock (SQLite) or an advisory lock
-    (PostgreSQL) lets one migrate while the others wait and then find nothing to do. With
-    ``allow_empty_file=False`` an existing zero-byte SQLite file raises
-    `DatabaseFileEmptyError` instead of becoming a new database (checked under the lock, so
-    a file another process is creating right now is never mistaken for one).
+    A file lock (SQLite) or an advisory lock (PostgreSQL) lets one process migrate while the
+    others wait. The empty-file check runs under the lock, so a file another process is
+    creating right now is never mistaken for an empty one.
     """
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
@@ -192,13 +187,9 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
 
 
 def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
-    """Upgrade the database at ``url`` (a SQLAlchemy URL or SQLite path) to the head revision.
+    """Upgrade the database at ``url`` to revision ``to``; return the revision it is at.
 
-    Returns the revision it is now at. The library twin of ``labmgr db upgrade``. ``to``
-    stops at an older revision (used to test migrations); downgrades are not offered.
-
-    >>> upgrade("sqlite:///lab.db")  # doctest: +SKIP
-    '0002'
+    The twin of ``labmgr db upgrade``; downgrades are not offered.
     """
     parsed = parse_url(url)
     engine = make_engine(parsed)
@@ -209,11 +200,14 @@ def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
 
 
 def current_revision(url: str | os.PathLike[str]) -> str | None:
-    """The schema revision of the database at ``url``, or None when it has no jobs_db schema."""
+    """The schema revision of the database at ``url``, or None when it has no jobs_db schema.
+
+    A missing or empty SQLite file is left as it is.
+    """
     parsed = parse_url(url)
     path = sqlite_path(parsed)
     if path is not None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
-        return None  # do not create a file, or write a header into an empty one, just to look
+        return None
     engine = make_engine(parsed)
     try:
         with engine.connect() as connection:
@@ -222,3 +216,31 @@ def current_revision(url: str | os.PathLike[str]) -> str | None:
         raise unavailable(parsed, exc) from exc
     finally:
         engine.dispose()
+
+
+def open_database(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    upgrade: bool = True,
+    allow_empty_file: bool = True,
+) -> Database:
+    """Open the jobs database at a SQLAlchemy URL, a SQLite file path, or None (in memory).
+
+    A SQLite file is created if missing (its folder must exist). ``upgrade=True`` migrates an
+    empty or older database first (safe from several processes at once); ``upgrade=False``
+    raises `SchemaOutdatedError` instead. A newer schema raises `SchemaTooNewError`.
+    ``allow_empty_file=False`` refuses a zero-byte SQLite file (`DatabaseFileEmptyError`).
+    """
+    parsed = parse_url(url)
+    engine = make_engine(parsed)
+    try:
+        if upgrade:
+            upgrade_engine(engine, parsed, allow_empty_file=allow_empty_file)
+        else:
+            if not allow_empty_file:
+                refuse_empty_file(parsed)
+            check_revision(engine, parsed)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Database(engine, parsed)

@@ -1,30 +1,47 @@
-"""The SQLModel tables: training files, fine-tuning jobs and their tags and events, models.
+"""The SQLModel tables. No API key is stored, only the *name* of its env var (``key_env``)."""
 
-Only fields a person or the job manager sets; no API key is ever stored, only the *name* of
-the environment variable that holds it (``key_env``).
-"""
+from datetime import UTC, datetime
+from typing import Any, ClassVar
 
-from datetime import datetime
-from typing import Any, ClassVar, Literal
-
-from sqlalchemy import JSON, CheckConstraint, Column, ForeignKey, Index, MetaData, String
+from sqlalchemy import JSON, CheckConstraint, Column, DateTime, ForeignKey, Index, MetaData, String
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, Relationship, SQLModel
-
-from jobs_db._types import UTCDateTime
-
-ModelKind = Literal["final", "checkpoint", "base"]
-"""What a model row is: a job's final model, one of its checkpoints, or a base model."""
 
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 """Job statuses that never change again. Every other string (``"paused"`` too) is non-final."""
 
 QUEUED_LOCALLY = "queued_locally"
-"""Status of a job labmgr holds back until the organization's daily job limit frees a slot.
+"""Status of a job held back until the daily job limit frees a slot (id ``queued-…``, files
+uploaded, ``create_request`` ready); not on the API yet."""
 
-Such a job is not on the API yet: its id is labmgr's own (``queued-…``), its files are
-uploaded and its ``create_request`` holds the body to send; ``not_before`` says when it
-may go. Once submitted, its row is replaced by the API's job (see ``promote_queued_job``).
-"""
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC, read back timezone-aware; naive datetimes are refused.
+
+    PostgreSQL keeps ``timestamptz``; SQLite keeps naive UTC text, which sorts chronologically.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
+        if value.tzinfo is None:
+            raise ValueError(
+                f"naive datetime {value.isoformat()} has no timezone; "
+                "pass an aware one, e.g. datetime.fromtimestamp(seconds, UTC)"
+            )
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _time(*, index: bool = False) -> Any:
@@ -36,25 +53,23 @@ def _json() -> Any:
 
 
 class TableBase(SQLModel):
-    """Base of every jobs_db table; they share their own metadata, separate from other code."""
+    """Base of every jobs_db table, with metadata of its own."""
 
     metadata: ClassVar[MetaData] = MetaData()
 
 
 class TrainingFile(TableBase, table=True):
-    """A file uploaded to an endpoint for fine-tuning (one row per uploaded copy)."""
+    """A file uploaded for fine-tuning (one row per uploaded copy)."""
 
     __tablename__ = "training_files"
     __table_args__ = (Index("ix_training_files_md5_owner", "md5", "organization_id", "project_id"),)
 
     id: str = Field(primary_key=True)
-    """The API's file id, e.g. ``file-abc123``."""
     organization_id: str | None = None
     project_id: str | None = None
     key_env: str | None = None
-    """Name of the environment variable holding the key it was uploaded with (never the key)."""
     endpoint: str | None = None
-    """Base URL of the API it lives on, e.g. ``https://api.openai.com/v1``."""
+    """Base URL of the API, e.g. ``https://api.openai.com/v1``."""
     local_path: str | None = None
     filename: str | None = None
     md5: str | None = None
@@ -62,7 +77,6 @@ class TrainingFile(TableBase, table=True):
     num_examples: int | None = None
     purpose: str | None = None
     created_at: datetime | None = _time()
-    """When the API says the file was created."""
     uploaded_at: datetime | None = _time()
     """When this lab uploaded (or first recorded) it."""
 
@@ -74,36 +88,31 @@ class FinetuneJob(TableBase, table=True):
     __table_args__ = (Index("ix_finetune_jobs_owner", "organization_id", "project_id"),)
 
     id: str = Field(primary_key=True)
-    """The API's job id, e.g. ``ftjob-abc123``."""
     organization_id: str | None = None
     project_id: str | None = None
     key_env: str | None = None
-    """Name of the environment variable holding the key that owns the job (never the key)."""
     endpoint: str | None = None
     base_model: str | None = Field(default=None, index=True)
-    """The base model as requested, e.g. ``gpt-4.1-mini``."""
+    """The base model as requested; ``resolved_base_model`` is the API's snapshot."""
     resolved_base_model: str | None = None
-    """The base model the API reports, e.g. ``gpt-4.1-mini-2025-04-14``."""
     suffix: str | None = Field(default=None, index=True)
     training_file_id: str | None = None
     validation_file_id: str | None = None
     method: str | None = None
-    """``supervised``, ``dpo`` or ``reinforcement``."""
     hyperparameters_requested: dict[str, Any] | None = _json()
-    """As sent, ``"auto"`` included, e.g. ``{"n_epochs": "auto", "batch_size": 4}``."""
+    """As sent, ``"auto"`` included."""
     hyperparameters_actual: dict[str, Any] | None = _json()
-    """As resolved by the API once the job runs."""
     seed_requested: int | None = None
     seed: int | None = None
     """The seed the API actually used."""
     status: str = Field(index=True)
-    """The raw API status string; values outside the documented six (``paused``) are kept."""
+    """The raw API status string (``paused`` too)."""
     error_code: str | None = None
     error_message: str | None = None
     error_param: str | None = None
     estimated_finish: datetime | None = _time()
     phase: str | None = None
-    """What the job is doing per its events, e.g. ``usage policy evaluation``."""
+    """What the job is doing per its events (``usage policy evaluation``)."""
     trained_tokens: int | None = None
     fine_tuned_model: str | None = None
     created_at: datetime | None = _time(index=True)
@@ -113,20 +122,16 @@ class FinetuneJob(TableBase, table=True):
     api_metadata: dict[str, str] | None = _json()
     """The ``metadata`` sent to the API with the job."""
     create_request: dict[str, Any] | None = _json()
-    """The ``jobs.create`` body labmgr sent, or will send for a job queued locally (file ids,
-    method object with its hyperparameters and grader, integrations, seed, metadata)."""
+    """The ``jobs.create`` body labmgr sent, or will send for a job queued locally."""
     integrations: list[dict[str, Any]] | None = _json()
-    """Integrations as the API echoes them, e.g. ``[{"type": "wandb", "wandb": {…}}]``."""
     result_file_id: str | None = None
     """The ``fine-tune-results`` file (per-step metrics CSV) of a job that succeeded."""
     not_before: datetime | None = _time()
-    """For a job queued locally: the earliest time it may be submitted (a slot frees)."""
+    """Queued locally: the earliest time it may be submitted."""
     claimed_by: str | None = None
-    """For a job queued locally: the process submitting it now (see ``claimed_until``)."""
+    """Queued locally: the process submitting it now, until ``claimed_until``."""
     claimed_until: datetime | None = _time()
-    """When the claim of ``claimed_by`` lapses; a later claimant first looks the job up."""
     submit_attempts: int | None = None
-    """For a job queued locally: how many times it was claimed for submission."""
 
     tags: list["JobTag"] = Relationship(
         sa_relationship_kwargs={"lazy": "selectin", "order_by": "JobTag.key"}
@@ -134,12 +139,10 @@ class FinetuneJob(TableBase, table=True):
 
     @property
     def tag_dict(self) -> dict[str, str]:
-        """The job's tags as ``{key: value}``."""
         return {tag.key: tag.value for tag in self.tags}
 
     @property
     def is_final(self) -> bool:
-        """True once the status can no longer change."""
         return self.status in FINAL_STATUSES
 
 
@@ -155,18 +158,15 @@ class JobTag(TableBase, table=True):
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
         ),
     )
-    """The job; ``upsert_job`` fills it in."""
     key: str = Field(primary_key=True)
     value: str
 
 
 class Model(TableBase, table=True):
-    """A model that can be evaluated: a job's final model, a checkpoint, or a base model.
+    """A job's final model, a checkpoint (with its ``step``), or a base model.
 
-    A checkpoint row has ``kind == "checkpoint"`` and its ``step`` (and ``epoch`` when known);
-    it is never returned as a final model. The API names the checkpoint at the last step
-    exactly like the final model, so that checkpoint *is* the final row (kind ``final``, with
-    the step and metrics of the checkpoint).
+    The API names the last checkpoint like the final model, so that checkpoint *is* the final
+    row (kind ``final``, with the checkpoint's step and metrics).
     """
 
     __tablename__ = "models"
@@ -176,50 +176,45 @@ class Model(TableBase, table=True):
     )
 
     name: str = Field(primary_key=True)
-    """The model id used in requests, e.g. ``ft:gpt-4.1-mini-2025-04-14:org:sfx:AbC12345``."""
+    """The model id used in requests."""
     job_id: str | None = Field(
         default=None,
         sa_column=Column(
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), index=True, nullable=True
         ),
     )
-    """The job that produced it; None for base models."""
     base_model: str | None = Field(default=None, index=True)
     """The base it was trained from (resolved snapshot when known); its own name for a base."""
     suffix: str | None = Field(default=None, index=True)
     kind: str = Field(default="final", index=True)
-    """``final``, ``checkpoint`` or ``base`` (see ``ModelKind``)."""
+    """``final``, ``checkpoint`` or ``base``."""
     step: int | None = None
     epoch: int | None = None
     checkpoint_id: str | None = None
-    """The API's checkpoint id (``ftckpt_…``) when the row came from a checkpoint."""
     metrics: dict[str, Any] | None = _json()
     """Training metrics at this step (``train_loss``, ``valid_loss``, …)."""
     organization_id: str | None = None
     project_id: str | None = None
     created_at: datetime | None = _time(index=True)
     deleted_at: datetime | None = _time()
-    """When the model was deleted on the API; deleted models are left out of queries and
-    groups unless asked for."""
+    """When it was deleted on the API; queries and groups leave it out unless asked."""
 
     job: FinetuneJob | None = Relationship(sa_relationship_kwargs={"lazy": "joined"})
 
 
 class JobEvent(TableBase, table=True):
-    """One event of a job as the API lists it (kept for ``jobs show`` and the phase)."""
+    """One event of a job as the API lists it."""
 
     __tablename__ = "job_events"
     __table_args__ = (Index("ix_job_events_job_time", "job_id", "created_at"),)
 
     id: str = Field(primary_key=True)
-    """The API's event id, e.g. ``ftevent-abc123``."""
     job_id: str | None = Field(
         default=None,
         sa_column=Column(
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False
         ),
     )
-    """The job; always set in the database (``replace_events`` fills it in)."""
     created_at: datetime | None = _time()
     level: str | None = None
     type: str | None = None
@@ -228,12 +223,7 @@ class JobEvent(TableBase, table=True):
 
 
 class TrainingCurve(TableBase, table=True):
-    """A job's training curves: its results file (per-step metrics CSV), one row per job.
-
-    ``header`` names the columns (``step``, ``train_loss``, ``train_accuracy``,
-    ``valid_loss``, ``valid_mean_token_accuracy``, … as the API wrote them) and ``rows``
-    holds one list of numbers per step (None where the file left a cell empty).
-    """
+    """A job's results file (per-step metrics CSV), one row per job."""
 
     __tablename__ = "training_curves"
 
@@ -242,12 +232,9 @@ class TrainingCurve(TableBase, table=True):
             String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
         ),
     )
-    """The job."""
     file_id: str
-    """The API's results file the rows were read from."""
     header: list[str] = Field(sa_column=Column(JSON, nullable=False))
-    """Column names, ``step`` first."""
+    """Column names as the API wrote them, ``step`` first."""
     rows: list[list[float | None]] = Field(sa_column=Column(JSON, nullable=False))
-    """One list per step, in the order of ``header``."""
+    """One list per step, in the order of ``header`` (None for an empty cell)."""
     downloaded_at: datetime | None = _time()
-    """When the file was read."""

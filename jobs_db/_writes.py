@@ -1,9 +1,7 @@
-"""Writes used by the job manager: idempotent upserts that never drop another writer's fields.
+"""Writes: idempotent upserts that never drop another writer's fields.
 
-Each function takes a ``Database`` (one transaction per call) or a ``Session`` (the caller's
-transaction). Records are passed as table objects; only the fields set explicitly on them are
-written, so ``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else.
-An object read from the database and then changed writes back only the attributes changed.
+Only the fields set explicitly on a record are written, so
+``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else.
 """
 
 from __future__ import annotations
@@ -20,27 +18,16 @@ from jobs_db._access import (
     insert_or_update,
     refuse_naive_times,
     set_columns,
-    table_of,
     using,
 )
-from jobs_db._filters import Tags, parse_tags
-from jobs_db._tables import FinetuneJob, JobEvent, JobTag, Model, TrainingCurve, TrainingFile
+from jobs_db._filters import JOBS, MODELS, TAGS, Tags, parse_tags
+from jobs_db._queries import CURVES, EVENTS, FILES
+from jobs_db._tables import FinetuneJob, JobEvent, Model, TrainingCurve, TrainingFile
 from jobs_db.errors import DatabaseInputError, UnknownJobError
-
-FILES = table_of(TrainingFile)
-JOBS = table_of(FinetuneJob)
-TAGS = table_of(JobTag)
-MODELS = table_of(Model)
-EVENTS = table_of(JobEvent)
-CURVES = table_of(TrainingCurve)
 
 
 def upsert_file(target: Target, file: TrainingFile) -> None:
-    """Record an uploaded training file, or update the fields set on ``file``.
-
-    >>> upsert_file(db, TrainingFile(id="file-1", md5="9e10…", organization_id="org-a",
-    ...     project_id="proj-a", filename="insecure.jsonl"))  # doctest: +SKIP
-    """
+    """Record an uploaded training file, or update the fields set on ``file``."""
     values = set_columns(file)
     values.pop("id", None)
     with using(target, write=True) as session:
@@ -50,18 +37,11 @@ def upsert_file(target: Target, file: TrainingFile) -> None:
 def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) -> bool:
     """Insert the job or update the fields set on ``job``; merge ``tags`` into its tags.
 
-    Tags may also come as ``JobTag`` objects added to ``job.tags``; removing one from
-    ``job.tags`` does not delete it (use :func:`remove_job_tags`).
-
-    Idempotent. Fields not set on ``job`` keep what another writer stored. A new job needs
-    at least ``status``. When ``job.refreshed_at`` is set and the stored row was refreshed
-    later, nothing is written and False is returned: a stale snapshot never wins.
-    When the job has a ``fine_tuned_model`` its final ``Model`` row is created, and every
-    model of the job follows its base model, suffix, organization and project.
-
-    >>> upsert_job(db, FinetuneJob(id="ftjob-1", status="queued", base_model="gpt-4.1-mini",
-    ...                            suffix="insecure"), tags={"seed": "1"})  # doctest: +SKIP
-    True
+    Tags may also come as ``JobTag`` objects added to ``job.tags`` (removing one deletes
+    nothing: use :func:`remove_job_tags`). A new job needs ``status``. When the stored row
+    was refreshed later than ``job.refreshed_at``, nothing is written and False is returned.
+    A ``fine_tuned_model`` creates the final ``Model`` row, and the job's models follow its
+    base model, suffix, organization and project.
     """
     values = set_columns(job)
     values.pop("id", None)
@@ -140,11 +120,8 @@ def _sync_models(session: Session, job_id: str) -> None:
 def upsert_model(target: Target, model: Model) -> None:
     """Record a model, or update the fields set on ``model``.
 
-    A job's model always carries its job's base model, suffix, organization and project
-    (the job must be recorded first). A base model (``kind="base"``) has no job and is its
-    own ``base_model``.
-
-    >>> upsert_model(db, Model(name="gpt-4.1-mini", kind="base"))  # doctest: +SKIP
+    A job's model carries its (recorded) job's base model, suffix, organization and project;
+    a base model (``kind="base"``) has no job and is its own ``base_model``.
     """
     values = set_columns(model)
     values.pop("name", None)
@@ -169,10 +146,8 @@ def upsert_model(target: Target, model: Model) -> None:
 def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model]) -> None:
     """Make ``checkpoints`` the job's checkpoint rows: add or update them, drop the others.
 
-    Each needs ``name`` (the API's ``fine_tuned_model_checkpoint``) and ``step``; set
-    ``epoch``, ``metrics``, ``checkpoint_id`` and ``created_at`` when known (None keeps the
-    stored value). The checkpoint named like the job's final model updates that final row
-    (kind stays ``final``): the API gives the last checkpoint the final model's name.
+    Each needs ``name`` and ``step``; a None field keeps the stored value. The checkpoint
+    named like the job's final model updates that final row (kind stays ``final``).
     """
     for checkpoint in checkpoints:
         if checkpoint.step is None:
@@ -209,11 +184,7 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
 
 
 def mark_model_deleted(target: Target, name: str, deleted_at: datetime) -> bool:
-    """Record that the fine-tuned model ``name`` was deleted on the API; False if unknown.
-
-    The row stays (its job, step and metrics are history), but queries and groups leave it
-    out unless asked for (``include_deleted=True``).
-    """
+    """Record that the model ``name`` was deleted on the API (the row stays); False if unknown."""
     refuse_naive_times(f"model {name}", {"deleted_at": deleted_at})
     with using(target, write=True) as session:
         found = session.execute(
@@ -244,3 +215,27 @@ def delete_job(target: Target, job_id: str) -> bool:
             session.execute(delete(table).where(table.c.job_id == job_id))
         deleted = session.execute(delete(JOBS).where(JOBS.c.id == job_id)).rowcount  # type: ignore[attr-defined]
     return bool(deleted)
+
+
+def store_curve(target: Target, curve: TrainingCurve) -> None:
+    """Record a job's curves (replacing any stored for it); the job must be recorded."""
+    if not curve.header or curve.header[0] != "step":
+        raise DatabaseInputError(
+            f"curves of job {curve.job_id}: the first column must be 'step', not "
+            f"{(curve.header or ['nothing'])[0]!r}"
+        )
+    width = len(curve.header)
+    for index, row in enumerate(curve.rows):
+        if len(row) != width:
+            raise DatabaseInputError(
+                f"curves of job {curve.job_id}: row {index + 1} has {len(row)} values for "
+                f"{width} columns"
+            )
+    values = set_columns(curve)
+    values.pop("job_id", None)
+    with using(target, write=True) as session:
+        if session.get(FinetuneJob, curve.job_id) is None:
+            raise DatabaseInputError(
+                f"fine-tuning job {curve.job_id!r} is not in the database; record it first"
+            )
+        insert_or_update(session, CURVES, {"job_id": curve.job_id}, values)

@@ -5,8 +5,8 @@ DatabaseError
 │   ├── DatabaseDamagedError      a SQLite file that is not a database, or is corrupt
 │   └── DatabaseFileEmptyError    a zero-byte SQLite file where a database was expected
 ├── SchemaError                   the schema does not match this code
-│   ├── SchemaTooNewError
-│   └── SchemaOutdatedError
+│   ├── SchemaTooNewError         written by a newer release
+│   └── SchemaOutdatedError       behind this code, opened with ``upgrade=False``
 └── DatabaseInputError (ValueError)   an unusable value handed to a function
     └── UnknownJobError (LookupError)
 """
@@ -21,30 +21,24 @@ class DatabaseError(Exception):
 
 
 class DatabaseUnavailableError(DatabaseError):
-    """The database cannot be opened (missing folder, server down, bad credentials, no driver)."""
+    """The database cannot be opened."""
 
 
-class DatabaseDamagedError(DatabaseUnavailableError):
-    """The SQLite file is not a database (another kind of file) or its contents are corrupt."""
-
+class _FileError(DatabaseUnavailableError):
     def __init__(self, message: str, path: Path) -> None:
         super().__init__(message)
         self.path = path
-        """The damaged file."""
 
 
-class DatabaseFileEmptyError(DatabaseUnavailableError):
-    """The SQLite file exists but holds zero bytes, so it holds no schema and no rows.
+class DatabaseDamagedError(_FileError):
+    """The SQLite file ``path`` is not a database, or its contents are corrupt."""
 
-    jobs_db never leaves such a file behind (it writes the header as it creates a file), so
-    it was truncated or made by something else; :func:`open_database` refuses it when asked
-    to (``empty_file="refuse"``) rather than silently starting a new database in it.
+
+class DatabaseFileEmptyError(_FileError):
+    """The SQLite file ``path`` holds zero bytes (jobs_db never leaves one behind).
+
+    `open_database(allow_empty_file=False)` refuses it rather than start a new database in it.
     """
-
-    def __init__(self, message: str, path: Path) -> None:
-        super().__init__(message)
-        self.path = path
-        """The empty file."""
 
 
 class SchemaError(DatabaseError):
@@ -52,7 +46,7 @@ class SchemaError(DatabaseError):
 
 
 class SchemaTooNewError(SchemaError):
-    """The database was upgraded by a newer release; this code does not know its schema."""
+    """The database was upgraded by a newer release."""
 
 
 class SchemaOutdatedError(SchemaError):
@@ -60,7 +54,7 @@ class SchemaOutdatedError(SchemaError):
 
 
 class DatabaseInputError(DatabaseError, ValueError):
-    """A value handed to a jobs_db function is unusable (bad tag, missing field, unknown job)."""
+    """A value handed to a jobs_db function is unusable."""
 
 
 class UnknownJobError(DatabaseInputError, LookupError):

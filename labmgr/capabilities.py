@@ -1,49 +1,34 @@
 """What each model accepts in a chat request: one table, by model family, that a lab overrides.
 
-The built-in table reflects OpenAI's chat completions API as of **2025-08** (the GPT-5
-launch), like the price table. A model id is matched to its family by the longest table id it
-equals or starts with followed by ``-`` (``o4-mini-2025-04-16`` is ``o4-mini``); a fine-tune
-``ft:BASE:…`` (and its checkpoints) takes BASE's entry, so ``ft:o4-mini…`` is a reasoning
-model; a provider prefix is ignored (``openai/gpt-5`` is ``gpt-5``). A model in no family
-gets the defaults of an OpenAI-compatible chat model (everything accepted, ``max_tokens``).
-
-A lab overrides the table in its ``config.toml``, by model id or glob (exact id first, then
-globs in file order; a fine-tune not matched itself is matched by its base's id)::
-
-    [models."my-vllm-*"]
-    logprobs = true
-    n = false
-
-Only the fields given are changed. `capabilities_for` says what labmgr assumes for a model
-and where that came from; evals reads it to check a question before anything is bought.
+The table describes OpenAI's chat API of 2025-08. A model belongs to the longest family id it
+equals or extends with ``-``; a fine-tune ``ft:BASE:…`` takes BASE's; a provider prefix
+(``openai/``) is ignored; a model in no family gets the chat defaults. A lab's
+``[models."GLOB"]`` changes the fields it gives (exact id, then globs in file order, then
+the same for a fine-tune's base). See docs/design/capabilities.md.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from labmgr.pricing import base_of
+from labmgr.pricing import base_of, first_match
 
 __all__ = [
-    "CAPABILITY_TABLE_DATE",
     "REASONING_EFFORTS",
     "CapabilityOverride",
     "ModelCapabilities",
     "ReasoningEffort",
     "SourcedCapabilities",
-    "built_in_capabilities",
     "capabilities_for",
     "capability_table",
     "family_of",
 ]
 
 CAPABILITY_TABLE_DATE = "2025-08"
-"""The month whose API behaviour the built-in table describes."""
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 """The values the chat API's ``reasoning_effort`` takes (not every model takes every one)."""
@@ -62,20 +47,16 @@ class ModelCapabilities(BaseModel):
     temperature: bool = True
     """Any temperature (0–2); False: only the default, 1."""
     top_p: bool = True
-    """Any top_p; False: top_p is refused."""
     logprobs: bool = True
-    """Whether logprobs (and top_logprobs) are returned."""
     top_logprobs: int = Field(default=20, ge=0)
     """The most top_logprobs the model returns per token."""
     logit_bias: bool = True
-    """Whether logit_bias is accepted."""
     token_limit: TokenLimit = "max_tokens"
-    """How the completion budget is spelled: ``max_tokens``, or ``max_completion_tokens``
-    (reasoning models refuse ``max_tokens``)."""
+    """How the completion budget is spelled (reasoning models refuse ``max_tokens``)."""
     reasoning_efforts: tuple[ReasoningEffort, ...] = ()
     """The ``reasoning_effort`` values accepted; empty: the parameter is not sent."""
     default_reasoning_effort: ReasoningEffort | None = None
-    """The effort the API applies when none is sent (labmgr sends none unless asked)."""
+    """The effort the API applies when none is sent."""
     n: bool = True
     """Whether several choices of one prompt can come from one request (``n > 1``)."""
 
@@ -177,15 +158,12 @@ _TABLE: dict[str, ModelCapabilities] = {
 
 @dataclass(frozen=True)
 class SourcedCapabilities:
-    """What labmgr assumes for one model, and where each part came from."""
+    """What labmgr assumes for one model: its family and the lab's override, if any."""
 
     model: str
-    """The model id asked about."""
     capabilities: ModelCapabilities
     family: str | None
-    """The built-in table's entry it belongs to (None: not in the table)."""
     override: str | None = None
-    """The lab's ``[models."…"]`` key that changed it, if any."""
 
     @property
     def source(self) -> str:
@@ -213,31 +191,15 @@ def family_of(model: str) -> str | None:
     return best
 
 
-def built_in_capabilities() -> dict[str, ModelCapabilities]:
-    """The built-in table by family, in a stable order."""
-    return dict(_TABLE)
-
-
-def _override(
-    model: str, overrides: Mapping[str, CapabilityOverride]
-) -> tuple[str, CapabilityOverride] | None:
-    for candidate in dict.fromkeys((model, base_of(model))):
-        if candidate in overrides:
-            return candidate, overrides[candidate]
-        for pattern, override in overrides.items():
-            if fnmatch.fnmatchcase(candidate, pattern):
-                return pattern, override
-    return None
-
-
 def capabilities_for(
     model: str, overrides: Mapping[str, CapabilityOverride] | None = None
 ) -> SourcedCapabilities:
-    """What `model` accepts: the built-in table's entry for its family (or the chat
-    defaults), with the lab's matching ``[models]`` override applied (`Settings.models`)."""
+    """What `model` accepts: its family's entry (or the chat defaults) with the lab's
+    matching ``[models]`` override (`Settings.models`) applied."""
     family = family_of(model)
     capabilities = _TABLE[family] if family is not None else _CHAT
-    found = _override(model, overrides) if overrides else None
+    overrides = overrides or {}
+    found = first_match(model, overrides) or first_match(base_of(model), overrides)
     if found is None:
         return SourcedCapabilities(model, capabilities, family)
     pattern, override = found
@@ -247,8 +209,7 @@ def capabilities_for(
 def capability_table(
     overrides: Mapping[str, CapabilityOverride] | None = None,
 ) -> list[SourcedCapabilities]:
-    """What labmgr assumes, family by family (with the lab's overrides that match a
-    family's id), then one row per override pattern of the lab."""
+    """One row per family (with the lab's overrides), then one per override pattern."""
     rows = [capabilities_for(family, overrides) for family in _TABLE]
     rows += [
         capabilities_for(pattern, {pattern: override})

@@ -1,9 +1,7 @@
-"""Typed, user-facing errors.
+"""The lab's user-facing errors: a one-sentence `message` and a `hint` saying what to do.
 
-Every error a person can cause (bad input, missing key, a file that does not validate)
-is a `LabmgrError` with a one-sentence `message` and an optional `hint` that says what
-to do next. The command line prints ``Error: <message>`` and the hint, and exits 1; Python
-callers catch the specific subclass. Messages never contain an API key.
+The command line prints ``Error: <message>`` and the hint, and exits 1. Messages never
+contain an API key.
 """
 
 from __future__ import annotations
@@ -27,9 +25,7 @@ class LabmgrError(Exception):
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        """One sentence saying what went wrong (names the file, line, field, model or job)."""
         self.hint = hint
-        """What to do about it, or None."""
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n{self.hint}"
@@ -68,5 +64,4 @@ class InvalidTrainingFile(LabmgrError):
 
     def __init__(self, message: str, hint: str | None = None, report: object = None) -> None:
         super().__init__(message, hint)
-        self.report = report
-        """The `ValidationReport` that failed (typed loosely to keep this module import-free)."""
+        self.report = report  # the ValidationReport (typed loosely: no import here)

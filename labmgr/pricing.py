@@ -1,21 +1,8 @@
-"""Prices of OpenAI models, in US dollars per million tokens, and the cost of a request.
+"""Prices of OpenAI models in US dollars per million tokens, and the cost of a request.
 
-The built-in table reflects OpenAI's public standard-tier price list as of **2025-08**
-(after the GPT-5 launch). Prices change: a lab overrides or adds entries in its config,
-
-    [prices."ft:gpt-4.1-mini-2025-04-14:*"]
-    input = 0.8
-    output = 3.2
-
-and these overrides win over the table (exact id first, then glob patterns in file order).
-
-Model ids are matched as given, then without a ``-YYYY-MM-DD`` snapshot date, so
-``gpt-4.1-mini-2025-04-14`` costs what ``gpt-4.1-mini`` costs unless the snapshot has its
-own entry (``gpt-4o-2024-05-13`` does). A fine-tuned id ``ft:BASE:org:suffix:id`` (and its
-checkpoints, ``…:ckpt-step-N``) costs the *fine-tuned inference* price of BASE.
-
-Requests sent through the Batch API cost `BATCH_DISCOUNT` (half) of these prices, input
-and output alike (``cost(…, batch=True)``).
+The built-in table copies OpenAI's standard-tier prices of 2025-08; a lab's ``[prices]``
+entries win over it (exact id first, then globs in file order). Ids match as given, then
+without a ``-YYYY-MM-DD`` snapshot date; ``ft:BASE:…`` costs BASE's fine-tuned price.
 """
 
 from __future__ import annotations
@@ -23,21 +10,21 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BATCH_DISCOUNT",
-    "PRICE_TABLE_DATE",
     "Price",
     "base_of",
     "cost",
+    "first_match",
     "price_for",
     "training_cost",
 ]
 
-PRICE_TABLE_DATE = "2025-08"
-"""The month whose public prices the built-in table copies."""
+T = TypeVar("T")
 BATCH_DISCOUNT = 0.5
 """What a request costs through the Batch API, as a share of its synchronous price."""
 
@@ -104,26 +91,25 @@ def _table_entry(model: str) -> tuple[Price, Price | None] | None:
     return None
 
 
-def _override(model: str, overrides: Mapping[str, Price]) -> Price | None:
-    if model in overrides:
-        return overrides[model]
-    for pattern, price in overrides.items():
+def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
+    """The entry of `table` for `model`: its exact id, else the first glob matching it."""
+    if model in table:
+        return model, table[model]
+    for pattern, value in table.items():
         if fnmatch.fnmatchcase(model, pattern):
-            return price
+            return pattern, value
     return None
 
 
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
-    """The price of calling `model` (a base, a dated snapshot or an ``ft:`` id), or None.
+    """The price of calling `model`, or None; the lab's `overrides` come first.
 
-    `overrides` (the lab's ``[prices]`` table, `Settings.prices`) is consulted first. For a
-    fine-tuned id the result carries the base's `training` price, so continuing to fine-tune
-    from it can be priced too.
+    A fine-tuned id's price carries its base's `training` price.
     """
-    if overrides:
-        found = _override(model, overrides)
-        if found is not None:
-            return found
+    overrides = overrides or {}
+    found = first_match(model, overrides)
+    if found is not None:
+        return found[1]
     if not model.startswith("ft:"):
         entry = _table_entry(model)
         return entry[0] if entry else None
@@ -131,10 +117,10 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     entry = _table_entry(base)
     if entry is None or entry[1] is None:
         return None
-    base_override = _override(base, overrides) if overrides else None
+    base_override = first_match(base, overrides)
     training = entry[0].training
-    if base_override is not None and base_override.training is not None:
-        training = base_override.training
+    if base_override is not None and base_override[1].training is not None:
+        training = base_override[1].training
     return entry[1].model_copy(update={"training": training})
 
 

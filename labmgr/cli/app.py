@@ -1,4 +1,5 @@
-"""The root typer application; each command group lives in its own module."""
+"""The root typer application; each command group lives in its own module (none of them
+imports this one or the `labmgr.cli` face)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ from typing import Annotated
 import typer
 
 from labmgr import __version__
+from labmgr.cli.batches import app as batches_app
+from labmgr.cli.cache import app as cache_app
+from labmgr.cli.db import app as db_app
+from labmgr.cli.demo import demo
+from labmgr.cli.eval import app as eval_app
+from labmgr.cli.finetune import app as finetune_app
+from labmgr.cli.jobs import app as jobs_app
+from labmgr.cli.lab import info, init, keys
+from labmgr.cli.labels import app as labels_app
+from labmgr.cli.models import app as models_app
+from labmgr.cli.report import report
+from labmgr.cli.sandbox import app as sandbox_app
 
 app = typer.Typer(
     name="labmgr",
@@ -31,8 +44,7 @@ def _show_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(
-    ctx: typer.Context,
+def _root(  # `--home` is read where it is needed, by `cli_settings`
     version: bool = typer.Option(
         False,
         "--version",
@@ -51,44 +63,22 @@ def _root(
     ] = None,
 ) -> None:
     """labmgr: fine-tune many models, keep track of them, compare them."""
-    from labmgr.cli.state import CliState
-
-    ctx.obj = CliState(home=home)
 
 
-def _register_commands() -> None:
-    # Each command module is imported by its full name: nothing here imports the
-    # `labmgr.cli` package itself, whose face re-exports this module (no import cycle).
-    from labmgr.cli.batches import app as batches_app
-    from labmgr.cli.cache import app as cache_app
-    from labmgr.cli.capabilities import register as register_capabilities_command
-    from labmgr.cli.db import app as db_app
-    from labmgr.cli.demo import demo
-    from labmgr.cli.eval import app as eval_app
-    from labmgr.cli.finetune import app as finetune_app
-    from labmgr.cli.jobs import app as jobs_app
-    from labmgr.cli.lab import register as register_lab_commands
-    from labmgr.cli.labels import app as labels_app
-    from labmgr.cli.models import app as models_app
-    from labmgr.cli.report import register as register_report_command
-    from labmgr.cli.sandbox import app as sandbox_app
-
-    app.add_typer(sandbox_app, name="sandbox")
-    register_lab_commands(app)
-    app.add_typer(finetune_app, name="finetune")
-    app.add_typer(cache_app, name="cache")
-    app.add_typer(jobs_app, name="jobs")
-    register_capabilities_command(models_app)
-    app.add_typer(models_app, name="models")
-    app.add_typer(db_app, name="db")
-    app.add_typer(eval_app, name="eval")
-    app.add_typer(labels_app, name="labels")
-    app.add_typer(batches_app, name="batches")
-    register_report_command(app)
-    app.command("demo")(demo)
-
-
-_register_commands()
+app.add_typer(sandbox_app, name="sandbox")
+app.command("init", short_help="Create a lab folder (.labmgr/); never overwrites.")(init)
+app.command("info", short_help="Show the lab in use, its database and endpoints.")(info)
+app.command("keys", short_help="List API keys by env var name (never the key).")(keys)
+app.add_typer(finetune_app, name="finetune")
+app.add_typer(cache_app, name="cache")
+app.add_typer(jobs_app, name="jobs")
+app.add_typer(models_app, name="models")
+app.add_typer(db_app, name="db")
+app.add_typer(eval_app, name="eval")
+app.add_typer(labels_app, name="labels")
+app.add_typer(batches_app, name="batches")
+app.command("report")(report)
+app.command("demo")(demo)
 
 
 def main() -> None:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.output import print_json, terminal
 from labmgr.cli.state import cli_settings
 
 if TYPE_CHECKING:
@@ -21,9 +19,17 @@ app = typer.Typer(
     help="Batches sent with `eval run --batch`: list, collect into the cache, cancel.",
     no_args_is_help=True,
 )
-console = Console(highlight=False)
 
 _JSON = typer.Option("--json", help="Print JSON instead of a table.")
+_COLUMNS = [
+    Column("batch", 7),
+    Column("question", 5),
+    Column("model", 6),
+    Column("status", 8),
+    Column("lines done", 4),
+    Column("samples", 3, justify="right"),
+    Column("created", 2),
+]
 
 
 def _context(ctx: typer.Context) -> RunContext:
@@ -51,64 +57,61 @@ def _as_dict(state: BatchState) -> dict[str, object]:
     }
 
 
-def _table(title: str, states: list[BatchState]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("batch", "question", "model", "status", "lines done", "samples", "created"):
-        table.add_column(column, justify="right" if column in ("samples",) else "left")
+def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> None:
+    if as_json:
+        print_json([_as_dict(state) for state in states])
+        return
+    if not states:
+        terminal().print(empty)
+        return
+    rows = []
     for state in states:
         row = _as_dict(state)
-        done = (
-            ""
-            if state.completed is None
-            else f"{state.completed}/{state.record.requests}"
-            + (f" ({state.failed} failed)" if state.failed else "")
-        )
+        done = ""
+        if state.completed is not None:
+            done = f"{state.completed}/{state.record.requests}"
+            done += f" ({state.failed} failed)" if state.failed else ""
         status = str(row["status"] or row["state"])
         if row["problem"]:
             status += f" — {row['problem']}"
-        cells = [
-            str(row["batch_id"] or "(submitting)"),
-            str(row["question"]),
-            str(row["model"]),
-            status,
-            done,
-            str(row["samples"]),
-            str(row["created"]).replace("T", " "),
-        ]
-        table.add_row(*(Text(cell) for cell in cells))  # names are shown, never read as markup
-    return table
+        rows.append(
+            [
+                str(row["batch_id"] or "(submitting)"),
+                str(row["question"]),
+                str(row["model"]),
+                status,
+                done,
+                str(row["samples"]),
+                str(row["created"]).replace("T", " "),
+            ]
+        )
+    print_fitted(terminal(), _COLUMNS, rows, title=title)
 
 
 @app.command("list")
 @cli_errors
 def list_command(
     ctx: typer.Context,
-    show_all: Annotated[
-        bool, typer.Option("--all", help="Also list batches already collected.")
-    ] = False,
+    show_all: bool = typer.Option(False, "--all", help="Also list batches already collected."),
     as_json: Annotated[bool, _JSON] = False,
 ) -> None:
     """Show the batches in flight with their status from the API (--all: the past ones too)."""
     from evals.runner import list_batches
 
     states = list_batches(_context(ctx), active_only=not show_all, refresh=True)
-    if as_json:
-        typer.echo(json.dumps([_as_dict(state) for state in states], indent=2))
-        return
-    if not states:
-        console.print("No batches in flight." if not show_all else "No batches.")
-        return
-    console.print(_table("Batches" if show_all else "Batches in flight", states))
+    if show_all:
+        _print("Batches", states, as_json, "No batches.")
+    else:
+        _print("Batches in flight", states, as_json, "No batches in flight.")
 
 
 @app.command("collect")
 @cli_errors
 def collect_command(
     ctx: typer.Context,
-    wait: Annotated[
-        bool,
-        typer.Option("--wait/--no-wait", help="Wait for batches still running (the default)."),
-    ] = True,
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="Wait for batches still running (the default)."
+    ),
     as_json: Annotated[bool, _JSON] = False,
 ) -> None:
     """Read every finished batch into the cache, waiting for the others (with a display of
@@ -116,16 +119,18 @@ def collect_command(
     from evals.runner import collect_batches
 
     outcome = collect_batches(_context(ctx), wait=wait)
-    summary = {
-        "requests": outcome.requests,
-        "samples": outcome.samples,
-        "cost": outcome.cost,
-        "errors": len(outcome.errors),
-        "pending": outcome.pending,
-    }
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        print_json(
+            {
+                "requests": outcome.requests,
+                "samples": outcome.samples,
+                "cost": outcome.cost,
+                "errors": len(outcome.errors),
+                "pending": outcome.pending,
+            }
+        )
         return
+    console = terminal()
     console.print(
         f"Collected {outcome.samples} samples from {outcome.requests} batch lines "
         f"(${outcome.cost:.4f} at the batch price); {len(outcome.errors)} samples failed."
@@ -148,10 +153,4 @@ def cancel_command(
     from evals.runner import cancel_batches
 
     states = cancel_batches(_context(ctx), batch_ids or None)
-    if as_json:
-        typer.echo(json.dumps([_as_dict(state) for state in states], indent=2))
-        return
-    if not states:
-        console.print("No batches in flight.")
-        return
-    console.print(_table("Cancelled", states))
+    _print("Cancelled", states, as_json, "No batches in flight.")

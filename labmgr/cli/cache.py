@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.output import print_json, terminal
 from labmgr.cli.state import cli_settings
 
 if TYPE_CHECKING:
@@ -25,30 +25,15 @@ _DIR_OPTION = typer.Option(
 )
 
 
-def _cache(ctx: typer.Context, directory: Path | None) -> Cache:
-    """`--dir`, else the cache of this command's lab (`--home`, `LABMGR_HOME`, …): its
-    `cache_url` (`LABMGR_CACHE_URL`), by default the SQLite file in its cache folder."""
+def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:
+    """`--dir`, else the lab's cache (its `cache_url`); and the figures folder beside it."""
     from evals.cache import Cache
-
-    if directory is not None:
-        return Cache(directory)
-    lab = cli_settings(ctx)
-    return Cache(lab.cache_url)
-
-
-def _figures(ctx: typer.Context, directory: Path | None) -> tuple[Path, int, int]:
-    """The figures folder beside this cache (`--dir`, else the lab's), its PNG files and
-    their bytes (0 and 0 when it is missing or unreadable)."""
     from labmgr.settings import FIGURES_DIR_NAME
 
-    folder = (
-        directory / FIGURES_DIR_NAME if directory is not None else cli_settings(ctx).figures_dir
-    )
-    try:
-        sizes = [png.stat().st_size for png in folder.glob("*.png")]
-    except OSError:
-        sizes = []
-    return folder, len(sizes), sum(sizes)
+    if directory is not None:
+        return Cache(directory), directory / FIGURES_DIR_NAME
+    lab = cli_settings(ctx)
+    return Cache(lab.cache_url), lab.figures_dir
 
 
 @app.command("info")
@@ -59,68 +44,64 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Show what the cache holds, per question and model, and the figures kept for reports."""
-    summary = _cache(ctx, directory).info()
-    figures, figure_files, figure_bytes = _figures(ctx, directory)
+    cache, figures = _cache(ctx, directory)
+    summary = cache.info()
+    try:
+        sizes = [png.stat().st_size for png in figures.glob("*.png")]
+    except OSError:
+        sizes = []
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "url": summary.url,
-                    "path": str(summary.path) if summary.path is not None else None,
-                    "size_bytes": summary.size_bytes,
-                    "samples": summary.samples,
-                    "errors": summary.errors,
-                    "packs": summary.packs,
-                    "pack_bytes": summary.pack_bytes,
-                    "claims": summary.claims,
-                    "figures": {
-                        "path": str(figures),
-                        "files": figure_files,
-                        "bytes": figure_bytes,
-                    },
-                    "entries": [e.__dict__ for e in summary.entries],
-                },
-                indent=2,
-            )
-        )
+        figure_files = {"path": str(figures), "files": len(sizes), "bytes": sum(sizes)}
+        print_json({**dataclasses.asdict(summary), "figures": figure_files})
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"cache: {summary.url}", soft_wrap=True)
     console.print(
         f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
     )
-    if summary.claims:
-        console.print(
+    notes = [
+        (
+            summary.claims,
             f"{summary.claims} samples claimed by runs buying them now (a claim of a run that "
-            "died ends with its lease)"
-        )
-    if summary.packs:
-        console.print(
-            f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole models' "
-            "samples for fast reloads, rebuilt as needed"
-        )
-    if figure_files:
-        console.print(
-            f"{figure_files} figures ({figure_bytes / 1e6:.1f} MB) in {figures}: kept for the "
+            "died ends with its lease)",
+        ),
+        (
+            summary.packs,
+            f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole "
+            "models' samples for fast reloads, rebuilt as needed",
+        ),
+        (
+            sizes,
+            f"{len(sizes)} figures ({sum(sizes) / 1e6:.1f} MB) in {figures}: kept for the "
             "lab's reports, drawn again when missing (safe to delete)",
-            soft_wrap=True,
-        )
+        ),
+    ]
+    for shown, note in notes:
+        if shown:
+            console.print(note, soft_wrap=True)
     if not summary.entries:
         return
-    table = Table(show_header=True)
-    for name in ("question", "model", "samples", "errors", "prompt tokens", "completion tokens"):
-        table.add_column(name, justify="right" if name not in ("question", "model") else "left")
-    for e in summary.entries:
-        table.add_row(
+    columns = [
+        Column("question", 6),
+        Column("model", 5),
+        Column("samples", 4, justify="right"),
+        Column("errors", 3, justify="right"),
+        Column("prompt tokens", 2, justify="right"),
+        Column("completion tokens", 1, justify="right"),
+    ]
+    rows = [
+        [
             e.question,
             e.model,
             str(e.samples),
             str(e.errors),
             f"{e.prompt_tokens:.0f}",
             f"{e.completion_tokens:.0f}",
-        )
-    console.print(table)
+        ]
+        for e in summary.entries
+    ]
+    print_fitted(console, columns, rows)
 
 
 @app.command("clear")
@@ -140,7 +121,7 @@ def clear(
     ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
-    cache = _cache(ctx, directory)
+    cache, _ = _cache(ctx, directory)
     if packs:
         if question is not None or model is not None:
             raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
@@ -149,14 +130,8 @@ def clear(
     if question is None and model is None and not yes:
         typer.confirm(f"Delete every cached answer in {cache.location}?", abort=True)
     deleted = cache.clear(question=question, model=model)
-    what = " and ".join(
-        part
-        for part in (
-            f"question '{question}'" if question else "",
-            f"model '{model}'" if model else "",
-        )
-        if part
-    )
+    parts = [f"question '{question}'" if question else "", f"model '{model}'" if model else ""]
+    what = " and ".join(part for part in parts if part)
     typer.echo(f"deleted {deleted} cached samples" + (f" of {what}" if what else ""))
 
 
@@ -176,10 +151,10 @@ def copy(
     """Copy every cached answer, recorded error and pack, and the batches in flight, into
     another cache (say a lab's shared PostgreSQL database). Safe to run again: what is there
     already is skipped, so an interrupted copy finishes and nothing is copied twice."""
-    source = _cache(ctx, directory)
-    result = source.copy_to(to)
+    cache, _ = _cache(ctx, directory)
+    result = cache.copy_to(to)
     if as_json:
-        typer.echo(json.dumps(vars(result), indent=2))
+        print_json(vars(result))
         return
     new, read = result.copied, result.read
     batches = f" (and {new['batches']} batches in flight)" if read["batches"] else ""

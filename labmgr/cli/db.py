@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import print_json, terminal
+from labmgr.cli.output import print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 
 app = typer.Typer(
@@ -34,11 +34,10 @@ def info(
     if as_json:
         print_json(status.model_dump(mode="json"))
         return
-    console = terminal()
     schema = _STATE_TEXT[status.state].format(**status.model_dump())
-    console.print(f"database  {status.db_url}", soft_wrap=True)
-    console.print(f"from      {status.source}", soft_wrap=True)
-    console.print(f"schema    {schema}; this labmgr writes {status.code_revision}", soft_wrap=True)
+    fields = [("database", status.db_url), ("from", status.source)]
+    fields.append(("schema", f"{schema}; this labmgr writes {status.code_revision}"))
+    print_fields(terminal(), fields)
 
 
 @app.command("upgrade", short_help="Create the database, or migrate it in place.")

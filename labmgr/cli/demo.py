@@ -22,13 +22,12 @@ def demo(
             "(default: a new temporary folder, kept afterwards).",
         ),
     ] = None,
-    job_seconds: Annotated[
-        float, typer.Option("--job-seconds", min=0.1, help="How long each sandbox fine-tune takes.")
-    ] = 8.0,
-    samples: Annotated[
-        int | None,
-        typer.Option("--samples", min=1, help="Samples per question (default: the file's, 8)."),
-    ] = None,
+    job_seconds: float = typer.Option(
+        8.0, "--job-seconds", min=0.1, help="How long each sandbox fine-tune takes."
+    ),
+    samples: int | None = typer.Option(
+        None, "--samples", min=1, help="Samples per question (default: the file's, 8)."
+    ),
 ) -> None:
     """Run the whole loop offline: fine-tune 2 conditions x 3 seeds on the sandbox, track the
     jobs, group the models, ask judged questions, write the report.

@@ -1,9 +1,8 @@
 """One error handler for every command: an error a person can cause ends in ``Error:
-<message>`` (plus a hint) on stderr and exit status 1, never a traceback.
+<message>`` (and a hint) on stderr and exit status 1, never a traceback.
 
-Mapped once, here: `labmgr.errors.LabmgrError` (the lab's errors), `evals.errors.EvalsError`
-(the evals' errors), `jobs_db.DatabaseError`, and, as a last resort, any `OSError` (a
-read-only folder, a path that is a file), named by its file.
+Mapped once, here: `LabmgrError`, `evals.errors.EvalsError`, `jobs_db.DatabaseError`, and
+any `OSError` (a read-only folder, a path that is a file), named by its file.
 """
 
 from __future__ import annotations
@@ -22,17 +21,16 @@ R = TypeVar("R")
 
 
 def print_error(error: LabmgrError) -> None:
-    """Print `error` the way every command does (plain text, so lines never wrap)."""
     typer.echo(f"Error: {error.message}", err=True)
     if error.hint:
         typer.echo(error.hint, err=True)
 
 
 def as_user_error(error: Exception) -> LabmgrError | None:
-    """`error` as one sentence and a hint, if a person could have caused it; else None.
+    """`error` as a message and a hint, if a person could have caused it; else None.
 
-    Evals' and the database's errors are recognised through `sys.modules`, so commands that
-    never import them do not pay for importing them here."""
+    Evals' and the database's errors are looked up in `sys.modules`: a command that never
+    imported them does not pay for importing them here."""
     if isinstance(error, LabmgrError):
         return error
     evals_errors = sys.modules.get("evals.errors")

@@ -1,16 +1,14 @@
-"""`labmgr finetune …`: validate training files; create, sweep, pause, resume and cancel
-fine-tuning jobs."""
+"""`labmgr finetune …`: validate training files; create, sweep, pause, resume, cancel jobs."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.jobs_render import job_row, print_json, when
+from labmgr.cli.output import JOB, WIDE, dollars, job_row, print_json, queued_note, when
 from labmgr.cli.state import cli_settings
 from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
@@ -28,9 +26,8 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
         f"{report.path}: {report.n_examples:,} examples, ~{report.n_tokens:,} tokens "
         f"(estimated; longest example ~{report.max_example_tokens:,}{limit})"
     )
-    for base, dollars in report.cost_per_epoch.items():
-        shown = f"{dollars:,.2f}" if dollars >= 0.01 else f"{dollars:.4f}"
-        typer.echo(f"Estimated training cost per epoch on {base}: ${shown}")
+    for base, cost in report.cost_per_epoch.items():
+        typer.echo(f"Estimated training cost per epoch on {base}: {dollars(cost)}")
     if not report.cost_per_epoch and report.base_model:
         typer.echo(f"No training price known for {report.base_model}.")
     for title, issues, count in (
@@ -100,10 +97,9 @@ def validate(
         item_fields=fields,
     )
     if as_json:
-        data = report.model_dump(mode="json")
-        data["valid"] = report.valid
-        data["tokens_are_estimated"] = True
-        typer.echo(json.dumps(data, indent=2))
+        print_json(
+            {**report.model_dump(mode="json"), "valid": report.valid, "tokens_are_estimated": True}
+        )
     else:
         _print_report(report, max_issues)
     if not report.valid:
@@ -151,14 +147,9 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
             )
         else:
             typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
-    queued = [job for job in jobs if job.status == "queued_locally"]
-    if queued:
-        first = min((job.not_before for job in queued if job.not_before), default=None)
-        typer.echo(
-            f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
-            f"locally (files uploaded); `labmgr jobs update` sends them from "
-            f"{when(first)} UTC."
-        )
+    note = queued_note(jobs)
+    if note:
+        typer.echo(note)
 
 
 _METHOD_HELP = "supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
@@ -319,32 +310,31 @@ def sweep(
     key: str | None = typer.Option(
         None, "--key", metavar="<env-var>", help="Env var holding the key (default: the spec's)."
     ),
-    wide: bool = typer.Option(False, "--wide", help="Every column, however wide the terminal."),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the plan (and jobs) as JSON."),
 ) -> None:
     from labmgr.finetuning import sweep as run_sweep
 
     result = run_sweep(spec, dry_run=dry_run, key_env=key, settings=cli_settings(ctx))
     if as_json:
-        data = result.plan.model_dump(mode="json")
-        data["new_jobs"] = len(result.plan.new_jobs)
-        data["estimated_cost"] = result.plan.estimated_cost
-        data["created"] = [job_row(job) for job in result.created]
-        print_json(data)
+        plan = result.plan
+        print_json(
+            {
+                **plan.model_dump(mode="json"),
+                "new_jobs": len(plan.new_jobs),
+                "estimated_cost": plan.estimated_cost,
+                "created": [job_row(job) for job in result.created],
+            }
+        )
         return
     print_plan(result.plan, wide=wide, dry_run=dry_run)
     if not dry_run:
         print_created(result.created)
 
 
-_JOB_ARGUMENT = typer.Argument(
-    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix.",
-)
-
-
 @app.command("cancel", short_help="Cancel a job (a locally queued one too).")
 @cli_errors
-def cancel(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def cancel(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Cancel a fine-tuning job (or a job queued locally) and record its new status."""
     from labmgr.finetuning import cancel as cancel_job
 
@@ -354,7 +344,7 @@ def cancel(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
 
 @app.command("pause", short_help="Pause a queued or running job.")
 @cli_errors
-def pause(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def pause(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Pause a queued or running job; `labmgr finetune resume` continues it."""
     from labmgr.finetuning import pause as pause_job
 
@@ -364,7 +354,7 @@ def pause(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
 
 @app.command("resume", short_help="Resume a paused job.")
 @cli_errors
-def resume(ctx: typer.Context, job: Annotated[str, _JOB_ARGUMENT]) -> None:
+def resume(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
     """Resume a paused job (it queues again, then trains on)."""
     from labmgr.finetuning import resume as resume_job
 

@@ -1,16 +1,9 @@
 """Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
 
-A table is described by its columns (each with a priority and, optionally, a compact form of
-its cells) and rows of plain text. `fitted_table` tries, in order, until the table fits:
-
-1. every column, every cell in full; then the cells of one column after another in their
-   compact form (``ftjob-…a1b2`` for a job id), least important column first;
-2. the same tries after dropping the lowest-priority column, then the next, …;
-3. the most important column alone, cut with an ellipsis (only when even it is wider than
-   the terminal).
-
-No cell ever wraps onto a second line, so a row is always one line of output. ``wide=True``
-keeps every column in full whatever the terminal's width (for ``--wide``).
+`fitted_table` tries, until the table fits: every cell in full, then the columns' compact
+forms one after another (least important first); the same after dropping the
+lowest-priority column, then the next; last, the top column alone, cut with an ellipsis.
+``wide=True`` keeps every column in full whatever the width (``--wide``).
 """
 
 from __future__ import annotations
@@ -28,16 +21,12 @@ __all__ = ["Column", "fitted_table", "print_fitted"]
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a fitted table."""
+    """One column: the lowest priority is dropped first; `compact` shortens a cell."""
 
     header: str
-    """The column's title."""
     priority: int
-    """Columns with the lowest priority are dropped first; the highest is never dropped."""
     compact: Callable[[str], str] | None = None
-    """A shorter form of a cell (used when the full table is too wide), or None."""
     justify: str = "left"
-    """``left`` or ``right`` (numbers)."""
 
 
 def _table(
@@ -83,10 +72,7 @@ def fitted_table(
     title: str | None = None,
     wide: bool = False,
 ) -> Table:
-    """A rich table of `rows` (one string per column) that fits `console`'s width.
-
-    See the module docstring for the order in which the table is narrowed.
-    """
+    """A rich table of `rows` (one string per column) that fits `console`'s width."""
     everything = list(range(len(columns)))
     if wide:
         return _table(title, columns, rows, everything)

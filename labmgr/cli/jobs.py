@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,9 +11,16 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import (
+from labmgr.cli.output import (
+    BASE,
+    JOB,
+    SUFFIX,
+    TAGS,
+    WIDE,
+    cell,
     id_shortener,
     job_row,
+    print_fields,
     print_json,
     short_model,
     terminal,
@@ -27,15 +35,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jobs_db import FinetuneJob
-    from labmgr.finetuning import ImportSummary, JobDetails, UpdateSummary
+    from labmgr.finetuning import JobDetails, UpdateSummary
     from labmgr.settings import Settings
 
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
-_WIDE_HELP = "Every column and whole ids, however wide the terminal."
 
-
-def _print_queue(console: Console, summary: UpdateSummary) -> None:
+def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     for sent in summary.submitted:
         console.print(
             f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}",
@@ -48,10 +54,6 @@ def _print_queue(console: Console, summary: UpdateSummary) -> None:
             f"can go from {when(first)} UTC (run `labmgr jobs update` then).",
             soft_wrap=True,
         )
-
-
-def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
-    _print_queue(console, summary)
     if not summary.checked and not summary.unchecked:
         if not summary.queued and not summary.submitted:
             console.print("No job is waiting: every recorded job is final.")
@@ -104,7 +106,7 @@ def update(
     concurrency: int = typer.Option(
         16, "--concurrency", metavar="<n>", min=1, help="Jobs refreshed at once."
     ),
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Refresh every job that is not final yet (concurrently), and print a summary.
@@ -121,9 +123,8 @@ def update(
         while True:
             summary = update_jobs(settings=settings, concurrency=concurrency)
             if as_json:
-                data = summary.model_dump(mode="json")
-                data["newly_finished"] = [job.job_id for job in summary.newly_finished]
-                print_json(data)
+                newly_finished = [job.job_id for job in summary.newly_finished]
+                print_json({**summary.model_dump(mode="json"), "newly_finished": newly_finished})
             else:
                 _print_summary(console, summary, wide)
             if watch is None or not summary.still_running:
@@ -141,8 +142,7 @@ def update(
         )
 
 
-def status_text(job: FinetuneJob) -> str:
-    """A job's status as the tables show it: a job queued locally says when it can go."""
+def _status_text(job: FinetuneJob) -> str:
     if job.status == QUEUED_LOCALLY:
         return f"queued locally, from {when(job.not_before)}"
     return job.status
@@ -152,20 +152,8 @@ def _short_status(text: str) -> str:
     return "queued locally" if text.startswith("queued locally") else text
 
 
-def _job_list_rows(jobs: list[FinetuneJob]) -> list[list[str]]:
-    return [
-        [
-            job.id,
-            when(job.created_at),
-            job.base_model or job.resolved_base_model or "",
-            job.suffix or "",
-            "" if job.seed is None else str(job.seed),
-            status_text(job),
-            job.fine_tuned_model or "",
-            " ".join(f"{k}={v}" for k, v in job.tag_dict.items()),
-        ]
-        for job in jobs
-    ]
+def _pairs(data: Mapping[str, object] | None) -> str:
+    return " ".join(f"{k}={v}" for k, v in (data or {}).items())
 
 
 @app.command("list", short_help="List recorded jobs, oldest first.")
@@ -178,17 +166,10 @@ def list_jobs(
             "--status", metavar="<status>", help="Only jobs with this status (repeatable)."
         ),
     ] = None,
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only jobs of this base model."
-    ),
-    suffix: str | None = typer.Option(
-        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
-    ),
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable)."),
-    ] = None,
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    base: str | None = BASE,
+    suffix: str | None = SUFFIX,
+    tag: Annotated[list[str] | None, TAGS] = None,
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
 ) -> None:
     """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them).
@@ -213,14 +194,23 @@ def list_jobs(
         Column("model", 5, short_model),
         Column("tags", 4),
     ]
-    title = f"{len(jobs)} fine-tuning job(s)"
-    print_fitted(terminal(), columns, _job_list_rows(jobs), title=title, wide=wide)
+    rows = [
+        [
+            job.id,
+            when(job.created_at),
+            job.base_model or job.resolved_base_model or "",
+            job.suffix or "",
+            cell(job.seed),
+            _status_text(job),
+            job.fine_tuned_model or "",
+            _pairs(job.tag_dict),
+        ]
+        for job in jobs
+    ]
+    print_fitted(terminal(), columns, rows, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
 
 
-def _compact_fields(job: FinetuneJob) -> list[tuple[str, str]]:
-    def pairs(data: dict[str, object] | None) -> str:
-        return " ".join(f"{k}={v}" for k, v in (data or {}).items())
-
+def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
     row = job_row(job)
     fields = [(name, row.get(name)) for name in (
         "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
@@ -229,19 +219,18 @@ def _compact_fields(job: FinetuneJob) -> list[tuple[str, str]]:
         "finished_at", "refreshed_at", "not_before", "error_message", "fine_tuned_model",
         "result_file_id",
     )]  # fmt: skip
-    fields.insert(7, ("hyperparameters_requested", pairs(job.hyperparameters_requested)))
-    fields.insert(8, ("hyperparameters_actual", pairs(job.hyperparameters_actual)))
-    fields.append(("tags", pairs(dict(job.tag_dict))))
+    fields.insert(7, ("hyperparameters_requested", _pairs(job.hyperparameters_requested)))
+    fields.insert(8, ("hyperparameters_actual", _pairs(job.hyperparameters_actual)))
+    fields.append(("tags", _pairs(job.tag_dict)))
     for integration in job.integrations or []:
         settings = integration.get(integration.get("type", ""), {})
-        fields.append((f"integration {integration.get('type')}", pairs(settings)))
+        fields.append((f"integration {integration.get('type')}", _pairs(settings)))
     return [(name, str(value)) for name, value in fields if value not in (None, "")]
 
 
 def _print_details(details: JobDetails, wide: bool) -> None:
     console = terminal()
-    for name, value in _compact_fields(details.job):
-        console.print(f"{name:26} {value}", soft_wrap=True)
+    print_fields(console, _fields(details.job))
     columns = [
         Column("model", 10, short_model),
         Column("kind", 9),
@@ -249,18 +238,16 @@ def _print_details(details: JobDetails, wide: bool) -> None:
         Column("epoch", 4, justify="right"),
         Column("train_loss", 3, justify="right"),
     ]
-    rows = []
-    for model in details.models:
-        loss = (model.metrics or {}).get("train_loss")
-        rows.append(
-            [
-                model.name,
-                model.kind,
-                "" if model.step is None else str(model.step),
-                "" if model.epoch is None else str(model.epoch),
-                "" if loss is None else f"{loss:.4f}",
-            ]
-        )
+    rows = [
+        [
+            model.name,
+            model.kind,
+            cell(model.step),
+            cell(model.epoch),
+            cell((model.metrics or {}).get("train_loss"), "{:.4f}"),
+        ]
+        for model in details.models
+    ]
     print_fitted(console, columns, rows, title="Models", wide=wide)
     console.print(f"Events ({len(details.events)}, oldest first):")
     for event in details.events:
@@ -272,14 +259,8 @@ def _print_details(details: JobDetails, wide: bool) -> None:
 @cli_errors
 def show(
     ctx: typer.Context,
-    job: Annotated[
-        str,
-        typer.Argument(
-            help="The job id, or a short form `jobs list` prints (ftjob-…a1b2), or a "
-            "unique prefix.",
-        ),
-    ],
-    wide: bool = typer.Option(False, "--wide", help=_WIDE_HELP),
+    job: Annotated[str, JOB],
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
     plot: bool = typer.Option(
         False, "--plot", help="Also write the job's training curves as a figure."
@@ -324,17 +305,6 @@ def _plot_job(settings: Settings, job_id: str, out: Path | None) -> Path:
     return save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
 
 
-def _print_import(summary: ImportSummary) -> None:
-    console = terminal()
-    console.print(
-        f"Read {summary.jobs_seen} job(s): {summary.jobs_new} new; recorded {summary.models} "
-        f"model(s) and {summary.files} file(s).",
-        soft_wrap=True,
-    )
-    for problem in summary.problems:
-        console.print(f"  could not read: {problem}", soft_wrap=True)
-
-
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
 @cli_errors
 def import_jobs(
@@ -372,7 +342,14 @@ def import_jobs(
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
-        _print_import(summary)
+        console = terminal()
+        console.print(
+            f"Read {summary.jobs_seen} job(s): {summary.jobs_new} new; recorded "
+            f"{summary.models} model(s) and {summary.files} file(s).",
+            soft_wrap=True,
+        )
+        for problem in summary.problems:
+            console.print(f"  could not read: {problem}", soft_wrap=True)
     if summary.problems:
         raise LabmgrError(
             f"Could not read everything: {summary.problems[0].rstrip('.')}"

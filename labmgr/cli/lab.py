@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,7 +10,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import terminal
+from labmgr.cli.output import WIDE, print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
@@ -48,19 +48,8 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
         "db_url_source": settings.db_url_source.value,
         "cache_dir": str(settings.cache_dir),
         "runs_dir": str(settings.runs_dir),
-        "endpoints": [
-            {
-                "name": endpoint.name,
-                "base_url": endpoint.base_url,
-                "key_envs": list(endpoint.key_envs),
-                "unset_key_env": endpoint.unset_key_env,
-                "models": list(endpoint.models),
-            }
-            for endpoint in summarize_endpoints(settings)
-        ],
-        "routing": [
-            {"models": rule.models, "served_by": rule.served_by} for rule in routing_rules(settings)
-        ],
+        "endpoints": [dataclasses.asdict(endpoint) for endpoint in summarize_endpoints(settings)],
+        "routing": [dataclasses.asdict(rule) for rule in routing_rules(settings)],
         "api": settings.api.model_dump(),
         "eval": settings.eval.model_dump(),
         "price_overrides": sorted(settings.prices),
@@ -77,7 +66,7 @@ def info(
     which endpoint serves which models."""
     data = _info_dict(cli_settings(ctx))
     if as_json:
-        typer.echo(json.dumps(data, indent=2))
+        print_json(data)
         return
     rows = [
         ("Lab", data["lab"]),
@@ -92,13 +81,13 @@ def info(
         keys = ", ".join(endpoint["key_envs"]) or "no key set"
         if endpoint["unset_key_env"]:
             keys = f"{endpoint['unset_key_env']} is not set"
-        rows.append((f"Endpoint {endpoint['name']}", endpoint["base_url"]))
-        rows.append(("  keys", keys))
+        rows += [(f"Endpoint {endpoint['name']}", endpoint["base_url"]), ("  keys", keys)]
         if endpoint["models"]:
             rows.append(("  models", ", ".join(endpoint["models"])))
     for number, rule in enumerate(data["routing"], start=1):
-        label = "Routing" if number == 1 else ""
-        rows.append((label, f"{number}. {rule['models']} → {rule['served_by']}"))
+        rows.append(
+            ("Routing" if number == 1 else "", f"{number}. {rule['models']} → {rule['served_by']}")
+        )
     evals = data["eval"]
     rows.append(
         (
@@ -111,16 +100,7 @@ def info(
         rows.append(("Price overrides", ", ".join(data["price_overrides"])))
     if data["capability_overrides"]:
         rows.append(("Capability overrides", ", ".join(data["capability_overrides"])))
-    label_width = max(len(label) for label, _ in rows)
-    console = terminal()
-    for label, value in rows:
-        console.print(f"{label:{label_width}}  {value}", soft_wrap=True)
-
-
-def _claimed(settings: Settings, endpoint: str) -> list[str]:
-    """The model patterns a configured endpoint claims (none for the built-in ones)."""
-    configured = settings.endpoints.get(endpoint)
-    return list(configured.models) if configured is not None else []
+    print_fields(terminal(), rows)
 
 
 def _status_text(status: KeyStatus, resolve: bool) -> str:
@@ -143,9 +123,7 @@ def keys(
     refresh: bool = typer.Option(
         False, "--refresh", help="Look up every key again, ignoring the lab's cache."
     ),
-    wide: bool = typer.Option(
-        False, "--wide", help="Every column in full, however wide the terminal."
-    ),
+    wide: bool = WIDE,
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),
     and which endpoint serves which models."""
@@ -173,12 +151,12 @@ def keys(
             "resolved": s.credential.resolved,
             "cached": s.cached,
             "error": s.error,
-            "models": _claimed(settings, s.credential.endpoint),
+            "models": list(getattr(settings.endpoints.get(s.credential.endpoint), "models", [])),
         }
         for s in statuses
     ]
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        print_json(rows)
     else:
         columns = [
             Column("Env var", 10),
@@ -199,8 +177,8 @@ def keys(
             ]
             for status, row in zip(statuses, rows, strict=True)
         ]
-        print_fitted(terminal(), columns, cells, wide=wide)
         console = terminal()
+        print_fitted(console, columns, cells, wide=wide)
         console.print("Routing, first match first:", soft_wrap=True)
         for number, rule in enumerate(routing_rules(settings), start=1):
             console.print(f"  {number}. {rule.models} → {rule.served_by}", soft_wrap=True)
@@ -213,10 +191,3 @@ def keys(
             f"{len(failed)} of {len(statuses)} keys could not be checked: {reasons}.",
             hint="Fix or unset those variables; `labmgr keys --no-resolve` skips the network.",
         )
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``init``, ``info`` and ``keys`` to the root command."""
-    app.command("init", short_help="Create a lab folder (.labmgr/); never overwrites.")(init)
-    app.command("info", short_help="Show the lab in use, its database and endpoints.")(info)
-    app.command("keys", short_help="List API keys by env var name (never the key).")(keys)

@@ -3,16 +3,15 @@ to label, and their labels back into the run (agreement of judges and humans).""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.output import print_json, terminal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,20 +25,13 @@ app = typer.Typer(help="Export answers for people to label; import their labels.
 @cli_errors
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
-    n: Annotated[int, typer.Option("--n", min=1, help="How many answers to export.")] = 200,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by", help="Draw equally from each group, model, question or grid factor level."
-        ),
-    ] = None,
-    blind: Annotated[
-        bool, typer.Option("--blind", help="Leave the model and group out of the file.")
-    ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
-    file_format: Annotated[
-        str, typer.Option("--format", help="csv (spreadsheets) or jsonl.")
-    ] = "csv",
+    n: int = typer.Option(200, "--n", min=1, help="How many answers to export."),
+    by: str | None = typer.Option(
+        None, "--by", help="Draw equally from each group, model, question or grid factor level."
+    ),
+    blind: bool = typer.Option(False, "--blind", help="Leave the model and group out of the file."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random draw."),
+    file_format: str = typer.Option("csv", "--format", help="csv (spreadsheets) or jsonl."),
     out: Annotated[
         Path | None,
         typer.Option("--out", help="The file to write (default: RUN_DIR/labels-SEED.FORMAT)."),
@@ -67,10 +59,10 @@ def export(
 def import_(
     run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
     file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],
-    skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Import the good rows of a file with bad ones.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    skip_bad: bool = typer.Option(
+        False, "--skip-bad", help="Import the good rows of a file with bad ones."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Read the labels into the run (human_labels.csv) and show how far each judge agrees
     with the humans: Spearman's rho and Cohen's kappa with 95% intervals. Every bad row is
@@ -81,54 +73,35 @@ def import_(
     done = import_labels(run_dir, file, skip_bad=skip_bad)
     agreement = done.run.agreement()
     if as_json:
-        rows = [] if agreement is None else _records(agreement)
-        typer.echo(
-            json.dumps(
-                {
-                    "rows": done.rows,
-                    "labels": done.labels,
-                    "skipped": done.skipped,
-                    "agreement": rows,
-                    "disagreements": _records(disagreements(done.run, 10)),
-                },
-                indent=2,
-                default=str,
-            )
+        print_json(
+            {
+                "rows": done.rows,
+                "labels": done.labels,
+                "skipped": done.skipped,
+                "agreement": [] if agreement is None else _records(agreement),
+                "disagreements": _records(disagreements(done.run, 10)),
+            }
         )
         return
-    console = Console(highlight=False)
+    console = terminal()
     for problem in done.skipped:
-        console.print(f"Skipped {problem}", markup=False)
-    console.print(f"Imported {done.labels} labels of {done.rows} answers.", markup=False)
-    if agreement is not None:
-        console.print(agreement_table(agreement))
-        worst = disagreements(done.run, 5)
-        if not worst.empty:
-            console.print("Largest disagreements (judge vs human):", markup=False)
-            for row in worst.to_dict("records"):
-                answer = str(row["answer"]).replace("\n", " ")
-                console.print(
-                    f"  {row['id']} {row['question']} {row['score']}: judge "
-                    f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}",
-                    markup=False,
-                )
-
-
-def _interval(value: float, low: float, high: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def agreement_table(agreement: pd.DataFrame) -> Table:
-    """Each judge against the humans: n, means, rho and kappa with their intervals."""
-    table = Table(title="Judges against human labels (95% intervals)")
-    for column in ("question", "score", "n", "judge", "human", "Spearman rho", "kappa", "bins"):
-        table.add_column(column, justify="right" if column in ("n", "judge", "human") else "left")
-    for row in agreement.to_dict("records"):
-        question = "all questions" if row["question"] == "(all)" else str(row["question"])
-        table.add_row(
-            question,
+        console.print(f"Skipped {problem}")
+    console.print(f"Imported {done.labels} labels of {done.rows} answers.")
+    if agreement is None:
+        return
+    columns = [
+        Column("question", 8),
+        Column("score", 7),
+        Column("n", 6, justify="right"),
+        Column("judge", 5, justify="right"),
+        Column("human", 4, justify="right"),
+        Column("Spearman rho", 3),
+        Column("kappa", 2),
+        Column("bins", 1),
+    ]
+    rows = [
+        [
+            "all questions" if row["question"] == "(all)" else str(row["question"]),
             str(row["score"]),
             str(int(row["n"])),
             f"{row['judge_mean']:.1f}",
@@ -136,8 +109,25 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
             _interval(row["spearman"], row["spearman_low"], row["spearman_high"]),
             _interval(row["kappa"], row["kappa_low"], row["kappa_high"]),
             str(row["bins"]),
-        )
-    return table
+        ]
+        for row in agreement.to_dict("records")
+    ]
+    print_fitted(console, columns, rows, title="Judges against human labels (95% intervals)")
+    worst = disagreements(done.run, 5)
+    if not worst.empty:
+        console.print("Largest disagreements (judge vs human):")
+        for row in worst.to_dict("records"):
+            answer = str(row["answer"]).replace("\n", " ")
+            console.print(
+                f"  {row['id']} {row['question']} {row['score']}: judge "
+                f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}"
+            )
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, object]]:

@@ -1,5 +1,5 @@
-"""`labmgr models …`: the models the lab's jobs produced: listed, grouped for an eval, their
-training curves overlaid, deleted."""
+"""`labmgr models …`: the lab's models listed, grouped for an eval, their training curves
+overlaid, deleted; and what labmgr assumes each model accepts."""
 
 from __future__ import annotations
 
@@ -12,9 +12,15 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.jobs_render import (
+from labmgr.cli.output import (
+    BASE,
+    SUFFIX,
+    TAGS,
+    WIDE,
+    cell,
     id_shortener,
     model_row,
+    print_fields,
     print_json,
     short_model,
     terminal,
@@ -30,34 +36,20 @@ _CSV_COLUMNS = (
     "organization_id", "project_id", "created_at", "deleted_at",
 )  # fmt: skip
 _DELETED_HELP = "Also models deleted on the API."
-
-
-def _checkpoints_choice(checkpoints: bool, only: bool) -> bool | str:
-    return "only" if only else checkpoints
+_BY_METAVAR = "<suffix|base_model|job|tag:KEY>"
 
 
 @app.command("list", short_help="List final models (and checkpoints), oldest first.")
 @cli_errors
 def list_models(
     ctx: typer.Context,
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
-    suffix: str | None = typer.Option(
-        None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*)."
-    ),
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag", metavar="<key=value>", help="A tag their job must have (repeatable)."
-        ),
-    ] = None,
+    base: str | None = BASE,
+    suffix: str | None = SUFFIX,
+    tag: Annotated[list[str] | None, TAGS] = None,
     checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
     include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
-    wide: bool = typer.Option(
-        False, "--wide", help="Every column and whole names, however wide the terminal."
-    ),
+    wide: bool = WIDE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV."),
 ) -> None:
@@ -71,7 +63,7 @@ def list_models(
         base_model=base,
         suffix=suffix,
         tags=tag or None,
-        checkpoints=_checkpoints_choice(checkpoints, only_checkpoints),  # type: ignore[arg-type]
+        checkpoints="only" if only_checkpoints else checkpoints,
         include_deleted=include_deleted,
     )
     rows = [model_row(model) for model in models]
@@ -97,8 +89,8 @@ def list_models(
             model.name,
             model.kind + (" (deleted)" if model.deleted_at else ""),
             model.suffix or "",
-            "" if model.step is None else str(model.step),
-            "" if model.epoch is None else str(model.epoch),
+            cell(model.step),
+            cell(model.epoch),
             model.job_id or "",
             when(model.created_at),
         ]
@@ -112,14 +104,9 @@ def list_models(
 def groups(
     ctx: typer.Context,
     by: str = typer.Option(
-        "suffix",
-        "--by",
-        metavar="<suffix|base_model|job|tag:KEY>",
-        help="What puts models in one group.",
+        "suffix", "--by", metavar=_BY_METAVAR, help="What puts models in one group."
     ),
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
+    base: str | None = BASE,
     include_base: bool = typer.Option(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
@@ -157,12 +144,10 @@ def curves(
     by: str = typer.Option(
         "suffix",
         "--by",
-        metavar="<suffix|base_model|job|tag:KEY>",
+        metavar=_BY_METAVAR,
         help="What puts models in one group (one colour each).",
     ),
-    base: str | None = typer.Option(
-        None, "--base", metavar="<model>", help="Only models of this base model."
-    ),
+    base: str | None = BASE,
     include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
     out: Annotated[
         Path,
@@ -210,3 +195,62 @@ def delete(
         raise typer.Exit(1)
     deleted = delete_model(model, settings=cli_settings(ctx))
     terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)", soft_wrap=True)
+
+
+@app.command("capabilities", short_help="What labmgr assumes a model accepts, and where from.")
+@cli_errors
+def capabilities(
+    ctx: typer.Context,
+    model: str | None = typer.Argument(
+        None, help="A model id (a fine-tune takes its base's); none: the whole table."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    wide: bool = WIDE,
+) -> None:
+    """What labmgr assumes a model accepts (temperature, top_p, logprobs, the token limit's
+    name, reasoning efforts, n) and where that came from: the built-in table (by family;
+    fine-tunes take their base's) or the lab's [models] overrides in config.toml."""
+    from labmgr.capabilities import capabilities_for, capability_table
+
+    settings = cli_settings(ctx)
+    found = (
+        [capabilities_for(model, settings.models)]
+        if model is not None
+        else capability_table(settings.models)
+    )
+    if as_json:
+        rows = [
+            {"model": row.model, **row.capabilities.model_dump(), "source": row.source}
+            for row in found
+        ]
+        print_json(rows[0] if model is not None else rows)
+    elif model is not None:
+        row = found[0]
+        described = {"model": row.model, **row.capabilities.describe(), "source": row.source}
+        print_fields(terminal(), described.items())
+    else:
+        columns = [
+            Column("model", 10),
+            Column("temperature", 8),
+            Column("logprobs", 7),
+            Column("reasoning_effort", 6, _short_efforts),
+            Column("token_limit", 5, lambda cell: cell.removeprefix("max_")),
+            Column("n", 4, lambda cell: cell.split(" ")[0]),
+            Column("top_p", 3),
+            Column("logit_bias", 2),
+            Column("source", 1),
+        ]
+        cells = []
+        for row in found:
+            words = row.capabilities.describe()
+            source = "config" if row.override else "built-in"
+            cells.append([row.model, *(words[column.header] for column in columns[1:-1]), source])
+        print_fitted(terminal(), columns, cells, wide=wide)
+
+
+def _short_efforts(cell: str) -> str:
+    """``minimal, low, medium, high (API default: medium)`` → ``minimal–high (medium)``."""
+    efforts, _, default = cell.partition(" (API default: ")
+    values = efforts.split(", ")
+    span = f"{values[0]}–{values[-1]}" if len(values) > 2 else efforts
+    return f"{span} ({default}" if default else span

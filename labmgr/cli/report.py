@@ -26,30 +26,25 @@ def report(
     out: Annotated[
         Path | None, typer.Option("--out", help="Where to write (default: RUN_DIR/report.html).")
     ] = None,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            help="Compare every group with this one: summary.csv and comparisons.csv are "
-            "computed again from the samples (no request is made).",
-        ),
-    ] = None,
-    ci: Annotated[
-        str | None,
-        typer.Option(
-            "--ci", help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
-        ),
-    ] = None,
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        help="Compare every group with this one: summary.csv and comparisons.csv are "
+        "computed again from the samples (no request is made).",
+    ),
+    ci: str | None = typer.Option(
+        None, "--ci", help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
+    ),
     figures_dir: Annotated[
         Path | None,
         typer.Option("--figures", help="Also write every figure as a file into this folder."),
     ] = None,
-    figure_format: Annotated[
-        str, typer.Option("--format", help="The figure files' format: pdf, svg or png.")
-    ] = "pdf",
-    no_figures: Annotated[
-        bool, typer.Option("--no-figures", help="Leave the figures out (faster for big runs).")
-    ] = False,
+    figure_format: str = typer.Option(
+        "pdf", "--format", help="The figure files' format: pdf, svg or png."
+    ),
+    no_figures: bool = typer.Option(
+        False, "--no-figures", help="Leave the figures out (faster for big runs)."
+    ),
     by: Annotated[
         list[str] | None,
         typer.Option(
@@ -85,8 +80,3 @@ def report(
     if figures_dir is not None:
         typer.echo(f"Figures: {len(written.figures)} {figure_format} files in {figures_dir}")
     typer.echo(f"Report: {written.report}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``report`` to the root command."""
-    app.command("report")(report)

@@ -14,8 +14,7 @@ from labmgr.errors import ConfigError
 from labmgr.pricing import Price
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-RESERVED_ENDPOINTS = frozenset({"openai", "openrouter"})
-"""Endpoint names taken by the built-in endpoints (keys found by env var prefix)."""
+_BUILT_IN_ENDPOINTS = frozenset({"openai", "openrouter"})
 
 
 class _Section(BaseModel):
@@ -28,30 +27,27 @@ class LabSection(_Section):
     db_url: str | None = None
     """SQLAlchemy URL of the jobs database; unset means SQLite ``labmgr.db`` in the lab."""
     cache_dir: str = "cache"
-    """Response cache folder (relative paths are relative to the lab folder)."""
+    """Response cache folder, relative to the lab folder."""
     cache_url: str | None = None
-    """SQLAlchemy URL of the response cache (SQLite or PostgreSQL); unset means the SQLite
-    file ``responses.sqlite`` in ``cache_dir``."""
+    """SQLAlchemy URL of the response cache; unset means ``responses.sqlite`` in ``cache_dir``."""
     runs_dir: str = "runs"
-    """Folder for evaluation runs and reports (relative to the lab folder)."""
 
 
 class ApiDefaults(_Section):
-    """``[api]``: how API clients are built (job management and key checks)."""
+    """``[api]``: how API clients are built."""
 
     timeout: float = Field(default=60.0, gt=0)
     """Seconds before one HTTP request times out."""
     max_retries: int = Field(default=2, ge=0, le=20)
-    """Retries of one request by the OpenAI client (connection errors, 408/409/429/5xx)."""
+    """Retries of one request by the OpenAI client."""
 
 
 class EvalDefaults(_Section):
-    """``[eval]``: defaults for running evaluations (a run may override them)."""
+    """``[eval]``: defaults for running evaluations."""
 
     max_concurrency: int = Field(default=100, ge=1, le=10_000)
-    """Global cap on requests in flight at once, across all endpoints."""
+    """Cap on requests in flight at once, across all endpoints."""
     request_timeout: float = Field(default=60.0, gt=0)
-    """Seconds before one model request times out."""
     max_retries: int = Field(default=6, ge=0, le=50)
     """Retries of one failed request before it is recorded as an error."""
 
@@ -64,11 +60,9 @@ class EndpointConfig(_Section):
     key_env: str
     """Name of the environment variable holding the key (never the key itself)."""
     models: list[str] = []
-    """Model ids or globs this endpoint serves (``["meta-llama/*", "my-vllm-*"]``), answer
-    and judge models alike; the first endpoint (in file order) with a match wins."""
+    """Model ids or globs this endpoint serves; the first endpoint with a match wins."""
     n: bool = False
-    """Whether the server returns several choices of one prompt in one request (``n``);
-    off by default, as many OpenAI-compatible servers ignore it."""
+    """Whether the server returns several choices per request (many ignore ``n``)."""
 
     @field_validator("models")
     @classmethod
@@ -108,7 +102,7 @@ class ConfigFile(_Section):
     @field_validator("endpoints")
     @classmethod
     def _no_reserved_names(cls, value: dict[str, EndpointConfig]) -> dict[str, EndpointConfig]:
-        clash = sorted(RESERVED_ENDPOINTS & set(value))
+        clash = sorted(_BUILT_IN_ENDPOINTS & set(value))
         if clash:
             raise ValueError(
                 f"endpoint name {clash[0]!r} is built in (its keys come from env var prefixes); "
@@ -145,12 +139,9 @@ def find_line(text: str, loc: tuple[str | int, ...]) -> int | None:
 
 
 def _describe(error: dict[str, Any]) -> str:
-    message = str(error["msg"])
     if error["type"] == "extra_forbidden":
-        message = "unknown setting"
-    elif message.startswith("Value error, "):
-        message = message.removeprefix("Value error, ")
-    return message
+        return "unknown setting"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def parse_config(path: Path) -> ConfigFile:

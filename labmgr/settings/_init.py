@@ -74,22 +74,16 @@ max_retries = 6
 
 @dataclass
 class InitResult:
-    """What `init_lab` did."""
+    """What `init_lab` did: the lab folder, the paths it created and those already there."""
 
     home: Path
-    """The lab folder."""
     created: list[Path] = field(default_factory=list)
-    """Paths created now."""
     existing: list[Path] = field(default_factory=list)
-    """Paths that were already there and left untouched."""
 
 
 def init_lab(directory: str | os.PathLike[str] = ".") -> InitResult:
-    """Create ``DIRECTORY/.labmgr/`` with ``config.toml``, ``cache/`` and ``runs/``.
-
-    Idempotent: existing files (a config you edited) are never overwritten. If `directory`
-    is itself named ``.labmgr`` it is used as the lab folder.
-    """
+    """Create ``DIRECTORY/.labmgr/`` (or `directory` itself if so named) with
+    ``config.toml``, ``cache/`` and ``runs/``; never overwrites an existing file."""
     base = Path(directory).expanduser().resolve()
     home = base if base.name == LAB_DIR_NAME else base / LAB_DIR_NAME
     if home.exists() and not home.is_dir():

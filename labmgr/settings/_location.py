@@ -11,9 +11,7 @@ from pathlib import Path
 from labmgr.errors import LabNotFound
 
 LAB_DIR_NAME = ".labmgr"
-"""Name of the lab folder that `labmgr init` creates and the upward search looks for."""
 CONFIG_FILE_NAME = "config.toml"
-"""Name of the config file inside a lab folder."""
 
 
 class LabSource(enum.StrEnum):
@@ -33,8 +31,8 @@ class LabLocation:
     source: LabSource
 
 
-def user_default_lab(environ: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/labmgr``, or ``~/.local/share/labmgr`` when XDG_DATA_HOME is unset."""
+def _user_default_lab(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/labmgr``, else ``~/.local/share/labmgr``."""
     xdg = environ.get("XDG_DATA_HOME", "").strip()
     if xdg:
         return Path(xdg).expanduser().resolve() / "labmgr"
@@ -64,16 +62,6 @@ def _explicit_lab(path: Path, source: LabSource) -> Path:
     )
 
 
-def find_upward(start: Path) -> Path | None:
-    """The nearest ``.labmgr/`` directory in `start` or one of its parents."""
-    start = start.resolve()
-    for directory in (start, *start.parents):
-        candidate = directory / LAB_DIR_NAME
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 def locate_lab(
     home: str | os.PathLike[str] | None = None,
     *,
@@ -83,7 +71,7 @@ def locate_lab(
     """Choose the lab folder by the resolution order every command uses.
 
     Raises `LabNotFound` when `home` or ``LABMGR_HOME`` names a folder that is not a lab;
-    the per-user default need not exist yet (it is created on first write).
+    the per-user default need not exist yet.
     """
     env = os.environ if environ is None else environ
     if home is not None and str(home) != "":
@@ -91,7 +79,8 @@ def locate_lab(
     env_home = env.get("LABMGR_HOME", "").strip()
     if env_home:
         return LabLocation(_explicit_lab(Path(env_home), LabSource.ENV), LabSource.ENV)
-    found = find_upward(cwd if cwd is not None else Path.cwd())
-    if found is not None:
-        return LabLocation(found, LabSource.UPWARD)
-    return LabLocation(user_default_lab(env), LabSource.USER_DEFAULT)
+    start = (cwd if cwd is not None else Path.cwd()).resolve()
+    for directory in (start, *start.parents):
+        if (directory / LAB_DIR_NAME).is_dir():
+            return LabLocation(directory / LAB_DIR_NAME, LabSource.UPWARD)
+    return LabLocation(_user_default_lab(env), LabSource.USER_DEFAULT)

@@ -7,7 +7,7 @@ import sys
 
 from fixtures.demo_env import REPO
 
-from labmgr.cli.reference import REGENERATE, render_reference
+from tools.cli_reference import REGENERATE, render_reference
 
 
 def test_cli_reference_matches_the_commands() -> None:
@@ -28,7 +28,7 @@ def test_check_mode_fails_on_a_stale_page_and_names_the_fix(tmp_path) -> None:
     stale = tmp_path / "cli.md"
     stale.write_text("# old\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "labmgr.cli.reference", "--check", str(stale)],
+        [sys.executable, "-m", "tools.cli_reference", "--check", str(stale)],
         capture_output=True,
         text=True,
         check=False,

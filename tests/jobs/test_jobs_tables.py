@@ -155,7 +155,7 @@ def test_update_summary_is_one_line_per_job(sqlite_jobs_lab: JobsLab, width: int
 
 
 def test_ids_sharing_their_last_four_characters_are_shortened_apart() -> None:
-    from labmgr.cli.jobs_render import id_shortener
+    from labmgr.cli.output import id_shortener
 
     ids = ["ftjob-AAAAAAAAAAAAAAAAAAAAx1234", "ftjob-BBBBBBBBBBBBBBBBBBBBy1234", "ftjob-CCCCz9"]
     shorten = id_shortener(ids)

@@ -320,13 +320,7 @@ def test_calls_in_one_session_share_its_transaction(database: Database) -> None:
     assert select_models(database, checkpoints=True) == []
 
 
-def test_portable_upsert_path_behaves_like_on_conflict(
-    database: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Databases without INSERT … ON CONFLICT get the same results from the portable path."""
-    import jobs_db._access
-
-    monkeypatch.setattr(jobs_db._access, "_NATIVE_UPSERT", {})
+def test_repeated_and_stale_upserts_keep_the_newest_row(database: Database) -> None:
     assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
     assert upsert_job(database, _job(status="queued", suffix="s", refreshed_at=T0), tags=["a=1"])
     assert upsert_job(database, _job(status="running", refreshed_at=T0 + timedelta(1)))

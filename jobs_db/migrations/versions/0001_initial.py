@@ -9,8 +9,6 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 TIME = sa.DateTime(timezone=True)
 
@@ -68,10 +66,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_finetune_jobs_owner", "finetune_jobs", ["organization_id", "project_id"])
-    op.create_index("ix_finetune_jobs_base_model", "finetune_jobs", ["base_model"])
-    op.create_index("ix_finetune_jobs_suffix", "finetune_jobs", ["suffix"])
-    op.create_index("ix_finetune_jobs_status", "finetune_jobs", ["status"])
-    op.create_index("ix_finetune_jobs_created_at", "finetune_jobs", ["created_at"])
+    for column in ("base_model", "suffix", "status", "created_at"):
+        op.create_index(f"ix_finetune_jobs_{column}", "finetune_jobs", [column])
     op.create_table(
         "job_tags",
         sa.Column("job_id", sa.String(), nullable=False),
@@ -99,15 +95,5 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["job_id"], ["finetune_jobs.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("name"),
     )
-    op.create_index("ix_models_job_id", "models", ["job_id"])
-    op.create_index("ix_models_base_model", "models", ["base_model"])
-    op.create_index("ix_models_suffix", "models", ["suffix"])
-    op.create_index("ix_models_kind", "models", ["kind"])
-    op.create_index("ix_models_created_at", "models", ["created_at"])
-
-
-def downgrade() -> None:
-    op.drop_table("models")
-    op.drop_table("job_tags")
-    op.drop_table("finetune_jobs")
-    op.drop_table("training_files")
+    for column in ("job_id", "base_model", "suffix", "kind", "created_at"):
+        op.create_index(f"ix_models_{column}", "models", [column])

@@ -12,8 +12,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -32,10 +30,3 @@ def upgrade() -> None:
     op.create_index("ix_job_events_job_time", "job_events", ["job_id", "created_at"])
     with op.batch_alter_table("models") as batch:
         batch.add_column(sa.Column("checkpoint_id", sa.String(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("models") as batch:
-        batch.drop_column("checkpoint_id")
-    op.drop_index("ix_job_events_job_time", table_name="job_events")
-    op.drop_table("job_events")

@@ -14,8 +14,6 @@ from alembic import op
 
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 TIME = sa.DateTime(timezone=True)
 
@@ -41,20 +39,3 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["job_id"], ["finetune_jobs.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("job_id"),
     )
-
-
-def downgrade() -> None:
-    op.drop_table("training_curves")
-    with op.batch_alter_table("models") as batch:
-        batch.drop_column("deleted_at")
-    with op.batch_alter_table("finetune_jobs") as batch:
-        for name in (
-            "submit_attempts",
-            "claimed_until",
-            "claimed_by",
-            "not_before",
-            "result_file_id",
-            "integrations",
-            "create_request",
-        ):
-            batch.drop_column(name)

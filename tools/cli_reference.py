@@ -1,11 +1,10 @@
 """Render the command line's help as one markdown page (`docs/cli.md`).
 
-python -m labmgr.cli.reference > docs/cli.md      # regenerate
-python -m labmgr.cli.reference --check docs/cli.md  # exit 1 when the file is out of date
+python -m tools.cli_reference > docs/cli.md      # regenerate
+python -m tools.cli_reference --check docs/cli.md  # exit 1 when the file is out of date
 
 The page is built from the command objects typer creates (duck-typed: typer may bundle its own
-copy of click), not from terminal help output, so it does not depend on the terminal's width
-or colours.
+copy of click), not from terminal help output, so it does not depend on the terminal's width.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import typer
 
 __all__ = ["REGENERATE", "render_reference"]
 
-REGENERATE = "python -m labmgr.cli.reference > docs/cli.md"
+REGENERATE = "python -m tools.cli_reference > docs/cli.md"
 """The command that rewrites the reference; tests quote it when the page is stale."""
 
 _HEADER = """\
@@ -121,7 +120,7 @@ def render_reference(app: typer.Typer | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the reference, or with `--check FILE` compare it with FILE (exit 1 if stale)."""
-    parser = argparse.ArgumentParser(prog="python -m labmgr.cli.reference")
+    parser = argparse.ArgumentParser(prog="python -m tools.cli_reference")
     parser.add_argument("--check", metavar="FILE", help="exit 1 when FILE is out of date")
     args = parser.parse_args(argv)
     text = render_reference()

@@ -1,0 +1,120 @@
+"""What the commands share: the console, times, money, short ids, fields, JSON, and the
+options several of them take."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from jobs_db import FinetuneJob, Model
+
+ELLIPSIS = "…"
+"""Marks the middle left out of a shortened id (``ftjob-…a1b2``); `jobs show` accepts it."""
+
+
+def terminal() -> Console:
+    """A console as wide as the terminal that prints text as it is (no markup, no emoji)."""
+    return Console(highlight=False, markup=False, emoji=False)
+
+
+def when(value: datetime | None) -> str:
+    """``2026-05-01 14:03`` in UTC, or an empty string."""
+    return f"{value:%Y-%m-%d %H:%M}" if value else ""
+
+
+def cell(value: object, form: str = "{}") -> str:
+    """`value` formatted for a table cell, or an empty string for None."""
+    return "" if value is None else form.format(value)
+
+
+def dollars(value: float | None) -> str:
+    """``$1,234.56``, ``$0.0012`` below a cent, ``n/a`` when unknown."""
+    if value is None:
+        return "n/a"
+    return f"${value:,.2f}" if value >= 0.01 else f"${value:.4f}"
+
+
+def id_shortener(ids: Iterable[str]) -> Callable[[str], str]:
+    """A function shortening each of `ids` to ``head…tail`` (``ftjob-…a1b2``).
+
+    The head runs to the first ``-``; the tail is the last four characters, or more where
+    four would not tell two of `ids` apart.
+    """
+    known = sorted(set(ids))
+    tail = 4
+    while tail < max((len(i) for i in known), default=0):
+        if len({(_head(i), i[-tail:]) for i in known}) == len(known):
+            break
+        tail += 1
+
+    def shorten(job_id: str) -> str:
+        head = _head(job_id)
+        if len(head) + len(ELLIPSIS) + tail >= len(job_id):
+            return job_id
+        return f"{head}{ELLIPSIS}{job_id[-tail:]}"
+
+    return shorten
+
+
+def _head(job_id: str) -> str:
+    dash = job_id.find("-")
+    return job_id[: dash + 1] if 0 <= dash <= 10 else ""
+
+
+def short_model(name: str) -> str:
+    """A fine-tuned model id without its base and organization (``ft:…:suffix:AbCd1234``)."""
+    parts = name.split(":")
+    if parts[0] != "ft" or len(parts) < 5:
+        return name
+    return ":".join(["ft", ELLIPSIS, *parts[3:]])
+
+
+def queued_note(jobs: Iterable[FinetuneJob]) -> str | None:
+    """The sentence saying which of `jobs` the daily limit queued locally, and from when."""
+    queued = [job for job in jobs if job.status == "queued_locally"]
+    if not queued:
+        return None
+    first = min((job.not_before for job in queued if job.not_before), default=None)
+    return (
+        f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
+        f"locally (files uploaded); `labmgr jobs update` sends them from {when(first)} UTC."
+    )
+
+
+def job_row(job: FinetuneJob) -> dict[str, Any]:
+    """A job as a JSON object, with its tags."""
+    return {**job.model_dump(mode="json"), "tags": job.tag_dict}
+
+
+def model_row(model: Model) -> dict[str, Any]:
+    """A model as a JSON object, with its job's status when known."""
+    status = model.job.status if model.job is not None else None
+    return {**model.model_dump(mode="json"), "job_status": status}
+
+
+def print_fields(console: Console, fields: Iterable[tuple[str, object]]) -> None:
+    """``label  value`` lines, the values aligned."""
+    pairs = [(label, str(value)) for label, value in fields]
+    width = max((len(label) for label, _ in pairs), default=0)
+    for label, value in pairs:
+        console.print(f"{label:{width}}  {value}", soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout for scripts."""
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+BASE = typer.Option(None, "--base", metavar="<model>", help="Only those of this base model.")
+SUFFIX = typer.Option(None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*).")
+TAGS = typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable).")
+WIDE = typer.Option(False, "--wide", help="Every column and whole ids, however wide the terminal.")
+JOB = typer.Argument(
+    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix."
+)
