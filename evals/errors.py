@@ -30,8 +30,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labmgr.routing import NoEndpointError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "CacheError",
@@ -86,6 +90,18 @@ class GroupsError(EvalsError, ValueError):
 
 class RunOptionsError(EvalsError, ValueError):
     """An option of a run that cannot be used (an unknown or out-of-range setting)."""
+
+    @classmethod
+    def of(cls, error: ValidationError, *, hint: str) -> RunOptionsError:
+        """One sentence naming each unknown or wrong option of a pydantic validation."""
+        problems = []
+        for problem in error.errors():
+            name = ".".join(str(part) for part in problem["loc"])
+            if problem["type"] == "extra_forbidden":
+                problems.append(f"unknown option {name!r}")
+            else:
+                problems.append(f"option {name!r}: {problem['msg']}")
+        return cls("; ".join(problems), hint=hint)
 
 
 class MetricError(EvalsError, ValueError):

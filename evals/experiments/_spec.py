@@ -122,16 +122,9 @@ class RunSpec(BaseModel):
         try:
             return cls.model_validate({"questions": questions, "groups": groups, **fields})
         except ValidationError as error:
-            problems = []
-            for problem in error.errors():
-                name = ".".join(str(part) for part in problem["loc"])
-                if problem["type"] == "extra_forbidden":
-                    problems.append(f"unknown option {name!r}")
-                else:
-                    problems.append(f"option {name!r}: {problem['msg']}")
-            raise RunOptionsError(
-                "; ".join(problems),
-                hint="Options are RunSpec fields (" + ", ".join(cls.model_fields) + ").",
+            fields_named = ", ".join(cls.model_fields)
+            raise RunOptionsError.of(
+                error, hint=f"Options are RunSpec fields ({fields_named})."
             ) from None
 
     def as_json(self) -> dict[str, Any]:

@@ -71,15 +71,8 @@ class RunSettings(BaseModel):
         try:
             return RunSettings.model_validate({**self.model_dump(), **changes})
         except ValidationError as error:
-            problems = []
-            for problem in error.errors():
-                name = ".".join(str(part) for part in problem["loc"])
-                if problem["type"] == "extra_forbidden":
-                    problems.append(f"unknown option {name!r}")
-                else:
-                    problems.append(f"option {name!r}: {problem['msg']}")
-            raise RunOptionsError(
-                "; ".join(problems),
+            raise RunOptionsError.of(
+                error,
                 hint="Options are RunSettings fields ("
                 + ", ".join(RunSettings.model_fields)
                 + ") or cache=, router=, settings=, price=, lab=, home=, context=, adapt=, "
