@@ -38,7 +38,7 @@ from evals.runner._rate_limits import (
 )
 from evals.runner._work import Work
 
-__all__ = ["Known", "Pacer", "Pacing", "Ticket", "known_limits"]
+__all__ = ["Pacing", "Ticket"]
 
 COUNTED_WITHIN = 1.0
 """Seconds after sending by which an answer's reading is taken to have been counted: the
@@ -130,14 +130,6 @@ _KNOWN: dict[tuple[str, str], Known] = {}
 """(endpoint id, model family) → what the process learned of its limits."""
 
 
-def known_limits(endpoint_id: str, family: str) -> Known:
-    """The process's knowledge of an (endpoint, family)'s limits (empty at first)."""
-    known = _KNOWN.get((endpoint_id, family))
-    if known is None:
-        known = _KNOWN[(endpoint_id, family)] = Known()
-    return known
-
-
 class Pacer:
     """The limits of one (endpoint, model family) as this process knows them, and the works
     of one run waiting for them."""
@@ -150,11 +142,6 @@ class Pacer:
         self.pending: deque[Work] = deque()
         self.releaser: asyncio.Task[None] | None = None
         self._news: asyncio.Event | None = None
-
-    @property
-    def paced(self) -> bool:
-        """Whether a limit is known (from headers or a refusal)."""
-        return bool(self.known.meters)
 
     def delay(self, tokens: float, now: float) -> float | None:
         """0 to send now, else seconds to wait; None: wait for the first answer."""
@@ -197,7 +184,6 @@ class Ticket:
     pacer: Pacer
     model: str
     endpoint_id: str
-    tokens: float
     prompt_guess: float
     probe: bool
     took: tuple[tuple[_Meter, float], ...]
@@ -233,6 +219,8 @@ class Pacing:
         """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
         self._tickets: dict[int, Ticket] = {}
         """Works admitted and not yet sent, by id."""
+        self._flying: dict[int, Ticket] = {}
+        """Requests sent and not yet answered, by the id of their ticket."""
         self._prompt_seen = 0.0
         self._prompt_guessed = 0.0
         self._completion_seen = 0.0
@@ -252,7 +240,8 @@ class Pacing:
         family = self._families.get(model) or guess_family(model)
         pacer = self._pacers.get((endpoint_id, family))
         if pacer is None:
-            pacer = self._pacers[(endpoint_id, family)] = Pacer(known_limits(endpoint_id, family))
+            known = _KNOWN.setdefault((endpoint_id, family), Known())
+            pacer = self._pacers[(endpoint_id, family)] = Pacer(known)
         return pacer
 
     def estimate(self, work: Work) -> tuple[float, float]:
@@ -296,7 +285,7 @@ class Pacing:
         if probe:
             pacer.probing += 1
         took = pacer.take(tokens)
-        return Ticket(pacer, work.request.model, work.endpoint.id, tokens, guess, probe, took)
+        return Ticket(pacer, work.request.model, work.endpoint.id, guess, probe, took)
 
     def forget(self, work: Work) -> None:
         """`work` was admitted but will not be sent (given up before sending)."""
@@ -306,9 +295,11 @@ class Pacing:
 
     def close(self) -> None:
         """The run ended: what it admitted and never sent goes back to the process's buckets
-        (which outlive the run)."""
+        (which outlive the run), and what it sent and never heard of (cancelled) settles."""
         while self._tickets:
             self._give_back(self._tickets.popitem()[1])
+        for ticket in list(self._flying.values()):
+            self._settle(ticket)
 
     @staticmethod
     def _give_back(ticket: Ticket) -> None:
@@ -345,6 +336,7 @@ class Pacing:
             meter.sent += amount
         ticket.settled = tuple(meter.settled for meter, _ in ticket.took)
         ticket.sent_at = time.monotonic()
+        self._flying[id(ticket)] = ticket
         return ticket
 
     def answered(self, ticket: Ticket, headers: object, data: dict[str, Any]) -> None:
@@ -394,7 +386,7 @@ class Pacing:
             if refusal.wait is not None:
                 pacer.known.paused_until = max(pacer.known.paused_until, now + refusal.wait)
         self._learn(pacer, ticket, readings, counted=False)
-        return refusal is not None and refusal.per_minute and pacer.paced
+        return refusal is not None and refusal.per_minute and bool(pacer.known.meters)
 
     def _rekey(self, ticket: Ticket, family: str) -> Pacer:
         """The pacer of the family a refusal named, which the refused model uses from now on."""
@@ -404,9 +396,9 @@ class Pacing:
         self._by_route.clear()
         return self.pacer_for(ticket.endpoint_id, ticket.model)
 
-    @staticmethod
-    def _settle(ticket: Ticket) -> None:
+    def _settle(self, ticket: Ticket) -> None:
         """The request came back (answered or failed): it is no longer in flight."""
+        del self._flying[id(ticket)]
         if ticket.probe:
             ticket.pacer.probing -= 1
         for meter, amount in ticket.took:
