@@ -94,7 +94,8 @@ class _Meter:
         self, limit: float, remaining: float, counted: float, settled: float, sent_at: float
     ) -> None:
         """The server held `remaining` right after it counted a request (which took `counted`
-        from this bucket: 0 if refused) sent at `sent_at`, when what had `settled` was taken.
+        from this bucket: 0 if refused) sent at `sent_at`, when this meter's `settled` was
+        `settled`.
 
         The server counts concurrent requests in the order they reach it, not the order they
         were sent (one on a reused connection overtakes those opening new ones), so a reading
