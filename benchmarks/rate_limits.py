@@ -1,22 +1,26 @@
-"""Running at a rate limit: labmgr's pacing against llmcomp, same sandbox limits, one run.
+"""Running at a rate limit: labmgr's pacing against llmcomp, four starts, one run.
 
-    python benchmarks/rate_limits.py                  # both tools, RPM- and TPM-bound
+    python benchmarks/rate_limits.py                  # both tools, all four starts
     python benchmarks/rate_limits.py --skip-llmcomp   # labmgr only
+    python benchmarks/rate_limits.py --requests 200 --scenarios full-rpm,full-tpm
 
-Scenarios (labmgr runs at the limit, not into it):
-  rpm  600 requests (one per sample) of gpt-4.1-mini under 3,000 requests per minute
-  tpm  600 requests of about 120 tokens each (prompt + max_tokens 100) under 360,000
-       tokens per minute (requests unlimited)
+Scenarios: `--requests` requests of gpt-4.1-mini (one per sample), bound by a requests limit
+(`rpm`, `max_tokens` 16) or a tokens limit (`tpm`, about 120 tokens a request: prompt plus
+`max_tokens` 100, requests unlimited), starting from a full bucket or a drained one:
 
-Each run starts from a drained limit, as in the middle of a long run or with other work of
-the organization going on: right before the tool is told to go, a burst of cheap requests
-empties the bucket (until the sandbox refuses), so what the tool gets is the refill. The
-ideal is then N / (refill per second) for requests, and the tokens admitted over the
-tokens' refill; utilisation is what the limit let through in the tool's wall time that the
-tool used: admitted / (level at go + rate x wall time). The 429 share is the sandbox's
-`rate_limited` answers over every chat request the tool sent. Each tool runs in a fresh
-process that imports everything before it is told to go; llmcomp is installed from PyPI
-into its own virtual environment as `benchmarks/eval_throughput.py` does.
+  full     the limit was not touched for a minute: the bucket holds a quarter of the
+           requests less than the run needs (limit = 3/4 of them a minute), so three
+           quarters may go at once and the rest at the refill, 20 s ideal
+  drained  right before the tool is told to go, a burst of cheap requests empties the
+           bucket (until the sandbox refuses), as in the middle of a long run or with the
+           organization's other work going on; limit = 5 times the requests a minute, so
+           12 s ideal
+
+The ideal wall time is what the limit admitted beyond the level at go, over the refill per
+second; the 429 share is the sandbox's `rate_limited` answers over every chat request the
+tool sent. Each tool runs in a fresh process that imports everything before it is told to
+go; llmcomp 1.6.0 is installed from PyPI into its own virtual environment
+(`_llmcomp_venv.py`).
 """
 
 from __future__ import annotations
@@ -38,10 +42,20 @@ ROOT = Path(__file__).resolve().parent.parent
 API_KEY = "sk-test-bench"
 MODEL = "gpt-4.1-mini"
 CONCURRENCY = 100
-SCENARIOS: dict[str, dict[str, Any]] = {
-    "rpm": {"limits": {MODEL: {"rpm": 3000}}, "requests": 600, "max_tokens": 16},
-    "tpm": {"limits": {MODEL: {"tpm": 360_000}}, "requests": 600, "max_tokens": 100},
-}
+TOKENS_PER_REQUEST = 120
+"""About what one request of the `tpm` scenarios counts (a short prompt and `max_tokens` 100)."""
+MAX_TOKENS = {"rpm": 16, "tpm": 100}
+PER_MINUTE = {"full": 0.75, "drained": 5.0}
+"""The limit per minute, in requests of the run."""
+SCENARIOS = [f"{start}-{bound}" for start in ("full", "drained") for bound in ("rpm", "tpm")]
+
+
+def _limits(scenario: str, requests: int) -> dict[str, Any]:
+    start, bound = scenario.split("-")
+    per_minute = PER_MINUTE[start] * requests
+    if bound == "tpm":
+        return {MODEL: {"tpm": round(per_minute * TOKENS_PER_REQUEST)}}
+    return {MODEL: {"rpm": round(per_minute)}}
 
 
 def _prompts(count: int) -> list[str]:
@@ -110,13 +124,11 @@ def _worker_llmcomp(args: argparse.Namespace) -> dict[str, Any]:
 # ---- the limit: draining it and reading what was admitted -------------------------------------
 
 
-async def _drain(base_url: str, limits: dict[str, Any]) -> tuple[str, float, float, float]:
-    """Empty the limited bucket of `MODEL`; returns (dimension, limit, level, when): the level
-    the last answer reported and the time it came (`time.monotonic`)."""
+async def _drain(base_url: str, dimension: str, limit: float) -> tuple[float, float]:
+    """Empty the limited bucket of `MODEL`; returns the level the last answer reported and
+    the time it came (`time.monotonic`)."""
     import aiohttp
 
-    dimension = "requests" if "rpm" in limits[MODEL] else "tokens"
-    limit = float(limits[MODEL]["rpm" if dimension == "requests" else "tpm"])
     url = base_url.rstrip("/") + "/chat/completions"
     headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
     last: dict[str, float] = {"level": limit, "when": time.monotonic()}
@@ -145,7 +157,7 @@ async def _drain(base_url: str, limits: dict[str, Any]) -> tuple[str, float, flo
         else:
             while not refused:
                 await asyncio.gather(*(one(session, 1, 1) for _ in range(256)))
-    return dimension, limit, last["level"], last["when"]
+    return last["level"], last["when"]
 
 
 def _admitted(sandbox: Any, dimension: str, budget: int) -> tuple[float, int, int]:
@@ -162,14 +174,18 @@ def _admitted(sandbox: Any, dimension: str, budget: int) -> tuple[float, int, in
 
 
 def _run(
-    sandbox: Any, python: Path | str, tool: str, scenario: str, cache_dir: Path
+    sandbox: Any, python: Path | str, tool: str, scenario: str, requests: int, cache_dir: Path
 ) -> dict[str, Any]:
-    spec = SCENARIOS[scenario]
+    start, bound = scenario.split("-")
+    limits = _limits(scenario, requests)
+    dimension = "requests" if bound == "rpm" else "tokens"
+    limit = float(limits[MODEL][bound])
+    max_tokens = MAX_TOKENS[bound]
     sandbox.reset()
-    sandbox.set_limits(spec["limits"])
+    sandbox.set_limits(limits)  # a new limit starts with its buckets full
     command = [str(python), str(Path(__file__).resolve()), "--worker", tool]
     command += ["--base-url", sandbox.base_url, "--cache-dir", str(cache_dir)]
-    command += ["--requests", str(spec["requests"]), "--max-tokens", str(spec["max_tokens"])]
+    command += ["--requests", str(requests), "--max-tokens", str(max_tokens)]
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     if tool == "labmgr":
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -180,10 +196,10 @@ def _run(
     line = worker.stdout.readline()
     if line.strip() != b"ready":
         raise RuntimeError(f"{tool} worker failed:\n{worker.communicate()[1].decode()[-3000:]}")
-    dimension, limit, level, when = asyncio.run(_drain(sandbox.base_url, spec["limits"]))
-    units_before, requests_before, limited_before = _admitted(
-        sandbox, dimension, spec["max_tokens"]
-    )
+    level, when = limit, time.monotonic()
+    if start == "drained":
+        level, when = asyncio.run(_drain(sandbox.base_url, dimension, limit))
+    units_before, requests_before, limited_before = _admitted(sandbox, dimension, max_tokens)
     rate = limit / 60.0
     go = time.monotonic()
     level_at_go = min(limit, level + (go - when) * rate)
@@ -193,26 +209,26 @@ def _run(
     if worker.returncode != 0:
         raise RuntimeError(f"{tool} worker failed:\n{err.decode()[-3000:]}")
     result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
-    units, requests, limited = _admitted(sandbox, dimension, spec["max_tokens"])
-    admitted = units - units_before
-    sent = requests - requests_before
+    units, sent, limited = _admitted(sandbox, dimension, max_tokens)
+    sent -= requests_before
+    limited -= limited_before
+    ideal = max(0.0, units - units_before - level_at_go) / rate
     result.update(
         tool=tool,
         scenario=scenario,
-        dimension=dimension,
+        limit=limit,
         level_at_go=level_at_go,
-        admitted=admitted,
-        ideal=max(0.0, admitted - level_at_go) / rate,
-        utilisation=admitted / (level_at_go + rate * result["wall"]),
+        ideal=ideal,
         sent=sent,
-        rate_limited=limited - limited_before,
-        share_429=(limited - limited_before) / sent if sent else 0.0,
+        rate_limited=limited,
+        share_429=limited / sent if sent else 0.0,
     )
+    over = result["wall"] / ideal - 1 if ideal else float("nan")
     print(
-        f"{scenario} {tool:<8} wall {result['wall']:6.2f} s (ideal {result['ideal']:5.2f} s)  "
-        f"utilisation {result['utilisation']:6.1%}  429s {result['rate_limited']:>5} of "
-        f"{sent:>5} requests ({result['share_429']:.1%})  rows {result['rows']} "
-        f"errors {result['errors']}  (level at go {level_at_go:.0f} {dimension})",
+        f"{scenario:<11} {tool:<8} 429s {limited:>5} of {sent:>5} requests "
+        f"({result['share_429']:5.1%})  wall {result['wall']:6.2f} s, ideal {ideal:5.2f} s "
+        f"({over:+.0%})  rows {result['rows']} errors {result['errors']}  "
+        f"(limit {limit:.0f} {dimension}/min, level at go {level_at_go:.0f})",
         flush=True,
     )
     return result
@@ -220,13 +236,13 @@ def _run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", choices=["labmgr", "llmcomp"])
-    parser.add_argument("--base-url")
-    parser.add_argument("--cache-dir")
-    parser.add_argument("--requests", type=int, default=600)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=400, help="Requests per run.")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="Comma-separated.")
+    parser.add_argument("--worker", choices=["labmgr", "llmcomp"], help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--max-tokens", type=int, default=16, help=argparse.SUPPRESS)
     parser.add_argument("--skip-llmcomp", action="store_true")
-    parser.add_argument("--scenarios", default="rpm,tpm")
     parser.add_argument("--repeat", type=int, default=1, help="Runs per tool and scenario.")
     parser.add_argument("--llmcomp-venv", type=Path, default=default_venv())
     parser.add_argument("--out", type=Path, help="Write the results as JSON here.")
@@ -237,6 +253,10 @@ def main() -> None:
     if args.worker == "llmcomp":
         print(json.dumps(_worker_llmcomp(args)))
         return
+    scenarios = args.scenarios.split(",")
+    unknown = set(scenarios) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenarios {sorted(unknown)}; choose from {SCENARIOS}")
 
     sys.path.insert(0, str(ROOT))
     from labmgr.sandbox import run_sandbox
@@ -247,11 +267,11 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as scratch, run_sandbox(in_process=False) as sandbox:
         print(f"sandbox at {sandbox.base_url}; load average {os.getloadavg()[0]:.1f}")
-        for scenario in args.scenarios.split(","):
+        for scenario in scenarios:
             for attempt in range(args.repeat):
                 for tool, python in tools:
                     cache = Path(scratch) / f"{scenario}-{tool}-{attempt}"
-                    results.append(_run(sandbox, python, tool, scenario, cache))
+                    results.append(_run(sandbox, python, tool, scenario, args.requests, cache))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
 

@@ -9,28 +9,21 @@ from collections import deque
 
 __all__ = ["AdaptiveLimit"]
 
+DECREASE = 0.7
+"""What a 429 multiplies the limit by."""
+
 
 class AdaptiveLimit:
     """An async concurrency limit that adapts to rate limiting.
 
-    On a 429 the limit is multiplied by `decrease` (at most once per `cooldown` seconds, so
-    one burst of 429s counts once) and new requests wait for the Retry-After delay. After
-    `limit` consecutive successes the limit grows by one, up to `maximum`.
+    On a 429 the limit is multiplied by `DECREASE` (at most once per `cooldown` seconds, so
+    one burst of 429s counts once; never below 1) and new requests wait for the Retry-After
+    delay. After `limit` consecutive successes the limit grows by one, up to `maximum`.
     """
 
-    def __init__(
-        self,
-        initial: int,
-        *,
-        maximum: int,
-        minimum: int = 1,
-        decrease: float = 0.7,
-        cooldown: float = 2.0,
-    ) -> None:
+    def __init__(self, initial: int, *, maximum: int, cooldown: float = 2.0) -> None:
         self.maximum = max(1, maximum)
-        self.minimum = max(1, min(minimum, self.maximum))
-        self.limit = max(self.minimum, min(initial, self.maximum))
-        self.decrease = decrease
+        self.limit = max(1, min(initial, self.maximum))
         self.cooldown = cooldown
         self.in_flight = 0
         self.cuts = 0
@@ -92,5 +85,5 @@ class AdaptiveLimit:
             self._paused_until = max(self._paused_until, now + min(retry_after, 60.0))
         if now - self._last_cut >= self.cooldown:
             self._last_cut = now
-            self.limit = max(self.minimum, int(self.limit * self.decrease))
+            self.limit = max(1, int(self.limit * DECREASE))
             self.cuts += 1

@@ -5,13 +5,14 @@ one per dimension (requests, tokens): a bucket holds at most the per-minute limi
 at limit/60 per second, as OpenAI's do. A work is sent when every bucket holds what it asks
 (one request; its prompt plus the completion budget times `n`); otherwise it waits, in order,
 in the pacer's queue, and the pacer releases it when the refill allows. Every answer's
-`x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` set the copy
-back to what the server counted. Before the first answer a pacer lets one request through;
-an endpoint that sends no headers is not paced (the adaptive concurrency limit and
-Retry-After still apply). What a process learned of a limit (its buckets, that the endpoint
-answers) is kept for the life of the process, so that the next fetch of a run (the next
-question, the judges) starts at the known pace instead of probing again. See
-docs/design/runner.md (Pacing).
+`x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` bound the copy
+by what the server counted (bound, not set: the server counts concurrent requests in the
+order they reach it, not the order they were sent; see `_Meter.learn`). Before the first
+answer a pacer lets one request through; an endpoint that sends no headers is not paced (the
+adaptive concurrency limit and Retry-After still apply). What a process learned of a limit
+(its buckets, that the endpoint answers) is kept for the life of the process, so that the
+next fetch of a run (the next question, the judges) starts at the known pace instead of
+probing again. See docs/design/runner.md (Pacing).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Any
 import openai
 
 from evals.runner._rate_limits import (
-    DIMENSIONS,
     Dimension,
     LimitReading,
     guess_family,
@@ -38,7 +38,7 @@ from evals.runner._rate_limits import (
 )
 from evals.runner._work import Work
 
-__all__ = ["Known", "Pacer", "Pacing", "Ticket", "known_limits"]
+__all__ = ["Pacing", "Ticket"]
 
 COUNTED_WITHIN = 1.0
 """Seconds after sending by which an answer's reading is taken to have been counted: the
@@ -55,9 +55,11 @@ WAKE_SECONDS = 0.25
 
 
 class _Meter:
-    """This process's copy of one bucket of a limit."""
+    """This process's copy of one bucket of a limit, and the counts of what its requests took:
+    `spent` (admitted), of which `sent` has left and `settled` has come back (answered or
+    failed)."""
 
-    __slots__ = ("level", "limit", "rate", "sent", "spent", "stamp")
+    __slots__ = ("level", "limit", "rate", "sent", "settled", "spent", "stamp")
 
     def __init__(self, limit: float, now: float) -> None:
         self.limit = limit
@@ -65,9 +67,8 @@ class _Meter:
         self.level = 0.0
         self.stamp = now
         self.spent = 0.0
-        """Everything taken out so far."""
         self.sent = 0.0
-        """What the requests sent so far took (the rest of `spent` waits to be sent)."""
+        self.settled = 0.0
 
     def refill(self, now: float) -> None:
         if now > self.stamp:
@@ -90,17 +91,27 @@ class _Meter:
         self.spent -= amount
 
     def learn(
-        self, limit: float, remaining: float, sent_at: float, sent_before: float, now: float
+        self, limit: float, remaining: float, counted: float, settled: float, sent_at: float
     ) -> None:
-        """The server held `remaining` when it counted a request sent at `sent_at`, after
-        the requests that took `sent_before` (it included) had left: everything taken since,
-        sent or waiting to be, is not in `remaining`."""
+        """The server held `remaining` right after it counted a request (which took `counted`
+        from this bucket: 0 if refused) sent at `sent_at`, when this meter's `settled` was
+        `settled`.
+
+        The server counts concurrent requests in the order they reach it, not the order they
+        were sent (one on a reused connection overtakes those opening new ones), so a reading
+        bounds the level rather than giving it: at least `remaining` less everything taken and
+        not settled when the request left (any of it may have been counted after it), at most
+        `remaining` less what has not been sent yet. The level kept moves into those bounds
+        and no further, so an answer counted early and read late cannot let a second wave
+        through, and a correct level is not pulled down by a reading that cannot tell."""
         if limit != self.limit:
             self.limit, self.rate = limit, limit / 60.0
-        counted_at = min(now, sent_at + COUNTED_WITHIN)
-        level = remaining + (now - counted_at) * self.rate - (self.spent - sent_before)
-        self.level = min(self.limit, level)
-        self.stamp = now
+        now = time.monotonic()
+        self.refill(now)
+        counted_by = min(now, sent_at + COUNTED_WITHIN)
+        low = remaining + (now - counted_by) * self.rate - (self.spent - settled - counted)
+        high = remaining + (now - sent_at) * self.rate - (self.spent - self.sent)
+        self.level = min(self.limit, high, max(self.level, low))
 
 
 class Known:
@@ -120,14 +131,6 @@ _KNOWN: dict[tuple[str, str], Known] = {}
 """(endpoint id, model family) → what the process learned of its limits."""
 
 
-def known_limits(endpoint_id: str, family: str) -> Known:
-    """The process's knowledge of an (endpoint, family)'s limits (empty at first)."""
-    known = _KNOWN.get((endpoint_id, family))
-    if known is None:
-        known = _KNOWN[(endpoint_id, family)] = Known()
-    return known
-
-
 class Pacer:
     """The limits of one (endpoint, model family) as this process knows them, and the works
     of one run waiting for them."""
@@ -141,11 +144,6 @@ class Pacer:
         self.releaser: asyncio.Task[None] | None = None
         self._news: asyncio.Event | None = None
 
-    @property
-    def paced(self) -> bool:
-        """Whether a limit is known (from headers or a refusal)."""
-        return bool(self.known.meters)
-
     def delay(self, tokens: float, now: float) -> float | None:
         """0 to send now, else seconds to wait; None: wait for the first answer."""
         if not self.known.meters:
@@ -157,14 +155,15 @@ class Pacer:
             wait = max(wait, meter.wait(1.0 if dimension == "requests" else tokens, now))
         return wait
 
-    def take(self, tokens: float) -> bool:
-        """Take a request and its tokens out; True when it is the probe of an unknown limit."""
-        for dimension, meter in self.known.meters.items():
-            meter.take(1.0 if dimension == "requests" else tokens)
-        if not self.known.meters and not self.known.heard:
-            self.probing += 1
-            return True
-        return False
+    def take(self, tokens: float) -> tuple[tuple[_Meter, float], ...]:
+        """Take a request and its tokens out: the meters taken from, with what each gave."""
+        took = tuple(
+            (meter, 1.0 if dimension == "requests" else tokens)
+            for dimension, meter in self.known.meters.items()
+        )
+        for meter, amount in took:
+            meter.take(amount)
+        return took
 
     def notify(self) -> None:
         if self._news is not None:
@@ -186,12 +185,13 @@ class Ticket:
     pacer: Pacer
     model: str
     endpoint_id: str
-    tokens: float
     prompt_guess: float
     probe: bool
+    took: tuple[tuple[_Meter, float], ...]
+    """The meters this request was taken from, with what it took from each."""
     sent_at: float = 0.0
-    sent: tuple[float | None, float | None] = (None, None)
-    """Each meter's `sent` (requests, tokens) once this request left."""
+    settled: tuple[float, ...] = ()
+    """Each of those meters' `settled` when this request left."""
 
 
 class Pacing:
@@ -220,6 +220,8 @@ class Pacing:
         """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
         self._tickets: dict[int, Ticket] = {}
         """Works admitted and not yet sent, by id."""
+        self._flying: dict[int, Ticket] = {}
+        """Requests sent and not yet answered, by the id of their ticket."""
         self._prompt_seen = 0.0
         self._prompt_guessed = 0.0
         self._completion_seen = 0.0
@@ -239,7 +241,8 @@ class Pacing:
         family = self._families.get(model) or guess_family(model)
         pacer = self._pacers.get((endpoint_id, family))
         if pacer is None:
-            pacer = self._pacers[(endpoint_id, family)] = Pacer(known_limits(endpoint_id, family))
+            known = _KNOWN.setdefault((endpoint_id, family), Known())
+            pacer = self._pacers[(endpoint_id, family)] = Pacer(known)
         return pacer
 
     def estimate(self, work: Work) -> tuple[float, float]:
@@ -279,8 +282,11 @@ class Pacing:
 
     @staticmethod
     def _ticket(pacer: Pacer, work: Work, tokens: float, guess: float) -> Ticket:
-        probe = pacer.take(tokens)
-        return Ticket(pacer, work.request.model, work.endpoint.id, tokens, guess, probe)
+        probe = not pacer.known.meters and not pacer.known.heard
+        if probe:
+            pacer.probing += 1
+        took = pacer.take(tokens)
+        return Ticket(pacer, work.request.model, work.endpoint.id, guess, probe, took)
 
     def forget(self, work: Work) -> None:
         """`work` was admitted but will not be sent (given up before sending)."""
@@ -290,14 +296,16 @@ class Pacing:
 
     def close(self) -> None:
         """The run ended: what it admitted and never sent goes back to the process's buckets
-        (which outlive the run)."""
+        (which outlive the run), and what it sent and never heard of (cancelled) settles."""
         while self._tickets:
             self._give_back(self._tickets.popitem()[1])
+        for ticket in list(self._flying.values()):
+            self._settle(ticket)
 
     @staticmethod
     def _give_back(ticket: Ticket) -> None:
-        for dimension, meter in ticket.pacer.known.meters.items():
-            meter.give_back(1.0 if dimension == "requests" else ticket.tokens)
+        for meter, amount in ticket.took:
+            meter.give_back(amount)
         if ticket.probe:
             ticket.pacer.probing -= 1
         ticket.pacer.notify()
@@ -325,27 +333,20 @@ class Pacing:
     def sending(self, work: Work) -> Ticket:
         """The ticket of an admitted work, stamped as it leaves."""
         ticket = self._tickets.pop(id(work))
-        meters = ticket.pacer.known.meters
-        requests, tokens = meters.get("requests"), meters.get("tokens")
-        if requests is not None:
-            requests.sent += 1.0
-        if tokens is not None:
-            tokens.sent += ticket.tokens
-        ticket.sent = (
-            requests.sent if requests is not None else None,
-            tokens.sent if tokens is not None else None,
-        )
+        for meter, amount in ticket.took:
+            meter.sent += amount
+        ticket.settled = tuple(meter.settled for meter, _ in ticket.took)
         ticket.sent_at = time.monotonic()
+        self._flying[id(ticket)] = ticket
         return ticket
 
     def answered(self, ticket: Ticket, headers: object, data: dict[str, Any]) -> None:
         """An answer came: set the pacer's buckets to what its headers say, and learn how
         prompts and completions count."""
         pacer = ticket.pacer
-        if ticket.probe:
-            pacer.probing -= 1
+        self._settle(ticket)
         pacer.known.heard = True
-        self._learn(pacer, ticket, read_headers(headers))
+        self._learn(pacer, ticket, read_headers(headers), counted=True)
         usage = data.get("usage")
         if isinstance(usage, dict):
             prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -364,8 +365,7 @@ class Pacing:
         which limit it hit and pacing takes care of it (the concurrency limit need not
         shrink). A 429 that names no limit leaves the adaptive concurrency limit to act."""
         pacer = ticket.pacer
-        if ticket.probe:
-            pacer.probing -= 1
+        self._settle(ticket)
         handled = False
         if isinstance(error, openai.APIStatusError) and error.status_code == 429:
             handled = self._refused(ticket, error)
@@ -380,25 +380,14 @@ class Pacing:
         readings = read_headers(error.response.headers)
         now = time.monotonic()
         if refusal is not None:
-            named = self._rekey(ticket, refusal.family)
-            if named is not pacer:  # another family's limit: read as if sent just now
-                pacer = named
-                ticket = Ticket(named, ticket.model, ticket.endpoint_id, 0.0, 0.0, False, now)
-                requests, tokens = (
-                    named.known.meters.get("requests"),
-                    named.known.meters.get("tokens"),
-                )
-                ticket.sent = (
-                    requests.sent if requests is not None else None,
-                    tokens.sent if tokens is not None else None,
-                )
+            pacer = self._rekey(ticket, refusal.family)
             if refusal.per_minute and refusal.dimension not in readings:
                 remaining = max(0.0, refusal.limit - refusal.used)
                 readings = {**readings, refusal.dimension: LimitReading(refusal.limit, remaining)}
             if refusal.wait is not None:
                 pacer.known.paused_until = max(pacer.known.paused_until, now + refusal.wait)
-        self._learn(pacer, ticket, readings)
-        return refusal is not None and refusal.per_minute and pacer.paced
+        self._learn(pacer, ticket, readings, counted=False)
+        return refusal is not None and refusal.per_minute and bool(pacer.known.meters)
 
     def _rekey(self, ticket: Ticket, family: str) -> Pacer:
         """The pacer of the family a refusal named, which the refused model uses from now on."""
@@ -408,16 +397,29 @@ class Pacing:
         self._by_route.clear()
         return self.pacer_for(ticket.endpoint_id, ticket.model)
 
-    def _learn(self, pacer: Pacer, ticket: Ticket, readings: dict[Dimension, LimitReading]) -> None:
-        if not readings:
-            return
-        now = time.monotonic()
-        for index, dimension in enumerate(DIMENSIONS):
-            reading = readings.get(dimension)
-            if reading is None:
-                continue
+    def _settle(self, ticket: Ticket) -> None:
+        """The request came back (answered or failed): it is no longer in flight."""
+        del self._flying[id(ticket)]
+        if ticket.probe:
+            ticket.pacer.probing -= 1
+        for meter, amount in ticket.took:
+            meter.settled += amount
+
+    @staticmethod
+    def _learn(
+        pacer: Pacer, ticket: Ticket, readings: dict[Dimension, LimitReading], *, counted: bool
+    ) -> None:
+        """Bound `pacer`'s buckets by an answer's (or a refusal's) readings; for a bucket the
+        request did not take from (new, or another family's), whatever had not settled may
+        have been counted after it."""
+        for dimension, reading in readings.items():
             meter = pacer.known.meters.get(dimension)
             if meter is None:
-                meter = pacer.known.meters[dimension] = _Meter(reading.limit, now)
-            sent = ticket.sent[index]
-            meter.learn(reading.limit, reading.remaining, ticket.sent_at, sent or 0.0, now)
+                meter = pacer.known.meters[dimension] = _Meter(reading.limit, time.monotonic())
+            took, settled = 0.0, meter.settled
+            for index, (taken_from, amount) in enumerate(ticket.took):
+                if taken_from is meter:
+                    took, settled = amount, ticket.settled[index]
+            meter.learn(
+                reading.limit, reading.remaining, took if counted else 0.0, settled, ticket.sent_at
+            )

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 __all__ = [
-    "DIMENSIONS",
     "Dimension",
     "LimitReading",
     "Refusal",

@@ -1,6 +1,7 @@
 """Pacing: a run at a small rate limit sends at the limit, not into it (few 429s, every sample
-there); limits are learned from the answers; an endpoint without rate-limit headers is not
-held back; a request larger than the whole limit fails alone instead of being retried.
+there), whether the limit's bucket starts full (after a quiet spell) or drained (in the middle
+of other work); limits are learned from the answers; an endpoint without rate-limit headers is
+not held back; a request larger than the whole limit fails alone instead of being retried.
 
 Utilisation (how close to the ideal time a run comes) is measured by
 `benchmarks/rate_limits.py`, not asserted here: wall-clock time on a loaded machine is noise.
@@ -30,6 +31,14 @@ SNAPSHOT = "gpt-4.1-mini-2025-04-14"
 def limited() -> Iterator[Any]:
     """A sandbox of this test's own, limits set by the test."""
     with run_sandbox() as handle:
+        yield handle
+
+
+@pytest.fixture
+def served() -> Iterator[Any]:
+    """A sandbox in a process of its own, answering concurrent requests in the order they reach
+    it, as the API does (not the order they were sent)."""
+    with run_sandbox(in_process=False) as handle:
         yield handle
 
 
@@ -67,8 +76,8 @@ def _question(name: str, prompts: int, max_tokens: int = 5) -> Question:
     )
 
 
-def _settings() -> RunSettings:
-    return RunSettings(max_concurrency=16, request_timeout=10, progress=False, use_n=False)
+def _settings(concurrency: int = 16) -> RunSettings:
+    return RunSettings(max_concurrency=concurrency, request_timeout=10, progress=False, use_n=False)
 
 
 def _rate_limited(sandbox: Any) -> int:
@@ -77,6 +86,47 @@ def _rate_limited(sandbox: Any) -> int:
 
 def _chat_requests(sandbox: Any) -> int:
     return int(sandbox.stats()["requests"].get("chat.completions", 0))
+
+
+def _run_counting(sandbox: Any, tmp_path: Path, question: Question) -> tuple[int, int]:
+    """Run `question` on `MODEL`, every sample answered; (requests sent, answered 429)."""
+    refused_before, sent_before = _rate_limited(sandbox), _chat_requests(sandbox)
+    df = question.df(
+        {"g": [MODEL]},
+        cache=Cache(tmp_path / "cache"),
+        router=EnvRouter(base_url=sandbox.base_url),
+        settings=_settings(concurrency=32),
+    )
+    assert df["error"].isna().all() and df["answer"].notna().all()
+    sent = _chat_requests(sandbox) - sent_before
+    refused = _rate_limited(sandbox) - refused_before
+    assert sent == len(df) + refused
+    return sent, refused
+
+
+# A limit not touched for a minute holds a whole minute's worth: the run may send that much at
+# once, and then only at the refill. Answers of that first burst come back out of order (one
+# sent on a reused connection is counted before those opening new ones), and none of them may
+# let a second burst through. Limits are scaled so the refill after the burst takes seconds.
+
+
+def test_a_run_from_a_full_requests_bucket_has_at_most_2_percent_429s(
+    served: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    served.set_limits({MODEL: {"rpm": 200}})
+    sent, refused = _run_counting(served, tmp_path, _question("full-rpm", 210))
+    assert refused <= 0.02 * sent, f"{refused} of {sent} requests were refused"
+
+
+def test_a_run_from_a_full_tokens_bucket_has_at_most_2_percent_429s(
+    served: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    # 33 tokens a request (a 13-token prompt, max_tokens 20): the bucket holds 200 of 210.
+    served.set_limits({MODEL: {"tpm": 6_600}})
+    sent, refused = _run_counting(served, tmp_path, _question("full-tpm", 210, max_tokens=20))
+    assert refused <= 0.02 * sent, f"{refused} of {sent} requests were refused"
 
 
 def test_a_run_at_a_drained_requests_limit_gets_every_sample_with_few_429s(
