@@ -34,6 +34,7 @@ def test_demo_separates_the_groups_and_never_uses_the_users_lab_or_key(tmp_path:
     out = tmp_path / "demo-out"
     result = _demo(["--out", str(out), "--job-seconds", "1", "--samples", "3"], tmp_path, env)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "Unclosed" not in result.stderr and "ResourceWarning" not in result.stderr
     assert "Report:" in result.stdout and (out / "run" / "report.html").is_file()
     page = (out / "run" / "report.html").read_text(encoding="utf-8")
     assert "<title>Eval report: labmgr demo (" in page and "Eval run run" not in page

@@ -108,6 +108,7 @@ def test_example_runs_offline_and_prints_its_result(script: str, tmp_path: Path)
         check=False,
     )
     assert result.returncode == 0, f"{script} failed:\n{result.stdout}\n{result.stderr}"
+    assert "Unclosed" not in result.stderr, f"{script} left a connection open:\n{result.stderr}"
     for pattern in EXPECTED[script]:
         assert re.search(pattern, result.stdout, re.M), (
             f"{script}: no match for {pattern!r} in:\n{result.stdout}"
