@@ -1,11 +1,10 @@
-"""`run_questions`: ask questions of model groups and write a run folder with its report.
+"""`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
+(one pipeline, `evals.answers.ask_questions`) and write the run folder with its report.
 
-The folder holds `run.json` (questions, groups, settings, versions, times, tokens, cost), one
-Parquet file of samples per question, `summary.csv`, `comparisons.csv` (with a baseline),
-`run.log` and `report.html`. Answers come
-from the response cache when present, so running the same questions again buys nothing.
-What a run bought is summed from what each question reports back (its outcome), never read
-from the cache.
+The folder holds `run.json` (the spec, questions, groups, settings, versions, times, tokens,
+cost), one Parquet file of samples per question, `summary.csv`, `comparisons.csv` (with a
+baseline), `run.log` and `report.html`. What a run bought is what the pipeline reports back
+(its outcome), never read from the cache.
 """
 
 from __future__ import annotations
