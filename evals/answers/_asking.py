@@ -43,7 +43,21 @@ def ask_questions(
     `judge=False`) and what getting them all did. Nothing is bought before every model of
     every question (judges included) was checked: that it would take the question as asked,
     and that it exists on its endpoint. With `ctx.settings.batch`, the answers of every
-    question go in one round of batches and their judges in one more."""
+    question go in one round of batches and their judges in one more.
+
+    The cyclic garbage collector is paused throughout but while buying: planning, reading and
+    laying out make hundreds of thousands of small acyclic objects."""
+    with gc_paused():
+        return _ask_questions(questions, groups, ctx, judge=judge)
+
+
+def _ask_questions(
+    questions: Sequence[Askable],
+    groups: Mapping[str, Sequence[str]],
+    ctx: RunContext,
+    *,
+    judge: bool,
+) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
     from evals.answers._budget import budget_cuts
     from evals.answers._frame import build_frame
     from evals.answers._judging import judge_models
@@ -54,9 +68,8 @@ def ask_questions(
         ctx.models.expect(judge_models(judges[question.name]))
         judge_params(judges[question.name], question.name, ctx)
     planned: dict[str, list[Planned]] = {}
-    with gc_paused():  # thousands of requests and keys, none of them in a cycle
-        for question in questions:  # a model that would refuse a question stops us here
-            planned[question.name] = plan_question(question, groups, ctx.router, ctx.requests)
+    for question in questions:  # a model that would refuse a question stops us here
+        planned[question.name] = plan_question(question, groups, ctx.router, ctx.requests)
     fetched = fetch(
         [p for mine in planned.values() for p in mine],
         ctx,
@@ -67,13 +80,12 @@ def ask_questions(
     )
     outcome = fetched.outcome
     frames: dict[str, pd.DataFrame] = {}
-    with gc_paused():
-        for question in questions:
-            frames[question.name] = build_frame(
-                question, groups, planned[question.name], fetched, ctx.price
-            )
-            if question.answer_kind == "text":
-                outcome.budget_cuts.update(budget_cuts(frames[question.name]))
+    for question in questions:
+        frames[question.name] = build_frame(
+            question, groups, planned[question.name], fetched, ctx.price
+        )
+        if question.answer_kind == "text":
+            outcome.budget_cuts.update(budget_cuts(frames[question.name]))
     settings = ctx.settings
     if settings.max_cost is not None:  # the judges get what the answers left of the budget
         left = settings.max_cost - outcome.cost

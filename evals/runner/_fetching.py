@@ -86,12 +86,13 @@ def fetch(
     ctx.cache.check_writable()
     ctx.models.expect(dict.fromkeys(p.model for p in planned))
     ctx.models.check(ctx.router, settings)
-    if settings.batch:  # beside the synchronous runner: files, batches, waiting, collecting
-        from evals.runner._batch_run import BatchRun
+    with gc_paused(False):  # buying may take hours: garbage is collected meanwhile
+        if settings.batch:  # beside the synchronous runner: files, batches, waiting, collecting
+            from evals.runner._batch_run import BatchRun
 
-        outcome.add(BatchRun(ctx, settings, title=title).run(works))
-    else:
-        outcome.add(_buy_now(works, ctx, settings, title))
+            outcome.add(BatchRun(ctx, settings, title=title).run(works))
+        else:
+            outcome.add(_buy_now(works, ctx, settings, title))
     # Read back: when several processes bought the same sample, the first one stored wins.
     # Whole models are read again, so that those now complete are packed for the next reload.
     keys = {w.request.cache_key for w in works}

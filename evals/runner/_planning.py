@@ -33,16 +33,22 @@ __all__ = [
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while building many small objects (bulk loads create
-    hundreds of thousands of acyclic objects; collections over a large heap dominate)."""
+def gc_paused(paused: bool = True) -> Iterator[None]:
+    """No cyclic garbage collection while building many small objects (planning and frames
+    make hundreds of thousands of acyclic objects; collections over a large heap dominate);
+    `gc_paused(False)` turns it back on inside (while buying, which may take hours)."""
     enabled = gc.isenabled()
-    gc.disable()
+    if paused:
+        gc.disable()
+    else:
+        gc.enable()
     try:
         yield
     finally:
         if enabled:
             gc.enable()
+        else:
+            gc.disable()
 
 
 @dataclass
