@@ -101,8 +101,11 @@ class LabRouter:
     def key_for_shared_model(self, model: str) -> Credential | None:
         """The key remembered for a fine-tune the database does not know, else the first key
         whose endpoint finds it (`GET /models/{model}`, each key asked once), then
-        remembered; None when no key can see it."""
+        remembered; None when no key can see it. With one key there is nothing to choose:
+        it serves the model (the check before buying asks the endpoint once anyway)."""
         credentials = self.accounts.credentials
+        if len(credentials) == 1:
+            return credentials[0]
         remembered = self.shared_models.get(model)
         if remembered is not None:
             for credential in credentials:
