@@ -92,10 +92,14 @@ class RunOptionsError(EvalsError, ValueError):
     """An option of a run that cannot be used (an unknown or out-of-range setting)."""
 
     @classmethod
-    def of(cls, error: ValidationError, *, hint: str) -> RunOptionsError:
-        """One sentence naming each unknown or wrong option of a pydantic validation."""
+    def of(cls, error: ValidationError, *, hint: str) -> EvalsError:
+        """One sentence naming each unknown or wrong option of a pydantic validation; an
+        error of ours that a validator raised (a baseline that is not a group, say) as it is."""
         problems = []
         for problem in error.errors():
+            raised = (problem.get("ctx") or {}).get("error")
+            if isinstance(raised, EvalsError):
+                return raised
             name = ".".join(str(part) for part in problem["loc"])
             if problem["type"] == "extra_forbidden":
                 problems.append(f"unknown option {name!r}")

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 from fixtures.evals import TEST_KEY
 
 from evals import Cache, EnvRouter, RunSettings, load_questions
+from evals.errors import MetricError, RunOptionsError
 from evals.experiments import run_questions
 from evals.runs import load_run
 from evals.stats import SUMMARY_COLUMNS
@@ -206,3 +208,31 @@ def test_no_file_of_a_run_contains_the_api_key(
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert TEST_KEY.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"bogus": 1}, RunOptionsError, "unknown option 'bogus'"),
+        ({"samples": 0}, RunOptionsError, "option 'samples'"),
+        ({"baseline": "nope"}, RunOptionsError, "baseline 'nope' is not a group of the run"),
+        ({"metrics": ["bad: nothing < 1"]}, RunOptionsError, "no question of the run has"),
+        ({"metrics": ["bad: aligned << 30"]}, MetricError, "cannot read"),
+    ],
+)
+def test_a_run_spec_names_a_bad_option_in_one_sentence_before_anything_is_bought(
+    sandbox: Any,
+    tmp_path: Path,
+    questions_file: Path,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    options: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    before = chat_requests(sandbox)
+    with pytest.raises(error, match=message) as raised:
+        _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, **options)
+    assert "Value error" not in str(raised.value) and "\n" not in str(raised.value)
+    assert chat_requests(sandbox) == before and not (tmp_path / "run").exists()
