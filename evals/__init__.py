@@ -53,8 +53,9 @@ from evals.runner import (
 )
 
 if TYPE_CHECKING:
-    from evals.experiments import RunSpec, estimate_run, run, run_questions, write_run
+    from evals.experiments import RunSpec, estimate_run, report_run, run, run_questions
     from evals.plots import plot
+    from evals.runs import write_run
 
 __all__ = [
     "Answers",
@@ -95,13 +96,14 @@ __all__ = [
     "groups_from_database",
     "load_questions",
     "plot",
+    "report_run",
     "run",
     "run_context",
     "run_questions",
     "write_run",
 ]
 
-_EXPERIMENTS = frozenset({"RunSpec", "estimate_run", "run", "run_questions", "write_run"})
+_EXPERIMENTS = frozenset({"RunSpec", "estimate_run", "report_run", "run", "run_questions"})
 
 
 def __getattr__(name: str) -> Any:
@@ -115,4 +117,8 @@ def __getattr__(name: str) -> Any:
         from evals import experiments
 
         return getattr(experiments, name)
+    if name == "write_run":  # frames a notebook holds into a run folder (`report_run` draws it)
+        from evals.runs import write_run
+
+        return write_run
     raise AttributeError(f"module 'evals' has no attribute {name!r}")

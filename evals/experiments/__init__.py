@@ -17,7 +17,6 @@ from evals.experiments._reporting import ReportFiles, report_run
 from evals.experiments._running import default_run_dir, run, run_questions
 from evals.experiments._scoring import ScoredRun, score_run
 from evals.experiments._spec import RunSpec, run_metrics
-from evals.experiments._writing import write_run
 
 __all__ = [
     "HISTORY_COLUMNS",
@@ -34,5 +33,4 @@ __all__ = [
     "run_questions",
     "runs_of_questions",
     "score_run",
-    "write_run",
 ]

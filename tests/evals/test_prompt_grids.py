@@ -180,14 +180,13 @@ def test_a_run_split_by_a_factor_writes_it_into_summary_and_comparisons(
     assert summary[summary["question"] == ALL_QUESTIONS].empty
     assert run.comparisons is not None
     assert set(run.comparisons["amount"].dropna()) == {"500", "5000"}
-    # The package face's write_run (the one that also writes the report) splits the same way.
+    # The package's write_run (frames a notebook holds into a run folder) splits the same way.
     again = evals.write_run(
         tmp_path / "again",
         frames,
         questions={"repair": question, "plain": other},
         baseline="base",
         by=["amount"],
-        report=False,
     )
     assert again.by == ["amount"]
     pd.testing.assert_frame_equal(again.summary, summary)

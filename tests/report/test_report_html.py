@@ -7,17 +7,26 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.report import judged_frame
 
-from evals.experiments import write_run
-from evals.report import run_plans, safe_json, write_figures
+from evals.report import run_plans, safe_json, write_figures, write_report
 from evals.report._plans import question_figure_prefix
-from evals.runs import load_run
+from evals.runs import Run, load_run
+from evals.runs import write_run as write_run_folder
 from evals.stats import ALL_QUESTIONS
 
 from .conftest import HOSTILE_ANSWERS, MARKUP_GROUP, ComparedReport, ReportFixture
+
+
+def write_run(out: Path, frames: dict[str, Any], **options: Any) -> Run:
+    """A run folder from frames, then its report."""
+    run = write_run_folder(out, frames, **options)
+    write_report(run, run.path / "report.html")
+    return run
+
 
 _DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
