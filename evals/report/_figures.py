@@ -32,7 +32,7 @@ from evals.report._plans import (
     question_figure_prefix,
     run_plans,
 )
-from evals.runs import Run
+from evals.runs import Run, prepare_folder
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -352,20 +352,7 @@ def prepare_figure_folder(folder: str | Path, file_format: str) -> Path:
             f"figure format {file_format!r} is not one of {', '.join(FIGURE_FORMATS)}.",
             hint="Use --format pdf, svg or png.",
         )
-    path = Path(folder)
-    if path.exists() and not path.is_dir():
-        raise OutputError(
-            f"cannot write figures to {path}: it is a file.",
-            hint="Give a folder (new or existing) with --figures.",
-        )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputError(
-            f"cannot create the figure folder {path}: {why_not_writable(path, error)}.",
-            hint="Give a folder you can write to with --figures.",
-        ) from None
-    return path
+    return prepare_folder(folder, what="figure folder", option="--figures")
 
 
 def write_figures(run: Run, folder: str | Path, *, file_format: FigureFormat = "pdf") -> FigureSet:

@@ -149,21 +149,23 @@ def _groups_of(frames: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
     return {group: list(models) for group, models in groups.items()}
 
 
-def prepare_folder(out: str | Path) -> Path:
-    """The run folder `out`, created if missing; `OutputError` (naming the path) when it
-    cannot be: a file is in the way, a part of the path is a file, no permission."""
+def prepare_folder(
+    out: str | Path, *, what: str = "run folder", option: str = "--out / out="
+) -> Path:
+    """The folder `out`, created if missing; `OutputError` (naming the path) when it cannot
+    be: a file is in the way, a part of the path is a file, no permission."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise OutputError(
-            f"cannot write the run folder {folder}: it is a file.",
-            hint="Give a folder (new, or an earlier run's to replace it) with --out / out=.",
+            f"cannot write the {what} {folder}: it is a file.",
+            hint=f"Give a folder (new or existing) with {option}.",
         )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
-            f"cannot create the run folder {folder}: {why_not_writable(folder, error)}.",
-            hint="Give a folder you can write to with --out / out=.",
+            f"cannot create the {what} {folder}: {why_not_writable(folder, error)}.",
+            hint=f"Give a folder you can write to with {option}.",
         ) from None
     return folder
 
