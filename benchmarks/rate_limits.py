@@ -73,9 +73,9 @@ def _ready_then_go() -> None:
 def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
     from evals import Cache, EnvRouter, Question, RunSettings
-    from evals.runner import run_blocking, run_works
+    from evals.runner import run_blocking, run_calls
 
-    assert run_blocking and run_works  # the runner imported before the clock starts
+    assert run_blocking and run_calls  # the runner imported before the clock starts
     question = Question.create(
         type="free_form",
         name="bench",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from evals.answers._preparing import judge_params
 from evals.cache import CachedLookup
-from evals.runner import RunContext, missing_works, plan_question
+from evals.runner import RunContext, missing_calls, plan_question
 
 if TYPE_CHECKING:
     from evals.runner import Askable
@@ -69,21 +69,21 @@ def estimate_question(
     cached.add_samples(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     )
-    works = missing_works(planned, cached, ctx.settings, [question.name] * len(planned))
+    calls = missing_calls(planned, cached, ctx.settings, [question.name] * len(planned))
     per_sample_completion = question.expected_completion_tokens()
     prompt_tokens = completion_tokens = 0
     cost = 0.0
     unpriced: dict[str, None] = {}
     new_samples = 0
-    for work in works:
-        prompt = sum(count_tokens(m.get("content")) for m in work.request.messages)
-        completion = per_sample_completion * len(work.sample_ixs)
+    for call in calls:
+        prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
+        completion = per_sample_completion * len(call.sample_ixs)
         prompt_tokens += prompt
         completion_tokens += completion
-        new_samples += len(work.sample_ixs)
-        price = ctx.price(work.request.model, prompt, completion)
+        new_samples += len(call.sample_ixs)
+        price = ctx.price(call.request.model, prompt, completion)
         if price is None:
-            unpriced[work.request.model] = None
+            unpriced[call.request.model] = None
         else:
             cost += price
     total = sum(p.samples for p in planned if p.request is not None)
@@ -103,7 +103,7 @@ def estimate_question(
 
     return Estimate(
         batch_cost=cost * BATCH_DISCOUNT,
-        requests=len(works),
+        requests=len(calls),
         samples=new_samples,
         cached_samples=total - new_samples,
         prompt_tokens=prompt_tokens,

@@ -19,6 +19,7 @@ from evals.runner._batch_admin import (
     collect_batches,
     list_batches,
 )
+from evals.runner._calls import Call, interleave, split_calls
 from evals.runner._context import (
     CONTEXT_OPTIONS,
     RUN_OPTIONS,
@@ -26,7 +27,7 @@ from evals.runner._context import (
     lab_context,
     run_context,
 )
-from evals.runner._fetching import Fetched, fetch, run_works
+from evals.runner._fetching import Fetched, fetch, run_calls
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions, is_reasoning_model
@@ -36,7 +37,7 @@ from evals.runner._planning import (
     describe_question,
     endpoints_for,
     gc_paused,
-    missing_works,
+    missing_calls,
     ordered_models,
     plan,
     plan_question,
@@ -44,7 +45,6 @@ from evals.runner._planning import (
 from evals.runner._prices import TablePrice, price_function
 from evals.runner._question_shape import Askable, Judge
 from evals.runner._settings import RunSettings
-from evals.runner._work import Work, interleave, split_work
 from labmgr.routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ __all__ = [
     "Askable",
     "BatchState",
     "BudgetCut",
+    "Call",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
@@ -78,7 +79,6 @@ __all__ = [
     "RunProgress",
     "RunSettings",
     "TablePrice",
-    "Work",
     "cancel_batches",
     "classify",
     "collect_batches",
@@ -90,16 +90,16 @@ __all__ = [
     "is_reasoning_model",
     "lab_context",
     "list_batches",
-    "missing_works",
+    "missing_calls",
     "ordered_models",
     "plan",
     "plan_question",
     "price_function",
     "retry_after_seconds",
     "run_blocking",
+    "run_calls",
     "run_context",
-    "run_works",
-    "split_work",
+    "split_calls",
 ]
 
 _LAZY = {

@@ -44,12 +44,12 @@ from evals.runner._batch_files import (
     queue_limit_of,
 )
 from evals.runner._batch_progress import BatchProgress
+from evals.runner._calls import Call
 from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
 from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings
-from evals.runner._work import Work
 from labmgr.routing import Endpoint
 
 __all__ = ["FINAL_STATUSES", "BatchRun"]
@@ -103,14 +103,14 @@ class BatchRun:
 
     # ---- the loop -----------------------------------------------------------------------
 
-    def run(self, works: Sequence[Work]) -> RunOutcome:
-        """Buy the samples of `works` through batches (and collect any batch already
+    def run(self, calls: Sequence[Call]) -> RunOutcome:
+        """Buy the samples of `calls` through batches (and collect any batch already
         watched); with `batch_wait` False, submit and return after one look."""
-        for work in works:
-            self.endpoints[work.endpoint.id] = work.endpoint
-            for ix in work.sample_ixs:
-                self.wanted[(work.request.cache_key, ix)] = _Want(
-                    work.request, work.endpoint, work.logprobs, work.label
+        for call in calls:
+            self.endpoints[call.endpoint.id] = call.endpoint
+            for ix in call.sample_ixs:
+                self.wanted[(call.request.cache_key, ix)] = _Want(
+                    call.request, call.endpoint, call.logprobs, call.label
                 )
         with self.progress:
             while True:

@@ -21,19 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
 from evals.errors import CacheError
+from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
-from evals.runner._planning import Planned, gc_paused, missing_works
+from evals.runner._planning import Planned, gc_paused, missing_calls
 from evals.runner._settings import RunSettings
-from evals.runner._work import Work, interleave
 
 if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
     from evals.runner._progress import RunProgress
     from labmgr.routing import Endpoint
 
-__all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch", "run_works"]
+__all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch", "run_calls"]
 
 
 @dataclass
@@ -74,14 +74,14 @@ def fetch(
             outcome.unrouted_models.setdefault(p.model, p.route_error)
     with gc_paused():
         cached = ctx.cache.lookup_packed(list(chunks.values()))
-    works = missing_works(planned, cached, settings, names)
-    outcome.cached = sum(wanted.values()) - sum(len(w.sample_ixs) for w in works)
-    if not works:
+    calls = missing_calls(planned, cached, settings, names)
+    outcome.cached = sum(wanted.values()) - sum(len(w.sample_ixs) for w in calls)
+    if not calls:
         return Fetched(cached, outcome)
     if skip is not None:
-        for work in works:
-            for ix in work.sample_ixs:
-                outcome.errors[(work.request.cache_key, ix)] = f"not run: {skip}"
+        for call in calls:
+            for ix in call.sample_ixs:
+                outcome.errors[(call.request.cache_key, ix)] = f"not run: {skip}"
         return Fetched(cached, outcome)
     ctx.cache.check_writable()
     ctx.models.expect(dict.fromkeys(p.model for p in planned))
@@ -90,12 +90,12 @@ def fetch(
         if settings.batch:  # beside the synchronous runner: files, batches, waiting, collecting
             from evals.runner._batch_run import BatchRun
 
-            outcome.add(BatchRun(ctx, settings, title=title).run(works))
+            outcome.add(BatchRun(ctx, settings, title=title).run(calls))
         else:
-            outcome.add(_buy_now(works, ctx, settings, title))
+            outcome.add(_buy_now(calls, ctx, settings, title))
     # Read back: when several processes bought the same sample, the first one stored wins.
     # Whole models are read again, so that those now complete are packed for the next reload.
-    keys = {w.request.cache_key for w in works}
+    keys = {w.request.cache_key for w in calls}
     with gc_paused():
         cached.update(
             ctx.cache.lookup_packed(
@@ -105,19 +105,19 @@ def fetch(
     return Fetched(cached, outcome)
 
 
-def _buy_now(works: list[Work], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
+def _buy_now(calls: list[Call], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
     """Buy on the runner loop, claiming first: another process (or lab) asking for the same
     samples waits for them instead of buying them too; released when this run finishes."""
     from evals.runner._blocking import run_blocking
     from evals.runner._progress import RunProgress
 
     totals: dict[str, int] = {}
-    for work in works:
-        totals[work.request.model] = totals.get(work.request.model, 0) + len(work.sample_ixs)
+    for call in calls:
+        totals[call.request.model] = totals.get(call.request.model, 0) + len(call.sample_ixs)
     progress = RunProgress(totals, show=settings.progress, title=title)
     with ctx.cache.claims() as claims:  # the buyer is made on the runner loop, its clients too
         return run_blocking(
-            lambda: _Buyer(ctx.cache, settings, ctx.price, progress, claims).buy(works)
+            lambda: _Buyer(ctx.cache, settings, ctx.price, progress, claims).buy(calls)
         )
 
 
@@ -131,18 +131,18 @@ STORE_BATCH = 256
 Item = tuple[str, int]
 
 
-def _items(works: Iterable[Work]) -> list[Item]:
-    return [(work.request.cache_key, ix) for work in works for ix in work.sample_ixs]
+def _items(calls: Iterable[Call]) -> list[Item]:
+    return [(call.request.cache_key, ix) for call in calls for ix in call.sample_ixs]
 
 
-def _restricted(works: Iterable[Work], keep: set[Item]) -> list[Work]:
-    """The works with only the sample indices in `keep` (works left empty are dropped)."""
+def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
+    """The calls with only the sample indices in `keep` (calls left empty are dropped)."""
     kept = []
-    for work in works:
-        key = work.request.cache_key
-        ixs = [ix for ix in work.sample_ixs if (key, ix) in keep]
+    for call in calls:
+        key = call.request.cache_key
+        ixs = [ix for ix in call.sample_ixs if (key, ix) in keep]
         if ixs:
-            kept.append(Work(work.request, work.label, ixs, work.endpoint, work.logprobs))
+            kept.append(Call(call.request, call.label, ixs, call.endpoint, call.logprobs))
     return kept
 
 
@@ -154,13 +154,13 @@ def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
 
 
 async def _wait_for_others(
-    works: list[Work], cache: Cache, claims: Claims, progress: RunProgress, poll: float
-) -> list[Work]:
-    """Wait until every sample of `works` landed in the cache (bought by its claimant); as
+    calls: list[Call], cache: Cache, claims: Claims, progress: RunProgress, poll: float
+) -> list[Call]:
+    """Wait until every sample of `calls` landed in the cache (bought by its claimant); as
     soon as some are neither landed nor claimed (their claimant died or gave up), return
-    the works still missing, to be claimed again."""
-    remaining = set(_items(works))
-    models = {work.request.cache_key: work.request.model for work in works}
+    the calls still missing, to be claimed again."""
+    remaining = set(_items(calls))
+    models = {call.request.cache_key: call.request.model for call in calls}
     while remaining:
         await asyncio.sleep(poll)
         landed = _landed(cache, remaining)
@@ -168,7 +168,7 @@ async def _wait_for_others(
             progress.done(models[key], 1, 0, 0.0)
         remaining -= landed
         if remaining and len(claims.held(sorted(remaining))) < len(remaining):
-            return _restricted(works, remaining)
+            return _restricted(calls, remaining)
     return []
 
 
@@ -221,11 +221,11 @@ class _Buyer:
         self.clients = ClientLease(settings)
         """Kept across fetches on the runner loop (open connections reused)."""
         self.limits: dict[str, AdaptiveLimit] = {}
-        self.queue: asyncio.Queue[Work] = asyncio.Queue()
+        self.queue: asyncio.Queue[Call] = asyncio.Queue()
         self.sleepers: set[asyncio.Task[None]] = set()
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
-        self.unstored: list[tuple[Work, list[tuple[int, SampleResult]]]] = []
+        self.unstored: list[tuple[Call, list[tuple[int, SampleResult]]]] = []
         """Answers read but not stored yet: stored together, `STORE_DELAY` at most later."""
         self.store_timer: asyncio.TimerHandle | None = None
         self.pacing = Pacing(
@@ -246,17 +246,17 @@ class _Buyer:
 
     # ---- giving up ------------------------------------------------------------------------
 
-    def _give_up(self, work: Work, message: str, *, record: bool = True) -> None:
-        key = work.request.cache_key
-        for ix in work.sample_ixs:
+    def _give_up(self, call: Call, message: str, *, record: bool = True) -> None:
+        key = call.request.cache_key
+        for ix in call.sample_ixs:
             self.outcome.errors[(key, ix)] = message
-        self.progress.failed(work.request.model, len(work.sample_ixs))
+        self.progress.failed(call.request.model, len(call.sample_ixs))
         if record and self.cache_failure is None:
             try:
                 self.cache.record_error(
-                    work.request,
-                    work.label,
-                    work.sample_ixs,
+                    call.request,
+                    call.label,
+                    call.sample_ixs,
                     kind="error",
                     message=message,
                     owner=self.owner,
@@ -270,24 +270,24 @@ class _Buyer:
         if self.outcome.stopped is None:
             self.outcome.stopped = error.message
 
-    def _skip_reason(self, work: Work) -> str | None:
+    def _skip_reason(self, call: Call) -> str | None:
         if self.outcome.stopped is not None:
             return f"not run: {self.outcome.stopped}"
-        failed = self.outcome.failed_models.get(work.request.model)
+        failed = self.outcome.failed_models.get(call.request.model)
         if failed is not None:
-            return f"model {work.request.model} failed: {failed}"
+            return f"model {call.request.model} failed: {failed}"
         return None
 
     # ---- the request ----------------------------------------------------------------------
 
-    def _accept(self, work: Work, data: dict[str, Any]) -> None:
-        read = read_choices(data, work.sample_ixs, work.logprobs)
-        model = work.request.model
-        key = work.request.cache_key
+    def _accept(self, call: Call, data: dict[str, Any]) -> None:
+        read = read_choices(data, call.sample_ixs, call.logprobs)
+        model = call.request.model
+        key = call.request.cache_key
         for ix, message in read.errors.items():
             self.outcome.errors[(key, ix)] = message
         stored = read.stored
-        missing = len(work.sample_ixs) - len(stored)
+        missing = len(call.sample_ixs) - len(stored)
         prompt, completion = read.prompt_tokens, read.completion_tokens
         cost = self.price(model, prompt, completion) or 0.0
         self.outcome.requests += 1
@@ -297,7 +297,7 @@ class _Buyer:
         self.outcome.cost += cost
         self.progress.done(model, 0, missing, cost)
         if stored:
-            self.unstored.append((work, stored))
+            self.unstored.append((call, stored))
             if len(self.unstored) >= STORE_BATCH:
                 self._store_unstored()
             elif self.store_timer is None:
@@ -320,94 +320,94 @@ class _Buyer:
             self.cache.store_many([(w.request, w.label, stored) for w, stored in answers])
         except CacheError as error:
             self._cache_failed(error)
-            for work, stored in answers:
+            for call, stored in answers:
                 for ix, _ in stored:
-                    self.outcome.errors[(work.request.cache_key, ix)] = (
+                    self.outcome.errors[(call.request.cache_key, ix)] = (
                         f"not stored: {error.message}"
                     )
             return
-        for work, stored in answers:
+        for call, stored in answers:
             self.outcome.samples += len(stored)
-            self.progress.stored(work.request.model, len(stored))
+            self.progress.stored(call.request.model, len(stored))
 
     def _failed(
-        self, work: Work, error: Exception, limit: AdaptiveLimit, *, paced: bool = False
+        self, call: Call, error: Exception, limit: AdaptiveLimit, *, paced: bool = False
     ) -> None:
         """Retry, give up on the samples, the model or the run; a 429 on a paced limit
         leaves the concurrency limit alone (the pacer waits instead)."""
         from evals.runner._failures import FailureKind, classify
 
-        failure = classify(error, base_url=work.endpoint.base_url)
-        model = work.request.model
+        failure = classify(error, base_url=call.endpoint.base_url)
+        model = call.request.model
         self.progress.error(model, failure.message)
         if failure.kind is FailureKind.STOP:
             if self.outcome.stopped is None:
                 self.outcome.stopped = f"{model}: {failure.message}"
-            self._give_up(work, f"run stopped: {failure.message}")
+            self._give_up(call, f"run stopped: {failure.message}")
             return
         if failure.kind is FailureKind.MODEL:
             self.outcome.failed_models.setdefault(model, failure.message)
-            self._give_up(work, f"model {model} failed: {failure.message}")
+            self._give_up(call, f"model {model} failed: {failure.message}")
             return
         if failure.kind is FailureKind.SAMPLE:
-            self._give_up(work, failure.message)
+            self._give_up(call, failure.message)
             return
         if failure.rate_limited and not paced:
             limit.rate_limited(failure.retry_after)
-        elapsed = time.monotonic() - work.first_attempt
+        elapsed = time.monotonic() - call.first_attempt
         if (
-            work.attempts >= self.settings.max_attempts
+            call.attempts >= self.settings.max_attempts
             or elapsed >= self.settings.max_retry_seconds
         ):
-            self._give_up(work, f"gave up after {work.attempts} attempts: {failure.message}")
+            self._give_up(call, f"gave up after {call.attempts} attempts: {failure.message}")
             return
         delay = failure.retry_after
         if delay is None:
-            backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (work.attempts - 1))
+            backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (call.attempts - 1))
             delay = backoff * (0.5 + random.random() / 2)
         self.progress.retrying(model)
-        self._retry_later(work, min(delay, self.settings.max_backoff_seconds))
+        self._retry_later(call, min(delay, self.settings.max_backoff_seconds))
 
-    def _retry_later(self, work: Work, delay: float) -> None:
-        """Queue `work` again after `delay` seconds (the current queue entry is finished)."""
-        self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(work, delay)))
+    def _retry_later(self, call: Call, delay: float) -> None:
+        """Queue `call` again after `delay` seconds (the current queue entry is finished)."""
+        self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(call, delay)))
 
     def _keep(self, task: asyncio.Task[None]) -> None:
-        """A task that may still queue works: the run waits for it (and cancels it)."""
+        """A task that may still queue calls: the run waits for it (and cancels it)."""
         self.sleepers.add(task)
         task.add_done_callback(self.sleepers.discard)
 
-    async def _sleep_then_queue(self, work: Work, delay: float) -> None:
+    async def _sleep_then_queue(self, call: Call, delay: float) -> None:
         await asyncio.sleep(delay)
-        self.queue.put_nowait(work)
+        self.queue.put_nowait(call)
 
     async def _worker(self) -> None:
-        """Take the next work, and send it when it may go: the one place a request is made."""
+        """Take the next call, and send it when it may go: the one place a request is made."""
         import httpx2
 
         while True:
-            work = await self.queue.get()
+            call = await self.queue.get()
             try:
-                reason = self._skip_reason(work)
+                reason = self._skip_reason(call)
                 if reason is not None:
-                    self.pacing.forget(work)
-                    self._give_up(work, reason, record=False)
+                    self.pacing.forget(call)
+                    self._give_up(call, reason, record=False)
                     continue
-                if not self.pacing.admit(work):
+                if not self.pacing.admit(call):
                     continue
-                limit = self._limit(work.endpoint)
+                limit = self._limit(call.endpoint)
                 await limit.acquire()
-                if work.attempts == 0:
-                    work.first_attempt = time.monotonic()
-                work.attempts += 1
-                ticket = self.pacing.sending(work)
-                content = work.request.body_json(len(work.sample_ixs))
+                if call.attempts == 0:
+                    call.first_attempt = time.monotonic()
+                call.attempts += 1
+                ticket = self.pacing.sending(call)
+                content = call.request.body_json(len(call.sample_ixs))
                 try:
-                    poster = self.clients.poster(work.endpoint)
+                    poster = self.clients.poster(call.endpoint)
                     if poster is not None:  # straight through the client's aiohttp session
                         data, headers = await poster.post(content)
                     else:
-                        client = self.clients.client(work.endpoint)
+                        client = self.clients.client(call.endpoint)
                         response = await client.post(
                             "/chat/completions", content=content, cast_to=httpx2.Response
                         )
@@ -417,25 +417,25 @@ class _Buyer:
                     raise
                 except Exception as error:
                     limit.release()
-                    self._failed(work, error, limit, paced=self.pacing.failed(ticket, error))
+                    self._failed(call, error, limit, paced=self.pacing.failed(ticket, error))
                     continue
                 limit.release()
                 limit.succeeded()
                 self.pacing.answered(ticket, headers, data)
                 try:
-                    self._accept(work, data)
+                    self._accept(call, data)
                 except (KeyError, TypeError, ValueError, AttributeError) as error:
-                    self._give_up(work, f"malformed response: {type(error).__name__}: {error}")
+                    self._give_up(call, f"malformed response: {type(error).__name__}: {error}")
             finally:
                 self.queue.task_done()
 
-    async def _send_all(self, works: list[Work]) -> None:
-        """Send every work through the workers, and wait until each is answered or given up."""
-        for work in interleave(works):
-            self.queue.put_nowait(work)
+    async def _send_all(self, calls: list[Call]) -> None:
+        """Send every call through the workers, and wait until each is answered or given up."""
+        for call in interleave(calls):
+            self.queue.put_nowait(call)
         workers = [
             asyncio.create_task(self._worker())
-            for _ in range(min(self.settings.max_concurrency, max(1, len(works))))
+            for _ in range(min(self.settings.max_concurrency, max(1, len(calls))))
         ]
         try:
             while True:
@@ -452,13 +452,13 @@ class _Buyer:
         if self.cache_failure is not None:
             raise self.cache_failure
 
-    async def buy(self, works: list[Work]) -> RunOutcome:
-        """Buy the samples of `works` that nobody else is buying, and wait for the rest."""
+    async def buy(self, calls: list[Call]) -> RunOutcome:
+        """Buy the samples of `calls` that nobody else is buying, and wait for the rest."""
         assert self.claims is not None, "buying claims first"
         claims, cache, progress, outcome = self.claims, self.cache, self.progress, self.outcome
         tried: set[Item] = set()
         poll = min(0.25, claims.lease_seconds / 10)
-        pending = works
+        pending = calls
         try:
             async with progress.live():
                 while pending and outcome.stopped is None:
@@ -490,20 +490,20 @@ class _Buyer:
         return outcome
 
 
-async def run_works(
-    works: list[Work],
+async def run_calls(
+    calls: list[Call],
     *,
     cache: Cache,
     settings: RunSettings,
     price: PriceFunction,
     progress: RunProgress,
 ) -> RunOutcome:
-    """Send every work without claiming (the engine alone, as benchmarks measure it),
+    """Send every call without claiming (the engine alone, as benchmarks measure it),
     persisting answers as they arrive."""
     run = _Buyer(cache, settings, price, progress)
     async with progress.live():
         try:
-            await run._send_all(works)
+            await run._send_all(calls)
         finally:
             await run.clients.release()
     return run.outcome

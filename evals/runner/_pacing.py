@@ -2,7 +2,7 @@
 
 Each (endpoint, model family) gets a `Pacer` that keeps its own copy of the limit's buckets,
 one per dimension (requests, tokens): a bucket holds at most the per-minute limit and refills
-at limit/60 per second, as OpenAI's do. A work is sent when every bucket holds what it asks
+at limit/60 per second, as OpenAI's do. A call is sent when every bucket holds what it asks
 (one request; its prompt plus the completion budget times `n`); otherwise it waits, in order,
 in the pacer's queue, and the pacer releases it when the refill allows. Every answer's
 `x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` bound the copy
@@ -28,6 +28,7 @@ from typing import Any
 
 import openai
 
+from evals.runner._calls import Call
 from evals.runner._rate_limits import (
     Dimension,
     LimitReading,
@@ -36,7 +37,6 @@ from evals.runner._rate_limits import (
     read_headers,
     read_refusal,
 )
-from evals.runner._work import Work
 
 __all__ = ["Pacing", "Ticket"]
 
@@ -132,7 +132,7 @@ _KNOWN: dict[tuple[str, str], Known] = {}
 
 
 class Pacer:
-    """The limits of one (endpoint, model family) as this process knows them, and the works
+    """The limits of one (endpoint, model family) as this process knows them, and the calls
     of one run waiting for them."""
 
     def __init__(self, known: Known) -> None:
@@ -140,7 +140,7 @@ class Pacer:
         """The process's knowledge of the limits (shared with other runs' pacers)."""
         self.probing = 0
         """Requests in flight before anything was heard (one at a time)."""
-        self.pending: deque[Work] = deque()
+        self.pending: deque[Call] = deque()
         self.releaser: asyncio.Task[None] | None = None
         self._news: asyncio.Event | None = None
 
@@ -197,18 +197,18 @@ class Ticket:
 class Pacing:
     """The pacers of one run, keyed by (endpoint, model family).
 
-    `release(work)` puts a work whose turn has come back on the runner's queue, `background`
+    `release(call)` puts a call whose turn has come back on the runner's queue, `background`
     keeps a releaser task alive for the run (the runner waits for it and cancels it), and
-    `skip(work)` says why a work will not be sent (the run stopped, its model failed): such
-    works are released at once, without taking anything.
+    `skip(call)` says why a call will not be sent (the run stopped, its model failed): such
+    calls are released at once, without taking anything.
     """
 
     def __init__(
         self,
         *,
-        release: Callable[[Work], None],
+        release: Callable[[Call], None],
         background: Callable[[asyncio.Task[None]], None],
-        skip: Callable[[Work], str | None],
+        skip: Callable[[Call], str | None],
     ) -> None:
         self._release = release
         self._background = background
@@ -219,7 +219,7 @@ class Pacing:
         self._by_route: dict[tuple[int, str], Pacer] = {}
         """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
         self._tickets: dict[int, Ticket] = {}
-        """Works admitted and not yet sent, by id."""
+        """Calls admitted and not yet sent, by id."""
         self._flying: dict[int, Ticket] = {}
         """Requests sent and not yet answered, by the id of their ticket."""
         self._prompt_seen = 0.0
@@ -227,14 +227,14 @@ class Pacing:
         self._completion_seen = 0.0
         self._choices_seen = 0
 
-    # ---- who paces a work ---------------------------------------------------------------
+    # ---- who paces a call ---------------------------------------------------------------
 
-    def _pacer_of(self, work: Work) -> Pacer:
-        """`pacer_for` a work, remembered per (endpoint object, model) for the hot path."""
-        known = self._by_route.get((id(work.endpoint), work.request.model))
+    def _pacer_of(self, call: Call) -> Pacer:
+        """`pacer_for` a call, remembered per (endpoint object, model) for the hot path."""
+        known = self._by_route.get((id(call.endpoint), call.request.model))
         if known is None:
-            known = self.pacer_for(work.endpoint.id, work.request.model)
-            self._by_route[(id(work.endpoint), work.request.model)] = known
+            known = self.pacer_for(call.endpoint.id, call.request.model)
+            self._by_route[(id(call.endpoint), call.request.model)] = known
         return known
 
     def pacer_for(self, endpoint_id: str, model: str) -> Pacer:
@@ -245,12 +245,12 @@ class Pacing:
             pacer = self._pacers[(endpoint_id, family)] = Pacer(known)
         return pacer
 
-    def estimate(self, work: Work) -> tuple[float, float]:
-        """The tokens `work` counts against a limit (prompt plus completion budget × n, with
+    def estimate(self, call: Call) -> tuple[float, float]:
+        """The tokens `call` counts against a limit (prompt plus completion budget × n, with
         the margin), and the raw prompt guess (four characters a token) it was made from."""
-        guess = prompt_guess(work.request.messages)
+        guess = prompt_guess(call.request.messages)
         ratio = self._prompt_seen / self._prompt_guessed if self._prompt_guessed else 1.0
-        params = work.request.params
+        params = call.request.params
         budget = params.get("max_completion_tokens") or params.get("max_tokens")
         if not isinstance(budget, int) or budget <= 0:
             budget = (
@@ -258,39 +258,39 @@ class Pacing:
                 if self._choices_seen
                 else UNBUDGETED_COMPLETION
             )
-        tokens = (guess * ratio + budget * len(work.sample_ixs)) * TOKEN_MARGIN
+        tokens = (guess * ratio + budget * len(call.sample_ixs)) * TOKEN_MARGIN
         return math.ceil(tokens), guess
 
     # ---- admitting ----------------------------------------------------------------------
 
-    def admit(self, work: Work) -> bool:
-        """True to send `work` now (its share is taken); False when it waits in its pacer's
+    def admit(self, call: Call) -> bool:
+        """True to send `call` now (its share is taken); False when it waits in its pacer's
         queue, which puts it back on the runner's queue when its turn comes."""
-        if id(work) in self._tickets:  # released by its pacer: already paid for
+        if id(call) in self._tickets:  # released by its pacer: already paid for
             return True
-        pacer = self._pacer_of(work)
+        pacer = self._pacer_of(call)
         if not pacer.pending:
-            tokens, guess = self.estimate(work)
+            tokens, guess = self.estimate(call)
             if pacer.delay(tokens, time.monotonic()) == 0.0:
-                self._tickets[id(work)] = self._ticket(pacer, work, tokens, guess)
+                self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
                 return True
-        pacer.pending.append(work)
+        pacer.pending.append(call)
         if pacer.releaser is None:
             pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
             self._background(pacer.releaser)
         return False
 
     @staticmethod
-    def _ticket(pacer: Pacer, work: Work, tokens: float, guess: float) -> Ticket:
+    def _ticket(pacer: Pacer, call: Call, tokens: float, guess: float) -> Ticket:
         probe = not pacer.known.meters and not pacer.known.heard
         if probe:
             pacer.probing += 1
         took = pacer.take(tokens)
-        return Ticket(pacer, work.request.model, work.endpoint.id, guess, probe, took)
+        return Ticket(pacer, call.request.model, call.endpoint.id, guess, probe, took)
 
-    def forget(self, work: Work) -> None:
-        """`work` was admitted but will not be sent (given up before sending)."""
-        ticket = self._tickets.pop(id(work), None)
+    def forget(self, call: Call) -> None:
+        """`call` was admitted but will not be sent (given up before sending)."""
+        ticket = self._tickets.pop(id(call), None)
         if ticket is not None:
             self._give_back(ticket)
 
@@ -313,16 +313,16 @@ class Pacing:
     async def _releasing(self, pacer: Pacer) -> None:
         try:
             while pacer.pending:
-                work = pacer.pending[0]
-                if self._skip(work) is not None:
+                call = pacer.pending[0]
+                if self._skip(call) is not None:
                     self._release(pacer.pending.popleft())
                     continue
-                tokens, guess = self.estimate(work)
+                tokens, guess = self.estimate(call)
                 wait = pacer.delay(tokens, time.monotonic())
                 if wait == 0.0:
                     pacer.pending.popleft()
-                    self._tickets[id(work)] = self._ticket(pacer, work, tokens, guess)
-                    self._release(work)
+                    self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
+                    self._release(call)
                     continue
                 await pacer.wait_news(WAKE_SECONDS if wait is None else min(wait, WAKE_SECONDS))
         finally:
@@ -330,9 +330,9 @@ class Pacing:
 
     # ---- sending and hearing back -------------------------------------------------------
 
-    def sending(self, work: Work) -> Ticket:
-        """The ticket of an admitted work, stamped as it leaves."""
-        ticket = self._tickets.pop(id(work))
+    def sending(self, call: Call) -> Ticket:
+        """The ticket of an admitted call, stamped as it leaves."""
+        ticket = self._tickets.pop(id(call))
         for meter, amount in ticket.took:
             meter.sent += amount
         ticket.settled = tuple(meter.settled for meter, _ in ticket.took)

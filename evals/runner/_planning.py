@@ -16,16 +16,16 @@ from labmgr.routing import ClientRouter, Endpoint
 
 if TYPE_CHECKING:
     from evals.cache import CachedLookup
+    from evals.runner._calls import Call
     from evals.runner._question_shape import Askable
     from evals.runner._settings import RunSettings
-    from evals.runner._work import Work
 
 __all__ = [
     "Planned",
     "describe_question",
     "endpoints_for",
     "gc_paused",
-    "missing_works",
+    "missing_calls",
     "ordered_models",
     "plan",
     "plan_question",
@@ -155,17 +155,17 @@ def plan_question(
     return planned
 
 
-def missing_works(
+def missing_calls(
     planned: Sequence[Planned],
     cached: CachedLookup,
     settings: RunSettings,
     labels: Sequence[str],
-) -> list[Work]:
+) -> list[Call]:
     """The API calls that would buy what `cached` lacks (none for unrouted requests), each
     labelled with its question (`labels[i]` for `planned[i]`).
     A sample that several planned requests want (the same prompt in two questions bought
     together, a paraphrase repeated) is bought once, under the first one's label."""
-    works: list[Work] = []
+    calls: list[Call] = []
     scheduled: dict[str, set[int]] = {}
     for i, p in enumerate(planned):
         if p.request is None or p.endpoint is None:
@@ -174,11 +174,11 @@ def missing_works(
         missing = [ix for ix in cached.missing(p.request.cache_key, p.samples) if ix not in taken]
         taken.update(missing)
         if missing:
-            from evals.runner._work import split_work
+            from evals.runner._calls import split_calls
 
             logprobs = bool(p.request.params.get("logprobs"))
-            works.extend(
-                split_work(
+            calls.extend(
+                split_calls(
                     p.request,
                     labels[i],
                     missing,
@@ -187,4 +187,4 @@ def missing_works(
                     logprobs=logprobs,
                 )
             )
-    return works
+    return calls

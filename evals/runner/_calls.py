@@ -1,4 +1,4 @@
-"""The unit of the runner's work: the missing samples of one request, sent as one API call."""
+"""An API call to make: the missing samples of one request, sent as one call (several via `n`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from evals.cache import ChatRequest
 from labmgr.routing import Endpoint
 
-__all__ = ["Work", "interleave", "split_work"]
+__all__ = ["Call", "interleave", "split_calls"]
 
 
 @dataclass(slots=True)
-class Work:
+class Call:
     """Missing samples of one request, sent as one API call (several samples via `n`)."""
 
     request: ChatRequest
@@ -26,7 +26,7 @@ class Work:
     first_attempt: float = 0.0
 
 
-def split_work(
+def split_calls(
     request: ChatRequest,
     label: str,
     missing: Sequence[int],
@@ -34,22 +34,22 @@ def split_work(
     *,
     use_n: bool,
     logprobs: bool,
-) -> list[Work]:
-    """One Work per request to send: chunks of up to `max_n` samples, or one per sample."""
+) -> list[Call]:
+    """One Call per request to send: chunks of up to `max_n` samples, or one per sample."""
     size = endpoint.max_n if (use_n and endpoint.supports_n) else 1
     return [
-        Work(request, label, list(missing[i : i + size]), endpoint, logprobs)
+        Call(request, label, list(missing[i : i + size]), endpoint, logprobs)
         for i in range(0, len(missing), size)
     ]
 
 
-def interleave(works: list[Work]) -> list[Work]:
+def interleave(calls: list[Call]) -> list[Call]:
     """Round-robin over models so that load (and any 429s) spreads across them."""
-    by_model: dict[str, deque[Work]] = defaultdict(deque)
-    for work in works:
-        by_model[work.request.model].append(work)
+    by_model: dict[str, deque[Call]] = defaultdict(deque)
+    for call in calls:
+        by_model[call.request.model].append(call)
     queues = list(by_model.values())
-    ordered: list[Work] = []
+    ordered: list[Call] = []
     while queues:
         queues = [q for q in queues if q]
         for q in queues:
