@@ -47,58 +47,48 @@ def ask_questions(
 
     The cyclic garbage collector is paused throughout but while buying: planning, reading and
     laying out make hundreds of thousands of small acyclic objects."""
-    with gc_paused():
-        return _ask_questions(questions, groups, ctx, judge=judge)
-
-
-def _ask_questions(
-    questions: Sequence[Askable],
-    groups: Mapping[str, Sequence[str]],
-    ctx: RunContext,
-    *,
-    judge: bool,
-) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
     from evals.answers._budget import budget_cuts
     from evals.answers._frame import build_frame
     from evals.answers._judging import judge_models
 
-    judges = {q.name: q.judge_questions() if judge else {} for q in questions}
-    ctx.models.expect(ordered_models(groups))
-    for question in questions:  # a judge model that would refuse its question stops us now
-        ctx.models.expect(judge_models(judges[question.name]))
-        judge_params(judges[question.name], question.name, ctx)
-    planned: dict[str, list[Planned]] = {}
-    for question in questions:  # a model that would refuse a question stops us here
-        planned[question.name] = plan_question(question, groups, ctx.router, ctx.requests)
-    fetched = fetch(
-        [p for mine in planned.values() for p in mine],
-        ctx,
-        labels=[q.name for q in questions for _ in planned[q.name]],
-        title=questions[0].name
-        if len(questions) == 1
-        else f"answers of {len(questions)} questions",
-    )
-    outcome = fetched.outcome
-    frames: dict[str, pd.DataFrame] = {}
-    for question in questions:
-        frames[question.name] = build_frame(
-            question, groups, planned[question.name], fetched, ctx.price
+    with gc_paused():
+        judges = {q.name: q.judge_questions() if judge else {} for q in questions}
+        ctx.models.expect(ordered_models(groups))
+        for question in questions:  # a judge model that would refuse its question stops us now
+            ctx.models.expect(judge_models(judges[question.name]))
+            judge_params(judges[question.name], question.name, ctx)
+        planned: dict[str, list[Planned]] = {}
+        for question in questions:  # a model that would refuse a question stops us here
+            planned[question.name] = plan_question(question, groups, ctx.router, ctx.requests)
+        fetched = fetch(
+            [p for mine in planned.values() for p in mine],
+            ctx,
+            labels=[q.name for q in questions for _ in planned[q.name]],
+            title=questions[0].name
+            if len(questions) == 1
+            else f"answers of {len(questions)} questions",
         )
-        if question.answer_kind == "text":
-            outcome.budget_cuts.update(budget_cuts(frames[question.name]))
-    settings = ctx.settings
-    if settings.max_cost is not None:  # the judges get what the answers left of the budget
-        left = settings.max_cost - outcome.cost
-        if left <= 0 and outcome.stopped is None:
-            outcome.stopped = f"max_cost ${settings.max_cost:g} reached (${outcome.cost:.4f})"
-        settings = settings.updated(max_cost=max(0.0, left))
-    skip = outcome.stopped
-    if skip is None and settings.batch and outcome.pending:
-        skip = "the answers are waiting in batches; judged when they are collected"
-    judged, verdicts = judge_frames(frames, judges, ctx, settings=settings, skip=skip)
-    frames.update(judged)
-    outcome.add(verdicts)
-    return frames, outcome
+        outcome = fetched.outcome
+        frames: dict[str, pd.DataFrame] = {}
+        for question in questions:
+            frames[question.name] = build_frame(
+                question, groups, planned[question.name], fetched, ctx.price
+            )
+            if question.answer_kind == "text":
+                outcome.budget_cuts.update(budget_cuts(frames[question.name]))
+        settings = ctx.settings
+        if settings.max_cost is not None:  # the judges get what the answers left of the budget
+            left = settings.max_cost - outcome.cost
+            if left <= 0 and outcome.stopped is None:
+                outcome.stopped = f"max_cost ${settings.max_cost:g} reached (${outcome.cost:.4f})"
+            settings = settings.updated(max_cost=max(0.0, left))
+        skip = outcome.stopped
+        if skip is None and settings.batch and outcome.pending:
+            skip = "the answers are waiting in batches; judged when they are collected"
+        judged, verdicts = judge_frames(frames, judges, ctx, settings=settings, skip=skip)
+        frames.update(judged)
+        outcome.add(verdicts)
+        return frames, outcome
 
 
 def judge_frames(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -91,8 +92,22 @@ def fetch(
             from evals.runner._batch_run import BatchRun
 
             outcome.add(BatchRun(ctx, settings, title=title).run(calls))
-        else:
-            outcome.add(_buy_now(calls, ctx, settings, title))
+        else:  # on the runner loop, claiming first: another process (or lab) asking for the
+            # same samples waits for them instead of buying them too; released at the end
+            from evals.runner._blocking import run_blocking
+            from evals.runner._progress import RunProgress
+
+            totals = Counter[str]()
+            for call in calls:
+                totals[call.request.model] += len(call.sample_ixs)
+            progress = RunProgress(dict(totals), show=settings.progress, title=title)
+            with ctx.cache.claims() as claims:  # the buyer is made on the loop, its clients too
+                price = ctx.price
+                outcome.add(
+                    run_blocking(
+                        lambda: _Buyer(ctx.cache, settings, price, progress, claims).buy(calls)
+                    )
+                )
     # Read back: when several processes bought the same sample, the first one stored wins.
     # Whole models are read again, so that those now complete are packed for the next reload.
     keys = {w.request.cache_key for w in calls}
@@ -103,22 +118,6 @@ def fetch(
             )
         )
     return Fetched(cached, outcome)
-
-
-def _buy_now(calls: list[Call], ctx: RunContext, settings: RunSettings, title: str) -> RunOutcome:
-    """Buy on the runner loop, claiming first: another process (or lab) asking for the same
-    samples waits for them instead of buying them too; released when this run finishes."""
-    from evals.runner._blocking import run_blocking
-    from evals.runner._progress import RunProgress
-
-    totals: dict[str, int] = {}
-    for call in calls:
-        totals[call.request.model] = totals.get(call.request.model, 0) + len(call.sample_ixs)
-    progress = RunProgress(totals, show=settings.progress, title=title)
-    with ctx.cache.claims() as claims:  # the buyer is made on the runner loop, its clients too
-        return run_blocking(
-            lambda: _Buyer(ctx.cache, settings, ctx.price, progress, claims).buy(calls)
-        )
 
 
 STORE_DELAY = 0.02
