@@ -61,9 +61,11 @@ def _peak_mb() -> float:
 
 # Each reads its arguments (cache, base URL, samples, groups as JSON, and the question file
 # or llmcomp's question spec) and prints one JSON line: rows, errors and the process's peak
-# RSS. The orchestrator times the whole process.
+# RSS, and how long its imports and the rest took. The orchestrator times the whole process.
 
 _ARGS = """
+import time
+started = time.perf_counter()
 import json, resource, sys
 cache, url, samples, groups, path = sys.argv[1:]
 samples, groups = int(samples), json.loads(groups)
@@ -71,13 +73,16 @@ rows = errors = 0
 """
 _PRINT = """
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"rows": rows, "errors": errors, "peak_mb": peak}))
+work = time.perf_counter() - imported
+result = {"rows": rows, "errors": errors, "peak_mb": peak, "work": work}
+print(json.dumps({**result, "imports": imported - started}))
 """
 
 LABMGR_LOOP = (
     _ARGS
     + """
 from evals import Cache, EnvRouter, RunSettings, load_questions
+imported = time.perf_counter()
 cache = Cache(cache)
 router = EnvRouter(base_url=url)
 settings = RunSettings(progress=False)
@@ -96,6 +101,7 @@ LABMGR_TOGETHER = (
 from evals import Cache, EnvRouter, RunSettings, load_questions
 from evals.answers import ask_questions
 from evals.runner import run_context
+imported = time.perf_counter()
 ctx = run_context(
     cache=Cache(cache), router=EnvRouter(base_url=url), settings=RunSettings(progress=False)
 )
@@ -114,6 +120,7 @@ LLMCOMP_LOOP = (
     _ARGS
     + """
 from llmcomp import Config, Question
+imported = time.perf_counter()
 Config.url_key_pairs = [(url, "sk-test-bench", "OPENAI_API_KEY")]
 Config.cache_dir = cache
 for entry in json.load(open(path)):
@@ -320,7 +327,8 @@ def _reanalysis(
     result.update(label=label, requests=_requests(sandbox) - before, load=load)
     walls = ", ".join(f"{wall:.2f}" for wall in result["walls"])
     print(
-        f"{label:<40} wall {result['wall']:7.2f} s ({walls})  peak {result['peak_mb']:5.0f} MB  "
+        f"{label:<40} wall {result['wall']:7.2f} s ({walls}; imports {result['imports']:.2f} s, "
+        f"the rest {result['work']:.2f} s)  peak {result['peak_mb']:5.0f} MB  "
         f"rows {result['rows']:>5}  errors {result['errors']:>3}  requests {result['requests']}  "
         f"load {load:.1f}",
         flush=True,
@@ -369,7 +377,7 @@ def main() -> None:
     )
     parser.add_argument("--pg-url", default=os.environ.get("LABMGR_TEST_PG_URL"))
     parser.add_argument("--llmcomp-venv", type=Path, default=default_venv())
-    parser.add_argument("--keep", type=Path, help="Keep the caches here.")
+    parser.add_argument("--keep", type=Path, help="Keep the caches here (for a look afterwards).")
     parser.add_argument("--out-json", type=Path, help="Write the results as JSON here.")
     args = parser.parse_args()
 
@@ -387,6 +395,8 @@ def main() -> None:
     llmcomp = None if args.skip_llmcomp else llmcomp_python(args.llmcomp_venv)
     results: dict[str, dict[str, Any]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="eval-em-")) if args.keep is None else args.keep
+    for old in ("labmgr-cache", "labmgr-cache-together", "llmcomp-cache"):  # fresh means empty
+        shutil.rmtree(scratch / old, ignore_errors=True)
     scratch.mkdir(parents=True, exist_ok=True)
     spec = scratch / "llmcomp-spec.json"
     _llmcomp_spec(spec)
@@ -414,10 +424,11 @@ def main() -> None:
             groups = json.dumps({"base": models[:1], "tuned": models[1:]})
             cache, llmcomp_cache = scratch / "labmgr-cache", scratch / "llmcomp-cache"
             me = sys.executable
-            if "fresh" in scenarios or not cache.exists():
-                results["loop"] = _fresh(
-                    box, "labmgr df() loop, fresh", me, "labmgr", cache=cache, **common
-                )
+            # The fresh runs fill the caches the re-analyses read (a new sandbox's fine-tunes
+            # have new names: a cache from an earlier invocation would not be found).
+            results["loop"] = _fresh(
+                box, "labmgr df() loop, fresh", me, "labmgr", cache=cache, **common
+            )
             if "fresh" in scenarios:
                 results["together"] = _fresh(
                     box,
@@ -428,7 +439,7 @@ def main() -> None:
                     together=True,
                     **common,
                 )
-            if llmcomp is not None and ("fresh" in scenarios or not llmcomp_cache.exists()):
+            if llmcomp is not None and scenarios & {"fresh", "reanalysis"}:
                 results["llmcomp"] = _fresh(
                     box,
                     "llmcomp df() loop, fresh",

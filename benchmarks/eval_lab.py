@@ -1,6 +1,6 @@
 """A lab's run: `labmgr eval run` of the EM file over 41 models, with its report.
 
-    python benchmarks/eval_lab.py                       # fresh, then cached (about 2 min)
+    python benchmarks/eval_lab.py                       # fresh, then cached (minutes)
     python benchmarks/eval_lab.py --profile /tmp/prof   # the same under cProfile
 
 41 models: 8 conditions × 5 seeds of sandbox fine-tunes (each condition trained on its own
@@ -11,11 +11,13 @@ process of its own in a lab of its own, timed from outside (interpreter start an
 included): first with an empty cache, then again into a new run folder with everything
 cached (its figures found in the lab's shared figures).
 
-Peak memory is given twice: the peak RSS of the largest single process (the command or one
-of its forked figure workers, exact, from `wait4`), and the peak total of the command's
-process tree, sampled every 20 ms as PSS (pages a worker shares with its parent counted
-once). Targets: fresh ≤ 40 s and ≤ 900 MB, cached ≤ 6 s. The sandbox runs in its own process
-(50 ms latency) with rate limits far above the workload.
+Beside the wall time: the part spent asking (run.json's `seconds`: from the first model
+check to the last verdict), the CPU time of the command with its figure workers, and the
+sandbox's. Peak memory is given twice: the peak RSS of the largest single process (the
+command or one of its forked figure workers, exact, from `wait4`), and the peak total of the
+command's process tree, sampled every 20 ms as PSS (pages a worker shares with its parent
+counted once). Targets: fresh ≤ 40 s and ≤ 900 MB, cached ≤ 6 s. The sandbox runs in its own
+process (50 ms latency) with rate limits far above the workload.
 """
 
 from __future__ import annotations
@@ -87,6 +89,22 @@ def _tree(root: int) -> list[int]:
     return found
 
 
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds `pid` has used so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _sandbox_pid() -> int:
+    """The sandbox server: this process's child running `labmgr.sandbox`."""
+    for pid in _tree(os.getpid())[1:]:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            if b"labmgr.sandbox" in cmdline.read():
+                return pid
+    raise RuntimeError("no sandbox process found")
+
+
 def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run `command`; its wall time, the peak RSS of its largest process (exact) and the
     peak total PSS of its process tree (sampled)."""
@@ -109,8 +127,13 @@ def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     reader.join()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:6])} … failed:\n{''.join(output)[-3000:]}")
-    peak = usage.ru_maxrss / 1024
-    return {"wall": seconds, "largest_mb": peak, "tree_mb": tree_peak, "output": "".join(output)}
+    return {
+        "wall": seconds,
+        "cpu": usage.ru_utime + usage.ru_stime,  # its figure workers included
+        "largest_mb": usage.ru_maxrss / 1024,
+        "tree_mb": tree_peak,
+        "output": "".join(output),
+    }
 
 
 def main() -> None:
@@ -140,6 +163,7 @@ def main() -> None:
                 groups[condition] = sandbox_fine_tunes(
                     box.base_url, API_KEY, SEEDS, base=BASE, suffix=condition, reply=reply
                 )
+            sandbox = _sandbox_pid()
             models = sum(len(members) for members in groups.values())
             print(f"sandbox at {box.base_url}, {models} models in {len(groups)} groups")
             env = {
@@ -162,7 +186,9 @@ def main() -> None:
                 for group, members in groups.items():
                     command += ["--group", f"{group}={','.join(members)}"]
                 before, load = box.stats()["requests"].get("chat.completions", 0), os.getloadavg()
+                sandbox_cpu = _cpu_s(sandbox)
                 result = _run_command(command, env)
+                result["sandbox_cpu"] = _cpu_s(sandbox) - sandbox_cpu
                 output = result.pop("output")
                 run = json.loads((out / "run.json").read_text())
                 log = (out / "run.log").read_text()
@@ -170,7 +196,7 @@ def main() -> None:
                 result.update(
                     rows=run["totals"]["rows"],
                     errors=run["totals"]["errors"],
-                    in_run_s=run.get("seconds"),
+                    asking_s=run.get("seconds"),
                     requests=box.stats()["requests"].get("chat.completions", 0) - before,
                     load=list(load),
                     figures=figures.groups() if figures else None,
@@ -178,6 +204,8 @@ def main() -> None:
                 results[label] = result
                 print(
                     f"eval run, {label:<7} wall {result['wall']:6.2f} s  "
+                    f"(asking {result['asking_s']:.1f} s)  CPU {result['cpu']:.1f} s  "
+                    f"(the sandbox's {result['sandbox_cpu']:.1f} s)  "
                     f"largest process {result['largest_mb']:5.0f} MB  "
                     f"tree PSS {result['tree_mb']:5.0f} MB  rows {result['rows']}  "
                     f"errors {result['errors']}  requests {result['requests']}  "
