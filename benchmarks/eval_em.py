@@ -21,7 +21,7 @@ and their 16,800 judge verdicts.
               for the run on the server of --pg-url) against the SQLite cache.
 
 The sandbox runs in its own process (50 ms latency), with rate limits far above the workload
-so that no tool is paced or refused.
+so that no tool is paced or refused; a fresh run's line gives the sandbox's CPU time too.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from _llmcomp_venv import default_venv, llmcomp_python
+from _processes import cpu_seconds, sandbox_pid
 from _sandbox_models import sandbox_fine_tunes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,11 +288,13 @@ def _fresh(sandbox: Any, label: str, python: Path | str, worker: str, **options:
         else:
             command += [flag, str(value)]
     before, load = _requests(sandbox), os.getloadavg()[0]
+    server, server_cpu = sandbox_pid(), cpu_seconds(sandbox_pid())
     done = subprocess.run(command, capture_output=True, text=True, env=_env(), check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{worker} worker failed:\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result.update(label=label, requests=_requests(sandbox) - before, load=load)
+    result["sandbox_cpu"] = cpu_seconds(server) - server_cpu
     warm = ""
     if "warm_loop" in result:
         loop, together = result["warm_loop"], result["warm_together"]
@@ -302,6 +305,7 @@ def _fresh(sandbox: Any, label: str, python: Path | str, worker: str, **options:
         )
     print(
         f"{label:<40} wall {result['wall']:7.2f} s  CPU {result['cpu']:6.2f} s  "
+        f"(the sandbox's {result['sandbox_cpu']:5.2f} s)  "
         f"peak {result['peak_mb']:5.0f} MB  rows {result['rows']:>5}  "
         f"errors {result['errors']:>3}  requests {result['requests']:>6}  load {load:.1f}{warm}",
         flush=True,

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _processes import cpu_seconds, process_tree, pss_mb, sandbox_pid
 from _sandbox_models import sandbox_fine_tunes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,55 +57,6 @@ UNBOUND_LIMITS = {"*": {"rpm": 100_000_000, "tpm": 100_000_000_000}}
 TARGETS = {"fresh_s": 40.0, "fresh_peak_mb": 900.0, "cached_s": 6.0}
 
 
-def _pss_mb(pid: int) -> float:
-    """A process's proportional set size: its RSS with each page shared by n processes (a
-    forked figure worker and its parent) counted 1/n, so that a tree's sum is honest."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, IndexError, ValueError):
-        pass
-    return 0.0
-
-
-def _tree(root: int) -> list[int]:
-    """`root` and its descendants, from every process's parent in /proc."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(parents.get(pid, []))
-    return found
-
-
-def _cpu_s(pid: int) -> float:
-    """User and system CPU seconds `pid` has used so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _sandbox_pid() -> int:
-    """The sandbox server: this process's child running `labmgr.sandbox`."""
-    for pid in _tree(os.getpid())[1:]:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            if b"labmgr.sandbox" in cmdline.read():
-                return pid
-    raise RuntimeError("no sandbox process found")
-
-
 def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run `command`; its wall time, the peak RSS of its largest process (exact) and the
     peak total PSS of its process tree (sampled)."""
@@ -120,7 +72,7 @@ def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
-        tree_peak = max(tree_peak, sum(_pss_mb(member) for member in _tree(process.pid)))
+        tree_peak = max(tree_peak, sum(pss_mb(member) for member in process_tree(process.pid)))
         time.sleep(0.02)
     seconds = time.perf_counter() - wall
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -163,7 +115,7 @@ def main() -> None:
                 groups[condition] = sandbox_fine_tunes(
                     box.base_url, API_KEY, SEEDS, base=BASE, suffix=condition, reply=reply
                 )
-            sandbox = _sandbox_pid()
+            sandbox = sandbox_pid()
             models = sum(len(members) for members in groups.values())
             print(f"sandbox at {box.base_url}, {models} models in {len(groups)} groups")
             env = {
@@ -186,9 +138,9 @@ def main() -> None:
                 for group, members in groups.items():
                     command += ["--group", f"{group}={','.join(members)}"]
                 before, load = box.stats()["requests"].get("chat.completions", 0), os.getloadavg()
-                sandbox_cpu = _cpu_s(sandbox)
+                sandbox_cpu = cpu_seconds(sandbox)
                 result = _run_command(command, env)
-                result["sandbox_cpu"] = _cpu_s(sandbox) - sandbox_cpu
+                result["sandbox_cpu"] = cpu_seconds(sandbox) - sandbox_cpu
                 output = result.pop("output")
                 run = json.loads((out / "run.json").read_text())
                 log = (out / "run.log").read_text()
