@@ -30,6 +30,8 @@ bench: setup  ## performance figures (minutes; see docs/benchmarks.md), not part
 	$(PY) benchmarks/model_groups.py
 	$(PY) benchmarks/jobs_update.py
 	$(PY) benchmarks/eval_throughput.py --skip-llmcomp
+	$(PY) benchmarks/eval_em.py --skip-llmcomp
+	$(PY) benchmarks/rate_limits.py --skip-llmcomp
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
