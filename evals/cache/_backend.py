@@ -1,9 +1,9 @@
 """What a database must do to hold the response cache: the statements the `Cache` needs, one
 implementation per database (`_sqlite.SqliteBackend`, `_postgres.PostgresBackend`).
 
-Everything above this line of the room (packs, claims, copying) is written once, in terms of
-these methods; everything below it is SQL in one dialect and one driver. Rows travel as plain
-tuples in the column order of `SAMPLE_COLUMNS`, `ERROR_COLUMNS` and `PACK_COLUMNS`.
+What is the same for every database (claims, copying) is written once, in terms of these
+methods; the backends hold the SQL of one dialect and one driver. Rows travel as plain tuples
+in the column order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ERROR_COLUMNS",
-    "PACK_COLUMNS",
     "SAMPLE_COLUMNS",
     "SCHEMA_VERSION",
     "CacheBackend",
@@ -29,10 +28,10 @@ __all__ = [
     "StoredCounts",
 ]
 
-SCHEMA_VERSION = 6
-"""2: packs; 3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table (5
-kept pickled frames in SQLite: dropped). A cache made before is brought up to date when
-first opened (new tables made, missing columns added, the frames table dropped)."""
+SCHEMA_VERSION = 7
+"""3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table; 7: no packs
+table. A cache made before is brought up to date when first opened (new tables made,
+missing columns added, the frames and packs tables dropped)."""
 
 SAMPLE_COLUMNS = (
     "request_key",
@@ -48,7 +47,6 @@ SAMPLE_COLUMNS = (
     "reasoning_tokens",
 )
 ERROR_COLUMNS = ("request_key", "sample_ix", "model", "question", "kind", "message", "created")
-PACK_COLUMNS = ("digest", "samples", "size", "created", "data")
 
 Item = tuple[str, int]
 """One sample of one request: (request key, sample index), what a claim is held on."""
@@ -71,14 +69,12 @@ class StoredCounts:
     """What a cache holds, counted by its database."""
 
     entries: list[CacheStats] = field(default_factory=list)
-    packs: int = 0
-    pack_bytes: int = 0
     claims: int = 0
     size_bytes: int = 0
 
 
 class CacheBackend(ABC):
-    """One database holding the cache's tables: samples, errors, packs, claims, meta."""
+    """One database holding the cache's tables: samples, errors, claims, meta."""
 
     location: str
     """Where the cache is, for people: a file path, or a URL with its password masked."""
@@ -117,27 +113,6 @@ class CacheBackend(ABC):
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         """Record failures and release `owner`'s claims on those samples."""
 
-    # ---- packs --------------------------------------------------------------------------
-
-    @abstractmethod
-    def generation(self) -> str | None:
-        """The clear counter: packs made from rows read before a clear must not be stored."""
-
-    @abstractmethod
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        """The stored packs among these digests."""
-
-    @abstractmethod
-    def delete_pack(self, digest: str) -> None:
-        """Forget a pack that does not decode (best effort: a busy cache keeps it)."""
-
-    @abstractmethod
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        """Store packs unless the cache was cleared since `generation`, then drop the oldest
-        beyond `limit_bytes`. A pack is an optional copy: busy, read-only or full, skip it."""
-
     # ---- claims -------------------------------------------------------------------------
 
     @abstractmethod
@@ -165,17 +140,12 @@ class CacheBackend(ABC):
 
     @abstractmethod
     def counts(self) -> StoredCounts:
-        """Per-(question, model) counts, packs and claims (one `GROUP BY` over the cache)."""
-
-    @abstractmethod
-    def drop_packs(self) -> int:
-        """Delete every pack; returns how many."""
+        """Per-(question, model) counts and claims (one `GROUP BY` over the cache)."""
 
     @abstractmethod
     def clear(self, question: str | None, model: str | None) -> int:
-        """Delete samples and errors (all, or of a question's label and/or a model), every
-        pack, and bump the generation, in one transaction; returns the samples
-        deleted."""
+        """Delete samples and errors (all, or of a question's label and/or a model), in one
+        transaction; returns the samples deleted."""
 
     # ---- copying ------------------------------------------------------------------------
 
@@ -183,9 +153,8 @@ class CacheBackend(ABC):
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        """Up to `limit` rows of `samples`, `errors` or `packs` after the key `after`, in key
-        order (samples: (request_key, sample_ix); errors: (request_key, sample_ix, created);
-        packs: digest)."""
+        """Up to `limit` rows of `samples` or `errors` after the key `after`, in key order
+        (samples: (request_key, sample_ix); errors: (request_key, sample_ix, created))."""
 
     @abstractmethod
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:

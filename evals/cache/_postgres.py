@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from evals.cache._backend import (
     ERROR_COLUMNS,
-    PACK_COLUMNS,
     SAMPLE_COLUMNS,
     SCHEMA_VERSION,
     CacheBackend,
@@ -69,13 +68,7 @@ CREATE TABLE IF NOT EXISTS cache_errors (
 );
 CREATE INDEX IF NOT EXISTS cache_errors_by_request ON cache_errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cache_packs (
-    digest TEXT PRIMARY KEY,
-    samples INTEGER NOT NULL,
-    size BIGINT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    data BYTEA NOT NULL
-);
+DROP TABLE IF EXISTS cache_packs;
 CREATE TABLE IF NOT EXISTS cache_claims (
     request_key TEXT NOT NULL,
     sample_ix INTEGER NOT NULL,
@@ -88,22 +81,19 @@ CREATE INDEX IF NOT EXISTS cache_claims_by_owner ON cache_claims (owner);
 _KEYS = {
     "samples": ("request_key", "sample_ix"),
     "errors": ("request_key", "sample_ix", "created"),
-    "packs": ("digest",),
 }
 _SAMPLE_FIELDS = (
     "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
 )
 """The columns of a `SampleResult`, in its order."""
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
+_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS}
 _INSERTS = {
     "samples": f"INSERT INTO cache_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join(['%s'] * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
     "errors": "INSERT INTO cache_errors SELECT %(0)s,%(1)s,%(2)s,%(3)s,%(4)s,%(5)s,%(6)s "
     "WHERE NOT EXISTS (SELECT 1 FROM cache_errors WHERE request_key = %(0)s "
     "AND sample_ix = %(1)s AND created = %(6)s AND message = %(5)s)",
-    "packs": "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
 }
-_PACK_WRITE_WAIT = "200ms"
 
 
 def _explained(
@@ -140,7 +130,6 @@ class PostgresBackend(CacheBackend):
         self._local = threading.local()
         self._ready = False
         self._lock = threading.Lock()
-        self._identity: str | None = None
 
     def database_error(self, action: str, error: Exception) -> CacheError:
         text = " ".join(str(error).split()) or type(error).__name__
@@ -285,78 +274,6 @@ class PostgresBackend(CacheBackend):
                     ([row[0] for row in rows], [row[1] for row in rows], owner),
                 )
 
-    # ---- packs ----------------------------------------------------------------------------
-
-    @_explained("read")
-    def identity(self) -> str:
-        if self._identity is None:
-            row = (
-                self._connect()
-                .execute("SELECT oid FROM pg_database WHERE datname = current_database()")
-                .fetchone()
-            )
-            self._identity = f"{self.location} oid {row[0] if row else ''}"
-        return self._identity
-
-    @_explained("read")
-    def generation(self) -> str | None:
-        row = (
-            self._connect()
-            .execute("SELECT value FROM cache_meta WHERE key = 'generation'")
-            .fetchone()
-        )
-        return None if row is None else str(row[0])
-
-    @_explained("read")
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        if not digests:
-            return {}
-        rows = (
-            self._connect()
-            .execute(
-                "SELECT digest, data FROM cache_packs WHERE digest = ANY(%s)", (list(digests),)
-            )
-            .fetchall()
-        )
-        return {digest: bytes(data) for digest, data in rows}
-
-    def delete_pack(self, digest: str) -> None:
-        import psycopg
-
-        with suppress(psycopg.Error):
-            self._connect().execute("DELETE FROM cache_packs WHERE digest = %s", (digest,))
-
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        import psycopg
-
-        connection = self._connect()
-        try:
-            with connection.transaction(), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL lock_timeout = '{_PACK_WRITE_WAIT}'")
-                current = cursor.execute(
-                    "SELECT value FROM cache_meta WHERE key = 'generation' FOR SHARE"
-                ).fetchone()
-                if (None if current is None else str(current[0])) != generation:
-                    return
-                cursor.executemany(
-                    "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) "
-                    "DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size, "
-                    "samples = EXCLUDED.samples, created = EXCLUDED.created",
-                    rows,
-                )
-                total = cursor.execute("SELECT COALESCE(SUM(size), 0) FROM cache_packs").fetchone()
-                if total is not None and total[0] > limit_bytes:
-                    cursor.execute(
-                        "DELETE FROM cache_packs WHERE digest IN (SELECT digest FROM (SELECT "
-                        "digest, SUM(size) OVER (ORDER BY created DESC, digest) AS kept "
-                        "FROM cache_packs) ranked WHERE kept > %s)",
-                        (limit_bytes,),
-                    )
-        except psycopg.Error:
-            self.forget_connection()  # busy or read-only: the copy is optional
-
     # ---- claims ---------------------------------------------------------------------------
 
     @_explained("write to")
@@ -437,13 +354,10 @@ class PostgresBackend(CacheBackend):
             "SELECT question, model, COUNT(*) FROM cache_errors GROUP BY question, model"
         ):
             stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
-        packs, pack_bytes = connection.execute(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM cache_packs"
-        ).fetchone() or (0, 0)
         claims = connection.execute("SELECT COUNT(*) FROM cache_claims").fetchone()
         size = connection.execute(
             "SELECT COALESCE(SUM(pg_total_relation_size(c)), 0) FROM unnest(ARRAY["
-            "'cache_samples', 'cache_errors', 'cache_meta', 'cache_packs', 'cache_claims'"
+            "'cache_samples', 'cache_errors', 'cache_meta', 'cache_claims'"
             "]::regclass[]) AS c"
         ).fetchone()
         return StoredCounts(
@@ -451,15 +365,9 @@ class PostgresBackend(CacheBackend):
                 CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
                 for (q, m), v in sorted(stats.items())
             ],
-            int(packs),
-            int(pack_bytes),
             int(claims[0]) if claims else 0,
             int(size[0]) if size else 0,
         )
-
-    @_explained("write to")
-    def drop_packs(self) -> int:
-        return int(self._connect().execute("DELETE FROM cache_packs").rowcount)
 
     @_explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
@@ -474,14 +382,8 @@ class PostgresBackend(CacheBackend):
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
-            # The generation row first: pack writers check it under FOR SHARE.
-            cursor.execute(
-                "INSERT INTO cache_meta VALUES ('generation', '1') ON CONFLICT (key) "
-                "DO UPDATE SET value = (cache_meta.value::int + 1)::text"
-            )
             deleted = cursor.execute(f"DELETE FROM cache_samples{where}", values).rowcount
             cursor.execute(f"DELETE FROM cache_errors{where}", values)
-            cursor.execute("DELETE FROM cache_packs")
         return int(deleted)
 
     # ---- copying --------------------------------------------------------------------------
@@ -504,8 +406,6 @@ class PostgresBackend(CacheBackend):
             )
             .fetchall()
         )
-        if table == "packs":
-            return [(*row[:4], bytes(row[4])) for row in rows]
         return [tuple(row) for row in rows]
 
     @_explained("write to")

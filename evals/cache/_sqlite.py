@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -22,7 +22,6 @@ from filelock import FileLock
 
 from evals.cache._backend import (
     ERROR_COLUMNS,
-    PACK_COLUMNS,
     SAMPLE_COLUMNS,
     SCHEMA_VERSION,
     CacheBackend,
@@ -41,7 +40,6 @@ __all__ = ["SqliteBackend"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_PACK_WRITE_WAIT_MS = 200
 _BUSY_TIMEOUT_MS = 60_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
@@ -70,13 +68,7 @@ CREATE TABLE IF NOT EXISTS errors (
 );
 CREATE INDEX IF NOT EXISTS errors_by_request ON errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS packs (
-    digest TEXT PRIMARY KEY,
-    samples INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    created REAL NOT NULL,
-    data BLOB NOT NULL
-);
+DROP TABLE IF EXISTS packs;
 DROP TABLE IF EXISTS frames;
 CREATE TABLE IF NOT EXISTS claims (
     request_key TEXT NOT NULL,
@@ -90,7 +82,6 @@ CREATE INDEX IF NOT EXISTS claims_by_owner ON claims (owner);
 _KEYS = {
     "samples": ("request_key", "sample_ix"),
     "errors": ("request_key", "sample_ix", "created"),
-    "packs": ("digest",),
 }
 _SAMPLE_FIELDS = (
     "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
@@ -100,12 +91,11 @@ _INSERT_SAMPLES = (
     f"INSERT OR IGNORE INTO samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join('?' * len(SAMPLE_COLUMNS))})"
 )
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
+_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS}
 _INSERTS = {
     "samples": _INSERT_SAMPLES,
     "errors": "INSERT INTO errors SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM errors "
     "WHERE request_key = ?1 AND sample_ix = ?2 AND created = ?7 AND message = ?6)",
-    "packs": "INSERT OR IGNORE INTO packs VALUES (?,?,?,?,?)",
 }
 
 
@@ -142,16 +132,6 @@ def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def _briefly_waiting(connection: sqlite3.Connection) -> Iterator[None]:
-    """Wait at most a moment for the write lock (for writes that are only worth a moment)."""
-    connection.execute(f"PRAGMA busy_timeout={_PACK_WRITE_WAIT_MS}")
-    try:
-        yield
-    finally:
-        connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-
-
-@contextmanager
 def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -160,22 +140,6 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
-
-
-def _evict(connection: sqlite3.Connection, table: str, limit_bytes: int) -> None:
-    """Drop the oldest rows of `table` (packs) until the rest fit in `limit_bytes`."""
-    total = connection.execute(f"SELECT COALESCE(SUM(size), 0) FROM {table}").fetchone()[0]
-    if total <= limit_bytes:
-        return
-    doomed = []
-    for digest, size in connection.execute(
-        f"SELECT digest, size FROM {table} ORDER BY created"
-    ).fetchall():
-        if total <= limit_bytes:
-            break
-        doomed.append((digest,))
-        total -= size
-    connection.executemany(f"DELETE FROM {table} WHERE digest = ?", doomed)
 
 
 class SqliteBackend(CacheBackend):
@@ -376,41 +340,6 @@ class SqliteBackend(CacheBackend):
                 )
         self._local.errors_possible = True
 
-    # ---- packs ----------------------------------------------------------------------------
-
-    @_explained("read")
-    def generation(self) -> str | None:
-        row = self._connect().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return None if row is None else str(row[0])
-
-    @_explained("read")
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        cursor = self._connect().cursor()
-        found: dict[str, bytes] = {}
-        for digest in digests:
-            row = cursor.execute("SELECT data FROM packs WHERE digest = ?", (digest,)).fetchone()
-            if row is not None:
-                found[digest] = row[0]
-        return found
-
-    def delete_pack(self, digest: str) -> None:
-        connection = self._connect()
-        with suppress(sqlite3.Error), _briefly_waiting(connection):
-            connection.execute("DELETE FROM packs WHERE digest = ?", (digest,))
-
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        connection = self._connect()
-        # Busy, read-only or full: the samples are all there, only the copy is not.
-        with suppress(sqlite3.Error), _briefly_waiting(connection), _transaction(connection):
-            connection.executemany(
-                "INSERT OR REPLACE INTO packs SELECT ?, ?, ?, ?, ? WHERE "
-                "(SELECT value FROM meta WHERE key = 'generation') IS ?",
-                [(*row, generation) for row in rows],
-            )
-            _evict(connection, "packs", limit_bytes)
-
     # ---- claims ---------------------------------------------------------------------------
 
     @_explained("write to")
@@ -482,9 +411,6 @@ class SqliteBackend(CacheBackend):
             "SELECT question, model, COUNT(*) FROM errors GROUP BY question, model"
         ):
             stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
-        packs, pack_bytes = connection.execute(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM packs"
-        ).fetchone()
         claims = connection.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         size = sum(
             p.stat().st_size
@@ -496,15 +422,9 @@ class SqliteBackend(CacheBackend):
                 CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
                 for (q, m), v in sorted(stats.items())
             ],
-            int(packs),
-            int(pack_bytes),
             int(claims),
             size,
         )
-
-    @_explained("write to")
-    def drop_packs(self) -> int:
-        return int(self._connect().execute("DELETE FROM packs").rowcount)
 
     @_explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
@@ -520,12 +440,6 @@ class SqliteBackend(CacheBackend):
         with FileLock(str(self.path) + ".lock"), _transaction(connection):
             deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
             connection.execute(f"DELETE FROM errors{where}", values)
-            connection.execute("DELETE FROM packs")
-            # A reader that read samples before this commit must not store a pack after it.
-            connection.execute(
-                "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) "
-                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-            )
         if not conditions:
             connection.execute("VACUUM")
         return int(deleted)

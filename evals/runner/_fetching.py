@@ -63,7 +63,7 @@ def fetch(
     names = [labels] * len(planned) if isinstance(labels, str) else list(labels)
     outcome = RunOutcome()
     wanted: dict[str, int] = {}
-    # Read (and packed) a model at a time, a question at a time.
+    # Read a model at a time, a question at a time.
     chunks: dict[tuple[str, str], dict[str, int]] = {}
     for p, label in zip(planned, names, strict=True):
         if p.request is not None:
@@ -73,7 +73,7 @@ def fetch(
         elif p.route_error is not None:
             outcome.unrouted_models.setdefault(p.model, p.route_error)
     with gc_paused():
-        cached = ctx.cache.lookup_packed(list(chunks.values()))
+        cached = ctx.cache.lookup_chunks(list(chunks.values()))
     works = missing_works(planned, cached, settings, names)
     outcome.cached = sum(wanted.values()) - sum(len(w.sample_ixs) for w in works)
     if not works:
@@ -93,11 +93,10 @@ def fetch(
     else:
         outcome.add(_buy_now(works, ctx, settings, title))
     # Read back: when several processes bought the same sample, the first one stored wins.
-    # Whole models are read again, so that those now complete are packed for the next reload.
     keys = {w.request.cache_key for w in works}
     with gc_paused():
         cached.update(
-            ctx.cache.lookup_packed(
+            ctx.cache.lookup_chunks(
                 [chunk for chunk in chunks.values() if not keys.isdisjoint(chunk)]
             )
         )
