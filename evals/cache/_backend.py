@@ -19,13 +19,17 @@ if TYPE_CHECKING:
     from evals.cache._batch_records import BatchRecords
 
 __all__ = [
+    "COPIED_TABLES",
     "ERROR_COLUMNS",
     "SAMPLE_COLUMNS",
+    "SAMPLE_FIELDS",
     "SCHEMA_VERSION",
     "CacheBackend",
     "CacheStats",
     "Item",
     "StoredCounts",
+    "export_query",
+    "scope",
 ]
 
 SCHEMA_VERSION = 7
@@ -47,6 +51,15 @@ SAMPLE_COLUMNS = (
     "reasoning_tokens",
 )
 ERROR_COLUMNS = ("request_key", "sample_ix", "model", "question", "kind", "message", "created")
+SAMPLE_FIELDS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
+COPIED_TABLES = {
+    "samples": (SAMPLE_COLUMNS, ("request_key", "sample_ix")),
+    "errors": (ERROR_COLUMNS, ("request_key", "sample_ix", "created")),
+}
+"""The tables a copy carries: their columns, and the key they are exported in order of."""
 
 Item = tuple[str, int]
 """One sample of one request: (request key, sample index), what a claim is held on."""
@@ -71,6 +84,50 @@ class StoredCounts:
     entries: list[CacheStats] = field(default_factory=list)
     claims: int = 0
     size_bytes: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        samples: Iterable[Sequence[Any]],
+        errors: Iterable[Sequence[Any]],
+        claims: int,
+        size_bytes: int,
+    ) -> StoredCounts:
+        """From rows of (question, model, samples, prompt tokens, completion tokens) and of
+        (question, model, errors)."""
+        stats: dict[tuple[str, str], list[float]] = {}
+        for question, model, count, prompt, completion in samples:
+            stats[(question, model)] = [count, 0, prompt, completion]
+        for question, model, count in errors:
+            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        entries = [
+            CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
+            for (q, m), v in sorted(stats.items())
+        ]
+        return cls(entries, claims, size_bytes)
+
+
+def scope(question: str | None, model: str | None, mark: str) -> tuple[str, list[str]]:
+    """The `WHERE` clause (empty for everything) and its values selecting a question's rows
+    (its judges' verdicts, labelled `<question>/judges`, too) and/or a model's; `mark` is the
+    driver's placeholder."""
+    conditions, values = [], []
+    if question is not None:
+        conditions.append(f"(question = {mark} OR question = {mark})")
+        values.extend([question, f"{question}/judges"])
+    if model is not None:
+        conditions.append(f"model = {mark}")
+        values.append(model)
+    return (f" WHERE {' AND '.join(conditions)}" if conditions else ""), values
+
+
+def export_query(table: str, name: str, after: bool, mark: str) -> str:
+    """The statement reading a batch of a copied table's rows (in database table `name`) in
+    key order, after a key when `after`; its values are the key's, then the limit."""
+    columns, keys = COPIED_TABLES[table]
+    order = ", ".join(keys)
+    where = f" WHERE ({order}) > ({', '.join([mark] * len(keys))})" if after else ""
+    return f"SELECT {', '.join(columns)} FROM {name}{where} ORDER BY {order} LIMIT {mark}"
 
 
 class CacheBackend(ABC):

@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evals.cache._backend import CacheBackend
+from evals.cache._backend import COPIED_TABLES, CacheBackend
 from evals.errors import CacheError
 
 __all__ = ["CopyResult", "copy_cache"]
 
-_TABLES = ("samples", "errors")
-_COUNTED = (*_TABLES, "batches")
-_KEY_COLUMNS = {"samples": (0, 1), "errors": (0, 1, 6)}
+_COUNTED = (*COPIED_TABLES, "batches")
 
 
 @dataclass
@@ -47,9 +45,9 @@ def copy_cache(
     if not source.exists():
         return result
     target.check_writable()
-    for table in _TABLES:
+    for table, (names, keys) in COPIED_TABLES.items():
         after = None
-        columns = _KEY_COLUMNS[table]
+        columns = [names.index(key) for key in keys]
         while True:
             rows = source.export_rows(table, after, batch_rows)
             if not rows:

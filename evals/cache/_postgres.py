@@ -16,13 +16,14 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from evals.cache._backend import (
-    ERROR_COLUMNS,
     SAMPLE_COLUMNS,
+    SAMPLE_FIELDS,
     SCHEMA_VERSION,
     CacheBackend,
-    CacheStats,
     Item,
     StoredCounts,
+    export_query,
+    scope,
 )
 from evals.cache._pg_url import conninfo_of
 from evals.cache._samples import CachedSamples
@@ -78,15 +79,6 @@ CREATE TABLE IF NOT EXISTS cache_claims (
 );
 CREATE INDEX IF NOT EXISTS cache_claims_by_owner ON cache_claims (owner);
 """
-_KEYS = {
-    "samples": ("request_key", "sample_ix"),
-    "errors": ("request_key", "sample_ix", "created"),
-}
-_SAMPLE_FIELDS = (
-    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
-)
-"""The columns of a `SampleResult`, in its order."""
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS}
 _INSERTS = {
     "samples": f"INSERT INTO cache_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join(['%s'] * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
@@ -219,7 +211,7 @@ class PostgresBackend(CacheBackend):
         rows = (
             self._connect()
             .execute(
-                f"SELECT request_key, sample_ix, {_SAMPLE_FIELDS} FROM cache_samples "
+                f"SELECT request_key, sample_ix, {SAMPLE_FIELDS} FROM cache_samples "
                 "WHERE request_key = ANY(%s) ORDER BY request_key, sample_ix",
                 (wanted,),
             )
@@ -344,42 +336,26 @@ class PostgresBackend(CacheBackend):
     @_explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
-        stats: dict[tuple[str, str], list[float]] = {}
-        for question, model, count, prompt, completion in connection.execute(
+        samples = connection.execute(
             "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
             "FROM cache_samples GROUP BY question, model"
-        ):
-            stats[(question, model)] = [count, 0, prompt, completion]
-        for question, model, count in connection.execute(
+        ).fetchall()
+        errors = connection.execute(
             "SELECT question, model, COUNT(*) FROM cache_errors GROUP BY question, model"
-        ):
-            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        ).fetchall()
         claims = connection.execute("SELECT COUNT(*) FROM cache_claims").fetchone()
         size = connection.execute(
             "SELECT COALESCE(SUM(pg_total_relation_size(c)), 0) FROM unnest(ARRAY["
             "'cache_samples', 'cache_errors', 'cache_meta', 'cache_claims'"
             "]::regclass[]) AS c"
         ).fetchone()
-        return StoredCounts(
-            [
-                CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
-                for (q, m), v in sorted(stats.items())
-            ],
-            int(claims[0]) if claims else 0,
-            int(size[0]) if size else 0,
+        return StoredCounts.of(
+            samples, errors, int(claims[0]) if claims else 0, int(size[0]) if size else 0
         )
 
     @_explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        conditions: list[str] = []
-        values: list[Any] = []
-        if question is not None:
-            conditions.append("(question = %s OR question = %s)")
-            values.extend([question, f"{question}/judges"])
-        if model is not None:
-            conditions.append("model = %s")
-            values.append(model)
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        where, values = scope(question, model, "%s")
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
             deleted = cursor.execute(f"DELETE FROM cache_samples{where}", values).rowcount
@@ -392,20 +368,8 @@ class PostgresBackend(CacheBackend):
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        keys = _KEYS[table]
-        order = ", ".join(keys)
-        where = ""
-        if after is not None:
-            where = f" WHERE ({order}) > ({', '.join(['%s'] * len(keys))})"
-        rows = (
-            self._connect()
-            .execute(
-                f"SELECT {', '.join(_COLUMNS[table])} FROM cache_{table}{where} "
-                f"ORDER BY {order} LIMIT %s",
-                (*(after or ()), limit),
-            )
-            .fetchall()
-        )
+        query = export_query(table, f"cache_{table}", after is not None, "%s")
+        rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
     @_explained("write to")

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from filelock import FileLock
 
 from evals.cache._backend import (
-    ERROR_COLUMNS,
     SAMPLE_COLUMNS,
+    SAMPLE_FIELDS,
     SCHEMA_VERSION,
     CacheBackend,
-    CacheStats,
     Item,
     StoredCounts,
+    export_query,
+    scope,
 )
 from evals.cache._samples import CachedSamples
 from evals.errors import CacheError, why_not_writable
@@ -79,19 +80,10 @@ CREATE TABLE IF NOT EXISTS claims (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_by_owner ON claims (owner);
 """
-_KEYS = {
-    "samples": ("request_key", "sample_ix"),
-    "errors": ("request_key", "sample_ix", "created"),
-}
-_SAMPLE_FIELDS = (
-    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
-)
-"""The columns of a `SampleResult`, in its order."""
 _INSERT_SAMPLES = (
     f"INSERT OR IGNORE INTO samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join('?' * len(SAMPLE_COLUMNS))})"
 )
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS}
 _INSERTS = {
     "samples": _INSERT_SAMPLES,
     "errors": "INSERT INTO errors SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM errors "
@@ -275,7 +267,7 @@ class SqliteBackend(CacheBackend):
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         query = (
-            f"SELECT sample_ix, {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? "
+            f"SELECT sample_ix, {SAMPLE_FIELDS} FROM samples WHERE request_key = ? "
             "ORDER BY sample_ix"
         )
         for key in dict.fromkeys(keys):
@@ -291,7 +283,7 @@ class SqliteBackend(CacheBackend):
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         first = (
-            f"SELECT {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? AND sample_ix < ? "
+            f"SELECT {SAMPLE_FIELDS} FROM samples WHERE request_key = ? AND sample_ix < ? "
             "ORDER BY sample_ix"
         )
         partial: list[str] = []
@@ -401,46 +393,29 @@ class SqliteBackend(CacheBackend):
     @_explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
-        stats: dict[tuple[str, str], list[float]] = {}
-        for question, model, count, prompt, completion in connection.execute(
+        samples = connection.execute(
             "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
             "FROM samples GROUP BY question, model"
-        ):
-            stats[(question, model)] = [count, 0, prompt, completion]
-        for question, model, count in connection.execute(
+        ).fetchall()
+        errors = connection.execute(
             "SELECT question, model, COUNT(*) FROM errors GROUP BY question, model"
-        ):
-            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        ).fetchall()
         claims = connection.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         size = sum(
             p.stat().st_size
             for p in self.directory.glob(self.path.name + "*")
             if p.is_file() and not p.name.endswith(".lock")
         )
-        return StoredCounts(
-            [
-                CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
-                for (q, m), v in sorted(stats.items())
-            ],
-            int(claims),
-            size,
-        )
+        return StoredCounts.of(samples, errors, int(claims), size)
 
     @_explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        conditions, values = [], []
-        if question is not None:
-            conditions.append("(question = ? OR question = ?)")
-            values.extend([question, f"{question}/judges"])
-        if model is not None:
-            conditions.append("model = ?")
-            values.append(model)
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        where, values = scope(question, model, "?")
         connection = self._connect()
         with FileLock(str(self.path) + ".lock"), _transaction(connection):
             deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
             connection.execute(f"DELETE FROM errors{where}", values)
-        if not conditions:
+        if not where:
             connection.execute("VACUUM")
         return int(deleted)
 
@@ -450,12 +425,7 @@ class SqliteBackend(CacheBackend):
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        keys = _KEYS[table]
-        order = ", ".join(keys)
-        where = ""
-        if after is not None:
-            where = f" WHERE ({order}) > ({', '.join('?' * len(keys))})"
-        query = f"SELECT {', '.join(_COLUMNS[table])} FROM {table}{where} ORDER BY {order} LIMIT ?"
+        query = export_query(table, table, after is not None, "?")
         rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
