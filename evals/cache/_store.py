@@ -130,18 +130,9 @@ class Cache:
             return {}
         return self._backend.read_all(keys)
 
-    def lookup_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
-        """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are).
-
-        When all n are cached they are read without their indices (n rows below n are
-        exactly those), which a fully cached reload of many samples is dominated by."""
-        if not self._backend.exists():
-            return {}
-        return self._backend.read_first(wanted)
-
     def lookup_chunks(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
-        """`lookup_first` over several chunks of `{key: n}` (say one per model), one bulk read
-        per chunk."""
+        """For each chunk `{key: n}` (say a model's requests for a question), the cached samples
+        among 0…n-1 (perhaps more when only some are): one bulk read per chunk."""
         found = CachedLookup()
         if self._backend.exists():
             for chunk in chunks:

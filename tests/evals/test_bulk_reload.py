@@ -95,7 +95,7 @@ def test_reading_the_first_n_returns_exactly_those_samples(tmp_path: Path) -> No
     cache.store(gappy, "q", [_sample(0), _sample(2), _sample(5)])
     cache.store(beyond, "q", [_sample(ix) for ix in range(6)])
     wanted = {full.cache_key: 4, gappy.cache_key: 4, beyond.cache_key: 3, "absent": 2}
-    found = Cache(tmp_path).lookup_first(wanted)
+    found = Cache(tmp_path).lookup_chunks([wanted])
 
     assert set(found) == {full.cache_key, gappy.cache_key, beyond.cache_key}
     assert dict(found[full.cache_key]) == dict([_sample(ix) for ix in range(4)])
@@ -111,7 +111,7 @@ def test_bulk_and_single_reads_agree(tmp_path: Path) -> None:
     cache, request = Cache(tmp_path), _request()
     cache.store(request, "q", [_sample(ix) for ix in range(5)])
     single = cache.lookup([request.cache_key])[request.cache_key]
-    bulk = cache.lookup_first({request.cache_key: 5})[request.cache_key]
+    bulk = cache.lookup_chunks([{request.cache_key: 5}])[request.cache_key]
     assert single == bulk
     assert bulk.content == tuple(f"answer {ix}" for ix in range(5))
 
