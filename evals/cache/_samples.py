@@ -39,26 +39,19 @@ class CachedSamples(Mapping[int, SampleResult]):
         self.prompt_tokens: Sequence[float]
         self.completion_tokens: Sequence[float]
         self.reasoning_tokens: Sequence[float | None]
-        if not numbered:
-            self.sample_ix = range(len(rows))
-            (
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-                self.reasoning_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 6
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else []
+        if numbered:
+            self.sample_ix = columns.pop(0) if columns else ()
         else:
-            (
-                self.sample_ix,
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-                self.reasoning_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 7
+            self.sample_ix = range(len(rows))
+        (
+            self.content,
+            self.logprobs_json,
+            self.finish_reason,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.reasoning_tokens,
+        ) = columns or ((),) * 6
         self._positions: dict[int, int] | None = None
 
     def has_first(self, count: int) -> bool:
