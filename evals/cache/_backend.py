@@ -8,12 +8,14 @@ in the column order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from evals.cache._samples import CachedSamples
+from evals.errors import CacheError
 
 if TYPE_CHECKING:
     from evals.cache._batch_records import BatchRecords
@@ -28,6 +30,7 @@ __all__ = [
     "CacheStats",
     "Item",
     "StoredCounts",
+    "explained",
     "export_query",
     "scope",
 ]
@@ -61,6 +64,7 @@ COPIED_TABLES = {
 }
 """The tables a copy carries: their columns, and the key they are exported in order of."""
 
+F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
 """One sample of one request: (request key, sample index), what a claim is held on."""
 
@@ -107,6 +111,22 @@ class StoredCounts:
         return cls(entries, claims, size_bytes)
 
 
+def explained(action: str) -> Callable[[F], F]:
+    """Turn a driver error of a backend method into the backend's `CacheError`."""
+
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def wrapper(backend: CacheBackend, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(backend, *args, **kwargs)
+            except backend.driver_errors() as error:
+                raise backend.explain(action, error) from None
+
+        return cast(F, wrapper)
+
+    return decorate
+
+
 def scope(question: str | None, model: str | None, mark: str) -> tuple[str, list[str]]:
     """The `WHERE` clause (empty for everything) and its values selecting a question's rows
     (its judges' verdicts, labelled `<question>/judges`, too) and/or a model's; `mark` is the
@@ -135,6 +155,14 @@ class CacheBackend(ABC):
 
     location: str
     """Where the cache is, for people: a file path, or a URL with its password masked."""
+
+    @abstractmethod
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        """The errors of the database (and the OS) that `explain` turns into a `CacheError`."""
+
+    @abstractmethod
+    def explain(self, action: str, error: Exception) -> CacheError:
+        """The `CacheError` for a driver error met while doing `action` (a verb phrase)."""
 
     # ---- set-up -------------------------------------------------------------------------
 

@@ -9,11 +9,10 @@ never meet.
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from evals.cache._backend import (
     SAMPLE_COLUMNS,
@@ -22,6 +21,7 @@ from evals.cache._backend import (
     CacheBackend,
     Item,
     StoredCounts,
+    explained,
     export_query,
     scope,
 )
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresBackend"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
 _SCHEMA_LOCK = 0x6C61626D  # pg_advisory_xact_lock key: one schema creator at a time
 _NOW = "extract(epoch from clock_timestamp())"
@@ -88,31 +86,6 @@ _INSERTS = {
 }
 
 
-def _explained(
-    action: str,
-) -> Callable[
-    [Callable[Concatenate[PostgresBackend, P], R]], Callable[Concatenate[PostgresBackend, P], R]
-]:
-    """Turn a driver error of a method into one `CacheError` naming the server and database."""
-
-    def decorate(
-        method: Callable[Concatenate[PostgresBackend, P], R],
-    ) -> Callable[Concatenate[PostgresBackend, P], R]:
-        @functools.wraps(method)
-        def wrapper(backend: PostgresBackend, *args: P.args, **kwargs: P.kwargs) -> R:
-            import psycopg
-
-            try:
-                return method(backend, *args, **kwargs)
-            except psycopg.Error as error:
-                backend.forget_connection()
-                raise backend.database_error(action, error) from None
-
-        return wrapper
-
-    return decorate
-
-
 class PostgresBackend(CacheBackend):
     """The cache in the PostgreSQL database at `url` (a SQLAlchemy URL)."""
 
@@ -123,7 +96,13 @@ class PostgresBackend(CacheBackend):
         self._ready = False
         self._lock = threading.Lock()
 
-    def database_error(self, action: str, error: Exception) -> CacheError:
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def explain(self, action: str, error: Exception) -> CacheError:
+        self.forget_connection()
         text = " ".join(str(error).split()) or type(error).__name__
         if "password" in text.lower() or "authentication" in text.lower():
             hint = "Check the user and password of the cache URL (LABMGR_CACHE_URL or cache_url)."
@@ -191,7 +170,7 @@ class PostgresBackend(CacheBackend):
     def exists(self) -> bool:
         return True
 
-    @_explained("write to")
+    @explained("write to")
     def check_writable(self) -> None:
         connection = self._connect()
         with suppress(_Rollback), connection.transaction():
@@ -203,7 +182,7 @@ class PostgresBackend(CacheBackend):
 
     # ---- samples --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
@@ -219,7 +198,7 @@ class PostgresBackend(CacheBackend):
         )
         return _grouped(rows)
 
-    @_explained("read")
+    @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
         """One statement for the whole mapping: the wanted (key, n) pairs are joined to the
         samples as arrays, not sent one request at a time."""
@@ -243,7 +222,7 @@ class PostgresBackend(CacheBackend):
             found.update(self.read_all(partial))
         return found
 
-    @_explained("write to")
+    @explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
@@ -254,7 +233,7 @@ class PostgresBackend(CacheBackend):
                 ([row[0] for row in rows], [row[1] for row in rows]),
             )
 
-    @_explained("write to")
+    @explained("write to")
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
@@ -268,7 +247,7 @@ class PostgresBackend(CacheBackend):
 
     # ---- claims ---------------------------------------------------------------------------
 
-    @_explained("write to")
+    @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         if not items:
             return set()
@@ -290,7 +269,7 @@ class PostgresBackend(CacheBackend):
         ).fetchall()
         return {(str(key), int(ix)) for key, ix in rows}
 
-    @_explained("write to")
+    @explained("write to")
     def renew(self, owner: str, lease_seconds: float) -> int:
         cursor = self._connect().execute(
             f"UPDATE cache_claims SET expires = {_NOW} + %s WHERE owner = %s",
@@ -298,7 +277,7 @@ class PostgresBackend(CacheBackend):
         )
         return int(cursor.rowcount)
 
-    @_explained("write to")
+    @explained("write to")
     def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
         connection = self._connect()
         if items is None:
@@ -310,7 +289,7 @@ class PostgresBackend(CacheBackend):
             ([key for key, _ in items], [ix for _, ix in items], owner),
         )
 
-    @_explained("read")
+    @explained("read")
     def held(self, items: Sequence[Item]) -> set[Item]:
         if not items:
             return set()
@@ -333,7 +312,7 @@ class PostgresBackend(CacheBackend):
 
     # ---- maintenance ----------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
         samples = connection.execute(
@@ -353,7 +332,7 @@ class PostgresBackend(CacheBackend):
             samples, errors, int(claims[0]) if claims else 0, int(size[0]) if size else 0
         )
 
-    @_explained("clear")
+    @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
         where, values = scope(question, model, "%s")
         connection = self._connect()
@@ -364,7 +343,7 @@ class PostgresBackend(CacheBackend):
 
     # ---- copying --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
@@ -372,7 +351,7 @@ class PostgresBackend(CacheBackend):
         rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
-    @_explained("write to")
+    @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
         connection = self._connect()
         new = 0

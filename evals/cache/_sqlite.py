@@ -8,15 +8,14 @@ machine's clock, the only one the processes sharing the file have.
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
@@ -27,6 +26,7 @@ from evals.cache._backend import (
     CacheBackend,
     Item,
     StoredCounts,
+    explained,
     export_query,
     scope,
 )
@@ -37,9 +37,6 @@ if TYPE_CHECKING:
     from evals.cache._batch_records import BatchRecords
 
 __all__ = ["SqliteBackend"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 _BUSY_TIMEOUT_MS = 60_000
 _SCHEMA = """
@@ -91,30 +88,6 @@ _INSERTS = {
 }
 
 
-def _explained(
-    action: str,
-) -> Callable[
-    [Callable[Concatenate[SqliteBackend, P], R]], Callable[Concatenate[SqliteBackend, P], R]
-]:
-    """Turn an OS or SQLite error of a method into one `CacheError` naming the file."""
-
-    def decorate(
-        method: Callable[Concatenate[SqliteBackend, P], R],
-    ) -> Callable[Concatenate[SqliteBackend, P], R]:
-        @functools.wraps(method)
-        def wrapper(backend: SqliteBackend, *args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return method(backend, *args, **kwargs)
-            except OSError as error:
-                raise backend.os_error(action, error) from None
-            except sqlite3.DatabaseError as error:
-                raise backend.database_error(action, error) from None
-
-        return wrapper
-
-    return decorate
-
-
 def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
     """Upgrade a cache made before schema 3 in place: samples get a nullable
     `reasoning_tokens` column (its old rows say NULL: not recorded)."""
@@ -146,17 +119,17 @@ class SqliteBackend(CacheBackend):
 
     # ---- errors a person can cause --------------------------------------------------------
 
-    def os_error(self, action: str, error: OSError) -> CacheError:
-        """The `CacheError` for an OS error met while doing `action` (a verb phrase)."""
-        where = Path(error.filename) if error.filename else self.directory
-        return CacheError(
-            f"cannot {action} the response cache at {where}: {why_not_writable(where, error)}.",
-            hint="Make the cache folder writable, or use another one "
-            "(`cache=` in Python, `cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
-        )
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        return (OSError, sqlite3.DatabaseError)
 
-    def database_error(self, action: str, error: sqlite3.DatabaseError) -> CacheError:
-        """The `CacheError` for a SQLite error met while doing `action`."""
+    def explain(self, action: str, error: Exception) -> CacheError:
+        if isinstance(error, OSError):
+            where = Path(error.filename) if error.filename else self.directory
+            return CacheError(
+                f"cannot {action} the response cache at {where}: {why_not_writable(where, error)}.",
+                hint="Make the cache folder writable, or use another one (`cache=` in Python, "
+                "`cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
+            )
         text = str(error)
         if "not a database" in text or "malformed" in text:
             return CacheError(
@@ -240,7 +213,7 @@ class SqliteBackend(CacheBackend):
     def exists(self) -> bool:
         return self._ready or self.path.exists()
 
-    @_explained("write to")
+    @explained("write to")
     def check_writable(self) -> None:
         connection = self._connect()
         connection.execute("BEGIN IMMEDIATE")
@@ -260,7 +233,7 @@ class SqliteBackend(CacheBackend):
 
     # ---- samples --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         """One primary-key range read per request (measured faster here than one `IN (…)` or
         `json_each` join per question, whose rows must each carry their key)."""
@@ -276,7 +249,7 @@ class SqliteBackend(CacheBackend):
                 found[key] = CachedSamples(rows)
         return found
 
-    @_explained("read")
+    @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
         """When all n are cached they are read without their indices (n rows below n are
         exactly those), which a fully cached reload of many samples is dominated by."""
@@ -296,7 +269,7 @@ class SqliteBackend(CacheBackend):
         found.update(self.read_all(partial))
         return found
 
-    @_explained("write to")
+    @explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
         insert = _INSERT_SAMPLES
@@ -320,7 +293,7 @@ class SqliteBackend(CacheBackend):
             self._local.errors_possible = known
         return known
 
-    @_explained("write to")
+    @explained("write to")
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         connection = self._connect()
         with _transaction(connection):
@@ -334,7 +307,7 @@ class SqliteBackend(CacheBackend):
 
     # ---- claims ---------------------------------------------------------------------------
 
-    @_explained("write to")
+    @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         connection = self._connect()
         now = time.time()
@@ -353,14 +326,14 @@ class SqliteBackend(CacheBackend):
         wanted = set(items)
         return {(str(key), int(ix)) for key, ix in mine if (key, ix) in wanted}
 
-    @_explained("write to")
+    @explained("write to")
     def renew(self, owner: str, lease_seconds: float) -> int:
         cursor = self._connect().execute(
             "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease_seconds, owner)
         )
         return int(cursor.rowcount)
 
-    @_explained("write to")
+    @explained("write to")
     def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
         connection = self._connect()
         if items is None:
@@ -372,7 +345,7 @@ class SqliteBackend(CacheBackend):
                 [(key, ix, owner) for key, ix in items],
             )
 
-    @_explained("read")
+    @explained("read")
     def held(self, items: Sequence[Item]) -> set[Item]:
         cursor = self._connect().cursor()
         now = time.time()
@@ -390,7 +363,7 @@ class SqliteBackend(CacheBackend):
 
     # ---- maintenance ----------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
         samples = connection.execute(
@@ -408,7 +381,7 @@ class SqliteBackend(CacheBackend):
         )
         return StoredCounts.of(samples, errors, int(claims), size)
 
-    @_explained("clear")
+    @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
         where, values = scope(question, model, "?")
         connection = self._connect()
@@ -421,7 +394,7 @@ class SqliteBackend(CacheBackend):
 
     # ---- copying --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
@@ -429,7 +402,7 @@ class SqliteBackend(CacheBackend):
         rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
-    @_explained("write to")
+    @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
         connection = self._connect()
         with _transaction(connection):
