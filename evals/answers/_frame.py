@@ -2,9 +2,9 @@
 (groups as given, models as given, paraphrase, sample). A grid question's factors are columns
 after `paraphrase_ix`, holding each prompt's level.
 
-Values are computed once per model as a segment of columns (a packed model's straight from
-its pack, others block by block per conversation) and repeated for every group the model is
-in; cost is computed per model as a rate and applied column-wise.
+Values are computed once per model as a segment of columns (block by block per
+conversation) and repeated for every group the model is in; cost is computed per model as a
+rate and applied column-wise.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evals.cache import CachedSamples, Pack, SampleResult
+from evals.cache import CachedSamples, SampleResult
 
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
@@ -193,18 +193,7 @@ def _inferred_text_dtype() -> Any:
 
 
 def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Segment:
-    """One model's columns for all its conversations: straight from its pack when the
-    model's requests were read as one, else block by block."""
-    pack = _pack_of(question, planned, fetched)
-    if pack is not None:
-        return {
-            "answer": pack.text("content"),
-            "finish_reason": pack.text("finish_reason"),
-            "error": None,
-            "prompt_tokens": pack.numbers("prompt_tokens"),
-            "completion_tokens": pack.numbers("completion_tokens"),
-            "reasoning_tokens": pack.numbers("reasoning_tokens"),
-        }
+    """One model's columns for all its conversations, block by block."""
     rows = question.samples_per_paraphrase
     blocks = [_block(question, p, fetched) for p in planned]
     segment: Segment = {}
@@ -231,21 +220,6 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
     ):
         segment[name] = pa.array(segment[name] or [None] * (rows * len(planned)), type=pa.string())
     return segment
-
-
-def _pack_of(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Pack | None:
-    """The pack holding exactly this model's free-form samples, in frame order."""
-    if question.answer_kind != "text" or question.cached_samples_per_row != 1 or not planned:
-        return None
-    first = planned[0].request
-    pack = fetched.results.chunk_of(first.cache_key) if first is not None else None
-    if not isinstance(pack, Pack) or len(pack.counts) != len(planned):
-        return None
-    rows = question.samples_per_paraphrase
-    for p, (key, count) in zip(planned, pack.counts.items(), strict=True):
-        if p.request is None or p.request.cache_key != key or count != rows:
-            return None
-    return pack
 
 
 def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:

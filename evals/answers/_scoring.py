@@ -11,8 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evals.cache import FirstTokenProbs
-
 __all__ = [
     "RatingScore",
     "average_probabilities",
@@ -105,23 +103,6 @@ def _parsed(texts: Sequence[str | None]) -> list[Any]:
     return [next(documents) if text else None for text in texts]
 
 
-def _read_or_parsed(
-    distinct: list[str | None],
-    texts: Sequence[str | None],
-    read: Sequence[FirstTokenProbs | None] | None,
-) -> list[Any]:
-    """Each distinct text's list: already read when `read` has it, else parsed (all the
-    texts without a read list in one `json.loads`)."""
-    if read is None:
-        return _parsed(distinct)
-    read_of = {text: top for text, top in zip(texts, read, strict=True) if top is not None}
-    if not read_of:
-        return _parsed(distinct)
-    unread = [text for text in distinct if text not in read_of]
-    parsed = dict(zip(unread, _parsed(unread), strict=True))
-    return [read_of[text] if text in read_of else parsed[text] for text in distinct]
-
-
 def _one_by_one(texts: Sequence[str]) -> list[Any]:
     parsed: list[Any] = []
     for text in texts:
@@ -138,40 +119,29 @@ def rating_scores(
     min_rating: int,
     max_rating: int,
     refusal_threshold: float,
-    read: Sequence[FirstTokenProbs | None] | None = None,
 ) -> list[tuple[float, dict[str, float], dict[int, float] | None] | Exception]:
     """`rating_score(token_probabilities(top))` of many cached first-token logprob lists at
     once (their JSON text, None for none): per list the score (NaN when refused), the token
     probabilities and the normalised rating probabilities, or the exception that made the
     list unreadable. The same numbers as one list at a time (same sums in the same order),
-    with the JSON parsed in one call and each distinct token read as a number once.
-
-    `read`, beside the texts, gives lists already read (a pack's columns; None where not):
-    those are not parsed again."""
+    with the JSON parsed in one call and each distinct token read as a number once."""
     numbers: dict[str, int | None] = {}
     exp = math.exp
     # Identical lists (the same verdict for different prompts) are read once and share it.
     distinct = list(dict.fromkeys(logprobs_json))
     results: list[tuple[float, dict[str, float], dict[int, float] | None] | Exception] = []
-    for top in _read_or_parsed(distinct, logprobs_json, read):
+    for top in _parsed(distinct):
         if isinstance(top, Exception):
             results.append(top)
             continue
         raw: dict[str, float] = {}
-        if isinstance(top, FirstTokenProbs):
-            raw = dict(zip(top.tokens, top.probs, strict=True))
-            if len(raw) < len(top.tokens):  # a token listed twice: its probabilities add up
-                raw = {}
-                for token, prob in zip(top.tokens, top.probs, strict=True):
-                    raw[token] = raw.get(token, 0.0) + prob
-        else:
-            try:
-                for token, logprob in top or ():
-                    token = str(token)
-                    raw[token] = raw.get(token, 0.0) + exp(float(logprob))
-            except (TypeError, ValueError) as error:
-                results.append(error)
-                continue
+        try:
+            for token, logprob in top or ():
+                token = str(token)
+                raw[token] = raw.get(token, 0.0) + exp(float(logprob))
+        except (TypeError, ValueError) as error:
+            results.append(error)
+            continue
         by_value: dict[int, float] = {}
         for token, prob in raw.items():
             value = numbers.get(token, -1)

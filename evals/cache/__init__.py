@@ -6,10 +6,9 @@ cache = Cache("postgresql+psycopg://me@db/lab")   # or one database for the whol
 cache.info().samples, cache.clear(question="wish"), cache.copy_to("postgresql+psycopg://…")
 
 `ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
-are told apart by their index. Complete chunks (a model's samples of a question) are also
-kept as packs for one-read reloads; a process claims what it is about to buy, so that others
-wait for it instead of buying it too, and `cache.batches` records the batches in flight for
-its samples. See docs/design/cache.md.
+are told apart by their index. A process claims what it is about to buy, so that others wait
+for it instead of buying it too, and `cache.batches` records the batches in flight for its
+samples. See docs/design/cache.md.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -25,25 +24,17 @@ from evals.cache._batch_records import (
     new_record_id,
 )
 from evals.cache._claims import Claims
-from evals.cache._requests import (
-    CACHE_VERSION,
-    ChatRequest,
-    FirstTokenProbs,
-    RequestBatch,
-    SampleResult,
-)
-from evals.cache._samples import CachedLookup, CachedSamples, PackedChunk
+from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.cache._samples import CachedLookup, CachedSamples
 from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo, cache_url_of
 
 if TYPE_CHECKING:
     from evals.cache._copying import CopyResult
-    from evals.cache._packs import PACK_FORMAT, Pack, UnreadablePack, chunk_digest
 
 __all__ = [
     "ACTIVE_STATES",
     "CACHE_VERSION",
     "DEFAULT_LEASE_SECONDS",
-    "PACK_FORMAT",
     "BatchItem",
     "BatchLine",
     "BatchRecord",
@@ -56,27 +47,15 @@ __all__ = [
     "ChatRequest",
     "Claims",
     "CopyResult",
-    "FirstTokenProbs",
-    "Pack",
-    "PackedChunk",
     "RequestBatch",
     "SampleResult",
     "SqliteBatchRecords",
-    "UnreadablePack",
     "cache_url_of",
-    "chunk_digest",
     "new_record_id",
 ]
 
-_PACKS = frozenset({"PACK_FORMAT", "Pack", "UnreadablePack", "chunk_digest"})
-
 
 def __getattr__(name: str) -> Any:
-    # Packs are Arrow tables: pyarrow is imported when a pack is first used, not with the cache.
-    if name in _PACKS:
-        from evals.cache import _packs
-
-        return getattr(_packs, name)
     if name == "CopyResult":
         from evals.cache import _copying
 

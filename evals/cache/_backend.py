@@ -1,38 +1,44 @@
 """What a database must do to hold the response cache: the statements the `Cache` needs, one
 implementation per database (`_sqlite.SqliteBackend`, `_postgres.PostgresBackend`).
 
-Everything above this line of the room (packs, claims, copying) is written once, in terms of
-these methods; everything below it is SQL in one dialect and one driver. Rows travel as plain
-tuples in the column order of `SAMPLE_COLUMNS`, `ERROR_COLUMNS` and `PACK_COLUMNS`.
+What is the same for every database (claims, copying) is written once, in terms of these
+methods; the backends hold the SQL of one dialect and one driver. Rows travel as plain tuples
+in the column order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
 """
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from evals.cache._samples import CachedSamples
+from evals.errors import CacheError
 
 if TYPE_CHECKING:
     from evals.cache._batch_records import BatchRecords
 
 __all__ = [
+    "COPIED_TABLES",
     "ERROR_COLUMNS",
-    "PACK_COLUMNS",
     "SAMPLE_COLUMNS",
+    "SAMPLE_FIELDS",
     "SCHEMA_VERSION",
     "CacheBackend",
     "CacheStats",
     "Item",
     "StoredCounts",
+    "explained",
+    "export_query",
+    "scope",
 ]
 
-SCHEMA_VERSION = 6
-"""2: packs; 3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table (5
-kept pickled frames in SQLite: dropped). A cache made before is brought up to date when
-first opened (new tables made, missing columns added, the frames table dropped)."""
+SCHEMA_VERSION = 7
+"""3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table; 7: no packs
+table. A cache made before is brought up to date when first opened (new tables made,
+missing columns added, the frames and packs tables dropped)."""
 
 SAMPLE_COLUMNS = (
     "request_key",
@@ -48,8 +54,17 @@ SAMPLE_COLUMNS = (
     "reasoning_tokens",
 )
 ERROR_COLUMNS = ("request_key", "sample_ix", "model", "question", "kind", "message", "created")
-PACK_COLUMNS = ("digest", "samples", "size", "created", "data")
+SAMPLE_FIELDS = (
+    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
+)
+"""The columns of a `SampleResult`, in its order."""
+COPIED_TABLES = {
+    "samples": (SAMPLE_COLUMNS, ("request_key", "sample_ix")),
+    "errors": (ERROR_COLUMNS, ("request_key", "sample_ix", "created")),
+}
+"""The tables a copy carries: their columns, and the key they are exported in order of."""
 
+F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
 """One sample of one request: (request key, sample index), what a claim is held on."""
 
@@ -71,17 +86,83 @@ class StoredCounts:
     """What a cache holds, counted by its database."""
 
     entries: list[CacheStats] = field(default_factory=list)
-    packs: int = 0
-    pack_bytes: int = 0
     claims: int = 0
     size_bytes: int = 0
 
+    @classmethod
+    def of(
+        cls,
+        samples: Iterable[Sequence[Any]],
+        errors: Iterable[Sequence[Any]],
+        claims: int,
+        size_bytes: int,
+    ) -> StoredCounts:
+        """From rows of (question, model, samples, prompt tokens, completion tokens) and of
+        (question, model, errors)."""
+        stats: dict[tuple[str, str], list[float]] = {}
+        for question, model, count, prompt, completion in samples:
+            stats[(question, model)] = [count, 0, prompt, completion]
+        for question, model, count in errors:
+            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        entries = [
+            CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
+            for (q, m), v in sorted(stats.items())
+        ]
+        return cls(entries, claims, size_bytes)
+
+
+def explained(action: str) -> Callable[[F], F]:
+    """Turn a driver error of a backend method into the backend's `CacheError`."""
+
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def wrapper(backend: CacheBackend, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(backend, *args, **kwargs)
+            except backend.driver_errors() as error:
+                raise backend.explain(action, error) from None
+
+        return cast(F, wrapper)
+
+    return decorate
+
+
+def scope(question: str | None, model: str | None, mark: str) -> tuple[str, list[str]]:
+    """The `WHERE` clause (empty for everything) and its values selecting a question's rows
+    (its judges' verdicts, labelled `<question>/judges`, too) and/or a model's; `mark` is the
+    driver's placeholder."""
+    conditions, values = [], []
+    if question is not None:
+        conditions.append(f"(question = {mark} OR question = {mark})")
+        values.extend([question, f"{question}/judges"])
+    if model is not None:
+        conditions.append(f"model = {mark}")
+        values.append(model)
+    return (f" WHERE {' AND '.join(conditions)}" if conditions else ""), values
+
+
+def export_query(table: str, name: str, after: bool, mark: str) -> str:
+    """The statement reading a batch of a copied table's rows (in database table `name`) in
+    key order, after a key when `after`; its values are the key's, then the limit."""
+    columns, keys = COPIED_TABLES[table]
+    order = ", ".join(keys)
+    where = f" WHERE ({order}) > ({', '.join([mark] * len(keys))})" if after else ""
+    return f"SELECT {', '.join(columns)} FROM {name}{where} ORDER BY {order} LIMIT {mark}"
+
 
 class CacheBackend(ABC):
-    """One database holding the cache's tables: samples, errors, packs, claims, meta."""
+    """One database holding the cache's tables: samples, errors, claims, meta."""
 
     location: str
     """Where the cache is, for people: a file path, or a URL with its password masked."""
+
+    @abstractmethod
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        """The errors of the database (and the OS) that `explain` turns into a `CacheError`."""
+
+    @abstractmethod
+    def explain(self, action: str, error: Exception) -> CacheError:
+        """The `CacheError` for a driver error met while doing `action` (a verb phrase)."""
 
     # ---- set-up -------------------------------------------------------------------------
 
@@ -117,27 +198,6 @@ class CacheBackend(ABC):
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         """Record failures and release `owner`'s claims on those samples."""
 
-    # ---- packs --------------------------------------------------------------------------
-
-    @abstractmethod
-    def generation(self) -> str | None:
-        """The clear counter: packs made from rows read before a clear must not be stored."""
-
-    @abstractmethod
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        """The stored packs among these digests."""
-
-    @abstractmethod
-    def delete_pack(self, digest: str) -> None:
-        """Forget a pack that does not decode (best effort: a busy cache keeps it)."""
-
-    @abstractmethod
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        """Store packs unless the cache was cleared since `generation`, then drop the oldest
-        beyond `limit_bytes`. A pack is an optional copy: busy, read-only or full, skip it."""
-
     # ---- claims -------------------------------------------------------------------------
 
     @abstractmethod
@@ -165,17 +225,12 @@ class CacheBackend(ABC):
 
     @abstractmethod
     def counts(self) -> StoredCounts:
-        """Per-(question, model) counts, packs and claims (one `GROUP BY` over the cache)."""
-
-    @abstractmethod
-    def drop_packs(self) -> int:
-        """Delete every pack; returns how many."""
+        """Per-(question, model) counts and claims (one `GROUP BY` over the cache)."""
 
     @abstractmethod
     def clear(self, question: str | None, model: str | None) -> int:
-        """Delete samples and errors (all, or of a question's label and/or a model), every
-        pack, and bump the generation, in one transaction; returns the samples
-        deleted."""
+        """Delete samples and errors (all, or of a question's label and/or a model), in one
+        transaction; returns the samples deleted."""
 
     # ---- copying ------------------------------------------------------------------------
 
@@ -183,9 +238,8 @@ class CacheBackend(ABC):
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        """Up to `limit` rows of `samples`, `errors` or `packs` after the key `after`, in key
-        order (samples: (request_key, sample_ix); errors: (request_key, sample_ix, created);
-        packs: digest)."""
+        """Up to `limit` rows of `samples` or `errors` after the key `after`, in key order
+        (samples: (request_key, sample_ix); errors: (request_key, sample_ix, created))."""
 
     @abstractmethod
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:

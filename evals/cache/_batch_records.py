@@ -12,9 +12,9 @@ items; its row stays for `labmgr batches list`.
 States: `submitting` (items claimed, file and batch being created; the lease says how long
 to trust that) → `submitted` (batch id recorded, before anyone waits) → `collecting` (one
 process reads the output) → `collected`. `released` is a record given up before its batch
-existed. `BatchRecords` is the interface; `SqlBatchRecords` writes it once in SQL, and
-`SqliteBatchRecords` keeps the tables in the cache's SQLite file,
-`evals.cache._batch_records_postgres.PostgresBatchRecords` in a PostgreSQL database.
+existed. `BatchRecords` writes them once in SQL; `SqliteBatchRecords` keeps the tables in the
+cache's SQLite file, `evals.cache._batch_records_postgres.PostgresBatchRecords` in a
+PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ __all__ = [
     "BatchLine",
     "BatchRecord",
     "BatchRecords",
-    "SqlBatchRecords",
     "SqliteBatchRecords",
     "new_record_id",
 ]
@@ -95,74 +94,16 @@ class BatchRecord:
     """Why a record ended without its answers (a failed batch's error), if it did."""
 
 
-class BatchRecords(ABC):
-    """Where a cache keeps its batch records (one implementation per database)."""
-
-    @abstractmethod
-    def claim(
-        self, record: BatchRecord, lines: Sequence[BatchLine], lease_seconds: float
-    ) -> list[BatchLine]:
-        """Insert `record` (state `submitting`, leased to `record.owner`) with the samples
-        of `lines` nobody else claimed; returns the lines it got, each with only its own
-        samples (the record is not kept when it got none). Atomic per sample."""
-
-    @abstractmethod
-    def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
-        """Give back some of a record's samples before its batch is created (found cached
-        after claiming: another process answered them meanwhile)."""
-
-    @abstractmethod
-    def let_go(self, record_id: str) -> None:
-        """End a `submitting` record's lease now (its process was interrupted while creating
-        the batch): the next run looks for the batch at once instead of after the lease."""
-
-    @abstractmethod
-    def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
-        """The batch exists: record its ids (before anyone waits for it)."""
-
-    @abstractmethod
-    def set_status(self, record_id: str, status: str) -> None:
-        """The batch's status as last seen."""
-
-    @abstractmethod
-    def start_collecting(self, record_id: str, owner: str, lease_seconds: float) -> bool:
-        """Take the right to read a finished batch's output (True for one process only;
-        a collector that died is replaced once its lease ends)."""
-
-    @abstractmethod
-    def finish(self, record_id: str, state: str, message: str | None = None) -> None:
-        """End a record (`collected`, `released`): its samples are claimable again."""
-
-    @abstractmethod
-    def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
-        """The live record holding each of these samples (those held by none are absent)."""
-
-    @abstractmethod
-    def get(self, record_id: str) -> BatchRecord | None: ...
-
-    @abstractmethod
-    def lines(self, record_id: str) -> list[BatchLine]:
-        """A record's lines, in file order."""
-
-    @abstractmethod
-    def records(self, *, active_only: bool = False, limit: int = 200) -> list[BatchRecord]:
-        """Records, newest first."""
-
-    @abstractmethod
-    def now(self) -> float:
-        """The clock leases are kept by (the database server's, where there is one)."""
-
-
 _COLUMNS = (
     "id, endpoint_id, base_url, model, label, state, owner, lease_until, file_id, batch_id, "
     "status, requests, samples, tokens, created, updated, message"
 )
 
 
-class SqlBatchRecords(BatchRecords):
-    """The records in two tables of a SQL database, written once for every dialect: a
-    subclass gives a connection per thread, its placeholder style, its clock and its
-    errors (`?` in the statements below becomes the dialect's placeholder)."""
+class BatchRecords(ABC):
+    """Where a cache keeps its batch records: two tables of a SQL database, written once for
+    every dialect; a subclass gives a connection per thread, its placeholder style, its clock
+    and its errors (`?` in the statements below becomes the dialect's placeholder)."""
 
     records_table = "batch_records"
     items_table = "batch_items"
@@ -179,6 +120,10 @@ class SqlBatchRecords(BatchRecords):
 
     @abstractmethod
     def _error(self, error: Exception) -> CacheError: ...
+
+    @abstractmethod
+    def now(self) -> float:
+        """The clock leases are kept by (the database server's, where there is one)."""
 
     driver_errors: tuple[type[Exception], ...] = ()
     placeholder = "?"
@@ -213,6 +158,9 @@ class SqlBatchRecords(BatchRecords):
     def claim(
         self, record: BatchRecord, lines: Sequence[BatchLine], lease_seconds: float
     ) -> list[BatchLine]:
+        """Insert `record` (state `submitting`, leased to `record.owner`) with the samples
+        of `lines` nobody else claimed; returns the lines it got, each with only its own
+        samples (the record is not kept when it got none). Atomic per sample."""
         rows = [
             (line.request_key, ix, record.id, line.custom_id, int(line.logprobs))
             for line in lines
@@ -254,6 +202,8 @@ class SqlBatchRecords(BatchRecords):
             return int(cursor.rowcount)
 
     def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
+        """Give back some of a record's samples before its batch is created (found cached
+        after claiming: another process answered them meanwhile)."""
         with self._cursor() as cursor:
             cursor.executemany(
                 self._sql(
@@ -264,12 +214,15 @@ class SqlBatchRecords(BatchRecords):
             )
 
     def let_go(self, record_id: str) -> None:
+        """End a `submitting` record's lease now (its process was interrupted while creating
+        the batch): the next run looks for the batch at once instead of after the lease."""
         self._update(
             "UPDATE batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
             (record_id,),
         )
 
     def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
+        """The batch exists: record its ids (before anyone waits for it)."""
         self._update(
             "UPDATE batch_records SET state = 'submitted', file_id = ?, batch_id = ?, "
             "status = ?, updated = ? WHERE id = ?",
@@ -277,6 +230,7 @@ class SqlBatchRecords(BatchRecords):
         )
 
     def set_status(self, record_id: str, status: str) -> None:
+        """The batch's status as last seen."""
         self._update(
             "UPDATE batch_records SET status = ?, updated = ? WHERE id = ? "
             "AND (status IS NULL OR status <> ?)",
@@ -284,6 +238,8 @@ class SqlBatchRecords(BatchRecords):
         )
 
     def start_collecting(self, record_id: str, owner: str, lease_seconds: float) -> bool:
+        """Take the right to read a finished batch's output (True for one process only;
+        a collector that died is replaced once its lease ends)."""
         now = self.now()
         return (
             self._update(
@@ -296,6 +252,7 @@ class SqlBatchRecords(BatchRecords):
         )
 
     def finish(self, record_id: str, state: str, message: str | None = None) -> None:
+        """End a record (`collected`, `released`): its samples are claimable again."""
         with self._writing() as cursor:
             cursor.execute(self._sql("DELETE FROM batch_items WHERE record_id = ?"), (record_id,))
             cursor.execute(
@@ -307,6 +264,7 @@ class SqlBatchRecords(BatchRecords):
             )
 
     def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
+        """The live record holding each of these samples (those held by none are absent)."""
         found: dict[BatchItem, str] = {}
         by_key: dict[str, set[int]] = {}
         for key, ix in items:
@@ -334,6 +292,7 @@ class SqlBatchRecords(BatchRecords):
         return None if row is None else BatchRecord(*row)
 
     def lines(self, record_id: str) -> list[BatchLine]:
+        """A record's lines, in file order."""
         with self._cursor() as cursor:
             cursor.execute(
                 self._sql(
@@ -352,6 +311,7 @@ class SqlBatchRecords(BatchRecords):
         ]
 
     def records(self, *, active_only: bool = False, limit: int = 200) -> list[BatchRecord]:
+        """Records, newest first."""
         where = (
             f" WHERE state IN ({', '.join(repr(s) for s in ACTIVE_STATES)})" if active_only else ""
         )
@@ -399,7 +359,7 @@ CREATE INDEX IF NOT EXISTS batch_items_by_record ON batch_items (record_id, cust
 """
 
 
-class SqliteBatchRecords(SqlBatchRecords):
+class SqliteBatchRecords(BatchRecords):
     """Batch records in the cache's SQLite file (tables of their own, made on first use).
     Leases use this machine's clock, the only one the processes sharing the file have."""
 

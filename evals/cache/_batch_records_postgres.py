@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from evals.cache._batch_records import SqlBatchRecords
+from evals.cache._batch_records import BatchRecords
 from evals.cache._pg_url import conninfo_of
 from evals.errors import CacheError
 
@@ -55,7 +55,7 @@ CREATE INDEX IF NOT EXISTS cache_batch_items_by_record
 """
 
 
-class PostgresBatchRecords(SqlBatchRecords):
+class PostgresBatchRecords(BatchRecords):
     """Batch records in `cache_batch_records` and `cache_batch_items` of a PostgreSQL
     database named by a SQLAlchemy URL (`postgresql+psycopg://user@host/db`)."""
 

@@ -1,10 +1,10 @@
 """Copying a cache into another (a lab moving its SQLite cache into a shared PostgreSQL
-database, say): samples, recorded errors and packs, in key order and in batches, each batch
-one transaction in the target; then the batches still in flight (their records and the
+database, say): samples and recorded errors, in key order and in batches, each batch one
+transaction in the target; then the batches still in flight (their records and the
 samples each holds), so that the target's runs collect them instead of buying their samples
 again.
 
-Rows the target already holds are skipped (samples and packs by their key; errors by request,
+Rows the target already holds are skipped (samples by their key; errors by request,
 sample, time and message; batch records by id), so a copy is idempotent: run again after an
 interruption, it reads the source again but writes only what is missing, and never copies a
 row twice. Claims are not copied: they belong to runs buying now, on the source.
@@ -15,15 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evals.cache._backend import CacheBackend
+from evals.cache._backend import COPIED_TABLES, CacheBackend
 from evals.errors import CacheError
 
 __all__ = ["CopyResult", "copy_cache"]
 
-_TABLES = ("samples", "errors", "packs")
-_COUNTED = (*_TABLES, "batches")
-_KEY_WIDTH = {"samples": 2, "errors": 3, "packs": 1}
-_KEY_COLUMNS = {"samples": (0, 1), "errors": (0, 1, 6), "packs": (0,)}
+_COUNTED = (*COPIED_TABLES, "batches")
 
 
 @dataclass
@@ -48,9 +45,9 @@ def copy_cache(
     if not source.exists():
         return result
     target.check_writable()
-    for table in _TABLES:
+    for table, (names, keys) in COPIED_TABLES.items():
         after = None
-        columns = _KEY_COLUMNS[table]
+        columns = [names.index(key) for key in keys]
         while True:
             rows = source.export_rows(table, after, batch_rows)
             if not rows:
@@ -58,7 +55,6 @@ def copy_cache(
             result.copied[table] += target.import_rows(table, rows)
             result.read[table] += len(rows)
             after = tuple(rows[-1][i] for i in columns)
-            assert len(after) == _KEY_WIDTH[table]
             if progress is not None:
                 progress(table, result.read[table])
             if len(rows) < batch_rows:

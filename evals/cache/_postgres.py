@@ -9,21 +9,21 @@ never meet.
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from evals.cache._backend import (
-    ERROR_COLUMNS,
-    PACK_COLUMNS,
     SAMPLE_COLUMNS,
+    SAMPLE_FIELDS,
     SCHEMA_VERSION,
     CacheBackend,
-    CacheStats,
     Item,
     StoredCounts,
+    explained,
+    export_query,
+    scope,
 )
 from evals.cache._pg_url import conninfo_of
 from evals.cache._samples import CachedSamples
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresBackend"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
 _SCHEMA_LOCK = 0x6C61626D  # pg_advisory_xact_lock key: one schema creator at a time
 _NOW = "extract(epoch from clock_timestamp())"
@@ -69,13 +67,7 @@ CREATE TABLE IF NOT EXISTS cache_errors (
 );
 CREATE INDEX IF NOT EXISTS cache_errors_by_request ON cache_errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cache_packs (
-    digest TEXT PRIMARY KEY,
-    samples INTEGER NOT NULL,
-    size BIGINT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    data BYTEA NOT NULL
-);
+DROP TABLE IF EXISTS cache_packs;
 CREATE TABLE IF NOT EXISTS cache_claims (
     request_key TEXT NOT NULL,
     sample_ix INTEGER NOT NULL,
@@ -85,50 +77,13 @@ CREATE TABLE IF NOT EXISTS cache_claims (
 );
 CREATE INDEX IF NOT EXISTS cache_claims_by_owner ON cache_claims (owner);
 """
-_KEYS = {
-    "samples": ("request_key", "sample_ix"),
-    "errors": ("request_key", "sample_ix", "created"),
-    "packs": ("digest",),
-}
-_SAMPLE_FIELDS = (
-    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
-)
-"""The columns of a `SampleResult`, in its order."""
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
 _INSERTS = {
     "samples": f"INSERT INTO cache_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join(['%s'] * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
     "errors": "INSERT INTO cache_errors SELECT %(0)s,%(1)s,%(2)s,%(3)s,%(4)s,%(5)s,%(6)s "
     "WHERE NOT EXISTS (SELECT 1 FROM cache_errors WHERE request_key = %(0)s "
     "AND sample_ix = %(1)s AND created = %(6)s AND message = %(5)s)",
-    "packs": "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
 }
-_PACK_WRITE_WAIT = "200ms"
-
-
-def _explained(
-    action: str,
-) -> Callable[
-    [Callable[Concatenate[PostgresBackend, P], R]], Callable[Concatenate[PostgresBackend, P], R]
-]:
-    """Turn a driver error of a method into one `CacheError` naming the server and database."""
-
-    def decorate(
-        method: Callable[Concatenate[PostgresBackend, P], R],
-    ) -> Callable[Concatenate[PostgresBackend, P], R]:
-        @functools.wraps(method)
-        def wrapper(backend: PostgresBackend, *args: P.args, **kwargs: P.kwargs) -> R:
-            import psycopg
-
-            try:
-                return method(backend, *args, **kwargs)
-            except psycopg.Error as error:
-                backend.forget_connection()
-                raise backend.database_error(action, error) from None
-
-        return wrapper
-
-    return decorate
 
 
 class PostgresBackend(CacheBackend):
@@ -140,9 +95,14 @@ class PostgresBackend(CacheBackend):
         self._local = threading.local()
         self._ready = False
         self._lock = threading.Lock()
-        self._identity: str | None = None
 
-    def database_error(self, action: str, error: Exception) -> CacheError:
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def explain(self, action: str, error: Exception) -> CacheError:
+        self.forget_connection()
         text = " ".join(str(error).split()) or type(error).__name__
         if "password" in text.lower() or "authentication" in text.lower():
             hint = "Check the user and password of the cache URL (LABMGR_CACHE_URL or cache_url)."
@@ -210,7 +170,7 @@ class PostgresBackend(CacheBackend):
     def exists(self) -> bool:
         return True
 
-    @_explained("write to")
+    @explained("write to")
     def check_writable(self) -> None:
         connection = self._connect()
         with suppress(_Rollback), connection.transaction():
@@ -222,7 +182,7 @@ class PostgresBackend(CacheBackend):
 
     # ---- samples --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
@@ -230,7 +190,7 @@ class PostgresBackend(CacheBackend):
         rows = (
             self._connect()
             .execute(
-                f"SELECT request_key, sample_ix, {_SAMPLE_FIELDS} FROM cache_samples "
+                f"SELECT request_key, sample_ix, {SAMPLE_FIELDS} FROM cache_samples "
                 "WHERE request_key = ANY(%s) ORDER BY request_key, sample_ix",
                 (wanted,),
             )
@@ -238,7 +198,7 @@ class PostgresBackend(CacheBackend):
         )
         return _grouped(rows)
 
-    @_explained("read")
+    @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
         """One statement for the whole mapping: the wanted (key, n) pairs are joined to the
         samples as arrays, not sent one request at a time."""
@@ -262,7 +222,7 @@ class PostgresBackend(CacheBackend):
             found.update(self.read_all(partial))
         return found
 
-    @_explained("write to")
+    @explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
@@ -273,7 +233,7 @@ class PostgresBackend(CacheBackend):
                 ([row[0] for row in rows], [row[1] for row in rows]),
             )
 
-    @_explained("write to")
+    @explained("write to")
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
@@ -285,81 +245,9 @@ class PostgresBackend(CacheBackend):
                     ([row[0] for row in rows], [row[1] for row in rows], owner),
                 )
 
-    # ---- packs ----------------------------------------------------------------------------
-
-    @_explained("read")
-    def identity(self) -> str:
-        if self._identity is None:
-            row = (
-                self._connect()
-                .execute("SELECT oid FROM pg_database WHERE datname = current_database()")
-                .fetchone()
-            )
-            self._identity = f"{self.location} oid {row[0] if row else ''}"
-        return self._identity
-
-    @_explained("read")
-    def generation(self) -> str | None:
-        row = (
-            self._connect()
-            .execute("SELECT value FROM cache_meta WHERE key = 'generation'")
-            .fetchone()
-        )
-        return None if row is None else str(row[0])
-
-    @_explained("read")
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        if not digests:
-            return {}
-        rows = (
-            self._connect()
-            .execute(
-                "SELECT digest, data FROM cache_packs WHERE digest = ANY(%s)", (list(digests),)
-            )
-            .fetchall()
-        )
-        return {digest: bytes(data) for digest, data in rows}
-
-    def delete_pack(self, digest: str) -> None:
-        import psycopg
-
-        with suppress(psycopg.Error):
-            self._connect().execute("DELETE FROM cache_packs WHERE digest = %s", (digest,))
-
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        import psycopg
-
-        connection = self._connect()
-        try:
-            with connection.transaction(), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL lock_timeout = '{_PACK_WRITE_WAIT}'")
-                current = cursor.execute(
-                    "SELECT value FROM cache_meta WHERE key = 'generation' FOR SHARE"
-                ).fetchone()
-                if (None if current is None else str(current[0])) != generation:
-                    return
-                cursor.executemany(
-                    "INSERT INTO cache_packs VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) "
-                    "DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size, "
-                    "samples = EXCLUDED.samples, created = EXCLUDED.created",
-                    rows,
-                )
-                total = cursor.execute("SELECT COALESCE(SUM(size), 0) FROM cache_packs").fetchone()
-                if total is not None and total[0] > limit_bytes:
-                    cursor.execute(
-                        "DELETE FROM cache_packs WHERE digest IN (SELECT digest FROM (SELECT "
-                        "digest, SUM(size) OVER (ORDER BY created DESC, digest) AS kept "
-                        "FROM cache_packs) ranked WHERE kept > %s)",
-                        (limit_bytes,),
-                    )
-        except psycopg.Error:
-            self.forget_connection()  # busy or read-only: the copy is optional
-
     # ---- claims ---------------------------------------------------------------------------
 
-    @_explained("write to")
+    @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         if not items:
             return set()
@@ -381,7 +269,7 @@ class PostgresBackend(CacheBackend):
         ).fetchall()
         return {(str(key), int(ix)) for key, ix in rows}
 
-    @_explained("write to")
+    @explained("write to")
     def renew(self, owner: str, lease_seconds: float) -> int:
         cursor = self._connect().execute(
             f"UPDATE cache_claims SET expires = {_NOW} + %s WHERE owner = %s",
@@ -389,7 +277,7 @@ class PostgresBackend(CacheBackend):
         )
         return int(cursor.rowcount)
 
-    @_explained("write to")
+    @explained("write to")
     def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
         connection = self._connect()
         if items is None:
@@ -401,7 +289,7 @@ class PostgresBackend(CacheBackend):
             ([key for key, _ in items], [ix for _, ix in items], owner),
         )
 
-    @_explained("read")
+    @explained("read")
     def held(self, items: Sequence[Item]) -> set[Item]:
         if not items:
             return set()
@@ -424,91 +312,46 @@ class PostgresBackend(CacheBackend):
 
     # ---- maintenance ----------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
-        stats: dict[tuple[str, str], list[float]] = {}
-        for question, model, count, prompt, completion in connection.execute(
+        samples = connection.execute(
             "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
             "FROM cache_samples GROUP BY question, model"
-        ):
-            stats[(question, model)] = [count, 0, prompt, completion]
-        for question, model, count in connection.execute(
+        ).fetchall()
+        errors = connection.execute(
             "SELECT question, model, COUNT(*) FROM cache_errors GROUP BY question, model"
-        ):
-            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
-        packs, pack_bytes = connection.execute(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM cache_packs"
-        ).fetchone() or (0, 0)
+        ).fetchall()
         claims = connection.execute("SELECT COUNT(*) FROM cache_claims").fetchone()
         size = connection.execute(
             "SELECT COALESCE(SUM(pg_total_relation_size(c)), 0) FROM unnest(ARRAY["
-            "'cache_samples', 'cache_errors', 'cache_meta', 'cache_packs', 'cache_claims'"
+            "'cache_samples', 'cache_errors', 'cache_meta', 'cache_claims'"
             "]::regclass[]) AS c"
         ).fetchone()
-        return StoredCounts(
-            [
-                CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
-                for (q, m), v in sorted(stats.items())
-            ],
-            int(packs),
-            int(pack_bytes),
-            int(claims[0]) if claims else 0,
-            int(size[0]) if size else 0,
+        return StoredCounts.of(
+            samples, errors, int(claims[0]) if claims else 0, int(size[0]) if size else 0
         )
 
-    @_explained("write to")
-    def drop_packs(self) -> int:
-        return int(self._connect().execute("DELETE FROM cache_packs").rowcount)
-
-    @_explained("clear")
+    @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        conditions: list[str] = []
-        values: list[Any] = []
-        if question is not None:
-            conditions.append("(question = %s OR question = %s)")
-            values.extend([question, f"{question}/judges"])
-        if model is not None:
-            conditions.append("model = %s")
-            values.append(model)
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        where, values = scope(question, model, "%s")
         connection = self._connect()
         with connection.transaction(), connection.cursor() as cursor:
-            # The generation row first: pack writers check it under FOR SHARE.
-            cursor.execute(
-                "INSERT INTO cache_meta VALUES ('generation', '1') ON CONFLICT (key) "
-                "DO UPDATE SET value = (cache_meta.value::int + 1)::text"
-            )
             deleted = cursor.execute(f"DELETE FROM cache_samples{where}", values).rowcount
             cursor.execute(f"DELETE FROM cache_errors{where}", values)
-            cursor.execute("DELETE FROM cache_packs")
         return int(deleted)
 
     # ---- copying --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        keys = _KEYS[table]
-        order = ", ".join(keys)
-        where = ""
-        if after is not None:
-            where = f" WHERE ({order}) > ({', '.join(['%s'] * len(keys))})"
-        rows = (
-            self._connect()
-            .execute(
-                f"SELECT {', '.join(_COLUMNS[table])} FROM cache_{table}{where} "
-                f"ORDER BY {order} LIMIT %s",
-                (*(after or ()), limit),
-            )
-            .fetchall()
-        )
-        if table == "packs":
-            return [(*row[:4], bytes(row[4])) for row in rows]
+        query = export_query(table, f"cache_{table}", after is not None, "%s")
+        rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
-    @_explained("write to")
+    @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
         connection = self._connect()
         new = 0

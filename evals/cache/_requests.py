@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_text  # what `_dumps` writes for a str
 from typing import Any, NamedTuple
 
-__all__ = ["CACHE_VERSION", "ChatRequest", "FirstTokenProbs", "RequestBatch", "SampleResult"]
+__all__ = ["CACHE_VERSION", "ChatRequest", "RequestBatch", "SampleResult"]
 
 CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
@@ -127,14 +127,6 @@ class RequestBatch:
         return request
 
 
-class FirstTokenProbs(NamedTuple):
-    """A sample's `logprobs_json` already read (from a pack's columns): the first token's
-    alternatives in the API's order, each with its probability (`exp` of its logprob)."""
-
-    tokens: list[str]
-    probs: list[float]
-
-
 class SampleResult(NamedTuple):
     """One sample (one choice) as cached; usage is this sample's share of its request.
 
@@ -150,8 +142,6 @@ class SampleResult(NamedTuple):
     reasoning_tokens: float | None = None
     """Of `completion_tokens`, those spent on hidden reasoning (None: the server did not
     say, as chat models and other providers often do not)."""
-    top: FirstTokenProbs | None = None
-    """`logprobs_json` already read, when the sample came from a pack (None: read the JSON)."""
 
     def top_logprobs(self) -> list[tuple[str, float]]:
         if not self.logprobs_json:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from evals.cache._requests import SampleResult
 
-__all__ = ["CachedLookup", "CachedSamples", "PackedChunk"]
+__all__ = ["CachedLookup", "CachedSamples"]
 
 
 class CachedSamples(Mapping[int, SampleResult]):
@@ -39,49 +39,20 @@ class CachedSamples(Mapping[int, SampleResult]):
         self.prompt_tokens: Sequence[float]
         self.completion_tokens: Sequence[float]
         self.reasoning_tokens: Sequence[float | None]
-        if not numbered:
-            self.sample_ix = range(len(rows))
-            (
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-                self.reasoning_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 6
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else []
+        if numbered:
+            self.sample_ix = columns.pop(0) if columns else ()
         else:
-            (
-                self.sample_ix,
-                self.content,
-                self.logprobs_json,
-                self.finish_reason,
-                self.prompt_tokens,
-                self.completion_tokens,
-                self.reasoning_tokens,
-            ) = zip(*rows, strict=True) if rows else ((),) * 7
+            self.sample_ix = range(len(rows))
+        (
+            self.content,
+            self.logprobs_json,
+            self.finish_reason,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.reasoning_tokens,
+        ) = columns or ((),) * 6
         self._positions: dict[int, int] | None = None
-
-    @classmethod
-    def from_columns(
-        cls,
-        content: Sequence[str | None],
-        logprobs_json: Sequence[str | None],
-        finish_reason: Sequence[str | None],
-        prompt_tokens: Sequence[float],
-        completion_tokens: Sequence[float],
-        reasoning_tokens: Sequence[float | None],
-    ) -> CachedSamples:
-        """Samples 0…len(content)-1 from equally long columns."""
-        samples = cls.__new__(cls)
-        samples.sample_ix = range(len(content))
-        samples.content = content
-        samples.logprobs_json = logprobs_json
-        samples.finish_reason = finish_reason
-        samples.prompt_tokens = prompt_tokens
-        samples.completion_tokens = completion_tokens
-        samples.reasoning_tokens = reasoning_tokens
-        samples._positions = None
-        return samples
 
     def has_first(self, count: int) -> bool:
         """Whether samples 0…count-1 are all cached (they are then the first `count` columns).
@@ -129,95 +100,35 @@ class CachedSamples(Mapping[int, SampleResult]):
         return f"CachedSamples({dict(self.items())!r})"
 
 
-class PackedChunk(Protocol):
-    """Complete samples of a chunk of requests, column by column (see `evals.cache._packs`)."""
-
-    counts: Mapping[str, int]
-
-    def samples(self) -> dict[str, CachedSamples]: ...
-
-    def first_samples(self, keys: Sequence[str]) -> list[SampleResult]:
-        """Sample 0 of each of these requests of the chunk."""
-        ...
-
-
-class CachedLookup(Mapping[str, CachedSamples]):
-    """What a bulk read found, by request key: samples read row by row, and chunks read in
-    full (packed), whose per-request views are made only when a key of theirs is asked for."""
-
-    def __init__(self) -> None:
-        self._samples: dict[str, CachedSamples] = {}
-        self._chunks: dict[str, PackedChunk] = {}
+class CachedLookup(dict[str, CachedSamples]):
+    """What a bulk read found: each request's cached samples, by request key."""
 
     def add_samples(self, found: Mapping[str, CachedSamples]) -> None:
-        """Add (or replace with a newer read) requests read row by row."""
-        for key in found.keys() & self._chunks.keys():
-            del self._chunks[key]
-        self._samples.update(found)
-
-    def add_chunk(self, chunk: PackedChunk) -> None:
-        """Add (or replace with a newer read) a chunk read in full."""
-        for key in chunk.counts:
-            self._samples.pop(key, None)
-        self._chunks.update(dict.fromkeys(chunk.counts, chunk))
-
-    def update(self, newer: CachedLookup) -> None:
-        """Take in a later read of some of the same requests."""
-        for chunk in dict.fromkeys(newer._chunks.values()):
-            self.add_chunk(chunk)
-        self.add_samples(newer._samples)
-
-    def chunk_of(self, key: str) -> PackedChunk | None:
-        """The complete chunk holding this request, if it was read as one."""
-        return self._chunks.get(key)
+        """Add (or replace with a newer read) requests read from the cache."""
+        self.update(found)
 
     def first_samples(self, keys: Sequence[str]) -> list[SampleResult | None]:
-        """Sample 0 of each request (None where it was not found), read from the chunks'
-        columns without a per-request view (one-sample requests: judge verdicts)."""
-        firsts: list[SampleResult | None] = [None] * len(keys)
-        in_chunks: dict[int, tuple[PackedChunk, list[int]]] = {}
-        for position, key in enumerate(keys):
-            found = self._samples.get(key)
-            if found is not None:
-                if len(found) and found.sample_ix[0] == 0:
-                    firsts[position] = SampleResult(
-                        found.content[0],
-                        found.logprobs_json[0],
-                        found.finish_reason[0],
-                        found.prompt_tokens[0],
-                        found.completion_tokens[0],
-                        found.reasoning_tokens[0],
-                    )
+        """Sample 0 of each request (None where it was not found), built straight from the
+        columns (one-sample requests: judge verdicts)."""
+        firsts: list[SampleResult | None] = []
+        for key in keys:
+            found = self.get(key)
+            if found is None or not len(found) or found.sample_ix[0] != 0:
+                firsts.append(None)
                 continue
-            chunk = self._chunks.get(key)
-            if chunk is not None and chunk.counts[key] > 0:
-                in_chunks.setdefault(id(chunk), (chunk, []))[1].append(position)
-        for chunk, positions in in_chunks.values():
-            for position, sample in zip(
-                positions, chunk.first_samples([keys[p] for p in positions]), strict=True
-            ):
-                firsts[position] = sample
+            firsts.append(
+                SampleResult(
+                    found.content[0],
+                    found.logprobs_json[0],
+                    found.finish_reason[0],
+                    found.prompt_tokens[0],
+                    found.completion_tokens[0],
+                    found.reasoning_tokens[0],
+                )
+            )
         return firsts
 
     def missing(self, key: str, count: int) -> list[int]:
         """Which of samples 0…count-1 of a request were not found."""
-        chunk = self._chunks.get(key)
-        if chunk is not None and chunk.counts[key] >= count:
-            return []
         found = self.get(key)
         return list(range(count)) if found is None else found.missing(count)
-
-    def __getitem__(self, key: str) -> CachedSamples:
-        found = self._samples.get(key)
-        if found is not None:
-            return found
-        chunk = self._chunks[key]
-        views = chunk.samples()
-        self._samples.update(views)
-        return views[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter({**dict.fromkeys(self._samples), **dict.fromkeys(self._chunks)})
-
-    def __len__(self) -> int:
-        return len(self._samples.keys() | self._chunks.keys())

@@ -8,27 +8,27 @@ machine's clock, the only one the processes sharing the file have.
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
 from evals.cache._backend import (
-    ERROR_COLUMNS,
-    PACK_COLUMNS,
     SAMPLE_COLUMNS,
+    SAMPLE_FIELDS,
     SCHEMA_VERSION,
     CacheBackend,
-    CacheStats,
     Item,
     StoredCounts,
+    explained,
+    export_query,
+    scope,
 )
 from evals.cache._samples import CachedSamples
 from evals.errors import CacheError, why_not_writable
@@ -38,10 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SqliteBackend"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-_PACK_WRITE_WAIT_MS = 200
 _BUSY_TIMEOUT_MS = 60_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
@@ -70,13 +66,7 @@ CREATE TABLE IF NOT EXISTS errors (
 );
 CREATE INDEX IF NOT EXISTS errors_by_request ON errors (request_key, sample_ix);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS packs (
-    digest TEXT PRIMARY KEY,
-    samples INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    created REAL NOT NULL,
-    data BLOB NOT NULL
-);
+DROP TABLE IF EXISTS packs;
 DROP TABLE IF EXISTS frames;
 CREATE TABLE IF NOT EXISTS claims (
     request_key TEXT NOT NULL,
@@ -87,50 +77,15 @@ CREATE TABLE IF NOT EXISTS claims (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_by_owner ON claims (owner);
 """
-_KEYS = {
-    "samples": ("request_key", "sample_ix"),
-    "errors": ("request_key", "sample_ix", "created"),
-    "packs": ("digest",),
-}
-_SAMPLE_FIELDS = (
-    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
-)
-"""The columns of a `SampleResult`, in its order."""
 _INSERT_SAMPLES = (
     f"INSERT OR IGNORE INTO samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
     f"({', '.join('?' * len(SAMPLE_COLUMNS))})"
 )
-_COLUMNS = {"samples": SAMPLE_COLUMNS, "errors": ERROR_COLUMNS, "packs": PACK_COLUMNS}
 _INSERTS = {
     "samples": _INSERT_SAMPLES,
     "errors": "INSERT INTO errors SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM errors "
     "WHERE request_key = ?1 AND sample_ix = ?2 AND created = ?7 AND message = ?6)",
-    "packs": "INSERT OR IGNORE INTO packs VALUES (?,?,?,?,?)",
 }
-
-
-def _explained(
-    action: str,
-) -> Callable[
-    [Callable[Concatenate[SqliteBackend, P], R]], Callable[Concatenate[SqliteBackend, P], R]
-]:
-    """Turn an OS or SQLite error of a method into one `CacheError` naming the file."""
-
-    def decorate(
-        method: Callable[Concatenate[SqliteBackend, P], R],
-    ) -> Callable[Concatenate[SqliteBackend, P], R]:
-        @functools.wraps(method)
-        def wrapper(backend: SqliteBackend, *args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return method(backend, *args, **kwargs)
-            except OSError as error:
-                raise backend.os_error(action, error) from None
-            except sqlite3.DatabaseError as error:
-                raise backend.database_error(action, error) from None
-
-        return wrapper
-
-    return decorate
 
 
 def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
@@ -142,16 +97,6 @@ def _add_reasoning_tokens(connection: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def _briefly_waiting(connection: sqlite3.Connection) -> Iterator[None]:
-    """Wait at most a moment for the write lock (for writes that are only worth a moment)."""
-    connection.execute(f"PRAGMA busy_timeout={_PACK_WRITE_WAIT_MS}")
-    try:
-        yield
-    finally:
-        connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-
-
-@contextmanager
 def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -160,22 +105,6 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
-
-
-def _evict(connection: sqlite3.Connection, table: str, limit_bytes: int) -> None:
-    """Drop the oldest rows of `table` (packs) until the rest fit in `limit_bytes`."""
-    total = connection.execute(f"SELECT COALESCE(SUM(size), 0) FROM {table}").fetchone()[0]
-    if total <= limit_bytes:
-        return
-    doomed = []
-    for digest, size in connection.execute(
-        f"SELECT digest, size FROM {table} ORDER BY created"
-    ).fetchall():
-        if total <= limit_bytes:
-            break
-        doomed.append((digest,))
-        total -= size
-    connection.executemany(f"DELETE FROM {table} WHERE digest = ?", doomed)
 
 
 class SqliteBackend(CacheBackend):
@@ -190,17 +119,17 @@ class SqliteBackend(CacheBackend):
 
     # ---- errors a person can cause --------------------------------------------------------
 
-    def os_error(self, action: str, error: OSError) -> CacheError:
-        """The `CacheError` for an OS error met while doing `action` (a verb phrase)."""
-        where = Path(error.filename) if error.filename else self.directory
-        return CacheError(
-            f"cannot {action} the response cache at {where}: {why_not_writable(where, error)}.",
-            hint="Make the cache folder writable, or use another one "
-            "(`cache=` in Python, `cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
-        )
+    def driver_errors(self) -> tuple[type[Exception], ...]:
+        return (OSError, sqlite3.DatabaseError)
 
-    def database_error(self, action: str, error: sqlite3.DatabaseError) -> CacheError:
-        """The `CacheError` for a SQLite error met while doing `action`."""
+    def explain(self, action: str, error: Exception) -> CacheError:
+        if isinstance(error, OSError):
+            where = Path(error.filename) if error.filename else self.directory
+            return CacheError(
+                f"cannot {action} the response cache at {where}: {why_not_writable(where, error)}.",
+                hint="Make the cache folder writable, or use another one (`cache=` in Python, "
+                "`cache_dir` in the lab's config, `--dir` for `labmgr cache`).",
+            )
         text = str(error)
         if "not a database" in text or "malformed" in text:
             return CacheError(
@@ -284,7 +213,7 @@ class SqliteBackend(CacheBackend):
     def exists(self) -> bool:
         return self._ready or self.path.exists()
 
-    @_explained("write to")
+    @explained("write to")
     def check_writable(self) -> None:
         connection = self._connect()
         connection.execute("BEGIN IMMEDIATE")
@@ -304,14 +233,14 @@ class SqliteBackend(CacheBackend):
 
     # ---- samples --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         """One primary-key range read per request (measured faster here than one `IN (…)` or
         `json_each` join per question, whose rows must each carry their key)."""
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         query = (
-            f"SELECT sample_ix, {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? "
+            f"SELECT sample_ix, {SAMPLE_FIELDS} FROM samples WHERE request_key = ? "
             "ORDER BY sample_ix"
         )
         for key in dict.fromkeys(keys):
@@ -320,14 +249,14 @@ class SqliteBackend(CacheBackend):
                 found[key] = CachedSamples(rows)
         return found
 
-    @_explained("read")
+    @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
         """When all n are cached they are read without their indices (n rows below n are
         exactly those), which a fully cached reload of many samples is dominated by."""
         found: dict[str, CachedSamples] = {}
         cursor = self._connect().cursor()
         first = (
-            f"SELECT {_SAMPLE_FIELDS} FROM samples WHERE request_key = ? AND sample_ix < ? "
+            f"SELECT {SAMPLE_FIELDS} FROM samples WHERE request_key = ? AND sample_ix < ? "
             "ORDER BY sample_ix"
         )
         partial: list[str] = []
@@ -340,7 +269,7 @@ class SqliteBackend(CacheBackend):
         found.update(self.read_all(partial))
         return found
 
-    @_explained("write to")
+    @explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         connection = self._connect()
         insert = _INSERT_SAMPLES
@@ -364,7 +293,7 @@ class SqliteBackend(CacheBackend):
             self._local.errors_possible = known
         return known
 
-    @_explained("write to")
+    @explained("write to")
     def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
         connection = self._connect()
         with _transaction(connection):
@@ -376,44 +305,9 @@ class SqliteBackend(CacheBackend):
                 )
         self._local.errors_possible = True
 
-    # ---- packs ----------------------------------------------------------------------------
-
-    @_explained("read")
-    def generation(self) -> str | None:
-        row = self._connect().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return None if row is None else str(row[0])
-
-    @_explained("read")
-    def read_packs(self, digests: Sequence[str]) -> dict[str, bytes]:
-        cursor = self._connect().cursor()
-        found: dict[str, bytes] = {}
-        for digest in digests:
-            row = cursor.execute("SELECT data FROM packs WHERE digest = ?", (digest,)).fetchone()
-            if row is not None:
-                found[digest] = row[0]
-        return found
-
-    def delete_pack(self, digest: str) -> None:
-        connection = self._connect()
-        with suppress(sqlite3.Error), _briefly_waiting(connection):
-            connection.execute("DELETE FROM packs WHERE digest = ?", (digest,))
-
-    def write_packs(
-        self, generation: str | None, rows: Sequence[tuple[Any, ...]], limit_bytes: int
-    ) -> None:
-        connection = self._connect()
-        # Busy, read-only or full: the samples are all there, only the copy is not.
-        with suppress(sqlite3.Error), _briefly_waiting(connection), _transaction(connection):
-            connection.executemany(
-                "INSERT OR REPLACE INTO packs SELECT ?, ?, ?, ?, ? WHERE "
-                "(SELECT value FROM meta WHERE key = 'generation') IS ?",
-                [(*row, generation) for row in rows],
-            )
-            _evict(connection, "packs", limit_bytes)
-
     # ---- claims ---------------------------------------------------------------------------
 
-    @_explained("write to")
+    @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         connection = self._connect()
         now = time.time()
@@ -432,14 +326,14 @@ class SqliteBackend(CacheBackend):
         wanted = set(items)
         return {(str(key), int(ix)) for key, ix in mine if (key, ix) in wanted}
 
-    @_explained("write to")
+    @explained("write to")
     def renew(self, owner: str, lease_seconds: float) -> int:
         cursor = self._connect().execute(
             "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease_seconds, owner)
         )
         return int(cursor.rowcount)
 
-    @_explained("write to")
+    @explained("write to")
     def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
         connection = self._connect()
         if items is None:
@@ -451,7 +345,7 @@ class SqliteBackend(CacheBackend):
                 [(key, ix, owner) for key, ix in items],
             )
 
-    @_explained("read")
+    @explained("read")
     def held(self, items: Sequence[Item]) -> set[Item]:
         cursor = self._connect().cursor()
         now = time.time()
@@ -469,83 +363,46 @@ class SqliteBackend(CacheBackend):
 
     # ---- maintenance ----------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def counts(self) -> StoredCounts:
         connection = self._connect()
-        stats: dict[tuple[str, str], list[float]] = {}
-        for question, model, count, prompt, completion in connection.execute(
+        samples = connection.execute(
             "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
             "FROM samples GROUP BY question, model"
-        ):
-            stats[(question, model)] = [count, 0, prompt, completion]
-        for question, model, count in connection.execute(
+        ).fetchall()
+        errors = connection.execute(
             "SELECT question, model, COUNT(*) FROM errors GROUP BY question, model"
-        ):
-            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
-        packs, pack_bytes = connection.execute(
-            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM packs"
-        ).fetchone()
+        ).fetchall()
         claims = connection.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         size = sum(
             p.stat().st_size
             for p in self.directory.glob(self.path.name + "*")
             if p.is_file() and not p.name.endswith(".lock")
         )
-        return StoredCounts(
-            [
-                CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
-                for (q, m), v in sorted(stats.items())
-            ],
-            int(packs),
-            int(pack_bytes),
-            int(claims),
-            size,
-        )
+        return StoredCounts.of(samples, errors, int(claims), size)
 
-    @_explained("write to")
-    def drop_packs(self) -> int:
-        return int(self._connect().execute("DELETE FROM packs").rowcount)
-
-    @_explained("clear")
+    @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        conditions, values = [], []
-        if question is not None:
-            conditions.append("(question = ? OR question = ?)")
-            values.extend([question, f"{question}/judges"])
-        if model is not None:
-            conditions.append("model = ?")
-            values.append(model)
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        where, values = scope(question, model, "?")
         connection = self._connect()
         with FileLock(str(self.path) + ".lock"), _transaction(connection):
             deleted = connection.execute(f"DELETE FROM samples{where}", values).rowcount
             connection.execute(f"DELETE FROM errors{where}", values)
-            connection.execute("DELETE FROM packs")
-            # A reader that read samples before this commit must not store a pack after it.
-            connection.execute(
-                "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) "
-                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-            )
-        if not conditions:
+        if not where:
             connection.execute("VACUUM")
         return int(deleted)
 
     # ---- copying --------------------------------------------------------------------------
 
-    @_explained("read")
+    @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        keys = _KEYS[table]
-        order = ", ".join(keys)
-        where = ""
-        if after is not None:
-            where = f" WHERE ({order}) > ({', '.join('?' * len(keys))})"
-        query = f"SELECT {', '.join(_COLUMNS[table])} FROM {table}{where} ORDER BY {order} LIMIT ?"
+        query = export_query(table, table, after is not None, "?")
         rows = self._connect().execute(query, (*(after or ()), limit)).fetchall()
         return [tuple(row) for row in rows]
 
-    @_explained("write to")
+    @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
         connection = self._connect()
         with _transaction(connection):

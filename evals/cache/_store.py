@@ -4,7 +4,7 @@ or a PostgreSQL database shared by a whole lab.
 Each finished request is committed at once, so a crash loses nothing already paid for;
 several processes (and, on PostgreSQL, several machines) may share it. Failures go to a
 separate `errors` table and are never returned as answers. What is the same for every
-database (packs, claims, copying) is written here once; the SQL is in the backends. See
+database (claims, copying) is written here once; the SQL is in the backends. See
 docs/design/cache.md.
 """
 
@@ -26,11 +26,9 @@ from evals.errors import CacheError
 if TYPE_CHECKING:
     from evals.cache._batch_records import BatchRecords
     from evals.cache._copying import CopyResult
-    from evals.cache._packs import Pack
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats", "cache_url_of"]
 
-_PACK_LIMIT_BYTES = 512 * 1024 * 1024
 SQLITE_FILE_NAME = "responses.sqlite"
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a claim outlives its last heartbeat (a process that died frees its work then)."""
@@ -46,8 +44,6 @@ class CacheInfo:
     samples: int
     errors: int
     entries: list[CacheStats] = field(default_factory=list)
-    packs: int = 0
-    pack_bytes: int = 0
     url: str = ""
     """Where the cache is, as a SQLAlchemy URL with any password masked."""
     claims: int = 0
@@ -96,20 +92,13 @@ def _open_backend(location: str | Path) -> CacheBackend:
 
 class Cache:
     """A request-level response cache: a folder (its SQLite file, created on first use) or a
-    SQLAlchemy URL (`sqlite:///…` or `postgresql+psycopg://…`).
-
-    `pack_limit_bytes` caps the packed copies kept for fast reloads (oldest go first;
-    0 keeps none); `lease_seconds` is how long a claim outlives its owner's last heartbeat."""
+    SQLAlchemy URL (`sqlite:///…` or `postgresql+psycopg://…`); `lease_seconds` is how long
+    a claim outlives its owner's last heartbeat."""
 
     def __init__(
-        self,
-        location: str | Path,
-        *,
-        pack_limit_bytes: int = _PACK_LIMIT_BYTES,
-        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        self, location: str | Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
     ) -> None:
         self._backend = _open_backend(location)
-        self.pack_limit_bytes = pack_limit_bytes
         self.lease_seconds = lease_seconds
         path = getattr(self._backend, "path", None)
         self.path: Path | None = path
@@ -141,65 +130,14 @@ class Cache:
             return {}
         return self._backend.read_all(keys)
 
-    def lookup_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
-        """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are).
-
-        When all n are cached they are read without their indices (n rows below n are
-        exactly those), which a fully cached reload of many samples is dominated by."""
-        if not self._backend.exists():
-            return {}
-        return self._backend.read_first(wanted)
-
-    def lookup_packed(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
-        """`lookup_first` over several chunks of `{key: n}` (say one per model), with packs.
-
-        A chunk of several samples found complete comes back as one `Pack` of columns and
-        is stored as one row (see `evals.cache._packs`), so the next read of the same chunk is
-        one statement and one decode instead of one statement per request and a row per
-        sample. The packs of all chunks are looked up together."""
-        from evals.cache._packs import Pack, UnreadablePack, chunk_digest
-
+    def lookup_chunks(self, chunks: Sequence[Mapping[str, int]]) -> CachedLookup:
+        """For each chunk `{key: n}` (say a model's requests for a question), the cached samples
+        among 0…n-1 (perhaps more when only some are): one bulk read per chunk."""
         found = CachedLookup()
-        if not self._backend.exists():
-            return found
-        backend = self._backend
-        # Read before any sample: a `clear` after this point changes it and voids new packs.
-        generation = backend.generation()
-        digests = [chunk_digest(chunk) if sum(chunk.values()) >= 2 else "" for chunk in chunks]
-        stored = backend.read_packs([digest for digest in digests if digest])
-        fresh: list[tuple[str, Pack]] = []
-        for chunk, digest in zip(chunks, digests, strict=True):
-            if not digest:  # one sample: one row either way
-                found.add_samples(backend.read_first(chunk))
-                continue
-            blob = stored.get(digest)
-            if blob is not None:
-                try:
-                    found.add_chunk(Pack.from_blob(blob, chunk))
-                    continue
-                except UnreadablePack:
-                    backend.delete_pack(digest)
-            read = backend.read_first(chunk)
-            if all(key in read and read[key].has_first(n) for key, n in chunk.items()):
-                made = Pack.from_samples(chunk, read)
-                found.add_chunk(made)
-                fresh.append((digest, made))
-            else:
-                found.add_samples(read)
-        if fresh and self.pack_limit_bytes > 0:
-            self._write_packs(generation, fresh)
+        if self._backend.exists():
+            for chunk in chunks:
+                found.update(self._backend.read_first(chunk))
         return found
-
-    def _write_packs(self, generation: str | None, fresh: Sequence[tuple[str, Pack]]) -> None:
-        """Store packs unless the cache was cleared since `generation` was read; a pack is
-        an optional copy, so a busy or read-only cache just goes without."""
-        rows = []
-        for digest, made in fresh:
-            blob = made.to_blob()
-            if len(blob) <= self.pack_limit_bytes:
-                rows.append((digest, sum(made.counts.values()), len(blob), time.time(), blob))
-        if rows:
-            self._backend.write_packs(generation, rows, self.pack_limit_bytes)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -307,24 +245,15 @@ class Cache:
             sum(e.samples for e in counts.entries),
             sum(e.errors for e in counts.entries),
             counts.entries,
-            counts.packs,
-            counts.pack_bytes,
             url=self.url,
             claims=counts.claims,
         )
 
-    def drop_packs(self) -> int:
-        """Delete every pack (the samples stay; reloads pack them again). Returns how many."""
-        if not self._backend.exists():
-            return 0
-        return self._backend.drop_packs()
-
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
         """Delete cached samples (and errors), all or those of a question and/or model.
 
-        A question's judge verdicts (labelled `<question>/judges`) go with it, and every
-        pack (they are copies; the next reads make new ones). Returns the number of samples
-        deleted.
+        A question's judge verdicts (labelled `<question>/judges`) go with it. Returns the
+        number of samples deleted.
         """
         if not self._backend.exists():
             return 0
@@ -337,7 +266,7 @@ class Cache:
         batch_rows: int = 2000,
         progress: Callable[[str, int], None] | None = None,
     ) -> CopyResult:
-        """Copy every sample, recorded error and pack into `target` (a `Cache`, folder or
+        """Copy every sample and recorded error into `target` (a `Cache`, folder or
         URL), a batch of rows per transaction; `progress(table, rows read)` after each.
         Idempotent and resumable: what the target already holds is skipped, so a copy that
         was interrupted finishes when run again, and nothing is copied twice."""

@@ -107,7 +107,6 @@ class Rating(_LogprobQuestion):
             min_rating=self.min_rating,
             max_rating=self.max_rating,
             refusal_threshold=self.refusal_threshold,
-            read=[sample.top for sample in samples],
         )
         return [
             read

@@ -64,7 +64,7 @@ def fetch(
     names = [labels] * len(planned) if isinstance(labels, str) else list(labels)
     outcome = RunOutcome()
     wanted: dict[str, int] = {}
-    # Read (and packed) a model at a time, a question at a time.
+    # Read a model at a time, a question at a time.
     chunks: dict[tuple[str, str], dict[str, int]] = {}
     for p, label in zip(planned, names, strict=True):
         if p.request is not None:
@@ -74,9 +74,9 @@ def fetch(
         elif p.route_error is not None:
             outcome.unrouted_models.setdefault(p.model, p.route_error)
     with gc_paused():
-        cached = ctx.cache.lookup_packed(list(chunks.values()))
+        cached = ctx.cache.lookup_chunks(list(chunks.values()))
     calls = missing_calls(planned, cached, settings, names)
-    outcome.cached = sum(wanted.values()) - sum(len(w.sample_ixs) for w in calls)
+    outcome.cached = sum(wanted.values()) - sum(len(c.sample_ixs) for c in calls)
     if not calls:
         return Fetched(cached, outcome)
     if skip is not None:
@@ -109,11 +109,10 @@ def fetch(
                     )
                 )
     # Read back: when several processes bought the same sample, the first one stored wins.
-    # Whole models are read again, so that those now complete are packed for the next reload.
-    keys = {w.request.cache_key for w in calls}
+    keys = {c.request.cache_key for c in calls}
     with gc_paused():
         cached.update(
-            ctx.cache.lookup_packed(
+            ctx.cache.lookup_chunks(
                 [chunk for chunk in chunks.values() if not keys.isdisjoint(chunk)]
             )
         )

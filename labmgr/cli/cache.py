@@ -67,11 +67,6 @@ def info(
             "died ends with its lease)",
         ),
         (
-            summary.packs,
-            f"{summary.packs} packs ({summary.pack_bytes / 1e6:.1f} MB): copies of whole "
-            "models' samples for fast reloads, rebuilt as needed",
-        ),
-        (
             sizes,
             f"{len(sizes)} figures ({sum(sizes) / 1e6:.1f} MB) in {figures}: kept for the "
             "lab's reports, drawn again when missing (safe to delete)",
@@ -114,19 +109,9 @@ def clear(
     model: str | None = typer.Option(None, "--model", help="Only this model."),
     directory: Path | None = _DIR_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),
-    packs: bool = typer.Option(
-        False,
-        "--packs",
-        help="Only drop the packs (copies kept for fast reloads); every answer stays.",
-    ),
 ) -> None:
     """Delete cached answers: all of them, or those of a question and/or model."""
     cache, _ = _cache(ctx, directory)
-    if packs:
-        if question is not None or model is not None:
-            raise typer.BadParameter("--packs drops every pack; leave out --question and --model")
-        typer.echo(f"dropped {cache.drop_packs()} packs; every cached answer is still there")
-        return
     if question is None and model is None and not yes:
         typer.confirm(f"Delete every cached answer in {cache.location}?", abort=True)
     deleted = cache.clear(question=question, model=model)
@@ -148,8 +133,8 @@ def copy(
     directory: Path | None = _DIR_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
 ) -> None:
-    """Copy every cached answer, recorded error and pack, and the batches in flight, into
-    another cache (say a lab's shared PostgreSQL database). Safe to run again: what is there
+    """Copy every cached answer and recorded error, and the batches in flight, into another
+    cache (say a lab's shared PostgreSQL database). Safe to run again: what is there
     already is skipped, so an interrupted copy finishes and nothing is copied twice."""
     cache, _ = _cache(ctx, directory)
     result = cache.copy_to(to)
@@ -159,8 +144,8 @@ def copy(
     new, read = result.copied, result.read
     batches = f" (and {new['batches']} batches in flight)" if read["batches"] else ""
     typer.echo(
-        f"copied {new['samples']} samples, {new['errors']} errors and {new['packs']} packs"
-        f"{batches} from {result.source} to {result.target}"
+        f"copied {new['samples']} samples and {new['errors']} errors{batches} "
+        f"from {result.source} to {result.target}"
     )
     skipped = sum(read.values()) - sum(new.values())
     if skipped:

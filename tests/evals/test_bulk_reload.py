@@ -4,7 +4,7 @@ exactly the cached samples, and a cached `df()` reads each request once and asks
 from __future__ import annotations
 
 import json
-import sqlite3
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +15,11 @@ import pytest
 
 from evals import Cache, EnvRouter, Question, RunSettings
 from evals.cache import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
-from evals.runner import RequestOptions, endpoints_for, plan
+from evals.runner import RequestOptions, endpoints_for, plan, plan_question, run_context
 
-from .conftest import chat_requests
+from .conftest import QUESTION_KINDS, chat_requests, served
+
+MODELS = ["gpt-4o-mini", "gpt-4.1-nano"]
 
 MESSAGES = [
     [{"role": "user", "content": "Name a colour."}],
@@ -93,7 +95,7 @@ def test_reading_the_first_n_returns_exactly_those_samples(tmp_path: Path) -> No
     cache.store(gappy, "q", [_sample(0), _sample(2), _sample(5)])
     cache.store(beyond, "q", [_sample(ix) for ix in range(6)])
     wanted = {full.cache_key: 4, gappy.cache_key: 4, beyond.cache_key: 3, "absent": 2}
-    found = Cache(tmp_path).lookup_first(wanted)
+    found = Cache(tmp_path).lookup_chunks([wanted])
 
     assert set(found) == {full.cache_key, gappy.cache_key, beyond.cache_key}
     assert dict(found[full.cache_key]) == dict([_sample(ix) for ix in range(4)])
@@ -109,7 +111,7 @@ def test_bulk_and_single_reads_agree(tmp_path: Path) -> None:
     cache, request = Cache(tmp_path), _request()
     cache.store(request, "q", [_sample(ix) for ix in range(5)])
     single = cache.lookup([request.cache_key])[request.cache_key]
-    bulk = cache.lookup_first({request.cache_key: 5})[request.cache_key]
+    bulk = cache.lookup_chunks([{request.cache_key: 5}])[request.cache_key]
     assert single == bulk
     assert bulk.content == tuple(f"answer {ix}" for ix in range(5))
 
@@ -125,7 +127,7 @@ def _traced_df(question: Question, groups: Any, cache: Cache, **options: Any) ->
     return frame, statements
 
 
-def test_a_cached_df_reads_one_pack_per_model_or_else_each_request_once(
+def test_a_cached_df_reads_each_request_once_and_asks_nothing(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:
     groups = {"base": ["gpt-4o-mini", "gpt-4.1-nano"], "again": ["gpt-4o-mini"]}
@@ -140,20 +142,92 @@ def test_a_cached_df_reads_one_pack_per_model_or_else_each_request_once(
     asked = chat_requests(sandbox)
 
     options = {"router": router, "settings": fast_settings}
-    packed, read_packs = _traced_df(question, groups, eval_cache, **options)
-    with sqlite3.connect(eval_cache.path) as connection:
-        connection.execute("DELETE FROM packs")
-    unpacked, read_rows = _traced_df(question, groups, eval_cache, **options)
+    reloaded, statements = _traced_df(question, groups, eval_cache, **options)
 
     assert chat_requests(sandbox) == asked
-    pd.testing.assert_frame_equal(first, packed)
-    pd.testing.assert_frame_equal(first, unpacked)
-    assert [s for s in read_packs if "frames" in s] == []  # nothing pickled is read
-    assert [s for s in read_packs if "FROM samples" in s] == []
-    assert len([s for s in read_packs if "FROM packs" in s]) == 2  # one per model
-    from_samples = [s for s in read_rows if "FROM samples" in s]
+    pd.testing.assert_frame_equal(first, reloaded)
+    assert [s for s in statements if "frames" in s or "packs" in s] == []
+    from_samples = [s for s in statements if "FROM samples" in s]
     assert len(from_samples) == 2 * 3  # one per distinct (model, paraphrase), none per sample
-    assert len(packed) == 3 * 3 * 7 and packed["answer"].notna().all()
+    assert len(reloaded) == 3 * 3 * 7 and reloaded["answer"].notna().all()
+
+
+def _three_paraphrases(samples: int = 3) -> Question:
+    return Question.create(
+        type="free_form",
+        name="reload",
+        paraphrases=["One.", "Two.", "Three."],
+        max_tokens=8,
+        samples_per_paraphrase=samples,
+    )
+
+
+def test_clearing_a_model_buys_only_its_samples_again(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    question, groups = _three_paraphrases(), {"all": MODELS}
+    first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+
+    eval_cache.clear(model=MODELS[0])
+    before = {model: served(sandbox, model) for model in MODELS}
+    again = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+
+    assert served(sandbox, MODELS[0]) - before[MODELS[0]] == 3 * 3
+    assert served(sandbox, MODELS[1]) == before[MODELS[1]]
+    assert again["answer"].notna().all() and len(again) == len(first)
+    kept = again["model"] == MODELS[1]
+    pd.testing.assert_frame_equal(again[kept], first[kept])
+
+
+@pytest.mark.parametrize("samples", [1, 2])
+def test_refusals_and_missing_text_read_back_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samples: int
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-nowhere")
+    options: dict[str, Any] = {
+        "cache": Cache(tmp_path),
+        "router": EnvRouter(base_url="http://127.0.0.1:9/v1"),  # never asked: all cached
+        "settings": RunSettings(progress=False),
+    }
+    question = Question.create(
+        type="free_form", name="r", paraphrases=["A."], samples_per_paraphrase=samples
+    )
+    groups = {"g": MODELS}
+    fine = SampleResult("fine", None, "stop", 3.0, 1.0)
+    refused = SampleResult(None, None, "refusal", 3.0, 0.0)
+    stored = [[fine, refused], [fine, refused]] if samples == 2 else [[fine], [refused]]
+    planned = plan_question(question, groups, run_context(**options).router)
+    for p, answers in zip(planned, stored, strict=True):
+        assert p.request is not None
+        options["cache"].store(p.request, question.name, list(enumerate(answers)))
+
+    frame = question.df(groups, **options)
+
+    pattern = [True, False] * samples  # rows: model by model, sample by sample
+    assert frame["error"].isna().tolist() == pattern
+    assert set(frame["error"].dropna()) == {"the model refused"}
+    assert [isinstance(a, str) for a in frame["answer"]] == pattern
+    assert math.isnan(frame["answer"][1])
+    assert frame["answer"].dtype == pd.Series(["text", None]).dtype
+
+
+@pytest.mark.parametrize("kind", list(QUESTION_KINDS))
+def test_every_question_type_reloads_the_frame_it_bought(
+    sandbox: Any,
+    eval_cache: Cache,
+    router: EnvRouter,
+    fast_settings: RunSettings,
+    kind: str,
+) -> None:
+    question = Question.create(name="kinds", samples_per_paraphrase=3, **QUESTION_KINDS[kind])
+    groups = {"a": MODELS, "b": MODELS[:1]}
+    first = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+    asked = chat_requests(sandbox)
+    reloaded = question.df(groups, cache=eval_cache, router=router, settings=fast_settings)
+
+    assert chat_requests(sandbox) == asked
+    pd.testing.assert_frame_equal(reloaded, first, check_exact=True)
+    assert first["error"].isna().all()
 
 
 _RELOAD_AND_LIST_IMPORTS = """

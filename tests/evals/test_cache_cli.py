@@ -31,7 +31,7 @@ def test_info_lists_questions_and_models_as_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["cache", "info", "--dir", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
-    assert info["samples"] == 3 and info["packs"] == 0 and info["pack_bytes"] == 0
+    assert info["samples"] == 3 and "packs" not in info
     assert [(e["question"], e["model"]) for e in info["entries"]] == [
         ("q1", "m1"),
         ("q1", "m2"),
@@ -65,3 +65,10 @@ def test_cache_info_runs_as_a_command(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "3 cached samples" in done.stdout and "q2" in done.stdout
+
+
+def test_clear_has_no_packs_option(tmp_path: Path) -> None:
+    _fill(Cache(tmp_path))
+    result = CliRunner().invoke(app, ["cache", "clear", "--packs", "--dir", str(tmp_path)])
+    assert result.exit_code == 2 and "No such option" in result.output
+    assert Cache(tmp_path).info().samples == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from evals import Cache
@@ -69,8 +70,6 @@ INSERT INTO meta VALUES ('schema_version', '2');
 
 
 def test_a_cache_from_before_reasoning_tokens_is_upgraded_in_place(tmp_path: Path) -> None:
-    import sqlite3
-
     request = _request()
     with sqlite3.connect(tmp_path / "responses.sqlite") as old:
         old.executescript(_SCHEMA_2)
@@ -84,5 +83,53 @@ def test_a_cache_from_before_reasoning_tokens_is_upgraded_in_place(tmp_path: Pat
     found = Cache(tmp_path).lookup([request.cache_key])[request.cache_key]
     assert found[0] == SampleResult("old", None, "stop", 5.0, 2.0, None)
     assert found[1] == SampleResult("new", None, "stop", 5.0, 9.0, 7.0)
-    packed = Cache(tmp_path).lookup_packed([{request.cache_key: 2}])[request.cache_key]
-    assert [packed[ix].reasoning_tokens for ix in (0, 1)] == [None, 7.0]
+    bulk = Cache(tmp_path).lookup_chunks([{request.cache_key: 2}])[request.cache_key]
+    assert [bulk[ix].reasoning_tokens for ix in (0, 1)] == [None, 7.0]
+    with sqlite3.connect(tmp_path / "responses.sqlite") as upgraded:
+        tables = {row[0] for row in upgraded.execute("SELECT name FROM sqlite_master")}
+    upgraded.close()
+    assert "packs" not in tables
+
+
+def test_a_cache_with_packs_reads_every_sample_and_loses_the_packs_table(
+    tmp_path: Path,
+) -> None:
+    """A cache of schema 6 kept packs (copies of a model's samples) beside the rows."""
+    requests = [_request(text=f"q{n}") for n in range(3)]
+    cache = Cache(tmp_path)
+    for request in requests:
+        cache.store(request, "q", [(ix, _sample(f"{request.cache_key} {ix}")) for ix in range(4)])
+    cache.close()
+    with sqlite3.connect(tmp_path / "responses.sqlite") as old:
+        old.execute(
+            "CREATE TABLE packs (digest TEXT PRIMARY KEY, samples INTEGER NOT NULL, "
+            "size INTEGER NOT NULL, created REAL NOT NULL, data BLOB NOT NULL)"
+        )
+        old.execute("INSERT INTO packs VALUES ('d', 12, 3, 0.0, x'00ff00')")
+        old.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    old.close()
+
+    reopened = Cache(tmp_path)
+    found = reopened.lookup_chunks([{r.cache_key: 4 for r in requests}])
+
+    assert {key: [s.content for s in samples.values()] for key, samples in found.items()} == {
+        r.cache_key: [f"{r.cache_key} {ix}" for ix in range(4)] for r in requests
+    }
+    assert reopened.info().samples == 12
+    with sqlite3.connect(tmp_path / "responses.sqlite") as upgraded:
+        tables = {row[0] for row in upgraded.execute("SELECT name FROM sqlite_master")}
+    upgraded.close()
+    assert "packs" not in tables and "samples" in tables
+
+
+def test_a_reload_while_another_process_writes_reads_every_sample(tmp_path: Path) -> None:
+    cache, request = Cache(tmp_path), _request()
+    cache.store(request, "q", [(ix, _sample(str(ix))) for ix in range(3)])
+    writer = sqlite3.connect(cache.path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # holds the write lock
+    try:
+        found = Cache(tmp_path).lookup_chunks([{request.cache_key: 3}])
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert [s.content for s in found[request.cache_key].values()] == ["0", "1", "2"]

@@ -138,8 +138,7 @@ def test_a_lab_reads_for_free_what_another_lab_bought_into_the_shared_cache(
 
 
 def _filled(cache: Cache, requests: int) -> None:
-    """`requests` requests of 3 samples each, an error for every tenth, and one pack."""
-    keys = []
+    """`requests` requests of 3 samples each, and an error for every tenth."""
     for n in range(requests):
         request = ChatRequest(
             endpoint="http://x/v1",
@@ -151,18 +150,15 @@ def _filled(cache: Cache, requests: int) -> None:
             (ix, SampleResult(f"answer {n}.{ix}", None, "stop", 4 / 3, 2.0)) for ix in range(3)
         ]
         cache.store(request, f"q{n % 2}", samples)
-        keys.append(request.cache_key)
         if n % 10 == 0:
             cache.record_error(request, f"q{n % 2}", [3], kind="error", message="HTTP 500")
-    cache.lookup_packed([dict.fromkeys(keys[:5], 3)])
-    assert cache.info().packs == 1
 
 
 def test_an_interrupted_cache_copy_finishes_when_run_again_and_copies_nothing_twice(
     tmp_path: Path, postgres_url: str
 ) -> None:
     source = Cache(tmp_path / "cache")
-    _filled(source, 100)  # 300 samples, 10 errors, a pack
+    _filled(source, 100)  # 300 samples, 10 errors
     batches: list[tuple[str, int]] = []
 
     def interrupt_after_two(table: str, rows: int) -> None:
@@ -176,12 +172,11 @@ def test_an_interrupted_cache_copy_finishes_when_run_again_and_copies_nothing_tw
     assert target.info().samples == 128
     resumed = source.copy_to(postgres_url, batch_rows=64)
     assert resumed.copied["samples"] == 300 - 128
-    assert resumed.copied["errors"] == 10 and resumed.copied["packs"] == 1
+    assert resumed.copied["errors"] == 10
     again = source.copy_to(postgres_url, batch_rows=64)
-    assert again.copied == {"samples": 0, "errors": 0, "packs": 0, "batches": 0}
+    assert again.copied == {"samples": 0, "errors": 0, "batches": 0}
     assert again.read["samples"] == 300
     assert target.info().entries == source.info().entries
-    assert target.info().packs == 1
 
 
 def test_labmgr_cache_copy_moves_a_lab_cache_and_says_where_it_is_with_the_password_masked(
@@ -199,7 +194,7 @@ def test_labmgr_cache_copy_moves_a_lab_cache_and_says_where_it_is_with_the_passw
     assert copied.exit_code == 0, copied.output
     assert f"copied {source.info().samples} samples" in copied.stdout
     repeated = runner.invoke(app, where)
-    assert "copied 0 samples, 0 errors and 0 packs" in repeated.stdout
+    assert "copied 0 samples and 0 errors" in repeated.stdout
     home = _lab(tmp_path / "lab", postgres_url)
     shown = runner.invoke(app, ["--home", str(home), "cache", "info", "--json"])
     assert shown.exit_code == 0, shown.output
@@ -223,18 +218,14 @@ def test_a_reload_from_postgresql_is_the_frame_sqlite_gives(
     asked = chat_requests(sandbox)
     from_sqlite = question.df(groups, cache=sqlite, router=router, settings=fast_settings)
     sqlite.copy_to(postgres_url)
-    sqlite.drop_packs()
     pg = Cache(postgres_url)
-    pg.drop_packs()  # the first reload reads rows (and packs them), the second the packs
-    from_rows = question.df(groups, cache=pg, router=router, settings=fast_settings)
-    from_packs = question.df(groups, cache=pg, router=router, settings=fast_settings)
+    from_pg = question.df(groups, cache=pg, router=router, settings=fast_settings)
     assert chat_requests(sandbox) == asked
-    assert pg.info().packs > 0
-    for frame in (from_sqlite, from_rows, from_packs):
+    for frame in (from_sqlite, from_pg):
         pd.testing.assert_frame_equal(frame, bought)
 
 
-def test_reasoning_tokens_are_kept_in_postgresql_read_one_by_one_packed_and_copied(
+def test_reasoning_tokens_are_kept_in_postgresql_read_one_by_one_in_bulk_and_copied(
     tmp_path: Path, postgres_url: str
 ) -> None:
     cache = Cache(postgres_url)
@@ -249,15 +240,14 @@ def test_reasoning_tokens_are_kept_in_postgresql_read_one_by_one_packed_and_copi
     cache.store(request, "q", [(0, thought), (1, unknown)])
     key = request.cache_key
     assert dict(cache.lookup([key])[key]) == {0: thought, 1: unknown}
-    packed = cache.lookup_packed([{key: 2}])  # packs them
-    assert Cache(postgres_url).lookup_packed([{key: 2}]).chunk_of(key) is not None
-    assert [packed[key][ix].reasoning_tokens for ix in (0, 1)] == [32.0, None]
+    bulk = Cache(postgres_url).lookup_chunks([{key: 2}])
+    assert [bulk[key][ix].reasoning_tokens for ix in (0, 1)] == [32.0, None]
     copied = Cache(tmp_path / "copy")
     cache.copy_to(copied)
     assert dict(copied.lookup([key])[key]) == {0: thought, 1: unknown}
 
 
-def test_a_postgresql_cache_from_before_reasoning_tokens_is_upgraded_in_place(
+def test_a_postgresql_cache_from_before_reasoning_tokens_and_with_packs_is_upgraded(
     postgres_url: str,
 ) -> None:
     import psycopg
@@ -277,6 +267,8 @@ def test_a_postgresql_cache_from_before_reasoning_tokens_is_upgraded_in_place(
         )
         old.execute("CREATE TABLE cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         old.execute("INSERT INTO cache_meta VALUES ('schema_version', '2')")
+        old.execute("CREATE TABLE cache_packs (digest TEXT PRIMARY KEY, data BYTEA NOT NULL)")
+        old.execute("INSERT INTO cache_packs VALUES ('d', '\\x00ff00')")
         old.execute(
             "INSERT INTO cache_samples VALUES (%s, 0, 'm', 'q', 'old', NULL, 'stop', 5, 2, 0)",
             (request.cache_key,),
@@ -287,6 +279,8 @@ def test_a_postgresql_cache_from_before_reasoning_tokens_is_upgraded_in_place(
     assert found[0] == SampleResult("old", None, "stop", 5.0, 2.0, None)
     assert found[1] == SampleResult("new", None, "stop", 5.0, 9.0, 7.0)
     assert cache.info().claims == 0  # the claims table was made too
+    with psycopg.connect(conninfo_of(postgres_url)[0]) as upgraded:
+        assert upgraded.execute("SELECT to_regclass('cache_packs')").fetchone() == (None,)
 
 
 def test_a_cache_copy_takes_the_batches_in_flight_so_the_target_collects_instead_of_resending(
