@@ -9,8 +9,7 @@ Scenarios (issue 4, "Performance"):
      (labmgr asks for several samples per request with `n`; llmcomp one request per sample)
   b  the same with one request per sample for labmgr too, equal concurrency (100)
   c  re-loading a fully cached 20 models x 50 prompts x 10 samples into a DataFrame,
-     and 100,000 cached rows (labmgr) on their own; labmgr also without its packs (the
-     first reload of a plan whose packs are gone: read row by row, packs written again)
+     and 100,000 cached rows (labmgr) on their own
 
 llmcomp is installed from PyPI into its own virtual environment (created on first use,
 default `$XDG_CACHE_HOME/labmgr-bench/llmcomp-venv`). The sandbox runs as a separate process;
@@ -83,11 +82,6 @@ def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     )
     settings = RunSettings(max_concurrency=CONCURRENCY, use_n=not args.no_n, progress=False)
     router = EnvRouter(base_url=args.base_url)
-    if args.drop_packs:
-        import sqlite3
-
-        with sqlite3.connect(Path(args.cache_dir) / "responses.sqlite") as connection:
-            connection.execute("DELETE FROM packs")
     cpu, wall = time.process_time(), time.perf_counter()
     df = question.df(
         {"all": args.models}, cache=Cache(args.cache_dir), router=router, settings=settings
@@ -146,7 +140,6 @@ def _run_worker(
     prompts: int,
     samples: int,
     no_n: bool = False,
-    drop_packs: bool = False,
 ) -> dict[str, Any]:
     command = [
         str(python),
@@ -166,8 +159,6 @@ def _run_worker(
     ]
     if no_n:
         command.append("--no-n")
-    if drop_packs:
-        command.append("--drop-packs")
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     if tool == "labmgr":
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -212,7 +203,6 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--models", nargs="*", default=[])
     parser.add_argument("--no-n", action="store_true")
-    parser.add_argument("--drop-packs", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--skip-llmcomp", action="store_true")
     parser.add_argument(
@@ -310,19 +300,6 @@ def main() -> None:
                     **reload,
                 )
             )
-            if tool == "labmgr":
-                results.append(
-                    _measure(
-                        sandbox,
-                        "(c) labmgr, the same without packs",
-                        repeat=args.repeat,
-                        python=python,
-                        tool=tool,
-                        cache_dir=cache,
-                        drop_packs=True,
-                        **reload,
-                    )
-                )
         big = {"models": models, "prompts": 50, "samples": 100}
         if "c" in args.scenarios:
             _measure(
@@ -360,9 +337,6 @@ def main() -> None:
         ratios["c_wall"] = reload_lc["wall"] / reload_lm["wall"]
         ratios["c_wall_warm"] = reload_lc["warm_wall"] / reload_lm["warm_wall"]
         ratios["c_cpu"] = reload_lc["cpu"] / reload_lm["cpu"]
-    unpacked = by_label.get("(c) labmgr, the same without packs")
-    if reload_lc and unpacked:
-        ratios["c_wall_without_packs"] = reload_lc["wall"] / unpacked["wall"]
     for name, value in ratios.items():
         print(f"labmgr vs llmcomp, {name}: {value:.1f}x")
     if args.out:
