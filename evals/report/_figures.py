@@ -18,11 +18,9 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from evals.errors import OutputError, why_not_writable
 from evals.report._plans import (
@@ -33,6 +31,9 @@ from evals.report._plans import (
     run_plans,
 )
 from evals.runs import Run, prepare_folder
+
+if TYPE_CHECKING:  # matplotlib loads when a figure is drawn: a report of kept figures draws none
+    from matplotlib.figure import Figure
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -83,6 +84,8 @@ class FigureSet:
 
 
 def _png(figure: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
@@ -333,6 +336,8 @@ def draw_figures(
 
 
 def _save(figure: Figure, path: Path, file_format: str) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     options: dict[str, Any] = {"dpi": _FILE_DPI} if file_format == "png" else {}
     try:

@@ -10,22 +10,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from matplotlib.figure import Figure
-
-from evals.plots import (
-    answers_figure,
-    checkpoints_figure,
-    comparison_figure,
-    cost_figure,
-    folded_levels,
-    means_figure,
-    metric_figure,
-    plot_frame,
-)
 from evals.runs import Run
-from evals.stats import ALL_QUESTIONS, SHARE, describe_method, headline_score
+from evals.stats import ALL_QUESTIONS, SHARE, describe_method, folded_levels, headline_score
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["COST_FIGURE", "CURVES_FIGURE", "FigurePlan", "question_figure_prefix", "run_plans"]
 
@@ -43,6 +34,15 @@ class FigurePlan:
     name: str
     caption: str
     draw: Callable[[], Figure]
+
+
+def _draw(kind: str, *args: Any, **options: Any) -> Figure:
+    """`evals.plots.<kind>(*args, **options)`, imported when a figure is first drawn: a
+    report whose figures are all kept draws none, and matplotlib and seaborn take a second."""
+    import evals.plots
+
+    figure: Figure = getattr(evals.plots, kind)(*args, **options)
+    return figure
 
 
 def _interval_words(run: Run) -> str:
@@ -73,7 +73,7 @@ def headline_plans(run: Run) -> list[FigurePlan]:
             if not rows.empty:
                 caption = f"Each group minus {baseline}, {where}, with its 95% interval; {holm}."
                 title = f"Against {baseline}, {name.replace('-', ' ')}"
-                draw = partial(comparison_figure, rows, groups=groups, title=title)
+                draw = partial(_draw, "comparison_figure", rows, groups=groups, title=title)
                 plans.append(FigurePlan(f"comparisons-{name}", caption, draw))
     summary = folded_levels(run.summary, run.by)
     if summary.empty:
@@ -86,7 +86,7 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                 f"{_slug(metric)}-per-question",
                 f"The share '{metric}' per question and group with its 95% interval ({words}); "
                 "the pooled row last.",
-                partial(metric_figure, summary, metric, groups=groups),
+                partial(_draw, "metric_figure", summary, metric, groups=groups),
             )
         )
     if summary["question"].nunique() >= 2:
@@ -95,7 +95,9 @@ def headline_plans(run: Run) -> list[FigurePlan]:
                 "means-per-question",
                 f"Each group's mean with its 95% interval ({words}), per question and score, "
                 "each score on its own scale.",
-                partial(means_figure, summary, groups=groups, title="Mean score per group"),
+                partial(
+                    _draw, "means_figure", summary, groups=groups, title="Mean score per group"
+                ),
             )
         )
     return plans
@@ -112,7 +114,7 @@ def cost_plans(run: Run) -> list[FigurePlan]:
         f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
         "1,000 samples, per group (filled) and model (hollow); judge costs are not included."
     )
-    draw = partial(cost_figure, costs, score, groups=list(run.groups))
+    draw = partial(_draw, "cost_figure", costs, score, groups=list(run.groups))
     return [FigurePlan(COST_FIGURE, caption, draw)]
 
 
@@ -158,18 +160,20 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
 
     if not summary.empty:
         caption = f"Each group's mean with its 95% interval: {_interval_words(run)}."
-        add("means", caption, partial(means_figure, summary, groups=order, title=name))
+        add("means", caption, partial(_draw, "means_figure", summary, groups=order, title=name))
     if scores:
         add(
             "scores",
             "Distribution of scores per group (quartiles dashed; mean marked).",
-            partial(plot_frame, frame, "scores", scores=scores, scale=scales, **drawn),
+            partial(_draw, "plot_frame", frame, "scores", scores=scores, scale=scales, **drawn),
         )
         if len(scores) >= 2:
             add(
                 "scatter",
                 f"{scores[0]} against {scores[1]}, one point per sample.",
-                partial(plot_frame, frame, "scatter", scores=scores, scale=scales, **drawn),
+                partial(
+                    _draw, "plot_frame", frame, "scatter", scores=scores, scale=scales, **drawn
+                ),
             )
         facts = {m: f for m, f in run.info.get("models", {}).items() if isinstance(f, dict)}
         steps = {m: f.get("step") for m, f in facts.items()}
@@ -178,7 +182,8 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
                 "checkpoints",
                 f"{scores[0]} against training step, one line per fine-tuning job.",
                 partial(
-                    checkpoints_figure,
+                    _draw,
+                    "checkpoints_figure",
                     frame,
                     scores[0],
                     steps,
@@ -192,13 +197,13 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
         add(
             "next-token",
             "Mean probability of the first token per group (rare tokens in [OTHER]).",
-            partial(plot_frame, frame, "next_token", min_fraction=0.02, **drawn),
+            partial(_draw, "plot_frame", frame, "next_token", min_fraction=0.02, **drawn),
         )
     elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
         add(
             "answers",
             "Share of each answer per group (rare answers in [OTHER]).",
-            partial(answers_figure, frame, order=order, title=name, min_fraction=0.02),
+            partial(_draw, "answers_figure", frame, order=order, title=name, min_fraction=0.02),
         )
     return plans
 
