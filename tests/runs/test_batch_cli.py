@@ -180,3 +180,23 @@ def test_a_batch_run_of_the_em_file_sends_its_answers_in_one_round_and_its_judge
     # (gpt-4o-mini), each set created together, the second after the first finished (5 s).
     assert len(batches) >= 3
     assert _rounds([b.created_at for b in batches], gap=3) == 2
+
+
+def test_no_wait_submits_only_the_answers_then_a_rerun_sends_the_judges_as_the_second_round(
+    lab: Settings, sandbox: Any, questions_file: Path
+) -> None:
+    judged = ["--group", "base=gpt-4o-mini", "--question", "colour", "--no-report"]
+    submitted = _run("eval", "run", str(questions_file), *judged, "--batch", "--no-wait", "--json")
+    assert submitted.exit_code == 0, submitted.output
+    first = json.loads(submitted.output)
+    assert first["bought"]["pending"] == 4  # the four answers wait; no judge was asked
+    assert _created(sandbox) == 1
+    collected = _run("batches", "collect", "--json")
+    assert collected.exit_code == 0, collected.output
+    assert json.loads(collected.output)["samples"] == 4
+    again = _run("eval", "run", str(questions_file), *judged, "--batch", "--json")
+    assert again.exit_code == 0, again.output
+    assert _created(sandbox) == 2  # the judges' verdicts, in one more batch
+    data = json.loads(again.output)
+    assert data["bought"]["pending"] == 0 and data["totals"]["errors"] == 0
+    assert chat_requests(sandbox) == 0
