@@ -181,9 +181,7 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
         )
         frames, outcome = ask_questions(spec.questions, spec.groups, ctx, judge=spec.judge)
         _log_outcome(logger, outcome, frames)
-        if outcome.stopped and not any(
-            frame_totals(f)["rows"] > frame_totals(f)["errors"] for f in frames.values()
-        ):
+        if outcome.stopped and not any(f["error"].isna().any() for f in frames.values()):
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
             "source": spec.source,
