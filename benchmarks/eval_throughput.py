@@ -64,12 +64,12 @@ def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
     from evals import Cache, EnvRouter, Question, RunSettings
     from evals.answers import build_frame, judge_frames
-    from evals.runner import RunProgress, price_function, run_blocking, run_calls
+    from evals.runner import RunProgress, fetch, price_function
 
     # Import before timing what `import llmcomp` imports up front (pandas, the OpenAI SDK;
     # labmgr imports its runner and the SDK only when something is missing) and the price
     # table, as a first df() in a session would.
-    assert build_frame and judge_frames and run_blocking and run_calls and RunProgress
+    assert build_frame and judge_frames and fetch and RunProgress
     price_function()
 
     question = Question.create(

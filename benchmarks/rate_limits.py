@@ -73,9 +73,9 @@ def _ready_then_go() -> None:
 def _worker_labmgr(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["OPENAI_API_KEY"] = API_KEY
     from evals import Cache, EnvRouter, Question, RunSettings
-    from evals.runner import run_blocking, run_calls
+    from evals.runner import fetch
 
-    assert run_blocking and run_calls  # the runner imported before the clock starts
+    assert fetch  # the runner imported before the clock starts
     question = Question.create(
         type="free_form",
         name="bench",

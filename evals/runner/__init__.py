@@ -27,7 +27,7 @@ from evals.runner._context import (
     lab_context,
     run_context,
 )
-from evals.runner._fetching import Fetched, fetch, run_calls
+from evals.runner._fetching import Fetched, fetch
 from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions, is_reasoning_model
@@ -97,7 +97,6 @@ __all__ = [
     "price_function",
     "retry_after_seconds",
     "run_blocking",
-    "run_calls",
     "run_context",
     "split_calls",
 ]

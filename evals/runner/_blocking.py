@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine
 from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["on_runner_loop", "run_blocking"]
+__all__ = ["on_runner_loop", "run_blocking", "runner_loop"]
 
 T = TypeVar("T")
 
@@ -96,6 +96,15 @@ def _stop_runner() -> None:
 
 os.register_at_fork(after_in_child=_forget_runner)
 atexit.register(_stop_runner)
+
+
+def runner_loop() -> asyncio.AbstractEventLoop:
+    """The process's runner loop (started on first use), for work handed to it from
+    another thread."""
+    runner = _runner()
+    if threading.current_thread() is runner.thread:
+        raise RuntimeError("the runner loop cannot wait for work handed to itself")
+    return runner.loop
 
 
 def on_runner_loop(close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> bool:

@@ -16,12 +16,15 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent import futures
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
 from evals.errors import CacheError
+from evals.runner._blocking import runner_loop
 from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
@@ -34,7 +37,7 @@ if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something i
     from evals.runner._progress import RunProgress
     from labmgr.routing import Endpoint
 
-__all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch", "run_calls"]
+__all__ = ["STORE_BATCH", "STORE_DELAY", "Fetched", "fetch"]
 
 
 @dataclass
@@ -92,22 +95,30 @@ def fetch(
             from evals.runner._batch_run import BatchRun
 
             outcome.add(BatchRun(ctx, settings, title=title).run(calls))
-        else:  # on the runner loop, claiming first: another process (or lab) asking for the
-            # same samples waits for them instead of buying them too; released at the end
-            from evals.runner._blocking import run_blocking
+        else:  # claiming first: another process (or lab) asking for the same samples waits
+            # for them instead of buying them too; released at the end
             from evals.runner._progress import RunProgress
 
             totals = Counter[str]()
             for call in calls:
                 totals[call.request.model] += len(call.sample_ixs)
             progress = RunProgress(dict(totals), show=settings.progress, title=title)
-            with ctx.cache.claims() as claims:  # the buyer is made on the loop, its clients too
-                price = ctx.price
-                outcome.add(
-                    run_blocking(
-                        lambda: _Buyer(ctx.cache, settings, price, progress, claims).buy(calls)
-                    )
-                )
+            loop = runner_loop()
+            with ctx.cache.claims() as claims, progress.live():
+                buyer = _Buyer.on(loop, ctx.cache, settings, ctx.price, progress, claims.owner)
+                try:
+                    for mine in _claimed(calls, ctx.cache, claims, buyer):
+                        loop.call_soon_threadsafe(buyer.queue_calls, mine)
+                        workers = [
+                            asyncio.run_coroutine_threadsafe(buyer.worker(), loop)
+                            for _ in range(buyer.concurrency(mine))
+                        ]
+                        buyer.wait(workers)
+                finally:
+                    buyer.close()
+                if buyer.cache_failure is not None:
+                    raise buyer.cache_failure
+                outcome.add(buyer.outcome)
     # Read back: when several processes bought the same sample, the first one stored wins.
     keys = {c.request.cache_key for c in calls}
     with gc_paused():
@@ -151,7 +162,7 @@ def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
     return {(key, ix) for key, ix in wanted if key in found and ix in found[key]}
 
 
-async def _wait_for_others(
+def _wait_for_others(
     calls: list[Call], cache: Cache, claims: Claims, progress: RunProgress, poll: float
 ) -> list[Call]:
     """Wait until every sample of `calls` landed in the cache (bought by its claimant); as
@@ -160,10 +171,11 @@ async def _wait_for_others(
     remaining = set(_items(calls))
     models = {call.request.cache_key: call.request.model for call in calls}
     while remaining:
-        await asyncio.sleep(poll)
+        time.sleep(poll)
         landed = _landed(cache, remaining)
         for key, _ in landed:
             progress.done(models[key], 1, 0, 0.0)
+        progress.draw()
         remaining -= landed
         if remaining and len(claims.held(sorted(remaining))) < len(remaining):
             return _restricted(calls, remaining)
@@ -193,8 +205,51 @@ def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item
     return set(covering)
 
 
+def _claimed(
+    calls: list[Call], cache: Cache, claims: Claims, buyer: _Buyer
+) -> Iterator[list[Call]]:
+    """The calls this process is to buy, a round at a time: those it could claim, less any
+    stored or put in a batch meanwhile; between rounds, it waits for what others claimed,
+    and claims again what they gave up (never a sample it tried itself)."""
+    progress, outcome = buyer.progress, buyer.outcome
+    tried: set[Item] = set()
+    poll = min(0.25, claims.lease_seconds / 10)
+    pending = calls
+    while pending and outcome.stopped is None:
+        items = _items(pending)
+        ours = claims.take(items)
+        models = {w.request.cache_key: w.request.model for w in pending}
+        # Bought and stored by another process between our read and our claim.
+        done = _landed(cache, ours)
+        if done:
+            claims.release(sorted(done))
+            for key, _ in done:
+                progress.done(models[key], 1, 0, 0.0)
+        batched = _in_batches(cache, ours - done, outcome)
+        if batched:
+            claims.release(sorted(batched))
+            for key, _ in batched:
+                progress.done(models[key], 0, 1, 0.0)
+        mine = _restricted(pending, ours - done - batched)
+        theirs = _restricted(pending, set(items) - ours)
+        if mine:
+            tried.update(_items(mine))
+            yield mine
+        if buyer.cache_failure is not None:
+            raise buyer.cache_failure
+        if not theirs or outcome.stopped is not None:
+            return
+        left = _wait_for_others(theirs, cache, claims, progress, poll)
+        pending = _restricted(left, set(_items(left)) - tried)
+
+
 class _Buyer:
-    """The buying of one fetch: its claims, its workers, what it stored and what it did."""
+    """The buying of one fetch: its workers on the runner loop, what they stored and did.
+
+    `fetch` queues a round of calls and starts the workers; each worker takes the next call
+    and sends it when pacing and the endpoint's concurrency allow, retrying later what
+    failed for a while; once nothing is queued, sent or waiting to be retried, the workers
+    end. Answers are stored as they arrive."""
 
     def __init__(
         self,
@@ -202,25 +257,28 @@ class _Buyer:
         settings: RunSettings,
         price: PriceFunction,
         progress: RunProgress,
-        claims: Claims | None = None,
+        owner: str | None = None,
     ) -> None:
         self.cache = cache
-        self.claims = claims
-        """This run's claims: giving a sample up releases its claim (so another may try it);
-        claims on stored samples are released together when the buying ends."""
-        self.owner = claims.owner if claims is not None else None
+        self.owner = owner
+        """The claimant whose claim an error recorded for a sample releases."""
         self.settings = settings
         self.price = price
         self.progress = progress
         from evals.runner._clients import ClientLease
         from evals.runner._pacing import Pacing
 
+        self.loop = asyncio.get_running_loop()
         self.outcome = RunOutcome()
         self.clients = ClientLease(settings)
         """Kept across fetches on the runner loop (open connections reused)."""
         self.limits: dict[str, AdaptiveLimit] = {}
-        self.queue: asyncio.Queue[Call] = asyncio.Queue()
+        self.queue: asyncio.Queue[Call | None] = asyncio.Queue()
         self.sleepers: set[asyncio.Task[None]] = set()
+        self.busy = 0
+        """Workers holding a call."""
+        self.workers = 0
+        """Workers started for this round, each ended by a `None` in the queue."""
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
         self.unstored: list[tuple[Call, list[tuple[int, SampleResult]]]] = []
@@ -230,6 +288,55 @@ class _Buyer:
             release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
         )
         """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
+
+    @classmethod
+    def on(cls, loop: asyncio.AbstractEventLoop, *args: Any) -> _Buyer:
+        """A buyer made on `loop` (where its clients are kept and its workers run)."""
+
+        async def make() -> _Buyer:
+            return cls(*args)
+
+        return asyncio.run_coroutine_threadsafe(make(), loop).result()
+
+    # ---- a round of calls, from the waiting thread ----------------------------------------
+
+    def concurrency(self, calls: list[Call]) -> int:
+        """How many workers to start for `calls` (counted before they start)."""
+        self.workers = min(self.settings.max_concurrency, max(1, len(calls)))
+        return self.workers
+
+    def wait(self, workers: list[Future[None]]) -> None:
+        """Wait for the workers, drawing progress; Ctrl-C cancels them (what was read is
+        stored by `close`), and a worker's crash cancels the others and is raised."""
+        try:
+            while True:
+                _, running = futures.wait(workers, timeout=0.1, return_when=futures.FIRST_EXCEPTION)
+                self.progress.draw()
+                for worker in workers:
+                    error = worker.exception() if worker.done() else None
+                    if error is not None:
+                        raise error
+                if not running:
+                    return
+        except BaseException:
+            for worker in workers:
+                worker.cancel()
+            futures.wait(workers)
+            raise
+
+    def close(self) -> None:
+        """After the last round, or when cancelled: cancel what waits to be retried, store
+        what was read, and let the clients go."""
+
+        async def close() -> None:
+            for task in list(self.sleepers):
+                task.cancel()
+            await asyncio.gather(*self.sleepers, return_exceptions=True)
+            self._store_unstored()
+            self.pacing.close()
+            await self.clients.release()
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result()
 
     # ---- per endpoint ---------------------------------------------------------------------
 
@@ -373,18 +480,34 @@ class _Buyer:
     def _keep(self, task: asyncio.Task[None]) -> None:
         """A task that may still queue calls: the run waits for it (and cancels it)."""
         self.sleepers.add(task)
-        task.add_done_callback(self.sleepers.discard)
+        task.add_done_callback(self._slept)
+
+    def _slept(self, task: asyncio.Task[None]) -> None:
+        self.sleepers.discard(task)
+        self._end_if_idle()
+
+    def queue_calls(self, calls: list[Call]) -> None:
+        """Queue a round of calls (on the loop, before its workers start)."""
+        for call in interleave(calls):
+            self.queue.put_nowait(call)
+
+    def _end_if_idle(self) -> None:
+        """Nothing queued, sent or waiting to be retried: end the round's workers."""
+        if self.workers and not (self.busy or self.sleepers or self.queue.qsize()):
+            for _ in range(self.workers):
+                self.queue.put_nowait(None)
+            self.workers = 0
 
     async def _sleep_then_queue(self, call: Call, delay: float) -> None:
         await asyncio.sleep(delay)
         self.queue.put_nowait(call)
 
-    async def _worker(self) -> None:
+    async def worker(self) -> None:
         """Take the next call, and send it when it may go: the one place a request is made."""
         import httpx2
 
-        while True:
-            call = await self.queue.get()
+        while (call := await self.queue.get()) is not None:
+            self.busy += 1
             try:
                 reason = self._skip_reason(call)
                 if reason is not None:
@@ -425,83 +548,5 @@ class _Buyer:
                 except (KeyError, TypeError, ValueError, AttributeError) as error:
                     self._give_up(call, f"malformed response: {type(error).__name__}: {error}")
             finally:
-                self.queue.task_done()
-
-    async def _send_all(self, calls: list[Call]) -> None:
-        """Send every call through the workers, and wait until each is answered or given up."""
-        for call in interleave(calls):
-            self.queue.put_nowait(call)
-        workers = [
-            asyncio.create_task(self._worker())
-            for _ in range(min(self.settings.max_concurrency, max(1, len(calls))))
-        ]
-        try:
-            while True:
-                await self.queue.join()
-                if not self.sleepers:
-                    break
-                await asyncio.wait(set(self.sleepers))
-        finally:
-            for task in [*workers, *self.sleepers]:
-                task.cancel()
-            await asyncio.gather(*workers, *self.sleepers, return_exceptions=True)
-            self._store_unstored()  # cancelled or not, what was answered is kept
-            self.pacing.close()
-        if self.cache_failure is not None:
-            raise self.cache_failure
-
-    async def buy(self, calls: list[Call]) -> RunOutcome:
-        """Buy the samples of `calls` that nobody else is buying, and wait for the rest."""
-        assert self.claims is not None, "buying claims first"
-        claims, cache, progress, outcome = self.claims, self.cache, self.progress, self.outcome
-        tried: set[Item] = set()
-        poll = min(0.25, claims.lease_seconds / 10)
-        pending = calls
-        try:
-            async with progress.live():
-                while pending and outcome.stopped is None:
-                    items = _items(pending)
-                    ours = claims.take(items)
-                    models = {w.request.cache_key: w.request.model for w in pending}
-                    # Bought and stored by another process between our read and our claim.
-                    done = _landed(cache, ours)
-                    if done:
-                        claims.release(sorted(done))
-                        for key, _ in done:
-                            progress.done(models[key], 1, 0, 0.0)
-                    batched = _in_batches(cache, ours - done, outcome)
-                    if batched:
-                        claims.release(sorted(batched))
-                        for key, _ in batched:
-                            progress.done(models[key], 0, 1, 0.0)
-                    mine = _restricted(pending, ours - done - batched)
-                    theirs = _restricted(pending, set(items) - ours)
-                    if mine:
-                        tried.update(_items(mine))
-                        await self._send_all(mine)
-                    if not theirs or outcome.stopped is not None:
-                        break
-                    left = await _wait_for_others(theirs, cache, claims, progress, poll)
-                    pending = _restricted(left, set(_items(left)) - tried)
-        finally:
-            await self.clients.release()
-        return outcome
-
-
-async def run_calls(
-    calls: list[Call],
-    *,
-    cache: Cache,
-    settings: RunSettings,
-    price: PriceFunction,
-    progress: RunProgress,
-) -> RunOutcome:
-    """Send every call without claiming (the engine alone, as benchmarks measure it),
-    persisting answers as they arrive."""
-    run = _Buyer(cache, settings, price, progress)
-    async with progress.live():
-        try:
-            await run._send_all(calls)
-        finally:
-            await run.clients.release()
-    return run.outcome
+                self.busy -= 1
+                self._end_if_idle()

@@ -1,18 +1,25 @@
 """Progress of a run: counters updated on the hot path (plain integers), drawn with rich a few
-times a second (overall and per model, request rate, errors, cost), and an error summary."""
+times a second by the thread that waits for the answers (overall and per model, request rate,
+errors, cost), and an error summary."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 __all__ = ["ModelProgress", "RunProgress"]
@@ -51,6 +58,9 @@ class RunProgress:
         if show is None:
             show = self.console.is_terminal or _in_notebook()
         self.show = show
+        self._bars: Progress | None = None
+        self._rows: dict[str | None, TaskID] = {}
+        self._drawn = 0.0
 
     # ---- hot path -------------------------------------------------------------------------
 
@@ -89,55 +99,54 @@ class RunProgress:
             f"cost ${self.cost:.4f}"
         )
 
-    @asynccontextmanager
-    async def live(self) -> AsyncIterator[None]:
-        """Draw progress while the body runs (if shown); print the error summary after."""
-        if not self.show:
-            try:
-                yield
-            finally:
-                self.print_summary()
-            return
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            console=self.console,
-            auto_refresh=False,
-            transient=False,
-        )
-        total = sum(m.total for m in self.models.values())
-        overall = progress.add_task(self.title, total=total, info="")
-        rows = {
-            model: progress.add_task(f"  {model[-40:]}", total=m.total, info="")
-            for model, m in self.models.items()
-        }
-
-        def draw() -> None:
-            finished = sum(m.done + m.failed for m in self.models.values())
-            progress.update(overall, completed=finished, info=self._overall())
-            for model, task in rows.items():
-                m = self.models[model]
-                info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""
-                progress.update(task, completed=m.done + m.failed, info=info)
-            progress.refresh()
-
-        async def refresh() -> None:
-            while True:
-                draw()
-                await asyncio.sleep(_REFRESH_SECONDS)
-
-        progress.start()
-        task = asyncio.get_running_loop().create_task(refresh())
+    @contextmanager
+    def live(self) -> Iterator[None]:
+        """Show progress while the body runs (if shown; the body calls `draw` as it waits);
+        print the error summary after."""
+        if self.show:
+            self._bars = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                auto_refresh=False,
+                transient=False,
+            )
+            total = sum(m.total for m in self.models.values())
+            self._rows = {
+                None: self._bars.add_task(self.title, total=total, info=""),
+                **{
+                    model: self._bars.add_task(f"  {model[-40:]}", total=m.total, info="")
+                    for model, m in self.models.items()
+                },
+            }
+            self._bars.start()
         try:
             yield
         finally:
-            task.cancel()
-            draw()
-            progress.stop()
+            if self._bars is not None:
+                self.draw(force=True)
+                self._bars.stop()
+                self._bars = None
             self.print_summary()
+
+    def draw(self, *, force: bool = False) -> None:
+        """Redraw the bars, at most every `_REFRESH_SECONDS` unless forced."""
+        bars, now = self._bars, time.monotonic()
+        if bars is None or (not force and now - self._drawn < _REFRESH_SECONDS):
+            return
+        self._drawn = now
+        for model, task in self._rows.items():
+            if model is None:
+                finished = sum(m.done + m.failed for m in self.models.values())
+                bars.update(task, completed=finished, info=self._overall())
+            else:
+                m = self.models[model]
+                info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""
+                bars.update(task, completed=m.done + m.failed, info=info)
+        bars.refresh()
 
     def print_summary(self) -> None:
         """The most frequent errors (only if there were any)."""
