@@ -11,8 +11,6 @@ for it instead of buying it too, and `cache.batches` records the batches in flig
 samples. See docs/design/cache.md.
 """
 
-from typing import TYPE_CHECKING, Any
-
 from evals.cache._backend import CacheStats
 from evals.cache._batch_records import (
     ACTIVE_STATES,
@@ -20,16 +18,13 @@ from evals.cache._batch_records import (
     BatchLine,
     BatchRecord,
     BatchRecords,
-    SqliteBatchRecords,
     new_record_id,
 )
 from evals.cache._claims import Claims
+from evals.cache._copying import CopyResult
 from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples
-from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo, cache_url_of
-
-if TYPE_CHECKING:
-    from evals.cache._copying import CopyResult
+from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo
 
 __all__ = [
     "ACTIVE_STATES",
@@ -49,15 +44,5 @@ __all__ = [
     "CopyResult",
     "RequestBatch",
     "SampleResult",
-    "SqliteBatchRecords",
-    "cache_url_of",
     "new_record_id",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CopyResult":
-        from evals.cache import _copying
-
-        return _copying.CopyResult
-    raise AttributeError(f"module 'evals.cache' has no attribute {name!r}")

@@ -1,44 +1,109 @@
-"""What a database must do to hold the response cache: the statements the `Cache` needs, one
-implementation per database (`_sqlite.SqliteBackend`, `_postgres.PostgresBackend`).
+"""The cache's tables and the statements every database runs alike, written once.
 
-What is the same for every database (claims, copying) is written once, in terms of these
-methods; the backends hold the SQL of one dialect and one driver. Rows travel as plain tuples
-in the column order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
+`_sqlite.SqliteBackend` and `_postgres.PostgresBackend` add a connection per thread, their
+transactions, clock and error messages, and the bulk reads and claims each does its own way.
+Statements are written with `?` placeholders and `{p}` before each table name (the tables
+carry a `cache_` prefix in PostgreSQL, which they may share with the lab's jobs registry).
+Rows travel as tuples in the order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from contextlib import AbstractContextManager, suppress
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from evals.cache._samples import CachedSamples
 from evals.errors import CacheError
 
-if TYPE_CHECKING:
-    from evals.cache._batch_records import BatchRecords
-
 __all__ = [
+    "BATCH_SCHEMA",
     "COPIED_TABLES",
-    "ERROR_COLUMNS",
     "SAMPLE_COLUMNS",
     "SAMPLE_FIELDS",
-    "SCHEMA_VERSION",
     "CacheBackend",
     "CacheStats",
     "Item",
-    "StoredCounts",
     "explained",
-    "export_query",
-    "scope",
 ]
 
 SCHEMA_VERSION = 7
-"""3: samples.reasoning_tokens (added in place); 4: claims; 6: no frames table; 7: no packs
-table. A cache made before is brought up to date when first opened (new tables made,
-missing columns added, the frames and packs tables dropped)."""
+"""3: samples.reasoning_tokens; 4: claims; 6: no frames table; 7: no packs table. An older
+cache is brought up to date when first opened."""
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}samples (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    content TEXT,
+    logprobs TEXT,
+    finish_reason TEXT,
+    prompt_tokens DOUBLE PRECISION NOT NULL,
+    completion_tokens DOUBLE PRECISION NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    reasoning_tokens DOUBLE PRECISION,
+    PRIMARY KEY (request_key, sample_ix)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS {p}samples_by_question ON {p}samples (question, model);
+CREATE TABLE IF NOT EXISTS {p}errors (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    question TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {p}errors_by_request ON {p}errors (request_key, sample_ix);
+CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+DROP TABLE IF EXISTS {p}packs;
+DROP TABLE IF EXISTS {p}frames;
+CREATE TABLE IF NOT EXISTS {p}claims (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    expires DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (request_key, sample_ix)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS {p}claims_by_owner ON {p}claims (owner)
+"""
+BATCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}batch_records (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    label TEXT NOT NULL,
+    state TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    lease_until DOUBLE PRECISION NOT NULL,
+    file_id TEXT,
+    batch_id TEXT,
+    status TEXT,
+    requests INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    tokens BIGINT NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    updated DOUBLE PRECISION NOT NULL,
+    message TEXT
+);
+CREATE INDEX IF NOT EXISTS {p}batch_records_by_state ON {p}batch_records (state, created);
+CREATE TABLE IF NOT EXISTS {p}batch_items (
+    request_key TEXT NOT NULL,
+    sample_ix INTEGER NOT NULL,
+    record_id TEXT NOT NULL,
+    custom_id TEXT NOT NULL,
+    logprobs INTEGER NOT NULL,
+    PRIMARY KEY (request_key, sample_ix)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS {p}batch_items_by_record ON {p}batch_items (record_id, custom_id)
+"""
+"""The batch records' tables (see `_batch_records`), made when they are first used."""
 
 SAMPLE_COLUMNS = (
     "request_key",
@@ -63,6 +128,13 @@ COPIED_TABLES = {
     "errors": (ERROR_COLUMNS, ("request_key", "sample_ix", "created")),
 }
 """The tables a copy carries: their columns, and the key they are exported in order of."""
+_INSERTS = {
+    "samples": f"INSERT INTO {{p}}samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
+    f"({', '.join('?' * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
+    "errors": "INSERT INTO {p}errors SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 "
+    "FROM {p}errors WHERE request_key = ? AND sample_ix = ? AND created = ? AND message = ?)",
+}
+"""Statements inserting rows copied from another cache, skipping those already here."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
@@ -81,36 +153,6 @@ class CacheStats:
     completion_tokens: float
 
 
-@dataclass
-class StoredCounts:
-    """What a cache holds, counted by its database."""
-
-    entries: list[CacheStats] = field(default_factory=list)
-    claims: int = 0
-    size_bytes: int = 0
-
-    @classmethod
-    def of(
-        cls,
-        samples: Iterable[Sequence[Any]],
-        errors: Iterable[Sequence[Any]],
-        claims: int,
-        size_bytes: int,
-    ) -> StoredCounts:
-        """From rows of (question, model, samples, prompt tokens, completion tokens) and of
-        (question, model, errors)."""
-        stats: dict[tuple[str, str], list[float]] = {}
-        for question, model, count, prompt, completion in samples:
-            stats[(question, model)] = [count, 0, prompt, completion]
-        for question, model, count in errors:
-            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
-        entries = [
-            CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
-            for (q, m), v in sorted(stats.items())
-        ]
-        return cls(entries, claims, size_bytes)
-
-
 def explained(action: str) -> Callable[[F], F]:
     """Turn a driver error of a backend method into the backend's `CacheError`."""
 
@@ -127,34 +169,25 @@ def explained(action: str) -> Callable[[F], F]:
     return decorate
 
 
-def scope(question: str | None, model: str | None, mark: str) -> tuple[str, list[str]]:
-    """The `WHERE` clause (empty for everything) and its values selecting a question's rows
-    (its judges' verdicts, labelled `<question>/judges`, too) and/or a model's; `mark` is the
-    driver's placeholder."""
-    conditions, values = [], []
-    if question is not None:
-        conditions.append(f"(question = {mark} OR question = {mark})")
-        values.extend([question, f"{question}/judges"])
-    if model is not None:
-        conditions.append(f"model = {mark}")
-        values.append(model)
-    return (f" WHERE {' AND '.join(conditions)}" if conditions else ""), values
-
-
-def export_query(table: str, name: str, after: bool, mark: str) -> str:
-    """The statement reading a batch of a copied table's rows (in database table `name`) in
-    key order, after a key when `after`; its values are the key's, then the limit."""
-    columns, keys = COPIED_TABLES[table]
-    order = ", ".join(keys)
-    where = f" WHERE ({order}) > ({', '.join([mark] * len(keys))})" if after else ""
-    return f"SELECT {', '.join(columns)} FROM {name}{where} ORDER BY {order} LIMIT {mark}"
+class _Rollback(Exception):
+    """Leaves a transaction block by rolling it back."""
 
 
 class CacheBackend(ABC):
-    """One database holding the cache's tables: samples, errors, claims, meta."""
+    """One database holding the cache's tables: samples, errors, claims, meta, and the
+    batch records."""
 
     location: str
     """Where the cache is, for people: a file path, or a URL with its password masked."""
+    prefix = ""
+    placeholder = "?"
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._ready = False
+        self._lock = threading.Lock()
+
+    # ---- what a database provides -------------------------------------------------------
 
     @abstractmethod
     def driver_errors(self) -> tuple[type[Exception], ...]:
@@ -164,21 +197,21 @@ class CacheBackend(ABC):
     def explain(self, action: str, error: Exception) -> CacheError:
         """The `CacheError` for a driver error met while doing `action` (a verb phrase)."""
 
-    # ---- set-up -------------------------------------------------------------------------
+    @abstractmethod
+    def _open(self) -> Any:
+        """A new DB-API connection in autocommit mode."""
 
     @abstractmethod
-    def exists(self) -> bool:
-        """Whether there may be anything to read (a SQLite file not yet made holds nothing)."""
+    def transaction(self, connection: Any) -> AbstractContextManager[Any]:
+        """One transaction that takes the write lock at once."""
 
     @abstractmethod
-    def check_writable(self) -> None:
-        """Raise `CacheError` now if answers could not be stored."""
+    def schema_lock(self, connection: Any) -> AbstractContextManager[Any]:
+        """A transaction no other process makes tables in at the same time."""
 
     @abstractmethod
-    def close(self) -> None:
-        """Close this thread's connection."""
-
-    # ---- samples ------------------------------------------------------------------------
+    def now(self) -> float:
+        """The clock leases are kept by (the database server's, where there is one)."""
 
     @abstractmethod
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
@@ -189,59 +222,229 @@ class CacheBackend(ABC):
         """For `{key: n}`, the cached samples among 0…n-1 (perhaps more when only some are)."""
 
     @abstractmethod
-    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Store sample rows (an existing (key, index) keeps its first answer) and forget
-        their errors, in one transaction. Their claims stay until the buyer finishes: a
-        waiter sees a sample landed before it looks at claims."""
-
-    @abstractmethod
-    def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
-        """Record failures and release `owner`'s claims on those samples."""
-
-    # ---- claims -------------------------------------------------------------------------
-
-    @abstractmethod
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         """Claim the items nobody holds (or whose claim expired) for `lease_seconds`;
         returns those `owner` holds now. Atomic per item: two owners never both get one."""
-
-    @abstractmethod
-    def renew(self, owner: str, lease_seconds: float) -> int:
-        """Extend every claim `owner` still holds (the heartbeat); returns how many."""
-
-    @abstractmethod
-    def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
-        """Give up `owner`'s claims on these items (all of them with None)."""
 
     @abstractmethod
     def held(self, items: Sequence[Item]) -> set[Item]:
         """The items someone holds a live claim on."""
 
     @abstractmethod
-    def batch_records(self) -> BatchRecords:
-        """The batch records kept in the same database (see `evals.cache._batch_records`)."""
+    def _size_bytes(self, connection: Any) -> int: ...
+
+    def exists(self) -> bool:
+        """Whether there may be anything to read (a SQLite file not yet made holds nothing)."""
+        return True
+
+    # ---- connection and tables ----------------------------------------------------------
+
+    def sql(self, statement: str) -> str:
+        """A statement as this database takes it: its table prefix and placeholders."""
+        statement = statement.replace("{p}", self.prefix)
+        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+
+    def connect(self) -> Any:
+        """This thread's connection, the tables made (or brought up to date) on first use."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._open()
+            if not self._ready:
+                with self._lock:
+                    if not self._ready:
+                        self._make_tables(connection)
+                        self._ready = True
+            self._local.connection = connection
+        return connection
+
+    def _version(self, connection: Any) -> int:
+        try:
+            found = connection.execute(
+                self.sql("SELECT value FROM {p}meta WHERE key = 'schema_version'")
+            ).fetchone()
+        except self.driver_errors():  # no meta table yet
+            return 0
+        return 0 if found is None else int(found[0])
+
+    def _make_tables(self, connection: Any) -> None:
+        """The tables, unless the version row (written after every table) says they are
+        current, so that opening an existing cache takes no lock."""
+        if self._version(connection) >= SCHEMA_VERSION:
+            return
+        with self.schema_lock(connection):
+            self.run_script(connection, SCHEMA)
+            columns = connection.execute(self.sql("SELECT * FROM {p}samples LIMIT 0")).description
+            if "reasoning_tokens" not in {column[0] for column in columns}:  # before schema 3
+                connection.execute(
+                    self.sql("ALTER TABLE {p}samples ADD COLUMN reasoning_tokens DOUBLE PRECISION")
+                )
+            connection.execute(
+                self.sql(
+                    "INSERT INTO {p}meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "
+                    "SET value = excluded.value WHERE CAST({p}meta.value AS INTEGER) < ?"
+                ),
+                (str(SCHEMA_VERSION), SCHEMA_VERSION),
+            )
+
+    def run_script(self, connection: Any, script: str) -> None:
+        """Run the statements of a schema (inside `schema_lock`)."""
+        for statement in filter(str.strip, self.sql(script).split(";")):
+            connection.execute(statement)
+
+    def close(self) -> None:
+        """Close this thread's connection (the next call connects anew)."""
+        connection = getattr(self._local, "connection", None)
+        self._local.connection = None
+        if connection is not None:
+            with suppress(Exception):
+                connection.close()
+
+    @explained("write to")
+    def check_writable(self) -> None:
+        """Raise `CacheError` now if answers could not be stored."""
+        connection = self.connect()
+        with suppress(_Rollback), self.transaction(connection):
+            connection.execute(
+                self.sql(
+                    "INSERT INTO {p}meta VALUES ('write_check', '1') "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                )
+            )
+            raise _Rollback
+
+    # ---- samples and errors -------------------------------------------------------------
+
+    def _errors_possible(self, connection: Any) -> bool:
+        """Whether stored samples may have recorded errors to forget."""
+        return True
+
+    @explained("write to")
+    def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Store sample rows (an existing (key, index) keeps its first answer) and forget
+        their errors, in one transaction. Their claims stay until the buyer finishes: a
+        waiter sees a sample landed before it looks at claims."""
+        connection = self.connect()
+        insert = self.sql(_INSERTS["samples"])
+        errors = self._errors_possible(connection)
+        if len(rows) == 1 and not errors:
+            connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
+            return
+        with self.transaction(connection):
+            cursor = connection.cursor()
+            cursor.executemany(insert, rows)
+            if errors:
+                cursor.executemany(
+                    self.sql("DELETE FROM {p}errors WHERE request_key = ? AND sample_ix = ?"),
+                    [(row[0], row[1]) for row in rows],
+                )
+
+    @explained("write to")
+    def insert_errors(self, rows: Sequence[tuple[Any, ...]], owner: str | None) -> None:
+        """Record failures and release `owner`'s claims on those samples."""
+        connection = self.connect()
+        with self.transaction(connection):
+            cursor = connection.cursor()
+            cursor.executemany(self.sql("INSERT INTO {p}errors VALUES (?, ?, ?, ?, ?, ?, ?)"), rows)
+            if owner is not None:
+                self._release(cursor, owner, [(row[0], row[1]) for row in rows])
+        self._local.errors_possible = True
+
+    # ---- claims -------------------------------------------------------------------------
+
+    @explained("write to")
+    def renew(self, owner: str, lease_seconds: float) -> int:
+        """Extend every claim `owner` still holds (the heartbeat); returns how many."""
+        cursor = self.connect().execute(
+            self.sql("UPDATE {p}claims SET expires = ? WHERE owner = ?"),
+            (self.now() + lease_seconds, owner),
+        )
+        return int(cursor.rowcount)
+
+    @explained("write to")
+    def release(self, owner: str, items: Sequence[Item] | None = None) -> None:
+        """Give up `owner`'s claims on these items (all of them with None)."""
+        connection = self.connect()
+        if items is None:
+            connection.execute(self.sql("DELETE FROM {p}claims WHERE owner = ?"), (owner,))
+            return
+        with self.transaction(connection):
+            self._release(connection.cursor(), owner, items)
+
+    def _release(self, cursor: Any, owner: str, items: Sequence[Item]) -> None:
+        cursor.executemany(
+            self.sql("DELETE FROM {p}claims WHERE request_key = ? AND sample_ix = ? AND owner = ?"),
+            [(key, ix, owner) for key, ix in items],
+        )
 
     # ---- maintenance --------------------------------------------------------------------
 
-    @abstractmethod
-    def counts(self) -> StoredCounts:
-        """Per-(question, model) counts and claims (one `GROUP BY` over the cache)."""
+    @explained("read")
+    def counts(self) -> tuple[list[CacheStats], int, int]:
+        """Per-(question, model) counts (one `GROUP BY` over the cache), claims, bytes."""
+        connection = self.connect()
+        stats: dict[tuple[str, str], list[float]] = {}
+        for question, model, count, prompt, completion in connection.execute(
+            self.sql(
+                "SELECT question, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
+                "FROM {p}samples GROUP BY question, model"
+            )
+        ).fetchall():
+            stats[(question, model)] = [count, 0, prompt, completion]
+        for question, model, count in connection.execute(
+            self.sql("SELECT question, model, COUNT(*) FROM {p}errors GROUP BY question, model")
+        ).fetchall():
+            stats.setdefault((question, model), [0, 0, 0.0, 0.0])[1] = count
+        entries = [
+            CacheStats(q, m, int(v[0]), int(v[1]), float(v[2]), float(v[3]))
+            for (q, m), v in sorted(stats.items())
+        ]
+        claims = connection.execute(self.sql("SELECT COUNT(*) FROM {p}claims")).fetchone()[0]
+        return entries, int(claims), self._size_bytes(connection)
 
-    @abstractmethod
+    @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        """Delete samples and errors (all, or of a question's label and/or a model), in one
-        transaction; returns the samples deleted."""
+        """Delete samples and errors (all, or of a question's label (its judges' verdicts,
+        `<question>/judges`, too) and/or a model's) in one transaction; returns the samples
+        deleted."""
+        conditions, values = [], []
+        if question is not None:
+            conditions.append("(question = ? OR question = ?)")
+            values.extend([question, f"{question}/judges"])
+        if model is not None:
+            conditions.append("model = ?")
+            values.append(model)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        connection = self.connect()
+        with self.schema_lock(connection):
+            cursor = connection.cursor()
+            cursor.execute(self.sql(f"DELETE FROM {{p}}samples{where}"), values)
+            deleted = cursor.rowcount
+            cursor.execute(self.sql(f"DELETE FROM {{p}}errors{where}"), values)
+        return int(deleted)
 
     # ---- copying ------------------------------------------------------------------------
 
-    @abstractmethod
+    @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
         """Up to `limit` rows of `samples` or `errors` after the key `after`, in key order
-        (samples: (request_key, sample_ix); errors: (request_key, sample_ix, created))."""
+        (`COPIED_TABLES`)."""
+        columns, keys = COPIED_TABLES[table]
+        order = ", ".join(keys)
+        where = f" WHERE ({order}) > ({', '.join('?' * len(keys))})" if after else ""
+        query = f"SELECT {', '.join(columns)} FROM {{p}}{table}{where} ORDER BY {order} LIMIT ?"
+        rows = self.connect().execute(self.sql(query), (*(after or ()), limit)).fetchall()
+        return [tuple(row) for row in rows]
 
-    @abstractmethod
+    @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
         """Insert rows exported from another cache, skipping those already here; returns
         how many were new."""
+        if table == "errors":
+            rows = [(*row, row[0], row[1], row[6], row[5]) for row in rows]
+        connection = self.connect()
+        with self.transaction(connection):
+            cursor = connection.cursor()
+            cursor.executemany(self.sql(_INSERTS[table]), rows)
+            return max(0, int(cursor.rowcount))

@@ -46,8 +46,6 @@ class Claims:
         """Who holds the claims: host, process and a random part (one per run)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.heartbeat_failures = 0
-        """Heartbeats that could not reach the cache (a claim may then expire early)."""
 
     def take(self, items: Sequence[Item]) -> set[Item]:
         """Claim what nobody else holds (or whose claim expired); returns what is ours now."""
@@ -64,10 +62,8 @@ class Claims:
     def _beat(self) -> None:
         try:
             while not self._stop.wait(self.heartbeat_seconds):
-                try:
+                with suppress(CacheError):  # the next beat tries again
                     self._backend.renew(self.owner, self.lease_seconds)
-                except CacheError:
-                    self.heartbeat_failures += 1  # the next beat tries again
         finally:
             self._backend.close()
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evals.cache._backend import COPIED_TABLES, CacheBackend
+from evals.cache._batch_records import BatchRecords
 from evals.errors import CacheError
 
 __all__ = ["CopyResult", "copy_cache"]
@@ -71,12 +72,12 @@ def _copy_batches(
 ) -> None:
     """The batch records in flight, each with the samples it holds and what is left of its
     lease; one the target already has is skipped. Each is one transaction in the target."""
-    records = source.batch_records()
+    records = BatchRecords(source)
     try:
         live = records.records(active_only=True, limit=1_000_000)
     except CacheError:  # a read-only source without batch tables has no batches
         return
-    into = target.batch_records()
+    into = BatchRecords(target)
     for record in reversed(live):  # oldest first
         result.read["batches"] += 1
         if into.get(record.id) is None:

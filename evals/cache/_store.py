@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals.cache._backend import CacheBackend, CacheStats
+from evals.cache._batch_records import BatchRecords
 from evals.cache._claims import Claims
 from evals.cache._requests import ChatRequest, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples
 from evals.errors import CacheError
 
 if TYPE_CHECKING:
-    from evals.cache._batch_records import BatchRecords
     from evals.cache._copying import CopyResult
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats", "cache_url_of"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats"]
 
 SQLITE_FILE_NAME = "responses.sqlite"
 DEFAULT_LEASE_SECONDS = 30.0
@@ -50,26 +50,16 @@ class CacheInfo:
     """Samples claimed by runs buying them now (or by runs that died, until their lease ends)."""
 
 
-def cache_url_of(location: str | Path) -> str:
-    """The SQLAlchemy URL of a cache given as a folder (its SQLite file) or as a URL."""
-    text = str(location)
-    if "://" in text:
-        return text
-    return f"sqlite:///{(Path(location).expanduser().resolve() / SQLITE_FILE_NAME).as_posix()}"
-
-
 def _open_backend(location: str | Path) -> CacheBackend:
+    from evals.cache._sqlite import SqliteBackend
+
     text = str(location)
     if "://" not in text:
-        from evals.cache._sqlite import SqliteBackend
-
         return SqliteBackend(Path(location) / SQLITE_FILE_NAME)
+    from sqlalchemy.engine import make_url
+
     scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
     if scheme == "sqlite":
-        from sqlalchemy.engine import make_url
-
-        from evals.cache._sqlite import SqliteBackend
-
         database = make_url(text).database
         if not database or database == ":memory:":
             raise CacheError(
@@ -81,9 +71,7 @@ def _open_backend(location: str | Path) -> CacheBackend:
         from evals.cache._postgres import PostgresBackend
 
         return PostgresBackend(text)
-    from evals.cache._pg_url import conninfo_of
-
-    shown = conninfo_of(text)[1] if scheme else text
+    shown = make_url(text).render_as_string(hide_password=True) if scheme else text
     raise CacheError(
         f"the response cache cannot live at {shown}: only SQLite and PostgreSQL are supported.",
         hint="Use a folder, sqlite:////path/responses.sqlite or postgresql+psycopg://user@host/db.",
@@ -187,14 +175,9 @@ class Cache:
     ) -> None:
         """Log a failure for these samples; they stay missing and are retried next run (and
         `owner`'s claims on them are released, so another process may try them)."""
+        key, model = request.cache_key, request.model
         self.record_errors(
-            request.cache_key,
-            request.model,
-            question,
-            sample_ixs,
-            kind=kind,
-            message=message,
-            owner=owner,
+            key, model, question, sample_ixs, kind=kind, message=message, owner=owner
         )
 
     def record_errors(
@@ -218,7 +201,7 @@ class Cache:
     @functools.cached_property
     def batches(self) -> BatchRecords:
         """The batches in flight for this cache's samples (tables in the same database)."""
-        return self._backend.batch_records()
+        return BatchRecords(self._backend)
 
     def claimed(self, items: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
         """Those of these (request key, sample index) a run is buying now (a live claim of
@@ -238,15 +221,15 @@ class Cache:
         """Sizes and per-(question, model) counts."""
         if not self._backend.exists():
             return CacheInfo(self.path, 0, 0, 0, [], url=self.url)
-        counts = self._backend.counts()
+        entries, claims, size = self._backend.counts()
         return CacheInfo(
             self.path,
-            counts.size_bytes,
-            sum(e.samples for e in counts.entries),
-            sum(e.errors for e in counts.entries),
-            counts.entries,
+            size,
+            sum(e.samples for e in entries),
+            sum(e.errors for e in entries),
+            entries,
             url=self.url,
-            claims=counts.claims,
+            claims=claims,
         )
 
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
@@ -281,20 +264,5 @@ class Cache:
 def _sample_rows(
     key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]], now: float
 ) -> list[tuple[object, ...]]:
-    """The `samples` table's rows for one request's samples."""
-    return [
-        (
-            key,
-            ix,
-            model,
-            question,
-            s.content,
-            s.logprobs_json,
-            s.finish_reason,
-            s.prompt_tokens,
-            s.completion_tokens,
-            now,
-            s.reasoning_tokens,
-        )
-        for ix, s in samples
-    ]
+    """The `samples` table's rows (`SAMPLE_COLUMNS`) for one request's samples."""
+    return [(key, ix, model, question, *s[:5], now, s.reasoning_tokens) for ix, s in samples]

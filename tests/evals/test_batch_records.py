@@ -9,21 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from evals.cache import BatchLine, BatchRecord, BatchRecords, SqliteBatchRecords, new_record_id
+from evals.cache import BatchLine, BatchRecord, BatchRecords, Cache, new_record_id
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def records(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BatchRecords]:
-    if request.param == "sqlite":
-        yield SqliteBatchRecords(tmp_path / "cache" / "responses.sqlite")
-        return
-    from evals.cache._batch_records_postgres import PostgresBatchRecords
-
-    store = PostgresBatchRecords(request.getfixturevalue("postgres_url"))
+    sqlite = request.param == "sqlite"
+    cache = Cache(tmp_path / "cache" if sqlite else request.getfixturevalue("postgres_url"))
     try:
-        yield store
+        yield cache.batches
     finally:
-        store.close()
+        cache.close()
 
 
 def _record(owner: str = "a") -> BatchRecord:

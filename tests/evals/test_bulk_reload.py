@@ -119,11 +119,11 @@ def test_bulk_and_single_reads_agree(tmp_path: Path) -> None:
 def _traced_df(question: Question, groups: Any, cache: Cache, **options: Any) -> Any:
     """The DataFrame and the SQL statements that built it."""
     statements: list[str] = []
-    cache._backend._connect().set_trace_callback(statements.append)
+    cache._backend.connect().set_trace_callback(statements.append)
     try:
         frame = question.df(groups, cache=cache, **options)
     finally:
-        cache._backend._connect().set_trace_callback(None)
+        cache._backend.connect().set_trace_callback(None)
     return frame, statements
 
 

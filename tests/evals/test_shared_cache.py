@@ -252,7 +252,7 @@ def test_a_postgresql_cache_from_before_reasoning_tokens_and_with_packs_is_upgra
 ) -> None:
     import psycopg
 
-    from evals.cache._pg_url import conninfo_of
+    from evals.cache._postgres import conninfo_of
 
     request = ChatRequest(
         endpoint="http://x/v1", model="m", messages=[{"role": "user", "content": "hi"}], params={}
