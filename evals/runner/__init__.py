@@ -11,6 +11,7 @@ The OpenAI SDK, the HTTP stack and rich are imported only when something is boug
 `classify`, `RunProgress`, `run_blocking` are loaded on first use.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from evals.runner._batch_admin import (
@@ -19,19 +20,11 @@ from evals.runner._batch_admin import (
     collect_batches,
     list_batches,
 )
-from evals.runner._calls import Call, interleave, split_calls
-from evals.runner._context import (
-    CONTEXT_OPTIONS,
-    RUN_OPTIONS,
-    RunContext,
-    lab_context,
-    run_context,
-)
+from evals.runner._context import RUN_OPTIONS, RunContext, lab_context, run_context
 from evals.runner._fetching import Fetched, fetch
 from evals.runner._limits import AdaptiveLimit
-from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions, is_reasoning_model
-from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome
+from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome, price_function
 from evals.runner._planning import (
     Planned,
     describe_question,
@@ -42,35 +35,28 @@ from evals.runner._planning import (
     plan,
     plan_question,
 )
-from evals.runner._prices import TablePrice, price_function
 from evals.runner._question_shape import Askable, Judge
 from evals.runner._settings import RunSettings
-from labmgr.routing import DEFAULT_BASE_URL, ClientRouter, Endpoint, EnvRouter, LabRouter
+from labmgr.routing import ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
     from evals.runner._blocking import run_blocking
-    from evals.runner._failures import Failure, FailureKind, classify, retry_after_seconds
-    from evals.runner._progress import ModelProgress, RunProgress
+    from evals.runner._failures import FailureKind, classify
+    from evals.runner._progress import RunProgress
 
 __all__ = [
-    "CONTEXT_OPTIONS",
-    "DEFAULT_BASE_URL",
     "RUN_OPTIONS",
     "AdaptiveLimit",
     "Askable",
     "BatchState",
     "BudgetCut",
-    "Call",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
-    "Failure",
     "FailureKind",
     "Fetched",
     "Judge",
     "LabRouter",
-    "ModelChecks",
-    "ModelProgress",
     "Planned",
     "PriceFunction",
     "RequestOptions",
@@ -78,7 +64,6 @@ __all__ = [
     "RunOutcome",
     "RunProgress",
     "RunSettings",
-    "TablePrice",
     "cancel_batches",
     "classify",
     "collect_batches",
@@ -86,7 +71,6 @@ __all__ = [
     "endpoints_for",
     "fetch",
     "gc_paused",
-    "interleave",
     "is_reasoning_model",
     "lab_context",
     "list_batches",
@@ -95,36 +79,20 @@ __all__ = [
     "plan",
     "plan_question",
     "price_function",
-    "retry_after_seconds",
     "run_blocking",
     "run_context",
-    "split_calls",
 ]
 
 _LAZY = {
-    "run_blocking": "evals.runner._blocking",
-    "Failure": "evals.runner._failures",
-    "FailureKind": "evals.runner._failures",
-    "classify": "evals.runner._failures",
-    "retry_after_seconds": "evals.runner._failures",
-    "ModelProgress": "evals.runner._progress",
-    "RunProgress": "evals.runner._progress",
+    "run_blocking": "_blocking",
+    "FailureKind": "_failures",
+    "classify": "_failures",
+    "RunProgress": "_progress",
 }
+"""Names whose modules import the OpenAI SDK, the HTTP stack or rich: loaded on first use."""
 
 
 def __getattr__(name: str) -> Any:
-    # The engine imports the OpenAI SDK and the HTTP stack: only when something is bought.
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'evals.runner' has no attribute {name!r}")
-    if module == "evals.runner._failures":
-        from evals.runner import _failures
-
-        return getattr(_failures, name)
-    if module == "evals.runner._blocking":
-        from evals.runner import _blocking
-
-        return getattr(_blocking, name)
-    from evals.runner import _progress
-
-    return getattr(_progress, name)
+    return getattr(importlib.import_module(f"evals.runner.{_LAZY[name]}"), name)

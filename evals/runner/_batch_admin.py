@@ -10,13 +10,17 @@ cancel_batches(ctx, ["batch_…"])    # cancel (what finished stays; a re-run se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from evals.cache import ACTIVE_STATES, BatchRecord
 from evals.errors import RunOptionsError
 from evals.runner._context import RunContext
 from evals.runner._outcome import RunOutcome
+
+if TYPE_CHECKING:
+    from evals.runner._batch_run import BatchRun
 
 __all__ = ["BatchState", "cancel_batches", "collect_batches", "list_batches"]
 
@@ -34,6 +38,32 @@ class BatchState:
     """Why the batch could not be looked up, if it could not."""
 
 
+def _ask(
+    ctx: RunContext, records: Sequence[BatchRecord], ask: Callable[[BatchRun, BatchRecord], Any]
+) -> dict[str, BatchState]:
+    """Each record's state after `ask(run, record)` of the API (retrieve, cancel), by id."""
+    from evals.runner._batch_run import BatchRun
+
+    run = BatchRun(ctx, ctx.settings.updated(progress=False), title="batches")
+    states = {}
+    try:
+        for record in records:
+            try:
+                batch = ask(run, record)
+            except Exception as error:  # shown per batch: one unreadable batch hides no other
+                states[record.id] = BatchState(record, record.status, problem=run.describe(error))
+                continue
+            if batch.status != record.status:
+                ctx.cache.batches.set_status(record.id, batch.status)
+            counts = batch.request_counts
+            states[record.id] = BatchState(
+                record, batch.status, counts and counts.completed, counts and counts.failed
+            )
+    finally:
+        run.close()
+    return states
+
+
 def list_batches(
     ctx: RunContext, *, active_only: bool = False, refresh: bool = False, limit: int = 200
 ) -> list[BatchState]:
@@ -42,31 +72,9 @@ def list_batches(
     from evals.runner._batch_run import BatchRun
 
     records = ctx.cache.batches.records(active_only=active_only, limit=limit)
-    run = BatchRun(ctx, ctx.settings.updated(progress=False), title="batches") if refresh else None
-    states = []
-    for record in records:
-        if run is None or record.state not in ACTIVE_STATES or record.batch_id is None:
-            states.append(BatchState(record, record.status))
-            continue
-        try:
-            batch = run.retrieve(record)
-        except Exception as error:  # shown per batch: one unreadable batch hides nothing else
-            states.append(BatchState(record, record.status, problem=run.describe(error)))
-            continue
-        counts = batch.request_counts
-        if batch.status != record.status:
-            ctx.cache.batches.set_status(record.id, batch.status)
-        states.append(
-            BatchState(
-                record,
-                batch.status,
-                None if counts is None else counts.completed,
-                None if counts is None else counts.failed,
-            )
-        )
-    if run is not None:
-        run.close()
-    return states
+    live = [r for r in records if r.state in ACTIVE_STATES and r.batch_id is not None]
+    looked = _ask(ctx, live, BatchRun.retrieve) if refresh else {}
+    return [looked.get(record.id) or BatchState(record, record.status) for record in records]
 
 
 def collect_batches(ctx: RunContext, *, wait: bool = True) -> RunOutcome:
@@ -97,18 +105,6 @@ def cancel_batches(ctx: RunContext, batch_ids: Sequence[str] | None = None) -> l
                 hint="`labmgr batches list` shows the batches in flight.",
             )
         records = [r for r in records if r.batch_id in wanted or r.id in wanted]
-    run = BatchRun(ctx, ctx.settings.updated(progress=False), title="cancelling")
-    states = []
-    for record in records:
-        if record.batch_id is None:
-            states.append(BatchState(record, record.status, problem="not submitted yet"))
-            continue
-        try:
-            batch = run.cancel(record)
-        except Exception as error:
-            states.append(BatchState(record, record.status, problem=run.describe(error)))
-            continue
-        ctx.cache.batches.set_status(record.id, batch.status)
-        states.append(BatchState(record, batch.status))
-    run.close()
-    return states
+    cancelled = _ask(ctx, [r for r in records if r.batch_id is not None], BatchRun.cancel)
+    unsent = {r.id: BatchState(r, r.status, problem="not submitted yet") for r in records}
+    return [cancelled.get(record.id) or unsent[record.id] for record in records]

@@ -11,6 +11,7 @@ from typing import Any
 from evals.cache import BatchItem, BatchLine, BatchRecord, Cache
 from evals.runner._batch_files import LineResult, read_results
 from evals.runner._choices import read_choices
+from evals.runner._outcome import RunOutcome
 
 __all__ = ["Collected", "collect_batch"]
 
@@ -20,7 +21,7 @@ BatchPrice = Callable[[str, float, float], float]
 
 @dataclass
 class Collected:
-    """What a finished batch gave, sample by sample, and what it cost."""
+    """What a finished batch gave, sample by sample."""
 
     stored: list[BatchItem] = field(default_factory=list)
     failed: dict[BatchItem, str] = field(default_factory=dict)
@@ -29,12 +30,6 @@ class Collected:
     """Samples a later batch may get (server errors, lines that never ran)."""
     cancelled: dict[BatchItem, str] = field(default_factory=dict)
     """Samples whose lines a cancel stopped."""
-    requests: int = 0
-    samples: int = 0
-    prompt_tokens: float = 0.0
-    completion_tokens: float = 0.0
-    reasoning_tokens: float = 0.0
-    cost: float = 0.0
 
 
 def collect_batch(
@@ -44,9 +39,11 @@ def collect_batch(
     lines: Sequence[BatchLine],
     content_of: Callable[[str], bytes],
     price: BatchPrice,
+    outcome: RunOutcome,
 ) -> Collected:
-    """Store the answers of a finished (`completed`, `expired` or `cancelled`) batch; its
-    output and error files are read with `content_of(file_id)`."""
+    """Store the answers of a finished (`completed`, `expired` or `cancelled`) batch (what
+    they cost counted in `outcome`); its output and error files are read with
+    `content_of(file_id)`."""
     results: dict[str, LineResult] = {}
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
@@ -58,7 +55,7 @@ def collect_batch(
         )
         items = [(line.request_key, ix) for ix in line.sample_ixs]
         if result.body is not None:
-            _store(cache, record, line, result.body, price, got)
+            _store(cache, record, line, result.body, price, got, outcome)
         elif result.code == "batch_cancelled":
             for item in items:
                 got.cancelled[item] = (
@@ -88,6 +85,7 @@ def _store(
     body: dict[str, Any],
     price: BatchPrice,
     got: Collected,
+    outcome: RunOutcome,
 ) -> None:
     key = line.request_key
     try:
@@ -96,14 +94,14 @@ def _store(
         message = f"malformed response: {type(error).__name__}: {error}"
         read_errors = dict.fromkeys(line.sample_ixs, message)
     else:
-        got.requests += 1
-        got.prompt_tokens += read.prompt_tokens
-        got.completion_tokens += read.completion_tokens
-        got.reasoning_tokens += read.reasoning_tokens
-        got.cost += price(record.model, read.prompt_tokens, read.completion_tokens)
+        outcome.requests += 1
+        outcome.prompt_tokens += read.prompt_tokens
+        outcome.completion_tokens += read.completion_tokens
+        outcome.reasoning_tokens += read.reasoning_tokens
+        outcome.cost += price(record.model, read.prompt_tokens, read.completion_tokens)
         if read.stored:
             cache.store_samples(key, record.model, record.label, read.stored)
-            got.samples += len(read.stored)
+            outcome.samples += len(read.stored)
             got.stored += [(key, ix) for ix, _ in read.stored]
         read_errors = read.errors
     for ix, message in read_errors.items():

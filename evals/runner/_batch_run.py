@@ -19,7 +19,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,17 +301,9 @@ class BatchRun:
         except Exception as error:
             failure = classify(error, base_url=endpoint.base_url)
             self.records.finish(record.id, "released", failure.message)
-            for line in got:
-                for ix in line.sample_ixs:
-                    want = self.wanted[(line.request_key, ix)]
-                    if failure.kind is FailureKind.RETRY:
-                        self._retry(
-                            (line.request_key, ix), want, f"batch not created: {failure.message}"
-                        )
-                    else:
-                        self._give_up(
-                            (line.request_key, ix), f"batch not created: {failure.message}"
-                        )
+            settle = self._retry if failure.kind is FailureKind.RETRY else self._give_up
+            for item in _items(got):
+                settle(item, f"batch not created: {failure.message}")
             return
         except BaseException:  # Ctrl-C: the batch may exist; the next run looks for it at once
             self.records.let_go(record.id)
@@ -326,14 +318,7 @@ class BatchRun:
         """`todo` less the samples a synchronous run is buying now: those that landed are
         done, the others are looked at again next round (sent if their claim is gone)."""
         held = self.ctx.cache.claimed(todo)
-        self.bought_now = held
-        if not held:
-            return todo
-        found = self.ctx.cache.lookup({key for key, _ in held})
-        for key, ix in held:
-            if key in found and ix in found[key]:
-                self.wanted[(key, ix)].done = True
-        self.bought_now = {item for item in held if not self.wanted[item].done}
+        self.bought_now = held - self._mark_cached(held)
         return [item for item in todo if item not in held]
 
     def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
@@ -344,21 +329,15 @@ class BatchRun:
         racing for a sample, at least one sees the other)."""
         if not got:
             return got
-        items = [(line.request_key, ix) for line in got for ix in line.sample_ixs]
+        items = _items(got)
         bought_now = self.ctx.cache.claimed(items)
-        found = self.ctx.cache.lookup({line.request_key for line in got})
-        if not found and not bought_now:
+        skipped = self._mark_cached(items) | bought_now
+        if not skipped:
             return got
         kept, given_back = [], []
         for line in got:
-            have = found.get(line.request_key)
-            cached = {ix for ix in line.sample_ixs if have is not None and ix in have}
-            for ix in cached:
-                self.wanted[(line.request_key, ix)].done = True
-            taken = {ix for ix in line.sample_ixs if (line.request_key, ix) in bought_now}
-            skipped = cached | taken
-            ixs = tuple(ix for ix in line.sample_ixs if ix not in skipped)
-            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix in skipped]
+            ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) not in skipped)
+            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix not in ixs]
             if ixs:
                 kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
         self.bought_now |= {item for item in bought_now if not self.wanted[item].done}
@@ -470,15 +449,9 @@ class BatchRun:
             lines,
             lambda file_id: client.files.content(file_id).content,
             self._batch_price,
+            self.outcome,
         )
         self.records.finish(record.id, "collected")
-        outcome = self.outcome
-        outcome.requests += got.requests
-        outcome.samples += got.samples
-        outcome.prompt_tokens += got.prompt_tokens
-        outcome.completion_tokens += got.completion_tokens
-        outcome.reasoning_tokens += got.reasoning_tokens
-        outcome.cost += got.cost
         for item in got.stored:
             want = self.wanted.get(item)
             if want is not None:
@@ -491,9 +464,7 @@ class BatchRun:
             for item, message in got.cancelled.items():
                 self._give_up(item, message, record_error=False)
         for item, message in got.retry.items():
-            want = self.wanted.get(item)
-            if want is not None:
-                self._retry(item, want, message)
+            self._retry(item, message)
 
     def _batch_price(self, model: str, prompt_tokens: float, completion_tokens: float) -> float:
         return (self.ctx.price(model, prompt_tokens, completion_tokens) or 0.0) * self.discount
@@ -504,7 +475,6 @@ class BatchRun:
         errors = list(getattr(batch.errors, "data", None) or [])
         message = "; ".join(f"{e.code}: {e.message}" for e in errors) or "the batch failed"
         self.records.finish(record.id, "collected", message)
-        items = [(line.request_key, ix) for line in lines for ix in line.sample_ixs]
         if any(e.code == "token_limit_exceeded" for e in errors):
             family = (record.endpoint_id, guess_family(record.model))
             learned = queue_limit_of(message)
@@ -517,21 +487,13 @@ class BatchRun:
             self.queue_refusals[family] = self.queue_refusals.get(family, 0) + int(alone)
             if self.queue_refusals[family] < self.settings.batch_max_rounds + 2:
                 return  # the samples are free again: sent in smaller batches
-        for item in items:
+        for item in _items(lines):
             self._give_up(item, f"batch {batch.id} failed: {message}")
 
     def _collected_elsewhere(self, record: BatchRecord) -> None:
         """Another process collected (or released) a batch this run waited for: what it
         stored is in the cache; anything else of ours is sent again."""
-        mine = [item for item, want in self.wanted.items() if not want.done]
-        if not mine:
-            return
-        keys = {key for key, _ in mine}
-        found = self.ctx.cache.lookup(keys)
-        for item in mine:
-            key, ix = item
-            if key in found and ix in found[key]:
-                self.wanted[item].done = True
+        self._mark_cached([item for item, want in self.wanted.items() if not want.done])
 
     def _drop(self, record: BatchRecord, message: str) -> None:
         """Stop watching a batch that cannot be read; the samples of it this run wants get
@@ -544,10 +506,21 @@ class BatchRun:
 
     # ---- settling samples ---------------------------------------------------------------
 
-    def _retry(self, item: BatchItem, want: _Want, message: str) -> None:
-        want.attempts += 1
-        if want.attempts >= self.settings.batch_max_rounds:
-            self._give_up(item, f"gave up after {want.attempts} batches: {message}")
+    def _mark_cached(self, items: Collection[BatchItem]) -> set[BatchItem]:
+        """Those of `items` found in the cache (stored by another process), settled."""
+        found = self.ctx.cache.lookup({key for key, _ in items}) if items else {}
+        cached = {(key, ix) for key, ix in items if key in found and ix in found[key]}
+        for item in cached:
+            self.wanted[item].done = True
+        return cached
+
+    def _retry(self, item: BatchItem, message: str) -> None:
+        """Send a sample in a later batch, unless it was sent `batch_max_rounds` times."""
+        want = self.wanted.get(item)
+        if want is not None:
+            want.attempts += 1
+            if want.attempts >= self.settings.batch_max_rounds:
+                self._give_up(item, f"gave up after {want.attempts} batches: {message}")
 
     def _give_up(self, item: BatchItem, message: str, *, record_error: bool = True) -> None:
         want = self.wanted.get(item)
@@ -561,8 +534,8 @@ class BatchRun:
             )
 
     def _give_up_line(self, line: PlannedLine, message: str) -> None:
-        for ix in line.line.sample_ixs:
-            self._give_up((line.line.request_key, ix), message)
+        for item in _items([line.line]):
+            self._give_up(item, message)
 
     def _leave_waiting(self) -> None:
         """Not waiting: each open sample says which batch holds it."""
@@ -584,3 +557,7 @@ class BatchRun:
             self.outcome.errors[item] = (
                 f"waiting for {where}; run again or `labmgr batches collect` to collect it"
             )
+
+
+def _items(lines: Iterable[BatchLine]) -> list[BatchItem]:
+    return [(line.request_key, ix) for line in lines for ix in line.sample_ixs]

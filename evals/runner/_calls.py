@@ -1,15 +1,15 @@
-"""An API call to make: the missing samples of one request, sent as one call (several via `n`)."""
+"""An API call to make: the missing samples of one request, sent as one call (several via `n`),
+and the order calls are sent in."""
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evals.cache import ChatRequest
 from labmgr.routing import Endpoint
 
-__all__ = ["Call", "interleave", "split_calls"]
+__all__ = ["Call", "interleave"]
 
 
 @dataclass(slots=True)
@@ -24,23 +24,6 @@ class Call:
     logprobs: bool = False
     attempts: int = 0
     first_attempt: float = 0.0
-
-
-def split_calls(
-    request: ChatRequest,
-    label: str,
-    missing: Sequence[int],
-    endpoint: Endpoint,
-    *,
-    use_n: bool,
-    logprobs: bool,
-) -> list[Call]:
-    """One Call per request to send: chunks of up to `max_n` samples, or one per sample."""
-    size = endpoint.max_n if (use_n and endpoint.supports_n) else 1
-    return [
-        Call(request, label, list(missing[i : i + size]), endpoint, logprobs)
-        for i in range(0, len(missing), size)
-    ]
 
 
 def interleave(calls: list[Call]) -> list[Call]:

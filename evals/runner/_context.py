@@ -21,31 +21,23 @@ from evals.cache import Cache
 from evals.errors import RunOptionsError
 from evals.runner._model_check import ModelChecks
 from evals.runner._model_params import RequestOptions
-from evals.runner._outcome import PriceFunction
-from evals.runner._prices import price_function
+from evals.runner._outcome import PriceFunction, price_function
 from evals.runner._settings import RunSettings
 from labmgr.routing import ClientRouter
 
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = [
-    "CONTEXT_OPTIONS",
-    "REQUEST_OPTIONS",
-    "RUN_OPTIONS",
-    "RunContext",
-    "lab_context",
-    "run_context",
-]
+__all__ = ["RUN_OPTIONS", "RunContext", "lab_context", "run_context"]
 
 REQUEST_OPTIONS = frozenset({"adapt", "reasoning_effort", "adapters"})
 """The options that shape requests (`RequestOptions`): adapting, a default effort, hooks."""
-CONTEXT_OPTIONS = (
-    frozenset({"context", "lab", "home", "cache", "router", "settings", "price"}) | REQUEST_OPTIONS
+RUN_OPTIONS = (
+    frozenset({"context", "lab", "home", "cache", "router", "settings", "price"})
+    | REQUEST_OPTIONS
+    | frozenset(RunSettings.model_fields)
 )
-"""The options of `run_context` besides RunSettings fields."""
-RUN_OPTIONS = CONTEXT_OPTIONS | frozenset(RunSettings.model_fields)
-"""Every option `q.df(groups, **options)` takes."""
+"""Every option `q.df(groups, **options)` takes: `run_context`'s and the RunSettings fields."""
 
 
 @dataclass
@@ -95,23 +87,14 @@ def _request_options(base: RequestOptions, given: dict[str, Any]) -> RequestOpti
         changes["reasoning_effort"] = effort
     if "adapters" in given:
         changes["adapters"] = as_adapters(given["adapters"])
-    return base.with_changes(**changes)
+    return dataclasses.replace(base, **changes) if changes else base
 
 
 def lab_context(lab: Settings) -> RunContext:
     """Everything from the lab: its cache (`cache_url`, by default the SQLite file in its
-    cache folder), its keys and database for routing, its
-    `[eval]` defaults and its `[prices]` overrides."""
-    from labmgr.routing import LabRouter
-
-    return RunContext(
-        cache=Cache(lab.cache_url),
-        router=LabRouter.from_lab(lab),
-        settings=RunSettings.from_lab(lab.eval),
-        price=price_function(lab.prices),
-        lab=lab,
-        requests=RequestOptions(overrides=dict(lab.models), adapters=as_adapters(None)),
-    )
+    cache folder), its keys and database for routing, its `[eval]` defaults, its `[prices]`
+    and `[models]` overrides."""
+    return run_context(lab=lab)
 
 
 def run_context(
@@ -145,18 +128,8 @@ def run_context(
     if adapters is not None:
         shaping["adapters"] = adapters
     if context is not None:
-        given = [
-            name
-            for name, value in (
-                ("lab", lab),
-                ("home", home),
-                ("cache", cache),
-                ("router", router),
-                ("settings", settings),
-                ("price", price),
-            )
-            if value is not None
-        ]
+        parts = dict(lab=lab, home=home, cache=cache, router=router, settings=settings, price=price)
+        given = [name for name, value in parts.items() if value is not None]
         if given:
             raise RunOptionsError(
                 f"context= already holds the cache, router, settings and price; "
@@ -164,7 +137,9 @@ def run_context(
             )
         return context.with_settings(**overrides, **shaping)
     if lab is None and (home is not None or cache is None or router is None):
-        lab = _find_lab(home)
+        from labmgr.settings import load_settings  # the one place evals looks for a lab
+
+        lab = load_settings(home)
     if cache is None or router is None:
         assert lab is not None, "a lab is found whenever the cache or the router is missing"
         from labmgr.routing import LabRouter
@@ -176,20 +151,11 @@ def run_context(
     base = RequestOptions(
         overrides=dict(lab.models) if lab is not None else {}, adapters=as_adapters(None)
     )
-    if not isinstance(cache, Cache):  # a lab's shared cache keeps frames in its own folder
-        cache = Cache(cache)
     return RunContext(
-        cache=cache,
+        cache=cache if isinstance(cache, Cache) else Cache(cache),
         router=router,
         settings=settings.updated(**overrides),
         price=price or price_function(lab.prices if lab is not None else None),
         lab=lab,
         requests=_request_options(base, shaping),
     )
-
-
-def _find_lab(home: str | Path | None) -> Settings:
-    """The lab an entry works on when none was passed in (the one place evals looks)."""
-    from labmgr.settings import load_settings
-
-    return load_settings(home)

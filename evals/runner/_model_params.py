@@ -23,7 +23,7 @@ column shows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evals.adapters import Adapter, apply_adapters
@@ -50,10 +50,6 @@ class RequestOptions:
     _known: dict[str, ModelCapabilities] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-
-    def with_changes(self, **changes: Any) -> RequestOptions:
-        """A copy with some fields changed."""
-        return replace(self, **changes) if changes else self
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """What `model` accepts (the table with the lab's overrides), looked up once."""
@@ -120,10 +116,6 @@ def is_reasoning_model(model: str, options: RequestOptions | None = None) -> boo
     return (options or RequestOptions()).capabilities(model).reasoning
 
 
-def _refuse(message: str) -> UnsupportedRequestError:
-    return UnsupportedRequestError(message)
-
-
 def _with_capabilities(
     model: str,
     sent: dict[str, Any],
@@ -134,7 +126,7 @@ def _with_capabilities(
     label: str,
 ) -> dict[str, Any]:
     if sent.get("logprobs") and not capabilities.logprobs:
-        raise _refuse(
+        raise UnsupportedRequestError(
             f"{label} is read from logprobs, which {model} does not return: ask a model "
             "that returns them (adapting cannot help)."
         )
@@ -142,7 +134,7 @@ def _with_capabilities(
     if isinstance(wanted, int) and wanted > capabilities.top_logprobs:
         most = capabilities.top_logprobs
         if not adapt:
-            raise _refuse(
+            raise UnsupportedRequestError(
                 f"{label}: {model} returns at most {most} top_logprobs, not {wanted}: set "
                 f"`adapt: true` to ask for {most}, or lower top_logprobs."
             )
@@ -155,7 +147,7 @@ def _with_capabilities(
         elif not adapt:
             default = capabilities.default_reasoning_effort
             applies = f"the API default, {default}," if default else "the API default"
-            raise _refuse(
+            raise UnsupportedRequestError(
                 f"{label}: {model} does not accept reasoning_effort {effort!r} (it takes "
                 f"{', '.join(efforts)}): set `adapt: true` to leave it out ({applies} "
                 "applies), or choose one of those."
@@ -167,21 +159,21 @@ def _with_capabilities(
     temperature = sent.get("temperature")
     if temperature is not None and not capabilities.temperature and temperature != 1:
         if not adapt:
-            raise _refuse(
+            raise UnsupportedRequestError(
                 f"{label}: {model} does not accept temperature {temperature:g} ({at_one}): "
                 "set `adapt: true` to drop it, or ask a chat model."
             )
         del sent["temperature"]
     if sent.get("top_p") is not None and not capabilities.top_p:
         if not adapt:
-            raise _refuse(
+            raise UnsupportedRequestError(
                 f"{label}: {model} does not accept top_p ({at_one}): set `adapt: true` to "
                 "drop it, or ask a chat model."
             )
         del sent["top_p"]
     if sent.get("logit_bias") and not capabilities.logit_bias:
         if not adapt:
-            raise _refuse(
+            raise UnsupportedRequestError(
                 f"{label}: {model} does not accept logit_bias: set `adapt: true` to drop it, "
                 "or ask a model that takes it."
             )

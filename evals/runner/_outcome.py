@@ -1,16 +1,29 @@
-"""What a run reports back: what it bought and what it did not get. Kept apart from the engine
-so that reading a fully cached question never imports the HTTP stack (the OpenAI SDK, httpx,
-aiohttp)."""
+"""What a run costs and reports back: what it bought and what it did not get. Kept apart from
+the engine so that reading a fully cached question never imports the HTTP stack (the OpenAI
+SDK, httpx, aiohttp)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
-__all__ = ["BudgetCut", "PriceFunction", "RunOutcome"]
+if TYPE_CHECKING:
+    from labmgr.pricing import Price
+
+__all__ = ["BudgetCut", "PriceFunction", "RunOutcome", "price_function"]
 
 PriceFunction = Callable[[str, float, float], float | None]
 """`(model, prompt_tokens, completion_tokens) -> dollars` (None when the price is unknown)."""
+
+
+def price_function(overrides: Mapping[str, Price] | None = None) -> PriceFunction:
+    """Prices from the built-in table (`labmgr.pricing`) with `overrides` (a lab's
+    `Settings.prices`) winning."""
+    from labmgr import pricing  # its table is built on import: only when a run prices
+
+    return functools.partial(pricing.cost, overrides=dict(overrides or {}))
 
 
 @dataclass(frozen=True)
@@ -73,21 +86,13 @@ class RunOutcome:
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
         self.errors.update(other.errors)
-        for model, message in other.failed_models.items():
-            self.failed_models.setdefault(model, message)
-        for model, message in other.unrouted_models.items():
-            self.unrouted_models.setdefault(model, message)
+        for name in ("failed_models", "unrouted_models", "budget_cuts"):
+            mine = getattr(self, name)
+            for model, value in getattr(other, name).items():
+                mine.setdefault(model, value)
         self.stopped = self.stopped or other.stopped
-        for model, cut in other.budget_cuts.items():
-            self.budget_cuts.setdefault(model, cut)
-        self.requests += other.requests
-        self.samples += other.samples
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-        self.cost += other.cost
-        self.pending += other.pending
-        self.cached += other.cached
+        for counter in fields(self)[5:]:  # the counts, from `requests` on
+            setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
 
     def messages(self) -> list[str]:
         """One sentence per problem: models not asked, models that failed, answers cut by

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import ChatRequest, RequestBatch
 from evals.errors import GroupsError, NoEndpointError
+from evals.runner._calls import Call
 from evals.runner._model_params import RequestOptions
 from labmgr.routing import ClientRouter, Endpoint
 
 if TYPE_CHECKING:
     from evals.cache import CachedLookup
-    from evals.runner._calls import Call
     from evals.runner._question_shape import Askable
     from evals.runner._settings import RunSettings
 
@@ -38,17 +38,11 @@ def gc_paused(paused: bool = True) -> Iterator[None]:
     make hundreds of thousands of acyclic objects; collections over a large heap dominate);
     `gc_paused(False)` turns it back on inside (while buying, which may take hours)."""
     enabled = gc.isenabled()
-    if paused:
-        gc.disable()
-    else:
-        gc.enable()
+    (gc.disable if paused else gc.enable)()
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
-        else:
-            gc.disable()
+        (gc.enable if enabled else gc.disable)()
 
 
 @dataclass
@@ -101,12 +95,7 @@ def plan(
     `batch` shared across calls serialises shared parts once."""
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    if batch is not None:
-        request = batch.request(route.identity, model, messages, params)
-    else:
-        request = ChatRequest(
-            endpoint=route.identity, model=model, messages=messages, params=params
-        )
+    request = (batch or RequestBatch()).request(route.identity, model, messages, params)
     return Planned(model, request, samples, endpoint=route, use_n=use_n)
 
 
@@ -137,22 +126,19 @@ def plan_question(
     conversations = question.conversations()
     per_conversation = question.samples_per_paraphrase * question.cached_samples_per_row
     batch = RequestBatch()
-    planned = []
-    for model in models:
-        use_n = requests.capabilities(model).n
-        for conversation in conversations:
-            planned.append(
-                plan(
-                    model,
-                    routes[model],
-                    conversation,
-                    prepared[model],
-                    per_conversation,
-                    batch,
-                    use_n=use_n,
-                )
-            )
-    return planned
+    return [
+        plan(
+            model,
+            routes[model],
+            conversation,
+            prepared[model],
+            per_conversation,
+            batch,
+            use_n=requests.capabilities(model).n,
+        )
+        for model in models
+        for conversation in conversations
+    ]
 
 
 def missing_calls(
@@ -162,29 +148,23 @@ def missing_calls(
     labels: Sequence[str],
 ) -> list[Call]:
     """The API calls that would buy what `cached` lacks (none for unrouted requests), each
-    labelled with its question (`labels[i]` for `planned[i]`).
+    labelled with its question (`labels[i]` for `planned[i]`) and asking for up to the
+    endpoint's `max_n` samples where the model and endpoint give several per request.
     A sample that several planned requests want (the same prompt in two questions bought
     together, a paraphrase repeated) is bought once, under the first one's label."""
     calls: list[Call] = []
     scheduled: dict[str, set[int]] = {}
-    for i, p in enumerate(planned):
+    for p, label in zip(planned, labels, strict=True):
         if p.request is None or p.endpoint is None:
             continue
         taken = scheduled.setdefault(p.request.cache_key, set())
         missing = [ix for ix in cached.missing(p.request.cache_key, p.samples) if ix not in taken]
         taken.update(missing)
-        if missing:
-            from evals.runner._calls import split_calls
-
-            logprobs = bool(p.request.params.get("logprobs"))
-            calls.extend(
-                split_calls(
-                    p.request,
-                    labels[i],
-                    missing,
-                    p.endpoint,
-                    use_n=settings.use_n and p.use_n,
-                    logprobs=logprobs,
-                )
-            )
+        use_n = settings.use_n and p.use_n and p.endpoint.supports_n
+        size = p.endpoint.max_n if use_n else 1
+        logprobs = bool(p.request.params.get("logprobs"))
+        calls.extend(
+            Call(p.request, label, missing[i : i + size], p.endpoint, logprobs)
+            for i in range(0, len(missing), size)
+        )
     return calls
