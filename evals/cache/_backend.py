@@ -403,9 +403,7 @@ class CacheBackend(ABC):
 
     @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        """Delete samples and errors (all, or of a question's label (its judges' verdicts,
-        `<question>/judges`, too) and/or a model's) in one transaction; returns the samples
-        deleted."""
+        """`Cache.clear`, in one transaction."""
         conditions, values = [], []
         if question is not None:
             conditions.append("(question = ? OR question = ?)")

@@ -2,17 +2,14 @@
 database so that any process using the cache (a re-run, `labmgr batches collect`, another
 machine on a shared cache) finds them instead of submitting again.
 
-Two tables. `batch_records` has one row per batch this cache asked for: where (endpoint id,
-never a key), which model and question, its state, the file and batch ids once known, and
-a lease while it is being submitted. `batch_items` has one row per sample a live record
-covers, `(request_key, sample_ix)` its primary key: inserting it is the claim, so two
-processes never put one sample into two batches. A collected (or abandoned) record loses its
-items; its row stays for `labmgr batches list`.
+`batch_records` has one row per batch (endpoint id, never a key; model, question, state,
+file and batch ids, a lease while it is submitted); `batch_items` one row per sample a live
+record covers, keyed `(request_key, sample_ix)`: inserting it is the claim, so no sample goes
+into two batches. An ended record loses its items; its row stays for `labmgr batches list`.
 
-States: `submitting` (items claimed, file and batch being created; the lease says how long
-to trust that) → `submitted` (batch id recorded, before anyone waits) → `collecting` (one
-process reads the output) → `collected`. `released` is a record given up before its batch
-existed.
+States: `submitting` (leased) → `submitted` (batch id recorded before anyone waits) →
+`collecting` (one process reads the output, leased) → `collected`; `released`: given up
+before its batch existed.
 """
 
 from __future__ import annotations

@@ -2,14 +2,12 @@
 that other processes (on this machine or, with PostgreSQL, on others) wait for it instead of
 buying it too.
 
-A claim is a row (request key, sample index, owner, expires). Taking one is atomic in the
-database (an upsert that succeeds only where no live claim of another owner exists); a
-heartbeat thread extends every claim of its owner; a waiter looks for the sample itself
-before it looks at claims, so a stored sample is done whatever its claim says, and the buyer
-releases all its claims together when it finishes (one statement, not one per request on the
-hot path). A sample given up (an error) is released at once, so another may try it. A claim
-whose owner died is simply not renewed: when it expires, the
-next process to look takes it over. See docs/design/cache.md (Claims).
+A claim is a row (request key, sample index, owner, expires), taken atomically (an upsert
+that succeeds only where no live claim of another owner exists) and renewed by a heartbeat
+thread. A waiter looks for the sample before it looks at claims, so the buyer releases its
+claims together when it finishes; a sample given up (an error) is released at once. A claim
+whose owner died is not renewed, and the next process to look takes it over when it
+expires. See docs/design/cache.md (Claims).
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Copying a cache into another (a lab moving its SQLite cache into a shared PostgreSQL
-database, say): samples and recorded errors, in key order and in batches, each batch one
-transaction in the target; then the batches still in flight (their records and the
-samples each holds), so that the target's runs collect them instead of buying their samples
-again.
+database, say): samples and recorded errors in key order, a batch of rows per transaction in
+the target; then the batches still in flight, so that the target's runs collect them instead
+of buying their samples again.
 
-Rows the target already holds are skipped (samples by their key; errors by request,
-sample, time and message; batch records by id), so a copy is idempotent: run again after an
-interruption, it reads the source again but writes only what is missing, and never copies a
-row twice. Claims are not copied: they belong to runs buying now, on the source.
+Rows the target holds are skipped (samples by key; errors by request, sample, time and
+message; batch records by id), so a copy run again after an interruption writes only what is
+missing. Claims are not copied: they belong to runs buying now, on the source.
 """
 
 from __future__ import annotations

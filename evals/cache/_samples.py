@@ -78,6 +78,10 @@ class CachedSamples(Mapping[int, SampleResult]):
         position = self._position(ix)
         if position is None:
             raise KeyError(ix)
+        return self.at(position)
+
+    def at(self, position: int) -> SampleResult:
+        """The sample at a position of the columns."""
         return SampleResult(
             self.content[position],
             self.logprobs_json[position],
@@ -113,19 +117,7 @@ class CachedLookup(dict[str, CachedSamples]):
         firsts: list[SampleResult | None] = []
         for key in keys:
             found = self.get(key)
-            if found is None or not len(found) or found.sample_ix[0] != 0:
-                firsts.append(None)
-                continue
-            firsts.append(
-                SampleResult(
-                    found.content[0],
-                    found.logprobs_json[0],
-                    found.finish_reason[0],
-                    found.prompt_tokens[0],
-                    found.completion_tokens[0],
-                    found.reasoning_tokens[0],
-                )
-            )
+            firsts.append(found.at(0) if found is not None and found.has_first(1) else None)
         return firsts
 
     def missing(self, key: str, count: int) -> list[int]:

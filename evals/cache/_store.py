@@ -1,11 +1,9 @@
 """The response cache: one row per (request key, sample index), in a SQLite file (the default)
-or a PostgreSQL database shared by a whole lab.
+or a PostgreSQL database shared by a whole lab (several processes and machines).
 
-Each finished request is committed at once, so a crash loses nothing already paid for;
-several processes (and, on PostgreSQL, several machines) may share it. Failures go to a
-separate `errors` table and are never returned as answers. What is the same for every
-database (claims, copying) is written here once; the SQL is in the backends. See
-docs/design/cache.md.
+Each finished request is committed at once, so a crash loses nothing already paid for.
+Failures go to a separate `errors` table and are never returned as answers. The SQL is in
+the backends. See docs/design/cache.md.
 """
 
 from __future__ import annotations
@@ -130,21 +128,14 @@ class Cache:
     # ---- writing --------------------------------------------------------------------------
 
     def store(
-        self,
-        request: ChatRequest,
-        question: str,
-        samples: Sequence[tuple[int, SampleResult]],
+        self, request: ChatRequest, question: str, samples: Sequence[tuple[int, SampleResult]]
     ) -> None:
         """Persist finished samples (one short transaction); an existing (key, index) keeps
         its first answer."""
         self.store_samples(request.cache_key, request.model, question, samples)
 
     def store_samples(
-        self,
-        key: str,
-        model: str,
-        question: str,
-        samples: Sequence[tuple[int, SampleResult]],
+        self, key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]]
     ) -> None:
         """`store` by request key (a batch's answers are read back without the request)."""
         self._backend.insert_samples(_sample_rows(key, model, question, samples, time.time()))
@@ -233,11 +224,8 @@ class Cache:
         )
 
     def clear(self, *, question: str | None = None, model: str | None = None) -> int:
-        """Delete cached samples (and errors), all or those of a question and/or model.
-
-        A question's judge verdicts (labelled `<question>/judges`) go with it. Returns the
-        number of samples deleted.
-        """
+        """Delete cached samples (and errors), all or those of a question (its judges'
+        verdicts, labelled `<question>/judges`, too) and/or model; returns how many."""
         if not self._backend.exists():
             return 0
         return self._backend.clear(question, model)

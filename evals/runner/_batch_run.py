@@ -1,16 +1,11 @@
 """Buying samples through the Batch API: group the missing samples per endpoint and model,
 claim them, write them into input files split to the API's limits, create the batches,
-record their ids in the cache's database before waiting, then collect each batch as it
-finishes into the same cache the synchronous runner fills.
+record their ids before waiting, then collect each batch as it finishes into the cache.
 
-Anything in flight is found by the samples it covers (`cache.batches.covering`): a run that
-wants samples another run (this process, a killed one, another machine on the same cache)
-already put in a batch watches that batch instead of submitting again. Samples a synchronous
-run has claimed (`cache.claimed`: it is buying them now) are left out of the batches and
-read from the cache when they land; a synchronous run in turn leaves out what a batch holds.
-Failed lines go into a later batch (at most `batch_max_rounds` in all) or are reported per
-sample; an expired batch gives back what it finished and the rest is sent again; a cancelled
-one gives back what it finished, and the rest waits for the next run. See docs/design/batches.md.
+A run that wants samples already in a batch (`cache.batches.covering`: this process's, a
+killed one's, another machine's) watches that batch instead of submitting again; samples a
+synchronous run is buying now (`cache.claimed`) are left out and read when they land. Failed
+lines go into a later batch (at most `batch_max_rounds` in all). See docs/design/batches.md.
 """
 
 from __future__ import annotations
@@ -43,11 +38,11 @@ from evals.runner._batch_files import (
     planned_line,
     queue_limit_of,
 )
-from evals.runner._batch_progress import BatchProgress
 from evals.runner._calls import Call
 from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
+from evals.runner._progress import BatchProgress
 from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings
 from labmgr.routing import Endpoint
@@ -168,9 +163,7 @@ class BatchRun:
     @staticmethod
     def describe(error: Exception) -> str:
         """One line for a failed look-up (never a key: the SDK's messages hold none)."""
-        if isinstance(error, NoEndpointError):
-            return error.message
-        return classify(error).message
+        return error.message if isinstance(error, NoEndpointError) else classify(error).message
 
     # ---- clients ------------------------------------------------------------------------
 

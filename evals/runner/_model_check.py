@@ -1,11 +1,11 @@
 """Checks before spending: every model a run will use (answers and judges) is looked up once
 on its endpoint (`GET /models/{id}`, concurrently) before the first sample is bought.
 
-Two answers stop a run with one sentence: a clear "no such model" (404 `model_not_found`,
-`UnknownModelError`) and an endpoint nobody listens on (the connection refused even when
-tried again, `NoEndpointError` naming the URL). Anything else (no lookup on that server, no
-access, a timeout) leaves the model unchecked and the run goes on. A model an endpoint
-confirmed is not looked up again through the same router for `CONFIRMED_FOR_SECONDS`.
+A clear "no such model" (`UnknownModelError`) or an endpoint nobody listens on (connection
+refused even when tried again, `NoEndpointError` naming the URL) stops the run in one
+sentence; anything else (no lookup on that server, no access, a timeout) leaves the model
+unchecked. A model its endpoint confirmed is not looked up again through the same router for
+`CONFIRMED_FOR_SECONDS`.
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
-"""Request parameters per model: a question's parameters as one model is sent them.
+"""Request parameters per model: a question's parameters as one model is sent them, in three
+steps (what comes out is what is sent, what the cache key covers and what `api_kwargs` shows):
 
-Three steps, always in this order:
-
-1. **Capabilities** (`labmgr.capabilities`: the built-in table with the lab's `[models]`
-   overrides). The completion budget is spelled as the model wants it (`max_tokens` →
-   `max_completion_tokens` for reasoning models). `reasoning_effort` (the question's, else
-   the run's; none by default, so the API's default applies) is sent only to models that
-   take one. A parameter the model would refuse — logprobs it does not return, a temperature
-   other than 1 or a top_p on a model that samples at 1 only, an effort it does not take,
-   logit_bias, more top_logprobs than it gives — stops the question before anything is
-   bought (`UnsupportedRequestError`, naming the model, the parameter and the way out).
-2. **Adapting** (`adapt: true` on the question, or on the run): instead of refusing, the
-   refused temperature, top_p, logit_bias or effort is left out and top_logprobs is lowered
-   to what the model gives. A question read from logprobs cannot be adapted to a model
-   without them: it is still refused.
+1. **Capabilities** (`labmgr.capabilities`, with the lab's `[models]` overrides): the budget
+   is spelled as the model wants it (`max_completion_tokens` for reasoning models), and
+   `reasoning_effort` (the question's, else the run's) goes only to models that take one. A
+   parameter the model would refuse (logprobs, a temperature other than 1 or top_p where it
+   samples at 1, an effort it does not take, logit_bias, too many top_logprobs) stops the
+   question before anything is bought (`UnsupportedRequestError`, naming the way out).
+2. **Adapting** (`adapt: true` on the question or the run): the refused parameter is left out
+   or lowered instead; a question read from logprobs is still refused.
 3. **Hooks** (`evals.adapters`): every matching hook, in order, has the last word.
-
-What comes out is what is sent, what the cache key covers, and what the frame's `api_kwargs`
-column shows.
 """
 
 from __future__ import annotations

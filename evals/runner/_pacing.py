@@ -1,18 +1,13 @@
 """Pacing: send at an endpoint's rate limits, not into them.
 
-Each (endpoint, model family) gets a `Pacer` that keeps its own copy of the limit's buckets,
-one per dimension (requests, tokens): a bucket holds at most the per-minute limit and refills
-at limit/60 per second, as OpenAI's do. A call is sent when every bucket holds what it asks
-(one request; its prompt plus the completion budget times `n`); otherwise it waits, in order,
-in the pacer's queue, and the pacer releases it when the refill allows. Every answer's
-`x-ratelimit-limit-*`/`-remaining-*` headers and every 429's `Limit …, Used …` bound the copy
-by what the server counted (bound, not set: the server counts concurrent requests in the
-order they reach it, not the order they were sent; see `_Meter.learn`). Before the first
-answer a pacer lets one request through; an endpoint that sends no headers is not paced (the
-adaptive concurrency limit and Retry-After still apply). What a process learned of a limit
-(its buckets, that the endpoint answers) is kept for the life of the process, so that the
-next fetch of a run (the next question, the judges) starts at the known pace instead of
-probing again. See docs/design/runner.md (Pacing).
+Each (endpoint, model family) gets a `Pacer` keeping a copy of the limit's buckets, one per
+dimension (requests, tokens), each holding at most the per-minute limit and refilling at
+limit/60 per second. A call is sent when every bucket holds what it asks (one request; its
+prompt plus the completion budget times `n`); otherwise it waits in order in the pacer's
+queue. Answers' `x-ratelimit-*` headers and 429s' `Limit …, Used …` bound the copy. Before
+the first answer one request goes through; an endpoint that sends no headers is not paced.
+What a process learned is kept for its life, so the next fetch starts at the known pace.
+See docs/design/runner.md (Pacing).
 """
 
 from __future__ import annotations
@@ -41,12 +36,10 @@ from evals.runner._rate_limits import (
 __all__ = ["Pacing", "Ticket"]
 
 COUNTED_WITHIN = 1.0
-"""Seconds after sending by which an answer's reading is taken to have been counted: the
-refill after that is added back, the refill before it is not (a slow answer is mostly
-generation, after the limit was checked)."""
+"""Seconds after sending by which an answer's reading is taken to have been counted (a slow
+answer is mostly generation, after the limit was checked)."""
 TOKEN_MARGIN = 1.1
-"""Token estimates are raised by this factor: a constant offset below the limit, which costs
-nothing in a long run, against a prompt counted higher than estimated."""
+"""Token estimates are raised by this factor, against a prompt counted higher than guessed."""
 UNBUDGETED_COMPLETION = 16.0
 """Completion tokens per choice assumed for a request without `max_tokens`, before any
 answer said how long they are."""
@@ -95,15 +88,9 @@ class _Meter:
     ) -> None:
         """The server held `remaining` right after it counted a request (which took `counted`
         from this bucket: 0 if refused) sent at `sent_at`, when this meter's `settled` was
-        `settled`.
-
-        The server counts concurrent requests in the order they reach it, not the order they
-        were sent (one on a reused connection overtakes those opening new ones), so a reading
-        bounds the level rather than giving it: at least `remaining` less everything taken and
-        not settled when the request left (any of it may have been counted after it), at most
-        `remaining` less what has not been sent yet. The level kept moves into those bounds
-        and no further, so an answer counted early and read late cannot let a second wave
-        through, and a correct level is not pulled down by a reading that cannot tell."""
+        `settled`. The reading bounds the level (docs/design/runner.md): at least `remaining`
+        less everything unsettled when the request left, at most `remaining` less what is not
+        sent yet; the level moves into those bounds and no further."""
         if limit != self.limit:
             self.limit, self.rate = limit, limit / 60.0
         now = time.monotonic()
@@ -195,13 +182,9 @@ class Ticket:
 
 
 class Pacing:
-    """The pacers of one run, keyed by (endpoint, model family).
-
-    `release(call)` puts a call whose turn has come back on the runner's queue, `background`
-    keeps a releaser task alive for the run (the runner waits for it and cancels it), and
-    `skip(call)` says why a call will not be sent (the run stopped, its model failed): such
-    calls are released at once, without taking anything.
-    """
+    """The pacers of one run, keyed by (endpoint, model family). `release(call)` puts a call
+    whose turn came back on the runner's queue, `background` keeps a releaser task for the
+    run, and a call `skip(call)` gives a reason for is released at once, taking nothing."""
 
     def __init__(
         self,

@@ -1,6 +1,7 @@
 """Progress of a run: counters updated on the hot path (plain integers), drawn with rich a few
 times a second by the thread that waits for the answers (overall and per model, request rate,
-errors, cost), and an error summary."""
+errors, cost), and an error summary; and of a waiting batch run: one row per batch, redrawn
+after every look at the batches."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.live import Live
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,8 +25,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
-__all__ = ["ModelProgress", "RunProgress"]
+if TYPE_CHECKING:
+    from evals.cache import BatchRecord
+
+__all__ = ["BatchProgress", "ModelProgress", "RunProgress"]
 
 _REFRESH_SECONDS = 0.25
 
@@ -36,10 +44,12 @@ class ModelProgress:
     cost: float = 0.0
 
 
-def _in_notebook() -> bool:
-    shell = sys.modules.get("IPython")
-    get_ipython = getattr(shell, "get_ipython", None)
-    return bool(get_ipython and get_ipython() is not None)
+def _shown(show: bool | None, console: Console) -> bool:
+    """`show`, or when None: on a terminal or in a notebook."""
+    if show is not None:
+        return show
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    return console.is_terminal or bool(get_ipython and get_ipython() is not None)
 
 
 class RunProgress:
@@ -55,9 +65,7 @@ class RunProgress:
         self.messages: Counter[str] = Counter()
         self.started = time.monotonic()
         self.console = Console(stderr=True)
-        if show is None:
-            show = self.console.is_terminal or _in_notebook()
-        self.show = show
+        self.show = _shown(show, self.console)
         self._bars: Progress | None = None
         self._rows: dict[str | None, TaskID] = {}
         self._drawn = 0.0
@@ -158,3 +166,50 @@ class RunProgress:
         for message, count in self.messages.most_common(10):
             table.add_row(str(count), message)
         self.console.print(table)
+
+
+class BatchProgress:
+    """A rich table of batch states (question, model, status, lines done and failed), shown
+    as `_shown` says."""
+
+    def __init__(self, *, show: bool | None, title: str) -> None:
+        self.console = Console(stderr=True)
+        self.show = _shown(show, self.console)
+        self.title = title
+        self._live: Live | None = None
+        self._rows: dict[str, tuple[str, str, str, str, str]] = {}
+
+    def __enter__(self) -> BatchProgress:
+        if self.show:
+            self._live = Live(self._table(), console=self.console, auto_refresh=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.__exit__(kind, error, trace)
+            self._live = None
+
+    def update(
+        self, record: BatchRecord, status: str, done: int | None = None, failed: int | None = None
+    ) -> None:
+        """One batch's state as last seen."""
+        progress = "" if done is None else f"{done}/{record.requests}"
+        progress += f" ({failed} failed)" if failed else ""
+        batch_id = record.batch_id or "(submitting)"
+        self._rows[record.id] = (batch_id, record.label, record.model, status, progress)
+        if self._live is not None:
+            self._live.update(self._table(), refresh=True)
+
+    def _table(self) -> Table:
+        table = Table(title=f"{self.title}: batches", title_justify="left")
+        for column in ("batch", "question", "model", "status", "lines done"):
+            table.add_column(column)
+        for row in self._rows.values():
+            table.add_row(*(Text(cell) for cell in row))  # as they are, never as markup
+        return table
