@@ -1,10 +1,10 @@
-"""The cache's tables and the statements every database runs alike, written once.
+"""The statements every database runs alike, written once: `_sqlite.SqliteBackend` and
+`_postgres.PostgresBackend` add a connection per thread, their transactions, clock and error
+messages, and the bulk reads and claims each does its own way.
 
-`_sqlite.SqliteBackend` and `_postgres.PostgresBackend` add a connection per thread, their
-transactions, clock and error messages, and the bulk reads and claims each does its own way.
 Statements are written with `?` placeholders and `{p}` before each table name (the tables
 carry a `cache_` prefix in PostgreSQL, which they may share with the lab's jobs registry).
-Rows travel as tuples in the order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS`.
+Rows travel as tuples in the order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS` (`_schema`).
 """
 
 from __future__ import annotations
@@ -18,123 +18,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from evals.cache._samples import CachedSamples
+from evals.cache._schema import COPIED_TABLES, INSERTS, SCHEMA, SCHEMA_VERSION
 from evals.errors import CacheError
 
-__all__ = [
-    "BATCH_SCHEMA",
-    "COPIED_TABLES",
-    "SAMPLE_COLUMNS",
-    "SAMPLE_FIELDS",
-    "CacheBackend",
-    "CacheStats",
-    "Item",
-    "explained",
-]
-
-SCHEMA_VERSION = 7
-"""3: samples.reasoning_tokens; 4: claims; 6: no frames table; 7: no packs table. An older
-cache is brought up to date when first opened."""
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS {p}samples (
-    request_key TEXT NOT NULL,
-    sample_ix INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    question TEXT NOT NULL,
-    content TEXT,
-    logprobs TEXT,
-    finish_reason TEXT,
-    prompt_tokens DOUBLE PRECISION NOT NULL,
-    completion_tokens DOUBLE PRECISION NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    reasoning_tokens DOUBLE PRECISION,
-    PRIMARY KEY (request_key, sample_ix)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS {p}samples_by_question ON {p}samples (question, model);
-CREATE TABLE IF NOT EXISTS {p}errors (
-    request_key TEXT NOT NULL,
-    sample_ix INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    question TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    message TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX IF NOT EXISTS {p}errors_by_request ON {p}errors (request_key, sample_ix);
-CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-DROP TABLE IF EXISTS {p}packs;
-DROP TABLE IF EXISTS {p}frames;
-CREATE TABLE IF NOT EXISTS {p}claims (
-    request_key TEXT NOT NULL,
-    sample_ix INTEGER NOT NULL,
-    owner TEXT NOT NULL,
-    expires DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (request_key, sample_ix)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS {p}claims_by_owner ON {p}claims (owner)
-"""
-BATCH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS {p}batch_records (
-    id TEXT PRIMARY KEY,
-    endpoint_id TEXT NOT NULL,
-    base_url TEXT NOT NULL,
-    model TEXT NOT NULL,
-    label TEXT NOT NULL,
-    state TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    lease_until DOUBLE PRECISION NOT NULL,
-    file_id TEXT,
-    batch_id TEXT,
-    status TEXT,
-    requests INTEGER NOT NULL,
-    samples INTEGER NOT NULL,
-    tokens BIGINT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    updated DOUBLE PRECISION NOT NULL,
-    message TEXT
-);
-CREATE INDEX IF NOT EXISTS {p}batch_records_by_state ON {p}batch_records (state, created);
-CREATE TABLE IF NOT EXISTS {p}batch_items (
-    request_key TEXT NOT NULL,
-    sample_ix INTEGER NOT NULL,
-    record_id TEXT NOT NULL,
-    custom_id TEXT NOT NULL,
-    logprobs INTEGER NOT NULL,
-    PRIMARY KEY (request_key, sample_ix)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS {p}batch_items_by_record ON {p}batch_items (record_id, custom_id)
-"""
-"""The batch records' tables (see `_batch_records`), made when they are first used."""
-
-SAMPLE_COLUMNS = (
-    "request_key",
-    "sample_ix",
-    "model",
-    "question",
-    "content",
-    "logprobs",
-    "finish_reason",
-    "prompt_tokens",
-    "completion_tokens",
-    "created",
-    "reasoning_tokens",
-)
-ERROR_COLUMNS = ("request_key", "sample_ix", "model", "question", "kind", "message", "created")
-SAMPLE_FIELDS = (
-    "content, logprobs, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens"
-)
-"""The columns of a `SampleResult`, in its order."""
-COPIED_TABLES = {
-    "samples": (SAMPLE_COLUMNS, ("request_key", "sample_ix")),
-    "errors": (ERROR_COLUMNS, ("request_key", "sample_ix", "created")),
-}
-"""The tables a copy carries: their columns, and the key they are exported in order of."""
-_INSERTS = {
-    "samples": f"INSERT INTO {{p}}samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
-    f"({', '.join('?' * len(SAMPLE_COLUMNS))}) ON CONFLICT DO NOTHING",
-    "errors": "INSERT INTO {p}errors SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 "
-    "FROM {p}errors WHERE request_key = ? AND sample_ix = ? AND created = ? AND message = ?)",
-}
-"""Statements inserting rows copied from another cache, skipping those already here."""
+__all__ = ["CacheBackend", "CacheStats", "Item", "explained"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
@@ -324,7 +211,7 @@ class CacheBackend(ABC):
         their errors, in one transaction. Their claims stay until the buyer finishes: a
         waiter sees a sample landed before it looks at claims."""
         connection = self.connect()
-        insert = self.sql(_INSERTS["samples"])
+        insert = self.sql(INSERTS["samples"])
         errors = self._errors_possible(connection)
         if len(rows) == 1 and not errors:
             connection.execute(insert, rows[0])  # autocommit: one statement, one transaction
@@ -444,5 +331,5 @@ class CacheBackend(ABC):
         connection = self.connect()
         with self.transaction(connection):
             cursor = connection.cursor()
-            cursor.executemany(self.sql(_INSERTS[table]), rows)
+            cursor.executemany(self.sql(INSERTS[table]), rows)
             return max(0, int(cursor.rowcount))

@@ -21,7 +21,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any
 
-from evals.cache._backend import BATCH_SCHEMA, CacheBackend
+from evals.cache._backend import CacheBackend
+from evals.cache._schema import BATCH_SCHEMA
 
 __all__ = [
     "ACTIVE_STATES",

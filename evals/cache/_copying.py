@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evals.cache._backend import COPIED_TABLES, CacheBackend
+from evals.cache._backend import CacheBackend
 from evals.cache._batch_records import BatchRecords
+from evals.cache._schema import COPIED_TABLES
 from evals.errors import CacheError
 
 __all__ = ["CopyResult", "copy_cache"]

@@ -18,8 +18,9 @@ from typing import Any
 
 from filelock import FileLock
 
-from evals.cache._backend import SAMPLE_FIELDS, CacheBackend, Item, explained
+from evals.cache._backend import CacheBackend, Item, explained
 from evals.cache._samples import CachedSamples
+from evals.cache._schema import SAMPLE_FIELDS
 from evals.errors import CacheError, why_not_writable
 
 __all__ = ["SqliteBackend"]

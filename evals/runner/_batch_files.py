@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from evals.cache import BatchLine, ChatRequest
-from evals.runner._rate_limits import prompt_guess
+from evals.runner._rate_limits import TOKEN_MARGIN, completion_budget, prompt_guess
 
 __all__ = [
     "CHAT_URL",
@@ -28,8 +28,6 @@ __all__ = [
 ]
 
 CHAT_URL: Final = "/v1/chat/completions"
-TOKEN_MARGIN = 1.1
-"""A line's enqueued tokens are estimated this much higher than the four-characters guess."""
 _QUEUE_LIMIT = re.compile(r"Limit:? ([\d,]+) enqueued tokens")
 
 
@@ -54,8 +52,7 @@ def planned_line(
     custom_id: str, request: ChatRequest, sample_ixs: Sequence[int], logprobs: bool
 ) -> PlannedLine:
     n = len(sample_ixs)
-    budget = request.params.get("max_completion_tokens") or request.params.get("max_tokens")
-    completion = budget if isinstance(budget, int) and budget > 0 else 0
+    completion = completion_budget(request.params) or 0
     tokens = int((prompt_guess(request.messages) + completion * n) * TOKEN_MARGIN) + 1
     return PlannedLine(
         BatchLine(custom_id, request.cache_key, tuple(sample_ixs), logprobs),

@@ -25,8 +25,10 @@ import openai
 
 from evals.runner._calls import Call
 from evals.runner._rate_limits import (
+    TOKEN_MARGIN,
     Dimension,
     LimitReading,
+    completion_budget,
     guess_family,
     prompt_guess,
     read_headers,
@@ -38,8 +40,6 @@ __all__ = ["Pacing", "Ticket"]
 COUNTED_WITHIN = 1.0
 """Seconds after sending by which an answer's reading is taken to have been counted (a slow
 answer is mostly generation, after the limit was checked)."""
-TOKEN_MARGIN = 1.1
-"""Token estimates are raised by this factor, against a prompt counted higher than guessed."""
 UNBUDGETED_COMPLETION = 16.0
 """Completion tokens per choice assumed for a request without `max_tokens`, before any
 answer said how long they are."""
@@ -233,14 +233,11 @@ class Pacing:
         the margin), and the raw prompt guess (four characters a token) it was made from."""
         guess = prompt_guess(call.request.messages)
         ratio = self._prompt_seen / self._prompt_guessed if self._prompt_guessed else 1.0
-        params = call.request.params
-        budget = params.get("max_completion_tokens") or params.get("max_tokens")
-        if not isinstance(budget, int) or budget <= 0:
-            budget = (
-                self._completion_seen / self._choices_seen
-                if self._choices_seen
-                else UNBUDGETED_COMPLETION
-            )
+        budget = completion_budget(call.request.params) or (
+            self._completion_seen / self._choices_seen
+            if self._choices_seen
+            else UNBUDGETED_COMPLETION
+        )
         tokens = (guess * ratio + budget * len(call.sample_ixs)) * TOKEN_MARGIN
         return math.ceil(tokens), guess
 

@@ -13,67 +13,14 @@ if TYPE_CHECKING:
 __all__ = ["Askable", "Judge"]
 
 
-class Judge(Protocol):
-    """A judge: a template asked of `model` about each answer, and how its verdict is read
-    (`FreeFormJudge` and `RatingJudge` are judges)."""
-
-    @property
-    def type_name(self) -> str: ...
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def adapt(self) -> bool | None: ...
-
-    @property
-    def system(self) -> str | None: ...
-
-    @property
-    def prompt_template(self) -> str: ...
-
-    @property
-    def uses_question(self) -> bool: ...
-
-    @property
-    def extra_columns(self) -> tuple[str, ...]: ...
-
-    @property
-    def no_answer(self) -> Any: ...
-
-    def render(self, *, question: str, answer: str) -> str: ...
-
-    def request_params(self) -> dict[str, Any]: ...
-
-    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]: ...
-
-    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer([s])` of each verdict, an exception for one that cannot be read."""
-        ...
-
-    def expected_completion_tokens(self) -> int: ...
-
-
-class Askable(Protocol):
-    """A question as planning, the frame and estimates need it (`evals.questions.Question`)."""
-
-    @property
-    def name(self) -> str: ...
+class _Asked(Protocol):
+    """What questions and judges have alike: how they are asked and how an answer is read."""
 
     @property
     def type_name(self) -> str: ...
 
     @property
     def adapt(self) -> bool | None: ...
-
-    @property
-    def samples_per_paraphrase(self) -> int: ...
-
-    @property
-    def cached_samples_per_row(self) -> int: ...
-
-    @property
-    def answer_kind(self) -> str: ...
 
     @property
     def extra_columns(self) -> tuple[str, ...]:
@@ -85,9 +32,54 @@ class Askable(Protocol):
         """The `answer` of a row whose samples cannot be read (NaN for numbers)."""
         ...
 
-    def conversations(self) -> list[list[dict[str, Any]]]: ...
-
     def request_params(self) -> dict[str, Any]: ...
+
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
+        """One row's `answer` (and extra columns) from its cached samples."""
+        ...
+
+    def expected_completion_tokens(self) -> int: ...
+
+
+class Judge(_Asked, Protocol):
+    """A judge: a template asked of `model` about each answer, and how its verdict is read
+    (`FreeFormJudge` and `RatingJudge` are judges)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def system(self) -> str | None: ...
+
+    @property
+    def prompt_template(self) -> str: ...
+
+    @property
+    def uses_question(self) -> bool: ...
+
+    def render(self, *, question: str, answer: str) -> str: ...
+
+    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
+        """`read_answer([s])` of each verdict, an exception for one that cannot be read."""
+        ...
+
+
+class Askable(_Asked, Protocol):
+    """A question as planning, the frame and estimates need it (`evals.questions.Question`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def samples_per_paraphrase(self) -> int: ...
+
+    @property
+    def cached_samples_per_row(self) -> int: ...
+
+    @property
+    def answer_kind(self) -> str: ...
+
+    def conversations(self) -> list[list[dict[str, Any]]]: ...
 
     def question_texts(self) -> list[Any]: ...
 
@@ -95,11 +87,5 @@ class Askable(Protocol):
         """Each grid factor's level per prompt (a column of the frame each; none without a
         grid)."""
         ...
-
-    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """One row's `answer` (and extra columns) from its cached samples."""
-        ...
-
-    def expected_completion_tokens(self) -> int: ...
 
     def judge_questions(self) -> Mapping[str, Judge]: ...

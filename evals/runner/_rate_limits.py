@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 __all__ = [
+    "TOKEN_MARGIN",
     "Dimension",
     "LimitReading",
     "Refusal",
+    "completion_budget",
     "go_seconds",
     "guess_family",
     "prompt_guess",
@@ -147,6 +149,16 @@ def guess_family(model: str) -> str:
         if len(parts) >= 2 and parts[1]:
             model = parts[1]
     return _SNAPSHOT_DATE.sub("", model)
+
+
+TOKEN_MARGIN = 1.1
+"""Token estimates are raised by this factor, against a prompt counted higher than guessed."""
+
+
+def completion_budget(params: dict[str, object]) -> int | None:
+    """The completion tokens a request may use per choice, when it says."""
+    budget = params.get("max_completion_tokens") or params.get("max_tokens")
+    return budget if isinstance(budget, int) and budget > 0 else None
 
 
 def prompt_guess(messages: list[dict[str, object]]) -> float:
