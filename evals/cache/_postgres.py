@@ -116,25 +116,18 @@ class PostgresBackend(CacheBackend):
 
     @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return {}
-        rows = (
-            self.connect()
-            .execute(
-                "SELECT request_key, sample_ix, content, logprobs, finish_reason, prompt_tokens, "
-                "completion_tokens, reasoning_tokens FROM cache_samples "
-                "WHERE request_key = ANY(%s) ORDER BY request_key, sample_ix",
-                (wanted,),
-            )
-            .fetchall()
-        )
-        return _grouped(rows)
+        return self._read(dict.fromkeys(keys, 2**31 - 1))
 
     @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
-        """One statement for the whole mapping: the wanted (key, n) pairs are joined to the
-        samples as arrays, not sent one request at a time."""
+        found = self._read(wanted)
+        partial = [key for key, n in wanted.items() if key in found and len(found[key]) < n]
+        found.update(self._read(dict.fromkeys(partial, 2**31 - 1)))
+        return found
+
+    def _read(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
+        """For `{key: n}`, samples 0…n-1 of each: one statement for the whole mapping, the
+        wanted pairs joined to the samples as arrays."""
         if not wanted:
             return {}
         rows = (
@@ -149,10 +142,12 @@ class PostgresBackend(CacheBackend):
             )
             .fetchall()
         )
-        found = _grouped(rows)
-        partial = [key for key, n in wanted.items() if key in found and len(found[key]) < n]
-        if partial:
-            found.update(self.read_all(partial))
+        found: dict[str, CachedSamples] = {}
+        start = 0
+        for end in range(1, len(rows) + 1):  # one `CachedSamples` per key
+            if end == len(rows) or rows[end][0] != rows[start][0]:
+                found[rows[start][0]] = CachedSamples([row[1:] for row in rows[start:end]])
+                start = end
         return found
 
     # ---- claims ---------------------------------------------------------------------------
@@ -187,15 +182,3 @@ class PostgresBackend(CacheBackend):
             .fetchall()
         )
         return {(str(key), int(ix)) for key, ix in rows}
-
-
-def _grouped(rows: Sequence[tuple[Any, ...]]) -> dict[str, CachedSamples]:
-    """Rows of (key, sample_ix, …fields), ordered by key then index, as one `CachedSamples`
-    per key."""
-    found: dict[str, CachedSamples] = {}
-    start = 0
-    for end in range(1, len(rows) + 1):
-        if end == len(rows) or rows[end][0] != rows[start][0]:
-            found[rows[start][0]] = CachedSamples([row[1:] for row in rows[start:end]])
-            start = end
-    return found

@@ -54,14 +54,6 @@ def retry_after_seconds(headers: object) -> float | None:
     return None
 
 
-def _server_message(error: openai.APIStatusError) -> str:
-    body = error.body if isinstance(error.body, dict) else {}
-    message = str(body.get("message") or "").strip() or error.message
-    code = body.get("code") or getattr(error, "code", None)
-    detail = f"{error.status_code}" + (f" {code}" if code else "")
-    return f"{detail}: {message[:300]}"
-
-
 def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
     """Map an exception from a chat request to a Failure (naming `base_url`, the endpoint's,
     when the endpoint could not be reached)."""
@@ -76,7 +68,9 @@ def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
         status = error.status_code
         body = error.body if isinstance(error.body, dict) else {}
         code = str(body.get("code") or body.get("type") or "")
-        message = _server_message(error)
+        named = body.get("code") or getattr(error, "code", None)
+        text = str(body.get("message") or "").strip() or error.message
+        message = f"{status}{f' {named}' if named else ''}: {text[:300]}"
         if status == 429:
             if "insufficient_quota" in (code, str(body.get("type") or "")):
                 return Failure(FailureKind.STOP, message)

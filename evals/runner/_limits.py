@@ -32,12 +32,10 @@ class AdaptiveLimit:
         self._paused_until = 0.0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
-    def _may_start(self) -> bool:
-        return self.in_flight < self.limit and time.monotonic() >= self._paused_until
-
     async def acquire(self) -> None:
         """Wait for a free slot (and for any Retry-After pause to end)."""
-        if not self._waiters and self._may_start():
+        free = self.in_flight < self.limit and time.monotonic() >= self._paused_until
+        if free and not self._waiters:
             self.in_flight += 1
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
