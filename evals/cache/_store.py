@@ -88,12 +88,10 @@ class Cache:
         self.lease_seconds = lease_seconds
         path = getattr(self._backend, "path", None)
         self.path: Path | None = path
-        """The SQLite file, or None for a cache in PostgreSQL."""
+        """The SQLite file, or None for a cache in PostgreSQL (and its folder, `directory`)."""
         self.directory: Path | None = path.parent if path is not None else None
-        """The SQLite file's folder, or None for a cache in PostgreSQL."""
         self.location = self._backend.location
-        """Where the cache is, for people: the SQLite file, or the URL with its password
-        masked."""
+        """Where the cache is, for people: the SQLite file, or the URL (password masked)."""
         self.url = f"sqlite:///{path.expanduser().resolve().as_posix()}" if path else self.location
         """The cache's SQLAlchemy URL, any password masked."""
 

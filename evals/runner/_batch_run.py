@@ -412,12 +412,8 @@ class BatchRun:
             for batch in client.batches.list(limit=100):
                 if (batch.metadata or {}).get("labmgr_record") == record.id:
                     self.records.submitted(record.id, batch.input_file_id, batch.id, batch.status)
-                    record.state, record.batch_id, record.status = (
-                        "submitted",
-                        batch.id,
-                        batch.status,
-                    )
-                    record.owner = ""
+                    record.state, record.owner = "submitted", ""
+                    record.batch_id, record.status = batch.id, batch.status
                     return False
                 if batch.created_at < record.created - 60:
                     break
@@ -446,9 +442,8 @@ class BatchRun:
         )
         self.records.finish(record.id, "collected")
         for item in got.stored:
-            want = self.wanted.get(item)
-            if want is not None:
-                want.done = True
+            if item in self.wanted:
+                self.wanted[item].done = True
         for item, message in got.failed.items():
             self._give_up(item, message, record_error=False)
         if record.id in self.cancelled_before:  # cancelled before this run: send the rest
