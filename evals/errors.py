@@ -53,6 +53,7 @@ __all__ = [
     "UnknownModelError",
     "UnsupportedRequestError",
     "describe_os_error",
+    "validation_problems",
     "why_not_writable",
 ]
 
@@ -93,19 +94,30 @@ class RunOptionsError(EvalsError, ValueError):
 
     @classmethod
     def of(cls, error: ValidationError, *, hint: str) -> EvalsError:
-        """One sentence naming each unknown or wrong option of a pydantic validation; an
-        error of ours that a validator raised (a baseline that is not a group, say) as it is."""
-        problems = []
+        """One sentence naming each unknown or wrong option; an error of ours that a
+        validator raised (a baseline that is not a group, say) as it is."""
         for problem in error.errors():
             raised = (problem.get("ctx") or {}).get("error")
             if isinstance(raised, EvalsError):
                 return raised
-            name = ".".join(str(part) for part in problem["loc"])
-            if problem["type"] == "extra_forbidden":
-                problems.append(f"unknown option {name!r}")
-            else:
-                problems.append(f"option {name!r}: {problem['msg']}")
-        return cls("; ".join(problems), hint=hint)
+        return cls(validation_problems(error), hint=hint)
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A pydantic validation error as one line: `unknown option 'x'; option 'y': …`."""
+    problems = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        if not name:
+            problems.append(message)
+        elif problem["type"] == "extra_forbidden":
+            problems.append(f"unknown option '{name}'")
+        elif problem["type"] == "missing":
+            problems.append(f"missing required option '{name}'")
+        else:
+            problems.append(f"option '{name}': {message}")
+    return "; ".join(problems)
 
 
 class MetricError(EvalsError, ValueError):

@@ -5,6 +5,7 @@ Both work on the top logprobs of the first generated token, stored as `[(token, 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -40,6 +41,7 @@ class RatingScore:
     refusal: str | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # a judge's verdicts repeat the same few tokens
 def _as_int(token: str) -> int | None:
     try:
         return int(token)
@@ -120,12 +122,10 @@ def rating_scores(
     max_rating: int,
     refusal_threshold: float,
 ) -> list[tuple[float, dict[str, float], dict[int, float] | None] | Exception]:
-    """`rating_score(token_probabilities(top))` of many cached first-token logprob lists at
-    once (their JSON text, None for none): per list the score (NaN when refused), the token
-    probabilities and the normalised rating probabilities, or the exception that made the
-    list unreadable. The same numbers as one list at a time (same sums in the same order),
-    with the JSON parsed in one call and each distinct token read as a number once."""
-    numbers: dict[str, int | None] = {}
+    """`rating_score(token_probabilities(top))` of many first-token logprob lists (their
+    JSON text, None for none), the JSON parsed in one call: per list the score (NaN when
+    refused), the token probabilities and the rating probabilities, or the exception that
+    made the list unreadable."""
     exp = math.exp
     # Identical lists (the same verdict for different prompts) are read once and share it.
     distinct = list(dict.fromkeys(logprobs_json))
@@ -142,19 +142,10 @@ def rating_scores(
         except (TypeError, ValueError) as error:
             results.append(error)
             continue
-        by_value: dict[int, float] = {}
-        for token, prob in raw.items():
-            value = numbers.get(token, -1)
-            if value == -1 and token not in numbers:
-                value = numbers[token] = _as_int(token)
-            if value is not None and min_rating <= value <= max_rating:
-                by_value[value] = by_value.get(value, 0.0) + prob
-        total = sum(by_value.values())
-        if total <= 0 or 1.0 - total >= refusal_threshold:
-            results.append((math.nan, raw, None))
-            continue
-        probs = {value: prob / total for value, prob in sorted(by_value.items())}
-        results.append((sum(value * prob for value, prob in probs.items()), raw, probs))
+        score = rating_score(
+            raw, min_rating=min_rating, max_rating=max_rating, refusal_threshold=refusal_threshold
+        )
+        results.append((math.nan if score.score is None else score.score, raw, score.probs))
     if len(distinct) == len(logprobs_json):
         return results
     of_text = dict(zip(distinct, results, strict=True))

@@ -26,13 +26,13 @@ from evals.questions._templates import render_placeholders, template_names
 from evals.stats import COMPARISON_COLUMNS, LEVEL_COMPARISON_COLUMNS, SUMMARY_COLUMNS
 
 __all__ = [
-    "RESERVED_COLUMNS",
     "GridOption",
     "GridPrompt",
     "check_factor_names",
     "check_grid",
     "grid_prompts",
     "normalise_grid",
+    "reserved_name",
 ]
 
 GridOption = dict[str, list[str] | dict[str, str] | dict[str, dict[str, str]]]
@@ -223,18 +223,26 @@ def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
     return prompts
 
 
+def reserved_name(name: str) -> str | None:
+    """Why a judge or a factor may not take `name` (a column the frame has or makes), or None."""
+    if name in RESERVED_COLUMNS:
+        return "it is a column of the frame"
+    if name.startswith(("_", "human_")) or name.endswith(_RESERVED_SUFFIXES):
+        suffixes = ", ".join(_RESERVED_SUFFIXES)
+        return f"names starting with '_' or 'human_', or ending with {suffixes}, are reserved"
+    return None
+
+
 def check_factor_names(grid: GridOption, taken: Mapping[str, str]) -> None:
-    """No factor is named like a frame column, a reserved prefix or suffix, or one of
-    `taken` (name → what it is: a judge, a score, a metric)."""
+    """No factor is named like a frame or summary column, a reserved name, or one of `taken`
+    (name → what it is: a judge, a score, a metric)."""
     for name in grid:
         if name in RESERVED_COLUMNS or name in _TABLE_COLUMNS:
             raise ValueError(
                 f"factor {name!r} has the name of a column of the frame or the summary; rename it"
             )
-        if name.startswith(("_", "human_")) or name.endswith(_RESERVED_SUFFIXES):
-            raise ValueError(
-                f"factor {name!r}: names starting with '_' or 'human_', or ending with "
-                f"{', '.join(_RESERVED_SUFFIXES)}, are reserved; rename it"
-            )
+        why = reserved_name(name)
+        if why:
+            raise ValueError(f"factor {name!r}: {why}; rename it")
         if name in taken:
             raise ValueError(f"factor {name!r} has the name of {taken[name]}; rename one of them")

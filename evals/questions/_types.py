@@ -5,39 +5,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
-from evals.answers import (
-    average_probabilities,
-    rating_score,
-    rating_scores,
-    token_probabilities,
-)
+from evals.answers import average_probabilities, rating_scores, token_probabilities
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
-from evals.questions._grid import RESERVED_COLUMNS
+from evals.questions._grid import reserved_name
 from evals.questions._templates import render_template, template_fields
 from evals.stats import ZERO_TO_HUNDRED, Scale
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
 
-__all__ = [
-    "FORBIDDEN_JUDGE_NAMES",
-    "QUESTION_TYPES",
-    "AnyJudge",
-    "FreeForm",
-    "FreeFormJudge",
-    "NextToken",
-    "Rating",
-    "RatingJudge",
-]
-
-FORBIDDEN_JUDGE_NAMES = RESERVED_COLUMNS
-"""Names no judge takes: the frame's own columns."""
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
+__all__ = ["AnyJudge", "FreeForm", "FreeFormJudge", "NextToken", "Rating", "RatingJudge"]
 
 
 class _LogprobQuestion(Question):
@@ -86,22 +68,13 @@ class Rating(_LogprobQuestion):
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
         """The expected rating over the first token's logprobs (NaN for a refusal), the
         token probabilities (`raw_answer`) and the normalised rating probabilities."""
-        raw = token_probabilities(samples[0].top_logprobs())
-        score = rating_score(
-            raw,
-            min_rating=self.min_rating,
-            max_rating=self.max_rating,
-            refusal_threshold=self.refusal_threshold,
-        )
-        return {
-            "answer": math.nan if score.score is None else score.score,
-            "raw_answer": raw,
-            "probs": score.probs,
-        }
+        read = self.read_answers(samples[:1])[0]
+        if isinstance(read, Exception):
+            raise read
+        return read
 
     def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer` of many one-sample rows at once (judge verdicts): the logprobs are
-        parsed in one go and each distinct token is read as a number once."""
+        """`read_answer` of many one-sample rows at once, the logprobs parsed in one go."""
         scored = rating_scores(
             [sample.logprobs_json for sample in samples],
             min_rating=self.min_rating,
@@ -214,7 +187,9 @@ class FreeForm(Question):
             raise ValueError("must be a mapping of judge name to judge")
         built: dict[str, Any] = {}
         for judge_name, judge in value.items():
-            _check_judge_name(str(judge_name))
+            why = reserved_name(str(judge_name))
+            if why:
+                raise ValueError(f"Judge name '{judge_name}' is forbidden: {why}")
             if isinstance(judge, str):
                 raise ValueError(
                     f"judge '{judge_name}' refers to question '{judge}' by name; names are "
@@ -281,7 +256,7 @@ class FreeForm(Question):
                 for name, judge in merged.items()
             }
         options = self.model_dump(exclude={"judges"}, exclude_none=True)
-        built = type(self).build(**options, judges=merged)
+        built = Question.create(type=self.type_name, **options, judges=merged)
         assert isinstance(built, FreeForm)
         return built
 
@@ -299,24 +274,3 @@ class FreeForm(Question):
 
     def expected_completion_tokens(self) -> int:
         return self.max_tokens
-
-
-def _check_judge_name(name: str) -> None:
-    if name in FORBIDDEN_JUDGE_NAMES:
-        raise ValueError(f"Judge name '{name}' is forbidden: it is a DataFrame column")
-    if name.startswith(("_", "human_")):
-        raise ValueError(
-            f"Judge name '{name}' is forbidden: names starting with '_' or 'human_' are reserved"
-        )
-    if name.endswith(_FORBIDDEN_SUFFIXES):
-        raise ValueError(
-            f"Judge name '{name}' is forbidden: it would clash with a generated column "
-            f"(names may not end with {', '.join(_FORBIDDEN_SUFFIXES)})"
-        )
-
-
-QUESTION_TYPES: dict[str, type[Question]] = {
-    klass.type_name: klass for klass in (FreeForm, Rating, NextToken, FreeFormJudge, RatingJudge)
-}
-
-QuestionType = Literal["free_form", "rating", "next_token", "free_form_judge", "rating_judge"]
