@@ -21,7 +21,7 @@ from evals.runs._analysis import (
     check_method,
     write_run_file,
 )
-from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
+from evals.runs._compare import compare_runs
 from evals.runs._folder import (
     COMPARISONS_FILE,
     COSTS_FILE,
@@ -42,23 +42,15 @@ from evals.runs._human import (
     SAMPLE_KEYS,
     disagreements,
     id_key,
-    labelled_frame,
     sample_ids,
 )
-from evals.runs._provenance import endpoints_of, package_versions, utc_now
+from evals.runs._provenance import endpoints_of, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import (
-    frame_factors,
-    frame_totals,
-    prepare_folder,
-    rewrite_questions,
-    write_run,
-)
+from evals.runs._writing import frame_totals, prepare_folder, rewrite_questions, write_run
 
 __all__ = [
     "AGREEMENT_FILE",
     "COMPARISONS_FILE",
-    "COMPARISON_COLUMNS",
     "COSTS_FILE",
     "CURVES_FILE",
     "HUMAN_PREFIX",
@@ -81,12 +73,9 @@ __all__ = [
     "compare_runs",
     "disagreements",
     "endpoints_of",
-    "frame_factors",
     "frame_totals",
     "id_key",
-    "labelled_frame",
     "load_run",
-    "package_versions",
     "prepare_folder",
     "read_samples",
     "rewrite_questions",

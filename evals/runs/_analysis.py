@@ -53,10 +53,10 @@ __all__ = [
     "check_baseline",
     "check_by",
     "check_method",
-    "run_agreement",
-    "run_costs",
-    "run_statistics",
+    "price_share_of",
     "score_plan",
+    "write_run_file",
+    "write_statistics",
 ]
 
 
@@ -152,53 +152,10 @@ def check_method(method: str) -> None:
         )
 
 
-def run_statistics(
-    frames: Mapping[str, pd.DataFrame],
-    plans: Mapping[str, ScorePlan],
-    *,
-    method: Method = DEFAULT_METHOD,
-    baseline: str | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    by: Sequence[str] = (),
-    price_share: float | PriceShare = 1.0,
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
-    by the grid factors `by`); costs at `price_share` of the list price (`price_share_of`)."""
-    scores = {name: plans[name].scores for name in frames}
-    scales = {name: plans[name].scales for name in frames}
-    summary = summarize(
-        frames,
-        scores,
-        scales=scales,
-        method=method,
-        pooled=True,
-        resamples=resamples,
-        seed=seed,
-        by=list(by),
-        price_share=price_share,
-    )
-    if baseline is None:
-        return summary, None
-    return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
-
-
-def run_costs(
-    frames: Mapping[str, pd.DataFrame],
-    plans: Mapping[str, ScorePlan],
-    price_share: float | PriceShare = 1.0,
-) -> pd.DataFrame:
-    """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
-    beside each score over the run's questions (`evals.stats.cost_table`)."""
-    scores = {name: plans[name].scores for name in frames}
-    scales = {name: plans[name].scales for name in frames}
-    return cost_table(frames, scores, scales=scales, price_share=price_share)
-
-
 def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
     """The part of the list price a run paid, from its run.json `settings`: the Batch API's
-    discount (`labmgr.pricing.BATCH_DISCOUNT`) for a run through batches, else 1; judges
-    scored again later (`judge_batch`: judge → whether through batches) at their own."""
+    discount for a run through batches, else 1; judges scored again later (`judge_batch`:
+    judge → whether through batches) at their own."""
     settings = settings or {}
     judged = settings.get("judge_batch") or {}
     if not settings.get("batch") and not any(judged.values()):
@@ -214,40 +171,66 @@ def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
     )
 
 
-def run_agreement(
-    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], labels: pd.DataFrame | None
-) -> pd.DataFrame | None:
-    """`agreement.csv`: each judge against the run's human labels (None without labels)."""
-    return agreement_table(
-        frames,
-        {name: plan.columns for name, plan in plans.items()},
-        {name: plan.metrics for name, plan in plans.items()},
-        {name: plan.scales for name, plan in plans.items()},
-        labels,
-    )
-
-
 def write_statistics(
     folder: Path,
-    summary: pd.DataFrame,
-    comparisons: pd.DataFrame | None,
-    costs: pd.DataFrame | None = None,
-    agreement: pd.DataFrame | None = None,
-) -> None:
-    """`summary.csv`, `costs.csv`, `comparisons.csv` (removed when there is no baseline) and
-    `agreement.csv` (removed when there are no human labels)."""
+    frames: Mapping[str, pd.DataFrame],
+    plans: Mapping[str, ScorePlan],
+    *,
+    method: Method,
+    baseline: str | None,
+    resamples: int,
+    seed: int,
+    by: Sequence[str],
+    settings: Mapping[str, Any] | None,
+    labels: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """Compute and write `summary.csv` (with pooled rows), `costs.csv`, `comparisons.csv`
+    (removed without a baseline) and `agreement.csv` (removed without human labels), costs
+    at the share of the list price the run's `settings` say it paid; returns run.json's
+    `settings.statistics`."""
+    price_share = price_share_of(settings)
+    scores = {name: plans[name].scores for name in frames}
+    scales = {name: plans[name].scales for name in frames}
+    summary = summarize(
+        frames,
+        scores,
+        scales=scales,
+        method=method,
+        pooled=True,
+        resamples=resamples,
+        seed=seed,
+        by=list(by),
+        price_share=price_share,
+    )
     summary.to_csv(folder / SUMMARY_FILE, index=False)
-    if costs is not None:
-        costs.to_csv(folder / COSTS_FILE, index=False)
-    if agreement is not None:
-        agreement.to_csv(folder / AGREEMENT_FILE, index=False)
-    else:
-        (folder / AGREEMENT_FILE).unlink(missing_ok=True)
-    target = folder / COMPARISONS_FILE
-    if comparisons is not None:
-        comparisons.to_csv(target, index=False)
-    else:
-        target.unlink(missing_ok=True)
+    costs = cost_table(frames, scores, scales=scales, price_share=price_share)
+    costs.to_csv(folder / COSTS_FILE, index=False)
+    tables = {
+        COMPARISONS_FILE: None
+        if baseline is None
+        else compare_groups(frames, baseline, scores, scales=scales, by=list(by)),
+        AGREEMENT_FILE: agreement_table(
+            frames,
+            {name: plan.columns for name, plan in plans.items()},
+            {name: plan.metrics for name, plan in plans.items()},
+            scales,
+            labels,
+        ),
+    }
+    for file, table in tables.items():
+        if table is None:
+            (folder / file).unlink(missing_ok=True)
+        else:
+            table.to_csv(folder / file, index=False)
+    return {
+        "method": method,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": 0.95,
+        "baseline": baseline,
+        "by": list(by),
+        "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
+    }
 
 
 def analyze_run(
@@ -273,31 +256,22 @@ def analyze_run(
         name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
         for name in loaded.questions
     }
-    resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
-    seed = int(statistics.get("seed", DEFAULT_SEED))
-    price_share = price_share_of(loaded.info.get("settings"))
-    summary, comparisons = run_statistics(
-        frames,
-        plans,
-        method=chosen_method,
-        baseline=chosen,
-        resamples=resamples,
-        seed=seed,
-        by=chosen_by,
-        price_share=price_share,
-    )
     info = dict(loaded.info)
     settings = dict(info.get("settings", {}))
-    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
-    info["settings"] = settings
     try:
-        write_statistics(
+        settings["statistics"] = write_statistics(
             loaded.path,
-            summary,
-            comparisons,
-            run_costs(frames, plans, price_share),
-            run_agreement(frames, plans, loaded.human_labels()),
+            frames,
+            plans,
+            method=chosen_method,
+            baseline=chosen,
+            resamples=int(statistics.get("resamples", DEFAULT_RESAMPLES)),
+            seed=int(statistics.get("seed", DEFAULT_SEED)),
+            by=chosen_by,
+            settings=settings,
+            labels=loaded.human_labels(),
         )
+        info["settings"] = settings
         write_run_file(loaded.path, info)
     except OSError as error:
         raise OutputError(
@@ -307,34 +281,8 @@ def analyze_run(
     return load_run(loaded.path)
 
 
-def statistics_record(
-    method: str, resamples: int, seed: int, baseline: str | None, by: Sequence[str] = ()
-) -> dict[str, Any]:
-    """run.json's `settings.statistics`."""
-    return {
-        "method": method,
-        "resamples": resamples,
-        "seed": seed,
-        "confidence": 0.95,
-        "baseline": baseline,
-        "by": list(by),
-        "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
-    }
-
-
 def write_run_file(folder: Path, content: Mapping[str, Any]) -> None:
     """run.json, replaced in one step."""
     temporary = folder / (RUN_FILE + ".tmp")
     temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
     temporary.replace(folder / RUN_FILE)
-
-
-def plans_of(
-    frames: Mapping[str, pd.DataFrame],
-    questions: Mapping[str, Question] | None,
-    metrics: Sequence[Metric],
-) -> dict[str, ScorePlan]:
-    return {
-        name: score_plan(frame, (questions or {}).get(name), metrics)
-        for name, frame in frames.items()
-    }
