@@ -16,7 +16,7 @@ from evals.experiments._history import HISTORY_COLUMNS, History, run_history, ru
 from evals.experiments._reporting import ReportFiles, report_run
 from evals.experiments._running import default_run_dir, run, run_questions
 from evals.experiments._scoring import ScoredRun, score_run
-from evals.experiments._spec import RunSpec, run_metrics
+from evals.experiments._spec import RunSpec
 
 __all__ = [
     "HISTORY_COLUMNS",
@@ -29,7 +29,6 @@ __all__ = [
     "report_run",
     "run",
     "run_history",
-    "run_metrics",
     "run_questions",
     "runs_of_questions",
     "score_run",

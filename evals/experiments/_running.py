@@ -36,10 +36,7 @@ from evals.runs import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evals.adapters import Adapter
-    from evals.cache import Cache
     from evals.questions import Question
-    from evals.runner import ClientRouter, PriceFunction, RunSettings
     from labmgr.settings import Settings
 
 __all__ = ["default_run_dir", "run", "run_questions"]
@@ -107,42 +104,17 @@ def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logge
 def run_questions(
     questions: Mapping[str, Question] | Sequence[Question],
     groups: Mapping[str, Sequence[str]],
-    *,
-    context: RunContext | None = None,
-    lab: Settings | None = None,
-    home: str | Path | None = None,
-    cache: Cache | str | Path | None = None,
-    router: ClientRouter | None = None,
-    settings: RunSettings | None = None,
-    price: PriceFunction | None = None,
-    adapt: bool | None = None,
-    reasoning_effort: str | None = None,
-    adapters: Sequence[Adapter] | None = None,
-    progress: bool | None = None,
-    **spec: Any,
+    **options: Any,
 ) -> Run:
     """Ask every question of every group, write the run folder and return it (as `load_run`).
 
-    `spec` are `RunSpec` fields (`out`, `samples`, `max_cost`, `metrics`, `baseline`, `by`,
-    `method`, `judge`, `judge_model`, `batch`, `batch_wait`, `report`, `models`, …), checked
-    before anything is bought. The rest say where the run happens: `lab=` or `home=` (the
-    lab, found once here when needed), `context=`, or `cache=`, `router=`, `settings=`,
-    `price=`; `adapt=`, `reasoning_effort=` and `adapters=` shape the requests."""
-    run_spec = RunSpec.create(questions, groups, **spec)
-    ctx = run_context(
-        context=context,
-        lab=lab,
-        home=home,
-        cache=cache,
-        router=router,
-        settings=settings,
-        price=price,
-        adapt=adapt,
-        reasoning_effort=reasoning_effort,
-        adapters=adapters,
-        **({} if progress is None else {"progress": progress}),
-    )
-    return run(run_spec, ctx)
+    `options` are `RunSpec` fields (`out`, `samples`, `max_cost`, `metrics`, `baseline`, `by`,
+    `method`, `judge`, `judge_model`, `batch`, `report`, `models`, …), checked before
+    anything is bought, and the rest say where the run happens, as for `Question.ask`
+    (`lab=`, `home=`, `context=`, `cache=`, `router=`, `settings=`, `adapt=`, …)."""
+    fields = {name: options.pop(name) for name in list(options) if name in RunSpec.model_fields}
+    run_spec = RunSpec.create(questions, groups, **fields)
+    return run(run_spec, run_context(**options))
 
 
 def run(spec: RunSpec, ctx: RunContext) -> Run:

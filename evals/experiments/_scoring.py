@@ -1,7 +1,6 @@
-"""`score_run`: judge a finished run's answers later — the judges it skipped (`eval run
---no-judges`), its judges again with another judge model, or new judges from a file — using
-the answers in its samples files. Only judge requests are made (verdicts are cached like any
-request); the samples, summary, comparisons and report are written again."""
+"""`score_run`: judge a finished run's answers later (the judges it skipped, its judges with
+another model, or new judges from a file) from its samples files: only judge requests are
+made, and the samples, statistics and report are written again."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ class ScoredRun:
 
 
 def _judges_from(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-    """Judges by column name: from a question file (its entries of type rating_judge or
-    free_form_judge), or a mapping of name to judge (or its options)."""
+    """Judges by column name: a question file's judge entries, or `{name: judge or options}`."""
     if isinstance(source, Mapping):
         return dict(source)
     questions = load_questions(source)
@@ -101,12 +99,11 @@ def score_run(
 ) -> ScoredRun:
     """Judge the answers of `run` again and rewrite its folder.
 
-    Without `judges`, each question's own judges (as the run recorded them) are asked — what
-    `eval run --no-judges` skipped. `judges` (a question file whose judge entries apply to
-    every free-form question, or `{name: judge}`) adds judges, replacing those of the same
-    name. `judge_model` asks every judge of that model. The answers come from the run's
-    samples, so only judge requests are made. `report` rewrites report.html (default: when
-    the run has one). `options` are `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
+    Without `judges`, each question's own judges (as the run recorded them) are asked.
+    `judges` (a question file's judge entries, or `{name: judge}`) are added to every
+    free-form question, replacing those of the same name; `judge_model` asks every judge of
+    that model. `report` rewrites report.html (default: when the run has one). `options` are
+    `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     extra = _judges_from(judges) if judges is not None else {}
     chosen: dict[str, Question] = {}
@@ -138,12 +135,9 @@ def score_run(
             hint="Give judges with --judges FILE (free-form questions only: ratings and "
             "next-token questions have no text to judge).",
         )
-    from evals.answers import judge_frames, judge_params
+    from evals.answers import judge_frames
 
     ctx = run_context(**options)
-    for name, judges_of in asking.items():
-        ctx.models.expect(judge.model for judge in judges_of.values())
-        judge_params(judges_of, name, ctx)  # a judge model that would refuse stops us now
     answers = {
         name: _without(loaded.samples(name), judges_of) for name, judges_of in asking.items()
     }
@@ -170,15 +164,11 @@ def score_run(
         settings.pop("judge_batch", None)
     if judge_model is not None:
         settings["judge_model"] = judge_model
-    passes = [*list(loaded.info.get("scored") or [])]
-    passes.append(
-        {
-            "at": utc_now(),
-            "judges": {name: list(judges_of) for name, judges_of in asking.items()},
-            "judge_model": judge_model,
-            "bought": bought,
-        }
-    )
+    judged = {name: list(judges_of) for name, judges_of in asking.items()}
+    passes = [
+        *(loaded.info.get("scored") or []),
+        {"at": utc_now(), "judges": judged, "judge_model": judge_model, "bought": bought},
+    ]
     rewritten = rewrite_questions(
         loaded,
         frames,
@@ -190,6 +180,4 @@ def score_run(
         from evals.report import write_report
 
         path = write_report(rewritten, rewritten.path / REPORT_FILE)
-    return ScoredRun(
-        rewritten, {name: list(judges_of) for name, judges_of in asking.items()}, bought, path
-    )
+    return ScoredRun(rewritten, judged, bought, path)

@@ -1,7 +1,6 @@
-"""`RunSpec`: one value that describes a run: what is asked of whom, how it is judged and
-compared, what it may spend and how it buys. Built once (by `labmgr eval run` from its
-options, or by `run_questions` from keywords), validated once, written to `run.json` as it
-is, and handed down."""
+"""`RunSpec`: what a run asks of whom, how it is judged and compared, what it may spend and
+how it buys; built and validated once (by `labmgr eval run` or `run_questions`), written to
+`run.json` as it is, and handed down."""
 
 from __future__ import annotations
 
@@ -17,24 +16,7 @@ from evals.runner import ordered_models
 from evals.runs import check_baseline, check_by, check_method
 from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
-__all__ = ["RunSpec", "run_metrics"]
-
-
-def run_metrics(metrics: Sequence[Metric | str], questions: Sequence[Question]) -> list[Metric]:
-    """`metrics` (Metric objects or texts like `"misaligned: aligned < 30 among coherent >
-    50"`) read, each applying to at least one of `questions`; else one `MetricError` or
-    `RunOptionsError` naming the metric and the scores the questions have."""
-    parsed = [m if isinstance(m, Metric) else Metric.parse(m) for m in metrics]
-    columns = [set(question.score_columns()) for question in questions]
-    for metric in parsed:
-        if not any(metric.applies_to(have) for have in columns):
-            known = sorted(set().union(*columns)) if columns else []
-            raise RunOptionsError(
-                f"metric {str(metric)!r}: no question of the run has the scores "
-                f"{' and '.join(metric.columns)} (their scores: {', '.join(known) or 'none'})",
-                hint="Name scores the questions have (judge names, or 'answer' for a rating).",
-            )
-    return parsed
+__all__ = ["RunSpec"]
 
 
 class RunSpec(BaseModel):
@@ -105,7 +87,15 @@ class RunSpec(BaseModel):
             ]
         if self.judge_model is not None:
             self.questions = [q.with_judges(model=self.judge_model) for q in self.questions]
-        self.metrics = run_metrics(self.metrics, self.questions)
+        columns = [set(question.score_columns()) for question in self.questions]
+        for metric in self.metrics:
+            if not any(metric.applies_to(have) for have in columns):
+                known = ", ".join(sorted(set().union(*columns))) or "none"
+                raise RunOptionsError(
+                    f"metric {str(metric)!r}: no question of the run has the scores "
+                    f"{' and '.join(metric.columns)} (their scores: {known})",
+                    hint="Name scores the questions have (judge names, or 'answer' for a rating).",
+                )
         check_baseline(self.baseline, self.groups)
         check_method(self.method)
         self.by = check_by(self.by, {q.name: list(q.factor_levels()) for q in self.questions})
