@@ -1,10 +1,10 @@
 """The DataFrame of a question: one row per sample, stable columns, deterministic order
 (groups as given, models as given, paraphrase, sample). A grid question's factors are columns
-after `paraphrase_ix`, holding each prompt's level.
+after `paraphrase_ix`. `completion_tokens` include `reasoning_tokens` (NaN when the server
+did not say); `api_kwargs` is the JSON of what the model was sent.
 
-Values are computed once per model as a segment of columns (block by block per
-conversation) and repeated for every group the model is in; cost is computed per model as a
-rate and applied column-wise.
+Values are computed once per model as a segment of columns and repeated for every group the
+model is in; cost is computed per model as a rate and applied column-wise.
 """
 
 from __future__ import annotations
@@ -26,30 +26,8 @@ from evals.cache import CachedSamples, SampleResult
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-__all__ = [
-    "BASE_COLUMNS",
-    "CUT_BY_BUDGET",
-    "REFUSED_ERROR",
-    "TAIL_COLUMNS",
-    "build_frame",
-    "rates",
-    "sent_params",
-]
+__all__ = ["CUT_BY_BUDGET", "REFUSED_ERROR", "build_frame", "rates", "sent_params"]
 
-
-BASE_COLUMNS = ["model", "group", "answer", "question", "paraphrase_ix", "sample_ix"]
-TAIL_COLUMNS = [
-    "finish_reason",
-    "error",
-    "prompt_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
-    "cost",
-    "api_kwargs",
-]
-"""`completion_tokens` include `reasoning_tokens` (NaN when the server did not say);
-`api_kwargs` is the JSON of what the model was sent: the model and every parameter, after
-capabilities, adapting and hooks (not the messages, nor `n`)."""
 _NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""

@@ -109,26 +109,9 @@ def _em_options(entry: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]
     return "free_form", options
 
 
-def _resolve_judges(options: dict[str, Any], raw: dict[str, dict[str, Any]], where: str) -> None:
-    judges = options.get("judges")
-    if not isinstance(judges, dict):
-        return
-    for judge_name, judge in list(judges.items()):
-        if isinstance(judge, str):
-            target = raw.get(judge)
-            if target is None:
-                raise QuestionFileError(
-                    f"{where}: field 'judges.{judge_name}': no question named '{judge}' "
-                    "in the loaded files"
-                )
-            judges[judge_name] = dict(target)
-
-
 def load_questions(path: str | Path) -> dict[str, Question]:
-    """Load every question of a YAML file (or of all `*.yaml`/`*.yml` in a directory).
-
-    Returns `{name: Question}` in file order, judges included.
-    """
+    """`{name: Question}` of every question (judges included) of a YAML file, or of every
+    `*.yaml`/`*.yml` in a directory, in file order."""
     raw: dict[str, dict[str, Any]] = {}
     places: dict[str, str] = {}
     for file in _yaml_files(Path(path)):
@@ -159,7 +142,18 @@ def load_questions(path: str | Path) -> dict[str, Question]:
     for name, entry in raw.items():
         options = dict(entry)
         question_type = options.pop("type")
-        _resolve_judges(options, raw, places[name])
+        judges = options.get("judges")
+        if not isinstance(judges, dict):
+            judges = {}
+        for judge_name, judge in judges.items():
+            if not isinstance(judge, str):
+                continue
+            if judge not in raw:  # llmcomp names another entry of the loaded files
+                raise QuestionFileError(
+                    f"{places[name]}: field 'judges.{judge_name}': no question named '{judge}' "
+                    "in the loaded files"
+                )
+            judges[judge_name] = dict(raw[judge])
         try:
             questions[name] = Question.create(type=str(question_type), **options)
         except QuestionError as error:

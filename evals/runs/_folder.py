@@ -89,8 +89,7 @@ class Run:
         return list(self.question_info(name).get("scores", []))
 
     def metrics(self, name: str) -> list[Metric]:
-        """The question's derived metrics as the run recorded them (runs written before
-        metrics were recorded: the defaults of its scores)."""
+        """The question's derived metrics as recorded (else the defaults of its scores)."""
         info = self.question_info(name)
         specs = info.get("metrics")
         if specs is None:
@@ -104,8 +103,7 @@ class Run:
             ) from None
 
     def scales(self, name: str) -> dict[str, Scale]:
-        """The range of each of the question's scores and metrics (0–100 where the run did
-        not record one; 0–1 for a metric)."""
+        """The range of each of the question's recorded scores, and 0–1 for each metric."""
         recorded = self.question_info(name).get("scales") or {}
         scales: dict[str, Scale] = {}
         for score, bounds in dict(recorded).items():
@@ -161,13 +159,12 @@ class Run:
             ) from None
 
     def keep_frames(self, frames: dict[str, pd.DataFrame]) -> None:
-        """Hold frames already in memory as this run's samples (what `samples` would read
-        back from the folder, written from these same frames)."""
+        """Hold frames already in memory as this run's samples (written from these frames)."""
         self._frames.update(frames)
 
     def errors(self) -> pd.DataFrame:
         """Every row with an error, over all questions: `question`, `model`, `error` (only
-        those columns are read from the samples files; nothing else is decoded)."""
+        those columns are read from the samples files)."""
         parts = []
         for name in self.questions:
             frame = self._frames.get(name)
@@ -180,8 +177,7 @@ class Run:
         return pd.concat(parts, ignore_index=True)
 
     def human_labels(self) -> pd.DataFrame | None:
-        """The human labels imported into the run (`human_labels.csv`: id, question, model,
-        paraphrase_ix, sample_ix and a `human_<score>` column per score), if any."""
+        """The human labels imported into the run (`human_labels.csv`), if any."""
         try:
             return read_labels(self.path / LABELS_FILE)
         except (OSError, ValueError, UnicodeDecodeError) as error:
@@ -192,24 +188,16 @@ class Run:
         return _read_table(self.path / AGREEMENT_FILE, {"question", "score", "bins"})
 
     def costs(self) -> pd.DataFrame | None:
-        """Cost per sample beside each score, per group and model (`costs.csv`), when
-        written."""
+        """Cost per sample beside each score, per group and model (`costs.csv`)."""
         return _read_table(self.path / COSTS_FILE, {"group", "model", "level", "score"})
 
     def model_summary(self) -> pd.DataFrame | None:
         """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""
-        path = self.path / MODEL_SUMMARY_FILE
-        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+        return _read_table(self.path / MODEL_SUMMARY_FILE)
 
     def training_curves(self) -> pd.DataFrame | None:
         """The training curves of the run's models (`training_curves.csv`), when written."""
-        path = self.path / CURVES_FILE
-        if not path.is_file():
-            return None
-        try:
-            return pd.read_csv(path, keep_default_na=False, na_values=[""])
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            raise RunFolderError(f"{path}: cannot read: {error}") from None
+        return _read_table(self.path / CURVES_FILE)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {name: self.samples(name) for name in self.questions}
