@@ -47,8 +47,7 @@ def ask_questions(
 
     The cyclic garbage collector is paused throughout but while buying: planning, reading and
     laying out make hundreds of thousands of small acyclic objects."""
-    from evals.answers._budget import budget_cuts
-    from evals.answers._frame import build_frame
+    from evals.answers._frame import budget_cuts, build_frame
     from evals.answers._judging import judge_models
 
     with gc_paused():

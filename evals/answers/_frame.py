@@ -22,11 +22,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evals.cache import CachedSamples, SampleResult
+from evals.runner import BudgetCut
 
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-__all__ = ["CUT_BY_BUDGET", "REFUSED_ERROR", "build_frame", "rates", "sent_params"]
+__all__ = [
+    "CUT_BY_BUDGET",
+    "REFUSED_ERROR",
+    "budget_cuts",
+    "build_frame",
+    "rates",
+    "sent_params",
+]
 
 _NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
@@ -308,3 +316,30 @@ def _sent(first: Planned) -> str | None:
     if first.request is None:
         return None
     return sent_params(first.model, first.request.params)
+
+
+_LIMITS = ("max_completion_tokens", "max_tokens")
+
+
+def _round_up(value: float, step: int = 256) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+def budget_cuts(frame: pd.DataFrame) -> dict[str, BudgetCut]:
+    """Each model with answers cut by its token budget, and a budget to try instead."""
+    if "error" not in frame.columns or not (frame["error"] == CUT_BY_BUDGET).any():
+        return {}
+    cuts: dict[str, BudgetCut] = {}
+    cut_rows = frame["error"] == CUT_BY_BUDGET
+    for model, rows in frame.groupby("model", sort=False):
+        mine = cut_rows.loc[rows.index]
+        if not mine.any():
+            continue
+        sent = json.loads(str(rows.loc[mine, "api_kwargs"].iloc[0] or "{}"))
+        parameter = next((name for name in _LIMITS if name in sent), "max_completion_tokens")
+        limit = sent.get(parameter)
+        complete = rows.loc[rows["finish_reason"] == "stop", "completion_tokens"]
+        most = float(complete.max()) if len(complete) else 0.0
+        suggested = _round_up(max(1024.0, 4.0 * float(limit or 0), 2.0 * most))
+        cuts[str(model)] = BudgetCut(int(mine.sum()), len(rows), parameter, limit, suggested)
+    return cuts

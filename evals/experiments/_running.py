@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from evals.answers import ask_questions, check_question
 from evals.errors import NoEndpointError, OutputError, RunStopped, describe_os_error
-from evals.experiments._curves import run_curves
 from evals.experiments._reporting import report_run
 from evals.experiments._spec import RunSpec
 from evals.runner import RunContext, RunOutcome, ordered_models, run_context
@@ -199,7 +198,7 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             seed=spec.seed,
             by_model=spec.by_model,
             info=info,
-            curves=run_curves(ctx.lab, spec.groups, spec.models, logger),
+            curves=_curves(ctx.lab, spec.groups, spec.models, logger),
             by=spec.by,
         )
         logger.info("done in %.1f s; bought $%.4f (judges included)", info["seconds"], outcome.cost)
@@ -227,3 +226,39 @@ def _log_outcome(
     for name, frame in frames.items():
         totals = frame_totals(frame)
         logger.info("question %s: %d rows, %d with errors", name, totals["rows"], totals["errors"])
+
+
+def _curves(
+    lab: Settings | None,
+    groups: Mapping[str, Sequence[str]],
+    models: Mapping[str, Mapping[str, Any]] | None,
+    logger: logging.Logger,
+) -> pd.DataFrame | None:
+    """One row per job and step for the run's models whose job the lab has curves of, the
+    ``group`` column being the run's group of that model; None without a lab, jobs or curves.
+    """
+    if lab is None or not models:
+        return None
+    job_of = {
+        name: str(facts["job"])
+        for name, facts in models.items()
+        if isinstance(facts, Mapping) and facts.get("job")
+    }
+    group_of = {
+        job_of[m]: group for group, members in groups.items() for m in members if m in job_of
+    }
+    if not group_of:
+        return None
+    from labmgr.errors import LabmgrError
+    from labmgr.finetuning import training_curves
+
+    try:
+        curves = training_curves(lab, sorted(group_of), by="job")
+    except LabmgrError as error:
+        logger.info("no training curves in the run: %s", error.message)
+        return None
+    curves["group"] = curves["job_id"].map(group_of)
+    missing = curves.attrs.get("missing") or []
+    if missing:
+        logger.info("%d job(s) of the run have no training curves yet", len(missing))
+    return curves

@@ -44,9 +44,15 @@ from evals.runs._human import (
     id_key,
     sample_ids,
 )
-from evals.runs._provenance import endpoints_of, utc_now
 from evals.runs._samples_file import read_samples, write_samples
-from evals.runs._writing import frame_totals, prepare_folder, rewrite_questions, write_run
+from evals.runs._writing import (
+    endpoints_of,
+    frame_totals,
+    prepare_folder,
+    rewrite_questions,
+    utc_now,
+    write_run,
+)
 
 __all__ = [
     "AGREEMENT_FILE",

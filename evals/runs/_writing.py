@@ -1,16 +1,25 @@
-"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder — samples,
-`summary.csv`, `comparisons.csv` (with a baseline) and `run.json`. `evals.experiments` writes
-the report beside them; a notebook that already holds its frames can call either."""
+"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder (samples,
+statistics, and `run.json` with where the run ran: versions, endpoints, never keys);
+`evals.experiments` writes the report beside them."""
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
+from evals.errors import (
+    NoEndpointError,
+    OutputError,
+    RunFolderError,
+    describe_os_error,
+    why_not_writable,
+)
 from evals.runs._analysis import (
     ScorePlan,
     analyze_run,
@@ -22,7 +31,6 @@ from evals.runs._analysis import (
     write_statistics,
 )
 from evals.runs._folder import CURVES_FILE, MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
-from evals.runs._provenance import package_versions, utc_now
 from evals.runs._samples_file import write_samples
 from evals.stats import (
     DEFAULT_METHOD,
@@ -36,13 +44,56 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["frame_factors", "frame_totals", "prepare_folder", "rewrite_questions", "write_run"]
+__all__ = [
+    "endpoints_of",
+    "frame_totals",
+    "prepare_folder",
+    "rewrite_questions",
+    "utc_now",
+    "write_run",
+]
+
+_PACKAGES = ("openai", "pandas", "numpy", "scipy", "pyarrow", "seaborn", "matplotlib", "pydantic")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of labmgr, Python and the libraries that shape the results."""
+    from labmgr import __version__
+
+    versions = {"labmgr": __version__, "python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def endpoints_of(models: list[str], router: Any) -> dict[str, dict[str, str | None]]:
+    """Each model's base URL and the *name* of the key's environment variable (or an error)."""
+    result: dict[str, dict[str, str | None]] = {}
+    for model in models:
+        try:
+            endpoint = router.endpoint_for(model)
+        except NoEndpointError as error:
+            result[model] = {"base_url": None, "key_name": None, "error": error.message}
+            continue
+        result[model] = {
+            "base_url": endpoint.base_url,
+            "key_name": endpoint.key_name,
+            "organization": endpoint.organization,
+            "project": endpoint.project,
+        }
+    return result
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
-    """Rows, rows with errors, tokens, and the samples' cost at list price (`list_cost`: what
-    they cost synchronously, whatever this run paid; `bought.cost` is what it paid) of one
-    frame."""
+    """Rows, rows with errors, tokens, and the samples' cost at list price (`list_cost`,
+    whatever this run paid) of one frame."""
 
     def total(column: str) -> float:
         if column not in frame.columns:
