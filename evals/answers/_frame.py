@@ -182,16 +182,10 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
     """One model's columns for all its conversations, block by block."""
     rows = question.samples_per_paraphrase
     blocks = [_block(question, p, fetched) for p in planned]
-    segment: Segment = {}
-    for name in _value_names(question):
-        parts = [block[name] for block in blocks]
-        if all(part is None for part in parts):
-            segment[name] = None
-        else:
-            nothing = [None] * rows
-            segment[name] = list(
-                chain.from_iterable(p if p is not None else nothing for p in parts)
-            )
+    sizes = [rows] * len(blocks)
+    segment: Segment = {
+        name: _joined([block[name] for block in blocks], sizes) for name in _value_names(question)
+    }
     for name in ("prompt_tokens", "completion_tokens"):
         segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
     # None (not reported) becomes NaN; a segment with no sample at all is all NaN.
@@ -208,16 +202,22 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
     return segment
 
 
-def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
-    """An object column from the segments (a segment's None means all None)."""
-    if all(segment[name] is None for segment in segments):
-        return [None] * total
+def _joined(parts: Sequence[Sequence[Any] | None], sizes: Sequence[int]) -> list[Any] | None:
+    """The parts as one list, a None part standing for `size` Nones; None when all are."""
+    if all(part is None for part in parts):
+        return None
     return list(
         chain.from_iterable(
-            segment[name] if segment[name] is not None else [None] * len(segment["prompt_tokens"])
-            for segment in segments
+            part if part is not None else [None] * size
+            for part, size in zip(parts, sizes, strict=True)
         )
     )
+
+
+def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
+    """An object column from the segments (a segment's None means all None)."""
+    sizes = [len(segment["prompt_tokens"]) for segment in segments]
+    return _joined([segment[name] for segment in segments], sizes) or [None] * total
 
 
 def _marked_refusals(errors: list[Any], finish: pa.Array, answers: pa.Array) -> list[Any]:

@@ -52,12 +52,8 @@ def _as_int(token: str) -> int | None:
 def rating_score(
     raw: dict[str, float], *, min_rating: int, max_rating: int, refusal_threshold: float
 ) -> RatingScore:
-    """The established single-token rating algorithm.
-
-    Tokens that parse as integers within `[min_rating, max_rating]` count (tokens mapping to the
-    same integer are summed); if less than `1 - refusal_threshold` of the probability mass is on
-    them, the answer is a refusal (None).
-    """
+    """The expected integer over tokens in `[min_rating, max_rating]` (tokens of the same
+    integer summed); a refusal (None) when they hold less than `1 - refusal_threshold`."""
     by_value: dict[int, float] = {}
     for token, prob in raw.items():
         value = _as_int(token)
@@ -75,11 +71,8 @@ def rating_score(
 def average_probabilities(
     samples: Iterable[dict[str, float]], *, as_logprobs: bool = False
 ) -> dict[str, float]:
-    """Average token distributions over samples, a missing token counting as probability 0.
-
-    With `as_logprobs` the averaged probabilities are returned as log-probabilities (a token
-    absent from every sample never appears). Sorted by probability, highest first.
-    """
+    """Token distributions averaged over samples (a missing token counts as 0), highest
+    first; with `as_logprobs`, as log-probabilities."""
     totals: dict[str, float] = {}
     count = 0
     for probs in samples:
@@ -101,18 +94,15 @@ def _parsed(texts: Sequence[str | None]) -> list[Any]:
     try:
         documents = iter(json.loads("[" + ",".join(present) + "]"))
     except ValueError:
-        documents = iter(_one_by_one(present))
+        documents = iter([_loaded(text) for text in present])
     return [next(documents) if text else None for text in texts]
 
 
-def _one_by_one(texts: Sequence[str]) -> list[Any]:
-    parsed: list[Any] = []
-    for text in texts:
-        try:
-            parsed.append(json.loads(text))
-        except ValueError as error:
-            parsed.append(error)
-    return parsed
+def _loaded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        return error
 
 
 def rating_scores(

@@ -1,6 +1,5 @@
-"""Experiments: the orchestration above the run folder and the report — ask questions of model
-groups into a run folder, write its report, estimate what a run would buy, report a run again
-against another baseline.
+"""Experiments: ask questions of model groups into a run folder with its report, estimate a
+run, judge or report a run again, follow a score over runs.
 
 from evals.experiments import report_run, run_questions
 run = run_questions(load_questions("questions.yaml"), groups, baseline="gpt-4.1-mini", lab=lab)

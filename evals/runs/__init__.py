@@ -1,6 +1,5 @@
-"""The run folder format: what a run writes to disk, how it is read back, and how two runs
-compare. Nothing here asks a model or draws a figure (`evals.experiments` runs questions into
-a folder; `evals.report` renders a folder).
+"""The run folder: what a run writes to disk, how it is read back, and how two runs compare
+(nothing here asks a model or draws a figure).
 
 from evals.runs import load_run, compare_runs
 run = load_run("runs/20250101-120000-wish")

@@ -1,14 +1,10 @@
 """Sample frames to Parquet and back, exactly, without a JSON document per cell.
 
-Columns of plain numbers and strings are stored natively. Object columns are stored as the
-Arrow type their values share: text (or None) as strings, floats (or None; NaN stays NaN) as
-doubles with nulls, and dicts from strings or from integers to floats (or None) — a rating's
-`raw_answer` and `probs`, a next-token answer — as Arrow maps, which keep each dict's key
-order and key type. Only columns whose values share no such type (mixed values, nested lists)
-fall back to one JSON document per cell, dicts whose keys are not strings tagged so that their
-keys come back with their type. How each column was stored, and its dtype, is kept in the
-file's metadata, so `read_samples(write_samples(df))` equals `df`; `read_samples(path,
-columns=[…])` reads only those columns (an error table needs no answers decoded).
+Object columns are stored as the Arrow type their values share: text, floats with nulls, or
+maps (a rating's `raw_answer` and `probs`, a next-token answer: dicts from strings or integers
+to floats, key order and type kept); only mixed columns fall back to one JSON document per
+cell. How each column was stored, and its dtype, is kept in the file's metadata, so
+`read_samples(write_samples(df))` equals `df`.
 """
 
 from __future__ import annotations
