@@ -1,17 +1,13 @@
 """`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
-(one pipeline, `evals.answers.ask_questions`) and write the run folder with its report.
-
-The folder holds `run.json` (the spec, questions, groups, settings, versions, times, tokens,
-cost), one Parquet file of samples per question, `summary.csv`, `comparisons.csv` (with a
-baseline), `run.log` and `report.html`. What a run bought is what the pipeline reports back
-(its outcome), never read from the cache.
-"""
+(one pipeline, `evals.answers.ask_questions`) and write the run folder, `run.log` and the
+report. What a run bought is what the pipeline reports back, never read from the cache."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +16,7 @@ from evals.answers import ask_questions, check_question
 from evals.errors import NoEndpointError, OutputError, RunStopped, describe_os_error
 from evals.experiments._reporting import report_run
 from evals.experiments._spec import RunSpec
-from evals.runner import RunContext, RunOutcome, ordered_models, run_context
+from evals.runner import RunContext, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
     RUN_LOG,
@@ -56,22 +52,6 @@ def _source_file(source: str | None) -> str | None:
     return str(path.resolve()) if path.exists() else None
 
 
-def _file_logger(path: Path) -> logging.Logger:
-    logger = logging.getLogger(f"evals.runs.{path.parent.name}.{id(path)}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    return logger
-
-
-def _close(logger: logging.Logger) -> None:
-    for handler in list(logger.handlers):
-        handler.close()
-        logger.removeHandler(handler)
-
-
 def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
     """Nothing can run when no model has an endpoint (no key at all): say so at once."""
     first: NoEndpointError | None = None
@@ -84,20 +64,6 @@ def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
             return
     if first is not None:
         raise NoEndpointError(f"no model of the run can be asked: {first.message}", first.hint)
-
-
-def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logger) -> None:
-    """The report, its figures found in the lab's shared figures when their input is
-    unchanged (a new run of unchanged questions draws none of theirs again)."""
-    shared = ctx.lab.figures_dir if ctx.lab is not None else None
-    written = report_run(run, out=folder / REPORT_FILE, shared_figures=shared)
-    logger.info(
-        "report written to %s (%d figures: %d drawn, %d reused)",
-        REPORT_FILE,
-        written.embedded,
-        written.embedded - written.reused,
-        written.reused,
-    )
 
 
 def run_questions(
@@ -119,10 +85,9 @@ def run_questions(
 def run(spec: RunSpec, ctx: RunContext) -> Run:
     """The run `spec` describes, in `ctx`: every question's answers in one fetch (one round of
     batches with `spec.batch`), their judges in one more, then the run folder and its report.
-    Every question is checked against every model's capabilities (judges included) and every
-    model on its endpoint before anything is bought. `max_cost` caps what the run buys
-    (judges included); samples not bought are errors saying why, and `run.info["stopped"]`
-    says it stopped."""
+    Every model is checked (capabilities, judges included, and endpoints) before anything is
+    bought. `max_cost` caps what the run buys, judges included; `run.info["stopped"]` says
+    why it stopped early."""
     changes: dict[str, Any] = {}
     if spec.max_cost is not None:
         changes["max_cost"] = spec.max_cost
@@ -135,15 +100,8 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
         check_question(question, spec.groups, ctx, judge=spec.judge)
     first = spec.questions[0].name
     folder = prepare_folder(spec.out if spec.out is not None else default_run_dir(ctx.lab, first))
-    try:
-        logger = _file_logger(folder / RUN_LOG)
-    except OSError as error:
-        raise OutputError(
-            f"cannot write the run log {folder / RUN_LOG}: {describe_os_error(error)}.",
-            hint="Give a run folder you can write to with --out / out=.",
-        ) from None
-    started, clock = utc_now(), time.monotonic()
-    try:
+    with _run_log(folder / RUN_LOG) as logger:
+        started, clock = utc_now(), time.monotonic()
         logger.info(
             "run of %d questions over %d models in %d groups",
             len(spec.questions),
@@ -151,7 +109,18 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             len(spec.groups),
         )
         frames, outcome = ask_questions(spec.questions, spec.groups, ctx, judge=spec.judge)
-        _log_outcome(logger, outcome, frames)
+        for message in outcome.messages():
+            logger.warning("%s", message)
+        logger.info(
+            "bought %d samples in %d requests, $%.4f (judges included)",
+            outcome.samples,
+            outcome.requests,
+            outcome.cost,
+        )
+        for name, frame in frames.items():
+            totals = frame_totals(frame)
+            rows, errors = totals["rows"], totals["errors"]
+            logger.info("question %s: %d rows, %d with errors", name, rows, errors)
         if outcome.stopped and not any(f["error"].isna().any() for f in frames.values()):
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
@@ -202,30 +171,42 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             by=spec.by,
         )
         logger.info("done in %.1f s; bought $%.4f (judges included)", info["seconds"], outcome.cost)
-        if spec.report:
-            _write_report(written, folder, ctx, logger)
+        if spec.report:  # figures whose input is unchanged are found in the lab's shared ones
+            shared = ctx.lab.figures_dir if ctx.lab is not None else None
+            report = report_run(written, out=folder / REPORT_FILE, shared_figures=shared)
+            logger.info(
+                "report written to %s (%d figures: %d drawn, %d reused)",
+                REPORT_FILE,
+                report.embedded,
+                report.embedded - report.reused,
+                report.reused,
+            )
         return written
+
+
+@contextmanager
+def _run_log(path: Path) -> Iterator[logging.Logger]:
+    """The run's logger, writing `run.log`; an error that ends the run is logged."""
+    logger = logging.getLogger(f"evals.runs.{path.parent.name}.{id(path)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the run log {path}: {describe_os_error(error)}.",
+            hint="Give a run folder you can write to with --out / out=.",
+        ) from None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield logger
     except Exception as error:
         logger.error("the run ended: %s", getattr(error, "message", None) or error)
         raise
     finally:
-        _close(logger)
-
-
-def _log_outcome(
-    logger: logging.Logger, outcome: RunOutcome, frames: Mapping[str, pd.DataFrame]
-) -> None:
-    for message in outcome.messages():
-        logger.warning("%s", message)
-    logger.info(
-        "bought %d samples in %d requests, $%.4f (judges included)",
-        outcome.samples,
-        outcome.requests,
-        outcome.cost,
-    )
-    for name, frame in frames.items():
-        totals = frame_totals(frame)
-        logger.info("question %s: %d rows, %d with errors", name, totals["rows"], totals["errors"])
+        handler.close()
+        logger.removeHandler(handler)
 
 
 def _curves(

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from evals.errors import RunOptionsError
 from evals.questions import Question
 from evals.runner import ordered_models
-from evals.runs import check_baseline, check_by, check_method
+from evals.runs import check_baseline, check_by
 from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
 __all__ = ["RunSpec"]
@@ -49,8 +49,7 @@ class RunSpec(BaseModel):
     batch: bool = False
     """Buy through the Batch API: one round for every answer, one more for the judges."""
     batch_wait: bool = True
-    """False submits the first round and returns (`labmgr batches collect` or the same run
-    again goes on)."""
+    """False submits the first round and returns (`labmgr batches collect` goes on)."""
     report: bool = True
     out: Path | None = None
     """The run folder (None: the lab's `runs/<time>-<first question>`)."""
@@ -97,7 +96,6 @@ class RunSpec(BaseModel):
                     hint="Name scores the questions have (judge names, or 'answer' for a rating).",
                 )
         check_baseline(self.baseline, self.groups)
-        check_method(self.method)
         self.by = check_by(self.by, {q.name: list(q.factor_levels()) for q in self.questions})
         return self
 
