@@ -1,11 +1,9 @@
 """The errors evals reports to a person, in one family.
 
-Every error a user can cause (a bad question file, a model that does not exist, a run folder
-that cannot be written) is an `EvalsError` with a one-sentence `message` naming the file,
-question, model or path, and an optional `hint` saying what to do next. The command line
-prints ``Error: <message>`` and the hint and exits 1; Python callers catch the subclass they
-care about. Where callers have long relied on a built-in base (`ValueError`, `LookupError`),
-that base stays as a second one.
+Every error a user can cause is an `EvalsError` with a one-sentence `message` naming the
+file, question, model or path, and an optional `hint` saying what to do next; the command
+line prints both and exits 1. A built-in base callers rely on (`ValueError`, `LookupError`)
+stays as a second one.
 
     EvalsError
     ├── QuestionError (ValueError)          a question definition cannot be used
@@ -121,8 +119,7 @@ def validation_problems(error: ValidationError) -> str:
 
 
 class MetricError(EvalsError, ValueError):
-    """A derived metric whose definition cannot be read (the message names the text and the
-    position) or that needs a score the question does not have."""
+    """A derived metric that cannot be read or needs a score the question does not have."""
 
     default_hint = "Write a metric like 'misaligned: aligned < 30 among coherent > 50'."
 
@@ -132,8 +129,7 @@ class UnknownModelError(EvalsError, LookupError):
 
 
 class UnsupportedRequestError(EvalsError, ValueError):
-    """A model would refuse a question as it is asked (a temperature, logprobs, an effort it
-    does not take, by the capability table), found before anything is bought."""
+    """A model would refuse a question as it is asked (by the capability table)."""
 
     default_hint = (
         "Adapting is `adapt: true` in the question file, `adapt=True` in Python or `--adapt` "
@@ -153,8 +149,7 @@ class RunFolderError(EvalsError, ValueError):
 
 
 class LabelsFileError(EvalsError, ValueError):
-    """A file of human labels that cannot be imported: the message names the file and says,
-    one sentence per bad row, what is wrong with it (`problems` lists them)."""
+    """A file of human labels that cannot be imported (`problems`: one sentence per bad row)."""
 
     default_hint = (
         "Fix the rows named above and import again, or pass --skip-bad to import the good rows."

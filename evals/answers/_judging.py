@@ -21,12 +21,7 @@ from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 if TYPE_CHECKING:
     from evals.runner import Judge
 
-__all__ = ["JudgePlan", "judge_models", "lay_out_judges", "plan_judges"]
-
-
-def judge_models(judges: Mapping[str, Judge]) -> list[str]:
-    """Each judge model once, in the order the judges are given."""
-    return list(dict.fromkeys(judge.model for judge in judges.values()))
+__all__ = ["JudgePlan", "lay_out_judges", "plan_judges"]
 
 
 @dataclass
@@ -48,7 +43,7 @@ def plan_judges(
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
     sent = judge_params(judges, label, ctx)
-    routes = endpoints_for(judge_models(judges), ctx.router)
+    routes = endpoints_for(list(dict.fromkeys(j.model for j in judges.values())), ctx.router)
     batch = RequestBatch()
     asked: dict[str, tuple[list[int], list[str], int]] = {}
     planned: list[Planned] = []

@@ -158,15 +158,6 @@ def normalise_grid(value: Any) -> GridOption | None:
     return grid
 
 
-def _fills(name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]) -> set[str]:
-    """The placeholders a factor fills."""
-    if isinstance(levels, dict) and levels and isinstance(next(iter(levels.values())), dict):
-        first = next(iter(levels.values()))
-        assert isinstance(first, dict)
-        return {name, *first}
-    return {name}
-
-
 def _choices(
     name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]
 ) -> list[tuple[str, dict[str, str]]]:
@@ -188,7 +179,7 @@ def check_grid(grid: GridOption, template: str) -> None:
     used = template_names(template)
     owner: dict[str, str] = {}
     for name, levels in grid.items():
-        fills = _fills(name, levels)
+        fills = set(_choices(name, levels)[0][1])  # every level fills the same ones
         for placeholder in fills:
             if placeholder in owner:
                 raise ValueError(

@@ -1,8 +1,6 @@
-"""The statistics of a run folder, computed from its samples: `summary.csv` (question × group ×
-score, metrics included, with a pooled row per group × score over all questions) and
-`comparisons.csv` (each group against the baseline, Holm over the run). `analyze_run`
-recomputes both for another baseline or interval method; it reads the samples and asks
-nothing of any model."""
+"""The statistics of a run folder, computed from its samples (`summary.csv`, `comparisons.csv`,
+`costs.csv`, `agreement.csv`); `analyze_run` recomputes them for another baseline, interval
+method or split, asking nothing of any model."""
 
 from __future__ import annotations
 
@@ -98,9 +96,8 @@ class ScorePlan:
 def score_plan(
     frame: pd.DataFrame, question: Question | None = None, extra: Iterable[Metric] = ()
 ) -> ScorePlan:
-    """The plan of one question's frame: with the question, its score columns, metrics and
-    scales; without, the columns guessed from the frame and the default metrics. `extra`
-    metrics are added (replacing one of the same name) where the frame has their scores."""
+    """The plan of one question's frame (from the question, else guessed from the frame with
+    the default metrics); `extra` metrics are added where the frame has their scores."""
     if question is not None:  # a judge not asked (a run without judges) has no column
         columns = [c for c in score_columns(frame, question) if c in frame.columns]
         metrics = question.derived_metrics()
@@ -240,10 +237,9 @@ def analyze_run(
     method: Method | None = None,
     by: Sequence[str] | Keep = KEEP,
 ) -> Run:
-    """Recompute a run folder's `summary.csv` and `comparisons.csv` from its samples — with
-    `baseline` (a group of the run; None: no comparisons; default: the run's own), `method`
-    and `by` (grid factors to split by; `[]` for none; default: the run's own) — record them
-    in run.json and return the run read again. Nothing is asked of any model."""
+    """Recompute a run folder's statistics from its samples with `baseline` (None: no
+    comparisons), `method` and `by` (default: the run's own), record them in run.json and
+    return the run read again."""
     loaded = run if isinstance(run, Run) else load_run(run)
     statistics = loaded.statistics
     chosen_method = method or statistics.get("method") or DEFAULT_METHOD

@@ -37,14 +37,11 @@ RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
 COMPARISONS_FILE = "comparisons.csv"
 COSTS_FILE = "costs.csv"
-"""Per group and per model: cost per sample (answers and judges apart) beside each score."""
 MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
 CURVES_FILE = "training_curves.csv"
-"""The training curves of the run's fine-tuned models: one row per job and step, with the
-run's group of the job's model (written when the run's lab has them)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
