@@ -11,31 +11,10 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.errors import RunFolderError
-from evals.runs._analysis import (
-    KEEP,
-    Keep,
-    analyze_run,
-    check_baseline,
-    check_by,
-    check_method,
-    write_run_file,
-)
+from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_by, write_run_file
 from evals.runs._compare import compare_runs
-from evals.runs._folder import (
-    COMPARISONS_FILE,
-    COSTS_FILE,
-    CURVES_FILE,
-    MODEL_SUMMARY_FILE,
-    REPORT_FILE,
-    RUN_FILE,
-    RUN_LOG,
-    SAMPLES_DIR,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-)
+from evals.runs._folder import COMPARISONS_FILE, REPORT_FILE, RUN_LOG, Run, load_run
 from evals.runs._human import (
-    AGREEMENT_FILE,
     HUMAN_PREFIX,
     LABELS_FILE,
     SAMPLE_KEYS,
@@ -54,27 +33,19 @@ from evals.runs._writing import (
 )
 
 __all__ = [
-    "AGREEMENT_FILE",
     "COMPARISONS_FILE",
-    "COSTS_FILE",
-    "CURVES_FILE",
     "HUMAN_PREFIX",
     "KEEP",
     "LABELS_FILE",
-    "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
-    "RUN_FILE",
     "RUN_LOG",
-    "SAMPLES_DIR",
     "SAMPLE_KEYS",
-    "SUMMARY_FILE",
     "Keep",
     "Run",
     "RunFolderError",
     "analyze_run",
     "check_baseline",
     "check_by",
-    "check_method",
     "compare_runs",
     "disagreements",
     "endpoints_of",

@@ -14,14 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, describe_os_error
-from evals.runs._folder import (
-    COMPARISONS_FILE,
-    COSTS_FILE,
-    RUN_FILE,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-)
+from evals.runs._folder import COMPARISONS_FILE, COSTS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
 from evals.runs._human import AGREEMENT_FILE, agreement_table
 from evals.stats import (
     DEFAULT_METHOD,
