@@ -146,20 +146,6 @@ def _frame_factors(frame: pd.DataFrame) -> dict[str, list[str]]:
     return {f: list(dict.fromkeys(frame[f].astype(str))) for f in between}
 
 
-def frame_factors(
-    frames: Mapping[str, pd.DataFrame], questions: Mapping[str, Question] | None = None
-) -> dict[str, list[str]]:
-    """Each question's grid factor names: from the question when given, else the frame."""
-    return {
-        name: list(
-            (questions or {})[name].factor_levels()
-            if name in (questions or {})
-            else _frame_factors(frame)
-        )
-        for name, frame in frames.items()
-    }
-
-
 def _question_entry(
     name: str, frame: pd.DataFrame, question: Question | None, plan: ScorePlan
 ) -> dict[str, Any]:
@@ -238,23 +224,29 @@ def write_run(
 
     `questions` (by the same names) give each question's type, scores, metrics, scales and
     prompts; without them these are read from the frames. `metrics` are added to every
-    question whose frame has their scores. `summary.csv` holds every question × group ×
-    score and metric with its interval (`method`), and a pooled row per group × score; with
-    a `baseline` group, `comparisons.csv` holds each other group against it. `models` adds
-    facts per model (job, kind, step, epoch). `by_model` also writes `summary_by_model.csv`.
-    `info` adds fields to run.json. `curves` is written as `training_curves.csv`. `by`
-    (grid factors) splits the summary and comparisons by the factors' levels.
+    question whose frame has their scores; `baseline` (a group) writes `comparisons.csv`;
+    `by` (grid factors) splits the statistics by level. `models` adds facts per model (job,
+    kind, step, epoch), `by_model` writes `summary_by_model.csv`, `info` adds fields to
+    run.json, `curves` is written as `training_curves.csv`.
     """
     if not frames:
         raise RunFolderError("no frames to write: a run needs at least one question's frame")
     check_method(method)
+    questions = questions or {}
     group_map = (
         {str(g): [str(m) for m in ms] for g, ms in groups.items()}
         if groups is not None
         else _groups_of(frames)
     )
     check_baseline(baseline, group_map)
-    by = check_by(by, frame_factors(frames, questions))
+    plans = {
+        name: score_plan(frame, questions.get(name), metrics) for name, frame in frames.items()
+    }
+    entries = [
+        _question_entry(name, frame, questions.get(name), plans[name])
+        for name, frame in frames.items()
+    ]
+    by = check_by(by, {entry["name"]: list(entry["factors"]) for entry in entries})
     folder = prepare_folder(out)
     content: dict[str, Any] = {
         "format": 1,
@@ -268,18 +260,11 @@ def write_run(
         **dict(info or {}),
     }
     taken: set[str] = set()
-    entries = []
-    plans = {
-        name: score_plan(frame, (questions or {}).get(name), metrics)
-        for name, frame in frames.items()
-    }
     try:
-        for name, frame in frames.items():
-            entry = _question_entry(name, frame, (questions or {}).get(name), plans[name])
-            entry["samples_file"] = samples_file_name(name, taken)
+        for entry, frame in zip(entries, frames.values(), strict=True):
+            entry["samples_file"] = samples_file_name(entry["name"], taken)
             entry["totals"] = frame_totals(frame)
             write_samples(frame, folder / entry["samples_file"])
-            entries.append(entry)
         settings = dict(content.get("settings") or {})
         settings["statistics"] = write_statistics(
             folder,
