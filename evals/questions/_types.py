@@ -141,11 +141,10 @@ class _JudgeMixin(Question):
         return render_template(self.prompt_template, question=question, answer=answer)
 
 
-class FreeFormJudge(_JudgeMixin):
-    """A judge whose verdict is free text."""
+class _TextQuestion(Question):
+    """Questions answered by generated text, up to `max_tokens`."""
 
-    type_name: ClassVar[str] = "free_form_judge"
-    temperature: float = Field(default=0.0, ge=0, le=2)
+    temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
 
     def request_params(self) -> dict[str, Any]:
@@ -159,6 +158,13 @@ class FreeFormJudge(_JudgeMixin):
         return self.max_tokens
 
 
+class FreeFormJudge(_TextQuestion, _JudgeMixin):
+    """A judge whose verdict is free text."""
+
+    type_name: ClassVar[str] = "free_form_judge"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+
+
 class RatingJudge(_JudgeMixin, Rating):
     """A judge whose verdict is a rating read from logprobs."""
 
@@ -169,12 +175,10 @@ AnyJudge = FreeFormJudge | RatingJudge
 """The two judge types."""
 
 
-class FreeForm(Question):
+class FreeForm(_TextQuestion):
     """A free-text answer per sample, optionally graded by judges (one column each)."""
 
     type_name: ClassVar[str] = "free_form"
-    temperature: float = Field(default=1.0, ge=0, le=2)
-    max_tokens: int = Field(default=1024, ge=1)
     top_p: float | None = Field(default=None, gt=0, le=1)
     judges: dict[str, AnyJudge] = Field(default_factory=dict)
 
@@ -222,11 +226,7 @@ class FreeForm(Question):
         }
 
     def request_params(self) -> dict[str, Any]:
-        params = {
-            **super().request_params(),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
+        params = super().request_params()
         if self.top_p is not None:
             params["top_p"] = self.top_p
         return params
@@ -271,6 +271,3 @@ class FreeForm(Question):
             for name, judge in self.judges.items()
             if judge.gives_score
         }
-
-    def expected_completion_tokens(self) -> int:
-        return self.max_tokens

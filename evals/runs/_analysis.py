@@ -239,7 +239,8 @@ def analyze_run(
     check_method(chosen_method)
     chosen = loaded.baseline if baseline is KEEP else baseline
     check_baseline(chosen, loaded.groups)
-    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, loaded.factors())
+    factors = {name: list(loaded.factor_levels(name)) for name in loaded.questions}
+    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, factors)
     frames = loaded.frames()
     plans = {
         name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))

@@ -121,10 +121,6 @@ class Run:
         """The grid factors the summary and comparisons are split by (none: not split)."""
         return [str(name) for name in self.statistics.get("by") or []]
 
-    def factors(self) -> dict[str, list[str]]:
-        """Each question's grid factors (question → factor names; empty without a grid)."""
-        return {name: list(self.factor_levels(name)) for name in self.questions}
-
     def factor_levels(self, name: str) -> dict[str, list[str]]:
         """A question's grid factors with their levels in the order written."""
         recorded = self.question_info(name).get("factors") or {}

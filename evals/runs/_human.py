@@ -119,12 +119,9 @@ def agreement_table(
             judge = pd.to_numeric(merged[score], errors="coerce").to_numpy(dtype=float)
             labelled = merged[human].to_numpy(dtype=float)
             scale = scales.get(question, {}).get(score) or score_scale(score)
-            rows.append(
-                _row(question, score, judge, labelled, scale, list(metrics.get(question, [])))
-            )
-            pooled.setdefault(score, []).append(
-                (judge, labelled, scale, list(metrics.get(question, [])))
-            )
+            part = (judge, labelled, scale, list(metrics.get(question, [])))
+            rows.append(_row(question, score, *part))
+            pooled.setdefault(score, []).append(part)
     for score, parts in pooled.items():
         if len(parts) < 2 or len({scale for _, _, scale, _ in parts}) != 1:
             continue
