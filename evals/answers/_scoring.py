@@ -1,7 +1,5 @@
-"""Turning first-token logprobs into answers: rating scores and next-token distributions.
-
-Both work on the top logprobs of the first generated token, stored as `[(token, logprob), …]`.
-"""
+"""Rating scores and next-token distributions from the first generated token's top logprobs
+(`[(token, logprob), …]`)."""
 
 from __future__ import annotations
 

@@ -71,11 +71,9 @@ class History:
     score: str
     question: str
     left_out: dict[str, list[str]] = field(default_factory=dict)
-    """Run folder name → its questions not compared over all questions (another run lacks
-    them or the score); only runs that leave something out."""
+    """Run folder name → its questions left out (another run lacks them or the score)."""
     judge_models: dict[str, str] = field(default_factory=dict)
-    """Run folder name → the model(s) its judges were asked of; empty when every run's are
-    the same."""
+    """Run folder name → its judges' models; empty when every run's are the same."""
 
     def figure(self) -> Figure:
         """The trend: each group's mean and interval per run, moved changes marked."""

@@ -27,11 +27,10 @@ class ReportFiles:
     problems: list[FigureProblem] = field(default_factory=list)
     """Figures that could not be drawn, each with the reason."""
     recomputed: bool = False
-    """Whether summary.csv and comparisons.csv were computed again from the samples."""
+    """Whether the statistics were computed again from the samples."""
     embedded: int = 0
-    """Figures in the report."""
+    """Figures in the report; of those, `reused` were read back from a store, not drawn."""
     reused: int = 0
-    """Of those, the ones read back from a figure store instead of drawn."""
 
 
 def report_run(

@@ -120,15 +120,12 @@ def score_run(
         if not question.takes_judges:
             continue
         chosen[name] = question.with_judges(extra, model=judge_model)
-    asking = {
-        name: {
-            judge: spec
-            for judge, spec in question.judge_questions().items()
-            if not extra or judge in extra
-        }
-        for name, question in chosen.items()
-    }
-    asking = {name: judges_of for name, judges_of in asking.items() if judges_of}
+    asking: dict[str, dict[str, Judge]] = {}
+    for name, question in chosen.items():
+        judges_of = question.judge_questions()
+        mine = {judge: judges_of[judge] for judge in judges_of if not extra or judge in extra}
+        if mine:
+            asking[name] = mine
     if not asking:
         raise RunOptionsError(
             f"{loaded.path}: no question of the run has judges to ask",
