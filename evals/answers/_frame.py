@@ -147,8 +147,7 @@ def rates(model: str, price: PriceFunction) -> tuple[float, float]:
 
 def _repeated(values: list[Any], codes: np.ndarray) -> Any:
     """`[values[c] for c in codes]` as a column, with the dtype pandas would infer for that
-    list (`str` in pandas 3, object before): the few distinct values are converted once and
-    taken by index, so no per-row Python objects are made."""
+    list, made without per-row Python objects."""
     if all(isinstance(v, str) for v in values):
         return pd.Series(values).array.take(codes)
     return [values[c] for c in codes.tolist()]
@@ -156,8 +155,7 @@ def _repeated(values: list[Any], codes: np.ndarray) -> Any:
 
 def _text_values(array: pa.Array) -> Any:
     """A column of str/None with the dtype pandas would infer for that list (`str` in
-    pandas 3, object before; all None stays object), taken from Arrow without Python
-    strings."""
+    pandas 3, object before), taken from Arrow without Python strings."""
     if array.null_count == len(array):
         return [None] * len(array)
     inferred = _inferred_text_dtype()

@@ -26,9 +26,9 @@ __all__ = ["JudgePlan", "lay_out_judges", "plan_judges"]
 
 @dataclass
 class JudgePlan:
-    """What a question's judges will ask of its frame: per judge, each row's prompt as an
-    index into the judge's distinct prompts (-1: none), the distinct prompts and where its
-    requests start in `planned`; the requests; the parameters each judge's model is sent."""
+    """What a question's judges ask of its frame: per judge, each row's prompt as an index
+    into its distinct prompts (-1: none), those prompts and where its requests start in
+    `planned`; and the parameters each judge's model is sent."""
 
     asked: dict[str, tuple[list[int], list[str], int]]
     planned: list[Planned]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import QuestionError, RunFolderError, RunOptionsError
-from evals.questions import Question, load_questions
+from evals.questions import FreeForm, Question, load_questions
 from evals.runner import run_context
 from evals.runs import REPORT_FILE, Run, load_run, rewrite_questions, utc_now
 
@@ -117,7 +117,7 @@ def score_run(
                 "its answers cannot be judged again",
                 hint="Score runs written by `labmgr eval run` or `run_questions`.",
             )
-        if not question.takes_judges:
+        if not isinstance(question, FreeForm):  # only free text is judged
             continue
         chosen[name] = question.with_judges(extra, model=judge_model)
     asking: dict[str, dict[str, Judge]] = {}

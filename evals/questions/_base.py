@@ -270,9 +270,6 @@ class Question(BaseModel):
         """A copy asking for the answers only (what a run with `judge=False` buys)."""
         return self
 
-    takes_judges: ClassVar[bool] = False
-    """Whether judges can grade this question's answers (free-form text)."""
-
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> Question:

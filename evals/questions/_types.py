@@ -231,8 +231,6 @@ class FreeForm(_TextQuestion):
             params["top_p"] = self.top_p
         return params
 
-    takes_judges: ClassVar[bool] = True
-
     def judge_questions(self) -> Mapping[str, AnyJudge]:
         return self.judges
 

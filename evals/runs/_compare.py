@@ -1,8 +1,5 @@
-"""`compare_runs`: which question × group × score moved between two runs.
-
-A score *moved* when each run's mean lies outside the other run's interval. Rows present in
-only one run are listed with the status `only in A` / `only in B`.
-"""
+"""`compare_runs`: which question × group × score moved between two runs (each run's mean
+outside the other run's interval)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`,
-`comparisons.csv`, `run.log`, `report.html`, `training_curves.csv` when the run's models have
-curves, and `load_run` to read it back."""
+"""A run folder on disk (`run.json`, `samples/<question>.parquet`, the statistics' CSV files,
+`run.log`, `report.html`) and `load_run` to read it back."""
 
 from __future__ import annotations
 
