@@ -92,8 +92,8 @@ class RunOptionsError(EvalsError, ValueError):
 
     @classmethod
     def of(cls, error: ValidationError, *, hint: str) -> EvalsError:
-        """One sentence naming each unknown or wrong option; an error of ours that a
-        validator raised (a baseline that is not a group, say) as it is."""
+        """One sentence naming each unknown or wrong option (an error of ours that a
+        validator raised, as it is)."""
         for problem in error.errors():
             raised = (problem.get("ctx") or {}).get("error")
             if isinstance(raised, EvalsError):

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evals.cache import CachedSamples, SampleResult
+from evals.cache import SampleResult
 from evals.runner import BudgetCut
 
 if TYPE_CHECKING:
@@ -90,25 +90,7 @@ def _general_row(
     except (ValueError, TypeError, KeyError) as failure:
         row["answer"] = question.no_answer
         row["error"] = f"unreadable cached sample: {failure}"
-        return row
-    if question.answer_kind == "text" and found[0].finish_reason == "refusal":
-        row["error"] = REFUSED_ERROR
-    return row
-
-
-def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
-    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced
-    (refusals are marked on the whole column)."""
-    if cached is None or rows == 0 or not cached.has_first(rows):
-        return None
-    return {
-        "answer": cached.content[:rows],
-        "finish_reason": cached.finish_reason[:rows],
-        "error": None,
-        "prompt_tokens": cached.prompt_tokens[:rows],
-        "completion_tokens": cached.completion_tokens[:rows],
-        "reasoning_tokens": cached.reasoning_tokens[:rows],
-    }
+    return row  # a text answer's refusal is marked on the whole column (`_marked_refusals`)
 
 
 def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
@@ -116,10 +98,15 @@ def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
     per_row = question.cached_samples_per_row
     key = p.request.cache_key if p.request else ""
     cached = fetched.results.get(key) if p.request else None
-    if question.answer_kind == "text":
-        fast = _fast_text_block(cached, rows)
-        if fast is not None:
-            return fast
+    if question.answer_kind == "text" and cached is not None and rows and cached.has_first(rows):
+        return {  # samples 0…rows-1 cached: the cache's own columns, sliced
+            "answer": cached.content[:rows],
+            "finish_reason": cached.finish_reason[:rows],
+            "error": None,
+            "prompt_tokens": cached.prompt_tokens[:rows],
+            "completion_tokens": cached.completion_tokens[:rows],
+            "reasoning_tokens": cached.reasoning_tokens[:rows],
+        }
     errors = fetched.outcome.errors
     model_error = fetched.outcome.failed_models.get(p.model)
     names = _value_names(question)

@@ -1,5 +1,5 @@
-"""Prompt grids: factors with levels, and a template whose placeholders they fill; every
-combination of levels is one prompt.
+"""Prompt grids: factors with levels fill a template's placeholders; every combination of
+levels is one prompt, the first factor varying slowest.
 
     grid:
       perspective:                      # whole-text levels: label -> placeholder -> text
@@ -8,10 +8,8 @@ combination of levels is one prompt.
       amount: [500, 5000]               # plain levels: each fills {amount} and is its label
     template: "{asker}. Should {side} pay the ${amount} repair?"
 
-A factor is a list of plain levels (`{factor}` takes the level), a mapping of label to text
-(`{factor}` takes the text), or a mapping of label to a mapping of placeholders (every level
-gives the same placeholders; `{factor}` takes the label). Prompts come in a fixed order: the
-first factor varies slowest, levels in the order written.
+A factor is a list of plain levels, a mapping of label to text, or a mapping of label to
+placeholders (every level filling the same ones; `{factor}` takes the label).
 """
 
 from __future__ import annotations

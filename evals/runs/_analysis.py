@@ -118,8 +118,7 @@ def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
 
 
 def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[str]:
-    """`by` as a list, each a grid factor of some question of the run (`factors`: question →
-    its factor names); else `RunOptionsError` naming the factor and those the run has."""
+    """`by` as a list of grid factors of the run (`factors`: question → its factor names)."""
     names = [str(name) for name in by]
     known = list(dict.fromkeys(f for names_of in factors.values() for f in names_of))
     for name in names:

@@ -155,8 +155,7 @@ class Run:
         self._frames.update(frames)
 
     def errors(self) -> pd.DataFrame:
-        """Every row with an error, over all questions: `question`, `model`, `error` (only
-        those columns are read from the samples files)."""
+        """Every row with an error over all questions (`question`, `model`, `error`)."""
         parts = []
         for name in self.questions:
             frame = self._frames.get(name)

@@ -117,7 +117,7 @@ def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def _dicts(column: pa.ChunkedArray) -> list[dict[Any, float] | None]:
     """A map column as dicts, built from its flat keys and values (several times faster than
-    Arrow's own conversion to dicts); equal keys are one shared Python object."""
+    Arrow's own conversion)."""
     found: list[dict[Any, float] | None] = []
     for chunk in column.chunks:
         keys_array, values = chunk.keys, chunk.items
@@ -145,8 +145,8 @@ def _dicts(column: pa.ChunkedArray) -> list[dict[Any, float] | None]:
 
 
 def read_samples(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Read a file written by `write_samples` (any other Parquet file is read as is); with
-    `columns`, only those (nothing else is read or decoded)."""
+    """Read a file written by `write_samples` (any other Parquet file as is); with `columns`,
+    only those."""
     table = pq.read_table(Path(path), columns=list(columns) if columns is not None else None)
     raw = (pq.read_schema(Path(path)).metadata or {}).get(_META_KEY)
     if raw is None:
