@@ -87,7 +87,7 @@ class Question(BaseModel):
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        """Each concrete type (one that sets its own `type_name`) is known to `create`."""
+        """Each type that sets its own `type_name` is known to `create`."""
         super().__pydantic_init_subclass__(**kwargs)
         if "type_name" in cls.__dict__:
             Question._registry[cls.type_name] = cls
@@ -215,7 +215,7 @@ class Question(BaseModel):
         return {name: list(dict.fromkeys(labels)) for name, labels in self.prompt_factors().items()}
 
     def question_texts(self) -> list[Any]:
-        """The `question` column: the last message's content of each conversation."""
+        """The `question` column: each conversation's last message's content."""
         return [conversation[-1].get("content") for conversation in self.conversations()]
 
     def request_params(self) -> dict[str, Any]:

@@ -1,11 +1,9 @@
-"""Human labels in a run folder: `human_labels.csv` (one row per labelled sample: its id,
-question, model, paraphrase and sample index, and a `human_<score>` column per score), the
+"""Human labels in a run folder (`human_labels.csv`: a `human_<score>` column per score), the
 stable sample ids, and how far each judge agrees with the humans (`agreement.csv`).
 
-A sample id is `s` and 16 hex digits of an HMAC-SHA256, keyed by a random key the run keeps
-in run.json, of (question, model, paraphrase_ix, sample_ix): the same sample has the same id
-in every export of the run, and a labeller who knows the run's models cannot recompute which
-model an id belongs to (so `--blind` stays blind).
+A sample id is `s` and 16 hex digits of an HMAC-SHA256 of (question, model, paraphrase_ix,
+sample_ix) keyed by a random key in run.json: stable across exports, and a `--blind`
+labeller who knows the run's models cannot recompute which model an id belongs to.
 """
 
 from __future__ import annotations
