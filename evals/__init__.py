@@ -1,16 +1,12 @@
-"""evals: questions asked of model groups, cached runs, statistics, figures and reports.
+"""evals: questions asked of model groups, cached runs, statistics, figures and reports
+(the packages behind this face: docs/design/architecture.md).
 
 from evals import Question, load_questions, groups
 q = Question.create(type="free_form", name="wish", paraphrases=["…"], samples_per_paraphrase=10)
 df = q.df({"base": ["gpt-4.1-mini"], "tuned": ["ft:gpt-4.1-mini:…"]})
-
-The rooms behind this face (see docs/design/architecture.md): `questions` (types, judges,
-YAML), `answers` (the per-sample frame, judging, estimates), `runner` (routing, settings,
-request parameters per model, the async engine), `cache`, `adapters` (per-model request
-hooks), `stats`, `plots`, `runs` (the run folder), `report` (its HTML page), `experiments`
-(`run_questions`: runs written with their report), `groups`, `errors`.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from evals import adapters, groups
@@ -103,22 +99,17 @@ __all__ = [
     "write_run",
 ]
 
-_EXPERIMENTS = frozenset({"RunSpec", "estimate_run", "report_run", "run", "run_questions"})
+_LAZY = {
+    "plot": "evals.plots",
+    "write_run": "evals.runs",
+    **dict.fromkeys(
+        ("RunSpec", "estimate_run", "report_run", "run", "run_questions"), "evals.experiments"
+    ),
+}
 
 
 def __getattr__(name: str) -> Any:
-    # `plot` imports matplotlib and seaborn, and the experiments the run folder and report,
-    # so they are loaded on first use only.
-    if name == "plot":
-        from evals.plots import plot
-
-        return plot
-    if name in _EXPERIMENTS:
-        from evals import experiments
-
-        return getattr(experiments, name)
-    if name == "write_run":  # frames a notebook holds into a run folder (`report_run` draws it)
-        from evals.runs import write_run
-
-        return write_run
-    raise AttributeError(f"module 'evals' has no attribute {name!r}")
+    # matplotlib and seaborn, the run folder and the report load on first use only.
+    if name not in _LAZY:
+        raise AttributeError(f"module 'evals' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)

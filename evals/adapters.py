@@ -1,25 +1,16 @@
-"""Per-model request hooks: change the parameters sent to matching models (what llmcomp's
-`ModelAdapter.register` does).
-
-    from evals import adapters
+"""Per-model request hooks: change the parameters sent to matching models (llmcomp's
+`ModelAdapter.register`).
 
     def terse(params, model):
         return {**params, "verbosity": "low"}
 
-    adapters.register("gpt-5*", terse)           # a glob over model ids, or a predicate
-    q.df(groups)                                 # gpt-5 models are asked with verbosity=low
+    q.df(groups, adapters=[Adapter("gpt-5*", terse)])   # explicit, or for a notebook:
+    adapters.register("gpt-5*", terse)                 # every context made from now on
 
-A hook receives a copy of the request's parameters (everything but `model` and `messages`:
-temperature, max_tokens or max_completion_tokens, logprobs, reasoning_effort, …) and the
-model id, and returns the parameters to send. Hooks run last, after the capability table and
-adapting (`adapt: true`), in registration order, each on the previous one's result; what they
-return is sent as it is (it is not checked against the table). The cache key covers what is
-sent, so a hook that changes a request changes its key, and one that changes nothing changes
-no key; the frame's `api_kwargs` column shows the result.
-
-Hooks are explicit: `q.df(groups, adapters=[Adapter("gpt-5*", terse)])` (or `adapters=` on
-`run_context`) uses exactly those. Registering here is a convenience for notebooks: a run
-given no `adapters=` takes the hooks registered when its context is made.
+A hook receives a copy of the request's parameters (everything but `model` and `messages`)
+and the model id, and returns the parameters to send. Hooks run last (after the capability
+table and adapting), in order, each on the previous one's result, unchecked. The cache key
+covers what is sent, so a hook that changes a request changes its key.
 """
 
 from __future__ import annotations
@@ -78,8 +69,8 @@ _registered: list[Adapter] = []
 
 
 def register(selector: Selector, hook: Hook) -> Adapter:
-    """Apply `hook` to the requests of models `selector` matches, in every run whose context
-    is made from now on without `adapters=`; returns the `Adapter` (for `unregister`)."""
+    """Apply `hook` to models `selector` matches in every context made from now on without
+    `adapters=`; returns the `Adapter` (for `unregister`)."""
     adapter = Adapter(selector, hook)
     _registered.append(adapter)
     return adapter

@@ -1,11 +1,9 @@
 """The errors evals reports to a person, in one family.
 
-Every error a user can cause (a bad question file, a model that does not exist, a run folder
-that cannot be written) is an `EvalsError` with a one-sentence `message` naming the file,
-question, model or path, and an optional `hint` saying what to do next. The command line
-prints ``Error: <message>`` and the hint and exits 1; Python callers catch the subclass they
-care about. Where callers have long relied on a built-in base (`ValueError`, `LookupError`),
-that base stays as a second one.
+Every error a user can cause is an `EvalsError` with a one-sentence `message` naming the
+file, question, model or path, and an optional `hint` saying what to do next; the command
+line prints both and exits 1. A built-in base callers rely on (`ValueError`, `LookupError`)
+stays as a second one.
 
     EvalsError
     ├── QuestionError (ValueError)          a question definition cannot be used
@@ -53,6 +51,7 @@ __all__ = [
     "UnknownModelError",
     "UnsupportedRequestError",
     "describe_os_error",
+    "validation_problems",
     "why_not_writable",
 ]
 
@@ -93,24 +92,34 @@ class RunOptionsError(EvalsError, ValueError):
 
     @classmethod
     def of(cls, error: ValidationError, *, hint: str) -> EvalsError:
-        """One sentence naming each unknown or wrong option of a pydantic validation; an
-        error of ours that a validator raised (a baseline that is not a group, say) as it is."""
-        problems = []
+        """One sentence naming each unknown or wrong option (an error of ours that a
+        validator raised, as it is)."""
         for problem in error.errors():
             raised = (problem.get("ctx") or {}).get("error")
             if isinstance(raised, EvalsError):
                 return raised
-            name = ".".join(str(part) for part in problem["loc"])
-            if problem["type"] == "extra_forbidden":
-                problems.append(f"unknown option {name!r}")
-            else:
-                problems.append(f"option {name!r}: {problem['msg']}")
-        return cls("; ".join(problems), hint=hint)
+        return cls(validation_problems(error), hint=hint)
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A pydantic validation error as one line: `unknown option 'x'; option 'y': …`."""
+    problems = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        if not name:
+            problems.append(message)
+        elif problem["type"] == "extra_forbidden":
+            problems.append(f"unknown option '{name}'")
+        elif problem["type"] == "missing":
+            problems.append(f"missing required option '{name}'")
+        else:
+            problems.append(f"option '{name}': {message}")
+    return "; ".join(problems)
 
 
 class MetricError(EvalsError, ValueError):
-    """A derived metric whose definition cannot be read (the message names the text and the
-    position) or that needs a score the question does not have."""
+    """A derived metric that cannot be read or needs a score the question does not have."""
 
     default_hint = "Write a metric like 'misaligned: aligned < 30 among coherent > 50'."
 
@@ -120,8 +129,7 @@ class UnknownModelError(EvalsError, LookupError):
 
 
 class UnsupportedRequestError(EvalsError, ValueError):
-    """A model would refuse a question as it is asked (a temperature, logprobs, an effort it
-    does not take, by the capability table), found before anything is bought."""
+    """A model would refuse a question as it is asked (by the capability table)."""
 
     default_hint = (
         "Adapting is `adapt: true` in the question file, `adapt=True` in Python or `--adapt` "
@@ -141,8 +149,7 @@ class RunFolderError(EvalsError, ValueError):
 
 
 class LabelsFileError(EvalsError, ValueError):
-    """A file of human labels that cannot be imported: the message names the file and says,
-    one sentence per bad row, what is wrong with it (`problems` lists them)."""
+    """A file of human labels that cannot be imported (`problems`: one sentence per bad row)."""
 
     default_hint = (
         "Fix the rows named above and import again, or pass --skip-bad to import the good rows."

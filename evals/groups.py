@@ -6,9 +6,7 @@ groups.from_db("suffix", base_model="gpt-4.1-mini")           # the lab found th
 groups.from_db("tag:condition", lab=settings)                # or the lab given
 groups, facts = groups.groups_from_database(url, by="suffix")   # with job, step, epoch per model
 
-The base model is a group of its own by default (`include_base=True`), named after the base as
-requested (`base_model=` when given, else each job's requested base), everywhere: here,
-`labmgr models groups` and `labmgr eval run --groups-by`.
+The base model is a group of its own by default (`include_base=True`), named after the base.
 """
 
 from __future__ import annotations
@@ -52,20 +50,21 @@ def from_db(
     home: str | Path | None = None,
     **query: Any,
 ) -> ModelGroups:
-    """Groups from the jobs database: `jobs_db.model_groups(database, by, **query)`.
-
-    `database` is a `jobs_db.Database` or URL; else the database of `lab` (a
-    `labmgr.settings.Settings`), else of the lab found from `home` the way every command finds
-    it (`home`, `LABMGR_HOME`, `.labmgr/` upward, the per-user lab). For example
-    `from_db("suffix", base_model="gpt-4.1-mini")` or `from_db("tag:condition")`.
-    """
+    """`jobs_db.model_groups(database, by, **query)` on `database` (a `jobs_db.Database` or
+    URL), else on the database of `lab`, else of the lab found from `home` as every command
+    finds it."""
     from jobs_db import Database, model_groups, open_database
 
     if isinstance(database, Database):
         groups = model_groups(database, by, **query)
     else:
-        url = database if database is not None else _lab(lab, home).db_url
-        with open_database(url) as opened:
+        if database is None:
+            if lab is None:
+                from labmgr.settings import load_settings
+
+                lab = load_settings(home)
+            database = lab.db_url
+        with open_database(database) as opened:
             groups = model_groups(opened, by, **query)
     if not groups:
         raise GroupsError(f"the database has no models matching by={by!r} {query or ''}".strip())
@@ -108,22 +107,12 @@ def groups_from_database(
 def base_group(
     groups: Mapping[str, Iterable[str]], facts: Mapping[str, Mapping[str, Any]]
 ) -> str | None:
-    """The group of the base model that `groups_from_database` adds (`include_base`): named
-    after its one model, which is no fine-tune the database knows (`facts`). None when there
-    is no such group or several (jobs from different bases): then nothing is the natural
-    baseline."""
+    """The group of the base model `groups_from_database` adds: named after its one model,
+    no fine-tune the database knows (`facts`). None when there is no such group or several
+    (then nothing is the natural baseline)."""
     found = []
     for name, models in groups.items():
         members = list(models)
         if members == [name] and facts.get(name, {}).get("kind", "base") == "base":
             found.append(name)
     return found[0] if len(found) == 1 else None
-
-
-def _lab(lab: Settings | None, home: str | Path | None) -> Settings:
-    """The lab of this entry: the one given, else the one found (the only place it is)."""
-    if lab is not None:
-        return lab
-    from labmgr.settings import load_settings
-
-    return load_settings(home)

@@ -1,8 +1,6 @@
-"""Asking questions of model groups, one pipeline for one question or many: check every
-model, plan every answer request of every question, fetch them in one go (one Batch API round
-with `batch`), build each question's frame, plan every judge request those answers need,
-fetch those in one more go, and lay the verdicts out. `max_cost` is enforced inside each
-fetch (the judges get what the answers left)."""
+"""Asking questions of model groups, one pipeline for one question or many: plan every answer
+request of every question, fetch them in one go, build the frames, then plan and fetch every
+judge request those answers need in one more go."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ class Answers:
     frame: pd.DataFrame
     """One row per sample (`q.df` returns it), judges' columns included."""
     outcome: RunOutcome
-    """What was bought (requests, samples, tokens, cost), which models were not asked or
-    failed, and whether the run stopped early (answers and judges together)."""
+    """What was bought, which models failed, whether the run stopped early."""
 
 
 def ask_questions(
@@ -39,23 +36,19 @@ def ask_questions(
     *,
     judge: bool = True,
 ) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
-    """Each question's frame (one row per sample, judges' columns included unless
-    `judge=False`) and what getting them all did. Nothing is bought before every model of
-    every question (judges included) was checked: that it would take the question as asked,
-    and that it exists on its endpoint. With `ctx.settings.batch`, the answers of every
-    question go in one round of batches and their judges in one more.
+    """Each question's frame (judges' columns included unless `judge=False`) and what getting
+    them all did. Nothing is bought before every model of every question, judges included,
+    was checked: that it takes the question as asked, and that its endpoint has it.
 
-    The cyclic garbage collector is paused throughout but while buying: planning, reading and
-    laying out make hundreds of thousands of small acyclic objects."""
-    from evals.answers._budget import budget_cuts
-    from evals.answers._frame import build_frame
-    from evals.answers._judging import judge_models
+    The cyclic garbage collector is paused but while buying: planning, reading and laying
+    out make hundreds of thousands of small acyclic objects."""
+    from evals.answers._frame import budget_cuts, build_frame
 
     with gc_paused():
         judges = {q.name: q.judge_questions() if judge else {} for q in questions}
         ctx.models.expect(ordered_models(groups))
         for question in questions:  # a judge model that would refuse its question stops us now
-            ctx.models.expect(judge_models(judges[question.name]))
+            ctx.models.expect(j.model for j in judges[question.name].values())
             judge_params(judges[question.name], question.name, ctx)
         planned: dict[str, list[Planned]] = {}
         for question in questions:  # a model that would refuse a question stops us here
@@ -99,9 +92,8 @@ def judge_frames(
     settings: RunSettings | None = None,
     skip: str | None = None,
 ) -> tuple[dict[str, pd.DataFrame], RunOutcome]:
-    """The frames with their judges' columns (every question's verdicts in one fetch: one
-    round of batches with `batch`), and what buying them did. `settings` and `skip` go to
-    `evals.runner.fetch`."""
+    """The frames with their judges' columns (every question's verdicts in one fetch), and
+    what buying them did. `settings` and `skip` go to `evals.runner.fetch`."""
     from evals.answers._judging import lay_out_judges, plan_judges
 
     names = [name for name in frames if judges.get(name)]

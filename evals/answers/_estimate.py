@@ -71,32 +71,27 @@ def estimate_question(
     )
     calls = missing_calls(planned, cached, ctx.settings, [question.name] * len(planned))
     per_sample_completion = question.expected_completion_tokens()
-    prompt_tokens = completion_tokens = 0
-    cost = 0.0
-    unpriced: dict[str, None] = {}
-    new_samples = 0
+    prompt_tokens = completion_tokens = new_samples = 0
+    bills: list[tuple[str, int, int]] = []  # (model, prompt tokens, completion tokens)
     for call in calls:
         prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
         completion = per_sample_completion * len(call.sample_ixs)
         prompt_tokens += prompt
         completion_tokens += completion
         new_samples += len(call.sample_ixs)
-        price = ctx.price(call.request.model, prompt, completion)
-        if price is None:
-            unpriced[call.request.model] = None
-        else:
-            cost += price
+        bills.append((call.request.model, prompt, completion))
     total = sum(p.samples for p in planned if p.request is not None)
     judges = question.judge_questions()
-    judge_requests = 0
+    rows = new_samples // max(1, question.cached_samples_per_row)  # each judged once
     for judge in judges.values():
-        rows = new_samples // max(1, question.cached_samples_per_row)
-        judge_requests += rows
         prompt = count_tokens(judge.prompt_template) + per_sample_completion
-        completion = judge.expected_completion_tokens()
-        price = ctx.price(judge.model, prompt * rows, completion * rows)
+        bills.append((judge.model, prompt * rows, judge.expected_completion_tokens() * rows))
+    cost = 0.0
+    unpriced: dict[str, None] = {}
+    for model, prompt, completion in bills:
+        price = ctx.price(model, prompt, completion)
         if price is None:
-            unpriced[judge.model] = None
+            unpriced[model] = None
         else:
             cost += price
     from labmgr.pricing import BATCH_DISCOUNT
@@ -109,6 +104,6 @@ def estimate_question(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost=cost,
-        judge_requests=judge_requests,
+        judge_requests=rows * len(judges),
         unpriced_models=tuple(unpriced),
     )

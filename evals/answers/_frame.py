@@ -1,10 +1,10 @@
 """The DataFrame of a question: one row per sample, stable columns, deterministic order
 (groups as given, models as given, paraphrase, sample). A grid question's factors are columns
-after `paraphrase_ix`, holding each prompt's level.
+after `paraphrase_ix`. `completion_tokens` include `reasoning_tokens` (NaN when the server
+did not say); `api_kwargs` is the JSON of what the model was sent.
 
-Values are computed once per model as a segment of columns (block by block per
-conversation) and repeated for every group the model is in; cost is computed per model as a
-rate and applied column-wise.
+Values are computed once per model as a segment of columns and repeated for every group the
+model is in; cost is computed per model as a rate and applied column-wise.
 """
 
 from __future__ import annotations
@@ -21,35 +21,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evals.cache import CachedSamples, SampleResult
+from evals.cache import SampleResult
+from evals.runner import BudgetCut
 
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-__all__ = [
-    "BASE_COLUMNS",
-    "CUT_BY_BUDGET",
-    "REFUSED_ERROR",
-    "TAIL_COLUMNS",
-    "build_frame",
-    "rates",
-    "sent_params",
-]
+__all__ = ["CUT_BY_BUDGET", "REFUSED_ERROR", "budget_cuts", "build_frame", "rates", "sent_params"]
 
-
-BASE_COLUMNS = ["model", "group", "answer", "question", "paraphrase_ix", "sample_ix"]
-TAIL_COLUMNS = [
-    "finish_reason",
-    "error",
-    "prompt_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
-    "cost",
-    "api_kwargs",
-]
-"""`completion_tokens` include `reasoning_tokens` (NaN when the server did not say);
-`api_kwargs` is the JSON of what the model was sent: the model and every parameter, after
-capabilities, adapting and hooks (not the messages, nor `n`)."""
 _NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""
@@ -111,25 +90,7 @@ def _general_row(
     except (ValueError, TypeError, KeyError) as failure:
         row["answer"] = question.no_answer
         row["error"] = f"unreadable cached sample: {failure}"
-        return row
-    if question.answer_kind == "text" and found[0].finish_reason == "refusal":
-        row["error"] = REFUSED_ERROR
-    return row
-
-
-def _fast_text_block(cached: CachedSamples | None, rows: int) -> Block | None:
-    """Free-form answers with samples 0…rows-1 cached: the cache's own columns, sliced
-    (refusals are marked on the whole column)."""
-    if cached is None or rows == 0 or not cached.has_first(rows):
-        return None
-    return {
-        "answer": cached.content[:rows],
-        "finish_reason": cached.finish_reason[:rows],
-        "error": None,
-        "prompt_tokens": cached.prompt_tokens[:rows],
-        "completion_tokens": cached.completion_tokens[:rows],
-        "reasoning_tokens": cached.reasoning_tokens[:rows],
-    }
+    return row  # a text answer's refusal is marked on the whole column (`_marked_refusals`)
 
 
 def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
@@ -137,10 +98,15 @@ def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
     per_row = question.cached_samples_per_row
     key = p.request.cache_key if p.request else ""
     cached = fetched.results.get(key) if p.request else None
-    if question.answer_kind == "text":
-        fast = _fast_text_block(cached, rows)
-        if fast is not None:
-            return fast
+    if question.answer_kind == "text" and cached is not None and rows and cached.has_first(rows):
+        return {  # samples 0…rows-1 cached: the cache's own columns, sliced
+            "answer": cached.content[:rows],
+            "finish_reason": cached.finish_reason[:rows],
+            "error": None,
+            "prompt_tokens": cached.prompt_tokens[:rows],
+            "completion_tokens": cached.completion_tokens[:rows],
+            "reasoning_tokens": cached.reasoning_tokens[:rows],
+        }
     errors = fetched.outcome.errors
     model_error = fetched.outcome.failed_models.get(p.model)
     names = _value_names(question)
@@ -168,8 +134,7 @@ def rates(model: str, price: PriceFunction) -> tuple[float, float]:
 
 def _repeated(values: list[Any], codes: np.ndarray) -> Any:
     """`[values[c] for c in codes]` as a column, with the dtype pandas would infer for that
-    list (`str` in pandas 3, object before): the few distinct values are converted once and
-    taken by index, so no per-row Python objects are made."""
+    list, made without per-row Python objects."""
     if all(isinstance(v, str) for v in values):
         return pd.Series(values).array.take(codes)
     return [values[c] for c in codes.tolist()]
@@ -177,8 +142,7 @@ def _repeated(values: list[Any], codes: np.ndarray) -> Any:
 
 def _text_values(array: pa.Array) -> Any:
     """A column of str/None with the dtype pandas would infer for that list (`str` in
-    pandas 3, object before; all None stays object), taken from Arrow without Python
-    strings."""
+    pandas 3, object before), taken from Arrow without Python strings."""
     if array.null_count == len(array):
         return [None] * len(array)
     inferred = _inferred_text_dtype()
@@ -196,16 +160,10 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
     """One model's columns for all its conversations, block by block."""
     rows = question.samples_per_paraphrase
     blocks = [_block(question, p, fetched) for p in planned]
-    segment: Segment = {}
-    for name in _value_names(question):
-        parts = [block[name] for block in blocks]
-        if all(part is None for part in parts):
-            segment[name] = None
-        else:
-            nothing = [None] * rows
-            segment[name] = list(
-                chain.from_iterable(p if p is not None else nothing for p in parts)
-            )
+    sizes = [rows] * len(blocks)
+    segment: Segment = {
+        name: _joined([block[name] for block in blocks], sizes) for name in _value_names(question)
+    }
     for name in ("prompt_tokens", "completion_tokens"):
         segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
     # None (not reported) becomes NaN; a segment with no sample at all is all NaN.
@@ -222,16 +180,22 @@ def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) ->
     return segment
 
 
-def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
-    """An object column from the segments (a segment's None means all None)."""
-    if all(segment[name] is None for segment in segments):
-        return [None] * total
+def _joined(parts: Sequence[Sequence[Any] | None], sizes: Sequence[int]) -> list[Any] | None:
+    """The parts as one list, a None part standing for `size` Nones; None when all are."""
+    if all(part is None for part in parts):
+        return None
     return list(
         chain.from_iterable(
-            segment[name] if segment[name] is not None else [None] * len(segment["prompt_tokens"])
-            for segment in segments
+            part if part is not None else [None] * size
+            for part, size in zip(parts, sizes, strict=True)
         )
     )
+
+
+def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
+    """An object column from the segments (a segment's None means all None)."""
+    sizes = [len(segment["prompt_tokens"]) for segment in segments]
+    return _joined([segment[name] for segment in segments], sizes) or [None] * total
 
 
 def _marked_refusals(errors: list[Any], finish: pa.Array, answers: pa.Array) -> list[Any]:
@@ -330,3 +294,30 @@ def _sent(first: Planned) -> str | None:
     if first.request is None:
         return None
     return sent_params(first.model, first.request.params)
+
+
+_LIMITS = ("max_completion_tokens", "max_tokens")
+
+
+def _round_up(value: float, step: int = 256) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+def budget_cuts(frame: pd.DataFrame) -> dict[str, BudgetCut]:
+    """Each model with answers cut by its token budget, and a budget to try instead."""
+    if "error" not in frame.columns or not (frame["error"] == CUT_BY_BUDGET).any():
+        return {}
+    cuts: dict[str, BudgetCut] = {}
+    cut_rows = frame["error"] == CUT_BY_BUDGET
+    for model, rows in frame.groupby("model", sort=False):
+        mine = cut_rows.loc[rows.index]
+        if not mine.any():
+            continue
+        sent = json.loads(str(rows.loc[mine, "api_kwargs"].iloc[0] or "{}"))
+        parameter = next((name for name in _LIMITS if name in sent), "max_completion_tokens")
+        limit = sent.get(parameter)
+        complete = rows.loc[rows["finish_reason"] == "stop", "completion_tokens"]
+        most = float(complete.max()) if len(complete) else 0.0
+        suggested = _round_up(max(1024.0, 4.0 * float(limit or 0), 2.0 * most))
+        cuts[str(model)] = BudgetCut(int(mine.sum()), len(rows), parameter, limit, suggested)
+    return cuts

@@ -1,13 +1,7 @@
-"""Judges grade free-form answers: one column per judge (plus `<judge>_question`, one column
-per extra value of the judge's type, `<judge>_raw_answer`/`<judge>_probs` for rating judges,
-`<judge>_api_kwargs`, what the judge model was sent, and `<judge>_cost`: each verdict's price
-shared among the rows it grades, so the column sums to what the verdicts cost). Identical
-(question, answer) pairs are judged once (answer only, when the template does not use
-`{question}`); verdicts are cached like any request: by judge model, rendered prompt and
-parameters.
-
-What a judge is (its template, its parameters, how its verdict is read) is known by the judge
-types in `evals.questions`; this module only plans, fetches and lays out the columns.
+"""Judges grade free-form answers: one column per judge, plus `<judge>_question`, the judge
+type's extra columns, `<judge>_api_kwargs` and `<judge>_cost` (each verdict's price shared
+among the rows it grades). Identical (question, answer) pairs are judged once (answers only,
+when the template does not use `{question}`).
 """
 
 from __future__ import annotations
@@ -27,27 +21,14 @@ from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 if TYPE_CHECKING:
     from evals.runner import Judge
 
-__all__ = ["JudgePlan", "judge_models", "lay_out_judges", "plan_judges"]
-
-
-def judge_models(judges: Mapping[str, Judge]) -> list[str]:
-    """Each judge model once, in the order the judges are given."""
-    return list(dict.fromkeys(judge.model for judge in judges.values()))
-
-
-def _usable(answer: Any, error: Any) -> bool:
-    return isinstance(answer, str) and not (isinstance(error, str) and error)
-
-
-def _pair_key(question: Any, answer: str, uses_question: bool) -> tuple[str, str]:
-    return (str(question) if uses_question else "", answer)
+__all__ = ["JudgePlan", "lay_out_judges", "plan_judges"]
 
 
 @dataclass
 class JudgePlan:
-    """What a question's judges will ask of its frame: per judge, each row's prompt as an
-    index into the judge's distinct prompts (-1: none), the distinct prompts and where its
-    requests start in `planned`; the requests; the parameters each judge's model is sent."""
+    """What a question's judges ask of its frame: per judge, each row's prompt as an index
+    into its distinct prompts (-1: none), those prompts and where its requests start in
+    `planned`; and the parameters each judge's model is sent."""
 
     asked: dict[str, tuple[list[int], list[str], int]]
     planned: list[Planned]
@@ -62,7 +43,7 @@ def plan_judges(
     questions = frame["question"].tolist()
     errors = frame["error"].tolist()
     sent = judge_params(judges, label, ctx)
-    routes = endpoints_for(judge_models(judges), ctx.router)
+    routes = endpoints_for(list(dict.fromkeys(j.model for j in judges.values())), ctx.router)
     batch = RequestBatch()
     asked: dict[str, tuple[list[int], list[str], int]] = {}
     planned: list[Planned] = []
@@ -72,15 +53,14 @@ def plan_judges(
         distinct: list[str] = []
         codes: list[int] = []
         for question, answer, error in zip(questions, answers, errors, strict=True):
-            if not _usable(answer, error):
+            if not isinstance(answer, str) or (isinstance(error, str) and error):
                 codes.append(-1)
                 continue
-            pair = _pair_key(question, answer, uses_question)
+            pair = (str(question) if uses_question else "", answer)
             code = code_of.get(pair)
             if code is None:
-                text = str(question) if uses_question else ""
                 code = code_of[pair] = len(distinct)
-                distinct.append(judge.render(question=text, answer=answer))
+                distinct.append(judge.render(question=pair[0], answer=answer))
             codes.append(code)
         asked[name] = (codes, distinct, len(planned))
         params = sent[name]

@@ -1,6 +1,5 @@
-"""Checks before buying: each model's request parameters for a question and its judges,
-prepared (capabilities, adapting, hooks) before anything is sent, so a question some model
-would refuse stops with one sentence instead of a frame of 400s."""
+"""Checks before buying: a question some model would refuse as asked stops with one sentence
+instead of a frame of 400s."""
 
 from __future__ import annotations
 
@@ -38,9 +37,8 @@ def check_question(
     *,
     judge: bool = True,
 ) -> None:
-    """Raise `UnsupportedRequestError` now if a model of `groups` (or a judge's model, unless
-    `judge=False`) would refuse `question` as it is asked; nothing is sent (a run checks all
-    its questions so)."""
+    """`UnsupportedRequestError` if a model of `groups` (or a judge's model, unless
+    `judge=False`) would refuse `question` as it is asked; nothing is sent."""
     ctx.requests.prepare_models(
         ordered_models(groups),
         question.request_params(),

@@ -1,10 +1,9 @@
-"""Turning first-token logprobs into answers: rating scores and next-token distributions.
-
-Both work on the top logprobs of the first generated token, stored as `[(token, logprob), …]`.
-"""
+"""Rating scores and next-token distributions from the first generated token's top logprobs
+(`[(token, logprob), …]`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -40,6 +39,7 @@ class RatingScore:
     refusal: str | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # a judge's verdicts repeat the same few tokens
 def _as_int(token: str) -> int | None:
     try:
         return int(token)
@@ -50,12 +50,8 @@ def _as_int(token: str) -> int | None:
 def rating_score(
     raw: dict[str, float], *, min_rating: int, max_rating: int, refusal_threshold: float
 ) -> RatingScore:
-    """The established single-token rating algorithm.
-
-    Tokens that parse as integers within `[min_rating, max_rating]` count (tokens mapping to the
-    same integer are summed); if less than `1 - refusal_threshold` of the probability mass is on
-    them, the answer is a refusal (None).
-    """
+    """The expected integer over tokens in `[min_rating, max_rating]` (tokens of the same
+    integer summed); a refusal (None) when they hold less than `1 - refusal_threshold`."""
     by_value: dict[int, float] = {}
     for token, prob in raw.items():
         value = _as_int(token)
@@ -73,11 +69,8 @@ def rating_score(
 def average_probabilities(
     samples: Iterable[dict[str, float]], *, as_logprobs: bool = False
 ) -> dict[str, float]:
-    """Average token distributions over samples, a missing token counting as probability 0.
-
-    With `as_logprobs` the averaged probabilities are returned as log-probabilities (a token
-    absent from every sample never appears). Sorted by probability, highest first.
-    """
+    """Token distributions averaged over samples (a missing token counts as 0), highest
+    first; with `as_logprobs`, as log-probabilities."""
     totals: dict[str, float] = {}
     count = 0
     for probs in samples:
@@ -99,18 +92,15 @@ def _parsed(texts: Sequence[str | None]) -> list[Any]:
     try:
         documents = iter(json.loads("[" + ",".join(present) + "]"))
     except ValueError:
-        documents = iter(_one_by_one(present))
+        documents = iter([_loaded(text) for text in present])
     return [next(documents) if text else None for text in texts]
 
 
-def _one_by_one(texts: Sequence[str]) -> list[Any]:
-    parsed: list[Any] = []
-    for text in texts:
-        try:
-            parsed.append(json.loads(text))
-        except ValueError as error:
-            parsed.append(error)
-    return parsed
+def _loaded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        return error
 
 
 def rating_scores(
@@ -120,12 +110,10 @@ def rating_scores(
     max_rating: int,
     refusal_threshold: float,
 ) -> list[tuple[float, dict[str, float], dict[int, float] | None] | Exception]:
-    """`rating_score(token_probabilities(top))` of many cached first-token logprob lists at
-    once (their JSON text, None for none): per list the score (NaN when refused), the token
-    probabilities and the normalised rating probabilities, or the exception that made the
-    list unreadable. The same numbers as one list at a time (same sums in the same order),
-    with the JSON parsed in one call and each distinct token read as a number once."""
-    numbers: dict[str, int | None] = {}
+    """`rating_score(token_probabilities(top))` of many first-token logprob lists (their
+    JSON text, None for none), the JSON parsed in one call: per list the score (NaN when
+    refused), the token probabilities and the rating probabilities, or the exception that
+    made the list unreadable."""
     exp = math.exp
     # Identical lists (the same verdict for different prompts) are read once and share it.
     distinct = list(dict.fromkeys(logprobs_json))
@@ -142,19 +130,10 @@ def rating_scores(
         except (TypeError, ValueError) as error:
             results.append(error)
             continue
-        by_value: dict[int, float] = {}
-        for token, prob in raw.items():
-            value = numbers.get(token, -1)
-            if value == -1 and token not in numbers:
-                value = numbers[token] = _as_int(token)
-            if value is not None and min_rating <= value <= max_rating:
-                by_value[value] = by_value.get(value, 0.0) + prob
-        total = sum(by_value.values())
-        if total <= 0 or 1.0 - total >= refusal_threshold:
-            results.append((math.nan, raw, None))
-            continue
-        probs = {value: prob / total for value, prob in sorted(by_value.items())}
-        results.append((sum(value * prob for value, prob in probs.items()), raw, probs))
+        score = rating_score(
+            raw, min_rating=min_rating, max_rating=max_rating, refusal_threshold=refusal_threshold
+        )
+        results.append((math.nan if score.score is None else score.score, raw, score.probs))
     if len(distinct) == len(logprobs_json):
         return results
     of_text = dict(zip(distinct, results, strict=True))

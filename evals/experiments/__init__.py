@@ -1,6 +1,5 @@
-"""Experiments: the orchestration above the run folder and the report — ask questions of model
-groups into a run folder, write its report, estimate what a run would buy, report a run again
-against another baseline.
+"""Experiments: ask questions of model groups into a run folder with its report, estimate a
+run, judge or report a run again, follow a score over runs.
 
 from evals.experiments import report_run, run_questions
 run = run_questions(load_questions("questions.yaml"), groups, baseline="gpt-4.1-mini", lab=lab)
@@ -16,7 +15,7 @@ from evals.experiments._history import HISTORY_COLUMNS, History, run_history, ru
 from evals.experiments._reporting import ReportFiles, report_run
 from evals.experiments._running import default_run_dir, run, run_questions
 from evals.experiments._scoring import ScoredRun, score_run
-from evals.experiments._spec import RunSpec, run_metrics
+from evals.experiments._spec import RunSpec
 
 __all__ = [
     "HISTORY_COLUMNS",
@@ -29,7 +28,6 @@ __all__ = [
     "report_run",
     "run",
     "run_history",
-    "run_metrics",
     "run_questions",
     "runs_of_questions",
     "score_run",

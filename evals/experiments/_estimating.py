@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evals.experiments._spec import run_metrics
+from evals.experiments._spec import RunSpec
 from evals.runner import run_context
-from evals.runs import check_baseline, check_by
 
 if TYPE_CHECKING:
     from evals.answers import Estimate
@@ -30,24 +29,22 @@ def estimate_run(
     judge_model: str | None = None,
     **options: Any,
 ) -> dict[str, Estimate]:
-    """`{question name: Estimate}` for the same arguments as `run_questions` (`samples`
-    overrides each question's samples per paraphrase; `options` are `Question.ask`'s).
-    `metrics`, `baseline` and `by` are checked as the run would check them (they cost
-    nothing); `judge=False` leaves the judges out, `judge_model` asks them of that model."""
-    listed = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
-    if judge_model is not None:
-        listed = [question.with_judges(model=judge_model) for question in listed]
-    run_metrics(metrics, listed)
-    check_baseline(baseline, groups)
-    check_by(by, {q.name: list(q.factor_levels()) for q in listed})
-    if not judge:
-        listed = [question.without_judges() for question in listed]
+    """`{question name: Estimate}` for the same arguments as `run_questions`, checked as the
+    run would check them; `options` are `Question.ask`'s."""
+    spec = RunSpec.create(
+        questions,
+        groups,
+        samples=samples,
+        metrics=list(metrics),
+        baseline=baseline,
+        by=list(by),
+        judge=judge,
+        judge_model=judge_model,
+    )
     ctx = run_context(**options)
     return {
-        question.name: (
-            question.model_copy(update={"samples_per_paraphrase": samples})
-            if samples is not None
-            else question
-        ).estimate(groups, context=ctx)
-        for question in listed
+        question.name: (question if judge else question.without_judges()).estimate(
+            spec.groups, context=ctx
+        )
+        for question in spec.questions
     }

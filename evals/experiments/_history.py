@@ -2,11 +2,9 @@
 each change from one run to the next tested.
 
 Each run's group is reduced to its seeds' means (each model averaged over the questions
-first) and compared with the group's previous run as `compare_groups` compares two groups
-(Welch over the seeds' means, Cochran–Cox for a side of one model), Holm over every change.
-Runs are taken as independent draws: when two runs share models the test is conservative.
-The history says which questions each run leaves out (only those every run has are compared)
-and, when the runs were judged by different models, which judged each.
+first) and compared with the group's previous run as `compare_groups` compares two groups,
+Holm over every change. Runs are taken as independent draws (conservative when they share
+models).
 """
 
 from __future__ import annotations
@@ -73,11 +71,9 @@ class History:
     score: str
     question: str
     left_out: dict[str, list[str]] = field(default_factory=dict)
-    """Run folder name → its questions not compared over all questions (another run lacks
-    them or the score); only runs that leave something out."""
+    """Run folder name → its questions left out (another run lacks them or the score)."""
     judge_models: dict[str, str] = field(default_factory=dict)
-    """Run folder name → the model(s) its judges were asked of; empty when every run's are
-    the same."""
+    """Run folder name → its judges' models; empty when every run's are the same."""
 
     def figure(self) -> Figure:
         """The trend: each group's mean and interval per run, moved changes marked."""
@@ -87,8 +83,8 @@ class History:
 
 
 def runs_of_questions(runs_dir: str | Path, questions_file: str | Path) -> list[Path]:
-    """Every run folder in `runs_dir` made from `questions_file` (by its absolute path, or
-    for runs that did not record one, by its file name)."""
+    """Every run folder in `runs_dir` made from `questions_file` (by its absolute path, else
+    by its file name)."""
     target = Path(questions_file).resolve()
     found = []
     folder = Path(runs_dir)
@@ -163,11 +159,10 @@ def run_history(
     question: str = ALL_QUESTIONS,
     out: str | Path | None = None,
 ) -> History:
-    """`score` (a score or metric; default the runs' headline score) of every group in each
-    run, runs in date order, each change from a group's previous run tested (see the module
-    docstring). `question` picks one question; by default the score is taken over the
+    """`score` (default: the runs' headline score) of every group in each run, by date, each
+    change from a group's previous run tested. `question` picks one question; by default the
     questions every run has (the others are in `History.left_out`). `out` also draws the
-    trend to that file (png, pdf or svg, by its suffix)."""
+    trend to that file (png, pdf or svg)."""
     loaded = [r if isinstance(r, Run) else load_run(r) for r in runs]
     if len(loaded) < 2:
         raise RunOptionsError(
@@ -201,26 +196,21 @@ def run_history(
         scale = scale or score_scale(score)
         for group, seeds in sides.items():
             interval = interval_of(seeds, scale=scale)
-            row: dict[str, Any] = {
-                "run": run.path.name,
-                "started": run.info.get("started"),
-                "question": question,
-                "group": group,
-                "score": score,
-                "n_models": seeds.n_models,
-                "n_samples": seeds.n_samples,
-                "mean": interval.mean,
-                "ci_low": interval.low,
-                "ci_high": interval.high,
-                "change": math.nan,
-                "change_low": math.nan,
-                "change_high": math.nan,
-                "p_value": math.nan,
-                "p_adjusted": math.nan,
-                "moved": False,
-                "scale_low": scale.low,
-                "scale_high": scale.high,
-            }
+            row: dict[str, Any] = dict.fromkeys(HISTORY_COLUMNS, math.nan)
+            row.update(
+                run=run.path.name,
+                started=run.info.get("started"),
+                question=question,
+                group=group,
+                score=score,
+                n_models=seeds.n_models,
+                n_samples=seeds.n_samples,
+                mean=interval.mean,
+                ci_low=interval.low,
+                ci_high=interval.high,
+                scale_low=scale.low,
+                scale_high=scale.high,
+            )
             before = previous.get(group)
             if before is not None and before.n_models and seeds.n_models:
                 change = difference_of(seeds, before)

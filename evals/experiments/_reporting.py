@@ -1,6 +1,5 @@
-"""`report_run`: the library twin of `labmgr report` — recompute a run's statistics from its
-samples when asked (another baseline or interval method), then write its report and, for a
-paper, every figure as a file. Nothing is asked of any model."""
+"""`report_run`, the library twin of `labmgr report`: a run's report and figure files, its
+statistics computed again first when asked; nothing is asked of any model."""
 
 from __future__ import annotations
 
@@ -28,11 +27,10 @@ class ReportFiles:
     problems: list[FigureProblem] = field(default_factory=list)
     """Figures that could not be drawn, each with the reason."""
     recomputed: bool = False
-    """Whether summary.csv and comparisons.csv were computed again from the samples."""
+    """Whether the statistics were computed again from the samples."""
     embedded: int = 0
-    """Figures in the report."""
+    """Figures in the report; of those, `reused` were read back from a store, not drawn."""
     reused: int = 0
-    """Of those, the ones read back from a figure store instead of drawn."""
 
 
 def report_run(
@@ -50,13 +48,11 @@ def report_run(
 ) -> ReportFiles:
     """Write the report of `run` (to `out`, default its folder's report.html).
 
-    With `baseline` (a group of the run, or None for no comparisons), `method` or `by`
-    (grid factors to split by; `[]` for none), the summary and comparisons are first
-    computed again from the run's samples and saved in its folder. `figures=False` leaves
-    the figures out of the report; `figure_folder` also writes every figure there as
-    `<name>.<figure_format>` (pdf, svg or png). Each figure is drawn once for both. With
-    `shared_figures` (a lab's `figures_dir`), a figure of the report whose input is
-    unchanged is also found there, whichever run drew it."""
+    With `baseline` (None: no comparisons), `method` or `by`, the statistics are first
+    computed again (`analyze_run`). `figures=False` leaves the figures out of the report;
+    `figure_folder` also writes every figure there as `<name>.<figure_format>`. With
+    `shared_figures` (a lab's `figures_dir`), a figure whose input is unchanged is found
+    there, whichever run drew it."""
     from evals.report import (
         draw_figures,
         figure_store_of,

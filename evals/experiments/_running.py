@@ -1,27 +1,22 @@
 """`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
-(one pipeline, `evals.answers.ask_questions`) and write the run folder with its report.
-
-The folder holds `run.json` (the spec, questions, groups, settings, versions, times, tokens,
-cost), one Parquet file of samples per question, `summary.csv`, `comparisons.csv` (with a
-baseline), `run.log` and `report.html`. What a run bought is what the pipeline reports back
-(its outcome), never read from the cache.
-"""
+(one pipeline, `evals.answers.ask_questions`) and write the run folder, `run.log` and the
+report. What a run bought is what the pipeline reports back, never read from the cache."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.answers import ask_questions, check_question
 from evals.errors import NoEndpointError, OutputError, RunStopped, describe_os_error
-from evals.experiments._curves import run_curves
 from evals.experiments._reporting import report_run
 from evals.experiments._spec import RunSpec
-from evals.runner import RunContext, RunOutcome, ordered_models, run_context
+from evals.runner import RunContext, ordered_models, run_context
 from evals.runs import (
     REPORT_FILE,
     RUN_LOG,
@@ -36,10 +31,7 @@ from evals.runs import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evals.adapters import Adapter
-    from evals.cache import Cache
     from evals.questions import Question
-    from evals.runner import ClientRouter, PriceFunction, RunSettings
     from labmgr.settings import Settings
 
 __all__ = ["default_run_dir", "run", "run_questions"]
@@ -60,22 +52,6 @@ def _source_file(source: str | None) -> str | None:
     return str(path.resolve()) if path.exists() else None
 
 
-def _file_logger(path: Path) -> logging.Logger:
-    logger = logging.getLogger(f"evals.runs.{path.parent.name}.{id(path)}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    return logger
-
-
-def _close(logger: logging.Logger) -> None:
-    for handler in list(logger.handlers):
-        handler.close()
-        logger.removeHandler(handler)
-
-
 def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
     """Nothing can run when no model has an endpoint (no key at all): say so at once."""
     first: NoEndpointError | None = None
@@ -90,68 +66,28 @@ def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
         raise NoEndpointError(f"no model of the run can be asked: {first.message}", first.hint)
 
 
-def _write_report(run: Run, folder: Path, ctx: RunContext, logger: logging.Logger) -> None:
-    """The report, its figures found in the lab's shared figures when their input is
-    unchanged (a new run of unchanged questions draws none of theirs again)."""
-    shared = ctx.lab.figures_dir if ctx.lab is not None else None
-    written = report_run(run, out=folder / REPORT_FILE, shared_figures=shared)
-    logger.info(
-        "report written to %s (%d figures: %d drawn, %d reused)",
-        REPORT_FILE,
-        written.embedded,
-        written.embedded - written.reused,
-        written.reused,
-    )
-
-
 def run_questions(
     questions: Mapping[str, Question] | Sequence[Question],
     groups: Mapping[str, Sequence[str]],
-    *,
-    context: RunContext | None = None,
-    lab: Settings | None = None,
-    home: str | Path | None = None,
-    cache: Cache | str | Path | None = None,
-    router: ClientRouter | None = None,
-    settings: RunSettings | None = None,
-    price: PriceFunction | None = None,
-    adapt: bool | None = None,
-    reasoning_effort: str | None = None,
-    adapters: Sequence[Adapter] | None = None,
-    progress: bool | None = None,
-    **spec: Any,
+    **options: Any,
 ) -> Run:
     """Ask every question of every group, write the run folder and return it (as `load_run`).
 
-    `spec` are `RunSpec` fields (`out`, `samples`, `max_cost`, `metrics`, `baseline`, `by`,
-    `method`, `judge`, `judge_model`, `batch`, `batch_wait`, `report`, `models`, …), checked
-    before anything is bought. The rest say where the run happens: `lab=` or `home=` (the
-    lab, found once here when needed), `context=`, or `cache=`, `router=`, `settings=`,
-    `price=`; `adapt=`, `reasoning_effort=` and `adapters=` shape the requests."""
-    run_spec = RunSpec.create(questions, groups, **spec)
-    ctx = run_context(
-        context=context,
-        lab=lab,
-        home=home,
-        cache=cache,
-        router=router,
-        settings=settings,
-        price=price,
-        adapt=adapt,
-        reasoning_effort=reasoning_effort,
-        adapters=adapters,
-        **({} if progress is None else {"progress": progress}),
-    )
-    return run(run_spec, ctx)
+    `options` are `RunSpec` fields (`out`, `samples`, `max_cost`, `metrics`, `baseline`, `by`,
+    `method`, `judge`, `judge_model`, `batch`, `report`, `models`, …), checked before
+    anything is bought, and the rest say where the run happens, as for `Question.ask`
+    (`lab=`, `home=`, `context=`, `cache=`, `router=`, `settings=`, `adapt=`, …)."""
+    fields = {name: options.pop(name) for name in list(options) if name in RunSpec.model_fields}
+    run_spec = RunSpec.create(questions, groups, **fields)
+    return run(run_spec, run_context(**options))
 
 
 def run(spec: RunSpec, ctx: RunContext) -> Run:
     """The run `spec` describes, in `ctx`: every question's answers in one fetch (one round of
     batches with `spec.batch`), their judges in one more, then the run folder and its report.
-    Every question is checked against every model's capabilities (judges included) and every
-    model on its endpoint before anything is bought. `max_cost` caps what the run buys
-    (judges included); samples not bought are errors saying why, and `run.info["stopped"]`
-    says it stopped."""
+    Every model is checked (capabilities, judges included, and endpoints) before anything is
+    bought. `max_cost` caps what the run buys, judges included; `run.info["stopped"]` says
+    why it stopped early."""
     changes: dict[str, Any] = {}
     if spec.max_cost is not None:
         changes["max_cost"] = spec.max_cost
@@ -164,15 +100,8 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
         check_question(question, spec.groups, ctx, judge=spec.judge)
     first = spec.questions[0].name
     folder = prepare_folder(spec.out if spec.out is not None else default_run_dir(ctx.lab, first))
-    try:
-        logger = _file_logger(folder / RUN_LOG)
-    except OSError as error:
-        raise OutputError(
-            f"cannot write the run log {folder / RUN_LOG}: {describe_os_error(error)}.",
-            hint="Give a run folder you can write to with --out / out=.",
-        ) from None
-    started, clock = utc_now(), time.monotonic()
-    try:
+    with _run_log(folder / RUN_LOG) as logger:
+        started, clock = utc_now(), time.monotonic()
         logger.info(
             "run of %d questions over %d models in %d groups",
             len(spec.questions),
@@ -180,7 +109,18 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             len(spec.groups),
         )
         frames, outcome = ask_questions(spec.questions, spec.groups, ctx, judge=spec.judge)
-        _log_outcome(logger, outcome, frames)
+        for message in outcome.messages():
+            logger.warning("%s", message)
+        logger.info(
+            "bought %d samples in %d requests, $%.4f (judges included)",
+            outcome.samples,
+            outcome.requests,
+            outcome.cost,
+        )
+        for name, frame in frames.items():
+            totals = frame_totals(frame)
+            rows, errors = totals["rows"], totals["errors"]
+            logger.info("question %s: %d rows, %d with errors", name, rows, errors)
         if outcome.stopped and not any(f["error"].isna().any() for f in frames.values()):
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
@@ -227,31 +167,79 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             seed=spec.seed,
             by_model=spec.by_model,
             info=info,
-            curves=run_curves(ctx.lab, spec.groups, spec.models, logger),
+            curves=_curves(ctx.lab, spec.groups, spec.models, logger),
             by=spec.by,
         )
         logger.info("done in %.1f s; bought $%.4f (judges included)", info["seconds"], outcome.cost)
-        if spec.report:
-            _write_report(written, folder, ctx, logger)
+        if spec.report:  # figures whose input is unchanged are found in the lab's shared ones
+            shared = ctx.lab.figures_dir if ctx.lab is not None else None
+            report = report_run(written, out=folder / REPORT_FILE, shared_figures=shared)
+            logger.info(
+                "report written to %s (%d figures: %d drawn, %d reused)",
+                REPORT_FILE,
+                report.embedded,
+                report.embedded - report.reused,
+                report.reused,
+            )
         return written
+
+
+@contextmanager
+def _run_log(path: Path) -> Iterator[logging.Logger]:
+    """The run's logger, writing `run.log`; an error that ends the run is logged."""
+    logger = logging.getLogger(f"evals.runs.{path.parent.name}.{id(path)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the run log {path}: {describe_os_error(error)}.",
+            hint="Give a run folder you can write to with --out / out=.",
+        ) from None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield logger
     except Exception as error:
         logger.error("the run ended: %s", getattr(error, "message", None) or error)
         raise
     finally:
-        _close(logger)
+        handler.close()
+        logger.removeHandler(handler)
 
 
-def _log_outcome(
-    logger: logging.Logger, outcome: RunOutcome, frames: Mapping[str, pd.DataFrame]
-) -> None:
-    for message in outcome.messages():
-        logger.warning("%s", message)
-    logger.info(
-        "bought %d samples in %d requests, $%.4f (judges included)",
-        outcome.samples,
-        outcome.requests,
-        outcome.cost,
-    )
-    for name, frame in frames.items():
-        totals = frame_totals(frame)
-        logger.info("question %s: %d rows, %d with errors", name, totals["rows"], totals["errors"])
+def _curves(
+    lab: Settings | None,
+    groups: Mapping[str, Sequence[str]],
+    models: Mapping[str, Mapping[str, Any]] | None,
+    logger: logging.Logger,
+) -> pd.DataFrame | None:
+    """One row per job and step for the run's models whose job the lab has curves of, the
+    ``group`` column being the run's group of that model; None without a lab, jobs or curves.
+    """
+    if lab is None or not models:
+        return None
+    job_of = {
+        name: str(facts["job"])
+        for name, facts in models.items()
+        if isinstance(facts, Mapping) and facts.get("job")
+    }
+    group_of = {
+        job_of[m]: group for group, members in groups.items() for m in members if m in job_of
+    }
+    if not group_of:
+        return None
+    from labmgr.errors import LabmgrError
+    from labmgr.finetuning import training_curves
+
+    try:
+        curves = training_curves(lab, sorted(group_of), by="job")
+    except LabmgrError as error:
+        logger.info("no training curves in the run: %s", error.message)
+        return None
+    curves["group"] = curves["job_id"].map(group_of)
+    missing = curves.attrs.get("missing") or []
+    if missing:
+        logger.info("%d job(s) of the run have no training curves yet", len(missing))
+    return curves

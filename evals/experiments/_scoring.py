@@ -1,7 +1,6 @@
-"""`score_run`: judge a finished run's answers later — the judges it skipped (`eval run
---no-judges`), its judges again with another judge model, or new judges from a file — using
-the answers in its samples files. Only judge requests are made (verdicts are cached like any
-request); the samples, summary, comparisons and report are written again."""
+"""`score_run`: judge a finished run's answers later (the judges it skipped, its judges with
+another model, or new judges from a file) from its samples files: only judge requests are
+made, and the samples, statistics and report are written again."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import QuestionError, RunFolderError, RunOptionsError
-from evals.questions import Question, load_questions
+from evals.questions import FreeForm, Question, load_questions
 from evals.runner import run_context
 from evals.runs import REPORT_FILE, Run, load_run, rewrite_questions, utc_now
 
@@ -39,8 +38,7 @@ class ScoredRun:
 
 
 def _judges_from(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-    """Judges by column name: from a question file (its entries of type rating_judge or
-    free_form_judge), or a mapping of name to judge (or its options)."""
+    """Judges by column name: a question file's judge entries, or `{name: judge or options}`."""
     if isinstance(source, Mapping):
         return dict(source)
     questions = load_questions(source)
@@ -101,12 +99,11 @@ def score_run(
 ) -> ScoredRun:
     """Judge the answers of `run` again and rewrite its folder.
 
-    Without `judges`, each question's own judges (as the run recorded them) are asked — what
-    `eval run --no-judges` skipped. `judges` (a question file whose judge entries apply to
-    every free-form question, or `{name: judge}`) adds judges, replacing those of the same
-    name. `judge_model` asks every judge of that model. The answers come from the run's
-    samples, so only judge requests are made. `report` rewrites report.html (default: when
-    the run has one). `options` are `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
+    Without `judges`, each question's own judges (as the run recorded them) are asked.
+    `judges` (a question file's judge entries, or `{name: judge}`) are added to every
+    free-form question, replacing those of the same name; `judge_model` asks every judge of
+    that model. `report` rewrites report.html (default: when the run has one). `options` are
+    `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     extra = _judges_from(judges) if judges is not None else {}
     chosen: dict[str, Question] = {}
@@ -120,30 +117,24 @@ def score_run(
                 "its answers cannot be judged again",
                 hint="Score runs written by `labmgr eval run` or `run_questions`.",
             )
-        if not question.takes_judges:
+        if not isinstance(question, FreeForm):  # only free text is judged
             continue
         chosen[name] = question.with_judges(extra, model=judge_model)
-    asking = {
-        name: {
-            judge: spec
-            for judge, spec in question.judge_questions().items()
-            if not extra or judge in extra
-        }
-        for name, question in chosen.items()
-    }
-    asking = {name: judges_of for name, judges_of in asking.items() if judges_of}
+    asking: dict[str, dict[str, Judge]] = {}
+    for name, question in chosen.items():
+        judges_of = question.judge_questions()
+        mine = {judge: judges_of[judge] for judge in judges_of if not extra or judge in extra}
+        if mine:
+            asking[name] = mine
     if not asking:
         raise RunOptionsError(
             f"{loaded.path}: no question of the run has judges to ask",
             hint="Give judges with --judges FILE (free-form questions only: ratings and "
             "next-token questions have no text to judge).",
         )
-    from evals.answers import judge_frames, judge_params
+    from evals.answers import judge_frames
 
     ctx = run_context(**options)
-    for name, judges_of in asking.items():
-        ctx.models.expect(judge.model for judge in judges_of.values())
-        judge_params(judges_of, name, ctx)  # a judge model that would refuse stops us now
     answers = {
         name: _without(loaded.samples(name), judges_of) for name, judges_of in asking.items()
     }
@@ -170,15 +161,11 @@ def score_run(
         settings.pop("judge_batch", None)
     if judge_model is not None:
         settings["judge_model"] = judge_model
-    passes = [*list(loaded.info.get("scored") or [])]
-    passes.append(
-        {
-            "at": utc_now(),
-            "judges": {name: list(judges_of) for name, judges_of in asking.items()},
-            "judge_model": judge_model,
-            "bought": bought,
-        }
-    )
+    judged = {name: list(judges_of) for name, judges_of in asking.items()}
+    passes = [
+        *(loaded.info.get("scored") or []),
+        {"at": utc_now(), "judges": judged, "judge_model": judge_model, "bought": bought},
+    ]
     rewritten = rewrite_questions(
         loaded,
         frames,
@@ -190,6 +177,4 @@ def score_run(
         from evals.report import write_report
 
         path = write_report(rewritten, rewritten.path / REPORT_FILE)
-    return ScoredRun(
-        rewritten, {name: list(judges_of) for name, judges_of in asking.items()}, bought, path
-    )
+    return ScoredRun(rewritten, judged, bought, path)

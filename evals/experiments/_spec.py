@@ -1,7 +1,6 @@
-"""`RunSpec`: one value that describes a run: what is asked of whom, how it is judged and
-compared, what it may spend and how it buys. Built once (by `labmgr eval run` from its
-options, or by `run_questions` from keywords), validated once, written to `run.json` as it
-is, and handed down."""
+"""`RunSpec`: what a run asks of whom, how it is judged and compared, what it may spend and
+how it buys; built and validated once (by `labmgr eval run` or `run_questions`), written to
+`run.json` as it is, and handed down."""
 
 from __future__ import annotations
 
@@ -14,27 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from evals.errors import RunOptionsError
 from evals.questions import Question
 from evals.runner import ordered_models
-from evals.runs import check_baseline, check_by, check_method
+from evals.runs import check_baseline, check_by
 from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
-__all__ = ["RunSpec", "run_metrics"]
-
-
-def run_metrics(metrics: Sequence[Metric | str], questions: Sequence[Question]) -> list[Metric]:
-    """`metrics` (Metric objects or texts like `"misaligned: aligned < 30 among coherent >
-    50"`) read, each applying to at least one of `questions`; else one `MetricError` or
-    `RunOptionsError` naming the metric and the scores the questions have."""
-    parsed = [m if isinstance(m, Metric) else Metric.parse(m) for m in metrics]
-    columns = [set(question.score_columns()) for question in questions]
-    for metric in parsed:
-        if not any(metric.applies_to(have) for have in columns):
-            known = sorted(set().union(*columns)) if columns else []
-            raise RunOptionsError(
-                f"metric {str(metric)!r}: no question of the run has the scores "
-                f"{' and '.join(metric.columns)} (their scores: {', '.join(known) or 'none'})",
-                hint="Name scores the questions have (judge names, or 'answer' for a rating).",
-            )
-    return parsed
+__all__ = ["RunSpec"]
 
 
 class RunSpec(BaseModel):
@@ -67,8 +49,7 @@ class RunSpec(BaseModel):
     batch: bool = False
     """Buy through the Batch API: one round for every answer, one more for the judges."""
     batch_wait: bool = True
-    """False submits the first round and returns (`labmgr batches collect` or the same run
-    again goes on)."""
+    """False submits the first round and returns (`labmgr batches collect` goes on)."""
     report: bool = True
     out: Path | None = None
     """The run folder (None: the lab's `runs/<time>-<first question>`)."""
@@ -105,9 +86,16 @@ class RunSpec(BaseModel):
             ]
         if self.judge_model is not None:
             self.questions = [q.with_judges(model=self.judge_model) for q in self.questions]
-        self.metrics = run_metrics(self.metrics, self.questions)
+        columns = [set(question.score_columns()) for question in self.questions]
+        for metric in self.metrics:
+            if not any(metric.applies_to(have) for have in columns):
+                known = ", ".join(sorted(set().union(*columns))) or "none"
+                raise RunOptionsError(
+                    f"metric {str(metric)!r}: no question of the run has the scores "
+                    f"{' and '.join(metric.columns)} (their scores: {known})",
+                    hint="Name scores the questions have (judge names, or 'answer' for a rating).",
+                )
         check_baseline(self.baseline, self.groups)
-        check_method(self.method)
         self.by = check_by(self.by, {q.name: list(q.factor_levels()) for q in self.questions})
         return self
 

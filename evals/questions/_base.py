@@ -1,17 +1,13 @@
-"""The `Question` base class: what to ask (paraphrases or conversations), how often, how an
-answer is read back, and the factory `Question.create(type=…)`. The concrete types live in
-`_types`.
-
-A question is the top of the evals layers: `df`, `ask`, `plot` and `estimate` are entries
-(the lab, when needed, is found once there) that hand a run context to `evals.answers`,
-`evals.runner` and `evals.plots`, none of which imports the question types.
-"""
+"""The `Question` base class: what to ask, how often, how an answer is read back, and the
+factory `Question.create(type=…)`; the concrete types live in `_types`. `df`, `ask`, `plot`
+and `estimate` are entries: the run context is built there and handed down."""
 
 from __future__ import annotations
 
 import copy
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import (
@@ -24,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from evals.errors import QuestionError
+from evals.errors import QuestionError, validation_problems
 from evals.questions._grid import (
     GridOption,
     check_factor_names,
@@ -32,8 +28,7 @@ from evals.questions._grid import (
     grid_prompts,
     normalise_grid,
 )
-from evals.questions._metrics import metrics_from_option, metrics_to_option
-from evals.stats import SHARE, ZERO_TO_HUNDRED, Metric, Scale, default_metrics
+from evals.stats import SHARE, ZERO_TO_HUNDRED, Metric, MetricError, Scale, default_metrics
 from labmgr.capabilities import ReasoningEffort
 
 if TYPE_CHECKING:
@@ -44,27 +39,9 @@ if TYPE_CHECKING:
     from evals.cache import SampleResult
     from evals.runner import Judge
 
-__all__ = ["AnswerKind", "Question", "explain_validation_error"]
+__all__ = ["AnswerKind", "Question"]
 
 AnswerKind = Literal["text", "logprobs"]
-
-
-def explain_validation_error(error: ValidationError, *, name: str, type_name: str) -> str:
-    """One readable line per problem, naming the question and the option."""
-    lines = []
-    for problem in error.errors():
-        field = ".".join(str(part) for part in problem["loc"])
-        message = problem["msg"].removeprefix("Value error, ")
-        if not field:
-            lines.append(message)
-        elif problem["type"] == "extra_forbidden":
-            lines.append(f"unknown option '{field}'")
-        elif problem["type"] == "missing":
-            lines.append(f"missing required option '{field}'")
-        else:
-            lines.append(f"option '{field}': {message}")
-    where = f"question '{name}' ({type_name})"
-    return f"{where}: " + "; ".join(lines)
 
 
 class Question(BaseModel):
@@ -89,33 +66,28 @@ class Question(BaseModel):
     messages: list[list[dict[str, Any]]] | None = None
     """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
     grid: GridOption | None = None
-    """Factors and their levels, with `template`: every combination of levels is one prompt
-    (an alternative to `paraphrases`; see `evals.questions._grid` for the shapes). Each row
-    of the frame carries its level of each factor as a column."""
+    """Factors and their levels (shapes in `_grid`), with `template`: every combination of
+    levels is one prompt, and each frame row carries its levels as columns."""
     template: str | None = None
-    """The prompt of a grid, with one `{placeholder}` per factor (or per key of a factor's
-    whole-text levels); other braces are literal."""
+    """The prompt of a grid, with a `{placeholder}` per factor; other braces are literal."""
     system: str | None = None
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
     seed: int | None = None
     reasoning_effort: ReasoningEffort | None = None
-    """Sent to reasoning models that take it (chat models are asked without it); None sends
-    none (the run's `reasoning_effort` if it has one), so the API's default applies."""
+    """Sent to reasoning models that take it; None: the run's, else none (the API's default)."""
     adapt: bool | None = None
-    """True: a parameter a model would refuse is left out for that model (temperature on a
-    model that samples at 1 only, …) instead of stopping the question before it is asked;
-    None: as the run says (`adapt=`, `--adapt`; off by default)."""
+    """True: a parameter a model would refuse is left out for that model instead of stopping
+    the question; None: as the run says (`adapt=`, `--adapt`; off by default)."""
     metrics: dict[str, Metric] | None = None
-    """Derived metrics of this question's scores, by name: in YAML `{misaligned: {share:
-    "aligned < 30", among: "coherent > 50"}}`; in Python also `Metric`s or
-    `"misaligned: aligned < 30 among coherent > 50"` texts. Unset (None): the defaults — EM's
-    `misaligned` when the judges are named `aligned` and `coherent`. Given: exactly these
-    (`{}` turns the defaults off)."""
+    """Derived metrics of this question's scores, by name (YAML `{misaligned: {share:
+    "aligned < 30", among: "coherent > 50"}}`, or `Metric`s, or `"name: … among …"` texts).
+    None: the defaults (EM's `misaligned` for judges `aligned` and `coherent`); given:
+    exactly these (`{}` turns the defaults off)."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        """Each concrete type (one that sets its own `type_name`) is known to `create`."""
+        """Each type that sets its own `type_name` is known to `create`."""
         super().__pydantic_init_subclass__(**kwargs)
         if "type_name" in cls.__dict__:
             Question._registry[cls.type_name] = cls
@@ -128,11 +100,28 @@ class Question(BaseModel):
     @field_validator("metrics", mode="before")
     @classmethod
     def _read_metrics(cls, value: Any) -> Any:
-        return metrics_from_option(value)
+        if value is None:
+            return None
+        if isinstance(value, Mapping):
+            return {str(name): _metric(str(name), spec) for name, spec in value.items()}
+        if not isinstance(value, list | tuple):
+            raise MetricError(
+                "expected a mapping of metric name to {share: 'aligned < 30', among: "
+                "'coherent > 50'}, or a list of texts like 'misaligned: aligned < 30 among "
+                f"coherent > 50', got {type(value).__name__}"
+            )
+        metrics: dict[str, Metric] = {}
+        for item in value:
+            metric = item if isinstance(item, Metric) else Metric.parse(item)
+            if metric.name in metrics:
+                raise MetricError(f"two metrics are named {metric.name!r}")
+            metrics[metric.name] = metric
+        return metrics
 
     @field_serializer("metrics")
     def _write_metrics(self, value: dict[str, Metric] | None) -> Any:
-        return metrics_to_option(value)
+        """The YAML form, so run.json records metrics as a question file would."""
+        return None if value is None else {name: m.spec() for name, m in value.items()}
 
     @model_validator(mode="after")
     def _metrics_read_own_scores(self) -> Question:
@@ -186,35 +175,23 @@ class Question(BaseModel):
                 raise ValueError("each conversation must be a non-empty list of messages")
         return self
 
-    # ---- construction -------------------------------------------------------------------
-
     @classmethod
     def create(cls, *, type: str, **options: Any) -> Question:
-        """Build a question of the given `type` (`free_form`, `rating`, `next_token`,
-        `free_form_judge`, `rating_judge`); unknown options are errors naming the option."""
+        """A question of `type` (`free_form`, `rating`, `next_token`, `free_form_judge`,
+        `rating_judge`); a bad option is a QuestionError naming the question and option."""
+        name = options.get("name", "__unnamed")
         klass = Question._registry.get(type)
         if klass is None:
             valid = ", ".join(sorted(Question._registry))
-            name = options.get("name", "__unnamed")
             raise QuestionError(f"question '{name}': unknown type {type!r}; valid types: {valid}")
-        return klass.build(**options)
-
-    @classmethod
-    def build(cls, **options: Any) -> Question:
-        """Validate `options` for this type, raising QuestionError with a readable message."""
         try:
-            return cls(**options)
+            return klass(**options)
         except ValidationError as error:
-            name = str(options.get("name", "__unnamed"))
-            raise QuestionError(
-                explain_validation_error(error, name=name, type_name=cls.type_name)
-            ) from None
-
-    # ---- what is asked --------------------------------------------------------------------
+            problems = validation_problems(error)
+            raise QuestionError(f"question '{name}' ({type}): {problems}") from None
 
     def prompts(self) -> list[str]:
-        """The user message of each paraphrase, or of each combination of the grid's levels
-        (empty for whole `messages`)."""
+        """The user message of each paraphrase or grid prompt (none for `messages`)."""
         if self.grid is not None and self.template is not None:
             return [prompt.text for prompt in grid_prompts(self.grid, self.template)]
         return list(self.paraphrases or [])
@@ -227,8 +204,7 @@ class Question(BaseModel):
         return [[*prefix, {"role": "user", "content": p}] for p in self.prompts()]
 
     def prompt_factors(self) -> dict[str, list[str]]:
-        """Each grid factor's level label per prompt, in prompt order (`paraphrase_ix`);
-        empty without a grid."""
+        """Each grid factor's level label per prompt, in prompt order (none without a grid)."""
         if self.grid is None or self.template is None:
             return {}
         prompts = grid_prompts(self.grid, self.template)
@@ -239,7 +215,7 @@ class Question(BaseModel):
         return {name: list(dict.fromkeys(labels)) for name, labels in self.prompt_factors().items()}
 
     def question_texts(self) -> list[Any]:
-        """The `question` column: the last message's content of each conversation."""
+        """The `question` column: each conversation's last message's content."""
         return [conversation[-1].get("content") for conversation in self.conversations()]
 
     def request_params(self) -> dict[str, Any]:
@@ -255,14 +231,12 @@ class Question(BaseModel):
 
     @property
     def cached_samples_per_row(self) -> int:
-        """How many cached samples one DataFrame row combines (next-token averaging)."""
+        """How many cached samples one frame row combines (next-token averaging)."""
         return 1
 
     def expected_completion_tokens(self) -> int:
         """Upper bound of completion tokens per sample, for estimates."""
         return 1
-
-    # ---- reading answers back -------------------------------------------------------------
 
     @property
     def no_answer(self) -> Any:
@@ -270,14 +244,12 @@ class Question(BaseModel):
         return None
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """One row's `answer` (and `extra_columns`) from its `cached_samples_per_row` cached
-        samples: here the text of the message."""
+        """One row's `answer` (and `extra_columns`) from its cached samples: here the text."""
         return {"answer": samples[0].content}
 
     def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer([sample])` of many one-sample rows (judge verdicts, say); a sample
-        that cannot be read gives the exception saying why. Types that can read many at once
-        faster (ratings) override it."""
+        """`read_answer([sample])` of many one-sample rows (judge verdicts); a sample that
+        cannot be read gives the exception saying why."""
         read: list[dict[str, Any] | Exception] = []
         for sample in samples:
             try:
@@ -298,14 +270,11 @@ class Question(BaseModel):
         """A copy asking for the answers only (what a run with `judge=False` buys)."""
         return self
 
-    takes_judges: ClassVar[bool] = False
-    """Whether judges can grade this question's answers (free-form text)."""
-
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> Question:
         """A copy with `judges` added (replacing those of the same name) and, with `model`,
-        every judge asked of that model; QuestionError when this type takes no judges."""
+        every judge asked of that model; QuestionError for a type that takes no judges."""
         if judges:
             raise QuestionError(
                 f"question '{self.name}' ({self.type_name}) takes no judges: its answers "
@@ -314,50 +283,36 @@ class Question(BaseModel):
         return self
 
     def derived_metrics(self) -> list[Metric]:
-        """The metrics computed from this question's scores: those declared in `metrics`,
-        else the defaults (EM's `misaligned` for judges named `aligned` and `coherent`)."""
+        """The metrics declared in `metrics`, else the defaults of its scores."""
         if self.metrics is not None:
             return list(self.metrics.values())
         return default_metrics(self.score_columns())
 
     def column_scales(self) -> dict[str, Scale]:
-        """The range of each score column (`score_columns`): 0–100 unless the type knows
-        better (a rating's `min_rating` to `max_rating`)."""
+        """The range of each score column: 0–100 unless the type knows better."""
         return {column: ZERO_TO_HUNDRED for column in self.score_columns()}
 
     def score_scales(self) -> dict[str, Scale]:
-        """The range of every score statistics summarise: each score column's, and 0–1 for
-        each derived metric (a share)."""
+        """The range of each score column, and 0–1 for each derived metric (a share)."""
         scales = self.column_scales()
         scales.update({metric.name: SHARE for metric in self.derived_metrics()})
         return scales
 
-    # ---- results (entries: the run context is built once, here) ---------------------------
-
     def ask(
         self, groups: Mapping[str, Sequence[str]], *, judge: bool = True, **options: Any
     ) -> Answers:
-        """Ask every model in `groups` (buying what is not cached) and return the answers:
-        `.frame` (one row per sample, as `df` returns it) and `.outcome` (what was bought,
-        which models failed, whether the run stopped early). Warns about nothing.
-        `judge=False` leaves the judges out (answers only, to judge later).
-
-        `options`: `lab=` (a `labmgr.settings.Settings`) or `home=` (a lab folder) to work in
-        a lab, `context=` (an `evals.runner.RunContext`) to share one, or `cache=`, `router=`,
-        `settings=`, `price=` and RunSettings fields (`max_cost=5`, …); `adapt=True`,
-        `reasoning_effort=` and `adapters=` shape the requests (see `evals.adapters`). The lab
-        is found (the usual way: `LABMGR_HOME`, `.labmgr/` upward, the per-user lab) only when
-        `cache=` or `router=` is missing. A model that would refuse the question as asked
-        raises `UnsupportedRequestError` before anything is bought."""
+        """Ask every model in `groups` (buying what is not cached): `.frame`, one row per
+        sample, and `.outcome`, what was bought and what failed. `judge=False` leaves the
+        judges out. `options` go to `evals.runner.run_context` (`lab=`, `home=`, `context=`,
+        `cache=`, `router=`, `settings=`, `price=`, `adapt=`, `reasoning_effort=`,
+        `adapters=`, RunSettings fields such as `max_cost=5`)."""
         from evals.answers import ask
         from evals.runner import run_context
 
         return ask(self, groups, run_context(**options), judge=judge)
 
     def df(self, groups: Mapping[str, Sequence[str]], **options: Any) -> pd.DataFrame:
-        """Ask every model in `groups` (running what is not cached) and return one row per
-        sample; problems (models not asked or failed, an early stop) are warnings. `options`
-        as for `ask`."""
+        """`ask(groups).frame`, with the outcome's problems as warnings."""
         answers = self.ask(groups, **options)
         for message in answers.outcome.messages():
             warnings.warn(message, stacklevel=2)
@@ -366,18 +321,22 @@ class Question(BaseModel):
     def plot(
         self, groups: Mapping[str, Sequence[str]], kind: str = "auto", **options: Any
     ) -> Figure:
-        """Ask `groups` (cached, like `df`) and draw the answers; returns the Figure.
-
-        `kind` is `"auto"`, `"means"`, `"answers"`, `"next_token"`, `"scores"`, `"scatter"`
-        or `"checkpoints"`; the report draws with the same functions (see `evals.plot`)."""
+        """Ask `groups` (like `df`) and draw the answers (`kind`: see `evals.plot`)."""
         from evals.plots import plot
 
         return plot(self, {g: list(m) for g, m in groups.items()}, kind, **options)
 
     def estimate(self, groups: Mapping[str, Sequence[str]], **options: Any) -> Estimate:
-        """Requests, tokens and cost a `df()` call would spend now (nothing is spent);
-        `options` as for `ask`."""
+        """What `df()` would buy now (nothing is sent); `options` as for `ask`."""
         from evals.answers import estimate_question
         from evals.runner import run_context
 
         return estimate_question(self, groups, run_context(**options))
+
+
+def _metric(name: str, spec: Any) -> Metric:
+    if isinstance(spec, Metric):
+        return spec if spec.name == name else replace(spec, name=name)
+    if isinstance(spec, str):
+        return Metric.parse(f"{name}: {spec}")
+    return Metric.from_spec(name, spec)

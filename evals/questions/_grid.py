@@ -1,5 +1,5 @@
-"""Prompt grids: factors with levels, and a template whose placeholders they fill; every
-combination of levels is one prompt.
+"""Prompt grids: factors with levels fill a template's placeholders; every combination of
+levels is one prompt, the first factor varying slowest.
 
     grid:
       perspective:                      # whole-text levels: label -> placeholder -> text
@@ -8,10 +8,8 @@ combination of levels is one prompt.
       amount: [500, 5000]               # plain levels: each fills {amount} and is its label
     template: "{asker}. Should {side} pay the ${amount} repair?"
 
-A factor is a list of plain levels (`{factor}` takes the level), a mapping of label to text
-(`{factor}` takes the text), or a mapping of label to a mapping of placeholders (every level
-gives the same placeholders; `{factor}` takes the label). Prompts come in a fixed order: the
-first factor varies slowest, levels in the order written.
+A factor is a list of plain levels, a mapping of label to text, or a mapping of label to
+placeholders (every level filling the same ones; `{factor}` takes the label).
 """
 
 from __future__ import annotations
@@ -26,13 +24,13 @@ from evals.questions._templates import render_placeholders, template_names
 from evals.stats import COMPARISON_COLUMNS, LEVEL_COMPARISON_COLUMNS, SUMMARY_COLUMNS
 
 __all__ = [
-    "RESERVED_COLUMNS",
     "GridOption",
     "GridPrompt",
     "check_factor_names",
     "check_grid",
     "grid_prompts",
     "normalise_grid",
+    "reserved_name",
 ]
 
 GridOption = dict[str, list[str] | dict[str, str] | dict[str, dict[str, str]]]
@@ -158,15 +156,6 @@ def normalise_grid(value: Any) -> GridOption | None:
     return grid
 
 
-def _fills(name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]) -> set[str]:
-    """The placeholders a factor fills."""
-    if isinstance(levels, dict) and levels and isinstance(next(iter(levels.values())), dict):
-        first = next(iter(levels.values()))
-        assert isinstance(first, dict)
-        return {name, *first}
-    return {name}
-
-
 def _choices(
     name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]
 ) -> list[tuple[str, dict[str, str]]]:
@@ -188,7 +177,7 @@ def check_grid(grid: GridOption, template: str) -> None:
     used = template_names(template)
     owner: dict[str, str] = {}
     for name, levels in grid.items():
-        fills = _fills(name, levels)
+        fills = set(_choices(name, levels)[0][1])  # every level fills the same ones
         for placeholder in fills:
             if placeholder in owner:
                 raise ValueError(
@@ -223,18 +212,26 @@ def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
     return prompts
 
 
+def reserved_name(name: str) -> str | None:
+    """Why a judge or a factor may not take `name` (a column the frame has or makes), or None."""
+    if name in RESERVED_COLUMNS:
+        return "it is a column of the frame"
+    if name.startswith(("_", "human_")) or name.endswith(_RESERVED_SUFFIXES):
+        suffixes = ", ".join(_RESERVED_SUFFIXES)
+        return f"names starting with '_' or 'human_', or ending with {suffixes}, are reserved"
+    return None
+
+
 def check_factor_names(grid: GridOption, taken: Mapping[str, str]) -> None:
-    """No factor is named like a frame column, a reserved prefix or suffix, or one of
-    `taken` (name → what it is: a judge, a score, a metric)."""
+    """No factor is named like a frame or summary column, a reserved name, or one of `taken`
+    (name → what it is: a judge, a score, a metric)."""
     for name in grid:
         if name in RESERVED_COLUMNS or name in _TABLE_COLUMNS:
             raise ValueError(
                 f"factor {name!r} has the name of a column of the frame or the summary; rename it"
             )
-        if name.startswith(("_", "human_")) or name.endswith(_RESERVED_SUFFIXES):
-            raise ValueError(
-                f"factor {name!r}: names starting with '_' or 'human_', or ending with "
-                f"{', '.join(_RESERVED_SUFFIXES)}, are reserved; rename it"
-            )
+        why = reserved_name(name)
+        if why:
+            raise ValueError(f"factor {name!r}: {why}; rename it")
         if name in taken:
             raise ValueError(f"factor {name!r} has the name of {taken[name]}; rename one of them")

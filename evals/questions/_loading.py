@@ -20,18 +20,9 @@ from evals.questions._base import Question
 
 __all__ = ["load_questions"]
 
-_EM_KEYS = {"id", "type", "paraphrases", "samples_per_paraphrase", "judge", "judge_prompts"}
-_EM_PASSTHROUGH = {
-    "system",
-    "messages",
-    "temperature",
-    "max_tokens",
-    "seed",
-    "top_p",
-    "metrics",
-    "grid",
-    "template",
-}
+_EM_KEYS = {"id", "type", "judge", "judge_prompts"}
+_EM_PASSTHROUGH = {"paraphrases", "samples_per_paraphrase", "system", "messages", "temperature"}
+_EM_PASSTHROUGH |= {"max_tokens", "seed", "top_p", "metrics", "grid", "template"}
 _EM_TYPES = {"free_form_judge_0_100": True, "free_form_judge": True, "free_form": False}
 
 
@@ -73,8 +64,8 @@ def _entries(path: Path) -> Iterator[tuple[int, Any]]:
         yield item_node.start_mark.line + 1, entry
 
 
-def _em_options(entry: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
-    """Translate an Emergent Misalignment entry into `Question.create` options."""
+def _em_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """An Emergent Misalignment entry as the options of a `free_form` question."""
     unknown = sorted(set(entry) - _EM_KEYS - _EM_PASSTHROUGH)
     if unknown:
         raise QuestionFileError(f"{where}: unknown field '{unknown[0]}'")
@@ -84,9 +75,6 @@ def _em_options(entry: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]
         raise QuestionFileError(f"{where}: field 'type': {em_type!r} is not one of {valid}")
     options = {k: v for k, v in entry.items() if k not in _EM_KEYS}
     options["name"] = str(entry["id"])
-    for key in ("paraphrases", "samples_per_paraphrase"):
-        if key in entry:
-            options[key] = entry[key]
     if _EM_TYPES[em_type]:
         judge_model = entry.get("judge")
         prompts = entry.get("judge_prompts")
@@ -106,29 +94,12 @@ def _em_options(entry: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]
             }
             for judge_name, prompt in prompts.items()
         }
-    return "free_form", options
-
-
-def _resolve_judges(options: dict[str, Any], raw: dict[str, dict[str, Any]], where: str) -> None:
-    judges = options.get("judges")
-    if not isinstance(judges, dict):
-        return
-    for judge_name, judge in list(judges.items()):
-        if isinstance(judge, str):
-            target = raw.get(judge)
-            if target is None:
-                raise QuestionFileError(
-                    f"{where}: field 'judges.{judge_name}': no question named '{judge}' "
-                    "in the loaded files"
-                )
-            judges[judge_name] = dict(target)
+    return options
 
 
 def load_questions(path: str | Path) -> dict[str, Question]:
-    """Load every question of a YAML file (or of all `*.yaml`/`*.yml` in a directory).
-
-    Returns `{name: Question}` in file order, judges included.
-    """
+    """`{name: Question}` of every question (judges included) of a YAML file, or of every
+    `*.yaml`/`*.yml` in a directory, in file order."""
     raw: dict[str, dict[str, Any]] = {}
     places: dict[str, str] = {}
     for file in _yaml_files(Path(path)):
@@ -143,7 +114,7 @@ def load_questions(path: str | Path) -> dict[str, Question]:
                 raise QuestionFileError(f"{where}: field '{field}' is required")
             where = f"{file}:{line}: question '{name}'"
             if is_em:
-                question_type, options = _em_options(entry, where)
+                question_type, options = "free_form", _em_options(entry, where)
             else:
                 options = dict(entry)
                 question_type = options.pop("type", None)
@@ -159,7 +130,18 @@ def load_questions(path: str | Path) -> dict[str, Question]:
     for name, entry in raw.items():
         options = dict(entry)
         question_type = options.pop("type")
-        _resolve_judges(options, raw, places[name])
+        judges = options.get("judges")
+        if not isinstance(judges, dict):
+            judges = {}
+        for judge_name, judge in judges.items():
+            if not isinstance(judge, str):
+                continue
+            if judge not in raw:  # llmcomp names another entry of the loaded files
+                raise QuestionFileError(
+                    f"{places[name]}: field 'judges.{judge_name}': no question named '{judge}' "
+                    "in the loaded files"
+                )
+            judges[judge_name] = dict(raw[judge])
         try:
             questions[name] = Question.create(type=str(question_type), **options)
         except QuestionError as error:

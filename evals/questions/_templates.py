@@ -1,11 +1,7 @@
-"""Prompt templates: only named placeholders are filled, every other brace is literal.
-
-A judge's template has `{question}` and `{answer}`; a grid's template has one placeholder per
-factor (or per key of a factor's whole-text levels). Any other brace is literal, so
-`Reply with {"score": N}` works as written. Templates written for `str.format` (literal braces
-doubled, `{{"score": N}}`) keep working: when a template is a valid format string whose only
-fields are the known names and it contains a doubled brace, it is rendered with `str.format`;
-otherwise only the known placeholders are substituted. Substituted text is never re-read.
+"""Prompt templates: only named placeholders (a judge's `{question}` and `{answer}`, a grid's
+factors) are filled, every other brace is literal, and substituted text is never re-read. A
+template written for `str.format` (`{{"score": N}}`: a valid format string using only the
+known names, with a doubled brace) is rendered with `str.format`.
 """
 
 from __future__ import annotations
@@ -21,18 +17,14 @@ _JUDGE_FIELDS = frozenset({"question", "answer"})
 _ANY_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _format_fields(template: str) -> set[str] | None:
-    """The field names of `template` as a format string, or None if it is not one."""
-    try:
-        return {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
-    except ValueError:
-        return None
-
-
 @functools.lru_cache(maxsize=256)  # a judge renders one template for thousands of answers
 def _is_format_string(template: str, allowed: frozenset[str]) -> bool:
-    fields = _format_fields(template)
-    return fields is not None and fields <= allowed and "{{" in template
+    try:
+        parsed = string.Formatter().parse(template)
+        fields = {field for _, field, _, _ in parsed if field is not None}
+    except ValueError:
+        return False
+    return fields <= allowed and "{{" in template
 
 
 @functools.lru_cache(maxsize=256)
@@ -52,8 +44,7 @@ def template_fields(template: str) -> set[str]:
 
 
 def render_placeholders(template: str, values: Mapping[str, str]) -> str:
-    """Fill each `{name}` of `values`; other braces stay literal and nothing substituted is
-    read again (see the module docstring for `str.format` templates)."""
+    """Fill each `{name}` of `values`; other braces stay literal."""
     if not values:
         return template
     names = frozenset(values)

@@ -5,39 +5,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
-from evals.answers import (
-    average_probabilities,
-    rating_score,
-    rating_scores,
-    token_probabilities,
-)
+from evals.answers import average_probabilities, rating_scores, token_probabilities
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
-from evals.questions._grid import RESERVED_COLUMNS
+from evals.questions._grid import reserved_name
 from evals.questions._templates import render_template, template_fields
 from evals.stats import ZERO_TO_HUNDRED, Scale
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
 
-__all__ = [
-    "FORBIDDEN_JUDGE_NAMES",
-    "QUESTION_TYPES",
-    "AnyJudge",
-    "FreeForm",
-    "FreeFormJudge",
-    "NextToken",
-    "Rating",
-    "RatingJudge",
-]
-
-FORBIDDEN_JUDGE_NAMES = RESERVED_COLUMNS
-"""Names no judge takes: the frame's own columns."""
-_FORBIDDEN_SUFFIXES = ("_question", "_raw_answer", "_probs", "_api_kwargs", "_cost")
+__all__ = ["AnyJudge", "FreeForm", "FreeFormJudge", "NextToken", "Rating", "RatingJudge"]
 
 
 class _LogprobQuestion(Question):
@@ -86,22 +68,13 @@ class Rating(_LogprobQuestion):
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
         """The expected rating over the first token's logprobs (NaN for a refusal), the
         token probabilities (`raw_answer`) and the normalised rating probabilities."""
-        raw = token_probabilities(samples[0].top_logprobs())
-        score = rating_score(
-            raw,
-            min_rating=self.min_rating,
-            max_rating=self.max_rating,
-            refusal_threshold=self.refusal_threshold,
-        )
-        return {
-            "answer": math.nan if score.score is None else score.score,
-            "raw_answer": raw,
-            "probs": score.probs,
-        }
+        read = self.read_answers(samples[:1])[0]
+        if isinstance(read, Exception):
+            raise read
+        return read
 
     def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer` of many one-sample rows at once (judge verdicts): the logprobs are
-        parsed in one go and each distinct token is read as a number once."""
+        """`read_answer` of many one-sample rows at once, the logprobs parsed in one go."""
         scored = rating_scores(
             [sample.logprobs_json for sample in samples],
             min_rating=self.min_rating,
@@ -168,11 +141,10 @@ class _JudgeMixin(Question):
         return render_template(self.prompt_template, question=question, answer=answer)
 
 
-class FreeFormJudge(_JudgeMixin):
-    """A judge whose verdict is free text."""
+class _TextQuestion(Question):
+    """Questions answered by generated text, up to `max_tokens`."""
 
-    type_name: ClassVar[str] = "free_form_judge"
-    temperature: float = Field(default=0.0, ge=0, le=2)
+    temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
 
     def request_params(self) -> dict[str, Any]:
@@ -186,6 +158,13 @@ class FreeFormJudge(_JudgeMixin):
         return self.max_tokens
 
 
+class FreeFormJudge(_TextQuestion, _JudgeMixin):
+    """A judge whose verdict is free text."""
+
+    type_name: ClassVar[str] = "free_form_judge"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+
+
 class RatingJudge(_JudgeMixin, Rating):
     """A judge whose verdict is a rating read from logprobs."""
 
@@ -196,12 +175,10 @@ AnyJudge = FreeFormJudge | RatingJudge
 """The two judge types."""
 
 
-class FreeForm(Question):
+class FreeForm(_TextQuestion):
     """A free-text answer per sample, optionally graded by judges (one column each)."""
 
     type_name: ClassVar[str] = "free_form"
-    temperature: float = Field(default=1.0, ge=0, le=2)
-    max_tokens: int = Field(default=1024, ge=1)
     top_p: float | None = Field(default=None, gt=0, le=1)
     judges: dict[str, AnyJudge] = Field(default_factory=dict)
 
@@ -214,7 +191,9 @@ class FreeForm(Question):
             raise ValueError("must be a mapping of judge name to judge")
         built: dict[str, Any] = {}
         for judge_name, judge in value.items():
-            _check_judge_name(str(judge_name))
+            why = reserved_name(str(judge_name))
+            if why:
+                raise ValueError(f"Judge name '{judge_name}' is forbidden: {why}")
             if isinstance(judge, str):
                 raise ValueError(
                     f"judge '{judge_name}' refers to question '{judge}' by name; names are "
@@ -247,16 +226,10 @@ class FreeForm(Question):
         }
 
     def request_params(self) -> dict[str, Any]:
-        params = {
-            **super().request_params(),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
+        params = super().request_params()
         if self.top_p is not None:
             params["top_p"] = self.top_p
         return params
-
-    takes_judges: ClassVar[bool] = True
 
     def judge_questions(self) -> Mapping[str, AnyJudge]:
         return self.judges
@@ -281,7 +254,7 @@ class FreeForm(Question):
                 for name, judge in merged.items()
             }
         options = self.model_dump(exclude={"judges"}, exclude_none=True)
-        built = type(self).build(**options, judges=merged)
+        built = Question.create(type=self.type_name, **options, judges=merged)
         assert isinstance(built, FreeForm)
         return built
 
@@ -296,27 +269,3 @@ class FreeForm(Question):
             for name, judge in self.judges.items()
             if judge.gives_score
         }
-
-    def expected_completion_tokens(self) -> int:
-        return self.max_tokens
-
-
-def _check_judge_name(name: str) -> None:
-    if name in FORBIDDEN_JUDGE_NAMES:
-        raise ValueError(f"Judge name '{name}' is forbidden: it is a DataFrame column")
-    if name.startswith(("_", "human_")):
-        raise ValueError(
-            f"Judge name '{name}' is forbidden: names starting with '_' or 'human_' are reserved"
-        )
-    if name.endswith(_FORBIDDEN_SUFFIXES):
-        raise ValueError(
-            f"Judge name '{name}' is forbidden: it would clash with a generated column "
-            f"(names may not end with {', '.join(_FORBIDDEN_SUFFIXES)})"
-        )
-
-
-QUESTION_TYPES: dict[str, type[Question]] = {
-    klass.type_name: klass for klass in (FreeForm, Rating, NextToken, FreeFormJudge, RatingJudge)
-}
-
-QuestionType = Literal["free_form", "rating", "next_token", "free_form_judge", "rating_judge"]

@@ -1,6 +1,5 @@
-"""The run folder format: what a run writes to disk, how it is read back, and how two runs
-compare. Nothing here asks a model or draws a figure (`evals.experiments` runs questions into
-a folder; `evals.report` renders a folder).
+"""The run folder: what a run writes to disk, how it is read back, and how two runs compare
+(nothing here asks a model or draws a figure).
 
 from evals.runs import load_run, compare_runs
 run = load_run("runs/20250101-120000-wish")
@@ -12,81 +11,47 @@ compare_runs("runs/a", "runs/b").query("status == 'moved'")
 """
 
 from evals.errors import RunFolderError
-from evals.runs._analysis import (
-    KEEP,
-    Keep,
-    analyze_run,
-    check_baseline,
-    check_by,
-    check_method,
-    write_run_file,
-)
-from evals.runs._compare import COMPARISON_COLUMNS, compare_runs
-from evals.runs._folder import (
-    COMPARISONS_FILE,
-    COSTS_FILE,
-    CURVES_FILE,
-    MODEL_SUMMARY_FILE,
-    REPORT_FILE,
-    RUN_FILE,
-    RUN_LOG,
-    SAMPLES_DIR,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-)
+from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_by, write_run_file
+from evals.runs._compare import compare_runs
+from evals.runs._folder import COMPARISONS_FILE, REPORT_FILE, RUN_LOG, Run, load_run
 from evals.runs._human import (
-    AGREEMENT_FILE,
     HUMAN_PREFIX,
     LABELS_FILE,
     SAMPLE_KEYS,
     disagreements,
     id_key,
-    labelled_frame,
     sample_ids,
 )
-from evals.runs._provenance import endpoints_of, package_versions, utc_now
 from evals.runs._samples_file import read_samples, write_samples
 from evals.runs._writing import (
-    frame_factors,
+    endpoints_of,
     frame_totals,
     prepare_folder,
     rewrite_questions,
+    utc_now,
     write_run,
 )
 
 __all__ = [
-    "AGREEMENT_FILE",
     "COMPARISONS_FILE",
-    "COMPARISON_COLUMNS",
-    "COSTS_FILE",
-    "CURVES_FILE",
     "HUMAN_PREFIX",
     "KEEP",
     "LABELS_FILE",
-    "MODEL_SUMMARY_FILE",
     "REPORT_FILE",
-    "RUN_FILE",
     "RUN_LOG",
-    "SAMPLES_DIR",
     "SAMPLE_KEYS",
-    "SUMMARY_FILE",
     "Keep",
     "Run",
     "RunFolderError",
     "analyze_run",
     "check_baseline",
     "check_by",
-    "check_method",
     "compare_runs",
     "disagreements",
     "endpoints_of",
-    "frame_factors",
     "frame_totals",
     "id_key",
-    "labelled_frame",
     "load_run",
-    "package_versions",
     "prepare_folder",
     "read_samples",
     "rewrite_questions",

@@ -1,8 +1,6 @@
-"""The statistics of a run folder, computed from its samples: `summary.csv` (question × group ×
-score, metrics included, with a pooled row per group × score over all questions) and
-`comparisons.csv` (each group against the baseline, Holm over the run). `analyze_run`
-recomputes both for another baseline or interval method; it reads the samples and asks
-nothing of any model."""
+"""The statistics of a run folder, computed from its samples (`summary.csv`, `comparisons.csv`,
+`costs.csv`, `agreement.csv`); `analyze_run` recomputes them for another baseline, interval
+method or split, asking nothing of any model."""
 
 from __future__ import annotations
 
@@ -16,14 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, describe_os_error
-from evals.runs._folder import (
-    COMPARISONS_FILE,
-    COSTS_FILE,
-    RUN_FILE,
-    SUMMARY_FILE,
-    Run,
-    load_run,
-)
+from evals.runs._folder import COMPARISONS_FILE, COSTS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
 from evals.runs._human import AGREEMENT_FILE, agreement_table
 from evals.stats import (
     DEFAULT_METHOD,
@@ -53,10 +44,10 @@ __all__ = [
     "check_baseline",
     "check_by",
     "check_method",
-    "run_agreement",
-    "run_costs",
-    "run_statistics",
+    "price_share_of",
     "score_plan",
+    "write_run_file",
+    "write_statistics",
 ]
 
 
@@ -98,9 +89,8 @@ class ScorePlan:
 def score_plan(
     frame: pd.DataFrame, question: Question | None = None, extra: Iterable[Metric] = ()
 ) -> ScorePlan:
-    """The plan of one question's frame: with the question, its score columns, metrics and
-    scales; without, the columns guessed from the frame and the default metrics. `extra`
-    metrics are added (replacing one of the same name) where the frame has their scores."""
+    """The plan of one question's frame (from the question, else guessed from the frame with
+    the default metrics); `extra` metrics are added where the frame has their scores."""
     if question is not None:  # a judge not asked (a run without judges) has no column
         columns = [c for c in score_columns(frame, question) if c in frame.columns]
         metrics = question.derived_metrics()
@@ -128,8 +118,7 @@ def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
 
 
 def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[str]:
-    """`by` as a list, each a grid factor of some question of the run (`factors`: question →
-    its factor names); else `RunOptionsError` naming the factor and those the run has."""
+    """`by` as a list of grid factors of the run (`factors`: question → its factor names)."""
     names = [str(name) for name in by]
     known = list(dict.fromkeys(f for names_of in factors.values() for f in names_of))
     for name in names:
@@ -152,53 +141,10 @@ def check_method(method: str) -> None:
         )
 
 
-def run_statistics(
-    frames: Mapping[str, pd.DataFrame],
-    plans: Mapping[str, ScorePlan],
-    *,
-    method: Method = DEFAULT_METHOD,
-    baseline: str | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    by: Sequence[str] = (),
-    price_share: float | PriceShare = 1.0,
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The summary (with pooled rows) and, with a baseline, the comparisons of a run (split
-    by the grid factors `by`); costs at `price_share` of the list price (`price_share_of`)."""
-    scores = {name: plans[name].scores for name in frames}
-    scales = {name: plans[name].scales for name in frames}
-    summary = summarize(
-        frames,
-        scores,
-        scales=scales,
-        method=method,
-        pooled=True,
-        resamples=resamples,
-        seed=seed,
-        by=list(by),
-        price_share=price_share,
-    )
-    if baseline is None:
-        return summary, None
-    return summary, compare_groups(frames, baseline, scores, scales=scales, by=list(by))
-
-
-def run_costs(
-    frames: Mapping[str, pd.DataFrame],
-    plans: Mapping[str, ScorePlan],
-    price_share: float | PriceShare = 1.0,
-) -> pd.DataFrame:
-    """`costs.csv`: per group and per model, cost per sample (answers and judges apart)
-    beside each score over the run's questions (`evals.stats.cost_table`)."""
-    scores = {name: plans[name].scores for name in frames}
-    scales = {name: plans[name].scales for name in frames}
-    return cost_table(frames, scores, scales=scales, price_share=price_share)
-
-
 def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
     """The part of the list price a run paid, from its run.json `settings`: the Batch API's
-    discount (`labmgr.pricing.BATCH_DISCOUNT`) for a run through batches, else 1; judges
-    scored again later (`judge_batch`: judge → whether through batches) at their own."""
+    discount for a run through batches, else 1; judges scored again later (`judge_batch`:
+    judge → whether through batches) at their own."""
     settings = settings or {}
     judged = settings.get("judge_batch") or {}
     if not settings.get("batch") and not any(judged.values()):
@@ -214,103 +160,57 @@ def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
     )
 
 
-def run_agreement(
-    frames: Mapping[str, pd.DataFrame], plans: Mapping[str, ScorePlan], labels: pd.DataFrame | None
-) -> pd.DataFrame | None:
-    """`agreement.csv`: each judge against the run's human labels (None without labels)."""
-    return agreement_table(
-        frames,
-        {name: plan.columns for name, plan in plans.items()},
-        {name: plan.metrics for name, plan in plans.items()},
-        {name: plan.scales for name, plan in plans.items()},
-        labels,
-    )
-
-
 def write_statistics(
     folder: Path,
-    summary: pd.DataFrame,
-    comparisons: pd.DataFrame | None,
-    costs: pd.DataFrame | None = None,
-    agreement: pd.DataFrame | None = None,
-) -> None:
-    """`summary.csv`, `costs.csv`, `comparisons.csv` (removed when there is no baseline) and
-    `agreement.csv` (removed when there are no human labels)."""
-    summary.to_csv(folder / SUMMARY_FILE, index=False)
-    if costs is not None:
-        costs.to_csv(folder / COSTS_FILE, index=False)
-    if agreement is not None:
-        agreement.to_csv(folder / AGREEMENT_FILE, index=False)
-    else:
-        (folder / AGREEMENT_FILE).unlink(missing_ok=True)
-    target = folder / COMPARISONS_FILE
-    if comparisons is not None:
-        comparisons.to_csv(target, index=False)
-    else:
-        target.unlink(missing_ok=True)
-
-
-def analyze_run(
-    run: Run | str | Path,
+    frames: Mapping[str, pd.DataFrame],
+    plans: Mapping[str, ScorePlan],
     *,
-    baseline: str | Keep | None = KEEP,
-    method: Method | None = None,
-    by: Sequence[str] | Keep = KEEP,
-) -> Run:
-    """Recompute a run folder's `summary.csv` and `comparisons.csv` from its samples — with
-    `baseline` (a group of the run; None: no comparisons; default: the run's own), `method`
-    and `by` (grid factors to split by; `[]` for none; default: the run's own) — record them
-    in run.json and return the run read again. Nothing is asked of any model."""
-    loaded = run if isinstance(run, Run) else load_run(run)
-    statistics = loaded.statistics
-    chosen_method = method or statistics.get("method") or DEFAULT_METHOD
-    check_method(chosen_method)
-    chosen = loaded.baseline if baseline is KEEP else baseline
-    check_baseline(chosen, loaded.groups)
-    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, loaded.factors())
-    frames = loaded.frames()
-    plans = {
-        name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
-        for name in loaded.questions
-    }
-    resamples = int(statistics.get("resamples", DEFAULT_RESAMPLES))
-    seed = int(statistics.get("seed", DEFAULT_SEED))
-    price_share = price_share_of(loaded.info.get("settings"))
-    summary, comparisons = run_statistics(
+    method: Method,
+    baseline: str | None,
+    resamples: int,
+    seed: int,
+    by: Sequence[str],
+    settings: Mapping[str, Any] | None,
+    labels: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """Compute and write `summary.csv` (with pooled rows), `costs.csv`, `comparisons.csv`
+    (removed without a baseline) and `agreement.csv` (removed without human labels), costs
+    at the share of the list price the run's `settings` say it paid; returns run.json's
+    `settings.statistics`."""
+    price_share = price_share_of(settings)
+    scores = {name: plans[name].scores for name in frames}
+    scales = {name: plans[name].scales for name in frames}
+    summary = summarize(
         frames,
-        plans,
-        method=chosen_method,
-        baseline=chosen,
+        scores,
+        scales=scales,
+        method=method,
+        pooled=True,
         resamples=resamples,
         seed=seed,
-        by=chosen_by,
+        by=list(by),
         price_share=price_share,
     )
-    info = dict(loaded.info)
-    settings = dict(info.get("settings", {}))
-    settings["statistics"] = statistics_record(chosen_method, resamples, seed, chosen, chosen_by)
-    info["settings"] = settings
-    try:
-        write_statistics(
-            loaded.path,
-            summary,
-            comparisons,
-            run_costs(frames, plans, price_share),
-            run_agreement(frames, plans, loaded.human_labels()),
-        )
-        write_run_file(loaded.path, info)
-    except OSError as error:
-        raise OutputError(
-            f"cannot write the statistics of {loaded.path}: {describe_os_error(error)}.",
-            hint="Check the run folder's permissions, then run again.",
-        ) from None
-    return load_run(loaded.path)
-
-
-def statistics_record(
-    method: str, resamples: int, seed: int, baseline: str | None, by: Sequence[str] = ()
-) -> dict[str, Any]:
-    """run.json's `settings.statistics`."""
+    summary.to_csv(folder / SUMMARY_FILE, index=False)
+    costs = cost_table(frames, scores, scales=scales, price_share=price_share)
+    costs.to_csv(folder / COSTS_FILE, index=False)
+    tables = {
+        COMPARISONS_FILE: None
+        if baseline is None
+        else compare_groups(frames, baseline, scores, scales=scales, by=list(by)),
+        AGREEMENT_FILE: agreement_table(
+            frames,
+            {name: plan.columns for name, plan in plans.items()},
+            {name: plan.metrics for name, plan in plans.items()},
+            scales,
+            labels,
+        ),
+    }
+    for file, table in tables.items():
+        if table is None:
+            (folder / file).unlink(missing_ok=True)
+        else:
+            table.to_csv(folder / file, index=False)
     return {
         "method": method,
         "resamples": resamples,
@@ -322,19 +222,56 @@ def statistics_record(
     }
 
 
+def analyze_run(
+    run: Run | str | Path,
+    *,
+    baseline: str | Keep | None = KEEP,
+    method: Method | None = None,
+    by: Sequence[str] | Keep = KEEP,
+) -> Run:
+    """Recompute a run folder's statistics from its samples with `baseline` (None: no
+    comparisons), `method` and `by` (default: the run's own), record them in run.json and
+    return the run read again."""
+    loaded = run if isinstance(run, Run) else load_run(run)
+    statistics = loaded.statistics
+    chosen_method = method or statistics.get("method") or DEFAULT_METHOD
+    check_method(chosen_method)
+    chosen = loaded.baseline if baseline is KEEP else baseline
+    check_baseline(chosen, loaded.groups)
+    factors = {name: list(loaded.factor_levels(name)) for name in loaded.questions}
+    chosen_by = check_by(loaded.by if isinstance(by, Keep) else by, factors)
+    frames = loaded.frames()
+    plans = {
+        name: ScorePlan(loaded.scores(name), loaded.metrics(name), loaded.scales(name))
+        for name in loaded.questions
+    }
+    info = dict(loaded.info)
+    settings = dict(info.get("settings", {}))
+    try:
+        settings["statistics"] = write_statistics(
+            loaded.path,
+            frames,
+            plans,
+            method=chosen_method,
+            baseline=chosen,
+            resamples=int(statistics.get("resamples", DEFAULT_RESAMPLES)),
+            seed=int(statistics.get("seed", DEFAULT_SEED)),
+            by=chosen_by,
+            settings=settings,
+            labels=loaded.human_labels(),
+        )
+        info["settings"] = settings
+        write_run_file(loaded.path, info)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the statistics of {loaded.path}: {describe_os_error(error)}.",
+            hint="Check the run folder's permissions, then run again.",
+        ) from None
+    return load_run(loaded.path)
+
+
 def write_run_file(folder: Path, content: Mapping[str, Any]) -> None:
     """run.json, replaced in one step."""
     temporary = folder / (RUN_FILE + ".tmp")
     temporary.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
     temporary.replace(folder / RUN_FILE)
-
-
-def plans_of(
-    frames: Mapping[str, pd.DataFrame],
-    questions: Mapping[str, Question] | None,
-    metrics: Sequence[Metric],
-) -> dict[str, ScorePlan]:
-    return {
-        name: score_plan(frame, (questions or {}).get(name), metrics)
-        for name, frame in frames.items()
-    }

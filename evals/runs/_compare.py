@@ -1,8 +1,5 @@
-"""`compare_runs`: which question × group × score moved between two runs.
-
-A score *moved* when each run's mean lies outside the other run's interval. Rows present in
-only one run are listed with the status `only in A` / `only in B`.
-"""
+"""`compare_runs`: which question × group × score moved between two runs (each run's mean
+outside the other run's interval)."""
 
 from __future__ import annotations
 
@@ -31,15 +28,11 @@ COMPARISON_COLUMNS = [
 ]
 
 
-def _as_run(run: Run | str | Path) -> Run:
-    return run if isinstance(run, Run) else load_run(run)
-
-
 def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFrame:
     """One row per question × group × score of either run, with `status` one of `moved`,
     `same`, `only in A`, `only in B` (moved rows first, largest change first). Runs split by
     the same grid factors are compared level by level (their columns after `question`)."""
-    first, second = _as_run(run_a), _as_run(run_b)
+    first, second = (run if isinstance(run, Run) else load_run(run) for run in (run_a, run_b))
     if first.by != second.by:
         raise RunOptionsError(
             f"{first.path} is split by {', '.join(first.by) or 'no factor'} and {second.path} "
@@ -65,14 +58,12 @@ def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFra
     outside_b = (mean_a < merged["ci_low_b"].to_numpy(float)) | (
         mean_a > merged["ci_high_b"].to_numpy(float)
     )
-    both = (merged["_merge"] == "both").to_numpy()
-    status = np.where(
-        merged["_merge"] == "left_only",
-        "only in A",
-        np.where(merged["_merge"] == "right_only", "only in B", "same"),
+    side = merged["_merge"].to_numpy()
+    merged["status"] = np.select(
+        [side == "left_only", side == "right_only", outside_a & outside_b],
+        ["only in A", "only in B", "moved"],
+        "same",
     ).astype(object)
-    status[both & outside_a & outside_b] = "moved"
-    merged["status"] = status
     merged["change"] = mean_b - mean_a
     rank = merged["status"].map({"moved": 0, "only in A": 1, "only in B": 1, "same": 2})
     merged = merged.assign(_rank=rank, _size=-merged["change"].abs().fillna(0))

@@ -1,6 +1,5 @@
-"""A run folder on disk: `run.json`, `samples/<question>.parquet`, `summary.csv`,
-`comparisons.csv`, `run.log`, `report.html`, `training_curves.csv` when the run's models have
-curves, and `load_run` to read it back."""
+"""A run folder on disk (`run.json`, `samples/<question>.parquet`, the statistics' CSV files,
+`run.log`, `report.html`) and `load_run` to read it back."""
 
 from __future__ import annotations
 
@@ -37,14 +36,11 @@ RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
 COMPARISONS_FILE = "comparisons.csv"
 COSTS_FILE = "costs.csv"
-"""Per group and per model: cost per sample (answers and judges apart) beside each score."""
 MODEL_SUMMARY_FILE = "summary_by_model.csv"
 RUN_LOG = "run.log"
 REPORT_FILE = "report.html"
 SAMPLES_DIR = "samples"
 CURVES_FILE = "training_curves.csv"
-"""The training curves of the run's fine-tuned models: one row per job and step, with the
-run's group of the job's model (written when the run's lab has them)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -89,8 +85,7 @@ class Run:
         return list(self.question_info(name).get("scores", []))
 
     def metrics(self, name: str) -> list[Metric]:
-        """The question's derived metrics as the run recorded them (runs written before
-        metrics were recorded: the defaults of its scores)."""
+        """The question's derived metrics as recorded (else the defaults of its scores)."""
         info = self.question_info(name)
         specs = info.get("metrics")
         if specs is None:
@@ -104,8 +99,7 @@ class Run:
             ) from None
 
     def scales(self, name: str) -> dict[str, Scale]:
-        """The range of each of the question's scores and metrics (0–100 where the run did
-        not record one; 0–1 for a metric)."""
+        """The range of each of the question's recorded scores, and 0–1 for each metric."""
         recorded = self.question_info(name).get("scales") or {}
         scales: dict[str, Scale] = {}
         for score, bounds in dict(recorded).items():
@@ -125,10 +119,6 @@ class Run:
     def by(self) -> list[str]:
         """The grid factors the summary and comparisons are split by (none: not split)."""
         return [str(name) for name in self.statistics.get("by") or []]
-
-    def factors(self) -> dict[str, list[str]]:
-        """Each question's grid factors (question → factor names; empty without a grid)."""
-        return {name: list(self.factor_levels(name)) for name in self.questions}
 
     def factor_levels(self, name: str) -> dict[str, list[str]]:
         """A question's grid factors with their levels in the order written."""
@@ -161,13 +151,11 @@ class Run:
             ) from None
 
     def keep_frames(self, frames: dict[str, pd.DataFrame]) -> None:
-        """Hold frames already in memory as this run's samples (what `samples` would read
-        back from the folder, written from these same frames)."""
+        """Hold frames already in memory as this run's samples (written from these frames)."""
         self._frames.update(frames)
 
     def errors(self) -> pd.DataFrame:
-        """Every row with an error, over all questions: `question`, `model`, `error` (only
-        those columns are read from the samples files; nothing else is decoded)."""
+        """Every row with an error over all questions (`question`, `model`, `error`)."""
         parts = []
         for name in self.questions:
             frame = self._frames.get(name)
@@ -180,8 +168,7 @@ class Run:
         return pd.concat(parts, ignore_index=True)
 
     def human_labels(self) -> pd.DataFrame | None:
-        """The human labels imported into the run (`human_labels.csv`: id, question, model,
-        paraphrase_ix, sample_ix and a `human_<score>` column per score), if any."""
+        """The human labels imported into the run (`human_labels.csv`), if any."""
         try:
             return read_labels(self.path / LABELS_FILE)
         except (OSError, ValueError, UnicodeDecodeError) as error:
@@ -192,24 +179,16 @@ class Run:
         return _read_table(self.path / AGREEMENT_FILE, {"question", "score", "bins"})
 
     def costs(self) -> pd.DataFrame | None:
-        """Cost per sample beside each score, per group and model (`costs.csv`), when
-        written."""
+        """Cost per sample beside each score, per group and model (`costs.csv`)."""
         return _read_table(self.path / COSTS_FILE, {"group", "model", "level", "score"})
 
     def model_summary(self) -> pd.DataFrame | None:
         """Per-model intervals (`summary_by_model.csv`), when the run wrote them."""
-        path = self.path / MODEL_SUMMARY_FILE
-        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+        return _read_table(self.path / MODEL_SUMMARY_FILE)
 
     def training_curves(self) -> pd.DataFrame | None:
         """The training curves of the run's models (`training_curves.csv`), when written."""
-        path = self.path / CURVES_FILE
-        if not path.is_file():
-            return None
-        try:
-            return pd.read_csv(path, keep_default_na=False, na_values=[""])
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            raise RunFolderError(f"{path}: cannot read: {error}") from None
+        return _read_table(self.path / CURVES_FILE)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {name: self.samples(name) for name in self.questions}

@@ -1,11 +1,9 @@
-"""Human labels in a run folder: `human_labels.csv` (one row per labelled sample: its id,
-question, model, paraphrase and sample index, and a `human_<score>` column per score), the
+"""Human labels in a run folder (`human_labels.csv`: a `human_<score>` column per score), the
 stable sample ids, and how far each judge agrees with the humans (`agreement.csv`).
 
-A sample id is `s` and 16 hex digits of an HMAC-SHA256, keyed by a random key the run keeps
-in run.json, of (question, model, paraphrase_ix, sample_ix): the same sample has the same id
-in every export of the run, and a labeller who knows the run's models cannot recompute which
-model an id belongs to (so `--blind` stays blind).
+A sample id is `s` and 16 hex digits of an HMAC-SHA256 of (question, model, paraphrase_ix,
+sample_ix) keyed by a random key in run.json: stable across exports, and a `--blind`
+labeller who knows the run's models cannot recompute which model an id belongs to.
 """
 
 from __future__ import annotations
@@ -119,12 +117,9 @@ def agreement_table(
             judge = pd.to_numeric(merged[score], errors="coerce").to_numpy(dtype=float)
             labelled = merged[human].to_numpy(dtype=float)
             scale = scales.get(question, {}).get(score) or score_scale(score)
-            rows.append(
-                _row(question, score, judge, labelled, scale, list(metrics.get(question, [])))
-            )
-            pooled.setdefault(score, []).append(
-                (judge, labelled, scale, list(metrics.get(question, [])))
-            )
+            part = (judge, labelled, scale, list(metrics.get(question, [])))
+            rows.append(_row(question, score, *part))
+            pooled.setdefault(score, []).append(part)
     for score, parts in pooled.items():
         if len(parts) < 2 or len({scale for _, _, scale, _ in parts}) != 1:
             continue

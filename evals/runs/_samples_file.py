@@ -1,14 +1,10 @@
 """Sample frames to Parquet and back, exactly, without a JSON document per cell.
 
-Columns of plain numbers and strings are stored natively. Object columns are stored as the
-Arrow type their values share: text (or None) as strings, floats (or None; NaN stays NaN) as
-doubles with nulls, and dicts from strings or from integers to floats (or None) — a rating's
-`raw_answer` and `probs`, a next-token answer — as Arrow maps, which keep each dict's key
-order and key type. Only columns whose values share no such type (mixed values, nested lists)
-fall back to one JSON document per cell, dicts whose keys are not strings tagged so that their
-keys come back with their type. How each column was stored, and its dtype, is kept in the
-file's metadata, so `read_samples(write_samples(df))` equals `df`; `read_samples(path,
-columns=[…])` reads only those columns (an error table needs no answers decoded).
+Object columns are stored as the Arrow type their values share: text, floats with nulls, or
+maps (a rating's `raw_answer` and `probs`, a next-token answer: dicts from strings or integers
+to floats, key order and type kept); only mixed columns fall back to one JSON document per
+cell. How each column was stored, and its dtype, is kept in the file's metadata, so
+`read_samples(write_samples(df))` equals `df`.
 """
 
 from __future__ import annotations
@@ -121,7 +117,7 @@ def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def _dicts(column: pa.ChunkedArray) -> list[dict[Any, float] | None]:
     """A map column as dicts, built from its flat keys and values (several times faster than
-    Arrow's own conversion to dicts); equal keys are one shared Python object."""
+    Arrow's own conversion)."""
     found: list[dict[Any, float] | None] = []
     for chunk in column.chunks:
         keys_array, values = chunk.keys, chunk.items
@@ -149,8 +145,8 @@ def _dicts(column: pa.ChunkedArray) -> list[dict[Any, float] | None]:
 
 
 def read_samples(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Read a file written by `write_samples` (any other Parquet file is read as is); with
-    `columns`, only those (nothing else is read or decoded)."""
+    """Read a file written by `write_samples` (any other Parquet file as is); with `columns`,
+    only those."""
     table = pq.read_table(Path(path), columns=list(columns) if columns is not None else None)
     raw = (pq.read_schema(Path(path)).metadata or {}).get(_META_KEY)
     if raw is None:

@@ -1,33 +1,36 @@
-"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder — samples,
-`summary.csv`, `comparisons.csv` (with a baseline) and `run.json`. `evals.experiments` writes
-the report beside them; a notebook that already holds its frames can call either."""
+"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder (samples,
+statistics, and `run.json` with where the run ran: versions, endpoints, never keys);
+`evals.experiments` writes the report beside them."""
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.errors import OutputError, RunFolderError, describe_os_error, why_not_writable
+from evals.errors import (
+    NoEndpointError,
+    OutputError,
+    RunFolderError,
+    describe_os_error,
+    why_not_writable,
+)
 from evals.runs._analysis import (
     ScorePlan,
     analyze_run,
     check_baseline,
     check_by,
     check_method,
-    plans_of,
-    price_share_of,
-    run_costs,
-    run_statistics,
     score_plan,
-    statistics_record,
     write_run_file,
     write_statistics,
 )
 from evals.runs._folder import CURVES_FILE, MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
-from evals.runs._provenance import package_versions, utc_now
 from evals.runs._samples_file import write_samples
 from evals.stats import (
     DEFAULT_METHOD,
@@ -41,13 +44,56 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["frame_factors", "frame_totals", "prepare_folder", "rewrite_questions", "write_run"]
+__all__ = [
+    "endpoints_of",
+    "frame_totals",
+    "prepare_folder",
+    "rewrite_questions",
+    "utc_now",
+    "write_run",
+]
+
+_PACKAGES = ("openai", "pandas", "numpy", "scipy", "pyarrow", "seaborn", "matplotlib", "pydantic")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of labmgr, Python and the libraries that shape the results."""
+    from labmgr import __version__
+
+    versions = {"labmgr": __version__, "python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def endpoints_of(models: list[str], router: Any) -> dict[str, dict[str, str | None]]:
+    """Each model's base URL and the *name* of the key's environment variable (or an error)."""
+    result: dict[str, dict[str, str | None]] = {}
+    for model in models:
+        try:
+            endpoint = router.endpoint_for(model)
+        except NoEndpointError as error:
+            result[model] = {"base_url": None, "key_name": None, "error": error.message}
+            continue
+        result[model] = {
+            "base_url": endpoint.base_url,
+            "key_name": endpoint.key_name,
+            "organization": endpoint.organization,
+            "project": endpoint.project,
+        }
+    return result
 
 
 def frame_totals(frame: pd.DataFrame) -> dict[str, float]:
-    """Rows, rows with errors, tokens, and the samples' cost at list price (`list_cost`: what
-    they cost synchronously, whatever this run paid; `bought.cost` is what it paid) of one
-    frame."""
+    """Rows, rows with errors, tokens, and the samples' cost at list price (`list_cost`,
+    whatever this run paid) of one frame."""
 
     def total(column: str) -> float:
         if column not in frame.columns:
@@ -98,20 +144,6 @@ def _frame_factors(frame: pd.DataFrame) -> dict[str, list[str]]:
         return {}
     between = columns[columns.index("paraphrase_ix") + 1 : columns.index("sample_ix")]
     return {f: list(dict.fromkeys(frame[f].astype(str))) for f in between}
-
-
-def frame_factors(
-    frames: Mapping[str, pd.DataFrame], questions: Mapping[str, Question] | None = None
-) -> dict[str, list[str]]:
-    """Each question's grid factor names: from the question when given, else the frame."""
-    return {
-        name: list(
-            (questions or {})[name].factor_levels()
-            if name in (questions or {})
-            else _frame_factors(frame)
-        )
-        for name, frame in frames.items()
-    }
 
 
 def _question_entry(
@@ -187,44 +219,78 @@ def write_run(
     curves: pd.DataFrame | None = None,
     by: Sequence[str] = (),
 ) -> Run:
-    """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it.
+    """Write a run folder from `frames` (`{question name: q.df(groups)}`) and return it; no
+    report (`evals.experiments` writes one).
 
     `questions` (by the same names) give each question's type, scores, metrics, scales and
-    prompts; without them these are read from the frames (with the default metrics).
-    `metrics` are added to every question whose frame has their scores. `summary.csv` holds
-    every question × group × score and metric with its interval (`method`: `t` by default;
-    see `evals.stats.summarize`) and a pooled row per group × score; with a `baseline` group,
-    `comparisons.csv` holds each other group against it (`evals.stats.compare_groups`, Holm
-    over the run). `models` adds facts per model (job, kind, step, epoch: the checkpoint
-    figure uses `step`). `by_model` also writes `summary_by_model.csv` (a plain interval per
-    model). `info` adds fields to run.json. `curves` (one row per job and step, with a
-    ``group`` column) is written as `training_curves.csv`. `by` (grid factors) splits the
-    summary and comparisons by the factors' levels. No report is written here
-    (`evals.experiments.write_run` writes one too).
+    prompts; without them these are read from the frames. `metrics` are added to every
+    question whose frame has their scores; `baseline` (a group) writes `comparisons.csv`;
+    `by` (grid factors) splits the statistics by level. `models` adds facts per model (job,
+    kind, step, epoch), `by_model` writes `summary_by_model.csv`, `info` adds fields to
+    run.json, `curves` is written as `training_curves.csv`.
     """
     if not frames:
         raise RunFolderError("no frames to write: a run needs at least one question's frame")
     check_method(method)
-    check_baseline(baseline, _groups_of(frames) if groups is None else groups)
-    by = check_by(by, frame_factors(frames, questions))
+    questions = questions or {}
+    group_map = (
+        {str(g): [str(m) for m in ms] for g, ms in groups.items()}
+        if groups is not None
+        else _groups_of(frames)
+    )
+    check_baseline(baseline, group_map)
+    plans = {
+        name: score_plan(frame, questions.get(name), metrics) for name, frame in frames.items()
+    }
+    entries = [
+        _question_entry(name, frame, questions.get(name), plans[name])
+        for name, frame in frames.items()
+    ]
+    by = check_by(by, {entry["name"]: list(entry["factors"]) for entry in entries})
     folder = prepare_folder(out)
+    content: dict[str, Any] = {
+        "format": 1,
+        "written": utc_now(),
+        "groups": group_map,
+        "models": {
+            m: dict((models or {}).get(m, {}))
+            for m in dict.fromkeys(m for ms in group_map.values() for m in ms)
+        },
+        "versions": package_versions(),
+        **dict(info or {}),
+    }
+    taken: set[str] = set()
     try:
-        return _write(
+        for entry, frame in zip(entries, frames.values(), strict=True):
+            entry["samples_file"] = samples_file_name(entry["name"], taken)
+            entry["totals"] = frame_totals(frame)
+            write_samples(frame, folder / entry["samples_file"])
+        settings = dict(content.get("settings") or {})
+        settings["statistics"] = write_statistics(
             folder,
             frames,
-            questions=questions,
-            groups=groups,
-            models=models,
-            metrics=metrics,
-            baseline=baseline,
+            plans,
             method=method,
+            baseline=baseline,
             resamples=resamples,
             seed=seed,
-            by_model=by_model,
-            info=info,
-            curves=curves,
             by=by,
+            settings=settings,
         )
+        content["settings"] = settings
+        if by_model:
+            scores = {name: plan.scores for name, plan in plans.items()}
+            scales = {name: plan.scales for name, plan in plans.items()}
+            per_model = model_summary(frames, scores, scales=scales, resamples=resamples, seed=seed)
+            per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
+        if curves is not None and not curves.empty:
+            curves.to_csv(folder / CURVES_FILE, index=False)
+        content["questions"] = entries
+        content["totals"] = {
+            key: sum(e["totals"][key] for e in entries)
+            for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "list_cost")
+        }
+        write_run_file(folder, content)
     except OSError as error:
         where = error.filename or folder
         raise OutputError(
@@ -232,80 +298,8 @@ def write_run(
             hint="Free some space or fix the folder's permissions, then run again: every "
             "answer bought is in the cache, so nothing is bought twice.",
         ) from None
-
-
-def _write(
-    folder: Path,
-    frames: Mapping[str, pd.DataFrame],
-    *,
-    questions: Mapping[str, Question] | None,
-    groups: Mapping[str, Sequence[str]] | None,
-    models: Mapping[str, Mapping[str, Any]] | None,
-    metrics: Sequence[Metric],
-    baseline: str | None,
-    method: Method,
-    resamples: int,
-    seed: int,
-    by_model: bool,
-    info: Mapping[str, Any] | None,
-    curves: pd.DataFrame | None,
-    by: Sequence[str],
-) -> Run:
-    group_map = (
-        {str(g): [str(m) for m in ms] for g, ms in groups.items()}
-        if groups is not None
-        else _groups_of(frames)
-    )
-    members = list(dict.fromkeys(m for ms in group_map.values() for m in ms))
-    taken: set[str] = set()
-    entries = []
-    plans = plans_of(frames, questions, metrics)
-    for name, frame in frames.items():
-        entry = _question_entry(name, frame, (questions or {}).get(name), plans[name])
-        entry["samples_file"] = samples_file_name(name, taken)
-        entry["totals"] = frame_totals(frame)
-        write_samples(frame, folder / entry["samples_file"])
-        entries.append(entry)
-    price_share = price_share_of((info or {}).get("settings"))
-    summary, comparisons = run_statistics(
-        frames,
-        plans,
-        method=method,
-        baseline=baseline,
-        resamples=resamples,
-        seed=seed,
-        by=by,
-        price_share=price_share,
-    )
-    write_statistics(folder, summary, comparisons, run_costs(frames, plans, price_share))
-    if by_model:
-        scores = {name: plan.scores for name, plan in plans.items()}
-        scales = {name: plan.scales for name, plan in plans.items()}
-        per_model = model_summary(frames, scores, scales=scales, resamples=resamples, seed=seed)
-        per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
-    if curves is not None and not curves.empty:
-        curves.to_csv(folder / CURVES_FILE, index=False)
-    content: dict[str, Any] = {
-        "format": 1,
-        "written": utc_now(),
-        "groups": group_map,
-        "models": {m: dict((models or {}).get(m, {})) for m in members},
-        "versions": package_versions(),
-        **dict(info or {}),
-    }
-    content["settings"] = {
-        **dict(content.get("settings") or {}),
-        "statistics": statistics_record(method, resamples, seed, baseline, by),
-    }
-    content["questions"] = entries
-    content["totals"] = {
-        key: sum(e["totals"][key] for e in entries)
-        for key in ("rows", "errors", "prompt_tokens", "completion_tokens", "list_cost")
-    }
-    write_run_file(folder, content)
     run = load_run(folder)
-    # The frames are at hand: the report draws from them instead of reading them back (a
-    # second copy of every answer and verdict in memory, and their decoding).
+    # The frames are at hand: the report draws from them instead of reading them back.
     run.keep_frames({name: frame.reset_index(drop=True) for name, frame in frames.items()})
     return run
 
