@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, IdentityCache
-from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey
+from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
-
-_KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
-
-
-def _scrub(text: str, secret: str) -> str:
-    """Remove the key (and anything shaped like a key) from a server's error message."""
-    if secret:
-        text = text.replace(secret, "<key>")
-    return _KEYISH.sub("<key>", text)
 
 
 @dataclass(frozen=True)
@@ -114,7 +104,7 @@ class Accounts:
         try:
             raw = client.models.with_raw_response.list()
         except openai.APIStatusError as exc:
-            detail = _scrub(str(exc.message), secret)
+            detail = scrub_keys(str(exc.message), secret)
             raise CredentialCheckFailed(
                 f"Checking {where} failed: HTTP {exc.status_code}: {detail}",
                 hint="Check that the key is valid for that endpoint; `labmgr keys` lists them.",

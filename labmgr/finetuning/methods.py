@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from labmgr.errors import LabmgrError, UnknownBaseModel
-from labmgr.finetuning.errors import UnsupportedOption
+from labmgr.errors import LabmgrError, UnknownBaseModel, UnsupportedOption
 from labmgr.pricing import base_of
 
 __all__ = [

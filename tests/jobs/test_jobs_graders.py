@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from labmgr.finetuning import InvalidGrader
+from labmgr.errors import InvalidGrader
 from labmgr.finetuning.jobs import check_grader, grader_item_fields, load_grader
 
 STRING_CHECK = {

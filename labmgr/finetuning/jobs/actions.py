@@ -24,8 +24,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
+from labmgr.errors import FineTuningApiError, LabmgrError, UnknownJob, UnknownModel, api_message
 from labmgr.finetuning.registry import job_record, lab_database, resolve_job_id
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings

@@ -10,7 +10,7 @@ from openai import OpenAI
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.accounts import Credential
-from labmgr.finetuning.errors import DailyJobLimit
+from labmgr.errors import DailyJobLimit
 from labmgr.finetuning.registry import timestamp
 
 __all__ = ["MIN_WAIT", "daily_limit_error", "is_daily_limit", "slot_time"]

@@ -22,7 +22,7 @@ import yaml
 from openai.types import graders as sdk
 from pydantic import BaseModel, ValidationError
 
-from labmgr.finetuning.errors import InvalidGrader
+from labmgr.errors import InvalidGrader
 
 __all__ = ["GRADER_TYPES", "check_grader", "grader_item_fields", "load_grader"]
 

@@ -29,7 +29,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import ClientPool, Credential
-from labmgr.finetuning.errors import DailyJobLimit, FineTuningApiError, JobRefused, api_message
+from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, api_message
 from labmgr.finetuning.jobs.daily_limit import MIN_WAIT, slot_time
 from labmgr.finetuning.jobs.request import REQUEST
 from labmgr.finetuning.jobs.submit import QUEUE_PHASE, create_once, find_by_request

@@ -32,7 +32,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.finetuning.errors import (
+from labmgr.errors import (
     DailyJobLimit,
     FineTuningApiError,
     JobRefused,

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from jobs_db import Database, get_file, jobs_with_suffix
-from labmgr.finetuning.errors import SuffixConflict
+from labmgr.errors import SuffixConflict
 from labmgr.finetuning.jobs.request import MD5
 
 __all__ = ["MAX_SUFFIX", "check_suffix", "default_suffix"]

@@ -23,8 +23,7 @@ from jobs_db import (
     open_database,
     upgrade,
 )
-from labmgr.errors import LabNotFound
-from labmgr.finetuning.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError
+from labmgr.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError, LabNotFound
 from labmgr.settings import DbUrlSource, Settings
 
 __all__ = [

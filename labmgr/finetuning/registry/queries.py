@@ -24,8 +24,7 @@ from jobs_db import (
     model_groups,
     select_models,
 )
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import AmbiguousJobId, UnknownJob, UnknownJobStatus
+from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobStatus
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.settings import Settings
 

@@ -30,8 +30,7 @@ from typing import Any
 
 import yaml
 
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import InvalidSweepSpec
+from labmgr.errors import InvalidSweepSpec, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
 __all__ = ["HYPERPARAMETER_ALIASES", "SweepSpec", "read_sweep_spec"]

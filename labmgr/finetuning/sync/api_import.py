@@ -19,7 +19,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.finetuning.errors import api_message
+from labmgr.errors import api_message
 from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
 from labmgr.finetuning.registry import checkpoint_models, job_record, lab_database
 from labmgr.routing import resolved_credentials

@@ -30,9 +30,8 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
-from labmgr.errors import LabmgrError
+from labmgr.errors import LabmgrError, api_message
 from labmgr.finetuning.curves import ResultsFileError, parse_results_file
-from labmgr.finetuning.errors import api_message
 from labmgr.finetuning.jobs import QueueOutcome, submit_queued
 from labmgr.finetuning.registry import (
     checkpoint_models,
