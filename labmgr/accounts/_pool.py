@@ -18,8 +18,6 @@ from labmgr.settings import ApiDefaults, Settings
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
     from openai import AsyncOpenAI, OpenAI
 
-__all__ = ["ClientPool", "key_digest"]
-
 
 def key_digest(key: str) -> str:
     """What a pool keeps of a key: a digest, to tell keys apart without holding one."""

@@ -21,8 +21,6 @@ from typing import Generic, TypeVar
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-__all__ = ["CachedIdentity", "IdentityCache", "RecordFile"]
-
 Record = TypeVar("Record", bound=BaseModel)
 
 

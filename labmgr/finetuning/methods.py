@@ -15,21 +15,6 @@ from typing import Any, Literal
 from labmgr.errors import LabmgrError, UnknownBaseModel, UnsupportedOption
 from labmgr.pricing import base_of
 
-__all__ = [
-    "HYPERPARAMETERS",
-    "LEVEL_TAGS",
-    "METHODS",
-    "REASONING_EFFORTS",
-    "BaseModelSpec",
-    "Hyperparameter",
-    "Method",
-    "base_model_spec",
-    "check_hyperparameters",
-    "check_method_for_base",
-    "known_base_models",
-    "method_object",
-]
-
 Method = Literal["supervised", "dpo", "reinforcement"]
 """A fine-tuning method the API offers."""
 METHODS: tuple[Method, ...] = ("supervised", "dpo", "reinforcement")

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
-__all__ = ["LabRouter", "candidate_credentials", "resolved_credentials"]
-
 
 def resolved_credentials(accounts: Accounts) -> tuple[list[Credential], dict[str, str]]:
     """Every key with its organization/project (cached lookups), and why others failed."""

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = ["RoutingRule", "routing_rules"]
-
 
 @dataclass(frozen=True)
 class RoutingRule:

@@ -12,8 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from labmgr.accounts import RecordFile
 
-__all__ = ["SharedModel", "SharedModels"]
-
 
 class SharedModel(BaseModel):
     """The key found to serve a fine-tune, and when."""

@@ -27,8 +27,6 @@ from labmgr.settings import Settings
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CURVE_COLUMNS", "NoCurves", "training_curves"]
-
 CURVE_COLUMNS = ("group", "job_id", "model", "suffix", "seed", "step")
 """The columns before the metrics, in this order."""
 

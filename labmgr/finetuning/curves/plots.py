@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["group_curves_figure", "job_curves_figure", "save_figure"]
-
 _FAMILIES = (("loss", "loss"), ("accuracy", "accuracy (0–1)"), ("reward", "reward"))
 _PALETTE = "colorblind"
 

@@ -15,8 +15,6 @@ import csv
 import io
 import math
 
-__all__ = ["ResultsFileError", "parse_results_file"]
-
 
 class ResultsFileError(ValueError):
     """The file is not a metrics CSV with a ``step`` column."""

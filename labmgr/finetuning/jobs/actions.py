@@ -29,8 +29,6 @@ from labmgr.finetuning.registry import job_record, lab_database, resolve_job_id
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["cancel", "delete_model", "pause", "resume"]
-
 Action = Literal["cancel", "pause", "resume"]
 _PAST = {"cancel": "cancelled", "pause": "paused", "resume": "resumed"}
 

@@ -27,8 +27,6 @@ from labmgr.finetuning.training_data import validate_training_file
 from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["create", "load_training_data"]
-
 
 def _seeds(seed: int | None, seeds: int) -> list[int | None]:
     if seeds < 1:

@@ -13,8 +13,6 @@ from labmgr.accounts import Credential
 from labmgr.errors import DailyJobLimit
 from labmgr.finetuning.registry import timestamp
 
-__all__ = ["MIN_WAIT", "daily_limit_error", "is_daily_limit", "slot_time"]
-
 DAY = timedelta(hours=24)
 RETRY_WHEN_UNKNOWN = timedelta(hours=1)
 """How long to wait when neither the limit message nor the lab's jobs say when a slot frees."""

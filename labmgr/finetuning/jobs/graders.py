@@ -24,8 +24,6 @@ from pydantic import BaseModel, ValidationError
 
 from labmgr.errors import InvalidGrader
 
-__all__ = ["GRADER_TYPES", "check_grader", "grader_item_fields", "load_grader"]
-
 _MODELS: dict[str, type[BaseModel]] = {
     "string_check": sdk.StringCheckGrader,
     "text_similarity": sdk.TextSimilarityGrader,

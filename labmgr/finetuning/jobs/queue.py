@@ -36,8 +36,6 @@ from labmgr.finetuning.jobs.submit import QUEUE_PHASE, create_once, find_by_requ
 from labmgr.finetuning.registry import job_record
 from labmgr.routing import candidate_credentials
 
-__all__ = ["CLAIM_LEASE", "PROBE_AFTER", "QueueOutcome", "submit_queued"]
-
 CLAIM_LEASE = timedelta(minutes=15)
 """How long a process holds a queued job it is submitting before another may take it."""
 PROBE_AFTER = timedelta(minutes=5)

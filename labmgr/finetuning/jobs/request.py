@@ -18,15 +18,6 @@ from labmgr.accounts import Credential
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.methods import Hyperparameter, method_object
 
-__all__ = [
-    "MAX_METADATA_PAIRS",
-    "JobRequest",
-    "TrainingData",
-    "is_labmgr_job",
-    "tags_from_metadata",
-    "wandb_integration",
-]
-
 MARKER = "labmgr"
 """Key present (value ``"1"``) on every job labmgr created."""
 MD5 = "labmgr_md5"

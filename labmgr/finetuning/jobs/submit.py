@@ -45,15 +45,6 @@ from labmgr.finetuning.jobs.suffixes import refuse_other_content
 from labmgr.finetuning.registry import job_record, lab_database
 from labmgr.settings import Settings
 
-__all__ = [
-    "QUEUE_PHASE",
-    "Selection",
-    "create_once",
-    "file_md5",
-    "find_by_request",
-    "submit_requests",
-]
-
 QUEUE_PHASE = "waiting for a daily job slot"
 """The phase a job queued locally shows in ``jobs list`` and ``jobs show``."""
 

@@ -9,8 +9,6 @@ from jobs_db import Database, get_file, jobs_with_suffix
 from labmgr.errors import SuffixConflict
 from labmgr.finetuning.jobs.request import MD5
 
-__all__ = ["MAX_SUFFIX", "check_suffix", "default_suffix"]
-
 MAX_SUFFIX = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -26,14 +26,6 @@ from jobs_db import (
 from labmgr.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError, LabNotFound
 from labmgr.settings import DbUrlSource, Settings
 
-__all__ = [
-    "LabDatabaseStatus",
-    "lab_database",
-    "lab_database_status",
-    "open_lab_database",
-    "upgrade_lab_database",
-]
-
 DatabaseState = Literal["not created", "empty file", "current", "needs upgrade", "newer"]
 
 

@@ -28,17 +28,6 @@ from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobSta
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.settings import Settings
 
-__all__ = [
-    "JOB_STATUSES",
-    "JobDetails",
-    "job_details",
-    "lab_jobs",
-    "lab_model_groups",
-    "lab_models",
-    "resolve_job_id",
-    "sentence",
-]
-
 JOB_STATUSES = (
     "queued_locally",
     "validating_files",

@@ -11,8 +11,6 @@ from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
 
 from jobs_db import FINAL_STATUSES, FinetuneJob, JobEvent, Model
 
-__all__ = ["checkpoint_models", "event_records", "job_phase", "job_record", "timestamp"]
-
 
 def timestamp(seconds: float | None) -> datetime | None:
     """An aware UTC datetime from unix seconds (None stays None)."""

@@ -42,8 +42,6 @@ from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["SweepJob", "SweepPlan", "SweepResult", "auto_epochs", "plan_sweep", "sweep"]
-
 
 class SweepJob(BaseModel):
     """One cell of a sweep: its factor levels and whether the lab already has its job."""

@@ -33,8 +33,6 @@ import yaml
 from labmgr.errors import InvalidSweepSpec, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
-__all__ = ["HYPERPARAMETER_ALIASES", "SweepSpec", "read_sweep_spec"]
-
 _JOB_SHAPE_KEYS = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
 TOP_KEYS = (*_JOB_SHAPE_KEYS, "suffix", "tags", "wandb", "grader", "key")
 HYPERPARAMETER_ALIASES = {

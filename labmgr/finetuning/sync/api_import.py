@@ -25,8 +25,6 @@ from labmgr.finetuning.registry import checkpoint_models, job_record, lab_databa
 from labmgr.routing import resolved_credentials
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["ImportSummary", "import_from_api"]
-
 
 class ImportSummary(BaseModel):
     """What an import recorded."""

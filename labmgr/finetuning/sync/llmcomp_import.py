@@ -21,8 +21,6 @@ from labmgr.finetuning.registry import lab_database
 from labmgr.finetuning.sync.api_import import ImportSummary
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["import_llmcomp"]
-
 _STEP = re.compile(r":ckpt-step-(\d+)$")
 _UNKNOWN_STATUS = "unknown"
 """Status of an llmcomp job with neither status nor model: non-final, so `update` checks it."""

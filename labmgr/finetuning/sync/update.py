@@ -50,8 +50,6 @@ from labmgr.finetuning.sync.summary import (
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["DEFAULT_CONCURRENCY", "aupdate", "update"]
-
 DEFAULT_CONCURRENCY = 16
 """Jobs refreshed at once."""
 

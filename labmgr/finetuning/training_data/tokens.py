@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["estimate_example_tokens", "estimate_messages_tokens", "estimate_text_tokens"]
-
 _PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
 _CJK = "\u2e80-\U0002ffff"
 # runs that cost more than the one token their piece is charged (rare in most text)

@@ -24,15 +24,6 @@ from labmgr.finetuning.training_data.message_rules import Findings
 from labmgr.finetuning.training_data.tokens import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
 
-__all__ = [
-    "COST_REFERENCE_BASES",
-    "MAX_FILE_BYTES",
-    "MIN_EXAMPLES",
-    "Issue",
-    "ValidationReport",
-    "validate_training_file",
-]
-
 MIN_EXAMPLES = 10
 """Fewest examples the API accepts in a training file (a validation file needs 1)."""
 MAX_FILE_BYTES = 512 * 1024 * 1024
