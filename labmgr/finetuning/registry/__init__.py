@@ -1,14 +1,11 @@
 """The lab's records: its jobs database, reading it, and the API's objects as rows."""
 
 from labmgr.finetuning.registry.database import (
-    LabDatabaseStatus,
     lab_database,
     lab_database_status,
-    open_lab_database,
     upgrade_lab_database,
 )
 from labmgr.finetuning.registry.queries import (
-    JOB_STATUSES,
     JobDetails,
     job_details,
     lab_jobs,
@@ -22,13 +19,12 @@ from labmgr.finetuning.registry.records import (
     event_records,
     job_phase,
     job_record,
+    provided_suffix,
     timestamp,
 )
 
 __all__ = [
-    "JOB_STATUSES",
     "JobDetails",
-    "LabDatabaseStatus",
     "checkpoint_models",
     "event_records",
     "job_details",
@@ -39,7 +35,7 @@ __all__ = [
     "lab_jobs",
     "lab_model_groups",
     "lab_models",
-    "open_lab_database",
+    "provided_suffix",
     "resolve_job_id",
     "sentence",
     "timestamp",

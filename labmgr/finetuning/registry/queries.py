@@ -28,20 +28,10 @@ from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobSta
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.settings import Settings
 
-JOB_STATUSES = (
-    "queued_locally",
-    "validating_files",
-    "queued",
-    "running",
-    "paused",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "unknown",
-)
-"""Statuses a recorded job can have: the API's, ``queued_locally`` (held back by the daily
-job limit, not on the API yet) and ``unknown`` (imported from llmcomp without a status;
-`update` checks it)."""
+_NOT_FINAL = ("validating_files", "queued", "running", "paused")
+JOB_STATUSES = ("queued_locally", *_NOT_FINAL, "succeeded", "failed", "cancelled", "unknown")
+"""The API's statuses, ``queued_locally`` (held back by the daily job limit) and ``unknown``
+(imported from llmcomp without a status; `update` checks it)."""
 
 _ELLIPSES = ("…", "...")
 _SHOWN_CANDIDATES = 5
@@ -49,14 +39,11 @@ _SHOWN_CANDIDATES = 5
 
 @dataclass(frozen=True)
 class JobDetails:
-    """One job with its events and models."""
+    """One job with its events (oldest first) and models (by step, final model last)."""
 
     job: FinetuneJob
-    """The job as recorded."""
     events: list[JobEvent]
-    """Its events, oldest first."""
     models: list[Model]
-    """Its checkpoints and final model, by step (final model last)."""
 
 
 def _unknown(reference: str) -> UnknownJob:

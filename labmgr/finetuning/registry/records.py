@@ -17,6 +17,12 @@ def timestamp(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
+def provided_suffix(job: FineTuningJob) -> str | None:
+    """The suffix the job was created with (the SDK does not type it)."""
+    suffix = (job.model_extra or {}).get("user_provided_suffix")
+    return suffix if isinstance(suffix, str) and suffix else None
+
+
 def _actual_hyperparameters(job: FineTuningJob) -> dict[str, Any] | None:
     method = job.method
     if method is not None:

@@ -39,6 +39,7 @@ from labmgr.finetuning.registry import (
     job_phase,
     job_record,
     lab_database,
+    provided_suffix,
 )
 from labmgr.finetuning.sync.summary import (
     JobState,
@@ -51,7 +52,6 @@ from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
 DEFAULT_CONCURRENCY = 16
-"""Jobs refreshed at once."""
 
 
 @dataclass
@@ -72,14 +72,12 @@ class _Unchecked(Exception):
 def update(
     *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
 ) -> UpdateSummary:
-    """Send queued jobs whose time came, then refresh every job whose status may change.
+    """Send queued jobs whose time came (`submit_queued`), then refresh every non-final job.
 
-    Queued jobs are sent as `submit_queued` says. Each non-final job is asked for with the
-    key that created it, else a key of its project, at most `concurrency` at once; its
-    status, error, ETA, phase, tokens, actual hyperparameters and seed, events, models,
-    checkpoints and training curves (its results file, read once) are recorded. Final jobs
-    cost no request, except a succeeded job whose curves are not stored yet. Jobs that
-    cannot be checked are listed with the reason. Use `aupdate` in a running event loop.
+    Each job is asked for with the key that created it, else a key of its project, at most
+    `concurrency` at once; its status, events, models, checkpoints and training curves are
+    recorded. Jobs that cannot be checked are listed with the reason. In a running event
+    loop use `aupdate`.
     """
     try:
         asyncio.get_running_loop()
@@ -189,9 +187,20 @@ class _Refresh:
 
     async def curves_only(self, job: FinetuneJob) -> str | None:
         """Store the curves of a finished job whose results file is known but not stored."""
+        file_id = job.result_file_id or ""
+        curve: TrainingCurve | None = None
+        problem: str | None = f"results file {file_id} was not found with any key of its project"
         async with self.limit:
             try:
-                curve, problem = await self.download_curves(job)
+                for credential in self.candidates(job):
+                    self.summary.requests += 1
+                    with _api_errors(credential, f"results file {file_id}: "):
+                        try:
+                            client = self.pool.async_client(credential)
+                            curve, problem = await _read_curves(client, job.id, file_id)
+                            break
+                        except openai.NotFoundError:
+                            continue
             except _Unchecked as unchecked:
                 return str(unchecked)
         if curve is not None:
@@ -254,18 +263,6 @@ class _Refresh:
             fetched.curve, fetched.curve_problem = await _read_curves(client, remote.id, file_id)
         return fetched
 
-    async def download_curves(self, job: FinetuneJob) -> tuple[TrainingCurve | None, str | None]:
-        file_id = job.result_file_id or ""  # a job missing its curves names its results file
-        for credential in self.candidates(job):
-            self.summary.requests += 1
-            with _api_errors(credential, f"results file {file_id}: "):
-                try:
-                    client = self.pool.async_client(credential)
-                    return await _read_curves(client, job.id, file_id)
-                except openai.NotFoundError:
-                    continue
-        return None, f"results file {file_id} was not found with any key of its project"
-
 
 async def _read_curves(
     client: AsyncOpenAI, job_id: str, file_id: str
@@ -294,17 +291,14 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
         phase=phase,
     )
     if not before.suffix:
-        suffix = (remote.model_extra or {}).get("user_provided_suffix")
-        if isinstance(suffix, str) and suffix:
-            record.suffix = suffix
-    n_checkpoints = 0
+        record.suffix = provided_suffix(remote) or record.suffix
     with db.session() as session:
         if upsert_job(session, record):
             # Events never change once listed: add the new ones only (cheap on each poll).
             stored = {event.id for event in job_events(session, remote.id)}
-            for event in event_records(remote.id, fetched.events):
-                if event.id not in stored:
-                    session.add(event)
+            session.add_all(
+                e for e in event_records(remote.id, fetched.events) if e.id not in stored
+            )
             if remote.status == "succeeded":
                 hyper: dict[str, Any] = record.hyperparameters_actual or {}
                 models = checkpoint_models(fetched.checkpoints, hyper.get("n_epochs"))
@@ -312,7 +306,6 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
                 if fetched.curve is not None:
                     store_curve(session, fetched.curve)
         n_checkpoints = sum(1 for m in job_models(session, remote.id) if m.kind == "checkpoint")
-    error = remote.error.message if remote.status == "failed" and remote.error else None
     return JobState(
         job_id=remote.id,
         suffix=before.suffix or record.suffix,
@@ -322,7 +315,7 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
         phase=phase,
         estimated_finish=record.estimated_finish,
         fine_tuned_model=remote.fine_tuned_model,
-        error=error,
+        error=remote.error.message if remote.status == "failed" and remote.error else None,
         checkpoints=n_checkpoints,
         curves_stored=int(fetched.curve is not None),
         curves_problem=fetched.curve_problem,
