@@ -19,7 +19,13 @@ from labmgr.accounts._discovery import (
     unset_endpoint_keys,
 )
 from labmgr.accounts._pool import ClientPool, key_digest
-from labmgr.accounts._records import CachedIdentity, IdentityCache, RecordFile
+from labmgr.accounts._records import (
+    CachedIdentity,
+    RecordFile,
+    SharedModel,
+    identity_cache,
+    shared_models,
+)
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -31,11 +37,13 @@ __all__ = [
     "ClientPool",
     "Credential",
     "EndpointSummary",
-    "IdentityCache",
     "KeyStatus",
     "RecordFile",
+    "SharedModel",
     "discover_credentials",
+    "identity_cache",
     "key_digest",
+    "shared_models",
     "summarize_endpoints",
     "unset_endpoint_keys",
 ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
 from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
 from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._records import CachedIdentity, IdentityCache
+from labmgr.accounts._records import CachedIdentity, identity_cache
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
 
@@ -36,7 +36,7 @@ class Accounts:
         self.settings = settings
         self.pool = ClientPool(settings)
         """The clients used for lookups (and available to callers)."""
-        self._cache = IdentityCache(settings.accounts_path)
+        self._cache = identity_cache(settings.accounts_path)
         self._credentials = discover_credentials(settings)
 
     def close(self) -> None:

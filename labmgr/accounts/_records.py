@@ -43,7 +43,6 @@ class RecordFile(Generic[Record]):
         return found
 
     def get(self, id: str) -> Record | None:
-        """The record of `id`, if any."""
         return self.all().get(id)
 
     def put(self, id: str, record: Record) -> Record:
@@ -65,23 +64,36 @@ class RecordFile(Generic[Record]):
 
 
 class CachedIdentity(BaseModel):
-    """What a key resolved to, and when."""
+    """What a key resolved to (``openai-organization`` and ``openai-project``), and when."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     endpoint: str
     base_url: str
     key_env: str
-    """Env var name that held the key when it was checked (informational)."""
     organization: str | None
-    """From the ``openai-organization`` header."""
     project: str | None
-    """From the ``openai-project`` header."""
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
-class IdentityCache(RecordFile[CachedIdentity]):
-    """``accounts.json``: each key's organization/project, by key fingerprint."""
+class SharedModel(BaseModel):
+    """The key found to serve a fine-tune the lab's database does not know, and when. When
+    the env var later holds another key (another fingerprint), the model is looked up again."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, "keys", CachedIdentity)
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str
+    base_url: str
+    key_env: str
+    fingerprint: str
+    found_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+def identity_cache(path: Path) -> RecordFile[CachedIdentity]:
+    """``accounts.json``: each key's organization/project, by key fingerprint."""
+    return RecordFile(path, "keys", CachedIdentity)
+
+
+def shared_models(path: Path) -> RecordFile[SharedModel]:
+    """``shared_models.json``: the key found for each shared fine-tune, by model."""
+    return RecordFile(path, "models", SharedModel)

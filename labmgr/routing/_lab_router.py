@@ -66,18 +66,13 @@ class LabRouter:
     """Routes each model by the steps above; one Endpoint per credential, so models on the
     same key share one client, and each model is routed once per router."""
 
-    def __init__(
-        self,
-        accounts: Accounts,
-        owners: Mapping[str, FinetuneJob] | None = None,
-    ) -> None:
-        from labmgr.routing._shared_models import SharedModels
+    def __init__(self, accounts: Accounts, owners: Mapping[str, FinetuneJob] | None = None):
+        from labmgr.accounts import shared_models
 
         self.accounts = accounts
         self.owners = dict(owners or {})
         """The job that produced each fine-tuned model (final models and checkpoints)."""
-        self.shared_models = SharedModels(accounts.settings.shared_models_path)
-        """Fine-tunes not in the database, and the key found to serve each."""
+        self.shared_models = shared_models(accounts.settings.shared_models_path)
         self._endpoints: dict[str, Endpoint] = {}
         self._routes: dict[str, Endpoint] = {}
         self._credentials: list[Credential] | None = None
@@ -89,55 +84,45 @@ class LabRouter:
 
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
-    def pattern_endpoint(self, model: str) -> str | None:
-        """The first configured endpoint (in file order) whose `models` patterns match."""
-        for name, endpoint in self.accounts.settings.endpoints.items():
-            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
-                return name
-        return None
-
     def key_for_shared_model(self, model: str) -> Credential | None:
         """The key remembered for a fine-tune the database does not know, else the first key
-        whose endpoint finds it (`GET /models/{model}`, each key asked once), then
-        remembered; None when no key can see it. With one key there is nothing to choose:
-        it serves the model (the check before buying asks the endpoint once anyway)."""
+        whose endpoint finds it (`GET /models/{model}`, each key asked once), remembered;
+        None when no key can see it. With one key there is nothing to choose."""
         credentials = self.accounts.credentials
         if len(credentials) == 1:
             return credentials[0]
         remembered = self.shared_models.get(model)
         if remembered is not None:
             for credential in credentials:
-                if (
-                    credential.key_env == remembered.key_env
-                    and credential.base_url == remembered.base_url
-                    and credential.fingerprint() == remembered.fingerprint
+                if (credential.key_env, credential.base_url, credential.fingerprint()) == (
+                    remembered.key_env,
+                    remembered.base_url,
+                    remembered.fingerprint,
                 ):
                     return credential
         import openai  # only when a model's key is looked up over the network
 
-        from labmgr.routing._shared_models import SharedModel
+        from labmgr.accounts import SharedModel
 
         for credential in credentials:
             try:
                 self.accounts.pool.client(credential).models.retrieve(model)
             except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
                 continue
-            self.shared_models.put(
-                model,
-                SharedModel(
-                    endpoint=credential.endpoint,
-                    base_url=credential.base_url,
-                    key_env=credential.key_env,
-                    fingerprint=credential.fingerprint(),
-                ),
+            found = SharedModel(
+                endpoint=credential.endpoint,
+                base_url=credential.base_url,
+                key_env=credential.key_env,
+                fingerprint=credential.fingerprint(),
             )
+            self.shared_models.put(model, found)
             return credential
         return None
 
     def _credential(self, model: str) -> Credential:
-        claimed_by = self.pattern_endpoint(model)
-        if claimed_by is not None:
-            return self.accounts.default(claimed_by)
+        for name, endpoint in self.accounts.settings.endpoints.items():  # in file order
+            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
+                return self.accounts.default(name)
         job = self.owners.get(model)
         if job is None:
             found = self.key_for_shared_model(model) if model.startswith("ft:") else None

@@ -24,8 +24,7 @@ class RoutingRule:
 def routing_rules(settings: Settings) -> list[RoutingRule]:
     """Endpoints claiming models by pattern (in file order), fine-tunes of the jobs database,
     fine-tunes found on a key (remembered in the lab), then everything else."""
-    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials
-    from labmgr.routing._shared_models import SharedModels
+    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials, shared_models
 
     env = os.environ
     rules = []
@@ -36,7 +35,7 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
     rules.append(
         RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
     )
-    shared = SharedModels(settings.shared_models_path).all()
+    shared = shared_models(settings.shared_models_path).all()
     rules.extend(
         RoutingRule(model, f"endpoint {entry.endpoint} ({entry.key_env}), found and remembered")
         for model, entry in sorted(shared.items())

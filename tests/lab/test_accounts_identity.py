@@ -9,7 +9,7 @@ import pytest
 from fixtures.lab import IdentityServer
 
 from jobs_db import FinetuneJob
-from labmgr.accounts import Accounts, CachedIdentity, ClientPool, IdentityCache
+from labmgr.accounts import Accounts, CachedIdentity, ClientPool, identity_cache
 from labmgr.errors import CredentialCheckFailed
 from labmgr.routing import LabRouter, NoEndpointError, candidate_credentials, resolved_credentials
 from labmgr.settings import Settings
@@ -159,7 +159,7 @@ def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path
     folder.chmod(0o555)
     candidates = [folder, Path("/sys/kernel"), Path("/sys")]
     unwritable = next(c for c in candidates if not _can_create_in(c))
-    cache = IdentityCache(unwritable / "accounts.json")
+    cache = identity_cache(unwritable / "accounts.json")
     identity = CachedIdentity(
         endpoint="openai",
         base_url="http://127.0.0.1:9/v1",
