@@ -85,10 +85,7 @@ def base_of(model: str) -> str:
 
 
 def _table_entry(model: str) -> tuple[Price, Price | None] | None:
-    for candidate in (model, _SNAPSHOT_DATE.sub("", model)):
-        if candidate in _TABLE:
-            return _TABLE[candidate]
-    return None
+    return _TABLE.get(model) or _TABLE.get(_SNAPSHOT_DATE.sub("", model))
 
 
 def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
@@ -102,10 +99,8 @@ def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
 
 
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
-    """The price of calling `model`, or None; the lab's `overrides` come first.
-
-    A fine-tuned id's price carries its base's `training` price.
-    """
+    """The price of calling `model`, or None; the lab's `overrides` come first. A fine-tuned
+    id's price carries its base's `training` price."""
     overrides = overrides or {}
     found = first_match(model, overrides)
     if found is not None:
@@ -133,11 +128,8 @@ def cost(
     *,
     batch: bool = False,
 ) -> float | None:
-    """USD cost of one request, or None when the model has no known price.
-
-    `prompt_tokens` includes the `cached` ones (as the API's ``usage`` reports them); with
-    `batch` the request went through the Batch API (`BATCH_DISCOUNT` of the price).
-    """
+    """USD cost of one request, or None without a known price; `prompt_tokens` includes the
+    `cached` ones (as ``usage`` reports them); `batch`: through the Batch API."""
     price = price_for(model, overrides)
     if price is None:
         return None

@@ -1,11 +1,9 @@
-"""`sweep`: conditions × seeds × hyperparameter levels × base models, each job tagged with its
-factor levels, created only when the lab does not have it yet.
+"""`sweep`: conditions × seeds × hyperparameter levels × base models, each job created only
+when the lab does not have it yet.
 
-A sweep job is identified by its sweep name and factor levels, kept as tags (and so in the
-job's API metadata): ``sweep``, ``condition``, ``seed``, ``base``, and one tag per
-hyperparameter of the spec (``epochs``, ``lr``, ``batch_size``, ``beta``, …). Re-running a
-sweep skips every cell that has a job not failed or cancelled (queued ones included);
-failed and cancelled cells are created again.
+A cell is identified by its tags (kept in the job's API metadata too): ``sweep``,
+``condition``, ``seed``, ``base``, and one per hyperparameter of the spec (``epochs``, ``lr``,
+…). Re-running a sweep skips every cell with a job not failed or cancelled.
 """
 
 from __future__ import annotations
@@ -55,7 +53,6 @@ class SweepJob(BaseModel):
     """The levels of this cell (API names), ``auto`` for the rest."""
     suffix: str
     tags: dict[str, str]
-    """Every tag the job gets (factor levels and the spec's extra tags)."""
     existing_job: str | None = None
     """The job the lab already has for this cell, or None (it will be created)."""
     existing_status: str | None = None
@@ -68,8 +65,6 @@ class SweepJob(BaseModel):
 class SweepPlan(BaseModel):
     """Every job of a sweep, what exists, and what the new ones would cost."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
     name: str
     spec: Path
     method: str
@@ -77,7 +72,6 @@ class SweepPlan(BaseModel):
 
     @property
     def new_jobs(self) -> list[SweepJob]:
-        """Cells without a job yet."""
         return [job for job in self.jobs if job.existing_job is None]
 
     @property
@@ -111,25 +105,23 @@ def auto_epochs(n_examples: int) -> int:
 
 
 def _identity(spec: SweepSpec, tags: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """A cell's factor levels, as its tags hold them."""
     names = ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
     return tuple(sorted((key, tags[key]) for key in names if key in tags))
 
 
 def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingData:
-    try:
-        with spec.blame(key):
+    """The file checked, its first error (if any) blamed on `key` of the spec."""
+    with spec.blame(key):
+        try:
             return load_training_data(path, spec.method, **kwargs)
-    except InvalidTrainingFile as exc:
-        first = exc.message.splitlines()
-        shown = first[1] if len(first) > 1 else first[0]
-        count = getattr(exc.report, "error_count", 1)
-        more = f" (and {count - 1} more errors)" if count > 1 else ""
-        raise spec.error(
-            key,
-            f"{shown.rstrip('.')}{more}.",
-            f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
-        ) from None
+        except InvalidTrainingFile as exc:
+            lines = exc.message.splitlines()
+            count = getattr(exc.report, "error_count", 1)
+            more = f" (and {count - 1} more errors)" if count > 1 else ""
+            raise LabmgrError(
+                f"{lines[min(1, len(lines) - 1)].rstrip('.')}{more}.",
+                hint=f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
+            ) from None
 
 
 def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
@@ -241,7 +233,6 @@ def _suffix(spec: SweepSpec, tags: dict[str, str]) -> str:
 
 
 def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...], FinetuneJob]:
-    """The lab's live job of each cell (failed and cancelled ones are made again)."""
     found: dict[tuple[tuple[str, str], ...], FinetuneJob] = {}
     for job in list_jobs(db, tags={"sweep": spec.name}):
         if job.status not in ("failed", "cancelled"):
@@ -287,11 +278,8 @@ def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[JobRequ
 
 
 def plan_sweep(spec: str | Path, *, settings: Settings | None = None) -> SweepPlan:
-    """The jobs of a sweep, which exist already, and the estimated cost of the rest.
-
-    Reads and checks the spec and every training file; touches no API. Raises
-    `InvalidSweepSpec` naming the spec file, line and key of the first problem.
-    """
+    """The jobs of a sweep, which exist already, and the estimated cost of the rest; touches
+    no API. Raises `InvalidSweepSpec` naming the spec file, line and key of the problem."""
     return _plan(spec, settings or load_settings())[2]
 
 
@@ -302,13 +290,9 @@ def sweep(
     key_env: str | None = None,
     settings: Settings | None = None,
 ) -> SweepResult:
-    """Create the jobs of a sweep the lab does not have yet (``labmgr finetune sweep``).
-
-    With ``dry_run`` the result holds the plan only. Otherwise the new jobs are created in
-    order as `create` does; the check for existing jobs is repeated under the lab's create
-    lock, so two runs of one sweep never both create a cell. ``key_env`` (or the spec's
-    ``key``) names the key to use.
-    """
+    """Create the jobs of a sweep the lab does not have yet, as `create` does (``dry_run``:
+    the plan only). The check for existing jobs is repeated under the lab's create lock, so
+    two runs of one sweep never both create a cell."""
     settings = settings or load_settings()
     parsed, requests, plan = _plan(spec, settings)
     if dry_run:
