@@ -16,48 +16,44 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from labmgr.finetuning.methods import Method, base_model_spec
-from labmgr.finetuning.training_data import (
+from labmgr.finetuning.training_data.tokens import estimate_text_tokens
+from labmgr.finetuning.training_data.validation import (
     MIN_EXAMPLES,
     ValidationReport,
-    estimate_text_tokens,
     validate_training_file,
 )
 
 if TYPE_CHECKING:
-    from labmgr.finetuning.curves import (
-        NoCurves,
-        group_curves_figure,
-        job_curves_figure,
-        save_figure,
-        training_curves,
-    )
-    from labmgr.finetuning.jobs import cancel, create, delete_model, pause, resume
-    from labmgr.finetuning.registry import (
+    from labmgr.finetuning.curves.frame import NoCurves, training_curves
+    from labmgr.finetuning.curves.plots import group_curves_figure, job_curves_figure, save_figure
+    from labmgr.finetuning.jobs.actions import cancel, delete_model, pause, resume
+    from labmgr.finetuning.jobs.create import create
+    from labmgr.finetuning.registry.database import lab_database_status, upgrade_lab_database
+    from labmgr.finetuning.registry.queries import (
         JobDetails,
         job_details,
-        lab_database_status,
         lab_jobs,
         lab_model_groups,
         lab_models,
-        upgrade_lab_database,
     )
-    from labmgr.finetuning.sweeps import SweepPlan, plan_sweep, sweep
-    from labmgr.finetuning.sync import (
-        ImportSummary,
-        UpdateSummary,
-        aupdate,
-        import_from_api,
-        import_llmcomp,
-        update,
-    )
+    from labmgr.finetuning.sweeps.plan import SweepPlan, plan_sweep, sweep
+    from labmgr.finetuning.sync.api_import import ImportSummary, import_from_api
+    from labmgr.finetuning.sync.llmcomp_import import import_llmcomp
+    from labmgr.finetuning.sync.summary import UpdateSummary
+    from labmgr.finetuning.sync.update import aupdate, update
 
 _LAZY = {
-    "curves": "NoCurves group_curves_figure job_curves_figure save_figure training_curves",
-    "jobs": "cancel create delete_model pause resume",
-    "registry": "JobDetails job_details lab_database_status lab_jobs lab_model_groups "
-    "lab_models upgrade_lab_database",
-    "sweeps": "SweepPlan plan_sweep sweep",
-    "sync": "ImportSummary UpdateSummary aupdate import_from_api import_llmcomp update",
+    "curves.frame": "NoCurves training_curves",
+    "curves.plots": "group_curves_figure job_curves_figure save_figure",
+    "jobs.actions": "cancel delete_model pause resume",
+    "jobs.create": "create",
+    "registry.database": "lab_database_status upgrade_lab_database",
+    "registry.queries": "JobDetails job_details lab_jobs lab_model_groups lab_models",
+    "sweeps.plan": "SweepPlan plan_sweep sweep",
+    "sync.api_import": "ImportSummary import_from_api",
+    "sync.llmcomp_import": "import_llmcomp",
+    "sync.summary": "UpdateSummary",
+    "sync.update": "aupdate update",
 }
 _PART_OF = {name: part for part, names in _LAZY.items() for name in names.split()}
 

@@ -21,7 +21,8 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry import lab_database, resolve_job_id, sentence
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.queries import resolve_job_id, sentence
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:

@@ -25,7 +25,9 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import FineTuningApiError, LabmgrError, UnknownJob, UnknownModel, api_message
-from labmgr.finetuning.registry import job_record, lab_database, resolve_job_id
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.records import job_record
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 

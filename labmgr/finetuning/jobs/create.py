@@ -23,7 +23,7 @@ from labmgr.finetuning.methods import (
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.training_data import validate_training_file
+from labmgr.finetuning.training_data.validation import validate_training_file
 from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
 

@@ -11,7 +11,7 @@ from openai import OpenAI
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.accounts import Credential
 from labmgr.errors import DailyJobLimit
-from labmgr.finetuning.registry import timestamp
+from labmgr.finetuning.registry.records import timestamp
 
 DAY = timedelta(hours=24)
 RETRY_WHEN_UNKNOWN = timedelta(hours=1)

@@ -33,7 +33,7 @@ from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, api_mes
 from labmgr.finetuning.jobs.daily_limit import MIN_WAIT, slot_time
 from labmgr.finetuning.jobs.request import REQUEST
 from labmgr.finetuning.jobs.submit import QUEUE_PHASE, create_once, find_by_request
-from labmgr.finetuning.registry import job_record
+from labmgr.finetuning.registry.records import job_record
 from labmgr.routing import candidate_credentials
 
 CLAIM_LEASE = timedelta(minutes=15)

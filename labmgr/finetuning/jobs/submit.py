@@ -37,7 +37,8 @@ from labmgr.errors import (
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
 from labmgr.finetuning.jobs.request import REQUEST, JobRequest
 from labmgr.finetuning.jobs.suffixes import refuse_other_content
-from labmgr.finetuning.registry import job_record, lab_database
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
 
 QUEUE_PHASE = "waiting for a daily job slot"

@@ -18,16 +18,11 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning.jobs import (
-    JobRequest,
-    TrainingData,
-    check_suffix,
-    grader_item_fields,
-    load_grader,
-    load_training_data,
-    submit_requests,
-    wandb_integration,
-)
+from labmgr.finetuning.jobs.create import load_training_data
+from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
+from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.jobs.submit import submit_requests
+from labmgr.finetuning.jobs.suffixes import check_suffix
 from labmgr.finetuning.methods import (
     LEVEL_TAGS,
     base_model_spec,
@@ -35,7 +30,7 @@ from labmgr.finetuning.methods import (
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings

@@ -21,12 +21,8 @@ from jobs_db import (
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import api_message
 from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
-from labmgr.finetuning.registry import (
-    checkpoint_models,
-    job_record,
-    lab_database,
-    provided_suffix,
-)
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import checkpoint_models, job_record, provided_suffix
 from labmgr.routing import resolved_credentials
 from labmgr.settings import Settings, load_settings
 

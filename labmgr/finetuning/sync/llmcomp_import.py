@@ -17,7 +17,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sync.api_import import ImportSummary
 from labmgr.settings import Settings, load_settings
 

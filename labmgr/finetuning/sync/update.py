@@ -31,14 +31,14 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
 from labmgr.errors import LabmgrError, api_message
-from labmgr.finetuning.curves import ResultsFileError, parse_results_file
-from labmgr.finetuning.jobs import QueueOutcome, submit_queued
-from labmgr.finetuning.registry import (
+from labmgr.finetuning.curves.results_file import ResultsFileError, parse_results_file
+from labmgr.finetuning.jobs.queue import QueueOutcome, submit_queued
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import (
     checkpoint_models,
     event_records,
     job_phase,
     job_record,
-    lab_database,
     provided_suffix,
 )
 from labmgr.finetuning.sync.summary import (
