@@ -1,8 +1,5 @@
-"""Acting on a job or model through the API with a key of its project, and recording it:
-`cancel`, `pause`, `resume` and `delete_model`.
-
-A job queued locally (never sent) is cancelled in the database alone; it cannot be paused.
-"""
+"""`cancel`, `pause`, `resume` and `delete_model`: through the API with a key of the job's
+project, then recorded. A job queued locally is cancelled in the database alone."""
 
 from __future__ import annotations
 
@@ -37,11 +34,7 @@ _PAST = {"cancel": "cancelled", "pause": "paused", "resume": "resumed"}
 
 def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
     """Cancel `job_id` (or a short form of it); returns the job as recorded afterwards.
-
-    A job queued locally is cancelled in the database (no request). Raises `UnknownJob`
-    when the lab does not hold the job or no key can see it, and `FineTuningApiError`
-    when the API refuses (e.g. the job already finished).
-    """
+    Raises `UnknownJob` (not in the lab, or no key sees it) or `FineTuningApiError`."""
     return _act("cancel", job_id, settings or load_settings())
 
 
@@ -62,11 +55,8 @@ def _with_keys(
     call: Callable[[Any, Credential], Any],
     missing: Callable[[str], LabmgrError],
 ) -> tuple[Credential, Any]:
-    """`call` (client, credential) with each key that may see `job`, until one finds it.
-
-    Raises ``missing(why)`` when no key finds it (``why`` lists keys that did not resolve),
-    `FineTuningApiError` when the API refuses or cannot be reached.
-    """
+    """`call` (client, credential) with each key that may see `job`, until one finds it;
+    raises ``missing(why)`` when none does, `FineTuningApiError` when the API refuses."""
     accounts = Accounts(settings)
     try:
         credentials, failures = resolved_credentials(accounts)
@@ -143,11 +133,7 @@ def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJo
 
 def delete_model(name: str, *, settings: Settings | None = None) -> Model:
     """Delete the fine-tuned model (or checkpoint) `name` and mark it deleted; returns it.
-
-    A model its own project's key no longer finds (404) is marked deleted too; one already
-    marked costs nothing. Raises `UnknownModel` for a name the lab does not hold or a base
-    model, `FineTuningApiError` when the API refuses.
-    """
+    A model its own project's key no longer finds (404) is marked deleted too."""
     settings = settings or load_settings()
     with lab_database(settings) as db:
         models = select_models(db, checkpoints=True, include_base=True, include_deleted=True)

@@ -15,10 +15,8 @@ from labmgr.finetuning.registry.records import timestamp
 
 DAY = timedelta(hours=24)
 RETRY_WHEN_UNKNOWN = timedelta(hours=1)
-"""How long to wait when neither the limit message nor the lab's jobs say when a slot frees."""
 MIN_WAIT = timedelta(minutes=5)
-"""The shortest wait after a refusal (an estimate in the past means other projects hold
-the slots)."""
+"""The shortest wait after a refusal (an estimate in the past: other projects hold slots)."""
 _LIMIT = re.compile(r"maximum of (\d+) fine-tuning (?:requests|jobs) per day", re.IGNORECASE)
 
 
@@ -32,9 +30,7 @@ def is_daily_limit(exc: openai.APIStatusError) -> bool:
 
 def slot_time(limit: DailyJobLimit, now: datetime) -> datetime:
     """When to try again after `limit`: the time a slot frees, at least `MIN_WAIT` away."""
-    if limit.frees_at is None:
-        return now + RETRY_WHEN_UNKNOWN
-    return max(limit.frees_at, now + MIN_WAIT)
+    return max(limit.frees_at or now + RETRY_WHEN_UNKNOWN, now + MIN_WAIT)
 
 
 def _recent_api_jobs(client: OpenAI, since: datetime) -> tuple[dict[str, datetime], set[str]]:

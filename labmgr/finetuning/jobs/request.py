@@ -1,9 +1,6 @@
-"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries.
-
-The API keeps up to 16 string pairs per job. labmgr writes the training file's md5 and
-name, the base model as requested, a request id (to find a job whose creation response was
-lost) and the job's tags, so the database can be rebuilt from the API alone.
-"""
+"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries: the
+training file's md5 and name, the base as requested, a request id (to find a job whose create
+response was lost) and the tags, so the database can be rebuilt from the API alone."""
 
 from __future__ import annotations
 
@@ -19,7 +16,6 @@ from labmgr.errors import LabmgrError
 from labmgr.finetuning.methods import Hyperparameter, method_object
 
 MARKER = "labmgr"
-"""Key present (value ``"1"``) on every job labmgr created."""
 MD5 = "labmgr_md5"
 VALIDATION_MD5 = "labmgr_validation_md5"
 FILE_NAME = "labmgr_file"
@@ -33,13 +29,12 @@ _MAX_KEY = 64
 
 @dataclass(frozen=True)
 class TrainingData:
-    """A validated training (or validation) file: where it is, its content hash and size."""
+    """A validated training (or validation) file: where it is, its md5, examples and tokens."""
 
     path: Path
     md5: str
     n_examples: int
     n_tokens: int
-    """Estimated tokens of one pass over the file."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +43,6 @@ class JobRequest:
 
     training: TrainingData
     base_model: str
-    """As the user named it (``gpt-4.1-mini``)."""
     suffix: str
     method: str
     hyperparameters: dict[str, Hyperparameter]
@@ -58,7 +52,6 @@ class JobRequest:
     integrations: list[dict[str, Any]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    """Written into the job's metadata, to find the job if the create response is lost."""
 
     def metadata(self) -> dict[str, str]:
         """The job's API metadata; raises `LabmgrError` when the tags do not fit."""
@@ -129,12 +122,10 @@ class JobRequest:
 
 
 def is_labmgr_job(metadata: Mapping[str, str] | None) -> bool:
-    """True when the job was created by labmgr."""
     return (metadata or {}).get(MARKER) == "1"
 
 
 def tags_from_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
-    """The job's tags as labmgr stored them in its metadata."""
     return {
         key[len(TAG_PREFIX) :]: value
         for key, value in (metadata or {}).items()
