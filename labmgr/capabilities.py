@@ -1,10 +1,5 @@
-"""What each model accepts in a chat request: one table, by model family, that a lab overrides.
-
-The table describes OpenAI's chat API of 2025-08. A model belongs to the longest family id it
-equals or extends with ``-``; a fine-tune ``ft:BASE:…`` takes BASE's; a provider prefix
-(``openai/``) is ignored; a model in no family gets the chat defaults. A lab's
-``[models."GLOB"]`` changes the fields it gives (exact id, then globs in file order, then
-the same for a fine-tune's base). See docs/design/capabilities.md.
+"""What each model accepts in a chat request: one table of OpenAI's chat API (2025-08), by
+model family, that a lab's ``[models."GLOB"]`` overrides. See docs/design/capabilities.md.
 """
 
 from __future__ import annotations
@@ -31,7 +26,6 @@ __all__ = [
 CAPABILITY_TABLE_DATE = "2025-08"
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-"""The values the chat API's ``reasoning_effort`` takes (not every model takes every one)."""
 REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 TokenLimit = Literal["max_tokens", "max_completion_tokens"]
@@ -49,14 +43,12 @@ class ModelCapabilities(BaseModel):
     top_p: bool = True
     logprobs: bool = True
     top_logprobs: int = Field(default=20, ge=0)
-    """The most top_logprobs the model returns per token."""
     logit_bias: bool = True
     token_limit: TokenLimit = "max_tokens"
     """How the completion budget is spelled (reasoning models refuse ``max_tokens``)."""
     reasoning_efforts: tuple[ReasoningEffort, ...] = ()
     """The ``reasoning_effort`` values accepted; empty: the parameter is not sent."""
     default_reasoning_effort: ReasoningEffort | None = None
-    """The effort the API applies when none is sent."""
     n: bool = True
     """Whether several choices of one prompt can come from one request (``n > 1``)."""
 
@@ -71,7 +63,7 @@ class ModelCapabilities(BaseModel):
         return self
 
     def describe(self) -> dict[str, str]:
-        """Each capability in words, for tables (`labmgr models capabilities`)."""
+        """Each capability in words (`labmgr models capabilities`)."""
         efforts = ", ".join(self.reasoning_efforts) or "not sent"
         if self.reasoning_efforts and self.default_reasoning_effort:
             efforts += f" (API default: {self.default_reasoning_effort})"
@@ -158,7 +150,7 @@ _TABLE: dict[str, ModelCapabilities] = {
 
 @dataclass(frozen=True)
 class SourcedCapabilities:
-    """What labmgr assumes for one model: its family and the lab's override, if any."""
+    """What labmgr assumes for one model: its family and the lab's override pattern, if any."""
 
     model: str
     capabilities: ModelCapabilities
@@ -167,7 +159,6 @@ class SourcedCapabilities:
 
     @property
     def source(self) -> str:
-        """Where the capabilities came from, in words."""
         table = (
             f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
             if self.family is not None
@@ -179,7 +170,8 @@ class SourcedCapabilities:
 
 
 def family_of(model: str) -> str | None:
-    """The built-in table's entry for `model` (fine-tunes: their base's), or None."""
+    """The longest family `model` equals or extends with ``-`` (a fine-tune: its base's; a
+    provider prefix such as ``openai/`` ignored), or None."""
     name = base_of(model)
     name = name.rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
     best: str | None = None
@@ -194,8 +186,8 @@ def family_of(model: str) -> str | None:
 def capabilities_for(
     model: str, overrides: Mapping[str, CapabilityOverride] | None = None
 ) -> SourcedCapabilities:
-    """What `model` accepts: its family's entry (or the chat defaults) with the lab's
-    matching ``[models]`` override (`Settings.models`) applied."""
+    """What `model` accepts: its family's entry (or the chat defaults) with the lab's first
+    matching override applied (exact id, then globs in order, then the same for its base)."""
     family = family_of(model)
     capabilities = _TABLE[family] if family is not None else _CHAT
     overrides = overrides or {}

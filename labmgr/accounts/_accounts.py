@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
-from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
+from labmgr.accounts._discovery import discover_credentials
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
@@ -15,27 +15,22 @@ from labmgr.settings import Settings
 
 @dataclass(frozen=True)
 class KeyStatus:
-    """One key as `labmgr keys` shows it: the credential, or why it could not be checked."""
+    """One key as `labmgr keys` shows it: the credential, or why it could not be checked, and
+    whether its identity came from ``accounts.json`` without a request."""
 
     credential: Credential
     error: str | None = None
-    """Why organization/project could not be looked up, or None."""
     cached: bool = False
-    """True when the identity came from ``accounts.json`` without a request."""
 
 
 class Accounts:
-    """The keys found for a lab, resolved lazily to their organization and project.
-
-    Resolution makes one ``GET /models`` per key and reads the ``openai-organization`` and
-    ``openai-project`` response headers; the answer is cached in the lab's
-    ``accounts.json`` by key fingerprint, so later processes make no request.
-    """
+    """The keys found for a lab, resolved lazily to their organization and project: one
+    ``GET /models`` per key reads the ``openai-organization`` and ``openai-project`` headers,
+    cached in the lab's ``accounts.json`` by key fingerprint for later processes."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.pool = ClientPool(settings)
-        """The clients used for lookups (and available to callers)."""
         self._cache = identity_cache(settings.accounts_path)
         self._credentials = discover_credentials(settings)
 
@@ -44,12 +39,8 @@ class Accounts:
 
     @property
     def credentials(self) -> list[Credential]:
-        """Every key found, with organization/project filled in from the cache where known."""
+        """Every key found, with organization/project from the cache where known."""
         return [self._from_cache(credential) or credential for credential in self._credentials]
-
-    def unset_endpoint_keys(self) -> dict[str, str]:
-        """Configured endpoints whose key variable is unset: ``{endpoint: env var}``."""
-        return unset_endpoint_keys(self.settings)
 
     def _from_cache(self, credential: Credential) -> Credential | None:
         entry = self._cache.get(credential.fingerprint())
@@ -58,7 +49,6 @@ class Accounts:
         return credential.with_identity(entry.organization, entry.project)
 
     def credential(self, key_env: str) -> Credential:
-        """The credential held by env var `key_env` (raises `MissingApiKey`)."""
         for credential in self.credentials:
             if credential.key_env == key_env:
                 return credential
@@ -87,11 +77,8 @@ class Accounts:
         )
 
     def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
-        """`credential` with its organization and project (cached, or one ``GET /models``).
-
-        Raises `CredentialCheckFailed` (naming the env var, never the key) when the request
-        fails, and `MissingApiKey` when the variable is no longer set.
-        """
+        """`credential` with its organization and project (cached, or one ``GET /models``);
+        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`."""
         if not refresh:
             cached = self._from_cache(credential)
             if cached is not None:

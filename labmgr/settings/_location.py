@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from labmgr.errors import LabNotFound
@@ -23,16 +22,7 @@ class LabSource(enum.StrEnum):
     USER_DEFAULT = "per-user default"
 
 
-@dataclass(frozen=True)
-class LabLocation:
-    """A lab folder (the directory holding ``config.toml``) and how it was found."""
-
-    path: Path
-    source: LabSource
-
-
 def _user_default_lab(environ: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/labmgr``, else ``~/.local/share/labmgr``."""
     xdg = environ.get("XDG_DATA_HOME", "").strip()
     if xdg:
         return Path(xdg).expanduser().resolve() / "labmgr"
@@ -67,20 +57,18 @@ def locate_lab(
     *,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
-) -> LabLocation:
-    """Choose the lab folder by the resolution order every command uses.
-
-    Raises `LabNotFound` when `home` or ``LABMGR_HOME`` names a folder that is not a lab;
-    the per-user default need not exist yet.
-    """
+) -> tuple[Path, LabSource]:
+    """The lab folder (holding ``config.toml``) by the resolution order every command uses,
+    and how it was found. `LabNotFound` when `home` or ``LABMGR_HOME`` is not a lab; the
+    per-user default need not exist yet."""
     env = os.environ if environ is None else environ
     if home is not None and str(home) != "":
-        return LabLocation(_explicit_lab(Path(home), LabSource.OPTION), LabSource.OPTION)
+        return _explicit_lab(Path(home), LabSource.OPTION), LabSource.OPTION
     env_home = env.get("LABMGR_HOME", "").strip()
     if env_home:
-        return LabLocation(_explicit_lab(Path(env_home), LabSource.ENV), LabSource.ENV)
+        return _explicit_lab(Path(env_home), LabSource.ENV), LabSource.ENV
     start = (cwd if cwd is not None else Path.cwd()).resolve()
     for directory in (start, *start.parents):
         if (directory / LAB_DIR_NAME).is_dir():
-            return LabLocation(directory / LAB_DIR_NAME, LabSource.UPWARD)
-    return LabLocation(_user_default_lab(env), LabSource.USER_DEFAULT)
+            return directory / LAB_DIR_NAME, LabSource.UPWARD
+    return _user_default_lab(env), LabSource.USER_DEFAULT

@@ -19,7 +19,6 @@ from labmgr.settings._location import CONFIG_FILE_NAME, LabSource, locate_lab
 FIGURES_DIR_NAME = "figures"
 """Inside the cache folder: the figures of the lab's reports (copies, drawn again when missing)."""
 
-
 Source = TypeVar("Source", bound=enum.StrEnum)
 
 
@@ -48,7 +47,7 @@ class Settings(BaseModel):
     """The lab folder (holds ``config.toml``, the default database, ``cache/``, ``runs/``)."""
     found_by: LabSource
     config_path: Path
-    """The config file (it may not exist: then every setting has its default)."""
+    """The config file (when missing, every setting has its default)."""
     db_url: str
     """SQLAlchemy URL of the jobs database (may hold a password: show `masked_db_url`)."""
     db_url_source: DbUrlSource
@@ -69,12 +68,10 @@ class Settings(BaseModel):
 
     @property
     def accounts_path(self) -> Path:
-        """The cache of each key's organization/project (keyed by fingerprint, never the key)."""
         return self.home / "accounts.json"
 
     @property
     def shared_models_path(self) -> Path:
-        """The key that can use each shared fine-tune (env var names and fingerprints)."""
         return self.home / "shared_models.json"
 
     @property
@@ -126,11 +123,8 @@ def _chosen_url(
     where: str,
     default: str,
 ) -> tuple[str, Source]:
-    """The environment's URL, else the config's, else `default`, with where it came from.
-
-    A cache URL must be SQLite or PostgreSQL (what the cache speaks); a database URL may be
-    any SQLAlchemy URL.
-    """
+    """The environment's URL, else the config's, else `default`, with where it came from. A
+    cache URL must be SQLite or PostgreSQL (what the cache speaks)."""
     env_name = str(sources["ENV"])
     from_env = env.get(env_name, "").strip()
     if from_env:
@@ -160,15 +154,11 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Settings:
-    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config.
-
-    ``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over the config.
-    Raises `LabNotFound` for an explicit lab that does not exist and `ConfigError` (naming
-    file, line and field) for a malformed config. Creates nothing.
-    """
+    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its
+    config; ``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over it.
+    Raises `LabNotFound` and `ConfigError` (naming file, line and field). Creates nothing."""
     env = os.environ if environ is None else environ
-    location = locate_lab(home, environ=env, cwd=cwd)
-    lab = location.path
+    lab, found_by = locate_lab(home, environ=env, cwd=cwd)
     config_path = lab / CONFIG_FILE_NAME
     config = parse_config(config_path)
     cache_dir_env = env.get("LABMGR_CACHE_DIR", "").strip()
@@ -192,7 +182,7 @@ def load_settings(
     )
     return Settings(
         home=lab,
-        found_by=location.source,
+        found_by=found_by,
         config_path=config_path,
         db_url=db_url,
         db_url_source=db_source,
