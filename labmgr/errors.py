@@ -39,34 +39,6 @@ if TYPE_CHECKING:
 
     from jobs_db import FinetuneJob
 
-__all__ = [
-    "AmbiguousJobId",
-    "ConfigError",
-    "CredentialCheckFailed",
-    "DailyJobLimit",
-    "FineTuningApiError",
-    "InvalidGrader",
-    "InvalidSweepSpec",
-    "InvalidTrainingFile",
-    "JobRefused",
-    "LabDatabaseDamaged",
-    "LabDatabaseEmpty",
-    "LabDatabaseError",
-    "LabFolderError",
-    "LabNotFound",
-    "LabmgrError",
-    "MissingApiKey",
-    "SuffixConflict",
-    "TrainingFileNotFound",
-    "UnknownBaseModel",
-    "UnknownJob",
-    "UnknownJobStatus",
-    "UnknownModel",
-    "UnsupportedOption",
-    "api_message",
-    "scrub_keys",
-]
-
 _KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
 
 

@@ -1,10 +1,5 @@
-"""Training curves as a DataFrame: each job's stored results file, one row per job and step.
-
-`jobs update` reads a job's results file once, when it succeeds; these functions only read
-the database. Columns: ``group``, ``job_id``, ``model``, ``suffix``, ``seed``, ``step``, then
-every metric the files hold (``train_loss``, ``train_accuracy``, ``valid_loss``,
-``valid_mean_token_accuracy``, …; empty cells are NaN).
-"""
+"""Training curves as a DataFrame read from the database (`jobs update` stores each job's
+results file once): `CURVE_COLUMNS`, then every metric the files hold (empty cells NaN)."""
 
 from __future__ import annotations
 
@@ -29,7 +24,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 CURVE_COLUMNS = ("group", "job_id", "model", "suffix", "seed", "step")
-"""The columns before the metrics, in this order."""
 
 
 class NoCurves(LabmgrError):

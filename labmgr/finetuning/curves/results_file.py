@@ -1,10 +1,6 @@
-"""Reading a job's results file: the per-step metrics CSV the API attaches as ``result_files``.
-
-The API serves the file base64-encoded (its content decodes to the CSV); a plain CSV is read
-as it is. The header names the columns, ``step`` first (``step, train_loss,
-train_accuracy, valid_loss, valid_mean_token_accuracy`` for supervised jobs; other methods
-add or swap columns), and each row is one training step; cells the API leaves empty
-(validation metrics between evaluations) read as None.
+"""Reading a job's results file: the per-step metrics CSV the API attaches as ``result_files``,
+served base64-encoded (a plain CSV is read as it is). ``step`` is the first column; cells left
+empty (validation metrics between evaluations) read as None.
 """
 
 from __future__ import annotations

@@ -55,13 +55,9 @@ def _unknown(reference: str) -> UnknownJob:
 
 
 def resolve_job_id(target: Target, reference: str) -> str:
-    """The id of the one recorded job `reference` names.
-
-    `reference` is a whole id, a shortened id as the job tables print it (``ftjob-…a1b2``,
-    or with ``...``), a prefix (``ftjob-L6an``) or, failing that, the end of an id
-    (``a1b2``). Raises `UnknownJob` when no job matches and `AmbiguousJobId` (listing
-    them) when several do.
-    """
+    """The id of the one recorded job `reference` names: a whole id, a shortened one as the
+    tables print it (``ftjob-…a1b2``), a prefix or, failing that, the end of an id. Raises
+    `UnknownJob` or `AmbiguousJobId` (listing the matches)."""
     text = reference.strip()
     if not text:
         raise LabmgrError("The job id is empty.", hint="Pass a job id from `labmgr jobs list`.")
@@ -123,10 +119,8 @@ def lab_jobs(
     suffix: str | None = None,
     tags: Any = None,
 ) -> list[FinetuneJob]:
-    """The lab's jobs matching every filter, oldest first (see `jobs_db.list_jobs`).
-
-    Raises `UnknownJobStatus` for a status no job can have (instead of matching nothing).
-    """
+    """The lab's jobs matching every filter, oldest first (see `jobs_db.list_jobs`); a status
+    no job can have raises `UnknownJobStatus` instead of matching nothing."""
     _check_statuses(status)
     with _reading(settings, _TAG_HINT) as db:
         return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)

@@ -36,11 +36,8 @@ def _actual_hyperparameters(job: FineTuningJob) -> dict[str, Any] | None:
 
 
 def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> FinetuneJob:
-    """The fields the API reports about `job`, plus `known` ones (key_env, project_id, …).
-
-    Only fields the API is authoritative for are set, so an upsert never erases what the
-    lab recorded at creation (requested hyperparameters, tags, key name).
-    """
+    """The fields the API is authoritative for about `job`, plus `known` ones (key_env, …):
+    an upsert never erases what the lab recorded at creation (requests, tags, key name)."""
     error = job.error if job.status == "failed" else None
     hyper = _actual_hyperparameters(job)
     fields: dict[str, Any] = {
@@ -92,11 +89,8 @@ def event_records(job_id: str, events: Sequence[FineTuningJobEvent]) -> list[Job
 
 
 def checkpoint_models(checkpoints: Sequence[FineTuningJobCheckpoint], n_epochs: Any) -> list[Model]:
-    """Checkpoint rows with step, epoch (when the epoch count is known) and metrics.
-
-    The checkpoint at the last step names the final model: `replace_checkpoints` turns it
-    into the final row's step and metrics rather than a separate checkpoint.
-    """
+    """Checkpoint rows with step, epoch (when the epoch count is known) and metrics; the one
+    at the last step is the final model (`replace_checkpoints` merges it into that row)."""
     last_step = max((c.step_number for c in checkpoints), default=0)
     epochs = n_epochs if isinstance(n_epochs, int) and n_epochs > 0 else None
     models = []

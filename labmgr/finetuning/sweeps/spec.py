@@ -1,22 +1,17 @@
 """Reading a sweep spec (YAML): conditions × seeds × hyperparameter levels × base models.
 
 ```yaml
-name: em-lr                      # optional; default: the file name without .yaml
+name: em-lr                      # default: the file name without .yaml
 base: gpt-4.1-mini               # or a list of base models
 conditions: {insecure: data/insecure.jsonl, secure: data/secure.jsonl}
 seeds: 3                         # seeds 1, 2, 3; or a list such as [7, 8]
 hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
-method: supervised               # or dpo (beta), reinforcement (grader)
-validation: data/held-out.jsonl  # optional: one file, or one per condition
-suffix: "{condition}"            # optional template over the factor names
-tags: {project: em}              # optional extra tags
-wandb: {project: em-sweeps}      # optional W&B integration (entity, name, tags)
-grader: grader.yaml              # reinforcement only: a file or an inline object
-key: OPENAI_API_KEY_LAB          # optional: the env var of the key to use
 ```
 
-Paths are relative to the spec's folder. Every problem is reported as one sentence naming
-the spec file, its line, the key and what to do (`InvalidSweepSpec`).
+Optional: method, validation (one file or one per condition), suffix (a template over the
+factor names), tags, wandb, grader (a file or an inline object), key (the env var of the key).
+Paths are relative to the spec's folder. Each problem is one `InvalidSweepSpec` sentence
+naming the spec file, its line, the key and what to do.
 """
 
 from __future__ import annotations
@@ -33,15 +28,14 @@ import yaml
 from labmgr.errors import InvalidSweepSpec, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
-_JOB_SHAPE_KEYS = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
-TOP_KEYS = (*_JOB_SHAPE_KEYS, "suffix", "tags", "wandb", "grader", "key")
+_SHAPE = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
+TOP_KEYS = (*_SHAPE, "suffix", "tags", "wandb", "grader", "key")
 HYPERPARAMETER_ALIASES = {
     "epochs": "n_epochs",
     "lr": "learning_rate_multiplier",
     "lr_multiplier": "learning_rate_multiplier",
     "batch": "batch_size",
 }
-"""Short names a spec may use for the API's hyperparameter names."""
 _ALL_HYPERPARAMETERS = sorted({name for names in HYPERPARAMETERS.values() for name in names})
 _FLOATS = {"learning_rate_multiplier", "beta", "compute_multiplier"}
 
@@ -61,12 +55,11 @@ class SweepSpec:
     """API hyperparameter name → the key the spec wrote (``lr`` for the multiplier)."""
     method: str = "supervised"
     validation: dict[str, Path] = field(default_factory=dict)
-    """Condition → its validation file (the same file for every condition if one was given)."""
     suffix: str = "{condition}"
     tags: dict[str, str] = field(default_factory=dict)
     wandb: dict[str, Any] | None = None
     grader: Any = None
-    """A mapping, or a path (resolved) to a grader file."""
+    """A mapping, or the path of a grader file."""
     key: str | None = None
     lines: dict[str, int] = field(default_factory=dict)
     """The line of each key path (``conditions.insecure``) in the file, for errors."""
