@@ -9,10 +9,12 @@ Keys stay in the environment: a `Credential` names the variable holding one.
 """
 
 from labmgr.accounts._accounts import Accounts, KeyStatus
-from labmgr.accounts._credential import OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, Credential
-from labmgr.accounts._discovery import (
+from labmgr.accounts._credentials import (
     OPENAI_DEFAULT_BASE_URL,
+    OPENAI_ENDPOINT,
     OPENROUTER_BASE_URL,
+    OPENROUTER_ENDPOINT,
+    Credential,
     EndpointSummary,
     discover_credentials,
     summarize_endpoints,

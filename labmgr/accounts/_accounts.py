@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
-from labmgr.accounts._discovery import discover_credentials
+from labmgr.accounts._credentials import OPENAI_ENDPOINT, Credential, discover_credentials
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys

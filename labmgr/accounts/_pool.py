@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from labmgr.accounts._credential import Credential
+from labmgr.accounts._credentials import Credential
 from labmgr.settings import ApiDefaults, Settings
 
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)

@@ -10,8 +10,13 @@ from labmgr.routing._endpoint import (
     EnvRouter,
     NoEndpointError,
 )
-from labmgr.routing._lab_router import LabRouter, candidate_credentials, resolved_credentials
-from labmgr.routing._rules import RoutingRule, routing_rules
+from labmgr.routing._lab_router import (
+    LabRouter,
+    RoutingRule,
+    candidate_credentials,
+    resolved_credentials,
+    routing_rules,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -10,12 +10,15 @@
 4. anything else: the lab's default OpenAI key.
 
 The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
+`routing_rules` says the steps in words (for `labmgr keys` and `labmgr info`).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from labmgr.errors import LabmgrError
@@ -180,3 +183,37 @@ def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
     except DatabaseError:
         return {}
     return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
+
+
+@dataclass(frozen=True)
+class RoutingRule:
+    """One step of routing: which models (in words or as patterns), and what serves them."""
+
+    models: str
+    served_by: str
+
+
+def routing_rules(settings: Settings) -> list[RoutingRule]:
+    """The steps above for this lab, first match first."""
+    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials, shared_models
+
+    rules = []
+    for name, endpoint in settings.endpoints.items():
+        if endpoint.models:
+            unset = "" if os.environ.get(endpoint.key_env, "").strip() else ", unset"
+            key = endpoint.key_env + unset
+            rules.append(RoutingRule(", ".join(endpoint.models), f"endpoint {name} ({key})"))
+    rules.append(
+        RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
+    )
+    shared = shared_models(settings.shared_models_path).all()
+    rules.extend(
+        RoutingRule(model, f"endpoint {entry.endpoint} ({entry.key_env}), found and remembered")
+        for model, entry in sorted(shared.items())
+    )
+    rules.append(RoutingRule("other fine-tunes", "the first key that can see them (remembered)"))
+    credentials = discover_credentials(settings)
+    default = next((c for c in credentials if c.endpoint == OPENAI_ENDPOINT), None)
+    served_by = f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)"
+    rules.append(RoutingRule("everything else", served_by))
+    return rules

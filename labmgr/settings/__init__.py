@@ -6,8 +6,7 @@ settings.db_url, settings.cache_url, settings.eval.max_concurrency
 """
 
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults
-from labmgr.settings._init import CONFIG_TEMPLATE, InitResult, init_lab
-from labmgr.settings._location import LabSource
+from labmgr.settings._lab import CONFIG_TEMPLATE, InitResult, LabSource, init_lab
 from labmgr.settings._settings import (
     FIGURES_DIR_NAME,
     CacheUrlSource,

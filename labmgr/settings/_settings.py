@@ -14,7 +14,7 @@ from labmgr.capabilities import CapabilityOverride
 from labmgr.errors import ConfigError
 from labmgr.pricing import Price
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults, parse_config
-from labmgr.settings._location import CONFIG_FILE_NAME, LabSource, locate_lab
+from labmgr.settings._lab import CONFIG_FILE_NAME, LabSource, locate_lab
 
 FIGURES_DIR_NAME = "figures"
 """Inside the cache folder: the figures of the lab's reports (copies, drawn again when missing)."""
