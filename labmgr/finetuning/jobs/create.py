@@ -11,9 +11,14 @@ from jobs_db import FinetuneJob, parse_tags
 from jobs_db.errors import DatabaseInputError
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
-from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.jobs.request import (
+    JobRequest,
+    TrainingData,
+    check_suffix,
+    default_suffix,
+    wandb_integration,
+)
 from labmgr.finetuning.jobs.submit import file_md5, submit_requests
-from labmgr.finetuning.jobs.suffixes import check_suffix, default_suffix
 from labmgr.finetuning.methods import (
     Hyperparameter,
     Method,

@@ -35,8 +35,7 @@ from labmgr.errors import (
     api_message,
 )
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
-from labmgr.finetuning.jobs.request import REQUEST, JobRequest
-from labmgr.finetuning.jobs.suffixes import refuse_other_content
+from labmgr.finetuning.jobs.request import REQUEST, JobRequest, refuse_other_content
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings

@@ -89,8 +89,13 @@ def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
         hint = f"Check the database path in {origin}."
     else:
         hint = f"Check the URL in {origin} and that the server is reachable."
+    return LabDatabaseError(sentence(exc), hint=hint)
+
+
+def sentence(exc: Exception) -> str:
+    """`exc`'s text as a sentence (capital first, full stop)."""
     text = str(exc)
-    return LabDatabaseError(f"{text[:1].upper()}{text[1:]}.", hint=hint)
+    return f"{text[:1].upper()}{text[1:]}."
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobStatus
-from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.database import lab_database, sentence
 from labmgr.settings import Settings
 
 _NOT_FINAL = ("validating_files", "queued", "running", "paused")
@@ -90,12 +90,6 @@ def _check_statuses(status: str | Sequence[str] | None) -> None:
             raise UnknownJobStatus(
                 f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
             )
-
-
-def sentence(exc: Exception) -> str:
-    """`exc`'s text as a sentence (capital first, full stop)."""
-    text = str(exc)
-    return f"{text[:1].upper()}{text[1:]}."
 
 
 _TAG_HINT = "Write a tag as key=value, e.g. condition=insecure."

@@ -20,9 +20,8 @@ from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import InvalidTrainingFile, LabmgrError
 from labmgr.finetuning.jobs.create import load_training_data
 from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
-from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.jobs.request import JobRequest, TrainingData, check_suffix, wandb_integration
 from labmgr.finetuning.jobs.submit import submit_requests
-from labmgr.finetuning.jobs.suffixes import check_suffix
 from labmgr.finetuning.methods import (
     LEVEL_TAGS,
     base_model_spec,

@@ -31,7 +31,7 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
 from labmgr.errors import LabmgrError, api_message
-from labmgr.finetuning.curves.results_file import ResultsFileError, parse_results_file
+from labmgr.finetuning.curves.frame import ResultsFileError, parse_results_file
 from labmgr.finetuning.jobs.queue import QueueOutcome, submit_queued
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import (
