@@ -21,7 +21,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.errors import FineTuningApiError, LabmgrError, UnknownJob, UnknownModel, api_message
+from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.queries import resolve_job_id
 from labmgr.finetuning.registry.records import job_record
@@ -53,10 +53,9 @@ def _with_keys(
     job: FinetuneJob,
     what: str,
     call: Callable[[Any, Credential], Any],
-    missing: Callable[[str], LabmgrError],
-) -> tuple[Credential, Any]:
+) -> tuple[Credential, Any] | str:
     """`call` (client, credential) with each key that may see `job`, until one finds it;
-    raises ``missing(why)`` when none does, `FineTuningApiError` when the API refuses."""
+    when none does, why; `FineTuningApiError` when the API refuses."""
     accounts = Accounts(settings)
     try:
         credentials, failures = resolved_credentials(accounts)
@@ -79,7 +78,7 @@ def _with_keys(
     finally:
         accounts.close()
     why = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
-    raise missing(f" (the job was created with {job.key_env or 'an unknown key'}){why}")
+    return f" (the job was created with {job.key_env or 'an unknown key'}){why}"
 
 
 def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
@@ -95,14 +94,14 @@ def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
         def call(client: Any, _: Credential) -> Any:
             return getattr(client.fine_tuning.jobs, action)(job_id)
 
-        def missing(why: str) -> UnknownJob:
-            return UnknownJob(
-                f"No configured key can see job {job_id}{why}.",
+        found = _with_keys(settings, job, f"{action} job {job_id}", call)
+        if isinstance(found, str):
+            raise UnknownJob(
+                f"No configured key can see job {job_id}{found}.",
                 hint="Set the key of the job's project (OPENAI_API_KEY_<NAME>) or fix the "
                 "endpoint named here; `labmgr keys` checks every key.",
             )
-
-        credential, remote = _with_keys(settings, job, f"{action} job {job_id}", call, missing)
+        credential, remote = found
         record = job_record(
             remote,
             refreshed_at=started,
@@ -163,13 +162,12 @@ def delete_model(name: str, *, settings: Settings | None = None) -> Model:
                     return None  # its own project does not have it: it is gone already
                 raise
 
-        def missing(why: str) -> UnknownModel:
-            return UnknownModel(
-                f"No key of its project can see model {name}{why}; nothing was marked.",
+        found = _with_keys(settings, job, f"delete {name}", call)
+        if isinstance(found, str):
+            raise UnknownModel(
+                f"No key of its project can see model {name}{found}; nothing was marked.",
                 hint="Set the key of the model's project; `labmgr keys` checks every key.",
             )
-
-        _with_keys(settings, job, f"delete {name}", call, missing)
         model.deleted_at = datetime.now(UTC)
         mark_model_deleted(db, name, model.deleted_at)
         return model

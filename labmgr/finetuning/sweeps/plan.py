@@ -128,12 +128,11 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
     integrations = _integrations(spec)
     fields = grader_item_fields(grader) if grader else []
     names = list(spec.hyperparameters)
-    combinations = list(itertools.product(*(spec.hyperparameters[n] for n in names)))
-    for combination in combinations:
+    cells = []  # (levels, the hyperparameters to send)
+    for combination in itertools.product(*(spec.hyperparameters[n] for n in names)):
+        levels = dict(zip(names, combination, strict=True))
         try:
-            check_hyperparameters(
-                spec.method, dict(zip(names, combination, strict=True)), as_options=False
-            )
+            cells.append((levels, check_hyperparameters(spec.method, levels, as_options=False)))
         except LabmgrError as exc:
             named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
             where = named[0] if named else "hyperparameters"
@@ -157,8 +156,9 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
                 validation=True,
                 item_fields=fields,
             )
-        for base, seed, combination in itertools.product(spec.bases, spec.seeds, combinations):
-            levels = dict(zip(names, combination, strict=True))
+        for base, seed, (levels, hyperparameters) in itertools.product(
+            spec.bases, spec.seeds, cells
+        ):
             tags = {
                 **spec.tags,
                 "sweep": spec.name,
@@ -182,7 +182,7 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
                 base_model=base,
                 suffix=suffix,
                 method=spec.method,
-                hyperparameters=check_hyperparameters(spec.method, levels),
+                hyperparameters=hyperparameters,
                 grader=grader,
                 integrations=integrations,
                 seed=seed,

@@ -241,27 +241,28 @@ class _Refresh:
         """Events (all pages once final), and for a succeeded job checkpoints and curves."""
         remote = fetched.job
         final = remote.status in ("succeeded", "failed", "cancelled")
-        self.summary.requests += 1
-        page = await client.fine_tuning.jobs.list_events(remote.id, limit=100)
-        fetched.events = list(page.data)
-        while final and page.has_next_page():
-            self.summary.requests += 1
-            page = await page.get_next_page()
-            fetched.events.extend(page.data)
+        events = client.fine_tuning.jobs.list_events(remote.id, limit=100)
+        fetched.events = await self.pages(events, every=final)
         if remote.status != "succeeded":
             return fetched
-        self.summary.requests += 1
-        checkpoints = await client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
-        fetched.checkpoints = list(checkpoints.data)
-        while checkpoints.has_next_page():
-            self.summary.requests += 1
-            checkpoints = await checkpoints.get_next_page()
-            fetched.checkpoints.extend(checkpoints.data)
+        checkpoints = client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
+        fetched.checkpoints = await self.pages(checkpoints)
         if remote.result_files:
             self.summary.requests += 1
             file_id = remote.result_files[0]
             fetched.curve, fetched.curve_problem = await _read_curves(client, remote.id, file_id)
         return fetched
+
+    async def pages(self, first: Any, *, every: bool = True) -> list[Any]:
+        """The items of the first page (a request), and with `every` of all the pages."""
+        self.summary.requests += 1
+        page = await first
+        items = list(page.data)
+        while every and page.has_next_page():
+            self.summary.requests += 1
+            page = await page.get_next_page()
+            items.extend(page.data)
+        return items
 
 
 async def _read_curves(
