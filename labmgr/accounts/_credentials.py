@@ -26,7 +26,6 @@ class Credential:
     """Endpoint name: ``openai``, ``openrouter`` or a name from ``[endpoints.NAME]``."""
     base_url: str
     key_env: str
-    """Name of the environment variable holding the key."""
     organization: str | None = None
     """Organization id the key belongs to (``openai-organization`` header), once resolved."""
     project: str | None = None

@@ -35,7 +35,7 @@ from labmgr.errors import (
     api_message,
 )
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
-from labmgr.finetuning.jobs.request import REQUEST, JobRequest, refuse_other_content
+from labmgr.finetuning.jobs.request import REQUEST, JobRequest, TrainingData, refuse_other_content
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
@@ -90,12 +90,10 @@ def _upload_all(
     """``{md5: file id}`` of each distinct training and validation file."""
     files: dict[str, str] = {}
     for request in requests:
-        for data, examples in (
-            (request.training, request.training.n_examples),
-            (request.validation, None),
-        ):
+        for data in (request.training, request.validation):
             if data is not None and data.md5 not in files:
-                files[data.md5] = _upload(db, client, credential, data.path, data.md5, examples)
+                training = data is request.training
+                files[data.md5] = _upload(db, client, credential, data, training)
     return files
 
 
@@ -106,15 +104,11 @@ def file_md5(path: Path) -> str:
 
 
 def _upload(
-    db: Database,
-    client: OpenAI,
-    credential: Credential,
-    path: Path,
-    md5: str,
-    num_examples: int | None,
+    db: Database, client: OpenAI, credential: Credential, data: TrainingData, training: bool
 ) -> str:
     """The id of the file with this content in the key's organization/project: one recorded
     earlier if ``files.retrieve`` still finds it, else a new upload."""
+    path, md5 = data.path, data.md5
     known = find_file(
         db, md5, credential.organization, credential.project, endpoint=credential.base_url
     )
@@ -147,7 +141,7 @@ def _upload(
         filename=path.name,
         md5=md5,
         size_bytes=remote.bytes,
-        num_examples=num_examples,
+        num_examples=data.n_examples if training else None,
         purpose="fine-tune",
         created_at=datetime.fromtimestamp(remote.created_at, UTC),
         uploaded_at=datetime.now(UTC),

@@ -22,11 +22,9 @@ class JobState(BaseModel):
     """The env var of the key that answered (never the key)."""
     previous_status: str
     status: str
-    """Status now (the API's raw string)."""
     phase: str | None = None
     """What a running job is doing, from its events (e.g. usage policy evaluation)."""
     estimated_finish: datetime | None = None
-    """The API's training ETA."""
     fine_tuned_model: str | None = None
     error: str | None = None
     checkpoints: int = 0
@@ -86,11 +84,9 @@ class UpdateSummary(BaseModel):
     """Jobs refreshed, in the database's order (oldest first)."""
     unchecked: list[UncheckedJob] = []
     requests: int = 0
-    """API requests made."""
     submitted: list[SubmittedJob] = []
     """Jobs queued at the daily limit that were sent to the API now."""
     queued: list[QueuedJobState] = []
-    """Jobs still queued locally."""
     curves: int = 0
     """Jobs whose training curves were stored by this update."""
 

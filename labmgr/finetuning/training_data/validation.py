@@ -27,7 +27,6 @@ from labmgr.pricing import Price, training_cost
 MIN_EXAMPLES = 10
 """Fewest examples the API accepts in a training file (a validation file needs 1)."""
 MAX_FILE_BYTES = 512 * 1024 * 1024
-"""Largest training file the API accepts."""
 COST_REFERENCE_BASES = ("gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
 """Bases whose training cost is reported when no base model is given."""
 _MAX_STORED_ISSUES = 10_000
