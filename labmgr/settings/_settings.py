@@ -86,11 +86,6 @@ class Settings(BaseModel):
     def masked_cache_url(self) -> str:
         return mask_db_url(self.cache_url)
 
-    def ensure_dirs(self) -> None:
-        """Create the lab folder, ``cache/`` and ``runs/`` if missing (before any write)."""
-        for directory in (self.home, self.cache_dir, self.runs_dir):
-            directory.mkdir(parents=True, exist_ok=True)
-
 
 def _backend(url: str) -> str | None:
     """The database kind of a SQLAlchemy URL (``sqlite``, …), or None when it is not one."""

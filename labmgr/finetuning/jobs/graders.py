@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -109,18 +109,6 @@ def _check(data: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> Non
         ) from None
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def grader_item_fields(grader: Mapping[str, Any]) -> list[str]:
     """Fields of a training example the grader's templates read (``{{item.answer}}``)."""
-    found = {match for text in _strings(grader) for match in _ITEM_FIELD.findall(text)}
-    return sorted(found)
+    return sorted(set(_ITEM_FIELD.findall(json.dumps(grader, ensure_ascii=False))))

@@ -143,32 +143,22 @@ def wandb_integration(
     tags: Sequence[str] | Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``integrations`` list for Weights & Biases (empty without a project)."""
+    options = {"entity": entity, "name": name, "tags": tags}
     if project is None:
-        given = [
-            option
-            for option, value in (
-                ("--wandb-entity", entity),
-                ("--wandb-name", name),
-                ("--wandb-tag", tags),
-            )
-            if value
-        ]
+        given = next((f"--wandb-{option}" for option, value in options.items() if value), None)
         if given:
             raise LabmgrError(
-                f"{given[0]} needs --wandb-project: Weights & Biases runs belong to a project.",
+                f"{given.replace('tags', 'tag')} needs --wandb-project: Weights & Biases runs "
+                "belong to a project.",
                 hint="Add --wandb-project NAME, or leave the W&B options out.",
             )
         return []
     if not project.strip():
         raise LabmgrError("--wandb-project is empty.", hint="Name the W&B project.")
-    settings: dict[str, Any] = {"project": project}
-    if entity:
-        settings["entity"] = entity
-    if name:
-        settings["name"] = name
+    if tags and (isinstance(tags, Mapping) or not all(isinstance(t, str) and t for t in tags)):
+        raise LabmgrError("W&B tags must be non-empty strings (repeat --wandb-tag for each).")
+    settings = {"project": project, **{key: value for key, value in options.items() if value}}
     if tags:
-        if isinstance(tags, Mapping) or not all(isinstance(tag, str) and tag for tag in tags):
-            raise LabmgrError("W&B tags must be non-empty strings (repeat --wandb-tag for each).")
         settings["tags"] = list(tags)
     return [{"type": "wandb", "wandb": settings}]
 
