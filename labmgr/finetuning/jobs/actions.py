@@ -102,14 +102,7 @@ def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
                 "endpoint named here; `labmgr keys` checks every key.",
             )
         credential, remote = found
-        record = job_record(
-            remote,
-            refreshed_at=started,
-            key_env=credential.key_env,
-            endpoint=credential.base_url,
-            project_id=credential.project,
-            phase=None,
-        )
+        record = job_record(remote, refreshed_at=started, credential=credential, phase=None)
         upsert_job(db, record)
         return get_job(db, job_id) or record
 

@@ -150,13 +150,7 @@ class _QueuePass:
                 self.release(job, now + MIN_WAIT)
                 outcome.problems.append((job, _reason(exc)))
                 return
-        record = job_record(
-            remote,
-            refreshed_at=datetime.now(UTC),
-            key_env=credential.key_env,
-            endpoint=credential.base_url,
-            project_id=credential.project,
-        )
+        record = job_record(remote, refreshed_at=datetime.now(UTC), credential=credential)
         if promote_queued_job(db, job.id, record, owner=self.owner):
             outcome.submitted.append((job.id, record))
 

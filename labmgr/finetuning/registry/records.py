@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openai.types.fine_tuning import FineTuningJob, FineTuningJobEvent
 from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
 
 from jobs_db import FINAL_STATUSES, FinetuneJob, JobEvent, Model
+
+if TYPE_CHECKING:
+    from labmgr.accounts import Credential
 
 
 def timestamp(seconds: float | None) -> datetime | None:
@@ -35,9 +38,15 @@ def _actual_hyperparameters(job: FineTuningJob) -> dict[str, Any] | None:
     return None
 
 
-def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> FinetuneJob:
-    """The fields the API is authoritative for about `job`, plus `known` ones (key_env, …):
-    an upsert never erases what the lab recorded at creation (requests, tags, key name)."""
+def job_record(
+    job: FineTuningJob,
+    *,
+    refreshed_at: datetime,
+    credential: Credential | None = None,
+    **known: Any,
+) -> FinetuneJob:
+    """The fields the API is authoritative for about `job`, plus the key that answered and
+    `known` ones: an upsert never erases what the lab recorded at creation (requests, tags)."""
     error = job.error if job.status == "failed" else None
     hyper = _actual_hyperparameters(job)
     fields: dict[str, Any] = {
@@ -68,6 +77,10 @@ def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> F
         fields["result_file_id"] = job.result_files[0]
     if job.integrations:
         fields["integrations"] = [item.model_dump(exclude_none=True) for item in job.integrations]
+    if credential is not None:
+        fields.update(
+            key_env=credential.key_env, endpoint=credential.base_url, project_id=credential.project
+        )
     fields.update(known)
     return FinetuneJob(**fields)
 

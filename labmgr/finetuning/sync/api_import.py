@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import openai
 from pydantic import BaseModel
@@ -78,7 +79,7 @@ def _import_key(
         stored = get_job(db, remote.id)
         existed = stored is not None
         metadata = remote.metadata or {}
-        known: dict[str, object] = {"endpoint": credential.base_url}
+        known: dict[str, Any] = {"endpoint": credential.base_url}
         if stored is None or not stored.key_env:
             known.update(key_env=credential.key_env, project_id=credential.project)
         if provided_suffix(remote):

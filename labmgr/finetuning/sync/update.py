@@ -284,12 +284,7 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
     remote, credential = fetched.job, fetched.credential
     phase = job_phase(remote.status, fetched.events)
     record = job_record(
-        remote,
-        refreshed_at=fetched.refreshed_at,
-        key_env=credential.key_env,
-        endpoint=credential.base_url,
-        project_id=credential.project,
-        phase=phase,
+        remote, refreshed_at=fetched.refreshed_at, credential=credential, phase=phase
     )
     if not before.suffix:
         record.suffix = provided_suffix(remote) or record.suffix
