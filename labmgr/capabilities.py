@@ -12,17 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from labmgr.pricing import base_of, first_match
 
-__all__ = [
-    "REASONING_EFFORTS",
-    "CapabilityOverride",
-    "ModelCapabilities",
-    "ReasoningEffort",
-    "SourcedCapabilities",
-    "capabilities_for",
-    "capability_table",
-    "family_of",
-]
-
 CAPABILITY_TABLE_DATE = "2025-08"
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]

@@ -1,9 +1,6 @@
-"""Prices of OpenAI models in US dollars per million tokens, and the cost of a request.
-
-The built-in table copies OpenAI's standard-tier prices of 2025-08; a lab's ``[prices]``
-entries win over it (exact id first, then globs in file order). Ids match as given, then
-without a ``-YYYY-MM-DD`` snapshot date; ``ft:BASE:…`` costs BASE's fine-tuned price.
-"""
+"""Prices of OpenAI models in USD per million tokens (the standard tier of 2025-08; a lab's
+``[prices]`` win, exact id then globs), and the cost of a request. Ids match as given, then
+without a ``-YYYY-MM-DD`` date; ``ft:BASE:…`` costs BASE's fine-tuned price."""
 
 from __future__ import annotations
 
@@ -13,16 +10,6 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-
-__all__ = [
-    "BATCH_DISCOUNT",
-    "Price",
-    "base_of",
-    "cost",
-    "first_match",
-    "price_for",
-    "training_cost",
-]
 
 T = TypeVar("T")
 BATCH_DISCOUNT = 0.5

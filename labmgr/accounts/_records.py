@@ -1,11 +1,7 @@
 """Small JSON files of records by id in a lab folder, shared by processes: ``accounts.json``
-(each key's organization/project, by key fingerprint) and ``shared_models.json`` (the key
-found for a fine-tune shared by another organization, by model).
-
-They hold fingerprints (SHA-256 of base URL and key), env var names and ids, never a key.
-A file that is missing, unreadable or damaged reads as empty (the caller looks things up
-again); a record is written atomically (temp file and rename) under a file lock, and a lab
-that cannot be written only skips the record.
+and ``shared_models.json``. They hold key fingerprints, env var names and ids, never a key. A
+damaged or missing file reads as empty (the caller looks things up again); a record is written
+atomically under a file lock, and a lab that cannot be written only skips the record.
 """
 
 from __future__ import annotations

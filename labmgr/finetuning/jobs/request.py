@@ -183,11 +183,8 @@ def check_suffix(suffix: str) -> None:
 
 
 def refuse_other_content(db: Database, suffix: str, md5: str, path: Path) -> None:
-    """Raise `SuffixConflict` if a live job with `suffix` trained on other content.
-
-    Failed and cancelled jobs do not hold their suffix (their model never existed). Jobs
-    whose training content is unknown (imported without metadata) are not compared.
-    """
+    """Raise `SuffixConflict` if a live job with `suffix` trained on other content (failed and
+    cancelled jobs never made a model; jobs of unknown content are not compared)."""
     for job in jobs_with_suffix(db, suffix):
         if job.status in ("failed", "cancelled"):
             continue

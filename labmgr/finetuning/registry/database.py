@@ -100,11 +100,8 @@ def sentence(exc: Exception) -> str:
 
 @contextmanager
 def lab_database(settings: Settings) -> Iterator[Database]:
-    """The lab's database, created or upgraded to this code's schema, closed afterwards.
-
-    Raises `LabNotFound` without a lab folder, `LabDatabaseDamaged` for a file that is not
-    a database, `LabDatabaseEmpty` for a zero-byte file (never silently a new lab).
-    """
+    """The lab's database, created or upgraded to this code's schema, closed afterwards; a
+    zero-byte file raises `LabDatabaseEmpty` (never silently a new lab)."""
     _require_lab(settings)
     try:
         db = open_database(settings.db_url, allow_empty_file=False)

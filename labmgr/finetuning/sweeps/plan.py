@@ -1,10 +1,6 @@
-"""`sweep`: conditions × seeds × hyperparameter levels × base models, each job created only
-when the lab does not have it yet.
-
-A cell is identified by its tags (kept in the job's API metadata too): ``sweep``,
-``condition``, ``seed``, ``base``, and one per hyperparameter of the spec (``epochs``, ``lr``,
-…). Re-running a sweep skips every cell with a job not failed or cancelled.
-"""
+"""`sweep`: the spec's cells, each identified by its tags (``sweep``, ``condition``, ``seed``,
+``base``, one per hyperparameter: ``epochs``, ``lr``, …), created only when the lab has no live
+job for it (failed and cancelled cells are made again)."""
 
 from __future__ import annotations
 

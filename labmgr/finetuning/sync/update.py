@@ -72,13 +72,9 @@ class _Unchecked(Exception):
 def update(
     *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
 ) -> UpdateSummary:
-    """Send queued jobs whose time came (`submit_queued`), then refresh every non-final job.
-
-    Each job is asked for with the key that created it, else a key of its project, at most
-    `concurrency` at once; its status, events, models, checkpoints and training curves are
-    recorded. Jobs that cannot be checked are listed with the reason. In a running event
-    loop use `aupdate`.
-    """
+    """Send queued jobs whose time came (`submit_queued`), then refresh every non-final job,
+    `concurrency` at once, each with a key of its project: status, events, models, checkpoints
+    and curves. Jobs that cannot be checked are listed with the reason. In a loop: `aupdate`."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -253,12 +253,9 @@ def validate_training_file(
     max_file_bytes: int = MAX_FILE_BYTES,
     item_fields: Collection[str] = (),
 ) -> ValidationReport:
-    """Check every line of a JSONL training file against the API's rules, offline.
-
-    Returns a report whatever the file holds (`raise_for_errors` turns errors into
-    `InvalidTrainingFile`); raises `TrainingFileNotFound` and `UnknownBaseModel`. With
-    ``method="reinforcement"``, every example must hold the `item_fields` the grader reads.
-    """
+    """Check every line of a JSONL training file against the API's rules, offline; a report
+    whatever the file holds (`raise_for_errors` raises). Reinforcement examples must hold the
+    `item_fields` the grader reads."""
     file = Path(path)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
