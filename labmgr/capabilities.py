@@ -115,23 +115,13 @@ _O_SERIES = _reasoning(("low", "medium", "high"), "medium")
 _GPT_5 = _reasoning(("minimal", "low", "medium", "high"), "medium")
 
 _TABLE: dict[str, ModelCapabilities] = {
-    "gpt-3.5-turbo": _CHAT,
-    "gpt-4": _CHAT,
-    "gpt-4-turbo": _CHAT,
-    "gpt-4o": _CHAT,
-    "gpt-4o-mini": _CHAT,
-    "gpt-4.1": _CHAT,
-    "gpt-4.1-mini": _CHAT,
-    "gpt-4.1-nano": _CHAT,
+    **dict.fromkeys(("gpt-3.5-turbo", "gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-4o-mini"), _CHAT),
+    **dict.fromkeys(("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"), _CHAT),
     "gpt-5-chat-latest": _CHAT.model_copy(update={"token_limit": "max_completion_tokens"}),
     "o1": _O_SERIES,
     "o1-mini": _reasoning((), None),  # takes no reasoning_effort at all
-    "o3": _O_SERIES,
-    "o3-mini": _O_SERIES,
-    "o4-mini": _O_SERIES,
-    "gpt-5": _GPT_5,
-    "gpt-5-mini": _GPT_5,
-    "gpt-5-nano": _GPT_5,
+    **dict.fromkeys(("o3", "o3-mini", "o4-mini"), _O_SERIES),
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT_5),
     # Released after the table's date; its effort starts at "none" (no reasoning).
     "gpt-5.1": _reasoning(("none", "low", "medium", "high"), "none"),
 }

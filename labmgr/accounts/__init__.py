@@ -1,12 +1,6 @@
-"""API keys, their organizations and projects, and shared API clients.
-
-    from labmgr.accounts import Accounts
-    accounts = Accounts(load_settings())
-    credential = accounts.resolve(accounts.default())   # with its organization and project
-    client = accounts.pool.client(credential)           # one client per endpoint + key
-
-Keys stay in the environment: a `Credential` names the variable holding one.
-"""
+"""API keys, their organizations and projects, and shared API clients: for instance
+``accounts.pool.client(accounts.resolve(accounts.default()))``. Keys stay in the environment:
+a `Credential` names the variable holding one."""
 
 from labmgr.accounts._accounts import Accounts, KeyStatus
 from labmgr.accounts._credentials import (

@@ -76,11 +76,9 @@ def daily_limit_error(
     times, organizations = _recent_api_jobs(client, since)
     times.update(_recent_db_jobs(db, credential, organizations, since))
     ordered = sorted(times.values())
-    frees_at = None
-    if limit and len(ordered) >= limit:
-        frees_at = ordered[len(ordered) - limit] + DAY
-    elif ordered:
-        frees_at = ordered[0] + DAY
+    # the slot the oldest of the last `limit` jobs holds (with fewer jobs: the oldest one's)
+    first = max(0, len(ordered) - limit) if limit else 0
+    frees_at = ordered[first] + DAY if ordered else None
     done = (
         f" {len(created)} job(s) were created first: {', '.join(j.id for j in created)}."
         if created

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobs_db import (
-    Checkpoints,
     Database,
     DatabaseInputError,
     FinetuneJob,
@@ -84,14 +83,6 @@ def resolve_job_id(target: Target, reference: str) -> str:
     return matches[0]
 
 
-def _check_statuses(status: str | Sequence[str] | None) -> None:
-    for value in [status] if isinstance(status, str) else status or []:
-        if value not in JOB_STATUSES:
-            raise UnknownJobStatus(
-                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
-            )
-
-
 _TAG_HINT = "Write a tag as key=value, e.g. condition=insecure."
 
 
@@ -106,18 +97,17 @@ def _reading(settings: Settings, hint: str | None = None) -> Iterator[Database]:
 
 
 def lab_jobs(
-    settings: Settings,
-    *,
-    status: str | Sequence[str] | None = None,
-    base_model: str | None = None,
-    suffix: str | None = None,
-    tags: Any = None,
+    settings: Settings, *, status: str | Sequence[str] | None = None, **filters: Any
 ) -> list[FinetuneJob]:
-    """The lab's jobs matching every filter, oldest first (see `jobs_db.list_jobs`); a status
-    no job can have raises `UnknownJobStatus` instead of matching nothing."""
-    _check_statuses(status)
+    """The lab's jobs matching every filter of `jobs_db.list_jobs`, oldest first; a status no
+    job can have raises `UnknownJobStatus` instead of matching nothing."""
+    for value in [status] if isinstance(status, str) else status or []:
+        if value not in JOB_STATUSES:
+            raise UnknownJobStatus(
+                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
+            )
     with _reading(settings, _TAG_HINT) as db:
-        return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
+        return list_jobs(db, status=status, **filters)
 
 
 def job_details(settings: Settings, reference: str) -> JobDetails:
@@ -130,45 +120,17 @@ def job_details(settings: Settings, reference: str) -> JobDetails:
         return JobDetails(job=job, events=job_events(db, job_id), models=job_models(db, job_id))
 
 
-def lab_models(
-    settings: Settings,
-    *,
-    base_model: str | None = None,
-    suffix: str | None = None,
-    tags: Any = None,
-    checkpoints: Checkpoints = False,
-    include_deleted: bool = False,
-) -> list[Model]:
-    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`);
-    models deleted on the API only with `include_deleted`."""
+def lab_models(settings: Settings, **filters: Any) -> list[Model]:
+    """The lab's models matching every filter of `jobs_db.select_models` (``base_model``,
+    ``suffix``, ``tags``, ``checkpoints``, ``include_deleted``, …), oldest first."""
     with _reading(settings, _TAG_HINT) as db:
-        return select_models(
-            db,
-            base_model=base_model,
-            suffix=suffix,
-            tags=tags,
-            checkpoints=checkpoints,
-            include_deleted=include_deleted,
-        )
+        return select_models(db, **filters)
 
 
 def lab_model_groups(
-    settings: Settings,
-    *,
-    by: str = "suffix",
-    base_model: str | None = None,
-    include_base: bool = True,
-    checkpoints: Checkpoints = False,
-    include_deleted: bool = False,
+    settings: Settings, by: str = "suffix", **options: Any
 ) -> dict[str, list[str]]:
-    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`); models
-    deleted on the API leave their groups unless `include_deleted`."""
+    """The lab's models grouped for an evaluation, as `jobs_db.model_groups` groups them
+    (``base_model``, ``include_base``, ``checkpoints``, ``include_deleted``)."""
     with _reading(settings) as db:
-        return model_groups(
-            db,
-            by=by,
-            base_model=base_model,
-            include_base=include_base,
-            checkpoints=checkpoints,
-            include_deleted=include_deleted,
-        )
+        return model_groups(db, by=by, **options)

@@ -27,15 +27,9 @@ def provided_suffix(job: FineTuningJob) -> str | None:
 
 
 def _actual_hyperparameters(job: FineTuningJob) -> dict[str, Any] | None:
-    method = job.method
-    if method is not None:
-        section = getattr(method, method.type, None)
-        hyper = getattr(section, "hyperparameters", None)
-        if hyper is not None:
-            return dict(hyper.model_dump(exclude_none=True))
-    if job.hyperparameters is not None:
-        return dict(job.hyperparameters.model_dump(exclude_none=True))
-    return None
+    section = getattr(job.method, job.method.type, None) if job.method else None
+    hyper = getattr(section, "hyperparameters", None) or job.hyperparameters
+    return dict(hyper.model_dump(exclude_none=True)) if hyper is not None else None
 
 
 def job_record(
