@@ -106,9 +106,3 @@ class ClientPool:
         closing = [client.close() for client in self.drain()]
         awaited = [closed for closed in closing if inspect.isawaitable(closed)]
         await asyncio.gather(*awaited, return_exceptions=True)
-
-    def __enter__(self) -> ClientPool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

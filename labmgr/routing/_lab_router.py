@@ -73,8 +73,7 @@ class LabRouter:
         from labmgr.accounts import shared_models
 
         self.accounts = accounts
-        self.owners = dict(owners or {})
-        """The job that produced each fine-tuned model (final models and checkpoints)."""
+        self.owners = dict(owners or {})  # the job of each fine-tuned model and checkpoint
         self.shared_models = shared_models(accounts.settings.shared_models_path)
         self._endpoints: dict[str, Endpoint] = {}
         self._routes: dict[str, Endpoint] = {}

@@ -107,10 +107,6 @@ def mask_db_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def _sqlite_in(folder: Path, name: str) -> str:
-    return f"sqlite:///{(folder / name).as_posix()}"
-
-
 def _chosen_url(
     env: Mapping[str, str],
     configured: str | None,
@@ -166,14 +162,14 @@ def load_settings(
         config.lab.cache_url,
         CacheUrlSource,
         f"{config_path}: lab.cache_url",
-        _sqlite_in(cache_dir, "responses.sqlite"),
+        f"sqlite:///{(cache_dir / 'responses.sqlite').as_posix()}",
     )
     db_url, db_source = _chosen_url(
         env,
         config.lab.db_url,
         DbUrlSource,
         f"{config_path}: lab.db_url",
-        _sqlite_in(lab, "labmgr.db"),
+        f"sqlite:///{(lab / 'labmgr.db').as_posix()}",
     )
     return Settings(
         home=lab,

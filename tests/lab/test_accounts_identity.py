@@ -144,12 +144,13 @@ def test_pool_shares_one_client_per_endpoint_and_key(
 ) -> None:
     accounts = Accounts(lab_settings)
     first, second = accounts.credentials
-    with ClientPool(lab_settings) as pool:
-        assert pool.client(first) is pool.client(first.with_identity("org-one", "proj_a"))
-        assert pool.client(first) is not pool.client(second)
-        assert pool.client(first).max_retries == lab_settings.api.max_retries
-        assert pool.client(first).timeout == lab_settings.api.timeout
-        assert len(pool) == 2
+    pool = ClientPool(lab_settings)
+    assert pool.client(first) is pool.client(first.with_identity("org-one", "proj_a"))
+    assert pool.client(first) is not pool.client(second)
+    assert pool.client(first).max_retries == lab_settings.api.max_retries
+    assert pool.client(first).timeout == lab_settings.api.timeout
+    assert len(pool) == 2
+    pool.close()
 
 
 def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path) -> None:

@@ -79,11 +79,8 @@ def daily_limit_error(
     # the slot the oldest of the last `limit` jobs holds (with fewer jobs: the oldest one's)
     first = max(0, len(ordered) - limit) if limit else 0
     frees_at = ordered[first] + DAY if ordered else None
-    done = (
-        f" {len(created)} job(s) were created first: {', '.join(j.id for j in created)}."
-        if created
-        else ""
-    )
+    created_ids = ", ".join(job.id for job in created)
+    done = f" {len(created)} job(s) were created first: {created_ids}." if created else ""
     quota = f"its limit of {limit} fine-tuning jobs per day" if limit else "its daily job limit"
     if frees_at is not None:
         wait = max(timedelta(0), frees_at - now)

@@ -172,13 +172,6 @@ def _hyperparameters(spec: SweepSpec, value: Any) -> None:
         spec.spelled[name] = str(raw)
 
 
-def _bases(spec: SweepSpec, value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(item, str) and item.strip() for item in items):
-        raise spec.error("base", "must be a model name or a non-empty list of names")
-    return [item.strip() for item in items]
-
-
 def _seeds(spec: SweepSpec, value: Any) -> list[int]:
     if value is None:
         return [1]
@@ -262,6 +255,9 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise out.error(label, "must be non-empty text")
     out.name, out.suffix, out.key = str(name).strip(), str(suffix), key
-    out.bases = _bases(out, data["base"])
+    bases = data["base"] if isinstance(data["base"], list) else [data["base"]]
+    if not bases or not all(isinstance(base, str) and base.strip() for base in bases):
+        raise out.error("base", "must be a model name or a non-empty list of names")
+    out.bases = [base.strip() for base in bases]
     out.seeds = _seeds(out, data.get("seeds"))
     return out

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import openai
+from openai import OpenAI
 from pydantic import BaseModel
 
 from jobs_db import (
@@ -52,7 +53,8 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
         with lab_database(settings) as db:
             for credential in credentials:
                 try:
-                    _import_key(db, accounts, credential, summary, checkpoints)
+                    client = accounts.pool.client(credential)
+                    _import_key(db, client, credential, summary, checkpoints)
                 except openai.APIStatusError as exc:
                     summary.problems.append(
                         f"{credential.key_env}: HTTP {exc.status_code}: {api_message(exc)}"
@@ -67,13 +69,8 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
 
 
 def _import_key(
-    db: Database,
-    accounts: Accounts,
-    credential: Credential,
-    summary: ImportSummary,
-    checkpoints: bool,
+    db: Database, client: OpenAI, credential: Credential, summary: ImportSummary, checkpoints: bool
 ) -> None:
-    client = accounts.pool.client(credential)
     for remote in client.fine_tuning.jobs.list(limit=100):
         summary.jobs_seen += 1
         stored = get_job(db, remote.id)

@@ -66,7 +66,7 @@ class _Fetched:
 
 
 class _Unchecked(Exception):
-    """Why a job could not be refreshed this time."""
+    pass
 
 
 def update(
@@ -129,7 +129,6 @@ async def aupdate(
 
 @contextmanager
 def _api_errors(credential: Credential, what: str = "") -> Iterator[None]:
-    """The API's refusals and unreachable endpoints as `_Unchecked`."""
     try:
         yield
     except openai.APIStatusError as exc:
