@@ -1,10 +1,5 @@
-"""What each model accepts in a chat request: one table, by model family, that a lab overrides.
-
-The table describes OpenAI's chat API of 2025-08. A model belongs to the longest family id it
-equals or extends with ``-``; a fine-tune ``ft:BASE:…`` takes BASE's; a provider prefix
-(``openai/``) is ignored; a model in no family gets the chat defaults. A lab's
-``[models."GLOB"]`` changes the fields it gives (exact id, then globs in file order, then
-the same for a fine-tune's base). See docs/design/capabilities.md.
+"""What each model accepts in a chat request: one table of OpenAI's chat API (2025-08), by
+model family, that a lab's ``[models."GLOB"]`` overrides. See docs/design/capabilities.md.
 """
 
 from __future__ import annotations
@@ -17,21 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from labmgr.pricing import base_of, first_match
 
-__all__ = [
-    "REASONING_EFFORTS",
-    "CapabilityOverride",
-    "ModelCapabilities",
-    "ReasoningEffort",
-    "SourcedCapabilities",
-    "capabilities_for",
-    "capability_table",
-    "family_of",
-]
-
 CAPABILITY_TABLE_DATE = "2025-08"
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-"""The values the chat API's ``reasoning_effort`` takes (not every model takes every one)."""
 REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 TokenLimit = Literal["max_tokens", "max_completion_tokens"]
@@ -49,14 +32,12 @@ class ModelCapabilities(BaseModel):
     top_p: bool = True
     logprobs: bool = True
     top_logprobs: int = Field(default=20, ge=0)
-    """The most top_logprobs the model returns per token."""
     logit_bias: bool = True
     token_limit: TokenLimit = "max_tokens"
     """How the completion budget is spelled (reasoning models refuse ``max_tokens``)."""
     reasoning_efforts: tuple[ReasoningEffort, ...] = ()
     """The ``reasoning_effort`` values accepted; empty: the parameter is not sent."""
     default_reasoning_effort: ReasoningEffort | None = None
-    """The effort the API applies when none is sent."""
     n: bool = True
     """Whether several choices of one prompt can come from one request (``n > 1``)."""
 
@@ -71,7 +52,7 @@ class ModelCapabilities(BaseModel):
         return self
 
     def describe(self) -> dict[str, str]:
-        """Each capability in words, for tables (`labmgr models capabilities`)."""
+        """Each capability in words (`labmgr models capabilities`)."""
         efforts = ", ".join(self.reasoning_efforts) or "not sent"
         if self.reasoning_efforts and self.default_reasoning_effort:
             efforts += f" (API default: {self.default_reasoning_effort})"
@@ -134,23 +115,13 @@ _O_SERIES = _reasoning(("low", "medium", "high"), "medium")
 _GPT_5 = _reasoning(("minimal", "low", "medium", "high"), "medium")
 
 _TABLE: dict[str, ModelCapabilities] = {
-    "gpt-3.5-turbo": _CHAT,
-    "gpt-4": _CHAT,
-    "gpt-4-turbo": _CHAT,
-    "gpt-4o": _CHAT,
-    "gpt-4o-mini": _CHAT,
-    "gpt-4.1": _CHAT,
-    "gpt-4.1-mini": _CHAT,
-    "gpt-4.1-nano": _CHAT,
+    **dict.fromkeys(("gpt-3.5-turbo", "gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-4o-mini"), _CHAT),
+    **dict.fromkeys(("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"), _CHAT),
     "gpt-5-chat-latest": _CHAT.model_copy(update={"token_limit": "max_completion_tokens"}),
     "o1": _O_SERIES,
     "o1-mini": _reasoning((), None),  # takes no reasoning_effort at all
-    "o3": _O_SERIES,
-    "o3-mini": _O_SERIES,
-    "o4-mini": _O_SERIES,
-    "gpt-5": _GPT_5,
-    "gpt-5-mini": _GPT_5,
-    "gpt-5-nano": _GPT_5,
+    **dict.fromkeys(("o3", "o3-mini", "o4-mini"), _O_SERIES),
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT_5),
     # Released after the table's date; its effort starts at "none" (no reasoning).
     "gpt-5.1": _reasoning(("none", "low", "medium", "high"), "none"),
 }
@@ -158,7 +129,7 @@ _TABLE: dict[str, ModelCapabilities] = {
 
 @dataclass(frozen=True)
 class SourcedCapabilities:
-    """What labmgr assumes for one model: its family and the lab's override, if any."""
+    """What labmgr assumes for one model: its family and the lab's override pattern, if any."""
 
     model: str
     capabilities: ModelCapabilities
@@ -167,7 +138,6 @@ class SourcedCapabilities:
 
     @property
     def source(self) -> str:
-        """Where the capabilities came from, in words."""
         table = (
             f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
             if self.family is not None
@@ -179,7 +149,8 @@ class SourcedCapabilities:
 
 
 def family_of(model: str) -> str | None:
-    """The built-in table's entry for `model` (fine-tunes: their base's), or None."""
+    """The longest family `model` equals or extends with ``-`` (a fine-tune: its base's; a
+    provider prefix such as ``openai/`` ignored), or None."""
     name = base_of(model)
     name = name.rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
     best: str | None = None
@@ -194,8 +165,8 @@ def family_of(model: str) -> str | None:
 def capabilities_for(
     model: str, overrides: Mapping[str, CapabilityOverride] | None = None
 ) -> SourcedCapabilities:
-    """What `model` accepts: its family's entry (or the chat defaults) with the lab's
-    matching ``[models]`` override (`Settings.models`) applied."""
+    """What `model` accepts: its family's entry (or the chat defaults) with the lab's first
+    matching override applied (exact id, then globs in order, then the same for its base)."""
     family = family_of(model)
     capabilities = _TABLE[family] if family is not None else _CHAT
     overrides = overrides or {}

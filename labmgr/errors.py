@@ -2,21 +2,59 @@
 
 The command line prints ``Error: <message>`` and the hint, and exits 1. Messages never
 contain an API key.
+
+LabmgrError
+├── ConfigError             the lab's config file (or a setting from the env) is malformed
+├── LabNotFound             an explicitly chosen lab folder does not exist
+├── MissingApiKey           no key is configured for the endpoint or env var asked for
+├── CredentialCheckFailed   the request that finds a key's organization/project failed
+├── TrainingFileNotFound    the training file to validate or upload does not exist
+├── InvalidTrainingFile     a training file broke rules (`report` holds each with its line)
+├── UnknownBaseModel        a base model labmgr does not know how to fine-tune
+├── SuffixConflict          the suffix was used for other training content
+├── DailyJobLimit           the organization's daily job limit (and when a slot frees)
+├── UnknownJob              a job id no database row or key knows
+├── UnknownModel            a model name the lab's database does not hold
+├── AmbiguousJobId          a shortened job id that names several jobs
+├── UnknownJobStatus        a status filter no job can match
+├── FineTuningApiError      the API refused a request (its message, keys removed)
+│   └── JobRefused          the API answered jobs.create with a 4xx (the job cannot be made)
+├── UnsupportedOption       an option the API refuses for this base model or method
+├── InvalidGrader           a reinforcement grader that does not match the SDK's types
+├── InvalidSweepSpec        a sweep spec with an unknown key, an empty level list, …
+├── LabFolderError          the lab folder cannot be written (a lock or state file)
+└── LabDatabaseError        the lab's database cannot be opened or is at an unknown schema
+    ├── LabDatabaseDamaged  the SQLite file is not a database, or is corrupt
+    └── LabDatabaseEmpty    the SQLite file holds zero bytes (not silently a new lab)
 """
 
 from __future__ import annotations
 
-__all__ = [
-    "ConfigError",
-    "CredentialCheckFailed",
-    "InvalidTrainingFile",
-    "LabNotFound",
-    "LabmgrError",
-    "MissingApiKey",
-    "NoKeyForOrganization",
-    "TrainingFileNotFound",
-    "UnknownBaseModel",
-]
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import openai
+
+    from jobs_db import FinetuneJob
+
+_KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
+
+
+def scrub_keys(text: str, secret: str = "") -> str:
+    """`text` with `secret` and anything shaped like an API key replaced by ``<key>``."""
+    if secret:
+        text = text.replace(secret, "<key>")
+    return _KEYISH.sub("<key>", text)
+
+
+def api_message(exc: openai.APIError) -> str:
+    """The API's own message of `exc`, safe to show: anything key-shaped is replaced."""
+    body = exc.body if isinstance(exc.body, dict) else None
+    message = body.get("message") if body else None
+    text = message if isinstance(message, str) and message else exc.message
+    return scrub_keys(str(text))
 
 
 class LabmgrError(Exception):
@@ -32,36 +70,105 @@ class LabmgrError(Exception):
 
 
 class ConfigError(LabmgrError):
-    """The lab's config file (or a setting from the environment) is malformed."""
+    pass
 
 
 class LabNotFound(LabmgrError):
-    """An explicitly chosen lab folder (``--home`` or ``LABMGR_HOME``) does not exist."""
+    pass
 
 
 class MissingApiKey(LabmgrError):
-    """No API key is configured for the endpoint or env var that was asked for."""
-
-
-class NoKeyForOrganization(MissingApiKey):
-    """None of the configured keys belongs to the organization/project that was asked for."""
+    pass
 
 
 class CredentialCheckFailed(LabmgrError):
-    """The request that identifies a key's organization and project failed."""
+    pass
 
 
 class TrainingFileNotFound(LabmgrError):
-    """The training file to validate or upload does not exist."""
+    pass
 
 
 class UnknownBaseModel(LabmgrError):
-    """The base model is not one labmgr knows how to fine-tune."""
+    pass
 
 
 class InvalidTrainingFile(LabmgrError):
-    """A training file broke one or more rules; `report` holds every error with its line."""
-
     def __init__(self, message: str, hint: str | None = None, report: object = None) -> None:
         super().__init__(message, hint)
         self.report = report  # the ValidationReport (typed loosely: no import here)
+
+
+class SuffixConflict(LabmgrError):
+    pass
+
+
+class DailyJobLimit(LabmgrError):
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        limit: int | None = None,
+        frees_at: datetime | None = None,
+        created: list[FinetuneJob] | None = None,
+    ) -> None:
+        super().__init__(message, hint)
+        self.limit = limit
+        """Jobs allowed per rolling 24 h, as the API said (None if it did not say)."""
+        self.frees_at = frees_at
+        """When the next slot frees (UTC), or None when no job of this lab explains the limit."""
+        self.created = created or []
+        """Jobs created (and recorded) before the limit was hit, e.g. earlier seeds."""
+
+
+class UnknownJob(LabmgrError):
+    pass
+
+
+class UnknownModel(LabmgrError):
+    pass
+
+
+class AmbiguousJobId(LabmgrError):
+    pass
+
+
+class UnknownJobStatus(LabmgrError):
+    pass
+
+
+class LabFolderError(LabmgrError):
+    pass
+
+
+class FineTuningApiError(LabmgrError):
+    pass
+
+
+class JobRefused(FineTuningApiError):
+    pass
+
+
+class UnsupportedOption(LabmgrError):
+    pass
+
+
+class InvalidGrader(LabmgrError):
+    pass
+
+
+class InvalidSweepSpec(LabmgrError):
+    pass
+
+
+class LabDatabaseError(LabmgrError):
+    pass
+
+
+class LabDatabaseDamaged(LabDatabaseError):
+    pass
+
+
+class LabDatabaseEmpty(LabDatabaseError):
+    pass

@@ -1,9 +1,6 @@
-"""Prices of OpenAI models in US dollars per million tokens, and the cost of a request.
-
-The built-in table copies OpenAI's standard-tier prices of 2025-08; a lab's ``[prices]``
-entries win over it (exact id first, then globs in file order). Ids match as given, then
-without a ``-YYYY-MM-DD`` snapshot date; ``ft:BASE:…`` costs BASE's fine-tuned price.
-"""
+"""Prices of OpenAI models in USD per million tokens (the standard tier of 2025-08; a lab's
+``[prices]`` win, exact id then globs), and the cost of a request. Ids match as given, then
+without a ``-YYYY-MM-DD`` date; ``ft:BASE:…`` costs BASE's fine-tuned price."""
 
 from __future__ import annotations
 
@@ -13,16 +10,6 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-
-__all__ = [
-    "BATCH_DISCOUNT",
-    "Price",
-    "base_of",
-    "cost",
-    "first_match",
-    "price_for",
-    "training_cost",
-]
 
 T = TypeVar("T")
 BATCH_DISCOUNT = 0.5
@@ -85,10 +72,7 @@ def base_of(model: str) -> str:
 
 
 def _table_entry(model: str) -> tuple[Price, Price | None] | None:
-    for candidate in (model, _SNAPSHOT_DATE.sub("", model)):
-        if candidate in _TABLE:
-            return _TABLE[candidate]
-    return None
+    return _TABLE.get(model) or _TABLE.get(_SNAPSHOT_DATE.sub("", model))
 
 
 def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
@@ -102,10 +86,8 @@ def first_match(model: str, table: Mapping[str, T]) -> tuple[str, T] | None:
 
 
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
-    """The price of calling `model`, or None; the lab's `overrides` come first.
-
-    A fine-tuned id's price carries its base's `training` price.
-    """
+    """The price of calling `model`, or None; the lab's `overrides` come first. A fine-tuned
+    id's price carries its base's `training` price."""
     overrides = overrides or {}
     found = first_match(model, overrides)
     if found is not None:
@@ -133,11 +115,8 @@ def cost(
     *,
     batch: bool = False,
 ) -> float | None:
-    """USD cost of one request, or None when the model has no known price.
-
-    `prompt_tokens` includes the `cached` ones (as the API's ``usage`` reports them); with
-    `batch` the request went through the Batch API (`BATCH_DISCOUNT` of the price).
-    """
+    """USD cost of one request, or None without a known price; `prompt_tokens` includes the
+    `cached` ones (as ``usage`` reports them); `batch`: through the Batch API."""
     price = price_for(model, overrides)
     if price is None:
         return None

@@ -1,25 +1,27 @@
-"""API keys, their organizations and projects, and shared API clients.
-
-    from labmgr.accounts import Accounts
-    accounts = Accounts(load_settings())
-    credential = accounts.resolve(accounts.default())   # with its organization and project
-    client = accounts.pool.client(credential)           # one client per endpoint + key
-
-Keys stay in the environment: a `Credential` names the variable holding one.
-"""
+"""API keys, their organizations and projects, and shared API clients: for instance
+``accounts.pool.client(accounts.resolve(accounts.default()))``. Keys stay in the environment:
+a `Credential` names the variable holding one."""
 
 from labmgr.accounts._accounts import Accounts, KeyStatus
-from labmgr.accounts._credential import OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, Credential
-from labmgr.accounts._discovery import (
+from labmgr.accounts._credentials import (
     OPENAI_DEFAULT_BASE_URL,
+    OPENAI_ENDPOINT,
     OPENROUTER_BASE_URL,
+    OPENROUTER_ENDPOINT,
+    Credential,
     EndpointSummary,
     discover_credentials,
     summarize_endpoints,
     unset_endpoint_keys,
 )
 from labmgr.accounts._pool import ClientPool, key_digest
-from labmgr.accounts._records import CachedIdentity, IdentityCache, RecordFile
+from labmgr.accounts._records import (
+    CachedIdentity,
+    RecordFile,
+    SharedModel,
+    identity_cache,
+    shared_models,
+)
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -31,11 +33,13 @@ __all__ = [
     "ClientPool",
     "Credential",
     "EndpointSummary",
-    "IdentityCache",
     "KeyStatus",
     "RecordFile",
+    "SharedModel",
     "discover_credentials",
+    "identity_cache",
     "key_digest",
+    "shared_models",
     "summarize_endpoints",
     "unset_endpoint_keys",
 ]

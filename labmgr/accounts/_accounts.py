@@ -3,50 +3,34 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
-from labmgr.accounts._credential import OPENAI_ENDPOINT, Credential
-from labmgr.accounts._discovery import discover_credentials, unset_endpoint_keys
+from labmgr.accounts._credentials import OPENAI_ENDPOINT, Credential, discover_credentials
 from labmgr.accounts._pool import ClientPool
-from labmgr.accounts._records import CachedIdentity, IdentityCache
-from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey
+from labmgr.accounts._records import CachedIdentity, identity_cache
+from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
-
-_KEYISH = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*\-]{3,}")
-
-
-def _scrub(text: str, secret: str) -> str:
-    """Remove the key (and anything shaped like a key) from a server's error message."""
-    if secret:
-        text = text.replace(secret, "<key>")
-    return _KEYISH.sub("<key>", text)
 
 
 @dataclass(frozen=True)
 class KeyStatus:
-    """One key as `labmgr keys` shows it: the credential, or why it could not be checked."""
+    """One key as `labmgr keys` shows it: the credential, or why it could not be checked, and
+    whether its identity came from ``accounts.json`` without a request."""
 
     credential: Credential
     error: str | None = None
-    """Why organization/project could not be looked up, or None."""
     cached: bool = False
-    """True when the identity came from ``accounts.json`` without a request."""
 
 
 class Accounts:
-    """The keys found for a lab, resolved lazily to their organization and project.
-
-    Resolution makes one ``GET /models`` per key and reads the ``openai-organization`` and
-    ``openai-project`` response headers; the answer is cached in the lab's
-    ``accounts.json`` by key fingerprint, so later processes make no request.
-    """
+    """The keys found for a lab, resolved lazily to their organization and project: one
+    ``GET /models`` per key reads the ``openai-organization`` and ``openai-project`` headers,
+    cached in the lab's ``accounts.json`` by key fingerprint for later processes."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.pool = ClientPool(settings)
-        """The clients used for lookups (and available to callers)."""
-        self._cache = IdentityCache(settings.accounts_path)
+        self._cache = identity_cache(settings.accounts_path)
         self._credentials = discover_credentials(settings)
 
     def close(self) -> None:
@@ -54,12 +38,8 @@ class Accounts:
 
     @property
     def credentials(self) -> list[Credential]:
-        """Every key found, with organization/project filled in from the cache where known."""
+        """Every key found, with organization/project from the cache where known."""
         return [self._from_cache(credential) or credential for credential in self._credentials]
-
-    def unset_endpoint_keys(self) -> dict[str, str]:
-        """Configured endpoints whose key variable is unset: ``{endpoint: env var}``."""
-        return unset_endpoint_keys(self.settings)
 
     def _from_cache(self, credential: Credential) -> Credential | None:
         entry = self._cache.get(credential.fingerprint())
@@ -68,7 +48,6 @@ class Accounts:
         return credential.with_identity(entry.organization, entry.project)
 
     def credential(self, key_env: str) -> Credential:
-        """The credential held by env var `key_env` (raises `MissingApiKey`)."""
         for credential in self.credentials:
             if credential.key_env == key_env:
                 return credential
@@ -97,11 +76,8 @@ class Accounts:
         )
 
     def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
-        """`credential` with its organization and project (cached, or one ``GET /models``).
-
-        Raises `CredentialCheckFailed` (naming the env var, never the key) when the request
-        fails, and `MissingApiKey` when the variable is no longer set.
-        """
+        """`credential` with its organization and project (cached, or one ``GET /models``);
+        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`."""
         if not refresh:
             cached = self._from_cache(credential)
             if cached is not None:
@@ -114,7 +90,7 @@ class Accounts:
         try:
             raw = client.models.with_raw_response.list()
         except openai.APIStatusError as exc:
-            detail = _scrub(str(exc.message), secret)
+            detail = scrub_keys(str(exc.message), secret)
             raise CredentialCheckFailed(
                 f"Checking {where} failed: HTTP {exc.status_code}: {detail}",
                 hint="Check that the key is valid for that endpoint; `labmgr keys` lists them.",

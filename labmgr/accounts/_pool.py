@@ -12,13 +12,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from labmgr.accounts._credential import Credential
+from labmgr.accounts._credentials import Credential
 from labmgr.settings import ApiDefaults, Settings
 
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
     from openai import AsyncOpenAI, OpenAI
-
-__all__ = ["ClientPool", "key_digest"]
 
 
 def key_digest(key: str) -> str:
@@ -27,12 +25,9 @@ def key_digest(key: str) -> str:
 
 
 class ClientPool:
-    """Clients by what identifies them, made on first use and shared across threads.
-
-    With `keep`, the least recently used clients beyond it are handed to `push_out` (whose
-    owner closes them once nothing sends through them). Async clients belong to the event
-    loop that first uses them: close them there (`aclose`).
-    """
+    """Clients by what identifies them, made on first use and shared across threads. With
+    `keep`, the least recently used clients beyond it go to `push_out` (whose owner closes
+    them). Async clients belong to the loop that first uses them: close them there."""
 
     def __init__(
         self,
@@ -50,7 +45,6 @@ class ClientPool:
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """The client kept under `key`, made by `make()` if there is none."""
         pushed = []
         with self._lock:
             found = self._clients.get(key)
@@ -66,14 +60,13 @@ class ClientPool:
         return found
 
     def client(self, credential: Credential) -> OpenAI:
-        """The shared synchronous client for `credential` (raises `MissingApiKey`)."""
+        """The shared client for `credential` (raises `MissingApiKey`)."""
         from openai import OpenAI
 
         found: OpenAI = self._for(credential, OpenAI)
         return found
 
     def async_client(self, credential: Credential) -> AsyncOpenAI:
-        """The shared asynchronous client for `credential` (raises `MissingApiKey`)."""
         from openai import AsyncOpenAI
 
         found: AsyncOpenAI = self._for(credential, AsyncOpenAI)
@@ -110,13 +103,6 @@ class ClientPool:
             client.close()
 
     async def aclose(self) -> None:
-        """Close every client (on the loop the async ones belong to)."""
         closing = [client.close() for client in self.drain()]
         awaited = [closed for closed in closing if inspect.isawaitable(closed)]
         await asyncio.gather(*awaited, return_exceptions=True)
-
-    def __enter__(self) -> ClientPool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -1,11 +1,7 @@
 """Small JSON files of records by id in a lab folder, shared by processes: ``accounts.json``
-(each key's organization/project, by key fingerprint) and ``shared_models.json`` (the key
-found for a fine-tune shared by another organization, by model).
-
-They hold fingerprints (SHA-256 of base URL and key), env var names and ids, never a key.
-A file that is missing, unreadable or damaged reads as empty (the caller looks things up
-again); a record is written atomically (temp file and rename) under a file lock, and a lab
-that cannot be written only skips the record.
+and ``shared_models.json``. They hold key fingerprints, env var names and ids, never a key. A
+damaged or missing file reads as empty (the caller looks things up again); a record is written
+atomically under a file lock, and a lab that cannot be written only skips the record.
 """
 
 from __future__ import annotations
@@ -20,8 +16,6 @@ from typing import Generic, TypeVar
 
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-
-__all__ = ["CachedIdentity", "IdentityCache", "RecordFile"]
 
 Record = TypeVar("Record", bound=BaseModel)
 
@@ -45,7 +39,6 @@ class RecordFile(Generic[Record]):
         return found
 
     def get(self, id: str) -> Record | None:
-        """The record of `id`, if any."""
         return self.all().get(id)
 
     def put(self, id: str, record: Record) -> Record:
@@ -67,23 +60,36 @@ class RecordFile(Generic[Record]):
 
 
 class CachedIdentity(BaseModel):
-    """What a key resolved to, and when."""
+    """What a key resolved to (``openai-organization`` and ``openai-project``), and when."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     endpoint: str
     base_url: str
     key_env: str
-    """Env var name that held the key when it was checked (informational)."""
     organization: str | None
-    """From the ``openai-organization`` header."""
     project: str | None
-    """From the ``openai-project`` header."""
     checked_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
-class IdentityCache(RecordFile[CachedIdentity]):
-    """``accounts.json``: each key's organization/project, by key fingerprint."""
+class SharedModel(BaseModel):
+    """The key found to serve a fine-tune the lab's database does not know, and when. When
+    the env var later holds another key (another fingerprint), the model is looked up again."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, "keys", CachedIdentity)
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str
+    base_url: str
+    key_env: str
+    fingerprint: str
+    found_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+def identity_cache(path: Path) -> RecordFile[CachedIdentity]:
+    """``accounts.json``: each key's organization/project, by key fingerprint."""
+    return RecordFile(path, "keys", CachedIdentity)
+
+
+def shared_models(path: Path) -> RecordFile[SharedModel]:
+    """``shared_models.json``: the key found for each shared fine-tune, by model."""
+    return RecordFile(path, "models", SharedModel)

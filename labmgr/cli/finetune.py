@@ -84,7 +84,7 @@ def validate(
 
     Makes no request: token counts and costs are estimates.
     """
-    from labmgr.finetuning.jobs import grader_item_fields, load_grader
+    from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
 
     settings = cli_settings(ctx)
     fields = grader_item_fields(load_grader(grader)) if grader is not None else []

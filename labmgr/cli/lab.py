@@ -127,13 +127,13 @@ def keys(
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),
     and which endpoint serves which models."""
-    from labmgr.accounts import Accounts  # the OpenAI SDK is slow to import
+    from labmgr.accounts import Accounts, unset_endpoint_keys  # the SDK is slow to import
     from labmgr.routing import routing_rules
 
     settings = cli_settings(ctx)
     accounts = Accounts(settings)
     statuses = accounts.check_all(refresh=refresh, network=resolve)
-    unset = accounts.unset_endpoint_keys()
+    unset = unset_endpoint_keys(settings)
     if not statuses:
         raise MissingApiKey(
             "No API keys found in the environment.",

@@ -8,95 +8,52 @@ result = sweep("lr-sweep.yaml")    # conditions × seeds × levels, only the job
 summary = update()                 # send queued jobs, refresh non-final ones concurrently
 curves = training_curves(settings, by="tag:lr")   # one row per job and step
 
-The parts behind this face: `training_data` (validation), `jobs` (creating and acting on
-jobs, the local queue at the daily limit), `sweeps`, `sync` (`update`, imports), `curves`,
-`registry` (the lab's database). All but validation import the OpenAI SDK and SQLAlchemy,
-so they are loaded on first use of their names: `import labmgr.finetuning` stays fast.
+The errors are in `labmgr.errors`. Everything but validation imports the OpenAI SDK and
+SQLAlchemy, so it is loaded on first use of its name: `import labmgr.finetuning` stays fast.
 """
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from labmgr.finetuning.errors import (
-    AmbiguousJobId,
-    DailyJobLimit,
-    FineTuningApiError,
-    InvalidGrader,
-    InvalidSweepSpec,
-    JobRefused,
-    LabDatabaseDamaged,
-    LabDatabaseEmpty,
-    LabDatabaseError,
-    LabFolderError,
-    SuffixConflict,
-    UnknownJob,
-    UnknownJobStatus,
-    UnknownModel,
-    UnsupportedOption,
-)
-from labmgr.finetuning.methods import (
-    HYPERPARAMETERS,
-    METHODS,
-    REASONING_EFFORTS,
-    BaseModelSpec,
-    Method,
-    base_model_spec,
-    known_base_models,
-)
-from labmgr.finetuning.training_data import (
-    MAX_FILE_BYTES,
+from labmgr.finetuning.methods import Method, base_model_spec
+from labmgr.finetuning.training_data.tokens import estimate_text_tokens
+from labmgr.finetuning.training_data.validation import (
     MIN_EXAMPLES,
-    Issue,
     ValidationReport,
-    estimate_example_tokens,
-    estimate_text_tokens,
     validate_training_file,
 )
 
 if TYPE_CHECKING:
-    from labmgr.finetuning.curves import (
-        NoCurves,
-        group_curves_figure,
-        job_curves_figure,
-        save_figure,
-        training_curves,
-    )
-    from labmgr.finetuning.jobs import cancel, create, delete_model, pause, resume
-    from labmgr.finetuning.registry import (
-        JOB_STATUSES,
+    from labmgr.finetuning.curves.frame import NoCurves, training_curves
+    from labmgr.finetuning.curves.plots import group_curves_figure, job_curves_figure, save_figure
+    from labmgr.finetuning.jobs.actions import cancel, delete_model, pause, resume
+    from labmgr.finetuning.jobs.create import create
+    from labmgr.finetuning.registry.database import lab_database_status, upgrade_lab_database
+    from labmgr.finetuning.registry.queries import (
         JobDetails,
-        LabDatabaseStatus,
         job_details,
-        lab_database,
-        lab_database_status,
         lab_jobs,
         lab_model_groups,
         lab_models,
-        open_lab_database,
-        resolve_job_id,
-        upgrade_lab_database,
     )
-    from labmgr.finetuning.sweeps import SweepJob, SweepPlan, SweepResult, plan_sweep, sweep
-    from labmgr.finetuning.sync import (
-        ImportSummary,
-        JobState,
-        UncheckedJob,
-        UpdateSummary,
-        aupdate,
-        import_from_api,
-        import_llmcomp,
-        update,
-    )
+    from labmgr.finetuning.sweeps.plan import SweepPlan, plan_sweep, sweep
+    from labmgr.finetuning.sync.api_import import ImportSummary, import_from_api
+    from labmgr.finetuning.sync.llmcomp_import import import_llmcomp
+    from labmgr.finetuning.sync.summary import UpdateSummary
+    from labmgr.finetuning.sync.update import aupdate, update
 
 _LAZY = {
-    "curves": "NoCurves group_curves_figure job_curves_figure save_figure training_curves",
-    "jobs": "cancel create delete_model pause resume",
-    "registry": "JOB_STATUSES JobDetails LabDatabaseStatus job_details lab_database "
-    "lab_database_status lab_jobs lab_model_groups lab_models open_lab_database "
-    "resolve_job_id upgrade_lab_database",
-    "sweeps": "SweepJob SweepPlan SweepResult plan_sweep sweep",
-    "sync": "ImportSummary JobState UncheckedJob UpdateSummary aupdate import_from_api "
-    "import_llmcomp update",
+    "curves.frame": "NoCurves training_curves",
+    "curves.plots": "group_curves_figure job_curves_figure save_figure",
+    "jobs.actions": "cancel delete_model pause resume",
+    "jobs.create": "create",
+    "registry.database": "lab_database_status upgrade_lab_database",
+    "registry.queries": "JobDetails job_details lab_jobs lab_model_groups lab_models",
+    "sweeps.plan": "SweepPlan plan_sweep sweep",
+    "sync.api_import": "ImportSummary import_from_api",
+    "sync.llmcomp_import": "import_llmcomp",
+    "sync.summary": "UpdateSummary",
+    "sync.update": "aupdate update",
 }
 _PART_OF = {name: part for part, names in _LAZY.items() for name in names.split()}
 
@@ -109,39 +66,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "HYPERPARAMETERS",
-    "JOB_STATUSES",
-    "MAX_FILE_BYTES",
-    "METHODS",
     "MIN_EXAMPLES",
-    "REASONING_EFFORTS",
-    "AmbiguousJobId",
-    "BaseModelSpec",
-    "DailyJobLimit",
-    "FineTuningApiError",
     "ImportSummary",
-    "InvalidGrader",
-    "InvalidSweepSpec",
-    "Issue",
     "JobDetails",
-    "JobRefused",
-    "JobState",
-    "LabDatabaseDamaged",
-    "LabDatabaseEmpty",
-    "LabDatabaseError",
-    "LabDatabaseStatus",
-    "LabFolderError",
     "Method",
     "NoCurves",
-    "SuffixConflict",
-    "SweepJob",
     "SweepPlan",
-    "SweepResult",
-    "UncheckedJob",
-    "UnknownJob",
-    "UnknownJobStatus",
-    "UnknownModel",
-    "UnsupportedOption",
     "UpdateSummary",
     "ValidationReport",
     "aupdate",
@@ -149,23 +79,18 @@ __all__ = [
     "cancel",
     "create",
     "delete_model",
-    "estimate_example_tokens",
     "estimate_text_tokens",
     "group_curves_figure",
     "import_from_api",
     "import_llmcomp",
     "job_curves_figure",
     "job_details",
-    "known_base_models",
-    "lab_database",
     "lab_database_status",
     "lab_jobs",
     "lab_model_groups",
     "lab_models",
-    "open_lab_database",
     "pause",
     "plan_sweep",
-    "resolve_job_id",
     "resume",
     "save_figure",
     "sweep",

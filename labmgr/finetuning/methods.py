@@ -1,9 +1,5 @@
-"""Base models, the fine-tuning methods each takes, and each method's hyperparameters.
-
-The API takes ``method={"type": T, T: {"hyperparameters": {…}, "grader": {…}}}`` with
-hyperparameters that depend on the method (`HYPERPARAMETERS`). Everything here is checked
-before anything is uploaded.
-"""
+"""Base models, the fine-tuning methods each takes, and each method's hyperparameters:
+the API's ``method={"type": T, T: {"hyperparameters": {…}, "grader": {…}}}``."""
 
 from __future__ import annotations
 
@@ -12,27 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from labmgr.errors import LabmgrError, UnknownBaseModel
-from labmgr.finetuning.errors import UnsupportedOption
+from labmgr.errors import LabmgrError, UnknownBaseModel, UnsupportedOption
 from labmgr.pricing import base_of
 
-__all__ = [
-    "HYPERPARAMETERS",
-    "LEVEL_TAGS",
-    "METHODS",
-    "REASONING_EFFORTS",
-    "BaseModelSpec",
-    "Hyperparameter",
-    "Method",
-    "base_model_spec",
-    "check_hyperparameters",
-    "check_method_for_base",
-    "known_base_models",
-    "method_object",
-]
-
 Method = Literal["supervised", "dpo", "reinforcement"]
-"""A fine-tuning method the API offers."""
 METHODS: tuple[Method, ...] = ("supervised", "dpo", "reinforcement")
 Hyperparameter = int | float | str
 """A number, ``"auto"``, or (``reasoning_effort``) one of `REASONING_EFFORTS`."""
@@ -47,9 +26,7 @@ class BaseModelSpec:
     example_token_limit: int
     """Tokens one training example may hold; longer examples are truncated from the end."""
     methods: frozenset[str]
-    """Fine-tuning methods the API accepts for this base."""
     reasoning: bool = False
-    """A reasoning model (reinforcement fine-tuning only)."""
 
 
 _BOTH = frozenset({"supervised", "dpo"})
@@ -93,14 +70,9 @@ HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
 """The hyperparameters each method accepts (the SDK's ``*HyperparametersParam`` types)."""
 REASONING_EFFORTS = ("default", "low", "medium", "high")
 LEVEL_TAGS = {
+    **{name: name for names in HYPERPARAMETERS.values() for name in names},
     "n_epochs": "epochs",
     "learning_rate_multiplier": "lr",
-    "batch_size": "batch_size",
-    "beta": "beta",
-    "compute_multiplier": "compute_multiplier",
-    "eval_interval": "eval_interval",
-    "eval_samples": "eval_samples",
-    "reasoning_effort": "reasoning_effort",
 }
 """The tag a sweep records each hyperparameter's level under (``tag:lr``, ``tag:epochs``)."""
 _WHOLE = frozenset({"n_epochs", "batch_size", "eval_interval", "eval_samples"})
@@ -112,11 +84,6 @@ _OPTION = {
 }
 
 
-def known_base_models() -> list[str]:
-    """Snapshot ids `base_model_spec` accepts (aliases and ``ft:`` ids of them work too)."""
-    return sorted(_SPECS)
-
-
 def base_model_spec(model: str) -> BaseModelSpec:
     """The spec of a snapshot, an alias (``gpt-4.1-mini``) or an ``ft:`` id of one; raises
     `UnknownBaseModel` listing the known ones."""
@@ -125,7 +92,7 @@ def base_model_spec(model: str) -> BaseModelSpec:
     if spec is None:
         raise UnknownBaseModel(
             f"{model!r} is not a base model labmgr knows how to fine-tune.",
-            hint="Known bases: " + ", ".join(known_base_models()) + " (or their short aliases).",
+            hint="Known bases: " + ", ".join(sorted(_SPECS)) + " (or their short aliases).",
         )
     return spec
 
@@ -156,8 +123,8 @@ def check_hyperparameters(
     method: str, values: Mapping[str, Any], *, as_options: bool = True
 ) -> dict[str, Hyperparameter]:
     """The hyperparameters to send for `method`: the common three (``auto`` unless given)
-    and the method-specific ones given. Raises `UnsupportedOption` for one `method` does
-    not take (named as its CLI option, or by its API name without `as_options`)."""
+    and the method's own given ones. `UnsupportedOption` names one `method` does not take
+    (as its CLI option, or by its API name without `as_options`)."""
     if method not in HYPERPARAMETERS:
         raise LabmgrError(
             f"Method {method!r} is not a fine-tuning method; use one of {', '.join(METHODS)}."
@@ -187,7 +154,7 @@ def check_method_for_base(method: str, spec: BaseModelSpec, requested: str) -> N
     """Raise `UnsupportedOption` when the API does not fine-tune `spec` with `method`."""
     if method in spec.methods:
         return
-    able = [name for name in known_base_models() if method in _SPECS[name].methods]
+    able = [name for name in sorted(_SPECS) if method in _SPECS[name].methods]
     takes = ", ".join(sorted(spec.methods))
     if method == "reinforcement":
         message = f"Reinforcement fine-tuning needs a reasoning model; {requested} is not one"

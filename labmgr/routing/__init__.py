@@ -1,7 +1,6 @@
-"""Which endpoint and key serve a model, for the runner and the job manager alike:
-`LabRouter.from_lab(settings).endpoint_for(model)` (or `NoEndpointError`), the key a
-fine-tuning job is managed with (`candidate_credentials`), and the steps in words
-(`routing_rules`). Light to import: accounts, database and SDK load on first use."""
+"""Which endpoint and key serve a model, for the runner and the job manager alike
+(`LabRouter`, `candidate_credentials`). Light to import: accounts, database and SDK load on
+first use."""
 
 from labmgr.routing._endpoint import (
     DEFAULT_BASE_URL,
@@ -10,8 +9,13 @@ from labmgr.routing._endpoint import (
     EnvRouter,
     NoEndpointError,
 )
-from labmgr.routing._lab_router import LabRouter, candidate_credentials, resolved_credentials
-from labmgr.routing._rules import RoutingRule, routing_rules
+from labmgr.routing._lab_router import (
+    LabRouter,
+    RoutingRule,
+    candidate_credentials,
+    resolved_credentials,
+    routing_rules,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",

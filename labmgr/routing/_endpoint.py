@@ -10,8 +10,6 @@ from typing import Protocol, runtime_checkable
 
 from labmgr.errors import LabmgrError
 
-__all__ = ["DEFAULT_BASE_URL", "ClientRouter", "Endpoint", "EnvRouter", "NoEndpointError"]
-
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 

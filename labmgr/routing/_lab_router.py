@@ -10,12 +10,15 @@
 4. anything else: the lab's default OpenAI key.
 
 The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
+`routing_rules` says the steps in words (for `labmgr keys` and `labmgr info`).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from labmgr.errors import LabmgrError
@@ -25,8 +28,6 @@ if TYPE_CHECKING:
     from jobs_db import FinetuneJob
     from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
-
-__all__ = ["LabRouter", "candidate_credentials", "resolved_credentials"]
 
 
 def resolved_credentials(accounts: Accounts) -> tuple[list[Credential], dict[str, str]]:
@@ -68,18 +69,12 @@ class LabRouter:
     """Routes each model by the steps above; one Endpoint per credential, so models on the
     same key share one client, and each model is routed once per router."""
 
-    def __init__(
-        self,
-        accounts: Accounts,
-        owners: Mapping[str, FinetuneJob] | None = None,
-    ) -> None:
-        from labmgr.routing._shared_models import SharedModels
+    def __init__(self, accounts: Accounts, owners: Mapping[str, FinetuneJob] | None = None):
+        from labmgr.accounts import shared_models
 
         self.accounts = accounts
-        self.owners = dict(owners or {})
-        """The job that produced each fine-tuned model (final models and checkpoints)."""
-        self.shared_models = SharedModels(accounts.settings.shared_models_path)
-        """Fine-tunes not in the database, and the key found to serve each."""
+        self.owners = dict(owners or {})  # the job of each fine-tuned model and checkpoint
+        self.shared_models = shared_models(accounts.settings.shared_models_path)
         self._endpoints: dict[str, Endpoint] = {}
         self._routes: dict[str, Endpoint] = {}
         self._credentials: list[Credential] | None = None
@@ -91,55 +86,45 @@ class LabRouter:
 
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
-    def pattern_endpoint(self, model: str) -> str | None:
-        """The first configured endpoint (in file order) whose `models` patterns match."""
-        for name, endpoint in self.accounts.settings.endpoints.items():
-            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
-                return name
-        return None
-
     def key_for_shared_model(self, model: str) -> Credential | None:
         """The key remembered for a fine-tune the database does not know, else the first key
-        whose endpoint finds it (`GET /models/{model}`, each key asked once), then
-        remembered; None when no key can see it. With one key there is nothing to choose:
-        it serves the model (the check before buying asks the endpoint once anyway)."""
+        whose endpoint finds it (`GET /models/{model}`, each key asked once), remembered;
+        None when no key can see it. With one key there is nothing to choose."""
         credentials = self.accounts.credentials
         if len(credentials) == 1:
             return credentials[0]
         remembered = self.shared_models.get(model)
         if remembered is not None:
             for credential in credentials:
-                if (
-                    credential.key_env == remembered.key_env
-                    and credential.base_url == remembered.base_url
-                    and credential.fingerprint() == remembered.fingerprint
+                if (credential.key_env, credential.base_url, credential.fingerprint()) == (
+                    remembered.key_env,
+                    remembered.base_url,
+                    remembered.fingerprint,
                 ):
                     return credential
         import openai  # only when a model's key is looked up over the network
 
-        from labmgr.routing._shared_models import SharedModel
+        from labmgr.accounts import SharedModel
 
         for credential in credentials:
             try:
                 self.accounts.pool.client(credential).models.retrieve(model)
             except (openai.APIStatusError, openai.APIConnectionError, LabmgrError):
                 continue
-            self.shared_models.put(
-                model,
-                SharedModel(
-                    endpoint=credential.endpoint,
-                    base_url=credential.base_url,
-                    key_env=credential.key_env,
-                    fingerprint=credential.fingerprint(),
-                ),
+            found = SharedModel(
+                endpoint=credential.endpoint,
+                base_url=credential.base_url,
+                key_env=credential.key_env,
+                fingerprint=credential.fingerprint(),
             )
+            self.shared_models.put(model, found)
             return credential
         return None
 
     def _credential(self, model: str) -> Credential:
-        claimed_by = self.pattern_endpoint(model)
-        if claimed_by is not None:
-            return self.accounts.default(claimed_by)
+        for name, endpoint in self.accounts.settings.endpoints.items():  # in file order
+            if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
+                return self.accounts.default(name)
         job = self.owners.get(model)
         if job is None:
             found = self.key_for_shared_model(model) if model.startswith("ft:") else None
@@ -197,3 +182,37 @@ def _owners_from_database(db_url: str) -> dict[str, FinetuneJob]:
     except DatabaseError:
         return {}
     return {m.name: jobs[m.job_id] for m in models if m.job_id in jobs}
+
+
+@dataclass(frozen=True)
+class RoutingRule:
+    """One step of routing: which models (in words or as patterns), and what serves them."""
+
+    models: str
+    served_by: str
+
+
+def routing_rules(settings: Settings) -> list[RoutingRule]:
+    """The steps above for this lab, first match first."""
+    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials, shared_models
+
+    rules = []
+    for name, endpoint in settings.endpoints.items():
+        if endpoint.models:
+            unset = "" if os.environ.get(endpoint.key_env, "").strip() else ", unset"
+            key = endpoint.key_env + unset
+            rules.append(RoutingRule(", ".join(endpoint.models), f"endpoint {name} ({key})"))
+    rules.append(
+        RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
+    )
+    shared = shared_models(settings.shared_models_path).all()
+    rules.extend(
+        RoutingRule(model, f"endpoint {entry.endpoint} ({entry.key_env}), found and remembered")
+        for model, entry in sorted(shared.items())
+    )
+    rules.append(RoutingRule("other fine-tunes", "the first key that can see them (remembered)"))
+    credentials = discover_credentials(settings)
+    default = next((c for c in credentials if c.endpoint == OPENAI_ENDPOINT), None)
+    served_by = f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)"
+    rules.append(RoutingRule("everything else", served_by))
+    return rules

@@ -1,13 +1,8 @@
-"""The lab and its settings: where the lab is, what its config says, and `labmgr init`.
-
-from labmgr.settings import load_settings
-settings = load_settings()          # --home / LABMGR_HOME / .labmgr upward / per-user
-settings.db_url, settings.cache_url, settings.eval.max_concurrency
-"""
+"""The lab and its settings: where the lab is (`load_settings`), what its config says
+(``settings.db_url``, ``settings.eval.max_concurrency``, …), and `labmgr init`."""
 
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults
-from labmgr.settings._init import CONFIG_TEMPLATE, InitResult, init_lab
-from labmgr.settings._location import LabSource
+from labmgr.settings._lab import CONFIG_TEMPLATE, InitResult, LabSource, init_lab
 from labmgr.settings._settings import (
     FIGURES_DIR_NAME,
     CacheUrlSource,

@@ -18,51 +18,37 @@ _BUILT_IN_ENDPOINTS = frozenset({"openai", "openrouter"})
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    """A table of ``config.toml``; `CONFIG_TEMPLATE` documents every setting."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class LabSection(_Section):
-    """``[lab]``: where the lab keeps its data."""
-
     db_url: str | None = None
-    """SQLAlchemy URL of the jobs database; unset means SQLite ``labmgr.db`` in the lab."""
     cache_dir: str = "cache"
-    """Response cache folder, relative to the lab folder."""
     cache_url: str | None = None
-    """SQLAlchemy URL of the response cache; unset means ``responses.sqlite`` in ``cache_dir``."""
     runs_dir: str = "runs"
 
 
 class ApiDefaults(_Section):
-    """``[api]``: how API clients are built."""
-
     timeout: float = Field(default=60.0, gt=0)
-    """Seconds before one HTTP request times out."""
     max_retries: int = Field(default=2, ge=0, le=20)
-    """Retries of one request by the OpenAI client."""
 
 
 class EvalDefaults(_Section):
-    """``[eval]``: defaults for running evaluations."""
-
     max_concurrency: int = Field(default=100, ge=1, le=10_000)
-    """Cap on requests in flight at once, across all endpoints."""
     request_timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=6, ge=0, le=50)
-    """Retries of one failed request before it is recorded as an error."""
 
 
 class EndpointConfig(_Section):
     """``[endpoints.NAME]``: an OpenAI-compatible server and the env var holding its key."""
 
     base_url: str
-    """Base URL including the version path, e.g. ``http://127.0.0.1:8000/v1``."""
     key_env: str
-    """Name of the environment variable holding the key (never the key itself)."""
     models: list[str] = []
     """Model ids or globs this endpoint serves; the first endpoint with a match wins."""
     n: bool = False
-    """Whether the server returns several choices per request (many ignore ``n``)."""
 
     @field_validator("models")
     @classmethod

@@ -14,11 +14,10 @@ from labmgr.capabilities import CapabilityOverride
 from labmgr.errors import ConfigError
 from labmgr.pricing import Price
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults, parse_config
-from labmgr.settings._location import CONFIG_FILE_NAME, LabSource, locate_lab
+from labmgr.settings._lab import CONFIG_FILE_NAME, LabSource, locate_lab
 
 FIGURES_DIR_NAME = "figures"
 """Inside the cache folder: the figures of the lab's reports (copies, drawn again when missing)."""
-
 
 Source = TypeVar("Source", bound=enum.StrEnum)
 
@@ -48,7 +47,7 @@ class Settings(BaseModel):
     """The lab folder (holds ``config.toml``, the default database, ``cache/``, ``runs/``)."""
     found_by: LabSource
     config_path: Path
-    """The config file (it may not exist: then every setting has its default)."""
+    """The config file (when missing, every setting has its default)."""
     db_url: str
     """SQLAlchemy URL of the jobs database (may hold a password: show `masked_db_url`)."""
     db_url_source: DbUrlSource
@@ -69,12 +68,10 @@ class Settings(BaseModel):
 
     @property
     def accounts_path(self) -> Path:
-        """The cache of each key's organization/project (keyed by fingerprint, never the key)."""
         return self.home / "accounts.json"
 
     @property
     def shared_models_path(self) -> Path:
-        """The key that can use each shared fine-tune (env var names and fingerprints)."""
         return self.home / "shared_models.json"
 
     @property
@@ -88,11 +85,6 @@ class Settings(BaseModel):
     @property
     def masked_cache_url(self) -> str:
         return mask_db_url(self.cache_url)
-
-    def ensure_dirs(self) -> None:
-        """Create the lab folder, ``cache/`` and ``runs/`` if missing (before any write)."""
-        for directory in (self.home, self.cache_dir, self.runs_dir):
-            directory.mkdir(parents=True, exist_ok=True)
 
 
 def _backend(url: str) -> str | None:
@@ -115,10 +107,6 @@ def mask_db_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def _sqlite_in(folder: Path, name: str) -> str:
-    return f"sqlite:///{(folder / name).as_posix()}"
-
-
 def _chosen_url(
     env: Mapping[str, str],
     configured: str | None,
@@ -126,11 +114,8 @@ def _chosen_url(
     where: str,
     default: str,
 ) -> tuple[str, Source]:
-    """The environment's URL, else the config's, else `default`, with where it came from.
-
-    A cache URL must be SQLite or PostgreSQL (what the cache speaks); a database URL may be
-    any SQLAlchemy URL.
-    """
+    """The environment's URL, else the config's, else `default`, with where it came from. A
+    cache URL must be SQLite or PostgreSQL (what the cache speaks)."""
     env_name = str(sources["ENV"])
     from_env = env.get(env_name, "").strip()
     if from_env:
@@ -160,15 +145,11 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Settings:
-    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its config.
-
-    ``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over the config.
-    Raises `LabNotFound` for an explicit lab that does not exist and `ConfigError` (naming
-    file, line and field) for a malformed config. Creates nothing.
-    """
+    """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its
+    config; ``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over it.
+    Raises `LabNotFound` and `ConfigError` (naming file, line and field). Creates nothing."""
     env = os.environ if environ is None else environ
-    location = locate_lab(home, environ=env, cwd=cwd)
-    lab = location.path
+    lab, found_by = locate_lab(home, environ=env, cwd=cwd)
     config_path = lab / CONFIG_FILE_NAME
     config = parse_config(config_path)
     cache_dir_env = env.get("LABMGR_CACHE_DIR", "").strip()
@@ -181,18 +162,18 @@ def load_settings(
         config.lab.cache_url,
         CacheUrlSource,
         f"{config_path}: lab.cache_url",
-        _sqlite_in(cache_dir, "responses.sqlite"),
+        f"sqlite:///{(cache_dir / 'responses.sqlite').as_posix()}",
     )
     db_url, db_source = _chosen_url(
         env,
         config.lab.db_url,
         DbUrlSource,
         f"{config_path}: lab.db_url",
-        _sqlite_in(lab, "labmgr.db"),
+        f"sqlite:///{(lab / 'labmgr.db').as_posix()}",
     )
     return Settings(
         home=lab,
-        found_by=location.source,
+        found_by=found_by,
         config_path=config_path,
         db_url=db_url,
         db_url_source=db_source,

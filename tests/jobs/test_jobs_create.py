@@ -10,8 +10,15 @@ from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
 from openai import OpenAI
 
 from jobs_db import get_job, list_jobs, open_database
-from labmgr.errors import InvalidTrainingFile, MissingApiKey, TrainingFileNotFound, UnknownBaseModel
-from labmgr.finetuning import FineTuningApiError, SuffixConflict, create
+from labmgr.errors import (
+    FineTuningApiError,
+    InvalidTrainingFile,
+    MissingApiKey,
+    SuffixConflict,
+    TrainingFileNotFound,
+    UnknownBaseModel,
+)
+from labmgr.finetuning import create
 from labmgr.sandbox import run_sandbox
 
 

@@ -23,7 +23,7 @@ from labmgr.finetuning import (
     training_curves,
     update,
 )
-from labmgr.finetuning.curves import ResultsFileError, parse_results_file
+from labmgr.finetuning.curves.frame import ResultsFileError, parse_results_file
 
 runner = CliRunner()
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from labmgr.finetuning import InvalidGrader
-from labmgr.finetuning.jobs import check_grader, grader_item_fields, load_grader
+from labmgr.errors import InvalidGrader
+from labmgr.finetuning.jobs.graders import check_grader, grader_item_fields, load_grader
 
 STRING_CHECK = {
     "type": "string_check",

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from jobs_db import get_job, open_database
 from labmgr.cli.app import app
-from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning import InvalidGrader, UnsupportedOption, create
+from labmgr.errors import InvalidGrader, InvalidTrainingFile, LabmgrError, UnsupportedOption
+from labmgr.finetuning import create
 
 runner = CliRunner()
 

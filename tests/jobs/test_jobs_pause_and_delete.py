@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from jobs_db import get_job, job_events, open_database, select_models
 from labmgr.cli.app import app
+from labmgr.errors import FineTuningApiError, UnknownModel
 from labmgr.finetuning import (
-    FineTuningApiError,
-    UnknownModel,
     create,
     delete_model,
     pause,

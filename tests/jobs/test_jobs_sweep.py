@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from jobs_db import list_jobs, open_database
 from labmgr.cli.app import app
-from labmgr.finetuning import InvalidSweepSpec, plan_sweep, sweep, validate_training_file
+from labmgr.errors import InvalidSweepSpec
+from labmgr.finetuning import plan_sweep, sweep, validate_training_file
 
 runner = CliRunner()
 

@@ -9,10 +9,10 @@ from jobs.conftest import BETA_KEY, JobsLab, finish_all, requests_of, training_f
 from openai.types.fine_tuning import FineTuningJobEvent
 
 from jobs_db import get_job, job_events, job_models, open_database, select_models
+from labmgr.errors import FineTuningApiError, UnknownJob
 from labmgr.finetuning import cancel, create, update
-from labmgr.finetuning.errors import FineTuningApiError, UnknownJob
-from labmgr.finetuning.registry import job_phase
-from labmgr.finetuning.sync import SAFETY_CHECK_ALLOWANCE
+from labmgr.finetuning.registry.records import job_phase
+from labmgr.finetuning.sync.summary import SAFETY_CHECK_ALLOWANCE
 from labmgr.sandbox import SandboxHandle
 
 

@@ -9,7 +9,7 @@ import pytest
 from fixtures.lab import IdentityServer
 
 from jobs_db import FinetuneJob
-from labmgr.accounts import Accounts, CachedIdentity, ClientPool, IdentityCache
+from labmgr.accounts import Accounts, CachedIdentity, ClientPool, identity_cache
 from labmgr.errors import CredentialCheckFailed
 from labmgr.routing import LabRouter, NoEndpointError, candidate_credentials, resolved_credentials
 from labmgr.settings import Settings
@@ -144,12 +144,13 @@ def test_pool_shares_one_client_per_endpoint_and_key(
 ) -> None:
     accounts = Accounts(lab_settings)
     first, second = accounts.credentials
-    with ClientPool(lab_settings) as pool:
-        assert pool.client(first) is pool.client(first.with_identity("org-one", "proj_a"))
-        assert pool.client(first) is not pool.client(second)
-        assert pool.client(first).max_retries == lab_settings.api.max_retries
-        assert pool.client(first).timeout == lab_settings.api.timeout
-        assert len(pool) == 2
+    pool = ClientPool(lab_settings)
+    assert pool.client(first) is pool.client(first.with_identity("org-one", "proj_a"))
+    assert pool.client(first) is not pool.client(second)
+    assert pool.client(first).max_retries == lab_settings.api.max_retries
+    assert pool.client(first).timeout == lab_settings.api.timeout
+    assert len(pool) == 2
+    pool.close()
 
 
 def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ def test_a_lab_folder_that_cannot_be_written_only_skips_the_cache(tmp_path: Path
     folder.chmod(0o555)
     candidates = [folder, Path("/sys/kernel"), Path("/sys")]
     unwritable = next(c for c in candidates if not _can_create_in(c))
-    cache = IdentityCache(unwritable / "accounts.json")
+    cache = identity_cache(unwritable / "accounts.json")
     identity = CachedIdentity(
         endpoint="openai",
         base_url="http://127.0.0.1:9/v1",

@@ -68,8 +68,6 @@ def test_without_any_lab_the_per_user_default_is_used_and_not_created(
     assert settings.home == clean_lab_env.user_lab.resolve()
     assert settings.found_by is LabSource.USER_DEFAULT
     assert not settings.home.exists()
-    settings.ensure_dirs()
-    assert settings.cache_dir.is_dir() and settings.runs_dir.is_dir()
 
 
 def test_per_user_default_falls_back_to_local_share_without_xdg(

@@ -1,13 +1,15 @@
-"""Training curves as a DataFrame: each job's stored results file, one row per job and step.
-
-`jobs update` reads a job's results file once, when it succeeds; these functions only read
-the database. Columns: ``group``, ``job_id``, ``model``, ``suffix``, ``seed``, ``step``, then
-every metric the files hold (``train_loss``, ``train_accuracy``, ``valid_loss``,
-``valid_mean_token_accuracy``, …; empty cells are NaN).
-"""
+"""Training curves: a job's results file parsed (the per-step metrics CSV the API attaches as
+``result_files``, served base64-encoded; ``step`` first, cells left empty between evaluations
+read as None), stored once by `jobs update`, and read back as a DataFrame: `CURVE_COLUMNS`,
+then every metric the files hold (empty cells NaN)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import csv
+import io
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,16 +23,14 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry import lab_database, resolve_job_id, sentence
+from labmgr.finetuning.registry.database import lab_database, sentence
+from labmgr.finetuning.registry.queries import resolve_job_id
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CURVE_COLUMNS", "NoCurves", "training_curves"]
-
 CURVE_COLUMNS = ("group", "job_id", "model", "suffix", "seed", "step")
-"""The columns before the metrics, in this order."""
 
 
 class NoCurves(LabmgrError):
@@ -127,3 +127,55 @@ def training_curves(
     result = result[[*CURVE_COLUMNS, *metrics]]
     result.attrs["missing"] = missing
     return result
+
+
+class ResultsFileError(ValueError):
+    """The file is not a metrics CSV with a ``step`` column."""
+
+
+def _text(data: bytes) -> str:
+    stripped = data.strip()
+    if not stripped.startswith(b"step"):
+        try:
+            decoded = base64.b64decode(stripped, validate=True)
+        except (binascii.Error, ValueError):
+            decoded = b""
+        if decoded.strip().startswith(b"step"):
+            stripped = decoded.strip()
+    try:
+        return stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsFileError(f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _number(cell: str, line: int, column: str) -> float | None:
+    cell = cell.strip()
+    if not cell:
+        return None
+    try:
+        value = float(cell)
+    except ValueError:
+        raise ResultsFileError(
+            f"line {line}, column {column}: {cell[:20]!r} is not a number"
+        ) from None
+    return value if math.isfinite(value) else None
+
+
+def parse_results_file(data: bytes) -> tuple[list[str], list[list[float | None]]]:
+    """``(header, rows)`` of a results file; raises `ResultsFileError` saying what is wrong."""
+    reader = csv.reader(io.StringIO(_text(data)))
+    header = [name.strip() for name in next(reader, [])]
+    if not header or header[0] != "step":
+        shown = ",".join(header)[:40] if header else "nothing"
+        raise ResultsFileError(f"the first column must be 'step' (the file starts with {shown!r})")
+    rows: list[list[float | None]] = []
+    for line, cells in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(header):
+            raise ResultsFileError(f"line {line} has {len(cells)} cells for {len(header)} columns")
+        row = [_number(cell, line, name) for cell, name in zip(cells, header, strict=True)]
+        if row[0] is None:
+            raise ResultsFileError(f"line {line} has no step")
+        rows.append(row)
+    return header, rows

@@ -1,10 +1,7 @@
 """Figures of training curves (seaborn): one job's train and validation curves, or a group's
-seeds overlaid (one colour per group, one line per seed).
-
-Each metric family gets its own panel on its own scale: losses from 0, accuracies on 0–1,
-the step on the x axis. Validation metrics exist only at the steps the API evaluated, so
-they are drawn as points joined by lines. Figures are `matplotlib.figure.Figure` objects
-(no pyplot state, no window); `save_figure` writes one to a file.
+seeds overlaid. Each metric family has a panel on its own scale (losses from 0, accuracies on
+0–1); sparse validation metrics are points joined by lines. Figures are matplotlib `Figure`
+objects (no pyplot state, no window).
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from labmgr.finetuning.curves.frame import CURVE_COLUMNS
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
-
-__all__ = ["group_curves_figure", "job_curves_figure", "save_figure"]
 
 _FAMILIES = (("loss", "loss"), ("accuracy", "accuracy (0–1)"), ("reward", "reward"))
 _PALETTE = "colorblind"
@@ -100,8 +95,7 @@ def job_curves_figure(frame: pd.DataFrame, title: str) -> Figure:
 
 
 def group_curves_figure(frame: pd.DataFrame, title: str) -> Figure:
-    """Seeds of each group overlaid: a panel per metric, one colour per group, one line per
-    job (seed)."""
+    """Seeds of each group overlaid: a panel per metric, a colour per group, a line per job."""
     import seaborn as sns
 
     metrics = _metrics(frame)

@@ -1,8 +1,5 @@
-"""Acting on a job or model through the API with a key of its project, and recording it:
-`cancel`, `pause`, `resume` and `delete_model`.
-
-A job queued locally (never sent) is cancelled in the database alone; it cannot be paused.
-"""
+"""`cancel`, `pause`, `resume` and `delete_model`: through the API with a key of the job's
+project, then recorded. A job queued locally is cancelled in the database alone."""
 
 from __future__ import annotations
 
@@ -24,13 +21,12 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
-from labmgr.finetuning.registry import job_record, lab_database, resolve_job_id
+from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.records import job_record
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
-
-__all__ = ["cancel", "delete_model", "pause", "resume"]
 
 Action = Literal["cancel", "pause", "resume"]
 _PAST = {"cancel": "cancelled", "pause": "paused", "resume": "resumed"}
@@ -38,11 +34,7 @@ _PAST = {"cancel": "cancelled", "pause": "paused", "resume": "resumed"}
 
 def cancel(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
     """Cancel `job_id` (or a short form of it); returns the job as recorded afterwards.
-
-    A job queued locally is cancelled in the database (no request). Raises `UnknownJob`
-    when the lab does not hold the job or no key can see it, and `FineTuningApiError`
-    when the API refuses (e.g. the job already finished).
-    """
+    Raises `UnknownJob` (not in the lab, or no key sees it) or `FineTuningApiError`."""
     return _act("cancel", job_id, settings or load_settings())
 
 
@@ -61,13 +53,9 @@ def _with_keys(
     job: FinetuneJob,
     what: str,
     call: Callable[[Any, Credential], Any],
-    missing: Callable[[str], LabmgrError],
-) -> tuple[Credential, Any]:
-    """`call` (client, credential) with each key that may see `job`, until one finds it.
-
-    Raises ``missing(why)`` when no key finds it (``why`` lists keys that did not resolve),
-    `FineTuningApiError` when the API refuses or cannot be reached.
-    """
+) -> tuple[Credential, Any] | str:
+    """`call` (client, credential) with each key that may see `job`, until one finds it;
+    when none does, why; `FineTuningApiError` when the API refuses."""
     accounts = Accounts(settings)
     try:
         credentials, failures = resolved_credentials(accounts)
@@ -90,7 +78,7 @@ def _with_keys(
     finally:
         accounts.close()
     why = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
-    raise missing(f" (the job was created with {job.key_env or 'an unknown key'}){why}")
+    return f" (the job was created with {job.key_env or 'an unknown key'}){why}"
 
 
 def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
@@ -106,22 +94,15 @@ def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
         def call(client: Any, _: Credential) -> Any:
             return getattr(client.fine_tuning.jobs, action)(job_id)
 
-        def missing(why: str) -> UnknownJob:
-            return UnknownJob(
-                f"No configured key can see job {job_id}{why}.",
+        found = _with_keys(settings, job, f"{action} job {job_id}", call)
+        if isinstance(found, str):
+            raise UnknownJob(
+                f"No configured key can see job {job_id}{found}.",
                 hint="Set the key of the job's project (OPENAI_API_KEY_<NAME>) or fix the "
                 "endpoint named here; `labmgr keys` checks every key.",
             )
-
-        credential, remote = _with_keys(settings, job, f"{action} job {job_id}", call, missing)
-        record = job_record(
-            remote,
-            refreshed_at=started,
-            key_env=credential.key_env,
-            endpoint=credential.base_url,
-            project_id=credential.project,
-            phase=None,
-        )
+        credential, remote = found
+        record = job_record(remote, refreshed_at=started, credential=credential, phase=None)
         upsert_job(db, record)
         return get_job(db, job_id) or record
 
@@ -144,11 +125,7 @@ def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJo
 
 def delete_model(name: str, *, settings: Settings | None = None) -> Model:
     """Delete the fine-tuned model (or checkpoint) `name` and mark it deleted; returns it.
-
-    A model its own project's key no longer finds (404) is marked deleted too; one already
-    marked costs nothing. Raises `UnknownModel` for a name the lab does not hold or a base
-    model, `FineTuningApiError` when the API refuses.
-    """
+    A model its own project's key no longer finds (404) is marked deleted too."""
     settings = settings or load_settings()
     with lab_database(settings) as db:
         models = select_models(db, checkpoints=True, include_base=True, include_deleted=True)
@@ -178,13 +155,12 @@ def delete_model(name: str, *, settings: Settings | None = None) -> Model:
                     return None  # its own project does not have it: it is gone already
                 raise
 
-        def missing(why: str) -> UnknownModel:
-            return UnknownModel(
-                f"No key of its project can see model {name}{why}; nothing was marked.",
+        found = _with_keys(settings, job, f"delete {name}", call)
+        if isinstance(found, str):
+            raise UnknownModel(
+                f"No key of its project can see model {name}{found}; nothing was marked.",
                 hint="Set the key of the model's project; `labmgr keys` checks every key.",
             )
-
-        _with_keys(settings, job, f"delete {name}", call, missing)
         model.deleted_at = datetime.now(UTC)
         mark_model_deleted(db, name, model.deleted_at)
         return model

@@ -1,5 +1,4 @@
-"""`create`: check every option and file before anything is uploaded, then submit one job
-per seed."""
+"""`create`: check every option and file before anything is uploaded, then one job per seed."""
 
 from __future__ import annotations
 
@@ -12,9 +11,14 @@ from jobs_db import FinetuneJob, parse_tags
 from jobs_db.errors import DatabaseInputError
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
-from labmgr.finetuning.jobs.request import JobRequest, TrainingData, wandb_integration
+from labmgr.finetuning.jobs.request import (
+    JobRequest,
+    TrainingData,
+    check_suffix,
+    default_suffix,
+    wandb_integration,
+)
 from labmgr.finetuning.jobs.submit import file_md5, submit_requests
-from labmgr.finetuning.jobs.suffixes import check_suffix, default_suffix
 from labmgr.finetuning.methods import (
     Hyperparameter,
     Method,
@@ -23,11 +27,9 @@ from labmgr.finetuning.methods import (
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.training_data import validate_training_file
+from labmgr.finetuning.training_data.validation import validate_training_file
 from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
-
-__all__ = ["create", "load_training_data"]
 
 
 def _seeds(seed: int | None, seeds: int) -> list[int | None]:
@@ -38,13 +40,6 @@ def _seeds(seed: int | None, seeds: int) -> list[int | None]:
     if seed is not None:
         return [seed + i for i in range(seeds)]
     return random.SystemRandom().sample(range(2**31 - 1), seeds)
-
-
-def _tags(tags: Any) -> dict[str, str]:
-    try:
-        return parse_tags(tags)
-    except DatabaseInputError as exc:
-        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
 
 
 def load_training_data(
@@ -100,14 +95,11 @@ def create(
 ) -> list[FinetuneJob]:
     """Create fine-tuning job(s) and record them; returns one job per seed, or raises.
 
-    ``method`` is ``supervised``, ``dpo`` (``beta``) or ``reinforcement`` (a reasoning
-    base, a ``grader`` object or file, and its four hyperparameters); ``wandb_*`` turn on
-    the Weights & Biases integration. Raises before anything is uploaded:
-    `InvalidTrainingFile` (with line numbers), `UnknownBaseModel`, `UnsupportedOption`,
-    `InvalidGrader`, `SuffixConflict`. The ``seeds`` replicas share the suffix and get
-    distinct seeds (``seed``, ``seed+1``, … or random). Jobs past the daily job limit are
-    returned queued locally (``update`` sends them when a slot frees); with ``dry_run``
-    the jobs that would be made are returned with status ``dry-run``, not recorded.
+    ``method`` is ``supervised``, ``dpo`` (``beta``) or ``reinforcement`` (a reasoning base,
+    a ``grader`` and its hyperparameters). Every check raises before anything is uploaded
+    (`InvalidTrainingFile` with line numbers, `UnsupportedOption`, `SuffixConflict`, …). The
+    ``seeds`` replicas share the suffix and get seeds ``seed``, ``seed+1``, … (or random).
+    Jobs past the daily limit come back queued locally; ``dry_run``: status ``dry-run``.
     """
     settings = settings or load_settings()
     path = Path(file)
@@ -132,7 +124,10 @@ def create(
         wandb_project, entity=wandb_entity, name=wandb_name, tags=wandb_tags
     )
     seed_list = _seeds(seed, seeds)
-    tag_map = _tags(tags)
+    try:
+        tag_map = parse_tags(tags)
+    except DatabaseInputError as exc:
+        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
     fields = grader_item_fields(grader_object) if grader_object else []
     training = load_training_data(
         path, method, base_model, item_fields=fields, prices=settings.prices

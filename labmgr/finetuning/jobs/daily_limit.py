@@ -10,17 +10,13 @@ from openai import OpenAI
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.accounts import Credential
-from labmgr.finetuning.errors import DailyJobLimit
-from labmgr.finetuning.registry import timestamp
-
-__all__ = ["MIN_WAIT", "daily_limit_error", "is_daily_limit", "slot_time"]
+from labmgr.errors import DailyJobLimit
+from labmgr.finetuning.registry.records import timestamp
 
 DAY = timedelta(hours=24)
 RETRY_WHEN_UNKNOWN = timedelta(hours=1)
-"""How long to wait when neither the limit message nor the lab's jobs say when a slot frees."""
 MIN_WAIT = timedelta(minutes=5)
-"""The shortest wait after a refusal (an estimate in the past means other projects hold
-the slots)."""
+"""The shortest wait after a refusal (an estimate in the past: other projects hold slots)."""
 _LIMIT = re.compile(r"maximum of (\d+) fine-tuning (?:requests|jobs) per day", re.IGNORECASE)
 
 
@@ -34,9 +30,7 @@ def is_daily_limit(exc: openai.APIStatusError) -> bool:
 
 def slot_time(limit: DailyJobLimit, now: datetime) -> datetime:
     """When to try again after `limit`: the time a slot frees, at least `MIN_WAIT` away."""
-    if limit.frees_at is None:
-        return now + RETRY_WHEN_UNKNOWN
-    return max(limit.frees_at, now + MIN_WAIT)
+    return max(limit.frees_at or now + RETRY_WHEN_UNKNOWN, now + MIN_WAIT)
 
 
 def _recent_api_jobs(client: OpenAI, since: datetime) -> tuple[dict[str, datetime], set[str]]:
@@ -82,16 +76,11 @@ def daily_limit_error(
     times, organizations = _recent_api_jobs(client, since)
     times.update(_recent_db_jobs(db, credential, organizations, since))
     ordered = sorted(times.values())
-    frees_at = None
-    if limit and len(ordered) >= limit:
-        frees_at = ordered[len(ordered) - limit] + DAY
-    elif ordered:
-        frees_at = ordered[0] + DAY
-    done = (
-        f" {len(created)} job(s) were created first: {', '.join(j.id for j in created)}."
-        if created
-        else ""
-    )
+    # the slot the oldest of the last `limit` jobs holds (with fewer jobs: the oldest one's)
+    first = max(0, len(ordered) - limit) if limit else 0
+    frees_at = ordered[first] + DAY if ordered else None
+    created_ids = ", ".join(job.id for job in created)
+    done = f" {len(created)} job(s) were created first: {created_ids}." if created else ""
     quota = f"its limit of {limit} fine-tuning jobs per day" if limit else "its daily job limit"
     if frees_at is not None:
         wait = max(timedelta(0), frees_at - now)

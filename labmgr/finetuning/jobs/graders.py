@@ -1,11 +1,7 @@
-"""Graders of reinforcement fine-tuning, checked against the SDK's grader types before upload.
-
-A grader is a JSON object (``string_check``, ``text_similarity``, ``score_model``,
-``python`` or ``multi``), given inline or read from a ``.json``/``.yaml`` file. It is checked
-with the SDK's own grader models (``openai.types.graders``): required fields, allowed
-values, nested inputs; keys the SDK does not know are refused too (the API would). Its
-templates name the training examples' fields it reads (``{{item.answer}}``), which the
-training file is then checked to hold on every line.
+"""Graders of reinforcement fine-tuning, checked against the SDK's own grader models
+(``openai.types.graders``) before upload, unknown keys refused as the API would. Given inline
+or as a ``.json``/``.yaml`` file; its templates name the example fields it reads
+(``{{item.answer}}``), which every line of the training file must then hold.
 """
 
 from __future__ import annotations
@@ -13,8 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +17,7 @@ import yaml
 from openai.types import graders as sdk
 from pydantic import BaseModel, ValidationError
 
-from labmgr.finetuning.errors import InvalidGrader
-
-__all__ = ["GRADER_TYPES", "check_grader", "grader_item_fields", "load_grader"]
+from labmgr.errors import InvalidGrader
 
 _MODELS: dict[str, type[BaseModel]] = {
     "string_check": sdk.StringCheckGrader,
@@ -32,17 +25,9 @@ _MODELS: dict[str, type[BaseModel]] = {
     "python": sdk.PythonGrader,
     "score_model": sdk.ScoreModelGrader,
     "multi": sdk.MultiGrader,
+    "label_model": sdk.LabelModelGrader,  # only inside multi
 }
-_PARAMS: dict[str, Any] = {
-    "string_check": sdk.StringCheckGraderParam,
-    "text_similarity": sdk.TextSimilarityGraderParam,
-    "python": sdk.PythonGraderParam,
-    "score_model": sdk.ScoreModelGraderParam,
-    "multi": sdk.MultiGraderParam,
-    "label_model": sdk.LabelModelGraderParam,
-}
-GRADER_TYPES = tuple(_MODELS)
-"""Grader types reinforcement fine-tuning accepts (``label_model`` only inside ``multi``)."""
+GRADER_TYPES = tuple(_MODELS)[:-1]
 _INNER_TYPES = (*GRADER_TYPES[:-1], "label_model")
 _ITEM_FIELD = re.compile(r"\{\{\s*item\.([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -93,7 +78,8 @@ def _check(data: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> Non
             f"{', '.join(allowed)}.",
             hint="See the SDK's openai.types.graders for each type's fields.",
         )
-    known = set(typing.get_type_hints(_PARAMS[kind]))
+    model = _MODELS[kind]
+    known = set(model.model_fields)
     unknown = sorted(set(data) - known)
     if unknown:
         close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
@@ -112,9 +98,6 @@ def _check(data: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> Non
                 hint="Put the inner grader (its type, name, …) under graders.",
             )
         _check(inner, f"{where}.graders", _INNER_TYPES)
-    model = _MODELS.get(kind)
-    if model is None:  # label_model inside multi: the key check above is what the SDK offers
-        model = sdk.LabelModelGrader
     try:
         model.model_validate(dict(data))
     except ValidationError as exc:
@@ -126,18 +109,6 @@ def _check(data: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> Non
         ) from None
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def grader_item_fields(grader: Mapping[str, Any]) -> list[str]:
     """Fields of a training example the grader's templates read (``{{item.answer}}``)."""
-    found = {match for text in _strings(grader) for match in _ITEM_FIELD.findall(text)}
-    return sorted(found)
+    return sorted(set(_ITEM_FIELD.findall(json.dumps(grader, ensure_ascii=False))))

@@ -1,34 +1,23 @@
-"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries.
-
-The API keeps up to 16 string pairs per job. labmgr writes the training file's md5 and
-name, the base model as requested, a request id (to find a job whose creation response was
-lost) and the job's tags, so the database can be rebuilt from the API alone.
-"""
+"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries: the
+training file's md5 and name, the base as requested, a request id (to find a job whose create
+response was lost) and the tags, so the database can be rebuilt from the API alone. And the
+rule that one suffix means one training set."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs_db import FinetuneJob
+from jobs_db import Database, FinetuneJob, get_file, jobs_with_suffix
 from labmgr.accounts import Credential
-from labmgr.errors import LabmgrError
+from labmgr.errors import LabmgrError, SuffixConflict
 from labmgr.finetuning.methods import Hyperparameter, method_object
 
-__all__ = [
-    "MAX_METADATA_PAIRS",
-    "JobRequest",
-    "TrainingData",
-    "is_labmgr_job",
-    "tags_from_metadata",
-    "wandb_integration",
-]
-
 MARKER = "labmgr"
-"""Key present (value ``"1"``) on every job labmgr created."""
 MD5 = "labmgr_md5"
 VALIDATION_MD5 = "labmgr_validation_md5"
 FILE_NAME = "labmgr_file"
@@ -42,13 +31,12 @@ _MAX_KEY = 64
 
 @dataclass(frozen=True)
 class TrainingData:
-    """A validated training (or validation) file: where it is, its content hash and size."""
+    """A validated training (or validation) file: where it is, its md5, examples and tokens."""
 
     path: Path
     md5: str
     n_examples: int
     n_tokens: int
-    """Estimated tokens of one pass over the file."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +45,6 @@ class JobRequest:
 
     training: TrainingData
     base_model: str
-    """As the user named it (``gpt-4.1-mini``)."""
     suffix: str
     method: str
     hyperparameters: dict[str, Hyperparameter]
@@ -67,7 +54,6 @@ class JobRequest:
     integrations: list[dict[str, Any]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    """Written into the job's metadata, to find the job if the create response is lost."""
 
     def metadata(self) -> dict[str, str]:
         """The job's API metadata; raises `LabmgrError` when the tags do not fit."""
@@ -138,12 +124,10 @@ class JobRequest:
 
 
 def is_labmgr_job(metadata: Mapping[str, str] | None) -> bool:
-    """True when the job was created by labmgr."""
     return (metadata or {}).get(MARKER) == "1"
 
 
 def tags_from_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
-    """The job's tags as labmgr stored them in its metadata."""
     return {
         key[len(TAG_PREFIX) :]: value
         for key, value in (metadata or {}).items()
@@ -159,31 +143,58 @@ def wandb_integration(
     tags: Sequence[str] | Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``integrations`` list for Weights & Biases (empty without a project)."""
+    options = {"entity": entity, "name": name, "tags": tags}
     if project is None:
-        given = [
-            option
-            for option, value in (
-                ("--wandb-entity", entity),
-                ("--wandb-name", name),
-                ("--wandb-tag", tags),
-            )
-            if value
-        ]
+        given = next((f"--wandb-{option}" for option, value in options.items() if value), None)
         if given:
             raise LabmgrError(
-                f"{given[0]} needs --wandb-project: Weights & Biases runs belong to a project.",
+                f"{given.replace('tags', 'tag')} needs --wandb-project: Weights & Biases runs "
+                "belong to a project.",
                 hint="Add --wandb-project NAME, or leave the W&B options out.",
             )
         return []
     if not project.strip():
         raise LabmgrError("--wandb-project is empty.", hint="Name the W&B project.")
-    settings: dict[str, Any] = {"project": project}
-    if entity:
-        settings["entity"] = entity
-    if name:
-        settings["name"] = name
+    if tags and (isinstance(tags, Mapping) or not all(isinstance(t, str) and t for t in tags)):
+        raise LabmgrError("W&B tags must be non-empty strings (repeat --wandb-tag for each).")
+    settings = {"project": project, **{key: value for key, value in options.items() if value}}
     if tags:
-        if isinstance(tags, Mapping) or not all(isinstance(tag, str) and tag for tag in tags):
-            raise LabmgrError("W&B tags must be non-empty strings (repeat --wandb-tag for each).")
         settings["tags"] = list(tags)
     return [{"type": "wandb", "wandb": settings}]
+
+
+MAX_SUFFIX = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def default_suffix(path: Path) -> str:
+    """The file name without extension, ``_`` and other unsafe characters as ``-``."""
+    return _UNSAFE.sub("-", path.stem.replace("_", "-")).strip("-")[:MAX_SUFFIX] or "ft"
+
+
+def check_suffix(suffix: str) -> None:
+    """Raise when the API would refuse `suffix`."""
+    if not suffix or len(suffix) > MAX_SUFFIX or ":" in suffix:
+        raise SuffixConflict(
+            f"Suffix {suffix!r} is not usable: it must be 1 to {MAX_SUFFIX} characters "
+            "without ':'.",
+            hint="Pass a shorter --suffix.",
+        )
+
+
+def refuse_other_content(db: Database, suffix: str, md5: str, path: Path) -> None:
+    """Raise `SuffixConflict` if a live job with `suffix` trained on other content (failed and
+    cancelled jobs never made a model; jobs of unknown content are not compared)."""
+    for job in jobs_with_suffix(db, suffix):
+        if job.status in ("failed", "cancelled"):
+            continue
+        used = (job.api_metadata or {}).get(MD5)
+        if used is None and job.training_file_id:
+            file = get_file(db, job.training_file_id)
+            used = file.md5 if file else None
+        if used is not None and used != md5:
+            raise SuffixConflict(
+                f"Suffix {suffix!r} is already used by job {job.id} ({job.status}), trained "
+                f"on other content than {path} (md5 {used[:8]}… vs {md5[:8]}…).",
+                hint="Choose another --suffix, or restore the file the suffix was trained on.",
+            )

@@ -1,11 +1,6 @@
-"""Sending planned jobs: each file uploaded once per organization/project, one
-``jobs.create`` per job, each recorded.
-
-`create` and `sweep` plan their jobs (`JobRequest`s, every check done) and hand them to
-`submit_requests`. Under the lab's create lock each suffix is checked against the content
-it was used for, `select` may drop jobs the database already holds (a sweep re-run), and
-the jobs are created in order. From the first refusal at the daily limit on, the rest are
-recorded as queued locally (their files are already uploaded) for ``update`` to send.
+"""Sending planned jobs (`JobRequest`s from `create` and `sweep`): each file uploaded once
+per organization/project, one ``jobs.create`` per job, each recorded. From the first refusal
+at the daily limit on, the rest are recorded as queued locally for ``update`` to send.
 """
 
 from __future__ import annotations
@@ -32,7 +27,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.finetuning.errors import (
+from labmgr.errors import (
     DailyJobLimit,
     FineTuningApiError,
     JobRefused,
@@ -40,26 +35,15 @@ from labmgr.finetuning.errors import (
     api_message,
 )
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
-from labmgr.finetuning.jobs.request import REQUEST, JobRequest
-from labmgr.finetuning.jobs.suffixes import refuse_other_content
-from labmgr.finetuning.registry import job_record, lab_database
+from labmgr.finetuning.jobs.request import REQUEST, JobRequest, TrainingData, refuse_other_content
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
 
-__all__ = [
-    "QUEUE_PHASE",
-    "Selection",
-    "create_once",
-    "file_md5",
-    "find_by_request",
-    "submit_requests",
-]
-
 QUEUE_PHASE = "waiting for a daily job slot"
-"""The phase a job queued locally shows in ``jobs list`` and ``jobs show``."""
-
 Selection = Callable[[Database, list[JobRequest]], list[JobRequest]]
-"""Chooses, under the create lock, which planned jobs to create (a sweep skips the jobs it
-already has)."""
+"""Chooses, under the create lock, which planned jobs to create (a sweep skips the ones it
+has)."""
 
 
 def submit_requests(
@@ -70,8 +54,9 @@ def submit_requests(
     dry_run: bool = False,
     select: Selection | None = None,
 ) -> list[FinetuneJob]:
-    """Upload and create `requests` with one key; returns the jobs (queued ones included),
-    or with `dry_run` the jobs that would be made (status ``dry-run``, not recorded)."""
+    """Upload and create `requests` with one key, each suffix checked against the content it
+    was used for under the lab's create lock; returns the jobs (queued ones included), or
+    with `dry_run` the jobs that would be made (status ``dry-run``, not recorded)."""
     for request in requests:
         request.metadata()  # the tags must fit the API's metadata before anything is spent
     accounts = Accounts(settings)
@@ -102,15 +87,13 @@ def submit_requests(
 def _upload_all(
     db: Database, client: OpenAI, credential: Credential, requests: Sequence[JobRequest]
 ) -> dict[str, str]:
-    """Each distinct training and validation file uploaded once: ``{md5: file id}``."""
+    """``{md5: file id}`` of each distinct training and validation file."""
     files: dict[str, str] = {}
     for request in requests:
-        for data, examples in (
-            (request.training, request.training.n_examples),
-            (request.validation, None),
-        ):
+        for data in (request.training, request.validation):
             if data is not None and data.md5 not in files:
-                files[data.md5] = _upload(db, client, credential, data.path, data.md5, examples)
+                training = data is request.training
+                files[data.md5] = _upload(db, client, credential, data, training)
     return files
 
 
@@ -121,18 +104,11 @@ def file_md5(path: Path) -> str:
 
 
 def _upload(
-    db: Database,
-    client: OpenAI,
-    credential: Credential,
-    path: Path,
-    md5: str,
-    num_examples: int | None,
+    db: Database, client: OpenAI, credential: Credential, data: TrainingData, training: bool
 ) -> str:
-    """The id of the file with this content in the key's organization/project.
-
-    A file recorded earlier is reused only if ``files.retrieve`` still finds it (it may have
-    been deleted, or belong to another project); otherwise the file is uploaded again.
-    """
+    """The id of the file with this content in the key's organization/project: one recorded
+    earlier if ``files.retrieve`` still finds it, else a new upload."""
+    path, md5 = data.path, data.md5
     known = find_file(
         db, md5, credential.organization, credential.project, endpoint=credential.base_url
     )
@@ -165,7 +141,7 @@ def _upload(
         filename=path.name,
         md5=md5,
         size_bytes=remote.bytes,
-        num_examples=num_examples,
+        num_examples=data.n_examples if training else None,
         purpose="fine-tune",
         created_at=datetime.fromtimestamp(remote.created_at, UTC),
         uploaded_at=datetime.now(UTC),
@@ -201,16 +177,21 @@ def _launch(
 ) -> list[FinetuneJob]:
     """Create and record each job in order; from the daily limit on, queue the rest."""
     done: list[FinetuneJob] = []
-    for index, request in enumerate(requests):
-        validation = files[request.validation.md5] if request.validation else None
-        body = request.body(files[request.training.md5], validation)
+    bodies = [
+        request.body(
+            files[request.training.md5],
+            files[request.validation.md5] if request.validation else None,
+        )
+        for request in requests
+    ]
+    for index, (request, body) in enumerate(zip(requests, bodies, strict=True)):
         try:
             job = create_once(db, client, credential, body, done)
         except DailyJobLimit as limit:
             now = datetime.now(UTC)
             not_before = slot_time(limit, now)
-            for later in requests[index:]:
-                done.append(_queue(db, credential, later, files, not_before, now))
+            for later, later_body in zip(requests[index:], bodies[index:], strict=True):
+                done.append(_queue(db, credential, later, later_body, not_before, now))
             break
         record = job_record(
             job,
@@ -228,13 +209,11 @@ def _queue(
     db: Database,
     credential: Credential,
     request: JobRequest,
-    files: Mapping[str, str],
+    body: dict[str, Any],
     not_before: datetime,
     now: datetime,
 ) -> FinetuneJob:
     """Record `request` as a job queued locally until `not_before` (refused at `now`)."""
-    validation = files[request.validation.md5] if request.validation else None
-    body = request.body(files[request.training.md5], validation)
     record = FinetuneJob(
         id=f"queued-{request.request_id[:20]}",
         status=QUEUED_LOCALLY,
@@ -269,11 +248,8 @@ def create_once(
     body: dict[str, Any],
     created: list[FinetuneJob],
 ) -> Any:
-    """One ``jobs.create`` without blind retries: a lost response is looked up by request id.
-
-    Raises `DailyJobLimit` at the daily limit, `JobRefused` when the API refuses the job, and
-    `FineTuningApiError` when it failed and the job cannot be found after the failure.
-    """
+    """One ``jobs.create`` without blind retries (a lost response is looked up by request
+    id); raises `DailyJobLimit`, `JobRefused` (a 4xx), or `FineTuningApiError`."""
     try:
         return client.with_options(max_retries=0).fine_tuning.jobs.create(**body)
     except openai.APIStatusError as exc:

@@ -23,17 +23,8 @@ from jobs_db import (
     open_database,
     upgrade,
 )
-from labmgr.errors import LabNotFound
-from labmgr.finetuning.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError
+from labmgr.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError, LabNotFound
 from labmgr.settings import DbUrlSource, Settings
-
-__all__ = [
-    "LabDatabaseStatus",
-    "lab_database",
-    "lab_database_status",
-    "open_lab_database",
-    "upgrade_lab_database",
-]
 
 DatabaseState = Literal["not created", "empty file", "current", "needs upgrade", "newer"]
 
@@ -54,8 +45,6 @@ class LabDatabaseStatus(BaseModel):
     code_revision: str
     """The schema revision this labmgr writes."""
     state: DatabaseState
-    """``not created``, ``empty file`` (a zero-byte SQLite file), ``current``,
-    ``needs upgrade`` (the next command upgrades it) or ``newer`` (upgrade labmgr)."""
 
 
 def _require_lab(settings: Settings) -> None:
@@ -74,7 +63,7 @@ def _url_origin(settings: Settings) -> str:
     return f"the lab folder {settings.home}"
 
 
-def lab_database_error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
+def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
     """`exc` from jobs_db as an error that names the lab's database and what to do."""
     if isinstance(exc, DatabaseDamagedError):
         return LabDatabaseDamaged(
@@ -100,27 +89,24 @@ def lab_database_error(settings: Settings, exc: DatabaseError) -> LabDatabaseErr
         hint = f"Check the database path in {origin}."
     else:
         hint = f"Check the URL in {origin} and that the server is reachable."
+    return LabDatabaseError(sentence(exc), hint=hint)
+
+
+def sentence(exc: Exception) -> str:
+    """`exc`'s text as a sentence (capital first, full stop)."""
     text = str(exc)
-    return LabDatabaseError(f"{text[:1].upper()}{text[1:]}.", hint=hint)
-
-
-def open_lab_database(settings: Settings) -> Database:
-    """The lab's database, created or upgraded to this code's schema.
-
-    Raises `LabNotFound` without a lab folder, `LabDatabaseDamaged` for a file that is not
-    a database, `LabDatabaseEmpty` for a zero-byte file (never silently a new lab).
-    """
-    _require_lab(settings)
-    try:
-        return open_database(settings.db_url, allow_empty_file=False)
-    except DatabaseError as exc:
-        raise lab_database_error(settings, exc) from None
+    return f"{text[:1].upper()}{text[1:]}."
 
 
 @contextmanager
 def lab_database(settings: Settings) -> Iterator[Database]:
-    """`open_lab_database` as a context manager that closes the database afterwards."""
-    db = open_lab_database(settings)
+    """The lab's database, created or upgraded to this code's schema, closed afterwards; a
+    zero-byte file raises `LabDatabaseEmpty` (never silently a new lab)."""
+    _require_lab(settings)
+    try:
+        db = open_database(settings.db_url, allow_empty_file=False)
+    except DatabaseError as exc:
+        raise _error(settings, exc) from None
     try:
         yield db
     finally:
@@ -133,7 +119,7 @@ def lab_database_status(settings: Settings) -> LabDatabaseStatus:
     try:
         revision = current_revision(settings.db_url)
     except DatabaseError as exc:
-        raise lab_database_error(settings, exc) from None
+        raise _error(settings, exc) from None
     head = head_revision()
     state: DatabaseState
     if file is not None and file.is_file() and file.stat().st_size == 0:
@@ -162,4 +148,4 @@ def upgrade_lab_database(settings: Settings) -> str:
     try:
         return upgrade(settings.db_url)
     except DatabaseError as exc:
-        raise lab_database_error(settings, exc) from None
+        raise _error(settings, exc) from None

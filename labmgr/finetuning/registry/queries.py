@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobs_db import (
-    Checkpoints,
     Database,
     DatabaseInputError,
     FinetuneJob,
@@ -24,36 +23,14 @@ from jobs_db import (
     model_groups,
     select_models,
 )
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import AmbiguousJobId, UnknownJob, UnknownJobStatus
-from labmgr.finetuning.registry.database import lab_database
+from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobStatus
+from labmgr.finetuning.registry.database import lab_database, sentence
 from labmgr.settings import Settings
 
-__all__ = [
-    "JOB_STATUSES",
-    "JobDetails",
-    "job_details",
-    "lab_jobs",
-    "lab_model_groups",
-    "lab_models",
-    "resolve_job_id",
-    "sentence",
-]
-
-JOB_STATUSES = (
-    "queued_locally",
-    "validating_files",
-    "queued",
-    "running",
-    "paused",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "unknown",
-)
-"""Statuses a recorded job can have: the API's, ``queued_locally`` (held back by the daily
-job limit, not on the API yet) and ``unknown`` (imported from llmcomp without a status;
-`update` checks it)."""
+_NOT_FINAL = ("validating_files", "queued", "running", "paused")
+JOB_STATUSES = ("queued_locally", *_NOT_FINAL, "succeeded", "failed", "cancelled", "unknown")
+"""The API's statuses, ``queued_locally`` (held back by the daily job limit) and ``unknown``
+(imported from llmcomp without a status; `update` checks it)."""
 
 _ELLIPSES = ("…", "...")
 _SHOWN_CANDIDATES = 5
@@ -61,14 +38,11 @@ _SHOWN_CANDIDATES = 5
 
 @dataclass(frozen=True)
 class JobDetails:
-    """One job with its events and models."""
+    """One job with its events (oldest first) and models (by step, final model last)."""
 
     job: FinetuneJob
-    """The job as recorded."""
     events: list[JobEvent]
-    """Its events, oldest first."""
     models: list[Model]
-    """Its checkpoints and final model, by step (final model last)."""
 
 
 def _unknown(reference: str) -> UnknownJob:
@@ -80,13 +54,9 @@ def _unknown(reference: str) -> UnknownJob:
 
 
 def resolve_job_id(target: Target, reference: str) -> str:
-    """The id of the one recorded job `reference` names.
-
-    `reference` is a whole id, a shortened id as the job tables print it (``ftjob-…a1b2``,
-    or with ``...``), a prefix (``ftjob-L6an``) or, failing that, the end of an id
-    (``a1b2``). Raises `UnknownJob` when no job matches and `AmbiguousJobId` (listing
-    them) when several do.
-    """
+    """The id of the one recorded job `reference` names: a whole id, a shortened one as the
+    tables print it (``ftjob-…a1b2``), a prefix or, failing that, the end of an id. Raises
+    `UnknownJob` or `AmbiguousJobId` (listing the matches)."""
     text = reference.strip()
     if not text:
         raise LabmgrError("The job id is empty.", hint="Pass a job id from `labmgr jobs list`.")
@@ -113,20 +83,6 @@ def resolve_job_id(target: Target, reference: str) -> str:
     return matches[0]
 
 
-def _check_statuses(status: str | Sequence[str] | None) -> None:
-    for value in [status] if isinstance(status, str) else status or []:
-        if value not in JOB_STATUSES:
-            raise UnknownJobStatus(
-                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
-            )
-
-
-def sentence(exc: Exception) -> str:
-    """`exc`'s text as a sentence (capital first, full stop)."""
-    text = str(exc)
-    return f"{text[:1].upper()}{text[1:]}."
-
-
 _TAG_HINT = "Write a tag as key=value, e.g. condition=insecure."
 
 
@@ -141,20 +97,17 @@ def _reading(settings: Settings, hint: str | None = None) -> Iterator[Database]:
 
 
 def lab_jobs(
-    settings: Settings,
-    *,
-    status: str | Sequence[str] | None = None,
-    base_model: str | None = None,
-    suffix: str | None = None,
-    tags: Any = None,
+    settings: Settings, *, status: str | Sequence[str] | None = None, **filters: Any
 ) -> list[FinetuneJob]:
-    """The lab's jobs matching every filter, oldest first (see `jobs_db.list_jobs`).
-
-    Raises `UnknownJobStatus` for a status no job can have (instead of matching nothing).
-    """
-    _check_statuses(status)
+    """The lab's jobs matching every filter of `jobs_db.list_jobs`, oldest first; a status no
+    job can have raises `UnknownJobStatus` instead of matching nothing."""
+    for value in [status] if isinstance(status, str) else status or []:
+        if value not in JOB_STATUSES:
+            raise UnknownJobStatus(
+                f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
+            )
     with _reading(settings, _TAG_HINT) as db:
-        return list_jobs(db, status=status, base_model=base_model, suffix=suffix, tags=tags)
+        return list_jobs(db, status=status, **filters)
 
 
 def job_details(settings: Settings, reference: str) -> JobDetails:
@@ -167,45 +120,17 @@ def job_details(settings: Settings, reference: str) -> JobDetails:
         return JobDetails(job=job, events=job_events(db, job_id), models=job_models(db, job_id))
 
 
-def lab_models(
-    settings: Settings,
-    *,
-    base_model: str | None = None,
-    suffix: str | None = None,
-    tags: Any = None,
-    checkpoints: Checkpoints = False,
-    include_deleted: bool = False,
-) -> list[Model]:
-    """The lab's models matching every filter, oldest first (see `jobs_db.select_models`);
-    models deleted on the API only with `include_deleted`."""
+def lab_models(settings: Settings, **filters: Any) -> list[Model]:
+    """The lab's models matching every filter of `jobs_db.select_models` (``base_model``,
+    ``suffix``, ``tags``, ``checkpoints``, ``include_deleted``, …), oldest first."""
     with _reading(settings, _TAG_HINT) as db:
-        return select_models(
-            db,
-            base_model=base_model,
-            suffix=suffix,
-            tags=tags,
-            checkpoints=checkpoints,
-            include_deleted=include_deleted,
-        )
+        return select_models(db, **filters)
 
 
 def lab_model_groups(
-    settings: Settings,
-    *,
-    by: str = "suffix",
-    base_model: str | None = None,
-    include_base: bool = True,
-    checkpoints: Checkpoints = False,
-    include_deleted: bool = False,
+    settings: Settings, by: str = "suffix", **options: Any
 ) -> dict[str, list[str]]:
-    """The lab's models grouped for an evaluation (see `jobs_db.model_groups`); models
-    deleted on the API leave their groups unless `include_deleted`."""
+    """The lab's models grouped for an evaluation, as `jobs_db.model_groups` groups them
+    (``base_model``, ``include_base``, ``checkpoints``, ``include_deleted``)."""
     with _reading(settings) as db:
-        return model_groups(
-            db,
-            by=by,
-            base_model=base_model,
-            include_base=include_base,
-            checkpoints=checkpoints,
-            include_deleted=include_deleted,
-        )
+        return model_groups(db, by=by, **options)

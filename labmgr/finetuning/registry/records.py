@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openai.types.fine_tuning import FineTuningJob, FineTuningJobEvent
 from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
 
 from jobs_db import FINAL_STATUSES, FinetuneJob, JobEvent, Model
 
-__all__ = ["checkpoint_models", "event_records", "job_phase", "job_record", "timestamp"]
+if TYPE_CHECKING:
+    from labmgr.accounts import Credential
 
 
 def timestamp(seconds: float | None) -> datetime | None:
@@ -19,24 +20,27 @@ def timestamp(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
+def provided_suffix(job: FineTuningJob) -> str | None:
+    """The suffix the job was created with (the SDK does not type it)."""
+    suffix = (job.model_extra or {}).get("user_provided_suffix")
+    return suffix if isinstance(suffix, str) and suffix else None
+
+
 def _actual_hyperparameters(job: FineTuningJob) -> dict[str, Any] | None:
-    method = job.method
-    if method is not None:
-        section = getattr(method, method.type, None)
-        hyper = getattr(section, "hyperparameters", None)
-        if hyper is not None:
-            return dict(hyper.model_dump(exclude_none=True))
-    if job.hyperparameters is not None:
-        return dict(job.hyperparameters.model_dump(exclude_none=True))
-    return None
+    section = getattr(job.method, job.method.type, None) if job.method else None
+    hyper = getattr(section, "hyperparameters", None) or job.hyperparameters
+    return dict(hyper.model_dump(exclude_none=True)) if hyper is not None else None
 
 
-def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> FinetuneJob:
-    """The fields the API reports about `job`, plus `known` ones (key_env, project_id, …).
-
-    Only fields the API is authoritative for are set, so an upsert never erases what the
-    lab recorded at creation (requested hyperparameters, tags, key name).
-    """
+def job_record(
+    job: FineTuningJob,
+    *,
+    refreshed_at: datetime,
+    credential: Credential | None = None,
+    **known: Any,
+) -> FinetuneJob:
+    """The fields the API is authoritative for about `job`, plus the key that answered and
+    `known` ones: an upsert never erases what the lab recorded at creation (requests, tags)."""
     error = job.error if job.status == "failed" else None
     hyper = _actual_hyperparameters(job)
     fields: dict[str, Any] = {
@@ -67,6 +71,10 @@ def job_record(job: FineTuningJob, *, refreshed_at: datetime, **known: Any) -> F
         fields["result_file_id"] = job.result_files[0]
     if job.integrations:
         fields["integrations"] = [item.model_dump(exclude_none=True) for item in job.integrations]
+    if credential is not None:
+        fields.update(
+            key_env=credential.key_env, endpoint=credential.base_url, project_id=credential.project
+        )
     fields.update(known)
     return FinetuneJob(**fields)
 
@@ -88,11 +96,8 @@ def event_records(job_id: str, events: Sequence[FineTuningJobEvent]) -> list[Job
 
 
 def checkpoint_models(checkpoints: Sequence[FineTuningJobCheckpoint], n_epochs: Any) -> list[Model]:
-    """Checkpoint rows with step, epoch (when the epoch count is known) and metrics.
-
-    The checkpoint at the last step names the final model: `replace_checkpoints` turns it
-    into the final row's step and metrics rather than a separate checkpoint.
-    """
+    """Checkpoint rows with step, epoch (when the epoch count is known) and metrics; the one
+    at the last step is the final model (`replace_checkpoints` merges it into that row)."""
     last_step = max((c.step_number for c in checkpoints), default=0)
     epochs = n_epochs if isinstance(n_epochs, int) and n_epochs > 0 else None
     models = []

@@ -1,12 +1,6 @@
-"""`sweep`: conditions × seeds × hyperparameter levels × base models, each job tagged with its
-factor levels, created only when the lab does not have it yet.
-
-A sweep job is identified by its sweep name and factor levels, kept as tags (and so in the
-job's API metadata): ``sweep``, ``condition``, ``seed``, ``base``, and one tag per
-hyperparameter of the spec (``epochs``, ``lr``, ``batch_size``, ``beta``, …). Re-running a
-sweep skips every cell that has a job not failed or cancelled (queued ones included);
-failed and cancelled cells are created again.
-"""
+"""`sweep`: the spec's cells, each identified by its tags (``sweep``, ``condition``, ``seed``,
+``base``, one per hyperparameter: ``epochs``, ``lr``, …), created only when the lab has no live
+job for it (failed and cancelled cells are made again)."""
 
 from __future__ import annotations
 
@@ -20,16 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning.jobs import (
-    JobRequest,
-    TrainingData,
-    check_suffix,
-    grader_item_fields,
-    load_grader,
-    load_training_data,
-    submit_requests,
-    wandb_integration,
-)
+from labmgr.finetuning.jobs.create import load_training_data
+from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
+from labmgr.finetuning.jobs.request import JobRequest, TrainingData, check_suffix, wandb_integration
+from labmgr.finetuning.jobs.submit import submit_requests
 from labmgr.finetuning.methods import (
     LEVEL_TAGS,
     base_model_spec,
@@ -37,12 +25,10 @@ from labmgr.finetuning.methods import (
     check_method_for_base,
     method_object,
 )
-from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
-
-__all__ = ["SweepJob", "SweepPlan", "SweepResult", "auto_epochs", "plan_sweep", "sweep"]
 
 
 class SweepJob(BaseModel):
@@ -57,7 +43,6 @@ class SweepJob(BaseModel):
     """The levels of this cell (API names), ``auto`` for the rest."""
     suffix: str
     tags: dict[str, str]
-    """Every tag the job gets (factor levels and the spec's extra tags)."""
     existing_job: str | None = None
     """The job the lab already has for this cell, or None (it will be created)."""
     existing_status: str | None = None
@@ -70,8 +55,6 @@ class SweepJob(BaseModel):
 class SweepPlan(BaseModel):
     """Every job of a sweep, what exists, and what the new ones would cost."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
     name: str
     spec: Path
     method: str
@@ -79,7 +62,6 @@ class SweepPlan(BaseModel):
 
     @property
     def new_jobs(self) -> list[SweepJob]:
-        """Cells without a job yet."""
         return [job for job in self.jobs if job.existing_job is None]
 
     @property
@@ -113,25 +95,23 @@ def auto_epochs(n_examples: int) -> int:
 
 
 def _identity(spec: SweepSpec, tags: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """A cell's factor levels, as its tags hold them."""
     names = ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
     return tuple(sorted((key, tags[key]) for key in names if key in tags))
 
 
 def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingData:
-    try:
-        with spec.blame(key):
+    """The file checked, its first error (if any) blamed on `key` of the spec."""
+    with spec.blame(key):
+        try:
             return load_training_data(path, spec.method, **kwargs)
-    except InvalidTrainingFile as exc:
-        first = exc.message.splitlines()
-        shown = first[1] if len(first) > 1 else first[0]
-        count = getattr(exc.report, "error_count", 1)
-        more = f" (and {count - 1} more errors)" if count > 1 else ""
-        raise spec.error(
-            key,
-            f"{shown.rstrip('.')}{more}.",
-            f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
-        ) from None
+        except InvalidTrainingFile as exc:
+            lines = exc.message.splitlines()
+            count = getattr(exc.report, "error_count", 1)
+            more = f" (and {count - 1} more errors)" if count > 1 else ""
+            raise LabmgrError(
+                f"{lines[min(1, len(lines) - 1)].rstrip('.')}{more}.",
+                hint=f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
+            ) from None
 
 
 def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
@@ -144,12 +124,11 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
     integrations = _integrations(spec)
     fields = grader_item_fields(grader) if grader else []
     names = list(spec.hyperparameters)
-    combinations = list(itertools.product(*(spec.hyperparameters[n] for n in names)))
-    for combination in combinations:
+    cells = []  # (levels, the hyperparameters to send)
+    for combination in itertools.product(*(spec.hyperparameters[n] for n in names)):
+        levels = dict(zip(names, combination, strict=True))
         try:
-            check_hyperparameters(
-                spec.method, dict(zip(names, combination, strict=True)), as_options=False
-            )
+            cells.append((levels, check_hyperparameters(spec.method, levels, as_options=False)))
         except LabmgrError as exc:
             named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
             where = named[0] if named else "hyperparameters"
@@ -173,8 +152,9 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
                 validation=True,
                 item_fields=fields,
             )
-        for base, seed, combination in itertools.product(spec.bases, spec.seeds, combinations):
-            levels = dict(zip(names, combination, strict=True))
+        for base, seed, (levels, hyperparameters) in itertools.product(
+            spec.bases, spec.seeds, cells
+        ):
             tags = {
                 **spec.tags,
                 "sweep": spec.name,
@@ -198,7 +178,7 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
                 base_model=base,
                 suffix=suffix,
                 method=spec.method,
-                hyperparameters=check_hyperparameters(spec.method, levels),
+                hyperparameters=hyperparameters,
                 grader=grader,
                 integrations=integrations,
                 seed=seed,
@@ -243,7 +223,6 @@ def _suffix(spec: SweepSpec, tags: dict[str, str]) -> str:
 
 
 def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...], FinetuneJob]:
-    """The lab's live job of each cell (failed and cancelled ones are made again)."""
     found: dict[tuple[tuple[str, str], ...], FinetuneJob] = {}
     for job in list_jobs(db, tags={"sweep": spec.name}):
         if job.status not in ("failed", "cancelled"):
@@ -289,11 +268,8 @@ def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[JobRequ
 
 
 def plan_sweep(spec: str | Path, *, settings: Settings | None = None) -> SweepPlan:
-    """The jobs of a sweep, which exist already, and the estimated cost of the rest.
-
-    Reads and checks the spec and every training file; touches no API. Raises
-    `InvalidSweepSpec` naming the spec file, line and key of the first problem.
-    """
+    """The jobs of a sweep, which exist already, and the estimated cost of the rest; touches
+    no API. Raises `InvalidSweepSpec` naming the spec file, line and key of the problem."""
     return _plan(spec, settings or load_settings())[2]
 
 
@@ -304,13 +280,9 @@ def sweep(
     key_env: str | None = None,
     settings: Settings | None = None,
 ) -> SweepResult:
-    """Create the jobs of a sweep the lab does not have yet (``labmgr finetune sweep``).
-
-    With ``dry_run`` the result holds the plan only. Otherwise the new jobs are created in
-    order as `create` does; the check for existing jobs is repeated under the lab's create
-    lock, so two runs of one sweep never both create a cell. ``key_env`` (or the spec's
-    ``key``) names the key to use.
-    """
+    """Create the jobs of a sweep the lab does not have yet, as `create` does (``dry_run``:
+    the plan only). The check for existing jobs is repeated under the lab's create lock, so
+    two runs of one sweep never both create a cell."""
     settings = settings or load_settings()
     parsed, requests, plan = _plan(spec, settings)
     if dry_run:

@@ -1,22 +1,17 @@
 """Reading a sweep spec (YAML): conditions × seeds × hyperparameter levels × base models.
 
 ```yaml
-name: em-lr                      # optional; default: the file name without .yaml
+name: em-lr                      # default: the file name without .yaml
 base: gpt-4.1-mini               # or a list of base models
 conditions: {insecure: data/insecure.jsonl, secure: data/secure.jsonl}
 seeds: 3                         # seeds 1, 2, 3; or a list such as [7, 8]
 hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
-method: supervised               # or dpo (beta), reinforcement (grader)
-validation: data/held-out.jsonl  # optional: one file, or one per condition
-suffix: "{condition}"            # optional template over the factor names
-tags: {project: em}              # optional extra tags
-wandb: {project: em-sweeps}      # optional W&B integration (entity, name, tags)
-grader: grader.yaml              # reinforcement only: a file or an inline object
-key: OPENAI_API_KEY_LAB          # optional: the env var of the key to use
 ```
 
-Paths are relative to the spec's folder. Every problem is reported as one sentence naming
-the spec file, its line, the key and what to do (`InvalidSweepSpec`).
+Optional: method, validation (one file or one per condition), suffix (a template over the
+factor names), tags, wandb, grader (a file or an inline object), key (the env var of the key).
+Paths are relative to the spec's folder. Each problem is one `InvalidSweepSpec` sentence
+naming the spec file, its line, the key and what to do.
 """
 
 from __future__ import annotations
@@ -30,21 +25,17 @@ from typing import Any
 
 import yaml
 
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.errors import InvalidSweepSpec
+from labmgr.errors import InvalidSweepSpec, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
-__all__ = ["HYPERPARAMETER_ALIASES", "SweepSpec", "read_sweep_spec"]
-
-_JOB_SHAPE_KEYS = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
-TOP_KEYS = (*_JOB_SHAPE_KEYS, "suffix", "tags", "wandb", "grader", "key")
+_SHAPE = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
+TOP_KEYS = (*_SHAPE, "suffix", "tags", "wandb", "grader", "key")
 HYPERPARAMETER_ALIASES = {
     "epochs": "n_epochs",
     "lr": "learning_rate_multiplier",
     "lr_multiplier": "learning_rate_multiplier",
     "batch": "batch_size",
 }
-"""Short names a spec may use for the API's hyperparameter names."""
 _ALL_HYPERPARAMETERS = sorted({name for names in HYPERPARAMETERS.values() for name in names})
 _FLOATS = {"learning_rate_multiplier", "beta", "compute_multiplier"}
 
@@ -64,12 +55,11 @@ class SweepSpec:
     """API hyperparameter name → the key the spec wrote (``lr`` for the multiplier)."""
     method: str = "supervised"
     validation: dict[str, Path] = field(default_factory=dict)
-    """Condition → its validation file (the same file for every condition if one was given)."""
     suffix: str = "{condition}"
     tags: dict[str, str] = field(default_factory=dict)
     wandb: dict[str, Any] | None = None
     grader: Any = None
-    """A mapping, or a path (resolved) to a grader file."""
+    """A mapping, or the path of a grader file."""
     key: str | None = None
     lines: dict[str, int] = field(default_factory=dict)
     """The line of each key path (``conditions.insecure``) in the file, for errors."""
@@ -182,13 +172,6 @@ def _hyperparameters(spec: SweepSpec, value: Any) -> None:
         spec.spelled[name] = str(raw)
 
 
-def _bases(spec: SweepSpec, value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(item, str) and item.strip() for item in items):
-        raise spec.error("base", "must be a model name or a non-empty list of names")
-    return [item.strip() for item in items]
-
-
 def _seeds(spec: SweepSpec, value: Any) -> list[int]:
     if value is None:
         return [1]
@@ -272,6 +255,9 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise out.error(label, "must be non-empty text")
     out.name, out.suffix, out.key = str(name).strip(), str(suffix), key
-    out.bases = _bases(out, data["base"])
+    bases = data["base"] if isinstance(data["base"], list) else [data["base"]]
+    if not bases or not all(isinstance(base, str) and base.strip() for base in bases):
+        raise out.error("base", "must be a model name or a non-empty list of names")
+    out.bases = [base.strip() for base in bases]
     out.seeds = _seeds(out, data.get("seeds"))
     return out

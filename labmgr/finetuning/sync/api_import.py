@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import openai
+from openai import OpenAI
 from pydantic import BaseModel
 
 from jobs_db import (
@@ -19,38 +21,29 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.finetuning.errors import api_message
+from labmgr.errors import api_message
 from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, tags_from_metadata
-from labmgr.finetuning.registry import checkpoint_models, job_record, lab_database
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import checkpoint_models, job_record, provided_suffix
 from labmgr.routing import resolved_credentials
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["ImportSummary", "import_from_api"]
-
 
 class ImportSummary(BaseModel):
-    """What an import recorded."""
+    """What an import recorded: jobs read and new, models (final and checkpoints) and files
+    recorded, and the keys or lines that could not be read, with the reason."""
 
     jobs_seen: int = 0
-    """Jobs read from the source."""
     jobs_new: int = 0
-    """Jobs the database did not hold before."""
     models: int = 0
-    """Final models and checkpoints recorded."""
     files: int = 0
-    """Training files recorded."""
     problems: list[str] = []
-    """Keys or lines that could not be read, with the reason."""
 
 
 def import_from_api(*, settings: Settings | None = None, checkpoints: bool = True) -> ImportSummary:
-    """Record every job each configured key can list (all pages), with tags and files.
-
-    Jobs labmgr created carry their tags, base model and file md5 in the API's metadata;
-    other jobs are recorded with what the API reports. Existing rows are completed, never
-    overwritten by an older snapshot. With `checkpoints`, succeeded jobs get their
-    checkpoint models too (one request per job not yet holding them).
-    """
+    """Record every job each configured key can list, with tags (from labmgr's metadata)
+    and files; existing rows are completed, never overwritten by an older snapshot. With
+    `checkpoints`, succeeded jobs get their checkpoint models (one request per job)."""
     settings = settings or load_settings()
     summary = ImportSummary()
     accounts = Accounts(settings)
@@ -60,7 +53,8 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
         with lab_database(settings) as db:
             for credential in credentials:
                 try:
-                    _import_key(db, accounts, credential, summary, checkpoints)
+                    client = accounts.pool.client(credential)
+                    _import_key(db, client, credential, summary, checkpoints)
                 except openai.APIStatusError as exc:
                     summary.problems.append(
                         f"{credential.key_env}: HTTP {exc.status_code}: {api_message(exc)}"
@@ -75,25 +69,18 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
 
 
 def _import_key(
-    db: Database,
-    accounts: Accounts,
-    credential: Credential,
-    summary: ImportSummary,
-    checkpoints: bool,
+    db: Database, client: OpenAI, credential: Credential, summary: ImportSummary, checkpoints: bool
 ) -> None:
-    client = accounts.pool.client(credential)
     for remote in client.fine_tuning.jobs.list(limit=100):
         summary.jobs_seen += 1
         stored = get_job(db, remote.id)
         existed = stored is not None
         metadata = remote.metadata or {}
-        extra = remote.model_extra or {}
-        known: dict[str, object] = {"endpoint": credential.base_url}
+        known: dict[str, Any] = {"endpoint": credential.base_url}
         if stored is None or not stored.key_env:
             known.update(key_env=credential.key_env, project_id=credential.project)
-        suffix = extra.get("user_provided_suffix")
-        if isinstance(suffix, str) and suffix:
-            known["suffix"] = suffix
+        if provided_suffix(remote):
+            known["suffix"] = provided_suffix(remote)
         if not existed:
             known["base_model"] = metadata.get(BASE) or remote.model
         record: FinetuneJob = job_record(remote, refreshed_at=datetime.now(UTC), **known)

@@ -17,11 +17,9 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry import lab_database
+from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sync.api_import import ImportSummary
 from labmgr.settings import Settings, load_settings
-
-__all__ = ["import_llmcomp"]
 
 _STEP = re.compile(r":ckpt-step-(\d+)$")
 _UNKNOWN_STATUS = "unknown"
@@ -110,13 +108,10 @@ def _checkpoints(row: dict[str, Any]) -> list[Model]:
 
 
 def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -> ImportSummary:
-    """Record the jobs, models, checkpoints and files of an llmcomp ``data_dir``.
-
-    Reads ``jobs.jsonl`` (required) and ``files.jsonl`` (optional) whole before writing
-    anything, so a malformed line (reported with its number) records nothing. Jobs are
-    tagged ``source=llmcomp``; jobs the lab already holds are left as they are.
-    Jobs without a final status are marked ``unknown``: ``labmgr jobs update`` checks them.
-    """
+    """Record the jobs (tagged ``source=llmcomp``), models, checkpoints and files of an llmcomp
+    ``data_dir``. Both files are read whole first, so a malformed line (reported with its
+    number) records nothing; jobs the lab holds are left as they are; jobs without a status
+    are marked ``unknown`` for ``labmgr jobs update`` to check."""
     settings = settings or load_settings()
     folder = Path(directory)
     jobs_path, files_path = folder / "jobs.jsonl", folder / "files.jsonl"

@@ -6,17 +6,9 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-__all__ = [
-    "SAFETY_CHECK_ALLOWANCE",
-    "JobState",
-    "QueuedJobState",
-    "SubmittedJob",
-    "UncheckedJob",
-    "UpdateSummary",
-]
-
 SAFETY_CHECK_ALLOWANCE = timedelta(minutes=20)
 """Added to the API's training ETA for the usage-policy evaluation that follows training."""
+_FINAL = ("succeeded", "failed", "cancelled")
 
 
 class JobState(BaseModel):
@@ -26,20 +18,15 @@ class JobState(BaseModel):
 
     job_id: str
     suffix: str | None
-    """The job's suffix."""
     key_env: str | None
     """The env var of the key that answered (never the key)."""
     previous_status: str
-    """Status before this update."""
     status: str
-    """Status now (the API's raw string)."""
     phase: str | None = None
     """What a running job is doing, from its events (e.g. usage policy evaluation)."""
     estimated_finish: datetime | None = None
-    """The API's training ETA."""
     fine_tuned_model: str | None = None
     error: str | None = None
-    """The API's error message for a failed job."""
     checkpoints: int = 0
     """Checkpoint models recorded (not counting the final model)."""
     curves_stored: int = 0
@@ -55,7 +42,7 @@ class JobState(BaseModel):
 
     @property
     def is_final(self) -> bool:
-        return self.status in ("succeeded", "failed", "cancelled")
+        return self.status in _FINAL
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -65,22 +52,19 @@ class JobState(BaseModel):
 
 
 class SubmittedJob(BaseModel):
-    """A job queued locally that `update` sent to the API."""
+    """A job queued locally that `update` sent to the API (``queued-…`` id → the API's)."""
 
     queued_id: str
-    """The id it had while queued (``queued-…``)."""
     job_id: str
-    """The API's job id it has now."""
     suffix: str | None
 
 
 class QueuedJobState(BaseModel):
-    """A job still queued locally after `update`, and when it may go."""
+    """A job still queued locally after `update`, and the earliest time it may go."""
 
     job_id: str
     suffix: str | None
     not_before: datetime | None
-    """The earliest time `update` will send it (a daily slot frees)."""
 
 
 class UncheckedJob(BaseModel):
@@ -99,35 +83,28 @@ class UpdateSummary(BaseModel):
     checked: list[JobState] = []
     """Jobs refreshed, in the database's order (oldest first)."""
     unchecked: list[UncheckedJob] = []
-    """Jobs that could not be refreshed, with reasons."""
     requests: int = 0
-    """API requests made."""
     submitted: list[SubmittedJob] = []
     """Jobs queued at the daily limit that were sent to the API now."""
     queued: list[QueuedJobState] = []
-    """Jobs still queued locally, with the time each may go."""
     curves: int = 0
     """Jobs whose training curves were stored by this update."""
 
-    def _with(self, *statuses: str) -> list[JobState]:
-        return [job for job in self.checked if job.status in statuses]
-
     @property
     def running(self) -> list[JobState]:
-        """Checked jobs that are not final yet (queued, running, paused, …)."""
         return [job for job in self.checked if not job.is_final]
 
     @property
     def succeeded(self) -> list[JobState]:
-        return self._with("succeeded")
+        return [job for job in self.checked if job.status == "succeeded"]
 
     @property
     def failed(self) -> list[JobState]:
-        return self._with("failed")
+        return [job for job in self.checked if job.status == "failed"]
 
     @property
     def cancelled(self) -> list[JobState]:
-        return self._with("cancelled")
+        return [job for job in self.checked if job.status == "cancelled"]
 
     @property
     def newly_finished(self) -> list[JobState]:

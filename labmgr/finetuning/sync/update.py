@@ -30,16 +30,16 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, ClientPool, Credential
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.curves import ResultsFileError, parse_results_file
-from labmgr.finetuning.errors import api_message
-from labmgr.finetuning.jobs import QueueOutcome, submit_queued
-from labmgr.finetuning.registry import (
+from labmgr.errors import LabmgrError, api_message
+from labmgr.finetuning.curves.frame import ResultsFileError, parse_results_file
+from labmgr.finetuning.jobs.queue import QueueOutcome, submit_queued
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.records import (
     checkpoint_models,
     event_records,
     job_phase,
     job_record,
-    lab_database,
+    provided_suffix,
 )
 from labmgr.finetuning.sync.summary import (
     JobState,
@@ -51,10 +51,7 @@ from labmgr.finetuning.sync.summary import (
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
-__all__ = ["DEFAULT_CONCURRENCY", "aupdate", "update"]
-
 DEFAULT_CONCURRENCY = 16
-"""Jobs refreshed at once."""
 
 
 @dataclass
@@ -69,21 +66,15 @@ class _Fetched:
 
 
 class _Unchecked(Exception):
-    """Why a job could not be refreshed this time."""
+    pass
 
 
 def update(
     *, settings: Settings | None = None, concurrency: int = DEFAULT_CONCURRENCY
 ) -> UpdateSummary:
-    """Send queued jobs whose time came, then refresh every job whose status may change.
-
-    Queued jobs are sent as `submit_queued` says. Each non-final job is asked for with the
-    key that created it, else a key of its project, at most `concurrency` at once; its
-    status, error, ETA, phase, tokens, actual hyperparameters and seed, events, models,
-    checkpoints and training curves (its results file, read once) are recorded. Final jobs
-    cost no request, except a succeeded job whose curves are not stored yet. Jobs that
-    cannot be checked are listed with the reason. Use `aupdate` in a running event loop.
-    """
+    """Send queued jobs whose time came (`submit_queued`), then refresh every non-final job,
+    `concurrency` at once, each with a key of its project: status, events, models, checkpoints
+    and curves. Jobs that cannot be checked are listed with the reason. In a loop: `aupdate`."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -138,7 +129,6 @@ async def aupdate(
 
 @contextmanager
 def _api_errors(credential: Credential, what: str = "") -> Iterator[None]:
-    """The API's refusals and unreachable endpoints as `_Unchecked`."""
     try:
         yield
     except openai.APIStatusError as exc:
@@ -192,9 +182,20 @@ class _Refresh:
 
     async def curves_only(self, job: FinetuneJob) -> str | None:
         """Store the curves of a finished job whose results file is known but not stored."""
+        file_id = job.result_file_id or ""
+        curve: TrainingCurve | None = None
+        problem: str | None = f"results file {file_id} was not found with any key of its project"
         async with self.limit:
             try:
-                curve, problem = await self.download_curves(job)
+                for credential in self.candidates(job):
+                    self.summary.requests += 1
+                    with _api_errors(credential, f"results file {file_id}: "):
+                        try:
+                            client = self.pool.async_client(credential)
+                            curve, problem = await _read_curves(client, job.id, file_id)
+                            break
+                        except openai.NotFoundError:
+                            continue
             except _Unchecked as unchecked:
                 return str(unchecked)
         if curve is not None:
@@ -235,39 +236,28 @@ class _Refresh:
         """Events (all pages once final), and for a succeeded job checkpoints and curves."""
         remote = fetched.job
         final = remote.status in ("succeeded", "failed", "cancelled")
-        self.summary.requests += 1
-        page = await client.fine_tuning.jobs.list_events(remote.id, limit=100)
-        fetched.events = list(page.data)
-        while final and page.has_next_page():
-            self.summary.requests += 1
-            page = await page.get_next_page()
-            fetched.events.extend(page.data)
+        events = client.fine_tuning.jobs.list_events(remote.id, limit=100)
+        fetched.events = await self.pages(events, every=final)
         if remote.status != "succeeded":
             return fetched
-        self.summary.requests += 1
-        checkpoints = await client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
-        fetched.checkpoints = list(checkpoints.data)
-        while checkpoints.has_next_page():
-            self.summary.requests += 1
-            checkpoints = await checkpoints.get_next_page()
-            fetched.checkpoints.extend(checkpoints.data)
+        checkpoints = client.fine_tuning.jobs.checkpoints.list(remote.id, limit=100)
+        fetched.checkpoints = await self.pages(checkpoints)
         if remote.result_files:
             self.summary.requests += 1
             file_id = remote.result_files[0]
             fetched.curve, fetched.curve_problem = await _read_curves(client, remote.id, file_id)
         return fetched
 
-    async def download_curves(self, job: FinetuneJob) -> tuple[TrainingCurve | None, str | None]:
-        file_id = job.result_file_id or ""  # a job missing its curves names its results file
-        for credential in self.candidates(job):
+    async def pages(self, first: Any, *, every: bool = True) -> list[Any]:
+        """The items of the first page (a request), and with `every` of all the pages."""
+        self.summary.requests += 1
+        page = await first
+        items = list(page.data)
+        while every and page.has_next_page():
             self.summary.requests += 1
-            with _api_errors(credential, f"results file {file_id}: "):
-                try:
-                    client = self.pool.async_client(credential)
-                    return await _read_curves(client, job.id, file_id)
-                except openai.NotFoundError:
-                    continue
-        return None, f"results file {file_id} was not found with any key of its project"
+            page = await page.get_next_page()
+            items.extend(page.data)
+        return items
 
 
 async def _read_curves(
@@ -289,25 +279,17 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
     remote, credential = fetched.job, fetched.credential
     phase = job_phase(remote.status, fetched.events)
     record = job_record(
-        remote,
-        refreshed_at=fetched.refreshed_at,
-        key_env=credential.key_env,
-        endpoint=credential.base_url,
-        project_id=credential.project,
-        phase=phase,
+        remote, refreshed_at=fetched.refreshed_at, credential=credential, phase=phase
     )
     if not before.suffix:
-        suffix = (remote.model_extra or {}).get("user_provided_suffix")
-        if isinstance(suffix, str) and suffix:
-            record.suffix = suffix
-    n_checkpoints = 0
+        record.suffix = provided_suffix(remote) or record.suffix
     with db.session() as session:
         if upsert_job(session, record):
             # Events never change once listed: add the new ones only (cheap on each poll).
             stored = {event.id for event in job_events(session, remote.id)}
-            for event in event_records(remote.id, fetched.events):
-                if event.id not in stored:
-                    session.add(event)
+            session.add_all(
+                e for e in event_records(remote.id, fetched.events) if e.id not in stored
+            )
             if remote.status == "succeeded":
                 hyper: dict[str, Any] = record.hyperparameters_actual or {}
                 models = checkpoint_models(fetched.checkpoints, hyper.get("n_epochs"))
@@ -315,7 +297,6 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
                 if fetched.curve is not None:
                     store_curve(session, fetched.curve)
         n_checkpoints = sum(1 for m in job_models(session, remote.id) if m.kind == "checkpoint")
-    error = remote.error.message if remote.status == "failed" and remote.error else None
     return JobState(
         job_id=remote.id,
         suffix=before.suffix or record.suffix,
@@ -325,7 +306,7 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
         phase=phase,
         estimated_finish=record.estimated_finish,
         fine_tuned_model=remote.fine_tuned_model,
-        error=error,
+        error=remote.error.message if remote.status == "failed" and remote.error else None,
         checkpoints=n_checkpoints,
         curves_stored=int(fetched.curve is not None),
         curves_problem=fetched.curve_problem,

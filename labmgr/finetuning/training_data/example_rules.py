@@ -8,10 +8,7 @@ from typing import Any
 from labmgr.finetuning.training_data.message_rules import Findings, _type_name, check_messages
 
 SUPERVISED_KEYS = ("messages", "tools", "parallel_tool_calls")
-"""Top-level keys of a supervised (chat) example."""
 PREFERENCE_KEYS = ("input", "preferred_output", "non_preferred_output")
-"""Top-level keys of a preference (DPO) example."""
-_INPUT_KEYS = ("messages", "tools", "parallel_tool_calls")
 
 
 def _unknown_keys(
@@ -113,7 +110,7 @@ def check_preference(example: dict[str, Any], out: Findings) -> None:
         if not isinstance(prompt, dict):
             out.error(f"input must be an object with 'messages', got {_type_name(prompt)}")
         else:
-            _unknown_keys(prompt, _INPUT_KEYS, "input", out)
+            _unknown_keys(prompt, SUPERVISED_KEYS, "input", out)
             declared = _check_tools(prompt, "input", out)
             if "messages" not in prompt:
                 out.error("input: missing 'messages'")

@@ -7,16 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
-"""Roles a training message may have."""
-
-FORBIDDEN_TOKENS = (
-    "<|endoftext|>",
-    "<|endofprompt|>",
-    "<|fim_prefix|>",
-    "<|fim_suffix|>",
-    "<|fim_middle|>",
-)
-"""Special tokens that may not appear in training text."""
+_FILL_IN_THE_MIDDLE = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+FORBIDDEN_TOKENS = ("<|endoftext|>", "<|endofprompt|>", *_FILL_IN_THE_MIDDLE)
 
 _ALLOWED_KEYS = {
     "system": {"role", "content", "name"},

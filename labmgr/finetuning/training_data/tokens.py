@@ -1,10 +1,8 @@
-"""A deterministic, offline estimate of how many tokens a training example holds.
+"""An offline estimate of the tokens of a training example, without a vocabulary download.
 
-It splits text the way GPT tokenizers pre-split it (words with their leading space, runs of
-up to three digits, punctuation runs, whitespace) and charges each piece by length: ASCII
-words ~7 characters per token, other alphabets ~3, CJK one per character. It needs no
-vocabulary download, and tracks ``o200k_base`` within roughly ±15% on English prose; the
-exact count comes from the API once the job runs (``trained_tokens``).
+Text is split as GPT tokenizers pre-split it and each piece charged by length (ASCII words ~7
+characters per token, other alphabets ~3, CJK one per character): within about ±15% of
+``o200k_base`` on English prose. The exact count comes later as ``trained_tokens``.
 """
 
 from __future__ import annotations
@@ -14,8 +12,6 @@ import math
 import re
 from collections.abc import Iterable
 from typing import Any
-
-__all__ = ["estimate_example_tokens", "estimate_messages_tokens", "estimate_text_tokens"]
 
 _PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
 _CJK = "\u2e80-\U0002ffff"

@@ -24,19 +24,9 @@ from labmgr.finetuning.training_data.message_rules import Findings
 from labmgr.finetuning.training_data.tokens import estimate_example_tokens
 from labmgr.pricing import Price, training_cost
 
-__all__ = [
-    "COST_REFERENCE_BASES",
-    "MAX_FILE_BYTES",
-    "MIN_EXAMPLES",
-    "Issue",
-    "ValidationReport",
-    "validate_training_file",
-]
-
 MIN_EXAMPLES = 10
 """Fewest examples the API accepts in a training file (a validation file needs 1)."""
 MAX_FILE_BYTES = 512 * 1024 * 1024
-"""Largest training file the API accepts."""
 COST_REFERENCE_BASES = ("gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
 """Bases whose training cost is reported when no base model is given."""
 _MAX_STORED_ISSUES = 10_000
@@ -49,14 +39,13 @@ _WIDE_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE on
 
 
 class Issue(BaseModel):
-    """One problem in a training file."""
+    """One problem in a training file: its line (None: the whole file) and what is wrong,
+    naming the field inside the example (``messages[2].content``)."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     line: int | None
-    """1-based line number, or None for a problem with the whole file."""
     message: str
-    """What is wrong, naming the field inside the example (``messages[2].content``)."""
 
     def format(self, path: str | os.PathLike[str]) -> str:
         """``FILE:LINE: message`` (or ``FILE: message``)."""
@@ -69,10 +58,7 @@ class ValidationReport(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     path: Path
-    """The file checked."""
     method: Method
-    """The format checked: ``supervised`` (chat), ``dpo`` (preference) or
-    ``reinforcement`` (prompts for a grader)."""
     base_model: str | None
     """The base snapshot checked against (token limit, method, price), or None."""
     n_examples: int = 0
@@ -80,25 +66,19 @@ class ValidationReport(BaseModel):
     n_tokens: int = 0
     """Estimated tokens in all examples (see `estimate_example_tokens`)."""
     max_example_tokens: int = 0
-    """Estimated tokens of the longest example."""
     example_token_limit: int | None = None
-    """Per-example token limit of `base_model`."""
     size_bytes: int = 0
-    """File size."""
     errors: list[Issue] = []
-    """Problems that make the API reject the file (the first 10,000)."""
+    """Problems that make the API reject the file (the first 10,000; `error_count` has all)."""
     warnings: list[Issue] = []
     """Problems worth a look that do not block training (the first 10,000)."""
     error_count: int = 0
-    """All errors, including any not stored."""
     warning_count: int = 0
-    """All warnings, including any not stored."""
     cost_per_epoch: dict[str, float] = {}
     """Estimated USD per epoch by base model (the chosen base, or `COST_REFERENCE_BASES`)."""
 
     @property
     def valid(self) -> bool:
-        """True when the file has no errors (warnings are allowed)."""
         return self.error_count == 0
 
     @property
@@ -106,15 +86,11 @@ class ValidationReport(BaseModel):
         """Estimated USD per epoch on `base_model`, or None without a base or a price."""
         return self.cost_per_epoch.get(self.base_model) if self.base_model else None
 
-    def formatted_errors(self, limit: int | None = None) -> list[str]:
-        """Errors as ``FILE:LINE: message`` strings, the first `limit` of them."""
-        return [issue.format(self.path) for issue in self.errors[:limit]]
-
     def raise_for_errors(self, limit: int = 10) -> None:
         """Raise `InvalidTrainingFile` listing the first `limit` errors, if there are any."""
         if self.valid:
             return
-        shown = self.formatted_errors(limit)
+        shown = [issue.format(self.path) for issue in self.errors[:limit]]
         if self.error_count == 1 and shown:
             raise InvalidTrainingFile(
                 shown[0].rstrip(".") + ".", hint="Fix it; nothing was uploaded.", report=self
@@ -129,11 +105,10 @@ class ValidationReport(BaseModel):
         )
 
     def _add(self, severity: str, line: int | None, message: str) -> None:
-        issues = self.errors if severity == "error" else self.warnings
-        if severity == "error":
-            self.error_count += 1
-        else:
-            self.warning_count += 1
+        error = severity == "error"
+        issues = self.errors if error else self.warnings
+        self.error_count += error
+        self.warning_count += not error
         if len(issues) < _MAX_STORED_ISSUES:
             issues.append(Issue(line=line, message=message))
 
@@ -144,20 +119,6 @@ def _guess_encoding(line: bytes) -> str:
     except UnicodeDecodeError:
         return "an 8-bit encoding other than UTF-8"
     return "Windows-1252 or Latin-1"
-
-
-def _not_utf8(
-    report: ValidationReport, first: tuple[int, UnicodeDecodeError, bytes], count: int
-) -> None:
-    """Every line that is not UTF-8 as one error naming the likely encoding."""
-    number, error, raw = first
-    more = f"; so are {count - 1:,} more lines" if count > 1 else ""
-    report._add(
-        "error",
-        number,
-        f"not UTF-8 text (byte 0x{raw[error.start]:02X} at column {error.start + 1}; the file "
-        f"looks like {_guess_encoding(raw)}){more}: save the file as UTF-8",
-    )
 
 
 def _decode(raw: bytes, number: int, report: ValidationReport) -> object | None:
@@ -202,8 +163,7 @@ def _check_lines(
     report: ValidationReport,
     item_fields: tuple[str, ...],
 ) -> bool:
-    """Check every line of `handle` into `report`; False when the file is UTF-16 or UTF-32
-    (one error: the lines are not worth reading)."""
+    """Check every line into `report`; False for UTF-16/32 (one error, lines not read)."""
     head = handle.read(4)
     wide = next((name for mark, name in _WIDE_BOMS if head.startswith(mark)), None)
     if wide is not None:
@@ -271,8 +231,15 @@ def _check_lines(
             report._add("warning", number, f"duplicate of the example on line {first_seen[digest]}")
         else:
             first_seen[digest] = number
-    if not_utf8 is not None:
-        _not_utf8(report, not_utf8, not_utf8_lines)
+    if not_utf8 is not None:  # every line that is not UTF-8 as one error
+        number, error, raw = not_utf8
+        more = f"; so are {not_utf8_lines - 1:,} more lines" if not_utf8_lines > 1 else ""
+        report._add(
+            "error",
+            number,
+            f"not UTF-8 text (byte 0x{raw[error.start]:02X} at column {error.start + 1}; the "
+            f"file looks like {_guess_encoding(raw)}){more}: save the file as UTF-8",
+        )
     return True
 
 
@@ -286,16 +253,9 @@ def validate_training_file(
     max_file_bytes: int = MAX_FILE_BYTES,
     item_fields: Collection[str] = (),
 ) -> ValidationReport:
-    """Check every line of a JSONL training file against the API's rules (and more).
-
-    With ``method="reinforcement"``, `item_fields` are the fields the grader reads
-    (``{{item.answer}}``): every example must hold them.
-
-    Returns a report whatever the file holds (call `ValidationReport.raise_for_errors` to
-    turn errors into `InvalidTrainingFile`). Raises `TrainingFileNotFound` when `path` is
-    not a readable file and `UnknownBaseModel` when `base_model` cannot be fine-tuned.
-    Makes no network request: token counts are estimates.
-    """
+    """Check every line of a JSONL training file against the API's rules, offline; a report
+    whatever the file holds (`raise_for_errors` raises). Reinforcement examples must hold the
+    `item_fields` the grader reads."""
     file = Path(path)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
