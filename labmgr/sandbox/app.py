@@ -65,16 +65,38 @@ async def legacy_completions(sb: Sandbox, req: Request) -> Response:
     return Response(run_legacy_completion(sb, req.account, body))
 
 
-def _routes() -> list[tuple[str, str, str, Any]]:
-    return [
-        ("POST", "/v1/chat/completions", "chat.completions", chat_completions),
-        ("POST", "/v1/completions", "completions", legacy_completions),
-        *files.handlers(),
-        *finetuning.handlers(),
-        *models.handlers(),
-        *batches.handlers(),
-        *responses.handlers(),
-    ]
+_FT = "/v1/fine_tuning/jobs"
+ROUTES: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/v1/chat/completions", "chat.completions", chat_completions),
+    ("POST", "/v1/completions", "completions", legacy_completions),
+    ("POST", "/v1/files", "files.create", files.create),
+    ("GET", "/v1/files", "files.list", files.list_files),
+    ("GET", "/v1/files/{id}", "files.retrieve", files.retrieve),
+    ("DELETE", "/v1/files/{id}", "files.delete", files.delete),
+    ("GET", "/v1/files/{id}/content", "files.content", files.content),
+    ("POST", _FT, "fine_tuning.jobs.create", finetuning.create),
+    ("GET", _FT, "fine_tuning.jobs.list", finetuning.list_jobs),
+    ("GET", _FT + "/{id}", "fine_tuning.jobs.retrieve", finetuning.retrieve),
+    ("POST", _FT + "/{id}/cancel", "fine_tuning.jobs.cancel", finetuning.cancel),
+    ("POST", _FT + "/{id}/pause", "fine_tuning.jobs.pause", finetuning.pause),
+    ("POST", _FT + "/{id}/resume", "fine_tuning.jobs.resume", finetuning.resume),
+    ("GET", _FT + "/{id}/events", "fine_tuning.jobs.events", finetuning.events),
+    ("GET", _FT + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", finetuning.checkpoints),
+    ("GET", "/v1/models", "models.list", models.list_models),
+    ("GET", "/v1/models/{model}", "models.retrieve", models.retrieve),  # `{model}` may hold ':'
+    ("DELETE", "/v1/models/{model}", "models.delete", models.delete),
+    ("POST", "/v1/batches", "batches.create", batches.create),
+    ("GET", "/v1/batches", "batches.list", batches.list_batches),
+    ("GET", "/v1/batches/{id}", "batches.retrieve", batches.retrieve),
+    ("POST", "/v1/batches/{id}/cancel", "batches.cancel", batches.cancel),
+    ("POST", "/v1/responses", "responses.create", responses.create),
+    ("POST", "/v1/responses/input_tokens", "responses.input_tokens", responses.count_input_tokens),
+    ("GET", "/v1/responses/{id}", "responses.retrieve", responses.retrieve),
+    ("DELETE", "/v1/responses/{id}", "responses.delete", responses.delete),
+    ("POST", "/v1/responses/{id}/cancel", "responses.cancel", responses.cancel),
+    ("GET", "/v1/responses/{id}/input_items", "responses.input_items", responses.list_input_items),
+]
+"""(method, path pattern, stats name, handler)."""
 
 
 class SandboxApp:
@@ -84,7 +106,7 @@ class SandboxApp:
         self.sandbox = sandbox
         self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
         self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
-        for method, pattern, name, handler in _routes():
+        for method, pattern, name, handler in ROUTES:
             if "{" not in pattern:
                 self._static[(method, pattern)] = (name, handler)
             else:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, metadata_param, not_found, server_error
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param, server_error
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.limiter import demand_of
@@ -27,7 +27,7 @@ from labmgr.sandbox.store import new_id, request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["ENDPOINTS", "handlers", "settle_due"]
+__all__ = ["ENDPOINTS", "settle_due"]
 
 Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 
@@ -426,15 +426,12 @@ async def create(sb: Sandbox, req: Request) -> Response:
 # ---- reading and cancelling ----
 
 
-def _visible_batch(sb: Sandbox, req: Request) -> dict[str, Any]:
-    batch = sb.store.visible(sb.store.batches, req.params[0], req.account.scope)
-    if batch is None:
-        raise not_found(f"No batch found with id '{req.params[0]}'.", param="batch_id")
-    return batch
+def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
+    return req.owned(sb.store.batches, "No batch found with id '{id}'.", "batch_id")
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(batch_view(sb, _visible_batch(sb, req), sb.now()))
+    return Response(batch_view(sb, _owned(req, sb), sb.now()))
 
 
 async def list_batches(sb: Sandbox, req: Request) -> Response:
@@ -448,7 +445,7 @@ async def list_batches(sb: Sandbox, req: Request) -> Response:
 
 
 async def cancel(sb: Sandbox, req: Request) -> Response:
-    batch = _visible_batch(sb, req)
+    batch = _owned(req, sb)
     now = sb.now()
     status = _status(batch, now)
     if status not in ("validating", "in_progress", "finalizing"):
@@ -458,13 +455,3 @@ async def cancel(sb: Sandbox, req: Request) -> Response:
     batch["cancelling_at"] = now
     sb.store.save()
     return Response(batch_view(sb, batch, now))
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/batches", "batches.create", create),
-        ("GET", "/v1/batches", "batches.list", list_batches),
-        ("GET", "/v1/batches/{id}", "batches.retrieve", retrieve),
-        ("POST", "/v1/batches/{id}/cancel", "batches.cancel", cancel),
-    ]

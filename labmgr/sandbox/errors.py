@@ -13,7 +13,6 @@ __all__ = [
     "metadata_param",
     "missing_parameter",
     "model_not_found",
-    "not_found",
     "number_param",
     "quota_exhausted",
     "quoted",
@@ -56,10 +55,6 @@ class APIError(Exception):
 
 def bad_request(message: str, *, param: str | None = None, code: str | None = None) -> APIError:
     return APIError(400, message, param=param, code=code)
-
-
-def not_found(message: str, *, param: str | None = None) -> APIError:
-    return APIError(404, message, param=param)
 
 
 def model_not_found(model: str) -> APIError:

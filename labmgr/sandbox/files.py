@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request as StarletteRequest
 
-from labmgr.sandbox.errors import bad_request, not_found
+from labmgr.sandbox.errors import bad_request
 from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_file", "file_view", "handlers"]
+__all__ = ["create_file", "file_view"]
 
 UPLOAD_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
 BATCH_FILE_LIFETIME = 30 * 24 * 3600
@@ -52,13 +52,6 @@ def create_file(
 def file_view(record: dict[str, Any]) -> dict[str, Any]:
     """A file record as the API shows it."""
     return {k: v for k, v in record.items() if k != "scope"}
-
-
-def _visible_file(sb: Sandbox, req: Request) -> dict[str, Any]:
-    record = sb.store.visible(sb.store.files, req.params[0], req.account.scope)
-    if record is None:
-        raise not_found(f"No such File object: {req.params[0]}", param="id")
-    return record
 
 
 async def create(sb: Sandbox, req: Request) -> Response:
@@ -143,29 +136,18 @@ async def list_files(sb: Sandbox, req: Request) -> Response:
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(file_view(_visible_file(sb, req)))
+    return Response(file_view(req.owned(sb.store.files, "No such File object: {id}", "id")))
 
 
 async def content(sb: Sandbox, req: Request) -> Response:
-    record = _visible_file(sb, req)
+    record = req.owned(sb.store.files, "No such File object: {id}", "id")
     data = sb.store.blob(record["id"]) or b""
     return Response(data, content_type="application/octet-stream")
 
 
 async def delete(sb: Sandbox, req: Request) -> Response:
-    record = _visible_file(sb, req)
+    record = req.owned(sb.store.files, "No such File object: {id}", "id")
     del sb.store.files[record["id"]]
     sb.store.drop_blob(record["id"])
     sb.store.save()
     return Response({"id": record["id"], "object": "file", "deleted": True})
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/files", "files.create", create),
-        ("GET", "/v1/files", "files.list", list_files),
-        ("GET", "/v1/files/{id}", "files.retrieve", retrieve),
-        ("DELETE", "/v1/files/{id}", "files.delete", delete),
-        ("GET", "/v1/files/{id}/content", "files.content", content),
-    ]

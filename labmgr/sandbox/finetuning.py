@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.behaviour import persona_from_examples
-from labmgr.sandbox.errors import APIError, bad_request, not_found
+from labmgr.sandbox.errors import APIError, bad_request
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
 from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
@@ -23,7 +23,7 @@ from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["handlers", "restore", "settle_due"]
+__all__ = ["restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 _CHECKPOINT_METRICS = (
@@ -175,12 +175,8 @@ def restore(sb: Sandbox) -> None:
 # ---- handlers ----
 
 
-def _visible_job(sb: Sandbox, req: Request) -> dict[str, Any]:
-    job = sb.store.visible(sb.store.jobs, req.params[0], req.account.scope)
-    if job is None:
-        message = f"Could not find fine-tuning job {req.params[0]}."
-        raise not_found(message, param="fine_tuning_job_id")
-    return job
+def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
+    return req.owned(sb.store.jobs, "Could not find fine-tuning job {id}.", "fine_tuning_job_id")
 
 
 async def create(sb: Sandbox, req: Request) -> Response:
@@ -235,12 +231,12 @@ async def list_jobs(sb: Sandbox, req: Request) -> Response:
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(job_view(sb, _visible_job(sb, req), sb.now()))
+    return Response(job_view(sb, _owned(req, sb), sb.now()))
 
 
 def _act(kind: str, allowed: tuple[str, ...], verb: str):
     async def handler(sb: Sandbox, req: Request) -> Response:
-        job = _visible_job(sb, req)
+        job = _owned(req, sb)
         now = sb.now()
         status = status_at(sb, job, now)
         if status not in allowed:
@@ -262,7 +258,7 @@ resume = _act("resume", ("paused",), "resume")
 
 
 async def events(sb: Sandbox, req: Request) -> Response:
-    job = _visible_job(sb, req)
+    job = _owned(req, sb)
     now = sb.now()
     limit = parse_limit(req.query, 20, 100)
     token = job["id"].removeprefix("ftjob-")[:12]
@@ -284,7 +280,7 @@ async def events(sb: Sandbox, req: Request) -> Response:
 
 
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
-    job = _visible_job(sb, req)
+    job = _owned(req, sb)
     now = sb.now()
     limit = parse_limit(req.query, 10, 100)
     _, total = training_steps(job)
@@ -311,18 +307,3 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
     items.reverse()
     page = cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True)
     return Response(page)
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    base = "/v1/fine_tuning/jobs"
-    return [
-        ("POST", base, "fine_tuning.jobs.create", create),
-        ("GET", base, "fine_tuning.jobs.list", list_jobs),
-        ("GET", base + "/{id}", "fine_tuning.jobs.retrieve", retrieve),
-        ("POST", base + "/{id}/cancel", "fine_tuning.jobs.cancel", cancel),
-        ("POST", base + "/{id}/pause", "fine_tuning.jobs.pause", pause),
-        ("POST", base + "/{id}/resume", "fine_tuning.jobs.resume", resume),
-        ("GET", base + "/{id}/events", "fine_tuning.jobs.events", events),
-        ("GET", base + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", checkpoints),
-    ]

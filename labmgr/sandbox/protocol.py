@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.errors import bad_request, invalid_body
+from labmgr.sandbox.errors import APIError, bad_request, invalid_body
 
 __all__ = ["Request", "Response", "StreamResponse", "cursor_page", "parse_limit"]
 
@@ -39,6 +39,14 @@ class Request:
                 raise invalid_body("The request body must be a JSON object.")
             self._parsed = data
         return self._parsed or {}
+
+    def owned(self, records: dict[str, Any], message: str, param: str | None = None) -> Any:
+        """The record named by the path's id if it belongs to the caller, else a 404 whose
+        `message` may name the id as ``{id}``."""
+        record = records.get(self.params[0])
+        if record is None or record["scope"] != self.account.scope:
+            raise APIError(404, message.format(id=self.params[0]), param=param)
+        return record
 
 
 @dataclass

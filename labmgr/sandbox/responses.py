@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import Completion, ModelCard, prompt_tokens
 from labmgr.sandbox.chat import check_model_access
-from labmgr.sandbox.errors import bad_request, model_not_found, not_found
+from labmgr.sandbox.errors import bad_request, model_not_found
 from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
 from labmgr.sandbox.responses_request import (
     ENCRYPTED_REASONING,
@@ -29,7 +29,7 @@ from labmgr.sandbox.store import request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_response", "handlers"]
+__all__ = ["create_response"]
 
 MAX_STORED = 10_000
 """Stored responses kept in memory; the oldest are forgotten first."""
@@ -170,10 +170,7 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
 
 
 def _visible(sb: Sandbox, req: Request) -> dict[str, Any]:
-    record = sb.store.visible(sb.store.responses, req.params[0], req.account.scope)
-    if record is None:
-        raise not_found(f"Response with id '{req.params[0]}' not found.")
-    return record
+    return req.owned(sb.store.responses, "Response with id '{id}' not found.")
 
 
 async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
@@ -233,15 +230,3 @@ async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
     )
     tokens = prompt_tokens(request.chat.messages)
     return Response({"object": "response.input_tokens", "input_tokens": tokens})
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/responses", "responses.create", create),
-        ("POST", "/v1/responses/input_tokens", "responses.input_tokens", count_input_tokens),
-        ("GET", "/v1/responses/{id}", "responses.retrieve", retrieve),
-        ("DELETE", "/v1/responses/{id}", "responses.delete", delete),
-        ("POST", "/v1/responses/{id}/cancel", "responses.cancel", cancel),
-        ("GET", "/v1/responses/{id}/input_items", "responses.input_items", list_input_items),
-    ]
