@@ -29,7 +29,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import METERS, Admission, demand_of
+from labmgr.sandbox.limiter import METERS, Admission, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -278,7 +278,7 @@ def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
         table = LimitTable.from_json(_json_body(body, "limits"), source="POST /sandbox/limits")
     except LimitsError as exc:
         raise bad_request(str(exc)) from None
-    sb.set_limits(table)
+    sb.limiter = RateLimiter(table)  # every bucket starts full
     return table.to_json()
 
 

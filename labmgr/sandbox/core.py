@@ -15,7 +15,6 @@ from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import CATALOGUE, ChatSimulator
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
-from labmgr.sandbox.limit_table import LimitTable
 from labmgr.sandbox.limiter import RateLimiter
 from labmgr.sandbox.stats import Stats
 from labmgr.sandbox.store import Store
@@ -62,10 +61,6 @@ class Sandbox:
         self.stats.reset()
         self.faults = replace(self.initial_faults)
         self.limiter = RateLimiter(self.config.limits)
-
-    def set_limits(self, table: LimitTable) -> None:
-        """Enforce `table` from now on, every bucket full (an empty table: no limits)."""
-        self.limiter = RateLimiter(table)
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "ModelCard", "resolve_model_name", "served_model_name"]
+__all__ = ["CATALOGUE", "ModelCard", "served_model_name"]
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,6 @@ def _card(id: str, created: str, kind: str, snapshot_of: str | None = None) -> M
 CATALOGUE: dict[str, ModelCard] = {
     card.id: card for card in (_card(*line.split()) for line in _MODELS.strip().splitlines())
 }
-
-
-def resolve_model_name(name: str) -> str | None:
-    """The snapshot a supervised fine-tune of `name` trains on (None: not fine-tunable)."""
-    card = CATALOGUE.get(name)
-    if card is None or "supervised" not in card.fine_tuning_methods:
-        return None
-    return served_model_name(name)
 
 
 def served_model_name(name: str) -> str:

@@ -69,11 +69,6 @@ class ChatSimulator:
             )
             self._plans.clear()
 
-    def forget(self, model_id: str) -> None:
-        with self._lock:
-            self._models.pop(model_id, None)
-            self._plans.clear()
-
     def knows(self, model_id: str) -> bool:
         return model_id in CATALOGUE or model_id in self._models
 
