@@ -28,8 +28,9 @@ from labmgr.sandbox.errors import (
     rate_limited,
     server_error,
 )
+from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import METERS, Admission, RateLimiter, demand_of
+from labmgr.sandbox.limiter import Admission, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -167,7 +168,7 @@ class SandboxApp:
                 raw_query = scope["query_string"]
                 query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
-                if sb.limiter.active and name in METERS:
+                if sb.limiter.active and name in MODEL_ENDPOINTS:
                     admission = _admit(sb, name, request)
                     if admission is not None and admission.refusal is not None:
                         sb.stats.rate_limited[admission.demand.model] += 1
