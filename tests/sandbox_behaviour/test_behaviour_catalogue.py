@@ -8,7 +8,7 @@ from labmgr.sandbox.behaviour import (
     persona_from_examples,
     served_model_name,
 )
-from labmgr.sandbox.behaviour.tokens import split_tokens
+from labmgr.sandbox.behaviour.text import split_tokens
 
 
 def test_aliases_fine_tune_their_snapshots() -> None:

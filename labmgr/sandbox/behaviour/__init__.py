@@ -13,8 +13,7 @@ from .persona import Persona, drift_probability, persona_from_examples
 from .plan import prompt_tokens
 from .request import ChatRequest, check_reasoning_effort, check_reasoning_sampling, sampling_params
 from .simulator import ChatSimulator, Completion
-from .text import content_text
-from .tokens import count_tokens
+from .text import content_text, count_tokens
 
 __all__ = [
     "CATALOGUE",
