@@ -42,14 +42,8 @@ ACTIVE = ("validating", "in_progress", "finalizing", "cancelling")
 """States whose tokens are enqueued."""
 
 _UNRUN = {
-    "expired": (
-        "batch_expired",
-        "This request could not be executed before the completion window expired.",
-    ),
-    "cancelled": (
-        "batch_cancelled",
-        "This request could not be executed because the batch was cancelled.",
-    ),
+    "expired": ("batch_expired", "before the completion window expired."),
+    "cancelled": ("batch_cancelled", "because the batch was cancelled."),
 }
 
 
@@ -177,16 +171,10 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         else:
             errors.append(result)
     if status in _UNRUN:
-        code, message = _UNRUN[status]
+        code, why = _UNRUN[status]
+        error = {"code": code, "message": f"This request could not be executed {why}"}
         for result in results[done:]:
-            errors.append(
-                {
-                    "id": result["id"],
-                    "custom_id": result["custom_id"],
-                    "response": None,
-                    "error": {"code": code, "message": message},
-                }
-            )
+            errors.append({**result, "response": None, "error": error})
     finished = {
         "completed": _phases(batch)["completed"],
         "expired": _phases(batch)["expires"],
@@ -236,6 +224,29 @@ def settle_due(sb: Sandbox, now: float) -> None:
 # ---- creating: validate the input file, answer every line ----
 
 
+_MISSING = "missing_required_parameter"
+_LINE_ERRORS = {
+    "json": ("invalid_json_line", "This line is not parseable as valid JSON.", None),
+    "custom_id": (_MISSING, "Each line needs a `custom_id`.", "custom_id"),
+    "duplicate": ("duplicate_custom_id", "The custom_id for this request is a duplicate.", None),
+    "method": ("invalid_method", "Only the POST method is supported.", "method"),
+    "url": (
+        "invalid_url",
+        "The URL provided for this request does not match the batch endpoint {endpoint}.",
+        "url",
+    ),
+    "body": (_MISSING, "The request body needs a `model`.", "body"),
+    "stream": ("invalid_request", "Streaming is not supported in batches.", "body.stream"),
+    "model": (
+        "mismatched_model",
+        "The provided model does not match the model of the other requests in the file.",
+        "body.model",
+    ),
+    "empty": ("empty_file", "The batch input file is empty.", None),
+}
+"""Problems of a batch input file: (code, message, param)."""
+
+
 def _parse_input(
     content: bytes, endpoint: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -245,7 +256,9 @@ def _parse_input(
     seen: set[str] = set()
     models: set[str] = set()
 
-    def error(code: str, number: int, message: str, param: str | None = None) -> None:
+    def error(problem: str, number: int) -> None:
+        code, message, param = _LINE_ERRORS[problem]
+        message = message.format(endpoint=endpoint)
         errors.append({"code": code, "line": number, "message": message, "param": param})
 
     for number, raw in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
@@ -254,45 +267,35 @@ def _parse_input(
         try:
             line = json.loads(raw)
         except ValueError:
-            error("invalid_json_line", number, "This line is not parseable as valid JSON.")
+            error("json", number)
             continue
         if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
-            error(
-                "missing_required_parameter", number, "Each line needs a `custom_id`.", "custom_id"
-            )
+            error("custom_id", number)
             continue
         if line["custom_id"] in seen:
-            error("duplicate_custom_id", number, "The custom_id for this request is a duplicate.")
+            error("duplicate", number)
         seen.add(line["custom_id"])
         if line.get("method") != "POST":
-            error("invalid_method", number, "Only the POST method is supported.", "method")
+            error("method", number)
         if line.get("url") != endpoint:
-            error(
-                "invalid_url",
-                number,
-                f"The URL provided for this request does not match the batch endpoint {endpoint}.",
-                "url",
-            )
+            error("url", number)
         body = line.get("body")
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-            error("missing_required_parameter", number, "The request body needs a `model`.", "body")
+            error("body", number)
             continue
         if body.get("stream"):
-            error(
-                "invalid_request", number, "Streaming is not supported in batches.", "body.stream"
-            )
+            error("stream", number)
         models.add(body["model"])
         if len(models) > 1:
-            error(
-                "mismatched_model",
-                number,
-                "The provided model does not match the model of the other requests in the file.",
-                "body.model",
-            )
+            error("model", number)
         lines.append({"custom_id": line["custom_id"], "body": body})
     if not lines and not errors:
-        error("empty_file", 1, "The batch input file is empty.")
+        error("empty", 1)
     return lines, errors
+
+
+def _batch_error(code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "line": None, "message": message, "param": None}
 
 
 def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
@@ -319,14 +322,12 @@ def _queue_error(
     )
     if enqueued + tokens <= limits.batch_queue_tokens:
         return None
-    return {
-        "code": "token_limit_exceeded",
-        "line": None,
-        "message": f"Enqueued token limit reached for {family} in organization "
-        f"{account.organization}. Limit: {limits.batch_queue_tokens:,} enqueued tokens. "
-        "Please try again once some in_progress batches have been completed.",
-        "param": None,
-    }
+    return _batch_error(
+        "token_limit_exceeded",
+        f"Enqueued token limit reached for {family} in organization {account.organization}. "
+        f"Limit: {limits.batch_queue_tokens:,} enqueued tokens. Please try again once some "
+        "in_progress batches have been completed.",
+    )
 
 
 def _answer(
@@ -380,15 +381,11 @@ async def create(sb: Sandbox, req: Request) -> Response:
     lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
     maximum = sb.config.batch_max_requests
     if not errors and len(lines) > maximum:
-        errors.append(
-            {
-                "code": "request_limit_exceeded",
-                "line": None,
-                "message": f"The input file has {len(lines):,} requests; a batch can have at "
-                f"most {maximum:,}. Split the requests into several batches.",
-                "param": None,
-            }
+        message = (
+            f"The input file has {len(lines):,} requests; a batch can have at most "
+            f"{maximum:,}. Split the requests into several batches."
         )
+        errors.append(_batch_error("request_limit_exceeded", message))
     model = lines[0]["body"]["model"] if lines else None
     family = limit_family(model) if model else None
     tokens = 0 if errors else _enqueued_tokens(lines, endpoint)
