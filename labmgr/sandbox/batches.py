@@ -20,7 +20,7 @@ from labmgr.sandbox.errors import APIError, bad_request, metadata_param, server_
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.limiter import demand_of
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
 
@@ -433,10 +433,9 @@ async def retrieve(sb: Sandbox, req: Request) -> Response:
 
 async def list_batches(sb: Sandbox, req: Request) -> Response:
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     scope = req.account.scope
     batches = [b for b in reversed(sb.store.batches.values()) if b["scope"] == scope]
-    page = cursor_page(batches, after=req.query.get("after"), limit=limit, first_last=True)
+    page = req.page(batches, 20, 100)
     page["data"] = [batch_view(sb, b, now) for b in page["data"]]
     return Response(page)
 

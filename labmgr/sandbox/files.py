@@ -8,7 +8,7 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request as StarletteRequest
 
 from labmgr.sandbox.errors import bad_request
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
@@ -119,7 +119,6 @@ def _expiry(sb: Sandbox, purpose: str, anchor: Any, seconds: Any) -> int | None:
 
 async def list_files(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    limit = parse_limit(req.query, 10_000, 10_000)
     order = req.query.get("order", "desc")
     if order not in ("asc", "desc"):
         raise bad_request(f"Invalid 'order': {order!r}. Expected 'asc' or 'desc'.", param="order")
@@ -132,7 +131,7 @@ async def list_files(sb: Sandbox, req: Request) -> Response:
     ]
     if order == "desc":
         items.reverse()
-    return Response(cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True))
+    return Response(req.page(items, 10_000, 10_000))
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:

@@ -18,7 +18,7 @@ from labmgr.sandbox.errors import APIError, bad_request
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
 from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
@@ -212,7 +212,6 @@ def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
 
 async def list_jobs(sb: Sandbox, req: Request) -> Response:
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     wanted = {
         key[len("metadata[") : -1]: value
         for key, value in req.query.items()
@@ -225,7 +224,7 @@ async def list_jobs(sb: Sandbox, req: Request) -> Response:
         if job["scope"] == scope
         and all((job["metadata"] or {}).get(k) == v for k, v in wanted.items())
     ]
-    page = cursor_page(jobs, after=req.query.get("after"), limit=limit)
+    page = req.page(jobs, 20, 100, first_last=False)
     page["data"] = [job_view(sb, job, now) for job in page["data"]]
     return Response(page)
 
@@ -260,7 +259,6 @@ resume = _act("resume", ("paused",), "resume")
 async def events(sb: Sandbox, req: Request) -> Response:
     job = _owned(req, sb)
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     token = job["id"].removeprefix("ftjob-")[:12]
     items = [
         {
@@ -276,13 +274,12 @@ async def events(sb: Sandbox, req: Request) -> Response:
         if entry.at <= now
     ]
     items.reverse()
-    return Response(cursor_page(items, after=req.query.get("after"), limit=limit))
+    return Response(req.page(items, 20, 100, first_last=False))
 
 
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
     job = _owned(req, sb)
     now = sb.now()
-    limit = parse_limit(req.query, 10, 100)
     _, total = training_steps(job)
     items = []
     for entry in _timeline(sb, job):
@@ -305,5 +302,4 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
             }
         )
     items.reverse()
-    page = cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True)
-    return Response(page)
+    return Response(req.page(items, 10, 100))

@@ -1,4 +1,4 @@
-"""What a handler receives and returns, and the list envelope every list endpoint shares."""
+"""What a handler receives (with the list page every list endpoint shares) and returns."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.errors import APIError, bad_request, invalid_body
 
-__all__ = ["Request", "Response", "StreamResponse", "cursor_page", "parse_limit"]
+__all__ = ["Request", "Response", "StreamResponse"]
 
 
 @dataclass
@@ -48,6 +48,31 @@ class Request:
             raise APIError(404, message.format(id=self.params[0]), param=param)
         return record
 
+    def page(
+        self, items: Sequence[Any], default: int, maximum: int, first_last: bool = True
+    ) -> dict[str, Any]:
+        """One page of `items` (already in list order, with ids) after the query's `after`,
+        at most the query's `limit` long."""
+        raw = self.query.get("limit") or default
+        try:
+            limit = int(raw)
+        except ValueError:
+            message = f"Invalid 'limit': expected an integer, got {raw!r}."
+            raise bad_request(message, param="limit") from None
+        if not 1 <= limit <= maximum:
+            message = f"Invalid 'limit': {limit}. It must be between 1 and {maximum}."
+            raise bad_request(message, param="limit")
+        ids = [item["id"] for item in items]
+        after = self.query.get("after")
+        start = (ids.index(after) + 1 if after in ids else len(items)) if after else 0
+        data = list(items[start : start + limit])
+        page: dict[str, Any] = {"object": "list", "data": data}
+        if first_last:
+            page["first_id"] = data[0]["id"] if data else None
+            page["last_id"] = data[-1]["id"] if data else None
+        page["has_more"] = start + limit < len(items)
+        return page
+
 
 @dataclass
 class Response:
@@ -73,40 +98,3 @@ class StreamResponse:
     headers: dict[str, str] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     """The streamed completion's usage (whether or not the client asked to receive it)."""
-
-
-def parse_limit(query: dict[str, str], default: int, maximum: int) -> int:
-    """The `limit` query parameter, checked against the endpoint's range."""
-    raw = query.get("limit")
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise bad_request(
-            f"Invalid 'limit': expected an integer, got {raw!r}.", param="limit"
-        ) from None
-    if not 1 <= value <= maximum:
-        raise bad_request(
-            f"Invalid 'limit': {value}. It must be between 1 and {maximum}.", param="limit"
-        )
-    return value
-
-
-def cursor_page(
-    items: Sequence[dict[str, Any]],
-    *,
-    after: str | None,
-    limit: int,
-    first_last: bool = False,
-) -> dict[str, Any]:
-    """One page of `items` (already in list order) starting after the item with id `after`."""
-    ids = [item["id"] for item in items]
-    start = (ids.index(after) + 1 if after in ids else len(items)) if after else 0
-    data = list(items[start : start + limit])
-    page: dict[str, Any] = {"object": "list", "data": data}
-    if first_last:
-        page["first_id"] = data[0]["id"] if data else None
-        page["last_id"] = data[-1]["id"] if data else None
-    page["has_more"] = start + limit < len(items)
-    return page

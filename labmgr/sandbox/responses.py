@@ -15,7 +15,7 @@ from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import Completion, ModelCard, prompt_tokens
 from labmgr.sandbox.chat import check_model_access
 from labmgr.sandbox.errors import bad_request, model_not_found
-from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.responses_request import (
     ENCRYPTED_REASONING,
     LOGPROBS,
@@ -215,9 +215,7 @@ async def list_input_items(sb: Sandbox, req: Request) -> Response:
             f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.", param="order"
         )
     ordered = items if order == "asc" else list(reversed(items))
-    limit = parse_limit(req.query, 20, 100)
-    page = cursor_page(ordered, after=req.query.get("after"), limit=limit, first_last=True)
-    return Response(page)
+    return Response(req.page(ordered, 20, 100))
 
 
 async def count_input_tokens(sb: Sandbox, req: Request) -> Response:

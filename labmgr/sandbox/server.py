@@ -39,15 +39,9 @@ def is_loopback(host: str) -> bool:
 _DROP_MESSAGE = "ASGI callable returned without completing response."
 
 
-class _HideInjectedDrops(logging.Filter):
-    """Injected connection drops are deliberate; keep uvicorn from logging them as errors."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _DROP_MESSAGE
-
-
 def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
-    logging.getLogger("uvicorn.error").addFilter(_HideInjectedDrops())
+    # Injected connection drops are deliberate: keep uvicorn from logging them as errors.
+    logging.getLogger("uvicorn.error").addFilter(lambda r: r.getMessage() != _DROP_MESSAGE)
     return uvicorn.Config(
         app,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
