@@ -26,14 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
-_CHECKPOINT_METRICS = (
-    "train_loss",
-    "train_mean_token_accuracy",
-    "valid_loss",
-    "valid_mean_token_accuracy",
-    "full_valid_loss",
-    "full_valid_mean_token_accuracy",
-)
+_CHECKPOINT_METRICS = """train_loss train_mean_token_accuracy valid_loss valid_mean_token_accuracy
+full_valid_loss full_valid_mean_token_accuracy""".split()  # noqa: SIM905
 DAY = 24 * 3600
 
 
@@ -48,28 +42,21 @@ def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
     return hit[1]
 
 
-def status_at(sb: Sandbox, job: dict[str, Any], now: float) -> str:
-    status = "validating_files"
+def _status(sb: Sandbox, job: dict[str, Any], now: float) -> tuple[str, float, float | None]:
+    """The status at `now`, since when, and when the job will succeed (None: it won't)."""
+    status, since, succeeds = "validating_files", job["created_at"], None
     for entry in _timeline(sb, job):
-        if entry.at > now:
-            break
-        if entry.kind == "status":
-            status = entry.status
-    return status
+        if entry.kind == "status" and entry.at <= now:
+            status, since = entry.status, entry.at
+        elif entry.kind == "status" and entry.status == "succeeded":
+            succeeds = entry.at
+    return status, since, succeeds
 
 
 def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
     """The job as `GET /v1/fine_tuning/jobs/{id}` shows it at `now`."""
-    timeline = _timeline(sb, job)
-    status, finished_at, finish_planned = "validating_files", None, None
-    for entry in timeline:
-        if entry.kind != "status":
-            continue
-        if entry.at <= now:
-            status = entry.status
-            finished_at = int(entry.at) if entry.status in TERMINAL else None
-        elif entry.status == "succeeded":
-            finish_planned = entry.at
+    status, since, succeeds = _status(sb, job, now)
+    finished_at = int(since) if status in TERMINAL else None
     if status == "succeeded" and not job.get("settled"):
         _settle(sb, job)
     hp = (
@@ -92,9 +79,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "finished_at": finished_at,
         "trained_tokens": job["trained_tokens"] if status == "succeeded" else None,
         "error": job["error"] if status == "failed" else None,
-        "estimated_finish": math.ceil(finish_planned)
-        if status == "running" and finish_planned
-        else None,
+        "estimated_finish": math.ceil(succeeds) if status == "running" and succeeds else None,
         "result_files": [job["result_file"]] if job.get("result_file") else [],
         "seed": job["seed"],
         "hyperparameters": {
@@ -111,8 +96,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
 
 
 def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
-    timeline = _timeline(sb, job)
-    finished = next(e.at for e in timeline if e.kind == "status" and e.status == "succeeded")
+    finished = next(e.at for e in _timeline(sb, job) if e.status == "succeeded")
     _register_models(sb, job, finished)
     # The API serves a results file base64-encoded; it decodes to the per-step CSV.
     results = create_file(
@@ -157,7 +141,7 @@ def settle_due(sb: Sandbox, now: float) -> None:
     """Settle every job that has succeeded by `now` but was not looked at since."""
     for job in list(sb.store.jobs.values()):
         if not job.get("settled") and not job.get("final") and job["error"] is None:
-            status = status_at(sb, job, now)
+            status = _status(sb, job, now)[0]
             if status == "succeeded":
                 _settle(sb, job)
             elif status in TERMINAL:
@@ -237,7 +221,7 @@ def _act(kind: str, allowed: tuple[str, ...], verb: str):
     async def handler(sb: Sandbox, req: Request) -> Response:
         job = _owned(req, sb)
         now = sb.now()
-        status = status_at(sb, job, now)
+        status = _status(sb, job, now)[0]
         if status not in allowed:
             raise bad_request(
                 f"Job {job['id']} is {status} and cannot be {verb}d "
