@@ -18,6 +18,7 @@ import labmgr.sandbox.finetuning as finetuning
 import labmgr.sandbox.models as models
 import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
+from labmgr.sandbox.behaviour.request import check_stream_options
 from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
@@ -46,11 +47,7 @@ logger = logging.getLogger("labmgr.sandbox")
 
 async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
     body = req.json()
-    if body.get("stream_options") is not None and not body.get("stream"):
-        raise bad_request(
-            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-            param="stream_options",
-        )
+    check_stream_options(body)
     response = run_chat(sb, req.account, body)
     if body.get("stream"):
         options = body.get("stream_options") or {}

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, Completion
+from labmgr.sandbox.behaviour import CATALOGUE, Completion, ModelCard
 from labmgr.sandbox.errors import bad_request, model_not_found
 from labmgr.sandbox.store import request_id
 
@@ -20,15 +20,16 @@ __all__ = ["check_model_access", "run_chat", "run_legacy_completion", "stream_fr
 _PIECES = re.compile(r"\s*\S+|\s+")
 
 
-def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
-    """`model` when `account` may call it (a catalogue model or one of its own fine-tunes
-    that the simulator serves), else the real API's 400 (no model) or 404."""
+def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
+    """`model` and its base model's card when `account` may call it (a catalogue model or one
+    of its own fine-tunes that the simulator serves), else the real API's 400 or 404."""
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", param="model")
     visible = model in CATALOGUE or sb.model_record(model, account) is not None
-    if not visible or not sb.simulator.knows(model):
+    card = sb.simulator.card(model) if visible else None
+    if card is None:
         raise model_not_found(model)
-    return model
+    return model, card
 
 
 def _complete(
@@ -43,7 +44,7 @@ def _complete(
 
 def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `chat.completion` object for one request body, or an APIError."""
-    model = check_model_access(sb, account, body.get("model"))
+    model, _ = check_model_access(sb, account, body.get("model"))
     completion = _complete(sb, model, body)
     return {
         "id": request_id("chatcmpl-"),
@@ -102,7 +103,7 @@ def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
 
 def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
-    model = check_model_access(sb, account, body.get("model"))
+    model, _ = check_model_access(sb, account, body.get("model"))
     prompt = body.get("prompt")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     if not prompts or not all(isinstance(p, str) for p in prompts):

@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import Completion, ModelCard, prompt_tokens
+from labmgr.sandbox.behaviour import Completion, prompt_tokens
 from labmgr.sandbox.chat import check_model_access
-from labmgr.sandbox.errors import bad_request, model_not_found
+from labmgr.sandbox.errors import bad_request
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.responses_request import (
     ENCRYPTED_REASONING,
@@ -119,18 +119,10 @@ def _usage(completion: Completion) -> dict[str, Any]:
     }
 
 
-def _model_card(sb: Sandbox, account: Account, body: dict[str, Any]) -> tuple[str, ModelCard]:
-    model = check_model_access(sb, account, body.get("model"))
-    card = sb.simulator.card(model)
-    if card is None:
-        raise model_not_found(model)
-    return model, card
-
-
 def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """Answer one `/v1/responses` body (a request's, or a Batch API line's): the response
     object, stored when `store` says so."""
-    model, card = _model_card(sb, account, body)
+    model, card = check_model_access(sb, account, body.get("model"))
     history = _history(sb, account, body)
     request = parse_responses_request(body, card, history)
     completion = sb.simulator.answer(model, request.chat)
@@ -220,7 +212,7 @@ async def list_input_items(sb: Sandbox, req: Request) -> Response:
 
 async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
     body = req.json()
-    _, card = _model_card(sb, req.account, body)
+    _, card = check_model_access(sb, req.account, body.get("model"))
     counted = {k: v for k, v in body.items() if k in ("input", "instructions", "reasoning")}
     history = _history(sb, req.account, body)
     request = parse_responses_request(
