@@ -1,9 +1,7 @@
 """`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
 
-Every line is answered when the batch is created and revealed in file order as the batch's
-time passes (validating 10 % of `batch_seconds`, in progress until 80 %, finalizing until
-100 %), so `request_counts` are true at every state. An expired or cancelled batch's lines
-never run go to the error file.
+Every line is answered at creation and revealed in file order over `batch_seconds` (see
+docs/design/sandbox.md), so `request_counts` are true at every state.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters
-(what `GET /sandbox/stats` shows).
+"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters.
 
 The app hands `Sandbox` the functions that settle jobs and batches, so this module imports
 neither resource.

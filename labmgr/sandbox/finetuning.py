@@ -1,9 +1,7 @@
 """`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints.
 
-A job's status, events and checkpoints are derived from its record at read time (see
-`job_timeline`); when a read finds a job succeeded for the first time, the job is *settled*:
-its final model and checkpoints are registered with the simulator and its results file is
-written.
+State is read off the job's timeline; the first read that finds a job succeeded *settles* it:
+its models are registered with the simulator and its results file is written.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""A fine-tuning job's whole life, computed from its record instead of run by a thread.
-
-`build_timeline` lays out every status change, event and checkpoint of a job from its
-creation time, `job_seconds`, validation outcome and timed user actions (pause, resume,
-cancel); a read at `now` shows the entries with ``at <= now``. Validating takes 10 % of
-`job_seconds`, queued 10 %, running 80 % (a resumed job queues again). `step_metrics` is
-the one metric series that events, checkpoints and the results file all read.
-"""
+"""A fine-tuning job's whole life, laid out from its record (creation time, `job_seconds`,
+validation outcome, timed pause/resume/cancel) instead of run by a thread; a read at `now`
+shows the entries with ``at <= now``. `step_metrics` is the one metric series that events,
+checkpoints and the results file all read."""
 
 from __future__ import annotations
 

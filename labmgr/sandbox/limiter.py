@@ -1,12 +1,8 @@
 """Enforced rate limits: token buckets per organization (and project) and model family.
 
-A request costs one request plus its prompt tokens and requested completion budget
-(`max_completion_tokens` or `max_tokens` times `n`; a response's `max_output_tokens`); one
-without a budget is admitted on its prompt and its completion is taken afterwards. The same
-count decides what a batch enqueues. A bucket holds at most its per-minute limit and
-refills at limit/60 per second. A request is admitted when every bucket that applies holds
-it, and takes it out; a refused request takes nothing. `x-ratelimit-*` report the emptiest
-bucket.
+A request costs one request plus its prompt tokens and completion budget; one without a
+budget is admitted on its prompt and its completion is taken afterwards. A refused request
+takes nothing (docs/design/sandbox.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """`/v1/responses`: create (plain or streamed), retrieve, delete, input items, token counts.
-
-The simulator's answer is laid out as a `reasoning` item (reasoning models) and the
-assistant `message`. Stored responses are scoped like files and live in memory only.
-"""
+Stored responses are scoped like files and live in memory only."""
 
 from __future__ import annotations
 
