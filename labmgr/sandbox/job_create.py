@@ -281,13 +281,8 @@ def _integrations(value: Any) -> list[dict[str, Any]]:
         raise bad_request("Invalid 'integrations': expected a list.", param="integrations")
     for index, item in enumerate(value):
         settings = item.get("wandb") if isinstance(item, dict) else None
-        if (
-            not isinstance(item, dict)
-            or item.get("type") != "wandb"
-            or not isinstance(settings, dict)
-            or not isinstance(settings.get("project"), str)
-            or not settings["project"]
-        ):
+        project = settings.get("project") if isinstance(settings, dict) else None
+        if not isinstance(project, str) or not project or item.get("type") != "wandb":
             raise bad_request(
                 f"Invalid 'integrations[{index}]': expected {{'type': 'wandb', 'wandb': "
                 "{'project': …}}.",
