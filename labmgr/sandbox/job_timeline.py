@@ -223,16 +223,12 @@ def _clip(value: float, high: float = 1.0) -> float:
 def results_csv(job: dict[str, Any]) -> str:
     """The results file of a job that succeeded: one row per step, empty cells where a
     metric was not computed (validation between evaluations)."""
-    series = step_metrics(job)
-    columns: tuple[str, ...]
-    keys: tuple[str, ...]
+    columns: tuple[str, ...] = RESULT_COLUMNS
+    keys: tuple[str, ...] = ("step", "train_loss", "train_mean_token_accuracy", *RESULT_COLUMNS[3:])
     if job.get("method") == "reinforcement":
         columns = keys = REINFORCEMENT_COLUMNS
-    else:
-        columns = RESULT_COLUMNS
-        keys = ("step", "train_loss", "train_mean_token_accuracy", *RESULT_COLUMNS[3:])
     lines = [",".join(columns)]
-    for data in series:
+    for data in step_metrics(job):
         lines.append(",".join("" if data.get(key) is None else str(data[key]) for key in keys))
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import Completion, prompt_tokens
 from labmgr.sandbox.chat import check_model_access
-from labmgr.sandbox.errors import bad_request
+from labmgr.sandbox.errors import bad_request, wrong_type
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.responses_request import (
     ENCRYPTED_REASONING,
@@ -37,10 +37,7 @@ def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
     if previous is None:
         return ()
     if not isinstance(previous, str):
-        raise bad_request(
-            "Invalid type for 'previous_response_id': expected a string.",
-            param="previous_response_id",
-        )
+        raise wrong_type("previous_response_id", "a string", previous)
     record = sb.store.visible(sb.store.responses, previous, account.scope)
     if record is None:
         raise bad_request(

@@ -84,19 +84,20 @@ class ChatSimulator:
 
         Raises `APIError` for a body the real API would refuse.
         """
-        model = self._model(model_id)
-        if model is None:
-            raise model_not_found(model_id)
+        model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
         """Answer a checked Responses API request put as a chat request (`APIError` for an
         unknown model or an input longer than the model's context window)."""
+        return self._answer(self._served(model_id), request, (), "input")
+
+    def _served(self, model_id: str) -> ServedModel:
         model = self._model(model_id)
         if model is None:
             raise model_not_found(model_id)
-        return self._answer(model, request, (), "input")
+        return model
 
     def _answer(
         self,
