@@ -13,13 +13,12 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import labmgr.sandbox.batches as batches
+import labmgr.sandbox.chat as chat
 import labmgr.sandbox.files as files
 import labmgr.sandbox.finetuning as finetuning
 import labmgr.sandbox.models as models
 import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
-from labmgr.sandbox.behaviour.request import check_stream_options
-from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import (
@@ -45,28 +44,10 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 logger = logging.getLogger("labmgr.sandbox")
 
 
-async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
-    body = req.json()
-    check_stream_options(body)
-    response = run_chat(sb, req.account, body)
-    if body.get("stream"):
-        options = body.get("stream_options") or {}
-        frames = stream_frames(response, bool(options.get("include_usage")))
-        return StreamResponse(frames, usage=response["usage"])
-    return Response(response)
-
-
-async def legacy_completions(sb: Sandbox, req: Request) -> Response:
-    body = req.json()
-    if body.get("stream"):
-        raise bad_request("The sandbox does not stream legacy completions.", param="stream")
-    return Response(run_legacy_completion(sb, req.account, body))
-
-
 _FT = "/v1/fine_tuning/jobs"
 ROUTES: list[tuple[str, str, str, Handler]] = [
-    ("POST", "/v1/chat/completions", "chat.completions", chat_completions),
-    ("POST", "/v1/completions", "completions", legacy_completions),
+    ("POST", "/v1/chat/completions", "chat.completions", chat.create),
+    ("POST", "/v1/completions", "completions", chat.create_legacy),
     ("POST", "/v1/files", "files.create", files.create),
     ("GET", "/v1/files", "files.list", files.list_files),
     ("GET", "/v1/files/{id}", "files.retrieve", files.retrieve),

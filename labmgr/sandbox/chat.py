@@ -1,4 +1,5 @@
-"""Chat and legacy completions: model access, the simulator call, usage, SSE frames."""
+"""`/v1/chat/completions` and `/v1/completions`: model access, the simulator call, usage,
+SSE frames."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, Completion, ModelCard
+from labmgr.sandbox.behaviour import CATALOGUE, Completion, ModelCard, served_model_name
+from labmgr.sandbox.behaviour.request import check_stream_options
 from labmgr.sandbox.errors import bad_request, model_not_found
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
@@ -50,7 +53,7 @@ def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, A
         "id": request_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "choices": completion.choices,
         "usage": completion.usage,
         "service_tier": "default",
@@ -136,7 +139,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
         "id": request_id("cmpl-"),
         "object": "text_completion",
         "created": int(time.time()),
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "choices": choices,
         "usage": totals,
         "system_fingerprint": fingerprint,
@@ -157,3 +160,21 @@ def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
         ],
         "text_offset": offsets,
     }
+
+
+async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
+    body = req.json()
+    check_stream_options(body)
+    response = run_chat(sb, req.account, body)
+    if body.get("stream"):
+        options = body.get("stream_options") or {}
+        frames = stream_frames(response, bool(options.get("include_usage")))
+        return StreamResponse(frames, usage=response["usage"])
+    return Response(response)
+
+
+async def create_legacy(sb: Sandbox, req: Request) -> Response:
+    body = req.json()
+    if body.get("stream"):
+        raise bad_request("The sandbox does not stream legacy completions.", param="stream")
+    return Response(run_legacy_completion(sb, req.account, body))

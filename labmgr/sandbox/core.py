@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from labmgr.sandbox.accounts import Account, AccountBook
-from labmgr.sandbox.behaviour import CATALOGUE, ChatSimulator
+from labmgr.sandbox.behaviour import ChatSimulator
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limiter import RateLimiter
@@ -100,10 +100,6 @@ class Sandbox:
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
         self.faults = replace(self.initial_faults)
         self.limiter = RateLimiter(config.limits)
-        self.snapshots = {
-            card.snapshot_of: card.id for card in CATALOGUE.values() if card.snapshot_of
-        }
-        """Alias → dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
         self._settle_jobs = settle_jobs

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import Completion, prompt_tokens
+from labmgr.sandbox.behaviour import Completion, prompt_tokens, served_model_name
 from labmgr.sandbox.chat import check_model_access
 from labmgr.sandbox.errors import bad_request, wrong_type
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
@@ -133,7 +133,7 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
         "completed_at": int(now) if status == "completed" else None,
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "output": output,
         "service_tier": "default",
         "tools": [],

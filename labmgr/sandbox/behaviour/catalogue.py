@@ -88,5 +88,10 @@ CATALOGUE: dict[str, ModelCard] = {
 
 def served_model_name(name: str) -> str:
     """The name a response reports for `name`: an alias answers as its latest snapshot."""
-    snapshots = [card.id for card in CATALOGUE.values() if card.snapshot_of == name]
-    return max(snapshots) if snapshots else name
+    return _SNAPSHOTS.get(name, name)
+
+
+_SNAPSHOTS = {
+    c.snapshot_of: c.id for c in sorted(CATALOGUE.values(), key=lambda c: c.id) if c.snapshot_of
+}
+"""Alias → its latest dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
