@@ -246,16 +246,13 @@ def _method_and_hyperparameters(
             f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}.",
             param="hyperparameters",
         )
-    requested: dict[str, Any] = {}
-    for name in names:
-        if name not in hyper and name not in _COMMON:
-            continue  # method-specific ones are shown when given (or resolved)
-        value = hyper.get(name, "auto")
+    # the common ones are always shown, method-specific ones when given (or resolved)
+    requested = {name: hyper.get(name) for name in names if name in hyper or name in _COMMON}
+    for name, value in requested.items():
         if value is None:
-            value = "auto"
-        if value != "auto":
+            requested[name] = "auto"
+        elif value != "auto":
             _check_number(name, value)
-        requested[name] = value
     return kind, requested, grader
 
 
