@@ -80,23 +80,23 @@ def _status(batch: dict[str, Any], now: float) -> str:
     return "finalizing" if now < phases["completed"] else "completed"
 
 
+def _stop(batch: dict[str, Any], status: str, now: float) -> float:
+    """How far the batch got: `now`, or when it expired or was cancelled."""
+    if status == "expired":
+        return _phases(batch)["expires"]
+    return float(batch["cancelling_at"]) if status in ("cancelling", "cancelled") else now
+
+
 def _done(batch: dict[str, Any], status: str, now: float) -> int:
     """How many requests (from the top of the file) are done in `status` at `now`."""
-    total = batch["total"]
     if status in ("finalizing", "completed"):
-        return total
+        return int(batch["total"])
     if status in ("validating", "failed"):
         return 0
-    if status in ("cancelling", "cancelled"):
-        at = batch["cancelling_at"]
-    elif status == "expired":
-        at = _phases(batch)["expires"]
-    else:
-        at = now
     phases = _phases(batch)
     span = phases["finalizing"] - phases["in_progress"]
-    progress = min(1.0, max(0.0, (at - phases["in_progress"]) / span))
-    return math.floor(total * progress)
+    progress = (_stop(batch, status, now) - phases["in_progress"]) / span
+    return math.floor(batch["total"] * min(1.0, max(0.0, progress)))
 
 
 def _request_counts(batch: dict[str, Any], status: str, now: float) -> dict[str, int]:
@@ -133,12 +133,7 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
         "metadata": batch["metadata"],
         "model": batch["model"],
     }
-    # how far the batch got: now, or when it expired or was cancelled
-    stop = now
-    if status == "expired":
-        stop = phases["expires"]
-    elif cancel_at is not None and status in ("cancelling", "cancelled"):
-        stop = cancel_at
+    stop = _stop(batch, status, now)
     ran = status != "failed"
     stamp("in_progress_at", phases["in_progress"], ran and stop >= phases["in_progress"])
     stamp("finalizing_at", phases["finalizing"], ran and stop >= phases["finalizing"])
