@@ -132,12 +132,9 @@ def _cancelled(at: float) -> list[Entry]:
 
 
 def _validating_message(job: dict[str, Any]) -> str:
-    if job.get("validation_file"):
-        return (
-            f"Validating training file: {job['training_file']} and validation file: "
-            f"{job['validation_file']}"
-        )
-    return f"Validating training file: {job['training_file']}"
+    message = f"Validating training file: {job['training_file']}"
+    validation = job.get("validation_file")
+    return f"{message} and validation file: {validation}" if validation else message
 
 
 def _validation_steps(job: dict[str, Any], per_epoch: int, total: int) -> set[int]:
