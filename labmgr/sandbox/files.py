@@ -119,9 +119,6 @@ def _expiry(sb: Sandbox, purpose: str, anchor: Any, seconds: Any) -> int | None:
 
 async def list_files(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    order = req.query.get("order", "desc")
-    if order not in ("asc", "desc"):
-        raise bad_request(f"Invalid 'order': {order!r}. Expected 'asc' or 'desc'.", param="order")
     purpose = req.query.get("purpose")
     scope = req.account.scope
     items = [
@@ -129,9 +126,7 @@ async def list_files(sb: Sandbox, req: Request) -> Response:
         for r in sb.store.files.values()
         if r["scope"] == scope and (not purpose or r["purpose"] == purpose)
     ]
-    if order == "desc":
-        items.reverse()
-    return Response(req.page(items, 10_000, 10_000))
+    return Response(req.page(items, 10_000, 10_000, ordered=True))
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:

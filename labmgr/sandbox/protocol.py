@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.errors import APIError, bad_request, invalid_body
+from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
 
 __all__ = ["Request", "Response", "StreamResponse"]
 
@@ -49,10 +49,21 @@ class Request:
         return record
 
     def page(
-        self, items: Sequence[Any], default: int, maximum: int, first_last: bool = True
+        self,
+        items: Sequence[Any],
+        default: int,
+        maximum: int,
+        first_last: bool = True,
+        ordered: bool = False,
     ) -> dict[str, Any]:
-        """One page of `items` (already in list order, with ids) after the query's `after`,
-        at most the query's `limit` long."""
+        """One page of `items` (in list order, with ids) after the query's `after`, at most the
+        query's `limit` long; `ordered`: `items` are oldest first and the query's `order`
+        (default ``desc``) says which way to list them."""
+        order = self.query.get("order") or "desc"
+        if ordered and order not in ("asc", "desc"):
+            raise invalid_value(order, ("asc", "desc"), "order")
+        if ordered and order == "desc":
+            items = items[::-1]
         raw = self.query.get("limit") or default
         try:
             limit = int(raw)

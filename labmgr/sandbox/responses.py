@@ -194,14 +194,7 @@ async def cancel(sb: Sandbox, req: Request) -> Response:
 
 
 async def list_input_items(sb: Sandbox, req: Request) -> Response:
-    items = _visible(sb, req)["input_items"]
-    order = req.query.get("order") or "desc"
-    if order not in ("asc", "desc"):
-        raise bad_request(
-            f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.", param="order"
-        )
-    ordered = items if order == "asc" else list(reversed(items))
-    return Response(req.page(ordered, 20, 100))
+    return Response(req.page(_visible(sb, req)["input_items"], 20, 100, ordered=True))
 
 
 async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
