@@ -14,8 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, metadata_param, server_error
-from labmgr.sandbox.files import create_file
+from labmgr.sandbox.errors import (
+    APIError,
+    bad_request,
+    metadata_param,
+    missing_parameter,
+    server_error,
+)
+from labmgr.sandbox.files import create_file, file_param
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.limiter import demand_of
 from labmgr.sandbox.protocol import Request, Response
@@ -358,17 +364,9 @@ async def create(sb: Sandbox, req: Request) -> Response:
         raise bad_request(
             "Invalid 'completion_window': only '24h' is supported.", param="completion_window"
         )
-    file_id = body.get("input_file_id")
-    if not isinstance(file_id, str):
-        raise bad_request("Missing required parameter: 'input_file_id'.", param="input_file_id")
-    record = sb.store.visible(sb.store.files, file_id, req.account.scope)
-    if record is None:
-        raise bad_request(f"No such File object: {file_id}", param="input_file_id")
-    if record["purpose"] != "batch":
-        raise bad_request(
-            f"File {file_id} has purpose '{record['purpose']}'; batches need purpose 'batch'.",
-            param="input_file_id",
-        )
+    file_id = file_param(sb, req.account, body, "input_file_id", "batch")
+    if file_id is None:
+        raise missing_parameter("input_file_id")
     metadata = metadata_param(body)
     account = req.account
     lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)

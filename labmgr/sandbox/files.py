@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request as StarletteRequest
 
-from labmgr.sandbox.errors import bad_request
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.errors import bad_request, wrong_type
 from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_file", "file_view"]
+__all__ = ["create_file", "file_param", "file_view"]
 
 UPLOAD_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
 BATCH_FILE_LIFETIME = 30 * 24 * 3600
@@ -47,6 +48,28 @@ def create_file(
     sb.store.files[record["id"]] = record
     sb.store.save()
     return record
+
+
+def file_param(
+    sb: Sandbox, account: Account, body: dict[str, Any], name: str, purpose: str
+) -> str | None:
+    """The id in `body[name]` of a file of `account` uploaded for `purpose` (None if absent),
+    else the real API's 400."""
+    file_id = body.get(name)
+    if file_id is None:
+        return None
+    if not isinstance(file_id, str):
+        raise wrong_type(name, "a string", file_id)
+    record = sb.store.visible(sb.store.files, file_id, account.scope)
+    if record is None:
+        raise bad_request(f"invalid {name}: {file_id}", param=name, code="invalid_file")
+    if record["purpose"] != purpose:
+        raise bad_request(
+            f"File {file_id} has purpose '{record['purpose']}'; {name} needs a file uploaded "
+            f"with purpose '{purpose}'.",
+            param=name,
+        )
+    return file_id
 
 
 def file_view(record: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, count_tokens, served_model_name
-from labmgr.sandbox.errors import APIError, bad_request, metadata_param
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param, missing_parameter
+from labmgr.sandbox.files import file_param
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
@@ -114,8 +115,10 @@ def build_job(
         raise bad_request("Missing required parameter: 'model'.", param="model")
     method, requested, grader = _method_and_hyperparameters(body)
     snapshot = _base_snapshot(sb, account, model, method)
-    training_id = _file_param(sb, account, body, "training_file", required=True) or ""
-    validation_id = _file_param(sb, account, body, "validation_file", required=False)
+    training_id = file_param(sb, account, body, "training_file", "fine-tune")
+    if training_id is None:
+        raise missing_parameter("training_file")
+    validation_id = file_param(sb, account, body, "validation_file", "fine-tune")
     suffix = body.get("suffix")
     if suffix is not None and (not isinstance(suffix, str) or len(suffix) > 64 or ":" in suffix):
         raise bad_request(
@@ -321,25 +324,3 @@ def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[st
     auto("eval_interval", max(1, math.ceil(n_examples / resolved["batch_size"]) // 2))
     auto("eval_samples", 1)
     return resolved
-
-
-def _file_param(
-    sb: Sandbox, account: Account, body: dict[str, Any], name: str, *, required: bool
-) -> str | None:
-    file_id = body.get(name)
-    if file_id is None:
-        if required:
-            raise bad_request(f"Missing required parameter: '{name}'.", param=name)
-        return None
-    if not isinstance(file_id, str):
-        raise bad_request(f"Invalid '{name}': expected a file id string.", param=name)
-    record = sb.store.visible(sb.store.files, file_id, account.scope)
-    if record is None:
-        raise bad_request(f"invalid {name}: {file_id}", param=name, code="invalid_file")
-    if record["purpose"] != "fine-tune":
-        raise bad_request(
-            f"File {file_id} has purpose '{record['purpose']}'; fine-tuning needs files uploaded "
-            "with purpose 'fine-tune'.",
-            param=name,
-        )
-    return file_id
