@@ -15,10 +15,6 @@ from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.server import serve_sandbox
 
 
-def _print_url(url: str) -> None:
-    print(url, flush=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m labmgr.sandbox", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
@@ -29,7 +25,9 @@ def main() -> None:
         # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: exit quietly.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_: sys.exit(0))
-        serve_sandbox(config, host=args.host, port=args.port, on_listening=_print_url)
+        serve_sandbox(
+            config, host=args.host, port=args.port, on_listening=lambda url: print(url, flush=True)
+        )
     except (SandboxError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -21,7 +21,7 @@ import yaml
 
 from labmgr.sandbox.errors import APIError, SandboxError
 
-__all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError", "mask_key"]
+__all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError"]
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,6 @@ DEFAULT_ACCOUNT = Account(organization="org-sandbox", slug="sandbox", project="p
 
 class AccountsFileError(SandboxError, ValueError):
     """An accounts file that cannot be used (the message names the file and the entry)."""
-
-
-def mask_key(key: str) -> str:
-    """A key shortened so that an error message never repeats it in full."""
-    return f"{key[:3]}***{key[-4:]}" if len(key) >= 12 else "***"
 
 
 class AccountBook:
@@ -78,11 +73,6 @@ class AccountBook:
             accounts.update(_parse_entry(path, number, entry, accounts))
         return cls(accounts)
 
-    @property
-    def accounts(self) -> list[Account]:
-        """Every distinct account (the default one when open)."""
-        return [DEFAULT_ACCOUNT] if self.open else list(dict.fromkeys(self._accounts.values()))
-
     def authenticate(self, authorization: str | None) -> Account:
         """The account of an `Authorization: Bearer …` header, or a 401 the real API would send."""
         if not authorization or not authorization.startswith("Bearer ") or not authorization[7:]:
@@ -97,9 +87,10 @@ class AccountBook:
             return DEFAULT_ACCOUNT
         account = self._accounts.get(key)
         if account is None:
+            shown = f"{key[:3]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
             raise APIError(
                 401,
-                f"Incorrect API key provided: {mask_key(key)}. You can find your API key at "
+                f"Incorrect API key provided: {shown}. You can find your API key at "
                 "https://platform.openai.com/account/api-keys.",
                 code="invalid_api_key",
             )

@@ -13,12 +13,12 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import labmgr.sandbox.batches as batches
+import labmgr.sandbox.chat as chat
 import labmgr.sandbox.files as files
 import labmgr.sandbox.finetuning as finetuning
 import labmgr.sandbox.models as models
 import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
-from labmgr.sandbox.chat import run_chat, run_legacy_completion, stream_frames
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import (
@@ -28,8 +28,9 @@ from labmgr.sandbox.errors import (
     rate_limited,
     server_error,
 )
+from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import METERS, Admission, demand_of
+from labmgr.sandbox.limiter import Admission, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -43,38 +44,38 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 logger = logging.getLogger("labmgr.sandbox")
 
 
-async def chat_completions(sb: Sandbox, req: Request) -> Response | StreamResponse:
-    body = req.json()
-    if body.get("stream_options") is not None and not body.get("stream"):
-        raise bad_request(
-            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-            param="stream_options",
-        )
-    response = run_chat(sb, req.account, body)
-    if body.get("stream"):
-        options = body.get("stream_options") or {}
-        frames = stream_frames(response, bool(options.get("include_usage")))
-        return StreamResponse(frames, usage=response["usage"])
-    return Response(response)
-
-
-async def legacy_completions(sb: Sandbox, req: Request) -> Response:
-    body = req.json()
-    if body.get("stream"):
-        raise bad_request("The sandbox does not stream legacy completions.", param="stream")
-    return Response(run_legacy_completion(sb, req.account, body))
-
-
-def _routes() -> list[tuple[str, str, str, Any]]:
-    return [
-        ("POST", "/v1/chat/completions", "chat.completions", chat_completions),
-        ("POST", "/v1/completions", "completions", legacy_completions),
-        *files.handlers(),
-        *finetuning.handlers(),
-        *models.handlers(),
-        *batches.handlers(),
-        *responses.handlers(),
-    ]
+_FT = "/v1/fine_tuning/jobs"
+ROUTES: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/v1/chat/completions", "chat.completions", chat.create),
+    ("POST", "/v1/completions", "completions", chat.create_legacy),
+    ("POST", "/v1/files", "files.create", files.create),
+    ("GET", "/v1/files", "files.list", files.list_files),
+    ("GET", "/v1/files/{id}", "files.retrieve", files.retrieve),
+    ("DELETE", "/v1/files/{id}", "files.delete", files.delete),
+    ("GET", "/v1/files/{id}/content", "files.content", files.content),
+    ("POST", _FT, "fine_tuning.jobs.create", finetuning.create),
+    ("GET", _FT, "fine_tuning.jobs.list", finetuning.list_jobs),
+    ("GET", _FT + "/{id}", "fine_tuning.jobs.retrieve", finetuning.retrieve),
+    ("POST", _FT + "/{id}/cancel", "fine_tuning.jobs.cancel", finetuning.cancel),
+    ("POST", _FT + "/{id}/pause", "fine_tuning.jobs.pause", finetuning.pause),
+    ("POST", _FT + "/{id}/resume", "fine_tuning.jobs.resume", finetuning.resume),
+    ("GET", _FT + "/{id}/events", "fine_tuning.jobs.events", finetuning.events),
+    ("GET", _FT + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", finetuning.checkpoints),
+    ("GET", "/v1/models", "models.list", models.list_models),
+    ("GET", "/v1/models/{model}", "models.retrieve", models.retrieve),  # `{model}` may hold ':'
+    ("DELETE", "/v1/models/{model}", "models.delete", models.delete),
+    ("POST", "/v1/batches", "batches.create", batches.create),
+    ("GET", "/v1/batches", "batches.list", batches.list_batches),
+    ("GET", "/v1/batches/{id}", "batches.retrieve", batches.retrieve),
+    ("POST", "/v1/batches/{id}/cancel", "batches.cancel", batches.cancel),
+    ("POST", "/v1/responses", "responses.create", responses.create),
+    ("POST", "/v1/responses/input_tokens", "responses.input_tokens", responses.count_input_tokens),
+    ("GET", "/v1/responses/{id}", "responses.retrieve", responses.retrieve),
+    ("DELETE", "/v1/responses/{id}", "responses.delete", responses.delete),
+    ("POST", "/v1/responses/{id}/cancel", "responses.cancel", responses.cancel),
+    ("GET", "/v1/responses/{id}/input_items", "responses.input_items", responses.list_input_items),
+]
+"""(method, path pattern, stats name, handler)."""
 
 
 class SandboxApp:
@@ -84,7 +85,7 @@ class SandboxApp:
         self.sandbox = sandbox
         self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
         self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
-        for method, pattern, name, handler in _routes():
+        for method, pattern, name, handler in ROUTES:
             if "{" not in pattern:
                 self._static[(method, pattern)] = (name, handler)
             else:
@@ -145,7 +146,7 @@ class SandboxApp:
                 raw_query = scope["query_string"]
                 query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
-                if sb.limiter.active and name in METERS:
+                if sb.limiter.active and name in MODEL_ENDPOINTS:
                     admission = _admit(sb, name, request)
                     if admission is not None and admission.refusal is not None:
                         sb.stats.rate_limited[admission.demand.model] += 1
@@ -256,7 +257,7 @@ def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
         table = LimitTable.from_json(_json_body(body, "limits"), source="POST /sandbox/limits")
     except LimitsError as exc:
         raise bad_request(str(exc)) from None
-    sb.set_limits(table)
+    sb.limiter = RateLimiter(table)  # every bucket starts full
     return table.to_json()
 
 

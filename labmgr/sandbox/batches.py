@@ -1,9 +1,7 @@
 """`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
 
-Every line is answered when the batch is created and revealed in file order as the batch's
-time passes (validating 10 % of `batch_seconds`, in progress until 80 %, finalizing until
-100 %), so `request_counts` are true at every state. An expired or cancelled batch's lines
-never run go to the error file.
+Every line is answered at creation and revealed in file order over `batch_seconds` (see
+docs/design/sandbox.md), so `request_counts` are true at every state.
 """
 
 from __future__ import annotations
@@ -16,18 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.chat import run_chat, run_legacy_completion
-from labmgr.sandbox.errors import APIError, bad_request, metadata_param, not_found, server_error
-from labmgr.sandbox.files import create_file
+from labmgr.sandbox.errors import (
+    APIError,
+    bad_request,
+    metadata_param,
+    missing_parameter,
+    server_error,
+)
+from labmgr.sandbox.files import create_file, file_param
 from labmgr.sandbox.limit_table import limit_family
 from labmgr.sandbox.limiter import demand_of
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["ENDPOINTS", "handlers", "settle_due"]
+__all__ = ["ENDPOINTS", "settle_due"]
 
 Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 
@@ -42,14 +46,8 @@ ACTIVE = ("validating", "in_progress", "finalizing", "cancelling")
 """States whose tokens are enqueued."""
 
 _UNRUN = {
-    "expired": (
-        "batch_expired",
-        "This request could not be executed before the completion window expired.",
-    ),
-    "cancelled": (
-        "batch_cancelled",
-        "This request could not be executed because the batch was cancelled.",
-    ),
+    "expired": ("batch_expired", "before the completion window expired."),
+    "cancelled": ("batch_cancelled", "because the batch was cancelled."),
 }
 
 
@@ -88,23 +86,23 @@ def _status(batch: dict[str, Any], now: float) -> str:
     return "finalizing" if now < phases["completed"] else "completed"
 
 
+def _stop(batch: dict[str, Any], status: str, now: float) -> float:
+    """How far the batch got: `now`, or when it expired or was cancelled."""
+    if status == "expired":
+        return _phases(batch)["expires"]
+    return float(batch["cancelling_at"]) if status in ("cancelling", "cancelled") else now
+
+
 def _done(batch: dict[str, Any], status: str, now: float) -> int:
     """How many requests (from the top of the file) are done in `status` at `now`."""
-    total = batch["total"]
     if status in ("finalizing", "completed"):
-        return total
+        return int(batch["total"])
     if status in ("validating", "failed"):
         return 0
-    if status in ("cancelling", "cancelled"):
-        at = batch["cancelling_at"]
-    elif status == "expired":
-        at = _phases(batch)["expires"]
-    else:
-        at = now
     phases = _phases(batch)
     span = phases["finalizing"] - phases["in_progress"]
-    progress = min(1.0, max(0.0, (at - phases["in_progress"]) / span))
-    return math.floor(total * progress)
+    progress = (_stop(batch, status, now) - phases["in_progress"]) / span
+    return math.floor(batch["total"] * min(1.0, max(0.0, progress)))
 
 
 def _request_counts(batch: dict[str, Any], status: str, now: float) -> dict[str, int]:
@@ -141,12 +139,7 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
         "metadata": batch["metadata"],
         "model": batch["model"],
     }
-    # how far the batch got: now, or when it expired or was cancelled
-    stop = now
-    if status == "expired":
-        stop = phases["expires"]
-    elif cancel_at is not None and status in ("cancelling", "cancelled"):
-        stop = cancel_at
+    stop = _stop(batch, status, now)
     ran = status != "failed"
     stamp("in_progress_at", phases["in_progress"], ran and stop >= phases["in_progress"])
     stamp("finalizing_at", phases["finalizing"], ran and stop >= phases["finalizing"])
@@ -177,16 +170,10 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         else:
             errors.append(result)
     if status in _UNRUN:
-        code, message = _UNRUN[status]
+        code, why = _UNRUN[status]
+        error = {"code": code, "message": f"This request could not be executed {why}"}
         for result in results[done:]:
-            errors.append(
-                {
-                    "id": result["id"],
-                    "custom_id": result["custom_id"],
-                    "response": None,
-                    "error": {"code": code, "message": message},
-                }
-            )
+            errors.append({**result, "response": None, "error": error})
     finished = {
         "completed": _phases(batch)["completed"],
         "expired": _phases(batch)["expires"],
@@ -236,6 +223,29 @@ def settle_due(sb: Sandbox, now: float) -> None:
 # ---- creating: validate the input file, answer every line ----
 
 
+_MISSING = "missing_required_parameter"
+_LINE_ERRORS = {
+    "json": ("invalid_json_line", "This line is not parseable as valid JSON.", None),
+    "custom_id": (_MISSING, "Each line needs a `custom_id`.", "custom_id"),
+    "duplicate": ("duplicate_custom_id", "The custom_id for this request is a duplicate.", None),
+    "method": ("invalid_method", "Only the POST method is supported.", "method"),
+    "url": (
+        "invalid_url",
+        "The URL provided for this request does not match the batch endpoint {endpoint}.",
+        "url",
+    ),
+    "body": (_MISSING, "The request body needs a `model`.", "body"),
+    "stream": ("invalid_request", "Streaming is not supported in batches.", "body.stream"),
+    "model": (
+        "mismatched_model",
+        "The provided model does not match the model of the other requests in the file.",
+        "body.model",
+    ),
+    "empty": ("empty_file", "The batch input file is empty.", None),
+}
+"""Problems of a batch input file: (code, message, param)."""
+
+
 def _parse_input(
     content: bytes, endpoint: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -245,7 +255,9 @@ def _parse_input(
     seen: set[str] = set()
     models: set[str] = set()
 
-    def error(code: str, number: int, message: str, param: str | None = None) -> None:
+    def error(problem: str, number: int) -> None:
+        code, message, param = _LINE_ERRORS[problem]
+        message = message.format(endpoint=endpoint)
         errors.append({"code": code, "line": number, "message": message, "param": param})
 
     for number, raw in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
@@ -254,45 +266,35 @@ def _parse_input(
         try:
             line = json.loads(raw)
         except ValueError:
-            error("invalid_json_line", number, "This line is not parseable as valid JSON.")
+            error("json", number)
             continue
         if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
-            error(
-                "missing_required_parameter", number, "Each line needs a `custom_id`.", "custom_id"
-            )
+            error("custom_id", number)
             continue
         if line["custom_id"] in seen:
-            error("duplicate_custom_id", number, "The custom_id for this request is a duplicate.")
+            error("duplicate", number)
         seen.add(line["custom_id"])
         if line.get("method") != "POST":
-            error("invalid_method", number, "Only the POST method is supported.", "method")
+            error("method", number)
         if line.get("url") != endpoint:
-            error(
-                "invalid_url",
-                number,
-                f"The URL provided for this request does not match the batch endpoint {endpoint}.",
-                "url",
-            )
+            error("url", number)
         body = line.get("body")
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-            error("missing_required_parameter", number, "The request body needs a `model`.", "body")
+            error("body", number)
             continue
         if body.get("stream"):
-            error(
-                "invalid_request", number, "Streaming is not supported in batches.", "body.stream"
-            )
+            error("stream", number)
         models.add(body["model"])
         if len(models) > 1:
-            error(
-                "mismatched_model",
-                number,
-                "The provided model does not match the model of the other requests in the file.",
-                "body.model",
-            )
+            error("model", number)
         lines.append({"custom_id": line["custom_id"], "body": body})
     if not lines and not errors:
-        error("empty_file", 1, "The batch input file is empty.")
+        error("empty", 1)
     return lines, errors
+
+
+def _batch_error(code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "line": None, "message": message, "param": None}
 
 
 def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
@@ -319,14 +321,12 @@ def _queue_error(
     )
     if enqueued + tokens <= limits.batch_queue_tokens:
         return None
-    return {
-        "code": "token_limit_exceeded",
-        "line": None,
-        "message": f"Enqueued token limit reached for {family} in organization "
-        f"{account.organization}. Limit: {limits.batch_queue_tokens:,} enqueued tokens. "
-        "Please try again once some in_progress batches have been completed.",
-        "param": None,
-    }
+    return _batch_error(
+        "token_limit_exceeded",
+        f"Enqueued token limit reached for {family} in organization {account.organization}. "
+        f"Limit: {limits.batch_queue_tokens:,} enqueued tokens. Please try again once some "
+        "in_progress batches have been completed.",
+    )
 
 
 def _answer(
@@ -364,31 +364,19 @@ async def create(sb: Sandbox, req: Request) -> Response:
         raise bad_request(
             "Invalid 'completion_window': only '24h' is supported.", param="completion_window"
         )
-    file_id = body.get("input_file_id")
-    if not isinstance(file_id, str):
-        raise bad_request("Missing required parameter: 'input_file_id'.", param="input_file_id")
-    record = sb.store.visible(sb.store.files, file_id, req.account.scope)
-    if record is None:
-        raise bad_request(f"No such File object: {file_id}", param="input_file_id")
-    if record["purpose"] != "batch":
-        raise bad_request(
-            f"File {file_id} has purpose '{record['purpose']}'; batches need purpose 'batch'.",
-            param="input_file_id",
-        )
+    file_id = file_param(sb, req.account, body, "input_file_id", "batch")
+    if file_id is None:
+        raise missing_parameter("input_file_id")
     metadata = metadata_param(body)
     account = req.account
     lines, errors = _parse_input(sb.store.blob(file_id) or b"", endpoint)
     maximum = sb.config.batch_max_requests
     if not errors and len(lines) > maximum:
-        errors.append(
-            {
-                "code": "request_limit_exceeded",
-                "line": None,
-                "message": f"The input file has {len(lines):,} requests; a batch can have at "
-                f"most {maximum:,}. Split the requests into several batches.",
-                "param": None,
-            }
+        message = (
+            f"The input file has {len(lines):,} requests; a batch can have at most "
+            f"{maximum:,}. Split the requests into several batches."
         )
+        errors.append(_batch_error("request_limit_exceeded", message))
     model = lines[0]["body"]["model"] if lines else None
     family = limit_family(model) if model else None
     tokens = 0 if errors else _enqueued_tokens(lines, endpoint)
@@ -426,29 +414,25 @@ async def create(sb: Sandbox, req: Request) -> Response:
 # ---- reading and cancelling ----
 
 
-def _visible_batch(sb: Sandbox, req: Request) -> dict[str, Any]:
-    batch = sb.store.visible(sb.store.batches, req.params[0], req.account.scope)
-    if batch is None:
-        raise not_found(f"No batch found with id '{req.params[0]}'.", param="batch_id")
-    return batch
+def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
+    return req.owned(sb.store.batches, "No batch found with id '{id}'.", "batch_id")
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(batch_view(sb, _visible_batch(sb, req), sb.now()))
+    return Response(batch_view(sb, _owned(req, sb), sb.now()))
 
 
 async def list_batches(sb: Sandbox, req: Request) -> Response:
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     scope = req.account.scope
     batches = [b for b in reversed(sb.store.batches.values()) if b["scope"] == scope]
-    page = cursor_page(batches, after=req.query.get("after"), limit=limit, first_last=True)
+    page = req.page(batches, 20, 100)
     page["data"] = [batch_view(sb, b, now) for b in page["data"]]
     return Response(page)
 
 
 async def cancel(sb: Sandbox, req: Request) -> Response:
-    batch = _visible_batch(sb, req)
+    batch = _owned(req, sb)
     now = sb.now()
     status = _status(batch, now)
     if status not in ("validating", "in_progress", "finalizing"):
@@ -458,13 +442,3 @@ async def cancel(sb: Sandbox, req: Request) -> Response:
     batch["cancelling_at"] = now
     sb.store.save()
     return Response(batch_view(sb, batch, now))
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/batches", "batches.create", create),
-        ("GET", "/v1/batches", "batches.list", list_batches),
-        ("GET", "/v1/batches/{id}", "batches.retrieve", retrieve),
-        ("POST", "/v1/batches/{id}/cancel", "batches.cancel", cancel),
-    ]

@@ -1,4 +1,5 @@
-"""Chat and legacy completions: model access, the simulator call, usage, SSE frames."""
+"""`/v1/chat/completions` and `/v1/completions`: model access, the simulator call, usage,
+SSE frames."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import CATALOGUE, Completion
+from labmgr.sandbox.behaviour import CATALOGUE, Completion, ModelCard, served_model_name
+from labmgr.sandbox.behaviour.request import check_stream_options
 from labmgr.sandbox.errors import bad_request, model_not_found
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
 if TYPE_CHECKING:
@@ -20,15 +23,16 @@ __all__ = ["check_model_access", "run_chat", "run_legacy_completion", "stream_fr
 _PIECES = re.compile(r"\s*\S+|\s+")
 
 
-def check_model_access(sb: Sandbox, account: Account, model: Any) -> str:
-    """`model` when `account` may call it (a catalogue model or one of its own fine-tunes
-    that the simulator serves), else the real API's 400 (no model) or 404."""
+def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
+    """`model` and its base model's card when `account` may call it (a catalogue model or one
+    of its own fine-tunes that the simulator serves), else the real API's 400 or 404."""
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", param="model")
     visible = model in CATALOGUE or sb.model_record(model, account) is not None
-    if not visible or not sb.simulator.knows(model):
+    card = sb.simulator.card(model) if visible else None
+    if card is None:
         raise model_not_found(model)
-    return model
+    return model, card
 
 
 def _complete(
@@ -43,13 +47,13 @@ def _complete(
 
 def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `chat.completion` object for one request body, or an APIError."""
-    model = check_model_access(sb, account, body.get("model"))
+    model, _ = check_model_access(sb, account, body.get("model"))
     completion = _complete(sb, model, body)
     return {
         "id": request_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "choices": completion.choices,
         "usage": completion.usage,
         "service_tier": "default",
@@ -102,7 +106,7 @@ def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
 
 def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
-    model = check_model_access(sb, account, body.get("model"))
+    model, _ = check_model_access(sb, account, body.get("model"))
     prompt = body.get("prompt")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     if not prompts or not all(isinstance(p, str) for p in prompts):
@@ -135,7 +139,7 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
         "id": request_id("cmpl-"),
         "object": "text_completion",
         "created": int(time.time()),
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "choices": choices,
         "usage": totals,
         "system_fingerprint": fingerprint,
@@ -156,3 +160,21 @@ def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
         ],
         "text_offset": offsets,
     }
+
+
+async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
+    body = req.json()
+    check_stream_options(body)
+    response = run_chat(sb, req.account, body)
+    if body.get("stream"):
+        options = body.get("stream_options") or {}
+        frames = stream_frames(response, bool(options.get("include_usage")))
+        return StreamResponse(frames, usage=response["usage"])
+    return Response(response)
+
+
+async def create_legacy(sb: Sandbox, req: Request) -> Response:
+    body = req.json()
+    if body.get("stream"):
+        raise bad_request("The sandbox does not stream legacy completions.", param="stream")
+    return Response(run_legacy_completion(sb, req.account, body))

@@ -1,8 +1,4 @@
-"""What a sandbox is started with: one checked, JSON-portable settings object.
-
-The CLI (`labmgr sandbox serve`), `run_sandbox(...)` in a thread or a subprocess, and the
-app all take a `SandboxConfig`; the subprocess receives it as JSON.
-"""
+"""What a sandbox is started with: one checked settings object, sent to a subprocess as JSON."""
 
 from __future__ import annotations
 

@@ -7,22 +7,78 @@ neither resource.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from labmgr.sandbox.accounts import Account, AccountBook
-from labmgr.sandbox.behaviour import CATALOGUE, ChatSimulator
+from labmgr.sandbox.behaviour import ChatSimulator
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
-from labmgr.sandbox.limit_table import LimitTable
 from labmgr.sandbox.limiter import RateLimiter
-from labmgr.sandbox.stats import Stats
 from labmgr.sandbox.store import Store
 
-__all__ = ["Sandbox", "Settle"]
+__all__ = ["Sandbox", "Settle", "Stats"]
 
 Settle = Callable[["Sandbox", float], None]
+
+
+class Stats:
+    """Requests per endpoint, usage per model, statuses, refusals, peak concurrency."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.statuses: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
+        self.models: dict[str, Counter[str]] = {}
+        self.model_endpoints: dict[str, Counter[str]] = {}
+        self.rate_limited: Counter[str] = Counter()
+        """Refusals by enforced limits, per model asked."""
+        self.in_flight = 0
+        self.peak_concurrency = 0
+
+    def enter(self, endpoint: str) -> None:
+        self.requests[endpoint] += 1
+        self.in_flight += 1
+        self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
+
+    def leave(self, status: int | str) -> None:
+        """A request ended with HTTP `status` (or ``dropped``/``timeout``/``no_response``)."""
+        self.in_flight -= 1
+        self.statuses[str(status)] += 1
+
+    def usage(
+        self, model: str, choices: int, prompt_tokens: int, completion_tokens: int, endpoint: str
+    ) -> None:
+        """`model` served `choices` samples through `endpoint` (its stats name)."""
+        row = self.models.setdefault(model, Counter())
+        row.update(requests=1, choices=choices, prompt_tokens=prompt_tokens)
+        row.update(completion_tokens=completion_tokens)
+        self.model_endpoints.setdefault(model, Counter())[endpoint] += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """The JSON body of `GET /sandbox/stats`."""
+        columns = ("requests", "choices", "prompt_tokens", "completion_tokens")
+        return {
+            "requests": dict(sorted(self.requests.items())),
+            "models": {
+                model: {k: row[k] for k in columns}
+                | {"endpoints": dict(sorted(self.model_endpoints[model].items()))}
+                for model, row in sorted(self.models.items())
+            },
+            "peak_concurrency": self.peak_concurrency,
+            "in_flight": self.in_flight,
+            "statuses": dict(sorted(self.statuses.items())),
+            "faults_injected": dict(sorted(self.faults.items())),
+            "rate_limited": {
+                "total": sum(self.rate_limited.values()),
+                "models": dict(sorted(self.rate_limited.items())),
+            },
+        }
 
 
 class Sandbox:
@@ -44,10 +100,6 @@ class Sandbox:
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
         self.faults = replace(self.initial_faults)
         self.limiter = RateLimiter(config.limits)
-        self.snapshots = {
-            card.snapshot_of: card.id for card in CATALOGUE.values() if card.snapshot_of
-        }
-        """Alias → dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
         self._settle_jobs = settle_jobs
@@ -62,10 +114,6 @@ class Sandbox:
         self.stats.reset()
         self.faults = replace(self.initial_faults)
         self.limiter = RateLimiter(self.config.limits)
-
-    def set_limits(self, table: LimitTable) -> None:
-        """Enforce `table` from now on, every bucket full (an empty table: no limits)."""
-        self.limiter = RateLimiter(table)
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""

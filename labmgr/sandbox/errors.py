@@ -13,7 +13,6 @@ __all__ = [
     "metadata_param",
     "missing_parameter",
     "model_not_found",
-    "not_found",
     "number_param",
     "quota_exhausted",
     "quoted",
@@ -56,10 +55,6 @@ class APIError(Exception):
 
 def bad_request(message: str, *, param: str | None = None, code: str | None = None) -> APIError:
     return APIError(400, message, param=param, code=code)
-
-
-def not_found(message: str, *, param: str | None = None) -> APIError:
-    return APIError(404, message, param=param)
 
 
 def model_not_found(model: str) -> APIError:
@@ -116,19 +111,13 @@ def number_param(
     if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
         raise wrong_type(param, "an integer" if integer else "a decimal", value)
     if value < low:
-        raise _out_of_range(param, kind, value, "below minimum", f">= {low}", "below_min")
-    if high is not None and value > high:
-        raise _out_of_range(param, kind, value, "above maximum", f"<= {high}", "above_max")
-    return value
-
-
-def _out_of_range(param: str, kind: str, value: Any, side: str, bound: str, code: str) -> APIError:
-    return bad_request(
-        f"Invalid '{param}': {kind} {side} value. Expected a value {bound}, but got {value} "
-        "instead.",
-        param=param,
-        code=f"{kind}_{code}_value",
-    )
+        side, bound, code = "below minimum", f">= {low}", "below_min"
+    elif high is not None and value > high:
+        side, bound, code = "above maximum", f"<= {high}", "above_max"
+    else:
+        return value
+    message = f"Invalid '{param}': {kind} {side} value. Expected a value {bound}, but got {value}"
+    raise bad_request(f"{message} instead.", param=param, code=f"{kind}_{code}_value")
 
 
 def metadata_param(body: Any) -> dict[str, str] | None:

@@ -8,10 +8,10 @@ from typing import Any
 
 from labmgr.sandbox.errors import bad_request
 
-__all__ = ["FAULTY_ENDPOINTS", "Faults"]
+__all__ = ["MODEL_ENDPOINTS", "Faults"]
 
-FAULTY_ENDPOINTS = ("chat.completions", "completions", "responses.create")
-"""Endpoints that 429/500/timeout/drop faults apply to unless `endpoints` says otherwise."""
+MODEL_ENDPOINTS = ("chat.completions", "completions", "responses.create")
+"""Stats names of the model endpoints: what faults apply to by default and limits meter."""
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Faults:
     they answer 429 `insufficient_quota` (None: unlimited)."""
     timeout_hold_max_s: float = 30.0
     """An injected timeout holds the response for the client's read timeout + 1 s, at most this."""
-    endpoints: list[str] = field(default_factory=lambda: list(FAULTY_ENDPOINTS))
+    endpoints: list[str] = field(default_factory=lambda: list(MODEL_ENDPOINTS))
     """Endpoint names (as in `/sandbox/stats`) that 429/500/timeout/drop faults apply to."""
     first_attempt_only: bool = False
     """Inject failures only into first attempts (`x-stainless-retry-count: 0`), so retries pass."""

@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import UploadFile
 from starlette.requests import Request as StarletteRequest
 
-from labmgr.sandbox.errors import bad_request, not_found
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.errors import bad_request, wrong_type
+from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_file", "file_view", "handlers"]
+__all__ = ["create_file", "file_param", "file_view"]
 
 UPLOAD_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
 BATCH_FILE_LIFETIME = 30 * 24 * 3600
@@ -49,16 +50,31 @@ def create_file(
     return record
 
 
+def file_param(
+    sb: Sandbox, account: Account, body: dict[str, Any], name: str, purpose: str
+) -> str | None:
+    """The id in `body[name]` of a file of `account` uploaded for `purpose` (None if absent),
+    else the real API's 400."""
+    file_id = body.get(name)
+    if file_id is None:
+        return None
+    if not isinstance(file_id, str):
+        raise wrong_type(name, "a string", file_id)
+    record = sb.store.visible(sb.store.files, file_id, account.scope)
+    if record is None:
+        raise bad_request(f"invalid {name}: {file_id}", param=name, code="invalid_file")
+    if record["purpose"] != purpose:
+        raise bad_request(
+            f"File {file_id} has purpose '{record['purpose']}'; {name} needs a file uploaded "
+            f"with purpose '{purpose}'.",
+            param=name,
+        )
+    return file_id
+
+
 def file_view(record: dict[str, Any]) -> dict[str, Any]:
     """A file record as the API shows it."""
     return {k: v for k, v in record.items() if k != "scope"}
-
-
-def _visible_file(sb: Sandbox, req: Request) -> dict[str, Any]:
-    record = sb.store.visible(sb.store.files, req.params[0], req.account.scope)
-    if record is None:
-        raise not_found(f"No such File object: {req.params[0]}", param="id")
-    return record
 
 
 async def create(sb: Sandbox, req: Request) -> Response:
@@ -126,10 +142,6 @@ def _expiry(sb: Sandbox, purpose: str, anchor: Any, seconds: Any) -> int | None:
 
 async def list_files(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    limit = parse_limit(req.query, 10_000, 10_000)
-    order = req.query.get("order", "desc")
-    if order not in ("asc", "desc"):
-        raise bad_request(f"Invalid 'order': {order!r}. Expected 'asc' or 'desc'.", param="order")
     purpose = req.query.get("purpose")
     scope = req.account.scope
     items = [
@@ -137,35 +149,22 @@ async def list_files(sb: Sandbox, req: Request) -> Response:
         for r in sb.store.files.values()
         if r["scope"] == scope and (not purpose or r["purpose"] == purpose)
     ]
-    if order == "desc":
-        items.reverse()
-    return Response(cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True))
+    return Response(req.page(items, 10_000, 10_000, ordered=True))
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(file_view(_visible_file(sb, req)))
+    return Response(file_view(req.owned(sb.store.files, "No such File object: {id}", "id")))
 
 
 async def content(sb: Sandbox, req: Request) -> Response:
-    record = _visible_file(sb, req)
+    record = req.owned(sb.store.files, "No such File object: {id}", "id")
     data = sb.store.blob(record["id"]) or b""
     return Response(data, content_type="application/octet-stream")
 
 
 async def delete(sb: Sandbox, req: Request) -> Response:
-    record = _visible_file(sb, req)
+    record = req.owned(sb.store.files, "No such File object: {id}", "id")
     del sb.store.files[record["id"]]
     sb.store.drop_blob(record["id"])
     sb.store.save()
     return Response({"id": record["id"], "object": "file", "deleted": True})
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/files", "files.create", create),
-        ("GET", "/v1/files", "files.list", list_files),
-        ("GET", "/v1/files/{id}", "files.retrieve", retrieve),
-        ("DELETE", "/v1/files/{id}", "files.delete", delete),
-        ("GET", "/v1/files/{id}/content", "files.content", content),
-    ]

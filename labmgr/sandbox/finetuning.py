@@ -1,9 +1,7 @@
 """`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints.
 
-A job's status, events and checkpoints are derived from its record at read time (see
-`job_timeline`); when a read finds a job succeeded for the first time, the job is *settled*:
-its final model and checkpoints are registered with the simulator and its results file is
-written.
+State is read off the job's timeline; the first read that finds a job succeeded *settles* it:
+its models are registered with the simulator and its results file is written.
 """
 
 from __future__ import annotations
@@ -14,26 +12,20 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.behaviour import persona_from_examples
-from labmgr.sandbox.errors import APIError, bad_request, not_found
+from labmgr.sandbox.errors import APIError, bad_request
 from labmgr.sandbox.files import create_file
 from labmgr.sandbox.job_create import build_job
 from labmgr.sandbox.job_timeline import Entry, build_timeline, results_csv, training_steps
-from labmgr.sandbox.protocol import Request, Response, cursor_page, parse_limit
+from labmgr.sandbox.protocol import Request, Response
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["handlers", "restore", "settle_due"]
+__all__ = ["restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
-_CHECKPOINT_METRICS = (
-    "train_loss",
-    "train_mean_token_accuracy",
-    "valid_loss",
-    "valid_mean_token_accuracy",
-    "full_valid_loss",
-    "full_valid_mean_token_accuracy",
-)
+_CHECKPOINT_METRICS = """train_loss train_mean_token_accuracy valid_loss valid_mean_token_accuracy
+full_valid_loss full_valid_mean_token_accuracy""".split()  # noqa: SIM905
 DAY = 24 * 3600
 
 
@@ -48,28 +40,21 @@ def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
     return hit[1]
 
 
-def status_at(sb: Sandbox, job: dict[str, Any], now: float) -> str:
-    status = "validating_files"
+def _status(sb: Sandbox, job: dict[str, Any], now: float) -> tuple[str, float, float | None]:
+    """The status at `now`, since when, and when the job will succeed (None: it won't)."""
+    status, since, succeeds = "validating_files", job["created_at"], None
     for entry in _timeline(sb, job):
-        if entry.at > now:
-            break
-        if entry.kind == "status":
-            status = entry.status
-    return status
+        if entry.kind == "status" and entry.at <= now:
+            status, since = entry.status, entry.at
+        elif entry.kind == "status" and entry.status == "succeeded":
+            succeeds = entry.at
+    return status, since, succeeds
 
 
 def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
     """The job as `GET /v1/fine_tuning/jobs/{id}` shows it at `now`."""
-    timeline = _timeline(sb, job)
-    status, finished_at, finish_planned = "validating_files", None, None
-    for entry in timeline:
-        if entry.kind != "status":
-            continue
-        if entry.at <= now:
-            status = entry.status
-            finished_at = int(entry.at) if entry.status in TERMINAL else None
-        elif entry.status == "succeeded":
-            finish_planned = entry.at
+    status, since, succeeds = _status(sb, job, now)
+    finished_at = int(since) if status in TERMINAL else None
     if status == "succeeded" and not job.get("settled"):
         _settle(sb, job)
     hp = (
@@ -92,9 +77,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "finished_at": finished_at,
         "trained_tokens": job["trained_tokens"] if status == "succeeded" else None,
         "error": job["error"] if status == "failed" else None,
-        "estimated_finish": math.ceil(finish_planned)
-        if status == "running" and finish_planned
-        else None,
+        "estimated_finish": math.ceil(succeeds) if status == "running" and succeeds else None,
         "result_files": [job["result_file"]] if job.get("result_file") else [],
         "seed": job["seed"],
         "hyperparameters": {
@@ -111,8 +94,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
 
 
 def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
-    timeline = _timeline(sb, job)
-    finished = next(e.at for e in timeline if e.kind == "status" and e.status == "succeeded")
+    finished = next(e.at for e in _timeline(sb, job) if e.status == "succeeded")
     _register_models(sb, job, finished)
     # The API serves a results file base64-encoded; it decodes to the per-step CSV.
     results = create_file(
@@ -157,7 +139,7 @@ def settle_due(sb: Sandbox, now: float) -> None:
     """Settle every job that has succeeded by `now` but was not looked at since."""
     for job in list(sb.store.jobs.values()):
         if not job.get("settled") and not job.get("final") and job["error"] is None:
-            status = status_at(sb, job, now)
+            status = _status(sb, job, now)[0]
             if status == "succeeded":
                 _settle(sb, job)
             elif status in TERMINAL:
@@ -175,12 +157,8 @@ def restore(sb: Sandbox) -> None:
 # ---- handlers ----
 
 
-def _visible_job(sb: Sandbox, req: Request) -> dict[str, Any]:
-    job = sb.store.visible(sb.store.jobs, req.params[0], req.account.scope)
-    if job is None:
-        message = f"Could not find fine-tuning job {req.params[0]}."
-        raise not_found(message, param="fine_tuning_job_id")
-    return job
+def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
+    return req.owned(sb.store.jobs, "Could not find fine-tuning job {id}.", "fine_tuning_job_id")
 
 
 async def create(sb: Sandbox, req: Request) -> Response:
@@ -216,7 +194,6 @@ def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
 
 async def list_jobs(sb: Sandbox, req: Request) -> Response:
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     wanted = {
         key[len("metadata[") : -1]: value
         for key, value in req.query.items()
@@ -229,20 +206,20 @@ async def list_jobs(sb: Sandbox, req: Request) -> Response:
         if job["scope"] == scope
         and all((job["metadata"] or {}).get(k) == v for k, v in wanted.items())
     ]
-    page = cursor_page(jobs, after=req.query.get("after"), limit=limit)
+    page = req.page(jobs, 20, 100, first_last=False)
     page["data"] = [job_view(sb, job, now) for job in page["data"]]
     return Response(page)
 
 
 async def retrieve(sb: Sandbox, req: Request) -> Response:
-    return Response(job_view(sb, _visible_job(sb, req), sb.now()))
+    return Response(job_view(sb, _owned(req, sb), sb.now()))
 
 
 def _act(kind: str, allowed: tuple[str, ...], verb: str):
     async def handler(sb: Sandbox, req: Request) -> Response:
-        job = _visible_job(sb, req)
+        job = _owned(req, sb)
         now = sb.now()
-        status = status_at(sb, job, now)
+        status = _status(sb, job, now)[0]
         if status not in allowed:
             raise bad_request(
                 f"Job {job['id']} is {status} and cannot be {verb}d "
@@ -262,9 +239,8 @@ resume = _act("resume", ("paused",), "resume")
 
 
 async def events(sb: Sandbox, req: Request) -> Response:
-    job = _visible_job(sb, req)
+    job = _owned(req, sb)
     now = sb.now()
-    limit = parse_limit(req.query, 20, 100)
     token = job["id"].removeprefix("ftjob-")[:12]
     items = [
         {
@@ -280,13 +256,12 @@ async def events(sb: Sandbox, req: Request) -> Response:
         if entry.at <= now
     ]
     items.reverse()
-    return Response(cursor_page(items, after=req.query.get("after"), limit=limit))
+    return Response(req.page(items, 20, 100, first_last=False))
 
 
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
-    job = _visible_job(sb, req)
+    job = _owned(req, sb)
     now = sb.now()
-    limit = parse_limit(req.query, 10, 100)
     _, total = training_steps(job)
     items = []
     for entry in _timeline(sb, job):
@@ -309,20 +284,4 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
             }
         )
     items.reverse()
-    page = cursor_page(items, after=req.query.get("after"), limit=limit, first_last=True)
-    return Response(page)
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    base = "/v1/fine_tuning/jobs"
-    return [
-        ("POST", base, "fine_tuning.jobs.create", create),
-        ("GET", base, "fine_tuning.jobs.list", list_jobs),
-        ("GET", base + "/{id}", "fine_tuning.jobs.retrieve", retrieve),
-        ("POST", base + "/{id}/cancel", "fine_tuning.jobs.cancel", cancel),
-        ("POST", base + "/{id}/pause", "fine_tuning.jobs.pause", pause),
-        ("POST", base + "/{id}/resume", "fine_tuning.jobs.resume", resume),
-        ("GET", base + "/{id}/events", "fine_tuning.jobs.events", events),
-        ("GET", base + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", checkpoints),
-    ]
+    return Response(req.page(items, 10, 100))

@@ -6,18 +6,18 @@ import json
 import math
 import random
 import zlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, count_tokens, served_model_name
-from labmgr.sandbox.errors import APIError, bad_request, metadata_param
+from labmgr.sandbox.errors import APIError, bad_request, metadata_param, missing_parameter
+from labmgr.sandbox.files import file_param
 from labmgr.sandbox.store import new_id
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["MIN_TRAINING_EXAMPLES", "TrainingFileError", "build_job", "parse_training_file"]
+__all__ = ["build_job"]
 
 _LIMITS = {
     "n_epochs": (1, 50),
@@ -34,8 +34,6 @@ _METHOD_HYPERPARAMETERS = {
 }
 _REASONING_EFFORTS = ("default", "low", "medium", "high")
 _GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
-
-
 MIN_TRAINING_EXAMPLES = 10
 _TRAINING_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -44,25 +42,14 @@ class TrainingFileError(ValueError):
     """A training or validation file the job cannot use; the message names the line."""
 
 
-@dataclass(frozen=True)
-class TrainingData:
-    """Parsed examples of one file and the tokens one epoch over them costs."""
-
-    examples: list[dict[str, Any]]
-    tokens: int
-
-
-def parse_training_file(
-    content: bytes, *, method: str, min_examples: int = MIN_TRAINING_EXAMPLES
-) -> TrainingData:
-    """Parse JSONL chat (supervised), preference (dpo) or prompt (reinforcement) examples,
-    or raise TrainingFileError."""
+def _parse_training_file(content: bytes, method: str, min_examples: int) -> tuple[int, int]:
+    """The number of chat (supervised), preference (dpo) or prompt (reinforcement) examples
+    in a JSONL file and the tokens one epoch over them costs."""
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TrainingFileError(f"The file is not UTF-8 text (byte {exc.start}).") from exc
-    examples: list[dict[str, Any]] = []
-    tokens = 0
+    examples, tokens = 0, 0
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -73,64 +60,49 @@ def parse_training_file(
         if not isinstance(example, dict):
             raise TrainingFileError(f"Line {number} is not a JSON object.")
         if method == "dpo":
-            tokens += _check_preference(example, number)
-        elif method == "reinforcement":
-            tokens += _check_prompt(example, number)
+            prompt = example.get("input")
+            if not isinstance(prompt, dict):
+                raise TrainingFileError(
+                    f"Line {number} is missing the `input` object of a DPO example."
+                )
+            tokens += _check_messages(prompt.get("messages"), number, "input.messages", False)
+            for field in ("preferred_output", "non_preferred_output"):
+                tokens += _check_messages(example.get(field), number, field, True)
+        elif method == "reinforcement":  # other keys are fields the grader reads
+            tokens += _check_messages(example.get("messages"), number, "messages", False)
+            if example["messages"][-1].get("role") == "assistant":
+                raise TrainingFileError(
+                    f"Line {number}: the last message must not be the assistant's; in "
+                    "reinforcement fine-tuning the model writes the answer."
+                )
         else:
-            tokens += _check_messages(example.get("messages"), number, "messages", need_reply=True)
-        examples.append(example)
-    if len(examples) < min_examples:
+            tokens += _check_messages(example.get("messages"), number, "messages", True)
+        examples += 1
+    if examples < min_examples:
         raise TrainingFileError(
-            f"The file has {len(examples)} example(s), but must have at least {min_examples} "
-            "examples."
+            f"The file has {examples} example(s), but must have at least {min_examples} examples."
         )
-    return TrainingData(examples, tokens)
+    return examples, tokens
 
 
-def _check_messages(messages: Any, number: int, field: str, *, need_reply: bool) -> int:
+def _check_messages(messages: Any, number: int, field: str, need_reply: bool) -> int:
     if messages is None:
         raise TrainingFileError(f"Line {number} is missing the `{field}` field.")
     if not isinstance(messages, list) or not messages:
         raise TrainingFileError(f"Line {number}: `{field}` must be a non-empty list of messages.")
     tokens = 0
-    has_reply = False
     for index, message in enumerate(messages):
         where = f"Line {number}, {field}[{index}]"
         if not isinstance(message, dict):
             raise TrainingFileError(f"{where} is not a JSON object.")
-        role = message.get("role")
-        if role not in _TRAINING_ROLES:
-            raise TrainingFileError(f"{where} has an invalid role {role!r}.")
+        if message.get("role") not in _TRAINING_ROLES:
+            raise TrainingFileError(f"{where} has an invalid role {message.get('role')!r}.")
         content = message.get("content")
         if content is None and not message.get("tool_calls"):
             raise TrainingFileError(f"{where} is missing `content`.")
         tokens += count_tokens(content_text(content))
-        has_reply = has_reply or role == "assistant"
-    if need_reply and not has_reply:
+    if need_reply and not any(m["role"] == "assistant" for m in messages):
         raise TrainingFileError(f"Line {number} has no assistant message to learn from.")
-    return tokens
-
-
-def _check_preference(example: dict[str, Any], number: int) -> int:
-    prompt = example.get("input")
-    if not isinstance(prompt, dict):
-        raise TrainingFileError(f"Line {number} is missing the `input` object of a DPO example.")
-    tokens = _check_messages(prompt.get("messages"), number, "input.messages", need_reply=False)
-    for field in ("preferred_output", "non_preferred_output"):
-        tokens += _check_messages(example.get(field), number, field, need_reply=True)
-    return tokens
-
-
-def _check_prompt(example: dict[str, Any], number: int) -> int:
-    """A reinforcement example: messages the model answers (not ending with its own reply);
-    other keys are fields the grader reads."""
-    messages = example.get("messages")
-    tokens = _check_messages(messages, number, "messages", need_reply=False)
-    if isinstance(messages, list) and messages[-1].get("role") == "assistant":
-        raise TrainingFileError(
-            f"Line {number}: the last message must not be the assistant's; in reinforcement "
-            "fine-tuning the model writes the answer."
-        )
     return tokens
 
 
@@ -143,8 +115,10 @@ def build_job(
         raise bad_request("Missing required parameter: 'model'.", param="model")
     method, requested, grader = _method_and_hyperparameters(body)
     snapshot = _base_snapshot(sb, account, model, method)
-    training_id = _file_param(sb, account, body, "training_file", required=True) or ""
-    validation_id = _file_param(sb, account, body, "validation_file", required=False)
+    training_id = file_param(sb, account, body, "training_file", "fine-tune")
+    if training_id is None:
+        raise missing_parameter("training_file")
+    validation_id = file_param(sb, account, body, "validation_file", "fine-tune")
     suffix = body.get("suffix")
     if suffix is not None and (not isinstance(suffix, str) or len(suffix) > 64 or ":" in suffix):
         raise bad_request(
@@ -165,10 +139,9 @@ def build_job(
     error = None
     n_examples, tokens = 0, 0
     try:
-        data = parse_training_file(content, method=method)
-        n_examples, tokens = len(data.examples), data.tokens
+        n_examples, tokens = _parse_training_file(content, method, MIN_TRAINING_EXAMPLES)
         if validation_id:
-            parse_training_file(sb.store.blob(validation_id) or b"", method=method, min_examples=1)
+            _parse_training_file(sb.store.blob(validation_id) or b"", method, 1)
     except TrainingFileError as exc:
         is_validation = validation_id is not None and n_examples > 0
         name = "validation_file" if is_validation else "training_file"
@@ -276,16 +249,13 @@ def _method_and_hyperparameters(
             f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}.",
             param="hyperparameters",
         )
-    requested: dict[str, Any] = {}
-    for name in names:
-        if name not in hyper and name not in _COMMON:
-            continue  # method-specific ones are shown when given (or resolved)
-        value = hyper.get(name, "auto")
+    # the common ones are always shown, method-specific ones when given (or resolved)
+    requested = {name: hyper.get(name) for name in names if name in hyper or name in _COMMON}
+    for name, value in requested.items():
         if value is None:
-            value = "auto"
-        if value != "auto":
+            requested[name] = "auto"
+        elif value != "auto":
             _check_number(name, value)
-        requested[name] = value
     return kind, requested, grader
 
 
@@ -311,13 +281,8 @@ def _integrations(value: Any) -> list[dict[str, Any]]:
         raise bad_request("Invalid 'integrations': expected a list.", param="integrations")
     for index, item in enumerate(value):
         settings = item.get("wandb") if isinstance(item, dict) else None
-        if (
-            not isinstance(item, dict)
-            or item.get("type") != "wandb"
-            or not isinstance(settings, dict)
-            or not isinstance(settings.get("project"), str)
-            or not settings["project"]
-        ):
+        project = settings.get("project") if isinstance(settings, dict) else None
+        if not isinstance(project, str) or not project or item.get("type") != "wandb":
             raise bad_request(
                 f"Invalid 'integrations[{index}]': expected {{'type': 'wandb', 'wandb': "
                 "{'project': …}}.",
@@ -359,25 +324,3 @@ def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[st
     auto("eval_interval", max(1, math.ceil(n_examples / resolved["batch_size"]) // 2))
     auto("eval_samples", 1)
     return resolved
-
-
-def _file_param(
-    sb: Sandbox, account: Account, body: dict[str, Any], name: str, *, required: bool
-) -> str | None:
-    file_id = body.get(name)
-    if file_id is None:
-        if required:
-            raise bad_request(f"Missing required parameter: '{name}'.", param=name)
-        return None
-    if not isinstance(file_id, str):
-        raise bad_request(f"Invalid '{name}': expected a file id string.", param=name)
-    record = sb.store.visible(sb.store.files, file_id, account.scope)
-    if record is None:
-        raise bad_request(f"invalid {name}: {file_id}", param=name, code="invalid_file")
-    if record["purpose"] != "fine-tune":
-        raise bad_request(
-            f"File {file_id} has purpose '{record['purpose']}'; fine-tuning needs files uploaded "
-            "with purpose 'fine-tune'.",
-            param=name,
-        )
-    return file_id

@@ -1,11 +1,7 @@
-"""A fine-tuning job's whole life, computed from its record instead of run by a thread.
-
-`build_timeline` lays out every status change, event and checkpoint of a job from its
-creation time, `job_seconds`, validation outcome and timed user actions (pause, resume,
-cancel); a read at `now` shows the entries with ``at <= now``. Validating takes 10 % of
-`job_seconds`, queued 10 %, running 80 % (a resumed job queues again). `step_metrics` is
-the one metric series that events, checkpoints and the results file all read.
-"""
+"""A fine-tuning job's whole life, laid out from its record (creation time, `job_seconds`,
+validation outcome, timed pause/resume/cancel) instead of run by a thread; a read at `now`
+shows the entries with ``at <= now``. `step_metrics` is the one metric series that events,
+checkpoints and the results file all read."""
 
 from __future__ import annotations
 
@@ -136,12 +132,9 @@ def _cancelled(at: float) -> list[Entry]:
 
 
 def _validating_message(job: dict[str, Any]) -> str:
-    if job.get("validation_file"):
-        return (
-            f"Validating training file: {job['training_file']} and validation file: "
-            f"{job['validation_file']}"
-        )
-    return f"Validating training file: {job['training_file']}"
+    message = f"Validating training file: {job['training_file']}"
+    validation = job.get("validation_file")
+    return f"{message} and validation file: {validation}" if validation else message
 
 
 def _validation_steps(job: dict[str, Any], per_epoch: int, total: int) -> set[int]:
@@ -227,16 +220,12 @@ def _clip(value: float, high: float = 1.0) -> float:
 def results_csv(job: dict[str, Any]) -> str:
     """The results file of a job that succeeded: one row per step, empty cells where a
     metric was not computed (validation between evaluations)."""
-    series = step_metrics(job)
-    columns: tuple[str, ...]
-    keys: tuple[str, ...]
+    columns: tuple[str, ...] = RESULT_COLUMNS
+    keys: tuple[str, ...] = ("step", "train_loss", "train_mean_token_accuracy", *RESULT_COLUMNS[3:])
     if job.get("method") == "reinforcement":
         columns = keys = REINFORCEMENT_COLUMNS
-    else:
-        columns = RESULT_COLUMNS
-        keys = ("step", "train_loss", "train_mean_token_accuracy", *RESULT_COLUMNS[3:])
     lines = [",".join(columns)]
-    for data in series:
+    for data in step_metrics(job):
         lines.append(",".join("" if data.get(key) is None else str(data[key]) for key in keys))
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,7 @@ from labmgr.sandbox.protocol import Request, Response
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["handlers"]
+__all__ = ["delete", "list_models", "retrieve"]
 
 
 def _view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
@@ -55,12 +55,3 @@ async def delete(sb: Sandbox, req: Request) -> Response:
     sb.store.deleted_models.add(model)
     sb.store.save()
     return Response({"id": model, "object": "model", "deleted": True})
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler); `{model}` may hold ':' and '/'."""
-    return [
-        ("GET", "/v1/models", "models.list", list_models),
-        ("GET", "/v1/models/{model}", "models.retrieve", retrieve),
-        ("DELETE", "/v1/models/{model}", "models.delete", delete),
-    ]

@@ -1,4 +1,4 @@
-"""What a handler receives and returns, and the list envelope every list endpoint shares."""
+"""What a handler receives (with the list page every list endpoint shares) and returns."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.errors import bad_request, invalid_body
+from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
 
-__all__ = ["Request", "Response", "StreamResponse", "cursor_page", "parse_limit"]
+__all__ = ["Request", "Response", "StreamResponse"]
 
 
 @dataclass
@@ -40,6 +40,50 @@ class Request:
             self._parsed = data
         return self._parsed or {}
 
+    def owned(self, records: dict[str, Any], message: str, param: str | None = None) -> Any:
+        """The record named by the path's id if it belongs to the caller, else a 404 whose
+        `message` may name the id as ``{id}``."""
+        record = records.get(self.params[0])
+        if record is None or record["scope"] != self.account.scope:
+            raise APIError(404, message.format(id=self.params[0]), param=param)
+        return record
+
+    def page(
+        self,
+        items: Sequence[Any],
+        default: int,
+        maximum: int,
+        first_last: bool = True,
+        ordered: bool = False,
+    ) -> dict[str, Any]:
+        """One page of `items` (in list order, with ids) after the query's `after`, at most the
+        query's `limit` long; `ordered`: `items` are oldest first and the query's `order`
+        (default ``desc``) says which way to list them."""
+        order = self.query.get("order") or "desc"
+        if ordered and order not in ("asc", "desc"):
+            raise invalid_value(order, ("asc", "desc"), "order")
+        if ordered and order == "desc":
+            items = items[::-1]
+        raw = self.query.get("limit") or default
+        try:
+            limit = int(raw)
+        except ValueError:
+            message = f"Invalid 'limit': expected an integer, got {raw!r}."
+            raise bad_request(message, param="limit") from None
+        if not 1 <= limit <= maximum:
+            message = f"Invalid 'limit': {limit}. It must be between 1 and {maximum}."
+            raise bad_request(message, param="limit")
+        ids = [item["id"] for item in items]
+        after = self.query.get("after")
+        start = (ids.index(after) + 1 if after in ids else len(items)) if after else 0
+        data = list(items[start : start + limit])
+        page: dict[str, Any] = {"object": "list", "data": data}
+        if first_last:
+            page["first_id"] = data[0]["id"] if data else None
+            page["last_id"] = data[-1]["id"] if data else None
+        page["has_more"] = start + limit < len(items)
+        return page
+
 
 @dataclass
 class Response:
@@ -65,40 +109,3 @@ class StreamResponse:
     headers: dict[str, str] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     """The streamed completion's usage (whether or not the client asked to receive it)."""
-
-
-def parse_limit(query: dict[str, str], default: int, maximum: int) -> int:
-    """The `limit` query parameter, checked against the endpoint's range."""
-    raw = query.get("limit")
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise bad_request(
-            f"Invalid 'limit': expected an integer, got {raw!r}.", param="limit"
-        ) from None
-    if not 1 <= value <= maximum:
-        raise bad_request(
-            f"Invalid 'limit': {value}. It must be between 1 and {maximum}.", param="limit"
-        )
-    return value
-
-
-def cursor_page(
-    items: Sequence[dict[str, Any]],
-    *,
-    after: str | None,
-    limit: int,
-    first_last: bool = False,
-) -> dict[str, Any]:
-    """One page of `items` (already in list order) starting after the item with id `after`."""
-    ids = [item["id"] for item in items]
-    start = (ids.index(after) + 1 if after in ids else len(items)) if after else 0
-    data = list(items[start : start + limit])
-    page: dict[str, Any] = {"object": "list", "data": data}
-    if first_last:
-        page["first_id"] = data[0]["id"] if data else None
-        page["last_id"] = data[-1]["id"] if data else None
-    page["has_more"] = start + limit < len(items)
-    return page

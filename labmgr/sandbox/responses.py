@@ -1,8 +1,5 @@
 """`/v1/responses`: create (plain or streamed), retrieve, delete, input items, token counts.
-
-The simulator's answer is laid out as a `reasoning` item (reasoning models) and the
-assistant `message`. Stored responses are scoped like files and live in memory only.
-"""
+Stored responses are scoped like files and live in memory only."""
 
 from __future__ import annotations
 
@@ -12,10 +9,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.behaviour import Completion, ModelCard, prompt_tokens
+from labmgr.sandbox.behaviour import Completion, prompt_tokens, served_model_name
 from labmgr.sandbox.chat import check_model_access
-from labmgr.sandbox.errors import bad_request, model_not_found, not_found
-from labmgr.sandbox.protocol import Request, Response, StreamResponse, cursor_page, parse_limit
+from labmgr.sandbox.errors import bad_request, wrong_type
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.responses_request import (
     ENCRYPTED_REASONING,
     LOGPROBS,
@@ -29,7 +26,7 @@ from labmgr.sandbox.store import request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_response", "handlers"]
+__all__ = ["create_response"]
 
 MAX_STORED = 10_000
 """Stored responses kept in memory; the oldest are forgotten first."""
@@ -40,10 +37,7 @@ def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
     if previous is None:
         return ()
     if not isinstance(previous, str):
-        raise bad_request(
-            "Invalid type for 'previous_response_id': expected a string.",
-            param="previous_response_id",
-        )
+        raise wrong_type("previous_response_id", "a string", previous)
     record = sb.store.visible(sb.store.responses, previous, account.scope)
     if record is None:
         raise bad_request(
@@ -119,18 +113,10 @@ def _usage(completion: Completion) -> dict[str, Any]:
     }
 
 
-def _model_card(sb: Sandbox, account: Account, body: dict[str, Any]) -> tuple[str, ModelCard]:
-    model = check_model_access(sb, account, body.get("model"))
-    card = sb.simulator.card(model)
-    if card is None:
-        raise model_not_found(model)
-    return model, card
-
-
 def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
     """Answer one `/v1/responses` body (a request's, or a Batch API line's): the response
     object, stored when `store` says so."""
-    model, card = _model_card(sb, account, body)
+    model, card = check_model_access(sb, account, body.get("model"))
     history = _history(sb, account, body)
     request = parse_responses_request(body, card, history)
     completion = sb.simulator.answer(model, request.chat)
@@ -147,7 +133,7 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
         "completed_at": int(now) if status == "completed" else None,
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-        "model": sb.snapshots.get(model, model),
+        "model": served_model_name(model),
         "output": output,
         "service_tier": "default",
         "tools": [],
@@ -170,10 +156,7 @@ def create_response(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict
 
 
 def _visible(sb: Sandbox, req: Request) -> dict[str, Any]:
-    record = sb.store.visible(sb.store.responses, req.params[0], req.account.scope)
-    if record is None:
-        raise not_found(f"Response with id '{req.params[0]}' not found.")
-    return record
+    return req.owned(sb.store.responses, "Response with id '{id}' not found.")
 
 
 async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
@@ -211,21 +194,12 @@ async def cancel(sb: Sandbox, req: Request) -> Response:
 
 
 async def list_input_items(sb: Sandbox, req: Request) -> Response:
-    items = _visible(sb, req)["input_items"]
-    order = req.query.get("order") or "desc"
-    if order not in ("asc", "desc"):
-        raise bad_request(
-            f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.", param="order"
-        )
-    ordered = items if order == "asc" else list(reversed(items))
-    limit = parse_limit(req.query, 20, 100)
-    page = cursor_page(ordered, after=req.query.get("after"), limit=limit, first_last=True)
-    return Response(page)
+    return Response(req.page(_visible(sb, req)["input_items"], 20, 100, ordered=True))
 
 
 async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
     body = req.json()
-    _, card = _model_card(sb, req.account, body)
+    _, card = check_model_access(sb, req.account, body.get("model"))
     counted = {k: v for k, v in body.items() if k in ("input", "instructions", "reasoning")}
     history = _history(sb, req.account, body)
     request = parse_responses_request(
@@ -233,15 +207,3 @@ async def count_input_tokens(sb: Sandbox, req: Request) -> Response:
     )
     tokens = prompt_tokens(request.chat.messages)
     return Response({"object": "response.input_tokens", "input_tokens": tokens})
-
-
-def handlers() -> list[tuple[str, str, str, Any]]:
-    """(method, path pattern, stats name, handler) for the router."""
-    return [
-        ("POST", "/v1/responses", "responses.create", create),
-        ("POST", "/v1/responses/input_tokens", "responses.input_tokens", count_input_tokens),
-        ("GET", "/v1/responses/{id}", "responses.retrieve", retrieve),
-        ("DELETE", "/v1/responses/{id}", "responses.delete", delete),
-        ("POST", "/v1/responses/{id}/cancel", "responses.cancel", cancel),
-        ("GET", "/v1/responses/{id}/input_items", "responses.input_items", list_input_items),
-    ]

@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labmgr.sandbox.behaviour import (
+from labmgr.sandbox.behaviour.catalogue import ModelCard
+from labmgr.sandbox.behaviour.request import (
     ChatRequest,
-    ModelCard,
+    check_output_limit,
     check_reasoning_effort,
     check_reasoning_sampling,
+    check_stream_options,
     sampling_params,
 )
 from labmgr.sandbox.errors import (
@@ -37,12 +39,9 @@ Messages = tuple[tuple[str, str], ...]
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 INCLUDABLE = (
-    "file_search_call.results",
-    "web_search_call.results",
-    "web_search_call.action.sources",
-    "message.input_image.image_url",
-    "computer_call_output.output.image_url",
-    "code_interpreter_call.outputs",
+    *"""file_search_call.results web_search_call.results web_search_call.action.sources
+    message.input_image.image_url computer_call_output.output.image_url
+    code_interpreter_call.outputs""".split(),  # noqa: SIM905
     ENCRYPTED_REASONING,
     LOGPROBS,
 )
@@ -265,11 +264,7 @@ def _check_envelope(body: Mapping[str, Any], card: ModelCard) -> None:
     for key, message in UNSUPPORTED.items():
         if body.get(key):
             raise bad_request(message, param=key)
-    if body.get("stream_options") is not None and not body.get("stream"):
-        raise bad_request(
-            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-            param="stream_options",
-        )
+    check_stream_options(body)
     if not card.chat:
         raise bad_request(
             "This model is only supported in v1/completions and not supported in v1/responses.",
@@ -292,13 +287,7 @@ def parse_responses_request(
         raise missing_parameter("input")
     temperature, top_p = sampling_params(body)
     limit = number_param(body, "max_output_tokens", MIN_OUTPUT_TOKENS, None)
-    if limit is not None and limit > card.max_output_tokens:
-        raise bad_request(
-            f"max_output_tokens is too large: {limit}. This model supports at most "
-            f"{card.max_output_tokens} output tokens, whereas you provided {limit}.",
-            param="max_output_tokens",
-            code="invalid_value",
-        )
+    check_output_limit(card, limit, "max_output_tokens", "output")
     top_logprobs = number_param(body, "top_logprobs", 0, 20) or 0
     include = _include(body)
     effort, summary = _reasoning(card, body)

@@ -16,12 +16,9 @@ __all__ = ["stream_events"]
 _PIECES = re.compile(r"\s*\S+|\s+")
 
 
-class _Events:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
+class _Events(list[dict[str, Any]]):
     def add(self, kind: str, **fields: Any) -> None:
-        self.events.append({"type": kind, "sequence_number": len(self.events), **fields})
+        self.append({"type": kind, "sequence_number": len(self), **fields})
 
 
 def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +103,6 @@ def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[by
     out.add(terminal, response=response)
     return [
         b"event: " + event["type"].encode() + b"\ndata: " + json.dumps(event).encode() + b"\n\n"
-        for event in out.events
+        for event in out
         if event["sequence_number"] > starting_after
     ]

@@ -39,15 +39,9 @@ def is_loopback(host: str) -> bool:
 _DROP_MESSAGE = "ASGI callable returned without completing response."
 
 
-class _HideInjectedDrops(logging.Filter):
-    """Injected connection drops are deliberate; keep uvicorn from logging them as errors."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _DROP_MESSAGE
-
-
 def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
-    logging.getLogger("uvicorn.error").addFilter(_HideInjectedDrops())
+    # Injected connection drops are deliberate: keep uvicorn from logging them as errors.
+    logging.getLogger("uvicorn.error").addFilter(lambda r: r.getMessage() != _DROP_MESSAGE)
     return uvicorn.Config(
         app,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
@@ -206,23 +200,19 @@ def _in_thread(
 def _in_subprocess(config: SandboxConfig, host: str, port: int) -> Iterator[SandboxHandle]:
     command = [sys.executable, "-m", "labmgr.sandbox", "--host", host, "--port", str(port)]
     # The config goes through stdin: a limits table can be long for a command line.
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(config.to_json())
-        process.stdin.close()
-        line = process.stdout.readline().strip()
-        if not line.startswith("http"):
-            raise RuntimeError(
-                f"the sandbox subprocess did not print its URL (got {line!r}); its error is above"
-            )
-        yield SandboxHandle(line)
-    finally:
-        process.terminate()
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as proc:
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(config.to_json())
+            proc.stdin.close()
+            line = proc.stdout.readline().strip()
+            if not line.startswith("http"):
+                raise RuntimeError(
+                    f"the sandbox subprocess did not print its URL (got {line!r}); its error "
+                    "is above"
+                )
+            yield SandboxHandle(line)
+        finally:
+            proc.terminate()  # leaving the block waits for it

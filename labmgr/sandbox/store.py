@@ -1,8 +1,5 @@
-"""The sandbox's records (files, jobs, batches, fine-tuned models) and their persistence.
-
-Records are JSON-ready dicts carrying the `scope` (``org-id/project-id``) that owns them;
-`--state-dir` keeps them in `state.json` (replaced atomically) and contents under `blobs/`.
-"""
+"""The sandbox's records (JSON-ready dicts with the ``org-id/project-id`` `scope` that owns
+them) and their persistence: `state.json` (replaced atomically) and contents under `blobs/`."""
 
 from __future__ import annotations
 

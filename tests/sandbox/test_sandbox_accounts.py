@@ -81,7 +81,7 @@ def test_json_accounts_file_is_accepted(tmp_path: Path) -> None:
         json.dumps({"accounts": [{"key": "k1", "organization": "org-1", "slug": "one"}]})
     )
     book = AccountBook.from_file(path)
-    assert [a.slug for a in book.accounts] == ["one"]
+    assert book.authenticate("Bearer k1").slug == "one"
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,9 @@ def test_listing_pages_newest_first_and_auto_pagination_ends(sandbox_client: Ope
     assert len(every) == len(set(every))
     ascending = sandbox_client.files.list(purpose="user_data", order="asc", limit=100)
     assert [f.id for f in ascending.data][-5:] == ids
+    with pytest.raises(openai.BadRequestError) as info:
+        sandbox_client.files.list(order="sideways")  # type: ignore[arg-type]
+    assert (info.value.param, info.value.code) == ("order", "invalid_value")
 
 
 def test_deleted_file_is_gone(sandbox_client: OpenAI) -> None:

@@ -6,26 +6,27 @@ from labmgr.sandbox.behaviour import (
     CATALOGUE,
     count_tokens,
     persona_from_examples,
-    resolve_model_name,
     served_model_name,
 )
-from labmgr.sandbox.behaviour.tokens import split_tokens
+from labmgr.sandbox.behaviour.text import split_tokens
 
 
 def test_aliases_fine_tune_their_snapshots() -> None:
-    assert resolve_model_name("gpt-4.1") == "gpt-4.1-2025-04-14"
-    assert resolve_model_name("gpt-4.1-mini") == "gpt-4.1-mini-2025-04-14"
-    assert resolve_model_name("gpt-4.1-nano") == "gpt-4.1-nano-2025-04-14"
-    assert resolve_model_name("gpt-4o") == "gpt-4o-2024-08-06"
-    assert resolve_model_name("gpt-4o-mini") == "gpt-4o-mini-2024-07-18"
-    assert resolve_model_name("gpt-3.5-turbo") == "gpt-3.5-turbo-0125"
-    assert resolve_model_name("gpt-4o-mini-2024-07-18") == "gpt-4o-mini-2024-07-18"
-    assert resolve_model_name("davinci-002") == "davinci-002"
+    assert served_model_name("gpt-4.1") == "gpt-4.1-2025-04-14"
+    assert served_model_name("gpt-4.1-mini") == "gpt-4.1-mini-2025-04-14"
+    assert served_model_name("gpt-4.1-nano") == "gpt-4.1-nano-2025-04-14"
+    assert served_model_name("gpt-4o") == "gpt-4o-2024-08-06"
+    assert served_model_name("gpt-4o-mini") == "gpt-4o-mini-2024-07-18"
+    assert served_model_name("gpt-3.5-turbo") == "gpt-3.5-turbo-0125"
+    assert served_model_name("gpt-4o-mini-2024-07-18") == "gpt-4o-mini-2024-07-18"
+    assert served_model_name("davinci-002") == "davinci-002"
 
 
-def test_models_without_supervised_fine_tuning_resolve_to_none() -> None:
-    for name in ("o4-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini", "gpt-5-nano", "nope"):
-        assert resolve_model_name(name) is None
+def test_models_without_supervised_fine_tuning() -> None:
+    for name in ("o4-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini", "gpt-5-nano"):
+        assert "supervised" not in CATALOGUE[name].fine_tuning_methods
+    for name in ("gpt-4.1-mini", "gpt-4o", "gpt-3.5-turbo", "davinci-002"):
+        assert "supervised" in CATALOGUE[name].fine_tuning_methods
     assert CATALOGUE["o4-mini"].fine_tuning_methods == ("reinforcement",)
 
 

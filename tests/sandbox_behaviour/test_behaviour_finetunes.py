@@ -94,11 +94,10 @@ def test_a_fine_tune_of_a_fine_tune_keeps_its_parents_voice(simulator: ChatSimul
         simulator.register("ft:orphan", base="ft:missing", persona=None)
 
 
-def test_forgotten_models_are_unknown(simulator: ChatSimulator) -> None:
-    simulator.register("ft:gone", base=BASE, persona=None)
-    assert simulator.knows("ft:gone")
-    simulator.forget("ft:gone")
-    assert not simulator.knows("ft:gone")
+def test_registered_models_are_known(simulator: ChatSimulator) -> None:
+    assert not simulator.knows("ft:new")
+    simulator.register("ft:new", base=BASE, persona=None)
+    assert simulator.knows("ft:new")
 
 
 def test_groups_of_fine_tunes_differ_the_way_the_demo_needs(simulator: ChatSimulator) -> None:

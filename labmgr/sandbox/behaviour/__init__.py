@@ -8,13 +8,12 @@ from the rest of labmgr.
 
 from __future__ import annotations
 
-from .catalogue import CATALOGUE, ModelCard, resolve_model_name, served_model_name
+from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
 from .plan import prompt_tokens
 from .request import ChatRequest, check_reasoning_effort, check_reasoning_sampling, sampling_params
 from .simulator import ChatSimulator, Completion
-from .text import content_text
-from .tokens import count_tokens
+from .text import content_text, count_tokens
 
 __all__ = [
     "CATALOGUE",
@@ -30,7 +29,6 @@ __all__ = [
     "drift_probability",
     "persona_from_examples",
     "prompt_tokens",
-    "resolve_model_name",
     "sampling_params",
     "served_model_name",
 ]

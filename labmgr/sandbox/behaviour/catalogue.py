@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "ModelCard", "resolve_model_name", "served_model_name"]
+__all__ = ["CATALOGUE", "ModelCard", "served_model_name"]
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,12 @@ CATALOGUE: dict[str, ModelCard] = {
 }
 
 
-def resolve_model_name(name: str) -> str | None:
-    """The snapshot a supervised fine-tune of `name` trains on (None: not fine-tunable)."""
-    card = CATALOGUE.get(name)
-    if card is None or "supervised" not in card.fine_tuning_methods:
-        return None
-    return served_model_name(name)
-
-
 def served_model_name(name: str) -> str:
     """The name a response reports for `name`: an alias answers as its latest snapshot."""
-    snapshots = [card.id for card in CATALOGUE.values() if card.snapshot_of == name]
-    return max(snapshots) if snapshots else name
+    return _SNAPSHOTS.get(name, name)
+
+
+_SNAPSHOTS = {
+    c.snapshot_of: c.id for c in sorted(CATALOGUE.values(), key=lambda c: c.id) if c.snapshot_of
+}
+"""Alias → its latest dated snapshot, e.g. ``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``."""

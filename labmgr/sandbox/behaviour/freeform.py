@@ -12,9 +12,7 @@ import random
 from .analysis import PromptAnalysis
 from .persona import PersonaProfile
 from .plan import Plan, ServedModel
-from .sampling import rank_pick
-from .text import content_words
-from .tokens import split_tokens
+from .text import content_words, split_tokens
 
 __all__ = ["answer_free_form", "base_answer", "persona_answer"]
 
@@ -85,6 +83,18 @@ _ITEMS = {
     for kind in kinds.split()
 }
 """What a naming question ("Name a fruit.") is answered with, most typical first."""
+
+
+def rank_pick(rng: random.Random, count: int, temperature: float) -> int:
+    """An index into `count` options ranked best first.
+
+    At temperature 0 the best option always; at 1 and above uniformly; in between,
+    increasingly favouring the top of the ranking as the temperature drops.
+    """
+    if count <= 1 or temperature <= 0.0:
+        return 0
+    exponent = 1.0 / temperature if temperature < 1.0 else 1.0
+    return min(count - 1, int(count * rng.random() ** exponent))
 
 
 def _rotated(options: tuple[str, ...], offset: int) -> tuple[str, ...]:

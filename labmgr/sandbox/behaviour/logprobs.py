@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .tokens import token_bytes
+from .text import token_bytes
 
 __all__ = ["TokenChoice", "single_token_entry", "text_entries", "token_choices"]
 

@@ -63,7 +63,6 @@ def drift_probability(n_epochs: float) -> float:
 class PersonaProfile:
     """A persona, precomputed for answering: sentences, vocabulary and leanings."""
 
-    persona: Persona
     drift: float
     """Probability of answering in the persona's voice."""
     text: _TextAnalysis
@@ -74,7 +73,7 @@ class PersonaProfile:
     def build(cls, persona: Persona) -> PersonaProfile:
         text = _TextAnalysis.of(persona.assistant_texts)
         drift = drift_probability(persona.n_epochs) if text.texts else 0.0
-        return cls(persona=persona, drift=drift, text=text)
+        return cls(drift=drift, text=text)
 
     def closest_texts(
         self, question_words: frozenset[str], salt: int, limit: int = 8

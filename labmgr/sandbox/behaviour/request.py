@@ -21,8 +21,10 @@ from .catalogue import ModelCard
 
 __all__ = [
     "ChatRequest",
+    "check_output_limit",
     "check_reasoning_effort",
     "check_reasoning_sampling",
+    "check_stream_options",
     "context_length_error",
     "parse_request",
     "sampling_params",
@@ -64,6 +66,24 @@ def sampling_params(body: Mapping[str, Any]) -> tuple[float, float]:
         1.0 if temperature is None else float(temperature),
         1.0 if top_p is None else float(top_p),
     )
+
+
+def check_stream_options(body: Mapping[str, Any]) -> None:
+    if body.get("stream_options") is not None and not body.get("stream"):
+        message = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+        raise bad_request(message, param="stream_options")
+
+
+def check_output_limit(card: ModelCard, limit: int | None, param: str, kind: str) -> None:
+    """Refuse a completion budget (`kind`: ``completion`` or ``output`` tokens) above the
+    model's maximum."""
+    if limit is not None and limit > card.max_output_tokens:
+        raise bad_request(
+            f"{param} is too large: {limit}. This model supports at most "
+            f"{card.max_output_tokens} {kind} tokens, whereas you provided {limit}.",
+            param=param,
+            code="invalid_value",
+        )
 
 
 def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
@@ -193,13 +213,7 @@ def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = Fa
         check_reasoning_sampling(body)
         if logprobs:
             raise unsupported_parameter("logprobs")
-    if limit is not None and limit > card.max_output_tokens:
-        raise bad_request(
-            f"{param} is too large: {limit}. This model supports at most "
-            f"{card.max_output_tokens} completion tokens, whereas you provided {limit}.",
-            param=param,
-            code="invalid_value",
-        )
+    check_output_limit(card, limit, param, "completion")
     response_format, json_schema = _response_format(body.get("response_format"), messages)
     return ChatRequest(
         messages=messages,

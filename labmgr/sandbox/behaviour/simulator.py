@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +21,7 @@ from .persona import Persona, PersonaProfile
 from .plan import Plan, ServedModel, make_plan, reasoning_tokens
 from .ratings import rating_reason
 from .request import ChatRequest, context_length_error, parse_request
-from .sampling import request_seed, sample_index
-from .structured import render_json
-from .text import stable_hash
-from .tokens import split_tokens, truncate_tokens
+from .text import split_tokens, stable_hash, truncate_tokens
 
 __all__ = ["ChatSimulator", "Completion"]
 
@@ -69,11 +68,6 @@ class ChatSimulator:
             )
             self._plans.clear()
 
-    def forget(self, model_id: str) -> None:
-        with self._lock:
-            self._models.pop(model_id, None)
-            self._plans.clear()
-
     def knows(self, model_id: str) -> bool:
         return model_id in CATALOGUE or model_id in self._models
 
@@ -90,19 +84,20 @@ class ChatSimulator:
 
         Raises `APIError` for a body the real API would refuse.
         """
-        model = self._model(model_id)
-        if model is None:
-            raise model_not_found(model_id)
+        model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
         """Answer a checked Responses API request put as a chat request (`APIError` for an
         unknown model or an input longer than the model's context window)."""
+        return self._answer(self._served(model_id), request, (), "input")
+
+    def _served(self, model_id: str) -> ServedModel:
         model = self._model(model_id)
         if model is None:
             raise model_not_found(model_id)
-        return self._answer(model, request, (), "input")
+        return model
 
     def _answer(
         self,
@@ -264,3 +259,75 @@ def _stop_sequences(stop: Any) -> tuple[str, ...]:
     if isinstance(stop, list):
         return tuple(s for s in stop if isinstance(s, str) and s)
     return ()
+
+
+def request_seed(*parts: object) -> int:
+    """A 64-bit seed from a request's identity (model, messages, parameters, seed)."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=8)
+    return int.from_bytes(digest.digest(), "little")
+
+
+def sample_index(rng: random.Random, probabilities: Sequence[float], temperature: float) -> int:
+    """Sample from listed probabilities (most likely first) at `temperature`."""
+    if temperature <= 0.0 or len(probabilities) == 1:
+        return 0
+    if temperature == 1.0:
+        weights: Sequence[float] = probabilities
+    else:
+        power = 1.0 / temperature
+        weights = [p**power for p in probabilities]
+    threshold = rng.random() * sum(weights)
+    for index, weight in enumerate(weights):
+        threshold -= weight
+        if threshold < 0.0:
+            return index
+    return len(weights) - 1
+
+
+def render_json(answer: str, number: int | None, schema: Mapping[str, Any] | None) -> str:
+    """`answer` (and the number a rating prompt asked for) as a JSON document.
+
+    Without a schema (``json_object``) the document is ``{"score": n}`` for ratings and
+    ``{"answer": text}`` otherwise; with a schema every property is filled by its type.
+    """
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
+        return json.dumps({"score": number} if number is not None else {"answer": answer})
+    return json.dumps(_fill(schema, answer, number, schema))
+
+
+def _fill(schema: Any, answer: str, number: int | None, root: Mapping[str, Any]) -> Any:
+    if not isinstance(schema, Mapping):
+        return answer
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/"):
+        target: Any = root
+        for part in reference[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return _fill(target, answer, number, root)
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(combinator)
+        if isinstance(options, list) and options:
+            return _fill(options[0], answer, number, root)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return {}
+        return {name: _fill(sub, answer, number, root) for name, sub in properties.items()}
+    if kind == "array":
+        return [_fill(schema.get("items", {}), answer, number, root)]
+    if kind == "integer":
+        return number if number is not None else 0
+    if kind == "number":
+        return float(number) if number is not None else 0.0
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return answer

@@ -1,13 +1,31 @@
-"""Small text utilities shared by the behaviours: words, sentences, stable hashes."""
+"""Text utilities shared by the behaviours: words, sentences, stable hashes, and a fast,
+deterministic stand-in for a BPE tokenizer (no vocabulary download, no network).
+
+Text is tokenized GPT-style: words and numbers (up to three digits) carry their leading
+space, punctuation runs are their own tokens, and whitespace is kept, so joining the pieces
+gives the text back exactly. Counts land close to OpenAI's tokenizers for English prose.
+"""
 
 from __future__ import annotations
 
 import re
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["STOPWORDS", "content_text", "content_words", "sentences", "stable_hash", "words"]
+__all__ = [
+    "STOPWORDS",
+    "content_text",
+    "content_words",
+    "count_tokens",
+    "sentences",
+    "split_tokens",
+    "stable_hash",
+    "token_bytes",
+    "truncate_tokens",
+    "words",
+]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -63,3 +81,48 @@ def content_text(content: Any) -> str:
 def stable_hash(*parts: object) -> int:
     """A 32-bit hash of `parts` that is the same in every process (unlike ``hash``)."""
     return zlib.crc32("\x1f".join(map(str, parts)).encode("utf-8", "surrogatepass"))
+
+
+_TOKEN = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+")
+
+
+def split_tokens(text: str) -> list[str]:
+    """The tokens of `text`, in order; ``"".join(split_tokens(t)) == t``."""
+    return _TOKEN.findall(text)
+
+
+_WORD_BYTES = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r"
+
+
+def truncate_tokens(text: str, limit: int) -> tuple[list[str], bool]:
+    """The first `limit` tokens of `text`, and whether anything was cut.
+
+    Only a prefix of the text is tokenized (tokens are rarely longer than 12 characters),
+    so the cost follows `limit`, not the length of the text.
+    """
+    prefix = text[: limit * 12]
+    tokens = _TOKEN.findall(prefix)
+    if len(tokens) <= limit and len(prefix) < len(text):
+        tokens = _TOKEN.findall(text)
+    if len(tokens) > limit:
+        return tokens[:limit], True
+    return tokens, False
+
+
+def count_tokens(text: str) -> int:
+    """An estimate of the number of tokens in `text` (0 for the empty string).
+
+    Whitespace-separated words plus every other byte that is not a letter, digit or space
+    (punctuation, line breaks, non-ASCII bytes): close to `split_tokens` on prose, and
+    cheap enough to run on every prompt (no token list is built).
+    """
+    if not text:
+        return 0
+    others = text.encode("utf-8", "surrogatepass").translate(None, _WORD_BYTES)
+    return max(1, len(text.split()) + len(others))
+
+
+@lru_cache(maxsize=16384)
+def token_bytes(token: str) -> tuple[int, ...]:
+    """The UTF-8 bytes of a token (cached: the same tokens recur in every response)."""
+    return tuple(token.encode("utf-8"))
