@@ -15,6 +15,7 @@ from evals.plots._distributions import answer_shares, answers_figure, scores_fig
 from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
 from evals.plots._history import history_figure
 from evals.plots._intervals import comparison_figure, means_figure
+from evals.plots._layout import lay_out
 from evals.plots._metric import metric_figure
 from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER
@@ -35,6 +36,7 @@ __all__ = [
     "cost_figure",
     "folded_levels",
     "history_figure",
+    "lay_out",
     "means_figure",
     "metric_figure",
     "plot",

@@ -12,14 +12,12 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
 from evals.plots._style import (
-    figure_title,
+    draw_intervals,
+    finish,
     group_handles,
     group_styles,
-    interval_point,
-    legend,
     new_figure,
     note_handle,
-    style_axes,
 )
 
 __all__ = ["LOG_COST_RATIO", "cost_figure"]
@@ -45,22 +43,17 @@ def cost_figure(
     group_list, styles = group_styles(rows["group"], groups)
     figure, axes = new_figure(7.2, 4.6)
     ax = axes[0][0]
-    style_axes(ax)
-    for row in rows[rows["group"].astype(str).isin(group_list)].to_dict("records"):
-        whole = row["level"] == "group"
-        low, high = (float(row["ci_low"]), float(row["ci_high"])) if whole else (np.nan, np.nan)
-        interval_point(
-            ax,
-            float(row["answer_cost_per_1k"]),
-            float(row["mean"]),
-            low,
-            high,
-            styles[str(row["group"])],
-            filled=whole,
-            markersize=9 if whole else 5,
-            alpha=1.0 if whole else 0.8,
-            zorder=3 if whole else 2,
-        )
+    records = rows[rows["group"].astype(str).isin(group_list)].to_dict("records")
+    for whole in (False, True):
+        points = [
+            (float(r["answer_cost_per_1k"]), float(r["mean"]))
+            + ((float(r["ci_low"]), float(r["ci_high"])) if whole else (np.nan, np.nan))
+            + (styles[str(r["group"])], whole)
+            for r in records
+            if (r["level"] == "group") == whole
+        ]
+        size, alpha, zorder = (9, 1.0, 3) if whole else (5, 0.8, 2)
+        draw_intervals(ax, points, markersize=size, alpha=alpha, zorder=zorder)
     spread = rows["answer_cost_per_1k"].astype(float)
     positive = spread[spread > 0]
     if len(positive) and positive.max() / positive.min() >= LOG_COST_RATIO:
@@ -72,6 +65,7 @@ def cost_figure(
     scale_axis(ax, scale_for(score, scale, summary_scale(rows)), axis="y")
     ax.set_ylabel(f"{score} (95% CI)")
     handles = group_handles(group_list, styles)
-    legend(figure, [*handles, note_handle("one model", markerfacecolor="white", markersize=5)])
-    figure_title(figure, title if title is not None else f"{score} against cost")
-    return figure
+    one_model = note_handle("one model", markerfacecolor="white", markersize=5)
+    return finish(
+        figure, [*handles, one_model], f"{score} against cost" if title is None else title
+    )

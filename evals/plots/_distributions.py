@@ -12,18 +12,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for
-from evals.plots._layout import fit_margins
 from evals.plots._style import (
     OTHER,
     OTHER_COLOUR,
     colours,
-    figure_title,
+    finish,
     group_styles,
     hatches,
-    legend,
     new_figure,
     shorten,
-    style_axes,
     wrap,
 )
 from evals.plots._violins import draw_violins
@@ -121,7 +118,6 @@ def answers_figure(
     height = max(2.4, 0.34 * len(shares) + 1.4)
     figure, axes = new_figure(11, height)
     ax = axes[0][0]
-    style_axes(ax)
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
     for i, answer in enumerate(answers):
@@ -151,9 +147,7 @@ def answers_figure(
         )
         for i, a in enumerate(answers)
     ]
-    legend(figure, handles, title=legend_title or column)
-    figure_title(figure, title)
-    return figure
+    return finish(figure, handles, title, legend_title=legend_title or column)
 
 
 def scores_figure(
@@ -176,7 +170,6 @@ def scores_figure(
     labels = frame[by].astype(str).to_numpy()
     for panel, score in enumerate(scores):
         ax = axes[0][panel]
-        style_axes(ax)
         values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
         rows = [values[labels == group] for group in groups]
         rows = [row[~np.isnan(row)] for row in rows]
@@ -201,5 +194,4 @@ def scores_figure(
         repeat_on_top(ax, height)
         if panel > 0:
             ax.set_yticklabels([])
-    fit_margins(figure, figure_title(figure, title))
-    return figure
+    return finish(figure, [], title, fitted=True)

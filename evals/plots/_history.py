@@ -9,14 +9,12 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
 from evals.plots._style import (
-    figure_title,
+    draw_intervals,
+    finish,
     group_handles,
     group_styles,
-    interval_point,
-    legend,
     new_figure,
     note_handle,
-    style_axes,
     wrap,
 )
 from evals.stats import ALL_QUESTIONS
@@ -46,27 +44,29 @@ def history_figure(
     groups, styles = group_styles(rows["group"])
     figure, axes = new_figure(max(6.0, 1.4 + 1.1 * len(runs)), 4.6)
     ax = axes[0][0]
-    style_axes(ax)
     spread = min(0.3, 0.06 * len(groups))
     offsets = np.linspace(-spread, spread, len(groups)) if len(groups) > 1 else np.zeros(1)
     for gi, group in enumerate(groups):
         colour = styles[group][0]
-        xs, ys = [], []
-        for row in rows[rows["group"].astype(str) == group].to_dict("records"):
-            x, mean = runs.index(str(row["run"])) + offsets[gi], float(row["mean"])
-            low, high = float(row["ci_low"]), float(row["ci_high"])
-            if interval_point(ax, x, mean, low, high, styles[group], markersize=6):
-                if bool(row["moved"]):
-                    ax.plot(x, mean, "o", markersize=15, markerfacecolor="none", color=colour)
-                xs.append(x)
-                ys.append(mean)
-        ax.plot(xs, ys, color=colour, linewidth=1.0, alpha=0.7)
+        records = rows[rows["group"].astype(str) == group].to_dict("records")
+        at = [runs.index(str(r["run"])) + offsets[gi] for r in records]
+        points = [
+            (x, *(float(r[c]) for c in ("mean", "ci_low", "ci_high")), styles[group], True)
+            for x, r in zip(at, records, strict=True)
+        ]
+        drawn = draw_intervals(ax, points)
+        moved = [p for p, r in zip(points, records, strict=True) if p in drawn and bool(r["moved"])]
+        for x, mean, *_ in moved:
+            ax.plot(x, mean, "o", markersize=15, markerfacecolor="none", color=colour)
+        ax.plot(
+            [p[0] for p in drawn], [p[1] for p in drawn], color=colour, linewidth=1.0, alpha=0.7
+        )
     ax.set_xticks(range(len(runs)), [wrap(dates[r] or r, 12, 2) for r in runs], fontsize=8)
     ax.set_xlim(-0.6, len(runs) - 0.4)
     scale_axis(ax, scale_for(score, scale, summary_scale(rows)), axis="y")
     ax.set_ylabel(f"{wrap(score, 30, 1)} (95% CI)")
     changed = note_handle("changed (Holm p < 0.05)", markersize=12, markerfacecolor="none")
-    legend(figure, [*group_handles(groups, styles, linestyle="-"), changed], title=None)
     where = "" if question in (None, ALL_QUESTIONS) else f" on {question}"
-    figure_title(figure, title if title is not None else f"{score}{where} over runs")
-    return figure
+    handles = [*group_handles(groups, styles, linestyle="-"), changed]
+    default = f"{score}{where} over runs"
+    return finish(figure, handles, default if title is None else title, legend_title=None)

@@ -23,7 +23,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.layout_engine import LayoutEngine
 from matplotlib.text import Text
 
-__all__ = ["FittedMargins", "fit_margins"]
+__all__ = ["FittedMargins", "fit_margins", "lay_out"]
 
 _POINTS = 72.0
 _EDGE = 4.0
@@ -175,6 +175,15 @@ class FittedMargins(LayoutEngine):
 def fit_margins(figure: Figure, title: Text | None = None) -> None:
     """Lay `figure` out with `FittedMargins` (`title`: the figure's title, if any)."""
     figure.set_layout_engine(FittedMargins(title))
+
+
+def lay_out(figure: Figure, dpi: float) -> None:
+    """Fit `figure`'s margins now, at the `dpi` it will be saved at, and drop its engine: saving
+    a figure that has a layout engine draws it twice, once only to lay it out."""
+    if isinstance(figure.get_layout_engine(), FittedMargins):
+        figure.set_dpi(dpi)
+        figure.get_layout_engine().execute(figure)
+        figure.set_layout_engine(None)
 
 
 def _fit(figure: Figure, title: Text | None) -> None:

@@ -11,16 +11,7 @@ from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for, summary_scale
 from evals.plots._intervals import ordered
-from evals.plots._style import (
-    figure_title,
-    group_handles,
-    group_styles,
-    interval_point,
-    legend,
-    new_figure,
-    style_axes,
-    wrap,
-)
+from evals.plots._style import draw_intervals, finish, group_handles, group_styles, new_figure, wrap
 from evals.stats import ALL_QUESTIONS, SHARE, folded_levels
 
 __all__ = ["metric_figure"]
@@ -55,18 +46,16 @@ def metric_figure(
     width = float(np.clip(1.2 + n_questions * (0.35 + 0.12 * n_groups), 6.0, 24.0))
     figure, axes = new_figure(width, 4.8)
     ax = axes[0][0]
-    style_axes(ax)
     spread = min(0.7, 0.16 * n_groups)
     offsets = np.linspace(-spread / 2, spread / 2, n_groups) if n_groups > 1 else np.zeros(1)
     cells = {(r["group"], r["question"]): r for r in table.to_dict("records")}
-    for gi, group in enumerate(group_list):
-        for qi, question in enumerate(question_list):
-            row = cells.get((group, question))
-            if row is not None:
-                mean, low, high = (float(row[c]) for c in ("mean", "ci_low", "ci_high"))
-                interval_point(
-                    ax, qi + offsets[gi], mean, low, high, styles[group], capsize=2, markersize=5
-                )
+    points = [
+        (qi + offsets[gi], *(float(row[c]) for c in ("mean", "ci_low", "ci_high")), styles[g], True)
+        for gi, g in enumerate(group_list)
+        for qi, q in enumerate(question_list)
+        if (row := cells.get((g, q))) is not None
+    ]
+    draw_intervals(ax, points, capsize=2, markersize=5)
     if ALL_QUESTIONS in question_list and n_questions > 1:
         ax.axvline(n_questions - 1.5, color="#888888", linewidth=0.8)
     ax.set_xticks(
@@ -79,6 +68,5 @@ def metric_figure(
     ax.set_xlim(-0.6, n_questions - 0.4)
     scale_axis(ax, scale_for(metric, scale, summary_scale(rows) or SHARE), axis="y")
     ax.set_ylabel(f"{wrap(metric, 30, 1)} (95% CI)")
-    legend(figure, group_handles(group_list, styles))
-    figure_title(figure, title if title is not None else f"{metric} per question")
-    return figure
+    default = f"{metric} per question"
+    return finish(figure, group_handles(group_list, styles), default if title is None else title)

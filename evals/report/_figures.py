@@ -51,7 +51,7 @@ _DPI = 96
 _FILE_DPI = 200
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
-_DRAWING_VERSION = 4
+_DRAWING_VERSION = 5
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures than this are drawn in this process (a pool costs a start-up)."""
@@ -86,7 +86,10 @@ class FigureSet:
 def _png(figure: Figure) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    from evals.plots import lay_out
+
     FigureCanvasAgg(figure)
+    lay_out(figure, _DPI)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
     return buffer.getvalue()
