@@ -33,7 +33,7 @@ DEFAULT_MAX_ANSWERS = 12
 
 
 def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
-    """Average of dicts token→probability (a token missing from a dict counts as 0)."""
+    """The mean of token → probability dicts (a missing token counts as 0)."""
     totals: dict[str, float] = {}
     count = 0
     for value in values:
@@ -48,8 +48,6 @@ def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
 def answer_shares(
     frame: pd.DataFrame,
     *,
-    column: str = "answer",
-    by: str = "group",
     min_fraction: float | None = None,
     selected_answers: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
@@ -61,10 +59,10 @@ def answer_shares(
     (default: the 12 most common); the rest are summed into `[OTHER]`."""
     if min_fraction is not None and selected_answers is not None:
         raise ValueError("give min_fraction or selected_answers, not both")
-    groups, _ = group_styles(frame[by], order)
+    groups, _ = group_styles(frame["group"], order)
     table: dict[str, dict[str, float]] = {}
     for group in groups:
-        values = frame.loc[frame[by].astype(str) == group, column].tolist()
+        values = frame.loc[frame["group"].astype(str) == group, "answer"].tolist()
         if any(isinstance(v, Mapping) for v in values):
             table[group] = _mean_distribution(values)
         else:
@@ -92,8 +90,6 @@ def answer_shares(
 def answers_figure(
     frame: pd.DataFrame,
     *,
-    column: str = "answer",
-    by: str = "group",
     min_fraction: float | None = None,
     selected_answers: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
@@ -103,15 +99,10 @@ def answers_figure(
 ) -> Figure:
     """Stacked horizontal bars of answer shares (or mean next-token probabilities) per group."""
     shares = answer_shares(
-        frame,
-        column=column,
-        by=by,
-        min_fraction=min_fraction,
-        selected_answers=selected_answers,
-        order=order,
+        frame, min_fraction=min_fraction, selected_answers=selected_answers, order=order
     )
     if shares.empty:
-        raise ValueError(f"no answers to plot in column {column!r}")
+        raise ValueError("no answers to plot")
     answers = list(shares.columns)
     named = [a for a in answers if a != OTHER]
     palette, patterns = colours(len(named)), hatches(len(named))
@@ -147,14 +138,13 @@ def answers_figure(
         )
         for i, a in enumerate(answers)
     ]
-    return finish(figure, handles, title, legend_title=legend_title or column)
+    return finish(figure, handles, title, legend_title=legend_title or "answer")
 
 
 def scores_figure(
     frame: pd.DataFrame,
     scores: Sequence[str],
     *,
-    by: str = "group",
     order: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
@@ -163,16 +153,15 @@ def scores_figure(
     panel per score on its scale (`scale`: one for all or per score), groups as rows."""
     if not scores:
         raise ValueError("no score columns to plot")
-    groups, styles = group_styles(frame[by], order)
+    groups, styles = group_styles(frame["group"], order)
     height = max(2.4, 0.42 * len(groups) + 1.3)
     figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
     palette = [styles[g][0] for g in groups]
-    labels = frame[by].astype(str).to_numpy()
+    labels = frame["group"].astype(str).to_numpy()
     for panel, score in enumerate(scores):
         ax = axes[0][panel]
         values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
-        rows = [values[labels == group] for group in groups]
-        rows = [row[~np.isnan(row)] for row in rows]
+        rows = [values[(labels == group) & ~np.isnan(values)] for group in groups]
         if not any(len(row) for row in rows):
             ax.text(0.5, 0.5, "no valid scores", ha="center", va="center", transform=ax.transAxes)
             ax.set_yticks([])

@@ -36,7 +36,6 @@ from evals.stats._frames import (
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
-from evals.stats._summary import score_columns
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -236,8 +235,7 @@ def compare_groups(
     pools: dict[tuple[tuple[str | None, ...], str, str], Pool] = {}
     order: dict[tuple[tuple[str | None, ...], str], None] = {}
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named, metric_list)
+        chosen = question_scores(question, frame, scores, metric_list)
         all_labels = frame["group"].astype(str).to_numpy()
         all_models = frame["model"].to_numpy()
         all_values = {score_name(score): score_values(frame, score) for score in chosen}

@@ -25,13 +25,11 @@ from evals.stats._frames import (
     ScoreScales,
     question_scores,
     scale_of,
-    score_columns,
     score_name,
     score_values,
 )
-from evals.stats._interval import interval_row
 from evals.stats._scales import Scale
-from evals.stats._seeds import seed_interval
+from evals.stats._seeds import interval_row, seed_interval
 
 __all__ = [
     "COST_COLUMNS",
@@ -149,8 +147,7 @@ def cost_table(
     `price_share` of the list price (see `row_costs`)."""
     tables = []
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named)
+        chosen = question_scores(question, frame, scores)
         part = frame[["group", "model"]].copy()
         part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question
