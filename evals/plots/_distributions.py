@@ -26,8 +26,6 @@ from evals.plots._style import (
 from evals.plots._violins import draw_violins
 from evals.stats import SHARE
 
-__all__ = ["answer_shares", "answers_figure", "scores_figure"]
-
 DEFAULT_MAX_ANSWERS = 12
 """Without `min_fraction` or `selected_answers`, the most common answers shown (rest: OTHER)."""
 

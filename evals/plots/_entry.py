@@ -21,8 +21,6 @@ from evals.stats import Metric, score_columns, summarize
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["KINDS", "PlotKind", "plot", "plot_frame"]
-
 PlotKind = Literal["auto", "means", "answers", "next_token", "scores", "scatter", "checkpoints"]
 KINDS: tuple[str, ...] = ("means", "answers", "next_token", "scores", "scatter", "checkpoints")
 _DF_OPTIONS = {"cache", "router", "settings", "price"}

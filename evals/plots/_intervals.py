@@ -23,8 +23,6 @@ from evals.plots._style import (
 )
 from evals.stats import folded_levels
 
-__all__ = ["comparison_figure", "means_figure", "ordered"]
-
 
 def ordered(values: pd.Series, wanted: Sequence[str] | None) -> list[str]:
     """The distinct values in order of appearance, or those of `wanted` that appear."""
@@ -121,9 +119,10 @@ def _panels(
     height = max(2.4, 0.27 * rows + 1.3)
     width = min(4.2 * len(score_list) + (0 if single else 2.6), 22)
     figure, axes = new_figure(width, height, ncols=len(score_list))
-    cells: dict[tuple[str, str, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, str, str], Any] = {}
     for row in table.to_dict("records"):
         cells.setdefault((str(row["score"]), str(row["question"]), str(row["group"])), row)
+    ticks: list[float]
     if single:
         ticks, labels = list(range(len(group_list))), [wrap(g, 30, 2) for g in group_list]
     else:

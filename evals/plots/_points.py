@@ -22,8 +22,6 @@ from evals.plots._style import (
 )
 from evals.stats import ALL_QUESTIONS, SHARE, folded_levels
 
-__all__ = ["LOG_COST_RATIO", "cost_figure", "history_figure", "metric_figure"]
-
 
 def metric_figure(
     summary: pd.DataFrame,

@@ -14,8 +14,6 @@ from evals.plots._axes import ScaleArgument, scale_axis, scale_for
 from evals.plots._style import finish, group_handles, group_styles, new_figure, wrap
 from evals.stats import DEFAULT_SEED, plain_bootstrap
 
-__all__ = ["MAX_SCATTER_POINTS", "checkpoints_figure", "scatter_figure"]
-
 MAX_SCATTER_POINTS = 20_000
 """Points drawn at most (an evenly seeded subsample beyond); group means use every row."""
 

@@ -23,24 +23,6 @@ from matplotlib.lines import Line2D
 
 from evals.plots._layout import fit_margins
 
-__all__ = [
-    "OTHER",
-    "OTHER_COLOUR",
-    "Colour",
-    "GroupStyle",
-    "IntervalPoint",
-    "colours",
-    "draw_intervals",
-    "finish",
-    "group_handles",
-    "group_styles",
-    "hatches",
-    "new_figure",
-    "note_handle",
-    "shorten",
-    "wrap",
-]
-
 OTHER = "[OTHER]"
 OTHER_COLOUR = (0.78, 0.78, 0.78)
 _MARKERS = ["o", "s", "D", "^", "v", "P", "X", "<", ">", "p"]
@@ -99,7 +81,7 @@ def wrap(text: Any, width: int = 28, max_lines: int = 3) -> str:
 
 
 @cache
-def _look() -> dict[str, Any]:
+def _look() -> Any:
     """Seaborn's whitegrid style in its notebook context at 0.9, computed once per process."""
     return {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.9)}
 

@@ -13,8 +13,6 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PolyCollection
 
-__all__ = ["VIOLIN_WIDTH", "ViolinDensity", "draw_violins", "violin_density"]
-
 VIOLIN_WIDTH = 0.8
 """The widest a violin gets, in rows."""
 GRID_POINTS = 100

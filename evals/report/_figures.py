@@ -35,18 +35,6 @@ from evals.runs import Run, prepare_folder
 if TYPE_CHECKING:  # matplotlib loads when a figure is drawn: a report of kept figures draws none
     from matplotlib.figure import Figure
 
-__all__ = [
-    "FIGURE_FORMATS",
-    "EmbeddedFigure",
-    "FigureFormat",
-    "FigureProblem",
-    "FigureSet",
-    "FigureStore",
-    "draw_figures",
-    "prepare_figure_folder",
-    "write_figures",
-]
-
 _DPI = 96
 _FILE_DPI = 200
 FigureFormat = Literal["pdf", "svg", "png"]

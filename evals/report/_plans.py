@@ -18,8 +18,6 @@ from evals.stats import ALL_QUESTIONS, SHARE, describe_method, folded_levels, he
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["COST_FIGURE", "CURVES_FIGURE", "FigurePlan", "question_figure_prefix", "run_plans"]
-
 _MAX_DISTINCT_ANSWERS = 40
 """Free-form answers are drawn as shares only when they repeat (short answers)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

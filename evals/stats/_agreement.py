@@ -18,17 +18,6 @@ import numpy.typing as npt
 from evals.stats._metrics import Metric, Threshold
 from evals.stats._scales import Scale
 
-__all__ = [
-    "AGREEMENT_COLUMNS",
-    "MIN_PER_BIN",
-    "Agreement",
-    "Bins",
-    "agreement",
-    "cohen_kappa",
-    "score_bins",
-    "spearman_interval",
-]
-
 AGREEMENT_COLUMNS = [
     "question",
     "score",

@@ -25,16 +25,6 @@ from evals.stats._seeds import (
     seed_interval,
 )
 
-__all__ = [
-    "DEFAULT_RESAMPLES",
-    "DEFAULT_SEED",
-    "BootstrapMethod",
-    "bootstrap_interval",
-    "group_interval",
-    "hierarchical_bootstrap",
-    "plain_bootstrap",
-]
-
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240521
 BootstrapMethod = Literal["hierarchical", "plain"]

@@ -37,17 +37,6 @@ from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
-__all__ = [
-    "COMPARISON_COLUMNS",
-    "Difference",
-    "compare_groups",
-    "compare_seeds",
-    "difference_of",
-    "difference_row",
-    "holm",
-    "t_test",
-]
-
 COMPARISON_COLUMNS = [
     "question",
     "score",

@@ -31,16 +31,6 @@ from evals.stats._frames import (
 from evals.stats._scales import Scale
 from evals.stats._seeds import interval_row, seed_interval
 
-__all__ = [
-    "COST_COLUMNS",
-    "SAMPLE_COST_COLUMNS",
-    "PriceShare",
-    "cost_table",
-    "judge_cost_columns",
-    "row_costs",
-    "sample_costs",
-]
-
 SAMPLE_COST_COLUMNS = [
     "answer_cost_per_sample",
     "judge_cost_per_sample",

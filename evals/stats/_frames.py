@@ -18,22 +18,6 @@ from evals.stats._seeds import SeedMeans, seed_means
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = [
-    "ALL_QUESTIONS",
-    "Pool",
-    "Score",
-    "ScoreScales",
-    "by_columns",
-    "folded_levels",
-    "level_parts",
-    "question_scores",
-    "scale_of",
-    "score_columns",
-    "score_name",
-    "score_values",
-    "with_by",
-]
-
 ALL_QUESTIONS = "(all)"
 """The `question` of a pooled row: every question, each model averaged over them first."""
 

@@ -32,8 +32,6 @@ from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
-__all__ = ["LEVEL_COMPARISON_COLUMNS", "compare_levels", "paired_difference"]
-
 LEVEL_COMPARISON_COLUMNS = [
     "question",
     "score",

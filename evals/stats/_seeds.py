@@ -20,21 +20,6 @@ import pandas as pd
 
 from evals.stats._scales import Scale
 
-__all__ = [
-    "DEFAULT_METHOD",
-    "FLOOR_QUANTILE",
-    "METHODS",
-    "Interval",
-    "Method",
-    "SeedMeans",
-    "describe_method",
-    "empty_interval",
-    "interval_of",
-    "interval_row",
-    "seed_interval",
-    "seed_means",
-]
-
 FLOOR_QUANTILE = 0.05
 """The variance of a group mean is at least this quantile of its sampling-noise-only
 distribution."""

@@ -34,14 +34,6 @@ from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import DEFAULT_METHOD, Interval, Method, interval_row, seed_interval
 
-__all__ = [
-    "MODEL_SUMMARY_COLUMNS",
-    "REFUSED_ERROR",
-    "SUMMARY_COLUMNS",
-    "model_summary",
-    "summarize",
-]
-
 SUMMARY_COLUMNS = [
     "question",
     "group",
