@@ -214,7 +214,7 @@ def compare_groups(
     factors), each level of the factors is compared apart, like a question of its own (its
     columns after `question`). Rows appear in the order of the questions, levels, their
     scores and the groups; a pair where either side has no valid sample is left out."""
-    groups = _groups(frames)
+    groups = list(dict.fromkeys(g for f in frames.values() for g in f["group"].astype(str)))
     if baseline not in groups:
         known = ", ".join(repr(g) for g in groups) or "none"
         raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
@@ -264,13 +264,6 @@ def compare_groups(
     table = pd.DataFrame(rows, columns=with_by(COMPARISON_COLUMNS, factors))
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
-
-
-def _groups(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    seen: dict[str, None] = {}
-    for frame in frames.values():
-        seen.update(dict.fromkeys(frame["group"].astype(str)))
-    return list(seen)
 
 
 def _rows(

@@ -146,11 +146,6 @@ def _floor(df: float) -> float:
     return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
 
 
-def _empty(share: bool) -> SeedMeans:
-    nothing = np.empty(0)
-    return SeedMeans(nothing, nothing, nothing, math.nan, 0, 0, share)
-
-
 def seed_means(
     values: Sequence[float] | npt.ArrayLike,
     models: Sequence[object] | npt.ArrayLike,
@@ -167,7 +162,7 @@ def seed_means(
     keep = ~np.isnan(data)
     data, labels = data[keep], labels[keep]
     if data.size == 0:
-        return _empty(share)
+        return SeedMeans(np.empty(0), np.empty(0), np.empty(0), math.nan, 0, 0, share)
     model_codes, _ = pd.factorize(labels)
     cells = model_codes.astype(np.int64)
     if questions is not None:
