@@ -57,15 +57,6 @@ class PriceShare:
         return float(self.judges.get(name, self.answers))
 
 
-def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
-    """The `<judge>_cost` columns of a frame (a judge's column has `<judge>_question` too)."""
-    return [
-        str(c)
-        for c in frame.columns
-        if str(c).endswith("_cost") and f"{str(c).removesuffix('_cost')}_question" in frame.columns
-    ]
-
-
 def row_costs(
     frame: pd.DataFrame, price_share: float | PriceShare = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +66,8 @@ def row_costs(
     answer = np.full(len(frame), np.nan)
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
-    judges = judge_cost_columns(frame)
+    columns = [str(c) for c in frame.columns]  # a judge's `<judge>_cost` has `<judge>_question`
+    judges = [c for c in columns if c.endswith("_cost") and f"{c[:-5]}_question" in columns]
     if judges:
         paid = frame[judges].apply(pd.to_numeric, errors="coerce")
         for column in judges:
