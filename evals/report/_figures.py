@@ -77,9 +77,12 @@ def _png(figure: Figure) -> bytes:
     from evals.plots import lay_out
 
     FigureCanvasAgg(figure)
+    engine, dpi = figure.get_layout_engine(), figure.dpi
     lay_out(figure, _DPI)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
+    figure.set_layout_engine(engine)  # a file of it is laid out again at its own resolution
+    figure.set_dpi(dpi)
     return buffer.getvalue()
 
 
