@@ -138,11 +138,6 @@ def _interval_text(stats: dict[str, Any]) -> str:
     return text
 
 
-def _groups_table(run: Run) -> str:
-    rows = [[escape(g), str(len(m)), escape(", ".join(m))] for g, m in run.groups.items()]
-    return _table(["group", "models", "model ids"], rows, {1})
-
-
 def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     if summary.empty:
         return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
@@ -419,7 +414,11 @@ def render_report(
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
         "<h3>Groups</h3>",
-        _groups_table(run),
+        _table(
+            ["group", "models", "model ids"],
+            ([escape(g), str(len(m)), escape(", ".join(m))] for g, m in run.groups.items()),
+            {1},
+        ),
         "<h3>Summary</h3>",
         _summary_table(run.summary, run.by),
         _summary_note(run),
