@@ -11,8 +11,6 @@ import pandas as pd
 from evals.runs import HUMAN_PREFIX, Run, id_key, sample_ids, write_run_file
 from evals.stats import Scale, score_scale
 
-__all__ = ["Candidates", "candidates", "run_id_key"]
-
 
 @dataclass(frozen=True)
 class Candidates:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["neutralise", "restore"]
-
 _NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
 _QUOTED = re.compile(r"'+[=+\-@\t\r]")
 

@@ -19,8 +19,6 @@ from evals.labels._candidates import Candidates, candidates
 from evals.labels._cells import neutralise
 from evals.runs import Run, load_run
 
-__all__ = ["LabelExport", "LabelFormat", "export_labels"]
-
 LabelFormat = Literal["csv", "jsonl"]
 _STRATA = ("group", "model", "question")
 

@@ -21,8 +21,6 @@ from evals.labels._candidates import candidates
 from evals.labels._cells import restore
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
-__all__ = ["LabelImport", "import_labels"]
-
 _EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
 
 

@@ -15,15 +15,6 @@ from matplotlib.ticker import MaxNLocator
 
 from evals.stats import Scale, score_scale
 
-__all__ = [
-    "TALL_INCHES",
-    "ScaleArgument",
-    "repeat_on_top",
-    "scale_axis",
-    "scale_for",
-    "summary_scale",
-]
-
 TALL_INCHES = 7.0
 """Figures taller than this repeat their value axis on top."""
 TICK_SIZE = 9

@@ -12,31 +12,26 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for
-from evals.plots._layout import fit_margins
 from evals.plots._style import (
     OTHER,
     OTHER_COLOUR,
     colours,
-    figure_title,
+    finish,
     group_styles,
     hatches,
-    legend,
     new_figure,
     shorten,
-    style_axes,
     wrap,
 )
 from evals.plots._violins import draw_violins
 from evals.stats import SHARE
-
-__all__ = ["answer_shares", "answers_figure", "scores_figure"]
 
 DEFAULT_MAX_ANSWERS = 12
 """Without `min_fraction` or `selected_answers`, the most common answers shown (rest: OTHER)."""
 
 
 def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
-    """Average of dicts token→probability (a token missing from a dict counts as 0)."""
+    """The mean of token → probability dicts (a missing token counts as 0)."""
     totals: dict[str, float] = {}
     count = 0
     for value in values:
@@ -51,8 +46,6 @@ def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
 def answer_shares(
     frame: pd.DataFrame,
     *,
-    column: str = "answer",
-    by: str = "group",
     min_fraction: float | None = None,
     selected_answers: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
@@ -64,10 +57,10 @@ def answer_shares(
     (default: the 12 most common); the rest are summed into `[OTHER]`."""
     if min_fraction is not None and selected_answers is not None:
         raise ValueError("give min_fraction or selected_answers, not both")
-    groups, _ = group_styles(frame[by], order)
+    groups, _ = group_styles(frame["group"], order)
     table: dict[str, dict[str, float]] = {}
     for group in groups:
-        values = frame.loc[frame[by].astype(str) == group, column].tolist()
+        values = frame.loc[frame["group"].astype(str) == group, "answer"].tolist()
         if any(isinstance(v, Mapping) for v in values):
             table[group] = _mean_distribution(values)
         else:
@@ -95,8 +88,6 @@ def answer_shares(
 def answers_figure(
     frame: pd.DataFrame,
     *,
-    column: str = "answer",
-    by: str = "group",
     min_fraction: float | None = None,
     selected_answers: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
@@ -106,22 +97,16 @@ def answers_figure(
 ) -> Figure:
     """Stacked horizontal bars of answer shares (or mean next-token probabilities) per group."""
     shares = answer_shares(
-        frame,
-        column=column,
-        by=by,
-        min_fraction=min_fraction,
-        selected_answers=selected_answers,
-        order=order,
+        frame, min_fraction=min_fraction, selected_answers=selected_answers, order=order
     )
     if shares.empty:
-        raise ValueError(f"no answers to plot in column {column!r}")
+        raise ValueError("no answers to plot")
     answers = list(shares.columns)
     named = [a for a in answers if a != OTHER]
     palette, patterns = colours(len(named)), hatches(len(named))
     height = max(2.4, 0.34 * len(shares) + 1.4)
     figure, axes = new_figure(11, height)
     ax = axes[0][0]
-    style_axes(ax)
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
     for i, answer in enumerate(answers):
@@ -151,16 +136,13 @@ def answers_figure(
         )
         for i, a in enumerate(answers)
     ]
-    legend(figure, handles, title=legend_title or column)
-    figure_title(figure, title)
-    return figure
+    return finish(figure, handles, title, legend_title=legend_title or "answer")
 
 
 def scores_figure(
     frame: pd.DataFrame,
     scores: Sequence[str],
     *,
-    by: str = "group",
     order: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
@@ -169,17 +151,15 @@ def scores_figure(
     panel per score on its scale (`scale`: one for all or per score), groups as rows."""
     if not scores:
         raise ValueError("no score columns to plot")
-    groups, styles = group_styles(frame[by], order)
+    groups, styles = group_styles(frame["group"], order)
     height = max(2.4, 0.42 * len(groups) + 1.3)
     figure, axes = new_figure(min(4.4 * len(scores), 22), height, ncols=len(scores))
     palette = [styles[g][0] for g in groups]
-    labels = frame[by].astype(str).to_numpy()
+    labels = frame["group"].astype(str).to_numpy()
     for panel, score in enumerate(scores):
         ax = axes[0][panel]
-        style_axes(ax)
         values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
-        rows = [values[labels == group] for group in groups]
-        rows = [row[~np.isnan(row)] for row in rows]
+        rows = [values[(labels == group) & ~np.isnan(values)] for group in groups]
         if not any(len(row) for row in rows):
             ax.text(0.5, 0.5, "no valid scores", ha="center", va="center", transform=ax.transAxes)
             ax.set_yticks([])
@@ -201,5 +181,4 @@ def scores_figure(
         repeat_on_top(ax, height)
         if panel > 0:
             ax.set_yticklabels([])
-    fit_margins(figure, figure_title(figure, title))
-    return figure
+    return finish(figure, [], title, fitted=True)

@@ -21,11 +21,10 @@ from evals.stats import Metric, score_columns, summarize
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = ["KINDS", "PlotKind", "plot", "plot_frame"]
-
 PlotKind = Literal["auto", "means", "answers", "next_token", "scores", "scatter", "checkpoints"]
 KINDS: tuple[str, ...] = ("means", "answers", "next_token", "scores", "scatter", "checkpoints")
 _DF_OPTIONS = {"cache", "router", "settings", "price"}
+_STATS_OPTIONS = ("method", "resamples", "seed", "confidence")
 
 
 def _auto_kind(frame: pd.DataFrame, scores: Sequence[str]) -> str:
@@ -61,12 +60,9 @@ def plot_frame(
         if not score_list:
             raise ValueError(f"question {name!r} has no numeric score; try kind='answers'")
         scales = {name: {s: scale_for(s, scale) for s in score_list}}
+        stats = {k: options.pop(k) for k in _STATS_OPTIONS if k in options}
         summary = summarize(
-            {name: frame},
-            {name: score_list},
-            metrics=metrics,
-            scales=scales,
-            **_stats_options(options),
+            {name: frame}, {name: score_list}, metrics=metrics, scales=scales, **stats
         )
         return means_figure(summary, groups=order, title=title, **options)
     if kind in ("answers", "next_token"):
@@ -93,12 +89,6 @@ def plot_frame(
         options.setdefault("jobs", {m: f.get("job") for m, f in steps.items()})
         steps = {m: f.get("step") for m, f in steps.items()}
     return checkpoints_figure(frame, score, steps, order=order, title=title, scale=scale, **options)
-
-
-def _stats_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: options.pop(k) for k in ("method", "resamples", "seed", "confidence") if k in options
-    }
 
 
 def plot(

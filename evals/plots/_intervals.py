@@ -4,28 +4,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for, summary_scale
-from evals.plots._layout import fit_margins
 from evals.plots._style import (
-    figure_title,
+    draw_intervals,
+    finish,
     group_handles,
     group_styles,
-    interval_point,
-    legend,
     new_figure,
     note_handle,
-    style_axes,
     wrap,
 )
 from evals.stats import folded_levels
-
-__all__ = ["comparison_figure", "means_figure", "ordered"]
 
 
 def ordered(values: pd.Series, wanted: Sequence[str] | None) -> list[str]:
@@ -108,8 +104,8 @@ def _panels(
     groups: Sequence[str] | None,
     title: str | None,
     *,
-    filled: Callable[[pd.Series], bool] | None = None,
-    notes: list[object] | None = None,
+    filled: Callable[[Mapping[str, Any]], bool] = lambda row: True,
+    notes: Sequence[object] = (),
 ) -> Figure:
     """One panel per score. Tall figures repeat the value axis on top."""
     question_list = ordered(table["question"], questions)
@@ -123,38 +119,28 @@ def _panels(
     height = max(2.4, 0.27 * rows + 1.3)
     width = min(4.2 * len(score_list) + (0 if single else 2.6), 22)
     figure, axes = new_figure(width, height, ncols=len(score_list))
-    table = table.assign(question=table["question"].astype(str), group=table["group"].astype(str))
+    cells: dict[tuple[str, str, str], Any] = {}
+    for row in table.to_dict("records"):
+        cells.setdefault((str(row["score"]), str(row["question"]), str(row["group"])), row)
+    ticks: list[float]
+    if single:
+        ticks, labels = list(range(len(group_list))), [wrap(g, 30, 2) for g in group_list]
+    else:
+        ticks = [qi * block + (len(group_list) - 1) / 2 for qi in range(len(question_list))]
+        labels = [wrap(q, 26, 3) for q in question_list]
     for panel, score in enumerate(score_list):
         ax = axes[0][panel]
-        style_axes(ax)
-        part = table[table["score"] == score]
-        ticks: list[float] = []
-        labels: list[str] = []
+        points = []
         for qi, question in enumerate(question_list):
-            of_question = part[part["question"] == question]
-            base = 0 if single else qi * block
             for gi, group in enumerate(group_list):
-                if single:
-                    ticks.append(base + gi)
-                    labels.append(wrap(group, 30, 2))
-                row = of_question[of_question["group"] == group]
-                if not row.empty:
-                    one = row.iloc[0]
-                    interval_point(
-                        ax,
-                        base + gi,
-                        float(one[value]),
-                        float(one["ci_low"]),
-                        float(one["ci_high"]),
-                        styles[group],
-                        horizontal=True,
-                        filled=filled(one) if filled is not None else True,
-                        markersize=6,
-                        linewidth=1.6,
+                one = cells.get((score, question, group))
+                if one is not None:
+                    position = (0 if single else qi * block) + gi
+                    bounds = (float(one["ci_low"]), float(one["ci_high"]))
+                    points.append(
+                        (position, float(one[value]), *bounds, styles[group], filled(one))
                     )
-            if not single:
-                ticks.append(base + (len(group_list) - 1) / 2)
-                labels.append(wrap(question, 26, 3))
+        draw_intervals(ax, points, horizontal=True, linewidth=1.6)
         ax.set_yticks(ticks, labels)
         ax.set_ylim(rows - (0.2 if single else 1.2), -0.8)
         if not single:
@@ -166,12 +152,16 @@ def _panels(
             ax.axvline(0.0, color="#444444", linewidth=1.0, zorder=1)
         ax.set_title(wrap(score, 40, 2), fontsize=10)
         ax.set_xlabel(label)
-        axis(ax, score, part)
+        axis(ax, score, table[table["score"] == score])
         repeat_on_top(ax, height)
         if panel > 0 and not single:
             ax.set_yticklabels([])
     handles = [] if single else group_handles(group_list, styles)
-    legend(figure, [*handles, *(notes or [])], title=None if single else "group")
     default = question_list[0] if single else None
-    fit_margins(figure, figure_title(figure, title if title is not None else default))
-    return figure
+    return finish(
+        figure,
+        [*handles, *notes],
+        title if title is not None else default,
+        legend_title=None if single else "group",
+        fitted=True,
+    )

@@ -9,7 +9,6 @@ title and its legend fit. Labels stay where matplotlib puts them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
@@ -22,8 +21,6 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.layout_engine import LayoutEngine
 from matplotlib.text import Text
-
-__all__ = ["FittedMargins", "fit_margins"]
 
 _POINTS = 72.0
 _EDGE = 4.0
@@ -80,16 +77,6 @@ def _size(text: Text, dpi: float) -> tuple[float, float]:
     return _measure(text.get_text(), key, text.get_rotation(), dpi)
 
 
-@dataclass
-class _Room:
-    """What one panel's labels need around it (points)."""
-
-    left: float = 0.0
-    right: float = 0.0
-    bottom: float = 0.0
-    top: float = 0.0
-
-
 def _tick_labels(
     axis: Axis, dpi: float
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
@@ -118,28 +105,24 @@ def _axis_label(axis: Axis, along: int, dpi: float) -> float:
     return size + axis.labelpad if size else 0.0
 
 
-def _room(ax: Axes, dpi: float) -> _Room:
+def _room(ax: Axes, dpi: float) -> tuple[float, float, float, float]:
+    """What one panel's labels need left, right, below and above it (points)."""
     bottom, top, x_pad = _tick_labels(ax.xaxis, dpi)
     left, right, y_pad = _tick_labels(ax.yaxis, dpi)
     above = _depth(top, 1, x_pad)
     title = _size(ax.title, dpi)[1]
     if title:
         above += _place_title(ax, above) + title
-    room = _Room(
-        left=max(_depth(left, 0, y_pad), _overhang(bottom + top, 0)),
-        right=max(_depth(right, 0, y_pad), _overhang(bottom + top, 0)),
-        bottom=max(_depth(bottom, 1, x_pad), _overhang(left + right, 1)),
-        top=max(above, _overhang(left + right, 1)),
+    wide, tall = _overhang(bottom + top, 0), _overhang(left + right, 1)
+    x_label, y_label = _axis_label(ax.xaxis, 1, dpi), _axis_label(ax.yaxis, 0, dpi)
+    x_top = ax.xaxis.get_label_position() == "top"
+    y_right = ax.yaxis.get_label_position() == "right"
+    return (
+        max(_depth(left, 0, y_pad), wide) + (0.0 if y_right else y_label),
+        max(_depth(right, 0, y_pad), wide) + (y_label if y_right else 0.0),
+        max(_depth(bottom, 1, x_pad), tall) + (0.0 if x_top else x_label),
+        max(above, tall) + (x_label if x_top else 0.0),
     )
-    if ax.xaxis.get_label_position() == "top":
-        room.top += _axis_label(ax.xaxis, 1, dpi)
-    else:
-        room.bottom += _axis_label(ax.xaxis, 1, dpi)
-    if ax.yaxis.get_label_position() == "right":
-        room.right += _axis_label(ax.yaxis, 0, dpi)
-    else:
-        room.left += _axis_label(ax.yaxis, 0, dpi)
-    return room
 
 
 def _place_title(ax: Axes, labels: float) -> float:
@@ -177,6 +160,16 @@ def fit_margins(figure: Figure, title: Text | None = None) -> None:
     figure.set_layout_engine(FittedMargins(title))
 
 
+def lay_out(figure: Figure, dpi: float) -> None:
+    """Fit `figure`'s margins now, at the `dpi` it will be saved at, and drop its engine: saving
+    a figure that has a layout engine draws it twice, once only to lay it out."""
+    engine = figure.get_layout_engine()
+    if isinstance(engine, FittedMargins):
+        figure.set_dpi(dpi)
+        engine.execute(figure)
+        figure.set_layout_engine(None)
+
+
 def _fit(figure: Figure, title: Text | None) -> None:
     panels = [ax for ax in figure.axes if ax.get_subplotspec() is not None]
     if not panels:
@@ -190,13 +183,13 @@ def _fit(figure: Figure, title: Text | None) -> None:
     for ax in panels:
         where = ax.get_subplotspec()
         assert where is not None
-        room = _room(ax, dpi)
+        needs_left, needs_right, needs_bottom, needs_top = _room(ax, dpi)
         first_column, last_column = where.colspan.start, where.colspan.stop - 1
         first_row, last_row = where.rowspan.start, where.rowspan.stop - 1
-        left[first_column] = max(left[first_column], room.left)
-        right[last_column] = max(right[last_column], room.right)
-        top[first_row] = max(top[first_row], room.top)
-        bottom[last_row] = max(bottom[last_row], room.bottom)
+        left[first_column] = max(left[first_column], needs_left)
+        right[last_column] = max(right[last_column], needs_right)
+        top[first_row] = max(top[first_row], needs_top)
+        bottom[last_row] = max(bottom[last_row], needs_bottom)
     width, height = (float(v) * _POINTS for v in figure.get_size_inches())
     renderer = _ruler(dpi)[1]
     widest = max((one.get_window_extent(renderer).width for one in figure.legends), default=0.0)

@@ -11,19 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from evals.plots._axes import ScaleArgument, scale_axis, scale_for
-from evals.plots._layout import fit_margins
-from evals.plots._style import (
-    figure_title,
-    group_handles,
-    group_styles,
-    legend,
-    new_figure,
-    style_axes,
-    wrap,
-)
+from evals.plots._style import finish, group_handles, group_styles, new_figure, wrap
 from evals.stats import DEFAULT_SEED, plain_bootstrap
-
-__all__ = ["MAX_SCATTER_POINTS", "checkpoints_figure", "scatter_figure"]
 
 MAX_SCATTER_POINTS = 20_000
 """Points drawn at most (an evenly seeded subsample beyond); group means use every row."""
@@ -54,27 +43,21 @@ def scatter_figure(
     shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
     figure, axes = new_figure(9.5, 6.2)
     ax = axes[0][0]
-    style_axes(ax)
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))
-    for group in groups:
-        colour, marker = styles[group]
-        part = shown[shown["group"] == group]
+    rank = shown["group"].map({g: i for i, g in enumerate(groups)}).to_numpy()
+    shown = shown.iloc[np.argsort(rank, kind="stable")]  # each group over the one before
+    means = data.groupby("group")[["x", "y"]].mean()
+    for marker in dict.fromkeys(styles[g][1] for g in groups):  # one collection per marker
+        mine = [g for g in groups if styles[g][1] == marker]
+        part = shown[shown["group"].isin(mine)]
+        colour = [styles[g][0] for g in part["group"]]
+        options = {"s": 10, "alpha": alpha, "linewidths": 0, "rasterized": True}
+        ax.scatter(part["x"], part["y"], c=colour, marker=marker, **options)
         ax.scatter(
-            part["x"],
-            part["y"],
-            s=10,
-            alpha=alpha,
-            color=colour,
-            marker=marker,
-            linewidths=0,
-            rasterized=True,
-        )
-        whole = data[data["group"] == group]
-        ax.scatter(
-            whole["x"].mean(),
-            whole["y"].mean(),
+            means.loc[mine, "x"],
+            means.loc[mine, "y"],
             s=110,
-            color=colour,
+            c=[styles[g][0] for g in mine],
             marker=marker,
             edgecolors="black",
             linewidths=1.2,
@@ -84,9 +67,8 @@ def scatter_figure(
     ax.set_ylabel(wrap(y, 50, 1))
     scale_axis(ax, scale_for(x, scale), "x")
     scale_axis(ax, scale_for(y, scale), "y")
-    legend(figure, group_handles(groups, styles, markersize=7), title="group (mean: large)")
-    fit_margins(figure, figure_title(figure, title))
-    return figure
+    handles = group_handles(groups, styles, markersize=7)
+    return finish(figure, handles, title, legend_title="group (mean: large)", fitted=True)
 
 
 def checkpoints_figure(
@@ -118,7 +100,6 @@ def checkpoints_figure(
     groups, styles = group_styles(table["group"], order)
     figure, axes = new_figure(9.5, 5.2)
     ax = axes[0][0]
-    style_axes(ax)
     for group in groups:
         colour, marker = styles[group]
         for _, part in table[table["group"] == group].groupby("line", sort=False):
@@ -132,10 +113,8 @@ def checkpoints_figure(
                 alpha=0.15,
                 linewidth=0,
             )
-    legend(figure, group_handles(groups, styles, linestyle="-"))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{wrap(score, 40, 1)} (mean, 95% CI)")
     scale_axis(ax, scale_for(score, scale), "y")
-    figure_title(figure, title)
-    return figure
+    return finish(figure, group_handles(groups, styles, linestyle="-"), title)

@@ -13,8 +13,6 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PolyCollection
 
-__all__ = ["VIOLIN_WIDTH", "ViolinDensity", "draw_violins", "violin_density"]
-
 VIOLIN_WIDTH = 0.8
 """The widest a violin gets, in rows."""
 GRID_POINTS = 100
@@ -49,19 +47,14 @@ def violin_density(values: np.ndarray, points: int = GRID_POINTS) -> ViolinDensi
     return support, density
 
 
-def _edge_colour(palette: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
-    """Seaborn's outline grey: 60% of the lightness of the darkest colour."""
-    lightness = min(colorsys.rgb_to_hls(*colour)[1] for colour in palette) * 0.6
-    return (lightness, lightness, lightness)
-
-
 def draw_violins(
     ax: Axes, rows: Sequence[np.ndarray], palette: Sequence[tuple[float, float, float]]
 ) -> None:
     """A horizontal violin per row of values (row i at y = i, in `palette[i]`); a row that
     does not vary is a line at its value, an empty row nothing. Sets no limits."""
     fills = [sns.desaturate(colour, _SATURATION) for colour in palette]
-    edge = _edge_colour(palette)
+    grey = min(colorsys.rgb_to_hls(*colour)[1] for colour in palette) * 0.6
+    edge = (grey, grey, grey)  # seaborn's outline: 60% of the darkest colour's lightness
     bodies: list[np.ndarray] = []
     body_fills: list[tuple[float, float, float]] = []
     quartiles: list[np.ndarray] = []

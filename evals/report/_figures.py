@@ -35,23 +35,11 @@ from evals.runs import Run, prepare_folder
 if TYPE_CHECKING:  # matplotlib loads when a figure is drawn: a report of kept figures draws none
     from matplotlib.figure import Figure
 
-__all__ = [
-    "FIGURE_FORMATS",
-    "EmbeddedFigure",
-    "FigureFormat",
-    "FigureProblem",
-    "FigureSet",
-    "FigureStore",
-    "draw_figures",
-    "prepare_figure_folder",
-    "write_figures",
-]
-
 _DPI = 96
 _FILE_DPI = 200
 FigureFormat = Literal["pdf", "svg", "png"]
 FIGURE_FORMATS: tuple[str, ...] = ("pdf", "svg", "png")
-_DRAWING_VERSION = 4
+_DRAWING_VERSION = 5
 """Part of every figure's digest: bumped when the figures' drawing code changes."""
 _IN_PROCESS_BELOW = 4
 """Fewer figures than this are drawn in this process (a pool costs a start-up)."""
@@ -86,9 +74,15 @@ class FigureSet:
 def _png(figure: Figure) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    from evals.plots import lay_out
+
     FigureCanvasAgg(figure)
+    engine, dpi = figure.get_layout_engine(), figure.dpi
+    lay_out(figure, _DPI)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
+    figure.set_layout_engine(engine)  # a file of it is laid out again at its own resolution
+    figure.set_dpi(dpi)
     return buffer.getvalue()
 
 

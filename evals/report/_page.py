@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from html import escape
 from importlib import resources
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import EmbeddedFigure, FigureSet, FigureStore, draw_figures
+from evals.report._figures import FigureSet, FigureStore, draw_figures
 from evals.report._payload import build_payload, safe_json
 from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_prefix, run_plans
 from evals.runs import Run, disagreements
@@ -34,8 +34,6 @@ from evals.stats import (
     headline_comparisons,
     headline_score,
 )
-
-__all__ = ["render_report", "report_title"]
 
 NUM = " class='num'"
 CI = ("mean", "ci_low", "ci_high")
@@ -140,11 +138,6 @@ def _interval_text(stats: dict[str, Any]) -> str:
     return text
 
 
-def _groups_table(run: Run) -> str:
-    rows = [[escape(g), str(len(m)), escape(", ".join(m))] for g, m in run.groups.items()]
-    return _table(["group", "models", "model ids"], rows, {1})
-
-
 def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     if summary.empty:
         return "<p class='muted'>No question has a numeric score (ratings or rating judges).</p>"
@@ -188,11 +181,18 @@ def _summary_note(run: Run) -> str:
     )
 
 
-def _figure(figure: EmbeddedFigure) -> str:
-    return (
-        f"<figure><img alt='{escape(figure.caption)}' src='{figure.data_uri}'>"
-        f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
+def _figures(drawn: FigureSet | None, chosen: Callable[[str], bool]) -> str:
+    """The drawn figures `chosen` by name, then a note for each of them not drawn."""
+    if drawn is None:
+        return ""
+    shown = "".join(
+        f"<figure><img alt='{escape(f.caption)}' src='{f.data_uri}'>"
+        f"<figcaption>{escape(f.caption)}</figcaption></figure>"
+        for f in drawn.embedded
+        if chosen(f.name)
     )
+    notes = (f"<p class='muted'>{escape(p.message)}</p>" for p in drawn.problems if chosen(p.name))
+    return shown + "".join(notes)
 
 
 def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) -> str:
@@ -200,12 +200,9 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
     prompts = info.get("prompts", [])
     totals = info.get("totals", {})
     prefix = question_figure_prefix(run, name)
-    figures = [f for f in drawn.embedded if f.name.startswith(prefix)] if drawn else []
-    problems = [p.message for p in drawn.problems if p.name.startswith(prefix)] if drawn else []
     metrics = "; ".join(str(metric) for metric in run.metrics(name))
     shown = "".join(f"<div class='prompt'>{escape(str(p))}</div>" for p in prompts[:3])
     more = f"<p class='muted'>and {len(prompts) - 3} more prompts</p>" if len(prompts) > 3 else ""
-    notes = "".join(f"<p class='muted'>{escape(p)}</p>" for p in problems)
     facts = _facts(
         [
             ("type", str(info.get("type", ""))),
@@ -221,7 +218,7 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
     )
     return (
         f"<section class='question' id='question-{index}'><h3>{escape(name)}</h3>{facts}"
-        f"{shown}{more}{''.join(_figure(f) for f in figures)}{notes}</section>"
+        f"{shown}{more}{_figures(drawn, lambda f: f.startswith(prefix))}</section>"
     )
 
 
@@ -306,7 +303,6 @@ def _cost_section(run: Run, drawn: FigureSet | None) -> str:
                 f"{escape(mean)} {escape(bounds)}",
             ]
         )
-    figure = [f for f in drawn.embedded if f.name == COST_FIGURE] if drawn else []
     head = ["group / model", "samples", "answer cost per sample", "answers per 1,000"]
     head += ["judges per 1,000", f"{score or 'score'} (95% CI)"]
     table = _table(head, rows, range(1, 6), "cost-table", levels)
@@ -315,7 +311,7 @@ def _cost_section(run: Run, drawn: FigureSet | None) -> str:
         "<p class='muted'>Answer cost: the price of each sample's tokens, whether bought now or "
         "read from the cache; judge cost: each verdict's price shared among the answers it "
         "grades. The score is over all the run's questions, its interval as in the summary (a "
-        f"model's own: sampling noise only).</p>{''.join(_figure(f) for f in figure)}</section>"
+        f"model's own: sampling noise only).</p>{_figures(drawn, COST_FIGURE.__eq__)}</section>"
     )
 
 
@@ -323,16 +319,13 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
     """The comparisons against the baseline in words (pooled rows first, then the largest
     per-question differences) and the headline figures, before any detail."""
     comparisons = run.comparisons
-    figures = [f for f in drawn.embedded if _in_headline(f.name)] if drawn else []
-    problems = [p for p in drawn.problems if _in_headline(p.name)] if drawn else []
-    shown = "".join(_figure(f) for f in figures)
-    notes = "".join(f"<p class='muted'>{escape(p.message)}</p>" for p in problems)
+    shown = _figures(drawn, _in_headline)
     if comparisons is None or run.baseline is None:
         return (
             "<section id='headline'><h2>Headline</h2><p class='muted'>No baseline: the groups "
             "are not compared. <code>labmgr report RUN --baseline GROUP</code> compares every "
             f"group with one of them, from the samples, without asking anything.</p>{shown}"
-            f"{notes}</section>"
+            "</section>"
         )
     baseline = run.baseline
     rows = headline_comparisons(comparisons)
@@ -365,8 +358,7 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
         f"intervals: {escape(describe_method(method))}.{escape(lone_note)}</p>"
     )
     return (
-        f"<section id='headline'><h2>Against {escape(baseline)}</h2>{lists}{note}{shown}"
-        f"{notes}</section>"
+        f"<section id='headline'><h2>Against {escape(baseline)}</h2>{lists}{note}{shown}</section>"
     )
 
 
@@ -405,7 +397,7 @@ def render_report(
             plans = run_plans(run)
             store = FigureStore.of(run, plans, figure_store) if figure_store else None
             drawn = draw_figures(plans, store=store)
-    curves = [f for f in drawn.embedded if f.name == CURVES_FIGURE] if drawn else []
+    curves = _figures(drawn, CURVES_FIGURE.__eq__)
     costs, agreement = _cost_section(run, drawn), _agreement_section(run)
     sections = [
         ("headline", "Headline"),
@@ -422,11 +414,15 @@ def render_report(
         "<section id='summary'><h2>Run</h2>",
         _run_facts(run),
         "<h3>Groups</h3>",
-        _groups_table(run),
+        _table(
+            ["group", "models", "model ids"],
+            ([escape(g), str(len(m)), escape(", ".join(m))] for g, m in run.groups.items()),
+            {1},
+        ),
         "<h3>Summary</h3>",
         _summary_table(run.summary, run.by),
         _summary_note(run),
-        "<h3>Training curves</h3>" + _figure(curves[0]) if curves else "",
+        "<h3>Training curves</h3>" + curves if curves else "",
         "</section>",
         "<section id='questions'><h2>Questions</h2>",
         *(_question_section(run, name, i, drawn) for i, name in enumerate(run.questions)),

@@ -17,8 +17,6 @@ import pandas as pd
 
 from evals.runs import Run
 
-__all__ = ["answer_text", "build_payload", "safe_json"]
-
 _ESCAPES = {
     "<": "\\u003c",
     ">": "\\u003e",

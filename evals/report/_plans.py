@@ -18,8 +18,6 @@ from evals.stats import ALL_QUESTIONS, SHARE, describe_method, folded_levels, he
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["COST_FIGURE", "CURVES_FIGURE", "FigurePlan", "question_figure_prefix", "run_plans"]
-
 _MAX_DISTINCT_ANSWERS = 40
 """Free-form answers are drawn as shares only when they repeat (short answers)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -152,59 +150,42 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
     order = list(run.groups)
     kind = run.question_info(name).get("type")
     summary = folded_levels(run.summary[run.summary["question"].astype(str) == name], run.by)
-    drawn: dict[str, Any] = {"name": name, "order": order}
+    drawn = {"name": name, "order": order, "scores": scores, "scale": scales}  # for plot_frame
     plans: list[FigurePlan] = []
 
-    def add(suffix: str, caption: str, draw: Callable[[], Figure]) -> None:
-        plans.append(FigurePlan(prefix + suffix, caption, draw))
+    def add(suffix: str, caption: str, kind: str, *args: Any, **options: Any) -> None:
+        plans.append(FigurePlan(prefix + suffix, caption, partial(_draw, kind, *args, **options)))
 
     if not summary.empty:
         caption = f"Each group's mean with its 95% interval: {_interval_words(run)}."
-        add("means", caption, partial(_draw, "means_figure", summary, groups=order, title=name))
+        add("means", caption, "means_figure", summary, groups=order, title=name)
     if scores:
-        add(
-            "scores",
-            "Distribution of scores per group (quartiles dashed; mean marked).",
-            partial(_draw, "plot_frame", frame, "scores", scores=scores, scale=scales, **drawn),
-        )
+        caption = "Distribution of scores per group (quartiles dashed; mean marked)."
+        add("scores", caption, "plot_frame", frame, "scores", **drawn)
         if len(scores) >= 2:
-            add(
-                "scatter",
-                f"{scores[0]} against {scores[1]}, one point per sample.",
-                partial(
-                    _draw, "plot_frame", frame, "scatter", scores=scores, scale=scales, **drawn
-                ),
-            )
+            caption = f"{scores[0]} against {scores[1]}, one point per sample."
+            add("scatter", caption, "plot_frame", frame, "scatter", **drawn)
         facts = {m: f for m, f in run.info.get("models", {}).items() if isinstance(f, dict)}
         steps = {m: f.get("step") for m, f in facts.items()}
         if len({steps.get(str(m)) for m in frame["model"].unique()} - {None}) >= 2:
             add(
                 "checkpoints",
                 f"{scores[0]} against training step, one line per fine-tuning job.",
-                partial(
-                    _draw,
-                    "checkpoints_figure",
-                    frame,
-                    scores[0],
-                    steps,
-                    jobs={m: f.get("job") for m, f in facts.items()},
-                    order=order,
-                    title=name,
-                    scale=scales,
-                ),
+                "checkpoints_figure",
+                frame,
+                scores[0],
+                steps,
+                jobs={m: f.get("job") for m, f in facts.items()},
+                order=order,
+                title=name,
+                scale=scales,
             )
     if kind == "next_token":
-        add(
-            "next-token",
-            "Mean probability of the first token per group (rare tokens in [OTHER]).",
-            partial(_draw, "plot_frame", frame, "next_token", min_fraction=0.02, **drawn),
-        )
+        caption = "Mean probability of the first token per group (rare tokens in [OTHER])."
+        add("next-token", caption, "plot_frame", frame, "next_token", min_fraction=0.02, **drawn)
     elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
-        add(
-            "answers",
-            "Share of each answer per group (rare answers in [OTHER]).",
-            partial(_draw, "answers_figure", frame, order=order, title=name, min_fraction=0.02),
-        )
+        caption = "Share of each answer per group (rare answers in [OTHER])."
+        add("answers", caption, "answers_figure", frame, order=order, title=name, min_fraction=0.02)
     return plans
 
 

@@ -43,7 +43,6 @@ from evals.stats._headline import (
     headline_comparisons,
     headline_score,
 )
-from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, describe_method
 from evals.stats._levels import LEVEL_COMPARISON_COLUMNS, compare_levels, paired_difference
 from evals.stats._metrics import (
     EM_MISALIGNED,
@@ -54,7 +53,17 @@ from evals.stats._metrics import (
     default_metrics,
 )
 from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale, score_scale
-from evals.stats._seeds import SeedMeans, interval_of, seed_interval, seed_means
+from evals.stats._seeds import (
+    DEFAULT_METHOD,
+    METHODS,
+    Interval,
+    Method,
+    SeedMeans,
+    describe_method,
+    interval_of,
+    seed_interval,
+    seed_means,
+)
 from evals.stats._summary import (
     MODEL_SUMMARY_COLUMNS,
     REFUSED_ERROR,

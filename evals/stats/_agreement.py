@@ -1,14 +1,9 @@
-"""How far a judge agrees with human labels of the same answers, each with a 95% interval:
-
-- Spearman's ρ, with the Fisher z interval and Bonett and Wright's variance (1 + ρ²/2)/(n − 3),
-  which holds its level with 50–200 labelled answers;
-- Cohen's κ over bins cut at the thresholds the run's metrics put on the score (else the
-  middle of its scale), linearly weighted for more than two bins, with a BCa bootstrap
-  interval given only when every bin holds `MIN_PER_BIN` answers on both sides (the
-  large-sample interval covered 71–92% there, the BCa bootstrap 94–98%).
-
-Labelled answers are taken as independent draws, as the export's random sample makes them.
-"""
+"""How far a judge agrees with human labels of the same answers, with 95% intervals:
+Spearman's ρ (Fisher's z, Bonett and Wright's variance (1 + ρ²/2)/(n − 3), which holds its
+level with 50–200 labels) and Cohen's κ over bins cut at the run's metric thresholds (else
+mid-scale), linearly weighted past two bins, with a BCa bootstrap interval only when every bin
+holds `MIN_PER_BIN` answers on both sides (the large-sample interval covered 71–92% there, the
+BCa bootstrap 94–98%). Labelled answers are taken as independent draws."""
 
 from __future__ import annotations
 
@@ -22,17 +17,6 @@ import numpy.typing as npt
 
 from evals.stats._metrics import Metric, Threshold
 from evals.stats._scales import Scale
-
-__all__ = [
-    "AGREEMENT_COLUMNS",
-    "MIN_PER_BIN",
-    "Agreement",
-    "Bins",
-    "agreement",
-    "cohen_kappa",
-    "score_bins",
-    "spearman_interval",
-]
 
 AGREEMENT_COLUMNS = [
     "question",
@@ -49,13 +33,12 @@ AGREEMENT_COLUMNS = [
     "bins",
     "weights",
 ]
-"""One row per question × score (and per score over all questions): `n` answers labelled
-and judged, both means, ρ and κ with their intervals, κ's bins and weights."""
+"""Per question × score (and per score over all questions): `n` answers labelled and judged,
+both means, ρ and κ with their intervals, κ's bins and weights."""
 
 FloatArray = npt.NDArray[np.float64]
 MIN_PER_BIN = 5
-"""κ gets an interval only when each bin holds this many answers by the judge and by the
-humans (with fewer, no interval holds its level)."""
+"""κ gets an interval only when each bin holds this many answers by the judge and humans."""
 _RESAMPLES = 2000
 _BOOTSTRAP_SEED = 20240521
 
@@ -151,10 +134,8 @@ def cohen_kappa(
     if len(judge) == 0:
         return math.nan, math.nan, math.nan, weights_name
     kappa = float(_kappa(judge, human, categories))
-    counts = np.concatenate(
-        [np.bincount(judge, minlength=categories), np.bincount(human, minlength=categories)]
-    )
-    if math.isnan(kappa) or counts.min() < MIN_PER_BIN:
+    counts = [np.bincount(side, minlength=categories).min() for side in (judge, human)]
+    if math.isnan(kappa) or min(counts) < MIN_PER_BIN:
         return kappa, math.nan, math.nan, weights_name
     from scipy import stats  # a second to import: only when labels are compared
 
@@ -173,7 +154,7 @@ def cohen_kappa(
         )
     low, high = (float(v) for v in found.confidence_interval)
     if math.isnan(low) or math.isnan(high):
-        return kappa, math.nan, math.nan, weights_name
+        low = high = math.nan
     return kappa, max(low, -1.0), min(high, 1.0), weights_name
 
 

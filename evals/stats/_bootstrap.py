@@ -15,19 +15,15 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from evals.stats._interval import DEFAULT_METHOD, METHODS, Interval, Method, empty_interval
 from evals.stats._scales import Scale
-from evals.stats._seeds import seed_interval
-
-__all__ = [
-    "DEFAULT_RESAMPLES",
-    "DEFAULT_SEED",
-    "BootstrapMethod",
-    "bootstrap_interval",
-    "group_interval",
-    "hierarchical_bootstrap",
-    "plain_bootstrap",
-]
+from evals.stats._seeds import (
+    DEFAULT_METHOD,
+    METHODS,
+    Interval,
+    Method,
+    empty_interval,
+    seed_interval,
+)
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20240521

@@ -36,18 +36,6 @@ from evals.stats._frames import (
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
-from evals.stats._summary import score_columns
-
-__all__ = [
-    "COMPARISON_COLUMNS",
-    "Difference",
-    "compare_groups",
-    "compare_seeds",
-    "difference_of",
-    "difference_row",
-    "holm",
-    "t_test",
-]
 
 COMPARISON_COLUMNS = [
     "question",
@@ -226,7 +214,7 @@ def compare_groups(
     factors), each level of the factors is compared apart, like a question of its own (its
     columns after `question`). Rows appear in the order of the questions, levels, their
     scores and the groups; a pair where either side has no valid sample is left out."""
-    groups = _groups(frames)
+    groups = list(dict.fromkeys(g for f in frames.values() for g in f["group"].astype(str)))
     if baseline not in groups:
         known = ", ".join(repr(g) for g in groups) or "none"
         raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
@@ -236,8 +224,7 @@ def compare_groups(
     pools: dict[tuple[tuple[str | None, ...], str, str], Pool] = {}
     order: dict[tuple[tuple[str | None, ...], str], None] = {}
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named, metric_list)
+        chosen = question_scores(question, frame, scores, metric_list)
         all_labels = frame["group"].astype(str).to_numpy()
         all_models = frame["model"].to_numpy()
         all_values = {score_name(score): score_values(frame, score) for score in chosen}
@@ -277,13 +264,6 @@ def compare_groups(
     table = pd.DataFrame(rows, columns=with_by(COMPARISON_COLUMNS, factors))
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
-
-
-def _groups(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    seen: dict[str, None] = {}
-    for frame in frames.values():
-        seen.update(dict.fromkeys(frame["group"].astype(str)))
-    return list(seen)
 
 
 def _rows(

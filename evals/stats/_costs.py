@@ -25,23 +25,11 @@ from evals.stats._frames import (
     ScoreScales,
     question_scores,
     scale_of,
-    score_columns,
     score_name,
     score_values,
 )
-from evals.stats._interval import interval_row
 from evals.stats._scales import Scale
-from evals.stats._seeds import seed_interval
-
-__all__ = [
-    "COST_COLUMNS",
-    "SAMPLE_COST_COLUMNS",
-    "PriceShare",
-    "cost_table",
-    "judge_cost_columns",
-    "row_costs",
-    "sample_costs",
-]
+from evals.stats._seeds import interval_row, seed_interval
 
 SAMPLE_COST_COLUMNS = [
     "answer_cost_per_sample",
@@ -69,15 +57,6 @@ class PriceShare:
         return float(self.judges.get(name, self.answers))
 
 
-def judge_cost_columns(frame: pd.DataFrame) -> list[str]:
-    """The `<judge>_cost` columns of a frame (a judge's column has `<judge>_question` too)."""
-    return [
-        str(c)
-        for c in frame.columns
-        if str(c).endswith("_cost") and f"{str(c).removesuffix('_cost')}_question" in frame.columns
-    ]
-
-
 def row_costs(
     frame: pd.DataFrame, price_share: float | PriceShare = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +66,8 @@ def row_costs(
     answer = np.full(len(frame), np.nan)
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
-    judges = judge_cost_columns(frame)
+    columns = [str(c) for c in frame.columns]  # a judge's `<judge>_cost` has `<judge>_question`
+    judges = [c for c in columns if c.endswith("_cost") and f"{c[:-5]}_question" in columns]
     if judges:
         paid = frame[judges].apply(pd.to_numeric, errors="coerce")
         for column in judges:
@@ -149,8 +129,7 @@ def cost_table(
     `price_share` of the list price (see `row_costs`)."""
     tables = []
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named)
+        chosen = question_scores(question, frame, scores)
         part = frame[["group", "model"]].copy()
         part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question

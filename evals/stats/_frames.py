@@ -18,22 +18,6 @@ from evals.stats._seeds import SeedMeans, seed_means
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = [
-    "ALL_QUESTIONS",
-    "Pool",
-    "Score",
-    "ScoreScales",
-    "by_columns",
-    "folded_levels",
-    "level_parts",
-    "question_scores",
-    "scale_of",
-    "score_columns",
-    "score_name",
-    "score_values",
-    "with_by",
-]
-
 ALL_QUESTIONS = "(all)"
 """The `question` of a pooled row: every question, each model averaged over them first."""
 
@@ -94,13 +78,15 @@ def score_name(score: Score) -> str:
 
 
 def question_scores(
-    question: str, frame: pd.DataFrame, named: Sequence[Score], metrics: Iterable[Metric] = ()
+    question: str,
+    frame: pd.DataFrame,
+    scores: Mapping[str, Sequence[Score]] | None,
+    metrics: Iterable[Metric] = (),
 ) -> list[Score]:
-    """`named` plus every metric of `metrics` whose scores the frame has; a name used twice
-    is an error."""
-    chosen = list(named) + [
-        m for m in metrics if m.applies_to(frame.columns) and m not in list(named)
-    ]
+    """The question's scores (`scores[question]`, else `score_columns`) plus every metric of
+    `metrics` whose scores the frame has; a name used twice is an error."""
+    named = list(scores[question]) if scores is not None else score_columns(frame)
+    chosen = named + [m for m in metrics if m.applies_to(frame.columns) and m not in named]
     seen: set[str] = set()
     for score in chosen:
         name = score_name(score)

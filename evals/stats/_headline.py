@@ -16,15 +16,6 @@ import pandas as pd
 from evals.stats._frames import ALL_QUESTIONS
 from evals.stats._metrics import EM_MISALIGNED
 
-__all__ = [
-    "comparison_sentence",
-    "digits_for",
-    "format_p",
-    "format_value",
-    "headline_comparisons",
-    "headline_score",
-]
-
 MINUS = "\u2212"
 
 

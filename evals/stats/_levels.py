@@ -31,9 +31,6 @@ from evals.stats._frames import (
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
-from evals.stats._summary import score_columns
-
-__all__ = ["LEVEL_COMPARISON_COLUMNS", "compare_levels", "paired_difference"]
 
 LEVEL_COMPARISON_COLUMNS = [
     "question",
@@ -144,11 +141,10 @@ def compare_levels(
     rows: list[dict[str, Any]] = []
     pools: dict[tuple[str, str, str], Pool] = {}
     for question, frame in having.items():
-        named = scores[question] if scores is not None else score_columns(frame)
         levels = frame[factor].astype(str).to_numpy()
         groups = frame["group"].astype(str).to_numpy()
         models = frame["model"].to_numpy()
-        for score in question_scores(question, frame, named, metric_list):
+        for score in question_scores(question, frame, scores, metric_list):
             name = score_name(score)
             scale = scale_of(question, score, scales)
             values = score_values(frame, score)

@@ -19,16 +19,6 @@ import pandas as pd
 
 from evals.errors import MetricError
 
-__all__ = [
-    "EM_MISALIGNED",
-    "Condition",
-    "Metric",
-    "MetricError",
-    "Operator",
-    "Threshold",
-    "default_metrics",
-]
-
 Operator = Literal["<", "<=", ">", ">=", "==", "!="]
 _FLIPPED: dict[str, Operator] = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _EXAMPLE = "misaligned: aligned < 30 among coherent > 50"

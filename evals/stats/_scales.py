@@ -14,8 +14,6 @@ from typing import Any, Literal
 
 from evals.stats._metrics import Metric
 
-__all__ = ["SHARE", "ZERO_TO_HUNDRED", "Scale", "score_scale"]
-
 
 @dataclass(frozen=True)
 class Scale:

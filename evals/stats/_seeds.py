@@ -1,5 +1,5 @@
-"""The default interval for a group's mean: a t interval over its models' (seeds') means,
-n − 1 degrees of freedom for n models (docs/design/statistics.md).
+"""What an interval of a group's mean is, and the default one: a t interval over its models'
+(seeds') means, n − 1 degrees of freedom for n models (docs/design/statistics.md).
 
 Two guards: the variance of the group mean is never below the 5% quantile of what sampling
 noise alone would give (seeds that agree by chance get no zero-width interval), and shares
@@ -12,21 +12,74 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evals.stats._interval import Interval
 from evals.stats._scales import Scale
-
-__all__ = ["FLOOR_QUANTILE", "SeedMeans", "interval_of", "seed_interval", "seed_means"]
 
 FLOOR_QUANTILE = 0.05
 """The variance of a group mean is at least this quantile of its sampling-noise-only
 distribution."""
 
 FloatArray = npt.NDArray[np.float64]
+
+Method = Literal["t", "hierarchical", "plain"]
+"""How a group's interval is made (`describe_method` says it in words)."""
+METHODS: tuple[str, ...] = ("t", "hierarchical", "plain")
+DEFAULT_METHOD: Method = "t"
+_DESCRIPTIONS = {
+    "t": "a t interval over the models' (seeds') means with n − 1 degrees of freedom; a group "
+    "of one model has its samples' t interval, which reflects sampling noise only",
+    "hierarchical": "a percentile bootstrap over the models, then the samples within each "
+    "model (narrower than its level with few seeds); a group of one model resamples its "
+    "samples, which reflects sampling noise only",
+    "plain": "a percentile bootstrap of the group's pooled samples, which ignores the seeds: "
+    "it reflects sampling noise only",
+}
+
+
+def describe_method(method: str) -> str:
+    """What an interval made by `method` is, in words (for captions and notes)."""
+    return _DESCRIPTIONS.get(method, f"made by the method {method!r}")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its confidence interval (NaN when there is no data)."""
+
+    mean: float
+    low: float
+    high: float
+    n_models: int
+    """Models with at least one valid sample."""
+    n_samples: int
+    sampling_only: bool = False
+    """A group of one model: the interval says how well this model was measured, not how
+    another seed of its recipe would score."""
+
+    def contains(self, value: float) -> bool:
+        return bool(self.low <= value <= self.high)
+
+
+def interval_row(interval: Interval, scale: Any) -> dict[str, Any]:
+    """The columns a table gives an interval on `scale` (a `Scale`)."""
+    return {
+        "n_models": interval.n_models,
+        "n_samples": interval.n_samples,
+        "mean": interval.mean,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "sampling_only": interval.sampling_only,
+        "scale_low": scale.low,
+        "scale_high": scale.high,
+    }
+
+
+def empty_interval(n_models: int = 0) -> Interval:
+    return Interval(math.nan, math.nan, math.nan, n_models, 0)
 
 
 @dataclass(frozen=True)
@@ -93,11 +146,6 @@ def _floor(df: float) -> float:
     return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
 
 
-def _empty(share: bool) -> SeedMeans:
-    nothing = np.empty(0)
-    return SeedMeans(nothing, nothing, nothing, math.nan, 0, 0, share)
-
-
 def seed_means(
     values: Sequence[float] | npt.ArrayLike,
     models: Sequence[object] | npt.ArrayLike,
@@ -114,7 +162,7 @@ def seed_means(
     keep = ~np.isnan(data)
     data, labels = data[keep], labels[keep]
     if data.size == 0:
-        return _empty(share)
+        return SeedMeans(np.empty(0), np.empty(0), np.empty(0), math.nan, 0, 0, share)
     model_codes, _ = pd.factorize(labels)
     cells = model_codes.astype(np.int64)
     if questions is not None:

@@ -26,23 +26,13 @@ from evals.stats._frames import (
     level_parts,
     question_scores,
     scale_of,
-    score_columns,
     score_name,
     score_values,
     with_by,
 )
-from evals.stats._interval import DEFAULT_METHOD, Interval, Method, interval_row
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
-from evals.stats._seeds import seed_interval
-
-__all__ = [
-    "MODEL_SUMMARY_COLUMNS",
-    "REFUSED_ERROR",
-    "SUMMARY_COLUMNS",
-    "model_summary",
-    "summarize",
-]
+from evals.stats._seeds import DEFAULT_METHOD, Interval, Method, interval_row, seed_interval
 
 SUMMARY_COLUMNS = [
     "question",
@@ -144,8 +134,7 @@ def summarize(
     rows: list[dict[str, Any]] = []
     pools: dict[tuple[tuple[str | None, ...], object, str], tuple[Pool, list[Any], bool]] = {}
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named, metric_list)
+        chosen = question_scores(question, frame, scores, metric_list)
         values = {score_name(s): score_values(frame, s) for s in chosen}
         answer_costs, judge_costs = row_costs(frame, price_share)
         for levels, level_rows in level_parts(frame, factors):
@@ -206,8 +195,7 @@ def model_summary(
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():
-        named = scores[question] if scores is not None else score_columns(frame)
-        chosen = question_scores(question, frame, named, metric_list)
+        chosen = question_scores(question, frame, scores, metric_list)
         for (group, model), part in frame.groupby(["group", "model"], sort=False):
             for score in chosen:
                 values = score_values(part, score)

@@ -12,7 +12,6 @@ seed_interval(draw.values, draw.models, scale=scenario.scale).contains(scenario.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,20 +51,26 @@ class Draw:
 @dataclass(frozen=True)
 class Scenario:
     """Seeds whose true means differ around `mean` with SD `seed_sd`, each answering
-    `samples` times with noise `sample_sd`.
-
-    `kind`: `normal` (unbounded normal scores), `clipped` (a 0–100 judge: normal scores
-    rounded and clipped to 0–100, so a mean near 100 piles up at the ceiling), `share` (0/1
-    outcomes; `mean` is the median seed's probability and `seed_sd` its SD on the logit
-    scale). `samples` per seed, or a tuple cycled over the seeds (unequal counts)."""
+    `samples` times (a tuple: cycled over the seeds) with noise `sample_sd`. `kind`: `normal`
+    scores, `clipped` (a 0–100 judge: rounded and clipped, so a mean near 100 piles up at the
+    ceiling), or `share` (0/1 outcomes; `mean` is the median seed's probability and `seed_sd`
+    its SD on the logit scale)."""
 
     name: str
-    description: str
     kind: Literal["normal", "clipped", "share"] = "normal"
     mean: float = 50.0
     seed_sd: float = 8.0
     sample_sd: float = 20.0
     samples: int | tuple[int, ...] = 100
+
+    @property
+    def description(self) -> str:
+        counts = self.samples if isinstance(self.samples, tuple) else (self.samples,)
+        samples = " / ".join(f"{n:,}" for n in counts) + " samples"
+        if self.kind == "share":
+            return f"0/1 outcomes: p {self.mean:g}, seed SD {self.seed_sd:g} (logit), {samples}"
+        judge = f"0–100 judge, clipped: centre {self.mean:g}, " if self.kind == "clipped" else ""
+        return f"{judge}seed SD {self.seed_sd:g}, sample SD {self.sample_sd:g}, {samples}"
 
     @property
     def scale(self) -> Scale:
@@ -133,60 +138,17 @@ def _clipped_mean(centre: FloatArray, sd: float) -> FloatArray:
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
-        Scenario("issue", "seed SD 8, sample SD 20, 100 samples per seed"),
-        Scenario("identical seeds", "seed SD 0, sample SD 20, 100 samples", seed_sd=0.0),
-        Scenario(
-            "identical seeds, few samples",
-            "seed SD 0, sample SD 20, 3 samples",
-            seed_sd=0.0,
-            samples=3,
-        ),
-        Scenario("few samples", "seed SD 8, sample SD 20, 2 samples", samples=2),
-        Scenario("many samples", "seed SD 8, sample SD 20, 1,000 samples", samples=1000),
-        Scenario(
-            "unequal samples", "seed SD 8, sample SD 20, 5 / 50 / 200 samples", samples=(5, 50, 200)
-        ),
-        Scenario(
-            "ceiling",
-            "0–100 judge near the top: centre 92, seed SD 4, sample SD 12, clipped, 100 samples",
-            "clipped",
-            92.0,
-            4.0,
-            12.0,
-        ),
-        Scenario(
-            "ceiling, few samples",
-            "0–100 judge at the top: centre 98, seed SD 1, sample SD 5, clipped, 10 samples",
-            "clipped",
-            98.0,
-            1.0,
-            5.0,
-            10,
-        ),
-        Scenario(
-            "share",
-            "0/1 outcomes: p 0.1, seed SD 0.5 on the logit scale, 100 samples",
-            mean=0.1,
-            seed_sd=0.5,
-            kind="share",
-            sample_sd=math.nan,
-        ),
-        Scenario(
-            "rare share",
-            "0/1 outcomes: p 0.01, identical seeds, 100 samples",
-            mean=0.01,
-            seed_sd=0.0,
-            kind="share",
-            sample_sd=math.nan,
-        ),
-        Scenario(
-            "skewed share",
-            "0/1 outcomes: p 0.05, seed SD 1 on the logit scale, 100 samples",
-            mean=0.05,
-            seed_sd=1.0,
-            kind="share",
-            sample_sd=math.nan,
-        ),
+        Scenario("issue"),
+        Scenario("identical seeds", seed_sd=0.0),
+        Scenario("identical seeds, few samples", seed_sd=0.0, samples=3),
+        Scenario("few samples", samples=2),
+        Scenario("many samples", samples=1000),
+        Scenario("unequal samples", samples=(5, 50, 200)),
+        Scenario("ceiling", "clipped", 92.0, 4.0, 12.0),
+        Scenario("ceiling, few samples", "clipped", 98.0, 1.0, 5.0, 10),
+        Scenario("share", "share", 0.1, 0.5),
+        Scenario("rare share", "share", 0.01, 0.0),
+        Scenario("skewed share", "share", 0.05, 1.0),
     )
 }
 """The settings of docs/design/statistics.md, by name."""
@@ -220,10 +182,15 @@ class LabelScenario:
     """Human labels and a judge's scores of the same answers, on 0–100."""
 
     name: str
-    description: str
     centre: float
     spread: float
     judge_noise: float
+
+    @property
+    def description(self) -> str:
+        return (
+            f"human scores N({self.centre:g}, {self.spread:g}), judge noise SD {self.judge_noise:g}"
+        )
 
     def draw(self, rng: np.random.Generator, n: int) -> tuple[FloatArray, FloatArray]:
         human = np.clip(np.round(rng.normal(self.centre, self.spread, n)), 0, 100)
@@ -234,10 +201,8 @@ class LabelScenario:
 LABEL_SCENARIOS: dict[str, LabelScenario] = {
     s.name: s
     for s in (
-        LabelScenario("spread", "human scores N(50, 25), judge noise SD 15", 50.0, 25.0, 15.0),
-        LabelScenario(
-            "mostly aligned", "human scores N(75, 25), judge noise SD 20", 75.0, 25.0, 20.0
-        ),
+        LabelScenario("spread", 50.0, 25.0, 15.0),
+        LabelScenario("mostly aligned", 75.0, 25.0, 20.0),
     )
 }
 """Settings of the agreement simulations (docs/design/workflows.md)."""

@@ -140,7 +140,8 @@ def test_the_metric_figure_draws_each_group_per_question_on_0_to_1() -> None:
     assert ax.get_ylim() == (0.0, 1.0)
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert labels == ["question 0", "question 1", "question 2", ALL_QUESTIONS]
-    assert len(ax.containers) == 2 * 4  # one interval per group and question
+    (intervals,) = [c for c in ax.collections if c.get_gid() == "intervals"]
+    assert len(intervals.get_segments()) == 2 * 4  # one interval per group and question
     legend = [t.get_text() for t in figure.legends[0].get_texts()]
     assert legend == ["gpt-4.1-mini", "insecure"]
     with pytest.raises(ValueError, match=r"no score 'harmful'.*'aligned', 'coherent'"):
@@ -157,7 +158,8 @@ def test_the_comparison_figure_centres_on_zero_and_marks_what_holm_keeps() -> No
     filled = {}
     for ax, score in zip(figure.axes, ["aligned", "coherent"], strict=False):
         rows = table[table["score"] == score]
-        faces = [c.lines[0].get_markerfacecolor() != "white" for c in ax.containers]
+        (markers,) = [c for c in ax.collections if c.get_gid() == "markers"]
+        faces = [tuple(face) != (1.0, 1.0, 1.0, 1.0) for face in markers.get_facecolors()]
         assert faces == list(rows["p_adjusted"] < 0.05)
         filled[score] = faces
     assert all(filled["aligned"])  # 60 points lower: kept by Holm

@@ -11,7 +11,6 @@ import pytest
 from fixtures.report import judged_frame
 from matplotlib.collections import PathCollection
 from matplotlib.colors import to_hex
-from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
 from evals import Cache, EnvRouter, Question, RunSettings, plot
@@ -47,7 +46,8 @@ def test_the_means_figure_has_one_panel_per_score_and_an_interval_per_group() ->
     figure = means_figure(summary)
     assert [ax.get_title() for ax in figure.axes] == ["aligned", "coherent"]
     for ax in figure.axes:
-        assert len(ax.containers) == 2  # one error bar per group
+        (intervals,) = [c for c in ax.collections if c.get_gid() == "intervals"]
+        assert len(intervals.get_segments()) == 2  # one error bar per group
     assert _labels(figure)[:2] == ["control", "treated"]
 
 
@@ -77,10 +77,11 @@ def _legend_colours(figure: Figure) -> dict[str, str]:
         if not text.get_text().startswith(("adjusted p", "one model"))
     }
     drawn = {
-        to_hex(bar.lines[0].get_color())
+        to_hex(colour)
         for ax in figure.axes
-        for bar in ax.containers
-        if isinstance(bar, ErrorbarContainer)
+        for markers in ax.collections
+        if markers.get_gid() == "markers"
+        for colour in markers.get_edgecolors()
     }
     assert drawn and drawn <= set(named.values())
     return named
