@@ -16,7 +16,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Column", "fitted_table", "print_fitted"]
+__all__ = ["Column", "fitted_table", "natural_width", "print_fitted"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def _table(
     return table
 
 
-def _natural_width(console: Console, table: Table) -> int:
+def natural_width(console: Console, table: Table) -> int:
     options = console.options.update(max_width=1_000_000)
     return Measurement.get(console, options, table).maximum
 
@@ -84,7 +84,7 @@ def fitted_table(
         shortenable = [i for i in by_priority if i in keep and columns[i].compact]
         for count in range(len(shortenable) + 1):
             table = _table(title, columns, rows, keep, compact=shortenable[:count])
-            if _natural_width(console, table) <= console.width:
+            if natural_width(console, table) <= console.width:
                 return table
     return _table(title, columns, rows, keep, compact=everything, ellipsis=True)
 
@@ -100,5 +100,5 @@ def print_fitted(
     """Print `fitted_table`; with `wide`, lines may be longer than the terminal."""
     table = fitted_table(columns, rows, console=console, title=title, wide=wide)
     if wide:
-        console.width = max(console.width, _natural_width(console, table))
+        console.width = max(console.width, natural_width(console, table))
     console.print(table)

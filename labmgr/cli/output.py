@@ -1,9 +1,10 @@
-"""What the commands share: the console, times, money, short ids, fields, JSON, and the
-options several of them take."""
+"""What the commands share: the console, times, money, intervals, short ids, fields, JSON,
+and the options several of them take."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from labmgr.errors import LabmgrError
+
 if TYPE_CHECKING:
+    import pandas as pd
+
     from jobs_db import FinetuneJob, Model
 
 ELLIPSIS = "…"
@@ -31,6 +36,13 @@ def when(value: datetime | None) -> str:
 def cell(value: object, form: str = "{}") -> str:
     """`value` formatted for a table cell, or an empty string for None."""
     return "" if value is None else form.format(value)
+
+
+def interval(value: float, low: float, high: float, form: str = ".2f", empty: str = "") -> str:
+    """``0.42 (0.31 – 0.55)``, or `empty` when `value` is NaN."""
+    if math.isnan(value):
+        return empty
+    return f"{value:{form}} ({low:.2f} – {high:.2f})"
 
 
 def dollars(value: float | None) -> str:
@@ -111,10 +123,30 @@ def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, default=str))
 
 
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (NaN becomes null)."""
+    cleaned = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict(orient="records")]
+
+
+def check_choice(value: str | None, option: str, choices: tuple[str, ...]) -> None:
+    """Refuse `value` of `option` unless it is None or one of `choices`."""
+    if value is not None and value not in choices:
+        raise LabmgrError(f"{option} {value!r}: use one of {', '.join(choices)}")
+
+
 BASE = typer.Option(None, "--base", metavar="<model>", help="Only those of this base model.")
 SUFFIX = typer.Option(None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*).")
 TAGS = typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable).")
 WIDE = typer.Option(False, "--wide", help="Every column and whole ids, however wide the terminal.")
+JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
+CHECKPOINTS = typer.Option(False, "--checkpoints", help="Include the jobs' checkpoints.")
+DELETED = typer.Option(False, "--include-deleted", help="Also models deleted on the API.")
+JUDGE_MODEL = typer.Option(
+    None, "--judge-model", help="Ask every judge of this model instead of its own."
+)
+FULL = typer.Option(False, "--full", help="Print the whole summary and every comparison.")
+CI_METHODS = ("t", "hierarchical", "plain")
 JOB = typer.Argument(
     help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix."
 )

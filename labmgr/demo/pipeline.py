@@ -5,7 +5,7 @@ question set with two judges, write the run folder and its report."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,8 +52,6 @@ class DemoResult:
     """Each group against the base model (the run's comparisons.csv)."""
     baseline: str | None
     seconds: float
-    steps: dict[str, float] = field(default_factory=dict)
-    """Seconds spent in each step."""
 
 
 def _create_jobs(seeds: int, settings: Settings, console: Console) -> list[FinetuneJob]:
@@ -87,11 +85,9 @@ def run_demo(
 ) -> DemoResult:
     """Run the demo in `out` (a new or empty folder; default a new temporary folder).
 
-    Starts a sandbox subprocess whose jobs take `job_seconds`, creates `seeds` fine-tunes
-    per condition, refreshes them until they finish, runs `em_questions.yaml` over the base
-    model and both groups (`samples` overrides the samples per question) and writes the run
-    folder — with each group compared against the base model — and `report.html`. Only the
-    demo's own lab and the sandbox are used.
+    A sandbox subprocess whose jobs take `job_seconds`; `seeds` fine-tunes per condition,
+    refreshed until they finish; `em_questions.yaml` over the base model and both groups,
+    each compared against the base model. Only the demo's own lab and the sandbox are used.
     """
     from evals import groups_from_database, load_questions, run_questions
     from evals.groups import base_group
@@ -100,7 +96,6 @@ def run_demo(
 
     console = console or Console()
     started = time.monotonic()
-    steps: dict[str, float] = {}
     out_dir = prepare_out_dir(out)
     console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
     with run_sandbox(
@@ -113,7 +108,6 @@ def run_demo(
         with demo_environment(home, sandbox.base_url):
             settings = load_settings(home)  # the demo's lab, handed to every step
             console.print(f"2. Lab {home}; fine-tuning {BASE_MODEL}, {seeds} seeds per condition")
-            clock = time.monotonic()
             jobs = _create_jobs(seeds, settings, console)
             console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
             try:
@@ -123,7 +117,6 @@ def run_demo(
                     f"The demo's fine-tuning jobs did not finish: {error}.",
                     hint="The machine may be overloaded; try again, or with --job-seconds 2.",
                 ) from None
-            steps["fine-tuning"] = time.monotonic() - clock
             console.print()
             failed = [row for row in rows if row.status != "succeeded"]
             if failed:
@@ -145,7 +138,6 @@ def run_demo(
                 f"5. Asking {len(questions)} questions with judges 'aligned' and 'coherent' "
                 "(labmgr eval run)"
             )
-            clock = time.monotonic()
             run = run_questions(
                 questions,
                 groups,
@@ -156,7 +148,6 @@ def run_demo(
                 source="labmgr demo",
                 lab=settings,
             )
-            steps["evaluation"] = time.monotonic() - clock
     report = run.path / "report.html"
     return DemoResult(
         out_dir=out_dir,
@@ -168,5 +159,4 @@ def run_demo(
         comparisons=run.comparisons,
         baseline=baseline,
         seconds=time.monotonic() - started,
-        steps=steps,
     )
