@@ -9,7 +9,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import print_json, terminal
+from labmgr.cli.output import JSON, print_json, terminal
 from labmgr.cli.state import cli_settings
 
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-_JSON = typer.Option("--json", help="Print JSON instead of a table.")
 _COLUMNS = [
     Column("batch", 7),
     Column("question", 5),
@@ -93,16 +92,14 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
 def list_command(
     ctx: typer.Context,
     show_all: bool = typer.Option(False, "--all", help="Also list batches already collected."),
-    as_json: Annotated[bool, _JSON] = False,
+    as_json: bool = JSON,
 ) -> None:
     """Show the batches in flight with their status from the API (--all: the past ones too)."""
     from evals.runner import list_batches
 
     states = list_batches(_context(ctx), active_only=not show_all, refresh=True)
-    if show_all:
-        _print("Batches", states, as_json, "No batches.")
-    else:
-        _print("Batches in flight", states, as_json, "No batches in flight.")
+    in_flight = "" if show_all else " in flight"
+    _print(f"Batches{in_flight}", states, as_json, f"No batches{in_flight}.")
 
 
 @app.command("collect")
@@ -112,7 +109,7 @@ def collect_command(
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="Wait for batches still running (the default)."
     ),
-    as_json: Annotated[bool, _JSON] = False,
+    as_json: bool = JSON,
 ) -> None:
     """Read every finished batch into the cache, waiting for the others (with a display of
     their states); the run that wants the samples then finds them cached."""
@@ -120,15 +117,8 @@ def collect_command(
 
     outcome = collect_batches(_context(ctx), wait=wait)
     if as_json:
-        print_json(
-            {
-                "requests": outcome.requests,
-                "samples": outcome.samples,
-                "cost": outcome.cost,
-                "errors": len(outcome.errors),
-                "pending": outcome.pending,
-            }
-        )
+        counts = {name: getattr(outcome, name) for name in ("requests", "samples", "cost")}
+        print_json({**counts, "errors": len(outcome.errors), "pending": outcome.pending})
         return
     console = terminal()
     console.print(
@@ -146,7 +136,7 @@ def cancel_command(
     batch_ids: Annotated[
         list[str] | None, typer.Argument(help="Batch ids (default: every batch in flight).")
     ] = None,
-    as_json: Annotated[bool, _JSON] = False,
+    as_json: bool = JSON,
 ) -> None:
     """Cancel batches in flight. What they finished is collected later; running the same
     eval again sends the rest."""

@@ -10,7 +10,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import print_json, terminal
+from labmgr.cli.output import JSON, print_json, terminal
 from labmgr.cli.state import cli_settings
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:
 def info(
     ctx: typer.Context,
     directory: Path | None = _DIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
 ) -> None:
     """Show what the cache holds, per question and model, and the figures kept for reports."""
     cache, figures = _cache(ctx, directory)
@@ -60,21 +60,18 @@ def info(
         f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
     )
-    notes = [
-        (
-            summary.claims,
+    if summary.claims:
+        console.print(
             f"{summary.claims} samples claimed by runs buying them now (a claim of a run that "
             "died ends with its lease)",
-        ),
-        (
-            sizes,
+            soft_wrap=True,
+        )
+    if sizes:
+        console.print(
             f"{len(sizes)} figures ({sum(sizes) / 1e6:.1f} MB) in {figures}: kept for the "
             "lab's reports, drawn again when missing (safe to delete)",
-        ),
-    ]
-    for shown, note in notes:
-        if shown:
-            console.print(note, soft_wrap=True)
+            soft_wrap=True,
+        )
     if not summary.entries:
         return
     columns = [
@@ -104,9 +101,9 @@ def info(
 def clear(
     ctx: typer.Context,
     question: str | None = typer.Option(
-        None, "--question", help="Only this question (its judges' verdicts too)."
+        None, help="Only this question (its judges' verdicts too)."
     ),
-    model: str | None = typer.Option(None, "--model", help="Only this model."),
+    model: str | None = typer.Option(None, help="Only this model."),
     directory: Path | None = _DIR_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),
 ) -> None:
@@ -126,12 +123,11 @@ def copy(
     ctx: typer.Context,
     to: str = typer.Option(
         ...,
-        "--to",
         help="Where to copy the cache: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
         "sqlite:////path/responses.sqlite) or a folder.",
     ),
     directory: Path | None = _DIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
+    as_json: bool = JSON,
 ) -> None:
     """Copy every cached answer and recorded error, and the batches in flight, into another
     cache (say a lab's shared PostgreSQL database). Safe to run again: what is there

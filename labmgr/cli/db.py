@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import print_fields, print_json, terminal
+from labmgr.cli.output import JSON, print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 
 app = typer.Typer(
@@ -23,10 +23,7 @@ _STATE_TEXT = {
 
 @app.command("info", short_help="Print the database URL and its schema revision.")
 @cli_errors
-def info(
-    ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
+def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Print the database URL (password hidden) and its schema revision; changes nothing."""
     from labmgr.finetuning import lab_database_status
 
@@ -35,9 +32,10 @@ def info(
         print_json(status.model_dump(mode="json"))
         return
     schema = _STATE_TEXT[status.state].format(**status.model_dump())
-    fields = [("database", status.db_url), ("from", status.source)]
-    fields.append(("schema", f"{schema}; this labmgr writes {status.code_revision}"))
-    print_fields(terminal(), fields)
+    schema += f"; this labmgr writes {status.code_revision}"
+    print_fields(
+        terminal(), [("database", status.db_url), ("from", status.source), ("schema", schema)]
+    )
 
 
 @app.command("upgrade", short_help="Create the database, or migrate it in place.")

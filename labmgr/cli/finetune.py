@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import JOB, WIDE, dollars, job_row, print_json, queued_note, when
+from labmgr.cli.output import JOB, JSON, WIDE, dollars, job_row, print_json, queued_note, when
 from labmgr.cli.state import cli_settings
 from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
@@ -63,27 +63,20 @@ def validate(
     grader: Annotated[
         Path | None,
         typer.Option(
-            "--grader",
             metavar="<file>",
             help="Reinforcement: the grader (JSON/YAML); examples must hold its item fields.",
         ),
     ] = None,
     min_examples: int = typer.Option(
-        MIN_EXAMPLES,
-        "--min-examples",
-        metavar="<n>",
-        min=1,
-        help="Fewest examples required (1 for validation files).",
+        MIN_EXAMPLES, metavar="<n>", min=1, help="Fewest examples required (1 for validation)."
     ),
     max_issues: int = typer.Option(
-        50, "--max-issues", metavar="<n>", min=0, help="Errors/warnings to print of each."
+        50, metavar="<n>", min=0, help="Errors/warnings to print of each."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """Check a training file against the API's rules; exit status 1 when it is invalid.
-
-    Makes no request: token counts and costs are estimates.
-    """
+    """Check a training file against the API's rules (no request: token counts and costs are
+    estimates); exit status 1 when it is invalid."""
     from labmgr.finetuning.jobs import grader_item_fields, load_grader
 
     settings = cli_settings(ctx)
@@ -115,8 +108,9 @@ def validate(
         )
 
 
-def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
-    if value == "auto":
+def _hyperparameter(value: str | None, option: str) -> int | float | Literal["auto"] | None:
+    """`auto`, an int or a float from the text of `option` (None stays None)."""
+    if value is None or value == "auto":
         return "auto"
     try:
         number = float(value)
@@ -125,10 +119,6 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
             f"must be 'auto' or a number, not {value!r}", param_hint=option
         ) from None
     return int(number) if number.is_integer() and "." not in value else number
-
-
-def _optional(value: str | None, option: str) -> int | float | Literal["auto"] | None:
-    return None if value is None else _hyperparameter(value, option)
 
 
 def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
@@ -152,90 +142,68 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
         typer.echo(note)
 
 
-_METHOD_HELP = "supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
-
-
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
 @cli_errors
 def create(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
-    base: str = typer.Option(
-        ..., "--base", metavar="<model>", help="Base model, e.g. gpt-4.1-mini."
-    ),
+    base: str = typer.Option(..., metavar="<model>", help="Base model, e.g. gpt-4.1-mini."),
     suffix: str | None = typer.Option(
-        None,
-        "--suffix",
-        metavar="<suffix>",
-        help="Suffix of the model name (default: the file name).",
+        None, metavar="<suffix>", help="Suffix of the model name (default: the file name)."
     ),
-    epochs: str = typer.Option("auto", "--epochs", metavar="<n|auto>", help="Epochs, or auto."),
-    batch_size: str = typer.Option(
-        "auto", "--batch-size", metavar="<n|auto>", help="Batch size, or auto."
-    ),
-    lr_multiplier: str = typer.Option(
-        "auto", "--lr-multiplier", metavar="<x|auto>", help="LR multiplier, or auto."
-    ),
-    seed: int | None = typer.Option(
-        None, "--seed", metavar="<n>", help="Seed (with --seeds: the first one)."
-    ),
-    seeds: int = typer.Option(
-        1, "--seeds", metavar="<n>", min=1, help="Replicas to launch, each with its own seed."
-    ),
+    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto."),
+    batch_size: str = typer.Option("auto", metavar="<n|auto>", help="Batch size, or auto."),
+    lr_multiplier: str = typer.Option("auto", metavar="<x|auto>", help="LR multiplier, or auto."),
+    seed: int | None = typer.Option(None, metavar="<n>", help="Seed (with --seeds: the first)."),
+    seeds: int = typer.Option(1, metavar="<n>", min=1, help="Replicas, each with its own seed."),
     validation_file: Annotated[
-        Path | None,
-        typer.Option("--validation-file", metavar="<file>", help="JSONL validation file."),
+        Path | None, typer.Option(metavar="<file>", help="JSONL validation file.")
     ] = None,
-    method: Annotated[Method, typer.Option("--method", help=_METHOD_HELP)] = "supervised",
-    beta: str | None = typer.Option(
-        None, "--beta", metavar="<x|auto>", help="DPO: weight of the preference penalty."
-    ),
+    method: Annotated[
+        Method,
+        typer.Option(
+            help="supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
+        ),
+    ] = "supervised",
+    beta: str | None = typer.Option(None, metavar="<x|auto>", help="DPO: the preference weight."),
     grader: Annotated[
         Path | None,
-        typer.Option(
-            "--grader", metavar="<file>", help="Reinforcement: the grader object (JSON/YAML)."
-        ),
+        typer.Option(metavar="<file>", help="Reinforcement: the grader object (JSON/YAML)."),
     ] = None,
     reasoning_effort: str | None = typer.Option(
         None,
-        "--reasoning-effort",
         metavar="<default|low|medium|high>",
         help="Reinforcement: reasoning effort while training.",
     ),
     compute_multiplier: str | None = typer.Option(
-        None, "--compute-multiplier", metavar="<x|auto>", help="Reinforcement: compute."
+        None, metavar="<x|auto>", help="Reinforcement: compute."
     ),
     eval_interval: str | None = typer.Option(
-        None, "--eval-interval", metavar="<n|auto>", help="Reinforcement: steps between evals."
+        None, metavar="<n|auto>", help="Reinforcement: steps between evals."
     ),
     eval_samples: str | None = typer.Option(
-        None, "--eval-samples", metavar="<n|auto>", help="Reinforcement: samples per eval."
+        None, metavar="<n|auto>", help="Reinforcement: samples per eval."
     ),
     wandb_project: str | None = typer.Option(
-        None, "--wandb-project", metavar="<name>", help="Log the run to this W&B project."
+        None, metavar="<name>", help="Log to this W&B project."
     ),
     wandb_entity: str | None = typer.Option(
-        None, "--wandb-entity", metavar="<name>", help="W&B entity (team or user)."
+        None, metavar="<name>", help="W&B entity (team or user)."
     ),
     wandb_name: str | None = typer.Option(
-        None, "--wandb-name", metavar="<name>", help="W&B run name (default: the job id)."
+        None, metavar="<name>", help="W&B run name (default: job id)."
     ),
     wandb_tag: Annotated[
-        list[str] | None,
-        typer.Option("--wandb-tag", metavar="<tag>", help="W&B run tag (repeatable)."),
+        list[str] | None, typer.Option(metavar="<tag>", help="W&B run tag (repeatable).")
     ] = None,
     key: str | None = typer.Option(
-        None,
-        "--key",
-        metavar="<env-var>",
-        help="Name of the env var holding the key (default: OPENAI_API_KEY).",
+        None, metavar="<env-var>", help="The env var holding the key (default: OPENAI_API_KEY)."
     ),
     tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", metavar="<key=value>", help="Label; repeat for several."),
+        list[str] | None, typer.Option(metavar="<key=value>", help="Label; repeat for several.")
     ] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
-    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+    as_json: bool = JSON,
 ) -> None:
     """Validate, upload once, and create fine-tuning job(s); print their ids.
 
@@ -256,12 +224,12 @@ def create(
         seeds=seeds,
         validation_file=validation_file,
         method=method,
-        beta=_optional(beta, "--beta"),
+        beta=_hyperparameter(beta, "--beta"),
         grader=grader,
         reasoning_effort=reasoning_effort,
-        compute_multiplier=_optional(compute_multiplier, "--compute-multiplier"),
-        eval_interval=_optional(eval_interval, "--eval-interval"),
-        eval_samples=_optional(eval_samples, "--eval-samples"),
+        compute_multiplier=_hyperparameter(compute_multiplier, "--compute-multiplier"),
+        eval_interval=_hyperparameter(eval_interval, "--eval-interval"),
+        eval_samples=_hyperparameter(eval_samples, "--eval-samples"),
         wandb_project=wandb_project,
         wandb_entity=wandb_entity,
         wandb_name=wandb_name,
@@ -304,14 +272,12 @@ by them. --dry-run prints the plan and the estimated cost and uploads nothing.
 def sweep(
     ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(help="The sweep spec (YAML).")],
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Print the plan and the cost; upload nothing."
-    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; upload nothing."),
     key: str | None = typer.Option(
-        None, "--key", metavar="<env-var>", help="Env var holding the key (default: the spec's)."
+        None, metavar="<env-var>", help="Env var holding the key (default: the spec's)."
     ),
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the plan (and jobs) as JSON."),
+    as_json: bool = JSON,
 ) -> None:
     from labmgr.finetuning import sweep as run_sweep
 
@@ -332,31 +298,28 @@ def sweep(
         print_created(result.created)
 
 
-@app.command("cancel", short_help="Cancel a job (a locally queued one too).")
-@cli_errors
-def cancel(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Cancel a fine-tuning job (or a job queued locally) and record its new status."""
-    from labmgr.finetuning import cancel as cancel_job
+def _job_action(action: str, summary: str, description: str) -> None:
+    """Register `finetune ACTION JOB`: call `labmgr.finetuning.ACTION` and print the status."""
 
-    cancelled = cancel_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{cancelled.id}: {cancelled.status}")
+    @app.command(action, short_help=summary, help=description)
+    @cli_errors
+    def command(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
+        from labmgr import finetuning
 
-
-@app.command("pause", short_help="Pause a queued or running job.")
-@cli_errors
-def pause(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Pause a queued or running job; `labmgr finetune resume` continues it."""
-    from labmgr.finetuning import pause as pause_job
-
-    paused = pause_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{paused.id}: {paused.status}")
+        changed = getattr(finetuning, action)(job, settings=cli_settings(ctx))
+        typer.echo(f"{changed.id}: {changed.status}")
 
 
-@app.command("resume", short_help="Resume a paused job.")
-@cli_errors
-def resume(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Resume a paused job (it queues again, then trains on)."""
-    from labmgr.finetuning import resume as resume_job
-
-    resumed = resume_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{resumed.id}: {resumed.status}")
+_job_action(
+    "cancel",
+    "Cancel a job (a locally queued one too).",
+    "Cancel a fine-tuning job (or a job queued locally) and record its new status.",
+)
+_job_action(
+    "pause",
+    "Pause a queued or running job.",
+    "Pause a queued or running job; `labmgr finetune resume` continues it.",
+)
+_job_action(
+    "resume", "Resume a paused job.", "Resume a paused job (it queues again, then trains on)."
+)

@@ -14,6 +14,7 @@ from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
     JOB,
+    JSON,
     SUFFIX,
     TAGS,
     WIDE,
@@ -29,14 +30,11 @@ from labmgr.cli.output import (
 from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
-QUEUED_LOCALLY = "queued_locally"
-
 if TYPE_CHECKING:
     from rich.console import Console
 
     from jobs_db import FinetuneJob
     from labmgr.finetuning import JobDetails, UpdateSummary
-    from labmgr.settings import Settings
 
 app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
@@ -98,21 +96,14 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
 def update(
     ctx: typer.Context,
     watch: float | None = typer.Option(
-        None,
-        "--watch",
-        metavar="<seconds>",
-        help="Repeat every SECONDS until no job is running (Ctrl-C stops).",
+        None, metavar="<seconds>", help="Repeat every SECONDS until no job is running (Ctrl-C)."
     ),
-    concurrency: int = typer.Option(
-        16, "--concurrency", metavar="<n>", min=1, help="Jobs refreshed at once."
-    ),
+    concurrency: int = typer.Option(16, metavar="<n>", min=1, help="Jobs refreshed at once."),
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """Refresh every job that is not final yet (concurrently), and print a summary.
-
-    Exit status 1 when a job could not be checked (the summary says why).
-    """
+    """Refresh every job that is not final yet (concurrently), and print a summary; exit
+    status 1 when a job could not be checked (the summary says why)."""
     from labmgr.finetuning import update as update_jobs
 
     settings = cli_settings(ctx)
@@ -142,16 +133,6 @@ def update(
         )
 
 
-def _status_text(job: FinetuneJob) -> str:
-    if job.status == QUEUED_LOCALLY:
-        return f"queued locally, from {when(job.not_before)}"
-    return job.status
-
-
-def _short_status(text: str) -> str:
-    return "queued locally" if text.startswith("queued locally") else text
-
-
 def _pairs(data: Mapping[str, object] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (data or {}).items())
 
@@ -162,20 +143,16 @@ def list_jobs(
     ctx: typer.Context,
     status: Annotated[
         list[str] | None,
-        typer.Option(
-            "--status", metavar="<status>", help="Only jobs with this status (repeatable)."
-        ),
+        typer.Option(metavar="<status>", help="Only jobs with this status (repeatable)."),
     ] = None,
     base: str | None = BASE,
     suffix: str | None = SUFFIX,
     tag: Annotated[list[str] | None, TAGS] = None,
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them).
-
-    Jobs the daily limit held back show as queued locally with the time they can go.
-    """
+    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them); jobs
+    the daily limit held back show as queued locally with the time they can go."""
     from labmgr.finetuning import lab_jobs
 
     jobs = lab_jobs(
@@ -190,7 +167,7 @@ def list_jobs(
         Column("base", 2),
         Column("suffix", 8),
         Column("seed", 1, justify="right"),
-        Column("status", 9, _short_status),
+        Column("status", 9, lambda text: text.partition(",")[0]),
         Column("model", 5, short_model),
         Column("tags", 4),
     ]
@@ -201,7 +178,9 @@ def list_jobs(
             job.base_model or job.resolved_base_model or "",
             job.suffix or "",
             cell(job.seed),
-            _status_text(job),
+            job.status
+            if job.status != "queued_locally"
+            else f"queued locally, from {when(job.not_before)}",
             job.fine_tuned_model or "",
             _pairs(job.tag_dict),
         ]
@@ -261,14 +240,11 @@ def show(
     ctx: typer.Context,
     job: Annotated[str, JOB],
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
-    plot: bool = typer.Option(
-        False, "--plot", help="Also write the job's training curves as a figure."
-    ),
+    as_json: bool = JSON,
+    plot: bool = typer.Option(False, "--plot", help="Also write the job's training curves."),
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out",
             metavar="<file>",
             help="Where --plot writes (.png, .pdf, .svg; default curves-<job>.png here).",
         ),
@@ -276,11 +252,19 @@ def show(
 ) -> None:
     """One job with its events, final model and checkpoints (and, with --plot, a figure of
     its training and validation curves)."""
-    from labmgr.finetuning import job_details
+    from labmgr.finetuning import job_curves_figure, job_details, save_figure, training_curves
 
     settings = cli_settings(ctx)
     details = job_details(settings, job)
-    figure_path = _plot_job(settings, details.job.id, out) if plot else None
+    figure_path = None
+    if plot:
+        job_id = details.job.id
+        frame = training_curves(settings, [job_id])
+        row = frame.iloc[0]
+        title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
+        figure_path = save_figure(
+            job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png")
+        )
     if as_json:
         print_json(
             {
@@ -296,15 +280,6 @@ def show(
         terminal().print(f"Training curves written to {figure_path}", soft_wrap=True)
 
 
-def _plot_job(settings: Settings, job_id: str, out: Path | None) -> Path:
-    from labmgr.finetuning import job_curves_figure, save_figure, training_curves
-
-    frame = training_curves(settings, [job_id])
-    row = frame.iloc[0]
-    title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
-    return save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
-
-
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
 @cli_errors
 def import_jobs(
@@ -312,21 +287,15 @@ def import_jobs(
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),
     llmcomp: Annotated[
         Path | None,
-        typer.Option(
-            "--llmcomp",
-            metavar="<dir>",
-            help="An llmcomp data_dir holding jobs.jsonl and files.jsonl.",
-        ),
+        typer.Option(metavar="<dir>", help="An llmcomp data_dir with jobs.jsonl and files.jsonl."),
     ] = None,
     checkpoints: bool = typer.Option(
         True, "--checkpoints/--no-checkpoints", help="Also record checkpoints (API import)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """Rebuild or complete the database from the API, or take over an llmcomp registry.
-
-    Exit status 1 when a key's jobs could not be read (the summary says why).
-    """
+    """Rebuild or complete the database from the API, or take over an llmcomp registry; exit
+    status 1 when a key's jobs could not be read (the summary says why)."""
     from labmgr.finetuning import import_from_api, import_llmcomp
 
     if from_api == (llmcomp is not None):

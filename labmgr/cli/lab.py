@@ -4,26 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import WIDE, print_fields, print_json, terminal
+from labmgr.cli.output import JSON, WIDE, print_fields, print_json, terminal
 from labmgr.cli.state import cli_settings
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
-
-if TYPE_CHECKING:
-    from labmgr.accounts import KeyStatus
 
 
 @cli_errors
 def init(
     directory: Annotated[
-        Path,
-        typer.Argument(help="Where to create the .labmgr/ lab folder (default: here)."),
+        Path, typer.Argument(help="Where to create the .labmgr/ folder (default: here).")
     ] = Path("."),
 ) -> None:
     """Create a lab folder (.labmgr/ with config.toml, cache/, runs/); never overwrites."""
@@ -58,10 +54,7 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
 
 
 @cli_errors
-def info(
-    ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-) -> None:
+def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Show which lab is in use and how it was found, its database, folders, endpoints and
     which endpoint serves which models."""
     data = _info_dict(cli_settings(ctx))
@@ -103,18 +96,10 @@ def info(
     print_fields(terminal(), rows)
 
 
-def _status_text(status: KeyStatus, resolve: bool) -> str:
-    if status.error:
-        return "error (below)"
-    if status.cached:
-        return "cached"
-    return "checked" if resolve else "not checked"
-
-
 @cli_errors
 def keys(
     ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
     resolve: bool = typer.Option(
         True,
         "--resolve/--no-resolve",
@@ -166,16 +151,15 @@ def keys(
             Column("Project", 7),
             Column("Status", 9),
         ]
+        checked = "checked" if resolve else "not checked"
         cells = [
             [
-                row["key_env"],
-                row["endpoint"],
-                row["base_url"],
+                *(row[name] for name in ("key_env", "endpoint", "base_url")),
                 row["organization"] or "-",
                 row["project"] or "-",
-                _status_text(status, resolve),
+                "error (below)" if row["error"] else "cached" if row["cached"] else checked,
             ]
-            for status, row in zip(statuses, rows, strict=True)
+            for row in rows
         ]
         console = terminal()
         print_fitted(console, columns, cells, wide=wide)

@@ -14,6 +14,9 @@ from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
+    CHECKPOINTS,
+    DELETED,
+    JSON,
     SUFFIX,
     TAGS,
     WIDE,
@@ -35,7 +38,6 @@ _CSV_COLUMNS = (
     "name", "kind", "base_model", "suffix", "job_id", "step", "epoch", "job_status",
     "organization_id", "project_id", "created_at", "deleted_at",
 )  # fmt: skip
-_DELETED_HELP = "Also models deleted on the API."
 _BY_METAVAR = "<suffix|base_model|job|tag:KEY>"
 
 
@@ -46,11 +48,11 @@ def list_models(
     base: str | None = BASE,
     suffix: str | None = SUFFIX,
     tag: Annotated[list[str] | None, TAGS] = None,
-    checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
+    checkpoints: bool = CHECKPOINTS,
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    include_deleted: bool = DELETED,
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON,
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV."),
 ) -> None:
     """Final models (and checkpoints on request), oldest first (names shortened to fit)."""
@@ -103,16 +105,14 @@ def list_models(
 @cli_errors
 def groups(
     ctx: typer.Context,
-    by: str = typer.Option(
-        "suffix", "--by", metavar=_BY_METAVAR, help="What puts models in one group."
-    ),
+    by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
     base: str | None = BASE,
     include_base: bool = typer.Option(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
-    checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print {group: [model, …]} as JSON."),
+    checkpoints: bool = CHECKPOINTS,
+    include_deleted: bool = DELETED,
+    as_json: bool = JSON,
 ) -> None:
     """Models grouped for an evaluation, in a deterministic order (deleted models left out)."""
     from labmgr.finetuning import lab_model_groups
@@ -141,17 +141,11 @@ def groups(
 @cli_errors
 def curves(
     ctx: typer.Context,
-    by: str = typer.Option(
-        "suffix",
-        "--by",
-        metavar=_BY_METAVAR,
-        help="What puts models in one group (one colour each).",
-    ),
+    by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
     base: str | None = BASE,
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    include_deleted: bool = DELETED,
     out: Annotated[
-        Path,
-        typer.Option("--out", metavar="<file>", help="Where to write the figure (.png/.pdf/.svg)."),
+        Path, typer.Option(metavar="<file>", help="Where to write the figure (.png/.pdf/.svg).")
     ] = Path("curves.png"),
     as_csv: bool = typer.Option(False, "--csv", help="Print the curves as CSV instead."),
 ) -> None:
@@ -204,7 +198,7 @@ def capabilities(
     model: str | None = typer.Argument(
         None, help="A model id (a fine-tune takes its base's); none: the whole table."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
     wide: bool = WIDE,
 ) -> None:
     """What labmgr assumes a model accepts (temperature, top_p, logprobs, the token limit's
