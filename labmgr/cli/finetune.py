@@ -108,9 +108,9 @@ def validate(
         )
 
 
-def _hyperparameter(value: str | None, option: str) -> int | float | Literal["auto"] | None:
-    """`auto`, an int or a float from the text of `option` (None stays None)."""
-    if value is None or value == "auto":
+def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
+    """`auto`, an int or a float from the text of `option`."""
+    if value == "auto":
         return "auto"
     try:
         number = float(value)
@@ -119,6 +119,10 @@ def _hyperparameter(value: str | None, option: str) -> int | float | Literal["au
             f"must be 'auto' or a number, not {value!r}", param_hint=option
         ) from None
     return int(number) if number.is_integer() and "." not in value else number
+
+
+def _optional(value: str | None, option: str) -> int | float | Literal["auto"] | None:
+    return None if value is None else _hyperparameter(value, option)
 
 
 def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
@@ -224,12 +228,12 @@ def create(
         seeds=seeds,
         validation_file=validation_file,
         method=method,
-        beta=_hyperparameter(beta, "--beta"),
+        beta=_optional(beta, "--beta"),
         grader=grader,
         reasoning_effort=reasoning_effort,
-        compute_multiplier=_hyperparameter(compute_multiplier, "--compute-multiplier"),
-        eval_interval=_hyperparameter(eval_interval, "--eval-interval"),
-        eval_samples=_hyperparameter(eval_samples, "--eval-samples"),
+        compute_multiplier=_optional(compute_multiplier, "--compute-multiplier"),
+        eval_interval=_optional(eval_interval, "--eval-interval"),
+        eval_samples=_optional(eval_samples, "--eval-samples"),
         wandb_project=wandb_project,
         wandb_entity=wandb_entity,
         wandb_name=wandb_name,
