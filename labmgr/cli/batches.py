@@ -9,8 +9,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import JSON, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.runner import BatchState, RunContext

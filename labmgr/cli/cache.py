@@ -10,8 +10,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import JSON, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.cache import Cache
@@ -55,7 +54,7 @@ def info(
         print_json({**dataclasses.asdict(summary), "figures": figure_files})
         return
     console = terminal()
-    console.print(f"cache: {summary.url}", soft_wrap=True)
+    console.print(f"cache: {summary.url}")
     console.print(
         f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
@@ -63,14 +62,12 @@ def info(
     if summary.claims:
         console.print(
             f"{summary.claims} samples claimed by runs buying them now (a claim of a run that "
-            "died ends with its lease)",
-            soft_wrap=True,
+            "died ends with its lease)"
         )
     if sizes:
         console.print(
             f"{len(sizes)} figures ({sum(sizes) / 1e6:.1f} MB) in {figures}: kept for the "
-            "lab's reports, drawn again when missing (safe to delete)",
-            soft_wrap=True,
+            "lab's reports, drawn again when missing (safe to delete)"
         )
     if not summary.entries:
         return

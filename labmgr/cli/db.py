@@ -5,8 +5,7 @@ from __future__ import annotations
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import JSON, print_fields, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, cli_settings, print_fields, print_json, terminal
 
 app = typer.Typer(
     help="The lab's jobs database: where it is, and its schema.", no_args_is_help=True
@@ -46,4 +45,4 @@ def upgrade(ctx: typer.Context) -> None:
 
     settings = cli_settings(ctx)
     revision = upgrade_lab_database(settings)
-    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.", soft_wrap=True)
+    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.")

@@ -22,11 +22,11 @@ from labmgr.cli.output import (
     JSON,
     JUDGE_MODEL,
     check_choice,
+    cli_settings,
     interval,
     print_json,
     records,
 )
-from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:

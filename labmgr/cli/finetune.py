@@ -8,8 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import JOB, JSON, WIDE, dollars, job_row, print_json, queued_note, when
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import (
+    JOB,
+    JSON,
+    WIDE,
+    cli_settings,
+    dollars,
+    job_row,
+    print_json,
+    queued_note,
+    when,
+)
 from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file

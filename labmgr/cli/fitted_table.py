@@ -1,6 +1,6 @@
 """Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
 
-`fitted_table` tries, until the table fits: every cell in full, then the columns' compact
+`print_fitted` tries, until the table fits: every cell in full, then the columns' compact
 forms one after another (least important first); the same after dropping the
 lowest-priority column, then the next; last, the top column alone, cut with an ellipsis.
 ``wide=True`` keeps every column in full whatever the width (``--wide``).
@@ -16,7 +16,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Column", "fitted_table", "natural_width", "print_fitted"]
+__all__ = ["Column", "natural_width", "print_fitted"]
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,10 @@ def natural_width(console: Console, table: Table) -> int:
     return Measurement.get(console, options, table).maximum
 
 
-def fitted_table(
-    columns: Sequence[Column],
-    rows: Sequence[Sequence[str]],
-    *,
-    console: Console,
-    title: str | None = None,
-    wide: bool = False,
+def _fitted(
+    console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], title: str | None
 ) -> Table:
-    """A rich table of `rows` (one string per column) that fits `console`'s width."""
     everything = list(range(len(columns)))
-    if wide:
-        return _table(title, columns, rows, everything)
     by_priority = sorted(everything, key=lambda i: (columns[i].priority, -i))
     keep = list(everything)
     for dropped in [None, *by_priority[:-1]]:
@@ -97,8 +89,11 @@ def print_fitted(
     title: str | None = None,
     wide: bool = False,
 ) -> None:
-    """Print `fitted_table`; with `wide`, lines may be longer than the terminal."""
-    table = fitted_table(columns, rows, console=console, title=title, wide=wide)
+    """Print `rows` (one string per column) as a table that fits `console`'s width; with
+    `wide`, every column in full, the lines as long as they need."""
     if wide:
+        table = _table(title, columns, rows, list(range(len(columns))))
         console.width = max(console.width, natural_width(console, table))
+    else:
+        table = _fitted(console, columns, rows, title)
     console.print(table)

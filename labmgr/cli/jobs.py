@@ -19,6 +19,7 @@ from labmgr.cli.output import (
     TAGS,
     WIDE,
     cell,
+    cli_settings,
     id_shortener,
     job_row,
     print_fields,
@@ -27,7 +28,6 @@ from labmgr.cli.output import (
     terminal,
     when,
 )
-from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
@@ -42,15 +42,13 @@ app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_ar
 def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     for sent in summary.submitted:
         console.print(
-            f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}",
-            soft_wrap=True,
+            f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}"
         )
     if summary.queued:
         first = min((q.not_before for q in summary.queued if q.not_before), default=None)
         console.print(
             f"{len(summary.queued)} job(s) still queued locally for a daily slot; the first "
-            f"can go from {when(first)} UTC (run `labmgr jobs update` then).",
-            soft_wrap=True,
+            f"can go from {when(first)} UTC (run `labmgr jobs update` then)."
         )
     if not summary.checked and not summary.unchecked:
         if not summary.queued and not summary.submitted:
@@ -79,15 +77,13 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
         f"failed {len(summary.failed)}, cancelled {len(summary.cancelled)}, "
         f"newly finished {len(summary.newly_finished)}"
         + (f", curves stored {summary.curves}" if summary.curves else "")
-        + f"; {summary.requests} API requests",
-        soft_wrap=True,
+        + f"; {summary.requests} API requests"
     )
     if summary.unchecked:
         console.print(f"Could not check {len(summary.unchecked)} job(s):")
         for unchecked in summary.unchecked:
             console.print(
-                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}",
-                soft_wrap=True,
+                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}"
             )
 
 
@@ -231,7 +227,7 @@ def _print_details(details: JobDetails, wide: bool) -> None:
     console.print(f"Events ({len(details.events)}, oldest first):")
     for event in details.events:
         line = f"  {when(event.created_at)} {event.level or ''} {event.message or ''}"
-        console.print(line, soft_wrap=True)
+        console.print(line)
 
 
 @app.command("show", short_help="One job with its events and models; --plot its curves.")
@@ -277,7 +273,7 @@ def show(
         return
     _print_details(details, wide)
     if figure_path is not None:
-        terminal().print(f"Training curves written to {figure_path}", soft_wrap=True)
+        terminal().print(f"Training curves written to {figure_path}")
 
 
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
@@ -314,11 +310,10 @@ def import_jobs(
         console = terminal()
         console.print(
             f"Read {summary.jobs_seen} job(s): {summary.jobs_new} new; recorded "
-            f"{summary.models} model(s) and {summary.files} file(s).",
-            soft_wrap=True,
+            f"{summary.models} model(s) and {summary.files} file(s)."
         )
         for problem in summary.problems:
-            console.print(f"  could not read: {problem}", soft_wrap=True)
+            console.print(f"  could not read: {problem}")
     if summary.problems:
         raise LabmgrError(
             f"Could not read everything: {summary.problems[0].rstrip('.')}"

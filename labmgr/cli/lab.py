@@ -10,8 +10,7 @@ import typer
 
 from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import JSON, WIDE, print_fields, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
 
@@ -163,9 +162,9 @@ def keys(
         ]
         console = terminal()
         print_fitted(console, columns, cells, wide=wide)
-        console.print("Routing, first match first:", soft_wrap=True)
+        console.print("Routing, first match first:")
         for number, rule in enumerate(routing_rules(settings), start=1):
-            console.print(f"  {number}. {rule.models} → {rule.served_by}", soft_wrap=True)
+            console.print(f"  {number}. {rule.models} → {rule.served_by}")
     for endpoint, env_name in unset.items():
         typer.echo(f"Note: endpoint {endpoint!r} expects its key in {env_name}, which is unset.")
     failed = [s for s in statuses if s.error]

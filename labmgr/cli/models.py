@@ -21,6 +21,7 @@ from labmgr.cli.output import (
     TAGS,
     WIDE,
     cell,
+    cli_settings,
     id_shortener,
     model_row,
     print_fields,
@@ -29,7 +30,6 @@ from labmgr.cli.output import (
     terminal,
     when,
 )
-from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
 app = typer.Typer(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
@@ -132,9 +132,9 @@ def groups(
     if not found:
         console.print("No models match.")
     for group, names in found.items():
-        console.print(f"{group} ({len(names)})", soft_wrap=True)
+        console.print(f"{group} ({len(names)})")
         for name in names:
-            console.print(f"  {name}", soft_wrap=True)
+            console.print(f"  {name}")
 
 
 @app.command("curves", short_help="Overlay the training curves of each group's seeds.")
@@ -164,13 +164,12 @@ def curves(
     path = save_figure(group_curves_figure(frame, title), out)
     console = terminal()
     summary = ", ".join(f"{group} ({count})" for group, count in groups.items())
-    console.print(f"Curves of {summary} written to {path}", soft_wrap=True)
+    console.print(f"Curves of {summary} written to {path}")
     missing = frame.attrs.get("missing") or []
     if missing:
         console.print(
             f"{len(missing)} job(s) have no curves yet (run `labmgr jobs update`): "
-            + ", ".join(missing),
-            soft_wrap=True,
+            + ", ".join(missing)
         )
 
 
@@ -188,7 +187,7 @@ def delete(
     if not yes and not typer.confirm(f"Delete {model} on the API? This cannot be undone"):
         raise typer.Exit(1)
     deleted = delete_model(model, settings=cli_settings(ctx))
-    terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)", soft_wrap=True)
+    terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)")
 
 
 @app.command("capabilities", short_help="What labmgr assumes a model accepts, and where from.")

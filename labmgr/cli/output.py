@@ -1,5 +1,5 @@
-"""What the commands share: the console, times, money, intervals, short ids, fields, JSON,
-and the options several of them take."""
+"""What the commands share: the lab, the console, times, money, intervals, short ids, fields,
+JSON, and the options several of them take."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from labmgr.errors import LabmgrError
+from labmgr.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,8 +24,18 @@ ELLIPSIS = "…"
 """Marks the middle left out of a shortened id (``ftjob-…a1b2``); `jobs show` accepts it."""
 
 
+def cli_settings(ctx: typer.Context) -> Settings:
+    """The lab of this command: `load_settings` of the root's ``--home``, resolved once."""
+    root = ctx.find_root()
+    if "settings" not in root.meta:
+        root.meta["settings"] = load_settings(root.params.get("home"))
+    settings: Settings = root.meta["settings"]
+    return settings
+
+
 def terminal() -> Console:
-    """A console as wide as the terminal that prints text as it is (no markup, no emoji)."""
+    """A console as wide as the terminal that prints text as it is: no markup, no emoji, and
+    long lines left to the terminal to wrap."""
     return Console(highlight=False, markup=False, emoji=False)
 
 
@@ -115,7 +126,7 @@ def print_fields(console: Console, fields: Iterable[tuple[str, object]]) -> None
     pairs = [(label, str(value)) for label, value in fields]
     width = max((len(label) for label, _ in pairs), default=0)
     for label, value in pairs:
-        console.print(f"{label:{width}}  {value}", soft_wrap=True)
+        console.print(f"{label:{width}}  {value}")
 
 
 def print_json(data: Any) -> None:

@@ -59,11 +59,10 @@ def print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
     )
     console.print(
         f"{len(plan.jobs)} job(s): {new} to create, {len(plan.jobs) - new} already in the lab; "
-        f"{cost_text} (token counts estimated; auto epochs as the API would pick them).",
-        soft_wrap=True,
+        f"{cost_text} (token counts estimated; auto epochs as the API would pick them)."
     )
     if dry_run:
-        console.print("Dry run: nothing was uploaded and no job was created.", soft_wrap=True)
+        console.print("Dry run: nothing was uploaded and no job was created.")
 
 
 def print_created(jobs: list[FinetuneJob]) -> None:
