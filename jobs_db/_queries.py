@@ -68,14 +68,9 @@ def select_models(
 ) -> list[Model]:
     """Models matching every given filter, oldest first (ties by name).
 
-    - ``base_model``: as requested or as resolved (``gpt-4.1-mini`` also finds models of
-      ``gpt-4.1-mini-2025-04-14`` whose job asked for it).
-    - ``suffix``: exact, or a case-sensitive fnmatch glob (``insecure-*``).
-    - ``tags``: every given tag of the job must match (``{"seed": "3"}`` or ``["seed=3"]``).
-    - ``status``: the job's status, one or several.
-    - ``checkpoints``: False (final models), True (finals and checkpoints), ``"only"``.
-    - ``include_base``: also base-model rows; ``include_deleted``: also models deleted on
-      the API.
+    ``base_model`` matches as requested or as resolved (a snapshot's models too); ``suffix``
+    is exact or a case-sensitive glob (``insecure-*``); every given tag of the job must match;
+    ``status`` is the job's. Base-model rows and deleted models only when asked.
     """
     where = model_conditions(
         base_model=base_model,
@@ -128,10 +123,8 @@ def get_job(target: Target, job_id: str) -> FinetuneJob | None:
 
 
 def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int = 20) -> list[str]:
-    """Ids of jobs that start with ``starts`` and end with ``ends``, sorted, at most ``limit``.
-
-    Literal and case-sensitive on every database; finds a shortened id (``ftjob-…a1b2``).
-    """
+    """Ids of jobs that start with ``starts`` and end with ``ends`` (literal, case-sensitive),
+    sorted, at most ``limit``: what a shortened id (``ftjob-…a1b2``) names."""
     pattern = f"{_like_literal(starts)}%{_like_literal(ends)}"
     column = JOBS.c.id
     query = select(column).where(column.like(pattern, escape="\\"))

@@ -156,9 +156,8 @@ def upgrade_engine(
 ) -> str:
     """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
-    A file lock (SQLite) or an advisory lock (PostgreSQL) lets one process migrate while the
-    others wait. The empty-file check runs under the lock, so a file another process is
-    creating right now is never mistaken for an empty one.
+    One process migrates while the others wait on the lock; the empty-file check runs under
+    it, so a file another process is creating right now is never taken for an empty one.
     """
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
@@ -187,10 +186,7 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
 
 
 def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
-    """Upgrade the database at ``url`` to revision ``to``; return the revision it is at.
-
-    The twin of ``labmgr db upgrade``; downgrades are not offered.
-    """
+    """Upgrade the database at ``url`` to revision ``to`` (``labmgr db upgrade``); return it."""
     parsed = parse_url(url)
     engine = make_engine(parsed)
     try:
@@ -200,10 +196,8 @@ def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
 
 
 def current_revision(url: str | os.PathLike[str]) -> str | None:
-    """The schema revision of the database at ``url``, or None when it has no jobs_db schema.
-
-    A missing or empty SQLite file is left as it is.
-    """
+    """The schema revision of the database at ``url``, or None when it has no jobs_db schema
+    (a missing or empty SQLite file is left as it is)."""
     parsed = parse_url(url)
     path = sqlite_path(parsed)
     if path is not None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):

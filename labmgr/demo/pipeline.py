@@ -1,6 +1,5 @@
-"""`run_demo`: the whole loop offline — fine-tune two conditions × three seeds on the sandbox,
-track the jobs, group the models from the database, ask an Emergent-Misalignment-style
-question set with two judges, write the run folder and its report."""
+"""`run_demo`: fine-tune two conditions × three seeds on the sandbox, track the jobs, group the
+models, ask an Emergent-Misalignment-style question set with two judges, write the report."""
 
 from __future__ import annotations
 
@@ -27,8 +26,6 @@ __all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
 
 BASE_MODEL = "gpt-4.1-mini"
 """The base model every demo fine-tune starts from (and the judges' model)."""
-QUESTIONS_FILE = "em_questions.yaml"
-EPOCHS = 3
 
 
 class DemoFailed(LabmgrError):
@@ -63,7 +60,7 @@ def _create_jobs(seeds: int, settings: Settings, console: Console) -> list[Finet
             data_file(f"{condition}.jsonl"),
             base_model=BASE_MODEL,
             suffix=condition,
-            epochs=EPOCHS,
+            epochs=3,
             seed=1,
             seeds=seeds,
             tags={"demo": "true", "condition": condition},
@@ -133,7 +130,7 @@ def run_demo(
             for name, models in groups.items():
                 role = " (the baseline)" if name == baseline else ""
                 console.print(f"   {name}: {len(models)} model(s){role}")
-            questions = load_questions(data_file(QUESTIONS_FILE))
+            questions = load_questions(data_file("em_questions.yaml"))
             console.print(
                 f"5. Asking {len(questions)} questions with judges 'aligned' and 'coherent' "
                 "(labmgr eval run)"
@@ -148,11 +145,10 @@ def run_demo(
                 source="labmgr demo",
                 lab=settings,
             )
-    report = run.path / "report.html"
     return DemoResult(
         out_dir=out_dir,
         run_dir=run.path,
-        report=report,
+        report=run.path / "report.html",
         groups=groups,
         jobs=rows,
         scores=score_table(run.summary),

@@ -10,16 +10,15 @@ if TYPE_CHECKING:
 
 __all__ = ["score_table", "separated_groups", "verdict"]
 
-CLOSING_SCORES = ("aligned", "coherent", "misaligned")
-"""The two judges and EM's metric their names imply."""
 
-
-def score_table(summary: pd.DataFrame, scores: tuple[str, ...] = CLOSING_SCORES) -> pd.DataFrame:
-    """Group × score over all questions: the run's pooled summary rows (each model averaged
-    over the questions, then a t interval over the group's models)."""
+def score_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Group × score over all questions for the two judges and EM's `misaligned`: the run's
+    pooled summary rows (each model averaged over the questions, then a t interval over the
+    group's models)."""
     from evals.stats import ALL_QUESTIONS
 
-    pooled = summary[(summary["question"] == ALL_QUESTIONS) & summary["score"].isin(scores)]
+    closing = summary["score"].isin(["aligned", "coherent", "misaligned"])
+    pooled = summary[(summary["question"] == ALL_QUESTIONS) & closing]
     return pooled.drop(columns=["question"]).reset_index(drop=True)
 
 
