@@ -19,14 +19,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
-from jobs_db._database import (
-    IMMEDIATE,
-    Database,
-    make_engine,
-    mask_url,
-    parse_url,
-    sqlite_path,
-)
+from jobs_db._database import IMMEDIATE, Database, make_engine, mask_url, parse_url, sqlite_path
 from jobs_db.errors import (
     DatabaseDamagedError,
     DatabaseFileEmptyError,

@@ -8,23 +8,27 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from labmgr.cli.errors import cli_errors
+from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     JOB,
     JSON,
     WIDE,
     cli_settings,
     dollars,
+    id_shortener,
     job_row,
     print_json,
     queued_note,
+    terminal,
     when,
 )
-from labmgr.cli.sweep_render import print_created, print_plan
 from labmgr.errors import InvalidTrainingFile
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
+from labmgr.finetuning.methods import LEVEL_TAGS
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
+    from labmgr.finetuning import SweepPlan
 
 app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
 
@@ -260,6 +264,69 @@ def create(
         typer.echo(f"Dry run: {file} is valid; nothing was uploaded and no job was created.")
 
 
+_FIXED_TAGS = {"sweep", "condition", "seed", "base"}
+
+
+def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
+    """The sweep's jobs with their factor levels, which exist, and the cost of the new ones."""
+    levels = sorted(
+        {
+            name
+            for job in plan.jobs
+            for name in job.tags
+            if name not in _FIXED_TAGS and name in LEVEL_TAGS.values()
+        }
+    )
+    columns = [
+        Column("condition", 9),
+        Column("base", 6),
+        Column("seed", 7, justify="right"),
+        *(Column(name, 8, justify="right") for name in levels),
+        Column("suffix", 4),
+        Column("job", 10, id_shortener(job.existing_job for job in plan.jobs if job.existing_job)),
+        Column("est. cost", 5, justify="right"),
+    ]
+    rows = [
+        [
+            job.condition,
+            job.base_model,
+            str(job.seed),
+            *(job.tags.get(name, "") for name in levels),
+            job.suffix,
+            f"{job.existing_job} ({job.existing_status})" if job.existing_job else "new",
+            "" if job.existing_job else dollars(job.estimated_cost),
+        ]
+        for job in plan.jobs
+    ]
+    console = terminal()
+    print_fitted(console, columns, rows, title=f"Sweep {plan.name} ({plan.spec})", wide=wide)
+    new = len(plan.new_jobs)
+    cost = plan.estimated_cost
+    cost_text = (
+        f"estimated training cost {dollars(cost)}"
+        if cost is not None
+        else "training cost not estimated (no per-token price; reinforcement is billed per hour)"
+    )
+    console.print(
+        f"{len(plan.jobs)} job(s): {new} to create, {len(plan.jobs) - new} already in the lab; "
+        f"{cost_text} (token counts estimated; auto epochs as the API would pick them)."
+    )
+    if dry_run:
+        console.print("Dry run: nothing was uploaded and no job was created.")
+
+
+def _print_created(jobs: list[FinetuneJob]) -> None:
+    """The jobs the sweep created now (queued ones with the time they can go)."""
+    if not jobs:
+        typer.echo("Nothing to create: the lab has every job of this sweep.")
+        return
+    queued = sum(job.status == "queued_locally" for job in jobs)
+    typer.echo(f"Created {len(jobs) - queued} job(s).")
+    note = queued_note(jobs)
+    if note:
+        typer.echo(note)
+
+
 _SWEEP_HELP = """Create the jobs of a sweep spec the lab does not have yet.
 
 A spec (YAML; paths relative to it) crosses conditions × seeds × hyperparameter levels ×
@@ -306,9 +373,9 @@ def sweep(
             }
         )
         return
-    print_plan(result.plan, wide=wide, dry_run=dry_run)
+    _print_plan(result.plan, wide=wide, dry_run=dry_run)
     if not dry_run:
-        print_created(result.created)
+        _print_created(result.created)
 
 
 def _job_action(action: str, summary: str, description: str) -> None:
