@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.runner import BatchState, RunContext
 
-app = typer.Typer(
+app = CommandGroup(
     help="Batches sent with `eval run --batch`: list, collect into the cache, cancel.",
     no_args_is_help=True,
 )
@@ -87,7 +87,6 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
 
 
 @app.command("list")
-@cli_errors
 def list_command(
     ctx: typer.Context,
     show_all: bool = typer.Option(False, "--all", help="Also list batches already collected."),
@@ -102,7 +101,6 @@ def list_command(
 
 
 @app.command("collect")
-@cli_errors
 def collect_command(
     ctx: typer.Context,
     wait: bool = typer.Option(
@@ -129,7 +127,6 @@ def collect_command(
 
 
 @app.command("cancel")
-@cli_errors
 def cancel_command(
     ctx: typer.Context,
     batch_ids: Annotated[

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.cache import Cache
 
-app = typer.Typer(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
+app = CommandGroup(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
 
 _DIR_OPTION = typer.Option(
     None,
@@ -36,7 +36,6 @@ def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:
 
 
 @app.command("info")
-@cli_errors
 def info(
     ctx: typer.Context,
     directory: Path | None = _DIR_OPTION,
@@ -94,7 +93,6 @@ def info(
 
 
 @app.command("clear")
-@cli_errors
 def clear(
     ctx: typer.Context,
     question: str | None = typer.Option(
@@ -115,7 +113,6 @@ def clear(
 
 
 @app.command("copy")
-@cli_errors
 def copy(
     ctx: typer.Context,
     to: str = typer.Option(

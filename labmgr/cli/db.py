@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.output import JSON, cli_settings, print_fields, print_json, terminal
 
-app = typer.Typer(
+app = CommandGroup(
     help="The lab's jobs database: where it is, and its schema.", no_args_is_help=True
 )
 
@@ -21,7 +21,6 @@ _STATE_TEXT = {
 
 
 @app.command("info", short_help="Print the database URL and its schema revision.")
-@cli_errors
 def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Print the database URL (password hidden) and its schema revision; changes nothing."""
     from labmgr.finetuning import lab_database_status
@@ -38,7 +37,6 @@ def info(ctx: typer.Context, as_json: bool = JSON) -> None:
 
 
 @app.command("upgrade", short_help="Create the database, or migrate it in place.")
-@cli_errors
 def upgrade(ctx: typer.Context) -> None:
     """Create the database, or migrate it in place to this labmgr's schema."""
     from labmgr.finetuning import upgrade_lab_database

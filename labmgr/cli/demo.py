@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from labmgr.cli.errors import cli_errors
 from labmgr.cli.eval_tables import print_pooled_comparisons, score_cell, significant
 from labmgr.cli.fitted_table import Column, print_fitted
 
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@cli_errors
 def demo(
     out: Annotated[
         Path | None,

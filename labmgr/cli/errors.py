@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
+from typer.models import CommandFunctionType
 
 from labmgr.errors import LabmgrError
 
@@ -59,3 +60,18 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+class CommandGroup(typer.Typer):
+    """A typer app whose every command is wrapped in `cli_errors`."""
+
+    def command(
+        self, *args: Any, **kwargs: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        register = super().command(*args, **kwargs)
+
+        def wrap(function: CommandFunctionType) -> CommandFunctionType:
+            register(cli_errors(function))
+            return function
+
+        return wrap

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval_tables import show_statistics
 from labmgr.cli.output import (
     CHECKPOINTS,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from evals.runs import Run
     from labmgr.settings import Settings
 
-app = typer.Typer(
+app = CommandGroup(
     help="Run questions over groups of models and compare runs.", no_args_is_help=True
 )
 _SHOWN_ERRORS = 5
@@ -139,7 +139,6 @@ def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool
 
 
 @app.command("run")
-@cli_errors
 def run(
     ctx: typer.Context,
     questions_file: Annotated[
@@ -354,7 +353,6 @@ def _run_json(run: Run) -> dict[str, Any]:
 
 
 @app.command("compare")
-@cli_errors
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The earlier run folder.")],
     run_b: Annotated[Path, typer.Argument(help="The later run folder.")],
@@ -388,7 +386,6 @@ def compare(
 
 
 @app.command("score")
-@cli_errors
 def score(
     ctx: typer.Context,
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
@@ -426,7 +423,6 @@ def score(
 
 
 @app.command("history")
-@cli_errors
 def history(
     ctx: typer.Context,
     runs: Annotated[

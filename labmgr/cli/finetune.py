@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     JOB,
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from jobs_db import FinetuneJob
     from labmgr.finetuning import SweepPlan
 
-app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
+app = CommandGroup(
+    help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True
+)
 
 
 def _print_report(report: ValidationReport, max_issues: int) -> None:
@@ -59,7 +61,6 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
 
 
 @app.command("validate", short_help="Check a training file against the API's rules.")
-@cli_errors
 def validate(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
@@ -160,7 +161,6 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
 
 
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
-@cli_errors
 def create(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
@@ -348,7 +348,6 @@ by them. --dry-run prints the plan and the estimated cost and uploads nothing.
 @app.command(
     "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × levels)."
 )
-@cli_errors
 def sweep(
     ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(help="The sweep spec (YAML).")],
@@ -382,7 +381,6 @@ def _job_action(action: str, summary: str, description: str) -> None:
     """Register `finetune ACTION JOB`: call `labmgr.finetuning.ACTION` and print the status."""
 
     @app.command(action, short_help=summary, help=description)
-    @cli_errors
     def command(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
         from labmgr import finetuning
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from jobs_db import FinetuneJob
     from labmgr.finetuning import JobDetails, UpdateSummary
 
-app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
+app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
 
 def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
@@ -88,7 +88,6 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
 
 
 @app.command("update", short_help="Refresh every job that is not final yet.")
-@cli_errors
 def update(
     ctx: typer.Context,
     watch: float | None = typer.Option(
@@ -134,7 +133,6 @@ def _pairs(data: Mapping[str, object] | None) -> str:
 
 
 @app.command("list", short_help="List recorded jobs, oldest first.")
-@cli_errors
 def list_jobs(
     ctx: typer.Context,
     status: Annotated[
@@ -231,7 +229,6 @@ def _print_details(details: JobDetails, wide: bool) -> None:
 
 
 @app.command("show", short_help="One job with its events and models; --plot its curves.")
-@cli_errors
 def show(
     ctx: typer.Context,
     job: Annotated[str, JOB],
@@ -277,7 +274,6 @@ def show(
 
 
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
-@cli_errors
 def import_jobs(
     ctx: typer.Context,
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),

@@ -8,14 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
-from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import Settings, init_lab
 
 
-@cli_errors
 def init(
     directory: Annotated[
         Path, typer.Argument(help="Where to create the .labmgr/ folder (default: here).")
@@ -52,7 +50,6 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
     }
 
 
-@cli_errors
 def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Show which lab is in use and how it was found, its database, folders, endpoints and
     which endpoint serves which models."""
@@ -95,7 +92,6 @@ def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     print_fields(terminal(), rows)
 
 
-@cli_errors
 def keys(
     ctx: typer.Context,
     as_json: bool = JSON,

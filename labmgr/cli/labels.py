@@ -8,18 +8,17 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, interval, print_json, records, terminal
 
 if TYPE_CHECKING:
     from evals.labels import LabelFormat
 
-app = typer.Typer(help="Export answers for people to label; import their labels.")
+app = CommandGroup(help="Export answers for people to label; import their labels.")
 
 
 @app.command("export")
-@cli_errors
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
     n: int = typer.Option(200, min=1, help="How many answers to export."),
@@ -52,7 +51,6 @@ def export(
 
 
 @app.command("import")
-@cli_errors
 def import_(
     run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
     file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
@@ -32,7 +32,7 @@ from labmgr.cli.output import (
 )
 from labmgr.errors import LabmgrError
 
-app = typer.Typer(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
+app = CommandGroup(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
 
 _CSV_COLUMNS = (
     "name", "kind", "base_model", "suffix", "job_id", "step", "epoch", "job_status",
@@ -42,7 +42,6 @@ _BY_METAVAR = "<suffix|base_model|job|tag:KEY>"
 
 
 @app.command("list", short_help="List final models (and checkpoints), oldest first.")
-@cli_errors
 def list_models(
     ctx: typer.Context,
     base: str | None = BASE,
@@ -102,7 +101,6 @@ def list_models(
 
 
 @app.command("groups", short_help="Models grouped for an evaluation.")
-@cli_errors
 def groups(
     ctx: typer.Context,
     by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
@@ -138,7 +136,6 @@ def groups(
 
 
 @app.command("curves", short_help="Overlay the training curves of each group's seeds.")
-@cli_errors
 def curves(
     ctx: typer.Context,
     by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
@@ -174,7 +171,6 @@ def curves(
 
 
 @app.command("delete", short_help="Delete a fine-tuned model on the API; mark it deleted.")
-@cli_errors
 def delete(
     ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="The fine-tuned model (ft:…) or checkpoint.")],
@@ -191,7 +187,6 @@ def delete(
 
 
 @app.command("capabilities", short_help="What labmgr assumes a model accepts, and where from.")
-@cli_errors
 def capabilities(
     ctx: typer.Context,
     model: str | None = typer.Argument(

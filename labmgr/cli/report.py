@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from labmgr.cli.errors import cli_errors
 from labmgr.cli.output import CI_METHODS, check_choice
 
 if TYPE_CHECKING:
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from evals.stats import Method
 
 
-@cli_errors
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
     out: Annotated[
