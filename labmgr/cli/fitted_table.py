@@ -96,4 +96,4 @@ def print_fitted(
         console.width = max(console.width, natural_width(console, table))
     else:
         table = _fitted(console, columns, rows, title)
-    console.print(table)
+    console.print(table, soft_wrap=False)

@@ -36,7 +36,7 @@ def cli_settings(ctx: typer.Context) -> Settings:
 def terminal() -> Console:
     """A console as wide as the terminal that prints text as it is: no markup, no emoji, and
     long lines left to the terminal to wrap."""
-    return Console(highlight=False, markup=False, emoji=False)
+    return Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 def when(value: datetime | None) -> str:
