@@ -21,26 +21,11 @@ from jobs_db._writes import upsert_job
 
 # Columns of a queued row that describe the request and carry over to the API's job.
 _CARRIED = (
-    "organization_id",
-    "project_id",
-    "key_env",
-    "endpoint",
-    "base_model",
-    "suffix",
-    "training_file_id",
-    "validation_file_id",
-    "method",
-    "hyperparameters_requested",
-    "seed_requested",
-    "api_metadata",
-    "create_request",
-)
-_QUEUE_ONLY = {
-    "not_before": None,
-    "claimed_by": None,
-    "claimed_until": None,
-    "phase": None,
-}
+    "organization_id", "project_id", "key_env", "endpoint", "base_model", "suffix",
+    "training_file_id", "validation_file_id", "method", "hyperparameters_requested",
+    "seed_requested", "api_metadata", "create_request",
+)  # fmt: skip
+_QUEUE_ONLY = dict.fromkeys(("not_before", "claimed_by", "claimed_until", "phase"))
 
 
 @dataclass(frozen=True)

@@ -62,17 +62,10 @@ def remove_job_tags(target: Target, job_id: str, keys: Sequence[str]) -> None:
 
 
 # Job fields its models copy (or, for the final model, are created from).
-_MODEL_FIELDS = frozenset(
-    {
-        "base_model",
-        "resolved_base_model",
-        "suffix",
-        "organization_id",
-        "project_id",
-        "fine_tuned_model",
-        "finished_at",
-    }
-)
+_MODEL_FIELDS = frozenset({
+    "base_model", "resolved_base_model", "suffix", "organization_id", "project_id",
+    "fine_tuned_model", "finished_at",
+})  # fmt: skip
 
 
 def _job_row(session: Session, job_id: str) -> Any:
