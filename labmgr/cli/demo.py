@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from labmgr.cli.eval_tables import print_pooled_comparisons, score_cell, significant
+from labmgr.cli.eval_tables import mean_only, print_pooled_comparisons, score_cell, significant
 from labmgr.cli.fitted_table import Column, print_fitted
 
 if TYPE_CHECKING:
@@ -89,13 +89,7 @@ def _print_closing_table(
         models = str(int(part["n_models"].max()))
         rows.append([str(group), models, *(cells.get(name, "") for name in names)])
     columns = [Column("group", 10), Column("models", 1, justify="right")] + [
-        Column(name, 9 - index, compact=_mean_only, justify="right")
+        Column(name, 9 - index, compact=mean_only, justify="right")
         for index, name in enumerate(names)
     ]
     print_fitted(console, columns, rows, title="Over all questions: mean [95% CI]")
-
-
-def _mean_only(cell: str) -> str:
-    """`25.3 [19.9, 30.9]*` → `25.3*` (for a narrow terminal)."""
-    mean, _, rest = cell.partition(" [")
-    return mean + ("*" if rest.endswith("*") else "")

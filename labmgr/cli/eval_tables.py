@@ -2,29 +2,26 @@
 
 The compact summary is question × group for the run's headline score: cells `mean [low,
 high]`, marked `*` where Holm keeps the difference from the baseline, a last row over all
-questions. When too wide, question names are shortened, then the cells keep their means
-only, then the last groups are left out (the legend says which). `--full` prints the whole
-summary and every comparison.
+questions. When too wide, the last groups' cells keep their means only, then question names
+are shortened, then the last groups are left out, the baseline last (the legend says which).
+`--full` prints the whole summary and every comparison.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from labmgr.cli.fitted_table import Column, natural_width, print_fitted
+from labmgr.cli.fitted_table import Column, print_fitted
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evals.runs import Run
 
-__all__ = ["print_pooled_comparisons", "score_cell", "show_statistics", "significant"]
+__all__ = ["mean_only", "print_pooled_comparisons", "score_cell", "show_statistics", "significant"]
 
 MARK = "*"
 SIGNIFICANT = 0.05
@@ -130,52 +127,45 @@ def _print_compact_summary(
     questions = list(dict.fromkeys(rows["question"].astype(str)))
     if ALL_QUESTIONS in questions:
         questions = [q for q in questions if q != ALL_QUESTIONS] + [ALL_QUESTIONS]
-    low, high = float(rows["scale_low"].iloc[0]), float(rows["scale_high"].iloc[0])
     marked = significant(comparisons)
     cells = {(str(r["question"]), str(r["group"])): r for r in rows.to_dict("records")}
+    table = []
+    for question in questions:
+        line = [_POOLED_LABEL if question == ALL_QUESTIONS else question]
+        for group in groups:
+            row = cells.get((question, group))
+            mark = (question, group, score) in marked
+            line.append("" if row is None else score_cell(row, marked=mark))
+        table.append(line)
+    rank = sorted(groups, key=lambda group: group != baseline)  # the last groups go first
+    columns = [Column("question", len(groups) + 1, compact=_shorten)] + [
+        Column(group, len(groups) - rank.index(group), compact=mean_only, justify="right")
+        for group in groups
+    ]
+    low, high = float(rows["scale_low"].iloc[0]), float(rows["scale_high"].iloc[0])
     kind = "share, 0–1" if (low, high) == (0.0, 1.0) else f"{low:g}–{high:g}"
     title = f"{score} ({kind}): mean [95% CI] per question and group"
-
-    def build(short_names: bool, interval: bool, shown: Sequence[str]) -> Table:
-        table = Table(title=title, title_justify="left")
-        table.add_column("question", no_wrap=True)
-        for group in shown:
-            header = _shorten(group) if short_names else group
-            table.add_column(header, justify="right", no_wrap=True)
-        for question in questions:
-            label = _POOLED_LABEL if question == ALL_QUESTIONS else question
-            line = [Text(_shorten(label) if short_names else label)]
-            for group in shown:
-                row = cells.get((question, group))
-                mark = (question, group, score) in marked
-                text = "" if row is None else score_cell(row, interval=interval, marked=mark)
-                line.append(Text(text, justify="right"))
-            table.add_row(*line)
-        return table
-
+    shown = print_fitted(console, columns, table, title=title)
     legend: list[str] = []
-    for short_names, interval in ((False, True), (True, True), (False, False), (True, False)):
-        table = build(short_names, interval, groups)
-        if natural_width(console, table) <= console.width:
-            break
-    else:  # the last groups go, the baseline last of all
-        priority = sorted(groups, key=lambda group: group != baseline)
-        for count in range(max(len(groups) - 1, 1), 0, -1):
-            shown = [group for group in groups if group in priority[:count]]
-            table = build(True, False, shown)
-            if count == 1 or natural_width(console, table) <= console.width:
-                break
-        left_out = ", ".join(group for group in groups if group not in shown)
-        legend.append(f"Not shown for want of width: {left_out} (see summary.csv or --full).")
+    left_out = [group for group in groups if group not in shown[1:]]
+    if left_out:
+        legend.append(
+            f"Not shown for want of width: {', '.join(left_out)} (see summary.csv or --full)."
+        )
     if baseline is not None and comparisons is not None:
         legend.append(
             f"{MARK} differs from {baseline}: Holm-adjusted p < {SIGNIFICANT:g} over the run's "
             f"{len(comparisons)} comparisons (comparisons.csv)."
         )
     legend.append(f"95% intervals: {method_words}.")
-    console.print(table)
-    for line in legend:
-        console.print(line, markup=False)
+    for sentence in legend:
+        console.print(sentence, markup=False)
+
+
+def mean_only(cell: str) -> str:
+    """`25.3 [19.9, 30.9]*` → `25.3*` (for a narrow terminal)."""
+    mean, _, rest = cell.partition(" [")
+    return mean + (MARK if rest.endswith(MARK) else "")
 
 
 def _print_full_summary(console: Console, summary: pd.DataFrame) -> None:

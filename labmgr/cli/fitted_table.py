@@ -88,12 +88,13 @@ def print_fitted(
     *,
     title: str | None = None,
     wide: bool = False,
-) -> None:
-    """Print `rows` (one string per column) as a table that fits `console`'s width; with
-    `wide`, every column in full, the lines as long as they need."""
+) -> list[str]:
+    """Print `rows` (one string per column) as a table that fits `console`'s width (with
+    `wide`, every column in full, the lines as long as they need); the headers shown."""
     if wide:
         table = _table(title, columns, rows, list(range(len(columns))))
         console.width = max(console.width, natural_width(console, table))
     else:
         table = _fitted(console, columns, rows, title)
     console.print(table, soft_wrap=False)
+    return [str(column.header) for column in table.columns]
