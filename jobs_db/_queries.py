@@ -1,8 +1,6 @@
 """Reads: models by base, suffix glob, tags, status and kind; jobs; files; events; curves.
-
-Objects stay usable after the call (a job's ``tags`` and a model's ``job`` are loaded with
-them). Results come in an order that does not depend on the database's collation.
-"""
+Objects stay usable after the call (a job's ``tags`` and a model's ``job`` come loaded), in an
+order that does not depend on the database's collation."""
 
 from __future__ import annotations
 

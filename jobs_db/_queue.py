@@ -49,11 +49,8 @@ def _free(now: datetime) -> Any:
 def claim_queued_job(
     target: Target, *, owner: str, now: datetime, lease: timedelta
 ) -> QueueClaim | None:
-    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``.
-
-    ``submit_attempts`` counts the claims; several processes claiming at once never get the
-    same job. None when no job is due.
-    """
+    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``
+    (``submit_attempts`` counts the claims); None when no job is due."""
     refuse_naive_times("claim", {"now": now})
     due = or_(JOBS.c.not_before.is_(None), JOBS.c.not_before <= now)
     with using(target, write=True) as session:
@@ -95,11 +92,9 @@ def release_queued_job(
 
 
 def promote_queued_job(target: Target, queued_id: str, job: FinetuneJob, *, owner: str) -> bool:
-    """Replace the queued row ``queued_id`` (claimed by ``owner``) with the API's ``job``.
-
-    The request fields and tags of the queued row carry over; fields set on ``job`` win.
-    Runs in one transaction; False (and nothing written) when ``owner`` does not hold it.
-    """
+    """Replace the queued row ``queued_id`` (claimed by ``owner``) with the API's ``job``, in
+    one transaction: its request fields and tags carry over, fields set on ``job`` win. False,
+    and nothing written, when ``owner`` does not hold it."""
     with using(target, write=True) as session:
         row = (
             session.execute(

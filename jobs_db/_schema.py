@@ -214,9 +214,8 @@ def open_database(
     """Open the jobs database at a SQLAlchemy URL, a SQLite file path, or None (in memory).
 
     A SQLite file is created if missing (its folder must exist). ``upgrade=True`` migrates an
-    empty or older database first (safe from several processes at once); ``upgrade=False``
-    raises `SchemaOutdatedError` instead. A newer schema raises `SchemaTooNewError`.
-    ``allow_empty_file=False`` refuses a zero-byte SQLite file (`DatabaseFileEmptyError`).
+    empty or older database first, ``upgrade=False`` raises `SchemaOutdatedError`; a newer
+    schema raises `SchemaTooNewError`; ``allow_empty_file=False`` refuses a zero-byte file.
     """
     parsed = parse_url(url)
     engine = make_engine(parsed)

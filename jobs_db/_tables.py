@@ -17,10 +17,8 @@ uploaded, ``create_request`` ready); not on the API yet."""
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """A timestamp stored in UTC, read back timezone-aware; naive datetimes are refused.
-
-    PostgreSQL keeps ``timestamptz``; SQLite keeps naive UTC text, which sorts chronologically.
-    """
+    """A timestamp stored in UTC (``timestamptz``; naive UTC text on SQLite, which sorts), read
+    back timezone-aware; naive datetimes are refused."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -163,11 +161,8 @@ class JobTag(TableBase, table=True):
 
 
 class Model(TableBase, table=True):
-    """A job's final model, a checkpoint (with its ``step``), or a base model.
-
-    The API names the last checkpoint like the final model, so that checkpoint *is* the final
-    row (kind ``final``, with the checkpoint's step and metrics).
-    """
+    """A job's final model, a checkpoint (with its ``step``), or a base model. The API names
+    the last checkpoint like the final model: that checkpoint *is* the final row."""
 
     __tablename__ = "models"
     __table_args__ = (
