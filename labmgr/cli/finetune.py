@@ -18,7 +18,7 @@ from labmgr.cli.output import (
     id_shortener,
     job_row,
     print_json,
-    queued_note,
+    print_queued_note,
     terminal,
     when,
 )
@@ -155,9 +155,7 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
             )
         else:
             typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
-    note = queued_note(jobs)
-    if note:
-        typer.echo(note)
+    print_queued_note(jobs)
 
 
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
@@ -269,14 +267,8 @@ _FIXED_TAGS = {"sweep", "condition", "seed", "base"}
 
 def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
     """The sweep's jobs with their factor levels, which exist, and the cost of the new ones."""
-    levels = sorted(
-        {
-            name
-            for job in plan.jobs
-            for name in job.tags
-            if name not in _FIXED_TAGS and name in LEVEL_TAGS.values()
-        }
-    )
+    tags = {name for job in plan.jobs for name in job.tags}
+    levels = sorted(tags.intersection(LEVEL_TAGS.values()) - _FIXED_TAGS)
     columns = [
         Column("condition", 9),
         Column("base", 6),
@@ -300,31 +292,16 @@ def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
     ]
     console = terminal()
     print_fitted(console, columns, rows, title=f"Sweep {plan.name} ({plan.spec})", wide=wide)
-    new = len(plan.new_jobs)
-    cost = plan.estimated_cost
-    cost_text = (
-        f"estimated training cost {dollars(cost)}"
-        if cost is not None
-        else "training cost not estimated (no per-token price; reinforcement is billed per hour)"
-    )
+    new, cost = len(plan.new_jobs), plan.estimated_cost
+    cost_text = f"estimated training cost {dollars(cost)}"
+    if cost is None:
+        cost_text = "training cost not estimated (no per-token price; reinforcement bills per hour)"
     console.print(
         f"{len(plan.jobs)} job(s): {new} to create, {len(plan.jobs) - new} already in the lab; "
         f"{cost_text} (token counts estimated; auto epochs as the API would pick them)."
     )
     if dry_run:
         console.print("Dry run: nothing was uploaded and no job was created.")
-
-
-def _print_created(jobs: list[FinetuneJob]) -> None:
-    """The jobs the sweep created now (queued ones with the time they can go)."""
-    if not jobs:
-        typer.echo("Nothing to create: the lab has every job of this sweep.")
-        return
-    queued = sum(job.status == "queued_locally" for job in jobs)
-    typer.echo(f"Created {len(jobs) - queued} job(s).")
-    note = queued_note(jobs)
-    if note:
-        typer.echo(note)
 
 
 _SWEEP_HELP = """Create the jobs of a sweep spec the lab does not have yet.
@@ -363,18 +340,18 @@ def sweep(
     result = run_sweep(spec, dry_run=dry_run, key_env=key, settings=cli_settings(ctx))
     if as_json:
         plan = result.plan
-        print_json(
-            {
-                **plan.model_dump(mode="json"),
-                "new_jobs": len(plan.new_jobs),
-                "estimated_cost": plan.estimated_cost,
-                "created": [job_row(job) for job in result.created],
-            }
-        )
+        counts = {"new_jobs": len(plan.new_jobs), "estimated_cost": plan.estimated_cost}
+        rows = [job_row(job) for job in result.created]
+        print_json({**plan.model_dump(mode="json"), **counts, "created": rows})
         return
     _print_plan(result.plan, wide=wide, dry_run=dry_run)
-    if not dry_run:
-        _print_created(result.created)
+    created = result.created
+    if not dry_run and not created:
+        typer.echo("Nothing to create: the lab has every job of this sweep.")
+    elif not dry_run:
+        queued = sum(job.status == "queued_locally" for job in created)
+        typer.echo(f"Created {len(created) - queued} job(s).")
+        print_queued_note(created)
 
 
 def _job_action(action: str, summary: str, description: str) -> None:

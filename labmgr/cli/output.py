@@ -64,11 +64,9 @@ def dollars(value: float | None) -> str:
 
 
 def id_shortener(ids: Iterable[str]) -> Callable[[str], str]:
-    """A function shortening each of `ids` to ``head…tail`` (``ftjob-…a1b2``).
-
-    The head runs to the first ``-``; the tail is the last four characters, or more where
-    four would not tell two of `ids` apart.
-    """
+    """A function shortening each of `ids` to ``head…tail`` (``ftjob-…a1b2``): the head runs
+    to the first ``-``, the tail is the last four characters, more where needed to tell two
+    of `ids` apart."""
     known = sorted(set(ids))
     tail = 4
     while tail < max((len(i) for i in known), default=0):
@@ -98,16 +96,15 @@ def short_model(name: str) -> str:
     return ":".join(["ft", ELLIPSIS, *parts[3:]])
 
 
-def queued_note(jobs: Iterable[FinetuneJob]) -> str | None:
-    """The sentence saying which of `jobs` the daily limit queued locally, and from when."""
+def print_queued_note(jobs: Iterable[FinetuneJob]) -> None:
+    """Say which of `jobs` the daily limit queued locally, and from when they can go."""
     queued = [job for job in jobs if job.status == "queued_locally"]
-    if not queued:
-        return None
-    first = min((job.not_before for job in queued if job.not_before), default=None)
-    return (
-        f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
-        f"locally (files uploaded); `labmgr jobs update` sends them from {when(first)} UTC."
-    )
+    if queued:
+        first = min((job.not_before for job in queued if job.not_before), default=None)
+        typer.echo(
+            f"The organization's daily job limit is reached: {len(queued)} job(s) queued "
+            f"locally (files uploaded); `labmgr jobs update` sends them from {when(first)} UTC."
+        )
 
 
 def job_row(job: FinetuneJob) -> dict[str, Any]:
@@ -153,11 +150,7 @@ WIDE = typer.Option(False, "--wide", help="Every column and whole ids, however w
 JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
 CHECKPOINTS = typer.Option(False, "--checkpoints", help="Include the jobs' checkpoints.")
 DELETED = typer.Option(False, "--include-deleted", help="Also models deleted on the API.")
-JUDGE_MODEL = typer.Option(
-    None, "--judge-model", help="Ask every judge of this model instead of its own."
-)
+JUDGE_MODEL = typer.Option(None, "--judge-model", help="Ask every judge of this model instead.")
 FULL = typer.Option(False, "--full", help="Print the whole summary and every comparison.")
 CI_METHODS = ("t", "hierarchical", "plain")
-JOB = typer.Argument(
-    help="The job id, a short form `jobs list` prints (ftjob-…a1b2), or a unique prefix."
-)
+JOB = typer.Argument(help="A job id, a short form `jobs list` prints (ftjob-…a1b2) or a prefix.")
