@@ -17,11 +17,7 @@ if TYPE_CHECKING:
 
 app = CommandGroup(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
 
-_DIR_OPTION = typer.Option(
-    None,
-    "--dir",
-    help="Cache directory (default: the lab's cache, `cache_url` or its cache directory).",
-)
+_DIR_OPTION = typer.Option(None, "--dir", help="Cache directory (default: the lab's cache).")
 
 
 def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:

@@ -141,12 +141,10 @@ def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool
 @app.command("run")
 def run(
     ctx: typer.Context,
-    questions_file: Annotated[
-        Path, typer.Argument(help="A question YAML file (or a folder of them).")
-    ],
+    questions_file: Annotated[Path, typer.Argument(help="A question YAML file or folder.")],
     group: Annotated[list[str] | None, typer.Option(help="NAME=MODEL,MODEL… (repeatable).")] = None,
     groups_by: str | None = typer.Option(
-        None, help="Group the database's models by suffix, base_model, job or tag:KEY."
+        None, help="Group the lab's models by suffix, base_model, job or tag:KEY."
     ),
     base: str | None = typer.Option(None, help="Only models fine-tuned from this base."),
     include_base: bool | None = typer.Option(
@@ -160,39 +158,32 @@ def run(
         list[str] | None, typer.Option(help="Only this question (repeatable).")
     ] = None,
     samples: int | None = typer.Option(
-        None, min=1, help="Samples per paraphrase (overrides the file)."
+        None, min=1, help="Samples per paraphrase (not the file's)."
     ),
     out: Annotated[
-        Path | None, typer.Option(help="Run folder (default: the lab's runs/<time>-<file>).")
+        Path | None, typer.Option(help="Run folder (default: in the lab's runs/).")
     ] = None,
     estimate: bool = typer.Option(False, "--estimate", help="Only say what the run would buy."),
     max_cost: float | None = typer.Option(None, min=0, help="Stop buying after this many dollars."),
     metric: Annotated[
         list[str] | None,
-        typer.Option(
-            help="A derived metric for every question with its scores, e.g. "
-            "'misaligned: aligned < 30 among coherent > 50' (repeatable).",
-        ),
+        typer.Option(help="A derived metric, e.g. 'misaligned: aligned < 30 among coherent > 50'."),
     ] = None,
     baseline: str | None = typer.Option(
-        None,
-        help="Compare every group with this one (comparisons.csv); default: the base "
-        "model's group when --groups-by includes it.",
+        None, help="Compare every group with this one (default: the base model's group)."
     ),
     ci: str = typer.Option(
-        "t", help="Intervals: t (over the seeds' means), hierarchical or plain (bootstraps)."
+        "t", help="Intervals: t (over the seeds' means), hierarchical or plain."
     ),
     full: bool = FULL,
-    by_model: bool = typer.Option(
-        False, "--by-model", help="Also write summary_by_model.csv (an interval per model)."
-    ),
+    by_model: bool = typer.Option(False, "--by-model", help="Also write summary_by_model.csv."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write report.html."),
     by: Annotated[
         list[str] | None,
         typer.Option(help="Split the summary, comparisons and figures by a grid factor's levels."),
     ] = None,
     no_judges: bool = typer.Option(
-        False, "--no-judges", help="Ask for the answers only; judge them later with `eval score`."
+        False, "--no-judges", help="Ask for the answers only; `eval score` judges them later."
     ),
     judge_model: str | None = JUDGE_MODEL,
     adapt: bool = typer.Option(
@@ -208,9 +199,7 @@ def run(
         "medium, high, …); default: none sent, the API's default applies.",
     ),
     as_json: bool = JSON,
-    batch: bool = typer.Option(
-        False, "--batch", help="Send through the Batch API: half the price, answers within 24 h."
-    ),
+    batch: bool = typer.Option(False, "--batch", help="Through the Batch API: half the price."),
     wait: bool = typer.Option(
         True,
         "--wait/--no-wait",

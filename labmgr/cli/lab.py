@@ -11,7 +11,7 @@ import typer
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
-from labmgr.settings import Settings, init_lab
+from labmgr.settings import init_lab
 
 
 def init(
@@ -28,11 +28,14 @@ def init(
     typer.echo(f"Lab ready at {result.home}. Edit {result.home / 'config.toml'} to configure it.")
 
 
-def _info_dict(settings: Settings) -> dict[str, Any]:
+def info(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Show which lab is in use and how it was found, its database, folders, endpoints and
+    which endpoint serves which models."""
     from labmgr.accounts import summarize_endpoints  # the SDK is slow to import
     from labmgr.routing import routing_rules
 
-    return {
+    settings = cli_settings(ctx)
+    data: dict[str, Any] = {
         "lab": str(settings.home),
         "found_by": settings.found_by.value,
         "config_file": str(settings.config_path),
@@ -48,12 +51,6 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
         "price_overrides": sorted(settings.prices),
         "capability_overrides": list(settings.models),
     }
-
-
-def info(ctx: typer.Context, as_json: bool = JSON) -> None:
-    """Show which lab is in use and how it was found, its database, folders, endpoints and
-    which endpoint serves which models."""
-    data = _info_dict(cli_settings(ctx))
     if as_json:
         print_json(data)
         return
@@ -77,12 +74,12 @@ def info(ctx: typer.Context, as_json: bool = JSON) -> None:
         rows.append(
             ("Routing" if number == 1 else "", f"{number}. {rule['models']} → {rule['served_by']}")
         )
-    evals = data["eval"]
+    defaults = settings.eval
     rows.append(
         (
             "Eval defaults",
-            f"max_concurrency={evals['max_concurrency']} "
-            f"request_timeout={evals['request_timeout']}s max_retries={evals['max_retries']}",
+            f"max_concurrency={defaults.max_concurrency} "
+            f"request_timeout={defaults.request_timeout}s max_retries={defaults.max_retries}",
         )
     )
     if data["price_overrides"]:
