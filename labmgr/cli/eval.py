@@ -26,6 +26,7 @@ from labmgr.cli.output import (
     interval,
     print_json,
     records,
+    terminal,
 )
 from labmgr.errors import LabmgrError
 
@@ -398,17 +399,14 @@ def score(
     if as_json:
         print_json({**_run_json(scored.run), "judged": scored.judged, "bought": scored.bought})
         return
-    console = Console(highlight=False)
+    console = terminal()
     for name, names in scored.judged.items():
-        console.print(f"{name}: judged by {', '.join(names)}", markup=False)
+        console.print(f"{name}: judged by {', '.join(names)}")
     show_statistics(console, scored.run, full=full)
-    console.print(
-        f"Bought ${scored.bought.get('cost', 0):.4f} of verdicts now; the rest came from the "
-        "cache.",
-        markup=False,
-    )
+    cost = scored.bought.get("cost", 0)
+    console.print(f"Bought ${cost:.4f} of verdicts now; the rest came from the cache.")
     if scored.report is not None:
-        console.print(f"Report: {scored.report}", markup=False)
+        console.print(f"Report: {scored.report}")
 
 
 @app.command("history")
@@ -421,11 +419,9 @@ def history(
         Path | None, typer.Option(help="Every run of this question file in the lab's runs.")
     ] = None,
     score: str | None = typer.Option(
-        None, help="The score or metric to follow (default: the headline)."
+        None, help="The score or metric to follow (default: headline)."
     ),
-    question: str | None = typer.Option(
-        None, help="One question (default: over the questions every run has)."
-    ),
+    question: str | None = typer.Option(None, help="One question (default: those all runs have)."),
     out: Annotated[
         Path | None, typer.Option(help="Draw the trend to this .png, .pdf or .svg.")
     ] = None,
@@ -448,14 +444,8 @@ def history(
     )
     table = found.table
     if as_json:
-        print_json(
-            {
-                "score": found.score,
-                "rows": records(table),
-                "left_out": found.left_out,
-                "judge_models": found.judge_models,
-            }
-        )
+        facts = {"left_out": found.left_out, "judge_models": found.judge_models}
+        print_json({"score": found.score, "rows": records(table), **facts})
         return
     console = Console(highlight=False)
     title = f"{found.score} over {table['run'].nunique()} runs"

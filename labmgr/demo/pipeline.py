@@ -95,11 +95,8 @@ def run_demo(
     started = time.monotonic()
     out_dir = prepare_out_dir(out)
     console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
-    with run_sandbox(
-        job_seconds=job_seconds,
-        in_process=False,
-        state_dir=out_dir / "sandbox-state",
-    ) as sandbox:
+    state_dir = out_dir / "sandbox-state"
+    with run_sandbox(job_seconds=job_seconds, in_process=False, state_dir=state_dir) as sandbox:
         console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
         home = init_lab(out_dir).home
         with demo_environment(home, sandbox.base_url):
