@@ -72,16 +72,10 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
         status = str(row["status"] or row["state"])
         if row["problem"]:
             status += f" — {row['problem']}"
+        batch, question, model = row["batch_id"] or "(submitting)", row["question"], row["model"]
+        created = str(row["created"]).replace("T", " ")
         rows.append(
-            [
-                str(row["batch_id"] or "(submitting)"),
-                str(row["question"]),
-                str(row["model"]),
-                status,
-                done,
-                str(row["samples"]),
-                str(row["created"]).replace("T", " "),
-            ]
+            [str(batch), str(question), str(model), status, done, str(row["samples"]), created]
         )
     print_fitted(terminal(), _COLUMNS, rows, title=title)
 

@@ -91,9 +91,7 @@ def info(
 @app.command("clear")
 def clear(
     ctx: typer.Context,
-    question: str | None = typer.Option(
-        None, help="Only this question (its judges' verdicts too)."
-    ),
+    question: str | None = typer.Option(None, help="Only this question (and its verdicts)."),
     model: str | None = typer.Option(None, help="Only this model."),
     directory: Path | None = _DIR_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),

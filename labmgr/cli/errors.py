@@ -1,9 +1,6 @@
-"""One error handler for every command: an error a person can cause ends in ``Error:
-<message>`` (and a hint) on stderr and exit status 1, never a traceback.
-
-Mapped once, here: `LabmgrError`, `evals.errors.EvalsError`, `jobs_db.DatabaseError`, and
-any `OSError` (a read-only folder, a path that is a file), named by its file.
-"""
+"""One error handler for every command: `LabmgrError`, `evals.errors.EvalsError`,
+`jobs_db.DatabaseError` and any `OSError` (named by its file) end in ``Error: <message>`` (and
+a hint) on stderr and exit status 1, never a traceback."""
 
 from __future__ import annotations
 

@@ -158,9 +158,7 @@ def run(
     question: Annotated[
         list[str] | None, typer.Option(help="Only this question (repeatable).")
     ] = None,
-    samples: int | None = typer.Option(
-        None, min=1, help="Samples per paraphrase (not the file's)."
-    ),
+    samples: int | None = typer.Option(None, min=1, help="Samples per paraphrase."),
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default: in the lab's runs/).")
     ] = None,
@@ -173,9 +171,7 @@ def run(
     baseline: str | None = typer.Option(
         None, help="Compare every group with this one (default: the base model's group)."
     ),
-    ci: str = typer.Option(
-        "t", help="Intervals: t (over the seeds' means), hierarchical or plain."
-    ),
+    ci: str = typer.Option("t", help="Intervals: t (over seeds' means), hierarchical or plain."),
     full: bool = FULL,
     by_model: bool = typer.Option(False, "--by-model", help="Also write summary_by_model.csv."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write report.html."),
@@ -418,9 +414,7 @@ def history(
     questions: Annotated[
         Path | None, typer.Option(help="Every run of this question file in the lab's runs.")
     ] = None,
-    score: str | None = typer.Option(
-        None, help="The score or metric to follow (default: headline)."
-    ),
+    score: str | None = typer.Option(None, help="The score or metric to follow."),
     question: str | None = typer.Option(None, help="One question (default: those all runs have)."),
     out: Annotated[
         Path | None, typer.Option(help="Draw the trend to this .png, .pdf or .svg.")

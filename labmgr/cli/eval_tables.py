@@ -44,26 +44,27 @@ def _question(row: Any) -> str:
 
 def score_cell(row: Any, *, interval: bool = True, marked: bool = False) -> str:
     """A summary row's ``mean [low, high]`` (or the mean alone), `*` when `marked`."""
+    if math.isnan(row["mean"]):
+        return ""
+    text = _value(row, "mean")
+    if interval and not math.isnan(row["ci_low"]):
+        text += f" [{_value(row, 'ci_low')}, {_value(row, 'ci_high')}]"
+    return text + (MARK if marked else "")
+
+
+def _value(row: Any, name: str, *, sign: bool = False) -> str:
+    """`row[name]` with as many decimals as its score's scale needs."""
     from evals.stats import digits_for, format_value
 
     digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-    mean = float(row["mean"])
-    if math.isnan(mean):
-        return ""
-    text = format_value(mean, digits)
-    low, high = float(row["ci_low"]), float(row["ci_high"])
-    if interval and not math.isnan(low):
-        text += f" [{format_value(low, digits)}, {format_value(high, digits)}]"
-    return text + (MARK if marked else "")
+    return format_value(float(row[name]), digits, sign=sign)
 
 
 def _bounds(row: Any) -> str:
     """`low – high`, or nothing without an interval."""
-    from evals.stats import digits_for, format_value
-
-    digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-    low, high = float(row["ci_low"]), float(row["ci_high"])
-    return "" if math.isnan(low) else f"{format_value(low, digits)} – {format_value(high, digits)}"
+    return (
+        "" if math.isnan(row["ci_low"]) else f"{_value(row, 'ci_low')} – {_value(row, 'ci_high')}"
+    )
 
 
 def significant(comparisons: pd.DataFrame | None) -> set[tuple[str, str, str]]:
@@ -170,8 +171,6 @@ def mean_only(cell: str) -> str:
 
 def _print_full_summary(console: Console, summary: pd.DataFrame) -> None:
     """Every row of summary.csv, fitted to the terminal."""
-    from evals.stats import digits_for, format_value
-
     columns = [
         Column("question", 9, compact=_shorten),
         Column("group", 8, compact=_shorten),
@@ -182,25 +181,22 @@ def _print_full_summary(console: Console, summary: pd.DataFrame) -> None:
         Column("95% CI", 5, justify="right"),
         Column("refusals", 1, justify="right"),
     ]
-    rows = []
-    for row in summary.to_dict("records"):
-        digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        rate = float(row["refusal_rate"])
-        rows.append(
-            [
-                _question(row),
-                *(str(row[name]) for name in ("group", "score", "n_models", "n_samples")),
-                format_value(float(row["mean"]), digits),
-                _bounds(row),
-                "" if math.isnan(rate) else f"{rate:.1%}",
-            ]
-        )
+    rows = [
+        [
+            _question(row),
+            *(str(row[name]) for name in ("group", "score", "n_models", "n_samples")),
+            _value(row, "mean"),
+            _bounds(row),
+            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
+        ]
+        for row in summary.to_dict("records")
+    ]
     print_fitted(console, columns, rows, title="Summary (summary.csv)")
 
 
 def _print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
     """Every row of comparisons.csv, fitted to the terminal."""
-    from evals.stats import digits_for, format_p, format_value
+    from evals.stats import format_p
 
     columns = [
         Column("question", 9, compact=_shorten),
@@ -211,19 +207,17 @@ def _print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
         Column("adjusted p", 4, justify="right"),
         Column("models", 2, justify="right"),
     ]
-    rows = []
-    for row in comparisons.to_dict("records"):
-        digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        rows.append(
-            [
-                _question(row),
-                str(row["score"]),
-                str(row["group"]),
-                format_value(float(row["difference"]), digits, sign=True),
-                _bounds(row),
-                format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
-                f"{row['n_models']} vs {row['n_models_baseline']}",
-            ]
-        )
+    rows = [
+        [
+            _question(row),
+            str(row["score"]),
+            str(row["group"]),
+            _value(row, "difference", sign=True),
+            _bounds(row),
+            format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
+            f"{row['n_models']} vs {row['n_models_baseline']}",
+        ]
+        for row in comparisons.to_dict("records")
+    ]
     baseline = str(comparisons["baseline"].iloc[0]) if not comparisons.empty else "the baseline"
     print_fitted(console, columns, rows, title=f"Against {baseline} (comparisons.csv)")

@@ -84,9 +84,7 @@ def validate(
     min_examples: int = typer.Option(
         MIN_EXAMPLES, metavar="<n>", min=1, help="Fewest examples required (1 for validation)."
     ),
-    max_issues: int = typer.Option(
-        50, metavar="<n>", min=0, help="Errors/warnings to print of each."
-    ),
+    max_issues: int = typer.Option(50, metavar="<n>", min=0, help="Errors/warnings to print."),
     as_json: bool = JSON,
 ) -> None:
     """Check a training file against the API's rules (no request: token counts and costs are
@@ -199,12 +197,8 @@ def create(
     eval_samples: str | None = typer.Option(
         None, metavar="<n|auto>", help="Reinforcement: samples per eval."
     ),
-    wandb_project: str | None = typer.Option(
-        None, metavar="<name>", help="Log to this W&B project."
-    ),
-    wandb_entity: str | None = typer.Option(
-        None, metavar="<name>", help="W&B entity (team or user)."
-    ),
+    wandb_project: str | None = typer.Option(None, metavar="<name>", help="W&B project to log to."),
+    wandb_entity: str | None = typer.Option(None, metavar="<name>", help="W&B entity (team/user)."),
     wandb_name: str | None = typer.Option(
         None, metavar="<name>", help="W&B run name (default: job id)."
     ),

@@ -1,10 +1,8 @@
 """Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
 
 `print_fitted` tries, until the table fits: every cell in full, then the columns' compact
-forms one after another (least important first); the same after dropping the
-lowest-priority column, then the next; last, the top column alone, cut with an ellipsis.
-``wide=True`` keeps every column in full whatever the width (``--wide``).
-"""
+forms one after another (least important first); the same after dropping the lowest-priority
+column, then the next; last, the top column alone, cut with an ellipsis."""
 
 from __future__ import annotations
 

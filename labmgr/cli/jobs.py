@@ -33,7 +33,6 @@ from labmgr.errors import LabmgrError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jobs_db import FinetuneJob
     from labmgr.finetuning import JobDetails, UpdateSummary
 
 app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
@@ -183,8 +182,8 @@ def list_jobs(
     print_fitted(terminal(), columns, rows, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
 
 
-def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
-    row = job_row(job)
+def _print_details(details: JobDetails, wide: bool) -> None:
+    job, row = details.job, job_row(details.job)
     fields = [(name, row.get(name)) for name in (
         "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
         "seed", "key_env", "organization_id", "project_id", "training_file_id",
@@ -198,12 +197,8 @@ def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
     for integration in job.integrations or []:
         settings = integration.get(integration.get("type", ""), {})
         fields.append((f"integration {integration.get('type')}", _pairs(settings)))
-    return [(name, str(value)) for name, value in fields if value not in (None, "")]
-
-
-def _print_details(details: JobDetails, wide: bool) -> None:
     console = terminal()
-    print_fields(console, _fields(details.job))
+    print_fields(console, [(name, str(value)) for name, value in fields if value not in (None, "")])
     columns = [
         Column("model", 10, short_model),
         Column("kind", 9),

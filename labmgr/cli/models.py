@@ -110,7 +110,7 @@ def groups(
     ),
     checkpoints: bool = CHECKPOINTS,
     include_deleted: bool = DELETED,
-    as_json: bool = JSON,
+    as_json: bool = typer.Option(False, "--json", help="Print {group: [model, …]} as JSON."),
 ) -> None:
     """Models grouped for an evaluation, in a deterministic order (deleted models left out)."""
     from labmgr.finetuning import lab_model_groups
