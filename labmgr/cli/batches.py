@@ -97,9 +97,7 @@ def list_command(
 @app.command("collect")
 def collect_command(
     ctx: typer.Context,
-    wait: bool = typer.Option(
-        True, "--wait/--no-wait", help="Wait for batches still running (the default)."
-    ),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for running batches (default)."),
     as_json: bool = JSON,
 ) -> None:
     """Read every finished batch into the cache, waiting for the others (with a display of

@@ -7,9 +7,7 @@ import typer
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.output import JSON, cli_settings, print_fields, print_json, terminal
 
-app = CommandGroup(
-    help="The lab's jobs database: where it is, and its schema.", no_args_is_help=True
-)
+app = CommandGroup(help="The lab's jobs database: its location and schema.", no_args_is_help=True)
 
 _STATE_TEXT = {
     "not created": "none yet (the first command that needs it creates it)",

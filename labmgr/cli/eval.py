@@ -35,9 +35,7 @@ if TYPE_CHECKING:
     from evals.runs import Run
     from labmgr.settings import Settings
 
-app = CommandGroup(
-    help="Run questions over groups of models and compare runs.", no_args_is_help=True
-)
+app = CommandGroup(help="Run questions over model groups and compare runs.", no_args_is_help=True)
 _SHOWN_ERRORS = 5
 
 
@@ -95,9 +93,7 @@ def _groups(
                 hint="Run `labmgr jobs update` first, or give the groups with --group.",
             )
     elif base or include_base is not None or checkpoints:
-        raise LabmgrError(
-            "--base, --include-base/--no-include-base and --checkpoints need --groups-by"
-        )
+        raise LabmgrError("--base, --[no-]include-base and --checkpoints need --groups-by")
     for spec in specs:
         name, members = parse_group(spec)
         if name in groups:
@@ -278,9 +274,7 @@ def _print_run(run: Run, *, full: bool, no_judges: bool, report: bool) -> None:
     console = Console(highlight=False)
     show_statistics(console, run, full=full)
     if no_judges:
-        console.print(
-            "Judges skipped: `labmgr eval score RUN` judges the answers later.", markup=False
-        )
+        console.print("Judges skipped: `labmgr eval score RUN` judges them later.", markup=False)
     totals, bought = run.info.get("totals", {}), run.info.get("bought", {})
     price = " at the batch price" if bought.get("price") == "batch" else ""
     cached = bought.get("cached_samples", 0)

@@ -30,9 +30,7 @@ if TYPE_CHECKING:
     from jobs_db import FinetuneJob
     from labmgr.finetuning import SweepPlan
 
-app = CommandGroup(
-    help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True
-)
+app = CommandGroup(help="Validate training files; manage fine-tuning jobs.", no_args_is_help=True)
 
 
 def _print_report(report: ValidationReport, max_issues: int) -> None:
@@ -115,9 +113,7 @@ def validate(
                 f"{report.path} is not a valid {report.method} training file "
                 f"({report.error_count:,} errors, listed {'in the JSON' if as_json else 'above'})."
             )
-        raise InvalidTrainingFile(
-            message, hint="Fix the file and validate it again.", report=report
-        )
+        raise InvalidTrainingFile(message, hint="Fix the file and validate again.", report=report)
 
 
 def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
@@ -174,9 +170,7 @@ def create(
     ] = None,
     method: Annotated[
         Method,
-        typer.Option(
-            help="supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
-        ),
+        typer.Option(help="supervised, dpo (--beta) or reinforcement (--grader, reasoning base)."),
     ] = "supervised",
     beta: str | None = typer.Option(None, metavar="<x|auto>", help="DPO: the preference weight."),
     grader: Annotated[
@@ -369,6 +363,4 @@ _job_action(
     "Pause a queued or running job.",
     "Pause a queued or running job; `labmgr finetune resume` continues it.",
 )
-_job_action(
-    "resume", "Resume a paused job.", "Resume a paused job (it queues again, then trains on)."
-)
+_job_action("resume", "Resume a paused job.", "Resume a paused job (it queues, then trains on).")

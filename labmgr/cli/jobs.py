@@ -244,28 +244,26 @@ def show(
 
     settings = cli_settings(ctx)
     details = job_details(settings, job)
-    figure_path = None
+    figure = None
     if plot:
         job_id = details.job.id
         frame = training_curves(settings, [job_id])
         row = frame.iloc[0]
         title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
-        figure_path = save_figure(
-            job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png")
-        )
+        figure = save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
     if as_json:
         print_json(
             {
                 "job": job_row(details.job),
                 "events": [event.model_dump(mode="json") for event in details.events],
                 "models": [model.model_dump(mode="json") for model in details.models],
-                "figure": str(figure_path) if figure_path else None,
+                "figure": str(figure) if figure else None,
             }
         )
         return
     _print_details(details, wide)
-    if figure_path is not None:
-        terminal().print(f"Training curves written to {figure_path}")
+    if figure is not None:
+        terminal().print(f"Training curves written to {figure}")
 
 
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")

@@ -97,9 +97,7 @@ def keys(
         "--resolve/--no-resolve",
         help="Look up organization/project of keys not yet cached (one request per key).",
     ),
-    refresh: bool = typer.Option(
-        False, "--refresh", help="Look up every key again, ignoring the lab's cache."
-    ),
+    refresh: bool = typer.Option(False, "--refresh", help="Look up every key again (no cache)."),
     wide: bool = WIDE,
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),

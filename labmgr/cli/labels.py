@@ -54,9 +54,7 @@ def export(
 def import_(
     run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
     file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],
-    skip_bad: bool = typer.Option(
-        False, "--skip-bad", help="Import the good rows of a file with bad ones."
-    ),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Import the good rows, skip bad ones."),
     as_json: bool = JSON,
 ) -> None:
     """Read the labels into the run (human_labels.csv) and show how far each judge agrees

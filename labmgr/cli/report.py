@@ -33,9 +33,7 @@ def report(
         typer.Option("--figures", help="Also write every figure as a file into this folder."),
     ] = None,
     figure_format: str = typer.Option("pdf", "--format", help="Figure files: pdf, svg or png."),
-    no_figures: bool = typer.Option(
-        False, "--no-figures", help="Leave the figures out (faster for big runs)."
-    ),
+    no_figures: bool = typer.Option(False, "--no-figures", help="Leave the figures out (faster)."),
     by: Annotated[
         list[str] | None,
         typer.Option(

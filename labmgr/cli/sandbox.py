@@ -35,9 +35,7 @@ def serve(
     job_seconds: float = typer.Option(
         1.0, metavar="<seconds>", help="How long a fine-tuning job takes to its final state."
     ),
-    batch_seconds: float = typer.Option(
-        1.0, metavar="<seconds>", help="How long a batch takes to complete."
-    ),
+    batch_seconds: float = typer.Option(1.0, metavar="<seconds>", help="How long a batch takes."),
     latency_ms: float = typer.Option(
         0.0, metavar="<ms>", help="Latency added to every /v1 request, in milliseconds."
     ),
