@@ -130,7 +130,7 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
     for checkpoint in checkpoints:
         if checkpoint.step is None:
             raise DatabaseInputError(
-                f"checkpoint {checkpoint.name!r} of job {job_id}: step is required"
+                f"checkpoint {checkpoint.name!r} of {job_id}: step is required"
             )
     with using(target, write=True) as session:
         job = _job_row(session, job_id)

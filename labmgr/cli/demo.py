@@ -45,7 +45,7 @@ def demo(
         raise typer.Exit(130) from None
     where = " (comparisons.csv)"
     print_pooled_comparisons(console, result.comparisons, result.baseline, where)
-    _print_closing_table(console, result.scores, result.comparisons)
+    _print_closing(console, result.scores, result.comparisons)
     if result.baseline is not None:
         console.print(
             f"* differs from {result.baseline} (Holm-adjusted p < 0.05 over the run's "
@@ -69,7 +69,7 @@ def demo(
     console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")
 
 
-def _print_closing_table(
+def _print_closing(
     console: Console, scores: pd.DataFrame, comparisons: pd.DataFrame | None
 ) -> None:
     """A row per group, a column per score over all questions (`mean [low, high]`, `*` where

@@ -424,9 +424,7 @@ def history(
     if questions is not None:
         folders += runs_of_questions(cli_settings(ctx).runs_dir, questions)
     if not folders:
-        raise LabmgrError(
-            "no runs given", hint="Name run folders, or --questions FILE for a file's runs."
-        )
+        raise LabmgrError("no runs given", hint="Name run folders, or --questions FILE.")
     found = run_history(
         folders, score, question=question if question is not None else ALL_QUESTIONS, out=out
     )

@@ -150,9 +150,7 @@ def _print_compact_summary(
     legend: list[str] = []
     left_out = [group for group in groups if group not in shown[1:]]
     if left_out:
-        legend.append(
-            f"Not shown for want of width: {', '.join(left_out)} (see summary.csv or --full)."
-        )
+        legend.append(f"Not shown for want of width: {', '.join(left_out)} (see --full).")
     if baseline is not None and comparisons is not None:
         legend.append(
             f"{MARK} differs from {baseline}: Holm-adjusted p < {SIGNIFICANT:g} over the run's "

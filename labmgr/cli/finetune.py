@@ -194,7 +194,7 @@ def create(
     wandb_project: str | None = typer.Option(None, metavar="<name>", help="W&B project to log to."),
     wandb_entity: str | None = typer.Option(None, metavar="<name>", help="W&B entity (team/user)."),
     wandb_name: str | None = typer.Option(
-        None, metavar="<name>", help="W&B run name (default: job id)."
+        None, metavar="<name>", help="W&B run name (default: id)."
     ),
     wandb_tag: Annotated[
         list[str] | None, typer.Option(metavar="<tag>", help="W&B run tag (repeatable).")
@@ -311,7 +311,7 @@ by them. --dry-run prints the plan and the estimated cost and uploads nothing.
 
 
 @app.command(
-    "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × levels)."
+    "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × …)."
 )
 def sweep(
     ctx: typer.Context,

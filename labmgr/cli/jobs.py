@@ -40,9 +40,7 @@ app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_a
 
 def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     for sent in summary.submitted:
-        console.print(
-            f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}"
-        )
+        console.print(f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) as {sent.job_id}")
     if summary.queued:
         first = min((q.not_before for q in summary.queued if q.not_before), default=None)
         console.print(
