@@ -192,10 +192,7 @@ def job_models(target: Target, job_id: str) -> list[Model]:
     """The job's final model and checkpoints, by step (final model last when steps tie)."""
     with using(target, write=False) as session:
         models = list(session.scalars(select(Model).where(MODELS.c.job_id == job_id)))
-    return sorted(
-        models,
-        key=lambda m: (m.step is None, m.step or 0, m.kind == "final", m.name),
-    )
+    return sorted(models, key=lambda m: (m.step is None, m.step or 0, m.kind == "final", m.name))
 
 
 def job_events(target: Target, job_id: str) -> list[JobEvent]:

@@ -60,10 +60,8 @@ def demo(
             f"[yellow]{failed} judged samples failed; their errors are in "
             f"{result.run_dir / 'run.log'} and the report.[/yellow]"
         )
-    console.print(
-        f"Done in {result.seconds:.0f} s. {verdict(result.scores, result.comparisons)}",
-        markup=False,
-    )
+    said = verdict(result.scores, result.comparisons)
+    console.print(f"Done in {result.seconds:.0f} s. {said}", markup=False)
     console.print(f"Run folder: {result.run_dir}")
     console.print(f"Report:     {result.report}")
     console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")

@@ -78,10 +78,8 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
     )
     if summary.unchecked:
         console.print(f"Could not check {len(summary.unchecked)} job(s):")
-        for unchecked in summary.unchecked:
-            console.print(
-                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}"
-            )
+        for left in summary.unchecked:
+            console.print(f"  {left.job_id} ({left.suffix or 'no suffix'}): {left.reason}")
 
 
 @app.command("update", short_help="Refresh every job that is not final yet.")
