@@ -50,6 +50,12 @@ def _json() -> Any:
     return Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
+def _job_id(*, required: bool = False, **column: Any) -> Any:
+    """A reference to a fine-tuning job; the row is deleted with the job."""
+    sa_column = Column(String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), **column)
+    return Field(sa_column=sa_column) if required else Field(default=None, sa_column=sa_column)
+
+
 class TableBase(SQLModel):
     """Base of every jobs_db table, with metadata of its own."""
 
@@ -150,12 +156,7 @@ class JobTag(TableBase, table=True):
     __tablename__ = "job_tags"
     __table_args__ = (Index("ix_job_tags_key_value", "key", "value"),)
 
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        ),
-    )
+    job_id: str | None = _job_id(primary_key=True)
     key: str = Field(primary_key=True)
     value: str
 
@@ -172,12 +173,7 @@ class Model(TableBase, table=True):
 
     name: str = Field(primary_key=True)
     """The model id used in requests."""
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), index=True, nullable=True
-        ),
-    )
+    job_id: str | None = _job_id(index=True, nullable=True)
     base_model: str | None = Field(default=None, index=True)
     """The base it was trained from (resolved snapshot when known); its own name for a base."""
     suffix: str | None = Field(default=None, index=True)
@@ -204,12 +200,7 @@ class JobEvent(TableBase, table=True):
     __table_args__ = (Index("ix_job_events_job_time", "job_id", "created_at"),)
 
     id: str = Field(primary_key=True)
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False
-        ),
-    )
+    job_id: str | None = _job_id(nullable=False)
     created_at: datetime | None = _time()
     level: str | None = None
     type: str | None = None
@@ -222,11 +213,7 @@ class TrainingCurve(TableBase, table=True):
 
     __tablename__ = "training_curves"
 
-    job_id: str = Field(
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        ),
-    )
+    job_id: str = _job_id(required=True, primary_key=True)
     file_id: str
     header: list[str] = Field(sa_column=Column(JSON, nullable=False))
     """Column names as the API wrote them, ``step`` first."""
