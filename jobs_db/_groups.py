@@ -119,10 +119,7 @@ def _rows_from_columns(
 ) -> list[Row]:
     """(group, name, created_at, requested base) of the models, read as plain columns."""
     conditions = model_conditions(
-        base_model=base_model,
-        checkpoints=checkpoints,
-        include_deleted=include_deleted,
-        **filters,
+        base_model=base_model, checkpoints=checkpoints, include_deleted=include_deleted, **filters
     )
     joined = MODELS.outerjoin(JOBS, MODELS.c.job_id == JOBS.c.id)
     if by.startswith("tag:") and by != "tag:":

@@ -154,9 +154,7 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
         keep = [checkpoint.name for checkpoint in checkpoints]
         session.execute(
             delete(MODELS).where(
-                MODELS.c.job_id == job_id,
-                MODELS.c.kind == "checkpoint",
-                MODELS.c.name.not_in(keep),
+                MODELS.c.job_id == job_id, MODELS.c.kind == "checkpoint", MODELS.c.name.not_in(keep)
             )
         )
 

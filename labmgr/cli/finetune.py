@@ -92,12 +92,7 @@ def validate(
     settings = cli_settings(ctx)
     fields = grader_item_fields(load_grader(grader)) if grader is not None else []
     report = validate_training_file(
-        file,
-        method,
-        model,
-        min_examples=min_examples,
-        prices=settings.prices,
-        item_fields=fields,
+        file, method, model, min_examples=min_examples, prices=settings.prices, item_fields=fields
     )
     if as_json:
         print_json(
