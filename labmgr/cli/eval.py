@@ -5,6 +5,7 @@ and follow scores over runs."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -291,10 +292,8 @@ def _print_run(run: Run, *, full: bool, no_judges: bool, report: bool) -> None:
             f"{pending} samples wait in batches still running: run the same command "
             "again, or `labmgr batches collect`, to finish."
         )
-    failed = run.errors()  # reads only the model and error columns of the samples files
-    counts: dict[tuple[str, str], int] = {}
-    for model, message in zip(failed["model"], failed["error"], strict=True):
-        counts[(str(model), str(message))] = counts.get((str(model), str(message)), 0) + 1
+    failed = run.errors().astype(str)  # only the samples' model and error columns
+    counts = Counter(zip(failed["model"], failed["error"], strict=True))
     errors = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     for (model, message), count in errors[:_SHOWN_ERRORS]:
         if message == CUT_BY_BUDGET:

@@ -75,13 +75,8 @@ def info(ctx: typer.Context, as_json: bool = JSON) -> None:
             ("Routing" if number == 1 else "", f"{number}. {rule['models']} → {rule['served_by']}")
         )
     defaults = settings.eval
-    rows.append(
-        (
-            "Eval defaults",
-            f"max_concurrency={defaults.max_concurrency} "
-            f"request_timeout={defaults.request_timeout}s max_retries={defaults.max_retries}",
-        )
-    )
+    retries = f"request_timeout={defaults.request_timeout}s max_retries={defaults.max_retries}"
+    rows.append(("Eval defaults", f"max_concurrency={defaults.max_concurrency} {retries}"))
     if data["price_overrides"]:
         rows.append(("Price overrides", ", ".join(data["price_overrides"])))
     if data["capability_overrides"]:
