@@ -12,7 +12,7 @@ from rich.console import Console
 
 from labmgr.demo.data_files import CONDITIONS, data_file
 from labmgr.demo.environment import demo_environment, prepare_out_dir
-from labmgr.demo.job_watch import JobRow, watch_jobs
+from labmgr.demo.job_watch import watch_jobs
 from labmgr.demo.scores import score_table
 from labmgr.errors import LabmgrError
 
@@ -40,8 +40,6 @@ class DemoResult:
     """The folder holding the demo's lab (`.labmgr/`), the sandbox's state and the run."""
     run_dir: Path
     report: Path
-    groups: dict[str, list[str]]
-    jobs: list[JobRow]
     scores: pd.DataFrame
     """One row per group × score (the judges and EM's misaligned) over all questions: mean,
     ci_low, ci_high, n_models, … (the run's pooled summary rows)."""
@@ -146,8 +144,6 @@ def run_demo(
         out_dir=out_dir,
         run_dir=run.path,
         report=run.path / "report.html",
-        groups=groups,
-        jobs=rows,
         scores=score_table(run.summary),
         comparisons=run.comparisons,
         baseline=baseline,
