@@ -77,8 +77,7 @@ def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
     if path is not None and isinstance(original, sqlite3.Error):
         if code in _SQLITE_DAMAGED:
             return DatabaseDamagedError(
-                f"the database file {path} is damaged or is not a SQLite database ({reason})",
-                path,
+                f"the database file {path} is damaged or is not a SQLite database ({reason})", path
             )
         if code == _SQLITE_CANTOPEN:
             return DatabaseUnavailableError(

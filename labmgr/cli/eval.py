@@ -102,8 +102,7 @@ def _groups(
         groups[name] = members
     if not groups:
         raise LabmgrError(
-            "no model groups",
-            hint="Give --group NAME=MODEL,… or --groups-by suffix --base MODEL.",
+            "no model groups", hint="Give --group NAME=MODEL,… or --groups-by suffix --base MODEL."
         )
     return groups, facts
 
