@@ -74,17 +74,10 @@ def info(
         Column("prompt tokens", 2, justify="right"),
         Column("completion tokens", 1, justify="right"),
     ]
-    rows = [
-        [
-            e.question,
-            e.model,
-            str(e.samples),
-            str(e.errors),
-            f"{e.prompt_tokens:.0f}",
-            f"{e.completion_tokens:.0f}",
-        ]
-        for e in summary.entries
-    ]
+    rows = []
+    for e in summary.entries:
+        counts = (e.samples, e.errors, e.prompt_tokens, e.completion_tokens)
+        rows.append([e.question, e.model, *(f"{n:.0f}" for n in counts)])
     print_fitted(console, columns, rows)
 
 

@@ -201,11 +201,8 @@ def capabilities(
     from labmgr.capabilities import capabilities_for, capability_table
 
     settings = cli_settings(ctx)
-    found = (
-        [capabilities_for(model, settings.models)]
-        if model is not None
-        else capability_table(settings.models)
-    )
+    overrides = settings.models
+    found = capability_table(overrides) if model is None else [capabilities_for(model, overrides)]
     if as_json:
         rows = [
             {"model": row.model, **row.capabilities.model_dump(), "source": row.source}
