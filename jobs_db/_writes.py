@@ -39,10 +39,7 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
     parsed_tags = {**{tag.key: tag.value for tag in added}, **parse_tags(tags)}
     parse_tags(parsed_tags)  # validates the tags that came as JobTag objects too
     with using(target, write=True) as session:
-        written = insert_or_update(
-            session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"
-        )
-        if not written:
+        if not insert_or_update(session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"):
             return False
         for key, value in parsed_tags.items():
             insert_or_update(session, TAGS, {"job_id": job.id, "key": key}, {"value": value})

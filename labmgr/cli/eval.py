@@ -126,13 +126,8 @@ def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool
     console.print(table)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
-    if batch:
-        console.print(
-            f"Total: up to ${batch_total:.4f} through the Batch API "
-            f"(up to ${total:.4f} synchronously){note}"
-        )
-    else:
-        console.print(f"Total: up to ${total:.4f}{note}")
+    through = f" through the Batch API (up to ${total:.4f} synchronously)" if batch else ""
+    console.print(f"Total: up to ${(batch_total if batch else total):.4f}{through}{note}")
 
 
 @app.command("run")

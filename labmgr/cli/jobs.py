@@ -63,9 +63,8 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
         rows = []
         for job in summary.checked:
             detail = job.fine_tuned_model or job.error or job.phase or ""
-            eta = ""
-            if job.estimated_finish and job.real_eta:
-                eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}"
+            known = job.estimated_finish and job.real_eta
+            eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}" if known else ""
             status = job.status + (" (new)" if job.newly_finished else "")
             rows.append([job.job_id, job.suffix or "", status, detail, eta])
         print_fitted(console, columns, rows, title="Fine-tuning jobs checked", wide=wide)
