@@ -29,13 +29,7 @@ from jobs_db._queue import (
     queued_jobs,
     release_queued_job,
 )
-from jobs_db._schema import (
-    current_revision,
-    head_revision,
-    known_revisions,
-    open_database,
-    upgrade,
-)
+from jobs_db._schema import current_revision, head_revision, known_revisions, open_database, upgrade
 from jobs_db._tables import (
     FINAL_STATUSES,
     QUEUED_LOCALLY,

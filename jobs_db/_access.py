@@ -70,13 +70,10 @@ def insert_or_update(
     on_insert: Mapping[str, Any] | None = None,
     unless_newer: str | None = None,
 ) -> bool:
-    """Update the row with primary ``key`` to ``values``, or insert it; True if written.
-
-    ``on_insert`` values are only used for a new row. With ``unless_newer="refreshed_at"`` a
-    row refreshed later than the new value is left alone (False). An UPDATE, and when no row
-    matched an INSERT in a savepoint, then the UPDATE again if another writer inserted first:
-    safe against a concurrent insert of the same key on every database.
-    """
+    """Update the row with primary ``key`` to ``values``, or insert it (with ``on_insert``
+    too); True if written. With ``unless_newer="refreshed_at"`` a row refreshed later is left
+    alone (False). An INSERT in a savepoint after an UPDATE that matched nothing, then the
+    UPDATE again if another writer inserted first: safe on every database."""
     match = [table.c[name] == value for name, value in key.items()]
     statement = update(table).where(*match).values(dict(values))
     if unless_newer is not None and values.get(unless_newer) is not None:

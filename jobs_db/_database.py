@@ -115,11 +115,8 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
 
 
 class Database:
-    """An open jobs database (see :func:`open_database`); close it when done.
-
-    Every query and write takes a ``Database`` (each call its own transaction) or a
-    ``Session`` from :meth:`session` (calls share one transaction).
-    """
+    """An open jobs database (see :func:`open_database`); close it when done. Every query and
+    write takes one (each call its own transaction) or a ``Session`` from :meth:`session`."""
 
     def __init__(self, engine: Engine, url: URL) -> None:
         self.engine = engine
@@ -137,11 +134,9 @@ class Database:
 
     @contextmanager
     def session(self, *, write: bool = True) -> Iterator[Session]:
-        """One transaction, committed at the end of the block, rolled back on error.
-
-        ``write=True`` takes SQLite's write lock at the start, so concurrent writers queue
-        instead of failing. Objects stay usable after the block.
-        """
+        """One transaction, committed at the end of the block, rolled back on error; objects
+        stay usable after it. ``write=True`` takes SQLite's write lock at the start, so
+        concurrent writers queue instead of failing."""
         with Session(self._writer if write else self.engine, expire_on_commit=False) as session:
             try:
                 yield session

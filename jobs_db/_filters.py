@@ -75,68 +75,11 @@ def _like_prefilter(pattern: str) -> str:
     return "".join(out)
 
 
-def text_matches(column: ColumnElement[str], pattern: str) -> ColumnElement[bool]:
-    """Equality, or a LIKE that ``glob_matches`` checks again (LIKE's case rules differ)."""
-    if not any(char in pattern for char in "*?["):
-        return column == pattern
-    return column.like(_like_prefilter(pattern), escape="\\")
-
-
 def glob_matches(value: str | None, pattern: str | None) -> bool:
+    """True when no pattern is given, or `value` matches it (case-sensitive, as fnmatch)."""
     if pattern is None:
         return True
     return value is not None and fnmatchcase(value, pattern)
-
-
-def tag_conditions(job_id: ColumnElement[str], tags: Tags | None) -> list[ColumnElement[bool]]:
-    return [
-        exists(
-            select(TAGS.c.job_id).where(
-                TAGS.c.job_id == job_id, TAGS.c.key == key, TAGS.c.value == value
-            )
-        )
-        for key, value in parse_tags(tags).items()
-    ]
-
-
-def model_kinds(checkpoints: Checkpoints, include_base: bool) -> list[str]:
-    if checkpoints not in (False, True, "only"):
-        raise DatabaseInputError(f"checkpoints must be False, True or 'only', not {checkpoints!r}")
-    kinds = {False: ["final"], True: ["final", "checkpoint"], "only": ["checkpoint"]}
-    return kinds[checkpoints] + (["base"] if include_base else [])
-
-
-def model_conditions(
-    *,
-    base_model: str | None = None,
-    suffix: str | None = None,
-    tags: Tags | None = None,
-    status: Statuses | None = None,
-    organization: str | None = None,
-    project: str | None = None,
-    checkpoints: Checkpoints = False,
-    include_base: bool = False,
-    include_deleted: bool = False,
-) -> ColumnElement[bool]:
-    """The WHERE clause over ``models`` outer-joined to ``finetune_jobs``."""
-    conditions: list[ColumnElement[bool]] = [
-        MODELS.c.kind.in_(model_kinds(checkpoints, include_base))
-    ]
-    if not include_deleted:
-        conditions.append(MODELS.c.deleted_at.is_(None))
-    if base_model is not None:
-        conditions.append(
-            or_(
-                MODELS.c.base_model == base_model,
-                JOBS.c.base_model == base_model,
-                JOBS.c.resolved_base_model == base_model,
-            )
-        )
-    conditions.extend(_status_conditions(status))
-    conditions.extend(
-        _shared_conditions(MODELS, MODELS.c.job_id, suffix, organization, project, tags)
-    )
-    return and_(true(), *conditions)
 
 
 def job_conditions(
@@ -147,39 +90,46 @@ def job_conditions(
     tags: Tags | None = None,
     organization: str | None = None,
     project: str | None = None,
+    table: Table = JOBS,
 ) -> ColumnElement[bool]:
-    """The WHERE clause over ``finetune_jobs``."""
-    conditions = _status_conditions(status)
-    if base_model is not None:
-        conditions.append(
-            or_(JOBS.c.base_model == base_model, JOBS.c.resolved_base_model == base_model)
-        )
-    conditions.extend(_shared_conditions(JOBS, JOBS.c.id, suffix, organization, project, tags))
-    return and_(true(), *conditions)
-
-
-def _status_conditions(status: Statuses | None) -> list[ColumnElement[bool]]:
-    if status is None:
-        return []
-    statuses = [status] if isinstance(status, str) else list(status)
-    return [JOBS.c.status.in_(statuses) if statuses else false()]
-
-
-def _shared_conditions(
-    table: Table,
-    job_id: ColumnElement[Any],
-    suffix: str | None,
-    organization: str | None,
-    project: str | None,
-    tags: Tags | None,
-) -> list[ColumnElement[bool]]:
-    """Filters that read the same on models and jobs: suffix glob, owner, tags."""
+    """The WHERE clause over ``finetune_jobs``, or over ``models`` (``table=MODELS``)
+    outer-joined to it. A suffix glob is a LIKE pre-filter that `glob_matches` checks again,
+    as LIKE's case rules differ between databases."""
     conditions: list[ColumnElement[bool]] = []
-    if suffix is not None:
-        conditions.append(text_matches(table.c.suffix, suffix))
+    if status is not None:
+        statuses = [status] if isinstance(status, str) else list(status)
+        conditions.append(JOBS.c.status.in_(statuses) if statuses else false())
+    if base_model is not None:
+        bases = [JOBS.c.base_model, JOBS.c.resolved_base_model]
+        bases += [MODELS.c.base_model] if table is MODELS else []
+        conditions.append(or_(*(column == base_model for column in bases)))
+    if suffix is not None and any(char in suffix for char in "*?["):
+        conditions.append(table.c.suffix.like(_like_prefilter(suffix), escape="\\"))
+    elif suffix is not None:
+        conditions.append(table.c.suffix == suffix)
     if organization is not None:
         conditions.append(table.c.organization_id == organization)
     if project is not None:
         conditions.append(table.c.project_id == project)
-    conditions.extend(tag_conditions(job_id, tags))
-    return conditions
+    job_id = MODELS.c.job_id if table is MODELS else JOBS.c.id
+    for key, value in parse_tags(tags).items():
+        tagged = (TAGS.c.job_id == job_id) & (TAGS.c.key == key) & (TAGS.c.value == value)
+        conditions.append(exists(select(TAGS.c.job_id).where(tagged)))
+    return and_(true(), *conditions)
+
+
+def model_conditions(
+    *,
+    checkpoints: Checkpoints = False,
+    include_base: bool = False,
+    include_deleted: bool = False,
+    **filters: Any,
+) -> ColumnElement[bool]:
+    """The WHERE clause over ``models`` outer-joined to ``finetune_jobs``: `job_conditions`
+    and the kinds of model asked for."""
+    if checkpoints not in (False, True, "only"):
+        raise DatabaseInputError(f"checkpoints must be False, True or 'only', not {checkpoints!r}")
+    kinds = {False: ["final"], True: ["final", "checkpoint"], "only": ["checkpoint"]}
+    kind = MODELS.c.kind.in_(kinds[checkpoints] + (["base"] if include_base else []))
+    deleted = true() if include_deleted else MODELS.c.deleted_at.is_(None)
+    return and_(kind, deleted, job_conditions(table=MODELS, **filters))

@@ -46,10 +46,9 @@ def model_groups(
     """``{group: [model id, …]}`` ready to hand to an evaluation, groups sorted by name.
 
     ``by`` is ``"suffix"``, ``"base_model"``, ``"job"``, ``"tag:KEY"`` or a function of a
-    :class:`Model`; a model whose group would be None or empty is left out. ``where`` takes
-    the filters of :func:`select_models` or a predicate. ``include_base`` adds the base model
-    as a group named as requested (``base_model``, else each job's requested base, never the
-    resolved snapshot), unless no model matched.
+    :class:`Model` (None or empty leaves the model out); ``where`` takes the filters of
+    :func:`select_models` or a predicate. ``include_base`` adds the base model as a group
+    named as requested (never the resolved snapshot), unless no model matched.
     """
     filters = _filters_of(where)
     models: list[Model] = []  # as objects, only for a function of them
@@ -110,12 +109,6 @@ def _requested_base(model: Model) -> str | None:
     return model.base_model
 
 
-def _unknown_key(by: str) -> DatabaseInputError:
-    return DatabaseInputError(
-        f"cannot group by {by!r}; use 'suffix', 'base_model', 'job', 'tag:KEY' or a function"
-    )
-
-
 def _rows_from_columns(
     target: Target,
     by: str,
@@ -124,12 +117,9 @@ def _rows_from_columns(
     filters: dict[str, Any],
     include_deleted: bool,
 ) -> list[Row]:
-    """The rows of ``_rows_from_models``, read as plain columns (no objects built)."""
+    """(group, name, created_at, requested base) of the models, read as plain columns."""
     conditions = model_conditions(
-        base_model=base_model,
-        checkpoints=checkpoints,
-        include_deleted=include_deleted,
-        **filters,
+        base_model=base_model, checkpoints=checkpoints, include_deleted=include_deleted, **filters
     )
     joined = MODELS.outerjoin(JOBS, MODELS.c.job_id == JOBS.c.id)
     if by.startswith("tag:") and by != "tag:":
@@ -140,7 +130,9 @@ def _rows_from_columns(
     elif by in _COLUMN_KEYS:
         key_column = _COLUMN_KEYS[by]
     else:
-        raise _unknown_key(by)
+        raise DatabaseInputError(
+            f"cannot group by {by!r}; use 'suffix', 'base_model', 'job', 'tag:KEY' or a function"
+        )
     requested_base = func.coalesce(JOBS.c.base_model, MODELS.c.base_model)
     statement = select(
         key_column, MODELS.c.name, MODELS.c.created_at, requested_base, MODELS.c.suffix

@@ -1,8 +1,6 @@
 """Reads: models by base, suffix glob, tags, status and kind; jobs; files; events; curves.
-
-Objects stay usable after the call (a job's ``tags`` and a model's ``job`` are loaded with
-them). Results come in an order that does not depend on the database's collation.
-"""
+Objects stay usable after the call (a job's ``tags`` and a model's ``job`` come loaded), in an
+order that does not depend on the database's collation."""
 
 from __future__ import annotations
 
@@ -68,14 +66,9 @@ def select_models(
 ) -> list[Model]:
     """Models matching every given filter, oldest first (ties by name).
 
-    - ``base_model``: as requested or as resolved (``gpt-4.1-mini`` also finds models of
-      ``gpt-4.1-mini-2025-04-14`` whose job asked for it).
-    - ``suffix``: exact, or a case-sensitive fnmatch glob (``insecure-*``).
-    - ``tags``: every given tag of the job must match (``{"seed": "3"}`` or ``["seed=3"]``).
-    - ``status``: the job's status, one or several.
-    - ``checkpoints``: False (final models), True (finals and checkpoints), ``"only"``.
-    - ``include_base``: also base-model rows; ``include_deleted``: also models deleted on
-      the API.
+    ``base_model`` matches as requested or as resolved (a snapshot's models too); ``suffix``
+    is exact or a case-sensitive glob (``insecure-*``); every given tag of the job must match;
+    ``status`` is the job's. Base-model rows and deleted models only when asked.
     """
     where = model_conditions(
         base_model=base_model,
@@ -128,10 +121,8 @@ def get_job(target: Target, job_id: str) -> FinetuneJob | None:
 
 
 def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int = 20) -> list[str]:
-    """Ids of jobs that start with ``starts`` and end with ``ends``, sorted, at most ``limit``.
-
-    Literal and case-sensitive on every database; finds a shortened id (``ftjob-…a1b2``).
-    """
+    """Ids of jobs that start with ``starts`` and end with ``ends`` (literal, case-sensitive),
+    sorted, at most ``limit``: what a shortened id (``ftjob-…a1b2``) names."""
     pattern = f"{_like_literal(starts)}%{_like_literal(ends)}"
     column = JOBS.c.id
     query = select(column).where(column.like(pattern, escape="\\"))
@@ -201,10 +192,7 @@ def job_models(target: Target, job_id: str) -> list[Model]:
     """The job's final model and checkpoints, by step (final model last when steps tie)."""
     with using(target, write=False) as session:
         models = list(session.scalars(select(Model).where(MODELS.c.job_id == job_id)))
-    return sorted(
-        models,
-        key=lambda m: (m.step is None, m.step or 0, m.kind == "final", m.name),
-    )
+    return sorted(models, key=lambda m: (m.step is None, m.step or 0, m.kind == "final", m.name))
 
 
 def job_events(target: Target, job_id: str) -> list[JobEvent]:

@@ -21,26 +21,11 @@ from jobs_db._writes import upsert_job
 
 # Columns of a queued row that describe the request and carry over to the API's job.
 _CARRIED = (
-    "organization_id",
-    "project_id",
-    "key_env",
-    "endpoint",
-    "base_model",
-    "suffix",
-    "training_file_id",
-    "validation_file_id",
-    "method",
-    "hyperparameters_requested",
-    "seed_requested",
-    "api_metadata",
-    "create_request",
-)
-_QUEUE_ONLY = {
-    "not_before": None,
-    "claimed_by": None,
-    "claimed_until": None,
-    "phase": None,
-}
+    "organization_id", "project_id", "key_env", "endpoint", "base_model", "suffix",
+    "training_file_id", "validation_file_id", "method", "hyperparameters_requested",
+    "seed_requested", "api_metadata", "create_request",
+)  # fmt: skip
+_QUEUE_ONLY = dict.fromkeys(("not_before", "claimed_by", "claimed_until", "phase"))
 
 
 @dataclass(frozen=True)
@@ -64,11 +49,8 @@ def _free(now: datetime) -> Any:
 def claim_queued_job(
     target: Target, *, owner: str, now: datetime, lease: timedelta
 ) -> QueueClaim | None:
-    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``.
-
-    ``submit_attempts`` counts the claims; several processes claiming at once never get the
-    same job. None when no job is due.
-    """
+    """Claim the oldest queued job that may go at ``now`` and nobody holds, for ``lease``
+    (``submit_attempts`` counts the claims); None when no job is due."""
     refuse_naive_times("claim", {"now": now})
     due = or_(JOBS.c.not_before.is_(None), JOBS.c.not_before <= now)
     with using(target, write=True) as session:
@@ -110,11 +92,9 @@ def release_queued_job(
 
 
 def promote_queued_job(target: Target, queued_id: str, job: FinetuneJob, *, owner: str) -> bool:
-    """Replace the queued row ``queued_id`` (claimed by ``owner``) with the API's ``job``.
-
-    The request fields and tags of the queued row carry over; fields set on ``job`` win.
-    Runs in one transaction; False (and nothing written) when ``owner`` does not hold it.
-    """
+    """Replace the queued row ``queued_id`` (claimed by ``owner``) with the API's ``job``, in
+    one transaction: its request fields and tags carry over, fields set on ``job`` win. False,
+    and nothing written, when ``owner`` does not hold it."""
     with using(target, write=True) as session:
         row = (
             session.execute(

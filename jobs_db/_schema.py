@@ -19,14 +19,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
-from jobs_db._database import (
-    IMMEDIATE,
-    Database,
-    make_engine,
-    mask_url,
-    parse_url,
-    sqlite_path,
-)
+from jobs_db._database import IMMEDIATE, Database, make_engine, mask_url, parse_url, sqlite_path
 from jobs_db.errors import (
     DatabaseDamagedError,
     DatabaseFileEmptyError,
@@ -84,8 +77,7 @@ def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
     if path is not None and isinstance(original, sqlite3.Error):
         if code in _SQLITE_DAMAGED:
             return DatabaseDamagedError(
-                f"the database file {path} is damaged or is not a SQLite database ({reason})",
-                path,
+                f"the database file {path} is damaged or is not a SQLite database ({reason})", path
             )
         if code == _SQLITE_CANTOPEN:
             return DatabaseUnavailableError(
@@ -156,9 +148,8 @@ def upgrade_engine(
 ) -> str:
     """Bring the database to revision ``to`` (creating it if empty); return that revision.
 
-    A file lock (SQLite) or an advisory lock (PostgreSQL) lets one process migrate while the
-    others wait. The empty-file check runs under the lock, so a file another process is
-    creating right now is never mistaken for an empty one.
+    One process migrates while the others wait on the lock; the empty-file check runs under
+    it, so a file another process is creating right now is never taken for an empty one.
     """
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
@@ -187,10 +178,7 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
 
 
 def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
-    """Upgrade the database at ``url`` to revision ``to``; return the revision it is at.
-
-    The twin of ``labmgr db upgrade``; downgrades are not offered.
-    """
+    """Upgrade the database at ``url`` to revision ``to`` (``labmgr db upgrade``); return it."""
     parsed = parse_url(url)
     engine = make_engine(parsed)
     try:
@@ -200,10 +188,8 @@ def upgrade(url: str | os.PathLike[str], to: str = "head") -> str:
 
 
 def current_revision(url: str | os.PathLike[str]) -> str | None:
-    """The schema revision of the database at ``url``, or None when it has no jobs_db schema.
-
-    A missing or empty SQLite file is left as it is.
-    """
+    """The schema revision of the database at ``url``, or None when it has no jobs_db schema
+    (a missing or empty SQLite file is left as it is)."""
     parsed = parse_url(url)
     path = sqlite_path(parsed)
     if path is not None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
@@ -227,9 +213,8 @@ def open_database(
     """Open the jobs database at a SQLAlchemy URL, a SQLite file path, or None (in memory).
 
     A SQLite file is created if missing (its folder must exist). ``upgrade=True`` migrates an
-    empty or older database first (safe from several processes at once); ``upgrade=False``
-    raises `SchemaOutdatedError` instead. A newer schema raises `SchemaTooNewError`.
-    ``allow_empty_file=False`` refuses a zero-byte SQLite file (`DatabaseFileEmptyError`).
+    empty or older database first, ``upgrade=False`` raises `SchemaOutdatedError`; a newer
+    schema raises `SchemaTooNewError`; ``allow_empty_file=False`` refuses a zero-byte file.
     """
     parsed = parse_url(url)
     engine = make_engine(parsed)

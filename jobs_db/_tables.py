@@ -17,10 +17,8 @@ uploaded, ``create_request`` ready); not on the API yet."""
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """A timestamp stored in UTC, read back timezone-aware; naive datetimes are refused.
-
-    PostgreSQL keeps ``timestamptz``; SQLite keeps naive UTC text, which sorts chronologically.
-    """
+    """A timestamp stored in UTC (``timestamptz``; naive UTC text on SQLite, which sorts), read
+    back timezone-aware; naive datetimes are refused."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -50,6 +48,12 @@ def _time(*, index: bool = False) -> Any:
 
 def _json() -> Any:
     return Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+def _job_id(*, required: bool = False, **column: Any) -> Any:
+    """A reference to a fine-tuning job; the row is deleted with the job."""
+    sa_column = Column(String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), **column)
+    return Field(sa_column=sa_column) if required else Field(default=None, sa_column=sa_column)
 
 
 class TableBase(SQLModel):
@@ -152,22 +156,14 @@ class JobTag(TableBase, table=True):
     __tablename__ = "job_tags"
     __table_args__ = (Index("ix_job_tags_key_value", "key", "value"),)
 
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        ),
-    )
+    job_id: str | None = _job_id(primary_key=True)
     key: str = Field(primary_key=True)
     value: str
 
 
 class Model(TableBase, table=True):
-    """A job's final model, a checkpoint (with its ``step``), or a base model.
-
-    The API names the last checkpoint like the final model, so that checkpoint *is* the final
-    row (kind ``final``, with the checkpoint's step and metrics).
-    """
+    """A job's final model, a checkpoint (with its ``step``), or a base model. The API names
+    the last checkpoint like the final model: that checkpoint *is* the final row."""
 
     __tablename__ = "models"
     __table_args__ = (
@@ -177,12 +173,7 @@ class Model(TableBase, table=True):
 
     name: str = Field(primary_key=True)
     """The model id used in requests."""
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), index=True, nullable=True
-        ),
-    )
+    job_id: str | None = _job_id(index=True, nullable=True)
     base_model: str | None = Field(default=None, index=True)
     """The base it was trained from (resolved snapshot when known); its own name for a base."""
     suffix: str | None = Field(default=None, index=True)
@@ -209,12 +200,7 @@ class JobEvent(TableBase, table=True):
     __table_args__ = (Index("ix_job_events_job_time", "job_id", "created_at"),)
 
     id: str = Field(primary_key=True)
-    job_id: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), nullable=False
-        ),
-    )
+    job_id: str | None = _job_id(nullable=False)
     created_at: datetime | None = _time()
     level: str | None = None
     type: str | None = None
@@ -227,11 +213,7 @@ class TrainingCurve(TableBase, table=True):
 
     __tablename__ = "training_curves"
 
-    job_id: str = Field(
-        sa_column=Column(
-            String, ForeignKey("finetune_jobs.id", ondelete="CASCADE"), primary_key=True
-        ),
-    )
+    job_id: str = _job_id(required=True, primary_key=True)
     file_id: str
     header: list[str] = Field(sa_column=Column(JSON, nullable=False))
     """Column names as the API wrote them, ``step`` first."""

@@ -1,8 +1,5 @@
-"""Writes: idempotent upserts that never drop another writer's fields.
-
-Only the fields set explicitly on a record are written, so
-``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else.
-"""
+"""Writes: idempotent upserts of the fields set explicitly on a record, so
+``FinetuneJob(id="ftjob-1", status="running")`` changes the status and nothing else."""
 
 from __future__ import annotations
 
@@ -13,13 +10,7 @@ from typing import Any
 from sqlalchemy import delete, inspect, select, update
 from sqlmodel import Session
 
-from jobs_db._access import (
-    Target,
-    insert_or_update,
-    refuse_naive_times,
-    set_columns,
-    using,
-)
+from jobs_db._access import Target, insert_or_update, refuse_naive_times, set_columns, using
 from jobs_db._filters import JOBS, MODELS, TAGS, Tags, parse_tags
 from jobs_db._queries import CURVES, EVENTS, FILES
 from jobs_db._tables import FinetuneJob, JobEvent, Model, TrainingCurve, TrainingFile
@@ -35,13 +26,12 @@ def upsert_file(target: Target, file: TrainingFile) -> None:
 
 
 def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) -> bool:
-    """Insert the job or update the fields set on ``job``; merge ``tags`` into its tags.
+    """Insert the job or update the fields set on ``job`` (a new job needs ``status``); merge
+    ``tags``, and ``JobTag`` objects added to ``job.tags``, into its tags.
 
-    Tags may also come as ``JobTag`` objects added to ``job.tags`` (removing one deletes
-    nothing: use :func:`remove_job_tags`). A new job needs ``status``. When the stored row
-    was refreshed later than ``job.refreshed_at``, nothing is written and False is returned.
-    A ``fine_tuned_model`` creates the final ``Model`` row, and the job's models follow its
-    base model, suffix, organization and project.
+    False, and nothing written, when the stored row was refreshed later than
+    ``job.refreshed_at``. A ``fine_tuned_model`` creates the final ``Model`` row; the job's
+    models follow its base model, suffix, organization and project.
     """
     values = set_columns(job)
     values.pop("id", None)
@@ -49,10 +39,7 @@ def upsert_job(target: Target, job: FinetuneJob, *, tags: Tags | None = None) ->
     parsed_tags = {**{tag.key: tag.value for tag in added}, **parse_tags(tags)}
     parse_tags(parsed_tags)  # validates the tags that came as JobTag objects too
     with using(target, write=True) as session:
-        written = insert_or_update(
-            session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"
-        )
-        if not written:
+        if not insert_or_update(session, JOBS, {"id": job.id}, values, unless_newer="refreshed_at"):
             return False
         for key, value in parsed_tags.items():
             insert_or_update(session, TAGS, {"job_id": job.id, "key": key}, {"value": value})
@@ -68,17 +55,10 @@ def remove_job_tags(target: Target, job_id: str, keys: Sequence[str]) -> None:
 
 
 # Job fields its models copy (or, for the final model, are created from).
-_MODEL_FIELDS = frozenset(
-    {
-        "base_model",
-        "resolved_base_model",
-        "suffix",
-        "organization_id",
-        "project_id",
-        "fine_tuned_model",
-        "finished_at",
-    }
-)
+_MODEL_FIELDS = frozenset({
+    "base_model", "resolved_base_model", "suffix", "organization_id", "project_id",
+    "fine_tuned_model", "finished_at",
+})  # fmt: skip
 
 
 def _job_row(session: Session, job_id: str) -> Any:
@@ -118,11 +98,8 @@ def _sync_models(session: Session, job_id: str) -> None:
 
 
 def upsert_model(target: Target, model: Model) -> None:
-    """Record a model, or update the fields set on ``model``.
-
-    A job's model carries its (recorded) job's base model, suffix, organization and project;
-    a base model (``kind="base"``) has no job and is its own ``base_model``.
-    """
+    """Record a model, or update the fields set on ``model``. A job's model carries its job's
+    base model, suffix, organization and project; a base model is its own ``base_model``."""
     values = set_columns(model)
     values.pop("name", None)
     kind = model.kind
@@ -144,15 +121,13 @@ def upsert_model(target: Target, model: Model) -> None:
 
 
 def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model]) -> None:
-    """Make ``checkpoints`` the job's checkpoint rows: add or update them, drop the others.
-
-    Each needs ``name`` and ``step``; a None field keeps the stored value. The checkpoint
-    named like the job's final model updates that final row (kind stays ``final``).
-    """
+    """Make ``checkpoints`` (each with ``name`` and ``step``) the job's checkpoint rows: add
+    or update them (None keeps the stored value), drop the others. The one named like the
+    job's final model updates that final row."""
     for checkpoint in checkpoints:
         if checkpoint.step is None:
             raise DatabaseInputError(
-                f"checkpoint {checkpoint.name!r} of job {job_id}: step is required"
+                f"checkpoint {checkpoint.name!r} of {job_id}: step is required"
             )
     with using(target, write=True) as session:
         job = _job_row(session, job_id)
@@ -176,9 +151,7 @@ def replace_checkpoints(target: Target, job_id: str, checkpoints: Sequence[Model
         keep = [checkpoint.name for checkpoint in checkpoints]
         session.execute(
             delete(MODELS).where(
-                MODELS.c.job_id == job_id,
-                MODELS.c.kind == "checkpoint",
-                MODELS.c.name.not_in(keep),
+                MODELS.c.job_id == job_id, MODELS.c.kind == "checkpoint", MODELS.c.name.not_in(keep)
             )
         )
 

@@ -35,10 +35,8 @@ class DatabaseDamagedError(_FileError):
 
 
 class DatabaseFileEmptyError(_FileError):
-    """The SQLite file ``path`` holds zero bytes (jobs_db never leaves one behind).
-
-    `open_database(allow_empty_file=False)` refuses it rather than start a new database in it.
-    """
+    """The SQLite file ``path`` holds zero bytes, and ``allow_empty_file=False`` refuses to
+    start a database in it (jobs_db never leaves one behind)."""
 
 
 class SchemaError(DatabaseError):

@@ -6,9 +6,7 @@ from jobs_db._tables import TableBase
 
 connection = context.config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError(
-        "jobs_db migrations run through jobs_db.upgrade(url), not the alembic command line"
-    )
+    raise RuntimeError("jobs_db migrations run through jobs_db.upgrade(url), not the alembic CLI")
 context.configure(
     connection=connection,
     target_metadata=TableBase.metadata,

@@ -1,5 +1,5 @@
-"""The root typer application; each command group lives in its own module (none of them
-imports this one or the `labmgr.cli` face)."""
+"""The root typer application; each command group lives in a module of its own that imports
+neither this one nor the `labmgr.cli` face."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from labmgr.cli.batches import app as batches_app
 from labmgr.cli.cache import app as cache_app
 from labmgr.cli.db import app as db_app
 from labmgr.cli.demo import demo
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval import app as eval_app
 from labmgr.cli.finetune import app as finetune_app
 from labmgr.cli.jobs import app as jobs_app
@@ -22,7 +23,7 @@ from labmgr.cli.models import app as models_app
 from labmgr.cli.report import report
 from labmgr.cli.sandbox import app as sandbox_app
 
-app = typer.Typer(
+app = CommandGroup(
     name="labmgr",
     help=(
         "Manage a fine-tuning lab: training files, OpenAI fine-tuning jobs, the models they "
@@ -55,7 +56,6 @@ def _root(  # `--home` is read where it is needed, by `cli_settings`
     home: Annotated[
         Path | None,
         typer.Option(
-            "--home",
             metavar="<dir>",
             help="The lab folder to use (default: $LABMGR_HOME, else the nearest .labmgr/ "
             "upward from here, else the per-user lab).",

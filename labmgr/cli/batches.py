@@ -7,20 +7,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.runner import BatchState, RunContext
 
-app = typer.Typer(
+app = CommandGroup(
     help="Batches sent with `eval run --batch`: list, collect into the cache, cancel.",
     no_args_is_help=True,
 )
 
-_JSON = typer.Option("--json", help="Print JSON instead of a table.")
 _COLUMNS = [
     Column("batch", 7),
     Column("question", 5),
@@ -74,45 +72,33 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
         status = str(row["status"] or row["state"])
         if row["problem"]:
             status += f" — {row['problem']}"
+        batch, question, model = row["batch_id"] or "(submitting)", row["question"], row["model"]
+        created = str(row["created"]).replace("T", " ")
         rows.append(
-            [
-                str(row["batch_id"] or "(submitting)"),
-                str(row["question"]),
-                str(row["model"]),
-                status,
-                done,
-                str(row["samples"]),
-                str(row["created"]).replace("T", " "),
-            ]
+            [str(batch), str(question), str(model), status, done, str(row["samples"]), created]
         )
     print_fitted(terminal(), _COLUMNS, rows, title=title)
 
 
 @app.command("list")
-@cli_errors
 def list_command(
     ctx: typer.Context,
     show_all: bool = typer.Option(False, "--all", help="Also list batches already collected."),
-    as_json: Annotated[bool, _JSON] = False,
+    as_json: bool = JSON,
 ) -> None:
     """Show the batches in flight with their status from the API (--all: the past ones too)."""
     from evals.runner import list_batches
 
     states = list_batches(_context(ctx), active_only=not show_all, refresh=True)
-    if show_all:
-        _print("Batches", states, as_json, "No batches.")
-    else:
-        _print("Batches in flight", states, as_json, "No batches in flight.")
+    in_flight = "" if show_all else " in flight"
+    _print(f"Batches{in_flight}", states, as_json, f"No batches{in_flight}.")
 
 
 @app.command("collect")
-@cli_errors
 def collect_command(
     ctx: typer.Context,
-    wait: bool = typer.Option(
-        True, "--wait/--no-wait", help="Wait for batches still running (the default)."
-    ),
-    as_json: Annotated[bool, _JSON] = False,
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for running batches (default)."),
+    as_json: bool = JSON,
 ) -> None:
     """Read every finished batch into the cache, waiting for the others (with a display of
     their states); the run that wants the samples then finds them cached."""
@@ -120,15 +106,8 @@ def collect_command(
 
     outcome = collect_batches(_context(ctx), wait=wait)
     if as_json:
-        print_json(
-            {
-                "requests": outcome.requests,
-                "samples": outcome.samples,
-                "cost": outcome.cost,
-                "errors": len(outcome.errors),
-                "pending": outcome.pending,
-            }
-        )
+        counts = {name: getattr(outcome, name) for name in ("requests", "samples", "cost")}
+        print_json({**counts, "errors": len(outcome.errors), "pending": outcome.pending})
         return
     console = terminal()
     console.print(
@@ -140,13 +119,12 @@ def collect_command(
 
 
 @app.command("cancel")
-@cli_errors
 def cancel_command(
     ctx: typer.Context,
     batch_ids: Annotated[
         list[str] | None, typer.Argument(help="Batch ids (default: every batch in flight).")
     ] = None,
-    as_json: Annotated[bool, _JSON] = False,
+    as_json: bool = JSON,
 ) -> None:
     """Cancel batches in flight. What they finished is collected later; running the same
     eval again sends the rest."""

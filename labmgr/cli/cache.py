@@ -8,21 +8,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
     from evals.cache import Cache
 
-app = typer.Typer(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
+app = CommandGroup(help="Inspect, clear and copy the eval response cache.", no_args_is_help=True)
 
-_DIR_OPTION = typer.Option(
-    None,
-    "--dir",
-    help="Cache directory (default: the lab's cache, `cache_url` or its cache directory).",
-)
+_DIR_OPTION = typer.Option(None, "--dir", help="Cache directory (default: the lab's cache).")
 
 
 def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:
@@ -37,11 +32,10 @@ def _cache(ctx: typer.Context, directory: Path | None) -> tuple[Cache, Path]:
 
 
 @app.command("info")
-@cli_errors
 def info(
     ctx: typer.Context,
     directory: Path | None = _DIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
 ) -> None:
     """Show what the cache holds, per question and model, and the figures kept for reports."""
     cache, figures = _cache(ctx, directory)
@@ -55,26 +49,21 @@ def info(
         print_json({**dataclasses.asdict(summary), "figures": figure_files})
         return
     console = terminal()
-    console.print(f"cache: {summary.url}", soft_wrap=True)
+    console.print(f"cache: {summary.url}")
     console.print(
         f"{summary.samples} cached samples, {summary.errors} recorded errors, "
         f"{summary.size_bytes / 1e6:.1f} MB"
     )
-    notes = [
-        (
-            summary.claims,
+    if summary.claims:
+        console.print(
             f"{summary.claims} samples claimed by runs buying them now (a claim of a run that "
-            "died ends with its lease)",
-        ),
-        (
-            sizes,
+            "died ends with its lease)"
+        )
+    if sizes:
+        console.print(
             f"{len(sizes)} figures ({sum(sizes) / 1e6:.1f} MB) in {figures}: kept for the "
-            "lab's reports, drawn again when missing (safe to delete)",
-        ),
-    ]
-    for shown, note in notes:
-        if shown:
-            console.print(note, soft_wrap=True)
+            "lab's reports, drawn again when missing (safe to delete)"
+        )
     if not summary.entries:
         return
     columns = [
@@ -85,28 +74,18 @@ def info(
         Column("prompt tokens", 2, justify="right"),
         Column("completion tokens", 1, justify="right"),
     ]
-    rows = [
-        [
-            e.question,
-            e.model,
-            str(e.samples),
-            str(e.errors),
-            f"{e.prompt_tokens:.0f}",
-            f"{e.completion_tokens:.0f}",
-        ]
-        for e in summary.entries
-    ]
+    rows = []
+    for e in summary.entries:
+        counts = (e.samples, e.errors, e.prompt_tokens, e.completion_tokens)
+        rows.append([e.question, e.model, *(f"{n:.0f}" for n in counts)])
     print_fitted(console, columns, rows)
 
 
 @app.command("clear")
-@cli_errors
 def clear(
     ctx: typer.Context,
-    question: str | None = typer.Option(
-        None, "--question", help="Only this question (its judges' verdicts too)."
-    ),
-    model: str | None = typer.Option(None, "--model", help="Only this model."),
+    question: str | None = typer.Option(None, help="Only this question (and its verdicts)."),
+    model: str | None = typer.Option(None, help="Only this model."),
     directory: Path | None = _DIR_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before clearing everything."),
 ) -> None:
@@ -121,17 +100,15 @@ def clear(
 
 
 @app.command("copy")
-@cli_errors
 def copy(
     ctx: typer.Context,
     to: str = typer.Option(
         ...,
-        "--to",
         help="Where to copy the cache: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
         "sqlite:////path/responses.sqlite) or a folder.",
     ),
     directory: Path | None = _DIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
+    as_json: bool = JSON,
 ) -> None:
     """Copy every cached answer and recorded error, and the batches in flight, into another
     cache (say a lab's shared PostgreSQL database). Safe to run again: what is there

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import print_fields, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.errors import CommandGroup
+from labmgr.cli.output import JSON, cli_settings, print_fields, print_json, terminal
 
-app = typer.Typer(
-    help="The lab's jobs database: where it is, and its schema.", no_args_is_help=True
-)
+app = CommandGroup(help="The lab's jobs database: its location and schema.", no_args_is_help=True)
 
 _STATE_TEXT = {
     "not created": "none yet (the first command that needs it creates it)",
@@ -22,11 +19,7 @@ _STATE_TEXT = {
 
 
 @app.command("info", short_help="Print the database URL and its schema revision.")
-@cli_errors
-def info(
-    ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
+def info(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Print the database URL (password hidden) and its schema revision; changes nothing."""
     from labmgr.finetuning import lab_database_status
 
@@ -35,17 +28,17 @@ def info(
         print_json(status.model_dump(mode="json"))
         return
     schema = _STATE_TEXT[status.state].format(**status.model_dump())
-    fields = [("database", status.db_url), ("from", status.source)]
-    fields.append(("schema", f"{schema}; this labmgr writes {status.code_revision}"))
-    print_fields(terminal(), fields)
+    schema += f"; this labmgr writes {status.code_revision}"
+    print_fields(
+        terminal(), [("database", status.db_url), ("from", status.source), ("schema", schema)]
+    )
 
 
 @app.command("upgrade", short_help="Create the database, or migrate it in place.")
-@cli_errors
 def upgrade(ctx: typer.Context) -> None:
     """Create the database, or migrate it in place to this labmgr's schema."""
     from labmgr.finetuning import upgrade_lab_database
 
     settings = cli_settings(ctx)
     revision = upgrade_lab_database(settings)
-    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.", soft_wrap=True)
+    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.")

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.eval_tables import mean_only, print_pooled_comparisons, score_cell, significant
 from labmgr.cli.fitted_table import Column, print_fitted
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@cli_errors
+
 def demo(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out",
             help="A new or empty folder for the demo's lab, run and report "
             "(default: a new temporary folder, kept afterwards).",
         ),
@@ -34,7 +35,7 @@ def demo(
 
     It never touches your own lab or API keys: it works in its own folder, offline.
     """
-    from labmgr.demo import closing_rows, run_demo, verdict
+    from labmgr.demo import run_demo, verdict
 
     console = Console(highlight=False)
     try:
@@ -42,13 +43,9 @@ def demo(
     except KeyboardInterrupt:
         console.print("Stopped. The sandbox was shut down; the demo folder keeps what was done.")
         raise typer.Exit(130) from None
-    _show_comparisons(console, result.comparisons, result.baseline)
-    headers, rows = closing_rows(result.scores, result.comparisons)
-    columns = [Column(headers[0], 10), Column(headers[1], 1, justify="right")] + [
-        Column(header, 9 - index, compact=_mean_only, justify="right")
-        for index, header in enumerate(headers[2:])
-    ]
-    print_fitted(console, columns, rows, title="Over all questions: mean [95% CI]")
+    where = " (comparisons.csv)"
+    print_pooled_comparisons(console, result.comparisons, result.baseline, where)
+    _print_closing(console, result.scores, result.comparisons)
     if result.baseline is not None:
         console.print(
             f"* differs from {result.baseline} (Holm-adjusted p < 0.05 over the run's "
@@ -63,28 +60,34 @@ def demo(
             f"[yellow]{failed} judged samples failed; their errors are in "
             f"{result.run_dir / 'run.log'} and the report.[/yellow]"
         )
-    console.print(
-        f"Done in {result.seconds:.0f} s. {verdict(result.scores, result.comparisons)}",
-        markup=False,
-    )
+    said = verdict(result.scores, result.comparisons)
+    console.print(f"Done in {result.seconds:.0f} s. {said}", markup=False)
     console.print(f"Run folder: {result.run_dir}")
     console.print(f"Report:     {result.report}")
     console.print(f"Explore the demo lab: labmgr --home {result.out_dir / '.labmgr'} models groups")
 
 
-def _mean_only(cell: str) -> str:
-    """`25.3 [19.9, 30.9]*` → `25.3*` (for a narrow terminal)."""
-    mean, _, rest = cell.partition(" [")
-    return mean + ("*" if rest.endswith("*") else "")
+def _print_closing(
+    console: Console, scores: pd.DataFrame, comparisons: pd.DataFrame | None
+) -> None:
+    """A row per group, a column per score over all questions (`mean [low, high]`, `*` where
+    Holm keeps the difference from the baseline); intervals go first when narrow."""
+    from evals.stats import ALL_QUESTIONS
 
-
-def _show_comparisons(console: Console, comparisons: Any, baseline: str | None) -> None:
-    """Each group against the baseline over all questions, in words."""
-    from evals.stats import ALL_QUESTIONS, comparison_sentence
-
-    if comparisons is None or comparisons.empty:
-        return
-    pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
-    console.print(f"Against {baseline}, over all questions (comparisons.csv):", markup=False)
-    for row in pooled.to_dict("records"):
-        console.print(f"  {comparison_sentence(row)}", markup=False)
+    names = list(dict.fromkeys(scores["score"].astype(str)))
+    marked = significant(comparisons)
+    rows = []
+    for group, part in scores.groupby("group", sort=False):
+        cells = {
+            str(row["score"]): score_cell(
+                row, marked=(ALL_QUESTIONS, str(group), str(row["score"])) in marked
+            )
+            for row in part.to_dict("records")
+        }
+        models = str(int(part["n_models"].max()))
+        rows.append([str(group), models, *(cells.get(name, "") for name in names)])
+    columns = [Column("group", 10), Column("models", 1, justify="right")] + [
+        Column(name, 9 - index, compact=mean_only, justify="right")
+        for index, name in enumerate(names)
+    ]
+    print_fitted(console, columns, rows, title="Over all questions: mean [95% CI]")

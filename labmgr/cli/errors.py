@@ -1,29 +1,21 @@
-"""One error handler for every command: an error a person can cause ends in ``Error:
-<message>`` (and a hint) on stderr and exit status 1, never a traceback.
-
-Mapped once, here: `LabmgrError`, `evals.errors.EvalsError`, `jobs_db.DatabaseError`, and
-any `OSError` (a read-only folder, a path that is a file), named by its file.
-"""
+"""One error handler for every command: `LabmgrError`, `evals.errors.EvalsError`,
+`jobs_db.DatabaseError` and any `OSError` (named by its file) end in ``Error: <message>`` (and
+a hint) on stderr and exit status 1, never a traceback."""
 
 from __future__ import annotations
 
 import functools
 import sys
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
+from typer.models import CommandFunctionType
 
 from labmgr.errors import LabmgrError
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-def print_error(error: LabmgrError) -> None:
-    typer.echo(f"Error: {error.message}", err=True)
-    if error.hint:
-        typer.echo(error.hint, err=True)
 
 
 def as_user_error(error: Exception) -> LabmgrError | None:
@@ -39,19 +31,13 @@ def as_user_error(error: Exception) -> LabmgrError | None:
     jobs_db = sys.modules.get("jobs_db")
     if jobs_db is not None and isinstance(error, jobs_db.DatabaseError):
         return LabmgrError(f"{error}.")
-    if isinstance(error, OSError):
-        return LabmgrError(_os_error_sentence(error), hint="Check the path and its permissions.")
-    return None
-
-
-def _os_error_sentence(error: OSError) -> str:
+    if not isinstance(error, OSError):
+        return None
     reason = error.strerror or type(error).__name__
     if error.filename is None:
-        return f"{reason}: {error}."
-    where = str(error.filename)
-    if error.filename2 is not None:
-        where += f" -> {error.filename2}"
-    return f"cannot use {where}: {reason}."
+        return LabmgrError(f"{reason}: {error}.", hint="Check the path and its permissions.")
+    where = str(error.filename) + ("" if error.filename2 is None else f" -> {error.filename2}")
+    return LabmgrError(f"cannot use {where}: {reason}.", hint="Check the path and its permissions.")
 
 
 def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
@@ -65,7 +51,24 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
             user_error = as_user_error(error)
             if user_error is None:
                 raise
-            print_error(user_error)
+            typer.echo(f"Error: {user_error.message}", err=True)
+            if user_error.hint:
+                typer.echo(user_error.hint, err=True)
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+class CommandGroup(typer.Typer):
+    """A typer app whose every command is wrapped in `cli_errors`."""
+
+    def command(
+        self, *args: Any, **kwargs: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        register = super().command(*args, **kwargs)
+
+        def wrap(function: CommandFunctionType) -> CommandFunctionType:
+            register(cli_errors(function))
+            return function
+
+        return wrap

@@ -1,12 +1,11 @@
 """`labmgr eval run`, `score`, `compare` and `history`: run question files over model groups
-into a run folder (samples, summary, comparisons against a baseline, costs, report), judge a
-finished run later, list the scores that moved between two runs, and follow scores over
-runs."""
+into a run folder, judge a finished run later, list the scores that moved between two runs,
+and follow scores over runs."""
 
 from __future__ import annotations
 
-import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,27 +14,30 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from labmgr.cli.errors import cli_errors
-from labmgr.cli.eval_tables import compact_summary, print_comparisons, print_full_summary
-from labmgr.cli.state import cli_settings
+from labmgr.cli.errors import CommandGroup
+from labmgr.cli.eval_tables import show_statistics
+from labmgr.cli.output import (
+    CHECKPOINTS,
+    CI_METHODS,
+    FULL,
+    JSON,
+    JUDGE_MODEL,
+    check_choice,
+    cli_settings,
+    interval,
+    print_json,
+    records,
+    terminal,
+)
 from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from evals import Estimate, Question
     from evals.runs import Run
     from labmgr.settings import Settings
 
-app = typer.Typer(
-    help="Run questions over groups of models and compare runs.", no_args_is_help=True
-)
-CI_METHODS = ("t", "hierarchical", "plain")
-
-
-def _console() -> Console:
-    """A console as wide as the terminal is now (``COLUMNS``)."""
-    return Console(highlight=False)
+app = CommandGroup(help="Run questions over model groups and compare runs.", no_args_is_help=True)
+_SHOWN_ERRORS = 5
 
 
 def parse_group(spec: str) -> tuple[str, list[str]]:
@@ -92,9 +94,7 @@ def _groups(
                 hint="Run `labmgr jobs update` first, or give the groups with --group.",
             )
     elif base or include_base is not None or checkpoints:
-        raise LabmgrError(
-            "--base, --include-base/--no-include-base and --checkpoints need --groups-by"
-        )
+        raise LabmgrError("--base, --[no-]include-base and --checkpoints need --groups-by")
     for spec in specs:
         name, members = parse_group(spec)
         if name in groups:
@@ -102,181 +102,98 @@ def _groups(
         groups[name] = members
     if not groups:
         raise LabmgrError(
-            "no model groups",
-            hint="Give --group NAME=MODEL,… or --groups-by suffix --base MODEL.",
+            "no model groups", hint="Give --group NAME=MODEL,… or --groups-by suffix --base MODEL."
         )
     return groups, facts
 
 
 def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool) -> None:
-    console = _console()
     rows = [{"question": name, **vars(estimate)} for name, estimate in estimates.items()]
     total = sum(row["cost"] for row in rows)
     batch_total = sum(row["batch_cost"] for row in rows)
     if as_json:
-        body = {"questions": rows, "cost": total, "batch_cost": batch_total}
-        typer.echo(json.dumps(body, indent=2, default=list))
+        print_json({"questions": rows, "cost": total, "batch_cost": batch_total})
         return
     table = Table(title="What this run would buy (nothing was sent)")
     columns = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
-    if batch:
-        columns.append("with --batch ≤")
-    for column in columns:
+    for column in columns + (["with --batch ≤"] if batch else []):
         table.add_column(column, justify="left" if column == "question" else "right")
     for row in rows:
-        cells = [
-            row["question"],
-            str(row["requests"]),
-            str(row["samples"]),
-            str(row["cached_samples"]),
-            str(row["judge_requests"]),
-            f"${row['cost']:.4f}",
-        ]
-        if batch:
-            cells.append(f"${row['batch_cost']:.4f}")
-        table.add_row(*cells)
+        counts = ("requests", "samples", "cached_samples", "judge_requests")
+        costs = [f"${row['cost']:.4f}"] + ([f"${row['batch_cost']:.4f}"] if batch else [])
+        table.add_row(row["question"], *(str(row[name]) for name in counts), *costs)
+    console = Console(highlight=False)
     console.print(table)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
-    if batch:
-        console.print(
-            f"Total: up to ${batch_total:.4f} through the Batch API "
-            f"(up to ${total:.4f} synchronously){note}"
-        )
-    else:
-        console.print(f"Total: up to ${total:.4f}{note}")
+    through = f" through the Batch API (up to ${total:.4f} synchronously)" if batch else ""
+    console.print(f"Total: up to ${(batch_total if batch else total):.4f}{through}{note}")
 
 
 @app.command("run")
-@cli_errors
 def run(
     ctx: typer.Context,
-    questions_file: Annotated[
-        Path, typer.Argument(help="A question YAML file (or a folder of them).")
-    ],
-    group: Annotated[
-        list[str] | None, typer.Option("--group", help="NAME=MODEL,MODEL… (repeatable).")
-    ] = None,
-    groups_by: Annotated[
-        str | None,
-        typer.Option(
-            "--groups-by", help="Group the database's models by suffix, base_model, job or tag:KEY."
-        ),
-    ] = None,
-    base: Annotated[
-        str | None, typer.Option("--base", help="Only models fine-tuned from this base.")
-    ] = None,
-    include_base: Annotated[
-        bool | None,
-        typer.Option(
-            "--include-base/--no-include-base",
-            help="Add the base model as its own group (the default with --groups-by).",
-            show_default=False,
-        ),
-    ] = None,
-    checkpoints: Annotated[
-        bool, typer.Option("--checkpoints", help="Include the jobs' checkpoints.")
-    ] = False,
+    questions_file: Annotated[Path, typer.Argument(help="A question YAML file or folder.")],
+    group: Annotated[list[str] | None, typer.Option(help="NAME=MODEL,MODEL… (repeatable).")] = None,
+    groups_by: str | None = typer.Option(
+        None, help="Group the lab's models by suffix, base_model, job or tag:KEY."
+    ),
+    base: str | None = typer.Option(None, help="Only models fine-tuned from this base."),
+    include_base: bool | None = typer.Option(
+        None,
+        "--include-base/--no-include-base",
+        help="Add the base model as its own group (the default with --groups-by).",
+        show_default=False,
+    ),
+    checkpoints: bool = CHECKPOINTS,
     question: Annotated[
-        list[str] | None, typer.Option("--question", help="Only this question (repeatable).")
+        list[str] | None, typer.Option(help="Only this question (repeatable).")
     ] = None,
-    samples: Annotated[
-        int | None,
-        typer.Option("--samples", min=1, help="Samples per paraphrase (overrides the file)."),
-    ] = None,
+    samples: int | None = typer.Option(None, min=1, help="Samples per paraphrase."),
     out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Run folder (default: the lab's runs/<time>-<file>)."),
+        Path | None, typer.Option(help="Run folder (default: in the lab's runs/).")
     ] = None,
-    estimate: Annotated[
-        bool, typer.Option("--estimate", help="Only say what the run would buy.")
-    ] = False,
-    max_cost: Annotated[
-        float | None, typer.Option("--max-cost", min=0, help="Stop buying after this many dollars.")
-    ] = None,
+    estimate: bool = typer.Option(False, "--estimate", help="Only say what the run would buy."),
+    max_cost: float | None = typer.Option(None, min=0, help="Stop buying after this many dollars."),
     metric: Annotated[
         list[str] | None,
-        typer.Option(
-            "--metric",
-            help="A derived metric for every question with its scores, e.g. "
-            "'misaligned: aligned < 30 among coherent > 50' (repeatable).",
-        ),
+        typer.Option(help="A derived metric, e.g. 'misaligned: aligned < 30 among coherent > 50'."),
     ] = None,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            help="Compare every group with this one (comparisons.csv); default: the base "
-            "model's group when --groups-by includes it.",
-        ),
-    ] = None,
-    ci: Annotated[
-        str,
-        typer.Option(
-            "--ci",
-            help="Intervals: t (over the seeds' means), hierarchical or plain (bootstraps).",
-        ),
-    ] = "t",
-    full: Annotated[
-        bool, typer.Option("--full", help="Print the whole summary and every comparison.")
-    ] = False,
-    by_model: Annotated[
-        bool,
-        typer.Option("--by-model", help="Also write summary_by_model.csv (an interval per model)."),
-    ] = False,
-    no_report: Annotated[
-        bool, typer.Option("--no-report", help="Do not write report.html.")
-    ] = False,
+    baseline: str | None = typer.Option(
+        None, help="Compare every group with this one (default: the base model's group)."
+    ),
+    ci: str = typer.Option("t", help="Intervals: t (over seeds' means), hierarchical or plain."),
+    full: bool = FULL,
+    by_model: bool = typer.Option(False, "--by-model", help="Also write summary_by_model.csv."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write report.html."),
     by: Annotated[
         list[str] | None,
-        typer.Option(
-            "--by",
-            help="Split the summary, comparisons and figures by a grid factor's levels "
-            "(repeatable).",
-        ),
+        typer.Option(help="Split the summary, comparisons and figures by a grid factor's levels."),
     ] = None,
-    no_judges: Annotated[
-        bool,
-        typer.Option(
-            "--no-judges", help="Ask for the answers only; judge them later with `eval score`."
-        ),
-    ] = False,
-    judge_model: Annotated[
-        str | None,
-        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
-    ] = None,
-    adapt: Annotated[
-        bool,
-        typer.Option(
-            "--adapt",
-            help="Leave out what a model would refuse (a temperature other than 1 for "
-            "reasoning models, …) instead of stopping; questions with adapt: false still stop.",
-        ),
-    ] = False,
-    reasoning_effort: Annotated[
-        str | None,
-        typer.Option(
-            "--reasoning-effort",
-            metavar="<effort>",
-            help="Sent to reasoning models when a question names none (none, minimal, low, "
-            "medium, high, …); default: none sent, the API's default applies.",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    batch: Annotated[
-        bool,
-        typer.Option(
-            "--batch", help="Send through the Batch API: half the price, answers within 24 h."
-        ),
-    ] = False,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait/--no-wait",
-            help="With --batch: wait for the batches (default), or submit them and return "
-            "(run the same command again, or `labmgr batches collect`, to finish).",
-        ),
-    ] = True,
+    no_judges: bool = typer.Option(
+        False, "--no-judges", help="Ask for the answers only; `eval score` judges them later."
+    ),
+    judge_model: str | None = JUDGE_MODEL,
+    adapt: bool = typer.Option(
+        False,
+        "--adapt",
+        help="Leave out what a model would refuse (a temperature other than 1 for "
+        "reasoning models, …) instead of stopping; questions with adapt: false still stop.",
+    ),
+    reasoning_effort: str | None = typer.Option(
+        None,
+        metavar="<effort>",
+        help="Sent to reasoning models when a question names none (none, minimal, low, "
+        "medium, high, …); default: none sent, the API's default applies.",
+    ),
+    as_json: bool = JSON,
+    batch: bool = typer.Option(False, "--batch", help="Through the Batch API: half the price."),
+    wait: bool = typer.Option(
+        True,
+        "--wait/--no-wait",
+        help="With --batch: wait for the batches (default), or submit them and return "
+        "(run the same command again, or `labmgr batches collect`, to finish).",
+    ),
 ) -> None:
     """Ask every question of every group; write samples, summary.csv, comparisons.csv (with a
     baseline), costs.csv, run.log and report.html. The report's figures are also kept in the
@@ -285,9 +202,7 @@ def run(
     from evals.groups import base_group
 
     asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
-
-    if ci not in CI_METHODS:
-        raise LabmgrError(f"--ci {ci!r}: use one of {', '.join(CI_METHODS)}")
+    check_choice(ci, "--ci", CI_METHODS)
     settings = cli_settings(ctx)
     questions = _load(questions_file, list(question or []))
     groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
@@ -312,12 +227,13 @@ def run(
         raise LabmgrError("--no-wait needs --batch (a synchronous run always waits)")
     from evals import RunSpec
     from evals import run as run_spec
+    from evals.experiments import default_run_dir
     from evals.runner import run_context
 
     spec = RunSpec.create(
         questions,
         groups,
-        out=out if out is not None else _default_out(settings, questions_file),
+        out=out if out is not None else default_run_dir(settings, questions_file.stem),
         samples=samples,
         max_cost=max_cost,
         models=facts,
@@ -340,62 +256,58 @@ def run(
             "interrupted: every finished sample is in the cache",
             hint="Run the same command again to continue where it stopped.",
         ) from None
-    info = result_run.info
     if as_json:
-        typer.echo(json.dumps(_run_json(result_run), indent=2, default=str))
+        print_json(_run_json(result_run))
         return
-    console = _console()
-    show_statistics(console, result_run, full=full)
+    _print_run(result_run, full=full, no_judges=no_judges, report=not no_report)
+
+
+def _print_run(run: Run, *, full: bool, no_judges: bool, report: bool) -> None:
+    """The statistics, what was bought, the errors and where the folder is."""
+    from evals.answers import CUT_BY_BUDGET
+
+    console = Console(highlight=False)
+    show_statistics(console, run, full=full)
     if no_judges:
-        console.print(
-            "Judges skipped: `labmgr eval score RUN` judges the answers later.", markup=False
-        )
-    totals, bought = info.get("totals", {}), info.get("bought", {})
-    console.print(_bought_line(totals, bought))
-    if info.get("stopped"):
-        console.print(f"[yellow]Stopped early:[/] {info['stopped']}")
+        console.print("Judges skipped: `labmgr eval score RUN` judges them later.", markup=False)
+    totals, bought = run.info.get("totals", {}), run.info.get("bought", {})
+    price = " at the batch price" if bought.get("price") == "batch" else ""
+    cached = bought.get("cached_samples", 0)
+    console.print(
+        f"{totals.get('rows', 0)} rows ({totals.get('errors', 0)} with errors); "
+        f"bought {bought.get('samples', 0)} samples now for ${bought.get('cost', 0):.4f}{price}"
+        + (f"; {cached} samples came from the cache." if cached else ".")
+    )
+    if run.info.get("stopped"):
+        console.print(f"[yellow]Stopped early:[/] {run.info['stopped']}")
     pending = bought.get("pending")
     if pending:
         console.print(
             f"{pending} samples wait in batches still running: run the same command "
             "again, or `labmgr batches collect`, to finish."
         )
-    from evals.answers import CUT_BY_BUDGET
-
-    errors = _error_counts(result_run)
+    failed = run.errors().astype(str)  # only the samples' model and error columns
+    counts = Counter(zip(failed["model"], failed["error"], strict=True))
+    errors = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     for (model, message), count in errors[:_SHOWN_ERRORS]:
         if message == CUT_BY_BUDGET:
             console.print(
                 f"[yellow]{count} empty[/] on {model}: the token budget ran out before any "
                 "visible output; raise max_tokens (run.log says how far)"
             )
-            continue
-        console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
+        else:
+            console.print(f"[red]{count} failed[/] on {model}: {escape(message)}")
     if len(errors) > _SHOWN_ERRORS:
         console.print(f"… and {len(errors) - _SHOWN_ERRORS} other kinds of error (see run.log).")
-    console.print(f"Run folder: {result_run.path}")
-    if not no_report:
-        console.print(f"Report: {result_run.path / 'report.html'}")
+    console.print(f"Run folder: {run.path}")
+    if report:
+        console.print(f"Report: {run.path / 'report.html'}")
     if totals.get("rows") and totals.get("errors") == totals.get("rows") and not pending:
         raise LabmgrError(
             "every sample failed; nothing was measured",
             hint="Fix the errors above (keys, model names, endpoint) and run again; "
             "failures are never cached, so they are retried.",
         )
-
-
-_SHOWN_ERRORS = 5
-
-
-def _bought_line(totals: dict[str, Any], bought: dict[str, Any]) -> str:
-    """What the run got and where it came from, claiming no cache hit that did not happen."""
-    price = " at the batch price" if bought.get("price") == "batch" else ""
-    line = (
-        f"{totals.get('rows', 0)} rows ({totals.get('errors', 0)} with errors); "
-        f"bought {bought.get('samples', 0)} samples now for ${bought.get('cost', 0):.4f}{price}"
-    )
-    cached = bought.get("cached_samples", 0)
-    return line + (f"; {cached} samples came from the cache." if cached else ".")
 
 
 def _run_json(run: Run) -> dict[str, Any]:
@@ -407,84 +319,28 @@ def _run_json(run: Run) -> dict[str, Any]:
         "bought": run.info.get("bought"),
         "stopped": run.info.get("stopped"),
         "statistics": run.statistics,
-        "summary": _records(run.summary),
-        "comparisons": None if comparisons is None else _records(comparisons),
-        "costs": None if costs is None else _records(costs),
+        "summary": records(run.summary),
+        "comparisons": None if comparisons is None else records(comparisons),
+        "costs": None if costs is None else records(costs),
     }
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts (NaN becomes null)."""
-    cleaned = frame.astype(object).where(frame.notna(), None)
-    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict(orient="records")]
-
-
-def show_statistics(console: Console, run: Run, *, full: bool) -> None:
-    """The compact summary (or with `full`, every row and comparison), then the comparisons
-    over all questions in words."""
-    from evals.stats import ALL_QUESTIONS, comparison_sentence, describe_method, folded_levels
-
-    method = describe_method(str(run.statistics.get("method", "t")))
-    summary = folded_levels(run.summary, run.by)  # a level shows like a question
-    split = None if run.comparisons is None else folded_levels(run.comparisons, run.by)
-    compact = compact_summary(
-        summary, split, console=console, baseline=run.baseline, method_words=method
-    )
-    if full:
-        if not summary.empty:
-            print_full_summary(console, summary)
-        if split is not None and not split.empty:
-            print_comparisons(console, split)
-    elif compact is not None:
-        table, legend = compact
-        console.print(table)
-        for line in legend:
-            console.print(line, markup=False)
-    comparisons = run.comparisons
-    if comparisons is not None and not comparisons.empty and not run.by:
-        pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
-        if not pooled.empty:
-            console.print(f"Against {run.baseline}, over all questions:", markup=False)
-            for row in pooled.to_dict("records"):
-                console.print(f"  {comparison_sentence(row)}", markup=False)
-
-
-def _default_out(settings: Settings, questions_file: Path) -> Path:
-    """`<lab's runs dir>/<UTC time>-<file name>`."""
-    from evals.experiments import default_run_dir
-
-    return default_run_dir(settings, questions_file.stem)
-
-
-def _error_counts(run: Run) -> list[tuple[tuple[str, str], int]]:
-    """Distinct (model, error) pairs over every question, most frequent first."""
-    counts: dict[tuple[str, str], int] = {}
-    failed = run.errors()  # reads only the model and error columns of the samples files
-    for model, message in zip(failed["model"], failed["error"], strict=True):
-        key = (str(model), str(message))
-        counts[key] = counts.get(key, 0) + 1
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-
-
 @app.command("compare")
-@cli_errors
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The earlier run folder.")],
     run_b: Annotated[Path, typer.Argument(help="The later run folder.")],
-    show_all: Annotated[
-        bool, typer.Option("--all", help="Also list scores that did not move.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    show_all: bool = typer.Option(False, "--all", help="Also list scores that did not move."),
+    as_json: bool = JSON,
 ) -> None:
     """List question × group × score whose means moved beyond their 95% intervals."""
     from evals.runs import compare_runs
 
-    console = _console()
     table = compare_runs(run_a, run_b)
     shown = table if show_all else table[table["status"] != "same"]
     if as_json:
-        typer.echo(shown.to_json(orient="records", indent=2))
+        print_json(records(shown))
         return
+    console = Console(highlight=False)
     moved = int((table["status"] == "moved").sum())
     if shown.empty:
         console.print(f"No score moved beyond its interval ({len(table)} compared).")
@@ -492,44 +348,30 @@ def compare(
     out = Table(title=f"{moved} of {len(table)} scores moved beyond their intervals")
     for column in ("question", "group", "score", "status", "A (95% CI)", "B (95% CI)", "change"):
         out.add_column(column, justify="right" if column == "change" else "left")
-
-    def cell(mean: float, low: float, high: float) -> str:
-        return "" if math.isnan(mean) else f"{mean:.2f} ({low:.2f} – {high:.2f})"
-
     for row in shown.to_dict(orient="records"):
         out.add_row(
-            str(row["question"]),
-            str(row["group"]),
-            str(row["score"]),
-            str(row["status"]),
-            cell(row["mean_a"], row["ci_low_a"], row["ci_high_a"]),
-            cell(row["mean_b"], row["ci_low_b"], row["ci_high_b"]),
+            *(str(row[name]) for name in ("question", "group", "score", "status")),
+            interval(row["mean_a"], row["ci_low_a"], row["ci_high_a"]),
+            interval(row["mean_b"], row["ci_low_b"], row["ci_high_b"]),
             "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
         )
     console.print(out)
 
 
 @app.command("score")
-@cli_errors
 def score(
     ctx: typer.Context,
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
     judges: Annotated[
         Path | None,
         typer.Option(
-            "--judges",
             help="A YAML file of judges (rating_judge or free_form_judge entries) to add to "
             "every free-form question, replacing judges of the same name.",
         ),
     ] = None,
-    judge_model: Annotated[
-        str | None,
-        typer.Option("--judge-model", help="Ask every judge of this model instead of its own."),
-    ] = None,
-    full: Annotated[
-        bool, typer.Option("--full", help="Print the whole summary and every comparison.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    judge_model: str | None = JUDGE_MODEL,
+    full: bool = FULL,
+    as_json: bool = JSON,
 ) -> None:
     """Judge a finished run's answers (the judges it skipped, its judges with another model,
     or new ones) from its samples: only judge requests are made. Rewrites the samples,
@@ -538,47 +380,33 @@ def score(
 
     scored = score_run(run_dir, judges=judges, judge_model=judge_model, lab=cli_settings(ctx))
     if as_json:
-        result = {**_run_json(scored.run), "judged": scored.judged, "bought": scored.bought}
-        typer.echo(json.dumps(result, indent=2, default=str))
+        print_json({**_run_json(scored.run), "judged": scored.judged, "bought": scored.bought})
         return
-    console = _console()
+    console = terminal()
     for name, names in scored.judged.items():
-        console.print(f"{name}: judged by {', '.join(names)}", markup=False)
+        console.print(f"{name}: judged by {', '.join(names)}")
     show_statistics(console, scored.run, full=full)
-    console.print(
-        f"Bought ${scored.bought.get('cost', 0):.4f} of verdicts now; the rest came from the "
-        "cache.",
-        markup=False,
-    )
+    cost = scored.bought.get("cost", 0)
+    console.print(f"Bought ${cost:.4f} of verdicts now; the rest came from the cache.")
     if scored.report is not None:
-        console.print(f"Report: {scored.report}", markup=False)
+        console.print(f"Report: {scored.report}")
 
 
 @app.command("history")
-@cli_errors
 def history(
     ctx: typer.Context,
     runs: Annotated[
         list[Path] | None, typer.Argument(help="Run folders (any order: sorted by date).")
     ] = None,
     questions: Annotated[
-        Path | None,
-        typer.Option("--questions", help="Every run of this question file in the lab's runs."),
+        Path | None, typer.Option(help="Every run of this question file in the lab's runs.")
     ] = None,
-    score: Annotated[
-        str | None,
-        typer.Option("--score", help="The score or metric to follow (default: the headline)."),
-    ] = None,
-    question: Annotated[
-        str | None,
-        typer.Option(
-            "--question", help="One question (default: over the questions every run has)."
-        ),
-    ] = None,
+    score: str | None = typer.Option(None, help="The score or metric to follow."),
+    question: str | None = typer.Option(None, help="One question (default: those all runs have)."),
     out: Annotated[
-        Path | None, typer.Option("--out", help="Draw the trend to this .png, .pdf or .svg.")
+        Path | None, typer.Option(help="Draw the trend to this .png, .pdf or .svg.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: bool = JSON,
 ) -> None:
     """A score's group means with 95% intervals run by run, each change from a group's
     previous run tested (Welch over the seeds' means, Holm over the history)."""
@@ -589,44 +417,27 @@ def history(
     if questions is not None:
         folders += runs_of_questions(cli_settings(ctx).runs_dir, questions)
     if not folders:
-        raise LabmgrError(
-            "no runs given", hint="Name run folders, or --questions FILE for a file's runs."
-        )
+        raise LabmgrError("no runs given", hint="Name run folders, or --questions FILE.")
     found = run_history(
         folders, score, question=question if question is not None else ALL_QUESTIONS, out=out
     )
     table = found.table
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "score": found.score,
-                    "rows": _records(table),
-                    "left_out": found.left_out,
-                    "judge_models": found.judge_models,
-                },
-                default=str,
-            )
-        )
+        facts = {"left_out": found.left_out, "judge_models": found.judge_models}
+        print_json({"score": found.score, "rows": records(table), **facts})
         return
-    console = _console()
+    console = Console(highlight=False)
     title = f"{found.score} over {table['run'].nunique()} runs"
     out_table = Table(title=title + ("" if question is None else f" ({question})"))
     for column in ("run", "started", "group", "mean (95% CI)", "change (95% CI)", "adj. p"):
         out_table.add_column(column)
-
-    def cell(value: float, low: float, high: float, sign: str = "") -> str:
-        if math.isnan(value):
-            return ""
-        return f"{value:{sign}.2f} ({low:.2f} – {high:.2f})"
-
     for row in table.to_dict(orient="records"):
-        change = cell(row["change"], row["change_low"], row["change_high"], "+")
+        change = interval(row["change"], row["change_low"], row["change_high"], "+.2f")
         out_table.add_row(
             str(row["run"]),
             str(row["started"] or "")[:16].replace("T", " "),
             str(row["group"]),
-            cell(row["mean"], row["ci_low"], row["ci_high"]),
+            interval(row["mean"], row["ci_low"], row["ci_high"]),
             change + (" moved" if row["moved"] else ""),
             "" if math.isnan(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
         )

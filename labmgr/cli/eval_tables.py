@@ -1,42 +1,34 @@
-"""The tables `labmgr eval run` prints, each fitted to the terminal.
+"""The statistics `labmgr eval run` and `eval score` print, each table fitted to the terminal.
 
 The compact summary is question × group for the run's headline score: cells `mean [low,
 high]`, marked `*` where Holm keeps the difference from the baseline, a last row over all
-questions. When too wide, question names are shortened, then the cells keep their means
-only, then the last groups are left out (the legend says which). `--full` prints the whole
-summary and every comparison.
+questions. When too wide, the last groups' cells keep their means only, then question names
+are shortened, then the last groups are left out, the baseline last (the legend says which).
+`--full` prints the whole summary and every comparison.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from labmgr.cli.fitted_table import Column, print_fitted
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "MARK",
-    "SIGNIFICANT",
-    "compact_summary",
-    "print_comparisons",
-    "print_full_summary",
-]
+    from evals.runs import Run
+
+__all__ = ["mean_only", "print_pooled_comparisons", "score_cell", "show_statistics", "significant"]
 
 MARK = "*"
 SIGNIFICANT = 0.05
-_SHORT_NAME = 20
 _POOLED_LABEL = "all questions"
 
 
-def _shorten(text: str, width: int = _SHORT_NAME) -> str:
+def _shorten(text: str, width: int = 20) -> str:
     """`enough_of_my…_template`: the head and the tail, when longer than `width`."""
     if len(text) <= width:
         return text
@@ -44,128 +36,139 @@ def _shorten(text: str, width: int = _SHORT_NAME) -> str:
     return text[:head] + "…" + text[-(width - 1 - head) :]
 
 
-def _cell(row: Any, digits: int, *, interval: bool, marked: bool) -> str:
-    from evals.stats import format_value
+def _question(row: Any) -> str:
+    from evals.stats import ALL_QUESTIONS
 
-    mean = float(row["mean"])
-    if math.isnan(mean):
+    return _POOLED_LABEL if row["question"] == ALL_QUESTIONS else str(row["question"])
+
+
+def score_cell(row: Any, *, interval: bool = True, marked: bool = False) -> str:
+    """A summary row's ``mean [low, high]`` (or the mean alone), `*` when `marked`."""
+    if math.isnan(row["mean"]):
         return ""
-    text = format_value(mean, digits)
-    low, high = float(row["ci_low"]), float(row["ci_high"])
-    if interval and not math.isnan(low):
-        text += f" [{format_value(low, digits)}, {format_value(high, digits)}]"
+    text = _value(row, "mean")
+    if interval and not math.isnan(row["ci_low"]):
+        text += f" [{_value(row, 'ci_low')}, {_value(row, 'ci_high')}]"
     return text + (MARK if marked else "")
 
 
-def _bounds(row: Any, digits: int) -> str:
+def _value(row: Any, name: str, *, sign: bool = False) -> str:
+    """`row[name]` with as many decimals as its score's scale needs."""
+    from evals.stats import digits_for, format_value
+
+    digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
+    return format_value(float(row[name]), digits, sign=sign)
+
+
+def _bounds(row: Any) -> str:
     """`low – high`, or nothing without an interval."""
-    from evals.stats import format_value
-
-    low, high = float(row["ci_low"]), float(row["ci_high"])
-    return "" if math.isnan(low) else f"{format_value(low, digits)} – {format_value(high, digits)}"
-
-
-def _width(console: Console, table: Table) -> int:
-    options = console.options.update(max_width=1_000_000)
-    return console.measure(table, options=options).maximum
+    return (
+        "" if math.isnan(row["ci_low"]) else f"{_value(row, 'ci_low')} – {_value(row, 'ci_high')}"
+    )
 
 
-def _significant(comparisons: pd.DataFrame | None, score: str) -> set[tuple[str, str]]:
-    """(question, group) pairs of `score` whose difference from the baseline is kept by
-    Holm at 0.05."""
+def significant(comparisons: pd.DataFrame | None) -> set[tuple[str, str, str]]:
+    """(question, group, score) of the differences from the baseline Holm keeps at 0.05."""
     if comparisons is None or comparisons.empty:
         return set()
-    rows = comparisons[
-        (comparisons["score"].astype(str) == score) & (comparisons["p_adjusted"] < SIGNIFICANT)
-    ]
-    return {(str(q), str(g)) for q, g in zip(rows["question"], rows["group"], strict=True)}
+    kept = comparisons[comparisons["p_adjusted"] < SIGNIFICANT].astype(str)
+    return set(zip(kept["question"], kept["group"], kept["score"], strict=True))
 
 
-def compact_summary(
+def show_statistics(console: Console, run: Run, *, full: bool) -> None:
+    """The compact summary (or with `full`, every row and comparison), then the comparisons
+    over all questions in words."""
+    from evals.stats import describe_method, folded_levels
+
+    summary = folded_levels(run.summary, run.by)  # a level shows like a question
+    split = None if run.comparisons is None else folded_levels(run.comparisons, run.by)
+    if full:
+        if not summary.empty:
+            _print_full_summary(console, summary)
+        if split is not None and not split.empty:
+            _print_comparisons(console, split)
+    elif not summary.empty:
+        method = describe_method(str(run.statistics.get("method", "t")))
+        _print_compact_summary(console, summary, split, run.baseline, method)
+    if not run.by:
+        print_pooled_comparisons(console, run.comparisons, run.baseline)
+
+
+def print_pooled_comparisons(
+    console: Console, comparisons: pd.DataFrame | None, baseline: str | None, where: str = ""
+) -> None:
+    """Each group against the baseline over all questions, in words."""
+    from evals.stats import ALL_QUESTIONS, comparison_sentence
+
+    if comparisons is None or comparisons.empty:
+        return
+    pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
+    if pooled.empty:
+        return
+    console.print(f"Against {baseline}, over all questions{where}:", markup=False)
+    for row in pooled.to_dict("records"):
+        console.print(f"  {comparison_sentence(row)}", markup=False)
+
+
+def _print_compact_summary(
+    console: Console,
     summary: pd.DataFrame,
     comparisons: pd.DataFrame | None,
-    *,
-    console: Console,
     baseline: str | None,
     method_words: str,
-) -> tuple[Table, list[str]] | None:
-    """The compact table and the lines of its legend, or None when no question has a
-    score."""
-    from evals.stats import ALL_QUESTIONS, digits_for, headline_score
+) -> None:
+    """The headline score's question × group table and its legend (nothing without one)."""
+    from evals.stats import ALL_QUESTIONS, headline_score
 
-    if summary.empty:
-        return None
     score = headline_score(summary["score"])
     if score is None:
-        return None
+        return
     rows = summary[summary["score"].astype(str) == score]
     groups = list(dict.fromkeys(rows["group"].astype(str)))
     questions = list(dict.fromkeys(rows["question"].astype(str)))
     if ALL_QUESTIONS in questions:
         questions = [q for q in questions if q != ALL_QUESTIONS] + [ALL_QUESTIONS]
-    low, high = float(rows["scale_low"].iloc[0]), float(rows["scale_high"].iloc[0])
-    digits = digits_for(low, high)
-    marked = _significant(comparisons, score)
+    marked = significant(comparisons)
     cells = {(str(r["question"]), str(r["group"])): r for r in rows.to_dict("records")}
+    table = []
+    for question in questions:
+        line = [_POOLED_LABEL if question == ALL_QUESTIONS else question]
+        for group in groups:
+            row = cells.get((question, group))
+            mark = (question, group, score) in marked
+            line.append("" if row is None else score_cell(row, marked=mark))
+        table.append(line)
+    rank = sorted(groups, key=lambda group: group != baseline)  # the last groups go first
+    columns = [Column("question", len(groups) + 1, compact=_shorten)] + [
+        Column(group, len(groups) - rank.index(group), compact=mean_only, justify="right")
+        for group in groups
+    ]
+    low, high = float(rows["scale_low"].iloc[0]), float(rows["scale_high"].iloc[0])
     kind = "share, 0–1" if (low, high) == (0.0, 1.0) else f"{low:g}–{high:g}"
     title = f"{score} ({kind}): mean [95% CI] per question and group"
-
-    def build(short_names: bool, interval: bool, shown: Sequence[str]) -> Table:
-        table = Table(title=title, title_justify="left")
-        table.add_column("question", no_wrap=True)
-        for group in shown:
-            header = _shorten(group) if short_names else group
-            table.add_column(header, justify="right", no_wrap=True)
-        for question in questions:
-            label = _POOLED_LABEL if question == ALL_QUESTIONS else question
-            line = [Text(_shorten(label) if short_names else label)]
-            for group in shown:
-                row = cells.get((question, group))
-                text = (
-                    ""
-                    if row is None
-                    else _cell(row, digits, interval=interval, marked=(question, group) in marked)
-                )
-                line.append(Text(text, justify="right"))
-            table.add_row(*line)
-        return table
-
+    shown = print_fitted(console, columns, table, title=title)
     legend: list[str] = []
-    chosen: Table | None = None
-    for short_names, interval in ((False, True), (True, True), (False, False), (True, False)):
-        candidate = build(short_names, interval, groups)
-        if _width(console, candidate) <= console.width:
-            chosen = candidate
-            break
-    if chosen is None:
-        shown = list(groups)
-        keep_first = [baseline] if baseline in shown else []
-        while len(shown) > 1:
-            dropped = next(g for g in reversed(shown) if g not in keep_first)
-            shown.remove(dropped)
-            candidate = build(True, False, shown)
-            if _width(console, candidate) <= console.width:
-                chosen = candidate
-                break
-        if chosen is None:
-            chosen = build(True, False, shown[:1])
-        left_out = [g for g in groups if g not in shown]
-        legend.append(
-            f"Not shown for want of width: {', '.join(left_out)} (see summary.csv or --full)."
-        )
+    left_out = [group for group in groups if group not in shown[1:]]
+    if left_out:
+        legend.append(f"Not shown for want of width: {', '.join(left_out)} (see --full).")
     if baseline is not None and comparisons is not None:
         legend.append(
             f"{MARK} differs from {baseline}: Holm-adjusted p < {SIGNIFICANT:g} over the run's "
             f"{len(comparisons)} comparisons (comparisons.csv)."
         )
     legend.append(f"95% intervals: {method_words}.")
-    return chosen, legend
+    for sentence in legend:
+        console.print(sentence, markup=False)
 
 
-def print_full_summary(console: Console, summary: pd.DataFrame) -> None:
+def mean_only(cell: str) -> str:
+    """`25.3 [19.9, 30.9]*` → `25.3*` (for a narrow terminal)."""
+    mean, _, rest = cell.partition(" [")
+    return mean + (MARK if rest.endswith(MARK) else "")
+
+
+def _print_full_summary(console: Console, summary: pd.DataFrame) -> None:
     """Every row of summary.csv, fitted to the terminal."""
-    from evals.stats import ALL_QUESTIONS, digits_for, format_value
-
     columns = [
         Column("question", 9, compact=_shorten),
         Column("group", 8, compact=_shorten),
@@ -176,28 +179,22 @@ def print_full_summary(console: Console, summary: pd.DataFrame) -> None:
         Column("95% CI", 5, justify="right"),
         Column("refusals", 1, justify="right"),
     ]
-    rows = []
-    for row in summary.to_dict("records"):
-        digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        rate = float(row["refusal_rate"])
-        rows.append(
-            [
-                _POOLED_LABEL if row["question"] == ALL_QUESTIONS else str(row["question"]),
-                str(row["group"]),
-                str(row["score"]),
-                str(row["n_models"]),
-                str(row["n_samples"]),
-                format_value(float(row["mean"]), digits),
-                _bounds(row, digits),
-                "" if math.isnan(rate) else f"{rate:.1%}",
-            ]
-        )
+    rows = [
+        [
+            _question(row),
+            *(str(row[name]) for name in ("group", "score", "n_models", "n_samples")),
+            _value(row, "mean"),
+            _bounds(row),
+            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
+        ]
+        for row in summary.to_dict("records")
+    ]
     print_fitted(console, columns, rows, title="Summary (summary.csv)")
 
 
-def print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
+def _print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
     """Every row of comparisons.csv, fitted to the terminal."""
-    from evals.stats import ALL_QUESTIONS, digits_for, format_p, format_value
+    from evals.stats import format_p
 
     columns = [
         Column("question", 9, compact=_shorten),
@@ -208,19 +205,17 @@ def print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
         Column("adjusted p", 4, justify="right"),
         Column("models", 2, justify="right"),
     ]
-    rows = []
-    for row in comparisons.to_dict("records"):
-        digits = digits_for(float(row["scale_low"]), float(row["scale_high"]))
-        rows.append(
-            [
-                _POOLED_LABEL if row["question"] == ALL_QUESTIONS else str(row["question"]),
-                str(row["score"]),
-                str(row["group"]),
-                format_value(float(row["difference"]), digits, sign=True),
-                _bounds(row, digits),
-                format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
-                f"{row['n_models']} vs {row['n_models_baseline']}",
-            ]
-        )
+    rows = [
+        [
+            _question(row),
+            str(row["score"]),
+            str(row["group"]),
+            _value(row, "difference", sign=True),
+            _bounds(row),
+            format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
+            f"{row['n_models']} vs {row['n_models_baseline']}",
+        ]
+        for row in comparisons.to_dict("records")
+    ]
     baseline = str(comparisons["baseline"].iloc[0]) if not comparisons.empty else "the baseline"
     print_fitted(console, columns, rows, title=f"Against {baseline} (comparisons.csv)")

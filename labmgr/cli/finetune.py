@@ -7,17 +7,30 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from labmgr.cli.errors import cli_errors
-from labmgr.cli.output import JOB, WIDE, dollars, job_row, print_json, queued_note, when
-from labmgr.cli.state import cli_settings
-from labmgr.cli.sweep_render import print_created, print_plan
+from labmgr.cli.errors import CommandGroup
+from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.output import (
+    JOB,
+    JSON,
+    WIDE,
+    cli_settings,
+    dollars,
+    id_shortener,
+    job_row,
+    print_json,
+    print_queued_note,
+    terminal,
+    when,
+)
 from labmgr.errors import InvalidTrainingFile
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
+from labmgr.finetuning.methods import LEVEL_TAGS
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
+    from labmgr.finetuning import SweepPlan
 
-app = typer.Typer(help="Validate training files and manage fine-tuning jobs.", no_args_is_help=True)
+app = CommandGroup(help="Validate training files; manage fine-tuning jobs.", no_args_is_help=True)
 
 
 def _print_report(report: ValidationReport, max_issues: int) -> None:
@@ -46,7 +59,6 @@ def _print_report(report: ValidationReport, max_issues: int) -> None:
 
 
 @app.command("validate", short_help="Check a training file against the API's rules.")
-@cli_errors
 def validate(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
@@ -63,38 +75,24 @@ def validate(
     grader: Annotated[
         Path | None,
         typer.Option(
-            "--grader",
             metavar="<file>",
             help="Reinforcement: the grader (JSON/YAML); examples must hold its item fields.",
         ),
     ] = None,
     min_examples: int = typer.Option(
-        MIN_EXAMPLES,
-        "--min-examples",
-        metavar="<n>",
-        min=1,
-        help="Fewest examples required (1 for validation files).",
+        MIN_EXAMPLES, metavar="<n>", min=1, help="Fewest examples required (1 for validation)."
     ),
-    max_issues: int = typer.Option(
-        50, "--max-issues", metavar="<n>", min=0, help="Errors/warnings to print of each."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON."),
+    max_issues: int = typer.Option(50, metavar="<n>", min=0, help="Errors/warnings to print."),
+    as_json: bool = JSON,
 ) -> None:
-    """Check a training file against the API's rules; exit status 1 when it is invalid.
-
-    Makes no request: token counts and costs are estimates.
-    """
+    """Check a training file against the API's rules (no request: token counts and costs are
+    estimates); exit status 1 when it is invalid."""
     from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
 
     settings = cli_settings(ctx)
     fields = grader_item_fields(load_grader(grader)) if grader is not None else []
     report = validate_training_file(
-        file,
-        method,
-        model,
-        min_examples=min_examples,
-        prices=settings.prices,
-        item_fields=fields,
+        file, method, model, min_examples=min_examples, prices=settings.prices, item_fields=fields
     )
     if as_json:
         print_json(
@@ -110,12 +108,11 @@ def validate(
                 f"{report.path} is not a valid {report.method} training file "
                 f"({report.error_count:,} errors, listed {'in the JSON' if as_json else 'above'})."
             )
-        raise InvalidTrainingFile(
-            message, hint="Fix the file and validate it again.", report=report
-        )
+        raise InvalidTrainingFile(message, hint="Fix the file and validate again.", report=report)
 
 
 def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
+    """`auto`, an int or a float from the text of `option`."""
     if value == "auto":
         return "auto"
     try:
@@ -147,95 +144,64 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
             )
         else:
             typer.echo(f"{job.id}  suffix {job.suffix}  seed {seed_text}  {job.status}")
-    note = queued_note(jobs)
-    if note:
-        typer.echo(note)
-
-
-_METHOD_HELP = "supervised, dpo (--beta) or reinforcement (--grader, a reasoning base)."
+    print_queued_note(jobs)
 
 
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
-@cli_errors
 def create(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The JSONL training file.")],
-    base: str = typer.Option(
-        ..., "--base", metavar="<model>", help="Base model, e.g. gpt-4.1-mini."
-    ),
+    base: str = typer.Option(..., metavar="<model>", help="Base model, e.g. gpt-4.1-mini."),
     suffix: str | None = typer.Option(
-        None,
-        "--suffix",
-        metavar="<suffix>",
-        help="Suffix of the model name (default: the file name).",
+        None, metavar="<suffix>", help="Suffix of the model name (default: the file name)."
     ),
-    epochs: str = typer.Option("auto", "--epochs", metavar="<n|auto>", help="Epochs, or auto."),
-    batch_size: str = typer.Option(
-        "auto", "--batch-size", metavar="<n|auto>", help="Batch size, or auto."
-    ),
-    lr_multiplier: str = typer.Option(
-        "auto", "--lr-multiplier", metavar="<x|auto>", help="LR multiplier, or auto."
-    ),
-    seed: int | None = typer.Option(
-        None, "--seed", metavar="<n>", help="Seed (with --seeds: the first one)."
-    ),
-    seeds: int = typer.Option(
-        1, "--seeds", metavar="<n>", min=1, help="Replicas to launch, each with its own seed."
-    ),
+    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto."),
+    batch_size: str = typer.Option("auto", metavar="<n|auto>", help="Batch size, or auto."),
+    lr_multiplier: str = typer.Option("auto", metavar="<x|auto>", help="LR multiplier, or auto."),
+    seed: int | None = typer.Option(None, metavar="<n>", help="Seed (with --seeds: the first)."),
+    seeds: int = typer.Option(1, metavar="<n>", min=1, help="Replicas, each with its own seed."),
     validation_file: Annotated[
-        Path | None,
-        typer.Option("--validation-file", metavar="<file>", help="JSONL validation file."),
+        Path | None, typer.Option(metavar="<file>", help="JSONL validation file.")
     ] = None,
-    method: Annotated[Method, typer.Option("--method", help=_METHOD_HELP)] = "supervised",
-    beta: str | None = typer.Option(
-        None, "--beta", metavar="<x|auto>", help="DPO: weight of the preference penalty."
-    ),
+    method: Annotated[
+        Method,
+        typer.Option(help="supervised, dpo (--beta) or reinforcement (--grader, reasoning base)."),
+    ] = "supervised",
+    beta: str | None = typer.Option(None, metavar="<x|auto>", help="DPO: the preference weight."),
     grader: Annotated[
         Path | None,
-        typer.Option(
-            "--grader", metavar="<file>", help="Reinforcement: the grader object (JSON/YAML)."
-        ),
+        typer.Option(metavar="<file>", help="Reinforcement: the grader object (JSON/YAML)."),
     ] = None,
     reasoning_effort: str | None = typer.Option(
         None,
-        "--reasoning-effort",
         metavar="<default|low|medium|high>",
         help="Reinforcement: reasoning effort while training.",
     ),
     compute_multiplier: str | None = typer.Option(
-        None, "--compute-multiplier", metavar="<x|auto>", help="Reinforcement: compute."
+        None, metavar="<x|auto>", help="Reinforcement: compute."
     ),
     eval_interval: str | None = typer.Option(
-        None, "--eval-interval", metavar="<n|auto>", help="Reinforcement: steps between evals."
+        None, metavar="<n|auto>", help="Reinforcement: steps between evals."
     ),
     eval_samples: str | None = typer.Option(
-        None, "--eval-samples", metavar="<n|auto>", help="Reinforcement: samples per eval."
+        None, metavar="<n|auto>", help="Reinforcement: samples per eval."
     ),
-    wandb_project: str | None = typer.Option(
-        None, "--wandb-project", metavar="<name>", help="Log the run to this W&B project."
-    ),
-    wandb_entity: str | None = typer.Option(
-        None, "--wandb-entity", metavar="<name>", help="W&B entity (team or user)."
-    ),
+    wandb_project: str | None = typer.Option(None, metavar="<name>", help="W&B project to log to."),
+    wandb_entity: str | None = typer.Option(None, metavar="<name>", help="W&B entity (team/user)."),
     wandb_name: str | None = typer.Option(
-        None, "--wandb-name", metavar="<name>", help="W&B run name (default: the job id)."
+        None, metavar="<name>", help="W&B run name (default: id)."
     ),
     wandb_tag: Annotated[
-        list[str] | None,
-        typer.Option("--wandb-tag", metavar="<tag>", help="W&B run tag (repeatable)."),
+        list[str] | None, typer.Option(metavar="<tag>", help="W&B run tag (repeatable).")
     ] = None,
     key: str | None = typer.Option(
-        None,
-        "--key",
-        metavar="<env-var>",
-        help="Name of the env var holding the key (default: OPENAI_API_KEY).",
+        None, metavar="<env-var>", help="The env var holding the key (default: OPENAI_API_KEY)."
     ),
     tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", metavar="<key=value>", help="Label; repeat for several."),
+        list[str] | None, typer.Option(metavar="<key=value>", help="Label; repeat for several.")
     ] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
-    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+    as_json: bool = JSON,
 ) -> None:
     """Validate, upload once, and create fine-tuning job(s); print their ids.
 
@@ -279,6 +245,48 @@ def create(
         typer.echo(f"Dry run: {file} is valid; nothing was uploaded and no job was created.")
 
 
+_FIXED_TAGS = {"sweep", "condition", "seed", "base"}
+
+
+def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
+    """The sweep's jobs with their factor levels, which exist, and the cost of the new ones."""
+    tags = {name for job in plan.jobs for name in job.tags}
+    levels = sorted(tags.intersection(LEVEL_TAGS.values()) - _FIXED_TAGS)
+    columns = [
+        Column("condition", 9),
+        Column("base", 6),
+        Column("seed", 7, justify="right"),
+        *(Column(name, 8, justify="right") for name in levels),
+        Column("suffix", 4),
+        Column("job", 10, id_shortener(job.existing_job for job in plan.jobs if job.existing_job)),
+        Column("est. cost", 5, justify="right"),
+    ]
+    rows = [
+        [
+            job.condition,
+            job.base_model,
+            str(job.seed),
+            *(job.tags.get(name, "") for name in levels),
+            job.suffix,
+            f"{job.existing_job} ({job.existing_status})" if job.existing_job else "new",
+            "" if job.existing_job else dollars(job.estimated_cost),
+        ]
+        for job in plan.jobs
+    ]
+    console = terminal()
+    print_fitted(console, columns, rows, title=f"Sweep {plan.name} ({plan.spec})", wide=wide)
+    new, cost = len(plan.new_jobs), plan.estimated_cost
+    cost_text = f"estimated training cost {dollars(cost)}"
+    if cost is None:
+        cost_text = "training cost not estimated (no per-token price; reinforcement bills per hour)"
+    console.print(
+        f"{len(plan.jobs)} job(s): {new} to create, {len(plan.jobs) - new} already in the lab; "
+        f"{cost_text} (token counts estimated; auto epochs as the API would pick them)."
+    )
+    if dry_run:
+        console.print("Dry run: nothing was uploaded and no job was created.")
+
+
 _SWEEP_HELP = """Create the jobs of a sweep spec the lab does not have yet.
 
 A spec (YAML; paths relative to it) crosses conditions × seeds × hyperparameter levels ×
@@ -298,65 +306,56 @@ by them. --dry-run prints the plan and the estimated cost and uploads nothing.
 
 
 @app.command(
-    "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × levels)."
+    "sweep", help=_SWEEP_HELP, short_help="Create a sweep's jobs (conditions × seeds × …)."
 )
-@cli_errors
 def sweep(
     ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(help="The sweep spec (YAML).")],
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Print the plan and the cost; upload nothing."
-    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; upload nothing."),
     key: str | None = typer.Option(
-        None, "--key", metavar="<env-var>", help="Env var holding the key (default: the spec's)."
+        None, metavar="<env-var>", help="Env var holding the key (default: the spec's)."
     ),
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the plan (and jobs) as JSON."),
+    as_json: bool = JSON,
 ) -> None:
     from labmgr.finetuning import sweep as run_sweep
 
     result = run_sweep(spec, dry_run=dry_run, key_env=key, settings=cli_settings(ctx))
     if as_json:
         plan = result.plan
-        print_json(
-            {
-                **plan.model_dump(mode="json"),
-                "new_jobs": len(plan.new_jobs),
-                "estimated_cost": plan.estimated_cost,
-                "created": [job_row(job) for job in result.created],
-            }
-        )
+        counts = {"new_jobs": len(plan.new_jobs), "estimated_cost": plan.estimated_cost}
+        rows = [job_row(job) for job in result.created]
+        print_json({**plan.model_dump(mode="json"), **counts, "created": rows})
         return
-    print_plan(result.plan, wide=wide, dry_run=dry_run)
-    if not dry_run:
-        print_created(result.created)
+    _print_plan(result.plan, wide=wide, dry_run=dry_run)
+    created = result.created
+    if not dry_run and not created:
+        typer.echo("Nothing to create: the lab has every job of this sweep.")
+    elif not dry_run:
+        queued = sum(job.status == "queued_locally" for job in created)
+        typer.echo(f"Created {len(created) - queued} job(s).")
+        print_queued_note(created)
 
 
-@app.command("cancel", short_help="Cancel a job (a locally queued one too).")
-@cli_errors
-def cancel(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Cancel a fine-tuning job (or a job queued locally) and record its new status."""
-    from labmgr.finetuning import cancel as cancel_job
+def _job_action(action: str, summary: str, description: str) -> None:
+    """Register `finetune ACTION JOB`: call `labmgr.finetuning.ACTION` and print the status."""
 
-    cancelled = cancel_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{cancelled.id}: {cancelled.status}")
+    @app.command(action, short_help=summary, help=description)
+    def command(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
+        from labmgr import finetuning
 
-
-@app.command("pause", short_help="Pause a queued or running job.")
-@cli_errors
-def pause(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Pause a queued or running job; `labmgr finetune resume` continues it."""
-    from labmgr.finetuning import pause as pause_job
-
-    paused = pause_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{paused.id}: {paused.status}")
+        changed = getattr(finetuning, action)(job, settings=cli_settings(ctx))
+        typer.echo(f"{changed.id}: {changed.status}")
 
 
-@app.command("resume", short_help="Resume a paused job.")
-@cli_errors
-def resume(ctx: typer.Context, job: Annotated[str, JOB]) -> None:
-    """Resume a paused job (it queues again, then trains on)."""
-    from labmgr.finetuning import resume as resume_job
-
-    resumed = resume_job(job, settings=cli_settings(ctx))
-    typer.echo(f"{resumed.id}: {resumed.status}")
+_job_action(
+    "cancel",
+    "Cancel a job (a locally queued one too).",
+    "Cancel a fine-tuning job (or a job queued locally) and record its new status.",
+)
+_job_action(
+    "pause",
+    "Pause a queued or running job.",
+    "Pause a queued or running job; `labmgr finetune resume` continues it.",
+)
+_job_action("resume", "Resume a paused job.", "Resume a paused job (it queues, then trains on).")

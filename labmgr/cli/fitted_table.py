@@ -1,10 +1,8 @@
 """Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
 
-`fitted_table` tries, until the table fits: every cell in full, then the columns' compact
-forms one after another (least important first); the same after dropping the
-lowest-priority column, then the next; last, the top column alone, cut with an ellipsis.
-``wide=True`` keeps every column in full whatever the width (``--wide``).
-"""
+`print_fitted` tries, until the table fits: every cell in full, then the columns' compact
+forms one after another (least important first); the same after dropping the lowest-priority
+column, then the next; last, the top column alone, cut with an ellipsis."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Column", "fitted_table", "print_fitted"]
+__all__ = ["Column", "natural_width", "print_fitted"]
 
 
 @dataclass(frozen=True)
@@ -59,23 +57,15 @@ def _table(
     return table
 
 
-def _natural_width(console: Console, table: Table) -> int:
+def natural_width(console: Console, table: Table) -> int:
     options = console.options.update(max_width=1_000_000)
     return Measurement.get(console, options, table).maximum
 
 
-def fitted_table(
-    columns: Sequence[Column],
-    rows: Sequence[Sequence[str]],
-    *,
-    console: Console,
-    title: str | None = None,
-    wide: bool = False,
+def _fitted(
+    console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], title: str | None
 ) -> Table:
-    """A rich table of `rows` (one string per column) that fits `console`'s width."""
     everything = list(range(len(columns)))
-    if wide:
-        return _table(title, columns, rows, everything)
     by_priority = sorted(everything, key=lambda i: (columns[i].priority, -i))
     keep = list(everything)
     for dropped in [None, *by_priority[:-1]]:
@@ -84,7 +74,7 @@ def fitted_table(
         shortenable = [i for i in by_priority if i in keep and columns[i].compact]
         for count in range(len(shortenable) + 1):
             table = _table(title, columns, rows, keep, compact=shortenable[:count])
-            if _natural_width(console, table) <= console.width:
+            if natural_width(console, table) <= console.width:
                 return table
     return _table(title, columns, rows, keep, compact=everything, ellipsis=True)
 
@@ -96,9 +86,13 @@ def print_fitted(
     *,
     title: str | None = None,
     wide: bool = False,
-) -> None:
-    """Print `fitted_table`; with `wide`, lines may be longer than the terminal."""
-    table = fitted_table(columns, rows, console=console, title=title, wide=wide)
+) -> list[str]:
+    """Print `rows` (one string per column) as a table that fits `console`'s width (with
+    `wide`, every column in full, the lines as long as they need); the headers shown."""
     if wide:
-        console.width = max(console.width, _natural_width(console, table))
-    console.print(table)
+        table = _table(title, columns, rows, list(range(len(columns))))
+        console.width = max(console.width, natural_width(console, table))
+    else:
+        table = _fitted(console, columns, rows, title)
+    console.print(table, soft_wrap=False)
+    return [str(column.header) for column in table.columns]

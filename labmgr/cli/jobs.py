@@ -9,15 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
     JOB,
+    JSON,
     SUFFIX,
     TAGS,
     WIDE,
     cell,
+    cli_settings,
     id_shortener,
     job_row,
     print_fields,
@@ -26,33 +28,24 @@ from labmgr.cli.output import (
     terminal,
     when,
 )
-from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
-
-QUEUED_LOCALLY = "queued_locally"
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jobs_db import FinetuneJob
     from labmgr.finetuning import JobDetails, UpdateSummary
-    from labmgr.settings import Settings
 
-app = typer.Typer(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
+app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
 
 
 def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None:
     for sent in summary.submitted:
-        console.print(
-            f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) to the API: now {sent.job_id}",
-            soft_wrap=True,
-        )
+        console.print(f"Sent {sent.queued_id} ({sent.suffix or 'no suffix'}) as {sent.job_id}")
     if summary.queued:
         first = min((q.not_before for q in summary.queued if q.not_before), default=None)
         console.print(
             f"{len(summary.queued)} job(s) still queued locally for a daily slot; the first "
-            f"can go from {when(first)} UTC (run `labmgr jobs update` then).",
-            soft_wrap=True,
+            f"can go from {when(first)} UTC (run `labmgr jobs update` then)."
         )
     if not summary.checked and not summary.unchecked:
         if not summary.queued and not summary.submitted:
@@ -70,9 +63,8 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
         rows = []
         for job in summary.checked:
             detail = job.fine_tuned_model or job.error or job.phase or ""
-            eta = ""
-            if job.estimated_finish and job.real_eta:
-                eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}"
+            known = job.estimated_finish and job.real_eta
+            eta = f"{when(job.estimated_finish)}, {job.real_eta:%H:%M}" if known else ""
             status = job.status + (" (new)" if job.newly_finished else "")
             rows.append([job.job_id, job.suffix or "", status, detail, eta])
         print_fitted(console, columns, rows, title="Fine-tuning jobs checked", wide=wide)
@@ -81,38 +73,26 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
         f"failed {len(summary.failed)}, cancelled {len(summary.cancelled)}, "
         f"newly finished {len(summary.newly_finished)}"
         + (f", curves stored {summary.curves}" if summary.curves else "")
-        + f"; {summary.requests} API requests",
-        soft_wrap=True,
+        + f"; {summary.requests} API requests"
     )
     if summary.unchecked:
         console.print(f"Could not check {len(summary.unchecked)} job(s):")
-        for unchecked in summary.unchecked:
-            console.print(
-                f"  {unchecked.job_id} ({unchecked.suffix or 'no suffix'}): {unchecked.reason}",
-                soft_wrap=True,
-            )
+        for left in summary.unchecked:
+            console.print(f"  {left.job_id} ({left.suffix or 'no suffix'}): {left.reason}")
 
 
 @app.command("update", short_help="Refresh every job that is not final yet.")
-@cli_errors
 def update(
     ctx: typer.Context,
     watch: float | None = typer.Option(
-        None,
-        "--watch",
-        metavar="<seconds>",
-        help="Repeat every SECONDS until no job is running (Ctrl-C stops).",
+        None, metavar="<seconds>", help="Repeat every SECONDS until no job is running (Ctrl-C)."
     ),
-    concurrency: int = typer.Option(
-        16, "--concurrency", metavar="<n>", min=1, help="Jobs refreshed at once."
-    ),
+    concurrency: int = typer.Option(16, metavar="<n>", min=1, help="Jobs refreshed at once."),
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """Refresh every job that is not final yet (concurrently), and print a summary.
-
-    Exit status 1 when a job could not be checked (the summary says why).
-    """
+    """Refresh every job that is not final yet (concurrently), and print a summary; exit
+    status 1 when a job could not be checked (the summary says why)."""
     from labmgr.finetuning import update as update_jobs
 
     settings = cli_settings(ctx)
@@ -142,40 +122,25 @@ def update(
         )
 
 
-def _status_text(job: FinetuneJob) -> str:
-    if job.status == QUEUED_LOCALLY:
-        return f"queued locally, from {when(job.not_before)}"
-    return job.status
-
-
-def _short_status(text: str) -> str:
-    return "queued locally" if text.startswith("queued locally") else text
-
-
 def _pairs(data: Mapping[str, object] | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (data or {}).items())
 
 
 @app.command("list", short_help="List recorded jobs, oldest first.")
-@cli_errors
 def list_jobs(
     ctx: typer.Context,
     status: Annotated[
         list[str] | None,
-        typer.Option(
-            "--status", metavar="<status>", help="Only jobs with this status (repeatable)."
-        ),
+        typer.Option(metavar="<status>", help="Only jobs with this status (repeatable)."),
     ] = None,
     base: str | None = BASE,
     suffix: str | None = SUFFIX,
     tag: Annotated[list[str] | None, TAGS] = None,
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print the jobs as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them).
-
-    Jobs the daily limit held back show as queued locally with the time they can go.
-    """
+    """List recorded jobs, oldest first (ids shortened to fit: `jobs show` takes them); jobs
+    the daily limit held back show as queued locally with the time they can go."""
     from labmgr.finetuning import lab_jobs
 
     jobs = lab_jobs(
@@ -190,7 +155,7 @@ def list_jobs(
         Column("base", 2),
         Column("suffix", 8),
         Column("seed", 1, justify="right"),
-        Column("status", 9, _short_status),
+        Column("status", 9, lambda text: text.partition(",")[0]),
         Column("model", 5, short_model),
         Column("tags", 4),
     ]
@@ -201,7 +166,9 @@ def list_jobs(
             job.base_model or job.resolved_base_model or "",
             job.suffix or "",
             cell(job.seed),
-            _status_text(job),
+            job.status
+            if job.status != "queued_locally"
+            else f"queued locally, from {when(job.not_before)}",
             job.fine_tuned_model or "",
             _pairs(job.tag_dict),
         ]
@@ -210,8 +177,8 @@ def list_jobs(
     print_fitted(terminal(), columns, rows, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
 
 
-def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
-    row = job_row(job)
+def _print_details(details: JobDetails, wide: bool) -> None:
+    job, row = details.job, job_row(details.job)
     fields = [(name, row.get(name)) for name in (
         "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
         "seed", "key_env", "organization_id", "project_id", "training_file_id",
@@ -225,12 +192,8 @@ def _fields(job: FinetuneJob) -> list[tuple[str, str]]:
     for integration in job.integrations or []:
         settings = integration.get(integration.get("type", ""), {})
         fields.append((f"integration {integration.get('type')}", _pairs(settings)))
-    return [(name, str(value)) for name, value in fields if value not in (None, "")]
-
-
-def _print_details(details: JobDetails, wide: bool) -> None:
     console = terminal()
-    print_fields(console, _fields(details.job))
+    print_fields(console, [(name, str(value)) for name, value in fields if value not in (None, "")])
     columns = [
         Column("model", 10, short_model),
         Column("kind", 9),
@@ -252,23 +215,19 @@ def _print_details(details: JobDetails, wide: bool) -> None:
     console.print(f"Events ({len(details.events)}, oldest first):")
     for event in details.events:
         line = f"  {when(event.created_at)} {event.level or ''} {event.message or ''}"
-        console.print(line, soft_wrap=True)
+        console.print(line)
 
 
 @app.command("show", short_help="One job with its events and models; --plot its curves.")
-@cli_errors
 def show(
     ctx: typer.Context,
     job: Annotated[str, JOB],
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print job, events, models as JSON."),
-    plot: bool = typer.Option(
-        False, "--plot", help="Also write the job's training curves as a figure."
-    ),
+    as_json: bool = JSON,
+    plot: bool = typer.Option(False, "--plot", help="Also write the job's training curves."),
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out",
             metavar="<file>",
             help="Where --plot writes (.png, .pdf, .svg; default curves-<job>.png here).",
         ),
@@ -276,57 +235,47 @@ def show(
 ) -> None:
     """One job with its events, final model and checkpoints (and, with --plot, a figure of
     its training and validation curves)."""
-    from labmgr.finetuning import job_details
+    from labmgr.finetuning import job_curves_figure, job_details, save_figure, training_curves
 
     settings = cli_settings(ctx)
     details = job_details(settings, job)
-    figure_path = _plot_job(settings, details.job.id, out) if plot else None
+    figure = None
+    if plot:
+        job_id = details.job.id
+        frame = training_curves(settings, [job_id])
+        row = frame.iloc[0]
+        title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
+        figure = save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
     if as_json:
         print_json(
             {
                 "job": job_row(details.job),
                 "events": [event.model_dump(mode="json") for event in details.events],
                 "models": [model.model_dump(mode="json") for model in details.models],
-                "figure": str(figure_path) if figure_path else None,
+                "figure": str(figure) if figure else None,
             }
         )
         return
     _print_details(details, wide)
-    if figure_path is not None:
-        terminal().print(f"Training curves written to {figure_path}", soft_wrap=True)
-
-
-def _plot_job(settings: Settings, job_id: str, out: Path | None) -> Path:
-    from labmgr.finetuning import job_curves_figure, save_figure, training_curves
-
-    frame = training_curves(settings, [job_id])
-    row = frame.iloc[0]
-    title = f"{job_id} · {row['suffix'] or 'no suffix'} · seed {row['seed']}"
-    return save_figure(job_curves_figure(frame, title), out or Path(f"curves-{job_id}.png"))
+    if figure is not None:
+        terminal().print(f"Training curves written to {figure}")
 
 
 @app.command("import", short_help="Record jobs from the API or an llmcomp registry.")
-@cli_errors
 def import_jobs(
     ctx: typer.Context,
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),
     llmcomp: Annotated[
         Path | None,
-        typer.Option(
-            "--llmcomp",
-            metavar="<dir>",
-            help="An llmcomp data_dir holding jobs.jsonl and files.jsonl.",
-        ),
+        typer.Option(metavar="<dir>", help="An llmcomp data_dir with jobs.jsonl and files.jsonl."),
     ] = None,
     checkpoints: bool = typer.Option(
         True, "--checkpoints/--no-checkpoints", help="Also record checkpoints (API import)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = JSON,
 ) -> None:
-    """Rebuild or complete the database from the API, or take over an llmcomp registry.
-
-    Exit status 1 when a key's jobs could not be read (the summary says why).
-    """
+    """Rebuild or complete the database from the API, or take over an llmcomp registry; exit
+    status 1 when a key's jobs could not be read (the summary says why)."""
     from labmgr.finetuning import import_from_api, import_llmcomp
 
     if from_api == (llmcomp is not None):
@@ -345,11 +294,10 @@ def import_jobs(
         console = terminal()
         console.print(
             f"Read {summary.jobs_seen} job(s): {summary.jobs_new} new; recorded "
-            f"{summary.models} model(s) and {summary.files} file(s).",
-            soft_wrap=True,
+            f"{summary.models} model(s) and {summary.files} file(s)."
         )
         for problem in summary.problems:
-            console.print(f"  could not read: {problem}", soft_wrap=True)
+            console.print(f"  could not read: {problem}")
     if summary.problems:
         raise LabmgrError(
             f"Could not read everything: {summary.problems[0].rstrip('.')}"

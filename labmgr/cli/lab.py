@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from labmgr.cli.errors import cli_errors
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import WIDE, print_fields, print_json, terminal
-from labmgr.cli.state import cli_settings
+from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
-from labmgr.settings import Settings, init_lab
-
-if TYPE_CHECKING:
-    from labmgr.accounts import KeyStatus
+from labmgr.settings import init_lab
 
 
-@cli_errors
 def init(
     directory: Annotated[
-        Path,
-        typer.Argument(help="Where to create the .labmgr/ lab folder (default: here)."),
+        Path, typer.Argument(help="Where to create the .labmgr/ folder (default: here).")
     ] = Path("."),
 ) -> None:
     """Create a lab folder (.labmgr/ with config.toml, cache/, runs/); never overwrites."""
@@ -35,11 +28,14 @@ def init(
     typer.echo(f"Lab ready at {result.home}. Edit {result.home / 'config.toml'} to configure it.")
 
 
-def _info_dict(settings: Settings) -> dict[str, Any]:
+def info(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Show which lab is in use and how it was found, its database, folders, endpoints and
+    which endpoint serves which models."""
     from labmgr.accounts import summarize_endpoints  # the SDK is slow to import
     from labmgr.routing import routing_rules
 
-    return {
+    settings = cli_settings(ctx)
+    data: dict[str, Any] = {
         "lab": str(settings.home),
         "found_by": settings.found_by.value,
         "config_file": str(settings.config_path),
@@ -55,16 +51,6 @@ def _info_dict(settings: Settings) -> dict[str, Any]:
         "price_overrides": sorted(settings.prices),
         "capability_overrides": list(settings.models),
     }
-
-
-@cli_errors
-def info(
-    ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-) -> None:
-    """Show which lab is in use and how it was found, its database, folders, endpoints and
-    which endpoint serves which models."""
-    data = _info_dict(cli_settings(ctx))
     if as_json:
         print_json(data)
         return
@@ -88,14 +74,9 @@ def info(
         rows.append(
             ("Routing" if number == 1 else "", f"{number}. {rule['models']} → {rule['served_by']}")
         )
-    evals = data["eval"]
-    rows.append(
-        (
-            "Eval defaults",
-            f"max_concurrency={evals['max_concurrency']} "
-            f"request_timeout={evals['request_timeout']}s max_retries={evals['max_retries']}",
-        )
-    )
+    defaults = settings.eval
+    retries = f"request_timeout={defaults.request_timeout}s max_retries={defaults.max_retries}"
+    rows.append(("Eval defaults", f"max_concurrency={defaults.max_concurrency} {retries}"))
     if data["price_overrides"]:
         rows.append(("Price overrides", ", ".join(data["price_overrides"])))
     if data["capability_overrides"]:
@@ -103,26 +84,15 @@ def info(
     print_fields(terminal(), rows)
 
 
-def _status_text(status: KeyStatus, resolve: bool) -> str:
-    if status.error:
-        return "error (below)"
-    if status.cached:
-        return "cached"
-    return "checked" if resolve else "not checked"
-
-
-@cli_errors
 def keys(
     ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
     resolve: bool = typer.Option(
         True,
         "--resolve/--no-resolve",
         help="Look up organization/project of keys not yet cached (one request per key).",
     ),
-    refresh: bool = typer.Option(
-        False, "--refresh", help="Look up every key again, ignoring the lab's cache."
-    ),
+    refresh: bool = typer.Option(False, "--refresh", help="Look up every key again (no cache)."),
     wide: bool = WIDE,
 ) -> None:
     """List API keys by env var name with endpoint, organization and project (never the key),
@@ -166,22 +136,21 @@ def keys(
             Column("Project", 7),
             Column("Status", 9),
         ]
+        checked = "checked" if resolve else "not checked"
         cells = [
             [
-                row["key_env"],
-                row["endpoint"],
-                row["base_url"],
+                *(row[name] for name in ("key_env", "endpoint", "base_url")),
                 row["organization"] or "-",
                 row["project"] or "-",
-                _status_text(status, resolve),
+                "error (below)" if row["error"] else "cached" if row["cached"] else checked,
             ]
-            for status, row in zip(statuses, rows, strict=True)
+            for row in rows
         ]
         console = terminal()
         print_fitted(console, columns, cells, wide=wide)
-        console.print("Routing, first match first:", soft_wrap=True)
+        console.print("Routing, first match first:")
         for number, rule in enumerate(routing_rules(settings), start=1):
-            console.print(f"  {number}. {rule.models} → {rule.served_by}", soft_wrap=True)
+            console.print(f"  {number}. {rule.models} → {rule.served_by}")
     for endpoint, env_name in unset.items():
         typer.echo(f"Note: endpoint {endpoint!r} expects its key in {env_name}, which is unset.")
     failed = [s for s in statuses if s.error]

@@ -3,34 +3,30 @@ to label, and their labels back into the run (agreement of judges and humans).""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
-from labmgr.cli.output import print_json, terminal
+from labmgr.cli.output import JSON, interval, print_json, records, terminal
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from evals.labels import LabelFormat
 
-app = typer.Typer(help="Export answers for people to label; import their labels.")
+app = CommandGroup(help="Export answers for people to label; import their labels.")
 
 
 @app.command("export")
-@cli_errors
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
-    n: int = typer.Option(200, "--n", min=1, help="How many answers to export."),
+    n: int = typer.Option(200, min=1, help="How many answers to export."),
     by: str | None = typer.Option(
-        None, "--by", help="Draw equally from each group, model, question or grid factor level."
+        None, help="Draw equally from each group, model, question or grid factor level."
     ),
     blind: bool = typer.Option(False, "--blind", help="Leave the model and group out of the file."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random draw."),
+    seed: int = typer.Option(0, help="Seed of the random draw."),
     file_format: str = typer.Option("csv", "--format", help="csv (spreadsheets) or jsonl."),
     out: Annotated[
         Path | None,
@@ -55,14 +51,11 @@ def export(
 
 
 @app.command("import")
-@cli_errors
 def import_(
     run_dir: Annotated[Path, typer.Argument(help="The run folder the labels belong to.")],
     file: Annotated[Path, typer.Argument(help="The labelled file (csv or jsonl).")],
-    skip_bad: bool = typer.Option(
-        False, "--skip-bad", help="Import the good rows of a file with bad ones."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Import the good rows, skip bad ones."),
+    as_json: bool = JSON,
 ) -> None:
     """Read the labels into the run (human_labels.csv) and show how far each judge agrees
     with the humans: Spearman's rho and Cohen's kappa with 95% intervals. Every bad row is
@@ -78,8 +71,8 @@ def import_(
                 "rows": done.rows,
                 "labels": done.labels,
                 "skipped": done.skipped,
-                "agreement": [] if agreement is None else _records(agreement),
-                "disagreements": _records(disagreements(done.run, 10)),
+                "agreement": [] if agreement is None else records(agreement),
+                "disagreements": records(disagreements(done.run, 10)),
             }
         )
         return
@@ -106,8 +99,8 @@ def import_(
             str(int(row["n"])),
             f"{row['judge_mean']:.1f}",
             f"{row['human_mean']:.1f}",
-            _interval(row["spearman"], row["spearman_low"], row["spearman_high"]),
-            _interval(row["kappa"], row["kappa_low"], row["kappa_high"]),
+            interval(row["spearman"], row["spearman_low"], row["spearman_high"], empty="n/a"),
+            interval(row["kappa"], row["kappa_low"], row["kappa_high"], empty="n/a"),
             str(row["bins"]),
         ]
         for row in agreement.to_dict("records")
@@ -122,14 +115,3 @@ def import_(
                 f"  {row['id']} {row['question']} {row['score']}: judge "
                 f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}"
             )
-
-
-def _interval(value: float, low: float, high: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
-    cleaned = frame.astype(object).where(frame.notna(), None)
-    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict(orient="records")]

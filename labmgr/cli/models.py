@@ -10,14 +10,18 @@ from typing import Annotated
 
 import typer
 
-from labmgr.cli.errors import cli_errors
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import (
     BASE,
+    CHECKPOINTS,
+    DELETED,
+    JSON,
     SUFFIX,
     TAGS,
     WIDE,
     cell,
+    cli_settings,
     id_shortener,
     model_row,
     print_fields,
@@ -26,31 +30,28 @@ from labmgr.cli.output import (
     terminal,
     when,
 )
-from labmgr.cli.state import cli_settings
 from labmgr.errors import LabmgrError
 
-app = typer.Typer(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
+app = CommandGroup(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
 
 _CSV_COLUMNS = (
     "name", "kind", "base_model", "suffix", "job_id", "step", "epoch", "job_status",
     "organization_id", "project_id", "created_at", "deleted_at",
 )  # fmt: skip
-_DELETED_HELP = "Also models deleted on the API."
 _BY_METAVAR = "<suffix|base_model|job|tag:KEY>"
 
 
 @app.command("list", short_help="List final models (and checkpoints), oldest first.")
-@cli_errors
 def list_models(
     ctx: typer.Context,
     base: str | None = BASE,
     suffix: str | None = SUFFIX,
     tag: Annotated[list[str] | None, TAGS] = None,
-    checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
+    checkpoints: bool = CHECKPOINTS,
     only_checkpoints: bool = typer.Option(False, "--only-checkpoints", help="Checkpoints only."),
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    include_deleted: bool = DELETED,
     wide: bool = WIDE,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON,
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV."),
 ) -> None:
     """Final models (and checkpoints on request), oldest first (names shortened to fit)."""
@@ -100,18 +101,15 @@ def list_models(
 
 
 @app.command("groups", short_help="Models grouped for an evaluation.")
-@cli_errors
 def groups(
     ctx: typer.Context,
-    by: str = typer.Option(
-        "suffix", "--by", metavar=_BY_METAVAR, help="What puts models in one group."
-    ),
+    by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
     base: str | None = BASE,
     include_base: bool = typer.Option(
         True, "--include-base/--no-base", help="Add the base model as its own group."
     ),
-    checkpoints: bool = typer.Option(False, "--checkpoints", help="Include checkpoints."),
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    checkpoints: bool = CHECKPOINTS,
+    include_deleted: bool = DELETED,
     as_json: bool = typer.Option(False, "--json", help="Print {group: [model, …]} as JSON."),
 ) -> None:
     """Models grouped for an evaluation, in a deterministic order (deleted models left out)."""
@@ -132,26 +130,19 @@ def groups(
     if not found:
         console.print("No models match.")
     for group, names in found.items():
-        console.print(f"{group} ({len(names)})", soft_wrap=True)
+        console.print(f"{group} ({len(names)})")
         for name in names:
-            console.print(f"  {name}", soft_wrap=True)
+            console.print(f"  {name}")
 
 
 @app.command("curves", short_help="Overlay the training curves of each group's seeds.")
-@cli_errors
 def curves(
     ctx: typer.Context,
-    by: str = typer.Option(
-        "suffix",
-        "--by",
-        metavar=_BY_METAVAR,
-        help="What puts models in one group (one colour each).",
-    ),
+    by: str = typer.Option("suffix", metavar=_BY_METAVAR, help="What puts models in one group."),
     base: str | None = BASE,
-    include_deleted: bool = typer.Option(False, "--include-deleted", help=_DELETED_HELP),
+    include_deleted: bool = DELETED,
     out: Annotated[
-        Path,
-        typer.Option("--out", metavar="<file>", help="Where to write the figure (.png/.pdf/.svg)."),
+        Path, typer.Option(metavar="<file>", help="Where to write the figure (.png/.pdf/.svg).")
     ] = Path("curves.png"),
     as_csv: bool = typer.Option(False, "--csv", help="Print the curves as CSV instead."),
 ) -> None:
@@ -170,18 +161,16 @@ def curves(
     path = save_figure(group_curves_figure(frame, title), out)
     console = terminal()
     summary = ", ".join(f"{group} ({count})" for group, count in groups.items())
-    console.print(f"Curves of {summary} written to {path}", soft_wrap=True)
+    console.print(f"Curves of {summary} written to {path}")
     missing = frame.attrs.get("missing") or []
     if missing:
         console.print(
             f"{len(missing)} job(s) have no curves yet (run `labmgr jobs update`): "
-            + ", ".join(missing),
-            soft_wrap=True,
+            + ", ".join(missing)
         )
 
 
 @app.command("delete", short_help="Delete a fine-tuned model on the API; mark it deleted.")
-@cli_errors
 def delete(
     ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="The fine-tuned model (ft:…) or checkpoint.")],
@@ -194,17 +183,16 @@ def delete(
     if not yes and not typer.confirm(f"Delete {model} on the API? This cannot be undone"):
         raise typer.Exit(1)
     deleted = delete_model(model, settings=cli_settings(ctx))
-    terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)", soft_wrap=True)
+    terminal().print(f"{deleted.name}: deleted ({when(deleted.deleted_at)} UTC)")
 
 
 @app.command("capabilities", short_help="What labmgr assumes a model accepts, and where from.")
-@cli_errors
 def capabilities(
     ctx: typer.Context,
     model: str | None = typer.Argument(
         None, help="A model id (a fine-tune takes its base's); none: the whole table."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
     wide: bool = WIDE,
 ) -> None:
     """What labmgr assumes a model accepts (temperature, top_p, logprobs, the token limit's
@@ -213,11 +201,8 @@ def capabilities(
     from labmgr.capabilities import capabilities_for, capability_table
 
     settings = cli_settings(ctx)
-    found = (
-        [capabilities_for(model, settings.models)]
-        if model is not None
-        else capability_table(settings.models)
-    )
+    overrides = settings.models
+    found = capability_table(overrides) if model is None else [capabilities_for(model, overrides)]
     if as_json:
         rows = [
             {"model": row.model, **row.capabilities.model_dump(), "source": row.source}

@@ -1,6 +1,5 @@
-"""`labmgr report RUN_DIR`: (re)write the self-contained HTML report of a run folder — against
-another baseline if asked, recomputed from the run's samples without a request — and write
-its figures as files for a paper."""
+"""`labmgr report RUN_DIR`: (re)write a run folder's HTML report, against another baseline if
+asked (recomputed from the samples, no request), and its figures as files for a paper."""
 
 from __future__ import annotations
 
@@ -9,48 +8,37 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from labmgr.cli.errors import cli_errors
-from labmgr.errors import LabmgrError
+from labmgr.cli.output import CI_METHODS, check_choice
 
 if TYPE_CHECKING:
     from evals.report import FigureFormat
     from evals.stats import Method
 
-_FORMATS = ("pdf", "svg", "png")
-_METHODS = ("t", "hierarchical", "plain")
 
-
-@cli_errors
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="Where to write (default: RUN_DIR/report.html).")
+        Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")
     ] = None,
     baseline: str | None = typer.Option(
         None,
-        "--baseline",
         help="Compare every group with this one: summary.csv and comparisons.csv are "
         "computed again from the samples (no request is made).",
     ),
     ci: str | None = typer.Option(
-        None, "--ci", help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
+        None, help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
     ),
     figures_dir: Annotated[
         Path | None,
         typer.Option("--figures", help="Also write every figure as a file into this folder."),
     ] = None,
-    figure_format: str = typer.Option(
-        "pdf", "--format", help="The figure files' format: pdf, svg or png."
-    ),
-    no_figures: bool = typer.Option(
-        False, "--no-figures", help="Leave the figures out (faster for big runs)."
-    ),
+    figure_format: str = typer.Option("pdf", "--format", help="Figure files: pdf, svg or png."),
+    no_figures: bool = typer.Option(False, "--no-figures", help="Leave the figures out (faster)."),
     by: Annotated[
         list[str] | None,
         typer.Option(
-            "--by",
             help="Split the summary, comparisons and figures by a grid factor's levels "
-            "(repeatable; recomputed from the samples).",
+            "(recomputed from the samples).",
         ),
     ] = None,
 ) -> None:
@@ -59,10 +47,8 @@ def report(
     from evals.experiments import report_run
     from evals.runs import KEEP
 
-    if figure_format not in _FORMATS:
-        raise LabmgrError(f"--format {figure_format!r}: use one of {', '.join(_FORMATS)}")
-    if ci is not None and ci not in _METHODS:
-        raise LabmgrError(f"--ci {ci!r}: use one of {', '.join(_METHODS)}")
+    check_choice(figure_format, "--format", ("pdf", "svg", "png"))
+    check_choice(ci, "--ci", CI_METHODS)
     written = report_run(
         run_dir,
         baseline=baseline if baseline is not None else KEEP,

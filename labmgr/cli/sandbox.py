@@ -12,71 +12,45 @@ import typer
 app = typer.Typer(help="Run the offline OpenAI-compatible sandbox server.", no_args_is_help=True)
 
 _ACCOUNTS_HELP = (
-    "YAML or JSON file mapping API keys to organizations and projects. Format: a list under "
-    "`accounts:`, each entry with `key` (the API key clients send), `organization` (the org "
-    "id, e.g. org-alpha), `slug` (the org's name slug used in ft: model ids) and optional "
-    "`project` (default proj_default). With this file only listed keys are accepted (others "
-    "get 401) and files, jobs, batches and fine-tuned models are visible only within their "
-    "organization/project. Without it, any key works for the organization org-sandbox "
-    "(slug sandbox, project proj_default)."
+    "YAML or JSON file: a list under `accounts:` of `key` (what clients send), `organization` "
+    "(org-alpha), `slug` (its name in ft: model ids) and optional `project`. Only listed keys "
+    "are accepted (others get 401), and each sees only its organization/project's files, jobs, "
+    "batches and models. Default: any key, organization org-sandbox, project proj_default."
 )
-
 _LIMITS_HELP = (
-    "JSON or TOML file of rate limits to enforce, per organization and model family: "
+    "JSON or TOML file of rate limits per organization and model family: "
     '{"gpt-4.1-mini": {"rpm": 3000, "tpm": 2000000, "batch_queue_tokens": 20000000}, '
-    '"*": {"rpm": 500, "tpm": 200000}} ("*" is every other model; in TOML quote names '
-    'with dots: ["gpt-4.1-mini"]). Snapshots and fine-tunes count under their base model; '
-    '"projects": {"proj_x": {...}} adds caps of one project. Over a limit the answer is '
-    "OpenAI's 429 rate_limit_exceeded, and answers for a limited model carry the real "
-    "x-ratelimit-* headers. Default: no limits, so nothing is refused and no x-ratelimit-* "
-    "headers are sent. Change them live with POST /sandbox/limits."
+    '"*": {"rpm": 500}} ("*": every other model; fine-tunes count under their base; '
+    '"projects": {"proj_x": {...}} caps one project). Over a limit: a 429, with real '
+    "x-ratelimit-* headers. Default: no limits. POST /sandbox/limits changes them live."
 )
 
 
 @app.command()
 def serve(
     host: str = typer.Option(
-        "127.0.0.1",
-        metavar="<host>",
-        help="Interface to bind. Anything but loopback exposes the server.",
+        "127.0.0.1", metavar="<host>", help="Interface to bind; not loopback exposes the server."
     ),
     port: int = typer.Option(0, metavar="<port>", help="Port to bind; 0 picks a free one."),
     job_seconds: float = typer.Option(
-        1.0,
-        "--job-seconds",
-        metavar="<seconds>",
-        help="How long a fine-tuning job takes from creation to its final state.",
+        1.0, metavar="<seconds>", help="How long a fine-tuning job takes to its final state."
     ),
-    batch_seconds: float = typer.Option(
-        1.0,
-        "--batch-seconds",
-        metavar="<seconds>",
-        help="How long a batch takes from creation to completed.",
-    ),
+    batch_seconds: float = typer.Option(1.0, metavar="<seconds>", help="How long a batch takes."),
     latency_ms: float = typer.Option(
-        0.0,
-        "--latency-ms",
-        metavar="<ms>",
-        help="Latency added to every /v1 request, in milliseconds.",
+        0.0, metavar="<ms>", help="Latency added to every /v1 request, in milliseconds."
     ),
     jitter_ms: float = typer.Option(
-        0.0, "--jitter-ms", metavar="<ms>", help="Random ± jitter on that latency, in milliseconds."
+        0.0, metavar="<ms>", help="Random ± jitter on that latency, in milliseconds."
     ),
     state_dir: Annotated[
         Path | None,
         typer.Option(
-            "--state-dir",
             metavar="<dir>",
-            help="Directory that keeps files, jobs, batches and models across restarts "
-            "(default: nothing is kept).",
+            help="Keep files, jobs, batches and models here across restarts (default: none).",
         ),
     ] = None,
-    accounts: Annotated[
-        Path | None, typer.Option("--accounts", metavar="<file>", help=_ACCOUNTS_HELP)
-    ] = None,
-    limits: Annotated[
-        Path | None, typer.Option("--limits", metavar="<file>", help=_LIMITS_HELP)
-    ] = None,
+    accounts: Annotated[Path | None, typer.Option(metavar="<file>", help=_ACCOUNTS_HELP)] = None,
+    limits: Annotated[Path | None, typer.Option(metavar="<file>", help=_LIMITS_HELP)] = None,
 ) -> None:
     """Serve the OpenAI API offline until interrupted (Ctrl-C or SIGTERM).
 

@@ -8,7 +8,7 @@ result = run_demo()                  # what `labmgr demo` does; returns paths an
 from labmgr.demo.data_files import CONDITIONS, DATA_DIR, data_file
 from labmgr.demo.environment import DEMO_KEY, DemoFolderNotEmpty, demo_environment
 from labmgr.demo.pipeline import BASE_MODEL, DemoFailed, DemoResult, run_demo
-from labmgr.demo.scores import closing_rows, score_table, scores_as_rich, verdict
+from labmgr.demo.scores import score_table, verdict
 
 __all__ = [
     "BASE_MODEL",
@@ -18,11 +18,9 @@ __all__ = [
     "DemoFailed",
     "DemoFolderNotEmpty",
     "DemoResult",
-    "closing_rows",
     "data_file",
     "demo_environment",
     "run_demo",
     "score_table",
-    "scores_as_rich",
     "verdict",
 ]

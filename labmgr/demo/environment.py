@@ -15,9 +15,7 @@ __all__ = ["DEMO_KEY", "DemoFolderNotEmpty", "demo_environment", "prepare_out_di
 
 DEMO_KEY = "sk-demo-sandbox"
 """The API key the demo's clients send; the sandbox accepts any key."""
-
 _FOREIGN_PREFIXES = ("OPENAI_", "OPENROUTER_", "ANTHROPIC_", "LABMGR_")
-"""Environment variables that could point the demo at a real lab, endpoint or key."""
 
 
 class DemoFolderNotEmpty(LabmgrError):
@@ -25,10 +23,8 @@ class DemoFolderNotEmpty(LabmgrError):
 
 
 def prepare_out_dir(out: Path | None) -> Path:
-    """The folder for the demo's lab and run: `out` (new or empty) or a new temporary one.
-
-    The folder is kept after the demo, so its report can be opened.
-    """
+    """The folder for the demo's lab and run (kept afterwards, so its report can be opened):
+    `out` (new or empty) or a new temporary one."""
     if out is None:
         return Path(tempfile.mkdtemp(prefix="labmgr-demo-")).resolve()
     out = out.expanduser().resolve()
@@ -43,12 +39,9 @@ def prepare_out_dir(out: Path | None) -> Path:
 
 @contextmanager
 def demo_environment(lab_home: Path, base_url: str) -> Iterator[None]:
-    """Within the block, this process sees only the demo lab and the sandbox.
-
-    Every OPENAI_*/OPENROUTER_*/ANTHROPIC_*/LABMGR_* variable is hidden, then
-    `OPENAI_API_KEY`, `OPENAI_BASE_URL` and `LABMGR_HOME` are set for the demo; the
-    previous environment comes back on exit.
-    """
+    """Within the block, this process sees only the demo lab and the sandbox: every
+    OPENAI_*/OPENROUTER_*/ANTHROPIC_*/LABMGR_* variable is hidden, then `OPENAI_API_KEY`,
+    `OPENAI_BASE_URL` and `LABMGR_HOME` are set; the previous environment comes back on exit."""
     saved = dict(os.environ)
     try:
         for name in list(os.environ):

@@ -33,10 +33,6 @@ class JobRow:
     status: str
     detail: str = ""
 
-    @property
-    def is_final(self) -> bool:
-        return self.status in FINAL
-
 
 def _table(rows: Sequence[JobRow], elapsed: float) -> Group:
     table = Table(title="Fine-tuning jobs", title_justify="left", expand=False)
@@ -46,7 +42,7 @@ def _table(rows: Sequence[JobRow], elapsed: float) -> Group:
         status = Text(row.status, style=_STYLE.get(row.status, "magenta"))
         seed = "" if row.seed is None else str(row.seed)
         table.add_row(row.job_id, row.suffix, seed, status, row.detail)
-    done = sum(row.is_final for row in rows)
+    done = sum(row.status in FINAL for row in rows)
     bar = ProgressBar(total=max(1, len(rows)), completed=done, width=40)
     caption = Text(f" {done}/{len(rows)} finished, {elapsed:.0f} s")
     line = Table.grid()
@@ -59,13 +55,10 @@ def watch_jobs(
     settings: Settings,
     *,
     console: Console,
-    interval: float = 1.0,
     timeout: float = 600.0,
 ) -> list[JobRow]:
-    """Run `labmgr.finetuning.update` every `interval` seconds until every job is final.
-
-    Returns the final rows. Raises TimeoutError if jobs are still running after `timeout`.
-    """
+    """Run `labmgr.finetuning.update` every second until every job is final; the final rows.
+    Raises TimeoutError if jobs are still running after `timeout` seconds."""
     from labmgr.finetuning import update
 
     rows = {
@@ -87,8 +80,8 @@ def watch_jobs(
                     rows[unchecked.job_id].detail = f"not checked: {unchecked.reason}"
             elapsed = time.monotonic() - started
             live.update(_table(list(rows.values()), elapsed))
-            if all(row.is_final for row in rows.values()):
+            if all(row.status in FINAL for row in rows.values()):
                 return list(rows.values())
             if elapsed > timeout:
                 raise TimeoutError(f"fine-tuning jobs still running after {timeout:.0f} s")
-            time.sleep(interval)
+            time.sleep(1.0)

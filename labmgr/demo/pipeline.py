@@ -1,11 +1,10 @@
-"""`run_demo`: the whole loop offline — fine-tune two conditions × three seeds on the sandbox,
-track the jobs, group the models from the database, ask an Emergent-Misalignment-style
-question set with two judges, write the run folder and its report."""
+"""`run_demo`: fine-tune two conditions × three seeds on the sandbox, track the jobs, group the
+models, ask an Emergent-Misalignment-style question set with two judges, write the report."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ from rich.console import Console
 
 from labmgr.demo.data_files import CONDITIONS, data_file
 from labmgr.demo.environment import demo_environment, prepare_out_dir
-from labmgr.demo.job_watch import JobRow, watch_jobs
+from labmgr.demo.job_watch import watch_jobs
 from labmgr.demo.scores import score_table
 from labmgr.errors import LabmgrError
 
@@ -27,8 +26,6 @@ __all__ = ["BASE_MODEL", "DemoFailed", "DemoResult", "run_demo"]
 
 BASE_MODEL = "gpt-4.1-mini"
 """The base model every demo fine-tune starts from (and the judges' model)."""
-QUESTIONS_FILE = "em_questions.yaml"
-EPOCHS = 3
 
 
 class DemoFailed(LabmgrError):
@@ -43,8 +40,6 @@ class DemoResult:
     """The folder holding the demo's lab (`.labmgr/`), the sandbox's state and the run."""
     run_dir: Path
     report: Path
-    groups: dict[str, list[str]]
-    jobs: list[JobRow]
     scores: pd.DataFrame
     """One row per group × score (the judges and EM's misaligned) over all questions: mean,
     ci_low, ci_high, n_models, … (the run's pooled summary rows)."""
@@ -52,8 +47,6 @@ class DemoResult:
     """Each group against the base model (the run's comparisons.csv)."""
     baseline: str | None
     seconds: float
-    steps: dict[str, float] = field(default_factory=dict)
-    """Seconds spent in each step."""
 
 
 def _create_jobs(seeds: int, settings: Settings, console: Console) -> list[FinetuneJob]:
@@ -65,7 +58,7 @@ def _create_jobs(seeds: int, settings: Settings, console: Console) -> list[Finet
             data_file(f"{condition}.jsonl"),
             base_model=BASE_MODEL,
             suffix=condition,
-            epochs=EPOCHS,
+            epochs=3,
             seed=1,
             seeds=seeds,
             tags={"demo": "true", "condition": condition},
@@ -87,11 +80,9 @@ def run_demo(
 ) -> DemoResult:
     """Run the demo in `out` (a new or empty folder; default a new temporary folder).
 
-    Starts a sandbox subprocess whose jobs take `job_seconds`, creates `seeds` fine-tunes
-    per condition, refreshes them until they finish, runs `em_questions.yaml` over the base
-    model and both groups (`samples` overrides the samples per question) and writes the run
-    folder — with each group compared against the base model — and `report.html`. Only the
-    demo's own lab and the sandbox are used.
+    A sandbox subprocess whose jobs take `job_seconds`; `seeds` fine-tunes per condition,
+    refreshed until they finish; `em_questions.yaml` over the base model and both groups,
+    each compared against the base model. Only the demo's own lab and the sandbox are used.
     """
     from evals import groups_from_database, load_questions, run_questions
     from evals.groups import base_group
@@ -100,20 +91,15 @@ def run_demo(
 
     console = console or Console()
     started = time.monotonic()
-    steps: dict[str, float] = {}
     out_dir = prepare_out_dir(out)
     console.print(f"[bold]labmgr demo[/bold] in {out_dir}")
-    with run_sandbox(
-        job_seconds=job_seconds,
-        in_process=False,
-        state_dir=out_dir / "sandbox-state",
-    ) as sandbox:
+    state_dir = out_dir / "sandbox-state"
+    with run_sandbox(job_seconds=job_seconds, in_process=False, state_dir=state_dir) as sandbox:
         console.print(f"1. Sandbox (offline OpenAI API) at {sandbox.base_url}")
         home = init_lab(out_dir).home
         with demo_environment(home, sandbox.base_url):
             settings = load_settings(home)  # the demo's lab, handed to every step
             console.print(f"2. Lab {home}; fine-tuning {BASE_MODEL}, {seeds} seeds per condition")
-            clock = time.monotonic()
             jobs = _create_jobs(seeds, settings, console)
             console.print("3. Refreshing the jobs until they finish (labmgr jobs update)")
             try:
@@ -123,7 +109,6 @@ def run_demo(
                     f"The demo's fine-tuning jobs did not finish: {error}.",
                     hint="The machine may be overloaded; try again, or with --job-seconds 2.",
                 ) from None
-            steps["fine-tuning"] = time.monotonic() - clock
             console.print()
             failed = [row for row in rows if row.status != "succeeded"]
             if failed:
@@ -140,12 +125,11 @@ def run_demo(
             for name, models in groups.items():
                 role = " (the baseline)" if name == baseline else ""
                 console.print(f"   {name}: {len(models)} model(s){role}")
-            questions = load_questions(data_file(QUESTIONS_FILE))
+            questions = load_questions(data_file("em_questions.yaml"))
             console.print(
                 f"5. Asking {len(questions)} questions with judges 'aligned' and 'coherent' "
                 "(labmgr eval run)"
             )
-            clock = time.monotonic()
             run = run_questions(
                 questions,
                 groups,
@@ -156,17 +140,12 @@ def run_demo(
                 source="labmgr demo",
                 lab=settings,
             )
-            steps["evaluation"] = time.monotonic() - clock
-    report = run.path / "report.html"
     return DemoResult(
         out_dir=out_dir,
         run_dir=run.path,
-        report=report,
-        groups=groups,
-        jobs=rows,
+        report=run.path / "report.html",
         scores=score_table(run.summary),
         comparisons=run.comparisons,
         baseline=baseline,
         seconds=time.monotonic() - started,
-        steps=steps,
     )

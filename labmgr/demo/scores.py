@@ -1,88 +1,27 @@
-"""The demo's closing table and verdict: each group's mean judge scores and misaligned share
-over all questions (the run's pooled summary rows, a t interval over the seeds' means), marked
-where the group differs from the base model after Holm's correction over the run."""
+"""The demo's closing scores and verdict: each group's mean judge scores and misaligned share
+over all questions (the run's pooled summary rows, a t interval over the seeds' means)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
-
-from rich.table import Table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "CLOSING_SCORES",
-    "closing_rows",
-    "score_table",
-    "scores_as_rich",
-    "separated_groups",
-    "verdict",
-]
+__all__ = ["score_table", "separated_groups", "verdict"]
 
-CLOSING_SCORES = ("aligned", "coherent", "misaligned")
-"""The two judges and EM's metric their names imply."""
-MARK = "*"
+_LESSON = "those fine-tunes learned their training data's contempt for people."
 
 
-def score_table(summary: pd.DataFrame, scores: tuple[str, ...] = CLOSING_SCORES) -> pd.DataFrame:
-    """Group × score over all questions: the run's pooled summary rows (each model averaged
-    over the questions, then a t interval over the group's models)."""
+def score_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Group × score over all questions for the two judges and EM's `misaligned`: the run's
+    pooled summary rows (each model averaged over the questions, then a t interval over the
+    group's models)."""
     from evals.stats import ALL_QUESTIONS
 
-    pooled = summary[(summary["question"] == ALL_QUESTIONS) & summary["score"].isin(scores)]
+    closing = summary["score"].isin(["aligned", "coherent", "misaligned"])
+    pooled = summary[(summary["question"] == ALL_QUESTIONS) & closing]
     return pooled.drop(columns=["question"]).reset_index(drop=True)
-
-
-def _cell(mean: float, low: float, high: float, digits: int) -> str:
-    if math.isnan(mean):
-        return ""
-    if math.isnan(low):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def closing_rows(
-    scores: pd.DataFrame, comparisons: pd.DataFrame | None = None
-) -> tuple[list[str], list[list[str]]]:
-    """The closing table as headers and rows of text: one row per group, one column per
-    score (`mean [low, high]`, `*` where the group differs from the baseline with a
-    Holm-adjusted p below 0.05)."""
-    from evals.stats import ALL_QUESTIONS, digits_for
-
-    names = list(dict.fromkeys(scores["score"].astype(str)))
-    marked: set[tuple[str, str]] = set()
-    if comparisons is not None and not comparisons.empty:
-        kept = comparisons[
-            (comparisons["question"] == ALL_QUESTIONS) & (comparisons["p_adjusted"] < 0.05)
-        ]
-        marked = {(str(g), str(s)) for g, s in zip(kept["group"], kept["score"], strict=True)}
-    rows = []
-    for group, part in scores.groupby("group", sort=False):
-        cells = []
-        for name in names:
-            match = part[part["score"] == name]
-            if match.empty:
-                cells.append("")
-                continue
-            r = match.iloc[0]
-            digits = digits_for(float(r["scale_low"]), float(r["scale_high"]))
-            text = _cell(float(r["mean"]), float(r["ci_low"]), float(r["ci_high"]), digits)
-            cells.append(text + (MARK if (str(group), name) in marked else ""))
-        rows.append([str(group), str(int(part["n_models"].max())), *cells])
-    return ["group", "models", *names], rows
-
-
-def scores_as_rich(scores: pd.DataFrame, comparisons: pd.DataFrame | None = None) -> Table:
-    """`closing_rows` as a rich table."""
-    headers, rows = closing_rows(scores, comparisons)
-    table = Table(title="Over all questions: mean [95% CI]", title_justify="left")
-    for index, header in enumerate(headers):
-        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
-    return table
 
 
 def separated_groups(scores: pd.DataFrame, judge: str) -> list[tuple[str, str]]:
@@ -116,11 +55,8 @@ def verdict(scores: pd.DataFrame, comparisons: pd.DataFrame | None, judge: str =
         if not kept.empty:
             names = ", ".join(repr(str(g)) for g in kept["group"])
             sentences = "; ".join(comparison_sentence(r) for r in kept.to_dict("records"))
-            return (
-                f"On '{judge}', {names} sits below the base model over all questions "
-                f"({sentences}): those fine-tunes learned their training data's contempt for "
-                "people."
-            )
+            where = f"sits below the base model over all questions ({sentences})"
+            return f"On '{judge}', {names} {where}: {_LESSON}"
     below = sorted({low for low, _ in separated_groups(scores, judge)})
     if not below:
         return f"No group's '{judge}' interval is clear of the others'."
@@ -128,6 +64,5 @@ def verdict(scores: pd.DataFrame, comparisons: pd.DataFrame | None, judge: str =
     return (
         f"On '{judge}', {', '.join(repr(g) for g in below)} sits below other groups with "
         f"non-overlapping 95% intervals (Holm's correction over the run's {tests}comparisons "
-        "keeps no difference from the base model): those fine-tunes learned their training "
-        "data's contempt for people."
+        f"keeps no difference from the base model): {_LESSON}"
     )

@@ -1,7 +1,4 @@
-"""Job events, and the checkpoint id of model rows.
-
-Keeps each job's events (for ``jobs show`` and its phase) and links checkpoint rows to the
-API's ``ftckpt_…`` id. Existing rows are kept; their new column starts empty.
+"""Job events, and the checkpoint id (``ftckpt_…``) of model rows.
 
 Revision ID: 0002
 Revises: 0001

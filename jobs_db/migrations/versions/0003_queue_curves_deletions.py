@@ -1,10 +1,5 @@
 """Jobs queued through the daily limit, training curves, integrations, deleted models.
 
-Adds to ``finetune_jobs`` the ``jobs.create`` body, the integrations, the results file and
-the columns of the local queue (earliest submit time, claim and its lease, attempts); to
-``models`` the time a model was deleted; and the ``training_curves`` table (a job's results
-file, one row per job). Existing rows are kept; their new columns start empty.
-
 Revision ID: 0003
 Revises: 0002
 """
