@@ -215,4 +215,8 @@ def _in_subprocess(config: SandboxConfig, host: str, port: int) -> Iterator[Sand
                 )
             yield SandboxHandle(line)
         finally:
-            proc.terminate()  # leaving the block waits for it
+            proc.terminate()
+            try:  # a server still draining connections gets a few seconds, then is killed
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
