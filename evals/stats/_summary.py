@@ -24,7 +24,6 @@ from evals.stats._frames import (
     ScoreScales,
     by_columns,
     question_scores,
-    scale_of,
     score_cells,
     score_name,
     score_values,
@@ -162,14 +161,12 @@ def model_summary(
     scores: Mapping[str, Sequence[Score]] | None = None,
     *,
     metrics: Iterable[Metric] = (),
-    scales: ScoreScales | None = None,
-    method: Method = "plain",
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """One row per question × group × model × score (`MODEL_SUMMARY_COLUMNS`): each model's
-    own interval (sampling noise only), a plain bootstrap or (`method="t"`) a t interval."""
+    own interval, a plain bootstrap of its samples (sampling noise only)."""
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():
@@ -177,15 +174,9 @@ def model_summary(
         for (group, model), part in frame.groupby(["group", "model"], sort=False):
             for score in chosen:
                 values = score_values(part, score)
-                if method == "t":
-                    scale = scale_of(question, score, scales)
-                    interval = seed_interval(
-                        values, part["model"].to_numpy(), scale=scale, confidence=confidence
-                    )
-                else:
-                    interval = plain_bootstrap(
-                        values, resamples=resamples, confidence=confidence, seed=seed
-                    )
+                interval = plain_bootstrap(
+                    values, resamples=resamples, confidence=confidence, seed=seed
+                )
                 refusal_rate, failed = _counts(
                     values, _no_error(part["error"]), isinstance(score, Metric)
                 )
