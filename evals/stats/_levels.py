@@ -20,7 +20,6 @@ import pandas as pd
 from evals.stats._compare import Difference, difference_row, holm, t_test
 from evals.stats._frames import ALL_QUESTIONS, Cell, Pool, Score, ScoreScales, score_cells
 from evals.stats._metrics import Metric
-from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
 LEVEL_COMPARISON_COLUMNS = [
@@ -143,14 +142,12 @@ def compare_levels(
                 cell = of_question[key]
                 parts[key] = Pool(cell.scale).add(cell)
                 pools.setdefault((name, *key), Pool(cell.scale)).add(cell)
-        scale = next(iter(of_question.values())).scale
-        rows.extend(_rows(question, name, factor, baseline_level, scale, parts, confidence))
+        rows.extend(_rows(question, name, factor, baseline_level, parts, confidence))
     for name in dict.fromkeys(n for n, _, _ in pools) if pooled and len(having) >= 2 else ():
         parts = {(g, level): pool for (n, g, level), pool in pools.items() if n == name}
         if any(p.mixed for p in parts.values()) or max(len(p.cells) for p in parts.values()) < 2:
             continue  # rows over all questions: for a score asked in two or more, on one scale
-        scale = next(iter(parts.values())).scale
-        rows.extend(_rows(ALL_QUESTIONS, name, factor, baseline_level, scale, parts, confidence))
+        rows.extend(_rows(ALL_QUESTIONS, name, factor, baseline_level, parts, confidence))
     table = pd.DataFrame(rows, columns=LEVEL_COMPARISON_COLUMNS)
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
@@ -161,7 +158,6 @@ def _rows(
     score: str,
     factor: str,
     baseline_level: str,
-    scale: Scale,
     cells: Mapping[tuple[str, str], Pool],
     confidence: float,
 ) -> list[dict[str, Any]]:
@@ -190,7 +186,7 @@ def _rows(
                     "factor": factor,
                     "level": level,
                     "baseline_level": baseline_level,
-                    **difference_row(result, scale),
+                    **difference_row(result, reference.scale),
                 }
             )
     return rows
