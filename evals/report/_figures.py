@@ -174,10 +174,6 @@ class FigureStore:
                 total -= stat.st_size
 
 
-def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
-
-
 def _frame_digest(frame: pd.DataFrame | None) -> str:
     if frame is None:
         return ""
@@ -208,7 +204,9 @@ def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
                 rows = summary[summary["question"].astype(str) == question]
                 source = per_question[question] = json.dumps(
                     [
-                        _file_digest(run.path / entry["samples_file"]),
+                        hashlib.sha256(samples.read_bytes()).hexdigest()
+                        if (samples := run.path / entry["samples_file"]).is_file()
+                        else "",
                         _frame_digest(rows),
                         {k: entry.get(k) for k in ("type", "scores", "judges", "scales")},
                     ],

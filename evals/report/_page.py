@@ -222,10 +222,6 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
     )
 
 
-def _in_headline(name: str) -> bool:
-    return not name.startswith("question-") and name not in (CURVES_FIGURE, COST_FIGURE)
-
-
 def _money(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "no price"
@@ -319,7 +315,9 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
     """The comparisons against the baseline in words (pooled rows first, then the largest
     per-question differences) and the headline figures, before any detail."""
     comparisons = run.comparisons
-    shown = _figures(drawn, _in_headline)
+    shown = _figures(
+        drawn, lambda f: not f.startswith("question-") and f not in (CURVES_FIGURE, COST_FIGURE)
+    )
     if comparisons is None or run.baseline is None:
         return (
             "<section id='headline'><h2>Headline</h2><p class='muted'>No baseline: the groups "
