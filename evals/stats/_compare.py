@@ -112,14 +112,18 @@ def t_test(
     return difference - critical * se, difference + critical * se, p_value
 
 
+def _welch_df(sides: Sequence[tuple[float, float]]) -> float:
+    """Satterthwaite's degrees of freedom of a difference of `sides`."""
+    used = [(v, df) for v, df in sides if v > 0]
+    return sum(v for v, _ in used) ** 2 / sum(v**2 / df for v, df in used)
+
+
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
     """The two-sided critical value at level `alpha` for a difference of `sides`."""
-    used = [(v, df) for v, df in sides if v > 0]
-    total = sum(v for v, _ in used)
     if welch:
-        df = total**2 / sum(v**2 / df for v, df in used)
-        return _upper_quantile(alpha / 2, df)
-    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / total
+        return _upper_quantile(alpha / 2, _welch_df(sides))
+    used = [(v, df) for v, df in sides if v > 0]
+    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / sum(v for v, _ in used)
 
 
 def _upper_quantile(tail: float, df: float) -> float:
@@ -136,10 +140,7 @@ def _p_value(statistic: float, sides: Sequence[tuple[float, float]], welch: bool
     if statistic == 0:
         return 1.0
     if welch:
-        used = [(v, df) for v, df in sides if v > 0]
-        total = sum(v for v, _ in used)
-        df = total**2 / sum(v**2 / df for v, df in used)
-        return float(2 * special.stdtr(df, -statistic))
+        return float(2 * special.stdtr(_welch_df(sides), -statistic))
 
     def excess(log_alpha: float) -> float:
         return _critical(sides, 10.0**log_alpha, welch=False) - statistic
