@@ -30,7 +30,6 @@ from evals.stats._frames import (
     with_by,
 )
 from evals.stats._metrics import Metric
-from evals.stats._scales import Scale
 from evals.stats._seeds import DEFAULT_METHOD, Interval, Method, interval_row, seed_interval
 
 SUMMARY_COLUMNS = [
@@ -115,19 +114,19 @@ def summarize(
     paid = {q: row_costs(frame, price_share) for q, frame in frames.items()}
     fine = {q: _no_error(frame["error"]) for q, frame in frames.items()}
 
-    def add(question: str, cells: list[Cell], interval: Interval, scale: Scale, how: str) -> None:
+    def add(question: str, cells: list[Cell], interval: Interval, how: str) -> None:
+        first = cells[0]  # of one scale, group and score
         values = np.concatenate([c.values for c in cells])
         no_error = np.concatenate([fine[c.question][c.rows] for c in cells])
-        counts = _counts(values, no_error, isinstance(cells[0].score, Metric))
+        counts = _counts(values, no_error, isinstance(first.score, Metric))
         costs = sample_costs(
             *(np.concatenate([paid[c.question][i][c.rows] for c in cells]) for i in (0, 1))
         )
-        first = cells[0]
         row = {"question": question, "group": first.group, "score": first.name}
         rows.append(
             {
                 **row,
-                **interval_row(interval, scale),
+                **interval_row(interval, first.scale),
                 "refusal_rate": counts[0],
                 "n_errors": counts[1],
                 "method": how,
@@ -147,12 +146,12 @@ def summarize(
             confidence=confidence,
             seed=seed,
         )
-        add(cell.question, [cell], interval, cell.scale, method)
+        add(cell.question, [cell], interval, method)
     for pool in pools.values() if pooled else ():
         if len(pool.cells) < 2 or pool.mixed:
             continue  # rows over all questions: for a score asked in two or more, on one scale
         interval = seed_interval(*pool.arrays(), scale=pool.scale, confidence=confidence)
-        add(ALL_QUESTIONS, pool.cells, interval, pool.scale, "t")
+        add(ALL_QUESTIONS, pool.cells, interval, "t")
     return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
