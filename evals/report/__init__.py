@@ -14,7 +14,6 @@ from pathlib import Path
 
 from evals.errors import OutputError, why_not_writable
 from evals.report._figures import (
-    FIGURE_FORMATS,
     FigureFormat,
     FigureProblem,
     FigureSet,
@@ -23,14 +22,13 @@ from evals.report._figures import (
     prepare_figure_folder,
     write_figures,
 )
-from evals.report._page import render_report, report_title
+from evals.report._page import render_report
 from evals.report._payload import safe_json
 from evals.report._plans import FigurePlan, run_plans
 from evals.runs import REPORT_FILE, Run, load_run
 
 __all__ = [
     "FIGURES_DIR",
-    "FIGURE_FORMATS",
     "FigureFormat",
     "FigurePlan",
     "FigureProblem",
@@ -39,8 +37,6 @@ __all__ = [
     "draw_figures",
     "figure_store_of",
     "prepare_figure_folder",
-    "render_report",
-    "report_title",
     "run_plans",
     "safe_json",
     "write_figures",
