@@ -1,5 +1,5 @@
 """The scores of a question's frame: score columns and derived metrics, read as numbers per
-row, with the scale each lives on."""
+row, with the scale each lives on; and the cells every table reads them in (`score_cells`)."""
 
 from __future__ import annotations
 
@@ -111,16 +111,8 @@ def score_cells(
                 rows = level_rows[positions]
                 for score in chosen:
                     name, scale = score_name(score), scale_of(question, score, scales)
-                    cell = Cell(
-                        question,
-                        levels,
-                        group,
-                        score,
-                        scale,
-                        rows,
-                        values[name][rows],
-                        models[rows],
-                    )
+                    part = (rows, values[name][rows], models[rows])
+                    cell = Cell(question, levels, group, score, scale, *part)
                     cells.append(cell)
                     pools.setdefault((levels, group, name), Pool(scale)).add(cell)
     return cells, pools
