@@ -170,17 +170,6 @@ def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     return _table(head, rows, range(3 + len(factors), len(head)), "summary-table")
 
 
-def _summary_note(run: Run) -> str:
-    return (
-        "<p class='muted' id='summary-note'>95% intervals: "
-        f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
-        "reflects sampling noise only, not how another seed would score. A metric is a share "
-        "(0–1) computed per model, then averaged over the group's models. The rows of "
-        "<em>all questions</em> average each model over the questions first. Answers and judges "
-        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>"
-    )
-
-
 def _figures(drawn: FigureSet | None, chosen: Callable[[str], bool]) -> str:
     """The drawn figures `chosen` by name, then a note for each of them not drawn."""
     if drawn is None:
@@ -419,7 +408,12 @@ def render_report(
         ),
         "<h3>Summary</h3>",
         _summary_table(run.summary, run.by),
-        _summary_note(run),
+        "<p class='muted' id='summary-note'>95% intervals: "
+        f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
+        "reflects sampling noise only, not how another seed would score. A metric is a share "
+        "(0–1) computed per model, then averaged over the group's models. The rows of "
+        "<em>all questions</em> average each model over the questions first. Answers and judges "
+        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>",
         "<h3>Training curves</h3>" + curves if curves else "",
         "</section>",
         "<section id='questions'><h2>Questions</h2>",

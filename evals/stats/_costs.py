@@ -48,10 +48,6 @@ class PriceShare:
     answers: float = 1.0
     judges: Mapping[str, float] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, share: float | PriceShare) -> PriceShare:
-        return share if isinstance(share, PriceShare) else cls(float(share))
-
     def judge(self, name: str) -> float:
         """What judge `name`'s verdicts paid of the list price."""
         return float(self.judges.get(name, self.answers))
@@ -62,7 +58,7 @@ def row_costs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
     float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
-    share = PriceShare.of(price_share)
+    share = price_share if isinstance(price_share, PriceShare) else PriceShare(float(price_share))
     answer = np.full(len(frame), np.nan)
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
