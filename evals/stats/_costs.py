@@ -124,22 +124,19 @@ def cost_table(
     any score, one row per group and model with costs only (`score` empty). Costs are at
     `price_share` of the list price (see `row_costs`)."""
     tables = []
+    scale_sets: dict[str, set[Scale]] = {}
     for question, frame in frames.items():
-        chosen = question_scores(question, frame, scores)
         part = frame[["group", "model"]].copy()
         part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question
-        for score in chosen:
+        for score in question_scores(question, frame, scores):
             part[f"_score_{score_name(score)}"] = score_values(frame, score)
-        tables.append((part, {score_name(s): scale_of(question, s, scales) for s in chosen}))
+            scale_sets.setdefault(score_name(score), set()).add(scale_of(question, score, scales))
+        tables.append(part)
     if not tables:
         return pd.DataFrame(columns=COST_COLUMNS)
-    scale_sets: dict[str, set[Scale]] = {}
-    for _, named_scales in tables:
-        for name, scale in named_scales.items():
-            scale_sets.setdefault(name, set()).add(scale)
     names = [name for name, used in scale_sets.items() if len(used) == 1]
-    combined = pd.concat([part for part, _ in tables], ignore_index=True, sort=False)
+    combined = pd.concat(tables, ignore_index=True, sort=False)
     rows: list[dict[str, Any]] = []
     for group, group_rows in combined.groupby("group", sort=False):
         units: list[tuple[str, str | None, pd.DataFrame]] = [("group", None, group_rows)]
