@@ -152,14 +152,8 @@ def cost_table(
                 rows.append({**base, "score": None})
             for name in names:
                 scale = next(iter(scale_sets[name]))
-                column = f"_score_{name}"
-                values = rows_of[column].to_numpy(dtype=float, na_value=np.nan)
-                interval = seed_interval(
-                    values,
-                    rows_of["model"].to_numpy(),
-                    rows_of["_question"].to_numpy(),
-                    scale=scale,
-                    confidence=confidence,
-                )
+                columns = (f"_score_{name}", "model", "_question")
+                samples = (rows_of[c].to_numpy() for c in columns)
+                interval = seed_interval(*samples, scale=scale, confidence=confidence)
                 rows.append({**interval_row(interval, scale), **base, "score": name})
     return pd.DataFrame(rows, columns=COST_COLUMNS)
