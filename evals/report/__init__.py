@@ -19,6 +19,7 @@ from evals.report._figures import (
     FigureSet,
     FigureStore,
     draw_figures,
+    figure_digests,
     prepare_figure_folder,
     write_figures,
 )
@@ -56,7 +57,7 @@ def figure_store_of(
 ) -> FigureStore:
     """The figures kept beside the report of `run` written to `out`, and in `shared` (a lab's
     `figures_dir`), so an unchanged figure is not drawn again."""
-    return FigureStore.of(run, plans, _target(run, out).parent / FIGURES_DIR, shared)
+    return FigureStore(_target(run, out).parent / FIGURES_DIR, figure_digests(run, plans), shared)
 
 
 def write_report(

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import FigureSet, FigureStore, draw_figures
+from evals.report._figures import FigureSet, FigureStore, draw_figures, figure_digests
 from evals.report._payload import build_payload, safe_json
 from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_prefix, run_plans
 from evals.runs import Run, disagreements
@@ -382,7 +382,7 @@ def render_report(
         drawn = None
         if figures:
             plans = run_plans(run)
-            store = FigureStore.of(run, plans, figure_store) if figure_store else None
+            store = FigureStore(figure_store, figure_digests(run, plans)) if figure_store else None
             drawn = draw_figures(plans, store=store)
     curves = _figures(drawn, CURVES_FIGURE.__eq__)
     costs, agreement = _cost_section(run, drawn), _agreement_section(run)
