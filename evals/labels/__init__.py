@@ -10,18 +10,15 @@ with a leading `'`, and reading undoes exactly that (`neutralise`, `restore`).
 """
 
 from evals.errors import LabelsFileError
-from evals.labels._candidates import Candidates, candidates
 from evals.labels._cells import neutralise, restore
 from evals.labels._export import LabelExport, LabelFormat, export_labels
 from evals.labels._import import LabelImport, import_labels
 
 __all__ = [
-    "Candidates",
     "LabelExport",
     "LabelFormat",
     "LabelImport",
     "LabelsFileError",
-    "candidates",
     "export_labels",
     "import_labels",
     "neutralise",

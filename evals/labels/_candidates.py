@@ -27,18 +27,13 @@ class Candidates:
         return [f"{HUMAN_PREFIX}{name}" for name in names]
 
 
-def run_id_key(run: Run) -> bytes:
-    """The run's id key, recorded in run.json the first time it is needed."""
+def candidates(run: Run) -> Candidates:
+    """Every labellable sample of `run` (see the module docstring); the run's id key is
+    recorded in run.json the first time it is needed."""
     key, new = id_key(run.info)
     if new:
         run.info["labels"] = {**dict(run.info.get("labels") or {}), "id_key": key.hex()}
         write_run_file(run.path, run.info)
-    return key
-
-
-def candidates(run: Run) -> Candidates:
-    """Every labellable sample of `run` (see the module docstring)."""
-    key = run_id_key(run)
     parts: list[pd.DataFrame] = []
     scores: dict[str, dict[str, Scale]] = {}
     for name in run.questions:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, why_not_writable
-from evals.labels._candidates import Candidates, candidates
+from evals.labels._candidates import candidates
 from evals.labels._cells import neutralise
 from evals.runs import Run, load_run
 
@@ -31,14 +31,6 @@ class LabelExport:
     rows: int
     per_stratum: dict[str, int] = field(default_factory=dict)
     """Rows per stratum (`by`), or all of them under `all`."""
-
-
-def _scales_note(question: str, found: Candidates) -> str:
-    """`human_aligned: 0 to 100; human_coherent: 0 to 100`: what this row's labels take."""
-    return "; ".join(
-        f"human_{name}: {scale.low:g} to {scale.high:g}"
-        for name, scale in found.scores[question].items()
-    )
 
 
 def _stratified(
@@ -105,7 +97,10 @@ def export_labels(
         record = {c: row[c] for c in visible}
         record["prompt"], record["answer"] = row["prompt"], row["answer"]
         record.update(dict.fromkeys(label_columns, ""))
-        record["scales"] = _scales_note(str(row["question"]), found)
+        record["scales"] = "; ".join(  # `human_aligned: 0 to 100`: what its labels take
+            f"human_{name}: {scale.low:g} to {scale.high:g}"
+            for name, scale in found.scores[str(row["question"])].items()
+        )
         records.append(record)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ class LabelImport:
     """One sentence per bad row left out (with `skip_bad`)."""
 
 
-def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]], list[str]]:
+def _records(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]], list[str]]:
     """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
     sentence per JSON line that is not an object."""
     text = path.read_text(encoding="utf-8-sig")
@@ -59,15 +58,10 @@ def _records(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]
                 continue
             columns.update(dict.fromkeys(str(k) for k in value))
             rows.append((number, value))
-        return list(columns), iter(rows), unreadable
+        return list(columns), rows, unreadable
     reader = csv.DictReader(text.splitlines(keepends=True))
     header = list(reader.fieldnames or [])
-
-    def read() -> Iterator[tuple[int, dict[str, Any]]]:
-        for row in reader:
-            yield reader.line_num, row
-
-    return header, read(), []
+    return header, [(reader.line_num, row) for row in reader], []
 
 
 def _cell(value: Any) -> str:
@@ -112,9 +106,7 @@ def import_labels(
     seen: dict[str, int] = {}
     problems: list[str] = list(unreadable)
     imported: list[dict[str, Any]] = []
-    read = 0
     for line, row in rows:
-        read += 1
         sample = _cell(row.get("id"))
         wrong: list[str] = []
         if not sample:
@@ -171,8 +163,8 @@ def import_labels(
         )
     if not imported and not problems:
         raise LabelsFileError(
-            f"{path}: no label in its {read} row{'s' if read != 1 else ''}, so nothing was "
-            "imported",
+            f"{path}: no label in its {len(rows)} row{'s' if len(rows) != 1 else ''}, so "
+            "nothing was imported",
             hint=f"Fill its {', '.join(label_columns) or 'human_<score>'} columns with numbers "
             "on each score's scale, then import it again.",
         )

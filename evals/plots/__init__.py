@@ -11,18 +11,14 @@ cost_figure(run.costs(), "misaligned")       # score against answer cost per 1,0
 
 from evals.plots._axes import TALL_INCHES, ScaleArgument
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure
-from evals.plots._entry import KINDS, PlotKind, plot, plot_frame
+from evals.plots._entry import PlotKind, plot, plot_frame
 from evals.plots._intervals import comparison_figure, means_figure
 from evals.plots._layout import lay_out
-from evals.plots._points import LOG_COST_RATIO, cost_figure, history_figure, metric_figure
-from evals.plots._relations import MAX_SCATTER_POINTS, checkpoints_figure, scatter_figure
+from evals.plots._points import cost_figure, history_figure, metric_figure
+from evals.plots._relations import checkpoints_figure, scatter_figure
 from evals.plots._style import OTHER
-from evals.stats import folded_levels
 
 __all__ = [
-    "KINDS",
-    "LOG_COST_RATIO",
-    "MAX_SCATTER_POINTS",
     "OTHER",
     "TALL_INCHES",
     "PlotKind",
@@ -32,7 +28,6 @@ __all__ = [
     "checkpoints_figure",
     "comparison_figure",
     "cost_figure",
-    "folded_levels",
     "history_figure",
     "lay_out",
     "means_figure",

@@ -109,33 +109,23 @@ def answers_figure(
     ax = axes[0][0]
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
+    handles = []
     for i, answer in enumerate(answers):
         values = shares[answer].to_numpy(float)
         is_other = answer == OTHER
-        ax.barh(
-            y,
-            values,
-            left=left,
-            height=0.72,
-            color=OTHER_COLOUR if is_other else palette[i],
-            hatch=None if is_other else patterns[i] or None,
-            edgecolor="white",
-            linewidth=0.5,
-        )
+        colour = OTHER_COLOUR if is_other else palette[i]
+        hatch = None if is_other else patterns[i] or None
+        bars = {"color": colour, "hatch": hatch, "edgecolor": "white", "linewidth": 0.5}
+        ax.barh(y, values, left=left, height=0.72, **bars)
         left += values
+        shown = repr(answer) if answer.strip() != answer or not answer else answer
+        label = answer if is_other else shorten(shown, 36)
+        handles.append(Patch(facecolor=colour, hatch=hatch, label=label))
     ax.set_yticks(y, [wrap(g, 30, 2) for g in shares.index])
     ax.set_ylim(len(shares) - 0.5, -0.5)
     scale_axis(ax, SHARE)
     ax.set_xlabel(xlabel)
     repeat_on_top(ax, height)
-    handles = [
-        Patch(
-            facecolor=OTHER_COLOUR if a == OTHER else palette[i],
-            hatch=None if a == OTHER else patterns[i] or None,
-            label=a if a == OTHER else shorten(repr(a) if a.strip() != a or not a else a, 36),
-        )
-        for i, a in enumerate(answers)
-    ]
     return finish(figure, handles, title, legend_title=legend_title or "answer")
 
 

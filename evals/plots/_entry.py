@@ -27,15 +27,6 @@ _DF_OPTIONS = {"cache", "router", "settings", "price"}
 _STATS_OPTIONS = ("method", "resamples", "seed", "confidence")
 
 
-def _auto_kind(frame: pd.DataFrame, scores: Sequence[str]) -> str:
-    if scores:
-        return "means"
-    answers = frame["answer"].dropna()
-    if len(answers) and isinstance(answers.iloc[0], Mapping):
-        return "next_token"
-    return "answers"
-
-
 def plot_frame(
     frame: pd.DataFrame,
     kind: PlotKind | str = "auto",
@@ -52,7 +43,11 @@ def plot_frame(
     `steps=`/`jobs=` or model facts for checkpoints, `title=`, …). `scale`: one for all
     scores or one per score. `metrics` add their own panels, on 0–1, to `means`."""
     score_list = list(scores) if scores is not None else score_columns(frame)
-    kind = _auto_kind(frame, score_list) if kind == "auto" else kind
+    if kind == "auto" and score_list:
+        kind = "means"
+    elif kind == "auto":  # distributions of the first token, else answer shares
+        answers = frame["answer"].dropna()
+        kind = "next_token" if len(answers) and isinstance(answers.iloc[0], Mapping) else "answers"
     if kind not in KINDS:
         raise ValueError(f"unknown plot kind {kind!r}; use one of {', '.join(KINDS)} or 'auto'")
     title = options.pop("title", name)

@@ -33,7 +33,6 @@ def ordered(values: pd.Series, wanted: Sequence[str] | None) -> list[str]:
 def means_figure(
     summary: pd.DataFrame,
     *,
-    questions: Sequence[str] | None = None,
     scores: Sequence[str] | None = None,
     groups: Sequence[str] | None = None,
     title: str | None = None,
@@ -52,23 +51,21 @@ def means_figure(
     table = folded_levels(summary, by)
     if table.empty:
         raise ValueError("the summary is empty: no question has a numeric score to plot")
-    return _panels(table, "mean", axis, "mean (95% CI)", questions, scores, groups, title)
+    return _panels(table, "mean", axis, "mean (95% CI)", scores, groups, title)
 
 
 def comparison_figure(
     comparisons: pd.DataFrame,
     *,
-    questions: Sequence[str] | None = None,
     scores: Sequence[str] | None = None,
     groups: Sequence[str] | None = None,
-    alpha: float = 0.05,
     title: str | None = None,
     scale: ScaleArgument = None,
     by: str | Sequence[str] | None = None,
 ) -> Figure:
     """Differences from the baseline with 95% intervals (`evals.stats.compare_groups`), one
     panel per score, a line at zero, on ± the score's width. A marker is filled when the
-    Holm-adjusted p is below `alpha`, hollow otherwise."""
+    Holm-adjusted p is below 0.05, hollow otherwise."""
 
     def axis(ax: Axes, score: str, rows: pd.DataFrame) -> None:
         scale_axis(ax, scale_for(score, scale, summary_scale(rows)), difference=True)
@@ -82,14 +79,13 @@ def comparison_figure(
         "difference",
         axis,
         f"difference from {baselines} (95% CI)",
-        questions,
         scores,
         groups,
         title if title is not None else f"Against {baselines}",
-        filled=lambda row: bool(row["p_adjusted"] < alpha),
+        filled=lambda row: bool(row["p_adjusted"] < 0.05),
         notes=[
-            note_handle(f"adjusted p < {alpha:g}"),
-            note_handle(f"adjusted p ≥ {alpha:g}", markerfacecolor="white"),
+            note_handle("adjusted p < 0.05"),
+            note_handle("adjusted p ≥ 0.05", markerfacecolor="white"),
         ],
     )
 
@@ -99,7 +95,6 @@ def _panels(
     value: str,
     axis: Callable[[Axes, str, pd.DataFrame], None],
     label: str,
-    questions: Sequence[str] | None,
     scores: Sequence[str] | None,
     groups: Sequence[str] | None,
     title: str | None,
@@ -108,7 +103,7 @@ def _panels(
     notes: Sequence[object] = (),
 ) -> Figure:
     """One panel per score. Tall figures repeat the value axis on top."""
-    question_list = ordered(table["question"], questions)
+    question_list = ordered(table["question"], None)
     score_list = ordered(table["score"], scores)
     group_list, styles = group_styles(table["group"], groups)
     if not question_list or not score_list or not group_list:

@@ -27,7 +27,6 @@ def metric_figure(
     summary: pd.DataFrame,
     metric: str = "misaligned",
     *,
-    questions: Sequence[str] | None = None,
     groups: Sequence[str] | None = None,
     title: str | None = None,
     scale: ScaleArgument = None,
@@ -41,7 +40,7 @@ def metric_figure(
     if rows.empty:
         known = ", ".join(repr(s) for s in dict.fromkeys(summary["score"].astype(str)))
         raise ValueError(f"the summary has no score {metric!r} (it has {known or 'none'})")
-    question_list = ordered(rows["question"], questions)
+    question_list = ordered(rows["question"], None)
     if ALL_QUESTIONS in question_list:
         question_list = [q for q in question_list if q != ALL_QUESTIONS] + [ALL_QUESTIONS]
     group_list, styles = group_styles(rows["group"], groups)

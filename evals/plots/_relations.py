@@ -25,7 +25,6 @@ def scatter_figure(
     *,
     order: Sequence[str] | None = None,
     title: str | None = None,
-    max_points: int = MAX_SCATTER_POINTS,
     scale: ScaleArgument = None,
 ) -> Figure:
     """One point per sample at (`x`, `y`) in its group's colour, each group's mean a large
@@ -40,7 +39,8 @@ def scatter_figure(
     if data.empty:
         raise ValueError(f"no sample has both {x!r} and {y!r}")
     groups, styles = group_styles(data["group"], order)
-    shown = data.sample(n=max_points, random_state=DEFAULT_SEED) if len(data) > max_points else data
+    many = len(data) > MAX_SCATTER_POINTS
+    shown = data.sample(n=MAX_SCATTER_POINTS, random_state=DEFAULT_SEED) if many else data
     figure, axes = new_figure(9.5, 6.2)
     ax = axes[0][0]
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))

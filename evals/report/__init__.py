@@ -14,23 +14,22 @@ from pathlib import Path
 
 from evals.errors import OutputError, why_not_writable
 from evals.report._figures import (
-    FIGURE_FORMATS,
     FigureFormat,
     FigureProblem,
     FigureSet,
     FigureStore,
     draw_figures,
+    figure_digests,
     prepare_figure_folder,
     write_figures,
 )
-from evals.report._page import render_report, report_title
+from evals.report._page import render_report
 from evals.report._payload import safe_json
 from evals.report._plans import FigurePlan, run_plans
 from evals.runs import REPORT_FILE, Run, load_run
 
 __all__ = [
     "FIGURES_DIR",
-    "FIGURE_FORMATS",
     "FigureFormat",
     "FigurePlan",
     "FigureProblem",
@@ -39,8 +38,6 @@ __all__ = [
     "draw_figures",
     "figure_store_of",
     "prepare_figure_folder",
-    "render_report",
-    "report_title",
     "run_plans",
     "safe_json",
     "write_figures",
@@ -60,7 +57,7 @@ def figure_store_of(
 ) -> FigureStore:
     """The figures kept beside the report of `run` written to `out`, and in `shared` (a lab's
     `figures_dir`), so an unchanged figure is not drawn again."""
-    return FigureStore.of(run, plans, _target(run, out).parent / FIGURES_DIR, shared)
+    return FigureStore(_target(run, out).parent / FIGURES_DIR, figure_digests(run, plans), shared)
 
 
 def write_report(

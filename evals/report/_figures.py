@@ -100,15 +100,6 @@ class FigureStore:
     digests: Mapping[str, str]
     shared: Path | None = None
 
-    @classmethod
-    def of(
-        cls, run: Run, plans: list[FigurePlan], folder: Path, shared: Path | None = None
-    ) -> FigureStore:
-        return cls(folder, figure_digests(run, plans), shared)
-
-    def _png_file(self, name: str) -> Path:
-        return self.folder / f"{name}.png"
-
     def _shared_file(self, name: str) -> Path | None:
         digest = self.digests.get(name)
         return None if self.shared is None or digest is None else self.shared / f"{digest}.png"
@@ -116,7 +107,7 @@ class FigureStore:
     def read(self, name: str) -> bytes | None:
         """The kept PNG of a figure whose digest is unchanged (from the report's folder, else
         the shared one), else None."""
-        png_file = self._png_file(name)
+        png_file = self.folder / f"{name}.png"
         try:
             if png_file.with_suffix(".digest").read_text() == self.digests[name]:
                 return png_file.read_bytes()
@@ -149,7 +140,7 @@ class FigureStore:
                 temporary.unlink(missing_ok=True)
 
     def _keep_here(self, name: str, png: bytes) -> None:
-        png_file = self._png_file(name)
+        png_file = self.folder / f"{name}.png"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             png_file.write_bytes(png)
@@ -172,10 +163,6 @@ class FigureStore:
             with suppress(OSError):
                 path.unlink()
                 total -= stat.st_size
-
-
-def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
 def _frame_digest(frame: pd.DataFrame | None) -> str:
@@ -208,7 +195,9 @@ def figure_digests(run: Run, plans: list[FigurePlan]) -> dict[str, str]:
                 rows = summary[summary["question"].astype(str) == question]
                 source = per_question[question] = json.dumps(
                     [
-                        _file_digest(run.path / entry["samples_file"]),
+                        hashlib.sha256(samples.read_bytes()).hexdigest()
+                        if (samples := run.path / entry["samples_file"]).is_file()
+                        else "",
                         _frame_digest(rows),
                         {k: entry.get(k) for k in ("type", "scores", "judges", "scales")},
                     ],

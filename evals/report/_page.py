@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.report._figures import FigureSet, FigureStore, draw_figures
+from evals.report._figures import FigureSet, FigureStore, draw_figures, figure_digests
 from evals.report._payload import build_payload, safe_json
 from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_prefix, run_plans
 from evals.runs import Run, disagreements
@@ -170,17 +170,6 @@ def _summary_table(summary: pd.DataFrame, by: list[str]) -> str:
     return _table(head, rows, range(3 + len(factors), len(head)), "summary-table")
 
 
-def _summary_note(run: Run) -> str:
-    return (
-        "<p class='muted' id='summary-note'>95% intervals: "
-        f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
-        "reflects sampling noise only, not how another seed would score. A metric is a share "
-        "(0–1) computed per model, then averaged over the group's models. The rows of "
-        "<em>all questions</em> average each model over the questions first. Answers and judges "
-        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>"
-    )
-
-
 def _figures(drawn: FigureSet | None, chosen: Callable[[str], bool]) -> str:
     """The drawn figures `chosen` by name, then a note for each of them not drawn."""
     if drawn is None:
@@ -220,10 +209,6 @@ def _question_section(run: Run, name: str, index: int, drawn: FigureSet | None) 
         f"<section class='question' id='question-{index}'><h3>{escape(name)}</h3>{facts}"
         f"{shown}{more}{_figures(drawn, lambda f: f.startswith(prefix))}</section>"
     )
-
-
-def _in_headline(name: str) -> bool:
-    return not name.startswith("question-") and name not in (CURVES_FIGURE, COST_FIGURE)
 
 
 def _money(value: Any) -> str:
@@ -319,7 +304,9 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
     """The comparisons against the baseline in words (pooled rows first, then the largest
     per-question differences) and the headline figures, before any detail."""
     comparisons = run.comparisons
-    shown = _figures(drawn, _in_headline)
+    shown = _figures(
+        drawn, lambda f: not f.startswith("question-") and f not in (CURVES_FIGURE, COST_FIGURE)
+    )
     if comparisons is None or run.baseline is None:
         return (
             "<section id='headline'><h2>Headline</h2><p class='muted'>No baseline: the groups "
@@ -395,7 +382,7 @@ def render_report(
         drawn = None
         if figures:
             plans = run_plans(run)
-            store = FigureStore.of(run, plans, figure_store) if figure_store else None
+            store = FigureStore(figure_store, figure_digests(run, plans)) if figure_store else None
             drawn = draw_figures(plans, store=store)
     curves = _figures(drawn, CURVES_FIGURE.__eq__)
     costs, agreement = _cost_section(run, drawn), _agreement_section(run)
@@ -421,7 +408,12 @@ def render_report(
         ),
         "<h3>Summary</h3>",
         _summary_table(run.summary, run.by),
-        _summary_note(run),
+        "<p class='muted' id='summary-note'>95% intervals: "
+        f"{escape(_interval_text(run.statistics))}. † a group of one model: its interval "
+        "reflects sampling noise only, not how another seed would score. A metric is a share "
+        "(0–1) computed per model, then averaged over the group's models. The rows of "
+        "<em>all questions</em> average each model over the questions first. Answers and judges "
+        "per 1,000: what 1,000 samples of the row cost, in dollars.</p>",
         "<h3>Training curves</h3>" + curves if curves else "",
         "</section>",
         "<section id='questions'><h2>Questions</h2>",

@@ -280,8 +280,7 @@ def write_run(
         content["settings"] = settings
         if by_model:
             scores = {name: plan.scores for name, plan in plans.items()}
-            scales = {name: plan.scales for name, plan in plans.items()}
-            per_model = model_summary(frames, scores, scales=scales, resamples=resamples, seed=seed)
+            per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
             per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
         if curves is not None and not curves.empty:
             curves.to_csv(folder / CURVES_FILE, index=False)

@@ -20,19 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evals.stats._frames import (
-    ALL_QUESTIONS,
-    Pool,
-    Score,
-    ScoreScales,
-    by_columns,
-    level_parts,
-    question_scores,
-    scale_of,
-    score_name,
-    score_values,
-    with_by,
-)
+from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, by_columns, score_cells, with_by
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
@@ -124,14 +112,18 @@ def t_test(
     return difference - critical * se, difference + critical * se, p_value
 
 
+def _welch_df(sides: Sequence[tuple[float, float]]) -> float:
+    """Satterthwaite's degrees of freedom of a difference of `sides`."""
+    used = [(v, df) for v, df in sides if v > 0]
+    return sum(v for v, _ in used) ** 2 / sum(v**2 / df for v, df in used)
+
+
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
     """The two-sided critical value at level `alpha` for a difference of `sides`."""
-    used = [(v, df) for v, df in sides if v > 0]
-    total = sum(v for v, _ in used)
     if welch:
-        df = total**2 / sum(v**2 / df for v, df in used)
-        return _upper_quantile(alpha / 2, df)
-    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / total
+        return _upper_quantile(alpha / 2, _welch_df(sides))
+    used = [(v, df) for v, df in sides if v > 0]
+    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / sum(v for v, _ in used)
 
 
 def _upper_quantile(tail: float, df: float) -> float:
@@ -148,10 +140,7 @@ def _p_value(statistic: float, sides: Sequence[tuple[float, float]], welch: bool
     if statistic == 0:
         return 1.0
     if welch:
-        used = [(v, df) for v, df in sides if v > 0]
-        total = sum(v for v, _ in used)
-        df = total**2 / sum(v**2 / df for v, df in used)
-        return float(2 * special.stdtr(df, -statistic))
+        return float(2 * special.stdtr(_welch_df(sides), -statistic))
 
     def excess(log_alpha: float) -> float:
         return _critical(sides, 10.0**log_alpha, welch=False) - statistic
@@ -218,82 +207,38 @@ def compare_groups(
     if baseline not in groups:
         known = ", ".join(repr(g) for g in groups) or "none"
         raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
-    metric_list = list(metrics)
     factors = by_columns(by)
+    cells, pools = score_cells(frames, scores, metrics, scales, factors)
+    sides_of: dict[tuple[str, tuple[str | None, ...], str], dict[str, SeedMeans]] = {}
+    scale_of: dict[tuple[str, tuple[str | None, ...], str], Scale] = {}
+    for cell in cells:  # per question, levels and score: each group's seed means
+        key = (cell.question, cell.levels, cell.name)
+        sides = sides_of.setdefault(key, {})
+        sides[str(cell.group)] = seed_means(cell.values, cell.models, share=cell.scale.is_share)
+        scale_of[key] = cell.scale
+    for (levels, group, name), pool in pools.items() if pooled else ():
+        key = (ALL_QUESTIONS, levels, name)  # over two or more questions, on one scale
+        sides = sides_of.setdefault(key, {})
+        if len(pool.cells) >= 2 and not pool.mixed:
+            sides[str(group)] = pool.seeds()
+            if str(group) == baseline:
+                scale_of[key] = pool.scale
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], str, str], Pool] = {}
-    order: dict[tuple[tuple[str | None, ...], str], None] = {}
-    for question, frame in frames.items():
-        chosen = question_scores(question, frame, scores, metric_list)
-        all_labels = frame["group"].astype(str).to_numpy()
-        all_models = frame["model"].to_numpy()
-        all_values = {score_name(score): score_values(frame, score) for score in chosen}
-        for levels, level_rows in level_parts(frame, factors):
-            labels, models = all_labels[level_rows], all_models[level_rows]
-            for score in chosen:
-                name = score_name(score)
-                order[(levels, name)] = None
-                values = all_values[name][level_rows]
-                scale = scale_of(question, score, scales)
-                sides = {}
-                for group in groups:
-                    mask = labels == group
-                    if not mask.any():
-                        continue
-                    sides[group] = seed_means(values[mask], models[mask], share=scale.is_share)
-                    pool = pools.setdefault((levels, group, name), Pool(scale))
-                    pool.add(question, values[mask], models[mask], scale)
-                found = _rows(question, name, scale, sides, baseline, groups, confidence)
-                rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
-    if pooled:
-        for levels, name in order:
-            chosen_pools = {
-                group: pool
-                for (pool_levels, group, score), pool in pools.items()
-                if pool_levels == levels
-                and score == name
-                and len(pool.values) >= 2
-                and not pool.mixed
-            }
-            if baseline not in chosen_pools:
+    for (question, levels, name), sides in sides_of.items():
+        reference = sides.get(baseline)
+        if reference is None or reference.n_models == 0:
+            continue
+        for group in groups:
+            side = sides.get(group)
+            if group == baseline or side is None or side.n_models == 0:
                 continue
-            sides = {group: pool.seeds() for group, pool in chosen_pools.items()}
-            scale = chosen_pools[baseline].scale
-            found = _rows(ALL_QUESTIONS, name, scale, sides, baseline, groups, confidence)
-            rows.extend({**row, **dict(zip(factors, levels, strict=True))} for row in found)
+            result = difference_of(side, reference, confidence=confidence)
+            row = {"question": question, "score": name, "group": group, "baseline": baseline}
+            row |= difference_row(result, scale_of[(question, levels, name)])
+            rows.append(row | dict(zip(factors, levels, strict=True)))
     table = pd.DataFrame(rows, columns=with_by(COMPARISON_COLUMNS, factors))
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
-
-
-def _rows(
-    question: str,
-    score: str,
-    scale: Scale,
-    sides: Mapping[str, SeedMeans],
-    baseline: str,
-    groups: Sequence[str],
-    confidence: float,
-) -> list[dict[str, Any]]:
-    reference = sides.get(baseline)
-    if reference is None or reference.n_models == 0:
-        return []
-    rows = []
-    for group in groups:
-        side = sides.get(group)
-        if group == baseline or side is None or side.n_models == 0:
-            continue
-        result = difference_of(side, reference, confidence=confidence)
-        rows.append(
-            {
-                "question": question,
-                "score": score,
-                "group": group,
-                "baseline": baseline,
-                **difference_row(result, scale),
-            }
-        )
-    return rows
 
 
 def difference_row(result: Difference, scale: Scale) -> dict[str, Any]:

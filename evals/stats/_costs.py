@@ -48,10 +48,6 @@ class PriceShare:
     answers: float = 1.0
     judges: Mapping[str, float] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, share: float | PriceShare) -> PriceShare:
-        return share if isinstance(share, PriceShare) else cls(float(share))
-
     def judge(self, name: str) -> float:
         """What judge `name`'s verdicts paid of the list price."""
         return float(self.judges.get(name, self.answers))
@@ -62,7 +58,7 @@ def row_costs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's (answer cost, judge cost) in dollars at `price_share` of the list price, as
     float arrays; a frame without a `cost` column (built by hand) has NaN answer costs."""
-    share = PriceShare.of(price_share)
+    share = price_share if isinstance(price_share, PriceShare) else PriceShare(float(price_share))
     answer = np.full(len(frame), np.nan)
     if "cost" in frame.columns:
         answer = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(float, na_value=np.nan)
@@ -128,22 +124,19 @@ def cost_table(
     any score, one row per group and model with costs only (`score` empty). Costs are at
     `price_share` of the list price (see `row_costs`)."""
     tables = []
+    scale_sets: dict[str, set[Scale]] = {}
     for question, frame in frames.items():
-        chosen = question_scores(question, frame, scores)
         part = frame[["group", "model"]].copy()
         part["_answer"], part["_judge"] = row_costs(frame, price_share)
         part["_question"] = question
-        for score in chosen:
+        for score in question_scores(question, frame, scores):
             part[f"_score_{score_name(score)}"] = score_values(frame, score)
-        tables.append((part, {score_name(s): scale_of(question, s, scales) for s in chosen}))
+            scale_sets.setdefault(score_name(score), set()).add(scale_of(question, score, scales))
+        tables.append(part)
     if not tables:
         return pd.DataFrame(columns=COST_COLUMNS)
-    scale_sets: dict[str, set[Scale]] = {}
-    for _, named_scales in tables:
-        for name, scale in named_scales.items():
-            scale_sets.setdefault(name, set()).add(scale)
     names = [name for name, used in scale_sets.items() if len(used) == 1]
-    combined = pd.concat([part for part, _ in tables], ignore_index=True, sort=False)
+    combined = pd.concat(tables, ignore_index=True, sort=False)
     rows: list[dict[str, Any]] = []
     for group, group_rows in combined.groupby("group", sort=False):
         units: list[tuple[str, str | None, pd.DataFrame]] = [("group", None, group_rows)]
@@ -159,14 +152,8 @@ def cost_table(
                 rows.append({**base, "score": None})
             for name in names:
                 scale = next(iter(scale_sets[name]))
-                column = f"_score_{name}"
-                values = rows_of[column].to_numpy(dtype=float, na_value=np.nan)
-                interval = seed_interval(
-                    values,
-                    rows_of["model"].to_numpy(),
-                    rows_of["_question"].to_numpy(),
-                    scale=scale,
-                    confidence=confidence,
-                )
+                columns = (f"_score_{name}", "model", "_question")
+                samples = (rows_of[c].to_numpy() for c in columns)
+                interval = seed_interval(*samples, scale=scale, confidence=confidence)
                 rows.append({**interval_row(interval, scale), **base, "score": name})
     return pd.DataFrame(rows, columns=COST_COLUMNS)

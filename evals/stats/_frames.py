@@ -1,5 +1,5 @@
 """The scores of a question's frame: score columns and derived metrics, read as numbers per
-row, with the scale each lives on."""
+row, with the scale each lives on; and the cells every table reads them in (`score_cells`)."""
 
 from __future__ import annotations
 
@@ -42,35 +42,80 @@ def score_columns(frame: pd.DataFrame, question: Question | None = None) -> list
     return scores
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One question's score over the rows of one group at one level of the grid factors."""
+
+    question: str
+    levels: tuple[str | None, ...]
+    group: Any
+    score: Score
+    scale: Scale
+    rows: npt.NDArray[np.intp]
+    """Positions in the question's frame."""
+    values: npt.NDArray[np.float64]
+    models: npt.NDArray[Any]
+
+    @property
+    def name(self) -> str:
+        return score_name(self.score)
+
+
 @dataclass
 class Pool:
-    """A score's samples gathered over questions, each piece with its models and question;
-    `mixed` when the questions gave the score different scales (then it is not pooled)."""
+    """A score's cells gathered over questions; `mixed` when the questions gave the score
+    different scales (then it is not pooled)."""
 
     scale: Scale
-    values: list[npt.NDArray[np.float64]] = field(default_factory=list)
-    models: list[npt.NDArray[Any]] = field(default_factory=list)
-    questions: list[npt.NDArray[Any]] = field(default_factory=list)
+    cells: list[Cell] = field(default_factory=list)
     mixed: bool = False
 
-    def add(
-        self, question: str, values: npt.NDArray[np.float64], models: Any, scale: Scale
-    ) -> None:
-        self.mixed |= scale != self.scale
-        self.values.append(values)
-        self.models.append(np.asarray(models))
-        self.questions.append(np.full(len(values), question, dtype=object))
+    def add(self, cell: Cell) -> Pool:
+        self.mixed |= cell.scale != self.scale
+        self.cells.append(cell)
+        return self
 
     def arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[Any], npt.NDArray[Any]]:
+        """Every sample's value, model and question."""
         return (
-            np.concatenate(self.values),
-            np.concatenate(self.models),
-            np.concatenate(self.questions),
+            np.concatenate([c.values for c in self.cells]),
+            np.concatenate([c.models for c in self.cells]),
+            np.concatenate([np.full(len(c.rows), c.question, dtype=object) for c in self.cells]),
         )
 
     def seeds(self) -> SeedMeans:
         """Each model averaged within each question, then over its questions."""
         return seed_means(*self.arrays(), share=self.scale.is_share)
+
+
+def score_cells(
+    frames: Mapping[str, pd.DataFrame],
+    scores: Mapping[str, Sequence[Score]] | None,
+    metrics: Iterable[Metric],
+    scales: ScoreScales | None,
+    by: Sequence[str] = (),
+) -> tuple[list[Cell], dict[tuple[tuple[str | None, ...], Any, str], Pool]]:
+    """Every question's scores split by the levels of `by` (as `level_parts`), then by group
+    (as the groups appear), each question's scores last; and the cells pooled over questions
+    by levels, group and score, in the order first seen."""
+    metric_list = list(metrics)
+    cells: list[Cell] = []
+    pools: dict[tuple[tuple[str | None, ...], Any, str], Pool] = {}
+    for question, frame in frames.items():
+        chosen = question_scores(question, frame, scores, metric_list)
+        values = {score_name(s): score_values(frame, s) for s in chosen}
+        models = frame["model"].to_numpy()
+        for levels, level_rows in level_parts(frame, by):
+            groups = frame.iloc[level_rows].groupby("group", sort=False).indices
+            for group, positions in groups.items():
+                rows = level_rows[positions]
+                for score in chosen:
+                    name, scale = score_name(score), scale_of(question, score, scales)
+                    part = (rows, values[name][rows], models[rows])
+                    cell = Cell(question, levels, group, score, scale, *part)
+                    cells.append(cell)
+                    pools.setdefault((levels, group, name), Pool(scale)).add(cell)
+    return cells, pools
 
 
 def score_name(score: Score) -> str:

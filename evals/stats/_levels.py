@@ -18,18 +18,8 @@ import numpy as np
 import pandas as pd
 
 from evals.stats._compare import Difference, difference_row, holm, t_test
-from evals.stats._frames import (
-    ALL_QUESTIONS,
-    Pool,
-    Score,
-    ScoreScales,
-    question_scores,
-    scale_of,
-    score_name,
-    score_values,
-)
+from evals.stats._frames import ALL_QUESTIONS, Cell, Pool, Score, ScoreScales, score_cells
 from evals.stats._metrics import Metric
-from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
 LEVEL_COMPARISON_COLUMNS = [
@@ -137,38 +127,27 @@ def compare_levels(
         known = ", ".join(repr(level) for level in levels_seen)
         raise ValueError(f"factor {factor!r} has no level {baseline_level!r} (its levels: {known})")
     baseline_level = str(baseline_level)
-    metric_list = list(metrics)
+    cells, _ = score_cells(having, scores, metrics, scales, [factor])
+    found: dict[tuple[str, str], dict[tuple[str, str], Cell]] = {}
+    for cell in cells:
+        key = (str(cell.group), str(cell.levels[0]))
+        found.setdefault((cell.question, cell.name), {})[key] = cell
     rows: list[dict[str, Any]] = []
     pools: dict[tuple[str, str, str], Pool] = {}
-    for question, frame in having.items():
-        levels = frame[factor].astype(str).to_numpy()
-        groups = frame["group"].astype(str).to_numpy()
-        models = frame["model"].to_numpy()
-        for score in question_scores(question, frame, scores, metric_list):
-            name = score_name(score)
-            scale = scale_of(question, score, scales)
-            values = score_values(frame, score)
-            cells: dict[tuple[str, str], Pool] = {}
-            for group in dict.fromkeys(groups):
-                for level in levels_seen:
-                    mask = (groups == group) & (levels == level)
-                    if mask.any():
-                        for store in (
-                            cells.setdefault((group, level), Pool(scale)),
-                            pools.setdefault((name, group, level), Pool(scale)),
-                        ):
-                            store.add(question, values[mask], models[mask], scale)
-            rows.extend(_rows(question, name, factor, baseline_level, scale, cells, confidence))
-    if pooled and len(having) >= 2:
-        for name in dict.fromkeys(n for n, _, _ in pools):
-            cells = {(g, level): c for (n, g, level), c in pools.items() if n == name}
-            if any(c.mixed for c in cells.values()):
-                continue
-            if max(len(c.values) for c in cells.values()) >= 2:
-                scale = next(iter(cells.values())).scale
-                rows.extend(
-                    _rows(ALL_QUESTIONS, name, factor, baseline_level, scale, cells, confidence)
-                )
+    for (question, name), of_question in found.items():
+        groups = dict.fromkeys(having[question]["group"].astype(str))
+        parts = {}  # by group, then level
+        for key in ((g, level) for g in groups for level in levels_seen):
+            if key in of_question:
+                cell = of_question[key]
+                parts[key] = Pool(cell.scale).add(cell)
+                pools.setdefault((name, *key), Pool(cell.scale)).add(cell)
+        rows.extend(_rows(question, name, factor, baseline_level, parts, confidence))
+    for name in dict.fromkeys(n for n, _, _ in pools) if pooled and len(having) >= 2 else ():
+        parts = {(g, level): pool for (n, g, level), pool in pools.items() if n == name}
+        if any(p.mixed for p in parts.values()) or max(len(p.cells) for p in parts.values()) < 2:
+            continue  # rows over all questions: for a score asked in two or more, on one scale
+        rows.extend(_rows(ALL_QUESTIONS, name, factor, baseline_level, parts, confidence))
     table = pd.DataFrame(rows, columns=LEVEL_COMPARISON_COLUMNS)
     table["p_adjusted"] = holm(table["p_value"].to_numpy(dtype=float))
     return table
@@ -179,7 +158,6 @@ def _rows(
     score: str,
     factor: str,
     baseline_level: str,
-    scale: Scale,
     cells: Mapping[tuple[str, str], Pool],
     confidence: float,
 ) -> list[dict[str, Any]]:
@@ -195,7 +173,7 @@ def _rows(
             both = _valid_models(reference) & _valid_models(cell)
             if not both:
                 continue
-            seen = dict.fromkeys(m for part in reference.models for m in part.tolist())
+            seen = dict.fromkeys(m for c in reference.cells for m in c.models.tolist())
             order = {m: i for i, m in enumerate(seen)}
             result = paired_difference(
                 _seeds(cell, both, order), _seeds(reference, both, order), confidence=confidence
@@ -208,7 +186,7 @@ def _rows(
                     "factor": factor,
                     "level": level,
                     "baseline_level": baseline_level,
-                    **difference_row(result, scale),
+                    **difference_row(result, reference.scale),
                 }
             )
     return rows

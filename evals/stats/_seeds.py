@@ -132,11 +132,6 @@ class SeedMeans:
         floor = _floor(k - 1) * self.within_variance * float(self.inverse_sizes.sum()) / k**2
         return (between if math.isnan(floor) else max(between, floor)), float(k - 1)
 
-    def empirical_share(self) -> float:
-        """The share with ½ a success and ½ a failure added (inside 0–1 even at 0 or 1)."""
-        n = self.n_samples
-        return (self.mean * n + 0.5) / (n + 1)
-
 
 def _floor(df: float) -> float:
     """The `FLOOR_QUANTILE` quantile of a variance estimate with `df` degrees of freedom, over
@@ -211,7 +206,8 @@ def interval_of(
         )
     t = -float(special.stdtrit(df, (1.0 - confidence) / 2))
     if seeds.share:
-        centre = seeds.empirical_share()
+        n = seeds.n_samples  # ½ a success and ½ a failure added: inside 0–1 even at 0 or 1
+        centre = (seeds.mean * n + 0.5) / (n + 1)
         spread = math.sqrt(variance) / (centre * (1.0 - centre))
         middle = float(special.logit(centre))
         low = min(float(special.expit(middle - t * spread)), mean)

@@ -19,19 +19,17 @@ from evals.stats._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, group_interv
 from evals.stats._costs import SAMPLE_COST_COLUMNS, PriceShare, row_costs, sample_costs
 from evals.stats._frames import (
     ALL_QUESTIONS,
-    Pool,
+    Cell,
     Score,
     ScoreScales,
     by_columns,
-    level_parts,
     question_scores,
-    scale_of,
+    score_cells,
     score_name,
     score_values,
     with_by,
 )
 from evals.stats._metrics import Metric
-from evals.stats._scales import Scale
 from evals.stats._seeds import DEFAULT_METHOD, Interval, Method, interval_row, seed_interval
 
 SUMMARY_COLUMNS = [
@@ -70,11 +68,15 @@ REFUSED_ERROR = "the model refused"
 """The `error` of a free-form sample whose model refused (a refusal, not a failure)."""
 
 
-def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float, int]:
+def _no_error(errors: pd.Series) -> np.ndarray:
+    """Per row: no error, or the model refused."""
+    error_text = errors.astype(object).where(errors.notna(), None).to_numpy()
+    return np.array([e is None or e == "" or e == REFUSED_ERROR for e in error_text], dtype=bool)
+
+
+def _counts(scores: np.ndarray, no_error: np.ndarray, metric: bool) -> tuple[float, int]:
     """(refusal rate, errors) of one cell; a metric has no refusal rate of its own."""
     missing = np.isnan(scores)
-    error_text = errors.astype(object).where(errors.notna(), None).to_numpy()
-    no_error = np.array([e is None or e == "" or e == REFUSED_ERROR for e in error_text])
     failed = int(np.sum(~no_error)) if metric else int(np.sum(missing & ~no_error))
     if metric:
         return float("nan"), failed
@@ -82,28 +84,6 @@ def _counts(scores: np.ndarray, errors: pd.Series, metric: bool) -> tuple[float,
     answered = int(np.sum(~missing))
     rate = refusals / (answered + refusals) if answered + refusals else float("nan")
     return rate, failed
-
-
-def _row(
-    question: str,
-    group: object,
-    score: str,
-    interval: Interval,
-    scale: Scale,
-    method: str,
-    counts: tuple[float, int],
-    costs: Mapping[str, float],
-) -> dict[str, Any]:
-    return {
-        "question": question,
-        "group": group,
-        "score": score,
-        **interval_row(interval, scale),
-        "refusal_rate": counts[0],
-        "n_errors": counts[1],
-        "method": method,
-        **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
-    }
 
 
 def summarize(
@@ -129,53 +109,49 @@ def summarize(
     `pooled` adds a row per group × score over all questions (`ALL_QUESTIONS`; each model
     averaged over the questions first). `by` (grid factors) splits every row by the factors'
     levels (columns after `question`). Costs are at `price_share` of the list price."""
-    metric_list = list(metrics)
     factors = by_columns(by)
     rows: list[dict[str, Any]] = []
-    pools: dict[tuple[tuple[str | None, ...], object, str], tuple[Pool, list[Any], bool]] = {}
-    for question, frame in frames.items():
-        chosen = question_scores(question, frame, scores, metric_list)
-        values = {score_name(s): score_values(frame, s) for s in chosen}
-        answer_costs, judge_costs = row_costs(frame, price_share)
-        for levels, level_rows in level_parts(frame, factors):
-            groups = frame.iloc[level_rows].groupby("group", sort=False).indices
-            for group, positions in groups.items():
-                index = level_rows[positions]
-                models, errors = frame["model"].to_numpy()[index], frame["error"].iloc[index]
-                paid = (answer_costs[index], judge_costs[index])
-                costs = sample_costs(*paid)
-                for score in chosen:
-                    name, metric = score_name(score), isinstance(score, Metric)
-                    scale = scale_of(question, score, scales)
-                    part = values[name][index]
-                    interval = group_interval(
-                        part,
-                        models,
-                        method=method,
-                        scale=scale,
-                        resamples=resamples,
-                        confidence=confidence,
-                        seed=seed,
-                    )
-                    counts = _counts(part, errors, metric)
-                    row = _row(question, group, name, interval, scale, method, counts, costs)
-                    rows.append({**row, **dict(zip(factors, levels, strict=True))})
-                    key = (levels, group, name)
-                    pool, extra, _ = pools.setdefault(key, (Pool(scale), [], metric))
-                    pool.add(question, part, models, scale)
-                    extra.append((errors, paid))
-    for (levels, group, name), (pool, extra, metric) in pools.items() if pooled else ():
-        if len(pool.values) < 2 or pool.mixed:
-            continue  # rows over all questions: for a score asked in two or more, on one scale
-        values_all, models_all, questions = pool.arrays()
-        interval = seed_interval(
-            values_all, models_all, questions, scale=pool.scale, confidence=confidence
+    paid = {q: row_costs(frame, price_share) for q, frame in frames.items()}
+    fine = {q: _no_error(frame["error"]) for q, frame in frames.items()}
+
+    def add(question: str, cells: list[Cell], interval: Interval, how: str) -> None:
+        first = cells[0]  # of one scale, group and score
+        values = np.concatenate([c.values for c in cells])
+        no_error = np.concatenate([fine[c.question][c.rows] for c in cells])
+        counts = _counts(values, no_error, isinstance(first.score, Metric))
+        costs = sample_costs(
+            *(np.concatenate([paid[c.question][i][c.rows] for c in cells]) for i in (0, 1))
         )
-        errors = pd.concat([e for e, _ in extra], ignore_index=True)
-        counts = _counts(values_all, errors, metric)
-        costs = sample_costs(*(np.concatenate([p[i] for _, p in extra]) for i in (0, 1)))
-        row = _row(ALL_QUESTIONS, group, name, interval, pool.scale, "t", counts, costs)
-        rows.append({**row, **dict(zip(factors, levels, strict=True))})
+        row = {"question": question, "group": first.group, "score": first.name}
+        rows.append(
+            {
+                **row,
+                **interval_row(interval, first.scale),
+                "refusal_rate": counts[0],
+                "n_errors": counts[1],
+                "method": how,
+                **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
+                **dict(zip(factors, first.levels, strict=True)),
+            }
+        )
+
+    cells, pools = score_cells(frames, scores, metrics, scales, factors)
+    for cell in cells:
+        interval = group_interval(
+            cell.values,
+            cell.models,
+            method=method,
+            scale=cell.scale,
+            resamples=resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        add(cell.question, [cell], interval, method)
+    for pool in pools.values() if pooled else ():
+        if len(pool.cells) < 2 or pool.mixed:
+            continue  # rows over all questions: for a score asked in two or more, on one scale
+        interval = seed_interval(*pool.arrays(), scale=pool.scale, confidence=confidence)
+        add(ALL_QUESTIONS, pool.cells, interval, "t")
     return pd.DataFrame(rows, columns=with_by(SUMMARY_COLUMNS, factors))
 
 
@@ -184,14 +160,12 @@ def model_summary(
     scores: Mapping[str, Sequence[Score]] | None = None,
     *,
     metrics: Iterable[Metric] = (),
-    scales: ScoreScales | None = None,
-    method: Method = "plain",
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """One row per question × group × model × score (`MODEL_SUMMARY_COLUMNS`): each model's
-    own interval (sampling noise only), a plain bootstrap or (`method="t"`) a t interval."""
+    own interval, a plain bootstrap of its samples (sampling noise only)."""
     metric_list = list(metrics)
     rows: list[dict[str, Any]] = []
     for question, frame in frames.items():
@@ -199,16 +173,12 @@ def model_summary(
         for (group, model), part in frame.groupby(["group", "model"], sort=False):
             for score in chosen:
                 values = score_values(part, score)
-                if method == "t":
-                    scale = scale_of(question, score, scales)
-                    interval = seed_interval(
-                        values, part["model"].to_numpy(), scale=scale, confidence=confidence
-                    )
-                else:
-                    interval = plain_bootstrap(
-                        values, resamples=resamples, confidence=confidence, seed=seed
-                    )
-                refusal_rate, failed = _counts(values, part["error"], isinstance(score, Metric))
+                interval = plain_bootstrap(
+                    values, resamples=resamples, confidence=confidence, seed=seed
+                )
+                refusal_rate, failed = _counts(
+                    values, _no_error(part["error"]), isinstance(score, Metric)
+                )
                 rows.append(
                     {
                         "question": question,
