@@ -166,12 +166,7 @@ def _integrations(spec: SweepSpec) -> list[dict[str, Any]]:
             f"wandb.{unknown[0]}", "unknown W&B setting", "Use project, entity, name and tags."
         )
     try:
-        return wandb_integration(
-            wandb.get("project"),
-            entity=wandb.get("entity"),
-            name=wandb.get("name"),
-            tags=wandb.get("tags"),
-        )
+        return wandb_integration(**{"project": None, **wandb})
     except LabmgrError as exc:
         message = exc.message.replace("--wandb-", "").rstrip(".")
         raise spec.error("wandb", message + ".", "Give wandb: {project: NAME, …}.") from None
