@@ -55,14 +55,6 @@ def _require_lab(settings: Settings) -> None:
         )
 
 
-def _url_origin(settings: Settings) -> str:
-    if settings.db_url_source == DbUrlSource.ENV:
-        return "LABMGR_DB_URL"
-    if settings.db_url_source == DbUrlSource.CONFIG:
-        return f"{settings.config_path} (lab.db_url)"
-    return f"the lab folder {settings.home}"
-
-
 def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
     """`exc` from jobs_db as an error that names the lab's database and what to do."""
     if isinstance(exc, DatabaseDamagedError):
@@ -84,11 +76,13 @@ def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
             f"The database {settings.masked_db_url} was written by a newer labmgr: {exc}.",
             hint="Upgrade labmgr (pip install -U labmgr).",
         )
-    origin = _url_origin(settings)
+    origin = {
+        DbUrlSource.ENV: "LABMGR_DB_URL",
+        DbUrlSource.CONFIG: f"{settings.config_path} (lab.db_url)",
+    }.get(settings.db_url_source, f"the lab folder {settings.home}")
     if database_file(settings.db_url) is not None:
-        hint = f"Check the database path in {origin}."
-    else:
-        hint = f"Check the URL in {origin} and that the server is reachable."
+        return LabDatabaseError(sentence(exc), hint=f"Check the database path in {origin}.")
+    hint = f"Check the URL in {origin} and that the server is reachable."
     return LabDatabaseError(sentence(exc), hint=hint)
 
 
