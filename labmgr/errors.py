@@ -15,17 +15,12 @@ LabmgrError
 ├── DailyJobLimit           the organization's daily job limit (and when a slot frees)
 ├── UnknownJob              a job id no database row or key knows
 ├── UnknownModel            a model name the lab's database does not hold
-├── AmbiguousJobId          a shortened job id that names several jobs
-├── UnknownJobStatus        a status filter no job can match
 ├── FineTuningApiError      the API refused a request (its message, keys removed)
 │   └── JobRefused          the API answered jobs.create with a 4xx (the job cannot be made)
 ├── UnsupportedOption       an option the API refuses for this base model or method
 ├── InvalidGrader           a reinforcement grader that does not match the SDK's types
 ├── InvalidSweepSpec        a sweep spec with an unknown key, an empty level list, …
-├── LabFolderError          the lab folder cannot be written (a lock or state file)
-└── LabDatabaseError        the lab's database cannot be opened or is at an unknown schema
-    ├── LabDatabaseDamaged  the SQLite file is not a database, or is corrupt
-    └── LabDatabaseEmpty    the SQLite file holds zero bytes (not silently a new lab)
+└── LabDatabaseError        the lab's database cannot be opened, is damaged, empty or too new
 """
 
 from __future__ import annotations
@@ -130,18 +125,6 @@ class UnknownModel(LabmgrError):
     pass
 
 
-class AmbiguousJobId(LabmgrError):
-    pass
-
-
-class UnknownJobStatus(LabmgrError):
-    pass
-
-
-class LabFolderError(LabmgrError):
-    pass
-
-
 class FineTuningApiError(LabmgrError):
     pass
 
@@ -163,12 +146,4 @@ class InvalidSweepSpec(LabmgrError):
 
 
 class LabDatabaseError(LabmgrError):
-    pass
-
-
-class LabDatabaseDamaged(LabDatabaseError):
-    pass
-
-
-class LabDatabaseEmpty(LabDatabaseError):
     pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,9 +69,10 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
             status = job.status + (" (new)" if job.newly_finished else "")
             rows.append([job.job_id, job.suffix or "", status, detail, eta])
         print_fitted(console, columns, rows, title="Fine-tuning jobs checked", wide=wide)
+    finished = Counter(job.status for job in summary.checked)
     console.print(
-        f"running {len(summary.running)}, succeeded {len(summary.succeeded)}, "
-        f"failed {len(summary.failed)}, cancelled {len(summary.cancelled)}, "
+        f"running {len(summary.running)}, succeeded {finished['succeeded']}, "
+        f"failed {finished['failed']}, cancelled {finished['cancelled']}, "
         f"newly finished {len(summary.newly_finished)}"
         + (f", curves stored {summary.curves}" if summary.curves else "")
         + f"; {summary.requests} API requests"

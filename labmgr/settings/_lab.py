@@ -76,67 +76,8 @@ def locate_lab(
     return _user_default_lab(env), LabSource.USER_DEFAULT
 
 
-CONFIG_TEMPLATE = """\
-# labmgr lab configuration. Every setting is optional; the values shown are the defaults.
-# Which lab a command uses: --home PATH, then $LABMGR_HOME, then the nearest .labmgr/
-# upward from the current directory, then $XDG_DATA_HOME/labmgr (~/.local/share/labmgr).
-
-[lab]
-# SQLAlchemy URL of the jobs database. Unset: SQLite file labmgr.db in this folder.
-# $LABMGR_DB_URL wins over this setting. PostgreSQL example:
-# db_url = "postgresql+psycopg://me@localhost/labmgr"
-# Response cache and evaluation runs; relative paths are relative to this folder.
-# $LABMGR_CACHE_DIR wins over cache_dir (one cache shared by several labs).
-cache_dir = "cache"
-# The response cache in a database instead (SQLAlchemy URL: sqlite:/// or postgresql://),
-# shared by every lab pointing at it: what one bought, the others read for free.
-# $LABMGR_CACHE_URL wins over this setting. Unset: SQLite file responses.sqlite in cache_dir.
-# cache_url = "postgresql+psycopg://me@localhost/labmgr"
-runs_dir = "runs"
-
-[api]
-# Seconds before one HTTP request to an API times out.
-timeout = 60
-# Retries of one request by the OpenAI client (connection errors, 408/409/429/5xx).
-max_retries = 2
-
-[eval]
-# Cap on model requests in flight at once, across all endpoints.
-max_concurrency = 100
-# Seconds before one model request times out.
-request_timeout = 60
-# Retries of one failed request before it is recorded as an error.
-max_retries = 6
-
-# API keys are never written here. They come from the environment:
-#   OPENAI_API_KEY, OPENAI_API_KEY_<ANY>   (several organizations/projects; base URL from
-#                                           $OPENAI_BASE_URL or https://api.openai.com/v1)
-#   OPENROUTER_API_KEY, OPENROUTER_API_KEY_<ANY>
-# Other OpenAI-compatible servers: a named endpoint with the NAME of the env var holding
-# its key (the names "openai" and "openrouter" are taken).
-# `models` (ids or globs) sends matching models there, answers and judges alike; the first
-# endpoint with a match wins, then the jobs database's owners, then OPENAI_API_KEY.
-# [endpoints.local]
-# base_url = "http://127.0.0.1:8000/v1"
-# key_env = "LOCAL_API_KEY"
-# models = ["meta-llama/*", "my-vllm-*"]
-# n = false        # true if the server returns several choices per request
-
-# What models accept, by model id or glob, over the built-in table (`labmgr models
-# capabilities MODEL` shows what labmgr assumes). Fields: reasoning, temperature, top_p,
-# logprobs, top_logprobs, logit_bias, token_limit, reasoning_efforts,
-# default_reasoning_effort, n.
-# [models."my-vllm-*"]
-# logprobs = true
-# n = false
-
-# Price overrides in USD per 1M tokens, by model id or glob; they win over the built-in
-# table (see `labmgr.pricing`). Fields: input, output, cached_input, training.
-# [prices."ft:gpt-4.1-mini-2025-04-14:*"]
-# input = 0.8
-# cached_input = 0.2
-# output = 3.2
-"""
+# What `labmgr init` writes: every setting, commented, at its default.
+CONFIG_TEMPLATE = Path(__file__).with_name("config_template.toml").read_text(encoding="utf-8")
 
 
 @dataclass

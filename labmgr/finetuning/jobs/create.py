@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -42,28 +43,61 @@ def _seeds(seed: int | None, seeds: int) -> list[int | None]:
     return random.SystemRandom().sample(range(2**31 - 1), seeds)
 
 
-def load_training_data(
-    path: Path,
+Blame = Callable[[str], AbstractContextManager[object]]
+"""Reraises a `LabmgrError` from inside as one naming an input key (a sweep spec's)."""
+
+
+def _unblamed(key: str) -> AbstractContextManager[object]:
+    return nullcontext()
+
+
+def checked_grader(
     method: str,
-    base_model: str,
-    *,
-    validation: bool = False,
-    item_fields: Sequence[str] = (),
-    prices: Mapping[str, Price] | None = None,
-) -> TrainingData:
+    bases: Sequence[str],
+    grader: str | Path | Mapping[str, Any] | None,
+    blame: Blame = _unblamed,
+) -> dict[str, Any] | None:
+    """Raise unless every base takes `method`; the grader, loaded (one iff reinforcement)."""
+    with blame("base"):
+        for base in bases:
+            check_method_for_base(method, base_model_spec(base), base)
+    with blame("grader" if grader is not None else "method"):
+        grader_object = load_grader(grader) if grader is not None else None
+        method_object(method, {}, grader_object)
+    return grader_object
+
+
+def _load(path: Path, method: str, base: str, **checks: Any) -> TrainingData:
     """Validate a training (or validation) file; raises `InvalidTrainingFile` with lines."""
-    report = validate_training_file(
-        path,
-        method,  # type: ignore[arg-type]
-        base_model,
-        prices=prices,
-        item_fields=item_fields,
-        **({"min_examples": 1} if validation else {}),
-    )
+    report = validate_training_file(path, method, base, **checks)  # type: ignore[arg-type]
     report.raise_for_errors()
     return TrainingData(
         path=path, md5=file_md5(path), n_examples=report.n_examples, n_tokens=report.n_tokens
     )
+
+
+def load_training_data(
+    method: str,
+    bases: Sequence[str],
+    path: Path,
+    validation: Path | None,
+    *,
+    fields: Sequence[str],
+    prices: Mapping[str, Price],
+    blame: Blame = _unblamed,
+    key: str = "file",
+) -> tuple[TrainingData, TrainingData | None]:
+    """The training file checked for every base (priced for the first), and the validation
+    file; errors of the training file are blamed on `key`, of the validation file on
+    ``validation``."""
+    with blame(key):
+        training = _load(path, method, bases[0], item_fields=fields, prices=prices)
+        for base in bases[1:]:
+            _load(path, method, base, item_fields=fields)
+    if validation is None:
+        return training, None
+    with blame("validation"):
+        return training, _load(validation, method, bases[0], item_fields=fields, min_examples=1)
 
 
 def create(
@@ -103,8 +137,7 @@ def create(
     """
     settings = settings or load_settings()
     path = Path(file)
-    spec = base_model_spec(base_model)
-    check_method_for_base(method, spec, base_model)
+    grader_object = checked_grader(method, [base_model], grader)
     hyperparameters = check_hyperparameters(
         method,
         {
@@ -118,8 +151,6 @@ def create(
             "eval_samples": eval_samples,
         },
     )
-    grader_object = load_grader(grader) if grader is not None else None
-    method_object(method, hyperparameters, grader_object)  # a grader iff reinforcement
     integrations = wandb_integration(
         wandb_project, entity=wandb_entity, name=wandb_name, tags=wandb_tags
     )
@@ -128,34 +159,29 @@ def create(
         tag_map = parse_tags(tags)
     except DatabaseInputError as exc:
         raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
-    fields = grader_item_fields(grader_object) if grader_object else []
-    training = load_training_data(
-        path, method, base_model, item_fields=fields, prices=settings.prices
+    training, validation = load_training_data(
+        method,
+        [base_model],
+        path,
+        Path(validation_file) if validation_file is not None else None,
+        fields=grader_item_fields(grader_object) if grader_object else [],
+        prices=settings.prices,
     )
-    validation = None
-    if validation_file is not None:
-        validation = load_training_data(
-            Path(validation_file), method, base_model, validation=True, item_fields=fields
-        )
     suffix = suffix if suffix is not None else default_suffix(path)
     check_suffix(suffix)
-    requests = []
-    for index, one_seed in enumerate(seed_list):
-        job_tags = dict(tag_map)
-        if len(seed_list) > 1:
-            job_tags["replica"] = str(index + 1)
-        requests.append(
-            JobRequest(
-                training=training,
-                validation=validation,
-                base_model=base_model,
-                suffix=suffix,
-                method=method,
-                hyperparameters=hyperparameters,
-                grader=grader_object,
-                integrations=integrations,
-                seed=one_seed,
-                tags=job_tags,
-            )
+    requests = [
+        JobRequest(
+            training=training,
+            validation=validation,
+            base_model=base_model,
+            suffix=suffix,
+            method=method,
+            hyperparameters=hyperparameters,
+            grader=grader_object,
+            integrations=integrations,
+            seed=one_seed,
+            tags={**tag_map, "replica": str(index + 1)} if len(seed_list) > 1 else dict(tag_map),
         )
+        for index, one_seed in enumerate(seed_list)
+    ]
     return submit_requests(settings, requests, key_env=key_env, dry_run=dry_run)

@@ -27,13 +27,7 @@ from jobs_db import (
     upsert_job,
 )
 from labmgr.accounts import Accounts, Credential
-from labmgr.errors import (
-    DailyJobLimit,
-    FineTuningApiError,
-    JobRefused,
-    LabFolderError,
-    api_message,
-)
+from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, LabmgrError, api_message
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
 from labmgr.finetuning.jobs.request import REQUEST, JobRequest, TrainingData, refuse_other_content
 from labmgr.finetuning.registry.database import lab_database
@@ -158,7 +152,7 @@ def create_lock(settings: Settings) -> Iterator[None]:
     try:
         lock.acquire()
     except OSError as exc:
-        raise LabFolderError(
+        raise LabmgrError(
             f"Cannot create the lock file {path}: {exc.strerror or exc}.",
             hint=f"Check that the lab folder {settings.home} is writable; nothing was uploaded.",
         ) from None

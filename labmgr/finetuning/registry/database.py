@@ -23,7 +23,7 @@ from jobs_db import (
     open_database,
     upgrade,
 )
-from labmgr.errors import LabDatabaseDamaged, LabDatabaseEmpty, LabDatabaseError, LabNotFound
+from labmgr.errors import LabDatabaseError, LabNotFound
 from labmgr.settings import DbUrlSource, Settings
 
 DatabaseState = Literal["not created", "empty file", "current", "needs upgrade", "newer"]
@@ -55,18 +55,10 @@ def _require_lab(settings: Settings) -> None:
         )
 
 
-def _url_origin(settings: Settings) -> str:
-    if settings.db_url_source == DbUrlSource.ENV:
-        return "LABMGR_DB_URL"
-    if settings.db_url_source == DbUrlSource.CONFIG:
-        return f"{settings.config_path} (lab.db_url)"
-    return f"the lab folder {settings.home}"
-
-
 def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
     """`exc` from jobs_db as an error that names the lab's database and what to do."""
     if isinstance(exc, DatabaseDamagedError):
-        return LabDatabaseDamaged(
+        return LabDatabaseError(
             f"The lab's database file {exc.path} is damaged: it is not a SQLite database, or "
             "its contents are corrupt.",
             hint=f"Restore it from a backup, or move it aside (mv {exc.path} "
@@ -74,7 +66,7 @@ def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
             "--from-api`.",
         )
     if isinstance(exc, DatabaseFileEmptyError):
-        return LabDatabaseEmpty(
+        return LabDatabaseError(
             f"The lab's database file {exc.path} is empty (0 bytes), so it holds no jobs.",
             hint="If it should hold your jobs, restore it from a backup; to start a new "
             "database in it, run `labmgr db upgrade` (then `labmgr jobs import --from-api`).",
@@ -84,11 +76,13 @@ def _error(settings: Settings, exc: DatabaseError) -> LabDatabaseError:
             f"The database {settings.masked_db_url} was written by a newer labmgr: {exc}.",
             hint="Upgrade labmgr (pip install -U labmgr).",
         )
-    origin = _url_origin(settings)
+    origin = {
+        DbUrlSource.ENV: "LABMGR_DB_URL",
+        DbUrlSource.CONFIG: f"{settings.config_path} (lab.db_url)",
+    }.get(settings.db_url_source, f"the lab folder {settings.home}")
     if database_file(settings.db_url) is not None:
-        hint = f"Check the database path in {origin}."
-    else:
-        hint = f"Check the URL in {origin} and that the server is reachable."
+        return LabDatabaseError(sentence(exc), hint=f"Check the database path in {origin}.")
+    hint = f"Check the URL in {origin} and that the server is reachable."
     return LabDatabaseError(sentence(exc), hint=hint)
 
 
@@ -101,7 +95,7 @@ def sentence(exc: Exception) -> str:
 @contextmanager
 def lab_database(settings: Settings) -> Iterator[Database]:
     """The lab's database, created or upgraded to this code's schema, closed afterwards; a
-    zero-byte file raises `LabDatabaseEmpty` (never silently a new lab)."""
+    zero-byte file raises `LabDatabaseError` (never silently a new lab)."""
     _require_lab(settings)
     try:
         db = open_database(settings.db_url, allow_empty_file=False)

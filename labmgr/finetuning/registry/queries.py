@@ -23,7 +23,7 @@ from jobs_db import (
     model_groups,
     select_models,
 )
-from labmgr.errors import AmbiguousJobId, LabmgrError, UnknownJob, UnknownJobStatus
+from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.registry.database import lab_database, sentence
 from labmgr.settings import Settings
 
@@ -56,7 +56,7 @@ def _unknown(reference: str) -> UnknownJob:
 def resolve_job_id(target: Target, reference: str) -> str:
     """The id of the one recorded job `reference` names: a whole id, a shortened one as the
     tables print it (``ftjob-…a1b2``), a prefix or, failing that, the end of an id. Raises
-    `UnknownJob` or `AmbiguousJobId` (listing the matches)."""
+    `UnknownJob`, or `LabmgrError` listing the matches."""
     text = reference.strip()
     if not text:
         raise LabmgrError("The job id is empty.", hint="Pass a job id from `labmgr jobs list`.")
@@ -76,7 +76,7 @@ def resolve_job_id(target: Target, reference: str) -> str:
     if len(matches) > 1:
         shown = ", ".join(matches[:_SHOWN_CANDIDATES])
         more = ", …" if len(matches) > _SHOWN_CANDIDATES else ""
-        raise AmbiguousJobId(
+        raise LabmgrError(
             f"{text} names several jobs ({shown}{more}).",
             hint="Give more characters of the id, or the whole id (`labmgr jobs list --wide`).",
         )
@@ -100,10 +100,10 @@ def lab_jobs(
     settings: Settings, *, status: str | Sequence[str] | None = None, **filters: Any
 ) -> list[FinetuneJob]:
     """The lab's jobs matching every filter of `jobs_db.list_jobs`, oldest first; a status no
-    job can have raises `UnknownJobStatus` instead of matching nothing."""
+    job can have raises `LabmgrError` instead of matching nothing."""
     for value in [status] if isinstance(status, str) else status or []:
         if value not in JOB_STATUSES:
-            raise UnknownJobStatus(
+            raise LabmgrError(
                 f"{value!r} is not a job status.", hint=f"Use one of: {', '.join(JOB_STATUSES)}."
             )
     with _reading(settings, _TAG_HINT) as db:

@@ -13,18 +13,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
-from labmgr.errors import InvalidTrainingFile, LabmgrError
-from labmgr.finetuning.jobs.create import load_training_data
-from labmgr.finetuning.jobs.graders import grader_item_fields, load_grader
-from labmgr.finetuning.jobs.request import JobRequest, TrainingData, check_suffix, wandb_integration
+from labmgr.errors import LabmgrError
+from labmgr.finetuning.jobs.create import checked_grader, load_training_data
+from labmgr.finetuning.jobs.graders import grader_item_fields
+from labmgr.finetuning.jobs.request import JobRequest, check_suffix, wandb_integration
 from labmgr.finetuning.jobs.submit import submit_requests
-from labmgr.finetuning.methods import (
-    LEVEL_TAGS,
-    base_model_spec,
-    check_hyperparameters,
-    check_method_for_base,
-    method_object,
-)
+from labmgr.finetuning.methods import LEVEL_TAGS, check_hyperparameters
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.pricing import training_cost
@@ -99,28 +93,8 @@ def _identity(spec: SweepSpec, tags: Mapping[str, str]) -> tuple[tuple[str, str]
     return tuple(sorted((key, tags[key]) for key in names if key in tags))
 
 
-def _training(spec: SweepSpec, key: str, path: Path, **kwargs: Any) -> TrainingData:
-    """The file checked, its first error (if any) blamed on `key` of the spec."""
-    with spec.blame(key):
-        try:
-            return load_training_data(path, spec.method, **kwargs)
-        except InvalidTrainingFile as exc:
-            lines = exc.message.splitlines()
-            count = getattr(exc.report, "error_count", 1)
-            more = f" (and {count - 1} more errors)" if count > 1 else ""
-            raise LabmgrError(
-                f"{lines[min(1, len(lines) - 1)].rstrip('.')}{more}.",
-                hint=f"Fix the file (`labmgr finetune validate {path}` lists every problem).",
-            ) from None
-
-
 def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
-    with spec.blame("base"):
-        for base in spec.bases:
-            check_method_for_base(spec.method, base_model_spec(base), base)
-    with spec.blame("grader" if spec.grader is not None else "method"):
-        grader = load_grader(spec.grader) if spec.grader is not None else None
-        method_object(spec.method, {}, grader)  # a grader iff reinforcement
+    grader = checked_grader(spec.method, spec.bases, spec.grader, spec.blame)
     integrations = _integrations(spec)
     fields = grader_item_fields(grader) if grader else []
     names = list(spec.hyperparameters)
@@ -136,22 +110,16 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
     requests: list[JobRequest] = []
     suffix_content: dict[str, tuple[str, str]] = {}
     for condition, path in spec.conditions.items():
-        key = f"conditions.{condition}"
-        training = _training(
-            spec, key, path, base_model=spec.bases[0], item_fields=fields, prices=settings.prices
+        training, validation = load_training_data(
+            spec.method,
+            spec.bases,
+            path,
+            spec.validation.get(condition),
+            fields=fields,
+            prices=settings.prices,
+            blame=spec.blame,
+            key=f"conditions.{condition}",
         )
-        for base in spec.bases[1:]:
-            _training(spec, key, path, base_model=base, item_fields=fields)
-        validation = None
-        if condition in spec.validation:
-            validation = _training(
-                spec,
-                "validation",
-                spec.validation[condition],
-                base_model=spec.bases[0],
-                validation=True,
-                item_fields=fields,
-            )
         for base, seed, (levels, hyperparameters) in itertools.product(
             spec.bases, spec.seeds, cells
         ):
@@ -198,12 +166,7 @@ def _integrations(spec: SweepSpec) -> list[dict[str, Any]]:
             f"wandb.{unknown[0]}", "unknown W&B setting", "Use project, entity, name and tags."
         )
     try:
-        return wandb_integration(
-            wandb.get("project"),
-            entity=wandb.get("entity"),
-            name=wandb.get("name"),
-            tags=wandb.get("tags"),
-        )
+        return wandb_integration(**{"project": None, **wandb})
     except LabmgrError as exc:
         message = exc.message.replace("--wandb-", "").rstrip(".")
         raise spec.error("wandb", message + ".", "Give wandb: {project: NAME, …}.") from None

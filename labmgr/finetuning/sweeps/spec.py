@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from labmgr.errors import InvalidSweepSpec, LabmgrError
+from labmgr.errors import InvalidSweepSpec, InvalidTrainingFile, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
 
 _SHAPE = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
@@ -74,11 +74,22 @@ class SweepSpec:
 
     @contextmanager
     def blame(self, key: str) -> Iterator[None]:
-        """A `LabmgrError` raised inside, as this spec's error at `key`."""
+        """A `LabmgrError` raised inside, as this spec's error at `key` (of a training file,
+        its first error)."""
         try:
             yield
         except InvalidSweepSpec:
             raise
+        except InvalidTrainingFile as exc:
+            lines = exc.message.splitlines()
+            count = getattr(exc.report, "error_count", 1)
+            more = f" (and {count - 1} more errors)" if count > 1 else ""
+            raise self.error(
+                key,
+                f"{lines[min(1, len(lines) - 1)].rstrip('.')}{more}.",
+                f"Fix the file (`labmgr finetune validate {getattr(exc.report, 'path', '')}` "
+                "lists every problem).",
+            ) from None
         except LabmgrError as exc:
             raise self.error(key, exc.message.rstrip(".") + ".", exc.hint) from None
 

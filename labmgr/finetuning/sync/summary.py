@@ -95,18 +95,6 @@ class UpdateSummary(BaseModel):
         return [job for job in self.checked if not job.is_final]
 
     @property
-    def succeeded(self) -> list[JobState]:
-        return [job for job in self.checked if job.status == "succeeded"]
-
-    @property
-    def failed(self) -> list[JobState]:
-        return [job for job in self.checked if job.status == "failed"]
-
-    @property
-    def cancelled(self) -> list[JobState]:
-        return [job for job in self.checked if job.status == "cancelled"]
-
-    @property
     def newly_finished(self) -> list[JobState]:
         return [job for job in self.checked if job.newly_finished]
 
