@@ -29,8 +29,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
-from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import Admission, RateLimiter, demand_of
+from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 

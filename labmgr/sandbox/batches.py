@@ -22,8 +22,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.files import create_file, file_param
-from labmgr.sandbox.limit_table import limit_family
-from labmgr.sandbox.limiter import demand_of
+from labmgr.sandbox.limits import demand_of, limit_family
 from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id

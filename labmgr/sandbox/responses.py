@@ -20,8 +20,8 @@ from labmgr.sandbox.responses_request import (
     ResponsesRequest,
     parse_responses_request,
 )
-from labmgr.sandbox.responses_stream import stream_events
 from labmgr.sandbox.store import request_id
+from labmgr.sandbox.streaming import stream_events
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox

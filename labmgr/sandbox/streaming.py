@@ -1,8 +1,10 @@
-"""The server-sent events that stream a finished response, as the Responses API sends them.
+"""The server-sent events that stream a finished chat completion or response.
 
-Created and in progress (no output yet), then each output item added, filled (one delta
-per token or word) and done, then completed (or incomplete). Every event has a
-`sequence_number` and an `event:` line; the terminal event ends the stream (no `[DONE]`).
+A chat completion streams one `chat.completion.chunk` per token or word, then `[DONE]`.
+A response streams as the Responses API does: created and in progress (no output yet),
+then each output item added, filled (one delta per token or word) and done, then
+completed (or incomplete). Every event has a `sequence_number` and an `event:` line; the
+terminal event ends the stream (no `[DONE]`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,49 @@ import json
 import re
 from typing import Any
 
-__all__ = ["stream_events"]
+__all__ = ["stream_events", "stream_frames"]
 
 _PIECES = re.compile(r"\s*\S+|\s+")
+
+
+def _deltas(text: str, entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """The pieces `text` streams in: one per logprob entry (a token), else one per word."""
+    return [(e["token"], e) for e in entries] or [(p, None) for p in _PIECES.findall(text)]
+
+
+def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
+    """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
+    head = {
+        "id": response["id"],
+        "object": "chat.completion.chunk",
+        "created": response["created"],
+        "model": response["model"],
+        "service_tier": response["service_tier"],
+        "system_fingerprint": response["system_fingerprint"],
+    }
+    if include_usage:
+        head["usage"] = None
+    chunks: list[dict[str, Any]] = []
+
+    def chunk(index: int, delta: dict[str, Any], logprobs: Any = None, finish: Any = None) -> None:
+        choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
+        chunks.append(dict(head, choices=[choice]))
+
+    for choice in response["choices"]:
+        index = choice["index"]
+        message = choice.get("message") or {}
+        chunk(index, {"role": "assistant", "content": "", "refusal": None})
+        entries = (choice.get("logprobs") or {}).get("content") or []
+        for piece, entry in _deltas(message.get("content") or "", entries):
+            chunk(index, {"content": piece}, entry and {"content": [entry], "refusal": None})
+        if message.get("refusal"):
+            chunk(index, {"refusal": message["refusal"]})
+        chunk(index, {}, None, choice.get("finish_reason", "stop"))
+    if include_usage:
+        chunks.append(dict(head, choices=[], usage=response["usage"]))
+    frames = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks]
+    frames.append(b"data: [DONE]\n\n")
+    return frames
 
 
 class _Events(list[dict[str, Any]]):
@@ -60,17 +102,9 @@ def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
             part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
         )
         entries = part.get("logprobs") or []
-        if entries:
-            for entry in entries:
-                out.add(
-                    "response.output_text.delta",
-                    **where,
-                    delta=entry["token"],
-                    logprobs=[_delta_logprob(entry)],
-                )
-        else:
-            for piece in _PIECES.findall(part["text"]):
-                out.add("response.output_text.delta", **where, delta=piece, logprobs=[])
+        for piece, entry in _deltas(part["text"], entries):
+            logprobs = [_delta_logprob(entry)] if entry else []
+            out.add("response.output_text.delta", **where, delta=piece, logprobs=logprobs)
         out.add(
             "response.output_text.done",
             **where,
