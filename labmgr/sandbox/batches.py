@@ -306,7 +306,7 @@ def _queue_error(
     sb: Sandbox, account: Account, family: str | None, tokens: int
 ) -> dict[str, Any] | None:
     """`token_limit_exceeded` if the batch would pass its organization's enqueued tokens."""
-    limits = sb.limiter.table.organization_limits(family) if family else None
+    limits = sb.limiter.table.limits(family) if family else None
     if limits is None or limits.batch_queue_tokens is None:
         return None
     now = sb.now()

@@ -52,14 +52,9 @@ class LimitsError(SandboxError, ValueError):
 def limit_family(model: str) -> str | None:
     """The alias whose limits `model` (a snapshot, a fine-tune) counts under, if any."""
     if model.startswith("ft:"):
-        parts = model.split(":")
-        if len(parts) < 3:
-            return None
-        model = parts[1]
+        model = model.split(":")[1] if model.count(":") >= 2 else ""
     card = CATALOGUE.get(model)
-    if card is None:
-        return None
-    return card.snapshot_of or card.id
+    return None if card is None else card.snapshot_of or card.id
 
 
 @dataclass(frozen=True)
@@ -90,11 +85,9 @@ class LimitTable:
     def empty(self) -> bool:
         return not self.models and not self.projects
 
-    def organization_limits(self, family: str) -> ModelLimits | None:
-        return self.models.get(family) or self.models.get(DEFAULT_KEY)
-
-    def project_limits(self, project: str, family: str) -> ModelLimits | None:
-        table = self.projects.get(project, {})
+    def limits(self, family: str, project: str | None = None) -> ModelLimits | None:
+        """A family's limits for the organization, or `project`'s own caps."""
+        table = self.models if project is None else self.projects.get(project, {})
         return table.get(family) or table.get(DEFAULT_KEY)
 
     def to_json(self) -> dict[str, Any]:
@@ -336,7 +329,7 @@ class RateLimiter:
     def __init__(self, table: LimitTable) -> None:
         self.table = table
         self.active = not table.empty
-        self._buckets: dict[tuple[str, ...], list[Bucket]] = {}
+        self._buckets: dict[tuple[str, str | None, str], list[Bucket]] = {}
         """Per (organization or project, family) key."""
 
     def admit(self, account: Account, demand: Demand) -> Admission | None:
@@ -346,15 +339,10 @@ class RateLimiter:
             return None
         org, project = account.organization, account.project
         buckets = []
-        for key, label, limits in (
-            (("org", org, family), f"organization {org}", self.table.organization_limits(family)),
-            (
-                ("project", org, project, family),
-                f"project {project}",
-                self.table.project_limits(project, family),
-            ),
-        ):
+        for owner, label in ((None, f"organization {org}"), (project, f"project {project}")):
+            key = (org, owner, family)
             if key not in self._buckets:
+                limits = self.table.limits(family, owner)
                 rpm, tpm = (limits.rpm, limits.tpm) if limits else (None, None)
                 self._buckets[key] = [
                     Bucket(kind, label, limit)
