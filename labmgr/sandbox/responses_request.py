@@ -144,9 +144,7 @@ def _text_format(
     body: Mapping[str, Any], messages: Messages
 ) -> tuple[str, Mapping[str, Any] | None, dict[str, Any]]:
     """(kind, schema, `text` as echoed) of the `text` parameter."""
-    text = body.get("text")
-    if text is None:
-        text = {}
+    text = {} if body.get("text") is None else body["text"]
     if not isinstance(text, Mapping):
         raise wrong_type("text", "an object", text)
     verbosity = text.get("verbosity") or "medium"
@@ -158,9 +156,7 @@ def _text_format(
         "'text.format' of type 'json_object'.",
         "input",
     )
-    kind = output_format(
-        fmt, "text.format", ("text", "json_schema", "json_object"), messages, no_json
-    )
+    kind = output_format(fmt, "text.format", FORMATS, messages, no_json)
     echoed: dict[str, Any] = {"type": kind}
     schema = None
     if kind == "json_schema":
