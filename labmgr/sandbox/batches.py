@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -160,11 +161,10 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     results = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
     done = _done(batch, status, sb.now())
     outputs, errors = [], []
-    usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
+    usage: Counter[str] = Counter()
     for result, ok in zip(results[:done], batch["outcomes"], strict=False):
         if ok == "1":
-            for key, tokens in _line_usage(result["response"]["body"].get("usage") or {}).items():
-                usage[key] += tokens
+            usage.update(_line_usage(result["response"]["body"].get("usage") or {}))
             outputs.append(result)
         else:
             errors.append(result)
@@ -296,12 +296,6 @@ def _batch_error(code: str, message: str) -> dict[str, Any]:
     return {"code": code, "line": None, "message": message, "param": None}
 
 
-def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
-    """The tokens a batch enqueues: each line's prompt plus its completion budget."""
-    demands = [demand_of(ENDPOINTS[endpoint][1], line["body"]) for line in lines]
-    return sum(demand.tokens for demand in demands if demand is not None)
-
-
 def _queue_error(
     sb: Sandbox, account: Account, family: str | None, tokens: int
 ) -> dict[str, Any] | None:
@@ -378,7 +372,8 @@ async def create(sb: Sandbox, req: Request) -> Response:
         errors.append(_batch_error("request_limit_exceeded", message))
     model = lines[0]["body"]["model"] if lines else None
     family = limit_family(model) if model else None
-    tokens = 0 if errors else _enqueued_tokens(lines, endpoint)
+    demands = [] if errors else [demand_of(ENDPOINTS[endpoint][1], line["body"]) for line in lines]
+    tokens = sum(demand.tokens for demand in demands if demand is not None)  # prompts + budgets
     if not errors:
         queue_error = _queue_error(sb, account, family, tokens)
         if queue_error is not None:

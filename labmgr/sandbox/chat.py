@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
@@ -101,17 +102,14 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
 
 def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
     tokens = (logprobs or {}).get("content") or []
-    offsets, offset = [], 0
-    for token in tokens:
-        offsets.append(offset)
-        offset += len(token["token"])
+    offsets = accumulate((len(t["token"]) for t in tokens), initial=0)
     return {
         "tokens": [t["token"] for t in tokens],
         "token_logprobs": [t["logprob"] for t in tokens],
         "top_logprobs": [
             {x["token"]: x["logprob"] for x in t.get("top_logprobs", [])} for t in tokens
         ],
-        "text_offset": offsets,
+        "text_offset": list(offsets)[: len(tokens)],
     }
 
 

@@ -170,14 +170,7 @@ async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
 async def retrieve(sb: Sandbox, req: Request) -> Response | StreamResponse:
     response = _visible(sb, req)["response"]
     if req.query.get("stream") == "true":
-        after = req.query.get("starting_after")
-        try:
-            start = int(after) if after else -1
-        except ValueError:
-            raise bad_request(
-                f"Invalid 'starting_after': expected an integer, got {after!r}.",
-                param="starting_after",
-            ) from None
+        start = req.int_query("starting_after", -1)
         return StreamResponse(stream_events(response, starting_after=start))
     return Response(response)
 

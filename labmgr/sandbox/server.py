@@ -102,14 +102,10 @@ class SandboxHandle:
     app: SandboxApp | None = field(default=None, repr=False)
     """The app object when it runs in this process (None for a subprocess)."""
 
-    @property
-    def root_url(self) -> str:
-        return self.base_url.removesuffix("/v1")
-
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else b""
         request = urllib.request.Request(
-            self.root_url + path,
+            self.base_url.removesuffix("/v1") + path,
             data=data if method == "POST" else None,
             method=method,
             headers={"content-type": "application/json"},

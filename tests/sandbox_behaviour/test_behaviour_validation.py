@@ -130,7 +130,7 @@ def test_legacy_completion_models_are_not_chat_models(simulator: ChatSimulator) 
 
 
 def test_unknown_model_is_a_404_model_not_found(simulator: ChatSimulator) -> None:
-    assert not simulator.knows("gpt-4o-mini-typo")
+    assert simulator.card("gpt-4o-mini-typo") is None
     with pytest.raises(APIError) as caught:
         simulator.complete("gpt-4o-mini-typo", {"messages": HELLO})
     assert (caught.value.status, caught.value.code) == (404, "model_not_found")

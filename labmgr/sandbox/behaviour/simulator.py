@@ -68,9 +68,6 @@ class ChatSimulator:
             )
             self._plans.clear()
 
-    def knows(self, model_id: str) -> bool:
-        return model_id in CATALOGUE or model_id in self._models
-
     def card(self, model_id: str) -> ModelCard | None:
         """The catalogue card behind `model_id` (a fine-tune's root base model), if known."""
         model = self._model(model_id)
