@@ -75,6 +75,10 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("GET", "/v1/responses/{id}/input_items", "responses.input_items", responses.list_input_items),
 ]
 """(method, path pattern, stats name, handler)."""
+_PATTERNS = [
+    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{model}", "(.+)")))
+    for _, path, _, _ in ROUTES
+]
 
 
 class SandboxApp:
@@ -82,15 +86,6 @@ class SandboxApp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
-        self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
-        for method, pattern, name, handler in ROUTES:
-            if "{" not in pattern:
-                self._static[(method, pattern)] = (name, handler)
-            else:
-                regex = re.sub(r"\{model\}", "(.+)", pattern)
-                regex = re.sub(r"\{\w+\}", "([^/]+)", regex)
-                self._dynamic.append((method, re.compile(f"^{regex}$"), name, handler))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # served with lifespan off: nothing else arrives
@@ -101,14 +96,10 @@ class SandboxApp:
             await self._admin(scope, receive, send)
 
     def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
-        hit = self._static.get((method, raw_path))
-        if hit is not None:
-            return hit[0], hit[1], ()
-        for route_method, regex, name, handler in self._dynamic:
-            if route_method == method:
-                match = regex.match(raw_path)
-                if match:
-                    return name, handler, tuple(unquote(g) for g in match.groups())
+        for (route_method, _, name, handler), regex in zip(ROUTES, _PATTERNS, strict=True):
+            match = regex.fullmatch(raw_path) if route_method == method else None
+            if match:
+                return name, handler, tuple(unquote(g) for g in match.groups())
         return None
 
     async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -115,12 +115,10 @@ def _register_models(sb: Sandbox, job: dict[str, Any], finished: float) -> None:
     examples = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
     _, total = training_steps(job)
     epochs = job["hyperparameters"]["n_epochs"]
-    models = {job["fine_tuned_model"]: total}
-    models.update({model: int(step) for step, model in job["checkpoint_models"].items()})
-    for model, step in models.items():
+    for step, model in job["checkpoint_models"].items():
         if model in sb.store.deleted_models:
             continue
-        persona = persona_from_examples(examples, epochs * step / total)
+        persona = persona_from_examples(examples, epochs * int(step) / total)
         sb.simulator.register(model, base=job["base_snapshot"], persona=persona)
         sb.store.models.setdefault(
             model,
@@ -262,7 +260,6 @@ async def events(sb: Sandbox, req: Request) -> Response:
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
     job = _owned(req, sb)
     now = sb.now()
-    _, total = training_steps(job)
     items = []
     for entry in _timeline(sb, job):
         if entry.kind != "checkpoint" or entry.at > now:
@@ -274,9 +271,7 @@ async def checkpoints(sb: Sandbox, req: Request) -> Response:
                 "object": "fine_tuning.job.checkpoint",
                 "id": job["checkpoint_ids"][str(step)],
                 "created_at": int(entry.at),
-                "fine_tuned_model_checkpoint": job["fine_tuned_model"]
-                if step == total
-                else job["checkpoint_models"][str(step)],
+                "fine_tuned_model_checkpoint": job["checkpoint_models"][str(step)],
                 "fine_tuning_job_id": job["id"],
                 "step_number": step,
                 "metrics": {"step": float(step)}

@@ -153,11 +153,11 @@ def build_job(
         }
     resolved = _resolve(requested, max(n_examples, 1), method)
     job_id = new_id("ftjob-")
-    final_id = new_id("", 8)
     per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
     epochs = resolved["n_epochs"]
     prefix = f"ft:{snapshot}:{account.slug}:{suffix or ''}"
     checkpoint_steps = [per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)]
+    final = f"{prefix}:{new_id('', 8)}"
     job = {
         "id": job_id,
         "scope": account.scope,
@@ -180,10 +180,12 @@ def build_job(
         "n_examples": n_examples,
         "trained_tokens": tokens * epochs,
         "error": error,
-        "fine_tuned_model": f"{prefix}:{final_id}",
-        "checkpoint_models": {
+        "fine_tuned_model": final,
+        "checkpoint_models": {  # the last checkpoint is the final model
             str(step): f"{prefix}:{new_id('', 8)}:ckpt-step-{step}"
-            for step in checkpoint_steps[:-1]
+            if step < checkpoint_steps[-1]
+            else final
+            for step in checkpoint_steps
         },
         "checkpoint_ids": {str(step): new_id("ftckpt_") for step in checkpoint_steps},
         "actions": [],

@@ -250,14 +250,13 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
         if step in checkpoint_steps:
             checkpoint = Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics)
             plan.append((at, checkpoint))
-    final = job["fine_tuned_model"]
     messages = [
         (TRAINING_SHARE + 0.01, f"Checkpoint created at step {step} with Snapshot ID: {model}")
         for step in sorted(checkpoint_steps, reverse=True)
-        for model in [final if step == total else job["checkpoint_models"][str(step)]]
+        for model in [job["checkpoint_models"][str(step)]]
     ]
     messages += [
-        (0.85, f"New fine-tuned model created: {final}"),
+        (0.85, f"New fine-tuned model created: {job['fine_tuned_model']}"),
         (0.87, "Evaluating model against our usage policies before enabling"),
         (0.98, "Usage policy evaluations completed, model is now enabled for sampling"),
     ]

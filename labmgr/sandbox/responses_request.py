@@ -15,6 +15,7 @@ from typing import Any
 from labmgr.sandbox.behaviour.catalogue import ModelCard
 from labmgr.sandbox.behaviour.request import (
     ChatRequest,
+    Messages,
     check_output_limit,
     check_reasoning_effort,
     check_reasoning_sampling,
@@ -37,8 +38,6 @@ from labmgr.sandbox.errors import (
 
 __all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
 
-Messages = tuple[tuple[str, str], ...]
-"""(role, text) per message."""
 
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"

@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -99,8 +99,6 @@ class SandboxHandle:
     """A running sandbox: its base URL and the admin endpoints as methods."""
 
     base_url: str
-    app: SandboxApp | None = field(default=None, repr=False)
-    """The app object when it runs in this process (None for a subprocess)."""
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else b""
@@ -185,7 +183,7 @@ def _in_thread(
             raise RuntimeError("the sandbox server did not start; see the log above")
         time.sleep(0.005)
     try:
-        yield SandboxHandle(url, app)
+        yield SandboxHandle(url)
     finally:
         server.should_exit = True
         thread.join(timeout=10)
