@@ -149,7 +149,7 @@ def _text_format(
     verbosity = text.get("verbosity") or "medium"
     if verbosity not in ("low", "medium", "high"):
         raise invalid_value(verbosity, ("low", "medium", "high"), "text.verbosity")
-    fmt = {"type": "text"} if text.get("format") is None else text["format"]
+    fmt: Any = {"type": "text"} if text.get("format") is None else text["format"]
     no_json = (
         "Response input messages must contain the word 'json' in some form to use "
         "'text.format' of type 'json_object'.",
