@@ -213,14 +213,10 @@ def _headers(
 
 def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
     """The limiter's answer for a model request (None if no limit applies to it)."""
-    try:
-        body = request.json()
-    except APIError:
-        return None  # the handler answers the malformed body
-    demand = demand_of(name, body)
-    if demand is None:
-        return None
-    return sb.limiter.admit(request.account, demand)
+    with contextlib.suppress(APIError):  # the handler answers a malformed body
+        demand = demand_of(name, request.json())
+        return None if demand is None else sb.limiter.admit(request.account, demand)
+    return None
 
 
 def _completion_tokens(response: Response | StreamResponse) -> int:

@@ -57,13 +57,8 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
     finished_at = int(since) if status in TERMINAL else None
     if status == "succeeded" and not job.get("settled"):
         _settle(sb, job)
-    hp = (
-        job["hyperparameters"] if status != "validating_files" else job["requested_hyperparameters"]
-    )
-    section: dict[str, Any] = {"hyperparameters": hp}
-    if job.get("grader") is not None:
-        section["grader"] = job["grader"]
-    method: dict[str, Any] = {"type": job["method"], job["method"]: section}
+    hp = job["requested_hyperparameters" if status == "validating_files" else "hyperparameters"]
+    section = {"hyperparameters": hp} | ({"grader": job["grader"]} if job.get("grader") else {})
     return {
         "id": job["id"],
         "object": "fine_tuning.job",
@@ -83,7 +78,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "hyperparameters": {
             k: hp[k] for k in ("batch_size", "learning_rate_multiplier", "n_epochs")
         },
-        "method": method,
+        "method": {"type": job["method"], job["method"]: section},
         "integrations": job["integrations"],
         "metadata": job["metadata"],
         "user_provided_suffix": job["suffix"],
