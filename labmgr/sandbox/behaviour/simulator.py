@@ -317,12 +317,5 @@ def _fill(schema: Any, answer: str, number: int | None, root: Mapping[str, Any])
         return {name: _fill(sub, answer, number, root) for name, sub in properties.items()}
     if kind == "array":
         return [_fill(schema.get("items", {}), answer, number, root)]
-    if kind == "integer":
-        return number if number is not None else 0
-    if kind == "number":
-        return float(number) if number is not None else 0.0
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
-    return answer
+    scalars = {"integer": number or 0, "number": float(number or 0), "boolean": True, "null": None}
+    return scalars.get(str(kind), answer)
