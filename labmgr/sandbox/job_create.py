@@ -142,13 +142,11 @@ def build_job(
         if validation_id:
             _parse_training_file(sb.store.blob(validation_id) or b"", method, 1)
     except TrainingFileError as exc:
-        is_validation = validation_id is not None and n_examples > 0
-        name = "validation_file" if is_validation else "training_file"
-        file_id = validation_id if is_validation else training_id
+        name = "validation_file" if validation_id and n_examples > 0 else "training_file"
         error = {
-            "code": "invalid_validation_file" if is_validation else "invalid_training_file",
+            "code": f"invalid_{name}",
             "message": f"The job failed due to an invalid {name.replace('_', ' ')} "
-            f"({file_id}). {exc}",
+            f"({body[name]}). {exc}",
             "param": name,
         }
     resolved = _resolve(requested, max(n_examples, 1), method)

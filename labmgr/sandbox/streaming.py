@@ -69,11 +69,6 @@ def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
-    out.add(
-        "response.output_item.added",
-        output_index=index,
-        item={"id": item["id"], "type": "reasoning", "summary": []},
-    )
     for s_index, part in enumerate(item["summary"]):
         where = {"item_id": item["id"], "output_index": index, "summary_index": s_index}
         out.add(
@@ -85,15 +80,9 @@ def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
             out.add("response.reasoning_summary_text.delta", **where, delta=piece)
         out.add("response.reasoning_summary_text.done", **where, text=part["text"])
         out.add("response.reasoning_summary_part.done", **where, part=part)
-    out.add("response.output_item.done", output_index=index, item=item)
 
 
 def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
-    out.add(
-        "response.output_item.added",
-        output_index=index,
-        item={**item, "status": "in_progress", "content": []},
-    )
     for c_index, part in enumerate(item["content"]):
         where = {"item_id": item["id"], "output_index": index, "content_index": c_index}
         out.add(
@@ -112,7 +101,6 @@ def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
             logprobs=[_delta_logprob(e) for e in entries],
         )
         out.add("response.content_part.done", **where, part=part)
-    out.add("response.output_item.done", output_index=index, item=item)
 
 
 def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[bytes]:
@@ -129,10 +117,14 @@ def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[by
     out.add("response.created", response=opening)
     out.add("response.in_progress", response=opening)
     for index, item in enumerate(response["output"]):
-        if item["type"] == "reasoning":
-            _reasoning_events(out, index, item)
+        reasoning = item["type"] == "reasoning"
+        if reasoning:
+            added = {"id": item["id"], "type": "reasoning", "summary": []}
         else:
-            _message_events(out, index, item)
+            added = {**item, "status": "in_progress", "content": []}
+        out.add("response.output_item.added", output_index=index, item=added)
+        (_reasoning_events if reasoning else _message_events)(out, index, item)
+        out.add("response.output_item.done", output_index=index, item=item)
     terminal = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
     out.add(terminal, response=response)
     return [
