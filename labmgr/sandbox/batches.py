@@ -168,7 +168,6 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         error = {"code": code, "message": f"This request could not be executed {why}"}
         for result in results[done:]:
             errors.append({**result, "response": None, "error": error})
-    finished = _phases(batch)[status]
     for kind, records in (("output", outputs), ("error", errors)):
         if records:
             file = create_file(
@@ -177,7 +176,7 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
                 filename=f"batch_{batch['id']}_{kind}.jsonl",
                 purpose="batch_output",
                 content="".join(json.dumps(r) + "\n" for r in records).encode(),
-                created_at=finished,
+                created_at=_phases(batch)[status],
             )
             batch[f"{kind}_file_id"] = file["id"]
     batch["usage"] = {

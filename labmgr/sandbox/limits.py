@@ -239,7 +239,6 @@ def demand_of(endpoint: str, body: Any) -> Demand | None:
     if endpoint not in MODEL_ENDPOINTS or not isinstance(body, dict):
         return None
     model, n = body.get("model"), _positive(body, "n") or 1
-    budget: int | None
     if not isinstance(model, str):
         return None
     if endpoint == "completions":  # every prompt plus its budget for each choice
