@@ -185,7 +185,8 @@ def _messages(body: Mapping[str, Any]) -> Messages:
         content = message.get("content")
         if content is None and role not in ("assistant", "function"):
             raise missing_parameter(f"{where}.content")
-        text = message_content(content or "", where, ("text", "refusal"), None)[0]
+        content = "" if content is None else content
+        text = message_content(content, where, ("text", "refusal"), None)[0]
         parsed.append((role, text))
     return tuple(parsed)
 
