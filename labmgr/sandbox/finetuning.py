@@ -255,23 +255,19 @@ async def events(sb: Sandbox, req: Request) -> Response:
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
     job = _owned(req, sb)
     now = sb.now()
-    items = []
-    for entry in _timeline(sb, job):
-        if entry.kind != "checkpoint" or entry.at > now:
-            continue
-        data = entry.data or {}
-        step = entry.step
-        items.append(
-            {
-                "object": "fine_tuning.job.checkpoint",
-                "id": job["checkpoint_ids"][str(step)],
-                "created_at": int(entry.at),
-                "fine_tuned_model_checkpoint": job["checkpoint_models"][str(step)],
-                "fine_tuning_job_id": job["id"],
-                "step_number": step,
-                "metrics": {"step": float(step)}
-                | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
-            }
-        )
-    items.reverse()
+    items = [
+        {
+            "object": "fine_tuning.job.checkpoint",
+            "id": job["checkpoint_ids"][str(entry.step)],
+            "created_at": int(entry.at),
+            "fine_tuned_model_checkpoint": job["checkpoint_models"][str(entry.step)],
+            "fine_tuning_job_id": job["id"],
+            "step_number": entry.step,
+            "metrics": {"step": float(entry.step)}
+            | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
+        }
+        for entry in reversed(_timeline(sb, job))
+        if entry.kind == "checkpoint" and entry.at <= now
+        for data in [entry.data or {}]
+    ]
     return Response(req.page(items, 10, 100))
