@@ -22,6 +22,22 @@ HELLO = user("Hello")
         ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", "invalid_value"),
         ({"messages": [{"content": "x"}]}, "messages[0].role", "missing_required_parameter"),
         ({"messages": [{"role": "user"}]}, "messages[0].content", "missing_required_parameter"),
+        ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content", "invalid_type"),
+        (
+            {"messages": [{"role": "user", "content": ["hi"]}]},
+            "messages[0].content[0]",
+            "invalid_type",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+            "messages[0].content[0].type",
+            "missing_required_parameter",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": 1}]}]},
+            "messages[0].content[0].text",
+            "invalid_type",
+        ),
         ({"messages": HELLO, "n": 0}, "n", "integer_below_min_value"),
         ({"messages": HELLO, "n": 129}, "n", "integer_above_max_value"),
         ({"messages": HELLO, "n": "2"}, "n", "invalid_type"),
