@@ -25,14 +25,8 @@ def _deltas(text: str, entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
     """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
-    head = {
-        "id": response["id"],
-        "object": "chat.completion.chunk",
-        "created": response["created"],
-        "model": response["model"],
-        "service_tier": response["service_tier"],
-        "system_fingerprint": response["system_fingerprint"],
-    }
+    head = {"id": response["id"], "object": "chat.completion.chunk"}
+    head |= {k: response[k] for k in ("created", "model", "service_tier", "system_fingerprint")}
     if include_usage:
         head["usage"] = None
     chunks: list[dict[str, Any]] = []
