@@ -14,7 +14,7 @@ from labmgr.sandbox.app import SandboxApp, create_app
 from labmgr.sandbox.config import SandboxConfig, SandboxConfigError
 from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.faults import Faults
-from labmgr.sandbox.limit_table import LimitsError, LimitTable, ModelLimits
+from labmgr.sandbox.limits import LimitsError, LimitTable, ModelLimits
 from labmgr.sandbox.server import SandboxHandle, is_loopback, run_sandbox, serve_sandbox
 
 __all__ = [

@@ -106,17 +106,12 @@ def _parse_entry(
     unknown = set(entry) - {"key", "organization", "slug", "project"}
     if unknown:
         raise AccountsFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-    values = {}
-    for field in ("key", "organization", "slug"):
-        value = entry.get(field)
-        if not isinstance(value, str) or not value:
+    values = {"project": "proj_default", **entry}
+    for field in ("key", "organization", "slug", "project"):
+        if not isinstance(values.get(field), str) or not values[field]:
             raise AccountsFileError(f"{where}: `{field}` must be a non-empty string")
-        values[field] = value
-    project = entry.get("project", "proj_default")
-    if not isinstance(project, str) or not project:
-        raise AccountsFileError(f"{where}: `project` must be a non-empty string")
     if values["key"] in seen:
         raise AccountsFileError(f"{where}: this key is already listed in an earlier entry")
     if ":" in values["slug"]:
         raise AccountsFileError(f"{where}: `slug` may not contain ':' (it is part of model ids)")
-    return {values["key"]: Account(values["organization"], values["slug"], project)}
+    return {values["key"]: Account(values["organization"], values["slug"], values["project"])}

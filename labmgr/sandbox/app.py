@@ -29,8 +29,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
-from labmgr.sandbox.limit_table import LimitsError, LimitTable
-from labmgr.sandbox.limiter import Admission, RateLimiter, demand_of
+from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 
@@ -76,6 +75,10 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("GET", "/v1/responses/{id}/input_items", "responses.input_items", responses.list_input_items),
 ]
 """(method, path pattern, stats name, handler)."""
+_PATTERNS = [
+    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{model}", "(.+)")))
+    for _, path, _, _ in ROUTES
+]
 
 
 class SandboxApp:
@@ -83,15 +86,6 @@ class SandboxApp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self._static: dict[tuple[str, str], tuple[str, Handler]] = {}
-        self._dynamic: list[tuple[str, re.Pattern[str], str, Handler]] = []
-        for method, pattern, name, handler in ROUTES:
-            if "{" not in pattern:
-                self._static[(method, pattern)] = (name, handler)
-            else:
-                regex = re.sub(r"\{model\}", "(.+)", pattern)
-                regex = re.sub(r"\{\w+\}", "([^/]+)", regex)
-                self._dynamic.append((method, re.compile(f"^{regex}$"), name, handler))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # served with lifespan off: nothing else arrives
@@ -102,14 +96,10 @@ class SandboxApp:
             await self._admin(scope, receive, send)
 
     def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
-        hit = self._static.get((method, raw_path))
-        if hit is not None:
-            return hit[0], hit[1], ()
-        for route_method, regex, name, handler in self._dynamic:
-            if route_method == method:
-                match = regex.match(raw_path)
-                if match:
-                    return name, handler, tuple(unquote(g) for g in match.groups())
+        for (route_method, _, name, handler), regex in zip(ROUTES, _PATTERNS, strict=True):
+            match = regex.fullmatch(raw_path) if route_method == method else None
+            if match:
+                return name, handler, tuple(unquote(g) for g in match.groups())
         return None
 
     async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -223,14 +213,10 @@ def _headers(
 
 def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
     """The limiter's answer for a model request (None if no limit applies to it)."""
-    try:
-        body = request.json()
-    except APIError:
-        return None  # the handler answers the malformed body
-    demand = demand_of(name, body)
-    if demand is None:
-        return None
-    return sb.limiter.admit(request.account, demand)
+    with contextlib.suppress(APIError):  # the handler answers a malformed body
+        demand = demand_of(name, request.json())
+        return None if demand is None else sb.limiter.admit(request.account, demand)
+    return None
 
 
 def _completion_tokens(response: Response | StreamResponse) -> int:

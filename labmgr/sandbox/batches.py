@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +23,7 @@ from labmgr.sandbox.errors import (
     server_error,
 )
 from labmgr.sandbox.files import create_file, file_param
-from labmgr.sandbox.limit_table import limit_family
-from labmgr.sandbox.limiter import demand_of
+from labmgr.sandbox.limits import demand_of, limit_family
 from labmgr.sandbox.protocol import Request, Response
 from labmgr.sandbox.responses import create_response
 from labmgr.sandbox.store import new_id, request_id
@@ -55,29 +55,26 @@ _UNRUN = {
 
 
 def _phases(batch: dict[str, Any]) -> dict[str, float]:
+    """When the batch reaches each status (never, for a batch nobody cancels)."""
     start, seconds = batch["created_at"], batch["batch_seconds"]
+    cancelling = batch.get("cancelling_at")
     return {
         "in_progress": start + 0.1 * seconds,
         "finalizing": start + 0.8 * seconds,
         "completed": start + seconds,
-        "expires": start + batch["window_s"],
+        "expired": start + batch["window_s"],
+        "cancelling": math.inf if cancelling is None else cancelling,
+        "cancelled": math.inf if cancelling is None else cancelling + 0.1 * seconds,
     }
-
-
-def _cancelled_at(batch: dict[str, Any]) -> float | None:
-    cancel_at = batch.get("cancelling_at")
-    return None if cancel_at is None else cancel_at + 0.1 * batch["batch_seconds"]
 
 
 def _status(batch: dict[str, Any], now: float) -> str:
     phases = _phases(batch)
-    cancel_at = batch.get("cancelling_at")
-    if cancel_at is not None and now >= cancel_at:
-        cancelled_at = _cancelled_at(batch)
-        return "cancelled" if cancelled_at is not None and now >= cancelled_at else "cancelling"
+    if now >= phases["cancelling"]:
+        return "cancelled" if now >= phases["cancelled"] else "cancelling"
     if batch["errors"]:
         return "validating" if now < phases["in_progress"] else "failed"
-    if phases["expires"] < phases["finalizing"] and now >= phases["expires"]:
+    if phases["expired"] < phases["finalizing"] and now >= phases["expired"]:
         return "expired"
     if now < phases["in_progress"]:
         return "validating"
@@ -87,10 +84,9 @@ def _status(batch: dict[str, Any], now: float) -> str:
 
 
 def _stop(batch: dict[str, Any], status: str, now: float) -> float:
-    """How far the batch got: `now`, or when it expired or was cancelled."""
-    if status == "expired":
-        return _phases(batch)["expires"]
-    return float(batch["cancelling_at"]) if status in ("cancelling", "cancelled") else now
+    """How far the batch got: `now`, or when it expired or cancelling began."""
+    phase = {"expired": "expired", "cancelling": "cancelling", "cancelled": "cancelling"}
+    return _phases(batch)[phase[status]] if status in phase else now
 
 
 def _done(batch: dict[str, Any], status: str, now: float) -> int:
@@ -119,10 +115,9 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     if status in ("completed", "expired", "cancelled") and not batch.get("settled"):
         _settle(sb, batch, status)
     phases = _phases(batch)
-    cancel_at = batch.get("cancelling_at")
 
-    def stamp(name: str, at: float | None, reached: bool) -> None:
-        view[name] = int(at) if at is not None and reached else None
+    def stamp(name: str, at: float, reached: bool) -> None:
+        view[name] = int(at) if reached else None
 
     view: dict[str, Any] = {
         "id": batch["id"],
@@ -135,7 +130,7 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
         "output_file_id": batch.get("output_file_id"),
         "error_file_id": batch.get("error_file_id"),
         "errors": {"object": "list", "data": batch["errors"]} if batch["errors"] else None,
-        "expires_at": int(phases["expires"]),
+        "expires_at": int(phases["expired"]),
         "metadata": batch["metadata"],
         "model": batch["model"],
     }
@@ -145,9 +140,9 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     stamp("finalizing_at", phases["finalizing"], ran and stop >= phases["finalizing"])
     stamp("completed_at", phases["completed"], status == "completed")
     stamp("failed_at", phases["in_progress"], status == "failed")
-    stamp("expired_at", phases["expires"], status == "expired")
-    stamp("cancelling_at", cancel_at, status in ("cancelling", "cancelled"))
-    stamp("cancelled_at", _cancelled_at(batch), status == "cancelled")
+    stamp("expired_at", phases["expired"], status == "expired")
+    stamp("cancelling_at", phases["cancelling"], status in ("cancelling", "cancelled"))
+    stamp("cancelled_at", phases["cancelled"], status == "cancelled")
     view["request_counts"] = _request_counts(batch, status, now)
     view["usage"] = batch.get("usage") if batch.get("settled") else None
     # The spec types these without null: a key is left out until there is something to say.
@@ -161,11 +156,10 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     results = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
     done = _done(batch, status, sb.now())
     outputs, errors = [], []
-    usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
+    usage: Counter[str] = Counter()
     for result, ok in zip(results[:done], batch["outcomes"], strict=False):
         if ok == "1":
-            for key, tokens in _line_usage(result["response"]["body"].get("usage") or {}).items():
-                usage[key] += tokens
+            usage.update(_line_usage(result["response"]["body"].get("usage") or {}))
             outputs.append(result)
         else:
             errors.append(result)
@@ -174,11 +168,6 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
         error = {"code": code, "message": f"This request could not be executed {why}"}
         for result in results[done:]:
             errors.append({**result, "response": None, "error": error})
-    finished = {
-        "completed": _phases(batch)["completed"],
-        "expired": _phases(batch)["expires"],
-        "cancelled": _cancelled_at(batch),
-    }[status]
     for kind, records in (("output", outputs), ("error", errors)):
         if records:
             file = create_file(
@@ -187,7 +176,7 @@ def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
                 filename=f"batch_{batch['id']}_{kind}.jsonl",
                 purpose="batch_output",
                 content="".join(json.dumps(r) + "\n" for r in records).encode(),
-                created_at=finished,
+                created_at=_phases(batch)[status],
             )
             batch[f"{kind}_file_id"] = file["id"]
     batch["usage"] = {
@@ -297,17 +286,11 @@ def _batch_error(code: str, message: str) -> dict[str, Any]:
     return {"code": code, "line": None, "message": message, "param": None}
 
 
-def _enqueued_tokens(lines: list[dict[str, Any]], endpoint: str) -> int:
-    """The tokens a batch enqueues: each line's prompt plus its completion budget."""
-    demands = [demand_of(ENDPOINTS[endpoint][1], line["body"]) for line in lines]
-    return sum(demand.tokens for demand in demands if demand is not None)
-
-
 def _queue_error(
     sb: Sandbox, account: Account, family: str | None, tokens: int
 ) -> dict[str, Any] | None:
     """`token_limit_exceeded` if the batch would pass its organization's enqueued tokens."""
-    limits = sb.limiter.table.organization_limits(family) if family else None
+    limits = sb.limiter.table.limits(family) if family else None
     if limits is None or limits.batch_queue_tokens is None:
         return None
     now = sb.now()
@@ -379,7 +362,8 @@ async def create(sb: Sandbox, req: Request) -> Response:
         errors.append(_batch_error("request_limit_exceeded", message))
     model = lines[0]["body"]["model"] if lines else None
     family = limit_family(model) if model else None
-    tokens = 0 if errors else _enqueued_tokens(lines, endpoint)
+    demands = [] if errors else [demand_of(ENDPOINTS[endpoint][1], line["body"]) for line in lines]
+    tokens = sum(demand.tokens for demand in demands if demand is not None)  # prompts + budgets
     if not errors:
         queue_error = _queue_error(sb, account, family, tokens)
         if queue_error is not None:

@@ -1,11 +1,9 @@
-"""`/v1/chat/completions` and `/v1/completions`: model access, the simulator call, usage,
-SSE frames."""
+"""`/v1/chat/completions` and `/v1/completions`: model access, the simulator call, usage."""
 
 from __future__ import annotations
 
-import json
-import re
 import time
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
@@ -14,13 +12,12 @@ from labmgr.sandbox.behaviour.request import check_stream_options
 from labmgr.sandbox.errors import bad_request, model_not_found
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
+from labmgr.sandbox.streaming import stream_frames
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["check_model_access", "run_chat", "run_legacy_completion", "stream_frames"]
-
-_PIECES = re.compile(r"\s*\S+|\s+")
+__all__ = ["check_model_access", "run_chat", "run_legacy_completion"]
 
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
@@ -59,49 +56,6 @@ def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, A
         "service_tier": "default",
         "system_fingerprint": completion.system_fingerprint,
     }
-
-
-def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
-    """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
-    head = {
-        "id": response["id"],
-        "object": "chat.completion.chunk",
-        "created": response["created"],
-        "model": response["model"],
-        "service_tier": response["service_tier"],
-        "system_fingerprint": response["system_fingerprint"],
-    }
-    if include_usage:
-        head["usage"] = None
-    chunks: list[dict[str, Any]] = []
-
-    def chunk(index: int, delta: dict[str, Any], logprobs: Any = None, finish: Any = None) -> None:
-        choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
-        chunks.append(dict(head, choices=[choice]))
-
-    for choice in response["choices"]:
-        index = choice["index"]
-        message = choice.get("message") or {}
-        chunk(index, {"role": "assistant", "content": "", "refusal": None})
-        tokens = ((choice.get("logprobs") or {}).get("content")) or []
-        if tokens:
-            for token in tokens:
-                chunk(
-                    index,
-                    {"content": token["token"]},
-                    {"content": [token], "refusal": None},
-                )
-        elif message.get("content"):
-            for piece in _PIECES.findall(message["content"]):
-                chunk(index, {"content": piece})
-        if message.get("refusal"):
-            chunk(index, {"refusal": message["refusal"]})
-        chunk(index, {}, None, choice.get("finish_reason", "stop"))
-    if include_usage:
-        chunks.append(dict(head, choices=[], usage=response["usage"]))
-    frames = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks]
-    frames.append(b"data: [DONE]\n\n")
-    return frames
 
 
 def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
@@ -148,17 +102,14 @@ def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -
 
 def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
     tokens = (logprobs or {}).get("content") or []
-    offsets, offset = [], 0
-    for token in tokens:
-        offsets.append(offset)
-        offset += len(token["token"])
+    offsets = accumulate((len(t["token"]) for t in tokens), initial=0)
     return {
         "tokens": [t["token"] for t in tokens],
         "token_logprobs": [t["logprob"] for t in tokens],
         "top_logprobs": [
             {x["token"]: x["logprob"] for x in t.get("top_logprobs", [])} for t in tokens
         ],
-        "text_offset": offsets,
+        "text_offset": list(offsets)[: len(tokens)],
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from labmgr.sandbox.errors import SandboxError
-from labmgr.sandbox.limit_table import LimitTable
+from labmgr.sandbox.limits import LimitTable
 
 __all__ = ["BATCH_MAX_FILE_BYTES", "BATCH_MAX_REQUESTS", "SandboxConfig", "SandboxConfigError"]
 

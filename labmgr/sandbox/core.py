@@ -16,7 +16,7 @@ from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import ChatSimulator
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
-from labmgr.sandbox.limiter import RateLimiter
+from labmgr.sandbox.limits import RateLimiter
 from labmgr.sandbox.store import Store
 
 __all__ = ["Sandbox", "Settle", "Stats"]

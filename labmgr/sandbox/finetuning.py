@@ -57,13 +57,8 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
     finished_at = int(since) if status in TERMINAL else None
     if status == "succeeded" and not job.get("settled"):
         _settle(sb, job)
-    hp = (
-        job["hyperparameters"] if status != "validating_files" else job["requested_hyperparameters"]
-    )
-    section: dict[str, Any] = {"hyperparameters": hp}
-    if job.get("grader") is not None:
-        section["grader"] = job["grader"]
-    method: dict[str, Any] = {"type": job["method"], job["method"]: section}
+    hp = job["requested_hyperparameters" if status == "validating_files" else "hyperparameters"]
+    section = {"hyperparameters": hp} | ({"grader": job["grader"]} if job.get("grader") else {})
     return {
         "id": job["id"],
         "object": "fine_tuning.job",
@@ -83,7 +78,7 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "hyperparameters": {
             k: hp[k] for k in ("batch_size", "learning_rate_multiplier", "n_epochs")
         },
-        "method": method,
+        "method": {"type": job["method"], job["method"]: section},
         "integrations": job["integrations"],
         "metadata": job["metadata"],
         "user_provided_suffix": job["suffix"],
@@ -115,12 +110,10 @@ def _register_models(sb: Sandbox, job: dict[str, Any], finished: float) -> None:
     examples = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
     _, total = training_steps(job)
     epochs = job["hyperparameters"]["n_epochs"]
-    models = {job["fine_tuned_model"]: total}
-    models.update({model: int(step) for step, model in job["checkpoint_models"].items()})
-    for model, step in models.items():
+    for step, model in job["checkpoint_models"].items():
         if model in sb.store.deleted_models:
             continue
-        persona = persona_from_examples(examples, epochs * step / total)
+        persona = persona_from_examples(examples, epochs * int(step) / total)
         sb.simulator.register(model, base=job["base_snapshot"], persona=persona)
         sb.store.models.setdefault(
             model,
@@ -262,26 +255,19 @@ async def events(sb: Sandbox, req: Request) -> Response:
 async def checkpoints(sb: Sandbox, req: Request) -> Response:
     job = _owned(req, sb)
     now = sb.now()
-    _, total = training_steps(job)
-    items = []
-    for entry in _timeline(sb, job):
-        if entry.kind != "checkpoint" or entry.at > now:
-            continue
-        data = entry.data or {}
-        step = entry.step
-        items.append(
-            {
-                "object": "fine_tuning.job.checkpoint",
-                "id": job["checkpoint_ids"][str(step)],
-                "created_at": int(entry.at),
-                "fine_tuned_model_checkpoint": job["fine_tuned_model"]
-                if step == total
-                else job["checkpoint_models"][str(step)],
-                "fine_tuning_job_id": job["id"],
-                "step_number": step,
-                "metrics": {"step": float(step)}
-                | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
-            }
-        )
-    items.reverse()
+    items = [
+        {
+            "object": "fine_tuning.job.checkpoint",
+            "id": job["checkpoint_ids"][str(entry.step)],
+            "created_at": int(entry.at),
+            "fine_tuned_model_checkpoint": job["checkpoint_models"][str(entry.step)],
+            "fine_tuning_job_id": job["id"],
+            "step_number": entry.step,
+            "metrics": {"step": float(entry.step)}
+            | {k: data[k] for k in _CHECKPOINT_METRICS if data.get(k) is not None},
+        }
+        for entry in reversed(_timeline(sb, job))
+        if entry.kind == "checkpoint" and entry.at <= now
+        for data in [entry.data or {}]
+    ]
     return Response(req.page(items, 10, 100))

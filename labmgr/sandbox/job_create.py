@@ -19,20 +19,19 @@ if TYPE_CHECKING:
 
 __all__ = ["build_job"]
 
-_LIMITS = {
-    "n_epochs": (1, 50),
-    "batch_size": (1, 256),
-    "eval_interval": (1, 10_000),
-    "eval_samples": (1, 100),
+METHODS = ("supervised", "dpo", "reinforcement")
+_HYPERPARAMETERS: dict[str, tuple[tuple[str, ...], Any]] = {
+    "batch_size": (METHODS, (1, 256)),
+    "learning_rate_multiplier": (METHODS, None),
+    "n_epochs": (METHODS, (1, 50)),
+    "beta": (("dpo",), None),
+    "compute_multiplier": (("reinforcement",), None),
+    "eval_interval": (("reinforcement",), (1, 10_000)),
+    "eval_samples": (("reinforcement",), (1, 100)),
+    "reasoning_effort": (("reinforcement",), ("default", "low", "medium", "high")),
 }
-_COMMON = ["batch_size", "learning_rate_multiplier", "n_epochs"]
-_REINFORCEMENT = ["compute_multiplier", "eval_interval", "eval_samples", "reasoning_effort"]
-_METHOD_HYPERPARAMETERS = {
-    "supervised": _COMMON,
-    "dpo": [*_COMMON, "beta"],
-    "reinforcement": _COMMON + _REINFORCEMENT,
-}
-_REASONING_EFFORTS = ("default", "low", "medium", "high")
+"""Name → (the methods that take it, its rule: an integer range, a choice, or None for a
+positive number). Every method shows the first three; the others when given or resolved."""
 _GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
 MIN_TRAINING_EXAMPLES = 10
 _TRAINING_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -143,22 +142,20 @@ def build_job(
         if validation_id:
             _parse_training_file(sb.store.blob(validation_id) or b"", method, 1)
     except TrainingFileError as exc:
-        is_validation = validation_id is not None and n_examples > 0
-        name = "validation_file" if is_validation else "training_file"
-        file_id = validation_id if is_validation else training_id
+        name = "validation_file" if validation_id and n_examples > 0 else "training_file"
         error = {
-            "code": "invalid_validation_file" if is_validation else "invalid_training_file",
+            "code": f"invalid_{name}",
             "message": f"The job failed due to an invalid {name.replace('_', ' ')} "
-            f"({file_id}). {exc}",
+            f"({body[name]}). {exc}",
             "param": name,
         }
     resolved = _resolve(requested, max(n_examples, 1), method)
     job_id = new_id("ftjob-")
-    final_id = new_id("", 8)
     per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
     epochs = resolved["n_epochs"]
     prefix = f"ft:{snapshot}:{account.slug}:{suffix or ''}"
     checkpoint_steps = [per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)]
+    final = f"{prefix}:{new_id('', 8)}"
     job = {
         "id": job_id,
         "scope": account.scope,
@@ -181,10 +178,12 @@ def build_job(
         "n_examples": n_examples,
         "trained_tokens": tokens * epochs,
         "error": error,
-        "fine_tuned_model": f"{prefix}:{final_id}",
-        "checkpoint_models": {
+        "fine_tuned_model": final,
+        "checkpoint_models": {  # the last checkpoint is the final model
             str(step): f"{prefix}:{new_id('', 8)}:ckpt-step-{step}"
-            for step in checkpoint_steps[:-1]
+            if step < checkpoint_steps[-1]
+            else final
+            for step in checkpoint_steps
         },
         "checkpoint_ids": {str(step): new_id("ftckpt_") for step in checkpoint_steps},
         "actions": [],
@@ -225,7 +224,7 @@ def _method_and_hyperparameters(
     kind = "supervised"
     grader = None
     if method is not None:
-        if not isinstance(method, dict) or method.get("type") not in _METHOD_HYPERPARAMETERS:
+        if not isinstance(method, dict) or method.get("type") not in METHODS:
             raise bad_request(
                 "Invalid 'method.type': expected 'supervised', 'dpo' or 'reinforcement'.",
                 param="method.type",
@@ -242,15 +241,14 @@ def _method_and_hyperparameters(
     hyper = hyper or {}
     if not isinstance(hyper, dict):
         raise bad_request("Invalid 'hyperparameters': expected an object.", param="hyperparameters")
-    names = _METHOD_HYPERPARAMETERS[kind]
+    names = _names(kind)
     unknown = sorted(set(hyper) - set(names))
     if unknown:
         raise bad_request(
             f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}.",
             param="hyperparameters",
         )
-    # the common ones are always shown, method-specific ones when given (or resolved)
-    requested = {name: hyper.get(name) for name in names if name in hyper or name in _COMMON}
+    requested = {name: hyper.get(name) for name in names if name in hyper or name in names[:3]}
     for name, value in requested.items():
         if value is None:
             requested[name] = "auto"
@@ -291,16 +289,21 @@ def _integrations(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value]
 
 
+def _names(method: str) -> list[str]:
+    return [name for name, (methods, _) in _HYPERPARAMETERS.items() if method in methods]
+
+
 def _check_number(name: str, value: Any) -> None:
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if name == "reasoning_effort":
-        ok, expected = value in _REASONING_EFFORTS, f"one of {', '.join(_REASONING_EFFORTS)}"
-    elif name in _LIMITS:
-        low, high = _LIMITS[name]
+    rule = _HYPERPARAMETERS[name][1]
+    if rule is None:
+        ok, expected = number and value > 0, "'auto' or a positive number"
+    elif isinstance(rule[0], str):
+        ok, expected = value in rule, f"one of {', '.join(rule)}"
+    else:
+        low, high = rule
         ok = number and isinstance(value, int) and low <= value <= high
         expected = f"'auto' or an integer from {low} to {high}"
-    else:
-        ok, expected = number and value > 0, "'auto' or a positive number"
     if not ok:
         param = f"hyperparameters.{name}"
         raise bad_request(f"Invalid '{param}': expected {expected}.", param=param)
@@ -308,7 +311,7 @@ def _check_number(name: str, value: Any) -> None:
 
 def _resolve(requested: dict[str, Any], n_examples: int, method: str) -> dict[str, Any]:
     """Numbers for every "auto", chosen from the dataset size as the real API does."""
-    resolved = {name: "auto" for name in _METHOD_HYPERPARAMETERS[method]} | requested
+    resolved = {name: "auto" for name in _names(method)} | requested
     if method == "reinforcement":
         resolved["reasoning_effort"] = requested.get("reasoning_effort", "default")
 

@@ -73,44 +73,32 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
     while True:
         action = actions[0] if actions else None
         if phase == "paused":
-            if action is None:
-                return out
-            actions.popleft()
-            if action["kind"] == "cancel":
-                return out + _cancelled(action["at"])
-            out.append(Entry(action["at"], "event", message="Fine-tuning job resumed"))
-            out.append(Entry(action["at"], "status", status="queued"))
-            phase, start = "queued", action["at"]
-            continue
-        if phase == "running":
+            end = math.inf  # until the next action
+        elif phase == "running":
             end = start + (1.0 - progress) * run_seconds
         else:
             end = start + (VALIDATING if phase == "validating" else QUEUED) * seconds
-        interrupted = action is not None and action["at"] < end
+        at = action["at"] if action is not None and action["at"] < end else None
         if phase == "running":
-            stop = action["at"] if action is not None and interrupted else end
-            reached = progress + (stop - start) / run_seconds if interrupted else 1.0
+            reached = 1.0 if at is None else progress + (at - start) / run_seconds
             while next_plan < len(plan) and plan[next_plan][0] <= reached:
                 at_progress, entry = plan[next_plan]
                 entry.at = start + (at_progress - progress) * run_seconds
                 out.append(entry)
                 next_plan += 1
             progress = reached
-        if action is not None and interrupted:
+        if action is not None and at is not None:  # pause, resume or cancel interrupts
             actions.popleft()
             if action["kind"] == "cancel":
-                return out + _cancelled(action["at"])
-            out.append(Entry(action["at"], "event", message="Fine-tuning job paused"))
-            out.append(Entry(action["at"], "status", status="paused"))
-            phase = "paused"
-            continue
-        if phase == "validating":
+                return out + _change(at, "Fine-tuning job cancelled", "cancelled")
+            phase, start = ("queued", at) if action["kind"] == "resume" else ("paused", start)
+            out += _change(at, f"Fine-tuning job {action['kind']}d", phase)
+        elif phase == "paused":
+            return out
+        elif phase == "validating":
             if job["error"]:
-                out.append(Entry(end, "event", message=job["error"]["message"], level="error"))
-                out.append(Entry(end, "status", status="failed"))
-                return out
-            out.append(Entry(end, "event", message="Files validated, moving job to queued state"))
-            out.append(Entry(end, "status", status="queued"))
+                return out + _change(end, job["error"]["message"], "failed", "error")
+            out += _change(end, "Files validated, moving job to queued state", "queued")
             phase, start = "queued", end
         elif phase == "queued":
             out.append(Entry(end, "status", status="running"))
@@ -119,16 +107,12 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
                 started = True
             phase, start = "running", end
         else:
-            out.append(Entry(end, "event", message="The job has successfully completed"))
-            out.append(Entry(end, "status", status="succeeded"))
-            return out
+            return out + _change(end, "The job has successfully completed", "succeeded")
 
 
-def _cancelled(at: float) -> list[Entry]:
-    return [
-        Entry(at, "event", message="Fine-tuning job cancelled"),
-        Entry(at, "status", status="cancelled"),
-    ]
+def _change(at: float, message: str, status: str, level: str = "info") -> list[Entry]:
+    """The event announcing a status change, then the change."""
+    return [Entry(at, "event", message=message, level=level), Entry(at, "status", status=status)]
 
 
 def _validating_message(job: dict[str, Any]) -> str:
@@ -250,14 +234,13 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
         if step in checkpoint_steps:
             checkpoint = Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics)
             plan.append((at, checkpoint))
-    final = job["fine_tuned_model"]
     messages = [
         (TRAINING_SHARE + 0.01, f"Checkpoint created at step {step} with Snapshot ID: {model}")
         for step in sorted(checkpoint_steps, reverse=True)
-        for model in [final if step == total else job["checkpoint_models"][str(step)]]
+        for model in [job["checkpoint_models"][str(step)]]
     ]
     messages += [
-        (0.85, f"New fine-tuned model created: {final}"),
+        (0.85, f"New fine-tuned model created: {job['fine_tuned_model']}"),
         (0.87, "Evaluating model against our usage policies before enabling"),
         (0.98, "Usage policy evaluations completed, model is now enabled for sampling"),
     ]

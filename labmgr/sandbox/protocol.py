@@ -48,6 +48,15 @@ class Request:
             raise APIError(404, message.format(id=self.params[0]), param=param)
         return record
 
+    def int_query(self, name: str, default: int) -> int:
+        """The query parameter `name` as an integer (`default` when absent)."""
+        raw = self.query.get(name) or default
+        try:
+            return int(raw)
+        except ValueError:
+            message = f"Invalid '{name}': expected an integer, got {raw!r}."
+            raise bad_request(message, param=name) from None
+
     def page(
         self,
         items: Sequence[Any],
@@ -64,12 +73,7 @@ class Request:
             raise invalid_value(order, ("asc", "desc"), "order")
         if ordered and order == "desc":
             items = items[::-1]
-        raw = self.query.get("limit") or default
-        try:
-            limit = int(raw)
-        except ValueError:
-            message = f"Invalid 'limit': expected an integer, got {raw!r}."
-            raise bad_request(message, param="limit") from None
+        limit = self.int_query("limit", default)
         if not 1 <= limit <= maximum:
             message = f"Invalid 'limit': {limit}. It must be between 1 and {maximum}."
             raise bad_request(message, param="limit")

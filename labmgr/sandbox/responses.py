@@ -20,8 +20,8 @@ from labmgr.sandbox.responses_request import (
     ResponsesRequest,
     parse_responses_request,
 )
-from labmgr.sandbox.responses_stream import stream_events
 from labmgr.sandbox.store import request_id
+from labmgr.sandbox.streaming import stream_events
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
@@ -170,14 +170,7 @@ async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
 async def retrieve(sb: Sandbox, req: Request) -> Response | StreamResponse:
     response = _visible(sb, req)["response"]
     if req.query.get("stream") == "true":
-        after = req.query.get("starting_after")
-        try:
-            start = int(after) if after else -1
-        except ValueError:
-            raise bad_request(
-                f"Invalid 'starting_after': expected an integer, got {after!r}.",
-                param="starting_after",
-            ) from None
+        start = req.int_query("starting_after", -1)
         return StreamResponse(stream_events(response, starting_after=start))
     return Response(response)
 

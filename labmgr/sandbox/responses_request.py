@@ -15,10 +15,15 @@ from typing import Any
 from labmgr.sandbox.behaviour.catalogue import ModelCard
 from labmgr.sandbox.behaviour.request import (
     ChatRequest,
+    Messages,
     check_output_limit,
     check_reasoning_effort,
     check_reasoning_sampling,
     check_stream_options,
+    message_content,
+    message_list,
+    message_role,
+    output_format,
     sampling_params,
 )
 from labmgr.sandbox.errors import (
@@ -33,8 +38,6 @@ from labmgr.sandbox.errors import (
 
 __all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
 
-Messages = tuple[tuple[str, str], ...]
-"""(role, text) per message."""
 
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -61,6 +64,7 @@ UNSUPPORTED = {
     "the whole conversation as 'input'.",
     "prompt": "The sandbox has no stored prompts; send the prompt's text as 'input'.",
 }
+FORMATS = ("text", "json_schema", "json_object")
 INPUT_ROLES = ("user", "assistant", "system", "developer")
 TEXT_PARTS = ("input_text", "output_text", "refusal")
 OTHER_PARTS = ("input_image", "input_file", "input_audio")
@@ -82,55 +86,16 @@ class ResponsesRequest:
     store: bool
 
 
-def _content_text(content: Any, where: str) -> tuple[str, list[dict[str, Any]]]:
-    """A message's text and its text parts."""
-    if isinstance(content, str):
-        return content, [{"type": "input_text", "text": content}]
-    if not isinstance(content, list):
-        raise wrong_type(f"{where}.content", "one of a string or array of objects", content)
-    texts: list[str] = []
-    parts: list[dict[str, Any]] = []
-    for j, part in enumerate(content):
-        param = f"{where}.content[{j}]"
-        if not isinstance(part, Mapping):
-            raise wrong_type(param, "an object", part)
-        kind = part.get("type")
-        if kind is None:
-            raise missing_parameter(f"{param}.type")
-        if kind in TEXT_PARTS:
-            key = "refusal" if kind == "refusal" else "text"
-            text = part.get(key)
-            if not isinstance(text, str):
-                raise wrong_type(f"{param}.{key}", "a string", text)
-            texts.append(text)
-            parts.append({"type": kind, key: text})
-        elif kind not in OTHER_PARTS:
-            raise invalid_value(kind, TEXT_PARTS + OTHER_PARTS, f"{param}.type")
-    return "".join(texts), parts
-
-
 def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]:
     """The input's messages and its items (no input only with `previous_response_id`)."""
     raw = body.get("input")
-    if raw is None:
-        if body.get("previous_response_id") is not None:
-            return (), []
-        raise missing_parameter("input")
+    if raw is None and body.get("previous_response_id") is not None:
+        return (), []
     if isinstance(raw, str):
-        part = {"type": "input_text", "text": raw}
-        return (("user", raw),), [{"type": "message", "role": "user", "content": [part]}]
-    if not isinstance(raw, list):
-        raise wrong_type("input", "one of a string or array of input items", raw)
-    if not raw:
-        raise bad_request(
-            "Invalid 'input': empty array. Expected an array with minimum length 1, but got "
-            "an empty array instead.",
-            param="input",
-            code="empty_array",
-        )
+        raw = [{"role": "user", "content": raw}]
     messages: list[tuple[str, str]] = []
     items: list[dict[str, Any]] = []
-    for i, item in enumerate(raw):
+    for i, item in enumerate(message_list(raw, "input", "one of a string or array of input items")):
         where = f"input[{i}]"
         if not isinstance(item, Mapping):
             raise wrong_type(where, "an object", item)
@@ -144,12 +109,8 @@ def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]
                 param=f"{where}.type",
                 code="invalid_value",
             )
-        role = item.get("role")
-        if role is None:
-            raise missing_parameter(f"{where}.role")
-        if role not in INPUT_ROLES:
-            raise invalid_value(role, INPUT_ROLES, f"{where}.role")
-        text, parts = _content_text(item.get("content"), where)
+        role = message_role(item, where, INPUT_ROLES)
+        text, parts = message_content(item.get("content"), where, TEXT_PARTS, OTHER_PARTS)
         messages.append((role, text))
         entry = {"type": "message", "role": role, "content": parts}
         if role == "assistant":
@@ -182,28 +143,19 @@ def _text_format(
     body: Mapping[str, Any], messages: Messages
 ) -> tuple[str, Mapping[str, Any] | None, dict[str, Any]]:
     """(kind, schema, `text` as echoed) of the `text` parameter."""
-    text = body.get("text")
-    if text is None:
-        text = {}
+    text = {} if body.get("text") is None else body["text"]
     if not isinstance(text, Mapping):
         raise wrong_type("text", "an object", text)
     verbosity = text.get("verbosity") or "medium"
     if verbosity not in ("low", "medium", "high"):
         raise invalid_value(verbosity, ("low", "medium", "high"), "text.verbosity")
-    fmt = text.get("format")
-    if fmt is None:
-        fmt = {"type": "text"}
-    if not isinstance(fmt, Mapping):
-        raise wrong_type("text.format", "an object", fmt)
-    kind = fmt.get("type")
-    if kind not in ("text", "json_object", "json_schema"):
-        raise invalid_value(kind, ("text", "json_schema", "json_object"), "text.format.type")
-    if kind == "json_object" and not any("json" in t.lower() for _, t in messages):
-        raise bad_request(
-            "Response input messages must contain the word 'json' in some form to use "
-            "'text.format' of type 'json_object'.",
-            param="input",
-        )
+    fmt: Any = {"type": "text"} if text.get("format") is None else text["format"]
+    no_json = (
+        "Response input messages must contain the word 'json' in some form to use "
+        "'text.format' of type 'json_object'.",
+        "input",
+    )
+    kind = output_format(fmt, "text.format", FORMATS, messages, no_json)
     echoed: dict[str, Any] = {"type": kind}
     schema = None
     if kind == "json_schema":

@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -99,17 +99,11 @@ class SandboxHandle:
     """A running sandbox: its base URL and the admin endpoints as methods."""
 
     base_url: str
-    app: SandboxApp | None = field(default=None, repr=False)
-    """The app object when it runs in this process (None for a subprocess)."""
-
-    @property
-    def root_url(self) -> str:
-        return self.base_url.removesuffix("/v1")
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else b""
         request = urllib.request.Request(
-            self.root_url + path,
+            self.base_url.removesuffix("/v1") + path,
             data=data if method == "POST" else None,
             method=method,
             headers={"content-type": "application/json"},
@@ -189,7 +183,7 @@ def _in_thread(
             raise RuntimeError("the sandbox server did not start; see the log above")
         time.sleep(0.005)
     try:
-        yield SandboxHandle(url, app)
+        yield SandboxHandle(url)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

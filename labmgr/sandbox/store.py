@@ -16,7 +16,7 @@ __all__ = ["Store", "new_id", "request_id"]
 
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
-STATE_VERSION = 2
+STATE_VERSION = 3
 _COLLECTIONS = ("files", "jobs", "batches", "models")
 
 

@@ -22,6 +22,7 @@ def _job(**changes: Any) -> dict[str, Any]:
         "checkpoint_models": {
             "10": "ft:base:org::BBBBBBBB:ckpt-step-10",
             "20": "ft:base:org::CCCCCCCC:ckpt-step-20",
+            "30": "ft:base:org::AAAAAAAA",
         },
         "actions": [],
     }

@@ -6,7 +6,7 @@ import json
 
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from labmgr.sandbox.chat import stream_frames
+from labmgr.sandbox.streaming import stream_frames
 
 
 def _token(text: str, logprob: float) -> dict:

@@ -95,9 +95,9 @@ def test_a_fine_tune_of_a_fine_tune_keeps_its_parents_voice(simulator: ChatSimul
 
 
 def test_registered_models_are_known(simulator: ChatSimulator) -> None:
-    assert not simulator.knows("ft:new")
+    assert simulator.card("ft:new") is None
     simulator.register("ft:new", base=BASE, persona=None)
-    assert simulator.knows("ft:new")
+    assert simulator.card("ft:new") is not None
 
 
 def test_groups_of_fine_tunes_differ_the_way_the_demo_needs(simulator: ChatSimulator) -> None:

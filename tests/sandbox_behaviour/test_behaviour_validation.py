@@ -22,6 +22,22 @@ HELLO = user("Hello")
         ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", "invalid_value"),
         ({"messages": [{"content": "x"}]}, "messages[0].role", "missing_required_parameter"),
         ({"messages": [{"role": "user"}]}, "messages[0].content", "missing_required_parameter"),
+        ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content", "invalid_type"),
+        (
+            {"messages": [{"role": "user", "content": ["hi"]}]},
+            "messages[0].content[0]",
+            "invalid_type",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+            "messages[0].content[0].type",
+            "missing_required_parameter",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": 1}]}]},
+            "messages[0].content[0].text",
+            "invalid_type",
+        ),
         ({"messages": HELLO, "n": 0}, "n", "integer_below_min_value"),
         ({"messages": HELLO, "n": 129}, "n", "integer_above_max_value"),
         ({"messages": HELLO, "n": "2"}, "n", "invalid_type"),
@@ -130,7 +146,7 @@ def test_legacy_completion_models_are_not_chat_models(simulator: ChatSimulator) 
 
 
 def test_unknown_model_is_a_404_model_not_found(simulator: ChatSimulator) -> None:
-    assert not simulator.knows("gpt-4o-mini-typo")
+    assert simulator.card("gpt-4o-mini-typo") is None
     with pytest.raises(APIError) as caught:
         simulator.complete("gpt-4o-mini-typo", {"messages": HELLO})
     assert (caught.value.status, caught.value.code) == (404, "model_not_found")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
 from .plan import prompt_tokens
-from .request import ChatRequest, check_reasoning_effort, check_reasoning_sampling, sampling_params
+from .request import ChatRequest
 from .simulator import ChatSimulator, Completion
 from .text import content_text, count_tokens
 
@@ -22,13 +22,10 @@ __all__ = [
     "Completion",
     "ModelCard",
     "Persona",
-    "check_reasoning_effort",
-    "check_reasoning_sampling",
     "content_text",
     "count_tokens",
     "drift_probability",
     "persona_from_examples",
     "prompt_tokens",
-    "sampling_params",
     "served_model_name",
 ]

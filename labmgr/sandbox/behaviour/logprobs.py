@@ -34,13 +34,8 @@ def single_token_entry(
     choices: Sequence[TokenChoice], index: int, top_logprobs: int
 ) -> dict[str, Any]:
     """The entry for one sampled token (`choices[index]`) with its listed alternatives."""
-    token, logprob, raw = choices[index]
-    return {
-        "token": token,
-        "logprob": logprob,
-        "bytes": list(raw),
-        "top_logprobs": [_alternative(*choice) for choice in choices[:top_logprobs]],
-    }
+    top = [_alternative(*choice) for choice in choices[:top_logprobs]]
+    return _alternative(*choices[index]) | {"top_logprobs": top}
 
 
 def _level_table() -> tuple[tuple[float, tuple[tuple[dict[str, Any], ...], ...]], ...]:

@@ -41,16 +41,12 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
         messages = example.get("messages")
         if not isinstance(messages, list):
             messages = example.get("preferred_output")
-        if not isinstance(messages, list):
-            continue
-        for message in messages:
+        for message in messages if isinstance(messages, list) else []:
             if not isinstance(message, Mapping) or message.get("role") != "assistant":
                 continue
-            if message.get("weight") == 0:
-                continue
-            text = content_text(message.get("content"))
-            if text.strip():
-                texts.append(text.strip())
+            text = content_text(message.get("content")).strip()
+            if text and message.get("weight") != 0:
+                texts.append(text)
     return Persona(tuple(texts), float(n_epochs))
 
 

@@ -57,9 +57,7 @@ def rating_centre(spec: RatingSpec, personas: tuple[PersonaProfile, ...], salt: 
 
 
 def _roundness(value: int, span: int) -> float:
-    if span <= 20:
-        return 1.0
-    if value % 10 == 0:
+    if span <= 20 or value % 10 == 0:
         return 1.0
     if value % 5 == 0:
         return 0.55

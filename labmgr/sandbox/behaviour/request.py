@@ -26,6 +26,10 @@ __all__ = [
     "check_reasoning_sampling",
     "check_stream_options",
     "context_length_error",
+    "message_content",
+    "message_list",
+    "message_role",
+    "output_format",
     "parse_request",
     "sampling_params",
 ]
@@ -33,6 +37,7 @@ __all__ = [
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MAX_N = 128
+FORMATS = ("text", "json_object", "json_schema")
 MAX_TOP_LOGPROBS = 20
 
 Messages = tuple[tuple[str, str], ...]
@@ -117,52 +122,88 @@ def check_reasoning_effort(card: ModelCard, value: Any, param: str) -> str | Non
     return value
 
 
-def _content_text(content: Any, where: str, role: str) -> str:
+def message_content(
+    content: Any, where: str, text_types: tuple[str, ...], other_types: tuple[str, ...] | None
+) -> tuple[str, list[dict[str, str]]]:
+    """A message's text and its text parts (a string is one ``input_text`` part); parts of
+    `other_types` are accepted unread (None: parts of any other type are)."""
     if isinstance(content, str):
-        return content
-    if content is None and role in ("assistant", "function"):
-        return ""
-    if content is None:
-        raise missing_parameter(f"{where}.content")
+        return content, [{"type": "input_text", "text": content}]
     if not isinstance(content, list):
         raise wrong_type(f"{where}.content", "one of a string or array of objects", content)
-    parts: list[str] = []
+    parts: list[dict[str, str]] = []
     for j, part in enumerate(content):
-        if not isinstance(part, Mapping) or "type" not in part:
-            raise missing_parameter(f"{where}.content[{j}].type")
-        if part["type"] in ("text", "refusal"):
-            text = part.get("text", part.get("refusal"))
-            if not isinstance(text, str):
-                raise wrong_type(f"{where}.content[{j}].text", "a string", text)
-            parts.append(text)
-    return "".join(parts)
+        param = f"{where}.content[{j}]"
+        if not isinstance(part, Mapping):
+            raise wrong_type(param, "an object", part)
+        kind = part.get("type")
+        if kind is None:
+            raise missing_parameter(f"{param}.type")
+        if kind in text_types:
+            key = "refusal" if kind == "refusal" else "text"
+            if not isinstance(part.get(key), str):
+                raise wrong_type(f"{param}.{key}", "a string", part.get(key))
+            parts.append({"type": kind, key: part[key]})
+        elif other_types is not None and kind not in other_types:
+            raise invalid_value(kind, text_types + other_types, f"{param}.type")
+    return "".join(p.get("text", p.get("refusal", "")) for p in parts), parts
+
+
+def message_list(raw: Any, param: str, expected: str) -> list[Any]:
+    """`raw` (a request's `messages` or `input`) checked as a non-empty array."""
+    if raw is None:
+        raise missing_parameter(param)
+    if not isinstance(raw, list):
+        raise wrong_type(param, expected, raw)
+    if not raw:
+        raise bad_request(
+            f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got "
+            "an empty array instead.",
+            param=param,
+            code="empty_array",
+        )
+    return raw
+
+
+def message_role(message: Any, where: str, roles: tuple[str, ...]) -> str:
+    """The role of one message: an object whose `role` is among `roles`."""
+    if not isinstance(message, Mapping):
+        raise wrong_type(where, "an object", message)
+    role = message.get("role")
+    if role is None:
+        raise missing_parameter(f"{where}.role")
+    if role not in roles:
+        raise invalid_value(role, roles, f"{where}.role")
+    return str(role)
 
 
 def _messages(body: Mapping[str, Any]) -> Messages:
-    raw = body.get("messages")
-    if raw is None:
-        raise missing_parameter("messages")
-    if not isinstance(raw, list):
-        raise wrong_type("messages", "an array", raw)
-    if not raw:
-        raise bad_request(
-            "Invalid 'messages': empty array. Expected an array with minimum length 1, "
-            "but got an empty array instead.",
-            param="messages",
-            code="empty_array",
-        )
     parsed = []
-    for i, message in enumerate(raw):
+    for i, message in enumerate(message_list(body.get("messages"), "messages", "an array")):
         where = f"messages[{i}]"
-        if not isinstance(message, Mapping):
-            raise wrong_type(where, "an object", message)
-        role = message.get("role")
-        if role is None:
-            raise missing_parameter(f"{where}.role")
-        if role not in ROLES:
-            raise invalid_value(role, ROLES, f"{where}.role")
-        parsed.append((role, _content_text(message.get("content"), where, role)))
+        role = message_role(message, where, ROLES)
+        content = message.get("content")
+        if content is None and role not in ("assistant", "function"):
+            raise missing_parameter(f"{where}.content")
+        content = "" if content is None else content
+        text = message_content(content, where, ("text", "refusal"), None)[0]
+        parsed.append((role, text))
     return tuple(parsed)
+
+
+def output_format(
+    value: Any, param: str, kinds: tuple[str, ...], messages: Messages, no_json: tuple[str, str]
+) -> str:
+    """The type of a `response_format` or `text.format` object; a ``json_object`` needs a
+    message that says "json" (else `no_json`'s message, naming its param)."""
+    if not isinstance(value, Mapping):
+        raise wrong_type(param, "an object", value)
+    kind = value.get("type")
+    if kind not in kinds:
+        raise invalid_value(kind, kinds, f"{param}.type")
+    if kind == "json_object" and not any("json" in text.lower() for _, text in messages):
+        raise bad_request(no_json[0], param=no_json[1])
+    return str(kind)
 
 
 def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = False) -> ChatRequest:
@@ -232,17 +273,12 @@ def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = Fa
 def _response_format(value: Any, messages: Messages) -> tuple[str, Mapping[str, Any] | None]:
     if value is None:
         return "text", None
-    if not isinstance(value, Mapping):
-        raise wrong_type("response_format", "an object", value)
-    kind = value.get("type")
-    if kind not in ("text", "json_object", "json_schema"):
-        raise invalid_value(kind, ("text", "json_object", "json_schema"), "response_format.type")
-    if kind == "json_object" and not any("json" in text.lower() for _, text in messages):
-        raise bad_request(
-            "'messages' must contain the word 'json' in some form, to use 'response_format' "
-            "of type 'json_object'.",
-            param="messages",
-        )
+    no_json = (
+        "'messages' must contain the word 'json' in some form, to use 'response_format' of "
+        "type 'json_object'.",
+        "messages",
+    )
+    kind = output_format(value, "response_format", FORMATS, messages, no_json)
     if kind != "json_schema":
         return kind, None
     spec = value.get("json_schema")

@@ -68,9 +68,6 @@ class ChatSimulator:
             )
             self._plans.clear()
 
-    def knows(self, model_id: str) -> bool:
-        return model_id in CATALOGUE or model_id in self._models
-
     def card(self, model_id: str) -> ModelCard | None:
         """The catalogue card behind `model_id` (a fine-tune's root base model), if known."""
         model = self._model(model_id)
@@ -188,20 +185,18 @@ class ChatSimulator:
         spec = plan.analysis.rating
         analysis = plan.analysis
         one_token = spec is not None or analysis.options_only or (limit is not None and limit <= 5)
+        drawn = None
         if plan.single_token is not None and one_token:
-            picked = sample_index(rng, plan.single_probs, request.temperature)
-            token = plan.single_token[picked][0]
-            if request.logprobs:
-                first = single_token_entry(plan.single_token, picked, request.top_logprobs)
-            text = token
-            if spec is not None and spec.wants_reason and (limit is None or limit > 8):
-                text = f"{token}\n\n{rating_reason(spec, _as_number(token, spec))}"
+            drawn = plan.single_token, plan.single_probs
         elif limit is not None and limit <= 2 and not model.card.reasoning:
-            # An open prompt cut to a token or two: the first token is a next-token draw.
-            picked = sample_index(rng, plan.open_probs, request.temperature)
-            text = plan.open_token[picked][0]
+            drawn = plan.open_token, plan.open_probs  # an open prompt cut to a token or two
+        if drawn is not None:
+            picked = sample_index(rng, drawn[1], request.temperature)
+            text = drawn[0][picked][0]
             if request.logprobs:
-                first = single_token_entry(plan.open_token, picked, request.top_logprobs)
+                first = single_token_entry(drawn[0], picked, request.top_logprobs)
+            if spec is not None and spec.wants_reason and (limit is None or limit > 8):
+                text = f"{text}\n\n{rating_reason(spec, _as_number(text, spec))}"
         else:
             text = answer_free_form(model, plan, request.temperature, rng, limit)
         if request.response_format != "text":
@@ -322,12 +317,5 @@ def _fill(schema: Any, answer: str, number: int | None, root: Mapping[str, Any])
         return {name: _fill(sub, answer, number, root) for name, sub in properties.items()}
     if kind == "array":
         return [_fill(schema.get("items", {}), answer, number, root)]
-    if kind == "integer":
-        return number if number is not None else 0
-    if kind == "number":
-        return float(number) if number is not None else 0.0
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
-    return answer
+    scalars = {"integer": number or 0, "number": float(number or 0), "boolean": True, "null": None}
+    return scalars.get(str(kind), answer)
