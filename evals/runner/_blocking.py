@@ -19,7 +19,7 @@ from concurrent import futures
 from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["on_runner_loop", "run_blocking", "runner_loop"]
+__all__ = ["close_at_exit", "run_blocking", "runner_loop"]
 
 T = TypeVar("T")
 
@@ -100,19 +100,9 @@ def runner_loop() -> asyncio.AbstractEventLoop:
     return runner.loop
 
 
-def on_runner_loop(close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> bool:
-    """Whether the running loop is the process's runner loop (so what is kept on it lives
-    on); with `close`, that coroutine is also run on the loop before it stops at exit."""
-    runner = _RUNNER
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    if runner is None or running is not runner.loop:
-        return False
-    if close is not None:
-        runner.closing.append(close)
-    return True
+def close_at_exit(close: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run `close()` on the runner loop before it stops at exit (closing kept clients)."""
+    _runner().closing.append(close)
 
 
 def run_blocking(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
