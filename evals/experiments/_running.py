@@ -1,6 +1,7 @@
 """`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
 (one pipeline, `evals.answers.ask_questions`) and write the run folder, `run.log` and the
-report. What a run bought is what the pipeline reports back, never read from the cache."""
+report. What a run bought is what the pipeline reports back, never read from the cache.
+`estimate_run` says what `run_questions` would buy now, sending nothing (`--estimate`)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,12 @@ from evals.runs import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evals.answers import Estimate
     from evals.questions import Question
+    from evals.stats import Metric
     from labmgr.settings import Settings
 
-__all__ = ["default_run_dir", "run", "run_questions"]
+__all__ = ["default_run_dir", "estimate_run", "run", "run_questions"]
 
 
 def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
@@ -80,6 +83,39 @@ def run_questions(
     fields = {name: options.pop(name) for name in list(options) if name in RunSpec.model_fields}
     run_spec = RunSpec.create(questions, groups, **fields)
     return run(run_spec, run_context(**options))
+
+
+def estimate_run(
+    questions: Mapping[str, Question] | Sequence[Question],
+    groups: Mapping[str, Sequence[str]],
+    *,
+    samples: int | None = None,
+    metrics: Sequence[Metric | str] = (),
+    baseline: str | None = None,
+    by: Sequence[str] = (),
+    judge: bool = True,
+    judge_model: str | None = None,
+    **options: Any,
+) -> dict[str, Estimate]:
+    """`{question name: Estimate}` for the same arguments as `run_questions`, checked as the
+    run would check them; `options` are `Question.ask`'s."""
+    spec = RunSpec.create(
+        questions,
+        groups,
+        samples=samples,
+        metrics=list(metrics),
+        baseline=baseline,
+        by=list(by),
+        judge=judge,
+        judge_model=judge_model,
+    )
+    ctx = run_context(**options)
+    return {
+        question.name: (question if judge else question.without_judges()).estimate(
+            spec.groups, context=ctx
+        )
+        for question in spec.questions
+    }
 
 
 def run(spec: RunSpec, ctx: RunContext) -> Run:
