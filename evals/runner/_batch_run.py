@@ -151,14 +151,9 @@ class BatchRun:
 
     # ---- one batch ----------------------------------------------------------------------
 
-    def retrieve(self, record: BatchRecord) -> Any:
-        """The batch of a record as the API sees it now."""
-        assert record.batch_id is not None
-        return self._client(self._endpoint(record)).batches.retrieve(record.batch_id)
-
-    def cancel(self, record: BatchRecord) -> Any:
-        assert record.batch_id is not None
-        return self._client(self._endpoint(record)).batches.cancel(record.batch_id)
+    def batches(self, record: BatchRecord) -> Any:
+        """The Batch API of the record's endpoint (`.retrieve(id)`, `.cancel(id)`)."""
+        return self._client(self._endpoint(record)).batches
 
     @staticmethod
     def describe(error: Exception) -> str:
@@ -360,8 +355,9 @@ class BatchRun:
                 fresh = self.records.get(record_id)
                 if fresh is None or fresh.state not in ACTIVE_STATES:
                     self.watched.pop(record_id)
-                    if fresh is not None:
-                        self._collected_elsewhere(fresh)
+                    if fresh is not None:  # collected (or released) elsewhere: what it
+                        # stored is in the cache, anything else of ours is sent again
+                        self._mark_cached([i for i, want in self.wanted.items() if not want.done])
                     ended = True
                     continue
                 record = self.watched[record_id] = fresh
@@ -371,9 +367,10 @@ class BatchRun:
                     continue
                 if record.state == "collecting" and record.lease_until >= self.records.now():
                     continue
+            assert record.batch_id is not None  # submitted: only those are looked at
             try:
                 endpoint = self._endpoint(record)
-                batch = self.retrieve(record)
+                batch = self._client(endpoint).batches.retrieve(record.batch_id)
             except NoEndpointError as error:
                 self._drop(record, error.message)
                 ended = True
@@ -477,11 +474,6 @@ class BatchRun:
                 return  # the samples are free again: sent in smaller batches
         for item in _items(lines):
             self._give_up(item, f"batch {batch.id} failed: {message}")
-
-    def _collected_elsewhere(self, record: BatchRecord) -> None:
-        """Another process collected (or released) a batch this run waited for: what it
-        stored is in the cache; anything else of ours is sent again."""
-        self._mark_cached([item for item, want in self.wanted.items() if not want.done])
 
     def _drop(self, record: BatchRecord, message: str) -> None:
         """Stop watching a batch that cannot be read; the samples of it this run wants get
