@@ -11,8 +11,9 @@ This package knows a question only through the `Askable` and `Judge` protocols o
 
 from typing import TYPE_CHECKING, Any
 
-from evals.answers._asking import Answers, ask, ask_questions, check_question, judge_frames
+from evals.answers._asking import Answers, ask, ask_questions, judge_frames
 from evals.answers._estimate import Estimate, estimate_question
+from evals.answers._preparing import check_question
 from evals.answers._scoring import (
     average_probabilities,
     rating_score,

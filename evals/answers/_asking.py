@@ -1,30 +1,22 @@
 """Asking questions of model groups, one pipeline for one question or many: plan every answer
 request of every question, fetch them in one go, build the frames, then plan and fetch every
-judge request those answers need in one more go. A question some model would refuse as asked
-stops with one sentence before anything is bought, instead of a frame of 400s."""
+judge request those answers need in one more go."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evals.runner import (
-    RunContext,
-    RunOutcome,
-    describe_question,
-    fetch,
-    gc_paused,
-    ordered_models,
-    plan_question,
-)
+from evals.answers._preparing import judge_params
+from evals.runner import RunContext, RunOutcome, fetch, gc_paused, ordered_models, plan_question
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evals.runner import Askable, Judge, Planned, RunSettings
 
-__all__ = ["Answers", "ask", "ask_questions", "check_question", "judge_frames", "judge_params"]
+__all__ = ["Answers", "ask", "ask_questions", "judge_frames"]
 
 
 @dataclass
@@ -135,38 +127,3 @@ def ask(
     """`ask_questions` with one question: its frame and what getting it did."""
     frames, outcome = ask_questions([question], groups, ctx, judge=judge)
     return Answers(frames[question.name], outcome)
-
-
-def judge_params(
-    judges: Mapping[str, Judge], label: str, ctx: RunContext
-) -> dict[str, dict[str, Any]]:
-    """Each judge's request parameters as its model is sent them (capabilities, adapting,
-    hooks); `UnsupportedRequestError` when a judge's model would refuse its question."""
-    return {
-        name: ctx.requests.prepare(
-            judge.model,
-            judge.request_params(),
-            label=f"{judge.type_name} '{name}' of question '{label}'",
-            adapt=judge.adapt,
-        )
-        for name, judge in judges.items()
-    }
-
-
-def check_question(
-    question: Askable,
-    groups: Mapping[str, Sequence[str]],
-    ctx: RunContext,
-    *,
-    judge: bool = True,
-) -> None:
-    """`UnsupportedRequestError` if a model of `groups` (or a judge's model, unless
-    `judge=False`) would refuse `question` as it is asked; nothing is sent."""
-    ctx.requests.prepare_models(
-        ordered_models(groups),
-        question.request_params(),
-        label=describe_question(question),
-        adapt=question.adapt,
-    )
-    if judge:
-        judge_params(question.judge_questions(), question.name, ctx)

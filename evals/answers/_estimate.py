@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evals.answers._asking import judge_params
+from evals.answers._preparing import judge_params
 from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_calls, plan_question
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evals.answers._asking import judge_params
 from evals.answers._frame import CUT_BY_BUDGET, rates, sent_params
+from evals.answers._preparing import judge_params
 from evals.cache import RequestBatch
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 
