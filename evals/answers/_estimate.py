@@ -17,8 +17,6 @@ from evals.runner import RunContext, missing_calls, plan_question
 if TYPE_CHECKING:
     from evals.runner import Askable
 
-__all__ = ["Estimate", "count_tokens", "estimate_question"]
-
 
 def count_tokens(text: object) -> int:
     """A rough token count (about four characters per token) for estimates."""

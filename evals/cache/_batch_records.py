@@ -24,15 +24,6 @@ from typing import Any
 from evals.cache._backend import CacheBackend
 from evals.cache._schema import BATCH_SCHEMA
 
-__all__ = [
-    "ACTIVE_STATES",
-    "BatchItem",
-    "BatchLine",
-    "BatchRecord",
-    "BatchRecords",
-    "new_record_id",
-]
-
 ACTIVE_STATES = ("submitting", "submitted", "collecting")
 """States whose items are claimed: nobody else submits those samples."""
 

@@ -18,8 +18,6 @@ from evals.cache._batch_records import BatchRecords
 from evals.cache._schema import COPIED_TABLES
 from evals.errors import CacheError
 
-__all__ = ["CopyResult", "copy_cache"]
-
 _COUNTED = (*COPIED_TABLES, "batches")
 
 

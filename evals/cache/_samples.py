@@ -7,8 +7,6 @@ from typing import Any
 
 from evals.cache._requests import SampleResult
 
-__all__ = ["CachedLookup", "CachedSamples"]
-
 
 class CachedSamples(Mapping[int, SampleResult]):
     """One request's cached samples, held as columns (one tuple per field, by sample index).

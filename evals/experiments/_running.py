@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from evals.stats import Metric
     from labmgr.settings import Settings
 
-__all__ = ["default_run_dir", "estimate_run", "run", "run_questions"]
-
 
 def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
     """`<lab's runs dir>/<UTC time>-<name>`; without a lab, `runs/` in the working folder."""

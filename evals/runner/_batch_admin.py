@@ -18,8 +18,6 @@ from evals.errors import RunOptionsError
 from evals.runner._context import RunContext
 from evals.runner._outcome import RunOutcome
 
-__all__ = ["BatchState", "cancel_batches", "collect_batches", "list_batches"]
-
 
 @dataclass(frozen=True)
 class BatchState:

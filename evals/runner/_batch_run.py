@@ -47,8 +47,6 @@ from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings
 from labmgr.routing import Endpoint
 
-__all__ = ["FINAL_STATUSES", "BatchRun"]
-
 FINAL_STATUSES = frozenset({"completed", "expired", "cancelled", "failed"})
 SUBMIT_LEASE = 300.0
 """Seconds a claim made for submitting is trusted; after that another process looks for the

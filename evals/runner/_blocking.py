@@ -19,8 +19,6 @@ from concurrent import futures
 from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["close_at_exit", "run_blocking", "runner_loop"]
-
 T = TypeVar("T")
 
 

@@ -18,8 +18,6 @@ from evals.runner._transport import ChatPoster, make_http_client
 from labmgr.accounts import ClientPool, key_digest
 from labmgr.routing import Endpoint
 
-__all__ = ["KEPT", "ClientLease"]
-
 _IN_USE: dict[int, int] = {}
 """Fetches sending through each kept client (by `id`), so none is closed under them."""
 _RETIRED: dict[int, AsyncOpenAI] = {}

@@ -30,8 +30,6 @@ from rich.text import Text
 if TYPE_CHECKING:
     from evals.cache import BatchRecord
 
-__all__ = ["BatchProgress", "ModelProgress", "RunProgress"]
-
 _REFRESH_SECONDS = 0.25
 
 

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from evals.cache import SampleResult
 
-__all__ = ["Askable", "Judge"]
-
 
 class _Asked(Protocol):
     """What questions and judges have alike: how they are asked and how an answer is read."""
