@@ -105,10 +105,6 @@ class CachedSamples(Mapping[int, SampleResult]):
 class CachedLookup(dict[str, CachedSamples]):
     """What a bulk read found: each request's cached samples, by request key."""
 
-    def add_samples(self, found: Mapping[str, CachedSamples]) -> None:
-        """Add (or replace with a newer read) requests read from the cache."""
-        self.update(found)
-
     def first_samples(self, keys: Sequence[str]) -> list[SampleResult | None]:
         """Sample 0 of each request (None where it was not found), built straight from the
         columns (one-sample requests: judge verdicts)."""
