@@ -112,8 +112,11 @@ class BatchRun:
                 for record_id in set(covered.values()) - self.watched.keys():
                     self.watch(record_id)
                 todo = [item for item in open_items if item not in covered]
-                if todo:
-                    todo = self._not_bought_now(todo)
+                if todo:  # less what a synchronous run buys now: done if landed, else
+                    # looked at again next round (sent if its claim is gone)
+                    held = self.ctx.cache.claimed(todo)
+                    self.bought_now = held - self._mark_cached(held)
+                    todo = [item for item in todo if item not in held]
                 if todo:
                     self._submit(todo)
                 finished = self._poll()
@@ -123,7 +126,11 @@ class BatchRun:
                     self._leave_waiting()
                     break
                 if not finished:
-                    time.sleep(self._poll_delay())
+                    # Soon after a batch was created (a short one is collected at once),
+                    # then every `batch_poll_seconds`.
+                    oldest = min((r.created for r in self.watched.values()), default=time.time())
+                    age = time.time() - oldest
+                    time.sleep(min(self.settings.batch_poll_seconds, 0.25 + 0.1 * age))
         self.close()
         return self.outcome
 
@@ -131,12 +138,6 @@ class BatchRun:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
-
-    def _poll_delay(self) -> float:
-        """Seconds until the next look: soon after a batch was created (a short batch is
-        collected at once), then every `batch_poll_seconds`."""
-        oldest = min((record.created for record in self.watched.values()), default=time.time())
-        return min(self.settings.batch_poll_seconds, 0.25 + 0.1 * (time.time() - oldest))
 
     def watch(self, record_id: str) -> None:
         """Wait for (and collect) a batch record, whoever submitted it."""
@@ -299,13 +300,6 @@ class BatchRun:
         record.status, record.requests = batch.status, len(got)
         self.watched[record.id] = record
         self.progress.update(record, batch.status)
-
-    def _not_bought_now(self, todo: list[BatchItem]) -> list[BatchItem]:
-        """`todo` less the samples a synchronous run is buying now: those that landed are
-        done, the others are looked at again next round (sent if their claim is gone)."""
-        held = self.ctx.cache.claimed(todo)
-        self.bought_now = held - self._mark_cached(held)
-        return [item for item in todo if item not in held]
 
     def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
         """The claimed lines less samples another process stored since this run looked (it
