@@ -101,7 +101,6 @@ class BatchRecords:
         self._ready = False
 
     def now(self) -> float:
-        """The clock leases are kept by (the database server's, where there is one)."""
         return self.backend.now()
 
     @contextmanager
