@@ -34,17 +34,11 @@ class _RunnerLoop:
             self.loop = asyncio.new_event_loop()
         self.closing: list[Callable[[], Coroutine[Any, Any, None]]] = []
         """Coroutines run on the loop before it stops at exit (closing clients)."""
-        started = threading.Event()
+        # Work handed over before the loop runs waits in its queue.
         self.thread = threading.Thread(
-            target=self._serve, args=(started,), name="evals-runner", daemon=True
+            target=self.loop.run_forever, name="evals-runner", daemon=True
         )
         self.thread.start()
-        started.wait()
-
-    def _serve(self, started: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.call_soon(started.set)
-        self.loop.run_forever()
 
     def stop(self) -> None:
         """Run the closing coroutines (a few seconds at most), then stop the loop."""
