@@ -45,14 +45,6 @@ def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
     return base / f"{stamp}-{name}"
 
 
-def _source_file(source: str | None) -> str | None:
-    """The questions file's absolute path (how `runs_of_questions` finds a file's runs)."""
-    if not source:
-        return None
-    path = Path(source)
-    return str(path.resolve()) if path.exists() else None
-
-
 def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
     """Nothing can run when no model has an endpoint (no key at all): say so at once."""
     first: NoEndpointError | None = None
@@ -159,7 +151,10 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
             "source": spec.source,
-            "source_file": _source_file(spec.source),
+            # The absolute path: how `runs_of_questions` finds a question file's runs.
+            "source_file": str(Path(spec.source).resolve())
+            if spec.source and Path(spec.source).exists()
+            else None,
             "started": started,
             "finished": utc_now(),
             "seconds": round(time.monotonic() - clock, 3),

@@ -79,10 +79,9 @@ def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
 
 
 async def _close_kept() -> None:
-    retired = list(_RETIRED.values())
+    closing = [KEPT.aclose(), *(client.close() for client in _RETIRED.values())]
     _RETIRED.clear()
     _IN_USE.clear()
-    closing = [KEPT.aclose(), *(client.close() for client in retired)]
     await asyncio.gather(*closing, return_exceptions=True)
 
 

@@ -97,14 +97,6 @@ class RunProgress:
     def cost(self) -> float:
         return sum(m.cost for m in self.models.values())
 
-    def _overall(self) -> str:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        errors = sum(m.errors for m in self.models.values())
-        return (
-            f"{self.requests / elapsed:6.1f} req/s  errors {errors}  retries {self.retries}  "
-            f"cost ${self.cost:.4f}"
-        )
-
     @contextmanager
     def live(self) -> Iterator[None]:
         """Show progress while the body runs (if shown; the body calls `draw` as it waits);
@@ -147,7 +139,10 @@ class RunProgress:
         for model, task in self._rows.items():
             if model is None:
                 finished = sum(m.done + m.failed for m in self.models.values())
-                bars.update(task, completed=finished, info=self._overall())
+                rate = self.requests / max(1e-9, now - self.started)
+                errors = sum(m.errors for m in self.models.values())
+                info = f"{rate:6.1f} req/s  errors {errors}  retries {self.retries}  "
+                bars.update(task, completed=finished, info=f"{info}cost ${self.cost:.4f}")
             else:
                 m = self.models[model]
                 info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""
