@@ -128,7 +128,13 @@ class RunProgress:
                 self.draw(force=True)
                 self._bars.stop()
                 self._bars = None
-            self.print_summary()
+            if self.messages:  # the most frequent errors
+                table = Table(title="errors during the run", show_header=True)
+                table.add_column("count", justify="right")
+                table.add_column("model: error")
+                for message, count in self.messages.most_common(10):
+                    table.add_row(str(count), message)
+                self.console.print(table)
 
     def draw(self, *, force: bool = False) -> None:
         """Redraw the bars, at most every `_REFRESH_SECONDS` unless forced."""
@@ -148,17 +154,6 @@ class RunProgress:
                 info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""
                 bars.update(task, completed=m.done + m.failed, info=info)
         bars.refresh()
-
-    def print_summary(self) -> None:
-        """The most frequent errors (only if there were any)."""
-        if not self.messages:
-            return
-        table = Table(title="errors during the run", show_header=True)
-        table.add_column("count", justify="right")
-        table.add_column("model: error")
-        for message, count in self.messages.most_common(10):
-            table.add_row(str(count), message)
-        self.console.print(table)
 
 
 class BatchProgress:
