@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
     from evals.runner import Askable, Judge, Planned, RunSettings
 
-__all__ = ["Answers", "ask", "ask_questions", "judge_frames"]
-
 
 @dataclass
 class Answers:

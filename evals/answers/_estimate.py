@@ -17,8 +17,6 @@ from evals.runner import RunContext, missing_calls, plan_question
 if TYPE_CHECKING:
     from evals.runner import Askable
 
-__all__ = ["Estimate", "count_tokens", "estimate_question"]
-
 
 def count_tokens(text: object) -> int:
     """A rough token count (about four characters per token) for estimates."""
@@ -65,8 +63,7 @@ def estimate_question(
     model (or judge) would refuse raises `UnsupportedRequestError`, as asking it would."""
     judge_params(question.judge_questions(), question.name, ctx)
     planned = plan_question(question, groups, ctx.router, ctx.requests)
-    cached = CachedLookup()
-    cached.add_samples(
+    cached = CachedLookup(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     )
     calls = missing_calls(planned, cached, ctx.settings, [question.name] * len(planned))

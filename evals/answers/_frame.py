@@ -27,8 +27,6 @@ from evals.runner import BudgetCut
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-__all__ = ["CUT_BY_BUDGET", "REFUSED_ERROR", "budget_cuts", "build_frame", "rates", "sent_params"]
-
 _NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""

@@ -21,8 +21,6 @@ from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 if TYPE_CHECKING:
     from evals.runner import Judge
 
-__all__ = ["JudgePlan", "lay_out_judges", "plan_judges"]
-
 
 @dataclass
 class JudgePlan:

@@ -11,8 +11,6 @@ from evals.runner import RunContext, describe_question, ordered_models
 if TYPE_CHECKING:
     from evals.runner import Askable, Judge
 
-__all__ = ["check_question", "judge_params"]
-
 
 def judge_params(
     judges: Mapping[str, Judge], label: str, ctx: RunContext

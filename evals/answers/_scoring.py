@@ -10,14 +10,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "RatingScore",
-    "average_probabilities",
-    "rating_score",
-    "rating_scores",
-    "token_probabilities",
-]
-
 TopLogprobs = Sequence[tuple[str, float]]
 
 

@@ -21,8 +21,6 @@ from evals.cache._samples import CachedSamples
 from evals.cache._schema import COPIED_TABLES, INSERTS, SCHEMA, SCHEMA_VERSION
 from evals.errors import CacheError
 
-__all__ = ["CacheBackend", "CacheStats", "Item", "explained"]
-
 F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
 """One sample of one request: (request key, sample index), what a claim is held on."""

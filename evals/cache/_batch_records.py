@@ -24,15 +24,6 @@ from typing import Any
 from evals.cache._backend import CacheBackend
 from evals.cache._schema import BATCH_SCHEMA
 
-__all__ = [
-    "ACTIVE_STATES",
-    "BatchItem",
-    "BatchLine",
-    "BatchRecord",
-    "BatchRecords",
-    "new_record_id",
-]
-
 ACTIVE_STATES = ("submitting", "submitted", "collecting")
 """States whose items are claimed: nobody else submits those samples."""
 
@@ -110,7 +101,6 @@ class BatchRecords:
         self._ready = False
 
     def now(self) -> float:
-        """The clock leases are kept by (the database server's, where there is one)."""
         return self.backend.now()
 
     @contextmanager

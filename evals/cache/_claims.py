@@ -23,8 +23,6 @@ from types import TracebackType
 from evals.cache._backend import CacheBackend, Item
 from evals.errors import CacheError
 
-__all__ = ["Claims"]
-
 
 class Claims:
     """One claimant (a run of one process) on a cache: what it holds, kept alive while it

@@ -18,8 +18,6 @@ from evals.cache._batch_records import BatchRecords
 from evals.cache._schema import COPIED_TABLES
 from evals.errors import CacheError
 
-__all__ = ["CopyResult", "copy_cache"]
-
 _COUNTED = (*COPIED_TABLES, "batches")
 
 
@@ -59,23 +57,13 @@ def copy_cache(
                 progress(table, result.read[table])
             if len(rows) < batch_rows:
                 break
-    _copy_batches(source, target, result, progress)
-    return result
-
-
-def _copy_batches(
-    source: CacheBackend,
-    target: CacheBackend,
-    result: CopyResult,
-    progress: Callable[[str, int], None] | None,
-) -> None:
-    """The batch records in flight, each with the samples it holds and what is left of its
-    lease; one the target already has is skipped. Each is one transaction in the target."""
+    # The batch records in flight, each with the samples it holds and what is left of its
+    # lease (one the target has is skipped), each one transaction in the target.
     records = BatchRecords(source)
     try:
         live = records.records(active_only=True, limit=1_000_000)
     except CacheError:  # a read-only source without batch tables has no batches
-        return
+        return result
     into = BatchRecords(target)
     for record in reversed(live):  # oldest first
         result.read["batches"] += 1
@@ -87,3 +75,4 @@ def _copy_batches(
                 result.copied["batches"] += 1
         if progress is not None:
             progress("batches", result.read["batches"])
+    return result

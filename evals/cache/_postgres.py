@@ -19,8 +19,6 @@ from evals.errors import CacheError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresBackend", "conninfo_of"]
-
 _SCHEMA_LOCK = 0x6C61626D  # pg_advisory_xact_lock key: one maker of tables at a time
 _NOW = "extract(epoch from clock_timestamp())"
 _PAIRS = "unnest(%s::text[], %s::int[]) AS d(k, i)"

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_text  # what `_dumps` writes for a str
 from typing import Any, NamedTuple
 
-__all__ = ["CACHE_VERSION", "ChatRequest", "RequestBatch", "SampleResult"]
-
 CACHE_VERSION = 1
 """Bumped when the meaning of a cached answer changes; old entries are then not found."""
 

@@ -7,8 +7,6 @@ from typing import Any
 
 from evals.cache._requests import SampleResult
 
-__all__ = ["CachedLookup", "CachedSamples"]
-
 
 class CachedSamples(Mapping[int, SampleResult]):
     """One request's cached samples, held as columns (one tuple per field, by sample index).
@@ -106,10 +104,6 @@ class CachedSamples(Mapping[int, SampleResult]):
 
 class CachedLookup(dict[str, CachedSamples]):
     """What a bulk read found: each request's cached samples, by request key."""
-
-    def add_samples(self, found: Mapping[str, CachedSamples]) -> None:
-        """Add (or replace with a newer read) requests read from the cache."""
-        self.update(found)
 
     def first_samples(self, keys: Sequence[str]) -> list[SampleResult | None]:
         """Sample 0 of each request (None where it was not found), built straight from the

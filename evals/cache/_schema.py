@@ -1,17 +1,6 @@
 """The cache's tables, in SQL both SQLite and PostgreSQL take (`{p}` is the table prefix, `?`
 a placeholder: see `CacheBackend.sql`)."""
 
-__all__ = [
-    "BATCH_SCHEMA",
-    "COPIED_TABLES",
-    "ERROR_COLUMNS",
-    "INSERTS",
-    "SAMPLE_COLUMNS",
-    "SAMPLE_FIELDS",
-    "SCHEMA",
-    "SCHEMA_VERSION",
-]
-
 SCHEMA_VERSION = 7
 """3: samples.reasoning_tokens; 4: claims; 6: no frames table; 7: no packs table. An older
 cache is brought up to date when first opened."""

@@ -23,8 +23,6 @@ from evals.cache._samples import CachedSamples
 from evals.cache._schema import SAMPLE_FIELDS
 from evals.errors import CacheError, why_not_writable
 
-__all__ = ["SqliteBackend"]
-
 _BUSY_TIMEOUT_MS = 60_000
 
 

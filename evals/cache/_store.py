@@ -25,8 +25,6 @@ from evals.errors import CacheError
 if TYPE_CHECKING:
     from evals.cache._copying import CopyResult
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "Cache", "CacheInfo", "CacheStats"]
-
 SQLITE_FILE_NAME = "responses.sqlite"
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a claim outlives its last heartbeat (a process that died frees its work then)."""

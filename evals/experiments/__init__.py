@@ -10,10 +10,9 @@ score_run(run.path, judge_model="gpt-4.1")   # judge the answers again: judge re
 run_history(["runs/a", "runs/b"], "misaligned", out="trend.png")   # a score over runs
 """
 
-from evals.experiments._estimating import estimate_run
 from evals.experiments._history import HISTORY_COLUMNS, History, run_history, runs_of_questions
 from evals.experiments._reporting import ReportFiles, report_run
-from evals.experiments._running import default_run_dir, run, run_questions
+from evals.experiments._running import default_run_dir, estimate_run, run, run_questions
 from evals.experiments._scoring import ScoredRun, score_run
 from evals.experiments._spec import RunSpec
 

@@ -36,8 +36,6 @@ from evals.stats import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["HISTORY_COLUMNS", "History", "run_history", "runs_of_questions"]
-
 HISTORY_COLUMNS = [
     "run",
     "started",

@@ -13,8 +13,6 @@ from evals.stats import Method
 if TYPE_CHECKING:  # matplotlib and seaborn are imported only when a report is written
     from evals.report import FigureFormat, FigureProblem
 
-__all__ = ["ReportFiles", "report_run"]
-
 
 @dataclass
 class ReportFiles:

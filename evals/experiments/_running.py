@@ -1,6 +1,7 @@
 """`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
 (one pipeline, `evals.answers.ask_questions`) and write the run folder, `run.log` and the
-report. What a run bought is what the pipeline reports back, never read from the cache."""
+report. What a run bought is what the pipeline reports back, never read from the cache.
+`estimate_run` says what `run_questions` would buy now, sending nothing (`--estimate`)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ from evals.runs import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evals.answers import Estimate
     from evals.questions import Question
+    from evals.stats import Metric
     from labmgr.settings import Settings
-
-__all__ = ["default_run_dir", "run", "run_questions"]
 
 
 def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
@@ -42,14 +43,6 @@ def default_run_dir(lab: Settings | None, name: str = "run") -> Path:
     base = lab.runs_dir if lab is not None else Path("runs")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return base / f"{stamp}-{name}"
-
-
-def _source_file(source: str | None) -> str | None:
-    """The questions file's absolute path (how `runs_of_questions` finds a file's runs)."""
-    if not source:
-        return None
-    path = Path(source)
-    return str(path.resolve()) if path.exists() else None
 
 
 def _check_some_model_is_served(models: list[str], ctx: RunContext) -> None:
@@ -80,6 +73,39 @@ def run_questions(
     fields = {name: options.pop(name) for name in list(options) if name in RunSpec.model_fields}
     run_spec = RunSpec.create(questions, groups, **fields)
     return run(run_spec, run_context(**options))
+
+
+def estimate_run(
+    questions: Mapping[str, Question] | Sequence[Question],
+    groups: Mapping[str, Sequence[str]],
+    *,
+    samples: int | None = None,
+    metrics: Sequence[Metric | str] = (),
+    baseline: str | None = None,
+    by: Sequence[str] = (),
+    judge: bool = True,
+    judge_model: str | None = None,
+    **options: Any,
+) -> dict[str, Estimate]:
+    """`{question name: Estimate}` for the same arguments as `run_questions`, checked as the
+    run would check them; `options` are `Question.ask`'s."""
+    spec = RunSpec.create(
+        questions,
+        groups,
+        samples=samples,
+        metrics=list(metrics),
+        baseline=baseline,
+        by=list(by),
+        judge=judge,
+        judge_model=judge_model,
+    )
+    ctx = run_context(**options)
+    return {
+        question.name: (question if judge else question.without_judges()).estimate(
+            spec.groups, context=ctx
+        )
+        for question in spec.questions
+    }
 
 
 def run(spec: RunSpec, ctx: RunContext) -> Run:
@@ -125,7 +151,10 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
             "source": spec.source,
-            "source_file": _source_file(spec.source),
+            # The absolute path: how `runs_of_questions` finds a question file's runs.
+            "source_file": str(Path(spec.source).resolve())
+            if spec.source and Path(spec.source).exists()
+            else None,
             "started": started,
             "finished": utc_now(),
             "seconds": round(time.monotonic() - clock, 3),

@@ -19,8 +19,6 @@ from evals.runs import REPORT_FILE, Run, load_run, rewrite_questions, utc_now
 if TYPE_CHECKING:
     from evals.runner import Judge
 
-__all__ = ["ScoredRun", "score_run"]
-
 _JUDGE_TYPES = ("rating_judge", "free_form_judge")
 
 

@@ -16,8 +16,6 @@ from evals.runner import ordered_models
 from evals.runs import check_baseline, check_by
 from evals.stats import DEFAULT_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, Method, Metric
 
-__all__ = ["RunSpec"]
-
 
 class RunSpec(BaseModel):
     """A run: questions × groups × samples, judges, statistics, budget and how to buy."""

@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from evals.cache import SampleResult
     from evals.runner import Judge
 
-__all__ = ["AnswerKind", "Question"]
-
 AnswerKind = Literal["text", "logprobs"]
 
 

@@ -23,16 +23,6 @@ from typing import Any
 from evals.questions._templates import render_placeholders, template_names
 from evals.stats import COMPARISON_COLUMNS, LEVEL_COMPARISON_COLUMNS, SUMMARY_COLUMNS
 
-__all__ = [
-    "GridOption",
-    "GridPrompt",
-    "check_factor_names",
-    "check_grid",
-    "grid_prompts",
-    "normalise_grid",
-    "reserved_name",
-]
-
 GridOption = dict[str, list[str] | dict[str, str] | dict[str, dict[str, str]]]
 """A grid as a question stores it: each factor's levels with every value as text."""
 

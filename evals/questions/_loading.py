@@ -18,8 +18,6 @@ import yaml
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
 
-__all__ = ["load_questions"]
-
 _EM_KEYS = {"id", "type", "judge", "judge_prompts"}
 _EM_PASSTHROUGH = {"paraphrases", "samples_per_paraphrase", "system", "messages", "temperature"}
 _EM_PASSTHROUGH |= {"max_tokens", "seed", "top_p", "metrics", "grid", "template"}

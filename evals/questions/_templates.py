@@ -11,8 +11,6 @@ import re
 import string
 from collections.abc import Mapping
 
-__all__ = ["render_placeholders", "render_template", "template_fields", "template_names"]
-
 _JUDGE_FIELDS = frozenset({"question", "answer"})
 _ANY_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -19,8 +19,6 @@ from evals.stats import ZERO_TO_HUNDRED, Scale
 if TYPE_CHECKING:
     from evals.cache import SampleResult
 
-__all__ = ["AnyJudge", "FreeForm", "FreeFormJudge", "NextToken", "Rating", "RatingJudge"]
-
 
 class _LogprobQuestion(Question):
     """Questions answered by the top logprobs of one generated token."""

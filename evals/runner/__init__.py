@@ -8,7 +8,7 @@ fetched = fetch(planned, ctx, labels=question.name, title=question.name)
 list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
 
 The OpenAI SDK, the HTTP stack and rich are imported only when something is bought:
-`classify`, `RunProgress`, `run_blocking` are loaded on first use.
+`classify` and `RunProgress` are loaded on first use.
 """
 
 import importlib
@@ -20,6 +20,7 @@ from evals.runner._batch_admin import (
     collect_batches,
     list_batches,
 )
+from evals.runner._blocking import run_blocking
 from evals.runner._context import RUN_OPTIONS, RunContext, lab_context, run_context
 from evals.runner._fetching import Fetched, fetch
 from evals.runner._limits import AdaptiveLimit
@@ -40,7 +41,6 @@ from evals.runner._settings import RunSettings
 from labmgr.routing import ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
-    from evals.runner._blocking import run_blocking
     from evals.runner._failures import FailureKind, classify
     from evals.runner._progress import RunProgress
 
@@ -84,7 +84,6 @@ __all__ = [
 ]
 
 _LAZY = {
-    "run_blocking": "_blocking",
     "FailureKind": "_failures",
     "classify": "_failures",
     "RunProgress": "_progress",

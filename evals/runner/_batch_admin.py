@@ -10,19 +10,13 @@ cancel_batches(ctx, ["batch_…"])    # cancel (what finished stays; a re-run se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from evals.cache import ACTIVE_STATES, BatchRecord
 from evals.errors import RunOptionsError
 from evals.runner._context import RunContext
 from evals.runner._outcome import RunOutcome
-
-if TYPE_CHECKING:
-    from evals.runner._batch_run import BatchRun
-
-__all__ = ["BatchState", "cancel_batches", "collect_batches", "list_batches"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +32,8 @@ class BatchState:
     """Why the batch could not be looked up, if it could not."""
 
 
-def _ask(
-    ctx: RunContext, records: Sequence[BatchRecord], ask: Callable[[BatchRun, BatchRecord], Any]
-) -> dict[str, BatchState]:
-    """Each record's state after `ask(run, record)` of the API (retrieve, cancel), by id."""
+def _ask(ctx: RunContext, records: Sequence[BatchRecord], ask: str) -> dict[str, BatchState]:
+    """Each record's state after the Batch API's `ask` ("retrieve", "cancel"), by id."""
     from evals.runner._batch_run import BatchRun
 
     run = BatchRun(ctx, ctx.settings.updated(progress=False), title="batches")
@@ -49,7 +41,7 @@ def _ask(
     try:
         for record in records:
             try:
-                batch = ask(run, record)
+                batch = getattr(run.batches(record), ask)(record.batch_id)
             except Exception as error:  # shown per batch: one unreadable batch hides no other
                 states[record.id] = BatchState(record, record.status, problem=run.describe(error))
                 continue
@@ -69,11 +61,9 @@ def list_batches(
 ) -> list[BatchState]:
     """The cache's batch records, newest first; `refresh` asks the API for the status and
     counts of every batch still in flight."""
-    from evals.runner._batch_run import BatchRun
-
     records = ctx.cache.batches.records(active_only=active_only, limit=limit)
     live = [r for r in records if r.state in ACTIVE_STATES and r.batch_id is not None]
-    looked = _ask(ctx, live, BatchRun.retrieve) if refresh else {}
+    looked = _ask(ctx, live, "retrieve") if refresh else {}
     return [looked.get(record.id) or BatchState(record, record.status) for record in records]
 
 
@@ -93,8 +83,6 @@ def cancel_batches(ctx: RunContext, batch_ids: Sequence[str] | None = None) -> l
     """Cancel batches in flight (all of them, or those named by batch or record id). What
     they finished is collected by the next run or `collect_batches`; the rest is sent again
     by the next run that wants it."""
-    from evals.runner._batch_run import BatchRun
-
     records = ctx.cache.batches.records(active_only=True, limit=100_000)
     if batch_ids is not None:
         wanted = set(batch_ids)
@@ -105,6 +93,6 @@ def cancel_batches(ctx: RunContext, batch_ids: Sequence[str] | None = None) -> l
                 hint="`labmgr batches list` shows the batches in flight.",
             )
         records = [r for r in records if r.batch_id in wanted or r.id in wanted]
-    cancelled = _ask(ctx, [r for r in records if r.batch_id is not None], BatchRun.cancel)
+    cancelled = _ask(ctx, [r for r in records if r.batch_id is not None], "cancel")
     unsent = {r.id: BatchState(r, r.status, problem="not submitted yet") for r in records}
     return [cancelled.get(record.id) or unsent[record.id] for record in records]

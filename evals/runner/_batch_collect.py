@@ -13,8 +13,6 @@ from evals.runner._batch_files import LineResult, read_results
 from evals.runner._choices import read_choices
 from evals.runner._outcome import RunOutcome
 
-__all__ = ["Collected", "collect_batch"]
-
 BatchPrice = Callable[[str, float, float], float]
 """`(model, prompt_tokens, completion_tokens) -> dollars` at the batch price."""
 

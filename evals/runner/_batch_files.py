@@ -17,16 +17,6 @@ from typing import Any, Final
 from evals.cache import BatchLine, ChatRequest
 from evals.runner._rate_limits import TOKEN_MARGIN, completion_budget, prompt_guess
 
-__all__ = [
-    "CHAT_URL",
-    "LineResult",
-    "PlannedLine",
-    "chunks",
-    "input_line",
-    "queue_limit_of",
-    "read_results",
-]
-
 CHAT_URL: Final = "/v1/chat/completions"
 _QUEUE_LIMIT = re.compile(r"Limit:? ([\d,]+) enqueued tokens")
 

@@ -47,8 +47,6 @@ from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings
 from labmgr.routing import Endpoint
 
-__all__ = ["FINAL_STATUSES", "BatchRun"]
-
 FINAL_STATUSES = frozenset({"completed", "expired", "cancelled", "failed"})
 SUBMIT_LEASE = 300.0
 """Seconds a claim made for submitting is trusted; after that another process looks for the
@@ -114,8 +112,11 @@ class BatchRun:
                 for record_id in set(covered.values()) - self.watched.keys():
                     self.watch(record_id)
                 todo = [item for item in open_items if item not in covered]
-                if todo:
-                    todo = self._not_bought_now(todo)
+                if todo:  # less what a synchronous run buys now: done if landed, else
+                    # looked at again next round (sent if its claim is gone)
+                    held = self.ctx.cache.claimed(todo)
+                    self.bought_now = held - self._mark_cached(held)
+                    todo = [item for item in todo if item not in held]
                 if todo:
                     self._submit(todo)
                 finished = self._poll()
@@ -125,7 +126,11 @@ class BatchRun:
                     self._leave_waiting()
                     break
                 if not finished:
-                    time.sleep(self._poll_delay())
+                    # Soon after a batch was created (a short one is collected at once),
+                    # then every `batch_poll_seconds`.
+                    oldest = min((r.created for r in self.watched.values()), default=time.time())
+                    age = time.time() - oldest
+                    time.sleep(min(self.settings.batch_poll_seconds, 0.25 + 0.1 * age))
         self.close()
         return self.outcome
 
@@ -133,12 +138,6 @@ class BatchRun:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
-
-    def _poll_delay(self) -> float:
-        """Seconds until the next look: soon after a batch was created (a short batch is
-        collected at once), then every `batch_poll_seconds`."""
-        oldest = min((record.created for record in self.watched.values()), default=time.time())
-        return min(self.settings.batch_poll_seconds, 0.25 + 0.1 * (time.time() - oldest))
 
     def watch(self, record_id: str) -> None:
         """Wait for (and collect) a batch record, whoever submitted it."""
@@ -151,14 +150,9 @@ class BatchRun:
 
     # ---- one batch ----------------------------------------------------------------------
 
-    def retrieve(self, record: BatchRecord) -> Any:
-        """The batch of a record as the API sees it now."""
-        assert record.batch_id is not None
-        return self._client(self._endpoint(record)).batches.retrieve(record.batch_id)
-
-    def cancel(self, record: BatchRecord) -> Any:
-        assert record.batch_id is not None
-        return self._client(self._endpoint(record)).batches.cancel(record.batch_id)
+    def batches(self, record: BatchRecord) -> Any:
+        """The Batch API of the record's endpoint (`.retrieve(id)`, `.cancel(id)`)."""
+        return self._client(self._endpoint(record)).batches
 
     @staticmethod
     def describe(error: Exception) -> str:
@@ -307,13 +301,6 @@ class BatchRun:
         self.watched[record.id] = record
         self.progress.update(record, batch.status)
 
-    def _not_bought_now(self, todo: list[BatchItem]) -> list[BatchItem]:
-        """`todo` less the samples a synchronous run is buying now: those that landed are
-        done, the others are looked at again next round (sent if their claim is gone)."""
-        held = self.ctx.cache.claimed(todo)
-        self.bought_now = held - self._mark_cached(held)
-        return [item for item in todo if item not in held]
-
     def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
         """The claimed lines less samples another process stored since this run looked (it
         stores before it lets go of its claims, so a claim won means the cache is current),
@@ -360,8 +347,9 @@ class BatchRun:
                 fresh = self.records.get(record_id)
                 if fresh is None or fresh.state not in ACTIVE_STATES:
                     self.watched.pop(record_id)
-                    if fresh is not None:
-                        self._collected_elsewhere(fresh)
+                    if fresh is not None:  # collected (or released) elsewhere: what it
+                        # stored is in the cache, anything else of ours is sent again
+                        self._mark_cached([i for i, want in self.wanted.items() if not want.done])
                     ended = True
                     continue
                 record = self.watched[record_id] = fresh
@@ -371,9 +359,10 @@ class BatchRun:
                     continue
                 if record.state == "collecting" and record.lease_until >= self.records.now():
                     continue
+            assert record.batch_id is not None  # submitted: only those are looked at
             try:
                 endpoint = self._endpoint(record)
-                batch = self.retrieve(record)
+                batch = self._client(endpoint).batches.retrieve(record.batch_id)
             except NoEndpointError as error:
                 self._drop(record, error.message)
                 ended = True
@@ -477,11 +466,6 @@ class BatchRun:
                 return  # the samples are free again: sent in smaller batches
         for item in _items(lines):
             self._give_up(item, f"batch {batch.id} failed: {message}")
-
-    def _collected_elsewhere(self, record: BatchRecord) -> None:
-        """Another process collected (or released) a batch this run waited for: what it
-        stored is in the cache; anything else of ours is sent again."""
-        self._mark_cached([item for item, want in self.wanted.items() if not want.done])
 
     def _drop(self, record: BatchRecord, message: str) -> None:
         """Stop watching a batch that cannot be read; the samples of it this run wants get

@@ -15,42 +15,30 @@ import atexit
 import os
 import threading
 from collections.abc import Callable, Coroutine
+from concurrent import futures
 from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["on_runner_loop", "run_blocking", "runner_loop"]
-
 T = TypeVar("T")
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is absent on Windows
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
 
 
 class _RunnerLoop:
     """An event loop running forever in a daemon thread."""
 
     def __init__(self) -> None:
-        factory = _loop_factory()
-        self.loop = factory() if factory else asyncio.new_event_loop()
+        try:
+            import uvloop
+
+            self.loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        except ImportError:  # pragma: no cover - uvloop is absent on Windows
+            self.loop = asyncio.new_event_loop()
         self.closing: list[Callable[[], Coroutine[Any, Any, None]]] = []
         """Coroutines run on the loop before it stops at exit (closing clients)."""
-        started = threading.Event()
+        # Work handed over before the loop runs waits in its queue.
         self.thread = threading.Thread(
-            target=self._serve, args=(started,), name="evals-runner", daemon=True
+            target=self.loop.run_forever, name="evals-runner", daemon=True
         )
         self.thread.start()
-        started.wait()
-
-    def _serve(self, started: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.call_soon(started.set)
-        self.loop.run_forever()
 
     def stop(self) -> None:
         """Run the closing coroutines (a few seconds at most), then stop the loop."""
@@ -73,13 +61,10 @@ _RUNNER_LOCK = threading.Lock()
 
 def _runner() -> _RunnerLoop:
     global _RUNNER
-    runner = _RUNNER
-    if runner is None or not runner.thread.is_alive():
-        with _RUNNER_LOCK:
-            if _RUNNER is None or not _RUNNER.thread.is_alive():
-                _RUNNER = _RunnerLoop()
-            runner = _RUNNER
-    return runner
+    with _RUNNER_LOCK:
+        if _RUNNER is None or not _RUNNER.thread.is_alive():
+            _RUNNER = _RunnerLoop()
+        return _RUNNER
 
 
 def _forget_runner() -> None:
@@ -107,73 +92,19 @@ def runner_loop() -> asyncio.AbstractEventLoop:
     return runner.loop
 
 
-def on_runner_loop(close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> bool:
-    """Whether the running loop is the process's runner loop (so what is kept on it lives
-    on); with `close`, that coroutine is also run on the loop before it stops at exit."""
-    runner = _RUNNER
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    if runner is None or running is not runner.loop:
-        return False
-    if close is not None:
-        runner.closing.append(close)
-    return True
+def close_at_exit(close: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run `close()` on the runner loop before it stops at exit (closing kept clients)."""
+    _runner().closing.append(close)
 
 
 def run_blocking(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run `make()` on the runner loop and return its result (from any thread but the
-    loop's own, which gets a fresh loop in a thread of its own)."""
-    if threading.current_thread() is getattr(_RUNNER, "thread", None):
-        return _run_in_thread(make)
-    runner = _runner()
-    done = threading.Event()
-    holder: dict[str, asyncio.Task[T]] = {}
-
-    def start() -> None:
-        task = runner.loop.create_task(make())
-        holder["task"] = task
-        task.add_done_callback(lambda _: done.set())
-
-    runner.loop.call_soon_threadsafe(start)
+    """Run `make()` on the runner loop and return its result, from any thread but the loop's
+    own; Ctrl-C cancels it."""
+    future = asyncio.run_coroutine_threadsafe(make(), runner_loop())
     try:
-        while not done.wait(0.1):
+        while not futures.wait([future], timeout=0.1).done:
             pass
     except KeyboardInterrupt:
-        # Cancel (after `start` has run: the loop runs callbacks in order) and wait until the
-        # cancelled run has stored and released what it holds.
-        runner.loop.call_soon_threadsafe(lambda: holder["task"].cancel())
-        done.wait()
+        future.cancel()
         raise
-    task = holder["task"]
-    if task.cancelled():
-        raise asyncio.CancelledError
-    error = task.exception()
-    if error is not None:
-        raise error
-    return task.result()
-
-
-def _run_in_thread(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """`make()` on a fresh event loop in a new thread (for a caller on the runner loop)."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        factory = _loop_factory()
-        loop = factory() if factory else asyncio.new_event_loop()
-        try:
-            outcome["result"] = loop.run_until_complete(make())
-        except BaseException as error:
-            outcome["error"] = error
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    thread = threading.Thread(target=target, name="evals-runner-nested", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    result: T = outcome["result"]
-    return result
+    return future.result()

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from evals.cache import ChatRequest
 from labmgr.routing import Endpoint
 
-__all__ = ["Call", "interleave"]
-
 
 @dataclass(slots=True)
 class Call:

@@ -11,8 +11,6 @@ from typing import Any
 
 from evals.cache import SampleResult
 
-__all__ = ["ReadChoices", "read_choices"]
-
 
 def _first_token_logprobs(choice: dict[str, Any]) -> str | None:
     logprobs = choice.get("logprobs") or {}

@@ -1,7 +1,7 @@
 """The runner's OpenAI clients, one per endpoint + key (never per model), kept in a
 `ClientPool` on the runner loop so later fetches reuse their open connections, and closed
 before the loop stops at exit. A client pushed out of the pool while a fetch sends through it
-is closed when the last such fetch ends; one made on another loop is closed by its fetch.
+is closed when the last such fetch ends.
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ import weakref
 
 from openai import AsyncOpenAI
 
-from evals.runner._blocking import on_runner_loop
+from evals.runner._blocking import close_at_exit
 from evals.runner._settings import RunSettings
 from evals.runner._transport import ChatPoster, make_http_client
 from labmgr.accounts import ClientPool, key_digest
 from labmgr.routing import Endpoint
-
-__all__ = ["KEPT", "ClientLease"]
 
 _IN_USE: dict[int, int] = {}
 """Fetches sending through each kept client (by `id`), so none is closed under them."""
@@ -81,34 +79,27 @@ def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
 
 
 async def _close_kept() -> None:
-    retired = list(_RETIRED.values())
+    closing = [KEPT.aclose(), *(client.close() for client in _RETIRED.values())]
     _RETIRED.clear()
     _IN_USE.clear()
-    closing = [KEPT.aclose(), *(client.close() for client in retired)]
     await asyncio.gather(*closing, return_exceptions=True)
 
 
 class ClientLease:
-    """The clients one fetch sends through: kept ones on the runner loop, its own elsewhere
-    (closed by `release`)."""
+    """The kept clients one fetch sends through (made on the runner loop, which they belong
+    to); `release` lets them go."""
 
     def __init__(self, settings: RunSettings) -> None:
         global _registered
+        if not _registered:
+            close_at_exit(_close_kept)
+            _registered = True
         self.settings = settings
-        self.keep = on_runner_loop(None if _registered else _close_kept)
-        _registered = _registered or self.keep
-        self._own: list[AsyncOpenAI] = []
         self._mine: dict[str, AsyncOpenAI] = {}
-        self._kept: list[AsyncOpenAI] = []
 
     def client(self, endpoint: Endpoint) -> AsyncOpenAI:
         found = self._mine.get(endpoint.id)
-        if found is not None:
-            return found
-        if not self.keep:
-            found = _make(endpoint, self.settings)
-            self._own.append(found)
-        else:
+        if found is None:
             key = (
                 endpoint.id,
                 key_digest(endpoint.api_key()),  # a key that changed gets a new client
@@ -116,10 +107,8 @@ class ClientLease:
                 self.settings.max_concurrency,
                 self.settings.request_timeout,
             )
-            found = KEPT.get(key, lambda: _make(endpoint, self.settings))
+            found = self._mine[endpoint.id] = KEPT.get(key, lambda: _make(endpoint, self.settings))
             _IN_USE[id(found)] = _IN_USE.get(id(found), 0) + 1
-            self._kept.append(found)
-        self._mine[endpoint.id] = found
         return found
 
     def poster(self, endpoint: Endpoint) -> ChatPoster | None:
@@ -128,14 +117,14 @@ class ClientLease:
         return _POSTERS.get(self.client(endpoint))
 
     async def release(self) -> None:
-        """Close the clients this fetch made for itself (kept ones stay open, unless pushed
-        out while this fetch used them and no other fetch still does)."""
-        for client in self._kept:
+        """Let the clients go: they stay open, unless pushed out while this fetch used them
+        and no other fetch still does."""
+        closing = []
+        for client in self._mine.values():
             left = _IN_USE.pop(id(client), 1) - 1
             if left > 0:
                 _IN_USE[id(client)] = left
             elif id(client) in _RETIRED:
-                self._own.append(_RETIRED.pop(id(client)))
-        self._kept.clear()
-        await asyncio.gather(*(client.close() for client in self._own), return_exceptions=True)
-        self._own.clear()
+                closing.append(_RETIRED.pop(id(client)).close())
+        self._mine.clear()
+        await asyncio.gather(*closing, return_exceptions=True)

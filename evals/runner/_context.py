@@ -28,8 +28,6 @@ from labmgr.routing import ClientRouter
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = ["RUN_OPTIONS", "RunContext", "lab_context", "run_context"]
-
 REQUEST_OPTIONS = frozenset({"adapt", "reasoning_effort", "adapters"})
 """The options that shape requests (`RequestOptions`): adapting, a default effort, hooks."""
 RUN_OPTIONS = (

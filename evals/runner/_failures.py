@@ -10,8 +10,6 @@ from enum import StrEnum
 
 import openai
 
-__all__ = ["Failure", "FailureKind", "classify", "retry_after_seconds"]
-
 
 class FailureKind(StrEnum):
     RETRY = "retry"

@@ -7,8 +7,6 @@ import asyncio
 import time
 from collections import deque
 
-__all__ = ["AdaptiveLimit"]
-
 DECREASE = 0.7
 """What a 429 multiplies the limit by."""
 

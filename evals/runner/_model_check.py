@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from evals.runner._settings import RunSettings
     from labmgr.routing import ClientRouter, Endpoint
 
-__all__ = ["ModelChecks"]
-
 _CHECK_TIMEOUT_SECONDS = 30.0
 _CHECKS_IN_FLIGHT = 32
 CONFIRMED_FOR_SECONDS = 600.0

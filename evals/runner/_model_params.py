@@ -24,8 +24,6 @@ from evals.errors import UnsupportedRequestError
 if TYPE_CHECKING:
     from labmgr.capabilities import CapabilityOverride, ModelCapabilities
 
-__all__ = ["RequestOptions", "is_reasoning_model"]
-
 
 @dataclass(frozen=True)
 class RequestOptions:

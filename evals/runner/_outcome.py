@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from labmgr.pricing import Price
 
-__all__ = ["BudgetCut", "PriceFunction", "RunOutcome", "price_function"]
-
 PriceFunction = Callable[[str, float, float], float | None]
 """`(model, prompt_tokens, completion_tokens) -> dollars` (None when the price is unknown)."""
 

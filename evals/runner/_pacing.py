@@ -35,8 +35,6 @@ from evals.runner._rate_limits import (
     read_refusal,
 )
 
-__all__ = ["Pacing", "Ticket"]
-
 COUNTED_WITHIN = 1.0
 """Seconds after sending by which an answer's reading is taken to have been counted (a slow
 answer is mostly generation, after the limit was checked)."""

@@ -20,17 +20,6 @@ if TYPE_CHECKING:
     from evals.runner._question_shape import Askable
     from evals.runner._settings import RunSettings
 
-__all__ = [
-    "Planned",
-    "describe_question",
-    "endpoints_for",
-    "gc_paused",
-    "missing_calls",
-    "ordered_models",
-    "plan",
-    "plan_question",
-]
-
 
 @contextmanager
 def gc_paused(paused: bool = True) -> Iterator[None]:

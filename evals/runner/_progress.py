@@ -30,8 +30,6 @@ from rich.text import Text
 if TYPE_CHECKING:
     from evals.cache import BatchRecord
 
-__all__ = ["BatchProgress", "ModelProgress", "RunProgress"]
-
 _REFRESH_SECONDS = 0.25
 
 
@@ -99,14 +97,6 @@ class RunProgress:
     def cost(self) -> float:
         return sum(m.cost for m in self.models.values())
 
-    def _overall(self) -> str:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        errors = sum(m.errors for m in self.models.values())
-        return (
-            f"{self.requests / elapsed:6.1f} req/s  errors {errors}  retries {self.retries}  "
-            f"cost ${self.cost:.4f}"
-        )
-
     @contextmanager
     def live(self) -> Iterator[None]:
         """Show progress while the body runs (if shown; the body calls `draw` as it waits);
@@ -138,7 +128,13 @@ class RunProgress:
                 self.draw(force=True)
                 self._bars.stop()
                 self._bars = None
-            self.print_summary()
+            if self.messages:  # the most frequent errors
+                table = Table(title="errors during the run", show_header=True)
+                table.add_column("count", justify="right")
+                table.add_column("model: error")
+                for message, count in self.messages.most_common(10):
+                    table.add_row(str(count), message)
+                self.console.print(table)
 
     def draw(self, *, force: bool = False) -> None:
         """Redraw the bars, at most every `_REFRESH_SECONDS` unless forced."""
@@ -149,23 +145,15 @@ class RunProgress:
         for model, task in self._rows.items():
             if model is None:
                 finished = sum(m.done + m.failed for m in self.models.values())
-                bars.update(task, completed=finished, info=self._overall())
+                rate = self.requests / max(1e-9, now - self.started)
+                errors = sum(m.errors for m in self.models.values())
+                info = f"{rate:6.1f} req/s  errors {errors}  retries {self.retries}  "
+                bars.update(task, completed=finished, info=f"{info}cost ${self.cost:.4f}")
             else:
                 m = self.models[model]
                 info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""
                 bars.update(task, completed=m.done + m.failed, info=info)
         bars.refresh()
-
-    def print_summary(self) -> None:
-        """The most frequent errors (only if there were any)."""
-        if not self.messages:
-            return
-        table = Table(title="errors during the run", show_header=True)
-        table.add_column("count", justify="right")
-        table.add_column("model: error")
-        for message, count in self.messages.most_common(10):
-            table.add_row(str(count), message)
-        self.console.print(table)
 
 
 class BatchProgress:

@@ -1,6 +1,7 @@
 """What planning, fetching, the frame and the judges need of a question and of a judge, in
 one place: the question types (`evals.questions`) carry this knowledge, and the layers below
-them use it through these protocols without importing the types."""
+them use it through these protocols without importing the types (each member is documented
+on `evals.questions.Question`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
-
-__all__ = ["Askable", "Judge"]
 
 
 class _Asked(Protocol):
@@ -23,20 +22,14 @@ class _Asked(Protocol):
     def adapt(self) -> bool | None: ...
 
     @property
-    def extra_columns(self) -> tuple[str, ...]:
-        """Value columns after `answer` (a rating's `raw_answer` and `probs`)."""
-        ...
+    def extra_columns(self) -> tuple[str, ...]: ...
 
     @property
-    def no_answer(self) -> Any:
-        """The `answer` of a row whose samples cannot be read (NaN for numbers)."""
-        ...
+    def no_answer(self) -> Any: ...
 
     def request_params(self) -> dict[str, Any]: ...
 
-    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """One row's `answer` (and extra columns) from its cached samples."""
-        ...
+    def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]: ...
 
     def expected_completion_tokens(self) -> int: ...
 
@@ -59,9 +52,7 @@ class Judge(_Asked, Protocol):
 
     def render(self, *, question: str, answer: str) -> str: ...
 
-    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer([s])` of each verdict, an exception for one that cannot be read."""
-        ...
+    def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]: ...
 
 
 class Askable(_Asked, Protocol):
@@ -83,9 +74,6 @@ class Askable(_Asked, Protocol):
 
     def question_texts(self) -> list[Any]: ...
 
-    def prompt_factors(self) -> dict[str, list[str]]:
-        """Each grid factor's level per prompt (a column of the frame each; none without a
-        grid)."""
-        ...
+    def prompt_factors(self) -> dict[str, list[str]]: ...
 
     def judge_questions(self) -> Mapping[str, Judge]: ...

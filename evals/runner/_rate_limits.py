@@ -11,19 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-__all__ = [
-    "TOKEN_MARGIN",
-    "Dimension",
-    "LimitReading",
-    "Refusal",
-    "completion_budget",
-    "go_seconds",
-    "guess_family",
-    "prompt_guess",
-    "read_headers",
-    "read_refusal",
-]
-
 Dimension = Literal["requests", "tokens"]
 DIMENSIONS: tuple[Dimension, ...] = ("requests", "tokens")
 

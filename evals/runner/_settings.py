@@ -11,8 +11,6 @@ from evals.errors import RunOptionsError
 if TYPE_CHECKING:
     from labmgr.settings import EvalDefaults
 
-__all__ = ["RunSettings"]
-
 
 class RunSettings(BaseModel):
     """Concurrency, retries, timeouts, cost limit and progress display of a run."""

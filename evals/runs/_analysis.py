@@ -36,20 +36,6 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = [
-    "KEEP",
-    "Keep",
-    "ScorePlan",
-    "analyze_run",
-    "check_baseline",
-    "check_by",
-    "check_method",
-    "price_share_of",
-    "score_plan",
-    "write_run_file",
-    "write_statistics",
-]
-
 
 class Keep(Enum):
     """`analyze_run(baseline=KEEP)`: the baseline the run already has."""

@@ -11,8 +11,6 @@ import pandas as pd
 from evals.errors import RunOptionsError
 from evals.runs._folder import Run, load_run
 
-__all__ = ["COMPARISON_COLUMNS", "compare_runs"]
-
 COMPARISON_COLUMNS = [
     "question",
     "group",

@@ -17,21 +17,6 @@ from evals.runs._human import AGREEMENT_FILE, LABELS_FILE, read_labels
 from evals.runs._samples_file import read_samples
 from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
-__all__ = [
-    "COMPARISONS_FILE",
-    "COSTS_FILE",
-    "CURVES_FILE",
-    "MODEL_SUMMARY_FILE",
-    "REPORT_FILE",
-    "RUN_FILE",
-    "RUN_LOG",
-    "SAMPLES_DIR",
-    "SUMMARY_FILE",
-    "Run",
-    "load_run",
-    "samples_file_name",
-]
-
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
 COMPARISONS_FILE = "comparisons.csv"

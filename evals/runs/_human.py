@@ -32,18 +32,6 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.runs._folder import Run
 
-__all__ = [
-    "AGREEMENT_FILE",
-    "HUMAN_PREFIX",
-    "LABELS_FILE",
-    "SAMPLE_KEYS",
-    "agreement_table",
-    "disagreements",
-    "id_key",
-    "labelled_frame",
-    "sample_ids",
-]
-
 LABELS_FILE = "human_labels.csv"
 AGREEMENT_FILE = "agreement.csv"
 HUMAN_PREFIX = "human_"

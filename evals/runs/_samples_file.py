@@ -20,8 +20,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["read_samples", "write_samples"]
-
 _META_KEY = b"labmgr.samples"
 _ITEMS = "__items__"
 _MAPS = {

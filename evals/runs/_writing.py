@@ -44,15 +44,6 @@ from evals.stats import (
 if TYPE_CHECKING:
     from evals.questions import Question
 
-__all__ = [
-    "endpoints_of",
-    "frame_totals",
-    "prepare_folder",
-    "rewrite_questions",
-    "utc_now",
-    "write_run",
-]
-
 _PACKAGES = ("openai", "pandas", "numpy", "scipy", "pyarrow", "seaborn", "matplotlib", "pydantic")
 
 
