@@ -108,6 +108,13 @@ def estimate_run(
     }
 
 
+def _answered(frame: pd.DataFrame) -> bool:
+    """Whether some sample of `frame` was answered (one not judged still has its answer)."""
+    return bool(frame["error"].isna().any()) or (
+        "answer" in frame and bool(frame["answer"].notna().any())
+    )
+
+
 def run(spec: RunSpec, ctx: RunContext) -> Run:
     """The run `spec` describes, in `ctx`: every question's answers in one fetch (one round of
     batches with `spec.batch`), their judges in one more, then the run folder and its report.
@@ -147,7 +154,7 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
             totals = frame_totals(frame)
             rows, errors = totals["rows"], totals["errors"]
             logger.info("question %s: %d rows, %d with errors", name, rows, errors)
-        if outcome.stopped and not any(f["error"].isna().any() for f in frames.values()):
+        if outcome.stopped and not any(_answered(f) for f in frames.values()):
             raise RunStopped(f"no question ran: {outcome.stopped}")
         info = {
             "source": spec.source,
