@@ -64,6 +64,9 @@ class _Want:
     endpoint: Endpoint
     logprobs: bool
     label: str
+    per_line: int = 1
+    """The most samples one line may ask for: what `missing_calls` put in one call (1 for a
+    model or endpoint that gives one sample per request)."""
     attempts: int = 0
     done: bool = False
 
@@ -99,11 +102,16 @@ class BatchRun:
     def run(self, calls: Sequence[Call]) -> RunOutcome:
         """Buy the samples of `calls` through batches (and collect any batch already
         watched); with `batch_wait` False, submit and return after one look."""
+        per_line: dict[str, int] = {}
+        for call in calls:
+            key = call.request.cache_key
+            per_line[key] = max(per_line.get(key, 1), len(call.sample_ixs))
         for call in calls:
             self.endpoints[call.endpoint.id] = call.endpoint
+            key = call.request.cache_key
             for ix in call.sample_ixs:
-                self.wanted[(call.request.cache_key, ix)] = _Want(
-                    call.request, call.endpoint, call.logprobs, call.label
+                self.wanted[(key, ix)] = _Want(
+                    call.request, call.endpoint, call.logprobs, call.label, per_line[key]
                 )
         with self.progress:
             while True:
@@ -197,11 +205,11 @@ class BatchRun:
             group.setdefault(key, []).append(ix)
         for (endpoint_id, model), by_key in groups.items():
             endpoint = self.endpoints[endpoint_id]
-            size = endpoint.max_n if (self.settings.use_n and endpoint.supports_n) else 1
             lines: list[PlannedLine] = []
             for key, ixs in by_key.items():
                 want = self.wanted[(key, ixs[0])]
                 ixs.sort()
+                size = want.per_line
                 for start in range(0, len(ixs), size):
                     lines.append(
                         planned_line(

@@ -365,3 +365,26 @@ def test_samples_claimed_by_a_run_that_died_before_its_batch_existed_are_sent_by
     assert _stats(batches_sandbox)["batches.create"] == 1
     released = cache.batches.get(record_id)
     assert released is not None and released.state == "released"
+
+
+def test_a_model_that_gives_one_sample_per_request_gets_batch_lines_of_one_sample(
+    lab_settings: Any, batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    from labmgr.settings import load_settings
+
+    lab_settings.config_path.write_text('[models."gpt-4.1-nano"]\nn = false\n')
+    ctx = run_context(
+        lab=load_settings(),
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(),
+    )
+    df = child_question(4).df({"g": [MODEL, "gpt-4.1-nano"]}, context=ctx)
+    assert len(df) == 16 and df["answer"].notna().all()
+    client = _client(batches_sandbox)
+    n_of: dict[str, list[int]] = {MODEL: [], "gpt-4.1-nano": []}
+    for batch in _batches(batches_sandbox):
+        for line in client.files.content(batch.input_file_id).text.splitlines():
+            body = json.loads(line)["body"]
+            n_of[body["model"]].append(body.get("n", 1))
+    assert n_of == {MODEL: [4, 4], "gpt-4.1-nano": [1] * 8}
