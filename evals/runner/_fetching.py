@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
 from evals.errors import CacheError
-from evals.runner._blocking import runner_loop
+from evals.runner._blocking import run_blocking, runner_loop
 from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
@@ -105,13 +105,14 @@ def fetch(
             progress = RunProgress(dict(totals), show=settings.progress, title=title)
             loop = runner_loop()
             with ctx.cache.claims() as claims, progress.live():
-                buyer = _Buyer.on(loop, ctx.cache, settings, ctx.price, progress, claims.owner)
+                buyer = _Buyer.on_loop(ctx.cache, settings, ctx.price, progress, claims.owner)
                 try:
                     for mine in _claimed(calls, ctx.cache, claims, buyer):
-                        loop.call_soon_threadsafe(buyer.queue_calls, mine)
+                        count = min(settings.max_concurrency, len(mine))
+                        loop.call_soon_threadsafe(buyer.queue_calls, mine, count)
                         workers = [
                             asyncio.run_coroutine_threadsafe(buyer.worker(), loop)
-                            for _ in range(buyer.concurrency(mine))
+                            for _ in range(count)
                         ]
                         buyer.wait(workers)
                 finally:
@@ -235,8 +236,6 @@ def _claimed(
         if mine:
             tried.update(_items(mine))
             yield mine
-        if buyer.cache_failure is not None:
-            raise buyer.cache_failure
         if not theirs or outcome.stopped is not None:
             return
         left = _wait_for_others(theirs, cache, claims, progress, poll)
@@ -290,20 +289,15 @@ class _Buyer:
         """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
 
     @classmethod
-    def on(cls, loop: asyncio.AbstractEventLoop, *args: Any) -> _Buyer:
-        """A buyer made on `loop` (where its clients are kept and its workers run)."""
+    def on_loop(cls, *args: Any) -> _Buyer:
+        """A buyer made on the runner loop (where its clients are kept and its workers run)."""
 
         async def make() -> _Buyer:
             return cls(*args)
 
-        return asyncio.run_coroutine_threadsafe(make(), loop).result()
+        return run_blocking(make)
 
     # ---- a round of calls, from the waiting thread ----------------------------------------
-
-    def concurrency(self, calls: list[Call]) -> int:
-        """How many workers to start for `calls` (counted before they start)."""
-        self.workers = min(self.settings.max_concurrency, max(1, len(calls)))
-        return self.workers
 
     def wait(self, workers: list[Future[None]]) -> None:
         """Wait for the workers, drawing progress; Ctrl-C cancels them (what was read is
@@ -486,8 +480,9 @@ class _Buyer:
         self.sleepers.discard(task)
         self._end_if_idle()
 
-    def queue_calls(self, calls: list[Call]) -> None:
-        """Queue a round of calls (on the loop, before its workers start)."""
+    def queue_calls(self, calls: list[Call], workers: int) -> None:
+        """Queue a round of calls for `workers` workers (on the loop, before they start)."""
+        self.workers = workers
         for call in interleave(calls):
             self.queue.put_nowait(call)
 
