@@ -64,9 +64,6 @@ class _Want:
     endpoint: Endpoint
     logprobs: bool
     label: str
-    per_line: int = 1
-    """The most samples one line may ask for: what `missing_calls` put in one call (1 for a
-    model or endpoint that gives one sample per request)."""
     attempts: int = 0
     done: bool = False
 
@@ -85,6 +82,9 @@ class BatchRun:
         self.outcome = RunOutcome()
         self.progress = BatchProgress(show=settings.progress, title=title)
         self.wanted: dict[BatchItem, _Want] = {}
+        self.per_line: dict[str, int] = {}
+        """The most samples one line of a request may ask for: as many as `missing_calls` put
+        in one call (1 for a model or endpoint that gives one sample per request)."""
         self.watched: dict[str, BatchRecord] = {}
         self.clients: dict[str, openai.OpenAI] = {}
         self.endpoints: dict[str, Endpoint] = {}
@@ -102,16 +102,13 @@ class BatchRun:
     def run(self, calls: Sequence[Call]) -> RunOutcome:
         """Buy the samples of `calls` through batches (and collect any batch already
         watched); with `batch_wait` False, submit and return after one look."""
-        per_line: dict[str, int] = {}
-        for call in calls:
-            key = call.request.cache_key
-            per_line[key] = max(per_line.get(key, 1), len(call.sample_ixs))
         for call in calls:
             self.endpoints[call.endpoint.id] = call.endpoint
             key = call.request.cache_key
+            self.per_line[key] = max(self.per_line.get(key, 1), len(call.sample_ixs))
             for ix in call.sample_ixs:
                 self.wanted[(key, ix)] = _Want(
-                    call.request, call.endpoint, call.logprobs, call.label, per_line[key]
+                    call.request, call.endpoint, call.logprobs, call.label
                 )
         with self.progress:
             while True:
@@ -209,7 +206,7 @@ class BatchRun:
             for key, ixs in by_key.items():
                 want = self.wanted[(key, ixs[0])]
                 ixs.sort()
-                size = want.per_line
+                size = self.per_line[key]
                 for start in range(0, len(ixs), size):
                     lines.append(
                         planned_line(
