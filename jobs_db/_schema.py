@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from filelock import FileLock, Timeout
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
@@ -35,19 +33,34 @@ _PG_LOCK_KEY = 0x6A6F62735F6462  # names the PostgreSQL advisory lock that seria
 _SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_CANTOPEN = 14
 _SQLITE_READONLY = 8
+_MIGRATIONS = Path(__file__).parent / "migrations"
+_REVISION_LINE = re.compile(r'^(down_revision|revision) = (?:"(\w+)"|None)$', re.MULTILINE)
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 
 def _config() -> Config:
+    from alembic.config import Config  # alembic is imported only to migrate
+
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(_MIGRATIONS))
     return config
 
 
 @functools.cache
 def known_revisions() -> tuple[str, ...]:
-    """Every schema revision this code knows, oldest first."""
-    script = ScriptDirectory.from_config(_config())
-    return tuple(rev.revision for rev in reversed(list(script.walk_revisions())))
+    """Every schema revision this code knows, oldest first: the chain of `revision` /
+    `down_revision` lines of the migration scripts (read as text, so opening a database
+    does not import alembic)."""
+    parent_of: dict[str | None, str] = {}
+    for script in (_MIGRATIONS / "versions").glob("[0-9]*.py"):
+        found = dict(_REVISION_LINE.findall(script.read_text()))
+        parent_of[found["down_revision"] or None] = found["revision"]
+    chain: list[str] = []
+    while (child := parent_of.get(chain[-1] if chain else None)) is not None:
+        chain.append(child)
+    return tuple(chain)
 
 
 def head_revision() -> str:
@@ -55,7 +68,11 @@ def head_revision() -> str:
 
 
 def _revision_on(connection: Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    """The revision alembic recorded in the database (None: no schema yet)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+    return rows[0][0] if rows else None
 
 
 def _refuse_unknown(revision: str | None, url: URL) -> None:
@@ -172,6 +189,8 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
         _refuse_unknown(revision, url)
         order = known_revisions()
         if revision is None or order.index(revision) < order.index(target):
+            from alembic import command
+
             config = _config()
             config.attributes["connection"] = conn
             command.upgrade(config, target)

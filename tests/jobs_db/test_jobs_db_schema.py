@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,30 @@ def test_fresh_database_is_created_at_head_and_matches_the_tables(db_url: str) -
             assert compare_metadata(context, TableBase.metadata) == []
     finally:
         db.close()
+
+
+def test_the_known_revisions_are_alembics_chain_of_migration_scripts() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(jobs_db.__file__).parent / "migrations"))
+    walked = ScriptDirectory.from_config(config).walk_revisions()
+    assert jobs_db.known_revisions() == tuple(rev.revision for rev in reversed(list(walked)))
+
+
+def test_opening_a_current_database_without_upgrading_does_not_import_alembic(
+    db_url: str,
+) -> None:
+    open_database(db_url).close()
+    code = (
+        "import sys, jobs_db; "
+        f"jobs_db.open_database({db_url!r}, upgrade=False).close(); "
+        "print('alembic' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
 
 
 def test_reopening_a_current_database_changes_nothing(db_url: str) -> None:
