@@ -107,6 +107,27 @@ def test_reading_the_first_n_returns_exactly_those_samples(tmp_path: Path) -> No
     assert found[beyond.cache_key].missing(3) == []
 
 
+def test_many_one_sample_requests_read_together_return_exactly_their_first_samples(
+    tmp_path: Path,
+) -> None:
+    cache = Cache(tmp_path)
+    verdicts = [_request(f"verdict {i}") for i in range(40)]
+    for i, request in enumerate(verdicts):
+        if i % 4 == 1:
+            continue  # not cached
+        cache.store(request, "judge", [_sample(1)] if i % 4 == 2 else [_sample(0), _sample(1)])
+    answers = _request("answers")
+    cache.store(answers, "q", [_sample(ix) for ix in range(3)])
+    wanted = {request.cache_key: 1 for request in verdicts} | {answers.cache_key: 3}
+    found = Cache(tmp_path).lookup_chunks([wanted])
+
+    kept = {verdicts[i].cache_key for i in range(40) if i % 4 in (0, 3)}
+    assert set(found) == kept | {answers.cache_key}
+    for key in kept:
+        assert dict(found[key]) == {0: _sample(0)[1]} and found[key].has_first(1)
+    assert dict(found[answers.cache_key]) == dict([_sample(ix) for ix in range(3)])
+
+
 def test_bulk_and_single_reads_agree(tmp_path: Path) -> None:
     cache, request = Cache(tmp_path), _request()
     cache.store(request, "q", [_sample(ix) for ix in range(5)])
