@@ -28,8 +28,9 @@ def digit_values(scale: Scale) -> dict[str, float]:
     """What each digit key labels on `scale`: the digit itself on a scale of whole numbers
     within 0–9 (a 1–5 rating, a 0/1 class), else keys 1–5 on five evenly spaced points from
     low to high (on 0–100: 0, 25, 50, 75, 100)."""
-    if scale.low.is_integer() and scale.high.is_integer() and scale.low >= 0 and scale.high <= 9:
-        return {str(d): float(d) for d in range(int(scale.low), int(scale.high) + 1)}
+    low, high = float(scale.low), float(scale.high)
+    if low.is_integer() and high.is_integer() and low >= 0 and high <= 9:
+        return {str(d): float(d) for d in range(int(low), int(high) + 1)}
     step = scale.width / (FIVE_POINTS - 1)
     return {str(k): scale.low + (k - 1) * step for k in range(1, FIVE_POINTS + 1)}
 
