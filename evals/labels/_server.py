@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import json
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -58,6 +59,11 @@ class LabelServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}/"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A tab closed while a reply was on its way is no error; anything else is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def server_close(self) -> None:
         super().server_close()

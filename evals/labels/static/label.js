@@ -138,11 +138,15 @@ function move(step) {
   render();
 }
 
+let asked = 0;
+
 function refreshAgreement() {
   const aside = $("agreement");
   aside.hidden = !state.showAgreement;
   if (!state.showAgreement) return;
+  const ask = ++asked;
   fetch("/api/agreement").then((r) => r.json()).then((body) => {
+    if (ask !== asked) return; // a later answer is on its way
     aside.replaceChildren();
     const rows = body.agreement || [];
     const title = document.createElement("strong");
