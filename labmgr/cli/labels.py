@@ -3,6 +3,7 @@ to label, and their labels back into the run (agreement of judges and humans).""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -136,12 +137,12 @@ def serve(
     seed: int = typer.Option(0, help="Seed of the random draw (as labels export)."),
     port: int = typer.Option(0, help="Port on 127.0.0.1 (default: a free one)."),
 ) -> None:
-    """Label answers in the browser, one at a time and blind to model, group and judge
-    score: a page on 127.0.0.1 only, until Ctrl-C. On a 0-100 score keys 1-5 label 0, 25,
-    50, 75, 100 (on a scale of whole numbers within 0-9, each digit labels itself); n types
-    an exact number; arrows move, s skips, u clears, ? shows the keys. Each label is saved
-    to RUN_DIR/labels/LABELLER.jsonl as it is made; the page reopens at the first answer
-    neither labelled nor skipped. Import with `labmgr labels import RUN_DIR
+    """Label answers in the browser, one at a time, blind to model, group and judge score:
+    a page on 127.0.0.1 only, until Ctrl-C (or SIGTERM). On a 0-100 score keys 1-5 label 0,
+    25, 50, 75, 100 (on a scale of whole numbers within 0-9 each digit labels itself); n
+    types an exact number; arrows move, s skips, u clears, ? shows the keys. Each label is
+    saved to RUN_DIR/labels/LABELLER.jsonl as it is made, and the page reopens at the first
+    answer neither labelled nor skipped. Import with `labmgr labels import RUN_DIR
     RUN_DIR/labels/LABELLER.jsonl`."""
     from evals.labels import start_label_server
 
@@ -154,13 +155,19 @@ def serve(
         f"Labelling {len(session.items)} answers of {run_dir} ({session.score}, "
         f"{before} labelled so far) at {server.url} (Ctrl-C to stop)"
     )
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.server_close()
     typer.echo(
-        f"Stopped: {session.labelled} of {len(session.items)} answers labelled "
-        f"({session.saved_now} changes saved now) in {session.log.path}"
+        f"Stopped: {session.labelled} of {len(session.items)} answers labelled, saved in "
+        f"{session.log.path} ({session.saved_now} saved since the start)"
     )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

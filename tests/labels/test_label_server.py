@@ -123,7 +123,8 @@ def test_a_killed_server_loses_no_label_and_ctrl_c_says_how_many_were_saved(
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=20)
     assert process.returncode == 0 and "Traceback" not in err
-    assert "Stopped: 11 of 12 answers labelled (1 changes saved now)" in out
+    assert "Stopped: 11 of 12 answers labelled, saved in" in out
+    assert "(1 saved since the start)" in out
 
 
 def test_the_label_log_is_what_labels_import_reads_and_agreement_matches_it(
