@@ -82,10 +82,10 @@ class LabelLog:
                 f"cannot write the labels folder {self.path.parent}: {describe_os_error(error)}.",
                 hint="Check the run folder's permissions.",
             ) from None
-        self.lines = self._read()
+        self.events = self._read()
 
-    def _read(self) -> list[tuple[int, dict[str, Any]]]:
-        """Every event with its line number. An unfinished last line (a write cut short) is
+    def _read(self) -> list[dict[str, Any]]:
+        """Every event so far. An unfinished last line (a write cut short) is
         removed, so the next event starts a line of its own."""
         try:
             data = self.path.read_bytes() if self.path.exists() else b""
@@ -111,13 +111,13 @@ class LabelLog:
                     f"of {', '.join(EVENTS)})",
                     hint="Fix or delete that line, then start the server again.",
                 )
-            events.append((number, event))
+            events.append(event)
         return events
 
     def state(self, score: str) -> LabelState:
         """Where the labeller stands on `score`, from every event so far."""
         found = LabelState()
-        for _, event in self.lines:
+        for event in self.events:
             if event.get("score") == score:
                 found.apply(str(event.get("id")), str(event["event"]), _number(event, score))
         return found
@@ -140,7 +140,7 @@ class LabelLog:
                 raise OutputError(
                     f"cannot write the label log {self.path}: {describe_os_error(error)}."
                 ) from None
-            self.lines.append((len(self.lines) + 1, record))
+            self.events.append(record)
 
     def close(self) -> None:
         self._lock.release()

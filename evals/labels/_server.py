@@ -140,12 +140,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get_content_type() != "application/json":
             self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "post a label as JSON"})
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= _MAX_BODY:
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit() or not 0 < int(length) <= _MAX_BODY:
             self._json(HTTPStatus.BAD_REQUEST, {"error": "a label is a small JSON object"})
             return
         try:
-            payload = json.loads(self.rfile.read(length))
+            payload = json.loads(self.rfile.read(int(length)))
         except (UnicodeDecodeError, json.JSONDecodeError):
             self._json(HTTPStatus.BAD_REQUEST, {"error": "the label is not JSON"})
             return
