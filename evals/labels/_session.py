@@ -86,8 +86,9 @@ class LabelSession:
                 i.id: self._state.labels[i.id] for i in self.items if i.id in self._state.labels
             }
             skipped = [i.id for i in self.items if i.id in self._state.skipped]
+        passed = {*labels, *skipped}
         start = next(
-            (n for n, i in enumerate(self.items) if i.id not in labels and i.id not in skipped),
+            (n for n, i in enumerate(self.items) if i.id not in passed),
             next((n for n, i in enumerate(self.items) if i.id not in labels), 0),
         )
         return {

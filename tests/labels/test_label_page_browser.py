@@ -93,3 +93,19 @@ def test_answers_that_hold_markup_are_shown_as_text(browser: Any, run_folder: Pa
         assert page.evaluate("window.__pwned") is None
         assert page.locator("#answer script, #answer img").count() == 0
         assert not problems
+
+
+def test_a_label_the_server_did_not_take_is_taken_back_with_a_message(
+    browser: Any, run_folder: Path
+) -> None:
+    with serving(run_folder, labeller="ana", n=5) as server:
+        page, _ = _open(browser, server.url)
+        page.keyboard.press("3")
+        _settled(page, 1)
+        server.shutdown()
+        server.server_close()  # the server is gone; the tab is still open
+        page.keyboard.press("5")
+        wait_until(page, "window.__labels.pending === 0")
+        assert page.inner_text("#status").startswith("Not saved:")
+        assert page.inner_text("#progress") == "1 of 5 labelled · 0 skipped"
+    assert len(log_events(run_folder, "ana")) == 1
