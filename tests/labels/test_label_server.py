@@ -9,6 +9,8 @@ import signal
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
@@ -70,10 +72,10 @@ def test_labels_are_saved_as_made_and_a_new_server_opens_at_the_first_open_answe
 def test_two_labellers_label_one_run_at_once_without_overwriting_each_other(
     run_folder: Path,
 ) -> None:
-    with (
-        serving(run_folder, labeller="ana", n=6) as ana,
-        serving(run_folder, labeller="bo", n=6) as bo,
-    ):
+    assert "labels" not in load_run(run_folder).info  # no ids made yet: both servers make them
+    managers = [serving(run_folder, labeller=name, n=6) for name in ("ana", "bo")]
+    with ExitStack() as stack, ThreadPoolExecutor(2) as pool:
+        ana, bo = pool.map(stack.enter_context, managers)  # started at the same moment
         assert ana.port != bo.port
         ids = [item["id"] for item in call(ana.url + "api/session")[1]["items"]]
         assert ids == [item["id"] for item in call(bo.url + "api/session")[1]["items"]]
