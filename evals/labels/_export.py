@@ -55,6 +55,27 @@ def _stratified(
     return table.iloc[[chosen[i] for i in order]], counts
 
 
+def draw_sample(
+    run: Run, table: pd.DataFrame, *, n: int, by: str | None, seed: int
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The rows of `table` (the run's labellable answers) that `export_labels` and `labels
+    serve` give people with these options, in their order, and how many each stratum gave."""
+    if n < 1:
+        raise RunOptionsError(f"--n must be at least 1, got {n}")
+    if table.empty:
+        raise RunOptionsError(
+            f"{run.path}: no answer to label (labels are for free-form answers graded by a "
+            "rating judge; judge the run first with `labmgr eval score`)"
+        )
+    factors = list(dict.fromkeys(c for q in run.questions for c in run.factor_levels(q)))
+    if by is not None and by not in (*_STRATA, *factors):
+        raise RunOptionsError(
+            f"--by {by!r}: the run's answers have no such column to stratify by; use one of "
+            f"{', '.join((*_STRATA, *factors))}"
+        )
+    return _stratified(table, n, by, np.random.default_rng(seed))
+
+
 def export_labels(
     run: Run | str | Path,
     *,
@@ -70,24 +91,10 @@ def export_labels(
     from each of its values; `blind` leaves model and group out; `seed` fixes the draw. The
     same sample always gets the same id."""
     loaded = run if isinstance(run, Run) else load_run(run)
-    if n < 1:
-        raise RunOptionsError(f"--n must be at least 1, got {n}")
     if file_format not in ("csv", "jsonl"):
         raise RunOptionsError(f"--format {file_format!r}: use csv or jsonl")
     found = candidates(loaded)
-    if found.table.empty:
-        raise RunOptionsError(
-            f"{loaded.path}: no answer to label (labels are for free-form answers graded by a "
-            "rating judge; judge the run first with `labmgr eval score`)"
-        )
-    factors = list(dict.fromkeys(c for q in loaded.questions for c in loaded.factor_levels(q)))
-    if by is not None and by not in (*_STRATA, *factors):
-        raise RunOptionsError(
-            f"--by {by!r}: the run's answers have no such column to stratify by; use one of "
-            f"{', '.join((*_STRATA, *factors))}"
-        )
-    rng = np.random.default_rng(seed)
-    picked, counts = _stratified(found.table, n, by, rng)
+    picked, counts = draw_sample(loaded, found.table, n=n, by=by, seed=seed)
     target = Path(out) if out is not None else loaded.path / f"labels-{seed}.{file_format}"
     label_columns = found.label_columns()
     hidden: Sequence[str] = ("model", "group") if blind else ()

@@ -1,8 +1,8 @@
-"""`import_labels`: read a labelled file back into the run's `human_<score>` columns (the run
-folder's human_labels.csv, never the cache). Every bad row is named in one sentence (unknown
-or repeated id, a label that is not a number, outside its scale, or for a score the question
-lacks), and nothing is imported from a file with a bad row unless `skip_bad`. A file without
-labels is refused."""
+"""`import_labels`: read a labelled file (or a label log of `labels serve`) back into the run's
+`human_<score>` columns (the run folder's human_labels.csv, never the cache). Every bad row is
+named in one sentence (unknown or repeated id, a label that is not a number, outside its scale,
+or for a score the question lacks), and nothing is imported from a file with a bad row unless
+`skip_bad`. A file without labels is refused."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pandas as pd
 from evals.errors import LabelsFileError, OutputError, describe_os_error
 from evals.labels._candidates import candidates
 from evals.labels._cells import restore
+from evals.labels._log import latest_labels
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
 _EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
@@ -87,6 +88,8 @@ def import_labels(
         raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
     except csv.Error as error:
         raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
+    if "event" in columns:  # a label log of `labels serve`: its last event per answer
+        rows = latest_labels(rows)
     if "id" not in columns and not unreadable:
         raise LabelsFileError(
             f"{path}: no 'id' column, so no row says which answer it labels", hint=_EXPORTED

@@ -1,8 +1,9 @@
-"""`labmgr labels export` and `labmgr labels import`: a sample of a run's answers for people
+"""`labmgr labels export`, `serve` and `import`: a sample of a run's answers for people
 to label, and their labels back into the run (agreement of judges and humans)."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -15,7 +16,9 @@ from labmgr.cli.output import JSON, interval, print_json, records, terminal
 if TYPE_CHECKING:
     from evals.labels import LabelFormat
 
-app = CommandGroup(help="Export answers for people to label; import their labels.")
+app = CommandGroup(
+    help="Export answers for people to label, or label them in the browser; import the labels."
+)
 
 
 @app.command("export")
@@ -115,3 +118,56 @@ def import_(
                 f"  {row['id']} {row['question']} {row['score']}: judge "
                 f"{row['judge']:.0f}, human {row['human']:.0f}: {answer[:80]}"
             )
+
+
+@app.command("serve")
+def serve(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
+    labeller: str = typer.Option(
+        ...,
+        help="Your name: labels go to RUN_DIR/labels/LABELLER.jsonl (letters, digits, . _ -).",
+    ),
+    score: str | None = typer.Option(
+        None, help="The judge score to label (default: the run's first judge score)."
+    ),
+    n: int = typer.Option(200, min=1, help="How many answers to label (as labels export)."),
+    by: str | None = typer.Option(
+        None, help="Draw equally from each group, model, question or grid factor level."
+    ),
+    seed: int = typer.Option(0, help="Seed of the random draw (as labels export)."),
+    port: int = typer.Option(0, help="Port on 127.0.0.1 (default: a free one)."),
+) -> None:
+    """Label answers in the browser, one at a time, blind to model, group and judge score:
+    a page on 127.0.0.1 only, until Ctrl-C (or SIGTERM). On a 0-100 score keys 1-5 label 0,
+    25, 50, 75, 100 (on a scale of whole numbers within 0-9 each digit labels itself); n
+    types an exact number; arrows move, s skips, u clears, ? shows the keys. Each label is
+    saved to RUN_DIR/labels/LABELLER.jsonl as it is made, and the page reopens at the first
+    answer neither labelled nor skipped. Import with `labmgr labels import RUN_DIR
+    RUN_DIR/labels/LABELLER.jsonl`."""
+    from evals.labels import start_label_server
+
+    server = start_label_server(
+        run_dir, labeller=labeller, score=score, n=n, by=by, seed=seed, port=port
+    )
+    session = server.session
+    before = session.labelled
+    typer.echo(
+        f"Labelling {len(session.items)} answers of {run_dir} ({session.score}, "
+        f"{before} labelled so far) at {server.url} (Ctrl-C to stop)"
+    )
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.server_close()
+    typer.echo(
+        f"Stopped: {session.labelled} of {len(session.items)} answers labelled, saved in "
+        f"{session.log.path} ({session.saved_now} saved since the start)"
+    )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
