@@ -163,7 +163,8 @@ class TinkerService:
     def save_checkpoint(self, run: dict[str, Any], kind: str, name: str, overwrite: bool) -> str:
         path = f"tinker://{run['id']}/{kind}/{name}"
         if path in self.state.checkpoints and not overwrite:
-            raise APIError(409, f"Checkpoint {path} already exists; pass overwrite=True.")
+            # a 400, not a 409: the SDK retries a 409 for minutes
+            raise bad_request(f"Checkpoint {path} already exists; save under another name.")
         checkpoint: dict[str, Any] = {"tinker_path": path, "kind": kind}
         checkpoint["checkpoint_id"] = f"{kind}/{name}"
         checkpoint |= {k: run[k] for k in ("scope", "base_model", "lora_rank", "seed", "steps")}
