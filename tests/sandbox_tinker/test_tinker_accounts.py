@@ -78,10 +78,10 @@ def test_each_account_sees_its_own_runs_only(two_accounts: SandboxHandle) -> Non
     hello = [{"role": "user", "content": "hi"}]
     beta = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key=BETA, max_retries=0)
     with pytest.raises(openai.NotFoundError):
-        beta.chat.completions.create(model=path, messages=hello)  # type: ignore[arg-type]
+        beta.chat.completions.create(model=path, messages=hello)
     wrong = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key="tml-no", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
-        wrong.chat.completions.create(model=BASE_MODEL, messages=hello)  # type: ignore[arg-type]
+        wrong.chat.completions.create(model=BASE_MODEL, messages=hello)
 
 
 def test_runs_and_checkpoints_survive_a_restart(tmp_path: Path) -> None:

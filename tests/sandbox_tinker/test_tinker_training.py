@@ -3,9 +3,13 @@ client, forward_backward + optim_step with a loss that falls, checkpoints, resum
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+
 import pytest
 import tinker
-from fixtures.tinker import BASE_MODEL, chat_lines, mean_nll, sft_data
+from fixtures.tinker import BASE_MODEL, TINKER_KEY, chat_lines, mean_nll, sft_data
 from tinker import types
 
 from labmgr.demo import data_file
@@ -112,3 +116,21 @@ def test_unknown_base_model_is_refused_with_the_known_ones(
 ) -> None:
     with pytest.raises(tinker.BadRequestError, match="Qwen/Qwen3-8B"):
         service.create_lora_training_client("no-such/model", rank=8).result()
+
+
+def test_a_closed_session_stops_heartbeats_and_new_clients(
+    tinker_sandbox: SandboxHandle,
+) -> None:
+    closing = tinker.ServiceClient()
+    client = closing.create_lora_training_client(BASE_MODEL, rank=8).result()
+    session = client.model_id.split(":")[0]
+    closing.close("success").result()
+    heartbeat = urllib.request.Request(
+        tinker_sandbox.base_url.removesuffix("/v1") + "/tinker/api/v1/session_heartbeat",
+        data=json.dumps({"session_id": session, "type": "session_heartbeat"}).encode(),
+        headers={"X-API-Key": TINKER_KEY, "Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        urllib.request.urlopen(heartbeat, timeout=10)
+    assert gone.value.code == 410
+    assert tinker_sandbox.stats()["requests"]["tinker.finish_session"] >= 1

@@ -84,7 +84,7 @@ async def create_session(svc: TinkerService, req: Request) -> Response:
 
 
 async def heartbeat(svc: TinkerService, req: Request) -> Response:
-    session = svc.session(req, req.json().get("session_id"))
+    session = svc.session(req, req.json().get("session_id"), active=False)
     if session["finished"]:
         raise APIError(410, f"Session {session['id']} is finished.")
     session["heartbeats"] += 1
@@ -92,7 +92,7 @@ async def heartbeat(svc: TinkerService, req: Request) -> Response:
 
 
 async def finish_session(svc: TinkerService, req: Request) -> Response:
-    session = svc.session(req, req.params[0])
+    session = svc.session(req, req.params[0], active=False)
     reason = req.json().get("reason")
     if not session["finished"]:  # the first reason wins
         kind = reason.get("type") if isinstance(reason, dict) else None

@@ -104,10 +104,14 @@ class TinkerService:
 
     # ---- records, each visible to its own account only ----
 
-    def session(self, req: Request, session_id: Any) -> dict[str, Any]:
+    def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
+        """The session `session_id`; `active`: refused once finished."""
         found = self.state.visible(self.state.sessions, str(session_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Session {session_id} not found.")
+        if active and found["finished"]:
+            message = f"Session {session_id} is finished ({found['finished']}); start a new one."
+            raise bad_request(message)
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
