@@ -15,7 +15,15 @@ import tinker
 from fixtures.tinker import BASE_MODEL, oai_base_url
 from tinker import types
 
-from labmgr.sandbox import Account, AccountBook, SandboxHandle, run_sandbox
+from labmgr.sandbox import (
+    Account,
+    AccountBook,
+    SandboxConfig,
+    SandboxError,
+    SandboxHandle,
+    run_sandbox,
+    serve_sandbox,
+)
 
 ALPHA, BETA = "tml-alpha-key-0001", "tml-beta-key-0002"
 ACCOUNTS = AccountBook(
@@ -99,3 +107,10 @@ def test_runs_and_checkpoints_survive_a_restart(tmp_path: Path) -> None:
         )
         assert answer.choices[0].message.content
         assert answer.model == path
+
+
+def test_a_damaged_tinker_state_stops_the_start_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "tinker.json").write_text("{not json")
+    with pytest.raises(SandboxError, match=r"tinker\.json is damaged; move it away"):
+        serve_sandbox(SandboxConfig(state_dir=tmp_path), port=0, on_listening=print)
