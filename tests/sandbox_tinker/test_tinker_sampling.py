@@ -29,8 +29,10 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def service(tinker_sandbox: SandboxHandle) -> tinker.ServiceClient:
-    return tinker.ServiceClient()
+def service(tinker_sandbox: SandboxHandle) -> Iterator[tinker.ServiceClient]:
+    client = tinker.ServiceClient()
+    yield client
+    client.close("success").result()
 
 
 @pytest.fixture(scope="module")
