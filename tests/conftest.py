@@ -31,6 +31,7 @@ _isolate_from_labs_around()
 
 pytest_plugins = [
     "fixtures.sandbox",
+    "fixtures.tinker",
     "fixtures.database",
     "fixtures.lab",
     "fixtures.evals",

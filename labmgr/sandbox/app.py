@@ -32,6 +32,7 @@ from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
+from labmgr.sandbox.tinker import TinkerService
 
 __all__ = ["SandboxApp", "create_app"]
 
@@ -86,12 +87,15 @@ class SandboxApp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
+        self.tinker = TinkerService(sandbox)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # served with lifespan off: nothing else arrives
             return
         if scope["path"].startswith("/v1/"):
             await self._api(scope, receive, send)
+        elif scope["path"].startswith("/tinker/"):
+            await self._tinker(scope, receive, send)
         else:
             await self._admin(scope, receive, send)
 
@@ -165,6 +169,17 @@ class SandboxApp:
             await _send(send, response, extra, drop=fault == "drop")
         finally:
             sb.stats.leave(status)
+
+    async def _tinker(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Tinker's API (see `labmgr.sandbox.tinker`); no faults or limits apply to it."""
+        raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        raw_query = scope["query_string"].decode("latin-1")
+        query = dict(parse_qsl(raw_query, True)) if raw_query else {}
+        body = await _read_body(receive)
+        path = raw_path.partition("?")[0].removeprefix("/tinker")
+        response = await self.tinker.handle(scope["method"], path, query, headers, body)
+        await _send(send, response, [], drop=False)
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         sb = self.sandbox

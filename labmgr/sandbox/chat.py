@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from labmgr.sandbox.streaming import stream_frames
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["check_model_access", "run_chat", "run_legacy_completion"]
+__all__ = ["Access", "check_model_access", "run_chat", "run_legacy_completion"]
 
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
@@ -32,6 +33,10 @@ def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, 
     return model, card
 
 
+Access = Callable[["Sandbox", Account, Any], tuple[str, ModelCard]]
+"""Which model serves a request's `model` for an account (or an APIError)."""
+
+
 def _complete(
     sb: Sandbox, model: str, body: dict[str, Any], endpoint: str = "chat.completions"
 ) -> Completion:
@@ -42,9 +47,11 @@ def _complete(
     return completion
 
 
-def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
+def run_chat(
+    sb: Sandbox, account: Account, body: dict[str, Any], access: Access = check_model_access
+) -> dict[str, Any]:
     """The `chat.completion` object for one request body, or an APIError."""
-    model, _ = check_model_access(sb, account, body.get("model"))
+    model, _ = access(sb, account, body.get("model"))
     completion = _complete(sb, model, body)
     return {
         "id": request_id("chatcmpl-"),
@@ -58,9 +65,11 @@ def run_chat(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, A
     }
 
 
-def run_legacy_completion(sb: Sandbox, account: Account, body: dict[str, Any]) -> dict[str, Any]:
+def run_legacy_completion(
+    sb: Sandbox, account: Account, body: dict[str, Any], access: Access = check_model_access
+) -> dict[str, Any]:
     """The `text_completion` object for a `/v1/completions` body (prompt as one user message)."""
-    model, _ = check_model_access(sb, account, body.get("model"))
+    model, _ = access(sb, account, body.get("model"))
     prompt = body.get("prompt")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     if not prompts or not all(isinstance(p, str) for p in prompts):

@@ -68,6 +68,11 @@ class ChatSimulator:
             )
             self._plans.clear()
 
+    def register_base(self, card: ModelCard) -> None:
+        """Serve `card` as a base model outside the OpenAI catalogue (another provider's)."""
+        with self._lock:
+            self._models.setdefault(card.id, _base_model(card))
+
     def card(self, model_id: str) -> ModelCard | None:
         """The catalogue card behind `model_id` (a fine-tune's root base model), if known."""
         model = self._model(model_id)
@@ -150,9 +155,7 @@ class ChatSimulator:
         card = CATALOGUE.get(model_id)
         if card is None:
             return None
-        fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
-        salt = stable_hash(card.snapshot_of or card.id)
-        model = ServedModel(model_id, card, (), fingerprint, salt, served_model_name(model_id))
+        model = _base_model(card)
         with self._lock:
             self._models.setdefault(model_id, model)
         return model
@@ -239,6 +242,12 @@ class ChatSimulator:
             "logprobs": logprobs,
         }
         return choice, len(tokens)
+
+
+def _base_model(card: ModelCard) -> ServedModel:
+    fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
+    salt = stable_hash(card.snapshot_of or card.id)
+    return ServedModel(card.id, card, (), fingerprint, salt, served_model_name(card.id))
 
 
 def _as_number(token: str, spec: RatingSpec) -> float:

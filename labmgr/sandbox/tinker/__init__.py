@@ -1,0 +1,19 @@
+"""Tinker's API, served by the sandbox at `<root>/tinker` for the official `tinker` SDK
+(which this package never imports): sessions, LoRA training with a loss that falls,
+checkpoints at `tinker://` paths, sampling, and the OpenAI-compatible endpoint at
+`<root>/tinker/oai/api/v1`. See docs/design/tinker-sandbox.md.
+"""
+
+from .models import BASE_MODELS
+from .service import TinkerService
+from .tokenizer import SPECIAL_TOKENS, decode, encode, render_chat, write_tokenizer
+
+__all__ = [
+    "BASE_MODELS",
+    "SPECIAL_TOKENS",
+    "TinkerService",
+    "decode",
+    "encode",
+    "render_chat",
+    "write_tokenizer",
+]

@@ -1,0 +1,372 @@
+"""The handlers of Tinker's `/api/v1` routes. Every call that the SDK treats as a future is
+run when it arrives (the SDK already sends a training client's calls one at a time), so its
+result is ready for the first `retrieve_future`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from labmgr.sandbox.errors import APIError, bad_request
+from labmgr.sandbox.protocol import Request, Response
+
+from . import wire
+from .models import BASE_MODELS
+from .state import iso
+from .training import progress_of_step, target_logprobs, trained_texts
+
+if TYPE_CHECKING:
+    from .service import TinkerService
+
+__all__ = ["ROUTES"]
+
+PROTO = "application/x-protobuf"
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        raise bad_request(f"Missing or invalid '{key}': expected a non-empty string.", param=key)
+    return value
+
+
+def _number(body: dict[str, Any], key: str, default: int = 0) -> int:
+    value = body.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise bad_request(f"Invalid '{key}': expected a non-negative integer.", param=key)
+    return value
+
+
+def _future(svc: TinkerService, result: bytes | dict[str, Any], **extra: Any) -> Response:
+    content_type = PROTO if isinstance(result, bytes) else "json"
+    return Response({"request_id": svc.state.finish(result, content_type)} | extra)
+
+
+def _base_model(body: dict[str, Any]) -> str:
+    base = _text(body, "base_model")
+    if base not in BASE_MODELS:
+        known = ", ".join(BASE_MODELS)
+        raise bad_request(f"Unknown base model {base!r}; the sandbox serves {known}.")
+    return base
+
+
+# ---- client set-up, sessions ----
+
+
+async def client_config(svc: TinkerService, req: Request) -> Response:
+    """Plain JSON and httpx: no JWT exchange, compression, pyqwest or sampling futures."""
+    return Response(dict.fromkeys(_CLIENT_FLAGS, False))
+
+
+_CLIENT_FLAGS = """pjwt_auth_enabled use_pyqwest_transport proto_compress_fwdbwd
+sample_use_retrieve_futures sample_join_sampling_session""".split()  # noqa: SIM905
+
+
+async def empty(svc: TinkerService, req: Request) -> Response:
+    return Response({})
+
+
+async def healthz(svc: TinkerService, req: Request) -> Response:
+    return Response({"status": "ok"})
+
+
+async def capabilities(svc: TinkerService, req: Request) -> Response:
+    models = [
+        {"model_name": name, "max_context_length": length, "trainable": True, "sampleable": True}
+        for name, length in BASE_MODELS.items()
+    ]
+    return Response({"supported_models": models})
+
+
+async def create_session(svc: TinkerService, req: Request) -> Response:
+    session = svc.state.new_session(req.account.scope, svc.sb.now())
+    svc.state.save()
+    return Response({"type": "create_session", "session_id": session["id"]})
+
+
+async def heartbeat(svc: TinkerService, req: Request) -> Response:
+    session = svc.session(req, req.json().get("session_id"), active=False)
+    if session["finished"]:
+        raise APIError(410, f"Session {session['id']} is finished.")
+    session["heartbeats"] += 1
+    return Response({"type": "session_heartbeat"})
+
+
+async def finish_session(svc: TinkerService, req: Request) -> Response:
+    session = svc.session(req, req.params[0], active=False)
+    reason = req.json().get("reason")
+    if not session["finished"]:  # the first reason wins
+        kind = reason.get("type") if isinstance(reason, dict) else None
+        session["finished"] = kind if isinstance(kind, str) else "success"
+        svc.state.save()
+    return Response({})
+
+
+async def telemetry(svc: TinkerService, req: Request) -> Response:
+    return Response({"status": "accepted"})
+
+
+# ---- training ----
+
+
+async def create_model(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    session = svc.session(req, body.get("session_id"))
+    base = _base_model(body)
+    lora = body.get("lora_config")
+    lora = lora if isinstance(lora, dict) else {}
+    seed = lora.get("seed")
+    run = svc.new_run(session, _number(body, "model_seq_id"), base)
+    run["lora_rank"] = int(lora.get("rank") or 32)
+    run["seed"] = seed if isinstance(seed, int) else 0
+    svc.state.save()
+    return _future(svc, {"type": "create_model", "model_id": run["id"]}, model_id=run["id"])
+
+
+async def get_info(svc: TinkerService, req: Request) -> Response:
+    run = svc.run(req, req.json().get("model_id"))
+    data = {"arch": "lora", "model_name": run["base_model"]}
+    data["tokenizer_id"] = str(svc.tokenizer_folder)
+    return Response(
+        {
+            "type": "get_info",
+            "model_id": run["id"],
+            "model_data": data,
+            "is_lora": True,
+            "lora_rank": run["lora_rank"],
+            "model_name": run["base_model"],
+        }
+    )
+
+
+async def forward_backward(svc: TinkerService, req: Request) -> Response:
+    try:
+        request = wire.decode_forward_backward(req.body)
+    except (wire.WireError, UnicodeDecodeError) as exc:
+        raise bad_request(
+            f"The forward_backward body is not a ForwardBackwardRequest: {exc}."
+        ) from None
+    if request.loss_fn != "cross_entropy":
+        raise bad_request(
+            f"The sandbox trains with loss_fn 'cross_entropy' only, not {request.loss_fn!r}."
+        )
+    run = svc.run(req, request.model_id)
+    rows: list[list[float]] = []
+    loss = 0.0
+    for index, datum in enumerate(request.data):
+        targets = [int(t) for t in datum.inputs.get("target_tokens", ())]
+        weights = datum.inputs.get("weights", (1.0,) * len(targets))
+        if len(targets) != len(datum.tokens) or len(weights) != len(targets):
+            raise bad_request(
+                f"Datum {index}: model_input has {len(datum.tokens)} tokens, target_tokens "
+                f"{len(targets)} and weights {len(weights)}; the three must be equally long."
+            )
+        row = target_logprobs(run["seed"], run["progress"], targets)
+        loss -= sum(lp * w for lp, w in zip(row, weights, strict=True))
+        rows.append(row)
+        if not request.forward_only:
+            svc.state.pending.setdefault(run["id"], []).extend(trained_texts(targets, weights))
+    run["last_request"] = svc.sb.now()
+    output = wire.encode_forward_backward_output(rows, {"loss:sum": loss})
+    return _future(svc, output, model_id=run["id"])
+
+
+async def optim_step(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    run = svc.run(req, body.get("model_id"))
+    params = body.get("adam_params") or body.get("optimizer_params") or {}
+    rate = params.get("learning_rate", 1e-4) if isinstance(params, dict) else 1e-4
+    if not isinstance(rate, int | float) or isinstance(rate, bool):
+        raise bad_request("Invalid 'learning_rate': expected a number.", param="learning_rate")
+    run["steps"] += 1
+    run["progress"] += progress_of_step(float(rate))
+    for text in svc.state.pending.pop(run["id"], []):
+        run["trained"][text] = run["trained"].get(text, 0) + 1
+    run["last_request"] = svc.sb.now()
+    metrics = {"step": float(run["steps"]), "learning_rate": float(rate)}
+    return _future(svc, {"type": "optim_step", "metrics": metrics}, model_id=run["id"])
+
+
+# ---- checkpoints ----
+
+
+async def save_weights(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    run = svc.run(req, body.get("model_id"))
+    path = svc.save_checkpoint(run, "weights", _text(body, "path"), bool(body.get("overwrite")))
+    return _future(svc, {"type": "save_weights", "path": path}, model_id=run["id"])
+
+
+async def save_weights_for_sampler(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    run = svc.run(req, body.get("model_id"))
+    result: dict[str, Any] = {"type": "save_weights_for_sampler"}
+    if body.get("path"):
+        overwrite = bool(body.get("overwrite"))
+        result["path"] = svc.save_checkpoint(run, "sampler_weights", body["path"], overwrite)
+    else:
+        session = svc.state.sessions[run["session"]]
+        seq = _number(body, "sampling_session_seq_id")
+        sampler = svc.new_sampler(session, seq, run["base_model"], None, dict(run["trained"]))
+        result["sampling_session_id"] = sampler["id"]
+    svc.state.save()
+    return _future(svc, result, model_id=run["id"])
+
+
+async def load_weights(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    checkpoint = svc.checkpoint(req, _text(body, "path"), "weights")
+    if body.get("session_id") is not None:
+        session = svc.session(req, body["session_id"])
+        run = svc.new_run(session, _number(body, "model_seq_id"), checkpoint["base_model"])
+    else:
+        run = svc.run(req, body.get("model_id"))
+    for key in ("lora_rank", "seed", "steps", "progress"):
+        run[key] = checkpoint[key]
+    run["trained"] = dict(checkpoint["trained"])
+    svc.state.pending.pop(run["id"], None)
+    svc.state.save()
+    result = {"type": "load_weights", "path": checkpoint["tinker_path"], "model_id": run["id"]}
+    return _future(svc, result, model_id=run["id"])
+
+
+def _checkpoint_view(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "checkpoint_id": checkpoint["checkpoint_id"],
+        "checkpoint_type": "training" if checkpoint["kind"] == "weights" else "sampler",
+        "time": iso(checkpoint["time"]),
+        "tinker_path": checkpoint["tinker_path"],
+        "size_bytes": 1024 * checkpoint["lora_rank"],
+        "public": False,
+        "user_metadata": None,
+        "expires_at": None,
+    }
+
+
+def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str, Any]:
+    saved = [c for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
+    kinds = ("weights", "sampler_weights")
+    last = {kind: [c for c in saved if c["kind"] == kind] for kind in kinds}
+    return {
+        "training_run_id": run["id"],
+        "base_model": run["base_model"],
+        "model_owner": req.account.organization,
+        "is_lora": True,
+        "corrupted": False,
+        "lora_rank": run["lora_rank"],
+        "last_request_time": iso(run["last_request"]),
+        "last_checkpoint": _checkpoint_view(last["weights"][-1]) if last["weights"] else None,
+        "last_sampler_checkpoint": (
+            _checkpoint_view(last["sampler_weights"][-1]) if last["sampler_weights"] else None
+        ),
+        "user_metadata": None,
+    }
+
+
+async def list_checkpoints(svc: TinkerService, req: Request) -> Response:
+    run = svc.run(req, req.params[0])
+    saved = [_checkpoint_view(c) for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
+    return Response({"checkpoints": saved, "cursor": None})
+
+
+async def delete_checkpoint(svc: TinkerService, req: Request) -> Response:
+    run = svc.run(req, req.params[0])
+    path = f"tinker://{run['id']}/{req.params[1]}"
+    if path not in svc.state.checkpoints:
+        raise APIError(404, f"Checkpoint {path} not found.")
+    del svc.state.checkpoints[path]
+    svc.state.save()
+    return Response({})
+
+
+async def get_training_run(svc: TinkerService, req: Request) -> Response:
+    return Response(_run_view(svc, req, svc.run(req, req.params[0])))
+
+
+async def list_training_runs(svc: TinkerService, req: Request) -> Response:
+    runs = [r for r in svc.state.runs.values() if r["scope"] == req.account.scope]
+    offset, limit = req.int_query("offset", 0), req.int_query("limit", 20)
+    page = [_run_view(svc, req, run) for run in runs[offset : offset + limit]]
+    cursor = {"offset": offset, "limit": limit, "total_count": len(runs)}
+    return Response({"training_runs": page, "cursor": cursor})
+
+
+async def weights_info(svc: TinkerService, req: Request) -> Response:
+    checkpoint = svc.checkpoint(req, _text(req.json(), "tinker_path"))
+    info = {"base_model": checkpoint["base_model"], "is_lora": True}
+    return Response(info | {"lora_rank": checkpoint["lora_rank"]})
+
+
+# ---- sampling ----
+
+
+async def create_sampling_session(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    session = svc.session(req, body.get("session_id"))
+    seq = _number(body, "sampling_session_seq_id")
+    if body.get("model_path"):
+        checkpoint = svc.checkpoint(req, body["model_path"], "sampler_weights")
+        path = checkpoint["tinker_path"]
+        sampler = svc.new_sampler(session, seq, checkpoint["base_model"], path, None)
+    else:
+        sampler = svc.new_sampler(session, seq, _base_model(body), None, None)
+    svc.state.save()
+    return Response({"type": "create_sampling_session", "sampling_session_id": sampler["id"]})
+
+
+async def get_sampler(svc: TinkerService, req: Request) -> Response:
+    sampler = svc.sampler(req, req.params[0])
+    keys = ("base_model", "model_path")
+    return Response({"sampler_id": sampler["id"]} | {k: sampler[k] for k in keys})
+
+
+async def sample(svc: TinkerService, req: Request) -> Response:
+    body = req.json()
+    sampler = svc.sampler(req, body.get("sampling_session_id"))
+    result, count = svc.sample(sampler, body)
+    rid = svc.state.finish(result, PROTO)
+    sequence_ids = [f"{rid}:{i}" for i in range(count)]
+    return Response({"request_id": rid, "sample_sequence_ids": sequence_ids})
+
+
+async def retrieve_future(svc: TinkerService, req: Request) -> Response:
+    rid = req.json().get("request_id")
+    found = svc.state.futures.get(rid) if isinstance(rid, str) else None
+    if found is None:
+        raise APIError(404, f"No request {rid!r}: it is unknown or expired.")
+    result, content_type = found
+    return Response(result, content_type=PROTO) if content_type == PROTO else Response(result)
+
+
+_RUNS = "/api/v1/training_runs"
+ROUTES: list[tuple[str, str, str, Any]] = [
+    ("POST", "/api/v1/client/config", "client_config", client_config),
+    ("POST", "/api/v1/client/dynamic_config", "dynamic_config", empty),
+    ("GET", "/api/v1/healthz", "healthz", healthz),
+    ("GET", "/api/v1/get_server_capabilities", "capabilities", capabilities),
+    ("POST", "/api/v1/create_session", "create_session", create_session),
+    ("POST", "/api/v1/session_heartbeat", "session_heartbeat", heartbeat),
+    ("POST", "/api/v1/sessions/{id}/finish", "finish_session", finish_session),
+    ("POST", "/api/v1/telemetry", "telemetry", telemetry),
+    ("POST", "/api/v1/create_model", "create_model", create_model),
+    ("POST", "/api/v1/get_info", "get_info", get_info),
+    ("POST", "/api/v1/forward_backward", "forward_backward", forward_backward),
+    ("POST", "/api/v1/optim_step", "optim_step", optim_step),
+    ("POST", "/api/v1/save_weights", "save_weights", save_weights),
+    (
+        "POST",
+        "/api/v1/save_weights_for_sampler",
+        "save_weights_for_sampler",
+        save_weights_for_sampler,
+    ),
+    ("POST", "/api/v1/load_weights", "load_weights", load_weights),
+    ("POST", "/api/v1/retrieve_future", "retrieve_future", retrieve_future),
+    ("POST", "/api/v1/create_sampling_session", "create_sampling_session", create_sampling_session),
+    ("GET", "/api/v1/samplers/{id}", "get_sampler", get_sampler),
+    ("POST", "/api/v1/asample", "sample", sample),
+    ("GET", _RUNS, "training_runs.list", list_training_runs),
+    ("GET", _RUNS + "/{id}", "training_runs.retrieve", get_training_run),
+    ("GET", _RUNS + "/{id}/checkpoints", "checkpoints.list", list_checkpoints),
+    ("DELETE", _RUNS + "/{id}/checkpoints/{path}", "checkpoints.delete", delete_checkpoint),
+    ("POST", "/api/v1/weights_info", "weights_info", weights_info),
+]
+"""(method, path under the Tinker root, stats name, handler); `{path}` may hold '/'."""

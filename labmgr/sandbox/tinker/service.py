@@ -1,0 +1,207 @@
+"""The sandbox's Tinker: authentication, routing and the records behind the handlers."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from labmgr.sandbox.accounts import Account
+from labmgr.sandbox.behaviour import ModelCard
+from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
+
+from . import oai
+from .models import BASE_MODELS, base_card
+from .routes import ROUTES
+from .sampling import sample
+from .state import TinkerState
+from .tokenizer import default_tokenizer_folder, write_tokenizer
+from .training import persona_of
+
+if TYPE_CHECKING:
+    from labmgr.sandbox.core import Sandbox
+
+__all__ = ["TinkerService"]
+
+_ALL_ROUTES = ROUTES + oai.ROUTES
+_PATTERNS = [
+    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{path}", "(.+)")))
+    for _, path, _, _ in _ALL_ROUTES
+]
+
+
+class TinkerService:
+    """Tinker's API at `<sandbox root>/tinker`, and its OpenAI-compatible endpoint at
+    `/tinker/oai/api/v1`; models answer through the sandbox's simulator."""
+
+    def __init__(self, sandbox: Sandbox, tokenizer_folder: str | Path | None = None) -> None:
+        self.sb = sandbox
+        state_dir = sandbox.config.state_dir
+        if tokenizer_folder is None:
+            tokenizer_folder = (
+                state_dir / "tinker-tokenizer" if state_dir else default_tokenizer_folder()
+            )
+        self.tokenizer_folder = write_tokenizer(tokenizer_folder)
+        """The absolute folder every base model names as its `tokenizer_id`."""
+        self.state = TinkerState(sandbox.store)
+        for name in BASE_MODELS:
+            sandbox.simulator.register_base(base_card(name))
+        for checkpoint in self.state.checkpoints.values():
+            if checkpoint["kind"] == "sampler_weights":
+                self._serve(checkpoint["tinker_path"], checkpoint["base_model"], checkpoint)
+        for sampler in self.state.samplers.values():
+            if sampler["trained"] is not None:
+                self._serve(sampler["id"], sampler["base_model"], sampler)
+
+    async def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> Response | StreamResponse:
+        """Answer one request whose path is `path` below `/tinker`."""
+        stats = self.sb.stats
+        route = self._route(method, path)
+        stats.enter(f"tinker.{route[0]}" if route else "tinker.unknown")
+        response: Response | StreamResponse
+        try:
+            account = self._authenticate(headers, oai=path.startswith("/oai/"))
+            if route is None:
+                raise APIError(404, f"Invalid URL ({method} /tinker{path})")
+            request = Request(method, route[2], query, body, headers, account)
+            response = await route[1](self, request)
+        except APIError as exc:
+            response = Response(exc.body(), status=exc.status, headers=exc.headers)
+        except Exception:  # a bug still answers with a body: the SDK retries a bare 400
+            logging.getLogger("labmgr.sandbox").exception("sandbox: %s /tinker%s", method, path)
+            error = server_error()
+            response = Response(error.body(), status=error.status)
+        stats.leave(response.status)
+        return response
+
+    def _route(self, method: str, path: str) -> tuple[str, Any, tuple[str, ...]] | None:
+        for (route_method, _, name, handler), regex in zip(_ALL_ROUTES, _PATTERNS, strict=True):
+            match = regex.fullmatch(path) if route_method == method else None
+            if match:
+                return name, handler, tuple(unquote(g) for g in match.groups())
+        return None
+
+    def _authenticate(self, headers: dict[str, str], *, oai: bool) -> Account:
+        key = headers.get("x-api-key")
+        bearer = headers.get("authorization", "")
+        if not key and oai and bearer.startswith("Bearer "):
+            key = bearer[7:].strip()
+        if not key:
+            where = "an Authorization: Bearer header" if oai else "the X-API-Key header"
+            raise APIError(401, f"No API key: send your Tinker key (tml-…) in {where}.")
+        if key.startswith("tml-"):
+            try:
+                return self.sb.accounts.authenticate(f"Bearer {key}")
+            except APIError:
+                pass
+        shown = f"{key[:4]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
+        raise APIError(401, f"Invalid API key {shown}: use a Tinker key (tml-…) of this server.")
+
+    # ---- records, each visible to its own account only ----
+
+    def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
+        """The session `session_id`; `active`: refused once finished."""
+        found = self.state.visible(self.state.sessions, str(session_id), req.account.scope)
+        if found is None:
+            raise APIError(404, f"Session {session_id} not found.")
+        if active and found["finished"]:
+            message = f"Session {session_id} is finished ({found['finished']}); start a new one."
+            raise bad_request(message)
+        return found
+
+    def run(self, req: Request, model_id: Any) -> dict[str, Any]:
+        found = self.state.visible(self.state.runs, str(model_id), req.account.scope)
+        if found is None:
+            raise APIError(404, f"Training run {model_id} not found.")
+        return found
+
+    def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
+        found = self.state.visible(self.state.samplers, str(sampler_id), req.account.scope)
+        if found is None:
+            raise APIError(404, f"Sampling session {sampler_id} not found.")
+        return found
+
+    def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
+        """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
+        found = self.state.visible(self.state.checkpoints, path, req.account.scope)
+        if found is None:
+            raise APIError(404, f"Checkpoint {path} not found.")
+        if kind is not None and found["kind"] != kind:
+            use = "save_state / save_weights" if kind == "weights" else "save_weights_for_sampler"
+            raise bad_request(f"Checkpoint {path} is not a {kind} checkpoint: save one with {use}.")
+        return found
+
+    def new_run(self, session: dict[str, Any], seq: int, base: str) -> dict[str, Any]:
+        now = self.sb.now()
+        model_id = f"{session['id']}:train:{seq}"
+        run = {"id": model_id, "session": session["id"], "scope": session["scope"]}
+        run |= {"base_model": base, "lora_rank": 32, "seed": 0, "steps": 0, "progress": 0.0}
+        run |= {"trained": {}, "created": now, "last_request": now}
+        self.state.runs[model_id] = run
+        self.state.pending.pop(model_id, None)
+        return run
+
+    def new_sampler(
+        self,
+        session: dict[str, Any],
+        seq: int,
+        base: str,
+        model_path: str | None,
+        trained: dict[str, int] | None,
+    ) -> dict[str, Any]:
+        """A sampling session of a base model, a sampler checkpoint, or (`trained`) the
+        current weights of a training run."""
+        sampler_id = f"{session['id']}:sample:{seq}"
+        sampler = {"id": sampler_id, "scope": session["scope"], "base_model": base}
+        sampler |= {"model_path": model_path, "trained": trained}
+        if trained is not None:
+            self._serve(sampler_id, base, sampler)
+        self.state.samplers[sampler_id] = sampler
+        return sampler
+
+    def save_checkpoint(self, run: dict[str, Any], kind: str, name: str, overwrite: bool) -> str:
+        path = f"tinker://{run['id']}/{kind}/{name}"
+        if path in self.state.checkpoints and not overwrite:
+            # a 400, not a 409: the SDK retries a 409 for minutes
+            raise bad_request(f"Checkpoint {path} already exists; save under another name.")
+        checkpoint: dict[str, Any] = {"tinker_path": path, "kind": kind}
+        checkpoint["checkpoint_id"] = f"{kind}/{name}"
+        checkpoint |= {k: run[k] for k in ("scope", "base_model", "lora_rank", "seed", "steps")}
+        checkpoint |= {"run": run["id"], "time": self.sb.now(), "progress": run["progress"]}
+        checkpoint["trained"] = dict(run["trained"])
+        self.state.checkpoints[path] = checkpoint
+        if kind == "sampler_weights":
+            self._serve(path, run["base_model"], checkpoint)
+        self.state.save()
+        return path
+
+    def _serve(self, served: str, base: str, record: dict[str, Any]) -> None:
+        """Make `served` answerable: the base model, plus what the weights were trained on."""
+        self.sb.simulator.register(served, base=base, persona=persona_of(record["trained"]))
+
+    def sample(self, sampler: dict[str, Any], body: dict[str, Any]) -> tuple[bytes, int]:
+        served = sampler["model_path"] or (
+            sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
+        )
+        return sample(self.sb.simulator, served, 0, body)
+
+    def served_model(self, sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
+        """The simulator model behind an OpenAI-compatible `model`: a base model, a sampler
+        checkpoint's `tinker://` path, or ``<base model>;<path>``."""
+        if not isinstance(model, str) or not model:
+            raise bad_request("you must provide a model parameter", param="model")
+        path = model.rpartition(";")[2]
+        if path in BASE_MODELS:
+            return path, base_card(path)
+        checkpoint = self.state.visible(self.state.checkpoints, path, account.scope)
+        if checkpoint is None:
+            raise model_not_found(model)
+        if checkpoint["kind"] != "sampler_weights":
+            message = f"{path} is a training checkpoint: sample from one saved with "
+            raise bad_request(message + "save_weights_for_sampler.", param="model")
+        return path, base_card(checkpoint["base_model"])
