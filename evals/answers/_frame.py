@@ -284,7 +284,7 @@ def build_frame(
     data["reasoning_tokens"] = reasoning
     data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]
     data["api_kwargs"] = _repeated(sent, model_ix) if total else []
-    return pd.DataFrame(data)
+    return question.mark_answers(pd.DataFrame(data))
 
 
 def _sent(first: Planned) -> str | None:
