@@ -180,4 +180,5 @@ class MultipleChoice(_TextQuestion):
         return ["correct", "p_correct"] if self.score == "logprobs" else ["correct"]
 
     def column_scales(self) -> dict[str, Scale]:
-        return dict.fromkeys(self.score_columns(), SHARE)
+        """`correct` is a share of right answers; `p_correct` a probability (0–1)."""
+        return {c: SHARE if c == "correct" else Scale(0.0, 1.0) for c in self.score_columns()}
