@@ -220,8 +220,8 @@ class Question(BaseModel):
         """`value` for each prompt: a list gives one value per paraphrase (conversation, grid
         prompt), anything else is the same for all; with a dataset, each row fills it."""
         count = self._count_per_row()
-        if not isinstance(value, list) or option == "paraphrases":
-            values = value if isinstance(value, list) else [value] * count
+        if not isinstance(value, list):
+            values = [value] * count
         elif len(value) != count:
             raise ValueError(
                 f"option '{option}' lists {len(value)} values for {count} paraphrases; give one "
