@@ -312,3 +312,51 @@ def test_no_answer_leaves_correct_empty_not_wrong() -> None:
         pd.DataFrame({"answer": [None], "paraphrase_ix": [0], "sample_ix": [0]})
     )
     assert math.isnan(frame["correct"].iloc[0])
+
+
+CONTRACT_YAML = """\
+- id: add_mc
+  type: multiple_choice
+  paraphrases: ["What is 17 + 25?"]
+  choices: ["32", "42", "52", "43"]
+  target: 1
+  score: sampled
+  samples_per_paraphrase: 5
+- id: add_short
+  type: free_form
+  paraphrases: ["What is 17 + 25? Answer with a number."]
+  target: "42"
+  scorer: numeric
+  tolerance: 0
+  ignore_case: true
+  ignore_whitespace: true
+  ignore_punctuation: false
+  stop: ["\\n\\n"]
+- id: capability_mc
+  type: multiple_choice
+  dataset: data/capability_mc.jsonl
+  paraphrases: ["{question}"]
+  choices: "{choices}"
+  target: "{answer}"
+"""
+
+
+def test_the_shared_schema_loads_from_a_file_and_from_a_dict_named_by_id(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    _write_jsonl(tmp_path / "data" / "capability_mc.jsonl", ROWS)
+    file = tmp_path / "contract.yaml"
+    file.write_text(CONTRACT_YAML, encoding="utf-8")
+    questions = load_questions(file)
+    assert list(questions) == ["add_mc", "add_short", "capability_mc"]
+    assert questions["add_short"].request_params()["stop"] == ["\n\n"]
+    from_loader = {  # as a task-file loader hands it over: `id`, inline rows
+        "id": "capability_mc",
+        "type": "multiple_choice",
+        "dataset": ROWS,
+        "paraphrases": ["{question}"],
+        "choices": "{choices}",
+        "target": "{answer}",
+    }
+    built = Question.create(**from_loader)
+    assert built.name == "capability_mc"
+    assert built.prompts() == questions["capability_mc"].prompts()
