@@ -6,6 +6,7 @@ template naming a field a row lacks is reported at that row."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,8 +47,7 @@ class Dataset(BaseModel):
                 rows.append({str(k): v for k, v in row.items()})
             return cls(rows=rows, places=[f"row {n}" for n in range(len(rows))])
         raise ValueError(
-            "must be a .jsonl or .csv file (relative to the question file) or a list of rows, "
-            f"got {type(value).__name__}"
+            f"must be a .jsonl or .csv file or a list of rows, got {type(value).__name__}"
         )
 
     def items(self) -> list[str]:
@@ -71,15 +71,13 @@ def _read_file(path: Path) -> Dataset:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ValueError(
-            f"{path}: no such file (a relative path is read from the question file's folder)"
-        ) from None
+        raise ValueError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: cannot read: {error}") from None
     rows: list[dict[str, Any]] = []
     places: list[str] = []
     if suffix == ".csv":
-        reader = csv.DictReader(text.splitlines())
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames:
             raise ValueError(f"{path}: empty CSV file; the first line names the fields")
         for row in reader:
