@@ -135,7 +135,7 @@ def test_free_form_targets_per_paraphrase_are_checked_row_by_row(
 
 
 def test_dataset_rows_come_from_jsonl_csv_or_inline_and_give_the_same_prompts(
-    tmp_path: Path,
+    tmp_path: Path, options: dict[str, Any]
 ) -> None:
     jsonl = _write_jsonl(tmp_path / "items.jsonl", ROWS[:2])
     csv = tmp_path / "items.csv"
@@ -157,10 +157,10 @@ def test_dataset_rows_come_from_jsonl_csv_or_inline_and_give_the_same_prompts(
     )
     assert from_csv.prompt_items() == ["add-01", "add-01", "cmp-01", "cmp-01"]
     assert from_csv.prompts()[1].startswith("Please answer: What is 17 + 25?\n\nA. 32\nB. 42\n")
-    frame = pd.DataFrame(
-        {"answer": ["B", "A", "B", "B"], "paraphrase_ix": [0, 1, 2, 3], "sample_ix": [0] * 4}
-    )
-    assert from_csv.mark_answers(frame)["correct"].tolist() == [1.0, 0.0, 1.0, 1.0]
+    df = from_csv.df({"base": ["gpt-4.1-mini"]}, **options)
+    assert df["target"].tolist() == ["B"] * 4  # "42" by its text, "B" by its letter
+    assert df["item"].tolist() == ["add-01", "add-01", "cmp-01", "cmp-01"]
+    assert df["correct"].tolist() == (df["answer"] == "B").astype(float).tolist()
     no_ids = Question.create(
         type="free_form", name="n", dataset=[{"q": "1+1?"}, {"q": "2+2?"}], paraphrases=["{q}"]
     )
