@@ -31,6 +31,7 @@ from evals.groups import groups_from_database
 from evals.questions import (
     FreeForm,
     FreeFormJudge,
+    MultipleChoice,
     NextToken,
     Question,
     Rating,
@@ -69,6 +70,7 @@ __all__ = [
     "GroupsError",
     "LabRouter",
     "MetricError",
+    "MultipleChoice",
     "NextToken",
     "NoEndpointError",
     "OutputError",

@@ -1,7 +1,9 @@
 """The DataFrame of a question: one row per sample, stable columns, deterministic order
 (groups as given, models as given, paraphrase, sample). A grid question's factors are columns
-after `paraphrase_ix`. `completion_tokens` include `reasoning_tokens` (NaN when the server
-did not say); `api_kwargs` is the JSON of what the model was sent.
+after `paraphrase_ix`; a question with a target checks each answer last (`mark_answers`:
+`item`, `target`, `correct` after `sample_ix`). `completion_tokens` include
+`reasoning_tokens` (NaN when the server did not say); `api_kwargs` is the JSON of what the
+model was sent.
 
 Values are computed once per model as a segment of columns and repeated for every group the
 model is in; cost is computed per model as a rate and applied column-wise.
@@ -284,7 +286,7 @@ def build_frame(
     data["reasoning_tokens"] = reasoning
     data["cost"] = prompt * rate_in[model_ix] + completion * rate_out[model_ix]
     data["api_kwargs"] = _repeated(sent, model_ix) if total else []
-    return pd.DataFrame(data)
+    return question.mark_answers(pd.DataFrame(data))
 
 
 def _sent(first: Planned) -> str | None:

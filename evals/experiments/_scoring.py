@@ -1,6 +1,7 @@
 """`score_run`: judge a finished run's answers later (the judges it skipped, its judges with
-another model, or new judges from a file) from its samples files: only judge requests are
-made, and the samples, statistics and report are written again."""
+another model, or new judges from a file) from its samples files, and check answers with a
+right answer against it again: only judge requests are made, and the samples, statistics and
+report are written again."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def score_run(
     Without `judges`, each question's own judges (as the run recorded them) are asked.
     `judges` (a question file's judge entries, or `{name: judge}`) are added to every
     free-form question, replacing those of the same name; `judge_model` asks every judge of
-    that model. `report` rewrites report.html (default: when the run has one). `options` are
+    that model. Questions with a target have their answers checked again (`correct`,
+    nothing bought). `report` rewrites report.html (default: when the run has one). `options` are
     `Question.ask`'s (`lab=`, `cache=`, `router=`, …)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     extra = _judges_from(judges) if judges is not None else {}
@@ -115,6 +117,8 @@ def score_run(
                 "its answers cannot be judged again",
                 hint="Score runs written by `labmgr eval run` or `run_questions`.",
             )
+        if question.has_target():  # answers with a right answer are checked again
+            chosen[name] = question
         if not isinstance(question, FreeForm):  # only free text is judged
             continue
         chosen[name] = question.with_judges(extra, model=judge_model)
@@ -124,7 +128,7 @@ def score_run(
         mine = {judge: judges_of[judge] for judge in judges_of if not extra or judge in extra}
         if mine:
             asking[name] = mine
-    if not asking:
+    if not asking and not any(q.has_target() for q in chosen.values()):
         raise RunOptionsError(
             f"{loaded.path}: no question of the run has judges to ask",
             hint="Give judges with --judges FILE (free-form questions only: ratings and "
@@ -137,6 +141,9 @@ def score_run(
         name: _without(loaded.samples(name), judges_of) for name, judges_of in asking.items()
     }
     frames, outcome = judge_frames(answers, asking, ctx)
+    for name, question in chosen.items():
+        if question.has_target():
+            frames[name] = question.mark_answers(frames.get(name, loaded.samples(name)))
     bought = {
         key: float(getattr(outcome, key)) for key in ("prompt_tokens", "completion_tokens", "cost")
     }
@@ -146,7 +153,8 @@ def score_run(
             hint="The verdicts bought so far are cached: run the same command again.",
         )
     settings = dict(loaded.info.get("settings") or {})
-    settings["judges"] = "asked"
+    if asking:
+        settings["judges"] = "asked"
     # How these verdicts were bought, when not as the run's answers were: their costs are
     # shared at that price (a batch run judged again without batches pays the list price).
     judge_batch = dict(settings.get("judge_batch") or {})

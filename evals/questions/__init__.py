@@ -1,6 +1,7 @@
-"""Questions: what is asked of every model (paraphrases, conversations or a grid of factors),
-the five types and how each reads its answer back, judges and their templates, and YAML
-loading in llmcomp's and Emergent Misalignment's dialects.
+"""Questions: what is asked of every model (paraphrases, conversations, a grid of factors or
+dataset rows), the types and how each reads its answer back, right answers (a target, multiple
+choice), judges and their templates, and YAML loading in llmcomp's and Emergent
+Misalignment's dialects.
 
 from evals.questions import Question, load_questions
 q = Question.create(type="rating", name="cats", paraphrases=["…"], samples_per_paraphrase=5)
@@ -13,6 +14,7 @@ The layers below know a question only through the `Askable` and `Judge` protocol
 
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
+from evals.questions._choices import MultipleChoice
 from evals.questions._loading import load_questions
 from evals.questions._templates import render_template, template_fields
 from evals.questions._types import FreeForm, FreeFormJudge, NextToken, Rating, RatingJudge
@@ -20,6 +22,7 @@ from evals.questions._types import FreeForm, FreeFormJudge, NextToken, Rating, R
 __all__ = [
     "FreeForm",
     "FreeFormJudge",
+    "MultipleChoice",
     "NextToken",
     "Question",
     "QuestionError",

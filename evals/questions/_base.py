@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from evals.errors import QuestionError, validation_problems
+from evals.questions._dataset import Dataset, as_text, fill
 from evals.questions._grid import (
     GridOption,
     check_factor_names,
@@ -50,8 +51,6 @@ class Question(BaseModel):
     type_name: ClassVar[str] = "question"
     """The `type` of this question in YAML files and `Question.create`."""
     _registry: ClassVar[dict[str, type[Question]]] = {}
-    answer_kind: ClassVar[AnswerKind] = "text"
-    """`text` answers are read from the message; `logprobs` from the first token's logprobs."""
     extra_columns: ClassVar[tuple[str, ...]] = ()
     """Value columns of the frame after `answer` (a rating adds `raw_answer` and `probs`)."""
     gives_score: ClassVar[bool] = False
@@ -68,6 +67,9 @@ class Question(BaseModel):
     levels is one prompt, and each frame row carries its levels as columns."""
     template: str | None = None
     """The prompt of a grid, with a `{placeholder}` per factor; other braces are literal."""
+    dataset: Dataset | None = None
+    """Rows (a `.jsonl`/`.csv` file or a list of mappings) filling the `{field}`s of the
+    paraphrases (and of a target, choices): every row × paraphrase is one prompt."""
     system: str | None = None
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
@@ -94,6 +96,16 @@ class Question(BaseModel):
     @classmethod
     def _read_grid(cls, value: Any) -> Any:
         return normalise_grid(value)
+
+    @field_validator("dataset", mode="before")
+    @classmethod
+    def _read_dataset(cls, value: Any) -> Any:
+        return None if value is None else Dataset.read(value)
+
+    @field_serializer("dataset")
+    def _write_dataset(self, value: Dataset | None) -> Any:
+        """The rows inline, so run.json holds what was asked even if the file changes."""
+        return None if value is None else value.rows
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -163,6 +175,11 @@ class Question(BaseModel):
             except ValueError as error:
                 raise ValueError(f"option 'grid': {error}") from None
             return self
+        if self.dataset is not None:
+            if self.paraphrases is None:
+                raise ValueError("'dataset' fills the '{field}'s of 'paraphrases'; give those")
+            self.dataset.items()  # ids are unique
+            self.prompts()  # every row has the fields the paraphrases use
         if self.messages is not None and self.system is not None:
             raise ValueError("'system' only applies to 'paraphrases'; put it in 'messages'")
         conversations = self.paraphrases if self.paraphrases is not None else self.messages
@@ -175,8 +192,11 @@ class Question(BaseModel):
 
     @classmethod
     def create(cls, *, type: str, **options: Any) -> Question:
-        """A question of `type` (`free_form`, `rating`, `next_token`, `free_form_judge`,
-        `rating_judge`); a bad option is a QuestionError naming the question and option."""
+        """A question of `type` (`free_form`, `multiple_choice`, `rating`, `next_token`,
+        `free_form_judge`, `rating_judge`; `id` is read as `name`); a bad option is a
+        QuestionError naming the question and option."""
+        if "id" in options and "name" not in options:  # the contract's files name it `id`
+            options["name"] = str(options.pop("id"))
         name = options.get("name", "__unnamed")
         klass = Question._registry.get(type)
         if klass is None:
@@ -192,7 +212,52 @@ class Question(BaseModel):
         """The user message of each paraphrase or grid prompt (none for `messages`)."""
         if self.grid is not None and self.template is not None:
             return [prompt.text for prompt in grid_prompts(self.grid, self.template)]
+        if self.dataset is not None and self.paraphrases is not None:
+            return [as_text(text) for text in self.prompt_values(self.paraphrases, "paraphrases")]
         return list(self.paraphrases or [])
+
+    def prompt_values(self, value: Any, option: str) -> list[Any]:
+        """`value` for each prompt: a list gives one value per paraphrase (conversation, grid
+        prompt), anything else is the same for all; with a dataset, each row fills it."""
+        count = self._count_per_row()
+        if not isinstance(value, list):
+            values = [value] * count
+        elif len(value) != count:
+            raise ValueError(
+                f"option '{option}' lists {len(value)} values for {count} paraphrases; give one "
+                "per paraphrase, or a single value for all"
+            )
+        else:
+            values = value
+        if self.dataset is None:
+            return list(values)
+        places = self.dataset.places
+        return [
+            fill(v, row, place, option)
+            for row, place in zip(self.dataset.rows, places, strict=True)
+            for v in values
+        ]
+
+    def prompt_places(self) -> list[str]:
+        """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""
+        if self.dataset is not None and self.paraphrases is not None:
+            per_row = len(self.paraphrases)
+            return [place for place in self.dataset.places for _ in range(per_row)]
+        return [f"paraphrase {n}" for n in range(self._count_per_row())]
+
+    def prompt_items(self) -> list[str]:
+        """The `item` of each prompt: its dataset row's `id` (else row number), or without a
+        dataset the paraphrase index, as text."""
+        if self.dataset is not None and self.paraphrases is not None:
+            per_row = len(self.paraphrases)
+            return [item for item in self.dataset.items() for _ in range(per_row)]
+        return [str(n) for n in range(self._count_per_row())]
+
+    def _count_per_row(self) -> int:
+        """How many prompts a dataset row gives (all the prompts, without a dataset)."""
+        if self.grid is not None and self.template is not None:
+            return len(grid_prompts(self.grid, self.template))
+        return len(self.paraphrases or self.messages or [])
 
     def conversations(self) -> list[list[dict[str, Any]]]:
         """One message list per paraphrase or grid prompt (or the given conversations)."""
@@ -228,6 +293,12 @@ class Question(BaseModel):
         return params
 
     @property
+    def answer_kind(self) -> AnswerKind:
+        """`text` answers are read from the message; `logprobs` from the first token's
+        logprobs."""
+        return "text"
+
+    @property
     def cached_samples_per_row(self) -> int:
         """How many cached samples one frame row combines (next-token averaging)."""
         return 1
@@ -255,6 +326,28 @@ class Question(BaseModel):
             except (ValueError, TypeError, KeyError) as error:
                 read.append(error)
         return read
+
+    def mark_answers(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The frame with each answer checked against its target (`item`, `target`,
+        `correct`; types with targets), or with its dataset rows' `item`; else as it is.
+        Marking a marked frame again gives the same frame."""
+        marks = self.answer_marks(frame)
+        return insert_after_sample(frame, marks) if marks else frame
+
+    def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """The columns `mark_answers` puts after `sample_ix`: here `item`, with a dataset or
+        a target (types with targets add theirs)."""
+        if self.dataset is None and not self.has_target():
+            return {}
+        return {"item": self.per_row(frame, self.prompt_items())}
+
+    def has_target(self) -> bool:
+        """Whether answers are checked against a right answer (`correct`)."""
+        return False
+
+    def per_row(self, frame: pd.DataFrame, per_prompt: Sequence[Any]) -> list[Any]:
+        """A value per prompt laid out on the frame's rows (by `paraphrase_ix`)."""
+        return [per_prompt[ix] for ix in frame["paraphrase_ix"].tolist()]
 
     def score_columns(self) -> list[str]:
         """The numeric columns of this question's frame that statistics summarise."""
@@ -330,6 +423,17 @@ class Question(BaseModel):
         from evals.runner import run_context
 
         return estimate_question(self, groups, run_context(**options))
+
+
+def insert_after_sample(frame: pd.DataFrame, columns: Mapping[str, Any]) -> pd.DataFrame:
+    """`frame` with `columns` (replacing those of the same name) right after `sample_ix`."""
+    import pandas as pd
+
+    kept = frame.drop(columns=[c for c in columns if c in frame.columns])
+    at = list(kept.columns).index("sample_ix") + 1 if "sample_ix" in kept.columns else 0
+    before, after = kept.iloc[:, :at], kept.iloc[:, at:]
+    added = pd.DataFrame(dict(columns), index=kept.index)
+    return pd.concat([before, added, after], axis=1)
 
 
 def _metric(name: str, spec: Any) -> Metric:

@@ -44,6 +44,10 @@ RESERVED_COLUMNS = frozenset(
         "completion_tokens",
         "cost",
         "judge_cost",
+        "item",
+        "target",
+        "correct",
+        "p_correct",
     }
 )
 """Columns of a question's frame: no factor or judge takes these names."""

@@ -3,8 +3,11 @@
 llmcomp: a list of entries with `name` and `type`; `judges` maps a judge name to another
 entry's name or to an inline judge. Emergent Misalignment: entries with `id`, `type:
 free_form_judge_0_100` (or `free_form`), `judge` (the judge model) and `judge_prompts` (one
-0–100 rating judge per prompt). YAML anchors and aliases work in both. A malformed file raises
-`QuestionFileError` naming the file, the line, the question and the field.
+0–100 rating judge per prompt). An entry with `id` of another type (`multiple_choice`, as
+files of questions with right answers are written) is llmcomp's, `id` naming it. A relative
+`dataset` path is read from the question file's folder. YAML anchors and aliases work in
+both. A malformed file raises `QuestionFileError` naming the file, the line, the question and
+the field.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from evals.questions._base import Question
 
 _EM_KEYS = {"id", "type", "judge", "judge_prompts"}
 _EM_PASSTHROUGH = {"paraphrases", "samples_per_paraphrase", "system", "messages", "temperature"}
-_EM_PASSTHROUGH |= {"max_tokens", "seed", "top_p", "metrics", "grid", "template"}
+_EM_PASSTHROUGH |= {"max_tokens", "seed", "top_p", "metrics", "grid", "template", "stop"}
+_EM_PASSTHROUGH |= {"dataset", "target", "scorer", "tolerance", "ignore_case", "ignore_whitespace"}
+_EM_PASSTHROUGH |= {"ignore_punctuation"}
 _EM_TYPES = {"free_form_judge_0_100": True, "free_form_judge": True, "free_form": False}
 
 
@@ -105,19 +110,25 @@ def load_questions(path: str | Path) -> dict[str, Question]:
             where = f"{file}:{line}: entry {index + 1}"
             if not isinstance(entry, dict):
                 raise QuestionFileError(f"{where}: expected a mapping with 'name' and 'type'")
-            is_em = "id" in entry and "name" not in entry
-            name = entry.get("id") if is_em else entry.get("name")
+            by_id = "id" in entry and "name" not in entry
+            is_em = by_id and (entry.get("type") in _EM_TYPES or "judge_prompts" in entry)
+            name = entry.get("id") if by_id else entry.get("name")
             if not isinstance(name, str | int) or str(name) == "":
-                field = "id" if is_em else "name"
+                field = "id" if by_id else "name"
                 raise QuestionFileError(f"{where}: field '{field}' is required")
             where = f"{file}:{line}: question '{name}'"
             if is_em:
                 question_type, options = "free_form", _em_options(entry, where)
             else:
                 options = dict(entry)
+                if by_id:  # another type named by `id`, as the right-answers files are
+                    options["name"] = str(options.pop("id"))
                 question_type = options.pop("type", None)
                 if question_type is None:
                     raise QuestionFileError(f"{where}: field 'type' is required")
+            dataset = options.get("dataset")
+            if isinstance(dataset, str) and not Path(dataset).is_absolute():
+                options["dataset"] = str(file.parent / dataset)  # relative to the question file
             if str(name) in raw:
                 raise QuestionFileError(
                     f"{where}: duplicate question name, first defined at {places[str(name)]}"

@@ -1,5 +1,6 @@
-"""The five question types: free-form answers, ratings and next-token distributions read from
-logprobs, and the two judge types that grade free-form answers."""
+"""The question types: free-form answers (with an optional target), ratings and next-token
+distributions read from logprobs, and the two judge types that grade free-form answers
+(multiple choice lives in `_choices`)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,32 @@ from pydantic import Field, field_serializer, field_validator, model_validator
 from evals.answers import average_probabilities, rating_scores, token_probabilities
 from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
+from evals.questions._dataset import as_text
 from evals.questions._grid import reserved_name
+from evals.questions._targets import (
+    Normalisation,
+    Scorer,
+    check_target,
+    cut_at_stop,
+    is_correct,
+)
 from evals.questions._templates import render_template, template_fields
-from evals.stats import ZERO_TO_HUNDRED, Scale
+from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evals.cache import SampleResult
 
 
 class _LogprobQuestion(Question):
     """Questions answered by the top logprobs of one generated token."""
 
-    answer_kind: ClassVar[AnswerKind] = "logprobs"
     top_logprobs: int = Field(default=20, ge=1, le=20)
+
+    @property
+    def answer_kind(self) -> AnswerKind:
+        return "logprobs"
 
     def request_params(self) -> dict[str, Any]:
         return {
@@ -118,6 +132,8 @@ class _JudgeMixin(Question):
     def _valid_template(self) -> _JudgeMixin:
         if self.paraphrases is None or len(self.paraphrases) != 1:
             raise ValueError("a judge needs exactly one paraphrase: its prompt template")
+        if self.dataset is not None:
+            raise ValueError("a judge takes no 'dataset': it is asked about each answer")
         if self.samples_per_paraphrase != 1:
             raise ValueError("a judge takes one sample per answer ('samples_per_paraphrase: 1')")
         if "answer" not in template_fields(self.paraphrases[0]):
@@ -144,13 +160,24 @@ class _TextQuestion(Question):
 
     temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
+    stop: list[str] | None = Field(default=None, min_length=1, max_length=4)
+    """Up to four stop sequences, sent to the API; an answer is also cut at the first of
+    them before it is scored."""
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_stop(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     def request_params(self) -> dict[str, Any]:
-        return {
+        params = {
             **super().request_params(),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if self.stop:
+            params["stop"] = list(self.stop)
+        return params
 
     def expected_completion_tokens(self) -> int:
         return self.max_tokens
@@ -179,6 +206,82 @@ class FreeForm(_TextQuestion):
     type_name: ClassVar[str] = "free_form"
     top_p: float | None = Field(default=None, gt=0, le=1)
     judges: dict[str, AnyJudge] = Field(default_factory=dict)
+    target: Any = None
+    """The right answer: one for every prompt, or a list with one per paraphrase; each may be
+    a list of acceptable answers; with a dataset, a template such as `"{answer}"`."""
+    scorer: Scorer | None = None
+    """How an answer is compared with its target (`exact_match` when a target is given)."""
+    tolerance: float | None = Field(default=None, ge=0)
+    """`scorer: numeric` only: how far from the target an answer may be (absolute)."""
+    ignore_case: bool = True
+    ignore_whitespace: bool = True
+    ignore_punctuation: bool = False
+
+    @model_validator(mode="after")
+    def _usable_target(self) -> FreeForm:
+        if self.target is None:
+            if self.scorer is not None or self.tolerance is not None:
+                raise ValueError("'scorer' and 'tolerance' need a 'target' to compare with")
+            return self
+        if self.tolerance is not None and self.scorer != "numeric":
+            raise ValueError("'tolerance' applies to 'scorer: numeric' only")
+        scorer = self.scorer or "exact_match"
+        for targets, place in zip(self.prompt_targets(), self.prompt_places(), strict=True):
+            for target in targets:
+                try:
+                    check_target(target, scorer)
+                except ValueError as error:
+                    raise ValueError(f"{place}: option 'target': {error}") from None
+        return self
+
+    def prompt_targets(self) -> list[list[str]]:
+        """The acceptable answers of each prompt."""
+        targets = []
+        for value, place in zip(
+            self.prompt_values(self.target, "target"), self.prompt_places(), strict=True
+        ):
+            acceptable = (
+                [as_text(v) for v in value] if isinstance(value, list) else [as_text(value)]
+            )
+            if not acceptable:
+                raise ValueError(f"{place}: option 'target': no acceptable answer given")
+            targets.append(acceptable)
+        return targets
+
+    def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """`item`, `target` (acceptable answers joined by ` | `) and `correct`: 1.0 or 0.0
+        for an answer, NaN for a row without one (failed, or empty)."""
+        marks = super().answer_marks(frame)
+        if self.target is None:
+            return marks
+        targets = self.prompt_targets()
+        scorer = self.scorer or "exact_match"
+        normalisation = Normalisation(
+            self.ignore_case, self.ignore_whitespace, self.ignore_punctuation
+        )
+        stop = self.stop or []
+        correct = [
+            float(
+                is_correct(
+                    cut_at_stop(answer, stop),
+                    targets[ix],
+                    scorer,
+                    normalisation,
+                    self.tolerance or 0,
+                )
+            )
+            if isinstance(answer, str) and answer
+            else math.nan
+            for answer, ix in zip(
+                frame["answer"].tolist(), frame["paraphrase_ix"].tolist(), strict=True
+            )
+        ]
+        marks["target"] = self.per_row(frame, [" | ".join(t) for t in targets])
+        marks["correct"] = correct
+        return marks
+
+    def has_target(self) -> bool:
+        return self.target is not None
 
     @field_validator("judges", mode="before")
     @classmethod
@@ -257,13 +360,18 @@ class FreeForm(_TextQuestion):
         return built
 
     def score_columns(self) -> list[str]:
-        """Each rating judge's column (free text has no score of its own)."""
-        return [name for name, judge in self.judges.items() if judge.gives_score]
+        """Each rating judge's column, and `correct` with a target (free text has no score
+        of its own)."""
+        judged = [name for name, judge in self.judges.items() if judge.gives_score]
+        return [*judged, "correct"] if self.target is not None else judged
 
     def column_scales(self) -> dict[str, Scale]:
-        """Each rating judge's column runs over the judge's own range."""
-        return {
+        """Each rating judge's column runs over the judge's own range; `correct` over 0–1."""
+        scales = {
             name: judge.column_scales().get("answer", ZERO_TO_HUNDRED)
             for name, judge in self.judges.items()
             if judge.gives_score
         }
+        if self.target is not None:
+            scales["correct"] = SHARE
+        return scales

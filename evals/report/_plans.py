@@ -82,8 +82,8 @@ def headline_plans(run: Run) -> list[FigurePlan]:
         plans.append(
             FigurePlan(
                 f"{_slug(metric)}-per-question",
-                f"The share '{metric}' per question and group with its 95% interval ({words}); "
-                "the pooled row last.",
+                f"{_share_words(metric)} per question and group with its 95% interval "
+                f"({words}); the pooled row last.",
                 partial(_draw, "metric_figure", summary, metric, groups=groups),
             )
         )
@@ -99,6 +99,11 @@ def headline_plans(run: Run) -> list[FigurePlan]:
             )
         )
     return plans
+
+
+def _share_words(score: str) -> str:
+    """How a caption names a share: `correct` is the accuracy."""
+    return "Accuracy (the share 'correct')" if score == "correct" else f"The share '{score}'"
 
 
 def cost_plans(run: Run) -> list[FigurePlan]:
@@ -183,7 +188,9 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
     if kind == "next_token":
         caption = "Mean probability of the first token per group (rare tokens in [OTHER])."
         add("next-token", caption, "plot_frame", frame, "next_token", min_fraction=0.02, **drawn)
-    elif kind == "free_form" and 0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS:
+    elif kind in ("free_form", "multiple_choice") and (
+        0 < frame["answer"].nunique() <= _MAX_DISTINCT_ANSWERS
+    ):
         caption = "Share of each answer per group (rare answers in [OTHER])."
         add("answers", caption, "answers_figure", frame, order=order, title=name, min_fraction=0.02)
     return plans

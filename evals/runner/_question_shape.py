@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evals.cache import SampleResult
 
 
@@ -77,3 +79,5 @@ class Askable(_Asked, Protocol):
     def prompt_factors(self) -> dict[str, list[str]]: ...
 
     def judge_questions(self) -> Mapping[str, Judge]: ...
+
+    def mark_answers(self, frame: pd.DataFrame) -> pd.DataFrame: ...

@@ -65,7 +65,7 @@ class ScorePlan:
             "scores": list(self.columns),
             "metrics": {metric.name: metric.spec() for metric in self.metrics},
             "scales": {
-                name: [scale.low, scale.high]
+                name: [scale.low, scale.high, *(["share"] if scale.is_share else [])]
                 for name, scale in self.scales.items()
                 if name in self.columns
             },

@@ -89,7 +89,9 @@ class Run:
         scales: dict[str, Scale] = {}
         for score, bounds in dict(recorded).items():
             try:
-                scales[str(score)] = Scale(float(bounds[0]), float(bounds[1]))
+                low, high = float(bounds[0]), float(bounds[1])
+                share = list(bounds)[2:] == ["share"]  # a 0/1 score such as `correct`
+                scales[str(score)] = Scale(low, high, "share" if share else "score")
             except (TypeError, ValueError, IndexError):
                 continue
         scales.update({metric.name: SHARE for metric in self.metrics(name)})

@@ -34,7 +34,9 @@ def test_unknown_option_names_the_question_and_the_option() -> None:
 
 
 def test_unknown_type_lists_the_valid_ones() -> None:
-    with pytest.raises(QuestionError, match="free_form, free_form_judge, next_token"):
+    with pytest.raises(
+        QuestionError, match="free_form, free_form_judge, multiple_choice, next_token"
+    ):
         Question.create(type="freeform", name="q", paraphrases=["x"])
 
 

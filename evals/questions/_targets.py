@@ -1,0 +1,162 @@
+"""Right answers: how a free-form answer is compared with its target (`exact_match`,
+`includes`, `regex`, `numeric`, after the normalisation options), how a multiple-choice
+prompt is written and its letter read back (from the text, or from the first token's
+logprobs), and how a target is read (an index, a letter or a choice's text)."""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Scorer = Literal["exact_match", "includes", "regex", "numeric"]
+SCORERS: tuple[Scorer, ...] = ("exact_match", "includes", "regex", "numeric")
+
+LETTERS = string.ascii_uppercase
+MC_INSTRUCTION = "Answer with a single letter."
+_SPACES = re.compile(r"\s+")
+_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
+_LEADING_LETTER = re.compile(r"\s*[(\[]?([A-Z])(?![A-Za-z0-9])")
+_STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
+
+
+@dataclass(frozen=True)
+class Normalisation:
+    """What is ignored before an answer is compared with its target."""
+
+    ignore_case: bool = True
+    ignore_whitespace: bool = True
+    """Whitespace at both ends is dropped and every inner run becomes one space."""
+    ignore_punctuation: bool = False
+    """Every punctuation character (Unicode category P) is dropped."""
+
+    def apply(self, text: str) -> str:
+        if self.ignore_punctuation:
+            text = "".join(c for c in text if not unicodedata.category(c).startswith("P"))
+        if self.ignore_whitespace:
+            text = _SPACES.sub(" ", text).strip()
+        if self.ignore_case:
+            text = text.casefold()
+        return text
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """`text` up to the first of the stop sequences (the API cuts there too)."""
+    ends = [text.find(s) for s in stop if s]
+    found = [end for end in ends if end >= 0]
+    return text[: min(found)] if found else text
+
+
+def read_number(text: str) -> float | None:
+    """The last number written in `text` (`1,000`, `-3.5`, `2e3`), or None."""
+    found = _NUMBER.findall(text)
+    if not found:
+        return None
+    try:
+        return float(found[-1].replace(",", "").replace("−", "-"))
+    except ValueError:
+        return None
+
+
+def check_target(target: str, scorer: Scorer) -> None:
+    """ValueError when `target` cannot be used by `scorer` (a bad regex, not a number)."""
+    if scorer == "regex":
+        try:
+            re.compile(target)
+        except re.error as error:
+            raise ValueError(
+                f"target {target!r} is not a valid regular expression: {error}"
+            ) from None
+    elif scorer == "numeric" and read_number(target) is None:
+        raise ValueError(f"target {target!r} is not a number, which scorer 'numeric' needs")
+
+
+def is_correct(
+    answer: str,
+    targets: Sequence[str],
+    scorer: Scorer,
+    normalisation: Normalisation,
+    tolerance: float = 0.0,
+) -> bool:
+    """Whether `answer` matches one of the acceptable `targets` under `scorer`."""
+    if scorer == "numeric":
+        number = read_number(answer)
+        if number is None:
+            return False
+        wanted = (read_number(t) for t in targets)
+        return any(w is not None and abs(number - w) <= tolerance for w in wanted)
+    if scorer == "regex":
+        flags = re.IGNORECASE if normalisation.ignore_case else 0
+        text = Normalisation(
+            False, normalisation.ignore_whitespace, normalisation.ignore_punctuation
+        )
+        seen = text.apply(answer)
+        return any(re.search(t, seen, flags) is not None for t in targets)
+    seen = normalisation.apply(answer)
+    wanted_texts = [normalisation.apply(t) for t in targets]
+    if scorer == "includes":
+        return any(w in seen for w in wanted_texts)
+    return seen in wanted_texts
+
+
+def mc_prompt(question: str, choices: Sequence[str]) -> str:
+    """The multiple-choice user message: the question, one lettered line per choice, and the
+    instruction to answer with a letter."""
+    lines = [f"{LETTERS[i]}. {choice}" for i, choice in enumerate(choices)]
+    return f"{question}\n\n" + "\n".join(lines) + f"\n\n{MC_INSTRUCTION}"
+
+
+def read_letter(text: str | None, options: int) -> str | None:
+    """The option letter a sampled answer chose: a capital letter standing alone at the start
+    (`B`, `B.`, `(B) 42`), else the last standalone option letter (`The answer is B`)."""
+    if not text:
+        return None
+    letters = LETTERS[:options]
+    leading = _LEADING_LETTER.match(text)
+    if leading and leading.group(1) in letters:
+        return leading.group(1)
+    found = [c for c in _STANDALONE_LETTER.findall(text) if c in letters]
+    return found[-1] if found else None
+
+
+def letter_probabilities(tokens: Mapping[str, float], options: int) -> dict[str, float]:
+    """The probability of each option letter among the first token's `tokens`, case and
+    space variants (`" B"`, `"b"`) summed, normalised over the letters (empty when none)."""
+    letters = LETTERS[:options]
+    mass = dict.fromkeys(letters, 0.0)
+    for token, prob in tokens.items():
+        letter = token.strip().upper()
+        if letter in mass and math.isfinite(prob):
+            mass[letter] += prob
+    total = sum(mass.values())
+    if total <= 0:
+        return {}
+    return {letter: prob / total for letter, prob in mass.items()}
+
+
+def choice_index(target: Any, choices: Sequence[str]) -> int:
+    """The 0-based index of the right choice, from an index, a letter (`"B"`) or the choice's
+    text; ValueError saying what the choices are otherwise."""
+    count = len(choices)
+    if isinstance(target, bool):
+        pass
+    elif isinstance(target, int):
+        if 0 <= target < count:
+            return target
+    elif isinstance(target, str):
+        text = target.strip()
+        if len(text) == 1 and text in LETTERS[:count]:
+            return LETTERS.index(text)
+        if target in choices:
+            return list(choices).index(target)
+        if text.isdigit() and int(text) < count:
+            return int(text)
+    last = LETTERS[count - 1]
+    raise ValueError(
+        f"target {target!r} is not one of the {count} choices: give its 0-based index "
+        f"(0-{count - 1}), its letter (A-{last}) or its text exactly"
+    )
