@@ -4,7 +4,8 @@ llmcomp: a list of entries with `name` and `type`; `judges` maps a judge name to
 entry's name or to an inline judge. Emergent Misalignment: entries with `id`, `type:
 free_form_judge_0_100` (or `free_form`), `judge` (the judge model) and `judge_prompts` (one
 0–100 rating judge per prompt). YAML anchors and aliases work in both. A malformed file raises
-`QuestionFileError` naming the file, the line, the question and the field.
+`QuestionFileError` naming the file, the line, the question and the field. An
+lm-evaluation-harness task file (a mapping with `task`) is read by `_lm_eval`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import yaml
 
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
+from evals.questions._lm_eval import is_lm_eval_task, lm_eval_questions
 
 _EM_KEYS = {"id", "type", "judge", "judge_prompts"}
 _EM_PASSTHROUGH = {"paraphrases", "samples_per_paraphrase", "system", "messages", "temperature"}
@@ -46,6 +48,9 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
 
 def _entries(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, entry) for each list item of the file, lines from the YAML node tree."""
+    if is_lm_eval_task(path):  # one question, its options as `Question.create` takes them
+        yield from ((1, question) for question in lm_eval_questions(path))
+        return
     try:
         text = path.read_text(encoding="utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
