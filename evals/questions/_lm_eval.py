@@ -86,6 +86,8 @@ _TaskLoader.add_constructor("!function", _function_tag)
 class _Config:
     """A task's keys (those of its `include`s under its own) and where each was written."""
 
+    path: Path
+    """The task file."""
     values: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, tuple[Path, int]] = field(default_factory=dict)
 
@@ -98,8 +100,12 @@ class _Config:
         return self.origins[key][0].parent
 
     def error(self, key: str, message: str) -> QuestionFileError:
-        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name."""
-        file, line = self.origins.get(key.split(".")[0].split("[")[0], (Path("?"), 0))
+        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name (the
+        task file alone for a key it lacks)."""
+        top = key.split(".")[0].split("[")[0]
+        if top not in self.origins:
+            return QuestionFileError(f"{self.path}: field '{key}': {message}")
+        file, line = self.origins[top]
         return QuestionFileError(f"{file}:{line}: field '{key}': {message}")
 
 
@@ -140,10 +146,15 @@ def _read_config(path: Path, chain: tuple[Path, ...] = ()) -> _Config:
     except yaml.YAMLError as error:
         raise QuestionFileError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
-        raise QuestionFileError(f"{path}: expected a mapping of lm-eval task keys")
-    config = _Config()
+        raise QuestionFileError(
+            f"{path}: not an lm-evaluation-harness task file (a mapping with 'task' and "
+            "'dataset_path' or 'output_type')"
+        )
+    config = _Config(path)
     own = _Config(
-        {str(k): v for k, v in data.items()}, {str(k): (path, lines.get(str(k), 1)) for k in data}
+        path,
+        {str(k): v for k, v in data.items()},
+        {str(k): (path, lines.get(str(k), 1)) for k in data},
     )
     include = own.values.pop("include", None)
     if include is not None:
@@ -157,6 +168,7 @@ def _read_config(path: Path, chain: tuple[Path, ...] = ()) -> _Config:
         if base.resolve() in chain:
             raise own.error("include", f"{base} includes itself")
         config = _read_config(base, (*chain, path.resolve()))
+        config.path = path
     config.values.update(own.values)
     config.origins.update(own.origins)
     return config
