@@ -57,8 +57,8 @@ _REFUSED = {
 }
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
-_WHITESPACE_PATTERNS = {" ", "\\s", "\\s+", "\\s*", "^\\s+", "\\s+$"}
-"""`regexes_to_ignore` entries that only strip whitespace, which labmgr ignores anyway."""
+_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}
+"""`regexes_to_ignore` entries that strip whitespace at the ends, as labmgr always does."""
 _GENERATION_KEYS = {"until", "do_sample", "temperature", "max_gen_toks", "top_p"}
 _MAX_STOP = 4  # OpenAI's chat API takes at most four stop sequences
 _MAX_CHOICES = 26  # one letter each
@@ -353,12 +353,12 @@ class _Task:
             return {}
         patterns = value if isinstance(value, list) else [value]
         for pattern in patterns:
-            if pattern not in _WHITESPACE_PATTERNS:
+            if pattern not in _EDGE_WHITESPACE:
                 raise self.config.error(
                     key,
                     f"the pattern {pattern!r} cannot be removed from answers in labmgr, which "
-                    "compares with ignore_case and ignore_punctuation (whitespace is always "
-                    "ignored); remove it or use those options",
+                    "compares after ignore_case and ignore_punctuation (and always trims "
+                    "whitespace and reads runs of it as one space); remove it or use those",
                 )
         return {}
 

@@ -4,8 +4,7 @@ llmcomp: a list of entries with `name` and `type`; `judges` maps a judge name to
 entry's name or to an inline judge. Emergent Misalignment: entries with `id`, `type:
 free_form_judge_0_100` (or `free_form`), `judge` (the judge model) and `judge_prompts` (one
 0–100 rating judge per prompt). YAML anchors and aliases work in both. A malformed file raises
-`QuestionFileError` naming the file, the line, the question and the field. An
-lm-evaluation-harness task file (a mapping with `task`) is read by `_lm_eval`.
+`QuestionFileError` naming the file, the line, the question and the field.
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
 
 def _entries(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, entry) for each list item of the file, lines from the YAML node tree."""
-    if is_lm_eval_task(path):  # one question, its options as `Question.create` takes them
+    if is_lm_eval_task(path):  # an lm-evaluation-harness task file: one question
         yield from ((1, question) for question in lm_eval_questions(path))
         return
     try:

@@ -299,7 +299,7 @@ metric_list:
     higher_is_better: true
     ignore_case: true
     ignore_punctuation: true
-    regexes_to_ignore: ["\\\\s+"]
+    regexes_to_ignore: ["^\\\\s+"]
 """,
         {"data/sums.jsonl": SUMS},
     )
