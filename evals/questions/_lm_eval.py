@@ -15,46 +15,23 @@ next to the task file; `num_fewshot` takes the first examples of the few-shot sp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evals.errors import QuestionFileError
 from evals.questions._jinja import resolve, resolve_choices
+from evals.questions._lm_eval_config import (
+    TaskConfig,
+    check_keys,
+    is_lm_eval_task,
+    read_task_config,
+)
+from evals.questions._lm_eval_data import Doc, data_splits, evaluated_split, split_docs
 
 __all__ = ["is_lm_eval_task", "lm_eval_questions"]
 
-# fmt: off
-_READ = {
-    "task", "dataset_path", "dataset_name", "dataset_kwargs", "training_split",
-    "validation_split", "test_split", "fewshot_split", "fewshot_config", "doc_to_text",
-    "doc_to_target", "doc_to_choice", "description", "target_delimiter", "fewshot_delimiter",
-    "num_fewshot", "output_type", "generation_kwargs", "metric_list", "repeats", "unsafe_code",
-}
-_IGNORED = {
-    "task_alias", "tag", "group", "metadata", "should_decontaminate",
-    "doc_to_decontamination_query", "batch_size",
-}
-# fmt: on
-"""Keys that name, describe or tag a task but change nothing that is asked or scored."""
-_REFUSED = {
-    "process_docs": "runs Python from the task's folder, which labmgr never does; write the "
-    "data file with the columns the templates need",
-    "process_results": "scores with Python from the task's folder, which labmgr never does; "
-    "use metric_list with acc or exact_match",
-    "custom_dataset": "builds the data with Python; point dataset_kwargs.data_files at a file",
-    "use_prompt": "promptsource prompts are not supported; write doc_to_text, doc_to_target "
-    "and doc_to_choice",
-    "doc_to_image": "images are not asked; labmgr asks text only",
-    "doc_to_audio": "audio is not asked; labmgr asks text only",
-    "filter_list": "filters that extract an answer from the generation are not supported; "
-    "the whole answer, cut at the first `until` string, is compared with the target",
-    "gen_prefix": "an assistant prefix is not supported; end doc_to_text with it instead",
-}
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
 _EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}
@@ -64,152 +41,16 @@ _MAX_STOP = 4  # OpenAI's chat API takes at most four stop sequences
 _MAX_CHOICES = 26  # one letter each
 
 
-class _Function:
-    """A `!function module.name` tag: Python of the task's folder, never imported."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-class _TaskLoader(yaml.SafeLoader):
-    """YAML as lm-eval reads a task, `!function` tags kept as `_Function`s to refuse."""
-
-
-def _function_tag(loader: yaml.SafeLoader, node: yaml.Node) -> _Function:
-    return _Function(str(node.value))
-
-
-_TaskLoader.add_constructor("!function", _function_tag)
-
-
-@dataclass
-class _Config:
-    """A task's keys (those of its `include`s under its own) and where each was written."""
-
-    path: Path
-    """The task file."""
-    values: dict[str, Any] = field(default_factory=dict)
-    origins: dict[str, tuple[Path, int]] = field(default_factory=dict)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.values.get(key)
-        return default if value is None else value
-
-    def folder(self, key: str) -> Path:
-        """The folder of the file that wrote `key`: its relative paths start there."""
-        return self.origins[key][0].parent
-
-    def error(self, key: str, message: str) -> QuestionFileError:
-        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name (the
-        task file alone for a key it lacks)."""
-        top = key.split(".")[0].split("[")[0]
-        if top not in self.origins:
-            return QuestionFileError(f"{self.path}: field '{key}': {message}")
-        file, line = self.origins[top]
-        return QuestionFileError(f"{file}:{line}: field '{key}': {message}")
-
-
-def _parse(path: Path) -> tuple[Any, dict[str, int]]:
-    """The file's data and the line of each top-level key."""
-    text = path.read_text(encoding="utf-8")
-    node = yaml.compose(text, Loader=_TaskLoader)
-    data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
-    return data, lines
-
-
-def _looks_like_task(data: Any) -> bool:
-    return (
-        isinstance(data, dict)
-        and "task" in data
-        and bool({"dataset_path", "output_type", "include"} & set(data))
-    )
-
-
-def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file (a mapping with `task` and
-    `dataset_path`, `output_type` or `include`), not a list of questions."""
-    try:
-        data, _ = _parse(Path(path))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False  # the question-file reader says what is wrong with it
-    return _looks_like_task(data)
-
-
-def _read_config(path: Path, chain: tuple[Path, ...] = ()) -> _Config:
-    try:
-        data, lines = _parse(path)
-    except (OSError, UnicodeDecodeError) as error:
-        raise QuestionFileError(f"{path}: cannot read: {error}") from None
-    except yaml.YAMLError as error:
-        raise QuestionFileError(f"{path}: not valid YAML: {error}") from None
-    if not isinstance(data, dict):
-        raise QuestionFileError(
-            f"{path}: not an lm-evaluation-harness task file (a mapping with 'task' and "
-            "'dataset_path' or 'output_type')"
-        )
-    config = _Config(path)
-    own = _Config(
-        path,
-        {str(k): v for k, v in data.items()},
-        {str(k): (path, lines.get(str(k), 1)) for k in data},
-    )
-    include = own.values.pop("include", None)
-    if include is not None:
-        base = own.folder("include") / str(include)
-        if not isinstance(include, str) or not base.is_file():
-            raise own.error(
-                "include",
-                f"no file {base}; labmgr reads include as a path relative to the file, not "
-                "as the name of a task lm-eval has registered",
-            )
-        if base.resolve() in chain:
-            raise own.error("include", f"{base} includes itself")
-        config = _read_config(base, (*chain, path.resolve()))
-        config.path = path
-    config.values.update(own.values)
-    config.origins.update(own.origins)
-    return config
-
-
 def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     """The questions (as `Question.create` options, with `type` and `name`) an lm-eval task
     file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
     path = Path(path)
-    config = _read_config(path, ())
-    if not _looks_like_task(config.values):
+    if not is_lm_eval_task(path):
         raise QuestionFileError(
             f"{path}: not an lm-evaluation-harness task file (a mapping with 'task' and "
             "'dataset_path' or 'output_type')"
         )
-    return [_Task(config).question()]
-
-
-def _function_in(value: Any, key: str) -> tuple[str, _Function] | None:
-    """The first `!function` tag inside a value, with the key path leading to it."""
-    if isinstance(value, _Function):
-        return key, value
-    if isinstance(value, Mapping):
-        items: Any = ((f"{key}.{k}", v) for k, v in value.items())
-    elif isinstance(value, list):
-        items = ((f"{key}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for inner_key, inner in items:
-        found = _function_in(inner, inner_key)
-        if found is not None:
-            return found
-    return None
-
-
-@dataclass
-class _Doc:
-    """One row of the data and where it was read (`file:line`)."""
-
-    source: str
-    row: dict[str, Any]
+    return [_Task(read_task_config(path)).question()]
 
 
 @dataclass
@@ -229,12 +70,12 @@ class _Rendered:
 class _Task:
     """One task's keys checked, its data read and its rows rendered."""
 
-    def __init__(self, config: _Config) -> None:
+    def __init__(self, config: TaskConfig) -> None:
         self.config = config
         self.output_type = "generate_until"
 
     def question(self) -> dict[str, Any]:
-        self._check_keys()
+        check_keys(self.config)
         config = self.config
         name = config.get("task")
         if not isinstance(name, str) or not name:
@@ -251,13 +92,13 @@ class _Task:
             )
         for key in ("doc_to_text", "doc_to_target"):
             if config.values.get(key) is None:
-                raise QuestionFileError(f"{config.origins['task'][0]}: field '{key}' is required")
+                raise config.error(key, "is required")
         if self.output_type == "multiple_choice" and config.values.get("doc_to_choice") is None:
             raise config.error("output_type", "multiple_choice needs doc_to_choice")
         scoring = self._scoring()
-        splits = self._splits()
-        key, split = self._eval_split()
-        docs = self._docs(splits, key, split)
+        splits = data_splits(config)
+        key, split = evaluated_split(config)
+        docs = split_docs(config, splits, key, split)
         rows = self._rows(docs, *self._fewshot(splits, split, docs))
         if self.output_type == "multiple_choice":
             return {
@@ -280,36 +121,6 @@ class _Task:
             **scoring,
             **self._generation(),
         }
-
-    def _check_keys(self) -> None:
-        config = self.config
-        for key, value in config.values.items():
-            if key not in _READ | _IGNORED | set(_REFUSED):
-                raise config.error(
-                    key, "not a key of lm-evaluation-harness task files that labmgr knows"
-                )
-            found = _function_in(value, key)
-            if found is not None:
-                raise config.error(
-                    found[0],
-                    f"!function {found[1].name} runs Python from the task's folder, which "
-                    "labmgr never does; write it as a Jinja template or a column name",
-                )
-            if key in _REFUSED and value is not None:
-                raise config.error(key, _REFUSED[key])
-        if config.get("repeats", 1) != 1:
-            raise config.error("repeats", "only 1 is supported (one answer per row is scored)")
-        if config.get("unsafe_code", False):
-            raise config.error("unsafe_code", "labmgr runs no code from task files")
-        fewshot_config = config.get("fewshot_config", {})
-        if not isinstance(fewshot_config, Mapping) or set(fewshot_config) - {"sampler"}:
-            raise config.error(
-                "fewshot_config", "only 'sampler: first_n' is supported (the first examples)"
-            )
-        if fewshot_config.get("sampler", "first_n") not in ("first_n", "default"):
-            raise config.error(
-                "fewshot_config.sampler", "only first_n is supported (the first examples)"
-            )
 
     def _scoring(self) -> dict[str, Any]:
         """The scorer options of `metric_list` (exact_match's), after checking each metric
@@ -393,71 +204,9 @@ class _Task:
             options["stop"] = stops
         return options
 
-    def _splits(self) -> dict[str, list[Path]]:
-        """`dataset_kwargs.data_files` as split -> files, relative to the file naming them."""
-        config = self.config
-        dataset_path = config.get("dataset_path")
-        if dataset_path not in ("json", "csv"):
-            raise config.error(
-                "dataset_path",
-                f"{dataset_path!r} is not a local file format; labmgr reads local data only "
-                "(dataset_path: json or csv with dataset_kwargs.data_files), so save the "
-                "dataset as a .jsonl file and point data_files at it",
-            )
-        if config.get("dataset_name") is not None:
-            raise config.error("dataset_name", "a local json or csv dataset has no subsets")
-        kwargs = config.get("dataset_kwargs", {})
-        if not isinstance(kwargs, Mapping) or "data_files" not in kwargs:
-            raise config.error("dataset_kwargs", "data_files is required (the local data)")
-        for key in kwargs:
-            if key != "data_files":
-                raise config.error(f"dataset_kwargs.{key}", "only data_files is supported")
-        files = kwargs["data_files"]
-        named = files if isinstance(files, Mapping) else {"train": files}
-        folder = config.folder("dataset_kwargs")
-        splits: dict[str, list[Path]] = {}
-        for split, paths in named.items():
-            splits[str(split)] = [
-                self._data_file(folder, entry)
-                for entry in (paths if isinstance(paths, list) else [paths])
-            ]
-        return splits
-
-    def _data_file(self, folder: Path, entry: Any) -> Path:
-        key = "dataset_kwargs.data_files"
-        if not isinstance(entry, str) or "://" in entry:
-            raise self.config.error(key, f"{entry!r} is not a local file path")
-        path = folder / entry
-        if not path.is_file():
-            raise self.config.error(key, f"no file {path} (paths are relative to the task file)")
-        return path
-
-    def _eval_split(self) -> tuple[str, str]:
-        """The split evaluated and its key: test_split, else validation_split."""
-        for key in ("test_split", "validation_split"):
-            split = self.config.get(key)
-            if split is not None:
-                return key, str(split)
-        raise self.config.error(
-            "test_split",
-            "name the split to evaluate with test_split or validation_split (data_files "
-            "given as a path or a list is the split 'train')",
-        )
-
-    def _docs(self, splits: dict[str, list[Path]], key: str, name: str) -> list[_Doc]:
-        if name not in splits:
-            raise self.config.error(
-                key, f"no split {name!r} in dataset_kwargs.data_files (it has {', '.join(splits)})"
-            )
-        reader = _read_csv if self.config.get("dataset_path") == "csv" else _read_json
-        docs = [doc for path in splits[name] for doc in reader(path)]
-        if not docs:
-            raise self.config.error(key, f"the split {name!r} has no rows")
-        return docs
-
     def _fewshot(
-        self, splits: dict[str, list[Path]], evaluated: str, docs: list[_Doc]
-    ) -> tuple[int, list[_Doc], bool]:
+        self, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
+    ) -> tuple[int, list[Doc], bool]:
         """How many examples each prompt shows, the rows they come from, and whether those
         are the evaluated rows (then a row is never its own example)."""
         config = self.config
@@ -471,7 +220,7 @@ class _Task:
             if split is None:
                 continue
             same = str(split) == evaluated
-            pool = docs if same else self._docs(splits, key, str(split))
+            pool = docs if same else split_docs(config, splits, key, str(split))
             if len(pool) < shots + int(same):
                 raise config.error(
                     "num_fewshot",
@@ -484,7 +233,7 @@ class _Task:
         )
 
     def _rows(
-        self, docs: list[_Doc], shots: int, pool: list[_Doc], same_split: bool
+        self, docs: list[Doc], shots: int, pool: list[Doc], same_split: bool
     ) -> list[dict[str, Any]]:
         """One row per document: its id, its prompt (description, examples, text) and its
         choices and target."""
@@ -513,18 +262,18 @@ class _Task:
             rows.append(row)
         return rows
 
-    def _field(self, key: str, doc: _Doc, read: Any) -> Any:
+    def _field(self, key: str, doc: Doc, read: Any) -> Any:
         try:
             return read()
         except ValueError as error:
             raise self.config.error(key, f"{doc.source}: {error}") from None
 
-    def _description(self, doc: _Doc) -> str:
+    def _description(self, doc: Doc) -> str:
         description = self.config.get("description", "")
         text = self._field("description", doc, lambda: resolve(description, doc.row))
         return str(text)
 
-    def _render(self, doc: _Doc) -> _Rendered:
+    def _render(self, doc: Doc) -> _Rendered:
         """A row's prompt text, choices and target as lm-eval reads them."""
         config = self.config
         choice_spec = config.values.get("doc_to_choice")
@@ -576,48 +325,3 @@ class _Task:
                 f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
             )
         return _Rendered(text, choices, target)
-
-
-def _read_json(path: Path) -> list[_Doc]:
-    """The rows of a JSON lines file, or of a JSON file holding a list of objects."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise QuestionFileError(f"{path}: cannot read: {error}") from None
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise QuestionFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
-        numbered = [(f"{path}: item {i + 1}", item) for i, item in enumerate(items)]
-    else:
-        numbered = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                numbered.append((f"{path}:{number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise QuestionFileError(
-                    f"{path}:{number}: not valid JSON ({error.msg}); each line of a JSON "
-                    "lines file is one object"
-                ) from None
-    for source, item in numbered:
-        if not isinstance(item, dict):
-            raise QuestionFileError(f"{source}: expected a JSON object (one row of the data)")
-    return [_Doc(source, item) for source, item in numbered]
-
-
-def _read_csv(path: Path) -> list[_Doc]:
-    """The rows of a CSV file with a header, numbers read as numbers (as `datasets` does)."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as error:
-        raise QuestionFileError(f"{path}: cannot read as CSV: {error}") from None
-    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
-    return [
-        _Doc(f"{path}:{index + 2}", {str(k): v for k, v in row.items()})
-        for index, row in enumerate(records)
-    ]
