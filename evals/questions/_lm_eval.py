@@ -46,10 +46,7 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
     path = Path(path)
     if not is_lm_eval_task(path):
-        raise QuestionFileError(
-            f"{path}: not an lm-evaluation-harness task file (a mapping with 'task' and "
-            "'dataset_path' or 'output_type')"
-        )
+        raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
     return [_Task(read_task_config(path)).question()]
 
 
@@ -75,7 +72,6 @@ class _Task:
         self.output_type = "generate_until"
 
     def question(self) -> dict[str, Any]:
-        check_keys(self.config)
         config = self.config
         name = config.get("task")
         if not isinstance(name, str) or not name:
@@ -83,6 +79,7 @@ class _Task:
                 "task",
                 "a task name is needed (a list of tasks is a group file; pass each task file)",
             )
+        check_keys(config)
         self.output_type = config.get("output_type", "generate_until")
         if self.output_type not in _METRICS:
             raise config.error(

@@ -97,22 +97,14 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
     return data, lines
 
 
-def _looks_like_task(data: Any) -> bool:
-    return (
-        isinstance(data, dict)
-        and "task" in data
-        and bool({"dataset_path", "output_type", "include"} & set(data))
-    )
-
-
 def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file (a mapping with `task` and
-    `dataset_path`, `output_type` or `include`), not a list of questions."""
+    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task` (a file
+    of questions is a list)."""
     try:
-        data, _ = _parse(Path(path))
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False  # the question-file reader says what is wrong with it
-    return _looks_like_task(data)
+    return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
 
 
 def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
@@ -126,8 +118,7 @@ def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
         raise QuestionFileError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise QuestionFileError(
-            f"{path}: not an lm-evaluation-harness task file (a mapping with 'task' and "
-            "'dataset_path' or 'output_type')"
+            f"{path}: not an lm-evaluation-harness task file (expected a mapping of task keys)"
         )
     config = TaskConfig(path)
     own = TaskConfig(

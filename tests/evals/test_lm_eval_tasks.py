@@ -366,6 +366,12 @@ REFUSALS = [
         "!function utils.doc_to_text runs Python",
     ),
     ({"": "process_docs: !function utils.process_docs\n"}, "process_docs", "!function"),
+    (
+        {"": "metric_list: [{metric: exact_match, aggregation: !function utils.agg}]\n"},
+        "metric_list[0].aggregation",
+        "!function utils.agg",
+    ),
+    ({"": "include: task.yaml\n"}, "include", "includes itself"),
     ({"": "process_docs: utils.process_docs\n"}, "process_docs", "runs Python"),
     ({"": "include: missing.yaml\n"}, "include", "no file"),
     ({"": "dataset_kwrgs: {}\n"}, "dataset_kwrgs", "not a key of lm-evaluation-harness"),
@@ -406,7 +412,7 @@ REFUSALS = [
     ({"": "num_fewshot: 9\nfewshot_split: train\n"}, "num_fewshot", "has 5 rows, one of them"),
     ({"": "repeats: 4\n"}, "repeats", "only 1"),
     ({"": "dataset_name: main\n"}, "dataset_name", "no subsets"),
-    ({"task: sums": "task: [a, b]"}, "task", "group file"),
+    ({"task: sums": "task: [a, b]\naggregate_metric_list: []"}, "task", "group file"),
 ]
 
 
