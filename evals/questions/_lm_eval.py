@@ -7,10 +7,10 @@ question scored by exact match (`generate_until`, metric `exact_match`). Its `da
 inline list of rows already rendered (`id`, `prompt`, and `choices`/`target`), asked through
 the templates `{prompt}`, `{choices}` and `{target}`, which are filled once and never re-read.
 
-What would change the measurement without saying so is refused with one sentence naming the
-file, the line and the key: a hub dataset, Python (`!function`, `process_docs`), filters,
-metrics other than acc/exact_match, keys lm-eval does not have. `include` is read as a path
-next to the task file; `num_fewshot` takes the first examples of the few-shot split.
+The task file is read and its keys checked in `_lm_eval_config` (what would change the
+measurement without saying so is refused in one sentence naming the file, line and key), its
+data read in `_lm_eval_data`; here the settings become question options and each row is
+rendered, `num_fewshot` taking the first examples of the few-shot split.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     """The questions (as `Question.create` options, with `type` and `name`) an lm-eval task
     file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
     path = Path(path)
+    if not path.is_file():
+        raise QuestionFileError(f"{path}: no such file")
     if not is_lm_eval_task(path):
         raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
     return [_Task(read_task_config(path)).question()]
