@@ -15,6 +15,7 @@ The layers below know a question only through the `Askable` and `Judge` protocol
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
 from evals.questions._choices import MultipleChoice
+from evals.questions._lm_eval import lm_eval_questions
 from evals.questions._loading import load_questions
 from evals.questions._templates import render_template, template_fields
 from evals.questions._types import FreeForm, FreeFormJudge, NextToken, Rating, RatingJudge
@@ -29,6 +30,7 @@ __all__ = [
     "QuestionFileError",
     "Rating",
     "RatingJudge",
+    "lm_eval_questions",
     "load_questions",
     "render_template",
     "template_fields",

@@ -1,0 +1,326 @@
+"""lm-evaluation-harness task files as questions: `lm_eval_questions(path)`.
+
+A task YAML whose data is a local JSON lines, JSON or CSV file (`dataset_path: json` or `csv`
+with `dataset_kwargs.data_files`) becomes one question in the schema of question files: a
+`multiple_choice` question (`output_type: multiple_choice`, metric `acc`) or a `free_form`
+question scored by exact match (`generate_until`, metric `exact_match`). Its `dataset` is an
+inline list of rows already rendered (`id`, `prompt`, and `choices`/`target`), asked through
+the templates `{prompt}`, `{choices}` and `{target}`, which are filled once and never re-read.
+
+The task file is read and its keys checked in `_lm_eval_config` (what would change the
+measurement without saying so is refused in one sentence naming the file, line and key), its
+data read in `_lm_eval_data`; here the settings become question options and each row is
+rendered, `num_fewshot` taking the first examples of the few-shot split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.errors import QuestionFileError
+from evals.questions._jinja import resolve, resolve_choices
+from evals.questions._lm_eval_config import (
+    TaskConfig,
+    check_keys,
+    is_lm_eval_task,
+    read_task_config,
+)
+from evals.questions._lm_eval_data import Doc, data_splits, evaluated_split, split_docs
+
+__all__ = ["is_lm_eval_task", "lm_eval_questions"]
+
+_METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
+_EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
+_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}
+"""`regexes_to_ignore` entries that strip whitespace at the ends, as labmgr always does."""
+_GENERATION_KEYS = {"until", "do_sample", "temperature", "max_gen_toks", "top_p"}
+_MAX_STOP = 4  # OpenAI's chat API takes at most four stop sequences
+_MAX_CHOICES = 26  # one letter each
+
+
+def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
+    """The questions (as `Question.create` options, with `type` and `name`) an lm-eval task
+    file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
+    path = Path(path)
+    if not path.is_file():
+        raise QuestionFileError(f"{path}: no such file")
+    if not is_lm_eval_task(path):
+        raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
+    return [_Task(read_task_config(path)).question()]
+
+
+@dataclass
+class _Rendered:
+    text: str
+    choices: list[str] | None
+    target: int | str
+    """The right choice's index (multiple choice) or the expected answer."""
+
+    @property
+    def answer_text(self) -> str:
+        if self.choices is not None and isinstance(self.target, int):
+            return self.choices[self.target]
+        return str(self.target)
+
+
+class _Task:
+    """One task's keys checked, its data read and its rows rendered."""
+
+    def __init__(self, config: TaskConfig) -> None:
+        self.config = config
+        self.output_type = "generate_until"
+
+    def question(self) -> dict[str, Any]:
+        config = self.config
+        name = config.get("task")
+        if not isinstance(name, str) or not name:
+            raise config.error(
+                "task",
+                "a task name is needed (a list of tasks is a group file; pass each task file)",
+            )
+        check_keys(config)
+        self.output_type = config.get("output_type", "generate_until")
+        if self.output_type not in _METRICS:
+            raise config.error(
+                "output_type",
+                f"{self.output_type!r} is not supported; labmgr asks chat models, so it runs "
+                "multiple_choice and generate_until (no loglikelihood of a given text)",
+            )
+        for key in ("doc_to_text", "doc_to_target"):
+            if config.values.get(key) is None:
+                raise config.error(key, "is required")
+        if self.output_type == "multiple_choice" and config.values.get("doc_to_choice") is None:
+            raise config.error("output_type", "multiple_choice needs doc_to_choice")
+        scoring = self._scoring()
+        splits = data_splits(config)
+        key, split = evaluated_split(config)
+        docs = split_docs(config, splits, key, split)
+        rows = self._rows(docs, *self._fewshot(splits, split, docs))
+        if self.output_type == "multiple_choice":
+            return {
+                "type": "multiple_choice",
+                "name": name,
+                "dataset": rows,
+                "paraphrases": ["{prompt}"],
+                "choices": "{choices}",
+                "target": "{target}",
+                "score": "sampled",
+                "temperature": 0,
+            }
+        return {
+            "type": "free_form",
+            "name": name,
+            "dataset": rows,
+            "paraphrases": ["{prompt}"],
+            "target": "{target}",
+            "scorer": "exact_match",
+            **scoring,
+            **self._generation(),
+        }
+
+    def _scoring(self) -> dict[str, Any]:
+        """The scorer options of `metric_list` (exact_match's), after checking each metric
+        fits the output type."""
+        config = self.config
+        metrics = config.get("metric_list", [])
+        if not isinstance(metrics, list):
+            raise config.error("metric_list", "expected a list of {metric: NAME, …} entries")
+        known = _METRICS[self.output_type]
+        options: dict[str, Any] = {"ignore_case": False, "ignore_punctuation": False}
+        for index, entry in enumerate(metrics):
+            key = f"metric_list[{index}]"
+            name = entry.get("metric") if isinstance(entry, Mapping) else entry
+            if name not in known:
+                raise config.error(
+                    key,
+                    f"metric {name!r} is not supported for {self.output_type}; labmgr scores "
+                    f"{' and '.join(sorted(known))} (the accuracy, column 'correct')",
+                )
+            if not isinstance(entry, Mapping):
+                continue
+            for option, value in entry.items():
+                if option == "aggregation" and value != "mean":
+                    raise config.error(f"{key}.aggregation", "only mean is supported")
+                elif option == "higher_is_better" and value is not True:
+                    raise config.error(f"{key}.higher_is_better", "accuracy is higher-better")
+                elif option in _EXACT_MATCH_OPTIONS and name == "exact_match":
+                    options.update(self._exact_match_option(f"{key}.{option}", option, value))
+                elif option not in ("metric", "aggregation", "higher_is_better"):
+                    raise config.error(f"{key}.{option}", f"not an option of {name}")
+        return options if self.output_type == "generate_until" else {}
+
+    def _exact_match_option(self, key: str, option: str, value: Any) -> dict[str, Any]:
+        if option in ("ignore_case", "ignore_punctuation"):
+            if not isinstance(value, bool):
+                raise self.config.error(key, "expected true or false")
+            return {option: value}
+        if option == "ignore_numbers":
+            if value:
+                raise self.config.error(key, "ignoring digits is not supported; remove it")
+            return {}
+        patterns = value if isinstance(value, list) else [value]
+        for pattern in patterns:
+            if pattern not in _EDGE_WHITESPACE:
+                raise self.config.error(
+                    key,
+                    f"the pattern {pattern!r} cannot be removed from answers in labmgr, which "
+                    "compares after ignore_case and ignore_punctuation (and always trims "
+                    "whitespace and reads runs of it as one space); remove it or use those",
+                )
+        return {}
+
+    def _generation(self) -> dict[str, Any]:
+        """`generation_kwargs` as request options: greedy unless `do_sample: true`."""
+        config = self.config
+        kwargs = config.get("generation_kwargs", {})
+        if not isinstance(kwargs, Mapping):
+            raise config.error("generation_kwargs", "expected a mapping")
+        unknown = sorted(set(kwargs) - _GENERATION_KEYS)
+        if unknown:
+            raise config.error(
+                f"generation_kwargs.{unknown[0]}",
+                f"not supported; labmgr reads {', '.join(sorted(_GENERATION_KEYS))}",
+            )
+        until = kwargs.get("until", [config.get("fewshot_delimiter", "\n\n")])
+        stops = [until] if isinstance(until, str) else until
+        if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+            raise config.error("generation_kwargs.until", "expected a string or list of strings")
+        stops = [stop for stop in stops if stop]
+        if len(stops) > _MAX_STOP:
+            raise config.error(
+                "generation_kwargs.until",
+                f"{len(stops)} stop strings; the chat API takes at most {_MAX_STOP}",
+            )
+        options: dict[str, Any] = {"max_tokens": kwargs.get("max_gen_toks", 256)}
+        sampled = kwargs.get("do_sample") is True
+        options["temperature"] = kwargs.get("temperature", 1.0) if sampled else 0
+        if "top_p" in kwargs and sampled:
+            options["top_p"] = kwargs["top_p"]
+        if stops:
+            options["stop"] = stops
+        return options
+
+    def _fewshot(
+        self, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
+    ) -> tuple[int, list[Doc], bool]:
+        """How many examples each prompt shows, the rows they come from, and whether those
+        are the evaluated rows (then a row is never its own example)."""
+        config = self.config
+        shots = config.get("num_fewshot", 0)
+        if not isinstance(shots, int) or isinstance(shots, bool) or shots < 0:
+            raise config.error("num_fewshot", "expected a whole number, 0 or more")
+        if shots == 0:
+            return 0, [], False
+        for key in ("fewshot_split", "training_split", "validation_split"):
+            split = config.get(key)
+            if split is None:
+                continue
+            same = str(split) == evaluated
+            pool = docs if same else split_docs(config, splits, key, str(split))
+            if len(pool) < shots + int(same):
+                raise config.error(
+                    "num_fewshot",
+                    f"{shots} examples asked, but the split {split!r} has {len(pool)} rows"
+                    + (", one of them the row asked" if same else ""),
+                )
+            return shots, pool[: shots + int(same)], same
+        raise config.error(
+            "num_fewshot", "examples need fewshot_split (or training_split) to come from"
+        )
+
+    def _rows(
+        self, docs: list[Doc], shots: int, pool: list[Doc], same_split: bool
+    ) -> list[dict[str, Any]]:
+        """One row per document: its id, its prompt (description, examples, text) and its
+        choices and target."""
+        ids: list[Any] = [doc.row.get("id") for doc in docs]
+        own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
+        if not own_ids or len({str(i) for i in ids}) != len(ids):
+            ids = list(range(len(docs)))
+        examples = [self._render(doc) for doc in pool]
+        target_delimiter = self.config.values.get("target_delimiter", " ")
+        fewshot_delimiter = self.config.values.get("fewshot_delimiter", "\n\n")
+        rows = []
+        for doc, item in zip(docs, ids, strict=True):
+            rendered = self._render(doc)
+            chosen = [e for i, e in enumerate(examples) if not (same_split and pool[i] is doc)]
+            prompt = "".join(
+                f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}"
+                for e in chosen[:shots]
+            )
+            row: dict[str, Any] = {"id": str(item), "prompt": self._description(doc) + prompt}
+            row["prompt"] += rendered.text
+            if rendered.choices is not None and self.output_type == "multiple_choice":
+                row["choices"] = rendered.choices
+                row["target"] = rendered.target
+            else:
+                row["target"] = rendered.answer_text
+            rows.append(row)
+        return rows
+
+    def _field(self, key: str, doc: Doc, read: Any) -> Any:
+        try:
+            return read()
+        except ValueError as error:
+            raise self.config.error(key, f"{doc.source}: {error}") from None
+
+    def _description(self, doc: Doc) -> str:
+        description = self.config.get("description", "")
+        text = self._field("description", doc, lambda: resolve(description, doc.row))
+        return str(text)
+
+    def _render(self, doc: Doc) -> _Rendered:
+        """A row's prompt text, choices and target as lm-eval reads them."""
+        config = self.config
+        choice_spec = config.values.get("doc_to_choice")
+        has_choices = choice_spec is not None
+        text = self._field(
+            "doc_to_text",
+            doc,
+            lambda: resolve(config.values["doc_to_text"], doc.row, numbers=has_choices),
+        )
+        if not isinstance(text, str):
+            raise config.error(
+                "doc_to_text",
+                f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
+                "such as winogrande, are not supported)",
+            )
+        target = self._field(
+            "doc_to_target",
+            doc,
+            lambda: resolve(
+                config.values["doc_to_target"], doc.row, numbers=has_choices, lists=True
+            ),
+        )
+        if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
+            raise config.error(
+                "doc_to_target",
+                f"{doc.source}: gave {target!r}; one right answer per row is supported",
+            )
+        if not has_choices:
+            return _Rendered(text, None, str(target))
+        choices = self._field("doc_to_choice", doc, lambda: resolve_choices(choice_spec, doc.row))
+        if not all(isinstance(c, str | int | float) for c in choices):
+            raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
+        choices = [str(c) for c in choices]
+        if not 2 <= len(choices) <= _MAX_CHOICES:
+            raise config.error(
+                "doc_to_choice",
+                f"{doc.source}: {len(choices)} choices; a row needs 2 to {_MAX_CHOICES}",
+            )
+        if isinstance(target, str):
+            if target not in choices:
+                raise config.error(
+                    "doc_to_target",
+                    f"{doc.source}: {target!r} is not one of the choices {choices}",
+                )
+            target = choices.index(target)
+        if not isinstance(target, int) or not 0 <= target < len(choices):
+            raise config.error(
+                "doc_to_target",
+                f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
+            )
+        return _Rendered(text, choices, target)

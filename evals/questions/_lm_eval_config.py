@@ -1,0 +1,192 @@
+"""An lm-evaluation-harness task file read: its keys, those of the files it `include`s
+under its own, where each key was written (for errors naming `file:line` and the key), and
+the keys checked: unknown keys, `!function` tags and what labmgr cannot honour are refused."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evals.errors import QuestionFileError
+
+# fmt: off
+_READ = {
+    "task", "dataset_path", "dataset_name", "dataset_kwargs", "training_split",
+    "validation_split", "test_split", "fewshot_split", "fewshot_config", "doc_to_text",
+    "doc_to_target", "doc_to_choice", "description", "target_delimiter", "fewshot_delimiter",
+    "num_fewshot", "output_type", "generation_kwargs", "metric_list", "repeats", "unsafe_code",
+}
+_IGNORED = {  # they name, describe or tag a task but change nothing asked or scored
+    "task_alias", "tag", "group", "metadata", "should_decontaminate",
+    "doc_to_decontamination_query", "batch_size",
+}
+# fmt: on
+_REFUSED = {
+    "process_docs": "runs Python from the task's folder, which labmgr never does; write the "
+    "data file with the columns the templates need",
+    "process_results": "scores with Python from the task's folder, which labmgr never does; "
+    "use metric_list with acc or exact_match",
+    "custom_dataset": "builds the data with Python; point dataset_kwargs.data_files at a file",
+    "use_prompt": "promptsource prompts are not supported; write doc_to_text, doc_to_target "
+    "and doc_to_choice",
+    "doc_to_image": "images are not asked; labmgr asks text only",
+    "doc_to_audio": "audio is not asked; labmgr asks text only",
+    "filter_list": "filters that extract an answer from the generation are not supported; "
+    "the whole answer, cut at the first `until` string, is compared with the target",
+    "gen_prefix": "an assistant prefix is not supported; end doc_to_text with it instead",
+}
+
+
+class _Function:
+    """A `!function module.name` tag: Python of the task's folder, never imported."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """YAML as lm-eval reads a task, `!function` tags kept as `_Function`s to refuse."""
+
+
+def _function_tag(loader: yaml.SafeLoader, node: yaml.Node) -> _Function:
+    return _Function(str(node.value))
+
+
+_TaskLoader.add_constructor("!function", _function_tag)
+
+
+@dataclass
+class TaskConfig:
+    """A task's keys (those of its `include`s under its own) and where each was written."""
+
+    path: Path
+    """The task file."""
+    values: dict[str, Any] = field(default_factory=dict)
+    origins: dict[str, tuple[Path, int]] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self.values.get(key)
+        return default if value is None else value
+
+    def folder(self, key: str) -> Path:
+        """The folder of the file that wrote `key`: its relative paths start there."""
+        return self.origins[key][0].parent
+
+    def error(self, key: str, message: str) -> QuestionFileError:
+        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name (the
+        task file alone for a key it lacks)."""
+        top = key.split(".")[0].split("[")[0]
+        if top not in self.origins:
+            return QuestionFileError(f"{self.path}: field '{key}': {message}")
+        file, line = self.origins[top]
+        return QuestionFileError(f"{file}:{line}: field '{key}': {message}")
+
+
+def _parse(path: Path) -> tuple[Any, dict[str, int]]:
+    """The file's data and the line of each top-level key."""
+    text = path.read_text(encoding="utf-8")
+    node = yaml.compose(text, Loader=_TaskLoader)
+    data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
+    return data, lines
+
+
+def is_lm_eval_task(path: str | Path) -> bool:
+    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task` (a file
+    of questions is a list)."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False  # the question-file reader says what is wrong with it
+    return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
+
+
+def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
+    """The task's keys, those of its `include`s (a path relative to the including file)
+    under its own; QuestionFileError for a file that cannot be read or is no mapping."""
+    try:
+        data, lines = _parse(path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise QuestionFileError(f"{path}: cannot read: {error}") from None
+    except yaml.YAMLError as error:
+        raise QuestionFileError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise QuestionFileError(
+            f"{path}: not an lm-evaluation-harness task file (expected a mapping of task keys)"
+        )
+    config = TaskConfig(path)
+    own = TaskConfig(
+        path,
+        {str(k): v for k, v in data.items()},
+        {str(k): (path, lines.get(str(k), 1)) for k in data},
+    )
+    include = own.values.pop("include", None)
+    if include is not None:
+        base = own.folder("include") / str(include)
+        if not isinstance(include, str) or not base.is_file():
+            raise own.error(
+                "include",
+                f"no file {base}; labmgr reads include as a path relative to the file, not "
+                "as the name of a task lm-eval has registered",
+            )
+        if base.resolve() in chain:
+            raise own.error("include", f"{base} includes itself")
+        config = read_task_config(base, (*chain, path.resolve()))
+        config.path = path
+    config.values.update(own.values)
+    config.origins.update(own.origins)
+    return config
+
+
+def _function_in(value: Any, key: str) -> tuple[str, _Function] | None:
+    """The first `!function` tag inside a value, with the key path leading to it."""
+    if isinstance(value, _Function):
+        return key, value
+    if isinstance(value, Mapping):
+        items: Any = ((f"{key}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{key}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for inner_key, inner in items:
+        found = _function_in(inner, inner_key)
+        if found is not None:
+            return found
+    return None
+
+
+def check_keys(config: TaskConfig) -> None:
+    """Every key is one lm-eval has and labmgr can honour, and no value is Python."""
+    for key, value in config.values.items():
+        if key not in _READ | _IGNORED | set(_REFUSED):
+            raise config.error(
+                key, "not a key of lm-evaluation-harness task files that labmgr knows"
+            )
+        found = _function_in(value, key)
+        if found is not None:
+            raise config.error(
+                found[0],
+                f"!function {found[1].name} runs Python from the task's folder, which "
+                "labmgr never does; write it as a Jinja template or a column name",
+            )
+        if key in _REFUSED and value is not None:
+            raise config.error(key, _REFUSED[key])
+    if config.get("repeats", 1) != 1:
+        raise config.error("repeats", "only 1 is supported (one answer per row is scored)")
+    if config.get("unsafe_code", False):
+        raise config.error("unsafe_code", "labmgr runs no code from task files")
+    fewshot_config = config.get("fewshot_config", {})
+    if not isinstance(fewshot_config, Mapping) or set(fewshot_config) - {"sampler"}:
+        raise config.error(
+            "fewshot_config", "only 'sampler: first_n' is supported (the first examples)"
+        )
+    if fewshot_config.get("sampler", "first_n") not in ("first_n", "default"):
+        raise config.error(
+            "fewshot_config.sampler", "only first_n is supported (the first examples)"
+        )
