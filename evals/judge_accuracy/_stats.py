@@ -176,8 +176,8 @@ def judge_agreement(
         a, b = paired.iloc[:, 0].astype(str), paired.iloc[:, 1].astype(str)
         names = sorted(set(a) | set(b))
         codes = {name: i for i, name in enumerate(names)}
-        left = a.map(codes).to_numpy(dtype=np.int64)
-        right = b.map(codes).to_numpy(dtype=np.int64)
+        left: npt.NDArray[np.int64] = np.asarray(a.map(codes), dtype=np.int64)
+        right: npt.NDArray[np.int64] = np.asarray(b.map(codes), dtype=np.int64)
         if len(names) <= 2:
             kappa, low, high, _ = cohen_kappa(left, right, 2)
         else:  # labels have no order: plain κ, no interval
