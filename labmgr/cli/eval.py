@@ -537,9 +537,8 @@ def judges(
         cells = [row["judge"], interval(value, low, high)]
         if kind == "pair":
             bias = row["position_bias"]
-            first = bias["first_both_times"] or 0.0
-            mostly = "A" if first >= (bias["second_both_times"] or 0.0) else "B"
-            cells.append("" if bias["rate"] is None else f"{bias['rate']:.2f} (mostly {mostly})")
+            both = [_nan(bias[k]) for k in ("rate", "first_both_times", "second_both_times")]
+            cells.append("{:.2f} (A {:.2f}, B {:.2f})".format(*both) if bias["pairs"] else "")
         if kind == "score":
             cells += [f"{_nan(row['mae']):.1f}", f"{_nan(row['spearman']):.2f}"]
         agreement = "" if row["agreement"] is None else f"{row['agreement']:.2f}"
