@@ -469,7 +469,8 @@ def judges(
         ),
     ] = None,
     judge_model: Annotated[
-        list[str] | None, typer.Option("--judge-model", help="A judge model (repeatable).")
+        list[str] | None,
+        typer.Option("--judge-model", metavar="<model>", help="A judge model (repeatable)."),
     ] = None,
     from_run: Annotated[
         Path | None,
