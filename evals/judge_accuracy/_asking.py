@@ -21,7 +21,7 @@ from evals.judge_accuracy._prompts import (
     read_position,
 )
 from evals.questions import Question, RatingJudge
-from evals.runner import RunContext, RunOutcome, endpoints_for, fetch, plan
+from evals.runner import RunContext, RunOutcome, endpoints_for, fetch, is_reasoning_model, plan
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
@@ -43,7 +43,9 @@ answer_a shown first as A) and the position picked (A or B); the answer picked (
 or rating; the gold one; `correct` (1, 0, NaN without a verdict); the judge's text; why there
 is no verdict; what it cost."""
 TEXT_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 16}
-"""How a pairwise or label verdict is asked: one short, deterministic answer."""
+"""How a pairwise or label verdict is asked: one short, deterministic answer (a reasoning
+model is sent `REASONING_TOKENS` and no temperature: it thinks before it answers)."""
+REASONING_TOKENS = 4096
 
 
 @dataclass
@@ -104,7 +106,7 @@ def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Ask
     sent = {
         model: ctx.requests.prepare(
             model,
-            ratings[model].request_params() if ratings else TEXT_PARAMS,
+            ratings[model].request_params() if ratings else _text_params(model, ctx),
             label=f"judge {model} of {items.source}",
         )
         for model in models
@@ -148,6 +150,12 @@ def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Ask
             _read(row, prompt, sample, ratings.get(model))
         rows.append(row)
     return Asked(pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome)
+
+
+def _text_params(model: str, ctx: RunContext) -> dict[str, Any]:
+    if is_reasoning_model(model, ctx.requests):
+        return {"max_tokens": REASONING_TOKENS}
+    return TEXT_PARAMS
 
 
 def _read(

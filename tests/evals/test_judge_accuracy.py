@@ -248,3 +248,11 @@ def test_eval_judges_names_a_bad_row_and_asks_nothing(
     assert result.exit_code == 1
     assert f"{path}:3: field 'better' is 'both'" in result.output
     assert "Traceback" not in result.output and chat_requests(sandbox) == before
+
+
+def test_a_reasoning_judge_model_is_asked_without_temperature_and_with_room_to_think(
+    ask: Any,
+) -> None:
+    found = ask(arithmetic_pairs(10), ["o4-mini"])
+    (row,) = found.judges
+    assert row["unread"] == 0 and row["items"] == 10
