@@ -21,7 +21,15 @@ from evals.judge_accuracy._prompts import (
     read_position,
 )
 from evals.questions import Question, RatingJudge
-from evals.runner import RunContext, RunOutcome, endpoints_for, fetch, is_reasoning_model, plan
+from evals.runner import (
+    Planned,
+    RunContext,
+    RunOutcome,
+    endpoints_for,
+    fetch,
+    is_reasoning_model,
+    plan,
+)
 
 if TYPE_CHECKING:
     from evals.cache import SampleResult
@@ -85,7 +93,7 @@ def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
     low, high = items.scale
     judge = Question.create(
         type="rating_judge",
-        name=f"judges/{items.name}",
+        name=items.label,
         model=model,
         paraphrases=[items.template or RATING_PROMPT],
         min_rating=int(low),
@@ -95,13 +103,23 @@ def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
     return judge
 
 
-def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Asked:
-    """Every judge's verdict on every item, bought in one fetch (nothing is sent before every
-    judge model was checked: that it takes the request, and that its endpoint has it)."""
+@dataclass
+class VerdictPlan:
+    """Every verdict request: per judge model (in order) one per prompt (in order)."""
+
+    models: list[str]
+    prompts: list[_Prompt]
+    ratings: dict[str, RatingJudge]
+    """Scored items: each model's rating judge (none for pairs and labels)."""
+    planned: list[Planned]
+
+
+def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> VerdictPlan:
+    """One planned request per judge model × prompt; `UnsupportedRequestError` when a judge
+    model would refuse its request."""
     models = list(dict.fromkeys(judges))
     ratings = {m: rating_judge(items, m) for m in models} if items.kind == "score" else {}
     prompts = _prompts(items, next(iter(ratings.values()), None))
-    label = f"judges/{items.name}"
     ctx.models.expect(models)
     sent = {
         model: ctx.requests.prepare(
@@ -118,7 +136,16 @@ def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Ask
         for model in models
         for p in prompts
     ]
-    fetched = fetch(planned, ctx, labels=label, title=f"judges of {items.name}")
+    return VerdictPlan(models, prompts, ratings, planned)
+
+
+def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Asked:
+    """Every judge's verdict on every item, bought in one fetch (nothing is sent before every
+    judge model was checked: that it takes the request, and that its endpoint has it)."""
+    verdict_plan = plan_verdicts(items, judges, ctx)
+    models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
+    planned = verdict_plan.planned
+    fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")
     keys = [p.request.cache_key if p.request is not None else "" for p in planned]
     samples = fetched.results.first_samples(keys)
     rows: list[dict[str, Any]] = []

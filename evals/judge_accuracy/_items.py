@@ -52,6 +52,11 @@ class JudgeItems:
     labels: tuple[str, ...] = field(default=())
     """Label items: every label of the file, in order of first appearance."""
 
+    @property
+    def label(self) -> str:
+        """Names the verdicts in the cache (`labmgr cache clear --question`)."""
+        return f"judges/{self.name}"
+
 
 def read_items(path: str | Path) -> JudgeItems:
     """The labelled items of a `.jsonl` or `.csv` file; `JudgeItemsError` names the first bad

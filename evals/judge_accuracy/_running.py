@@ -10,9 +10,11 @@ from typing import Any
 
 import pandas as pd
 
+from evals.answers import Estimate
 from evals.errors import RunOptionsError
 from evals.experiments import default_run_dir
 from evals.judge_accuracy._asking import ask_judges
+from evals.judge_accuracy._estimate import estimate_verdicts
 from evals.judge_accuracy._items import JudgeItems, read_items
 from evals.judge_accuracy._output import describe, write_output, wrong_items
 from evals.judge_accuracy._stats import (
@@ -113,6 +115,16 @@ def check_judges(
     )
     write_output(result)
     return result
+
+
+def estimate_judges(
+    items: JudgeItems | str | Path, judges: Sequence[str], **options: Any
+) -> Estimate:
+    """What `check_judges(items, judges, **options)` would buy now; nothing is sent."""
+    found = items if isinstance(items, JudgeItems) else read_items(items)
+    if not judges:
+        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    return estimate_verdicts(found, judges, run_context(**options))
 
 
 def _judge_row(

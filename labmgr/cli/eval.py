@@ -489,6 +489,7 @@ def judges(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: in the lab's runs/).")
     ] = None,
+    estimate: bool = typer.Option(False, "--estimate", help="Only say what it would buy."),
     max_cost: float | None = typer.Option(None, min=0, help="Stop buying after this many dollars."),
     max_concurrency: int | None = typer.Option(
         None, min=1, help="Requests in flight at once, all judges together (default: the lab's)."
@@ -499,7 +500,7 @@ def judges(
     both orders); prints each judge's accuracy with a 95% interval over items, its position
     bias (pairs: the share picking the same position in both orders) and its agreement with
     the other judges; writes judges.json, verdicts.csv, wrong.csv and report.html."""
-    from evals.judge_accuracy import check_judges, items_from_run
+    from evals.judge_accuracy import check_judges, estimate_judges, items_from_run
 
     if (items_file is None) == (from_run is None):
         raise LabmgrError("give either an items file or --from-run RUN (one of them)")
@@ -508,6 +509,10 @@ def judges(
     if not judge_model:
         raise LabmgrError("no judge model", hint="Give --judge-model MODEL (repeatable).")
     items: Any = items_file if from_run is None else items_from_run(from_run, score)
+    if estimate:
+        found_estimate = estimate_judges(items, judge_model, lab=cli_settings(ctx))
+        _show_estimate({"verdicts": found_estimate}, as_json=as_json, batch=False)
+        return
     settings: dict[str, Any] = {"max_cost": max_cost, "max_concurrency": max_concurrency}
     try:
         found = check_judges(

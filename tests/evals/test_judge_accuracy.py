@@ -234,6 +234,20 @@ def test_eval_judges_prints_each_judges_accuracy_and_position_bias(
         assert row["items"] == 40 and row["position_bias"]["pairs"] == 40
 
 
+def test_eval_judges_estimate_says_what_it_would_buy_and_sends_nothing(
+    lab: Settings, sandbox: Any, tmp_path: Path
+) -> None:
+    pairs = str(data_file("judge_pairs.jsonl"))
+    models = ["--judge-model", "gpt-4.1-mini", "--judge-model", "gpt-4o-mini"]
+    before = chat_requests(sandbox)
+    first = json.loads(_judges(pairs, *models, "--estimate", "--json").output)
+    assert chat_requests(sandbox) == before
+    assert first["questions"][0]["requests"] == 160 and first["cost"] > 0
+    assert _judges(pairs, *models, "--out", str(tmp_path / "a")).exit_code == 0
+    after = json.loads(_judges(pairs, *models, "--estimate", "--json").output)
+    assert after["questions"][0]["requests"] == 0 and after["cost"] == 0
+
+
 def test_eval_judges_names_a_bad_row_and_asks_nothing(
     lab: Settings, sandbox: Any, tmp_path: Path
 ) -> None:
