@@ -22,6 +22,7 @@ from labmgr.cli.output import (
     FULL,
     JSON,
     JUDGE_MODEL,
+    cell,
     check_choice,
     cli_settings,
     interval,
@@ -546,7 +547,7 @@ def judges(
             both = [_nan(bias[k]) for k in ("rate", "first_both_times", "second_both_times")]
             cells.append("{:.2f} (A {:.2f}, B {:.2f})".format(*both) if bias["pairs"] else "")
         if kind == "score":
-            cells += [f"{_nan(row['mae']):.1f}", f"{_nan(row['spearman']):.2f}"]
+            cells += [cell(row["mae"], "{:.1f}"), cell(row["spearman"], "{:.2f}")]
         agreement = "" if row["agreement"] is None else f"{row['agreement']:.2f}"
         table.add_row(*cells, agreement, f"${row['cost']:.4f}")
     console.print(table)
