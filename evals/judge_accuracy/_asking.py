@@ -139,10 +139,9 @@ def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> 
     return VerdictPlan(models, prompts, ratings, planned)
 
 
-def ask_judges(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> Asked:
-    """Every judge's verdict on every item, bought in one fetch (nothing is sent before every
-    judge model was checked: that it takes the request, and that its endpoint has it)."""
-    verdict_plan = plan_verdicts(items, judges, ctx)
+def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) -> Asked:
+    """Every judge's verdict on every item as `plan_verdicts` planned them, bought in one
+    fetch (nothing is sent before every judge model's endpoint was checked)."""
     models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
     planned = verdict_plan.planned
     fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")

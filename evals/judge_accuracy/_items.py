@@ -125,10 +125,25 @@ def _json_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _csv_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    line = 1
-    for row in reader:
-        start, line = line + 1, reader.line_num
+    lines = text.splitlines(keepends=True)
+    taken = 0  # lines the reader has read
+
+    def counted() -> Iterator[str]:
+        nonlocal taken
+        for line in lines:
+            taken += 1
+            yield line
+
+    reader = csv.DictReader(counted())
+    _ = reader.fieldnames  # the header
+    while True:
+        start = taken + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        while not lines[start - 1].strip("\r\n"):  # blank lines the reader skipped
+            start += 1
         if None in row:
             raise JudgeItemsError(f"{source}:{start}: more cells than the header has columns")
         cells = {str(k): v for k, v in row.items() if v not in (None, "")}

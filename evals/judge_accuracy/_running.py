@@ -13,7 +13,7 @@ import pandas as pd
 from evals.answers import Estimate
 from evals.errors import RunOptionsError
 from evals.experiments import default_run_dir
-from evals.judge_accuracy._asking import ask_judges
+from evals.judge_accuracy._asking import ask_judges, plan_verdicts
 from evals.judge_accuracy._estimate import estimate_verdicts
 from evals.judge_accuracy._items import JudgeItems, read_items
 from evals.judge_accuracy._output import describe, write_output, wrong_items
@@ -94,10 +94,11 @@ def check_judges(
     if found.kind == "score" and threshold is None:
         threshold = (low + high) / 2
     ctx = run_context(**options)
+    planned = plan_verdicts(found, models, ctx)  # a judge that would refuse stops us here
     folder = prepare_folder(
         out if out is not None else default_run_dir(ctx.lab, f"judges-{found.name}")
     )
-    asked = ask_judges(found, models, ctx)
+    asked = ask_judges(found, planned, ctx)
     verdicts = asked.verdicts
     if threshold is not None:
         verdicts = mark_scores(verdicts, threshold)

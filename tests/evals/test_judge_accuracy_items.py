@@ -78,9 +78,10 @@ def test_a_bad_row_is_named_by_file_line_and_field(
 def test_a_bad_csv_row_is_named_by_the_line_it_starts_on(tmp_path: Path) -> None:
     path = tmp_path / "pairs.csv"
     path.write_text(
-        'question,answer_a,answer_b,better\n"two\nlines",x,y,a\nq,x,y,neither\n', encoding="utf-8"
+        'question,answer_a,answer_b,better\n"two\nlines",x,y,a\n\nq,x,y,neither\n',
+        encoding="utf-8",
     )
-    with pytest.raises(JudgeItemsError, match=r"pairs\.csv:4: field 'better' is 'neither'"):
+    with pytest.raises(JudgeItemsError, match=r"pairs\.csv:5: field 'better' is 'neither'"):
         read_items(path)
 
 
