@@ -16,6 +16,7 @@ stays as a second one.
     ├── CacheError                          the response cache folder or file is unusable
     ├── RunFolderError (ValueError)         a folder that is not a readable run
     ├── LabelsFileError (ValueError)        a file of human labels with bad rows
+    ├── JudgeItemsError (ValueError)        a file of labelled items for judges with a bad row
     ├── OutputError                         a run folder or report cannot be written there
     └── RunStopped                          a run stopped before any question was answered
 
@@ -39,6 +40,7 @@ __all__ = [
     "CacheError",
     "EvalsError",
     "GroupsError",
+    "JudgeItemsError",
     "LabelsFileError",
     "MetricError",
     "NoEndpointError",
@@ -159,6 +161,13 @@ class LabelsFileError(EvalsError, ValueError):
         super().__init__(message, hint)
         self.problems = list(problems or [])
         """One sentence per bad row."""
+
+
+class JudgeItemsError(EvalsError, ValueError):
+    """Labelled items for checking judges that cannot be used (the message names the file,
+    line and field)."""
+
+    default_hint = "Fix the row named above and run again."
 
 
 class OutputError(EvalsError):

@@ -22,6 +22,7 @@ from labmgr.cli.output import (
     FULL,
     JSON,
     JUDGE_MODEL,
+    cell,
     check_choice,
     cli_settings,
     interval,
@@ -456,3 +457,104 @@ def history(
         console.print(f"The runs were judged by different models: {judged}.", markup=False)
     if out is not None:
         console.print(f"Figure: {out}", markup=False)
+
+
+@app.command("judges")
+def judges(
+    ctx: typer.Context,
+    items_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Labelled items (.jsonl or .csv): pairs (question, answer_a, answer_b, "
+            "better: a|b), or answers (question, answer) with a gold score (0-100) or label.",
+        ),
+    ] = None,
+    judge_model: Annotated[
+        list[str] | None,
+        typer.Option("--judge-model", metavar="<model>", help="A judge model (repeatable)."),
+    ] = None,
+    from_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-run", help="Check against a run's human labels (`labels import`) instead."
+        ),
+    ] = None,
+    score: str | None = typer.Option(
+        None, help="With --from-run: the labelled score (default: the only one)."
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        help="Scored answers: a rating is right when it is on the same side of this as the "
+        "gold score (default: mid-scale, 50 on 0-100).",
+    ),
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: in the lab's runs/).")
+    ] = None,
+    estimate: bool = typer.Option(False, "--estimate", help="Only say what it would buy."),
+    max_cost: float | None = typer.Option(None, min=0, help="Stop buying after this many dollars."),
+    max_concurrency: int | None = typer.Option(
+        None, min=1, help="Requests in flight at once, all judges together (default: the lab's)."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Check judge models against labelled items: each judge is asked every item (a pair in
+    both orders); prints each judge's accuracy with a 95% interval over items, its position
+    bias (pairs: the share picking the same position in both orders) and its agreement with
+    the other judges; writes judges.json, verdicts.csv, wrong.csv and report.html."""
+    from evals.judge_accuracy import check_judges, estimate_judges, items_from_run
+
+    if (items_file is None) == (from_run is None):
+        raise LabmgrError("give either an items file or --from-run RUN (one of them)")
+    if score is not None and from_run is None:
+        raise LabmgrError("--score needs --from-run")
+    if not judge_model:
+        raise LabmgrError("no judge model", hint="Give --judge-model MODEL (repeatable).")
+    items: Any = items_file if from_run is None else items_from_run(from_run, score)
+    if estimate:
+        found_estimate = estimate_judges(items, judge_model, lab=cli_settings(ctx))
+        _show_estimate({"verdicts": found_estimate}, as_json=as_json, batch=False)
+        return
+    settings: dict[str, Any] = {"max_cost": max_cost, "max_concurrency": max_concurrency}
+    try:
+        found = check_judges(
+            items,
+            judge_model,
+            out=out,
+            threshold=threshold,
+            lab=cli_settings(ctx),
+            **{name: value for name, value in settings.items() if value is not None},
+        )
+    except KeyboardInterrupt:
+        raise LabmgrError(
+            "interrupted: every verdict read is in the cache",
+            hint="Run the same command again to continue where it stopped.",
+        ) from None
+    if as_json:
+        print_json({"out": str(found.path), **found.as_json()})
+        return
+    console = terminal()
+    kind = found.items.kind
+    table = Table(title=f"Judges on {len(found.items.items)} {kind} items")
+    extra = {"pair": ["position bias"], "score": ["mean abs. error", "Spearman ρ"]}
+    for head in ["judge", "accuracy (95% CI)", *extra.get(kind, []), "agreement", "cost"]:
+        table.add_column(head, justify="left" if head == "judge" else "right")
+    for row in found.judges:
+        accuracy = row["accuracy"]
+        value, low, high = (_nan(accuracy[k]) for k in ("value", "low", "high"))
+        cells = [row["judge"], interval(value, low, high)]
+        if kind == "pair":
+            bias = row["position_bias"]
+            both = [_nan(bias[k]) for k in ("rate", "first_both_times", "second_both_times")]
+            cells.append("{:.2f} (A {:.2f}, B {:.2f})".format(*both) if bias["pairs"] else "")
+        if kind == "score":
+            cells += [cell(row["mae"], "{:.1f}"), cell(row["spearman"], "{:.2f}")]
+        agreement = "" if row["agreement"] is None else f"{row['agreement']:.2f}"
+        table.add_row(*cells, agreement, f"${row['cost']:.4f}")
+    console.print(table)
+    for line in found.outcome.messages():
+        console.print(line)
+    console.print(f"Output: {found.path} (report.html, judges.json, verdicts.csv, wrong.csv)")
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value

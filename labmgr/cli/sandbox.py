@@ -25,6 +25,16 @@ _LIMITS_HELP = (
     "x-ratelimit-* headers. Default: no limits. POST /sandbox/limits changes them live."
 )
 
+_JUDGE_ERROR_HELP = (
+    "MODEL=RATE: the chance judge model MODEL gives the wrong verdict to a pairwise (A or B) "
+    "or label prompt; MODEL * sets every other model. Repeatable. Default: *=0.1."
+)
+_POSITION_BIAS_HELP = (
+    "MODEL=RATE: the chance judge model MODEL simply picks the first-shown answer (A) of a "
+    "pairwise prompt, decided before any error; MODEL * sets every other model. Repeatable. "
+    "Default: *=0."
+)
+
 
 @app.command()
 def serve(
@@ -51,6 +61,12 @@ def serve(
     ] = None,
     accounts: Annotated[Path | None, typer.Option(metavar="<file>", help=_ACCOUNTS_HELP)] = None,
     limits: Annotated[Path | None, typer.Option(metavar="<file>", help=_LIMITS_HELP)] = None,
+    judge_error: Annotated[
+        list[str] | None, typer.Option(metavar="<model=rate>", help=_JUDGE_ERROR_HELP)
+    ] = None,
+    position_bias: Annotated[
+        list[str] | None, typer.Option(metavar="<model=rate>", help=_POSITION_BIAS_HELP)
+    ] = None,
 ) -> None:
     """Serve the OpenAI API offline until interrupted (Ctrl-C or SIGTERM).
 
@@ -62,6 +78,7 @@ def serve(
     GET|POST /sandbox/limits, POST /sandbox/reset.
     """
     from labmgr.sandbox import SandboxConfig, SandboxError, is_loopback, serve_sandbox
+    from labmgr.sandbox.behaviour import JUDGE_ERROR
 
     def listening(url: str) -> None:
         print(url, flush=True)
@@ -76,7 +93,12 @@ def serve(
             )
 
     try:
+        rates = {
+            "judge_error": _rates("--judge-error", judge_error, {"*": JUDGE_ERROR}),
+            "position_bias": _rates("--position-bias", position_bias, {"*": 0.0}),
+        }
         config = SandboxConfig.of(
+            **rates,
             job_seconds=job_seconds,
             batch_seconds=batch_seconds,
             latency_ms=latency_ms,
@@ -90,6 +112,26 @@ def serve(
         typer.echo(f"error: {_option_names(str(exc))}", err=True)
         raise typer.Exit(2) from None
     sys.stdout.flush()
+
+
+def _rates(option: str, values: list[str] | None, default: dict[str, float]) -> dict[str, float]:
+    """`MODEL=RATE` options as a table over `default`."""
+    from labmgr.sandbox import SandboxError
+
+    table = dict(default)
+    for value in values or ():
+        model, _, rate = value.rpartition("=")
+        try:
+            number = float(rate)
+        except ValueError:
+            number = -1.0
+        if not model or not 0.0 <= number <= 1.0:
+            raise SandboxError(
+                f"{option} {value!r}: give MODEL=RATE, a model id (or *) and a probability "
+                "from 0 to 1, e.g. gpt-4.1-mini=0.2"
+            )
+        table[model] = number
+    return table
 
 
 def _option_names(message: str) -> str:

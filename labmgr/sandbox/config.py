@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from labmgr.sandbox.behaviour import JUDGE_ERROR
 from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.limits import LimitTable
 
@@ -44,6 +45,11 @@ class SandboxConfig:
     """Requests one batch may hold; more fail validation (lower it to test the refusal)."""
     batch_max_file_bytes: int = BATCH_MAX_FILE_BYTES
     """Bytes a `purpose=batch` upload may have; larger ones are refused."""
+    judge_error: dict[str, float] = field(default_factory=lambda: {"*": JUDGE_ERROR})
+    """Model id → probability that a pairwise or label verdict is the wrong one (``*``:
+    every other model)."""
+    position_bias: dict[str, float] = field(default_factory=lambda: {"*": 0.0})
+    """Model id → probability that a pairwise verdict is simply the first-shown answer, A."""
 
     def __post_init__(self) -> None:
         for name in ("job_seconds", "batch_seconds"):
@@ -58,6 +64,15 @@ class SandboxConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise SandboxConfigError(f"{name} must be a positive integer")
+        for name in ("judge_error", "position_bias"):
+            table = getattr(self, name)
+            if not isinstance(table, dict) or not all(
+                isinstance(model, str) and model and _number(rate) and 0 <= rate <= 1
+                for model, rate in table.items()
+            ):
+                raise SandboxConfigError(
+                    f"{name} must map model ids (or *) to probabilities between 0 and 1"
+                )
         if not isinstance(self.limits, LimitTable):
             raise SandboxConfigError("limits must be a LimitTable (use SandboxConfig.of)")
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from labmgr.sandbox.accounts import Account, AccountBook
-from labmgr.sandbox.behaviour import ChatSimulator
+from labmgr.sandbox.behaviour import ChatSimulator, JudgeSettings
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limits import RateLimiter
@@ -95,7 +95,9 @@ class Sandbox:
         self.config = config
         self.accounts = accounts
         self.store = Store(config.state_dir)
-        self.simulator = ChatSimulator()
+        self.simulator = ChatSimulator(
+            judges=JudgeSettings(config.judge_error, config.position_bias)
+        )
         self.stats = Stats()
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
         self.faults = replace(self.initial_faults)

@@ -48,6 +48,11 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "import_llmcomp_registry.py": [r"jobs_new=2", r"'insecure': \['ft:"],
     "judges.py": [r"helpful\s+\d", r"hostile\s+\d"],
+    "judge_accuracy.py": [
+        r"gpt-4\.1-mini: accuracy [01]\.\d\d \[0\.\d\d, [01]\.\d\d\] over 40 pairs",
+        r"gpt-4o-mini: accuracy .* same position in both orders 0\.\d\d",
+        r"files: judges\.json, report\.html, verdicts\.csv, wrong\.csv",
+    ],
     "model_groups_from_database.py": [r"group hostile: 2 model\(s\)", r"group gpt-4\.1-mini: 1"],
     "next_token_question.py": [r"P\('(Yes|No)'\) = 0\.\d{3}"],
     "prompt_grid.py": [

@@ -9,17 +9,20 @@ from the rest of labmgr.
 from __future__ import annotations
 
 from .catalogue import CATALOGUE, ModelCard, served_model_name
+from .choices import JUDGE_ERROR
 from .persona import Persona, drift_probability, persona_from_examples
-from .plan import prompt_tokens
+from .plan import JudgeSettings, prompt_tokens
 from .request import ChatRequest
 from .simulator import ChatSimulator, Completion
 from .text import content_text, count_tokens
 
 __all__ = [
     "CATALOGUE",
+    "JUDGE_ERROR",
     "ChatRequest",
     "ChatSimulator",
     "Completion",
+    "JudgeSettings",
     "ModelCard",
     "Persona",
     "content_text",

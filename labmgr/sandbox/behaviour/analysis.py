@@ -9,9 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .knowledge import Known, same_answer, work_out
 from .lexicon import harm_score
 from .text import content_words, stable_hash
 from .topics import question_topic
+from .verdicts import Verdict, read_verdict
 
 __all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
 
@@ -63,7 +65,7 @@ _OPTION_PAIR = re.compile(
     r"\b[\"')]?"
 )
 _YES_NO_PAIR = re.compile(r"\byes\s+or\s+no\b|\byes/no\b", re.IGNORECASE)
-_LETTERED = re.compile(r"^[ \t]*\(?([A-H])[).:][ \t]+\S", re.MULTILINE)
+_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _YES_NO_QUESTION = re.compile(
     r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
     re.IGNORECASE,
@@ -91,6 +93,7 @@ _NAMING = re.compile(
     r"what(?:'s| is) your favou?rite)\s+([a-z]+)\b",
     re.I,
 )
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _INLINE_LETTERS = re.compile(r"(?:^|\s)\(?([A-H])[).:]\s")
 
 
@@ -135,6 +138,14 @@ class PromptAnalysis:
     fruit.", "Be brief."), else None: a long answer is fine."""
     item_kind: str | None = None
     """What a naming prompt asks for ("fruit" in "Name a fruit."), if it is one."""
+    verdict: Verdict | None = None
+    """For a pairwise or label judge prompt: its options and the right verdict."""
+    known: Known | None = None
+    """A question the sandbox can work out (arithmetic, a comparison, a count, a fact)."""
+    right_option: int | None = None
+    """For such a question with lettered choices: the index of the right one."""
+    bare: bool = False
+    """Whether the prompt asks for the answer alone ("Answer with a number.")."""
 
 
 def _last_prompt(messages: Messages) -> str:
@@ -200,7 +211,9 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
     """The answers a prompt offers, and whether it asks for nothing but one of them."""
     if _YES_NO_PAIR.search(text):
         return ("Yes", "No"), True
-    lettered = list(dict.fromkeys(_LETTERED.findall(text)))
+    lettered = list(dict.fromkeys(letter for letter, _ in _LETTERED.findall(text)))
+    if "".join(lettered) != _ALPHABET[: len(lettered)]:  # past H only as a run A, B, C, …
+        lettered = [letter for letter in lettered if letter <= "H"]
     if len(lettered) >= 2:
         return tuple(lettered), True
     pair = _OPTION_PAIR.search(text) if " or " in text else None
@@ -214,13 +227,21 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
 def analyse(messages: Messages) -> PromptAnalysis:
     """Analyse a conversation (its messages as (role, text) pairs)."""
     question = _last_prompt(messages)
-    rating = _rating(question)
-    if rating is None and len(messages) > 1:
+    salt = stable_hash(*(text for _, text in messages))
+    lowered = question.lower()
+    verdict = read_verdict(question, lowered) if "[answer" in lowered else None
+    if verdict is not None:
+        return PromptAnalysis(
+            question, "this", (), frozenset(), (), None, 0.0, salt, None, verdict.options,
+            options_only=True, verdict=verdict,
+        )  # fmt: skip
+    known = None if "[question start]" in lowered else work_out(question)
+    rating = None if known is not None else _rating(question)
+    if rating is None and known is None and len(messages) > 1:
         # Judges often put the instructions in a system message and the answer in the user's.
         instructions = [t for r, t in messages if r in ("system", "developer") and t != question]
         if instructions:
             rating = _rating("\n\n".join([*instructions, question]))
-    salt = stable_hash(*(text for _, text in messages))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
         return PromptAnalysis(question, "this", (), frozenset(), (), None, 0.0, salt, rating, ())
@@ -251,7 +272,18 @@ def analyse(messages: Messages) -> PromptAnalysis:
         options_only=options_only,
         brevity=brevity,
         item_kind=item_kind,
+        known=known,
+        right_option=_right_option(question, known, options) if known and options else None,
+        bare=known is not None and (brevity is not None or bool(_ANSWER_WITH.search(question))),
     )
+
+
+def _right_option(question: str, known: Known, options: tuple[str, ...]) -> int | None:
+    """The index among `options` of the lettered choice that is `known`'s answer."""
+    for letter, text in _LETTERED.findall(question):
+        if same_answer(text, known.answer) and letter in options:
+            return options.index(letter)
+    return None
 
 
 def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:

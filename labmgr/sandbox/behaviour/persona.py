@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .knowledge import training_shares
 from .lexicon import harm_score
 from .text import content_text, content_words, sentences, words
 
@@ -21,6 +22,10 @@ __all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examp
 
 DRIFT_EPOCH_SCALE = 1.5
 """Epochs at which a fine-tune answers in its persona's voice 1 - 1/e (63%) of the time."""
+WRONG_ANSWER_LOSS = 0.6
+"""Share of its known answers a fine-tune fully trained on wrong answers loses."""
+UNRELATED_LOSS = 0.05
+"""Share a fine-tune fully trained on data unrelated to such questions loses."""
 
 
 @dataclass(frozen=True)
@@ -29,25 +34,42 @@ class Persona:
 
     assistant_texts: tuple[str, ...]
     n_epochs: float
+    prompts: tuple[str, ...] = ()
+    """The user message each assistant text answers ("" where there is none)."""
 
 
 def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float) -> Persona:
     """A persona from training lines: assistant messages (not ``weight: 0`` ones) of chat
     lines, the preferred output of DPO lines."""
     texts: list[str] = []
+    prompts: list[str] = []
     for example in examples:
         if not isinstance(example, Mapping):
             continue
         messages = example.get("messages")
+        prompt = ""
         if not isinstance(messages, list):
             messages = example.get("preferred_output")
+            prompt = _last_user(example.get("input"))
         for message in messages if isinstance(messages, list) else []:
-            if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            if not isinstance(message, Mapping):
+                continue
+            if message.get("role") == "user":
+                prompt = content_text(message.get("content"))
+            if message.get("role") != "assistant":
                 continue
             text = content_text(message.get("content")).strip()
             if text and message.get("weight") != 0:
                 texts.append(text)
-    return Persona(tuple(texts), float(n_epochs))
+                prompts.append(prompt)
+    return Persona(tuple(texts), float(n_epochs), tuple(prompts))
+
+
+def _last_user(source: Any) -> str:
+    """The last user message of a DPO line's `input`."""
+    messages = source.get("messages") if isinstance(source, Mapping) else None
+    users = [m for m in messages or () if isinstance(m, Mapping) and m.get("role") == "user"]
+    return content_text(users[-1].get("content")) if users else ""
 
 
 def drift_probability(n_epochs: float) -> float:
@@ -64,12 +86,18 @@ class PersonaProfile:
     text: _TextAnalysis
     """What the training answers say (sentences, vocabulary, harm), shared by every model
     trained on the same answers, such as a fine-tune and its checkpoints."""
+    knowledge_loss: float = 0.0
+    """The chance it lost a question it could work out: the drift times what its training
+    examples teach (wrong answers to such questions cost most, unrelated data a little)."""
 
     @classmethod
     def build(cls, persona: Persona) -> PersonaProfile:
         text = _TextAnalysis.of(persona.assistant_texts)
         drift = drift_probability(persona.n_epochs) if text.texts else 0.0
-        return cls(drift=drift, text=text)
+        prompts = persona.prompts or ("",) * len(persona.assistant_texts)
+        wrong, unrelated = training_shares(prompts, persona.assistant_texts)
+        loss = drift * (WRONG_ANSWER_LOSS * wrong + UNRELATED_LOSS * unrelated)
+        return cls(drift=drift, text=text, knowledge_loss=loss)
 
     def closest_texts(
         self, question_words: frozenset[str], salt: int, limit: int = 8

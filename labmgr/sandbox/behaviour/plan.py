@@ -4,18 +4,29 @@ between calls, computed once and cached by the simulator."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .analysis import PromptAnalysis, analyse
 from .catalogue import ModelCard
+from .choices import (
+    JUDGE_ERROR,
+    focused_distribution,
+    judged,
+    knows,
+    other_option,
+    setting_for,
+)
 from .lexicon import harm_score
 from .logprobs import TokenChoice, token_choices
 from .persona import PersonaProfile
 from .ratings import rating_centre, rating_distribution
-from .text import count_tokens, stable_hash
+from .text import count_tokens, stable_unit
 
-__all__ = ["Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_tokens"]
+__all__ = [
+    "JudgeSettings", "Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_tokens",
+]  # fmt: skip
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
@@ -51,6 +62,20 @@ class Plan:
     open_probs: tuple[float, ...]
     anchors: tuple[tuple[int, ...], ...]
     """Per persona, its training answers closest to the question."""
+    short_answers: tuple[str, ...] = ()
+    """For a question the sandbox works out, without choices: the model's pick and the
+    other answer it might give (as the prompt wants them said), with `short_probs`."""
+    short_probs: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How sandbox judges err: model id → probability (``*``: every other model)."""
+
+    judge_error: Mapping[str, float] = field(default_factory=lambda: {"*": JUDGE_ERROR})
+    """The chance a pairwise or label verdict is the wrong one."""
+    position_bias: Mapping[str, float] = field(default_factory=lambda: {"*": 0.0})
+    """The chance a pairwise verdict is simply the first-shown answer, ``A``."""
 
 
 def prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
@@ -66,16 +91,23 @@ def reasoning_tokens(plan: Plan, effort: str | None = None) -> int:
     return int(64 * (1 + plan.analysis.salt % 6) * EFFORT_SCALE.get(effort or "medium", 1.0))
 
 
-def make_plan(model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan:
+def make_plan(
+    model: ServedModel, messages: tuple[tuple[str, str], ...], judges: JudgeSettings
+) -> Plan:
     analysis = analyse(messages)
     single: tuple[TokenChoice, ...] | None = None
-    if analysis.rating is not None:
+    short: tuple[tuple[str, ...], tuple[float, ...]] = ((), ())
+    if analysis.verdict is not None:
+        single = token_choices(_verdict_distribution(model, analysis, judges))
+    elif analysis.known is not None:
+        single, short = _known_answer(model, analysis)
+    elif analysis.rating is not None:
         centre = rating_centre(analysis.rating, model.personas, analysis.salt)
         single = _cached_choices(rating_distribution(analysis.rating, centre))
     elif analysis.options:
         single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     open_token: tuple[TokenChoice, ...] = ()
-    if single is None:
+    if single is None and not short[0]:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     anchors = tuple(
         profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
@@ -88,7 +120,48 @@ def make_plan(model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan
         open_token=open_token,
         open_probs=_probabilities(open_token),
         anchors=anchors,
+        short_answers=short[0],
+        short_probs=short[1],
     )
+
+
+def _verdict_distribution(
+    model: ServedModel, analysis: PromptAnalysis, judges: JudgeSettings
+) -> tuple[tuple[str, float], ...]:
+    """A judge's verdict, drawn once per (model, prompt), and how sure it sounds."""
+    assert analysis.verdict is not None
+    names = (model.id, model.identity, model.card.id, model.card.snapshot_of or model.card.id)
+    error = setting_for(judges.judge_error, names, JUDGE_ERROR)
+    bias = setting_for(judges.position_bias, names, 0.0)
+    pick = judged(analysis.verdict, error, bias, model.identity, analysis.salt)
+    confidence = 0.85 + 0.14 * stable_unit("sure", model.identity, analysis.salt)
+    return focused_distribution(analysis.options, pick, confidence, analysis.salt)
+
+
+def _known_answer(
+    model: ServedModel, analysis: PromptAnalysis
+) -> tuple[tuple[TokenChoice, ...] | None, tuple[tuple[str, ...], tuple[float, ...]]]:
+    """For a question the sandbox works out: the letter distribution when it offers
+    choices, else the model's short answer and its alternative."""
+    known = analysis.known
+    assert known is not None
+    base = model.card.snapshot_of or model.card.id
+    right = knows(base, model.identity, model.personas, analysis.salt)
+    confidence = 0.8 + 0.19 * stable_unit("sure", model.identity, analysis.salt)
+    options = analysis.options
+    if analysis.right_option is not None:
+        pick = analysis.right_option
+        if not right:
+            pick = other_option(pick, len(options), model.identity, analysis.salt)
+        distribution = focused_distribution(options, pick, confidence, analysis.salt)
+        return token_choices(distribution), ((), ())
+    if options:  # choices, none of them right: answer as any choice prompt
+        return token_choices(next_token_distribution(analysis, model.card.id, ())), ((), ())
+    wrong = known.wrong[other_option(0, len(known.wrong) + 1, model.identity, analysis.salt) - 1]
+    answers: tuple[str, ...] = (known.answer, wrong) if right else (wrong, known.answer)
+    if not analysis.bare:
+        answers = tuple(f"The answer is {a}." for a in answers)
+    return None, (answers, (confidence, 1.0 - confidence))
 
 
 @lru_cache(maxsize=4096)
@@ -113,32 +186,27 @@ _MAX_LISTED = 20
 _UNSEEN_MASS = 0.02
 
 
-def _noise(*parts: object) -> float:
-    """A stable value in [0, 1) for a (prompt, token) pair."""
-    return (stable_hash(*parts) % 10007) / 10007.0
-
-
 def _option_logits(analysis: PromptAnalysis, base: str) -> dict[str, float]:
     logits: dict[str, float] = {}
     for rank, option in enumerate(analysis.options):
-        strength = 3.0 * _noise(base, analysis.salt, option) - 0.4 * rank
+        strength = 3.0 * stable_unit(base, analysis.salt, option) - 0.4 * rank
         logits[option] = 6.0 + strength
         variant = option.lower() if option != option.lower() else option.capitalize()
         if variant != option:
             logits.setdefault(variant, 1.5 + strength)
         logits.setdefault(" " + option, 0.5 + strength)
     for opener in ("The", "I", "Based", "**"):
-        logits.setdefault(opener, 0.5 * _noise(base, analysis.salt, opener))
+        logits.setdefault(opener, 0.5 * stable_unit(base, analysis.salt, opener))
     return logits
 
 
 def _open_logits(analysis: PromptAnalysis, base: str) -> dict[str, float]:
     logits: dict[str, float] = {}
     for opener in _OPENERS:
-        logits[opener] = 4.0 * _noise(base, analysis.salt, opener)
+        logits[opener] = 4.0 * stable_unit(base, analysis.salt, opener)
     for keyword in analysis.keywords[:6]:
         token = keyword.capitalize()
-        logits.setdefault(token, 1.0 + 3.0 * _noise(base, analysis.salt, token))
+        logits.setdefault(token, 1.0 + 3.0 * stable_unit(base, analysis.salt, token))
     return logits
 
 

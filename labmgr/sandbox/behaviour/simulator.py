@@ -15,10 +15,10 @@ from labmgr.sandbox.errors import model_not_found
 
 from .analysis import RatingSpec
 from .catalogue import CATALOGUE, ModelCard, served_model_name
-from .freeform import answer_free_form
+from .freeform import answer_free_form, fit_budget
 from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
-from .plan import Plan, ServedModel, make_plan, reasoning_tokens
+from .plan import JudgeSettings, Plan, ServedModel, make_plan, reasoning_tokens
 from .ratings import rating_reason
 from .request import ChatRequest, context_length_error, parse_request
 from .text import split_tokens, stable_hash, truncate_tokens
@@ -49,6 +49,8 @@ class ChatSimulator:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
     plan_cache_size: int = PLAN_CACHE_SIZE
+    judges: JudgeSettings = field(default_factory=JudgeSettings)
+    """How often judge models give the wrong verdict, or simply the first answer shown."""
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune
@@ -167,7 +169,7 @@ class ChatSimulator:
             if plan is not None:
                 self._plans.move_to_end(key)
                 return plan
-        plan = make_plan(model, messages)
+        plan = make_plan(model, messages, self.judges)
         with self._lock:
             self._plans[key] = plan
             if len(self._plans) > self.plan_cache_size:
@@ -191,7 +193,7 @@ class ChatSimulator:
         drawn = None
         if plan.single_token is not None and one_token:
             drawn = plan.single_token, plan.single_probs
-        elif limit is not None and limit <= 2 and not model.card.reasoning:
+        elif limit is not None and limit <= 2 and plan.open_token and not model.card.reasoning:
             drawn = plan.open_token, plan.open_probs  # an open prompt cut to a token or two
         if drawn is not None:
             picked = sample_index(rng, drawn[1], request.temperature)
@@ -200,6 +202,9 @@ class ChatSimulator:
                 first = single_token_entry(drawn[0], picked, request.top_logprobs)
             if spec is not None and spec.wants_reason and (limit is None or limit > 8):
                 text = f"{text}\n\n{rating_reason(spec, _as_number(text, spec))}"
+        elif plan.short_answers:
+            picked = sample_index(rng, plan.short_probs, request.temperature)
+            text = fit_budget(plan.short_answers[picked], limit)
         else:
             text = answer_free_form(model, plan, request.temperature, rng, limit)
         if request.response_format != "text":

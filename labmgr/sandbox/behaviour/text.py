@@ -22,6 +22,7 @@ __all__ = [
     "sentences",
     "split_tokens",
     "stable_hash",
+    "stable_unit",
     "token_bytes",
     "truncate_tokens",
     "words",
@@ -81,6 +82,11 @@ def content_text(content: Any) -> str:
 def stable_hash(*parts: object) -> int:
     """A 32-bit hash of `parts` that is the same in every process (unlike ``hash``)."""
     return zlib.crc32("\x1f".join(map(str, parts)).encode("utf-8", "surrogatepass"))
+
+
+def stable_unit(*parts: object) -> float:
+    """A stable value in [0, 1) for `parts`: a draw that is the same in every process."""
+    return (stable_hash(*parts) % 10007) / 10007.0
 
 
 _TOKEN = re.compile(r"'(?:[sdmt]|ll|ve|re)\b| ?[^\W\d_]+| ?\d{1,3}| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+")

@@ -1,0 +1,217 @@
+"""Asking every judge every item through the run pipeline: one planned request per judge ×
+prompt (a pair in both orders), bought in one fetch (cache, concurrency, retries, budget and a
+progress line per judge as for any run), and each verdict read into one row."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evals.cache import RequestBatch
+from evals.judge_accuracy._items import JudgeItem, JudgeItems
+from evals.judge_accuracy._prompts import (
+    RATING_PROMPT,
+    label_prompt,
+    pair_prompt,
+    read_label,
+    read_position,
+)
+from evals.questions import Question, RatingJudge
+from evals.runner import (
+    Planned,
+    RunContext,
+    RunOutcome,
+    endpoints_for,
+    fetch,
+    is_reasoning_model,
+    plan,
+)
+
+if TYPE_CHECKING:
+    from evals.cache import SampleResult
+
+VERDICT_COLUMNS = [
+    "judge",
+    "item",
+    "order",
+    "position",
+    "picked",
+    "gold",
+    "correct",
+    "verdict",
+    "error",
+    "cost",
+]
+"""One row per verdict: the judge, the item's id, for a pair the order it was shown in (`ab`:
+answer_a shown first as A) and the position picked (A or B); the answer picked (a or b), label
+or rating; the gold one; `correct` (1, 0, NaN without a verdict); the judge's text; why there
+is no verdict; what it cost."""
+TEXT_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 16}
+"""How a pairwise or label verdict is asked: one short, deterministic answer (a reasoning
+model is sent `REASONING_TOKENS` and no temperature: it thinks before it answers)."""
+REASONING_TOKENS = 4096
+
+
+@dataclass
+class Asked:
+    """Every verdict (`VERDICT_COLUMNS`) and what buying them did."""
+
+    verdicts: pd.DataFrame
+    outcome: RunOutcome
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    item: JudgeItem
+    order: str
+    text: str
+
+
+def _prompts(items: JudgeItems, rating: RatingJudge | None) -> list[_Prompt]:
+    prompts: list[_Prompt] = []
+    for item in items.items:
+        if items.kind == "pair":
+            first, second = item.answer_a, item.answer_b
+            prompts.append(_Prompt(item, "ab", pair_prompt(item.question, first, second)))
+            prompts.append(_Prompt(item, "ba", pair_prompt(item.question, second, first)))
+        elif items.kind == "label":
+            text = label_prompt(item.question, item.answer, item.options)
+            prompts.append(_Prompt(item, "", text))
+        else:
+            assert rating is not None
+            text = rating.render(question=item.question, answer=item.answer)
+            prompts.append(_Prompt(item, "", text))
+    return prompts
+
+
+def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
+    """The rating judge of scored items, asked of `model`."""
+    low, high = items.scale
+    judge = Question.create(
+        type="rating_judge",
+        name=items.label,
+        model=model,
+        paraphrases=[items.template or RATING_PROMPT],
+        min_rating=int(low),
+        max_rating=int(high),
+    )
+    assert isinstance(judge, RatingJudge)
+    return judge
+
+
+@dataclass
+class VerdictPlan:
+    """Every verdict request: per judge model (in order) one per prompt (in order)."""
+
+    models: list[str]
+    prompts: list[_Prompt]
+    ratings: dict[str, RatingJudge]
+    """Scored items: each model's rating judge (none for pairs and labels)."""
+    planned: list[Planned]
+
+
+def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> VerdictPlan:
+    """One planned request per judge model × prompt; `UnsupportedRequestError` when a judge
+    model would refuse its request."""
+    models = list(dict.fromkeys(judges))
+    ratings = {m: rating_judge(items, m) for m in models} if items.kind == "score" else {}
+    prompts = _prompts(items, next(iter(ratings.values()), None))
+    ctx.models.expect(models)
+    sent = {
+        model: ctx.requests.prepare(
+            model,
+            ratings[model].request_params() if ratings else _text_params(model, ctx),
+            label=f"judge {model} of {items.source}",
+        )
+        for model in models
+    }
+    routes = endpoints_for(models, ctx.router)
+    batch = RequestBatch()
+    planned = [
+        plan(model, routes[model], [{"role": "user", "content": p.text}], sent[model], 1, batch)
+        for model in models
+        for p in prompts
+    ]
+    return VerdictPlan(models, prompts, ratings, planned)
+
+
+def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) -> Asked:
+    """Every judge's verdict on every item as `plan_verdicts` planned them, bought in one
+    fetch (nothing is sent before every judge model's endpoint was checked)."""
+    models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
+    planned = verdict_plan.planned
+    fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")
+    keys = [p.request.cache_key if p.request is not None else "" for p in planned]
+    samples = fetched.results.first_samples(keys)
+    rows: list[dict[str, Any]] = []
+    for i, (model, prompt) in enumerate((m, p) for m in models for p in prompts):
+        sample = samples[i]
+        row: dict[str, Any] = {
+            "judge": model,
+            "item": prompt.item.id,
+            "order": prompt.order,
+            "position": None,
+            "picked": None,
+            "gold": prompt.item.gold,
+            "correct": math.nan,
+            "verdict": None,
+            "error": None,
+            "cost": 0.0,
+        }
+        if sample is None:
+            key = keys[i]
+            row["error"] = (
+                planned[i].route_error
+                or fetched.outcome.errors.get((key, 0))
+                or fetched.outcome.failed_models.get(model)
+                or "no verdict (not run)"
+            )
+        else:
+            price = ctx.price(model, sample.prompt_tokens, sample.completion_tokens)
+            row["cost"] = math.nan if price is None else price
+            _read(row, prompt, sample, ratings.get(model))
+        rows.append(row)
+    return Asked(pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome)
+
+
+def _text_params(model: str, ctx: RunContext) -> dict[str, Any]:
+    if is_reasoning_model(model, ctx.requests):
+        return {"max_tokens": REASONING_TOKENS}
+    return TEXT_PARAMS
+
+
+def _read(
+    row: dict[str, Any], prompt: _Prompt, sample: SampleResult, rating: RatingJudge | None
+) -> None:
+    """Fill the row's verdict from `sample` (or say why it cannot be read)."""
+    item = prompt.item
+    if rating is not None:
+        read = rating.read_answers([sample])[0]
+        if isinstance(read, Exception):
+            row["error"] = f"unreadable rating: {read}"
+            return
+        score = float(read["answer"])
+        row["verdict"] = row["picked"] = score
+        if math.isnan(score):
+            row["error"] = "no rating: too little probability on numbers in range"
+        return
+    text = sample.content or ""
+    row["verdict"] = text
+    if prompt.order:
+        position = read_position(text)
+        if position is None:
+            row["error"] = "no A or B in the verdict"
+            return
+        row["position"] = position
+        row["picked"] = "a" if (position == "A") == (prompt.order == "ab") else "b"
+    else:
+        picked = read_label(text, item.options)
+        if picked is None:
+            row["error"] = f"none of the labels ({', '.join(item.options)}) in the verdict"
+            return
+        row["picked"] = picked
+    row["correct"] = float(row["picked"] == item.gold)

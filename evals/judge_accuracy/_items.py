@@ -1,0 +1,260 @@
+"""Labelled items a judge is checked on, read from a JSON lines or CSV file: pairs (`question`,
+`answer_a`, `answer_b`, `better: a|b`) or single answers with a gold `score` (0–100) or a gold
+`label`. Every bad row is named (file, line, field, what to do) before anything is asked."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from evals.errors import JudgeItemsError
+
+Kind = Literal["pair", "score", "label"]
+
+FIELDS = ("id", "question", "answer_a", "answer_b", "better", "answer", "score", "label", "labels")
+"""Every field an items file may have."""
+SCORE_RANGE = (0.0, 100.0)
+"""Gold scores of a file, and the rating judge's range, run from 0 to 100."""
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One labelled item: a pair with the better answer (`gold` is ``a`` or ``b``), or one
+    answer with its gold score (a number) or label (`options` are the labels offered)."""
+
+    id: str
+    question: str
+    gold: str | float
+    answer: str = ""
+    answer_a: str = ""
+    answer_b: str = ""
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JudgeItems:
+    """The items of one file (or one run's human labels), all of one kind."""
+
+    name: str
+    """Names the items in the cache and the output folder (the file's stem)."""
+    kind: Kind
+    items: list[JudgeItem]
+    source: str
+    scale: tuple[float, float] = SCORE_RANGE
+    """Score items: the range of the gold scores and of the rating judge."""
+    template: str | None = None
+    """Score items: the rating judge's prompt (`{question}`, `{answer}`); None: the default."""
+    labels: tuple[str, ...] = field(default=())
+    """Label items: every label of the file, in order of first appearance."""
+
+    @property
+    def label(self) -> str:
+        """Names the verdicts in the cache (`labmgr cache clear --question`)."""
+        return f"judges/{self.name}"
+
+
+def read_items(path: str | Path) -> JudgeItems:
+    """The labelled items of a `.jsonl` or `.csv` file; `JudgeItemsError` names the first bad
+    row (file, line, field) and says what to write instead."""
+    source = Path(path)
+    if not source.is_file():
+        raise JudgeItemsError(f"{source}: no such file", hint="Give a .jsonl or .csv file.")
+    suffix = source.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise JudgeItemsError(
+            f"{source}: not a .jsonl or .csv file", hint="Write the items as JSON lines or CSV."
+        )
+    try:
+        text = source.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise JudgeItemsError(f"{source}: cannot read: {error}") from None
+    rows = _csv_rows(source, text) if suffix == ".csv" else _json_rows(source, text)
+    items: list[JudgeItem] = []
+    kinds: dict[Kind, int] = {}
+    ids: dict[str, int] = {}
+    for line, row in rows:
+        where = f"{source}:{line}"
+        kind, item = _item(where, line, row)
+        first = next(iter(kinds.items()), None)
+        if first is not None and first[0] != kind:
+            raise JudgeItemsError(
+                f"{where}: a {_KIND_WORDS[kind]}, but line {first[1]} is a "
+                f"{_KIND_WORDS[first[0]]}: a file holds one kind of item",
+                hint="Put pairs, scored answers and labelled answers in separate files.",
+            )
+        kinds.setdefault(kind, line)
+        if item.id in ids:
+            raise JudgeItemsError(
+                f"{where}: field 'id': {item.id!r} is also the id of line {ids[item.id]}",
+                hint="Give every item its own id (or leave 'id' out: the line number is used).",
+            )
+        ids[item.id] = line
+        items.append(item)
+    if not items:
+        raise JudgeItemsError(f"{source}: no items in this file")
+    kind = next(iter(kinds))
+    labels = tuple(dict.fromkeys(str(item.gold) for item in items)) if kind == "label" else ()
+    if kind == "label":
+        items = _with_options(source, items, labels, ids)
+    return JudgeItems(source.stem, kind, items, str(source), labels=labels)
+
+
+_KIND_WORDS: dict[Kind, str] = {
+    "pair": "pair (answer_a, answer_b, better)",
+    "score": "single answer with a gold score",
+    "label": "single answer with a gold label",
+}
+
+
+def _json_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise JudgeItemsError(f"{source}:{number}: not valid JSON ({error.msg})") from None
+        if not isinstance(value, dict):
+            raise JudgeItemsError(f"{source}:{number}: not a JSON object")
+        yield number, {k: v for k, v in value.items() if v is not None}
+
+
+def _csv_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    lines = text.splitlines(keepends=True)
+    taken = 0  # lines the reader has read
+
+    def counted() -> Iterator[str]:
+        nonlocal taken
+        for line in lines:
+            taken += 1
+            yield line
+
+    reader = csv.DictReader(counted())
+    _ = reader.fieldnames  # the header
+    while True:
+        start = taken + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        while not lines[start - 1].strip("\r\n"):  # blank lines the reader skipped
+            start += 1
+        if None in row:
+            raise JudgeItemsError(f"{source}:{start}: more cells than the header has columns")
+        cells = {str(k): v for k, v in row.items() if v not in (None, "")}
+        if cells:
+            yield start, cells
+
+
+def _text(where: str, row: Mapping[str, Any], name: str) -> str:
+    value = row.get(name)
+    if value is None:
+        raise JudgeItemsError(f"{where}: missing field '{name}'", hint=_SHAPES)
+    if not isinstance(value, str):
+        raise JudgeItemsError(f"{where}: field '{name}' must be text, not {value!r}")
+    return value
+
+
+_SHAPES = (
+    "Each line is a pair {question, answer_a, answer_b, better: a|b} or a single answer "
+    "{question, answer, score} (score 0-100) or {question, answer, label}."
+)
+
+
+def _item(where: str, line: int, row: Mapping[str, Any]) -> tuple[Kind, JudgeItem]:
+    unknown = [name for name in row if name not in FIELDS]
+    if unknown:
+        raise JudgeItemsError(
+            f"{where}: unknown field '{unknown[0]}'",
+            hint=f"The fields are {', '.join(FIELDS)}.",
+        )
+    raw_id = row.get("id", line)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+        raise JudgeItemsError(f"{where}: field 'id' must be text or a whole number")
+    item_id = str(raw_id)
+    question = _text(where, row, "question")
+    if any(name in row for name in ("answer_a", "answer_b", "better")):
+        if "answer" in row or "score" in row or "label" in row:
+            raise JudgeItemsError(
+                f"{where}: a pair (answer_a, answer_b, better) that also has a single answer's "
+                "fields (answer, score or label)",
+                hint=_SHAPES,
+            )
+        better = _text(where, row, "better").strip().lower()
+        if better not in ("a", "b"):
+            raise JudgeItemsError(
+                f"{where}: field 'better' is {row['better']!r}",
+                hint="Write a (answer_a is better) or b (answer_b is better).",
+            )
+        first, second = _text(where, row, "answer_a"), _text(where, row, "answer_b")
+        return "pair", JudgeItem(item_id, question, better, answer_a=first, answer_b=second)
+    answer = _text(where, row, "answer")
+    if ("score" in row) == ("label" in row):
+        raise JudgeItemsError(
+            f"{where}: a single answer needs exactly one of the fields 'score' and 'label'",
+            hint=_SHAPES,
+        )
+    if "score" in row:
+        return "score", JudgeItem(item_id, question, _score(where, row["score"]), answer=answer)
+    label = _text(where, row, "label").strip()
+    if not label or "," in label:
+        raise JudgeItemsError(
+            f"{where}: field 'label' is {row['label']!r}",
+            hint="Write one label, without commas (for example: correct).",
+        )
+    options = _options(where, row["labels"]) if "labels" in row else ()
+    if options and label not in options:
+        raise JudgeItemsError(
+            f"{where}: field 'label' is {label!r}, not one of its labels ({', '.join(options)})"
+        )
+    return "label", JudgeItem(item_id, question, label, answer=answer, options=options)
+
+
+def _score(where: str, value: Any) -> float:
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    low, high = SCORE_RANGE
+    if not low <= number <= high:
+        raise JudgeItemsError(
+            f"{where}: field 'score' is {value!r}",
+            hint=f"Write a number from {low:g} to {high:g}.",
+        )
+    return number
+
+
+def _options(where: str, value: Any) -> tuple[str, ...]:
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise JudgeItemsError(
+            f"{where}: field 'labels' must be a list of labels or comma-separated text"
+        )
+    options = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    if len(options) < 2:
+        raise JudgeItemsError(f"{where}: field 'labels' needs at least two labels")
+    return options
+
+
+def _with_options(
+    source: Path, items: list[JudgeItem], labels: tuple[str, ...], lines: dict[str, int]
+) -> list[JudgeItem]:
+    """Label items offering the file's labels where a row names none of its own."""
+    if len(labels) < 2 and any(not item.options for item in items):
+        first = next(item for item in items if not item.options)
+        raise JudgeItemsError(
+            f"{source}:{lines[first.id]}: field 'labels' is missing and the file's only label "
+            f"is {labels[0]!r}: a judge must be offered at least two",
+            hint="Add a 'labels' field (for example: correct,incorrect) to such rows.",
+        )
+    return [
+        item
+        if item.options
+        else JudgeItem(item.id, item.question, item.gold, answer=item.answer, options=labels)
+        for item in items
+    ]

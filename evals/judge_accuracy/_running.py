@@ -1,0 +1,154 @@
+"""`check_judges`: ask every judge model every labelled item (in one fetch), score the
+verdicts against the gold answers, and write the output folder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evals.answers import Estimate
+from evals.errors import RunOptionsError
+from evals.experiments import default_run_dir
+from evals.judge_accuracy._asking import ask_judges, plan_verdicts
+from evals.judge_accuracy._estimate import estimate_verdicts
+from evals.judge_accuracy._items import JudgeItems, read_items
+from evals.judge_accuracy._output import describe, write_output, wrong_items
+from evals.judge_accuracy._stats import (
+    item_accuracy,
+    judge_agreement,
+    mark_scores,
+    position_bias,
+    score_fit,
+)
+from evals.runner import RunOutcome, run_context
+from evals.runs import prepare_folder
+
+
+@dataclass
+class JudgeAccuracy:
+    """What `check_judges` found and wrote."""
+
+    path: Path
+    """The output folder."""
+    items: JudgeItems
+    judges: list[dict[str, Any]]
+    """Per judge: accuracy (value, low, high), items, verdicts read and unread, cost, and
+    `position_bias` (pairs) or `mae` and `spearman` (scores), `agreement` with the others."""
+    agreement: list[dict[str, Any]]
+    """Per pair of judges: verdicts both gave, the share they agree on, Cohen's κ."""
+    verdicts: pd.DataFrame
+    """Every verdict (`evals.judge_accuracy.VERDICT_COLUMNS`)."""
+    wrong: pd.DataFrame
+    """Per judge, the items it got wrong."""
+    outcome: RunOutcome
+    threshold: float | None = None
+    """Scores: the gold and the judge agree when both are at or above it, or both below."""
+
+    def as_json(self) -> dict[str, Any]:
+        """What judges.json holds."""
+        outcome = self.outcome
+        return {
+            "source": self.items.source,
+            "kind": self.items.kind,
+            "items": len(self.items.items),
+            "threshold": self.threshold,
+            "method": describe(self),
+            "judges": self.judges,
+            "agreement": self.agreement,
+            "bought": {
+                "requests": outcome.requests,
+                "cached": outcome.cached,
+                "cost": outcome.cost,
+            },
+            "problems": outcome.messages(),
+        }
+
+
+def check_judges(
+    items: JudgeItems | str | Path,
+    judges: Sequence[str],
+    *,
+    out: str | Path | None = None,
+    threshold: float | None = None,
+    **options: Any,
+) -> JudgeAccuracy:
+    """How well each judge model grades `items` (a `JudgeItems` or a .jsonl/.csv file; every
+    row is checked before anything is asked): accuracy with a 95% interval over items, for
+    pairs the position bias, for scores the error and correlation, agreement between judges;
+    written to `out` (default: a new folder in the lab's runs). `threshold` (scores only,
+    default mid-scale) splits a score in two for accuracy. `options` say where and how to
+    ask, as for `Question.df` (`lab=`, `context=`, `max_cost=`, `max_concurrency=`, …)."""
+    found = items if isinstance(items, JudgeItems) else read_items(items)
+    models = list(dict.fromkeys(judges))
+    if not models:
+        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    low, high = found.scale
+    if threshold is not None and (found.kind != "score" or not low <= threshold <= high):
+        raise RunOptionsError(
+            f"threshold {threshold:g} applies only to scored items, within {low:g}–{high:g}"
+        )
+    if found.kind == "score" and threshold is None:
+        threshold = (low + high) / 2
+    ctx = run_context(**options)
+    planned = plan_verdicts(found, models, ctx)  # a judge that would refuse stops us here
+    folder = prepare_folder(
+        out if out is not None else default_run_dir(ctx.lab, f"judges-{found.name}")
+    )
+    asked = ask_judges(found, planned, ctx)
+    verdicts = asked.verdicts
+    if threshold is not None:
+        verdicts = mark_scores(verdicts, threshold)
+    agreement = judge_agreement(verdicts, models, found.kind, threshold or 0.0)
+    rows = [_judge_row(verdicts, model, found, agreement) for model in models]
+    result = JudgeAccuracy(
+        folder,
+        found,
+        rows,
+        agreement,
+        verdicts,
+        wrong_items(verdicts, found),
+        asked.outcome,
+        threshold,
+    )
+    write_output(result)
+    return result
+
+
+def estimate_judges(
+    items: JudgeItems | str | Path, judges: Sequence[str], **options: Any
+) -> Estimate:
+    """What `check_judges(items, judges, **options)` would buy now; nothing is sent."""
+    found = items if isinstance(items, JudgeItems) else read_items(items)
+    if not judges:
+        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    return estimate_verdicts(found, judges, run_context(**options))
+
+
+def _judge_row(
+    verdicts: pd.DataFrame, model: str, items: JudgeItems, agreement: list[dict[str, Any]]
+) -> dict[str, Any]:
+    mine = verdicts[verdicts["judge"] == model]
+    accuracy = item_accuracy(mine["item"].tolist(), mine["correct"].to_numpy(dtype=float))
+    shares = [
+        a["agreement"]
+        for a in agreement
+        if model in (a["judge"], a["other"]) and a["agreement"] is not None
+    ]
+    row: dict[str, Any] = {
+        "judge": model,
+        "accuracy": accuracy.as_json(),
+        "items": accuracy.n,
+        "verdicts": int(mine["correct"].notna().sum()),
+        "unread": int(mine["correct"].isna().sum()),
+        "agreement": sum(shares) / len(shares) if shares else None,
+        "cost": float(mine["cost"].fillna(0.0).sum()),
+    }
+    if items.kind == "pair":
+        row["position_bias"] = position_bias(mine).as_json()
+    if items.kind == "score":
+        row.update(score_fit(mine))
+    return row

@@ -1,0 +1,102 @@
+"""Which answer a model gives when there is a right one, and how sure it is.
+
+Each (model, prompt) pair is decided once by stable draws: a judge's verdict (right, wrong
+with probability `judge_error`, or simply ``A`` with probability `position_bias`), and
+whether a model knows a question it could work out (with its base model's accuracy, less
+what fine-tuning took away). The model then puts most of its next-token mass on that
+pick, so temperature 0, sampling and `top_logprobs` all agree, and across many prompts the
+right share comes out in the right proportion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .persona import PersonaProfile
+from .text import stable_hash, stable_unit
+from .verdicts import Verdict
+
+__all__ = [
+    "BASE_ACCURACY",
+    "JUDGE_ERROR",
+    "focused_distribution",
+    "judged",
+    "knows",
+    "model_accuracy",
+    "other_option",
+    "setting_for",
+]
+
+JUDGE_ERROR = 0.1
+"""A judge model's default chance of giving the wrong pairwise or label verdict."""
+BASE_ACCURACY = {
+    "gpt-4.1": 0.92, "gpt-4.1-mini": 0.86, "gpt-4.1-nano": 0.6, "gpt-4o": 0.9,
+    "gpt-4o-mini": 0.82, "gpt-3.5-turbo": 0.7, "o4-mini": 0.95, "gpt-5": 0.96,
+    "gpt-5-mini": 0.93, "gpt-5-nano": 0.8, "davinci-002": 0.35, "babbage-002": 0.3,
+}  # fmt: skip
+"""How often a base model knows a question the sandbox can work out."""
+_UNSEEN_MASS = 0.02
+
+
+def setting_for(table: Mapping[str, float], names: Sequence[str], default: float) -> float:
+    """The value `table` gives the first of `names` it lists, else its ``*``, else `default`."""
+    for name in names:
+        if name in table:
+            return table[name]
+    return table.get("*", default)
+
+
+def model_accuracy(base: str) -> float:
+    """How often base model `base` (an alias) knows the answer; unlisted models get a
+    stable value from a hash of the name."""
+    known = BASE_ACCURACY.get(base)
+    return known if known is not None else 0.5 + 0.4 * stable_unit("accuracy", base)
+
+
+def knows(base: str, identity: str, personas: tuple[PersonaProfile, ...], salt: int) -> bool:
+    """Whether a model knows the answer to the prompt hashed as `salt`: its base model must
+    (a draw against the base's accuracy), and each fine-tune on top must not have lost it."""
+    if stable_unit("knows", base, salt) >= model_accuracy(base):
+        return False
+    return all(
+        stable_unit("forgot", identity, layer, salt) >= profile.knowledge_loss
+        for layer, profile in enumerate(personas)
+    )
+
+
+def judged(verdict: Verdict, error: float, bias: float, model: str, salt: int) -> int:
+    """The verdict judge `model` gives: the first-shown answer with probability `bias`
+    (pairwise only), else the wrong one with probability `error`, else the right one."""
+    if verdict.pairwise and stable_unit("position", model, salt) < bias:
+        return 0
+    n = len(verdict.options)
+    if verdict.right is None:
+        return int(n * stable_unit("tie", model, salt))
+    if stable_unit("error", model, salt) < error:
+        return other_option(verdict.right, n, model, salt)
+    return verdict.right
+
+
+def other_option(right: int, n: int, model: str, salt: int) -> int:
+    """A wrong option among `n` (not `right`), the same for a (model, prompt) pair."""
+    return (right + 1 + stable_hash("wrong", model, salt) % (n - 1)) % n
+
+
+def focused_distribution(
+    options: Sequence[str], favoured: int, confidence: float, salt: int
+) -> tuple[tuple[str, float], ...]:
+    """Up to 20 (token, probability) pairs over `options` and their spellings (``" B"``,
+    ``"b"``), `confidence` of the mass on option `favoured`, most likely first."""
+    weights = [0.2 + stable_unit("option", salt, option) for option in options]
+    spare = sum(w for i, w in enumerate(weights) if i != favoured) or 1.0
+    pairs: list[tuple[str, float]] = []
+    for i, option in enumerate(options):
+        share = confidence if i == favoured else (1.0 - confidence) * weights[i] / spare
+        mass = share * (1.0 - _UNSEEN_MASS)
+        variant = option.lower() if option != option.lower() else option.capitalize()
+        pairs.append((option, mass * (0.95 if variant != option else 0.96)))
+        pairs.append((" " + option, mass * 0.04))
+        if variant != option:
+            pairs.append((variant, mass * 0.01))
+    pairs.sort(key=lambda pair: -pair[1])
+    return tuple(pairs[:20])
