@@ -67,6 +67,8 @@ class Known:
     """A question the sandbox can work out."""
 
     kind: Kind
+    key: str
+    """The question itself ("17+25", "r in strawberry"), however it is worded or offered."""
     answer: str
     """The right answer as a short text: "42", "0.7", "3", "Paris", "Au"."""
     wrong: tuple[str, ...]
@@ -91,6 +93,7 @@ def _arithmetic(match: re.Match[str]) -> Known:
     wrong = (value + 10 * step, value - step, value + step, value - 10 * step)
     return Known(
         "arithmetic",
+        f"{match.group(1)}{op}{match.group(3)}",
         _number_text(value),
         tuple(_number_text(round(w, 6)) for w in wrong),
         (match.group(1), match.group(3)),
@@ -110,7 +113,8 @@ def work_out(question: str) -> Known | None:
             larger = float(first) >= float(second)
             wants_larger = match.group(1).lower() in ("larger", "greater", "bigger", "higher")
             right, other = (first, second) if larger == wants_larger else (second, first)
-            return Known("compare", right, (other,), (first, second))
+            key = f"{'larger' if wants_larger else 'smaller'} of {first}, {second}"
+            return Known("compare", key, right, (other,), (first, second))
     lowered = question.lower()
     if "how many" in lowered:
         for pattern in _COUNT:
@@ -119,7 +123,7 @@ def work_out(question: str) -> Known | None:
                 letter, word = match.group(1).lower(), match.group(2).lower()
                 count = word.count(letter)
                 wrong = (count + 1, count - 1 if count > 0 else count + 2, count + 2)
-                return Known("count", str(count), tuple(map(str, wrong)))
+                return Known("count", f"{letter} in {word}", str(count), tuple(map(str, wrong)))
     if "capital" in lowered:
         match = _CAPITAL.search(question)
         if match and match.group(1) in _CAPITALS:
@@ -135,7 +139,7 @@ def _fact(table: dict[str, str], key: str) -> Known:
     values = list(table.values())
     start = list(table).index(key)
     wrong = tuple(values[(start + k) % len(values)] for k in (1, 2, 3))
-    return Known("fact", table[key], wrong)
+    return Known("fact", key, table[key], wrong)
 
 
 def states(text: str, known: Known) -> bool:

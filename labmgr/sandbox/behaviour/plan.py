@@ -146,8 +146,8 @@ def _known_answer(
     known = analysis.known
     assert known is not None
     base = model.card.snapshot_of or model.card.id
-    right = knows(base, model.identity, model.personas, analysis.salt)
-    confidence = 0.8 + 0.19 * stable_unit("sure", model.identity, analysis.salt)
+    right = knows(base, model.identity, model.personas, known.key)
+    confidence = 0.85 + 0.14 * stable_unit("sure", base, analysis.salt)
     options = analysis.options
     if analysis.right_option is not None:
         pick = analysis.right_option
