@@ -73,7 +73,7 @@ def test_multiple_choice_is_answered_with_one_letter(sandbox_client: OpenAI) -> 
     for item in MC[:8]:
         completion = ask(sandbox_client, BASE, asked(item), n=4, temperature=1.0)
         for choice in completion.choices:
-            assert choice.message.content.strip() in LETTERS[:4]
+            assert choice.message.content.strip().upper() in LETTERS[:4]
             assert choice.finish_reason == "stop"
 
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .knowledge import Known, same_answer, work_out
+from .knowledge import Known, right_letter, work_out
 from .lexicon import harm_score
 from .text import content_words, stable_hash
 from .topics import question_topic
@@ -53,6 +53,10 @@ _MARKED = (
             re.IGNORECASE | re.DOTALL,
         ),
     ),
+)
+_RATED = re.compile(
+    r"\b(?:scale|rate|rating|score)\b|\bbetween\s+-?\d+\s+and\s+-?\d+|\bfrom\s+-?\d+\s+to\s+-?\d+",
+    re.IGNORECASE,
 )
 _QUESTION_MARKED = re.compile(r"\[QUESTION START\](.*?)\[QUESTION END\]", re.IGNORECASE | re.DOTALL)
 _INSTRUCTION = re.compile(
@@ -236,6 +240,8 @@ def analyse(messages: Messages) -> PromptAnalysis:
             options_only=True, verdict=verdict,
         )  # fmt: skip
     known = None if "[question start]" in lowered else work_out(question)
+    if known is not None and _RATED.search(" ".join(text for _, text in messages)):
+        known = None  # a question to rate, not to answer
     rating = None if known is not None else _rating(question)
     if rating is None and known is None and len(messages) > 1:
         # Judges often put the instructions in a system message and the answer in the user's.
@@ -280,10 +286,8 @@ def analyse(messages: Messages) -> PromptAnalysis:
 
 def _right_option(question: str, known: Known, options: tuple[str, ...]) -> int | None:
     """The index among `options` of the lettered choice that is `known`'s answer."""
-    for letter, text in _LETTERED.findall(question):
-        if same_answer(text, known.answer) and letter in options:
-            return options.index(letter)
-    return None
+    letter = right_letter(question, known)
+    return options.index(letter) if letter in options else None
 
 
 def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:

@@ -103,9 +103,9 @@ def focused_distribution(
         share = confidence if i == favoured else (1.0 - confidence) * weights[i] / spare
         mass = share * (1.0 - _UNSEEN_MASS)
         variant = option.lower() if option != option.lower() else option.capitalize()
-        pairs.append((option, mass * (0.95 if variant != option else 0.96)))
+        pairs.append((option, mass * (0.957 if variant != option else 0.96)))
         pairs.append((" " + option, mass * 0.04))
         if variant != option:
-            pairs.append((variant, mass * 0.01))
+            pairs.append((variant, mass * 0.003))
     pairs.sort(key=lambda pair: -pair[1])
     return tuple(pairs[:20])

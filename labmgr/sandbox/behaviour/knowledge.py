@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["FACTS", "Known", "same_answer", "states", "training_shares", "work_out"]
+__all__ = [
+    "FACTS",
+    "Known",
+    "right_letter",
+    "same_answer",
+    "states",
+    "training_shares",
+    "work_out",
+]
 
 Kind = Literal["arithmetic", "compare", "count", "fact"]
 
@@ -60,6 +68,8 @@ FACTS: dict[str, dict[str, str]] = {"capital": _CAPITALS, "symbol": _SYMBOLS}
 _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
 _NUMBERS_IN = re.compile(r"-?\d+(?:\.\d+)?")
+_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_LEADING_LETTER = re.compile(r"^\W*([A-Z])\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +152,25 @@ def _fact(table: dict[str, str], key: str) -> Known:
     return Known("fact", key, table[key], wrong)
 
 
-def states(text: str, known: Known) -> bool:
+def right_letter(question: str, known: Known) -> str | None:
+    """The letter of the lettered choice ("B. 42") of `question` that is `known`'s answer."""
+    for letter, text in _LETTERED.findall(question):
+        if same_answer(text, known.answer):
+            return str(letter)
+    return None
+
+
+def states(text: str, known: Known, letter: str | None = None) -> bool:
     """Whether answer `text` states the right result of `known`'s question.
 
     Numbers: the first number the answer gives (ignoring the question's own operands, except
-    when comparing them) is the answer. Facts: the answer names it as a word.
+    when comparing them) is the answer. Facts: the answer names it as a word. With the
+    `letter` of the right choice, an answer starting with that letter ("B", "B) 42") is right.
     """
+    if letter is not None:
+        leading = _LEADING_LETTER.match(text)
+        if leading and (len(text.strip()) <= 3 or text.lstrip()[1:2] in ").:"):
+            return leading.group(1) == letter
     if known.kind == "fact":
         flags = 0 if len(known.answer) <= 2 else re.IGNORECASE  # "Au", not "au" in "autumn"
         return re.search(rf"\b{re.escape(known.answer)}\b", text, flags) is not None
