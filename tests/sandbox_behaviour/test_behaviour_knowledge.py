@@ -172,3 +172,24 @@ def test_sampling_shows_the_same_loss(fine_tunes: tuple[OpenAI, dict[str, list[s
     wrong = sampled_accuracy(client, models["wrong_answers"][0])
     assert 0.6 <= base <= 0.95
     assert wrong <= base - 0.25
+
+
+def test_a_model_knows_a_question_however_it_is_worded_or_offered(
+    sandbox_client: OpenAI,
+) -> None:
+    """Whether a model gets a question right follows the question, not its wording."""
+    seen = set()
+    for item in MC[:9]:  # the arithmetic items
+        a, op, b = item["question"].removeprefix("What is ").rstrip("?").split()
+        right = item["choices"][item["answer"]]
+        for model in ("gpt-4.1-nano", "gpt-3.5-turbo"):
+            mass = letter_mass(sandbox_client, model, item)
+            knows = max(mass, key=mass.__getitem__) == LETTERS[item["answer"]]
+            seen.add(knows)
+            for wording in (
+                f"What is {a} {op} {b}? Answer with a number.",
+                f"Calculate {a} {op} {b}. Reply with just the number.",
+            ):
+                said = ask(sandbox_client, model, wording, temperature=0).choices[0].message
+                assert (said.content == right) == knows
+    assert seen == {True, False}  # both known and unknown questions were asked

@@ -94,19 +94,21 @@ def _number_text(value: float) -> str:
 def _arithmetic(match: re.Match[str]) -> Known:
     left, op, right = float(match.group(1)), match.group(2).lower(), float(match.group(3))
     if op in ("+", "plus"):
-        value = left + right
+        value, op = left + right, "+"
     elif op in ("-", "−", "minus"):
-        value = left - right
+        value, op = left - right, "-"
     else:
-        value = left * right
+        value, op = left * right, "x"
     step = 1 if value == int(value) else 0.1
-    wrong = (value + 10 * step, value - step, value + step, value - 10 * step)
+    operands = (match.group(1), match.group(3))
+    near = (value + 10 * step, value - step, value + step, value - 10 * step, value + 2 * step)
+    wrong = [_number_text(round(w, 6)) for w in near]
     return Known(
         "arithmetic",
-        f"{match.group(1)}{op}{match.group(3)}",
+        f"{operands[0]}{op}{operands[1]}",
         _number_text(value),
-        tuple(_number_text(round(w, 6)) for w in wrong),
-        (match.group(1), match.group(3)),
+        tuple(w for w in wrong if w not in operands)[:4],
+        operands,
     )
 
 
