@@ -257,12 +257,21 @@ def analyse(messages: Messages) -> PromptAnalysis:
     if brevity is not None:  # what the question is about, without "Be brief." and the like
         kept = [s for s in _SENTENCE.split(question) if not any(p.search(s) for _, p in _BRIEF)]
         subject = " ".join(kept) or question
-    keywords = tuple(content_words(subject)[:12])
     if brevity == "letter":
         letters = tuple(dict.fromkeys(_INLINE_LETTERS.findall(question)))
         if not options and len(letters) >= 2:
             options = letters
         options_only, brevity = bool(options), None if options else "word"
+    if known is not None:  # answered from what is worked out: no topic or keywords needed
+        return PromptAnalysis(
+            question, "this", (), frozenset(), (), None, 0.0, salt, None, options,
+            options_only=options_only,
+            brevity=brevity,
+            known=known,
+            right_option=_right_option(question, known, options) if options else None,
+            bare=brevity is not None or bool(_ANSWER_WITH.search(question)),
+        )  # fmt: skip
+    keywords = tuple(content_words(subject)[:12])
     topic = question_topic(subject)
     return PromptAnalysis(
         question=question,
@@ -278,9 +287,6 @@ def analyse(messages: Messages) -> PromptAnalysis:
         options_only=options_only,
         brevity=brevity,
         item_kind=item_kind,
-        known=known,
-        right_option=_right_option(question, known, options) if known and options else None,
-        bare=known is not None and (brevity is not None or bool(_ANSWER_WITH.search(question))),
     )
 
 

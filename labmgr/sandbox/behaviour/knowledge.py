@@ -67,6 +67,7 @@ FACTS: dict[str, dict[str, str]] = {"capital": _CAPITALS, "symbol": _SYMBOLS}
 """The facts the sandbox knows: country → capital, element → chemical symbol."""
 _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _NUMBERS_IN = re.compile(r"-?\d+(?:\.\d+)?")
 _LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _LEADING_LETTER = re.compile(r"^\W*([A-Z])\b")
@@ -115,7 +116,7 @@ def _arithmetic(match: re.Match[str]) -> Known:
 @lru_cache(maxsize=4096)
 def work_out(question: str) -> Known | None:
     """The answer to `question` if the sandbox can work it out, else None."""
-    if any(c.isdigit() for c in question):
+    if _DIGIT.search(question):
         match = _ARITHMETIC.search(question)
         if match:
             return _arithmetic(match)

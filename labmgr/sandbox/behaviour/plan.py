@@ -109,8 +109,10 @@ def make_plan(
     open_token: tuple[TokenChoice, ...] = ()
     if single is None and not short[0]:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    answered = analysis.verdict is not None or analysis.right_option is not None or short[0]
     anchors = tuple(
-        profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
+        () if answered else profile.closest_texts(analysis.keyword_set, analysis.salt)
+        for profile in model.personas
     )
     return Plan(
         analysis=analysis,
