@@ -158,7 +158,8 @@ def _known_answer(
         distribution = focused_distribution(options, pick, confidence, analysis.salt)
         return token_choices(distribution), ((), ())
     if options:  # choices, none of them right: answer as any choice prompt
-        return token_choices(next_token_distribution(analysis, model.card.id, ())), ((), ())
+        choices = next_token_distribution(analysis, model.card.id, model.personas)
+        return token_choices(choices), ((), ())
     wrong = known.wrong[other_option(0, len(known.wrong) + 1, model.identity, analysis.salt) - 1]
     answers: tuple[str, ...] = (known.answer, wrong) if right else (wrong, known.answer)
     if not analysis.bare:
