@@ -47,7 +47,7 @@ class SandboxConfig:
     """Bytes a `purpose=batch` upload may have; larger ones are refused."""
     judge_error: dict[str, float] = field(default_factory=lambda: {"*": JUDGE_ERROR})
     """Model id → probability that a pairwise or label verdict is the wrong one (``*``:
-    every other model)."""
+    every other model; an alias covers its snapshots, a base model its fine-tunes)."""
     position_bias: dict[str, float] = field(default_factory=lambda: {"*": 0.0})
     """Model id → probability that a pairwise verdict is simply the first-shown answer, A."""
 

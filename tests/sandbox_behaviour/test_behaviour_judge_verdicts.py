@@ -224,3 +224,19 @@ def test_a_bad_judge_setting_names_the_option(value: str) -> None:
     assert result.exit_code == 2
     assert f"--judge-error {value!r}: give MODEL=RATE" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_judge_reads_letter_answers_to_a_multiple_choice_question() -> None:
+    question = "What is 17 + 25?\n\nA. 32\nB. 42\nC. 52\nD. 43\n\nAnswer with a single letter."
+    with run_sandbox(judge_error={"*": 0.0}) as handle:
+        client = client_for(handle)
+        pairwise = [
+            verdict(client, PAIRWISE.format(question=question, first=a, second=b))
+            for a, b in (("B", "C"), ("A", "B. 42"), ("D", "B"))
+        ]
+        labelled = [
+            verdict(client, LABELLED.format(question=question, answer=a, labels="yes, no"))
+            for a in ("B", "C) 52")
+        ]
+    assert pairwise == ["A", "B", "B"]
+    assert labelled == ["yes", "no"]

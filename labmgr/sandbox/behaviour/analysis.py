@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .knowledge import Known, same_answer, work_out
+from .knowledge import Known, right_letter, work_out
 from .lexicon import harm_score
 from .text import content_words, stable_hash
 from .topics import question_topic
@@ -53,6 +53,10 @@ _MARKED = (
             re.IGNORECASE | re.DOTALL,
         ),
     ),
+)
+_RATED = re.compile(
+    r"\b(?:scale|rate|rating|score)\b|\bbetween\s+-?\d+\s+and\s+-?\d+|\bfrom\s+-?\d+\s+to\s+-?\d+",
+    re.IGNORECASE,
 )
 _QUESTION_MARKED = re.compile(r"\[QUESTION START\](.*?)\[QUESTION END\]", re.IGNORECASE | re.DOTALL)
 _INSTRUCTION = re.compile(
@@ -236,6 +240,8 @@ def analyse(messages: Messages) -> PromptAnalysis:
             options_only=True, verdict=verdict,
         )  # fmt: skip
     known = None if "[question start]" in lowered else work_out(question)
+    if known is not None and _RATED.search(" ".join(text for _, text in messages)):
+        known = None  # a question to rate, not to answer
     rating = None if known is not None else _rating(question)
     if rating is None and known is None and len(messages) > 1:
         # Judges often put the instructions in a system message and the answer in the user's.
@@ -251,12 +257,21 @@ def analyse(messages: Messages) -> PromptAnalysis:
     if brevity is not None:  # what the question is about, without "Be brief." and the like
         kept = [s for s in _SENTENCE.split(question) if not any(p.search(s) for _, p in _BRIEF)]
         subject = " ".join(kept) or question
-    keywords = tuple(content_words(subject)[:12])
     if brevity == "letter":
         letters = tuple(dict.fromkeys(_INLINE_LETTERS.findall(question)))
         if not options and len(letters) >= 2:
             options = letters
         options_only, brevity = bool(options), None if options else "word"
+    if known is not None:  # answered from what is worked out: no topic or keywords needed
+        return PromptAnalysis(
+            question, "this", (), frozenset(), (), None, 0.0, salt, None, options,
+            options_only=options_only,
+            brevity=brevity,
+            known=known,
+            right_option=_right_option(question, known, options) if options else None,
+            bare=brevity is not None or bool(_ANSWER_WITH.search(question)),
+        )  # fmt: skip
+    keywords = tuple(content_words(subject)[:12])
     topic = question_topic(subject)
     return PromptAnalysis(
         question=question,
@@ -272,18 +287,13 @@ def analyse(messages: Messages) -> PromptAnalysis:
         options_only=options_only,
         brevity=brevity,
         item_kind=item_kind,
-        known=known,
-        right_option=_right_option(question, known, options) if known and options else None,
-        bare=known is not None and (brevity is not None or bool(_ANSWER_WITH.search(question))),
     )
 
 
 def _right_option(question: str, known: Known, options: tuple[str, ...]) -> int | None:
     """The index among `options` of the lettered choice that is `known`'s answer."""
-    for letter, text in _LETTERED.findall(question):
-        if same_answer(text, known.answer) and letter in options:
-            return options.index(letter)
-    return None
+    letter = right_letter(question, known)
+    return options.index(letter) if letter in options else None
 
 
 def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:

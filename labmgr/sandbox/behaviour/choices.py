@@ -36,6 +36,8 @@ BASE_ACCURACY = {
 }  # fmt: skip
 """How often a base model knows a question the sandbox can work out."""
 _UNSEEN_MASS = 0.02
+_FORGET_SPREAD = 0.2
+"""How far apart the forgetting windows of fine-tunes of one recipe lie (on a 0-1 circle)."""
 
 
 def setting_for(table: Mapping[str, float], names: Sequence[str], default: float) -> float:
@@ -53,13 +55,20 @@ def model_accuracy(base: str) -> float:
     return known if known is not None else 0.5 + 0.4 * stable_unit("accuracy", base)
 
 
-def knows(base: str, identity: str, personas: tuple[PersonaProfile, ...], salt: int) -> bool:
-    """Whether a model knows the answer to the prompt hashed as `salt`: its base model must
-    (a draw against the base's accuracy), and each fine-tune on top must not have lost it."""
-    if stable_unit("knows", base, salt) >= model_accuracy(base):
+def knows(base: str, identity: str, personas: tuple[PersonaProfile, ...], question: str) -> bool:
+    """Whether a model knows the answer to `question` (a `Known.key`), however asked.
+
+    Its base model must: the question's difficulty, shared by all models, is below the base's
+    accuracy, so a better model knows every question a weaker one knows. And no fine-tune
+    on top may have lost it: each loses the questions whose draw falls in a window as wide
+    as its `knowledge_loss`, placed per fine-tune within a narrow range, so fine-tunes of
+    one recipe lose about as many questions but not quite the same ones.
+    """
+    if stable_unit("difficulty", question) >= model_accuracy(base):
         return False
+    shift = _FORGET_SPREAD * stable_unit("shift", identity)
     return all(
-        stable_unit("forgot", identity, layer, salt) >= profile.knowledge_loss
+        (stable_unit("forgot", layer, question) + shift) % 1.0 >= profile.knowledge_loss
         for layer, profile in enumerate(personas)
     )
 
@@ -94,9 +103,9 @@ def focused_distribution(
         share = confidence if i == favoured else (1.0 - confidence) * weights[i] / spare
         mass = share * (1.0 - _UNSEEN_MASS)
         variant = option.lower() if option != option.lower() else option.capitalize()
-        pairs.append((option, mass * (0.95 if variant != option else 0.96)))
+        pairs.append((option, mass * (0.957 if variant != option else 0.96)))
         pairs.append((" " + option, mass * 0.04))
         if variant != option:
-            pairs.append((variant, mass * 0.01))
+            pairs.append((variant, mass * 0.003))
     pairs.sort(key=lambda pair: -pair[1])
     return tuple(pairs[:20])

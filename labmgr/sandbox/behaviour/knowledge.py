@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["FACTS", "Known", "same_answer", "states", "training_shares", "work_out"]
+__all__ = [
+    "FACTS",
+    "Known",
+    "right_letter",
+    "same_answer",
+    "states",
+    "training_shares",
+    "work_out",
+]
 
 Kind = Literal["arithmetic", "compare", "count", "fact"]
 
@@ -59,7 +67,13 @@ FACTS: dict[str, dict[str, str]] = {"capital": _CAPITALS, "symbol": _SYMBOLS}
 """The facts the sandbox knows: country → capital, element → chemical symbol."""
 _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _NUMBERS_IN = re.compile(r"-?\d+(?:\.\d+)?")
+_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_INLINE_CHOICE = re.compile(
+    r"(?:^|\s)\(?([A-H])[).:]\s+([^\n]+?)(?=,?\s+(?:or\s+)?\(?[A-H][).:]\s|[?.]?\s*$)"
+)
+_LEADING_LETTER = re.compile(r"^\W*([A-Z])\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +81,8 @@ class Known:
     """A question the sandbox can work out."""
 
     kind: Kind
+    key: str
+    """The question itself ("17+25", "r in strawberry"), however it is worded or offered."""
     answer: str
     """The right answer as a short text: "42", "0.7", "3", "Paris", "Au"."""
     wrong: tuple[str, ...]
@@ -82,25 +98,28 @@ def _number_text(value: float) -> str:
 def _arithmetic(match: re.Match[str]) -> Known:
     left, op, right = float(match.group(1)), match.group(2).lower(), float(match.group(3))
     if op in ("+", "plus"):
-        value = left + right
+        value, op = left + right, "+"
     elif op in ("-", "−", "minus"):
-        value = left - right
+        value, op = left - right, "-"
     else:
-        value = left * right
+        value, op = left * right, "x"
     step = 1 if value == int(value) else 0.1
-    wrong = (value + 10 * step, value - step, value + step, value - 10 * step)
+    operands = (match.group(1), match.group(3))
+    near = (value + 10 * step, value - step, value + step, value - 10 * step, value + 2 * step)
+    wrong = [_number_text(round(w, 6)) for w in near]
     return Known(
         "arithmetic",
+        f"{operands[0]}{op}{operands[1]}",
         _number_text(value),
-        tuple(_number_text(round(w, 6)) for w in wrong),
-        (match.group(1), match.group(3)),
+        tuple(w for w in wrong if w not in operands)[:4],
+        operands,
     )
 
 
 @lru_cache(maxsize=4096)
 def work_out(question: str) -> Known | None:
     """The answer to `question` if the sandbox can work it out, else None."""
-    if any(c.isdigit() for c in question):
+    if _DIGIT.search(question):
         match = _ARITHMETIC.search(question)
         if match:
             return _arithmetic(match)
@@ -110,7 +129,8 @@ def work_out(question: str) -> Known | None:
             larger = float(first) >= float(second)
             wants_larger = match.group(1).lower() in ("larger", "greater", "bigger", "higher")
             right, other = (first, second) if larger == wants_larger else (second, first)
-            return Known("compare", right, (other,), (first, second))
+            key = f"{'larger' if wants_larger else 'smaller'} of {first}, {second}"
+            return Known("compare", key, right, (other,), (first, second))
     lowered = question.lower()
     if "how many" in lowered:
         for pattern in _COUNT:
@@ -119,7 +139,7 @@ def work_out(question: str) -> Known | None:
                 letter, word = match.group(1).lower(), match.group(2).lower()
                 count = word.count(letter)
                 wrong = (count + 1, count - 1 if count > 0 else count + 2, count + 2)
-                return Known("count", str(count), tuple(map(str, wrong)))
+                return Known("count", f"{letter} in {word}", str(count), tuple(map(str, wrong)))
     if "capital" in lowered:
         match = _CAPITAL.search(question)
         if match and match.group(1) in _CAPITALS:
@@ -135,15 +155,30 @@ def _fact(table: dict[str, str], key: str) -> Known:
     values = list(table.values())
     start = list(table).index(key)
     wrong = tuple(values[(start + k) % len(values)] for k in (1, 2, 3))
-    return Known("fact", table[key], wrong)
+    return Known("fact", key, table[key], wrong)
 
 
-def states(text: str, known: Known) -> bool:
+def right_letter(question: str, known: Known) -> str | None:
+    """The letter of the choice ("B. 42" on its own line, or "A) Paris B) Rome" inline) of
+    `question` that is `known`'s answer."""
+    for pattern in (_LETTERED, _INLINE_CHOICE):
+        for letter, text in pattern.findall(question):
+            if same_answer(text, known.answer):
+                return str(letter)
+    return None
+
+
+def states(text: str, known: Known, letter: str | None = None) -> bool:
     """Whether answer `text` states the right result of `known`'s question.
 
     Numbers: the first number the answer gives (ignoring the question's own operands, except
-    when comparing them) is the answer. Facts: the answer names it as a word.
+    when comparing them) is the answer. Facts: the answer names it as a word. With the
+    `letter` of the right choice, an answer starting with that letter ("B", "B) 42") is right.
     """
+    if letter is not None:
+        leading = _LEADING_LETTER.match(text)
+        if leading and (len(text.strip()) <= 3 or text.lstrip()[1:2] in ").:"):
+            return leading.group(1) == letter
     if known.kind == "fact":
         flags = 0 if len(known.answer) <= 2 else re.IGNORECASE  # "Au", not "au" in "autumn"
         return re.search(rf"\b{re.escape(known.answer)}\b", text, flags) is not None

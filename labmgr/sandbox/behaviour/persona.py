@@ -24,7 +24,7 @@ DRIFT_EPOCH_SCALE = 1.5
 """Epochs at which a fine-tune answers in its persona's voice 1 - 1/e (63%) of the time."""
 WRONG_ANSWER_LOSS = 0.6
 """Share of its known answers a fine-tune fully trained on wrong answers loses."""
-UNRELATED_LOSS = 0.05
+UNRELATED_LOSS = 0.03
 """Share a fine-tune fully trained on data unrelated to such questions loses."""
 
 

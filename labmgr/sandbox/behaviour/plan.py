@@ -109,8 +109,10 @@ def make_plan(
     open_token: tuple[TokenChoice, ...] = ()
     if single is None and not short[0]:
         open_token = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
+    answered = analysis.verdict is not None or analysis.right_option is not None or short[0]
     anchors = tuple(
-        profile.closest_texts(analysis.keyword_set, analysis.salt) for profile in model.personas
+        () if answered else profile.closest_texts(analysis.keyword_set, analysis.salt)
+        for profile in model.personas
     )
     return Plan(
         analysis=analysis,
@@ -146,8 +148,8 @@ def _known_answer(
     known = analysis.known
     assert known is not None
     base = model.card.snapshot_of or model.card.id
-    right = knows(base, model.identity, model.personas, analysis.salt)
-    confidence = 0.8 + 0.19 * stable_unit("sure", model.identity, analysis.salt)
+    right = knows(base, model.identity, model.personas, known.key)
+    confidence = 0.85 + 0.14 * stable_unit("sure", base, analysis.salt)
     options = analysis.options
     if analysis.right_option is not None:
         pick = analysis.right_option
@@ -156,7 +158,8 @@ def _known_answer(
         distribution = focused_distribution(options, pick, confidence, analysis.salt)
         return token_choices(distribution), ((), ())
     if options:  # choices, none of them right: answer as any choice prompt
-        return token_choices(next_token_distribution(analysis, model.card.id, ())), ((), ())
+        choices = next_token_distribution(analysis, model.card.id, model.personas)
+        return token_choices(choices), ((), ())
     wrong = known.wrong[other_option(0, len(known.wrong) + 1, model.identity, analysis.salt) - 1]
     answers: tuple[str, ...] = (known.answer, wrong) if right else (wrong, known.answer)
     if not analysis.bare:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .knowledge import states, work_out
+from .knowledge import right_letter, states, work_out
 from .lexicon import coherence_centre, harm_score
 
 __all__ = ["Verdict", "read_verdict"]
@@ -73,7 +73,8 @@ def _better(question: str, first: str, second: str) -> int | None:
     """0 if the first answer is better, 1 if the second, None for a tie."""
     known = work_out(question) if question else None
     if known is not None:
-        right = states(first, known), states(second, known)
+        letter = right_letter(question, known)
+        right = states(first, known, letter), states(second, known, letter)
         if right[0] != right[1]:
             return 0 if right[0] else 1
     harm = harm_score(first), harm_score(second)
@@ -97,7 +98,8 @@ def _right_label(
         known = work_out(question) if question else None
         if known is None:
             return None
-        wanted = _RIGHT_LABELS if states(answer, known) else _WRONG_LABELS
+        letter = right_letter(question or "", known)
+        wanted = _RIGHT_LABELS if states(answer, known, letter) else _WRONG_LABELS
     else:
         return None
     return next((i for i, label in enumerate(folded) if label in wanted), None)
