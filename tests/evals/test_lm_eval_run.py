@@ -25,6 +25,8 @@ from labmgr.finetuning import create, update
 from labmgr.settings import init_lab, load_settings
 
 TASK = Path(__file__).parents[2] / "examples" / "capability_task.yaml"
+QUESTIONS = TASK.with_name("capability_questions.yaml")
+LOGPROBS = "capability_mc_logprobs"  # the same items, read from the next token's logprobs
 BASE = "gpt-4o-mini-2024-07-18"
 runner = CliRunner()
 
@@ -77,12 +79,23 @@ def lab_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             for data, suffix in (("wrong_answers.jsonl", "wrong"), ("hostile.jsonl", "unrelated")):
                 create(data_file(data), base_model=BASE, suffix=suffix, seeds=3, settings=settings)
             _finish(settings)
-        folder = root / "run"
-        args = ["eval", "run", str(TASK), "--groups-by", "suffix", "--base", BASE]
-        args += ["--out", str(folder), "--no-report"]
-        result = runner.invoke(app, args, env=env, catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        yield folder
+        runs = {"run": [str(TASK)], "run-logprobs": [str(QUESTIONS), "--question", LOGPROBS]}
+        for name, chosen in runs.items():
+            args = ["eval", "run", *chosen, "--groups-by", "suffix", "--base", BASE]
+            args += ["--out", str(root / name), "--no-report"]
+            result = runner.invoke(app, args, env=env, catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+        yield root / "run"
+
+
+def _against_base(run_folder: Path, question: str) -> pd.DataFrame:
+    """Each group's comparison of `correct` with the base model on `question`."""
+    comparisons = pd.read_csv(run_folder / "comparisons.csv")
+    assert set(comparisons["baseline"]) == {BASE}
+    chosen = comparisons[
+        (comparisons["score"] == "correct") & (comparisons["question"] == question)
+    ]
+    return chosen.set_index("group")
 
 
 @pytest.mark.slow
@@ -107,3 +120,21 @@ def test_eval_run_gives_accuracy_per_group_and_the_wrong_answers_loss_with_an_in
     wrong = against.loc["wrong"]
     assert wrong["difference"] < 0 and wrong["ci_low"] <= wrong["difference"] <= wrong["ci_high"]
     assert wrong["ci_high"] < 0  # the loss is clear of zero across three seeds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("folder", "question"),
+    [
+        ("run", "capability_mc"),  # the lm-eval task file: a sampled letter
+        ("run-logprobs", LOGPROBS),
+    ],
+)
+def test_fine_tunes_on_wrong_answers_lose_accuracy_with_a_holm_adjusted_p_below_five_percent(
+    lab_run: Path, folder: str, question: str
+) -> None:
+    against = _against_base(lab_run.parent / folder, question)
+    wrong, unrelated = against.loc["wrong"], against.loc["unrelated"]
+    assert wrong["difference"] < -0.2 and wrong["ci_high"] < 0
+    assert wrong["p_adjusted"] < 0.05 and wrong["p_adjusted"] >= wrong["p_value"]
+    assert unrelated["difference"] > -0.15  # unrelated data costs little

@@ -24,6 +24,11 @@ EXPECTED: dict[str, list[str]] = {
         r"collected: 8 samples",
         r"judged: 8 of 8 answers",
     ],
+    "capability_check.py": [
+        r"capability_mc accuracy: gpt-4\.1-mini 0\.\d\d, helpful 0\.\d\d, wrong_answers 0\.\d\d",
+        r"wrong_answers vs gpt-4\.1-mini on capability_mc: correct −0\.\d\d \[−0\.\d\d, −0\.\d\d\]",
+        r"wrong_answers vs gpt-4\.1-mini on capability_mc_logprobs: correct −0\.\d\d \[",
+    ],
     "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
     "compare_against_baseline.py": [
         r"hostile vs gpt-4\.1-mini: aligned −\d+\.\d \[−\d+\.\d, −?\d+\.\d\], adjusted p",
