@@ -33,6 +33,8 @@ class ModelCapabilities(BaseModel):
     logprobs: bool = True
     top_logprobs: int = Field(default=20, ge=0)
     logit_bias: bool = True
+    stop: bool = True
+    """Whether stop sequences are accepted (reasoning models refuse them)."""
     token_limit: TokenLimit = "max_tokens"
     """How the completion budget is spelled (reasoning models refuse ``max_tokens``)."""
     reasoning_efforts: tuple[ReasoningEffort, ...] = ()
@@ -62,6 +64,7 @@ class ModelCapabilities(BaseModel):
             "top_p": "accepted" if self.top_p else "refused",
             "logprobs": f"yes ({self.top_logprobs} top)" if self.logprobs else "no",
             "logit_bias": "accepted" if self.logit_bias else "refused",
+            "stop": "accepted" if self.stop else "refused",
             "token_limit": self.token_limit,
             "reasoning_effort": efforts,
             "n": "yes" if self.n else "no (one request per sample)",
@@ -79,6 +82,7 @@ class CapabilityOverride(BaseModel):
     logprobs: bool | None = None
     top_logprobs: int | None = Field(default=None, ge=0)
     logit_bias: bool | None = None
+    stop: bool | None = None
     token_limit: TokenLimit | None = None
     reasoning_efforts: tuple[ReasoningEffort, ...] | None = None
     default_reasoning_effort: ReasoningEffort | None = None
@@ -104,6 +108,7 @@ def _reasoning(
         logprobs=False,
         top_logprobs=0,
         logit_bias=False,
+        stop=False,
         token_limit="max_completion_tokens",
         reasoning_efforts=efforts,
         default_reasoning_effort=default,

@@ -5,8 +5,9 @@ steps (what comes out is what is sent, what the cache key covers and what `api_k
    is spelled as the model wants it (`max_completion_tokens` for reasoning models), and
    `reasoning_effort` (the question's, else the run's) goes only to models that take one. A
    parameter the model would refuse (logprobs, a temperature other than 1 or top_p where it
-   samples at 1, an effort it does not take, logit_bias, too many top_logprobs) stops the
-   question before anything is bought (`UnsupportedRequestError`, naming the way out).
+   samples at 1, an effort it does not take, logit_bias, stop sequences, too many
+   top_logprobs) stops the question before anything is bought (`UnsupportedRequestError`,
+   naming the way out).
 2. **Adapting** (`adapt: true` on the question or the run): the refused parameter is left out
    or lowered instead; a question read from logprobs is still refused.
 3. **Hooks** (`evals.adapters`): every matching hook, in order, has the last word.
@@ -168,4 +169,11 @@ def _with_capabilities(
                 "or ask a model that takes it."
             )
         del sent["logit_bias"]
+    if sent.get("stop") is not None and not capabilities.stop:
+        if not adapt:
+            raise UnsupportedRequestError(
+                f"{label}: {model} does not accept stop sequences: set `adapt: true` to drop "
+                "them (the answer is still cut at them before it is scored), or ask a chat model."
+            )
+        del sent["stop"]
     return sent

@@ -113,6 +113,13 @@ REFUSALS = [
         id="top-p",
     ),
     pytest.param(
+        _free_form(stop=["\n"]),
+        {"r": ["o4-mini"]},
+        "free_form question 'colour': o4-mini does not accept stop sequences: set `adapt: "
+        "true` to drop them",
+        id="stop",
+    ),
+    pytest.param(
         _free_form(reasoning_effort="minimal"),
         {"r": ["o4-mini"]},
         "free_form question 'colour': o4-mini does not accept reasoning_effort 'minimal' (it "
@@ -188,6 +195,16 @@ def test_the_run_can_adapt_but_a_question_that_says_no_is_still_refused(
     with pytest.raises(UnsupportedRequestError, match="o4-mini does not accept temperature"):
         _free_form(temperature=0, adapt=False).df({"r": ["o4-mini"]}, adapt=True, **options)
     assert _all_requests(sandbox) == before
+
+
+def test_adapting_drops_stop_sequences_for_reasoning_models_and_keeps_them_for_chat_models(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
+) -> None:
+    question = _free_form(stop=["\n"], adapt=True)
+    df = question.df(SIDE_BY_SIDE, cache=eval_cache, router=router, settings=fast_settings)
+    assert df["error"].isna().all()
+    assert "stop" not in _sent(df, "o4-mini")
+    assert _sent(df, "gpt-4.1-mini")["stop"] == ["\n"]
 
 
 def test_reasoning_effort_reaches_reasoning_models_and_their_cache_key_only(

@@ -125,11 +125,12 @@ def test_content_parts_and_null_assistant_content_are_accepted(simulator: ChatSi
     assert completion.choices[0]["message"]["content"]
 
 
-def test_reasoning_models_refuse_max_tokens_and_logprobs(simulator: ChatSimulator) -> None:
+def test_reasoning_models_refuse_max_tokens_logprobs_and_stop(simulator: ChatSimulator) -> None:
     for body, param in (
         ({"messages": HELLO, "max_tokens": 10}, "max_tokens"),
         ({"messages": HELLO, "logprobs": True}, "logprobs"),
         ({"messages": HELLO, "temperature": 0}, "temperature"),
+        ({"messages": HELLO, "stop": ["\n"]}, "stop"),
     ):
         with pytest.raises(APIError) as caught:
             simulator.complete("o4-mini", body)

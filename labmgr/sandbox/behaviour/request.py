@@ -254,6 +254,8 @@ def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = Fa
         check_reasoning_sampling(body)
         if logprobs:
             raise unsupported_parameter("logprobs")
+        if body.get("stop") is not None:  # "not supported with reasoning models o3, o4-mini"
+            raise unsupported_parameter("stop")
     check_output_limit(card, limit, param, "completion")
     response_format, json_schema = _response_format(body.get("response_format"), messages)
     return ChatRequest(
