@@ -375,7 +375,8 @@ def score(
     as_json: bool = JSON,
 ) -> None:
     """Judge a finished run's answers (the judges it skipped, its judges with another model,
-    or new ones) from its samples: only judge requests are made. Rewrites the samples,
+    or new ones) from its samples, and check answers against the targets of questions that
+    have right answers again: only judge requests are made. Rewrites the samples,
     summary.csv, comparisons.csv, costs.csv and report.html."""
     from evals.experiments import score_run
 
