@@ -18,7 +18,14 @@ from labmgr.sandbox.streaming import stream_frames
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["Access", "check_model_access", "run_chat", "run_legacy_completion"]
+__all__ = [
+    "Access",
+    "check_model_access",
+    "create",
+    "create_legacy",
+    "run_chat",
+    "run_legacy_completion",
+]
 
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
@@ -122,10 +129,13 @@ def _legacy_logprobs(logprobs: Any) -> dict[str, Any]:
     }
 
 
-async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
+async def create(
+    sb: Sandbox, req: Request, access: Access = check_model_access
+) -> Response | StreamResponse:
+    """`POST /chat/completions`; `access` says which models the caller may ask."""
     body = req.json()
     check_stream_options(body)
-    response = run_chat(sb, req.account, body)
+    response = run_chat(sb, req.account, body, access)
     if body.get("stream"):
         options = body.get("stream_options") or {}
         frames = stream_frames(response, bool(options.get("include_usage")))
@@ -133,8 +143,8 @@ async def create(sb: Sandbox, req: Request) -> Response | StreamResponse:
     return Response(response)
 
 
-async def create_legacy(sb: Sandbox, req: Request) -> Response:
+async def create_legacy(sb: Sandbox, req: Request, access: Access = check_model_access) -> Response:
     body = req.json()
     if body.get("stream"):
         raise bad_request("The sandbox does not stream legacy completions.", param="stream")
-    return Response(run_legacy_completion(sb, req.account, body))
+    return Response(run_legacy_completion(sb, req.account, body, access))
