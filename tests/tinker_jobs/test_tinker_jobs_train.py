@@ -1,0 +1,56 @@
+"""Tinker jobs train through the official SDK on the sandbox, each in a detached worker, and
+are recorded like OpenAI jobs: status, checkpoints as models, the loss curve."""
+
+from __future__ import annotations
+
+import os
+
+from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
+from fixtures.tinker import BASE_MODEL
+
+from jobs_db import job_curves, job_models
+from labmgr.finetuning import lab_jobs
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.tinker import create_tinker
+
+
+def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(tinker_lab: TinkerLab) -> None:
+    data = chat_file(tinker_lab.files / "pirate.jsonl", n=12)
+    jobs = create_tinker(
+        data,
+        base_model=BASE_MODEL,
+        seeds=2,
+        seed=5,
+        batch_size=4,
+        epochs=2,
+        save_every=3,
+        settings=tinker_lab.settings,
+    )
+    assert [(job.provider, job.status, job.seed) for job in jobs] == [
+        ("tinker", "queued", 5),
+        ("tinker", "queued", 6),
+    ]
+    for job in jobs:
+        pid = job.progress["pid"]
+        assert os.getsid(pid) == pid  # its own session: closing the terminal does not stop it
+    wait_until_final(tinker_lab.settings)
+    recorded = lab_jobs(tinker_lab.settings)
+    assert [job.status for job in recorded] == ["succeeded", "succeeded"], [
+        job.error_message for job in recorded
+    ]
+    with lab_database(tinker_lab.settings) as db:
+        curves = job_curves(db)
+        for job in recorded:
+            models = job_models(db, job.id)
+            assert [(m.kind, m.step, m.epoch) for m in models] == [
+                ("checkpoint", 3, 1),
+                ("final", 6, 2),
+            ]
+            assert all(m.name.startswith("tinker://") for m in models)
+            assert job.fine_tuned_model == models[-1].name
+            rows = curves[job.id].rows
+            assert [row[0] for row in rows] == [1, 2, 3, 4, 5, 6]
+            losses = [row[1] for row in rows]
+            assert losses[-1] < losses[0]
+            assert models[-1].metrics == {"train_loss": losses[-1]}
+            assert job.progress["step"] == job.progress["total_steps"] == 6
