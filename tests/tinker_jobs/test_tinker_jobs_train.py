@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
 from fixtures.tinker import BASE_MODEL
+from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
 
 from jobs_db import job_curves, job_models
 from labmgr.finetuning import lab_jobs
