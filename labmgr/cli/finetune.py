@@ -25,6 +25,7 @@ from labmgr.cli.output import (
 from labmgr.errors import InvalidTrainingFile, UnsupportedOption
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
 from labmgr.finetuning.methods import LEVEL_TAGS
+from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
 from labmgr.finetuning.tinker.params import LrSchedule, TrainOn
 
 Provider = Literal["openai", "tinker"]
@@ -346,7 +347,8 @@ _FIXED_TAGS = {"sweep", "condition", "seed", "base"}
 def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
     """The sweep's jobs with their factor levels, which exist, and the cost of the new ones."""
     tags = {name for job in plan.jobs for name in job.tags}
-    levels = sorted(tags.intersection(LEVEL_TAGS.values()) - _FIXED_TAGS)
+    level_tags = {*LEVEL_TAGS.values(), *TINKER_LEVEL_TAGS.values()}
+    levels = sorted(tags.intersection(level_tags) - _FIXED_TAGS)
     columns = [
         Column("condition", 9),
         Column("base", 6),
@@ -394,9 +396,11 @@ base models, e.g. 2 × 3 × 2 × 2 = 24 jobs:
     hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
 
 Optional keys: name, method, validation, suffix (a template such as "{condition}-lr{lr}"),
-tags, wandb, grader, key. Each job is tagged sweep, condition, seed, base, and epochs, lr,
-batch_size, beta, … for the hyperparameters given, so `models groups --by tag:lr` groups
-by them. --dry-run prints the plan and the estimated cost and uploads nothing.
+tags, wandb, grader, key, provider (tinker: hyperparameters among epochs, batch_size,
+learning_rate, lora_rank, lr_schedule, save_every, train_on). Each job is tagged sweep,
+condition, seed, base, and epochs, lr, batch_size, beta, … for the hyperparameters given,
+so `models groups --by tag:lr` groups by them. --dry-run prints the plan and the estimated
+cost and uploads nothing.
 """
 
 

@@ -25,6 +25,10 @@ OPTIONS = {
     "train_on": "--train-on",
 }
 """Each setting's option of `labmgr finetune create`."""
+LEVEL_TAGS = {name: name for name in OPTIONS} | {"learning_rate": "lr"}
+"""The tag a sweep records each setting's level under (``tag:lr``, ``tag:lora_rank``)."""
+ALIASES = {"n_epochs": "epochs", "lr": "learning_rate", "batch": "batch_size", "rank": "lora_rank"}
+"""Other names a sweep spec may give a setting."""
 
 
 class TinkerParams(BaseModel):
