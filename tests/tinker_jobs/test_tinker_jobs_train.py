@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from fixtures.tinker import BASE_MODEL
 from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
 
@@ -12,9 +13,14 @@ from jobs_db import job_curves, job_models
 from labmgr.finetuning import lab_jobs
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.tinker import create_tinker
+from labmgr.settings import load_settings
 
 
-def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(tinker_lab: TinkerLab) -> None:
+def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(
+    db_url: str, tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LABMGR_DB_URL", db_url)  # SQLite, then PostgreSQL
+    tinker_lab.settings = load_settings()
     data = chat_file(tinker_lab.files / "pirate.jsonl", n=12)
     jobs = create_tinker(
         data,
