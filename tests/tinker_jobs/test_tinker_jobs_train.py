@@ -3,17 +3,25 @@ are recorded like OpenAI jobs: status, checkpoints as models, the loss curve."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
+from pathlib import Path
 
 import pytest
 from fixtures.tinker import BASE_MODEL
 from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
+from typer.testing import CliRunner
 
 from jobs_db import job_curves, job_models
+from labmgr.cli.app import app
 from labmgr.finetuning import lab_jobs
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.tinker import create_tinker
 from labmgr.settings import load_settings
+
+runner = CliRunner()
 
 
 def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(
@@ -60,3 +68,31 @@ def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(
             assert losses[-1] < losses[0]
             assert models[-1].metrics == {"train_loss": losses[-1]}
             assert job.progress["step"] == job.progress["total_steps"] == 6
+
+
+def test_listing_showing_and_plotting_work_as_for_openai_jobs(
+    tinker_lab: TinkerLab, tmp_path: Path
+) -> None:
+    data = chat_file(tinker_lab.files / "pirate.jsonl", n=12)
+    jobs = create_tinker(
+        data, base_model=BASE_MODEL, seeds=2, batch_size=6, epochs=2, settings=tinker_lab.settings
+    )
+    wait_until_final(tinker_lab.settings)
+    listed = runner.invoke(app, ["jobs", "list", "--json"])
+    assert [(row["provider"], row["status"]) for row in json.loads(listed.output)] == [
+        ("tinker", "succeeded"),
+        ("tinker", "succeeded"),
+    ]
+    table = runner.invoke(app, ["jobs", "list", "--wide"])
+    assert table.output.count("tinker") >= 2
+    figure = tmp_path / "one.png"
+    shown = runner.invoke(app, ["jobs", "show", jobs[0].id, "--plot", "--out", str(figure)])
+    assert shown.exit_code == 0, shown.output
+    assert "provider" in shown.output and figure.stat().st_size > 0
+    curves = runner.invoke(app, ["models", "curves", "--csv"])
+    assert curves.exit_code == 0, curves.output
+    rows = list(csv.DictReader(io.StringIO(curves.output)))
+    assert {row["group"] for row in rows} == {"pirate"}
+    assert sorted({(row["job_id"], row["step"]) for row in rows}) == sorted(
+        (job.id, str(step)) for job in jobs for step in (1, 2, 3, 4)
+    )
