@@ -171,8 +171,10 @@ def create(
     suffix: str | None = typer.Option(
         None, metavar="<suffix>", help="Suffix of the model name (default: the file name)."
     ),
-    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto."),
-    batch_size: str = typer.Option("auto", metavar="<n|auto>", help="Batch size, or auto."),
+    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto (Tinker: 1)."),
+    batch_size: str = typer.Option(
+        "auto", metavar="<n|auto>", help="Batch size, or auto (Tinker: 32)."
+    ),
     lr_multiplier: str = typer.Option("auto", metavar="<x|auto>", help="LR multiplier, or auto."),
     seed: int | None = typer.Option(None, metavar="<n>", help="Seed (with --seeds: the first)."),
     seeds: int = typer.Option(1, metavar="<n>", min=1, help="Replicas, each with its own seed."),
@@ -450,7 +452,8 @@ def _job_action(action: str, summary: str, description: str) -> None:
 _job_action(
     "cancel",
     "Cancel a job (a locally queued one too).",
-    "Cancel a fine-tuning job (or a job queued locally) and record its new status.",
+    "Cancel a fine-tuning job (or a job queued locally) and record its new status; a Tinker "
+    "job's worker is stopped (SIGTERM) and `labmgr finetune resume` can continue it.",
 )
 _job_action(
     "pause",
