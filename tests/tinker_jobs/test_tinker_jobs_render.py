@@ -48,6 +48,27 @@ def test_train_on_all_counts_every_turn_but_those_of_weight_zero(tokenizer: Any)
     assert "Hello." not in trained
 
 
+THINK_ON_LAST = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['role'] == 'assistant' and loop.last %}<think>\n\n</think>\n\n{% endif %}"
+    "{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_a_template_that_changes_earlier_turns_is_rendered_whole(tokenizer: Any) -> None:
+    """Like Qwen3's: only the last assistant turn carries an (empty) think block."""
+    tokenizer.chat_template, saved = THINK_ON_LAST, tokenizer.chat_template
+    try:
+        chat = [{k: v for k, v in m.items() if k != "weight"} for m in CHAT]
+        tokens, weights = render_example(chat, tokenizer)
+        whole = tokenizer.apply_chat_template(chat, tokenize=False)
+    finally:
+        tokenizer.chat_template = saved
+    assert tokenizer.decode(tokens) == whole and "<think>" in whole
+    assert _trained(tokens, weights, tokenizer) == "Hello.<|im_end|>Ahab.<|im_end|>"
+
+
 class _ReorderingTokenizer:
     """A template that renders the last turn first: earlier text changes as turns are added."""
 
@@ -61,5 +82,5 @@ class _ReorderingTokenizer:
 
 
 def test_a_template_that_rewrites_earlier_turns_is_refused() -> None:
-    with pytest.raises(LabmgrError, match="renders message 1 so that the conversation before"):
+    with pytest.raises(LabmgrError, match="does not render the content of message 1 as written"):
         render_example(CHAT[1:3], _ReorderingTokenizer())
