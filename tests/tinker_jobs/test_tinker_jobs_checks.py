@@ -105,15 +105,24 @@ def test_without_the_extra_the_error_names_it(tinker_lab: TinkerLab) -> None:
     assert lab_jobs(tinker_lab.settings) == []
 
 
-def test_the_key_reaches_neither_the_database_nor_the_log_nor_argv(tinker_lab: TinkerLab) -> None:
+def test_the_worker_outlives_the_command_and_never_sees_the_key_in_argv_db_or_log(
+    tinker_lab: TinkerLab,
+) -> None:
     data = chat_file(tinker_lab.files / "pirate.jsonl", n=12, weights=True)
-    result = _create(str(data), "--base", BASE_MODEL, "--batch-size", "6", "--json")
-    assert result.exit_code == 0, result.output
-    (row,) = json.loads(result.output)
+    command = ["finetune", "create", str(data), "--base", BASE_MODEL, "--provider", "tinker"]
+    done = subprocess.run(
+        [sys.executable, "-m", "labmgr", *command, "--batch-size", "6", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["key_env"] == "TINKER_API_KEY" and row["provider"] == "tinker"
     argv = Path(f"/proc/{row['progress']['pid']}/cmdline").read_bytes()
     assert TINKER_KEY.encode() not in argv and row["id"].encode() in argv
-    assert row["key_env"] == "TINKER_API_KEY" and row["provider"] == "tinker"
-    wait_until_final(tinker_lab.settings)
+    wait_until_final(tinker_lab.settings)  # the command that started it has exited
     (job,) = lab_jobs(tinker_lab.settings)
     assert job.status == "succeeded", job.error_message
     log = Path(job.progress["log"])
@@ -121,3 +130,10 @@ def test_the_key_reaches_neither_the_database_nor_the_log_nor_argv(tinker_lab: T
     for path in [log, *tinker_lab.settings.home.rglob("*.db*")]:
         assert TINKER_KEY.encode() not in path.read_bytes(), path
     assert os.environ["TINKER_API_KEY"] == TINKER_KEY
+
+
+def test_a_suffix_that_cannot_name_checkpoints_is_refused(tinker_lab: TinkerLab) -> None:
+    data = chat_file(tinker_lab.files / "pirate.jsonl")
+    result = _create(str(data), "--base", BASE_MODEL, "--suffix", "a/b")
+    assert result.exit_code == 1
+    assert "Suffix 'a/b' cannot name Tinker checkpoints" in result.output

@@ -22,7 +22,7 @@ from labmgr.finetuning.methods import LEVEL_TAGS, check_hyperparameters
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.finetuning.tinker import TinkerRequest, submit_tinker, tinker_params
-from labmgr.finetuning.tinker.create import load_tinker_data
+from labmgr.finetuning.tinker.create import check_tinker_suffix, load_tinker_data
 from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 from labmgr.pricing import training_cost
@@ -139,6 +139,8 @@ def _tinker_requests(spec: SweepSpec) -> list[TinkerRequest]:
         for base, seed, (levels, params) in itertools.product(spec.bases, spec.seeds, cells):
             tags = _cell_tags(spec, condition, base, seed, levels)
             suffix = _suffix(spec, tags)
+            with spec.blame("suffix"):
+                check_tinker_suffix(suffix)
             _one_content(spec, suffix_content, suffix, condition, training.md5)
             requests.append(TinkerRequest(training, base, suffix, params, seed, tags))
     return requests

@@ -4,6 +4,7 @@ tags, the key) before anything starts, then one job row per seed and a detached 
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 
 from jobs_db import Database, FinetuneJob, get_job, parse_tags, upsert_job
 from jobs_db.errors import DatabaseInputError
-from labmgr.errors import LabmgrError
+from labmgr.errors import LabmgrError, SuffixConflict
 from labmgr.finetuning.jobs.create import seed_values
 from labmgr.finetuning.jobs.request import (
     BASE,
@@ -102,6 +103,20 @@ def load_tinker_data(path: Path) -> TrainingData:
     )
 
 
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def check_tinker_suffix(suffix: str) -> None:
+    """Raise unless `suffix` can name Tinker checkpoints (``<suffix>-step-<n>``)."""
+    check_suffix(suffix)
+    if not _NAME.fullmatch(suffix):
+        raise SuffixConflict(
+            f"Suffix {suffix!r} cannot name Tinker checkpoints: use letters, digits, '.', "
+            "'_' and '-' only.",
+            hint="Pass another --suffix.",
+        )
+
+
 def _job_id() -> str:
     return f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
@@ -181,7 +196,7 @@ def create_tinker(
     path = Path(file)
     training = load_tinker_data(path)
     suffix = suffix if suffix is not None else default_suffix(path)
-    check_suffix(suffix)
+    check_tinker_suffix(suffix)
     requests = [
         TinkerRequest(
             training=training,
