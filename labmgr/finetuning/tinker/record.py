@@ -72,17 +72,16 @@ class JobRecorder:
         self._store_curve()
         self._write()
 
-    def checkpoint(
-        self, path: str, step: int, epoch: int, loss: float | None, *, final: bool = False
-    ) -> None:
-        """Record sampler weights as a model: a checkpoint, or the job's final model."""
+    def checkpoint(self, path: str, step: int, epoch: int, loss: float | None) -> None:
+        """Record sampler weights as a checkpoint model (`finish` makes the last one the
+        job's final model; a run killed before that leaves a checkpoint resume drops)."""
         metrics = {"train_loss": loss} if loss is not None else None
         upsert_model(
             self.db,
             Model(
                 name=path,
                 job_id=self.job.id,
-                kind="final" if final else "checkpoint",
+                kind="checkpoint",
                 step=step,
                 epoch=epoch,
                 metrics=metrics,

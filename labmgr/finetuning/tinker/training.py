@@ -112,7 +112,7 @@ def train(
             if last or (params.save_every and step % params.save_every == 0):
                 name = f"{suffix}-final" if last else f"{suffix}-step-{step}"
                 path = client.save_weights_for_sampler(name).result().path
-                recorder.checkpoint(path, step, epoch + 1, loss, final=last)
+                recorder.checkpoint(path, step, epoch + 1, loss)
                 if last:
                     final = path
                 else:
