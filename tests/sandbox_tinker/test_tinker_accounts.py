@@ -15,7 +15,15 @@ import tinker
 from fixtures.tinker import BASE_MODEL, oai_base_url
 from tinker import types
 
-from labmgr.sandbox import Account, AccountBook, SandboxHandle, run_sandbox
+from labmgr.sandbox import (
+    Account,
+    AccountBook,
+    SandboxConfig,
+    SandboxError,
+    SandboxHandle,
+    run_sandbox,
+    serve_sandbox,
+)
 
 ALPHA, BETA = "tml-alpha-key-0001", "tml-beta-key-0002"
 ACCOUNTS = AccountBook(
@@ -79,6 +87,10 @@ def test_each_account_sees_its_own_runs_only(two_accounts: SandboxHandle) -> Non
     beta = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key=BETA, max_retries=0)
     with pytest.raises(openai.NotFoundError):
         beta.chat.completions.create(model=path, messages=hello)
+    alpha = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key=ALPHA, max_retries=0)
+    state = path.replace("/sampler_weights/", "/weights/")
+    with pytest.raises(openai.NotFoundError):  # no training checkpoint of that name
+        alpha.chat.completions.create(model=state, messages=hello)
     wrong = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key="tml-no", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.create(model=BASE_MODEL, messages=hello)
@@ -99,3 +111,10 @@ def test_runs_and_checkpoints_survive_a_restart(tmp_path: Path) -> None:
         )
         assert answer.choices[0].message.content
         assert answer.model == path
+
+
+def test_a_damaged_tinker_state_stops_the_start_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "tinker.json").write_text("{not json")
+    with pytest.raises(SandboxError, match=r"tinker\.json is damaged; move it away"):
+        serve_sandbox(SandboxConfig(state_dir=tmp_path), port=0, on_listening=print)

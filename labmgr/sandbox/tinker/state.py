@@ -15,6 +15,7 @@ from labmgr.sandbox.store import Store, request_id
 __all__ = ["Future", "TinkerState", "iso"]
 
 BLOB = "tinker.json"
+_SAVED = ("sessions", "runs", "checkpoints", "samplers")
 FUTURES_KEPT = 10_000
 Future = tuple[bytes | dict[str, Any], str]
 """A finished future's result: a JSON object or protobuf bytes, and its content type."""
@@ -38,13 +39,21 @@ class TinkerState:
         self.futures: OrderedDict[str, Future] = OrderedDict()
         saved = store.blob(BLOB)
         if saved:
-            data = json.loads(saved)
-            for name in ("sessions", "runs", "checkpoints", "samplers"):
-                setattr(self, name, data[name])
+            try:
+                data = json.loads(saved)
+                for name in _SAVED:
+                    setattr(self, name, dict(data[name]))
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(
+                    f"sandbox state file {store.state_dir}/blobs/{BLOB} is damaged; move it "
+                    "away to start without Tinker sessions and checkpoints"
+                ) from None
 
     def save(self) -> None:
-        names = ("sessions", "runs", "checkpoints", "samplers")
-        self.store.put_blob(BLOB, json.dumps({n: getattr(self, n) for n in names}).encode())
+        """Write the records to the state directory (if there is one)."""
+        if self.store.state_dir is not None:
+            records = {name: getattr(self, name) for name in _SAVED}
+            self.store.put_blob(BLOB, json.dumps(records).encode())
 
     def new_session(self, scope: str, now: float) -> dict[str, Any]:
         session: dict[str, Any] = {"id": str(uuid.uuid4()), "scope": scope, "created": now}
