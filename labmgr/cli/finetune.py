@@ -273,16 +273,10 @@ def create(
         "--wandb-name": wandb_name,
         "--wandb-tag": wandb_tag or None,
     }
-    other = "openai" if provider == "tinker" else "tinker"
-    wrong = next(
-        (
-            name
-            for name, value in (openai_only if other == "openai" else tinker_only).items()
-            if value is not None
-        ),
-        None,
-    )
+    not_for = openai_only if provider == "tinker" else tinker_only
+    wrong = next((name for name, value in not_for.items() if value is not None), None)
     if wrong:
+        other = "openai" if provider == "tinker" else "tinker"
         raise UnsupportedOption(
             f"{wrong} applies to --provider {other} jobs, not {provider}.",
             hint=f"Leave {wrong} out, or pass --provider {other}.",

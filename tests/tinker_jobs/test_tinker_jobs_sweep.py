@@ -61,3 +61,11 @@ def test_openai_only_keys_are_refused_at_their_line(tinker_lab: TinkerLab) -> No
     spec.write_text(spec.read_text().replace("method: dpo\n", "").replace("lora_rank", "rnak"))
     result = runner.invoke(app, ["finetune", "sweep", str(spec), "--dry-run"])
     assert "unknown Tinker setting (did you mean 'rank'?)" in result.output
+
+
+def test_a_bad_level_is_named_with_its_key_and_line(tinker_lab: TinkerLab) -> None:
+    spec = _spec(tinker_lab)
+    spec.write_text(spec.read_text().replace("[4, 8]", "[0, 8]"))
+    result = runner.invoke(app, ["finetune", "sweep", str(spec), "--dry-run"])
+    assert result.exit_code == 1
+    assert f"{spec}:5: hyperparameters.lora_rank: --lora-rank must be at least 1" in result.output

@@ -123,12 +123,8 @@ def _tinker_requests(spec: SweepSpec) -> list[TinkerRequest]:
         try:
             cells.append((levels, tinker_params(**levels)))
         except LabmgrError as exc:
-            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
-            named += [
-                f"hyperparameters.{spec.spelled[n]}"
-                for n in names
-                if n.replace("_", "-") in exc.message
-            ]
+            message = exc.message.replace("-", "_")
+            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in message]
             where = named[0] if named else "hyperparameters"
             raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
     requests = []
