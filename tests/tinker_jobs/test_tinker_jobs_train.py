@@ -74,10 +74,11 @@ def test_listing_showing_and_plotting_work_as_for_openai_jobs(
     tinker_lab: TinkerLab, tmp_path: Path
 ) -> None:
     data = chat_file(tinker_lab.files / "pirate.jsonl", n=12)
-    jobs = create_tinker(
+    create_tinker(
         data, base_model=BASE_MODEL, seeds=2, batch_size=6, epochs=2, settings=tinker_lab.settings
     )
     wait_until_final(tinker_lab.settings)
+    jobs = lab_jobs(tinker_lab.settings)
     listed = runner.invoke(app, ["jobs", "list", "--json"])
     assert [(row["provider"], row["status"]) for row in json.loads(listed.output)] == [
         ("tinker", "succeeded"),
@@ -89,6 +90,9 @@ def test_listing_showing_and_plotting_work_as_for_openai_jobs(
     shown = runner.invoke(app, ["jobs", "show", jobs[0].id, "--plot", "--out", str(figure)])
     assert shown.exit_code == 0, shown.output
     assert "provider" in shown.output and figure.stat().st_size > 0
+    deleted = runner.invoke(app, ["models", "delete", jobs[0].fine_tuned_model or "", "--yes"])
+    assert deleted.exit_code == 1
+    assert "is a Tinker checkpoint; labmgr does not delete those" in deleted.output
     curves = runner.invoke(app, ["models", "curves", "--csv"])
     assert curves.exit_code == 0, curves.output
     rows = list(csv.DictReader(io.StringIO(curves.output)))

@@ -176,6 +176,11 @@ def delete_model(name: str, *, settings: Settings | None = None) -> Model:
         job = get_job(db, model.job_id)
         if job is None:
             raise UnknownJob(f"The job of model {name} ({model.job_id}) is not in the database.")
+        if job.provider == TINKER:
+            raise UnknownModel(
+                f"{name} is a Tinker checkpoint; labmgr does not delete those.",
+                hint="Delete it with Tinker's own tools (`tinker checkpoint delete PATH`).",
+            )
 
         def call(client: Any, credential: Credential) -> Any:
             try:
