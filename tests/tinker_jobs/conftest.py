@@ -60,15 +60,17 @@ def tinker_lab(
     return TinkerLab(load_settings(), files, tinker_sandbox)
 
 
-def wait_until_final(settings: Settings, timeout: float = 120.0) -> None:
-    """Run `update` until no Tinker job runs (bounded)."""
+def wait_until_final(settings: Settings, timeout: float = 120.0) -> list[str]:
+    """Run `update` until no Tinker job runs (bounded); the jobs it saw finish, in order."""
     from labmgr.finetuning import update
 
     deadline = time.monotonic() + timeout
+    finished: list[str] = []
     while True:
         summary = update(settings=settings)
+        finished += [job.job_id for job in summary.newly_finished]
         if not summary.still_running:
-            return
+            return finished
         if time.monotonic() > deadline:
             raise AssertionError(f"Tinker jobs still running after {timeout}s: {summary}")
         time.sleep(0.5)

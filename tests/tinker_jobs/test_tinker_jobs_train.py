@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from jobs_db import job_curves, job_models
 from labmgr.cli.app import app
-from labmgr.finetuning import lab_jobs
+from labmgr.finetuning import lab_jobs, update
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.tinker import create_tinker
 from labmgr.settings import load_settings
@@ -47,7 +47,9 @@ def test_two_seeds_train_to_the_end_with_checkpoints_and_curves(
     for job in jobs:
         pid = job.progress["pid"]
         assert os.getsid(pid) == pid  # its own session: closing the terminal does not stop it
-    wait_until_final(tinker_lab.settings)
+    finished = wait_until_final(tinker_lab.settings)
+    assert sorted(finished) == sorted(job.id for job in jobs)  # each reported once
+    assert update(settings=tinker_lab.settings).checked == []  # nothing left to look at
     recorded = lab_jobs(tinker_lab.settings)
     assert [job.status for job in recorded] == ["succeeded", "succeeded"], [
         job.error_message for job in recorded

@@ -36,16 +36,20 @@ def refresh(db: Database, job: FinetuneJob) -> tuple[str, FinetuneJob]:
     """The status `update` last saw and the job now: a running job whose worker is gone is
     marked failed with the tail of its log; a final one is marked seen. A live worker's row
     is left alone (only the worker writes it)."""
-    progress: dict[str, Any] = dict(job.progress or {})
     now = datetime.now(UTC)
     died: dict[str, Any] = {}
-    if job.status in _FINAL:
-        previous = str(progress.get("seen") or "running")
-    elif worker_alive(job, now):
-        return job.status, job
-    else:
-        previous = job.status
-        died = {"status": "failed", "error_message": death_message(job), "finished_at": now}
+    previous = job.status if job.status not in _FINAL else "running"
+    if job.status not in _FINAL:
+        if worker_alive(job, now):
+            return previous, job
+        job = get_job(db, job.id) or job  # its last write before it ended, or a new worker
+        if job.status not in _FINAL and worker_alive(job, now):
+            return previous, job
+        if job.status not in _FINAL:
+            died = {"status": "failed", "error_message": death_message(job), "finished_at": now}
+    progress: dict[str, Any] = dict(job.progress or {})
+    if not died:
+        previous = str(progress.get("seen") or previous)
     progress["seen"] = died.get("status", job.status)
     upsert_job(db, FinetuneJob(id=job.id, progress=progress, refreshed_at=now, **died))
     return previous, get_job(db, job.id) or job
