@@ -12,6 +12,7 @@ from typing import Any
 
 from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
 from labmgr.errors import LabmgrError, UnknownJob
+from labmgr.finetuning.jobs.submit import create_lock
 from labmgr.finetuning.tinker.launch import launch_worker, tinker_key
 from labmgr.finetuning.tinker.liveness import death_message, this_host, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
@@ -105,37 +106,38 @@ def cancel(db: Database, job: FinetuneJob) -> FinetuneJob:
 def resume(db: Database, settings: Settings, job: FinetuneJob, *, from_start: bool) -> FinetuneJob:
     """Start a new worker for a failed or cancelled job: from its last saved state (the steps
     before it are not trained again), or with `from_start` from step 0."""
-    if job.status not in ("failed", "cancelled"):
-        alive = " (its worker is alive)" if job.status not in _FINAL else ""
-        raise LabmgrError(
-            f"Job {job.id} is {job.status}{alive}; only a failed or cancelled Tinker job can "
-            "be resumed.",
-            hint="Run `labmgr jobs update` first if its worker died.",
-        )
     require_tinker()
     tinker_key(job.key_env or "TINKER_API_KEY")
-    progress: dict[str, Any] = dict(job.progress or {})
-    if not progress.get("state_path") and not from_start:
-        raise LabmgrError(
-            f"Job {job.id} saved no state to resume from (it stopped at step "
-            f"{progress.get('step', 0)}, before its first checkpoint).",
-            hint=f"Start it over with `labmgr finetune resume {job.id} --from-start` (and "
-            "a --save-every when creating jobs, to save states along the way).",
+    with create_lock(settings):  # two resumes at once start one worker
+        job = get_job(db, job.id) or job
+        if job.status not in ("failed", "cancelled"):
+            raise LabmgrError(
+                f"Job {job.id} is {job.status}; only a failed or cancelled Tinker job can be "
+                "resumed.",
+                hint="If its worker died, `labmgr jobs update` marks it failed first.",
+            )
+        progress: dict[str, Any] = dict(job.progress or {})
+        if not progress.get("state_path") and not from_start:
+            raise LabmgrError(
+                f"Job {job.id} saved no state to resume from (it stopped at step "
+                f"{progress.get('step', 0)}, before its first checkpoint).",
+                hint=f"Start it over with `labmgr finetune resume {job.id} --from-start` (and "
+                "a --save-every when creating jobs, to save states along the way).",
+            )
+        if from_start:
+            for name in ("state_path", "state_step", "training_run", "last_loss"):
+                progress.pop(name, None)
+        progress.update(step=progress.get("state_step", 0), seen="queued")
+        now = datetime.now(UTC)
+        record = FinetuneJob(
+            id=job.id,
+            status="queued",
+            error_message=None,
+            finished_at=None,
+            progress=progress,
+            refreshed_at=now,
         )
-    if from_start:
-        for name in ("state_path", "state_step", "training_run", "last_loss"):
-            progress.pop(name, None)
-    progress.update(step=progress.get("state_step", 0), reported=False, seen="queued")
-    now = datetime.now(UTC)
-    record = FinetuneJob(
-        id=job.id,
-        status="queued",
-        error_message=None,
-        finished_at=None,
-        progress=progress,
-        refreshed_at=now,
-    )
-    upsert_job(db, record)
+        upsert_job(db, record)
     current = get_job(db, job.id)
     if current is None:
         raise UnknownJob(f"Job {job.id} is not in the lab's database.")
