@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -71,6 +72,8 @@ def test_killed_worker_fails_its_job_and_resume_finishes_from_the_saved_state(
     settings = tinker_lab.settings
     job = _slow_job(tinker_lab, monkeypatch, save_every=3)
     _wait_for_step(settings, job.id, 5)
+    listed = runner.invoke(app, ["jobs", "list", "--wide"])
+    assert re.search(r"running, step [56]/12, loss \d", listed.output), listed.output
     before = _job(settings, job.id)
     os.kill(before.progress["pid"], signal.SIGKILL)
     assert _gone(before.progress["pid"])
