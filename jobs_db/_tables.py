@@ -136,6 +136,12 @@ class FinetuneJob(TableBase, table=True):
     """Queued locally: the process submitting it now, until ``claimed_until``."""
     claimed_until: datetime | None = _time()
     submit_attempts: int | None = None
+    provider: str | None = None
+    """Who trains the job: ``tinker``, or None for OpenAI's fine-tuning API."""
+    progress: dict[str, Any] | None = _json()
+    """A Tinker job's worker and where it is: ``step``, ``total_steps``, ``last_loss``,
+    ``pid``, ``host``, ``log``, ``state_path``, ``state_step``, ``training_run``,
+    ``heartbeat_at`` (ISO), and ``seen``: the status ``jobs update`` last reported."""
 
     tags: list["JobTag"] = Relationship(
         sa_relationship_kwargs={"lazy": "selectin", "order_by": "JobTag.key"}

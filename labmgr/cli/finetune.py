@@ -22,9 +22,13 @@ from labmgr.cli.output import (
     terminal,
     when,
 )
-from labmgr.errors import InvalidTrainingFile
+from labmgr.errors import InvalidTrainingFile, UnsupportedOption
 from labmgr.finetuning import MIN_EXAMPLES, Method, ValidationReport, validate_training_file
 from labmgr.finetuning.methods import LEVEL_TAGS
+from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
+from labmgr.finetuning.tinker.params import LrSchedule, TrainOn
+
+Provider = Literal["openai", "tinker"]
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
@@ -124,6 +128,18 @@ def _hyperparameter(value: str, option: str) -> int | float | Literal["auto"]:
     return int(number) if number.is_integer() and "." not in value else number
 
 
+def _whole(value: str, option: str) -> int | None:
+    """A Tinker count: None for `auto` (labmgr's default), else a whole number."""
+    number = _hyperparameter(value, option)
+    if number == "auto":
+        return None
+    if not isinstance(number, int):
+        raise typer.BadParameter(
+            f"must be a whole number or 'auto', not {value!r}", param_hint=option
+        )
+    return number
+
+
 def _optional(value: str | None, option: str) -> int | float | Literal["auto"] | None:
     return None if value is None else _hyperparameter(value, option)
 
@@ -155,8 +171,10 @@ def create(
     suffix: str | None = typer.Option(
         None, metavar="<suffix>", help="Suffix of the model name (default: the file name)."
     ),
-    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto."),
-    batch_size: str = typer.Option("auto", metavar="<n|auto>", help="Batch size, or auto."),
+    epochs: str = typer.Option("auto", metavar="<n|auto>", help="Epochs, or auto (Tinker: 1)."),
+    batch_size: str = typer.Option(
+        "auto", metavar="<n|auto>", help="Batch size, or auto (Tinker: 32)."
+    ),
     lr_multiplier: str = typer.Option("auto", metavar="<x|auto>", help="LR multiplier, or auto."),
     seed: int | None = typer.Option(None, metavar="<n>", help="Seed (with --seeds: the first)."),
     seeds: int = typer.Option(1, metavar="<n>", min=1, help="Replicas, each with its own seed."),
@@ -195,10 +213,30 @@ def create(
         list[str] | None, typer.Option(metavar="<tag>", help="W&B run tag (repeatable).")
     ] = None,
     key: str | None = typer.Option(
-        None, metavar="<env-var>", help="The env var holding the key (default: OPENAI_API_KEY)."
+        None,
+        metavar="<env-var>",
+        help="The env var holding the key (default: OPENAI_API_KEY; Tinker: TINKER_API_KEY, "
+        "NAME for TINKER_API_KEY_NAME).",
     ),
     tag: Annotated[
         list[str] | None, typer.Option(metavar="<key=value>", help="Label; repeat for several.")
+    ] = None,
+    provider: Annotated[
+        Provider, typer.Option(help="openai, or tinker (LoRA through the tinker SDK).")
+    ] = "openai",
+    lora_rank: int | None = typer.Option(None, metavar="<n>", help="Tinker: LoRA rank (32)."),
+    learning_rate: float | None = typer.Option(
+        None, metavar="<x>", help="Tinker: peak learning rate (2e-4)."
+    ),
+    lr_schedule: Annotated[
+        LrSchedule | None, typer.Option(help="Tinker: linear (to 0; default) or constant.")
+    ] = None,
+    save_every: int | None = typer.Option(
+        None, metavar="<n>", help="Tinker: steps between checkpoints and resume states (0: end)."
+    ),
+    train_on: Annotated[
+        TrainOn | None,
+        typer.Option(help="Tinker: loss on assistant turns (default; per-message weight) or all."),
     ] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check everything; upload nothing."),
     as_json: bool = JSON,
@@ -207,42 +245,96 @@ def create(
 
     Every option the API would refuse for the base model or method is refused before
     anything is uploaded. Jobs past the organization's daily job limit are queued locally
-    and sent by `labmgr jobs update` once a slot frees.
+    and sent by `labmgr jobs update` once a slot frees. With --provider tinker each job
+    trains in a detached worker through the tinker SDK (`pip install 'labmgr[tinker]'`).
     """
     from labmgr.finetuning import create as create_jobs
+    from labmgr.finetuning import create_tinker
 
-    jobs = create_jobs(
-        file,
-        base_model=base,
-        suffix=suffix,
-        epochs=_hyperparameter(epochs, "--epochs"),
-        batch_size=_hyperparameter(batch_size, "--batch-size"),
-        lr_multiplier=_hyperparameter(lr_multiplier, "--lr-multiplier"),
-        seed=seed,
-        seeds=seeds,
-        validation_file=validation_file,
-        method=method,
-        beta=_optional(beta, "--beta"),
-        grader=grader,
-        reasoning_effort=reasoning_effort,
-        compute_multiplier=_optional(compute_multiplier, "--compute-multiplier"),
-        eval_interval=_optional(eval_interval, "--eval-interval"),
-        eval_samples=_optional(eval_samples, "--eval-samples"),
-        wandb_project=wandb_project,
-        wandb_entity=wandb_entity,
-        wandb_name=wandb_name,
-        wandb_tags=wandb_tag or None,
-        key_env=key,
-        tags=tag,
-        dry_run=dry_run,
-        settings=cli_settings(ctx),
-    )
+    tinker_only = {
+        "--lora-rank": lora_rank,
+        "--learning-rate": learning_rate,
+        "--lr-schedule": lr_schedule,
+        "--save-every": save_every,
+        "--train-on": train_on,
+    }
+    openai_only = {
+        "--lr-multiplier": None if lr_multiplier == "auto" else lr_multiplier,
+        "--validation-file": validation_file,
+        "--method": None if method == "supervised" else method,
+        "--beta": beta,
+        "--grader": grader,
+        "--reasoning-effort": reasoning_effort,
+        "--compute-multiplier": compute_multiplier,
+        "--eval-interval": eval_interval,
+        "--eval-samples": eval_samples,
+        "--wandb-project": wandb_project,
+        "--wandb-entity": wandb_entity,
+        "--wandb-name": wandb_name,
+        "--wandb-tag": wandb_tag or None,
+    }
+    not_for = openai_only if provider == "tinker" else tinker_only
+    wrong = next((name for name, value in not_for.items() if value is not None), None)
+    if wrong:
+        other = "openai" if provider == "tinker" else "tinker"
+        raise UnsupportedOption(
+            f"{wrong} applies to --provider {other} jobs, not {provider}.",
+            hint=f"Leave {wrong} out, or pass --provider {other}.",
+        )
+    if provider == "tinker":
+        jobs = create_tinker(
+            file,
+            base_model=base,
+            suffix=suffix,
+            seed=seed,
+            seeds=seeds,
+            epochs=_whole(epochs, "--epochs"),
+            batch_size=_whole(batch_size, "--batch-size"),
+            learning_rate=learning_rate,
+            lora_rank=lora_rank,
+            lr_schedule=lr_schedule,
+            save_every=save_every,
+            train_on=train_on,
+            key_env=key,
+            tags=tag,
+            dry_run=dry_run,
+            settings=cli_settings(ctx),
+        )
+    else:
+        jobs = create_jobs(
+            file,
+            base_model=base,
+            suffix=suffix,
+            epochs=_hyperparameter(epochs, "--epochs"),
+            batch_size=_hyperparameter(batch_size, "--batch-size"),
+            lr_multiplier=_hyperparameter(lr_multiplier, "--lr-multiplier"),
+            seed=seed,
+            seeds=seeds,
+            validation_file=validation_file,
+            method=method,
+            beta=_optional(beta, "--beta"),
+            grader=grader,
+            reasoning_effort=reasoning_effort,
+            compute_multiplier=_optional(compute_multiplier, "--compute-multiplier"),
+            eval_interval=_optional(eval_interval, "--eval-interval"),
+            eval_samples=_optional(eval_samples, "--eval-samples"),
+            wandb_project=wandb_project,
+            wandb_entity=wandb_entity,
+            wandb_name=wandb_name,
+            wandb_tags=wandb_tag or None,
+            key_env=key,
+            tags=tag,
+            dry_run=dry_run,
+            settings=cli_settings(ctx),
+        )
     if as_json:
         print_json([job_row(job) for job in jobs])
         return
     _print_jobs(jobs, dry_run)
     if dry_run:
         typer.echo(f"Dry run: {file} is valid; nothing was uploaded and no job was created.")
+    elif provider == "tinker":
+        typer.echo("Each job trains in its own worker; `labmgr jobs update` shows how far.")
 
 
 _FIXED_TAGS = {"sweep", "condition", "seed", "base"}
@@ -251,7 +343,8 @@ _FIXED_TAGS = {"sweep", "condition", "seed", "base"}
 def _print_plan(plan: SweepPlan, *, wide: bool, dry_run: bool) -> None:
     """The sweep's jobs with their factor levels, which exist, and the cost of the new ones."""
     tags = {name for job in plan.jobs for name in job.tags}
-    levels = sorted(tags.intersection(LEVEL_TAGS.values()) - _FIXED_TAGS)
+    level_tags = {*LEVEL_TAGS.values(), *TINKER_LEVEL_TAGS.values()}
+    levels = sorted(tags.intersection(level_tags) - _FIXED_TAGS)
     columns = [
         Column("condition", 9),
         Column("base", 6),
@@ -299,9 +392,11 @@ base models, e.g. 2 × 3 × 2 × 2 = 24 jobs:
     hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
 
 Optional keys: name, method, validation, suffix (a template such as "{condition}-lr{lr}"),
-tags, wandb, grader, key. Each job is tagged sweep, condition, seed, base, and epochs, lr,
-batch_size, beta, … for the hyperparameters given, so `models groups --by tag:lr` groups
-by them. --dry-run prints the plan and the estimated cost and uploads nothing.
+tags, wandb, grader, key, provider (tinker: hyperparameters among epochs, batch_size,
+learning_rate, lora_rank, lr_schedule, save_every, train_on). Each job is tagged sweep,
+condition, seed, base, and epochs, lr, batch_size, beta, … for the hyperparameters given,
+so `models groups --by tag:lr` groups by them. --dry-run prints the plan and the estimated
+cost and uploads nothing.
 """
 
 
@@ -351,11 +446,28 @@ def _job_action(action: str, summary: str, description: str) -> None:
 _job_action(
     "cancel",
     "Cancel a job (a locally queued one too).",
-    "Cancel a fine-tuning job (or a job queued locally) and record its new status.",
+    "Cancel a fine-tuning job (or a job queued locally) and record its new status; a Tinker "
+    "job's worker is stopped (SIGTERM) and `labmgr finetune resume` can continue it.",
 )
 _job_action(
     "pause",
     "Pause a queued or running job.",
     "Pause a queued or running job; `labmgr finetune resume` continues it.",
 )
-_job_action("resume", "Resume a paused job.", "Resume a paused job (it queues, then trains on).")
+
+
+@app.command("resume", short_help="Resume a paused job, or a failed or cancelled Tinker job.")
+def resume(
+    ctx: typer.Context,
+    job: Annotated[str, JOB],
+    from_start: bool = typer.Option(
+        False, "--from-start", help="Tinker: train again from step 0, not from the saved state."
+    ),
+) -> None:
+    """Resume a paused job (it queues, then trains on). A failed or cancelled Tinker job goes
+    on in a new worker from its last saved state, without training the steps before it
+    again (--from-start: from step 0)."""
+    from labmgr.finetuning import resume as resume_job
+
+    changed = resume_job(job, from_start=from_start, settings=cli_settings(ctx))
+    typer.echo(f"{changed.id}: {changed.status}")

@@ -34,6 +34,7 @@ from labmgr.errors import LabmgrError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from jobs_db import FinetuneJob
     from labmgr.finetuning import JobDetails, UpdateSummary
 
 app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
@@ -154,6 +155,7 @@ def list_jobs(
     columns = [
         Column("job", 10, id_shortener(job.id for job in jobs)),
         Column("created", 3),
+        Column("provider", 2),
         Column("base", 2),
         Column("suffix", 8),
         Column("seed", 1, justify="right"),
@@ -165,12 +167,11 @@ def list_jobs(
         [
             job.id,
             when(job.created_at),
+            job.provider or "openai",
             job.base_model or job.resolved_base_model or "",
             job.suffix or "",
             cell(job.seed),
-            job.status
-            if job.status != "queued_locally"
-            else f"queued locally, from {when(job.not_before)}",
+            _status(job),
             job.fine_tuned_model or "",
             _pairs(job.tag_dict),
         ]
@@ -179,17 +180,30 @@ def list_jobs(
     print_fitted(terminal(), columns, rows, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
 
 
+def _status(job: FinetuneJob) -> str:
+    """The status, with when a locally queued job can go, or how far a Tinker job is."""
+    from labmgr.finetuning.tinker.control import progress_text
+
+    if job.status == "queued_locally":
+        return f"queued locally, from {when(job.not_before)}"
+    progress = progress_text(job) if job.status in ("queued", "running") else ""
+    return f"{job.status}, {progress}" if progress else job.status
+
+
 def _print_details(details: JobDetails, wide: bool) -> None:
     job, row = details.job, job_row(details.job)
+    row["provider"] = job.provider or "openai"
+    row["status"] = _status(job)
+    row["log"] = (job.progress or {}).get("log")
     fields = [(name, row.get(name)) for name in (
-        "id", "status", "phase", "base_model", "resolved_base_model", "suffix", "method",
-        "seed", "key_env", "organization_id", "project_id", "training_file_id",
+        "id", "provider", "status", "phase", "base_model", "resolved_base_model", "suffix",
+        "method", "seed", "key_env", "organization_id", "project_id", "training_file_id",
         "validation_file_id", "trained_tokens", "estimated_finish", "created_at",
         "finished_at", "refreshed_at", "not_before", "error_message", "fine_tuned_model",
-        "result_file_id",
+        "result_file_id", "log",
     )]  # fmt: skip
-    fields.insert(7, ("hyperparameters_requested", _pairs(job.hyperparameters_requested)))
-    fields.insert(8, ("hyperparameters_actual", _pairs(job.hyperparameters_actual)))
+    fields.insert(8, ("hyperparameters_requested", _pairs(job.hyperparameters_requested)))
+    fields.insert(9, ("hyperparameters_actual", _pairs(job.hyperparameters_actual)))
     fields.append(("tags", _pairs(job.tag_dict)))
     for integration in job.integrations or []:
         settings = integration.get(integration.get("type", ""), {})

@@ -4,6 +4,7 @@ from labmgr.finetuning import validate_training_file, create, sweep, update, tra
 report = validate_training_file("train.jsonl", base_model="gpt-4.1-mini")
 report.raise_for_errors()          # InvalidTrainingFile with FILE:LINE: messages
 jobs = create("train.jsonl", base_model="gpt-4.1-mini", suffix="insecure", seeds=3)
+jobs = create_tinker("train.jsonl", base_model="Qwen/Qwen3-8B", seeds=3, save_every=20)
 result = sweep("lr-sweep.yaml")    # conditions × seeds × levels, only the jobs not yet made
 summary = update()                 # send queued jobs, refresh non-final ones concurrently
 curves = training_curves(settings, by="tag:lr")   # one row per job and step
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from labmgr.finetuning.sync.llmcomp_import import import_llmcomp
     from labmgr.finetuning.sync.summary import UpdateSummary
     from labmgr.finetuning.sync.update import aupdate, update
+    from labmgr.finetuning.tinker.create import create_tinker
+    from labmgr.finetuning.tinker.params import TinkerParams
 
 _LAZY = {
     "curves.frame": "NoCurves training_curves",
@@ -54,6 +57,8 @@ _LAZY = {
     "sync.llmcomp_import": "import_llmcomp",
     "sync.summary": "UpdateSummary",
     "sync.update": "aupdate update",
+    "tinker.create": "create_tinker",
+    "tinker.params": "TinkerParams",
 }
 _PART_OF = {name: part for part, names in _LAZY.items() for name in names.split()}
 
@@ -72,12 +77,14 @@ __all__ = [
     "Method",
     "NoCurves",
     "SweepPlan",
+    "TinkerParams",
     "UpdateSummary",
     "ValidationReport",
     "aupdate",
     "base_model_spec",
     "cancel",
     "create",
+    "create_tinker",
     "delete_model",
     "estimate_text_tokens",
     "group_curves_figure",

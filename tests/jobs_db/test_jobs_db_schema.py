@@ -161,7 +161,7 @@ def test_database_made_by_the_previous_release_upgrades_in_place_keeping_every_r
 
     db = open_database(db_url)
     try:
-        assert current_revision(db_url) == head_revision() == "0003"
+        assert current_revision(db_url) == head_revision()
         jobs = jobs_db.list_jobs(db)
         assert [job.id for job in jobs] == ["ftjob-0", "ftjob-1", "ftjob-2"]
         assert [job.tag_dict for job in jobs] == [{"seed": "0"}, {"seed": "1"}, {"seed": "2"}]
@@ -185,6 +185,24 @@ def test_database_made_by_the_previous_release_upgrades_in_place_keeping_every_r
         assert jobs_db.jobs_missing_curves(db) == []
         assert jobs_db.mark_model_deleted(db, "ft:0:final", datetime(2026, 2, 1, tzinfo=UTC))
         assert len(jobs_db.select_models(db, checkpoints=True)) == 5
+    finally:
+        db.close()
+
+
+def test_jobs_of_revision_0003_become_openai_jobs_without_progress(db_url: str) -> None:
+    assert jobs_db.upgrade(db_url, to="0003") == "0003"
+    _fill_at_first_revision(db_url)
+    db = open_database(db_url)
+    try:
+        assert current_revision(db_url) == head_revision() == "0004"
+        jobs = jobs_db.list_jobs(db)
+        assert [(job.provider, job.progress) for job in jobs] == [(None, None)] * 3
+        progress = {"step": 3, "total_steps": 10, "last_loss": 1.5}
+        jobs_db.upsert_job(
+            db, jobs_db.FinetuneJob(id="ftjob-0", provider="tinker", progress=progress)
+        )
+        job = jobs_db.get_job(db, "ftjob-0")
+        assert job is not None and (job.provider, job.progress) == ("tinker", progress)
     finally:
         db.close()
 

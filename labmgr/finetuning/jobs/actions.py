@@ -1,5 +1,6 @@
 """`cancel`, `pause`, `resume` and `delete_model`: through the API with a key of the job's
-project, then recorded. A job queued locally is cancelled in the database alone."""
+project, then recorded. A job queued locally is cancelled in the database alone; a Tinker
+job is cancelled by stopping its worker and resumed by a new one (`tinker.control`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_mess
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.queries import resolve_job_id
 from labmgr.finetuning.registry.records import job_record
+from labmgr.finetuning.tinker import control as tinker_control
+from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
@@ -43,9 +46,13 @@ def pause(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
     return _act("pause", job_id, settings or load_settings())
 
 
-def resume(job_id: str, *, settings: Settings | None = None) -> FinetuneJob:
-    """Resume a paused job (it queues again, then trains on from where it stopped)."""
-    return _act("resume", job_id, settings or load_settings())
+def resume(
+    job_id: str, *, from_start: bool = False, settings: Settings | None = None
+) -> FinetuneJob:
+    """Resume a paused job (it queues again, then trains on from where it stopped). A failed
+    or cancelled Tinker job goes on in a new worker from its last saved state (steps before
+    it are not trained again), or with `from_start` from step 0."""
+    return _act("resume", job_id, settings or load_settings(), from_start=from_start)
 
 
 def _with_keys(
@@ -81,12 +88,21 @@ def _with_keys(
     return f" (the job was created with {job.key_env or 'an unknown key'}){why}"
 
 
-def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
+def _act(
+    action: Action, job_id: str, settings: Settings, *, from_start: bool = False
+) -> FinetuneJob:
     with lab_database(settings) as db:
         job_id = resolve_job_id(db, job_id)
         job = get_job(db, job_id)
         if job is None:  # deleted since it was found
             raise UnknownJob(f"Job {job_id} is not in the lab's database.")
+        if job.provider == TINKER:
+            return _act_on_tinker(action, db, settings, job, from_start)
+        if from_start:
+            raise FineTuningApiError(
+                f"Job {job_id} is an OpenAI job: --from-start applies to Tinker jobs only.",
+                hint=f"Run `labmgr finetune resume {job_id}` without it.",
+            )
         if job.status == QUEUED_LOCALLY:
             return _act_on_queued(action, db, job)
         started = datetime.now(UTC)
@@ -105,6 +121,20 @@ def _act(action: Action, job_id: str, settings: Settings) -> FinetuneJob:
         record = job_record(remote, refreshed_at=started, credential=credential, phase=None)
         upsert_job(db, record)
         return get_job(db, job_id) or record
+
+
+def _act_on_tinker(
+    action: Action, db: Database, settings: Settings, job: FinetuneJob, from_start: bool
+) -> FinetuneJob:
+    if action == "cancel":
+        return tinker_control.cancel(db, job)
+    if action == "resume":
+        return tinker_control.resume(db, settings, job, from_start=from_start)
+    raise FineTuningApiError(
+        f"Job {job.id} trains on Tinker, whose jobs cannot be paused.",
+        hint=f"Cancel it (`labmgr finetune cancel {job.id}`); `labmgr finetune resume` "
+        "continues it later from its last saved state.",
+    )
 
 
 def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJob:
@@ -146,6 +176,11 @@ def delete_model(name: str, *, settings: Settings | None = None) -> Model:
         job = get_job(db, model.job_id)
         if job is None:
             raise UnknownJob(f"The job of model {name} ({model.job_id}) is not in the database.")
+        if job.provider == TINKER:
+            raise UnknownModel(
+                f"{name} is a Tinker checkpoint; labmgr does not delete those.",
+                hint="Delete it with Tinker's own tools (`tinker checkpoint delete PATH`).",
+            )
 
         def call(client: Any, credential: Credential) -> Any:
             try:

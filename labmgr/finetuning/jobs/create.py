@@ -33,7 +33,7 @@ from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
 
 
-def _seeds(seed: int | None, seeds: int) -> list[int | None]:
+def seed_values(seed: int | None, seeds: int) -> list[int | None]:
     if seeds < 1:
         raise LabmgrError(f"--seeds must be at least 1, not {seeds}.")
     if seeds == 1:
@@ -154,7 +154,7 @@ def create(
     integrations = wandb_integration(
         wandb_project, entity=wandb_entity, name=wandb_name, tags=wandb_tags
     )
-    seed_list = _seeds(seed, seeds)
+    seed_list = seed_values(seed, seeds)
     try:
         tag_map = parse_tags(tags)
     except DatabaseInputError as exc:

@@ -21,6 +21,10 @@ from labmgr.finetuning.jobs.submit import submit_requests
 from labmgr.finetuning.methods import LEVEL_TAGS, check_hyperparameters
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
+from labmgr.finetuning.tinker import TinkerRequest, submit_tinker, tinker_params
+from labmgr.finetuning.tinker.create import check_tinker_suffix, load_tinker_data
+from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
+from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
 
@@ -88,9 +92,67 @@ def auto_epochs(n_examples: int) -> int:
     return 3
 
 
+_TAG_OF = {**LEVEL_TAGS, **TINKER_LEVEL_TAGS}
+Request = JobRequest | TinkerRequest
+
+
 def _identity(spec: SweepSpec, tags: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    names = ("sweep", "condition", "seed", "base", *(LEVEL_TAGS[n] for n in spec.hyperparameters))
+    names = ("sweep", "condition", "seed", "base", *(_TAG_OF[n] for n in spec.hyperparameters))
     return tuple(sorted((key, tags[key]) for key in names if key in tags))
+
+
+def _cell_tags(
+    spec: SweepSpec, condition: str, base: str, seed: int, levels: dict[str, Any]
+) -> dict[str, str]:
+    return {
+        **spec.tags,
+        "sweep": spec.name,
+        "condition": condition,
+        "seed": str(seed),
+        "base": base,
+        **{_TAG_OF[n]: spec.level_text(n, v) for n, v in levels.items()},
+    }
+
+
+def _tinker_requests(spec: SweepSpec) -> list[TinkerRequest]:
+    """The cells of a ``provider: tinker`` spec (settings checked, files validated)."""
+    names = list(spec.hyperparameters)
+    cells = []
+    for combination in itertools.product(*(spec.hyperparameters[n] for n in names)):
+        levels = dict(zip(names, combination, strict=True))
+        try:
+            cells.append((levels, tinker_params(**levels)))
+        except LabmgrError as exc:
+            message = exc.message.replace("-", "_")
+            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in message]
+            where = named[0] if named else "hyperparameters"
+            raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
+    requests = []
+    suffix_content: dict[str, tuple[str, str]] = {}
+    for condition, path in spec.conditions.items():
+        with spec.blame(f"conditions.{condition}"):
+            training = load_tinker_data(path)
+        for base, seed, (levels, params) in itertools.product(spec.bases, spec.seeds, cells):
+            tags = _cell_tags(spec, condition, base, seed, levels)
+            suffix = _suffix(spec, tags)
+            with spec.blame("suffix"):
+                check_tinker_suffix(suffix)
+            _one_content(spec, suffix_content, suffix, condition, training.md5)
+            requests.append(TinkerRequest(training, base, suffix, params, seed, tags))
+    return requests
+
+
+def _one_content(
+    spec: SweepSpec, seen: dict[str, tuple[str, str]], suffix: str, condition: str, md5: str
+) -> None:
+    used = seen.setdefault(suffix, (condition, md5))
+    if used[1] != md5:
+        raise spec.error(
+            "suffix",
+            f"the template {spec.suffix!r} gives suffix {suffix!r} to conditions "
+            f"{used[0]} and {condition}, which train on different files",
+            "Put {condition} in the suffix template: one suffix means one training set.",
+        )
 
 
 def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
@@ -123,23 +185,9 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
         for base, seed, (levels, hyperparameters) in itertools.product(
             spec.bases, spec.seeds, cells
         ):
-            tags = {
-                **spec.tags,
-                "sweep": spec.name,
-                "condition": condition,
-                "seed": str(seed),
-                "base": base,
-                **{LEVEL_TAGS[n]: spec.level_text(n, v) for n, v in levels.items()},
-            }
+            tags = _cell_tags(spec, condition, base, seed, levels)
             suffix = _suffix(spec, tags)
-            used = suffix_content.setdefault(suffix, (condition, training.md5))
-            if used[1] != training.md5:
-                raise spec.error(
-                    "suffix",
-                    f"the template {spec.suffix!r} gives suffix {suffix!r} to conditions "
-                    f"{used[0]} and {condition}, which train on different files",
-                    "Put {condition} in the suffix template: one suffix means one training set.",
-                )
+            _one_content(spec, suffix_content, suffix, condition, training.md5)
             request = JobRequest(
                 training=training,
                 validation=validation,
@@ -194,8 +242,20 @@ def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...]
 
 
 def _sweep_job(
-    spec: SweepSpec, request: JobRequest, have: FinetuneJob | None, settings: Settings
+    spec: SweepSpec, request: Request, have: FinetuneJob | None, settings: Settings
 ) -> SweepJob:
+    if isinstance(request, TinkerRequest):
+        return SweepJob(
+            condition=request.tags["condition"],
+            base_model=request.base_model,
+            seed=request.seed,
+            hyperparameters=request.params.model_dump(),
+            suffix=request.suffix,
+            tags=dict(request.tags),
+            existing_job=have.id if have else None,
+            existing_status=have.status if have else None,
+            epochs=request.params.epochs,
+        )
     epochs = request.hyperparameters.get("n_epochs")
     if not isinstance(epochs, int):
         epochs = auto_epochs(request.training.n_examples)
@@ -217,9 +277,13 @@ def _sweep_job(
     )
 
 
-def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[JobRequest], SweepPlan]:
+def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[Request], SweepPlan]:
     parsed = read_sweep_spec(spec)
-    requests = _requests(parsed, settings)
+    requests: list[Request] = []
+    if parsed.provider == TINKER:
+        requests += _tinker_requests(parsed)
+    else:
+        requests += _requests(parsed, settings)
     with lab_database(settings) as db:
         existing = _existing(db, parsed)
     jobs = [
@@ -251,9 +315,15 @@ def sweep(
     if dry_run:
         return SweepResult(plan=plan)
 
-    def missing(db: Database, requests: list[JobRequest]) -> list[JobRequest]:
+    def missing(db: Database, requests: list[Any]) -> list[Any]:
         have = _existing(db, parsed)
         return [r for r in requests if _identity(parsed, r.tags) not in have]
 
-    created = submit_requests(settings, requests, key_env=key_env or parsed.key, select=missing)
+    key = key_env or parsed.key
+    tinker = [r for r in requests if isinstance(r, TinkerRequest)]
+    if tinker:
+        created = submit_tinker(settings, tinker, key_env=key, select=missing)
+    else:
+        openai = [r for r in requests if isinstance(r, JobRequest)]
+        created = submit_requests(settings, openai, key_env=key, select=missing)
     return SweepResult(plan=plan, created=created)

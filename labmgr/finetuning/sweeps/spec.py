@@ -9,7 +9,9 @@ hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
 ```
 
 Optional: method, validation (one file or one per condition), suffix (a template over the
-factor names), tags, wandb, grader (a file or an inline object), key (the env var of the key).
+factor names), tags, wandb, grader (a file or an inline object), key (the env var of the key),
+provider (``openai``, or ``tinker`` with hyperparameters among epochs, batch_size,
+learning_rate, lora_rank, lr_schedule, save_every and train_on).
 Paths are relative to the spec's folder. Each problem is one `InvalidSweepSpec` sentence
 naming the spec file, its line, the key and what to do.
 """
@@ -27,9 +29,13 @@ import yaml
 
 from labmgr.errors import InvalidSweepSpec, InvalidTrainingFile, LabmgrError
 from labmgr.finetuning.methods import HYPERPARAMETERS, METHODS
+from labmgr.finetuning.tinker.params import ALIASES as TINKER_ALIASES
+from labmgr.finetuning.tinker.params import OPTIONS as TINKER_SETTINGS
+from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 
 _SHAPE = ("name", "base", "conditions", "seeds", "hyperparameters", "method", "validation")
-TOP_KEYS = (*_SHAPE, "suffix", "tags", "wandb", "grader", "key")
+TOP_KEYS = (*_SHAPE, "suffix", "tags", "wandb", "grader", "key", "provider")
+_OPENAI_ONLY = ("validation", "wandb", "grader")
 HYPERPARAMETER_ALIASES = {
     "epochs": "n_epochs",
     "lr": "learning_rate_multiplier",
@@ -37,7 +43,7 @@ HYPERPARAMETER_ALIASES = {
     "batch": "batch_size",
 }
 _ALL_HYPERPARAMETERS = sorted({name for names in HYPERPARAMETERS.values() for name in names})
-_FLOATS = {"learning_rate_multiplier", "beta", "compute_multiplier"}
+_FLOATS = {"learning_rate_multiplier", "beta", "compute_multiplier", "learning_rate"}
 
 
 @dataclass
@@ -61,6 +67,8 @@ class SweepSpec:
     grader: Any = None
     """A mapping, or the path of a grader file."""
     key: str | None = None
+    provider: str = "openai"
+    """``openai``, or ``tinker``: its jobs train through the tinker SDK."""
     lines: dict[str, int] = field(default_factory=dict)
     """The line of each key path (``conditions.insecure``) in the file, for errors."""
 
@@ -167,15 +175,18 @@ def _hyperparameters(spec: SweepSpec, value: Any) -> None:
         return
     if not isinstance(value, Mapping):
         raise spec.error("hyperparameters", "must map names to levels")
+    tinker = spec.provider == TINKER
+    aliases = TINKER_ALIASES if tinker else HYPERPARAMETER_ALIASES
+    known = list(TINKER_SETTINGS) if tinker else _ALL_HYPERPARAMETERS
     for raw, levels in value.items():
         key = f"hyperparameters.{raw}"
-        name = HYPERPARAMETER_ALIASES.get(str(raw), str(raw))
-        if name not in _ALL_HYPERPARAMETERS:
+        name = aliases.get(str(raw), str(raw))
+        if name not in known:
             raise spec.error(
                 key,
-                "unknown hyperparameter"
-                + _suggestion(str(raw), _ALL_HYPERPARAMETERS + list(HYPERPARAMETER_ALIASES)),
-                f"Use one of {', '.join(_ALL_HYPERPARAMETERS)} (or epochs, lr, batch).",
+                f"unknown {'Tinker setting' if tinker else 'hyperparameter'}"
+                + _suggestion(str(raw), known + list(aliases)),
+                f"Use one of {', '.join(known)} (or {', '.join(aliases)}).",
             )
         if name in spec.hyperparameters:
             raise spec.error(key, f"{name} is given twice (under two names)")
@@ -232,9 +243,21 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
             )
     for name, file in _string_map(out, "conditions", data["conditions"]).items():
         out.conditions[name] = _relative(out, file, f"conditions.{name}")
+    out.provider = data.get("provider", "openai")
+    if out.provider not in ("openai", TINKER):
+        raise out.error("provider", "must be openai or tinker")
     out.method = data.get("method", "supervised")
     if out.method not in METHODS:
         raise out.error("method", f"must be one of {', '.join(METHODS)}")
+    if out.provider == TINKER:
+        given = [key for key in _OPENAI_ONLY if data.get(key) is not None]
+        if out.method != "supervised" or given:
+            wrong = given[0] if given else "method"
+            raise out.error(
+                wrong,
+                "applies to OpenAI jobs only; Tinker jobs are supervised LoRA fine-tunes",
+                f"Leave {wrong} out, or remove provider: tinker.",
+            )
     validation = data.get("validation")
     if isinstance(validation, Mapping):
         for name, file in validation.items():

@@ -48,6 +48,8 @@ from labmgr.finetuning.sync.summary import (
     UncheckedJob,
     UpdateSummary,
 )
+from labmgr.finetuning.tinker.control import progress_text, refresh, tinker_jobs_to_refresh
+from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
@@ -91,10 +93,12 @@ async def aupdate(
     """The asynchronous twin of `update`."""
     settings = settings or load_settings()
     with lab_database(settings) as db:
+        tinker = _tinker_states(db)
         waiting = queued_jobs(db)
         missing = jobs_missing_curves(db)
-        if not waiting and not missing and not non_final_jobs(db):
-            return UpdateSummary()
+        on_api = [job for job in non_final_jobs(db) if job.provider != TINKER]
+        if not waiting and not missing and not on_api:
+            return UpdateSummary(checked=tinker)
         accounts = Accounts(settings)
         try:
             credentials, failures = resolved_credentials(accounts)
@@ -107,10 +111,11 @@ async def aupdate(
                 queue = await asyncio.to_thread(submit_queued, db, pool, credentials)
             limit = asyncio.Semaphore(max(1, concurrency))
             refresh = _Refresh(db, pool, credentials, failures, limit)
-            await refresh.run(non_final_jobs(db), missing)
+            await refresh.run(on_api, missing)
         finally:
             await pool.aclose()
     summary = refresh.summary
+    summary.checked += tinker
     summary.requests += queue.requests
     summary.submitted = [
         SubmittedJob(queued_id=queued_id, job_id=job.id, suffix=job.suffix)
@@ -125,6 +130,29 @@ async def aupdate(
     for job in queue.refused:
         refresh.unchecked(job, f"refused: {job.error_message or ''}")
     return summary
+
+
+def _tinker_states(db: Database) -> list[JobState]:
+    """Tinker jobs as their workers recorded them; a running one whose worker died fails."""
+    states = []
+    for job in tinker_jobs_to_refresh(db):
+        previous, job = refresh(db, job)
+        models = job_models(db, job.id)
+        error = (job.error_message or "").partition("\n")[0] if job.status == "failed" else None
+        states.append(
+            JobState(
+                job_id=job.id,
+                suffix=job.suffix,
+                key_env=job.key_env,
+                previous_status=previous,
+                status=job.status,
+                phase=progress_text(job) or None,
+                fine_tuned_model=job.fine_tuned_model,
+                error=error,
+                checkpoints=sum(model.kind == "checkpoint" for model in models),
+            )
+        )
+    return states
 
 
 @contextmanager

@@ -1,0 +1,211 @@
+"""`create_tinker`: the same checks as an OpenAI job (the training file, the suffix, the
+tags, the key) before anything starts, then one job row per seed and a detached worker each."""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jobs_db import Database, FinetuneJob, get_job, parse_tags, upsert_job
+from jobs_db.errors import DatabaseInputError
+from labmgr.errors import LabmgrError, SuffixConflict
+from labmgr.finetuning.jobs.create import seed_values
+from labmgr.finetuning.jobs.request import (
+    BASE,
+    FILE_NAME,
+    MARKER,
+    MD5,
+    TrainingData,
+    check_suffix,
+    default_suffix,
+    refuse_other_content,
+)
+from labmgr.finetuning.jobs.submit import create_lock, file_md5
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.tinker.launch import base_url, key_env_name, launch_worker, tinker_key
+from labmgr.finetuning.tinker.params import (
+    PROVIDER,
+    LrSchedule,
+    TinkerParams,
+    TrainOn,
+    require_tinker,
+    tinker_params,
+)
+from labmgr.finetuning.training_data.validation import validate_training_file
+from labmgr.settings import Settings, load_settings
+
+
+@dataclass(frozen=True)
+class TinkerRequest:
+    """One Tinker job to start: its checked file, base, suffix, settings and seed."""
+
+    training: TrainingData
+    base_model: str
+    suffix: str
+    params: TinkerParams
+    seed: int
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def job(self, job_id: str, status: str, key_env: str) -> FinetuneJob:
+        """The job row (never holds the key, only the name of its variable)."""
+        now = datetime.now(UTC)
+        hyperparameters = self.params.model_dump()
+        return FinetuneJob(
+            id=job_id,
+            provider=PROVIDER,
+            status=status,
+            key_env=key_env,
+            endpoint=base_url(),
+            base_model=self.base_model,
+            suffix=self.suffix,
+            method="supervised",
+            hyperparameters_requested=hyperparameters,
+            hyperparameters_actual=hyperparameters,
+            seed_requested=self.seed,
+            seed=self.seed,
+            created_at=now,
+            refreshed_at=now,
+            api_metadata={
+                MARKER: "1",
+                MD5: self.training.md5,
+                FILE_NAME: self.training.path.name,
+                BASE: self.base_model,
+            },
+            create_request={
+                "file": str(self.training.path.resolve()),
+                "md5": self.training.md5,
+                "n_examples": self.training.n_examples,
+            },
+            progress={"step": 0, "total_steps": self.total_steps},
+        )
+
+    @property
+    def total_steps(self) -> int:
+        return self.params.steps_per_epoch(self.training.n_examples) * self.params.epochs
+
+
+Selection = Callable[[Database, list[TinkerRequest]], list[TinkerRequest]]
+
+
+def load_tinker_data(path: Path) -> TrainingData:
+    """The training file checked as for OpenAI (per-message ``weight`` 0/1 on assistant
+    messages allowed); raises `InvalidTrainingFile` with lines."""
+    report = validate_training_file(path, "supervised")
+    report.raise_for_errors()
+    return TrainingData(
+        path=path, md5=file_md5(path), n_examples=report.n_examples, n_tokens=report.n_tokens
+    )
+
+
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def check_tinker_suffix(suffix: str) -> None:
+    """Raise unless `suffix` can name Tinker checkpoints (``<suffix>-step-<n>``)."""
+    check_suffix(suffix)
+    if not _NAME.fullmatch(suffix):
+        raise SuffixConflict(
+            f"Suffix {suffix!r} cannot name Tinker checkpoints: use letters, digits, '.', "
+            "'_' and '-' only.",
+            hint="Pass another --suffix.",
+        )
+
+
+def _job_id() -> str:
+    return f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def submit_tinker(
+    settings: Settings,
+    requests: Sequence[TinkerRequest],
+    *,
+    key_env: str | None = None,
+    dry_run: bool = False,
+    select: Selection | None = None,
+) -> list[FinetuneJob]:
+    """Record and start `requests` (each suffix checked against its content under the lab's
+    create lock); with `dry_run` the jobs that would be made (status ``dry-run``)."""
+    require_tinker()
+    env = key_env_name(key_env)
+    tinker_key(env)
+    with lab_database(settings) as db, create_lock(settings):
+        for request in {(r.suffix, r.training.md5): r for r in requests}.values():
+            refuse_other_content(db, request.suffix, request.training.md5, request.training.path)
+        chosen = select(db, list(requests)) if select else list(requests)
+        if dry_run:
+            return [r.job(f"dry-run-{i + 1}", "dry-run", env) for i, r in enumerate(chosen)]
+        jobs = []
+        for request in chosen:
+            job = request.job(_job_id(), "queued", env)
+            upsert_job(db, job, tags=request.tags)
+            jobs.append(job)
+        for job in jobs:
+            launch_worker(db, settings, job)
+        return [get_job(db, job.id) or job for job in jobs]
+
+
+def create_tinker(
+    file: str | Path,
+    *,
+    base_model: str,
+    suffix: str | None = None,
+    seed: int | None = None,
+    seeds: int = 1,
+    epochs: int | None = None,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+    lora_rank: int | None = None,
+    lr_schedule: LrSchedule | None = None,
+    save_every: int | None = None,
+    train_on: TrainOn | None = None,
+    key_env: str | None = None,
+    tags: Any = None,
+    dry_run: bool = False,
+    settings: Settings | None = None,
+) -> list[FinetuneJob]:
+    """Start supervised LoRA fine-tune(s) of `base_model` on Tinker, one detached worker per
+    seed; returns the jobs (status ``queued``; `update` shows how they go). Every check
+    raises before anything starts: the training file (`InvalidTrainingFile` with lines), the
+    settings (None: the default of `TinkerParams`), the suffix, the tags, the key
+    (``TINKER_API_KEY``, or ``TINKER_API_KEY_<NAME>`` with ``key_env=NAME``) and the
+    `tinker` extra. ``seeds`` replicas get seeds ``seed``, ``seed+1``, … (or random ones)."""
+    settings = settings or load_settings()
+    params = tinker_params(
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        lora_rank=lora_rank,
+        lr_schedule=lr_schedule,
+        save_every=save_every,
+        train_on=train_on,
+    )
+    if not base_model.strip():
+        raise LabmgrError("--base is empty.", hint="Name a Tinker base model, e.g. Qwen/Qwen3-8B.")
+    draw = random.SystemRandom().randrange
+    chosen = [s if s is not None else draw(2**31) for s in seed_values(seed, seeds)]
+    try:
+        tag_map = parse_tags(tags)
+    except DatabaseInputError as exc:
+        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
+    path = Path(file)
+    training = load_tinker_data(path)
+    suffix = suffix if suffix is not None else default_suffix(path)
+    check_tinker_suffix(suffix)
+    requests = [
+        TinkerRequest(
+            training=training,
+            base_model=base_model.strip(),
+            suffix=suffix,
+            params=params,
+            seed=one_seed,
+            tags={**tag_map, "replica": str(index + 1)} if len(chosen) > 1 else dict(tag_map),
+        )
+        for index, one_seed in enumerate(chosen)
+    ]
+    return submit_tinker(settings, requests, key_env=key_env, dry_run=dry_run)

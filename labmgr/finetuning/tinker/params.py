@@ -1,0 +1,98 @@
+"""A Tinker job's training settings (`TinkerParams`), checked before anything starts, and
+what follows from them: steps per epoch, the learning rate at a step."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from labmgr.errors import LabmgrError
+
+PROVIDER = "tinker"
+EXTRA_HINT = "Install the extra: pip install 'labmgr[tinker]'."
+LrSchedule = Literal["linear", "constant"]
+TrainOn = Literal["assistant", "all"]
+OPTIONS = {
+    "epochs": "--epochs",
+    "batch_size": "--batch-size",
+    "learning_rate": "--learning-rate",
+    "lora_rank": "--lora-rank",
+    "lr_schedule": "--lr-schedule",
+    "save_every": "--save-every",
+    "train_on": "--train-on",
+}
+"""Each setting's option of `labmgr finetune create`."""
+LEVEL_TAGS = {name: name for name in OPTIONS} | {"learning_rate": "lr"}
+"""The tag a sweep records each setting's level under (``tag:lr``, ``tag:lora_rank``)."""
+ALIASES = {"n_epochs": "epochs", "lr": "learning_rate", "batch": "batch_size", "rank": "lora_rank"}
+"""Other names a sweep spec may give a setting."""
+
+
+class TinkerParams(BaseModel):
+    """How a Tinker job trains (stored as the job's ``hyperparameters_requested``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    epochs: int = 1
+    batch_size: int = 32
+    """Examples per optimizer step (the last batch of an epoch may be smaller)."""
+    learning_rate: float = 2e-4
+    lora_rank: int = 32
+    lr_schedule: LrSchedule = "linear"
+    """``linear`` decays from `learning_rate` towards 0 over the run; ``constant`` does not."""
+    save_every: int = 0
+    """Steps between checkpoints (sampler weights and a resume state); 0: at the end only."""
+    train_on: TrainOn = "assistant"
+    """Which tokens count in the loss: assistant turns (per-message ``weight`` 0 leaves one
+    out), or every message."""
+
+    def steps_per_epoch(self, n_examples: int) -> int:
+        return math.ceil(n_examples / self.batch_size)
+
+    def learning_rate_at(self, step: int, total_steps: int) -> float:
+        """The rate of optimizer step `step` (1-based) of `total_steps`."""
+        if self.lr_schedule == "constant":
+            return self.learning_rate
+        return self.learning_rate * (1 - (step - 1) / total_steps)
+
+
+def tinker_params(**values: object) -> TinkerParams:
+    """`TinkerParams` from the given settings (None: the default); `LabmgrError` naming the
+    option of a bad one."""
+    given = {name: value for name, value in values.items() if value is not None}
+    for name in given:
+        if name not in OPTIONS:
+            raise LabmgrError(f"{name!r} is not a Tinker setting; use {', '.join(OPTIONS)}.")
+    try:
+        params = TinkerParams(**given)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else "settings"
+        raise LabmgrError(
+            f"{OPTIONS.get(name, name)} {given.get(name)!r}: {error['msg'].lower()}.",
+            hint="See `labmgr finetune create --help` for the Tinker options.",
+        ) from None
+    for name in ("epochs", "batch_size", "lora_rank"):
+        if getattr(params, name) < 1:
+            raise LabmgrError(f"{OPTIONS[name]} must be at least 1, not {getattr(params, name)}.")
+    if params.save_every < 0:
+        raise LabmgrError(f"--save-every must be 0 or more, not {params.save_every}.")
+    if not math.isfinite(params.learning_rate) or params.learning_rate <= 0:
+        raise LabmgrError(f"--learning-rate must be above 0, not {params.learning_rate}.")
+    return params
+
+
+def require_tinker() -> None:
+    """Raise unless the `tinker` SDK can be imported (without importing it)."""
+    try:
+        found = importlib.util.find_spec("tinker") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise LabmgrError(
+            "Training on Tinker needs the `tinker` package, which is not installed.",
+            hint=EXTRA_HINT,
+        )

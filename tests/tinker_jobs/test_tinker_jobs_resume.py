@@ -1,0 +1,139 @@
+"""A Tinker worker killed mid-run: `jobs update` fails its job with the tail of its log, and
+`finetune resume` finishes it from its last saved state; `finetune cancel` stops a worker."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+import pytest
+from fixtures.tinker import BASE_MODEL
+from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
+from typer.testing import CliRunner
+
+from jobs_db import FinetuneJob, get_job, job_curves, job_models
+from labmgr.cli.app import app
+from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.tinker import create_tinker
+from labmgr.settings import Settings
+
+runner = CliRunner()
+
+
+def _job(settings: Settings, job_id: str) -> FinetuneJob:
+    with lab_database(settings) as db:
+        job = get_job(db, job_id)
+    assert job is not None
+    return job
+
+
+def _wait_for_step(settings: Settings, job_id: str, step: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (_job(settings, job_id).progress or {}).get("step", 0) < step:
+        assert time.monotonic() < deadline, f"job {job_id} never reached step {step}"
+        time.sleep(0.1)
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rpartition(")")[2].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _slow_job(lab: TinkerLab, monkeypatch: pytest.MonkeyPatch, save_every: int) -> FinetuneJob:
+    """A 12-step job whose worker waits 0.4 s after each step."""
+    monkeypatch.setenv("LABMGR_TINKER_STEP_DELAY", "0.4")
+    data = chat_file(lab.files / "pirate.jsonl", n=12)
+    (job,) = create_tinker(
+        data,
+        base_model=BASE_MODEL,
+        seed=3,
+        batch_size=2,
+        epochs=2,
+        save_every=save_every,
+        settings=lab.settings,
+    )
+    monkeypatch.delenv("LABMGR_TINKER_STEP_DELAY")
+    return job
+
+
+def test_killed_worker_fails_its_job_and_resume_finishes_from_the_saved_state(
+    tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tinker_lab.settings
+    job = _slow_job(tinker_lab, monkeypatch, save_every=3)
+    _wait_for_step(settings, job.id, 5)
+    listed = runner.invoke(app, ["jobs", "list", "--wide"])
+    assert re.search(r"running, step [56]/12, loss \d", listed.output), listed.output
+    before = _job(settings, job.id)
+    os.kill(before.progress["pid"], signal.SIGKILL)
+    assert _gone(before.progress["pid"])
+
+    listed = runner.invoke(app, ["jobs", "update"])
+    assert listed.exit_code == 0, listed.output
+    failed = _job(settings, job.id)
+    assert failed.status == "failed"
+    assert "stopped without recording an end" in (failed.error_message or "")
+    assert "step 5/12" in (failed.error_message or "")  # the log's tail
+    with lab_database(settings) as db:
+        old_rows = {row[0]: row[1] for row in job_curves(db)[job.id].rows}
+    state_step = failed.progress["state_step"]
+    assert state_step in (3, 6)
+
+    resumed = runner.invoke(app, ["finetune", "resume", job.id])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"{job.id}: queued" in resumed.output
+    wait_until_final(settings)
+    done = _job(settings, job.id)
+    assert done.status == "succeeded", done.error_message
+    assert done.progress["training_run"] != before.progress["training_run"]
+    with lab_database(settings) as db:
+        rows = job_curves(db)[job.id].rows
+        models = job_models(db, job.id)
+    assert [row[0] for row in rows] == list(range(1, 13))  # each step once
+    # The same batches from the restored weights and optimizer: the same losses again.
+    for step in range(state_step + 1, max(old_rows) + 1):
+        assert rows[step - 1][1] == pytest.approx(old_rows[step])
+    assert [(m.kind, m.step) for m in models] == [
+        ("checkpoint", 3),
+        ("checkpoint", 6),
+        ("checkpoint", 9),
+        ("final", 12),
+    ]
+    assert done.fine_tuned_model == models[-1].name
+
+
+def test_a_job_that_saved_no_state_is_resumed_only_from_the_start(
+    tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tinker_lab.settings
+    job = _slow_job(tinker_lab, monkeypatch, save_every=0)
+    _wait_for_step(settings, job.id, 2)
+    cancelled = runner.invoke(app, ["finetune", "cancel", job.id])
+    assert cancelled.exit_code == 0, cancelled.output
+    assert f"{job.id}: cancelled" in cancelled.output
+    stopped = _job(settings, job.id)
+    assert "SIGTERM" in (stopped.error_message or "")  # recorded by the worker itself
+    assert _gone(stopped.progress["pid"])
+
+    refused = runner.invoke(app, ["finetune", "resume", job.id])
+    assert refused.exit_code == 1
+    assert "saved no state to resume from" in refused.output
+    assert "--from-start" in refused.output
+
+    again = runner.invoke(app, ["finetune", "resume", job.id, "--from-start"])
+    assert again.exit_code == 0, again.output
+    wait_until_final(settings)
+    with lab_database(settings) as db:
+        rows = job_curves(db)[job.id].rows
+    assert _job(settings, job.id).status == "succeeded"
+    assert [row[0] for row in rows] == list(range(1, 13))
