@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from labmgr.accounts._credentials import OPENAI_ENDPOINT, Credential, discover_credentials
+from labmgr.accounts._credentials import (
+    OPENAI_ENDPOINT,
+    TINKER_ENDPOINT,
+    Credential,
+    discover_credentials,
+)
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
@@ -70,14 +75,20 @@ class Accounts:
             )
         configured = self.settings.endpoints.get(endpoint)
         needed = configured.key_env if configured else f"{endpoint.upper()}_API_KEY"
+        more = f" (or {needed}_<NAME> for several)" if configured is None else ""
         raise MissingApiKey(
             f"No API key found for endpoint {endpoint!r}: {needed} is not set.",
-            hint=f"Set {needed} in the environment, or run `labmgr keys`.",
+            hint=f"Set {needed}{more} in the environment, or run `labmgr keys`.",
         )
 
     def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
         """`credential` with its organization and project (cached, or one ``GET /models``);
-        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`."""
+        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`.
+        A Tinker key has neither, and Tinker's OpenAI-compatible endpoint lists no models:
+        it is taken as it is."""
+        if credential.endpoint == TINKER_ENDPOINT:
+            credential.api_key()
+            return credential.with_identity(None, None)
         if not refresh:
             cached = self._from_cache(credential)
             if cached is not None:
