@@ -134,12 +134,13 @@ _TABLE: dict[str, ModelCapabilities] = {
 TINKER_FAMILY = "Tinker"
 TINKER_MODEL_PATTERNS: tuple[str, ...] = (
     "Qwen/*",
-    "meta-llama/*",
+    "meta-llama/Llama-*",
     "deepseek-ai/*",
-    "moonshotai/*",
+    "moonshotai/Kimi-*",
     "thinkingmachines/*",
 )
-"""The organizations of Tinker's base models (its catalogue, as the SDK names them)."""
+"""Tinker's base models (its catalogue, named as on Hugging Face; OpenRouter's lower-case
+``qwen/…``, ``meta-llama/llama-…`` ids do not match)."""
 
 
 def is_tinker_checkpoint(model: str) -> bool:

@@ -230,7 +230,7 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
             unset = "" if os.environ.get(endpoint.key_env, "").strip() else ", unset"
             key = endpoint.key_env + unset
             rules.append(RoutingRule(", ".join(endpoint.models), f"endpoint {name} ({key})"))
-    rules.append(_tinker_rule(settings))
+    rules.extend(_tinker_rules(settings))
     rules.append(
         RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
     )
@@ -247,12 +247,16 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
     return rules
 
 
-def _tinker_rule(settings: Settings) -> RoutingRule:
+def _tinker_rules(settings: Settings) -> list[RoutingRule]:
+    """Step 2 when the lab has a Tinker key or endpoint (without one, asking a ``tinker://``
+    model is an error naming TINKER_API_KEY)."""
     from labmgr.accounts import TINKER_ENDPOINT, tinker_key_envs
 
     configured = settings.endpoints.get(TINKER_ENDPOINT)
     if configured is not None:
-        return RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")
+        return [RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")]
     keys = tinker_key_envs()
-    models = f"tinker://… checkpoints; {', '.join(TINKER_MODEL_PATTERNS)} with a Tinker key"
-    return RoutingRule(models, f"endpoint tinker ({keys[0] if keys else 'TINKER_API_KEY, unset'})")
+    if not keys:
+        return []
+    models = ", ".join(("tinker://…", *TINKER_MODEL_PATTERNS))
+    return [RoutingRule(models, f"endpoint tinker ({keys[0]})")]
