@@ -13,6 +13,7 @@ from labmgr.accounts._credentials import (
 )
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
+from labmgr.accounts._tinker_keys import check_tinker_key
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
 
@@ -84,8 +85,7 @@ class Accounts:
     def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
         """`credential` with its organization and project (cached, or one ``GET /models``);
         raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`.
-        A Tinker key has neither, and Tinker's OpenAI-compatible endpoint lists no models:
-        it is taken as it is."""
+        A Tinker key has neither: it is taken as it is (`check_all` asks Tinker)."""
         if credential.endpoint == TINKER_ENDPOINT:
             credential.api_key()
             return credential.with_identity(None, None)
@@ -125,7 +125,8 @@ class Accounts:
         return credential.with_identity(organization, project)
 
     def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:
-        """Every key with its identity; lookups that fail are reported, not raised."""
+        """Every key with its identity (a Tinker key: whether Tinker accepts it); lookups that
+        fail are reported, not raised."""
         statuses = []
         for credential in self._credentials:
             cached = None if refresh else self._from_cache(credential)
@@ -135,6 +136,8 @@ class Accounts:
                 statuses.append(KeyStatus(credential))
             else:
                 try:
+                    if credential.endpoint == TINKER_ENDPOINT:
+                        check_tinker_key(credential, self.settings.api.timeout)
                     statuses.append(KeyStatus(self.resolve(credential, refresh=True)))
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
