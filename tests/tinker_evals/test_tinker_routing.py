@@ -67,9 +67,7 @@ def test_a_base_model_goes_to_tinker_only_with_a_key_or_instead_of_openai(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai")
     # Another OpenAI-compatible server may serve Qwen: without a Tinker key it is asked.
-    assert EnvRouter(base_url=LOCAL_SERVER).endpoint_for("Qwen/Qwen3-8B").base_url == (
-        LOCAL_SERVER
-    )
+    assert EnvRouter(base_url=LOCAL_SERVER).endpoint_for("Qwen/Qwen3-8B").base_url == (LOCAL_SERVER)
     # OpenAI's own API never serves it: the missing Tinker key is named instead.
     with pytest.raises(NoEndpointError, match="TINKER_API_KEY"):
         EnvRouter().endpoint_for("meta-llama/Llama-3.1-8B-Instruct")
