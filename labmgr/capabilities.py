@@ -169,11 +169,12 @@ class SourcedCapabilities:
 
     @property
     def source(self) -> str:
-        table = (
-            f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
-            if self.family is not None
-            else "built-in default for chat models (not in the table)"
-        )
+        if self.family == TINKER_FAMILY:
+            table = "built-in table (Tinker's OpenAI-compatible endpoint, as of 2026-11)"
+        elif self.family is not None:
+            table = f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
+        else:
+            table = "built-in default for chat models (not in the table)"
         if self.override is None:
             return table
         return f'config [models."{self.override}"] over the {table}'
