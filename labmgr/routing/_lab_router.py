@@ -178,6 +178,8 @@ class LabRouter:
             credential = self._credential(model)
         except LabmgrError as error:
             raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
+        from labmgr.accounts import TINKER_ENDPOINT
+
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
@@ -190,6 +192,7 @@ class LabRouter:
                 key_name=credential.key_env,
                 api_key=credential.api_key,
                 supports_n=serves_n,
+                lists_models=credential.endpoint != TINKER_ENDPOINT,
             )
         self._routes[model] = endpoint
         return endpoint

@@ -54,4 +54,6 @@ def tinker_endpoint(model: str) -> Endpoint:
             raise NoEndpointError(f"no API key: set the environment variable {key_env}")
         return value
 
-    return Endpoint(base_url=base_url, key_name=key_env, api_key=key, supports_n=False)
+    return Endpoint(
+        base_url=base_url, key_name=key_env, api_key=key, supports_n=False, lists_models=False
+    )

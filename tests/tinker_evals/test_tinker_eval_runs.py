@@ -139,6 +139,8 @@ def test_a_tinker_base_model_and_checkpoint_answer_through_tinkers_endpoint(
     requests = _requests(sandbox)
     # Six answers, one request each (the endpoint takes no `n`); the judges went to OpenAI.
     assert requests["tinker.oai.chat.completions"] == 6
+    # Tinker's endpoint lists no models: they are not looked up before the run.
+    assert not any(name.startswith("tinker.") and "chat" not in name for name in requests)
     assert requests["chat.completions"] >= 6
     endpoints = run.info["endpoints"]
     for model in (BASE_MODEL, checkpoint):
