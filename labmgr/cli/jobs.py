@@ -271,7 +271,8 @@ def import_jobs(
         Path | None,
         typer.Option(
             metavar="<dir>",
-            help="An llmcomp data_dir (jobs.jsonl, files.jsonl, tinker_models.jsonl, tinker_runs/).",
+            help="An llmcomp data_dir (jobs.jsonl, files.jsonl, tinker_models.jsonl, "
+            "tinker_runs/).",
         ),
     ] = None,
     checkpoints: bool = typer.Option(
