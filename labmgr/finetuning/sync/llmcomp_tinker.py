@@ -27,6 +27,9 @@ from labmgr.finetuning.sync.llmcomp_rows import jsonl_rows, text_field
 TINKER_MODELS = "tinker_models.jsonl"
 TINKER_RUNS = "tinker_runs"
 _SAMPLER_PATH = re.compile(r"tinker://([^/\s]+)/sampler_weights/[^\s]+")
+_FIX_LINE = "Fix or remove that line, then import again (nothing was recorded)."
+_FIX_FILE = "Fix or remove that file, then import again (nothing was recorded)."
+_FINISHED = ("succeeded", "failed")
 _HYPERPARAMETERS = (
     ("n_epochs", "epochs"),
     ("batch_size", "batch_size"),
@@ -75,14 +78,12 @@ def read_tinker_registry(folder: Path) -> tuple[list[TinkerRun], list[str]]:
             continue
         runs.append(_run(run_id, rows, finals[-1] if finals else None, detached))
     runs += [_run(None, [], None, detached) for detached in statuses.values()]
-    for run in [run for run in runs if run.job.status not in _FINISHED]:
-        runs.remove(run)
-        problems.append(f"{run.job.id}: {run.job.status}; import again when it has finished")
-    return runs, problems
-
-
-_FIX_LINE = "Fix or remove that line, then import again (nothing was recorded)."
-_FINISHED = ("succeeded", "failed")
+    problems += [
+        f"{run.job.id}: {run.job.status}; import again when it has finished"
+        for run in runs
+        if run.job.status not in _FINISHED
+    ]
+    return [run for run in runs if run.job.status in _FINISHED], problems
 
 
 def _run_id(model: Any, where: str) -> str:
@@ -120,9 +121,6 @@ def _detached_jobs(runs_dir: Path) -> tuple[dict[str, dict[str, Any]], list[str]
     return found, problems
 
 
-_FIX_FILE = "Fix or remove that file, then import again (nothing was recorded)."
-
-
 def _json_object(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -153,7 +151,8 @@ def _run(
     final: dict[str, Any] | None,
     detached: dict[str, Any] | None,
 ) -> TinkerRun:
-    """A job from its registry lines (the final one first among equals) and llmcomp status."""
+    """A job from its registry lines (the final line's values over the first's) and its
+    llmcomp status and params (the status over everything)."""
     status = detached or {}
     first = rows[0] if rows else {}
     facts = {**status.get("_params", {}), **first, **(final or {}), **status}
