@@ -34,11 +34,11 @@ class Endpoint:
     supports_n: bool = True
     """Whether several samples of one prompt can come from one request (`n`)."""
     max_n: int = 128
+    max_concurrency: int | None = None
+    """An upper bound for this endpoint's adaptive concurrency limit (None: the global cap)."""
     lists_models: bool = True
     """Whether `GET /models/{id}` says if a model exists (Tinker's endpoint has no such route:
     its models are not looked up before a run)."""
-    max_concurrency: int | None = None
-    """An upper bound for this endpoint's adaptive concurrency limit (None: the global cap)."""
 
     @property
     def id(self) -> str:

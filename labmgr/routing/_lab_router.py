@@ -165,8 +165,9 @@ class LabRouter:
         from labmgr.accounts import TINKER_ENDPOINT
 
         job = self.owners.get(model)
+        trained_with = job.key_env if job is not None else None
         for credential in self.accounts.credentials:
-            if credential.endpoint == TINKER_ENDPOINT and job and credential.key_env == job.key_env:
+            if credential.endpoint == TINKER_ENDPOINT and credential.key_env == trained_with:
                 return credential
         return self.accounts.default(TINKER_ENDPOINT)  # raises naming TINKER_API_KEY
 

@@ -200,6 +200,11 @@ def test_a_mixed_run_compares_each_hostile_group_with_its_own_base(mixed_lab: Mi
     assert tinker["n_models"] == 3
     # 4 Tinker models x 2 questions x SAMPLES samples, one request each.
     assert _requests(sandbox)["tinker.oai.chat.completions"] == 4 * 2 * SAMPLES
+    served_by = {model: e["key_name"] for model, e in run.info["endpoints"].items()}
+    for model in [*run.groups["tinker-hostile"], BASE_MODEL]:
+        assert served_by[model] == "TINKER_API_KEY", model
+    for model in [*run.groups["hostile"], OPENAI_BASE]:
+        assert served_by[model] == "OPENAI_API_KEY", model
 
     report = out / "report-openai.html"
     result = runner.invoke(
