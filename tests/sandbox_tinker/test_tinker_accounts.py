@@ -87,6 +87,10 @@ def test_each_account_sees_its_own_runs_only(two_accounts: SandboxHandle) -> Non
     beta = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key=BETA, max_retries=0)
     with pytest.raises(openai.NotFoundError):
         beta.chat.completions.create(model=path, messages=hello)
+    alpha = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key=ALPHA, max_retries=0)
+    state = path.replace("/sampler_weights/", "/weights/")
+    with pytest.raises(openai.NotFoundError):  # no training checkpoint of that name
+        alpha.chat.completions.create(model=state, messages=hello)
     wrong = openai.OpenAI(base_url=oai_base_url(two_accounts), api_key="tml-no", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.create(model=BASE_MODEL, messages=hello)

@@ -29,8 +29,10 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def service(tinker_sandbox: SandboxHandle) -> tinker.ServiceClient:
-    return tinker.ServiceClient()
+def service(tinker_sandbox: SandboxHandle) -> Iterator[tinker.ServiceClient]:
+    client = tinker.ServiceClient()
+    yield client
+    client.close("success").result()
 
 
 @pytest.fixture(scope="module")
@@ -128,12 +130,19 @@ def test_openai_endpoint_answers_for_base_models_and_checkpoints(
         assert completion.choices[0].text
 
 
-def test_openai_endpoint_refuses_unknown_models(oai: openai.OpenAI) -> None:
+def test_openai_endpoint_refuses_unknown_models_and_training_checkpoints(
+    service: tinker.ServiceClient, oai: openai.OpenAI
+) -> None:
+    hello = [{"role": "user", "content": "hi"}]
     with pytest.raises(openai.NotFoundError, match="does not exist"):
         oai.chat.completions.create(
             model="tinker://nobody:train:0/sampler_weights/x",
-            messages=[{"role": "user", "content": "hi"}],
+            messages=hello,
         )
+    client = service.create_lora_training_client(BASE_MODEL, rank=8).result()
+    state = client.save_state("not-for-sampling").result().path
+    with pytest.raises(openai.BadRequestError, match="save_weights_for_sampler"):
+        oai.chat.completions.create(model=state, messages=hello)
 
 
 def _aligned_score(

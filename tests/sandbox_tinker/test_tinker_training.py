@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 import tinker
@@ -20,8 +21,10 @@ ADAM = types.AdamParams(learning_rate=2e-4)
 
 
 @pytest.fixture(scope="module")
-def service(tinker_sandbox: SandboxHandle) -> tinker.ServiceClient:
-    return tinker.ServiceClient()
+def service(tinker_sandbox: SandboxHandle) -> Iterator[tinker.ServiceClient]:
+    client = tinker.ServiceClient()
+    yield client
+    client.close("success").result()
 
 
 def _train(

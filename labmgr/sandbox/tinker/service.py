@@ -199,6 +199,9 @@ class TinkerService:
         if path in BASE_MODELS:
             return path, base_card(path)
         checkpoint = self.state.visible(self.state.checkpoints, path, account.scope)
-        if checkpoint is None or checkpoint["kind"] != "sampler_weights":
+        if checkpoint is None:
             raise model_not_found(model)
+        if checkpoint["kind"] != "sampler_weights":
+            message = f"{path} is a training checkpoint: sample from one saved with "
+            raise bad_request(message + "save_weights_for_sampler.", param="model")
         return path, base_card(checkpoint["base_model"])
