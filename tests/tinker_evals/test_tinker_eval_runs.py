@@ -89,6 +89,7 @@ def mixed_lab(
         settings = load_settings()
         service = tinker.ServiceClient()
         checkpoints = [_train(service, seed) for seed in SEEDS]
+        service.close("success").result()  # the checkpoints outlive the training session
         registry = root / "llmcomp_models"
         registry.mkdir()
         lines = [
