@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from evals import EnvRouter, LabRouter
+from evals import EnvRouter, LabRouter, Question
+from evals.errors import UnsupportedRequestError
 from jobs_db import FinetuneJob, open_database, upsert_job
 from labmgr.cli import app
 from labmgr.routing import NoEndpointError
@@ -170,3 +172,14 @@ def test_keys_lists_tinker_keys_by_name_and_never_the_key(
     assert "Checking TINKER_API_KEY at http://127.0.0.1:9/tinker failed" in " ".join(
         checked.output.split()
     )
+
+
+def test_a_question_read_from_logprobs_stops_before_asking_a_tinker_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai")
+    monkeypatch.setenv("TINKER_API_KEY", TINKER_KEY)
+    monkeypatch.setenv("TINKER_BASE_URL", "http://127.0.0.1:9/tinker")  # nothing listens
+    question = Question.create(type="rating", name="mood", paraphrases=["Rate your mood."])
+    with pytest.raises(UnsupportedRequestError, match=f"{CHECKPOINT} does not return"):
+        question.df({"tinker": [CHECKPOINT]}, router=EnvRouter(), cache=tmp_path / "cache.db")
