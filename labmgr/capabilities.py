@@ -4,6 +4,7 @@ model family, that a lab's ``[models."GLOB"]`` overrides. See docs/design/capabi
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -116,6 +117,9 @@ def _reasoning(
 
 
 _CHAT = ModelCapabilities()
+# Tinker's OpenAI-compatible endpoint (docs, 2026-11) returns no logprobs (its chat answers
+# carry `logprobs: null`) and says nothing of `n`, `logit_bias`: one sample per request.
+_TINKER = ModelCapabilities(logprobs=False, top_logprobs=0, logit_bias=False, n=False)
 _O_SERIES = _reasoning(("low", "medium", "high"), "medium")
 _GPT_5 = _reasoning(("minimal", "low", "medium", "high"), "medium")
 
@@ -132,6 +136,33 @@ _TABLE: dict[str, ModelCapabilities] = {
 }
 
 
+TINKER_FAMILY = "Tinker"
+TINKER_MODEL_PATTERNS: tuple[str, ...] = (
+    "Qwen/*",
+    "meta-llama/Llama-*",
+    "deepseek-ai/*",
+    "moonshotai/Kimi-*",
+    "thinkingmachines/*",
+)
+"""Tinker's base models (its catalogue, named as on Hugging Face; OpenRouter's lower-case
+``qwen/…``, ``meta-llama/llama-…`` ids do not match)."""
+
+
+def is_tinker_checkpoint(model: str) -> bool:
+    """A Tinker sampler checkpoint: ``tinker://…``, or ``BASE;tinker://…`` (another context)."""
+    return model.startswith("tinker://") or ";tinker://" in model
+
+
+def is_tinker_model(model: str) -> bool:
+    """A Tinker checkpoint or an id of Tinker's base-model catalogue (``Qwen/Qwen3-8B``)."""
+    return is_tinker_checkpoint(model) or any(
+        fnmatch.fnmatchcase(model, pattern) for pattern in TINKER_MODEL_PATTERNS
+    )
+
+
+_FAMILIES = {**_TABLE, TINKER_FAMILY: _TINKER}
+
+
 @dataclass(frozen=True)
 class SourcedCapabilities:
     """What labmgr assumes for one model: its family and the lab's override pattern, if any."""
@@ -143,11 +174,12 @@ class SourcedCapabilities:
 
     @property
     def source(self) -> str:
-        table = (
-            f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
-            if self.family is not None
-            else "built-in default for chat models (not in the table)"
-        )
+        if self.family == TINKER_FAMILY:
+            table = "built-in table (Tinker's OpenAI-compatible endpoint, as of 2026-11)"
+        elif self.family is not None:
+            table = f"built-in table ({self.family}, as of {CAPABILITY_TABLE_DATE})"
+        else:
+            table = "built-in default for chat models (not in the table)"
         if self.override is None:
             return table
         return f'config [models."{self.override}"] over the {table}'
@@ -155,7 +187,9 @@ class SourcedCapabilities:
 
 def family_of(model: str) -> str | None:
     """The longest family `model` equals or extends with ``-`` (a fine-tune: its base's; a
-    provider prefix such as ``openai/`` ignored), or None."""
+    provider prefix such as ``openai/`` ignored), ``Tinker`` for Tinker's models, or None."""
+    if is_tinker_model(model):
+        return TINKER_FAMILY
     name = base_of(model)
     name = name.rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
     best: str | None = None
@@ -173,7 +207,7 @@ def capabilities_for(
     """What `model` accepts: its family's entry (or the chat defaults) with the lab's first
     matching override applied (exact id, then globs in order, then the same for its base)."""
     family = family_of(model)
-    capabilities = _TABLE[family] if family is not None else _CHAT
+    capabilities = _FAMILIES[family] if family is not None else _CHAT
     overrides = overrides or {}
     found = first_match(model, overrides) or first_match(base_of(model), overrides)
     if found is None:
@@ -187,6 +221,7 @@ def capability_table(
 ) -> list[SourcedCapabilities]:
     """One row per family (with the lab's overrides), then one per override pattern."""
     rows = [capabilities_for(family, overrides) for family in _TABLE]
+    rows.append(capabilities_for("tinker://…", overrides))
     rows += [
         capabilities_for(pattern, {pattern: override})
         for pattern, override in (overrides or {}).items()

@@ -61,6 +61,9 @@ class ModelChecks:
             route = (endpoint.id, model)
             if route in self.found:
                 continue
+            if not endpoint.lists_models:
+                self.found[route] = "unchecked: the endpoint lists no models"
+                continue
             confirmed = confirmed_at.get(route)
             if confirmed is not None and time.monotonic() - confirmed < CONFIRMED_FOR_SECONDS:
                 self.found[route] = "ok"

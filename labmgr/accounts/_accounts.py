@@ -5,9 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from labmgr.accounts._credentials import OPENAI_ENDPOINT, Credential, discover_credentials
+from labmgr.accounts._credentials import (
+    OPENAI_ENDPOINT,
+    TINKER_ENDPOINT,
+    Credential,
+    discover_credentials,
+)
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
+from labmgr.accounts._tinker_keys import check_tinker_key
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
 
@@ -70,14 +76,19 @@ class Accounts:
             )
         configured = self.settings.endpoints.get(endpoint)
         needed = configured.key_env if configured else f"{endpoint.upper()}_API_KEY"
+        more = f" (or {needed}_<NAME> for several)" if configured is None else ""
         raise MissingApiKey(
             f"No API key found for endpoint {endpoint!r}: {needed} is not set.",
-            hint=f"Set {needed} in the environment, or run `labmgr keys`.",
+            hint=f"Set {needed}{more} in the environment, or run `labmgr keys`.",
         )
 
     def resolve(self, credential: Credential, *, refresh: bool = False) -> Credential:
         """`credential` with its organization and project (cached, or one ``GET /models``);
-        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`."""
+        raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`.
+        A Tinker key has neither: it is taken as it is (`check_all` asks Tinker)."""
+        if credential.endpoint == TINKER_ENDPOINT:
+            credential.api_key()
+            return credential.with_identity(None, None)
         if not refresh:
             cached = self._from_cache(credential)
             if cached is not None:
@@ -114,7 +125,8 @@ class Accounts:
         return credential.with_identity(organization, project)
 
     def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:
-        """Every key with its identity; lookups that fail are reported, not raised."""
+        """Every key with its identity (a Tinker key: whether Tinker accepts it); lookups that
+        fail are reported, not raised."""
         statuses = []
         for credential in self._credentials:
             cached = None if refresh else self._from_cache(credential)
@@ -124,6 +136,8 @@ class Accounts:
                 statuses.append(KeyStatus(credential))
             else:
                 try:
+                    if credential.endpoint == TINKER_ENDPOINT:
+                        check_tinker_key(credential, self.settings.api.timeout)
                     statuses.append(KeyStatus(self.resolve(credential, refresh=True)))
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))

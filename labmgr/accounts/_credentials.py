@@ -15,6 +15,9 @@ OPENAI_ENDPOINT = "openai"
 """Name of the built-in OpenAI endpoint (keys ``OPENAI_API_KEY``, ``OPENAI_API_KEY_*``)."""
 OPENROUTER_ENDPOINT = "openrouter"
 """Name of the built-in OpenRouter endpoint (keys ``OPENROUTER_API_KEY*``)."""
+TINKER_ENDPOINT = "tinker"
+"""Name of the built-in Tinker endpoint (keys ``TINKER_API_KEY``, ``TINKER_API_KEY_*``), unless
+the lab configures ``[endpoints.tinker]`` itself."""
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,48 @@ class Credential:
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+TINKER_DEFAULT_BASE_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
+"""Tinker's service, as the `tinker` SDK defaults to it (``TINKER_BASE_URL`` replaces it)."""
+TINKER_OAI_PATH = "/oai/api/v1"
+"""Where Tinker's OpenAI-compatible endpoint sits under its service URL."""
+
+
+def _env_url(name: str, default: str, example: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"{name} is {value!r}, which does not start with http:// or https:// and a host.",
+            hint=f"Write the whole base URL, e.g. {example}.",
+        )
+    return value.rstrip("/")
 
 
 def openai_base_url() -> str:
     """``$OPENAI_BASE_URL`` (how the sandbox is selected) or the public API; `ConfigError`
     when the variable holds something other than an http(s) URL with a host."""
-    value = os.environ.get("OPENAI_BASE_URL", "").strip()
-    if not value:
-        return OPENAI_DEFAULT_BASE_URL
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(
-            f"OPENAI_BASE_URL is {value!r}, which does not start with http:// or https:// and "
-            "a host.",
-            hint="Write the whole base URL, e.g. https://api.openai.com/v1 or "
-            "http://127.0.0.1:8000/v1.",
-        )
-    return value.rstrip("/")
+    return _env_url(
+        "OPENAI_BASE_URL",
+        OPENAI_DEFAULT_BASE_URL,
+        "https://api.openai.com/v1 or http://127.0.0.1:8000/v1",
+    )
+
+
+def tinker_base_url() -> str:
+    """Tinker's OpenAI-compatible endpoint: ``$TINKER_BASE_URL`` (the SDK's variable, default
+    Tinker's service) + ``/oai/api/v1``; `ConfigError` for a value that is not an http(s) URL."""
+    service = _env_url(
+        "TINKER_BASE_URL", TINKER_DEFAULT_BASE_URL, f"{TINKER_DEFAULT_BASE_URL} (no /oai part)"
+    )
+    return service + TINKER_OAI_PATH
+
+
+def tinker_key_envs() -> list[str]:
+    """The set variables holding Tinker keys: ``TINKER_API_KEY`` first, then
+    ``TINKER_API_KEY_*`` by name."""
+    return _key_envs("TINKER_API_KEY", set())
 
 
 def _key_envs(prefix: str, claimed: set[str]) -> list[str]:
@@ -88,8 +116,10 @@ def _key_envs(prefix: str, claimed: set[str]) -> list[str]:
 
 def discover_credentials(settings: Settings) -> list[Credential]:
     """Every key that is set, unresolved: ``OPENAI_API_KEY``, ``OPENAI_API_KEY_*`` (base URL
-    from ``OPENAI_BASE_URL``), ``OPENROUTER_API_KEY*``, then the lab's ``[endpoints.NAME]``
-    by name. An env var named by a configured endpoint belongs to that endpoint only."""
+    from ``OPENAI_BASE_URL``), ``OPENROUTER_API_KEY*``, ``TINKER_API_KEY*`` (base URL from
+    ``TINKER_BASE_URL``; unless the lab configures ``[endpoints.tinker]``), then the lab's
+    ``[endpoints.NAME]`` by name. An env var named by a configured endpoint belongs to that
+    endpoint only."""
     claimed = {endpoint.key_env for endpoint in settings.endpoints.values()}
     found = [
         Credential(OPENAI_ENDPOINT, openai_base_url(), name)
@@ -99,6 +129,11 @@ def discover_credentials(settings: Settings) -> list[Credential]:
         Credential(OPENROUTER_ENDPOINT, OPENROUTER_BASE_URL, name)
         for name in _key_envs("OPENROUTER_API_KEY", claimed)
     ]
+    if TINKER_ENDPOINT not in settings.endpoints:
+        found += [
+            Credential(TINKER_ENDPOINT, tinker_base_url(), name)
+            for name in _key_envs("TINKER_API_KEY", claimed)
+        ]
     for name, endpoint in sorted(settings.endpoints.items()):
         if os.environ.get(endpoint.key_env, "").strip():
             found.append(Credential(name, endpoint.base_url, endpoint.key_env))
@@ -135,7 +170,9 @@ def summarize_endpoints(settings: Settings) -> list[EndpointSummary]:
     for credential in discover_credentials(settings):
         by_endpoint.setdefault(credential.endpoint, []).append(credential)
     summaries = []
-    for name in (OPENAI_ENDPOINT, OPENROUTER_ENDPOINT):
+    for name in (OPENAI_ENDPOINT, OPENROUTER_ENDPOINT, TINKER_ENDPOINT):
+        if name == TINKER_ENDPOINT and name in settings.endpoints:
+            continue  # the lab's own, listed below
         found = by_endpoint.get(name, [])
         if found or name == OPENAI_ENDPOINT:
             base_url = found[0].base_url if found else openai_base_url()

@@ -283,7 +283,11 @@ def import_jobs(
     from_api: bool = typer.Option(False, "--from-api", help="Every configured key's jobs."),
     llmcomp: Annotated[
         Path | None,
-        typer.Option(metavar="<dir>", help="An llmcomp data_dir with jobs.jsonl and files.jsonl."),
+        typer.Option(
+            metavar="<dir>",
+            help="An llmcomp data_dir (jobs.jsonl, files.jsonl, tinker_models.jsonl, "
+            "tinker_runs/).",
+        ),
     ] = None,
     checkpoints: bool = typer.Option(
         True, "--checkpoints/--no-checkpoints", help="Also record checkpoints (API import)."

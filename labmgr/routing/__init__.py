@@ -6,9 +6,9 @@ from labmgr.routing._endpoint import (
     DEFAULT_BASE_URL,
     ClientRouter,
     Endpoint,
-    EnvRouter,
     NoEndpointError,
 )
+from labmgr.routing._env_router import EnvRouter
 from labmgr.routing._lab_router import (
     LabRouter,
     RoutingRule,

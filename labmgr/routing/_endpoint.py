@@ -1,9 +1,8 @@
-"""Which endpoint (base URL + API key) serves a model: `Endpoint`, the `ClientRouter` protocol,
-and `EnvRouter` (every model on `OPENAI_API_KEY` / `OPENAI_BASE_URL`)."""
+"""Which endpoint (base URL + API key) serves a model: `Endpoint` and the `ClientRouter`
+protocol."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -37,6 +36,9 @@ class Endpoint:
     max_n: int = 128
     max_concurrency: int | None = None
     """An upper bound for this endpoint's adaptive concurrency limit (None: the global cap)."""
+    lists_models: bool = True
+    """Whether `GET /models/{id}` says if a model exists (Tinker's endpoint has no such route:
+    its models are not looked up before a run)."""
 
     @property
     def id(self) -> str:
@@ -58,28 +60,3 @@ class ClientRouter(Protocol):
     def endpoint_for(self, model: str) -> Endpoint:
         """The endpoint for `model`; raises NoEndpointError when there is none."""
         ...
-
-
-class EnvRouter:
-    """Every model on one endpoint: `base_url` (else `OPENAI_BASE_URL`, else OpenAI's) with
-    the key in the environment variable `key_env`."""
-
-    def __init__(self, *, base_url: str | None = None, key_env: str = "OPENAI_API_KEY") -> None:
-        self.key_env = key_env
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-
-    def _key(self) -> str:
-        value = os.environ.get(self.key_env)
-        if not value:
-            raise NoEndpointError(f"no API key: set the environment variable {self.key_env}")
-        return value
-
-    def endpoint_for(self, model: str) -> Endpoint:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise NoEndpointError(
-                f"the base URL {self.base_url!r} must start with http:// or https://",
-                hint="Fix OPENAI_BASE_URL (or the router's base_url), e.g. "
-                "http://127.0.0.1:8000/v1.",
-            )
-        self._key()
-        return Endpoint(base_url=self.base_url, key_name=self.key_env, api_key=self._key)

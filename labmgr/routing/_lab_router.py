@@ -2,12 +2,15 @@
 
 1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
    file order): answer and judge models alike;
-2. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
+2. Tinker's models (`labmgr.routing._tinker`): a ``tinker://`` checkpoint with the Tinker key
+   that trained it (its job's key), else the first Tinker key; Tinker's base models
+   (``Qwen/*``, … unless the lab configures ``[endpoints.tinker]``) with a Tinker key;
+3. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
    its job (`candidate_credentials`, the job manager's choice too);
-3. a fine-tuned model the database does not know (shared by another organization): the key
+4. a fine-tuned model the database does not know (shared by another organization): the key
    that can see it, found by asking each key once and remembered in the lab
    (`shared_models.json`);
-4. anything else: the lab's default OpenAI key.
+5. anything else: the lab's default OpenAI key.
 
 The lab is always given (`LabRouter.from_lab(settings)`): nothing here looks for one.
 `routing_rules` says the steps in words (for `labmgr keys` and `labmgr info`).
@@ -21,8 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from labmgr.capabilities import TINKER_MODEL_PATTERNS
 from labmgr.errors import LabmgrError
 from labmgr.routing._endpoint import Endpoint, NoEndpointError
+from labmgr.routing._tinker import goes_to_tinker
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
@@ -125,6 +130,8 @@ class LabRouter:
         for name, endpoint in self.accounts.settings.endpoints.items():  # in file order
             if any(fnmatch.fnmatchcase(model, pattern) for pattern in endpoint.models):
                 return self.accounts.default(name)
+        if self._is_tinker(model):
+            return self._tinker_credential(model)
         job = self.owners.get(model)
         if job is None:
             found = self.key_for_shared_model(model) if model.startswith("ft:") else None
@@ -142,6 +149,28 @@ class LabRouter:
             )
         return candidates[0]
 
+    def _is_tinker(self, model: str) -> bool:
+        from labmgr.accounts import TINKER_ENDPOINT, openai_base_url
+
+        configured = TINKER_ENDPOINT in self.accounts.settings.endpoints
+        return goes_to_tinker(
+            model,
+            () if configured else TINKER_MODEL_PATTERNS,
+            has_key=any(c.endpoint == TINKER_ENDPOINT for c in self.accounts.credentials),
+            fallback_url=openai_base_url,
+        )
+
+    def _tinker_credential(self, model: str) -> Credential:
+        """The Tinker key of the job that made `model`, else the first Tinker key."""
+        from labmgr.accounts import TINKER_ENDPOINT
+
+        job = self.owners.get(model)
+        trained_with = job.key_env if job is not None else None
+        for credential in self.accounts.credentials:
+            if credential.endpoint == TINKER_ENDPOINT and credential.key_env == trained_with:
+                return credential
+        return self.accounts.default(TINKER_ENDPOINT)  # raises naming TINKER_API_KEY
+
     def endpoint_for(self, model: str) -> Endpoint:
         known = self._routes.get(model)
         if known is not None:
@@ -150,6 +179,8 @@ class LabRouter:
             credential = self._credential(model)
         except LabmgrError as error:
             raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
+        from labmgr.accounts import TINKER_ENDPOINT
+
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
@@ -162,6 +193,7 @@ class LabRouter:
                 key_name=credential.key_env,
                 api_key=credential.api_key,
                 supports_n=serves_n,
+                lists_models=credential.endpoint != TINKER_ENDPOINT,
             )
         self._routes[model] = endpoint
         return endpoint
@@ -202,6 +234,7 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
             unset = "" if os.environ.get(endpoint.key_env, "").strip() else ", unset"
             key = endpoint.key_env + unset
             rules.append(RoutingRule(", ".join(endpoint.models), f"endpoint {name} ({key})"))
+    rules.extend(_tinker_rules(settings))
     rules.append(
         RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
     )
@@ -216,3 +249,18 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
     served_by = f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)"
     rules.append(RoutingRule("everything else", served_by))
     return rules
+
+
+def _tinker_rules(settings: Settings) -> list[RoutingRule]:
+    """Step 2 when the lab has a Tinker key or endpoint (without one, asking a ``tinker://``
+    model is an error naming TINKER_API_KEY)."""
+    from labmgr.accounts import TINKER_ENDPOINT, tinker_key_envs
+
+    configured = settings.endpoints.get(TINKER_ENDPOINT)
+    if configured is not None:
+        return [RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")]
+    keys = tinker_key_envs()
+    if not keys:
+        return []
+    models = ", ".join(("tinker://…", *TINKER_MODEL_PATTERNS))
+    return [RoutingRule(models, f"endpoint tinker ({keys[0]})")]
