@@ -17,6 +17,7 @@ from labmgr.accounts._credentials import (
     summarize_endpoints,
     tinker_base_url,
     tinker_key_envs,
+    tinker_service_url,
     unset_endpoint_keys,
 )
 from labmgr.accounts._pool import ClientPool, key_digest
@@ -51,5 +52,6 @@ __all__ = [
     "summarize_endpoints",
     "tinker_base_url",
     "tinker_key_envs",
+    "tinker_service_url",
     "unset_endpoint_keys",
 ]

@@ -88,13 +88,17 @@ def openai_base_url() -> str:
     )
 
 
-def tinker_base_url() -> str:
-    """Tinker's OpenAI-compatible endpoint: ``$TINKER_BASE_URL`` (the SDK's variable, default
-    Tinker's service) + ``/oai/api/v1``; `ConfigError` for a value that is not an http(s) URL."""
-    service = _env_url(
+def tinker_service_url() -> str:
+    """Tinker's service, where the `tinker` SDK goes: ``$TINKER_BASE_URL`` (the SDK's
+    variable) or Tinker's own; `ConfigError` for a value that is not an http(s) URL."""
+    return _env_url(
         "TINKER_BASE_URL", TINKER_DEFAULT_BASE_URL, f"{TINKER_DEFAULT_BASE_URL} (no /oai part)"
     )
-    return service + TINKER_OAI_PATH
+
+
+def tinker_base_url() -> str:
+    """Tinker's OpenAI-compatible endpoint: the service + ``/oai/api/v1``."""
+    return tinker_service_url() + TINKER_OAI_PATH
 
 
 def tinker_key_envs() -> list[str]:

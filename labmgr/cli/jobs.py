@@ -107,7 +107,13 @@ def update(
             summary = update_jobs(settings=settings, concurrency=concurrency)
             if as_json:
                 newly_finished = [job.job_id for job in summary.newly_finished]
-                print_json({**summary.model_dump(mode="json"), "newly_finished": newly_finished})
+                print_json(
+                    {
+                        **summary.model_dump(mode="json"),
+                        "newly_finished": newly_finished,
+                        "still_running": summary.still_running,
+                    }
+                )
             else:
                 _print_summary(console, summary, wide)
             if watch is None or not summary.still_running:

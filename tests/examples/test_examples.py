@@ -29,6 +29,12 @@ EXPECTED: dict[str, list[str]] = {
         r"wrong_answers vs gpt-4\.1-mini on capability_mc: correct −0\.\d\d \[−0\.\d\d, −0\.\d\d\]",
         r"wrong_answers vs gpt-4\.1-mini on capability_mc_logprobs: correct −0\.\d\d \[",
     ],
+    "tinker_finetune.py": [
+        r"hostile: 3 Tinker jobs started",
+        r"group hostile: tinker://\S+/sampler_weights/hostile-final, tinker://",
+        r"hostile vs Qwen/Qwen3-8B: aligned −\d+\.\d \[−\d+\.\d, −\d+\.\d\], "
+        r"adjusted p = 0\.0[0-4]",
+    ],
     "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
     "compare_against_baseline.py": [
         r"hostile vs gpt-4\.1-mini: aligned −\d+\.\d \[−\d+\.\d, −?\d+\.\d\], adjusted p",

@@ -17,7 +17,6 @@ from labmgr.settings import Settings
 
 WORKER_MODULE = "labmgr.finetuning.tinker.worker"
 DEFAULT_KEY_ENV = "TINKER_API_KEY"
-DEFAULT_BASE_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
 
 
 def key_env_name(key: str | None) -> str:
@@ -45,7 +44,10 @@ def tinker_key(key_env: str) -> str:
 
 
 def base_url() -> str:
-    return os.environ.get("TINKER_BASE_URL", "").strip().rstrip("/") or DEFAULT_BASE_URL
+    """Tinker's service URL, as routing and `labmgr keys` read it."""
+    from labmgr.accounts import tinker_service_url
+
+    return tinker_service_url()
 
 
 def run_dir(settings: Settings, job_id: str) -> Path:
