@@ -20,7 +20,14 @@ from evals.errors import GroupsError
 if TYPE_CHECKING:
     from labmgr.settings import Settings
 
-__all__ = ["ModelGroups", "base_group", "from_db", "groups_from_database", "manual"]
+__all__ = [
+    "ModelGroups",
+    "base_group",
+    "from_db",
+    "groups_from_database",
+    "manual",
+    "own_baselines",
+]
 
 ModelGroups = dict[str, list[str]]
 
@@ -97,11 +104,42 @@ def groups_from_database(
                 "epoch": row.epoch,
                 "suffix": row.suffix,
                 "base_model": row.base_model,
+                "requested_base": row.job.base_model
+                if row.job is not None and row.job.base_model
+                else row.base_model,
             }
             for row in rows
             if row.name in members
         }
     return groups, facts
+
+
+def own_baselines(
+    groups: Mapping[str, Iterable[str]], facts: Mapping[str, Mapping[str, Any]]
+) -> str | dict[str, str] | None:
+    """The natural baseline of groups from the database: the base model's group; with
+    fine-tunes of several base models (say an OpenAI and a Tinker one), each group's own base
+    (`{group: base group}`, for a group whose models share one base that has a group). None
+    when no group has a base group to be compared with."""
+    bases = _base_groups(groups, facts)
+    if len(bases) == 1:
+        return bases[0]
+    own: dict[str, str] = {}
+    for name, models in groups.items():
+        of = {facts.get(m, {}).get("requested_base") for m in models}
+        if name not in bases and len(of) == 1 and (base := of.pop()) in bases:
+            own[name] = str(base)
+    return own or None
+
+
+def _base_groups(
+    groups: Mapping[str, Iterable[str]], facts: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    return [
+        name
+        for name, models in groups.items()
+        if list(models) == [name] and facts.get(name, {}).get("kind", "base") == "base"
+    ]
 
 
 def base_group(
@@ -110,9 +148,5 @@ def base_group(
     """The group of the base model `groups_from_database` adds: named after its one model,
     no fine-tune the database knows (`facts`). None when there is no such group or several
     (then nothing is the natural baseline)."""
-    found = []
-    for name, models in groups.items():
-        members = list(models)
-        if members == [name] and facts.get(name, {}).get("kind", "base") == "base":
-            found.append(name)
+    found = _base_groups(groups, facts)
     return found[0] if len(found) == 1 else None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals.runs import KEEP, Keep, Run, analyze_run, load_run
-from evals.stats import Method
+from evals.stats import Baseline, Method
 
 if TYPE_CHECKING:  # matplotlib and seaborn are imported only when a report is written
     from evals.report import FigureFormat, FigureProblem
@@ -34,7 +34,7 @@ class ReportFiles:
 def report_run(
     run: Run | str | Path,
     *,
-    baseline: str | Keep | None = KEEP,
+    baseline: Baseline | Keep | None = KEEP,
     method: Method | None = None,
     out: str | Path | None = None,
     report: bool = True,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from evals.answers import Estimate
     from evals.questions import Question
-    from evals.stats import Metric
+    from evals.stats import Baseline, Metric
     from labmgr.settings import Settings
 
 
@@ -81,7 +81,7 @@ def estimate_run(
     *,
     samples: int | None = None,
     metrics: Sequence[Metric | str] = (),
-    baseline: str | None = None,
+    baseline: Baseline | None = None,
     by: Sequence[str] = (),
     judge: bool = True,
     judge_model: str | None = None,

@@ -33,8 +33,9 @@ class RunSpec(BaseModel):
     """Every judge asked of this model instead of its own."""
     metrics: list[Metric] = Field(default_factory=list)
     """Derived metrics added to every question with their scores."""
-    baseline: str | None = None
-    """The group every other is compared with (`comparisons.csv`)."""
+    baseline: str | dict[str, str] | None = None
+    """The group every other is compared with (`comparisons.csv`), or each compared group's
+    own (`{group: baseline}`)."""
     by: list[str] = Field(default_factory=list)
     """Grid factors that split the summary and comparisons."""
     method: Method = DEFAULT_METHOD

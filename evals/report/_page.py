@@ -27,6 +27,7 @@ from evals.report._plans import COST_FIGURE, CURVES_FIGURE, question_figure_pref
 from evals.runs import Run, disagreements
 from evals.stats import (
     ALL_QUESTIONS,
+    baseline_words,
     comparison_sentence,
     describe_method,
     digits_for,
@@ -109,7 +110,12 @@ def _run_facts(run: Run) -> str:
             f"(judges included), {bought.get('cached_samples', 0):,} from the cache",
         ),
         ("95% intervals", _interval_text(stats)),
-        ("baseline", run.baseline or "none (pass --baseline GROUP to compare the groups)"),
+        (
+            "baseline",
+            baseline_words(run.baseline)
+            if run.baseline
+            else "none (pass --baseline GROUP to compare the groups)",
+        ),
         ("labmgr", str(info.get("versions", {}).get("labmgr", ""))),
     ]
     settings = info.get("settings") or {}
@@ -314,7 +320,7 @@ def _headline_section(run: Run, drawn: FigureSet | None) -> str:
             f"group with one of them, from the samples, without asking anything.</p>{shown}"
             "</section>"
         )
-    baseline = run.baseline
+    baseline = baseline_words(run.baseline)
     rows = headline_comparisons(comparisons)
     is_pooled = rows["question"] == ALL_QUESTIONS
     lists = ""

@@ -60,7 +60,8 @@ def headline_plans(run: Run) -> list[FigurePlan]:
     comparisons = run.comparisons
     if comparisons is not None and not comparisons.empty:
         comparisons = folded_levels(comparisons, run.by)
-        baseline = str(comparisons["baseline"].iloc[0])
+        baselines = list(dict.fromkeys(comparisons["baseline"].astype(str)))
+        baseline = baselines[0] if len(baselines) == 1 else "its own baseline"
         holm = f"filled markers: Holm-adjusted p < 0.05 over the run's {len(comparisons)} tests"
         is_pooled = comparisons["question"] == ALL_QUESTIONS
         pooled = "over all questions (each model averaged over them, then the models compared)"

@@ -21,6 +21,7 @@ from evals.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     METHODS,
+    Baseline,
     Method,
     Metric,
     PriceShare,
@@ -93,14 +94,25 @@ def score_plan(
     return ScorePlan(list(columns), present, dict(scales))
 
 
-def check_baseline(baseline: str | None, groups: Iterable[str]) -> None:
-    """`RunOptionsError` unless `baseline` is None or one of `groups`."""
+def check_baseline(baseline: Baseline | None, groups: Iterable[str]) -> None:
+    """`RunOptionsError` unless `baseline` is None, one of `groups`, or a mapping of groups to
+    their baselines, all of them groups."""
     names = [str(g) for g in groups]
-    if baseline is not None and baseline not in names:
-        raise RunOptionsError(
-            f"baseline {baseline!r} is not a group of the run (groups: {', '.join(names)})",
-            hint="Pass one of the run's groups with --baseline / baseline=.",
-        )
+    named: list[str] = [] if baseline is None or not isinstance(baseline, str) else [baseline]
+    if isinstance(baseline, Mapping):
+        named = [*baseline.keys(), *baseline.values()]
+        if not baseline:
+            raise RunOptionsError(
+                "the baseline names no group",
+                hint="Pass GROUP, or GROUP=BASELINE for each group compared with its own.",
+            )
+    for name in named:
+        if name not in names:
+            raise RunOptionsError(
+                f"baseline {name!r} is not a group of the run (groups: {', '.join(names)})",
+                hint="Pass one of the run's groups with --baseline / baseline=, or "
+                "GROUP=BASELINE for a group compared with its own.",
+            )
 
 
 def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[str]:
@@ -152,7 +164,7 @@ def write_statistics(
     plans: Mapping[str, ScorePlan],
     *,
     method: Method,
-    baseline: str | None,
+    baseline: Baseline | None,
     resamples: int,
     seed: int,
     by: Sequence[str],
@@ -202,7 +214,7 @@ def write_statistics(
         "resamples": resamples,
         "seed": seed,
         "confidence": 0.95,
-        "baseline": baseline,
+        "baseline": baseline if baseline is None or isinstance(baseline, str) else dict(baseline),
         "by": list(by),
         "comparisons": "welch / cochran-cox, holm over the run" if baseline else None,
     }
@@ -211,7 +223,7 @@ def write_statistics(
 def analyze_run(
     run: Run | str | Path,
     *,
-    baseline: str | Keep | None = KEEP,
+    baseline: Baseline | Keep | None = KEEP,
     method: Method | None = None,
     by: Sequence[str] | Keep = KEEP,
 ) -> Run:

@@ -113,9 +113,12 @@ class Run:
         return {str(f): [str(level) for level in levels] for f, levels in dict(recorded).items()}
 
     @property
-    def baseline(self) -> str | None:
-        """The group every other group is compared against, if any."""
+    def baseline(self) -> str | dict[str, str] | None:
+        """The group every other group is compared against, or each compared group's own
+        (`{group: baseline}`), if any."""
         value = self.statistics.get("baseline")
+        if isinstance(value, dict):
+            return {str(group): str(base) for group, base in value.items()}
         return str(value) if value is not None else None
 
     def samples(self, name: str) -> pd.DataFrame:

@@ -27,7 +27,10 @@ from evals.stats._bootstrap import (
 )
 from evals.stats._compare import (
     COMPARISON_COLUMNS,
+    Baseline,
     Difference,
+    baseline_pairs,
+    baseline_words,
     compare_groups,
     compare_seeds,
     difference_of,
@@ -90,6 +93,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "ZERO_TO_HUNDRED",
     "Agreement",
+    "Baseline",
     "Bins",
     "Condition",
     "Difference",
@@ -104,6 +108,8 @@ __all__ = [
     "SeedMeans",
     "Threshold",
     "agreement",
+    "baseline_pairs",
+    "baseline_words",
     "bootstrap_interval",
     "cohen_kappa",
     "compare_groups",

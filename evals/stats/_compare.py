@@ -183,9 +183,29 @@ def holm(p_values: Sequence[float] | npt.ArrayLike) -> npt.NDArray[np.float64]:
     return adjusted
 
 
+Baseline = str | Mapping[str, str]
+"""One group every other group is compared with, or each group's own (`{group: baseline}`:
+e.g. fine-tunes of two base models, each against its base)."""
+
+
+def baseline_pairs(baseline: Baseline, groups: Sequence[str]) -> dict[str, str]:
+    """`{group: its baseline}` for the groups compared (a baseline is not compared itself)."""
+    if isinstance(baseline, str):
+        return {group: baseline for group in groups if group != baseline}
+    return {str(group): str(base) for group, base in baseline.items() if group != base}
+
+
+def baseline_words(baseline: Baseline) -> str:
+    """The baseline as a reader sees it: the group, or each group's own."""
+    if isinstance(baseline, str):
+        return baseline
+    pairs = "; ".join(f"{group} against {base}" for group, base in baseline.items())
+    return f"each group's own baseline ({pairs})"
+
+
 def compare_groups(
     frames: Mapping[str, pd.DataFrame],
-    baseline: str,
+    baseline: Baseline,
     scores: Mapping[str, Sequence[Score]] | None = None,
     *,
     metrics: Iterable[Metric] = (),
@@ -194,19 +214,23 @@ def compare_groups(
     pooled: bool = True,
     by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Every group against `baseline`, per question × score, plus (with `pooled`, when a
-    score is asked in two or more questions) a row per score over all questions
-    (`question` = `ALL_QUESTIONS`: each model averaged over the questions first, then models
-    compared). Columns `COMPARISON_COLUMNS`; `p_adjusted` is Holm-corrected over all rows.
+    """Every group against `baseline` (or each against its own), per question × score, plus
+    (with `pooled`, when a score is asked in two or more questions) a row per score over all
+    questions (`question` = `ALL_QUESTIONS`: each model averaged over the questions first,
+    then models compared). Columns `COMPARISON_COLUMNS`; `p_adjusted` is Holm-corrected over
+    all rows.
 
     `frames`, `scores`, `metrics` and `scales` are read as in `summarize`. With `by` (grid
     factors), each level of the factors is compared apart, like a question of its own (its
     columns after `question`). Rows appear in the order of the questions, levels, their
     scores and the groups; a pair where either side has no valid sample is left out."""
     groups = list(dict.fromkeys(g for f in frames.values() for g in f["group"].astype(str)))
-    if baseline not in groups:
-        known = ", ".join(repr(g) for g in groups) or "none"
-        raise ValueError(f"baseline group {baseline!r} is not in the frames (groups: {known})")
+    pairs = baseline_pairs(baseline, groups)
+    for name in [baseline] if isinstance(baseline, str) else [*pairs, *pairs.values()]:
+        if name not in groups:
+            known = ", ".join(repr(g) for g in groups) or "none"
+            raise ValueError(f"baseline group {name!r} is not in the frames (groups: {known})")
+    references = set(pairs.values())
     factors = by_columns(by)
     cells, pools = score_cells(frames, scores, metrics, scales, factors)
     sides_of: dict[tuple[str, tuple[str | None, ...], str], dict[str, SeedMeans]] = {}
@@ -221,19 +245,16 @@ def compare_groups(
         sides = sides_of.setdefault(key, {})
         if len(pool.cells) >= 2 and not pool.mixed:
             sides[str(group)] = pool.seeds()
-            if str(group) == baseline:
+            if str(group) in references:
                 scale_of[key] = pool.scale
     rows: list[dict[str, Any]] = []
     for (question, levels, name), sides in sides_of.items():
-        reference = sides.get(baseline)
-        if reference is None or reference.n_models == 0:
-            continue
         for group in groups:
-            side = sides.get(group)
-            if group == baseline or side is None or side.n_models == 0:
+            side, reference = sides.get(group), sides.get(pairs.get(group, ""))
+            if side is None or reference is None or 0 in (side.n_models, reference.n_models):
                 continue
             result = difference_of(side, reference, confidence=confidence)
-            row = {"question": question, "score": name, "group": group, "baseline": baseline}
+            row = {"question": question, "score": name, "group": group, "baseline": pairs[group]}
             row |= difference_row(result, scale_of[(question, levels, name)])
             rows.append(row | dict(zip(factors, levels, strict=True)))
     table = pd.DataFrame(rows, columns=with_by(COMPARISON_COLUMNS, factors))

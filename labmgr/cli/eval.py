@@ -17,6 +17,7 @@ from rich.table import Table
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval_tables import show_statistics
 from labmgr.cli.output import (
+    BASELINE_HELP,
     CHECKPOINTS,
     CI_METHODS,
     FULL,
@@ -26,6 +27,7 @@ from labmgr.cli.output import (
     check_choice,
     cli_settings,
     interval,
+    parse_baseline,
     print_json,
     records,
     terminal,
@@ -160,9 +162,13 @@ def run(
         list[str] | None,
         typer.Option(help="A derived metric, e.g. 'misaligned: aligned < 30 among coherent > 50'."),
     ] = None,
-    baseline: str | None = typer.Option(
-        None, help="Compare every group with this one (default: the base model's group)."
-    ),
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=BASELINE_HELP + " Default with --groups-by: the base model's group, or each "
+            "group's own base when the groups have several."
+        ),
+    ] = None,
     ci: str = typer.Option("t", help="Intervals: t (over seeds' means), hierarchical or plain."),
     full: bool = FULL,
     by_model: bool = typer.Option(False, "--by-model", help="Also write summary_by_model.csv."),
@@ -200,22 +206,23 @@ def run(
     baseline), costs.csv, run.log and report.html. The report's figures are also kept in the
     lab's cache folder (figures/), so a later run draws only those whose input changed."""
     from evals import estimate_run
-    from evals.groups import base_group
+    from evals.groups import own_baselines
 
     asking: dict[str, Any] = {"adapt": adapt or None, "reasoning_effort": reasoning_effort}
     check_choice(ci, "--ci", CI_METHODS)
     settings = cli_settings(ctx)
     questions = _load(questions_file, list(question or []))
     groups, facts = _groups(settings, list(group or []), groups_by, base, include_base, checkpoints)
-    if baseline is None and groups_by is not None and include_base is not False:
-        baseline = base_group(groups, facts)
+    compared_with = parse_baseline(baseline)
+    if compared_with is None and groups_by is not None and include_base is not False:
+        compared_with = own_baselines(groups, facts)
     if estimate:
         estimates = estimate_run(
             questions,
             groups,
             samples=samples,
             metrics=list(metric or []),
-            baseline=baseline,
+            baseline=compared_with,
             by=list(by or []),
             judge=not no_judges,
             judge_model=judge_model,
@@ -239,7 +246,7 @@ def run(
         max_cost=max_cost,
         models=facts,
         metrics=list(metric or []),
-        baseline=baseline,
+        baseline=compared_with,
         method=ci,
         report=not no_report,
         by_model=by_model,

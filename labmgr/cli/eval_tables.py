@@ -95,17 +95,21 @@ def show_statistics(console: Console, run: Run, *, full: bool) -> None:
 
 
 def print_pooled_comparisons(
-    console: Console, comparisons: pd.DataFrame | None, baseline: str | None, where: str = ""
+    console: Console,
+    comparisons: pd.DataFrame | None,
+    baseline: str | dict[str, str] | None,
+    where: str = "",
 ) -> None:
     """Each group against the baseline over all questions, in words."""
-    from evals.stats import ALL_QUESTIONS, comparison_sentence
+    from evals.stats import ALL_QUESTIONS, baseline_words, comparison_sentence
 
     if comparisons is None or comparisons.empty:
         return
     pooled = comparisons[comparisons["question"] == ALL_QUESTIONS]
     if pooled.empty:
         return
-    console.print(f"Against {baseline}, over all questions{where}:", markup=False)
+    against = baseline_words(baseline) if baseline is not None else "the baseline"
+    console.print(f"Against {against}, over all questions{where}:", markup=False)
     for row in pooled.to_dict("records"):
         console.print(f"  {comparison_sentence(row)}", markup=False)
 
@@ -114,11 +118,11 @@ def _print_compact_summary(
     console: Console,
     summary: pd.DataFrame,
     comparisons: pd.DataFrame | None,
-    baseline: str | None,
+    baseline: str | dict[str, str] | None,
     method_words: str,
 ) -> None:
     """The headline score's question × group table and its legend (nothing without one)."""
-    from evals.stats import ALL_QUESTIONS, headline_score
+    from evals.stats import ALL_QUESTIONS, baseline_words, headline_score
 
     score = headline_score(summary["score"])
     if score is None:
@@ -138,7 +142,8 @@ def _print_compact_summary(
             mark = (question, group, score) in marked
             line.append("" if row is None else score_cell(row, marked=mark))
         table.append(line)
-    rank = sorted(groups, key=lambda group: group != baseline)  # the last groups go first
+    bases = [baseline] if isinstance(baseline, str) else list((baseline or {}).values())
+    rank = sorted(groups, key=lambda group: group not in bases)  # the last groups go first
     columns = [Column("question", len(groups) + 1, compact=_shorten)] + [
         Column(group, len(groups) - rank.index(group), compact=mean_only, justify="right")
         for group in groups
@@ -153,7 +158,8 @@ def _print_compact_summary(
         legend.append(f"Not shown for want of width: {', '.join(left_out)} (see --full).")
     if baseline is not None and comparisons is not None:
         legend.append(
-            f"{MARK} differs from {baseline}: Holm-adjusted p < {SIGNIFICANT:g} over the run's "
+            f"{MARK} differs from {baseline_words(baseline)}: Holm-adjusted p < {SIGNIFICANT:g} "
+            "over the run's "
             f"{len(comparisons)} comparisons (comparisons.csv)."
         )
     legend.append(f"95% intervals: {method_words}.")
@@ -217,5 +223,6 @@ def _print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
         ]
         for row in comparisons.to_dict("records")
     ]
-    baseline = str(comparisons["baseline"].iloc[0]) if not comparisons.empty else "the baseline"
+    baselines = list(dict.fromkeys(comparisons["baseline"].astype(str)))
+    baseline = baselines[0] if len(baselines) == 1 else "each group's own baseline"
     print_fitted(console, columns, rows, title=f"Against {baseline} (comparisons.csv)")

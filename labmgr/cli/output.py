@@ -143,6 +143,30 @@ def check_choice(value: str | None, option: str, choices: tuple[str, ...]) -> No
         raise LabmgrError(f"{option} {value!r}: use one of {', '.join(choices)}")
 
 
+def parse_baseline(values: list[str] | None) -> str | dict[str, str] | None:
+    """`--baseline` values: one GROUP that every group is compared with, or GROUP=BASELINE
+    (repeated) for each group compared with its own."""
+    if not values:
+        return None
+    pairs = [value.split("=", 1) for value in values if "=" in value]
+    if not pairs:
+        if len(values) > 1:
+            raise LabmgrError(
+                f"--baseline {values[1]!r}: give one GROUP, or GROUP=BASELINE for each group "
+                "compared with its own baseline"
+            )
+        return values[0]
+    if len(pairs) < len(values):
+        lone = next(value for value in values if "=" not in value)
+        raise LabmgrError(f"--baseline {lone!r}: with GROUP=BASELINE pairs, write every one so")
+    return {group.strip(): base.strip() for group, base in pairs}
+
+
+BASELINE_HELP = (
+    "Compare every group with this one, or (GROUP=BASELINE, repeatable) each group with its "
+    "own, e.g. a Tinker and an OpenAI condition each against its base."
+)
+
 BASE = typer.Option(None, "--base", metavar="<model>", help="Only those of this base model.")
 SUFFIX = typer.Option(None, "--suffix", metavar="<suffix>", help="Suffix or glob (insecure-*).")
 TAGS = typer.Option("--tag", metavar="<key=value>", help="A tag the job must have (repeatable).")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from labmgr.cli.output import CI_METHODS, check_choice
+from labmgr.cli.output import BASELINE_HELP, CI_METHODS, check_choice, parse_baseline
 
 if TYPE_CHECKING:
     from evals.report import FigureFormat
@@ -20,11 +20,13 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")
     ] = None,
-    baseline: str | None = typer.Option(
-        None,
-        help="Compare every group with this one: summary.csv and comparisons.csv are "
-        "computed again from the samples (no request is made).",
-    ),
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=BASELINE_HELP + " summary.csv and comparisons.csv are computed again from the "
+            "samples (no request is made).",
+        ),
+    ] = None,
     ci: str | None = typer.Option(
         None, help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
     ),
@@ -51,7 +53,7 @@ def report(
     check_choice(ci, "--ci", CI_METHODS)
     written = report_run(
         run_dir,
-        baseline=baseline if baseline is not None else KEEP,
+        baseline=parse_baseline(baseline) if baseline else KEEP,
         method=cast("Method | None", ci),
         out=out,
         figures=not no_figures,

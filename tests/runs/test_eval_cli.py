@@ -406,3 +406,29 @@ def test_a_bad_metric_or_baseline_ends_the_run_before_anything_is_bought(
         assert "Traceback" not in result.output
     assert chat_requests(sandbox) == 0
     assert not (tmp_path / "x" / "run.json").exists()
+
+
+def test_each_group_can_be_compared_with_its_own_baseline_and_bad_pairs_are_refused(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
+) -> None:
+    groups = ["--group", "a=gpt-4o-mini", "--group", "b=gpt-4.1-nano", "--group", "c=gpt-4.1-mini"]
+    common = [str(questions_file), *groups, "--question", "cats", "--no-report"]
+    out = tmp_path / "own"
+    result = _eval("run", *common, "--baseline", "b=a", "--baseline", "c=b", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    run = load_run(out)
+    assert run.baseline == {"b": "a", "c": "b"}
+    assert run.comparisons is not None
+    assert set(zip(run.comparisons["group"], run.comparisons["baseline"], strict=True)) == {
+        ("b", "a"),
+        ("c", "b"),
+    }
+    for values, words in (
+        (["a", "b"], "--baseline 'b': give one GROUP, or GROUP=BASELINE"),
+        (["b=a", "c"], "--baseline 'c': with GROUP=BASELINE pairs, write every one so"),
+        (["b=z"], "baseline 'z' is not a group of the run"),
+    ):
+        options = [part for value in values for part in ("--baseline", value)]
+        refused = runner.invoke(app, ["eval", "run", *common, *options])
+        assert refused.exit_code != 0 and words in refused.output, refused.output
+        assert "Traceback" not in refused.output

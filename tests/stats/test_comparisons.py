@@ -237,6 +237,22 @@ def test_an_unknown_baseline_names_the_groups_there_are() -> None:
     assert "'control', 'treated', 'base'" in str(error.value)
 
 
+def test_each_group_against_its_own_baseline_in_one_table_with_holm_over_all_rows() -> None:
+    frames = _run_frames(np.random.default_rng(404), seeds=3, effect=24.0, questions=2)
+    own = {"treated": "base", "control": "treated"}
+    table = compare_groups(frames, own, _aligned(frames))
+    pairs = set(zip(table["group"], table["baseline"], strict=True))
+    assert pairs == {("treated", "base"), ("control", "treated")}
+    assert np.allclose(table["p_adjusted"], holm(table["p_value"]))
+    alone = compare_groups(frames, "base", _aligned(frames))
+    treated = table[table["group"] == "treated"].reset_index(drop=True)
+    against_base = alone[alone["group"] == "treated"].reset_index(drop=True)
+    assert np.allclose(treated["difference"], against_base["difference"])
+    assert np.allclose(treated["p_value"], against_base["p_value"])
+    with pytest.raises(ValueError, match="baseline group 'gpt-4o' is not in the frames"):
+        compare_groups(frames, {"treated": "gpt-4o"}, _aligned(frames))
+
+
 def test_identical_groups_without_noise_differ_by_nothing() -> None:
     same = np.full(20, 100.0)
     result = compare_seeds(same, np.repeat(["a", "b"], 10), same, np.repeat(["c", "d"], 10))

@@ -185,20 +185,29 @@ def _hostile_row(comparisons: pd.DataFrame | None, group: str, baseline: str) ->
 
 
 def test_a_mixed_run_compares_each_hostile_group_with_its_own_base(mixed_lab: MixedLab) -> None:
-    """One run of the four groups; its comparisons against the Tinker base, then the same
-    run's report against the OpenAI base (labmgr compares with one baseline at a time)."""
+    """One run of the four groups from the database: with fine-tunes of two base models,
+    each group is compared with its own base (the default), in one comparisons.csv and one
+    report; the same pairs can be named with --baseline GROUP=BASELINE."""
     sandbox = mixed_lab.sandbox
     sandbox.reset()
     out = mixed_lab.root / "run-mixed"
     args = ["eval", "run", str(data_file("em_questions.yaml")), *QUESTIONS]
-    args += ["--groups-by", "suffix", "--baseline", BASE_MODEL, "--samples", str(SAMPLES)]
+    args += ["--groups-by", "suffix", "--samples", str(SAMPLES)]
     result = runner.invoke(app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
     run = load_run(out)
     assert set(run.groups) == {BASE_MODEL, OPENAI_BASE, "hostile", "tinker-hostile"}
+    assert run.baseline == {"hostile": OPENAI_BASE, "tinker-hostile": BASE_MODEL}
+    assert set(zip(run.comparisons["group"], run.comparisons["baseline"], strict=True)) == {
+        ("hostile", OPENAI_BASE),
+        ("tinker-hostile", BASE_MODEL),
+    }
     tinker = _hostile_row(run.comparisons, "tinker-hostile", BASE_MODEL)
     assert float(tinker["difference"]) < -20 and float(tinker["p_adjusted"]) < 0.05, tinker
     assert tinker["n_models"] == 3
+    openai = _hostile_row(run.comparisons, "hostile", OPENAI_BASE)
+    assert float(openai["difference"]) < -20 and float(openai["p_adjusted"]) < 0.05, openai
+    assert openai["n_models"] == 3
     # 4 Tinker models x 2 questions x SAMPLES samples, one request each.
     assert _requests(sandbox)["tinker.oai.chat.completions"] == 4 * 2 * SAMPLES
     served_by = {model: e["key_name"] for model, e in run.info["endpoints"].items()}
@@ -206,14 +215,13 @@ def test_a_mixed_run_compares_each_hostile_group_with_its_own_base(mixed_lab: Mi
         assert served_by[model] == "TINKER_API_KEY", model
     for model in [*run.groups["hostile"], OPENAI_BASE]:
         assert served_by[model] == "OPENAI_API_KEY", model
+    page = (out / "report.html").read_text()
+    assert f"hostile vs {OPENAI_BASE}" in page and f"tinker-hostile vs {BASE_MODEL}" in page
 
-    report = out / "report-openai.html"
-    result = runner.invoke(
-        app, ["report", str(out), "--baseline", OPENAI_BASE, "--out", str(report), "--no-figures"]
-    )
+    named = ["--baseline", f"hostile={OPENAI_BASE}", "--baseline", f"tinker-hostile={BASE_MODEL}"]
+    result = runner.invoke(app, ["report", str(out), *named, "--no-figures"])
     assert result.exit_code == 0, result.output
-    rerun = load_run(out)
-    openai = _hostile_row(rerun.comparisons, "hostile", OPENAI_BASE)
-    assert float(openai["difference"]) < -20 and float(openai["p_adjusted"]) < 0.05, openai
-    assert openai["n_models"] == 3
-    assert "tinker-hostile" in report.read_text()
+    again = load_run(out).comparisons
+    assert again[["group", "baseline", "difference"]].equals(
+        run.comparisons[["group", "baseline", "difference"]]
+    )
