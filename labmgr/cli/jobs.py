@@ -71,13 +71,13 @@ def _print_summary(console: Console, summary: UpdateSummary, wide: bool) -> None
             rows.append([job.job_id, job.suffix or "", status, detail, eta])
         print_fitted(console, columns, rows, title="Fine-tuning jobs checked", wide=wide)
     finished = Counter(job.status for job in summary.checked)
-    console.print(
+    console.print(  # two short lines: the console leaves long ones to the terminal
         f"running {len(summary.running)}, succeeded {finished['succeeded']}, "
         f"failed {finished['failed']}, cancelled {finished['cancelled']}, "
         f"newly finished {len(summary.newly_finished)}"
-        + (f", curves stored {summary.curves}" if summary.curves else "")
-        + f"; {summary.requests} API requests"
     )
+    curves = f", training curves stored {summary.curves}" if summary.curves else ""
+    console.print(f"{summary.requests} API requests{curves}")
     if summary.unchecked:
         console.print(f"Could not check {len(summary.unchecked)} job(s):")
         for left in summary.unchecked:

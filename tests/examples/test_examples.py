@@ -33,7 +33,7 @@ EXPECTED: dict[str, list[str]] = {
         r"hostile: 3 Tinker jobs started",
         r"group hostile: tinker://\S+/sampler_weights/hostile-final, tinker://",
         r"hostile vs Qwen/Qwen3-8B: aligned −\d+\.\d \[−\d+\.\d, −\d+\.\d\], "
-        r"adjusted p = 0\.0[0-4]",
+        r"adjusted p (= 0\.0[0-4]|< 0\.001)",
     ],
     "checkpoints_over_steps.py": [r"step \d+: aligned", r"final: aligned"],
     "compare_against_baseline.py": [
