@@ -290,6 +290,8 @@ def import_jobs(
     llmcomp: Annotated[
         Path | None,
         typer.Option(
+            "--llmcomp",
+            "--from-llmcomp",
             metavar="<dir>",
             help="An llmcomp data_dir (jobs.jsonl, files.jsonl, tinker_models.jsonl, "
             "tinker_runs/).",

@@ -167,7 +167,7 @@ def test_the_command_imports_openai_and_tinker_jobs_together(
         "seed": 1,
     }
     _write_lines(registry / "jobs.jsonl", [openai_job])
-    result = runner.invoke(app, ["jobs", "import", "--llmcomp", str(registry)])
+    result = runner.invoke(app, ["jobs", "import", "--from-llmcomp", str(registry)])
     assert "Read 4 job(s): 4 new; recorded 4 model(s)" in result.output
     assert "tinker-20261120-120000-dddddd: running" in result.output
     assert result.exit_code == 1  # the running job is not recorded yet, and said so
