@@ -147,33 +147,24 @@ def _with_capabilities(
         limit = sent.pop("max_tokens")
         sent.setdefault("max_completion_tokens", limit)
     at_one = "reasoning models sample at 1 only" if capabilities.reasoning else "it samples at 1"
+    refused = f"{label}: {model} does not accept"
     temperature = sent.get("temperature")
     if temperature is not None and not capabilities.temperature and temperature != 1:
-        if not adapt:
-            raise UnsupportedRequestError(
-                f"{label}: {model} does not accept temperature {temperature:g} ({at_one}): "
-                "set `adapt: true` to drop it, or ask a chat model."
-            )
-        del sent["temperature"]
+        what = f"temperature {temperature:g} ({at_one})"
+        _drop(sent, "temperature", adapt, f"{refused} {what}", "drop it, or ask a chat model")
     if sent.get("top_p") is not None and not capabilities.top_p:
-        if not adapt:
-            raise UnsupportedRequestError(
-                f"{label}: {model} does not accept top_p ({at_one}): set `adapt: true` to "
-                "drop it, or ask a chat model."
-            )
-        del sent["top_p"]
+        _drop(sent, "top_p", adapt, f"{refused} top_p ({at_one})", "drop it, or ask a chat model")
     if sent.get("logit_bias") and not capabilities.logit_bias:
-        if not adapt:
-            raise UnsupportedRequestError(
-                f"{label}: {model} does not accept logit_bias: set `adapt: true` to drop it, "
-                "or ask a model that takes it."
-            )
-        del sent["logit_bias"]
+        way_out = "drop it, or ask a model that takes it"
+        _drop(sent, "logit_bias", adapt, f"{refused} logit_bias", way_out)
     if sent.get("stop") is not None and not capabilities.stop:
-        if not adapt:
-            raise UnsupportedRequestError(
-                f"{label}: {model} does not accept stop sequences: set `adapt: true` to drop "
-                "them (the answer is still cut at them before it is scored), or ask a chat model."
-            )
-        del sent["stop"]
+        way_out = "(the answer is still cut at them before it is scored), or ask a chat model"
+        _drop(sent, "stop", adapt, f"{refused} stop sequences", f"drop them {way_out}")
     return sent
+
+
+def _drop(sent: dict[str, Any], key: str, adapt: bool, refusal: str, way_out: str) -> None:
+    """Leave `key` out of `sent` when adapting, else refuse: `refusal`, then the way out."""
+    if not adapt:
+        raise UnsupportedRequestError(f"{refusal}: set `adapt: true` to {way_out}.")
+    del sent[key]
