@@ -26,11 +26,12 @@ from evals.questions._lm_eval_config import (
     TaskConfig,
     check_keys,
     is_lm_eval_task,
+    is_task_node,
     read_task_config,
 )
 from evals.questions._lm_eval_data import Doc, data_splits, evaluated_split, split_docs
 
-__all__ = ["is_lm_eval_task", "lm_eval_questions"]
+__all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
 
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}

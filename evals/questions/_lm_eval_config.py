@@ -104,6 +104,11 @@ def is_lm_eval_task(path: str | Path) -> bool:
         node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False  # the question-file reader says what is wrong with it
+    return is_task_node(node)
+
+
+def is_task_node(node: yaml.Node | None) -> bool:
+    """Whether a composed YAML document is a task: a mapping with `task`."""
     return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
 
 

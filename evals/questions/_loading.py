@@ -20,7 +20,7 @@ import yaml
 
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
-from evals.questions._lm_eval import is_lm_eval_task, lm_eval_questions
+from evals.questions._lm_eval import is_task_node, lm_eval_questions
 
 _EM_KEYS = {"id", "type", "judge", "judge_prompts"}
 _EM_PASSTHROUGH = {"paraphrases", "samples_per_paraphrase", "system", "messages", "temperature"}
@@ -52,17 +52,18 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
 
 def _entries(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, entry) for each list item of the file, lines from the YAML node tree."""
-    if is_lm_eval_task(path):  # an lm-evaluation-harness task file: one question
-        yield from ((1, question) for question in lm_eval_questions(path))
-        return
     try:
         text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)  # constructs nothing: !function passes
+        task = is_task_node(node)
+        data = None if task else yaml.safe_load(text)
     except (OSError, UnicodeDecodeError) as error:
         raise QuestionFileError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
         raise QuestionFileError(_yaml_error(path, error)) from None
+    if task:  # an lm-evaluation-harness task file: one question
+        yield from ((1, question) for question in lm_eval_questions(path))
+        return
     if data is None:
         return
     if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
