@@ -12,7 +12,7 @@ from pydantic import field_validator, model_validator
 
 from evals.answers import token_probabilities
 from evals.questions._base import AnswerKind, Question, insert_after_sample
-from evals.questions._dataset import as_text, fill
+from evals.questions._dataset import as_text
 from evals.questions._targets import (
     LETTERS,
     choice_index,
@@ -70,15 +70,7 @@ class MultipleChoice(_TextQuestion):
 
     def prompt_choices(self) -> list[list[str]]:
         """The choices of each prompt (2 to 26)."""
-        count = self._count_per_row()
-        if self.dataset is None:
-            filled: list[Any] = [self.choices] * count
-        else:
-            filled = [
-                fill(self.choices, row, place, "choices")
-                for row, place in zip(self.dataset.rows, self.dataset.places, strict=True)
-                for _ in range(count)
-            ]
+        filled = self.prompt_values([self.choices] * self._count_per_row(), "choices")
         choices = []
         for value, place in zip(filled, self.prompt_places(), strict=True):
             if not isinstance(value, list) or not 2 <= len(value) <= len(LETTERS):
@@ -156,7 +148,7 @@ class MultipleChoice(_TextQuestion):
         marks = self.answer_marks(frame)
         if right is not None:
             rows = frame["paraphrase_ix"].tolist()
-            marks["target"] = [right[ix] for ix in rows]
+            marks["target"] = self.per_row(frame, right)
             marks["correct"] = [
                 float(letter == right[ix]) if ok else math.nan
                 for letter, ix, ok in zip(letters, rows, answered, strict=True)
