@@ -43,13 +43,6 @@ def tinker_key(key_env: str) -> str:
     return value
 
 
-def base_url() -> str:
-    """Tinker's service URL, as routing and `labmgr keys` read it."""
-    from labmgr.accounts import tinker_service_url
-
-    return tinker_service_url()
-
-
 def run_dir(settings: Settings, job_id: str) -> Path:
     return settings.home / "tinker_runs" / job_id
 
