@@ -28,6 +28,7 @@ from labmgr.accounts._records import (
     identity_cache,
     shared_models,
 )
+from labmgr.accounts._tinker_keys import key_env_name, tinker_key
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
@@ -47,10 +48,12 @@ __all__ = [
     "discover_credentials",
     "identity_cache",
     "key_digest",
+    "key_env_name",
     "openai_base_url",
     "shared_models",
     "summarize_endpoints",
     "tinker_base_url",
+    "tinker_key",
     "tinker_key_envs",
     "tinker_service_url",
     "unset_endpoint_keys",

@@ -16,6 +16,7 @@ OPENAI_ENDPOINT = "openai"
 OPENROUTER_ENDPOINT = "openrouter"
 """Name of the built-in OpenRouter endpoint (keys ``OPENROUTER_API_KEY*``)."""
 TINKER_ENDPOINT = "tinker"
+TINKER_KEY_ENV = "TINKER_API_KEY"
 """Name of the built-in Tinker endpoint (keys ``TINKER_API_KEY``, ``TINKER_API_KEY_*``), unless
 the lab configures ``[endpoints.tinker]`` itself."""
 
@@ -104,7 +105,7 @@ def tinker_base_url() -> str:
 def tinker_key_envs() -> list[str]:
     """The set variables holding Tinker keys: ``TINKER_API_KEY`` first, then
     ``TINKER_API_KEY_*`` by name."""
-    return _key_envs("TINKER_API_KEY", set())
+    return _key_envs(TINKER_KEY_ENV, set())
 
 
 def _key_envs(prefix: str, claimed: set[str]) -> list[str]:
@@ -136,7 +137,7 @@ def discover_credentials(settings: Settings) -> list[Credential]:
     if TINKER_ENDPOINT not in settings.endpoints:
         found += [
             Credential(TINKER_ENDPOINT, tinker_base_url(), name)
-            for name in _key_envs("TINKER_API_KEY", claimed)
+            for name in _key_envs(TINKER_KEY_ENV, claimed)
         ]
     for name, endpoint in sorted(settings.endpoints.items()):
         if os.environ.get(endpoint.key_env, "").strip():

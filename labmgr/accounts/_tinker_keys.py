@@ -1,11 +1,40 @@
-"""Checking a Tinker key: Tinker's OpenAI-compatible endpoint lists no models, so the key is
-sent where the `tinker` SDK sends it first, ``GET {service}/api/v1/get_server_capabilities``
-with ``X-API-Key``. A Tinker key has no organization or project."""
+"""Tinker keys: their variables (`key_env_name`), reading one (`tinker_key`) and checking
+one. Tinker's OpenAI-compatible endpoint lists no models, so a key is checked where the
+`tinker` SDK sends it first, ``GET {service}/api/v1/get_server_capabilities`` with
+``X-API-Key``. A Tinker key has no organization or project."""
 
 from __future__ import annotations
 
-from labmgr.accounts._credentials import TINKER_OAI_PATH, Credential
-from labmgr.errors import CredentialCheckFailed, scrub_keys
+import os
+
+from labmgr.accounts._credentials import TINKER_KEY_ENV, TINKER_OAI_PATH, Credential
+from labmgr.errors import CredentialCheckFailed, MissingApiKey, scrub_keys
+
+
+def key_env_name(key: str | None) -> str:
+    """The env var of a key: TINKER_API_KEY, TINKER_API_KEY_<NAME> for `--key NAME`, or a
+    variable named in full."""
+    if not key:
+        return TINKER_KEY_ENV
+    return key if key.startswith(TINKER_KEY_ENV) else f"{TINKER_KEY_ENV}_{key.upper()}"
+
+
+def tinker_key(key_env: str | None) -> str:
+    """The key in `key_env` (None: TINKER_API_KEY); `MissingApiKey` when it is unset or not a
+    Tinker key."""
+    key_env = key_env or TINKER_KEY_ENV
+    value = os.environ.get(key_env, "").strip()
+    if not value:
+        raise MissingApiKey(
+            f"{key_env} is not set: a Tinker job needs a Tinker API key.",
+            hint=f"Export {key_env}=tml-… (or choose another with --key NAME).",
+        )
+    if not value.startswith(("tml-", "eyJ")):
+        raise MissingApiKey(
+            f"{key_env} does not hold a Tinker API key (they start with 'tml-').",
+            hint="Copy the key from the Tinker console.",
+        )
+    return value
 
 
 def check_tinker_key(credential: Credential, timeout: float) -> None:

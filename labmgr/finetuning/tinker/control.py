@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
+from labmgr.accounts import tinker_key
 from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.jobs.submit import create_lock
-from labmgr.finetuning.tinker.launch import launch_worker, tinker_key
+from labmgr.finetuning.tinker.launch import launch_worker
 from labmgr.finetuning.tinker.liveness import death_message, this_host, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
 from labmgr.settings import Settings
@@ -107,7 +108,7 @@ def resume(db: Database, settings: Settings, job: FinetuneJob, *, from_start: bo
     """Start a new worker for a failed or cancelled job: from its last saved state (the steps
     before it are not trained again), or with `from_start` from step 0."""
     require_tinker()
-    tinker_key(job.key_env or "TINKER_API_KEY")
+    tinker_key(job.key_env)
     with create_lock(settings):  # two resumes at once start one worker
         job = get_job(db, job.id) or job
         if job.status not in ("failed", "cancelled"):

@@ -14,6 +14,7 @@ from typing import Any
 
 from jobs_db import Database, FinetuneJob, get_job, parse_tags, upsert_job
 from jobs_db.errors import DatabaseInputError
+from labmgr.accounts import key_env_name, tinker_key, tinker_service_url
 from labmgr.errors import LabmgrError, SuffixConflict
 from labmgr.finetuning.jobs.create import seed_values
 from labmgr.finetuning.jobs.request import (
@@ -28,7 +29,7 @@ from labmgr.finetuning.jobs.request import (
 )
 from labmgr.finetuning.jobs.submit import create_lock, file_md5
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.tinker.launch import base_url, key_env_name, launch_worker, tinker_key
+from labmgr.finetuning.tinker.launch import launch_worker
 from labmgr.finetuning.tinker.params import (
     PROVIDER,
     LrSchedule,
@@ -61,7 +62,7 @@ class TinkerRequest:
             provider=PROVIDER,
             status=status,
             key_env=key_env,
-            endpoint=base_url(),
+            endpoint=tinker_service_url(),
             base_model=self.base_model,
             suffix=self.suffix,
             method="supervised",

@@ -11,43 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs_db import Database, FinetuneJob, upsert_job
-from labmgr.errors import LabmgrError, MissingApiKey
+from labmgr.accounts import tinker_key
+from labmgr.errors import LabmgrError
 from labmgr.finetuning.tinker.liveness import this_host
 from labmgr.settings import Settings
 
 WORKER_MODULE = "labmgr.finetuning.tinker.worker"
-DEFAULT_KEY_ENV = "TINKER_API_KEY"
-
-
-def key_env_name(key: str | None) -> str:
-    """The env var of a key: TINKER_API_KEY, TINKER_API_KEY_<NAME> for `--key NAME`, or a
-    variable named in full."""
-    if not key:
-        return DEFAULT_KEY_ENV
-    return key if key.startswith(DEFAULT_KEY_ENV) else f"{DEFAULT_KEY_ENV}_{key.upper()}"
-
-
-def tinker_key(key_env: str) -> str:
-    """The key in `key_env`; `MissingApiKey` when it is unset or not a Tinker key."""
-    value = os.environ.get(key_env, "").strip()
-    if not value:
-        raise MissingApiKey(
-            f"{key_env} is not set: a Tinker job needs a Tinker API key.",
-            hint=f"Export {key_env}=tml-… (or choose another with --key NAME).",
-        )
-    if not value.startswith(("tml-", "eyJ")):
-        raise MissingApiKey(
-            f"{key_env} does not hold a Tinker API key (they start with 'tml-').",
-            hint="Copy the key from the Tinker console.",
-        )
-    return value
-
-
-def base_url() -> str:
-    """Tinker's service URL, as routing and `labmgr keys` read it."""
-    from labmgr.accounts import tinker_service_url
-
-    return tinker_service_url()
 
 
 def run_dir(settings: Settings, job_id: str) -> Path:
@@ -57,7 +26,7 @@ def run_dir(settings: Settings, job_id: str) -> Path:
 def launch_worker(db: Database, settings: Settings, job: FinetuneJob) -> FinetuneJob:
     """Start `job`'s worker and record its pid, host and log; returns the job as recorded.
     The job's key must be set (`tinker_key`)."""
-    key = tinker_key(job.key_env or DEFAULT_KEY_ENV)
+    key = tinker_key(job.key_env)
     folder = run_dir(settings, job.id)
     log = folder / "log.txt"
     try:
