@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import ModelCard
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
-from labmgr.sandbox.protocol import Request, Response, StreamResponse
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
 
 from . import oai
 from .models import BASE_MODELS, base_card
@@ -26,11 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TinkerService"]
 
-_ALL_ROUTES = ROUTES + oai.ROUTES
-_PATTERNS = [
-    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{path}", "(.+)")))
-    for _, path, _, _ in _ALL_ROUTES
-]
+_ROUTES = RouteTable(ROUTES + oai.ROUTES, "{path}")
 
 
 class TinkerService:
@@ -61,7 +55,7 @@ class TinkerService:
     ) -> Response | StreamResponse:
         """Answer one request whose path is `path` below `/tinker`."""
         stats = self.sb.stats
-        route = self._route(method, path)
+        route = _ROUTES.match(method, path)
         stats.enter(f"tinker.{route[0]}" if route else "tinker.unknown")
         response: Response | StreamResponse
         try:
@@ -78,13 +72,6 @@ class TinkerService:
             response = Response(error.body(), status=error.status)
         stats.leave(response.status)
         return response
-
-    def _route(self, method: str, path: str) -> tuple[str, Any, tuple[str, ...]] | None:
-        for (route_method, _, name, handler), regex in zip(_ALL_ROUTES, _PATTERNS, strict=True):
-            match = regex.fullmatch(path) if route_method == method else None
-            if match:
-                return name, handler, tuple(unquote(g) for g in match.groups())
-        return None
 
     def _authenticate(self, headers: dict[str, str], *, oai: bool) -> Account:
         key = headers.get("x-api-key")
