@@ -175,7 +175,7 @@ class TinkerService:
         served = sampler["model_path"] or (
             sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
         )
-        return sample(self.sb.simulator, served, 0, body)
+        return sample(self.sb.simulator, served, body)
 
     def served_model(self, sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
         """The simulator model behind an OpenAI-compatible `model`: a base model, a sampler
