@@ -93,7 +93,7 @@ class TinkerService:
 
     def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
         """The session `session_id`; `active`: refused once finished."""
-        found = self.state.visible(self.state.sessions, str(session_id), req.account.scope)
+        found = self.sb.store.visible(self.state.sessions, str(session_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Session {session_id} not found.")
         if active and found["finished"]:
@@ -102,20 +102,20 @@ class TinkerService:
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
-        found = self.state.visible(self.state.runs, str(model_id), req.account.scope)
+        found = self.sb.store.visible(self.state.runs, str(model_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Training run {model_id} not found.")
         return found
 
     def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
-        found = self.state.visible(self.state.samplers, str(sampler_id), req.account.scope)
+        found = self.sb.store.visible(self.state.samplers, str(sampler_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Sampling session {sampler_id} not found.")
         return found
 
     def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
         """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
-        found = self.state.visible(self.state.checkpoints, path, req.account.scope)
+        found = self.sb.store.visible(self.state.checkpoints, path, req.account.scope)
         if found is None:
             raise APIError(404, f"Checkpoint {path} not found.")
         if kind is not None and found["kind"] != kind:
@@ -185,7 +185,7 @@ class TinkerService:
         path = model.rpartition(";")[2]
         if path in BASE_MODELS:
             return path, base_card(path)
-        checkpoint = self.state.visible(self.state.checkpoints, path, account.scope)
+        checkpoint = self.sb.store.visible(self.state.checkpoints, path, account.scope)
         if checkpoint is None:
             raise model_not_found(model)
         if checkpoint["kind"] != "sampler_weights":
