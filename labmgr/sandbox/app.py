@@ -6,11 +6,10 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl
 
 import labmgr.sandbox.batches as batches
 import labmgr.sandbox.chat as chat
@@ -30,7 +29,7 @@ from labmgr.sandbox.errors import (
 )
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
-from labmgr.sandbox.protocol import Request, Response, StreamResponse
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.tinker import TinkerService
 
@@ -75,11 +74,8 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("POST", "/v1/responses/{id}/cancel", "responses.cancel", responses.cancel),
     ("GET", "/v1/responses/{id}/input_items", "responses.input_items", responses.list_input_items),
 ]
-"""(method, path pattern, stats name, handler)."""
-_PATTERNS = [
-    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{model}", "(.+)")))
-    for _, path, _, _ in ROUTES
-]
+"""(method, path pattern, stats name, handler); `{model}` may hold '/'."""
+_TABLE = RouteTable(ROUTES, "{model}")
 
 
 class SandboxApp:
@@ -99,19 +95,12 @@ class SandboxApp:
         else:
             await self._admin(scope, receive, send)
 
-    def _route(self, method: str, raw_path: str) -> tuple[str, Handler, tuple[str, ...]] | None:
-        for (route_method, _, name, handler), regex in zip(ROUTES, _PATTERNS, strict=True):
-            match = regex.fullmatch(raw_path) if route_method == method else None
-            if match:
-                return name, handler, tuple(unquote(g) for g in match.groups())
-        return None
-
     async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         sb = self.sandbox
         method = scope["method"]
         raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        route = self._route(method, raw_path)
+        route = _TABLE.match(method, raw_path)
         name = route[0] if route else "unknown"
         sb.stats.enter(name)
         status: int | str = "no_response"

@@ -3,14 +3,40 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+from urllib.parse import unquote
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
 
-__all__ = ["Request", "Response", "StreamResponse"]
+__all__ = ["Request", "Response", "RouteTable", "StreamResponse"]
+
+H = TypeVar("H")
+
+
+class RouteTable(Generic[H]):
+    """Routes as (method, path pattern, stats name, handler): `{name}` in a pattern matches
+    one path segment, the `greedy` one (such as ``{path}``) any text, '/' included."""
+
+    def __init__(self, routes: Sequence[tuple[str, str, str, H]], greedy: str) -> None:
+        self.routes = list(routes)
+        self._patterns = [
+            re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace(greedy, "(.+)")))
+            for _, path, _, _ in self.routes
+        ]
+
+    def match(self, method: str, path: str) -> tuple[str, H, tuple[str, ...]] | None:
+        """The stats name, handler and percent-decoded path parameters of `path`."""
+        for (route_method, _, name, handler), regex in zip(
+            self.routes, self._patterns, strict=True
+        ):
+            found = regex.fullmatch(path) if route_method == method else None
+            if found:
+                return name, handler, tuple(unquote(g) for g in found.groups())
+        return None
 
 
 @dataclass

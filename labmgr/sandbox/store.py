@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Store", "new_id", "request_id"]
+__all__ = ["Store", "atomic_write", "new_id", "request_id"]
 
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
@@ -53,7 +53,7 @@ class Store:
     def put_blob(self, name: str, content: bytes) -> None:
         self._blobs[name] = content
         if self.state_dir is not None:
-            _atomic_write(self.state_dir / "blobs" / name, content)
+            atomic_write(self.state_dir / "blobs" / name, content)
 
     def blob(self, name: str) -> bytes | None:
         content = self._blobs.get(name)
@@ -74,7 +74,7 @@ class Store:
             return
         state = {"version": STATE_VERSION, "deleted_models": sorted(self.deleted_models)}
         state |= {name: getattr(self, name) for name in _COLLECTIONS}
-        _atomic_write(self.state_dir / "state.json", json.dumps(state).encode())
+        atomic_write(self.state_dir / "state.json", json.dumps(state).encode())
 
     def _load(self) -> None:
         assert self.state_dir is not None
@@ -104,7 +104,7 @@ class Store:
         return record if record is not None and record["scope"] == scope else None
 
 
-def _atomic_write(path: Path, content: bytes) -> None:
+def atomic_write(path: Path, content: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -31,9 +31,7 @@ def _prompt_tokens(prompt: Any) -> list[int]:
     return tokens
 
 
-def sample(
-    simulator: ChatSimulator, served: str, seed: int, body: dict[str, Any]
-) -> tuple[bytes, int]:
+def sample(simulator: ChatSimulator, served: str, body: dict[str, Any]) -> tuple[bytes, int]:
     """The `SampleResponse` for an `asample` body answered by the simulator's model `served`
     (a base model, checkpoint path or sampler id), and the number of sequences in it."""
     prompt = _prompt_tokens(body.get("prompt"))
@@ -66,8 +64,8 @@ def sample(
         tokens = tokens[:max_tokens]
         if not by_length:
             tokens.append(END_OF_TURN)
-        sequences.append((by_length, tokens, target_logprobs(seed, 3.0, tokens)))
+        sequences.append((by_length, tokens, target_logprobs(0, 3.0, tokens)))
     prompt_logprobs = None
     if body.get("prompt_logprobs"):
-        prompt_logprobs = [math.nan, *target_logprobs(seed, 0.0, prompt)[1:]]
+        prompt_logprobs = [math.nan, *target_logprobs(0, 0.0, prompt)[1:]]
     return encode_sample_response(sequences, prompt_logprobs), len(sequences)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import ModelCard
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
-from labmgr.sandbox.protocol import Request, Response, StreamResponse
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
 
 from . import oai
 from .models import BASE_MODELS, base_card
@@ -26,11 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TinkerService"]
 
-_ALL_ROUTES = ROUTES + oai.ROUTES
-_PATTERNS = [
-    re.compile(re.sub(r"\{\w+\}", "([^/]+)", path.replace("{path}", "(.+)")))
-    for _, path, _, _ in _ALL_ROUTES
-]
+_ROUTES = RouteTable(ROUTES + oai.ROUTES, "{path}")
 
 
 class TinkerService:
@@ -61,7 +55,7 @@ class TinkerService:
     ) -> Response | StreamResponse:
         """Answer one request whose path is `path` below `/tinker`."""
         stats = self.sb.stats
-        route = self._route(method, path)
+        route = _ROUTES.match(method, path)
         stats.enter(f"tinker.{route[0]}" if route else "tinker.unknown")
         response: Response | StreamResponse
         try:
@@ -78,13 +72,6 @@ class TinkerService:
             response = Response(error.body(), status=error.status)
         stats.leave(response.status)
         return response
-
-    def _route(self, method: str, path: str) -> tuple[str, Any, tuple[str, ...]] | None:
-        for (route_method, _, name, handler), regex in zip(_ALL_ROUTES, _PATTERNS, strict=True):
-            match = regex.fullmatch(path) if route_method == method else None
-            if match:
-                return name, handler, tuple(unquote(g) for g in match.groups())
-        return None
 
     def _authenticate(self, headers: dict[str, str], *, oai: bool) -> Account:
         key = headers.get("x-api-key")
@@ -106,7 +93,7 @@ class TinkerService:
 
     def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
         """The session `session_id`; `active`: refused once finished."""
-        found = self.state.visible(self.state.sessions, str(session_id), req.account.scope)
+        found = self.sb.store.visible(self.state.sessions, str(session_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Session {session_id} not found.")
         if active and found["finished"]:
@@ -115,20 +102,20 @@ class TinkerService:
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
-        found = self.state.visible(self.state.runs, str(model_id), req.account.scope)
+        found = self.sb.store.visible(self.state.runs, str(model_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Training run {model_id} not found.")
         return found
 
     def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
-        found = self.state.visible(self.state.samplers, str(sampler_id), req.account.scope)
+        found = self.sb.store.visible(self.state.samplers, str(sampler_id), req.account.scope)
         if found is None:
             raise APIError(404, f"Sampling session {sampler_id} not found.")
         return found
 
     def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
         """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
-        found = self.state.visible(self.state.checkpoints, path, req.account.scope)
+        found = self.sb.store.visible(self.state.checkpoints, path, req.account.scope)
         if found is None:
             raise APIError(404, f"Checkpoint {path} not found.")
         if kind is not None and found["kind"] != kind:
@@ -188,7 +175,7 @@ class TinkerService:
         served = sampler["model_path"] or (
             sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
         )
-        return sample(self.sb.simulator, served, 0, body)
+        return sample(self.sb.simulator, served, body)
 
     def served_model(self, sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
         """The simulator model behind an OpenAI-compatible `model`: a base model, a sampler
@@ -198,7 +185,7 @@ class TinkerService:
         path = model.rpartition(";")[2]
         if path in BASE_MODELS:
             return path, base_card(path)
-        checkpoint = self.state.visible(self.state.checkpoints, path, account.scope)
+        checkpoint = self.sb.store.visible(self.state.checkpoints, path, account.scope)
         if checkpoint is None:
             raise model_not_found(model)
         if checkpoint["kind"] != "sampler_weights":

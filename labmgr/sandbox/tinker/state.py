@@ -69,8 +69,3 @@ class TinkerState:
         if len(self.futures) > FUTURES_KEPT:
             self.futures.popitem(last=False)
         return rid
-
-    def visible(self, collection: dict[str, dict[str, Any]], key: str, scope: str):
-        """The record `key` if it belongs to `scope`, else None."""
-        record = collection.get(key)
-        return record if record is not None and record["scope"] == scope else None

@@ -9,12 +9,13 @@ ChatML-like one of `render_chat` (also the folder's `chat_template`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+
+from labmgr.sandbox.store import atomic_write
 
 __all__ = [
     "END_OF_TURN",
@@ -101,15 +102,10 @@ def write_tokenizer(folder: str | Path) -> Path:
             }
         ),
     }
-    folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         path = folder / name
-        if path.exists() and path.read_text(encoding="utf-8") == text:
-            continue
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            atomic_write(path, text.encode())
     return folder
 
 
