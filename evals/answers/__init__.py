@@ -12,7 +12,7 @@ This package knows a question only through the `Askable` and `Judge` protocols o
 from typing import TYPE_CHECKING, Any
 
 from evals.answers._asking import Answers, ask, ask_questions, judge_frames
-from evals.answers._estimate import Estimate, estimate_question
+from evals.answers._estimate import Estimate, count_tokens, estimate_question
 from evals.answers._preparing import check_question
 from evals.answers._scoring import (
     average_probabilities,
@@ -33,6 +33,7 @@ __all__ = [
     "average_probabilities",
     "build_frame",
     "check_question",
+    "count_tokens",
     "estimate_question",
     "judge_frames",
     "rating_score",

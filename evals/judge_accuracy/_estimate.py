@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evals.answers import Estimate
+from evals.answers import Estimate, count_tokens
 from evals.cache import CachedLookup
 from evals.judge_accuracy._asking import plan_verdicts
 from evals.judge_accuracy._items import JudgeItems
@@ -25,7 +25,7 @@ def estimate_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext)
     cost = 0.0
     unpriced: dict[str, None] = {}
     for call in calls:
-        prompt = sum((len(str(m.get("content") or "")) + 3) // 4 for m in call.request.messages)
+        prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
         params = call.request.params
         completion = int(params.get("max_tokens") or params.get("max_completion_tokens") or 1)
         prompt_tokens += prompt

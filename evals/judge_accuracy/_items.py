@@ -75,19 +75,18 @@ def read_items(path: str | Path) -> JudgeItems:
         raise JudgeItemsError(f"{source}: cannot read: {error}") from None
     rows = _csv_rows(source, text) if suffix == ".csv" else _json_rows(source, text)
     items: list[JudgeItem] = []
-    kinds: dict[Kind, int] = {}
+    first: tuple[Kind, int] | None = None  # the kind of the first item, and its line
     ids: dict[str, int] = {}
     for line, row in rows:
         where = f"{source}:{line}"
         kind, item = _item(where, line, row)
-        first = next(iter(kinds.items()), None)
-        if first is not None and first[0] != kind:
+        first = first or (kind, line)
+        if first[0] != kind:
             raise JudgeItemsError(
                 f"{where}: a {_KIND_WORDS[kind]}, but line {first[1]} is a "
                 f"{_KIND_WORDS[first[0]]}: a file holds one kind of item",
                 hint="Put pairs, scored answers and labelled answers in separate files.",
             )
-        kinds.setdefault(kind, line)
         if item.id in ids:
             raise JudgeItemsError(
                 f"{where}: field 'id': {item.id!r} is also the id of line {ids[item.id]}",
@@ -95,9 +94,9 @@ def read_items(path: str | Path) -> JudgeItems:
             )
         ids[item.id] = line
         items.append(item)
-    if not items:
+    if first is None:
         raise JudgeItemsError(f"{source}: no items in this file")
-    kind = next(iter(kinds))
+    kind = first[0]
     labels = tuple(dict.fromkeys(str(item.gold) for item in items)) if kind == "label" else ()
     if kind == "label":
         items = _with_options(source, items, labels, ids)

@@ -69,9 +69,8 @@ class LabelSession:
         self._state = log.state(score)
         self._lock = threading.Lock()
         self._agreement: tuple[int, list[dict[str, Any]]] | None = None
-        self._version = 0
         self.saved_now = 0
-        """Events written by this session."""
+        """Events written by this session (also what the cached agreement is of)."""
 
     @property
     def labelled(self) -> int:
@@ -136,7 +135,6 @@ class LabelSession:
         with self._lock:
             self.log.append(item.id, self.score, event, number)
             self._state.apply(item.id, event, number)
-            self._version += 1
             self.saved_now += 1
             return {"labelled": self.labelled, "skipped": len(self._state.skipped)}
 
@@ -144,7 +142,7 @@ class LabelSession:
         """`agreement.csv`'s rows for the judge of this score against this labeller's labels
         so far (empty before the first label); NaN as None."""
         with self._lock:
-            version, labels = self._version, dict(self._state.labels)
+            version, labels = self.saved_now, dict(self._state.labels)
             if self._agreement is not None and self._agreement[0] == version:
                 return self._agreement[1]
         rows = [

@@ -556,8 +556,7 @@ def judges(
             cells.append("{:.2f} (A {:.2f}, B {:.2f})".format(*both) if bias["pairs"] else "")
         if kind == "score":
             cells += [cell(row["mae"], "{:.1f}"), cell(row["spearman"], "{:.2f}")]
-        agreement = "" if row["agreement"] is None else f"{row['agreement']:.2f}"
-        table.add_row(*cells, agreement, f"${row['cost']:.4f}")
+        table.add_row(*cells, cell(row["agreement"], "{:.2f}"), f"${row['cost']:.4f}")
     console.print(table)
     for line in found.outcome.messages():
         console.print(line)
