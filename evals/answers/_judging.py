@@ -15,7 +15,7 @@ import pandas as pd
 
 from evals.answers._frame import CUT_BY_BUDGET, rates, sent_params
 from evals.answers._preparing import judge_params
-from evals.cache import RequestBatch
+from evals.cache import RequestBatch, encode_text, message_json
 from evals.runner import Fetched, Planned, RunContext, endpoints_for, plan
 
 if TYPE_CHECKING:
@@ -33,6 +33,49 @@ class JudgePlan:
     sent: dict[str, dict[str, Any]]
 
 
+class _Prompts:
+    """A judge's prompts and their JSON text for the cache key, from its template cut once at
+    `{question}` and `{answer}`: the template's own text is escaped once, not once per
+    prompt, and each answer once for all the judges (`escaped` is shared among them)."""
+
+    _MARK = "\x00"  # never in a template worth cutting; JSON escapes it in any text
+
+    def __init__(self, judge: Judge, escaped: dict[str, str]) -> None:
+        self.judge, self.escaped = judge, escaped
+        mark = self._MARK
+        cut = judge.render(question=f"{mark}question{mark}", answer=f"{mark}answer{mark}")
+        pieces = cut.split(mark)
+        self.pieces: list[str] | None = pieces
+        self.escaped_pieces = [encode_text(piece)[1:-1] for piece in pieces]
+        probe = {"question": 'Q "1"\n{answer}\\', "answer": "A {question} '2'\u00e9"}
+        well_cut = mark not in judge.prompt_template and set(pieces[1::2]) <= set(probe)
+        if not well_cut or self._joined(pieces, probe) != judge.render(**probe):
+            self.pieces = None  # a template rendered otherwise: render and escape each prompt
+        system = judge.system
+        self.system = [] if system is None else [{"role": "system", "content": system}]
+        self.head = "[" if system is None else f"[{message_json('system', encode_text(system))},"
+
+    @staticmethod
+    def _joined(pieces: list[str], values: Mapping[str, str]) -> str:
+        return "".join(values[p] if i % 2 else p for i, p in enumerate(pieces))
+
+    def _escape(self, text: str) -> str:
+        known = self.escaped.get(text)
+        if known is None:
+            known = self.escaped[text] = encode_text(text)[1:-1]
+        return known
+
+    def prompt(self, question: str, answer: str) -> tuple[str, str | None]:
+        """The prompt for one answer and its messages' JSON (None: let the cache write it)."""
+        values = {"question": question, "answer": answer}
+        if self.pieces is None:
+            return self.judge.render(**values), None
+        text = self._joined(self.pieces, values)
+        escaped = {name: self._escape(value) for name, value in values.items()}
+        content = '"' + self._joined(self.escaped_pieces, escaped) + '"'
+        return text, self.head + message_json("user", content) + "]"
+
+
 def plan_judges(
     frame: pd.DataFrame, label: str, judges: Mapping[str, Judge], ctx: RunContext
 ) -> JudgePlan:
@@ -43,12 +86,15 @@ def plan_judges(
     sent = judge_params(judges, label, ctx)
     routes = endpoints_for(list(dict.fromkeys(j.model for j in judges.values())), ctx.router)
     batch = RequestBatch()
+    escaped: dict[str, str] = {}
     asked: dict[str, tuple[list[int], list[str], int]] = {}
     planned: list[Planned] = []
     for name, judge in judges.items():
         uses_question = judge.uses_question
+        prompts = _Prompts(judge, escaped)
         code_of: dict[tuple[str, str], int] = {}
         distinct: list[str] = []
+        texts: list[str | None] = []
         codes: list[int] = []
         for question, answer, error in zip(questions, answers, errors, strict=True):
             if not isinstance(answer, str) or (isinstance(error, str) and error):
@@ -58,12 +104,12 @@ def plan_judges(
             code = code_of.get(pair)
             if code is None:
                 code = code_of[pair] = len(distinct)
-                distinct.append(judge.render(question=pair[0], answer=answer))
+                prompt, text = prompts.prompt(*pair)
+                distinct.append(prompt)
+                texts.append(text)
             codes.append(code)
         asked[name] = (codes, distinct, len(planned))
-        params = sent[name]
-        system = [{"role": "system", "content": judge.system}] if judge.system is not None else []
-        route = routes[judge.model]
+        params, route, system = sent[name], routes[judge.model], prompts.system
         planned.extend(
             plan(
                 judge.model,
@@ -72,8 +118,9 @@ def plan_judges(
                 params,
                 1,
                 batch,
+                messages_json=text,
             )
-            for prompt in distinct
+            for prompt, text in zip(distinct, texts, strict=True)
         )
     return JudgePlan(asked, planned, sent)
 

@@ -39,16 +39,26 @@ def _as_int(token: str) -> int | None:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def _integers(min_rating: int, max_rating: int) -> dict[str, int]:
+    """`{"7": 7, …}` for the integers in range: the tokens almost every verdict consists of."""
+    return {str(value): value for value in range(min_rating, max_rating + 1)}
+
+
 def rating_score(
     raw: dict[str, float], *, min_rating: int, max_rating: int, refusal_threshold: float
 ) -> RatingScore:
     """The expected integer over tokens in `[min_rating, max_rating]` (tokens of the same
     integer summed); a refusal (None) when they hold less than `1 - refusal_threshold`."""
+    integers = _integers(min_rating, max_rating)
     by_value: dict[int, float] = {}
     for token, prob in raw.items():
-        value = _as_int(token)
-        if value is not None and min_rating <= value <= max_rating:
-            by_value[value] = by_value.get(value, 0.0) + prob
+        value = integers.get(token)
+        if value is None:  # " 7", "07" and the like, or no number at all
+            value = _as_int(token)
+            if value is None or not min_rating <= value <= max_rating:
+                continue
+        by_value[value] = by_value.get(value, 0.0) + prob
     total = sum(by_value.values())
     if total <= 0:
         return RatingScore(None, None, "no numeric token in range")

@@ -22,7 +22,14 @@ from evals.cache._batch_records import (
 )
 from evals.cache._claims import Claims
 from evals.cache._copying import CopyResult
-from evals.cache._requests import CACHE_VERSION, ChatRequest, RequestBatch, SampleResult
+from evals.cache._requests import (
+    CACHE_VERSION,
+    ChatRequest,
+    RequestBatch,
+    SampleResult,
+    encode_text,
+    message_json,
+)
 from evals.cache._samples import CachedLookup, CachedSamples
 from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo
 
@@ -44,5 +51,7 @@ __all__ = [
     "CopyResult",
     "RequestBatch",
     "SampleResult",
+    "encode_text",
+    "message_json",
     "new_record_id",
 ]

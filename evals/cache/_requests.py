@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring as _encode_text  # what `_dumps` writes for a str
+from json.encoder import encode_basestring as encode_text  # what `_dumps` writes for a str
 from typing import Any, NamedTuple
 
 CACHE_VERSION = 1
@@ -67,6 +67,12 @@ def _canonical_json(endpoint: str, messages: str, model: str, params: str) -> st
     )
 
 
+def message_json(role: str, content_json: str) -> str:
+    """A `{"role", "content"}` message as the cache key writes it, from its content's JSON
+    string (`encode_text(content)`)."""
+    return f'{{"content":{content_json},"role":{encode_text(role)}}}'
+
+
 def _plain_messages_json(messages: list[dict[str, Any]]) -> str | None:
     """`_dumps(messages)` for messages that are each exactly a text `content` and a `role`
     (a judge's prompts: one serialisation per prompt, so the general encoder's set-up is
@@ -78,7 +84,7 @@ def _plain_messages_json(messages: list[dict[str, Any]]) -> str | None:
         content, role = message.get("content"), message.get("role")
         if type(content) is not str or type(role) is not str:
             return None
-        parts.append(f'{{"content":{_encode_text(content)},"role":{_encode_text(role)}}}')
+        parts.append(message_json(role, encode_text(content)))
     return "[" + ",".join(parts) + "]"
 
 
@@ -99,15 +105,25 @@ class RequestBatch:
         self._suffixes: dict[tuple[str, str, int], tuple[Any, str, str]] = {}
 
     def request(
-        self, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
+        self,
+        endpoint: str,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        messages_json: str | None = None,
     ) -> ChatRequest:
-        """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`."""
-        known = self._messages.get(id(messages))
-        if known is None:
-            serialised = _plain_messages_json(messages)
-            if serialised is None:
-                serialised = _dumps(messages)
-            known = self._messages[id(messages)] = (messages, serialised)
+        """The same `ChatRequest` (and cache key) as `ChatRequest(endpoint, model, …)`.
+
+        `messages_json`, when the caller has it, is `messages` as the cache key writes them
+        (`message_json` of each, in a JSON list); it is used as it is, not checked."""
+        if messages_json is not None:
+            serialised = messages_json
+        else:
+            known = self._messages.get(id(messages))
+            if known is None:
+                text = _plain_messages_json(messages)
+                known = self._messages[id(messages)] = (messages, text or _dumps(messages))
+            serialised = known[1]
         around = self._suffixes.get((endpoint, model, id(params)))
         if around is None:
             # JSON escapes control characters, so a raw NUL can stand in for the messages.
@@ -121,7 +137,7 @@ class RequestBatch:
         set_field(request, "model", model)
         set_field(request, "messages", messages)
         set_field(request, "params", params)
-        set_field(request, "cache_key", _digest(around[1] + known[1] + around[2]))
+        set_field(request, "cache_key", _digest(around[1] + serialised + around[2]))
         return request
 
 

@@ -79,12 +79,15 @@ def plan(
     batch: RequestBatch | None = None,
     *,
     use_n: bool = True,
+    messages_json: str | None = None,
 ) -> Planned:
     """One planned request with `params` as they are sent (see `RequestOptions.prepare`); a
-    `batch` shared across calls serialises shared parts once."""
+    `batch` shared across calls serialises shared parts once (see `RequestBatch.request`
+    for `messages_json`)."""
     if isinstance(route, str):
         return Planned(model, None, samples, route_error=route)
-    request = (batch or RequestBatch()).request(route.identity, model, messages, params)
+    batch = batch or RequestBatch()
+    request = batch.request(route.identity, model, messages, params, messages_json)
     return Planned(model, request, samples, endpoint=route, use_n=use_n)
 
 
