@@ -33,33 +33,43 @@ class JudgePlan:
     sent: dict[str, dict[str, Any]]
 
 
-class _Prompts:
-    """A judge's prompts and their JSON text for the cache key, from its template cut once at
-    `{question}` and `{answer}`: the template's own text is escaped once, not once per
-    prompt, and each answer once for all the judges (`escaped` is shared among them)."""
+_MARK = "\x00"  # never in a template worth cutting; JSON escapes it in any text
 
-    _MARK = "\x00"  # never in a template worth cutting; JSON escapes it in any text
+
+def _format_of(pieces: list[str]) -> str:
+    """A `str.format` string of literal pieces and, between them, placeholder names."""
+    return "".join(
+        "{" + piece + "}" if i % 2 else piece.replace("{", "{{").replace("}", "}}")
+        for i, piece in enumerate(pieces)
+    )
+
+
+class _Prompts:
+    """A judge's prompts and their messages' JSON for the cache key, from its template cut
+    once at `{question}` and `{answer}`: the template's own text is escaped once, not once
+    per prompt, and each answer once for all the judges (`escaped` is shared among them)."""
 
     def __init__(self, judge: Judge, escaped: dict[str, str]) -> None:
         self.judge, self.escaped = judge, escaped
-        mark = self._MARK
-        cut = judge.render(question=f"{mark}question{mark}", answer=f"{mark}answer{mark}")
-        pieces = cut.split(mark)
-        self.pieces: list[str] | None = pieces
-        self.escaped_pieces = [encode_text(piece)[1:-1] for piece in pieces]
-        probe = {"question": 'Q "1"\n{answer}\\', "answer": "A {question} '2'\u00e9"}
-        well_cut = mark not in judge.prompt_template and set(pieces[1::2]) <= set(probe)
-        if not well_cut or self._joined(pieces, probe) != judge.render(**probe):
-            self.pieces = None  # a template rendered otherwise: render and escape each prompt
         system = judge.system
         self.system = [] if system is None else [{"role": "system", "content": system}]
-        self.head = "[" if system is None else f"[{message_json('system', encode_text(system))},"
+        head = "[" if system is None else f"[{message_json('system', encode_text(system))},"
+        before, after = message_json("user", f'"{_MARK}"').split(_MARK)
+        cut = judge.render(question=f"{_MARK}question{_MARK}", answer=f"{_MARK}answer{_MARK}")
+        pieces = cut.split(_MARK)
+        in_json = [p if i % 2 else encode_text(p)[1:-1] for i, p in enumerate(pieces)]
+        in_json[0], in_json[-1] = head + before + in_json[0], in_json[-1] + after + "]"
+        self.text: str | None = _format_of(pieces)
+        self.json = _format_of(in_json)
+        probe = {"question": 'Q "1"\n{answer}\\', "answer": "A {question} '2'\u00e9"}
+        if (
+            _MARK in judge.prompt_template
+            or not set(pieces[1::2]) <= set(probe)
+            or self.text.format_map(probe) != judge.render(**probe)
+        ):
+            self.text = None  # a template rendered otherwise: render and escape each prompt
 
-    @staticmethod
-    def _joined(pieces: list[str], values: Mapping[str, str]) -> str:
-        return "".join(values[p] if i % 2 else p for i, p in enumerate(pieces))
-
-    def _escape(self, text: str) -> str:
+    def _escaped(self, text: str) -> str:
         known = self.escaped.get(text)
         if known is None:
             known = self.escaped[text] = encode_text(text)[1:-1]
@@ -67,13 +77,11 @@ class _Prompts:
 
     def prompt(self, question: str, answer: str) -> tuple[str, str | None]:
         """The prompt for one answer and its messages' JSON (None: let the cache write it)."""
-        values = {"question": question, "answer": answer}
-        if self.pieces is None:
-            return self.judge.render(**values), None
-        text = self._joined(self.pieces, values)
-        escaped = {name: self._escape(value) for name, value in values.items()}
-        content = '"' + self._joined(self.escaped_pieces, escaped) + '"'
-        return text, self.head + message_json("user", content) + "]"
+        if self.text is None:
+            return self.judge.render(question=question, answer=answer), None
+        return self.text.format(question=question, answer=answer), self.json.format(
+            question=self._escaped(question), answer=self._escaped(answer)
+        )
 
 
 def plan_judges(
