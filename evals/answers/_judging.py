@@ -36,12 +36,12 @@ class JudgePlan:
 _MARK = "\x00"  # never in a template worth cutting; JSON escapes it in any text
 
 
-def _format_of(pieces: list[str]) -> str:
-    """A `str.format` string of literal pieces and, between them, placeholder names."""
-    return "".join(
-        "{" + piece + "}" if i % 2 else piece.replace("{", "{{").replace("}", "}}")
-        for i, piece in enumerate(pieces)
-    )
+def _filled(pieces: list[str], values: Mapping[str, str]) -> str:
+    """Literal pieces joined by the values of the placeholder names between them."""
+    parts = [pieces[0]]
+    for i in range(1, len(pieces), 2):
+        parts += (values[pieces[i]], pieces[i + 1])
+    return "".join(parts)
 
 
 class _Prompts:
@@ -59,15 +59,16 @@ class _Prompts:
         pieces = cut.split(_MARK)
         in_json = [p if i % 2 else encode_text(p)[1:-1] for i, p in enumerate(pieces)]
         in_json[0], in_json[-1] = head + before + in_json[0], in_json[-1] + after + "]"
-        self.text: str | None = _format_of(pieces)
-        self.json = _format_of(in_json)
         probe = {"question": 'Q "1"\n{answer}\\', "answer": "A {question} '2'\u00e9"}
         if (
             _MARK in judge.prompt_template
             or not set(pieces[1::2]) <= set(probe)
-            or self.text.format_map(probe) != judge.render(**probe)
+            or _filled(pieces, probe) != judge.render(**probe)
         ):
-            self.text = None  # a template rendered otherwise: render and escape each prompt
+            self.pieces: list[str] | None = None  # rendered otherwise: render each prompt
+        else:
+            self.pieces = pieces
+        self.in_json = in_json
 
     def _escaped(self, text: str) -> str:
         known = self.escaped.get(text)
@@ -77,10 +78,11 @@ class _Prompts:
 
     def prompt(self, question: str, answer: str) -> tuple[str, str | None]:
         """The prompt for one answer and its messages' JSON (None: let the cache write it)."""
-        if self.text is None:
+        if self.pieces is None:
             return self.judge.render(question=question, answer=answer), None
-        return self.text.format(question=question, answer=answer), self.json.format(
-            question=self._escaped(question), answer=self._escaped(answer)
+        escaped = {"question": self._escaped(question), "answer": self._escaped(answer)}
+        return _filled(self.pieces, {"question": question, "answer": answer}), _filled(
+            self.in_json, escaped
         )
 
 

@@ -52,7 +52,7 @@ def test_a_judge_prompt_has_the_key_of_the_plain_request(
             "error": [None] * len(ANSWERS),
         }
     )
-    assert _Prompts(judge, {}).text is not None  # cut at its placeholders, not rendered whole
+    assert _Prompts(judge, {}).pieces is not None  # cut at its placeholders, not rendered whole
     ctx = run_context(router=EnvRouter(base_url="http://127.0.0.1:9/v1"), cache=None)
     plan = plan_judges(frame, "q", {"verdict": judge}, ctx)  # type: ignore[dict-item]
     codes, prompts, _ = plan.asked["verdict"]
