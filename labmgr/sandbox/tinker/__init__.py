@@ -4,9 +4,9 @@ checkpoints at `tinker://` paths, sampling, and the OpenAI-compatible endpoint a
 `<root>/tinker/oai/api/v1`. See docs/design/tinker-sandbox.md.
 """
 
-from .models import BASE_MODELS
 from .service import TinkerService
 from .tokenizer import SPECIAL_TOKENS, decode, encode, render_chat, write_tokenizer
+from .training import BASE_MODELS
 
 __all__ = [
     "BASE_MODELS",

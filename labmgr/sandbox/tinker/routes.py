@@ -1,18 +1,19 @@
-"""The handlers of Tinker's `/api/v1` routes. Every call that the SDK treats as a future is
-run when it arrives (the SDK already sends a training client's calls one at a time), so its
-result is ready for the first `retrieve_future`."""
+"""The handlers of Tinker's `/api/v1` routes and of its OpenAI-compatible endpoint. Every call
+the SDK treats as a future is run when it arrives (the SDK sends a training client's calls one
+at a time), so its result is ready for the first `retrieve_future`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from labmgr.sandbox.chat import create, create_legacy
 from labmgr.sandbox.errors import APIError, bad_request
-from labmgr.sandbox.protocol import Request, Response
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 
 from . import wire
-from .models import BASE_MODELS
+from .sampling import sample as sample_response
 from .state import iso
-from .training import progress_of_step, target_logprobs, trained_texts
+from .training import BASE_MODELS, progress_of_step, target_logprobs, trained_texts
 
 if TYPE_CHECKING:
     from .service import TinkerService
@@ -322,7 +323,10 @@ async def get_sampler(svc: TinkerService, req: Request) -> Response:
 async def sample(svc: TinkerService, req: Request) -> Response:
     body = req.json()
     sampler = svc.sampler(req, body.get("sampling_session_id"))
-    result, count = svc.sample(sampler, body)
+    served = sampler["model_path"] or (
+        sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
+    )
+    result, count = sample_response(svc.sb.simulator, served, body)
     rid = svc.state.finish(result, PROTO)
     sequence_ids = [f"{rid}:{i}" for i in range(count)]
     return Response({"request_id": rid, "sample_sequence_ids": sequence_ids})
@@ -335,6 +339,17 @@ async def retrieve_future(svc: TinkerService, req: Request) -> Response:
         raise APIError(404, f"No request {rid!r}: it is unknown or expired.")
     result, content_type = found
     return Response(result, content_type=PROTO) if content_type == PROTO else Response(result)
+
+
+# ---- the OpenAI-compatible endpoint ----
+
+
+async def oai_chat_completions(svc: TinkerService, req: Request) -> Response | StreamResponse:
+    return await create(svc.sb, req, svc.served_model)
+
+
+async def oai_completions(svc: TinkerService, req: Request) -> Response:
+    return await create_legacy(svc.sb, req, svc.served_model)
 
 
 _RUNS = "/api/v1/training_runs"
@@ -368,5 +383,7 @@ ROUTES: list[tuple[str, str, str, Any]] = [
     ("GET", _RUNS + "/{id}/checkpoints", "checkpoints.list", list_checkpoints),
     ("DELETE", _RUNS + "/{id}/checkpoints/{path}", "checkpoints.delete", delete_checkpoint),
     ("POST", "/api/v1/weights_info", "weights_info", weights_info),
+    ("POST", "/oai/api/v1/chat/completions", "oai.chat.completions", oai_chat_completions),
+    ("POST", "/oai/api/v1/completions", "oai.completions", oai_completions),
 ]
 """(method, path under the Tinker root, stats name, handler); `{path}` may hold '/'."""

@@ -11,20 +11,17 @@ from labmgr.sandbox.behaviour import ModelCard
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
 from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
 
-from . import oai
-from .models import BASE_MODELS, base_card
 from .routes import ROUTES
-from .sampling import sample
 from .state import TinkerState
 from .tokenizer import default_tokenizer_folder, write_tokenizer
-from .training import persona_of
+from .training import BASE_MODELS, base_card, persona_of
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
 __all__ = ["TinkerService"]
 
-_ROUTES = RouteTable(ROUTES + oai.ROUTES, "{path}")
+_ROUTES = RouteTable(ROUTES, "{path}")
 
 
 class TinkerService:
@@ -91,33 +88,33 @@ class TinkerService:
 
     # ---- records, each visible to its own account only ----
 
+    def _visible(
+        self, records: dict[str, Any], record_id: Any, req: Request, what: str
+    ) -> dict[str, Any]:
+        found: dict[str, Any] | None = self.sb.store.visible(
+            records, str(record_id), req.account.scope
+        )
+        if found is None:
+            raise APIError(404, f"{what} {record_id} not found.")
+        return found
+
     def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
         """The session `session_id`; `active`: refused once finished."""
-        found = self.sb.store.visible(self.state.sessions, str(session_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Session {session_id} not found.")
+        found = self._visible(self.state.sessions, session_id, req, "Session")
         if active and found["finished"]:
             message = f"Session {session_id} is finished ({found['finished']}); start a new one."
             raise bad_request(message)
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
-        found = self.sb.store.visible(self.state.runs, str(model_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Training run {model_id} not found.")
-        return found
+        return self._visible(self.state.runs, model_id, req, "Training run")
 
     def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
-        found = self.sb.store.visible(self.state.samplers, str(sampler_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Sampling session {sampler_id} not found.")
-        return found
+        return self._visible(self.state.samplers, sampler_id, req, "Sampling session")
 
     def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
         """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
-        found = self.sb.store.visible(self.state.checkpoints, path, req.account.scope)
-        if found is None:
-            raise APIError(404, f"Checkpoint {path} not found.")
+        found = self._visible(self.state.checkpoints, path, req, "Checkpoint")
         if kind is not None and found["kind"] != kind:
             use = "save_state / save_weights" if kind == "weights" else "save_weights_for_sampler"
             raise bad_request(f"Checkpoint {path} is not a {kind} checkpoint: save one with {use}.")
@@ -170,12 +167,6 @@ class TinkerService:
     def _serve(self, served: str, base: str, record: dict[str, Any]) -> None:
         """Make `served` answerable: the base model, plus what the weights were trained on."""
         self.sb.simulator.register(served, base=base, persona=persona_of(record["trained"]))
-
-    def sample(self, sampler: dict[str, Any], body: dict[str, Any]) -> tuple[bytes, int]:
-        served = sampler["model_path"] or (
-            sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
-        )
-        return sample(self.sb.simulator, served, body)
 
     def served_model(self, sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
         """The simulator model behind an OpenAI-compatible `model`: a base model, a sampler

@@ -34,7 +34,7 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-VERSION = 1
+VERSION = 2
 """Bump when the files change: the default folder's name carries it."""
 
 
@@ -46,41 +46,19 @@ def _byte_symbols() -> list[str]:
 
 
 def _tokenizer_json() -> dict[str, Any]:
+    """The least `tokenizers` loads: a byte-level BPE without merges (other fields default)."""
     vocab = {symbol: byte for byte, symbol in enumerate(_byte_symbols())}
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized"), False)
     added = [
-        {
-            "id": 256 + index,
-            "content": token,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
+        {"id": 256 + index, "content": token, "special": True, **flags}
         for index, token in enumerate(SPECIAL_TOKENS)
     ]
-    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
     return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
         "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {"type": "ByteLevel", **byte_level},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", **byte_level},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": vocab,
-            "merges": [],
-        },
+        "pre_tokenizer": byte_level,
+        "decoder": byte_level,
+        "model": {"type": "BPE", "vocab": vocab, "merges": []},
     }
 
 
