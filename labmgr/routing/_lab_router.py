@@ -2,7 +2,7 @@
 
 1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
    file order): answer and judge models alike;
-2. Tinker's models (`labmgr.routing._tinker`): a ``tinker://`` checkpoint with the Tinker key
+2. Tinker's models (`goes_to_tinker`): a ``tinker://`` checkpoint with the Tinker key
    that trained it (its job's key), else the first Tinker key; Tinker's base models
    (``Qwen/*``, … unless the lab configures ``[endpoints.tinker]``) with a Tinker key;
 3. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
@@ -24,14 +24,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from labmgr.accounts import (
+    OPENAI_ENDPOINT,
+    TINKER_ENDPOINT,
+    Accounts,
+    Credential,
+    SharedModel,
+    discover_credentials,
+    openai_base_url,
+    shared_models,
+    tinker_key_envs,
+)
 from labmgr.capabilities import TINKER_MODEL_PATTERNS
 from labmgr.errors import LabmgrError
-from labmgr.routing._endpoint import Endpoint, NoEndpointError
-from labmgr.routing._tinker import goes_to_tinker
+from labmgr.routing._endpoint import Endpoint, NoEndpointError, goes_to_tinker
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
-    from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
 
@@ -51,7 +60,6 @@ def candidate_credentials(job: FinetuneJob, credentials: Sequence[Credential]) -
     """Keys that may see `job`, best first: the key that created it, then other keys of its
     project. A key of another project is left out when both projects are known; when the
     job's project is unknown (e.g. imported from llmcomp) every key of its endpoint is tried."""
-    from labmgr.accounts import OPENAI_ENDPOINT
 
     def may_see(credential: Credential) -> bool:
         if job.project_id and credential.project and credential.project != job.project_id:
@@ -75,8 +83,6 @@ class LabRouter:
     same key share one client, and each model is routed once per router."""
 
     def __init__(self, accounts: Accounts, owners: Mapping[str, FinetuneJob] | None = None):
-        from labmgr.accounts import shared_models
-
         self.accounts = accounts
         self.owners = dict(owners or {})  # the job of each fine-tuned model and checkpoint
         self.shared_models = shared_models(accounts.settings.shared_models_path)
@@ -87,8 +93,6 @@ class LabRouter:
     @classmethod
     def from_lab(cls, settings: Settings) -> LabRouter:
         """A router from the keys in the environment and the lab's database (read once)."""
-        from labmgr.accounts import Accounts
-
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
     def key_for_shared_model(self, model: str) -> Credential | None:
@@ -108,8 +112,6 @@ class LabRouter:
                 ):
                     return credential
         import openai  # only when a model's key is looked up over the network
-
-        from labmgr.accounts import SharedModel
 
         for credential in credentials:
             try:
@@ -150,8 +152,6 @@ class LabRouter:
         return candidates[0]
 
     def _is_tinker(self, model: str) -> bool:
-        from labmgr.accounts import TINKER_ENDPOINT, openai_base_url
-
         configured = TINKER_ENDPOINT in self.accounts.settings.endpoints
         return goes_to_tinker(
             model,
@@ -162,8 +162,6 @@ class LabRouter:
 
     def _tinker_credential(self, model: str) -> Credential:
         """The Tinker key of the job that made `model`, else the first Tinker key."""
-        from labmgr.accounts import TINKER_ENDPOINT
-
         job = self.owners.get(model)
         trained_with = job.key_env if job is not None else None
         for credential in self.accounts.credentials:
@@ -179,8 +177,6 @@ class LabRouter:
             credential = self._credential(model)
         except LabmgrError as error:
             raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
-        from labmgr.accounts import TINKER_ENDPOINT
-
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
@@ -226,8 +222,6 @@ class RoutingRule:
 
 def routing_rules(settings: Settings) -> list[RoutingRule]:
     """The steps above for this lab, first match first."""
-    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials, shared_models
-
     rules = []
     for name, endpoint in settings.endpoints.items():
         if endpoint.models:
@@ -254,8 +248,6 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
 def _tinker_rules(settings: Settings) -> list[RoutingRule]:
     """Step 2 when the lab has a Tinker key or endpoint (without one, asking a ``tinker://``
     model is an error naming TINKER_API_KEY)."""
-    from labmgr.accounts import TINKER_ENDPOINT, tinker_key_envs
-
     configured = settings.endpoints.get(TINKER_ENDPOINT)
     if configured is not None:
         return [RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")]
