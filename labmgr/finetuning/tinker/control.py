@@ -14,8 +14,7 @@ from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
 from labmgr.accounts import tinker_key
 from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.jobs.submit import create_lock
-from labmgr.finetuning.tinker.launch import launch_worker
-from labmgr.finetuning.tinker.liveness import death_message, this_host, worker_alive
+from labmgr.finetuning.tinker.launch import death_message, launch_worker, this_host, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
 from labmgr.settings import Settings
 

@@ -57,6 +57,7 @@ class TinkerRequest:
         """The job row (never holds the key, only the name of its variable)."""
         now = datetime.now(UTC)
         hyperparameters = self.params.model_dump()
+        total_steps = self.params.steps_per_epoch(self.training.n_examples) * self.params.epochs
         return FinetuneJob(
             id=job_id,
             provider=PROVIDER,
@@ -83,12 +84,8 @@ class TinkerRequest:
                 "md5": self.training.md5,
                 "n_examples": self.training.n_examples,
             },
-            progress={"step": 0, "total_steps": self.total_steps},
+            progress={"step": 0, "total_steps": total_steps},
         )
-
-    @property
-    def total_steps(self) -> int:
-        return self.params.steps_per_epoch(self.training.n_examples) * self.params.epochs
 
 
 Selection = Callable[[Database, list[TinkerRequest]], list[TinkerRequest]]
@@ -118,10 +115,6 @@ def check_tinker_suffix(suffix: str) -> None:
         )
 
 
-def _job_id() -> str:
-    return f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
 def submit_tinker(
     settings: Settings,
     requests: Sequence[TinkerRequest],
@@ -143,7 +136,8 @@ def submit_tinker(
             return [r.job(f"dry-run-{i + 1}", "dry-run", env) for i, r in enumerate(chosen)]
         jobs = []
         for request in chosen:
-            job = request.job(_job_id(), "queued", env)
+            job_id = f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+            job = request.job(job_id, "queued", env)
             upsert_job(db, job, tags=request.tags)
             jobs.append(job)
         for job in jobs:

@@ -20,7 +20,7 @@ from jobs_db import (
     upsert_job,
     upsert_model,
 )
-from labmgr.finetuning.tinker.liveness import this_host
+from labmgr.finetuning.tinker.launch import this_host
 
 CURVE_FILE = "tinker-worker"
 """The curve's ``file_id``: a Tinker job's curve is written by its worker, not downloaded."""

@@ -5,6 +5,7 @@ scheduled learning rate, and sampler weights plus a resume state every `save_eve
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
@@ -13,8 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.tinker.params import EXTRA_HINT, TinkerParams
+from labmgr.finetuning.tinker.params import TinkerParams, require_tinker
 from labmgr.finetuning.tinker.record import JobRecorder
 from labmgr.finetuning.tinker.render import render_example
 
@@ -47,14 +47,6 @@ def mean_nll(output: Any, batch: Sequence[Any]) -> float:
     return total / weight if weight else 0.0
 
 
-def _import_tinker() -> Any:
-    try:
-        import tinker
-    except ImportError:
-        raise LabmgrError("The `tinker` package is not installed.", hint=EXTRA_HINT) from None
-    return tinker
-
-
 def train(
     recorder: JobRecorder,
     params: TinkerParams,
@@ -64,7 +56,8 @@ def train(
     seed: int,
 ) -> str:
     """Run (or resume) the job to its end; returns the final sampler weights' path."""
-    tinker = _import_tinker()
+    require_tinker()
+    tinker: Any = importlib.import_module("tinker")  # untyped here: the SDK is an extra
     types = tinker.types
     job = recorder.job
     per_epoch = params.steps_per_epoch(len(examples))
