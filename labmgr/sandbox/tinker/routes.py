@@ -4,6 +4,8 @@ at a time), so its result is ready for the first `retrieve_future`."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.chat import create, create_legacy
@@ -12,7 +14,6 @@ from labmgr.sandbox.protocol import Request, Response, StreamResponse
 
 from . import wire
 from .sampling import sample as sample_response
-from .state import iso
 from .training import BASE_MODELS, progress_of_step, target_logprobs, trained_texts
 
 if TYPE_CHECKING:
@@ -21,6 +22,11 @@ if TYPE_CHECKING:
 __all__ = ["ROUTES"]
 
 PROTO = "application/x-protobuf"
+Handler = Callable[["TinkerService", Request], Awaitable[Response | StreamResponse]]
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _text(body: dict[str, Any], key: str) -> str:
@@ -53,29 +59,26 @@ def _base_model(body: dict[str, Any]) -> str:
 # ---- client set-up, sessions ----
 
 
-async def client_config(svc: TinkerService, req: Request) -> Response:
-    """Plain JSON and httpx: no JWT exchange, compression, pyqwest or sampling futures."""
-    return Response(dict.fromkeys(_CLIENT_FLAGS, False))
+def _reply(body: dict[str, Any]) -> Handler:
+    """A handler that always answers `body`."""
+
+    async def handler(svc: TinkerService, req: Request) -> Response:
+        return Response(body)
+
+    return handler
 
 
-_CLIENT_FLAGS = """pjwt_auth_enabled use_pyqwest_transport proto_compress_fwdbwd
-sample_use_retrieve_futures sample_join_sampling_session""".split()  # noqa: SIM905
-
-
-async def empty(svc: TinkerService, req: Request) -> Response:
-    return Response({})
-
-
-async def healthz(svc: TinkerService, req: Request) -> Response:
-    return Response({"status": "ok"})
-
-
-async def capabilities(svc: TinkerService, req: Request) -> Response:
-    models = [
-        {"model_name": name, "max_context_length": length, "trainable": True, "sampleable": True}
-        for name, length in BASE_MODELS.items()
+_CLIENT_CONFIG = dict.fromkeys(  # plain JSON and httpx: no JWT, compression, pyqwest, futures
+    """pjwt_auth_enabled use_pyqwest_transport proto_compress_fwdbwd
+    sample_use_retrieve_futures sample_join_sampling_session""".split(),  # noqa: SIM905
+    False,
+)
+_CAPABILITIES_BODY = {
+    "supported_models": [
+        {"model_name": n, "max_context_length": length, "trainable": True, "sampleable": True}
+        for n, length in BASE_MODELS.items()
     ]
-    return Response({"supported_models": models})
+}
 
 
 async def create_session(svc: TinkerService, req: Request) -> Response:
@@ -88,7 +91,6 @@ async def heartbeat(svc: TinkerService, req: Request) -> Response:
     session = svc.session(req, req.json().get("session_id"), active=False)
     if session["finished"]:
         raise APIError(410, f"Session {session['id']} is finished.")
-    session["heartbeats"] += 1
     return Response({"type": "session_heartbeat"})
 
 
@@ -100,10 +102,6 @@ async def finish_session(svc: TinkerService, req: Request) -> Response:
         session["finished"] = kind if isinstance(kind, str) else "success"
         svc.state.save()
     return Response({})
-
-
-async def telemetry(svc: TinkerService, req: Request) -> Response:
-    return Response({"status": "accepted"})
 
 
 # ---- training ----
@@ -353,15 +351,15 @@ async def oai_completions(svc: TinkerService, req: Request) -> Response:
 
 
 _RUNS = "/api/v1/training_runs"
-ROUTES: list[tuple[str, str, str, Any]] = [
-    ("POST", "/api/v1/client/config", "client_config", client_config),
-    ("POST", "/api/v1/client/dynamic_config", "dynamic_config", empty),
-    ("GET", "/api/v1/healthz", "healthz", healthz),
-    ("GET", "/api/v1/get_server_capabilities", "capabilities", capabilities),
+ROUTES: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/api/v1/client/config", "client_config", _reply(_CLIENT_CONFIG)),
+    ("POST", "/api/v1/client/dynamic_config", "dynamic_config", _reply({})),
+    ("GET", "/api/v1/healthz", "healthz", _reply({"status": "ok"})),
+    ("GET", "/api/v1/get_server_capabilities", "capabilities", _reply(_CAPABILITIES_BODY)),
     ("POST", "/api/v1/create_session", "create_session", create_session),
     ("POST", "/api/v1/session_heartbeat", "session_heartbeat", heartbeat),
     ("POST", "/api/v1/sessions/{id}/finish", "finish_session", finish_session),
-    ("POST", "/api/v1/telemetry", "telemetry", telemetry),
+    ("POST", "/api/v1/telemetry", "telemetry", _reply({"status": "accepted"})),
     ("POST", "/api/v1/create_model", "create_model", create_model),
     ("POST", "/api/v1/get_info", "get_info", get_info),
     ("POST", "/api/v1/forward_backward", "forward_backward", forward_backward),

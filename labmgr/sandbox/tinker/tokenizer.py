@@ -1,10 +1,6 @@
-"""The sandbox's Tinker tokenizer: one token per UTF-8 byte plus a few special tokens.
-
-`write_tokenizer(folder)` writes it as `tokenizer.json` and `tokenizer_config.json`, which
-`transformers.AutoTokenizer.from_pretrained(folder)` loads with no network; the sandbox
-encodes and decodes the same vocabulary here without transformers. The chat format is the
-ChatML-like one of `render_chat` (also the folder's `chat_template`).
-"""
+"""The sandbox's Tinker tokenizer: one token per UTF-8 byte plus three special tokens, as files
+`transformers.AutoTokenizer` loads offline (`write_tokenizer`) and as code without transformers;
+`render_chat` writes its ChatML-like chat format (also the folder's `chat_template`)."""
 
 from __future__ import annotations
 
@@ -117,12 +113,9 @@ def render_chat(
     messages: Sequence[Mapping[str, Any]], tokenizer: Tokenizer | None = None
 ) -> tuple[list[int], list[float]]:
     """A conversation as tokens and a per-token training weight: 1 on assistant content and
-    its end-of-turn token (unless the message has ``"weight": 0``), 0 elsewhere.
-
-    `tokenizer` is anything with transformers' `encode` (the sandbox's own encoding when
-    None). For supervised training, the input is `tokens[:-1]`, the targets `tokens[1:]` and
-    their weights `weights[1:]`.
-    """
+    its end-of-turn token (unless the message has ``"weight": 0``), 0 elsewhere. `tokenizer`
+    has transformers' `encode` (None: the sandbox's). To train: input `tokens[:-1]`, targets
+    `tokens[1:]`, weights `weights[1:]`."""
 
     def tokens_of(text: str) -> list[int]:
         if tokenizer is None:
