@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +15,7 @@ from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
 from labmgr.accounts import tinker_key
 from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.jobs.submit import create_lock
-from labmgr.finetuning.tinker.launch import death_message, launch_worker, this_host, worker_alive
+from labmgr.finetuning.tinker.launch import death_message, launch_worker, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
 from labmgr.settings import Settings
 
@@ -69,7 +70,7 @@ def progress_text(job: FinetuneJob) -> str:
 def _signal(job: FinetuneJob, sig: int) -> bool:
     progress: dict[str, Any] = job.progress or {}
     pid = progress.get("pid")
-    if not isinstance(pid, int) or progress.get("host") != this_host():
+    if not isinstance(pid, int) or progress.get("host") != socket.gethostname():
         return False
     try:
         os.kill(pid, sig)

@@ -62,7 +62,7 @@ def launch_worker(db: Database, settings: Settings, job: FinetuneJob) -> Finetun
     progress = {
         **(job.progress or {}),
         "pid": process.pid,
-        "host": this_host(),
+        "host": socket.gethostname(),
         "log": str(log),
         "heartbeat_at": started.isoformat(),
     }
@@ -70,10 +70,6 @@ def launch_worker(db: Database, settings: Settings, job: FinetuneJob) -> Finetun
     upsert_job(db, record)
     job.progress = progress
     return job
-
-
-def this_host() -> str:
-    return socket.gethostname()
 
 
 def _pid_runs_job(pid: int, job_id: str) -> bool:
@@ -97,7 +93,7 @@ def worker_alive(job: FinetuneJob, now: datetime | None = None) -> bool:
     """Whether the job's worker may still be running."""
     progress: dict[str, Any] = job.progress or {}
     pid, host = progress.get("pid"), progress.get("host")
-    if isinstance(pid, int) and host == this_host():
+    if isinstance(pid, int) and host == socket.gethostname():
         return _pid_runs_job(pid, job.id)
     beat = progress.get("heartbeat_at")
     if not isinstance(beat, str):
@@ -105,8 +101,8 @@ def worker_alive(job: FinetuneJob, now: datetime | None = None) -> bool:
     return (now or datetime.now(UTC)) - datetime.fromisoformat(beat) < HEARTBEAT_LIMIT
 
 
-def log_tail(path: str | None, lines: int = LOG_TAIL_LINES) -> str:
-    """The last `lines` non-empty lines of the log at `path` (a note when it cannot be read)."""
+def log_tail(path: str | None) -> str:
+    """The last non-empty lines of the log at `path` (a note when it cannot be read)."""
     if not path:
         return "(no log recorded)"
     try:
@@ -116,7 +112,7 @@ def log_tail(path: str | None, lines: int = LOG_TAIL_LINES) -> str:
             text = handle.read().decode("utf-8", "replace")
     except OSError as exc:
         return f"(log {path} unreadable: {exc.strerror or exc})"
-    kept = [line for line in text.splitlines() if line.strip()][-lines:]
+    kept = [line for line in text.splitlines() if line.strip()][-LOG_TAIL_LINES:]
     return "\n".join(kept)[-_LOG_TAIL_CHARS:] or "(the log is empty)"
 
 

@@ -77,7 +77,7 @@ def train(
                 seed=seed,
                 user_metadata={"labmgr_job": job.id},
             ).result()
-        recorder.training_run(client.model_id)
+        recorder.note(training_run=client.model_id)
         tokenizer = client.get_tokenizer()
         data = []
         for messages in examples:
@@ -110,7 +110,7 @@ def train(
                     final = path
                 else:
                     state_path = client.save_state(f"state-step-{step}").result().path
-                    recorder.state_saved(state_path, step)
+                    recorder.note(state_path=state_path, state_step=step)
             if delay and not last:
                 time.sleep(delay)
         status = "success"
