@@ -165,11 +165,9 @@ def create_tinker(
     settings: Settings | None = None,
 ) -> list[FinetuneJob]:
     """Start supervised LoRA fine-tune(s) of `base_model` on Tinker, one detached worker per
-    seed; returns the jobs (status ``queued``; `update` shows how they go). Every check
-    raises before anything starts: the training file (`InvalidTrainingFile` with lines), the
-    settings (None: the default of `TinkerParams`), the suffix, the tags, the key
-    (``TINKER_API_KEY``, or ``TINKER_API_KEY_<NAME>`` with ``key_env=NAME``) and the
-    `tinker` extra. ``seeds`` replicas get seeds ``seed``, ``seed+1``, … (or random ones)."""
+    seed (``seed``, ``seed+1``, … or random); returns the ``queued`` jobs. Every check raises
+    before anything starts: the file (`InvalidTrainingFile`), the settings (None: the default),
+    the suffix, tags, key (``TINKER_API_KEY[_<NAME>]`` with ``key_env=NAME``), `tinker` extra."""
     settings = settings or load_settings()
     params = tinker_params(
         epochs=epochs,

@@ -1,7 +1,6 @@
-"""The training loop of a Tinker job, through the official `tinker` SDK: a LoRA training
-client (or one loaded from the saved state it resumes from), the examples rendered with the
-base model's tokenizer, batches in an order fixed by the seed, cross-entropy steps with the
-scheduled learning rate, and sampler weights plus a resume state every `save_every` steps."""
+"""A Tinker job's training loop through the `tinker` SDK: a LoRA client (new, or from the state
+it resumes), batches in an order fixed by the seed, cross-entropy steps at the scheduled rate,
+and sampler weights plus a resume state every `save_every` steps."""
 
 from __future__ import annotations
 

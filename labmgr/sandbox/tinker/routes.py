@@ -123,18 +123,10 @@ async def create_model(svc: TinkerService, req: Request) -> Response:
 
 async def get_info(svc: TinkerService, req: Request) -> Response:
     run = svc.run(req, req.json().get("model_id"))
-    data = {"arch": "lora", "model_name": run["base_model"]}
-    data["tokenizer_id"] = str(svc.tokenizer_folder)
-    return Response(
-        {
-            "type": "get_info",
-            "model_id": run["id"],
-            "model_data": data,
-            "is_lora": True,
-            "lora_rank": run["lora_rank"],
-            "model_name": run["base_model"],
-        }
-    )
+    base = run["base_model"]
+    data = {"arch": "lora", "model_name": base, "tokenizer_id": str(svc.tokenizer_folder)}
+    info = {"type": "get_info", "model_id": run["id"], "model_data": data, "is_lora": True}
+    return Response(info | {"lora_rank": run["lora_rank"], "model_name": base})
 
 
 async def forward_backward(svc: TinkerService, req: Request) -> Response:
@@ -243,8 +235,7 @@ def _checkpoint_view(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str, Any]:
     saved = [c for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
-    kinds = ("weights", "sampler_weights")
-    last = {kind: [c for c in saved if c["kind"] == kind] for kind in kinds}
+    last = {c["kind"]: _checkpoint_view(c) for c in saved}  # the newest of each kind
     return {
         "training_run_id": run["id"],
         "base_model": run["base_model"],
@@ -253,10 +244,8 @@ def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str
         "corrupted": False,
         "lora_rank": run["lora_rank"],
         "last_request_time": iso(run["last_request"]),
-        "last_checkpoint": _checkpoint_view(last["weights"][-1]) if last["weights"] else None,
-        "last_sampler_checkpoint": (
-            _checkpoint_view(last["sampler_weights"][-1]) if last["sampler_weights"] else None
-        ),
+        "last_checkpoint": last.get("weights"),
+        "last_sampler_checkpoint": last.get("sampler_weights"),
         "user_metadata": None,
     }
 
