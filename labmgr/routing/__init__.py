@@ -1,6 +1,6 @@
 """Which endpoint and key serve a model, for the runner and the job manager alike
-(`LabRouter`, `candidate_credentials`). Light to import: the database and SDK load on first
-use."""
+(`LabRouter`, `candidate_credentials`). Light to import: accounts, database and SDK load on
+first use."""
 
 from labmgr.routing._endpoint import ClientRouter, Endpoint, EnvRouter, NoEndpointError
 from labmgr.routing._lab_router import (

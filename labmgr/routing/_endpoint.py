@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from labmgr.accounts import OPENAI_DEFAULT_BASE_URL, tinker_base_url, tinker_key_envs
 from labmgr.capabilities import TINKER_MODEL_PATTERNS, is_tinker_checkpoint
 from labmgr.errors import LabmgrError
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # as `labmgr.accounts`, which loads on first use
 NO_TINKER_KEY_HINT = (
     "Tinker's models (tinker://… checkpoints, base models such as Qwen/Qwen3-8B) are "
     "served with a Tinker key: export TINKER_API_KEY (or TINKER_API_KEY_<NAME>); "
@@ -80,7 +80,7 @@ def goes_to_tinker(
         return True
     if not any(fnmatch.fnmatchcase(model, pattern) for pattern in patterns):
         return False
-    return has_key or fallback_url().rstrip("/") == OPENAI_DEFAULT_BASE_URL
+    return has_key or fallback_url().rstrip("/") == DEFAULT_BASE_URL
 
 
 def _env_key(name: str) -> Callable[[], str]:
@@ -103,9 +103,11 @@ class EnvRouter:
 
     def __init__(self, *, base_url: str | None = None, key_env: str = "OPENAI_API_KEY") -> None:
         self.key_env = key_env
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
     def endpoint_for(self, model: str) -> Endpoint:
+        from labmgr.accounts import tinker_key_envs
+
         tinker_keys = tinker_key_envs()
         if goes_to_tinker(
             model,
@@ -126,6 +128,8 @@ class EnvRouter:
 
 
 def _tinker_endpoint(model: str, key_envs: Sequence[str]) -> Endpoint:
+    from labmgr.accounts import tinker_base_url
+
     if not key_envs:
         raise NoEndpointError(
             f"no API key for {model}: set the environment variable TINKER_API_KEY",

@@ -24,23 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from labmgr.accounts import (
-    OPENAI_ENDPOINT,
-    TINKER_ENDPOINT,
-    Accounts,
-    Credential,
-    SharedModel,
-    discover_credentials,
-    openai_base_url,
-    shared_models,
-    tinker_key_envs,
-)
 from labmgr.capabilities import TINKER_MODEL_PATTERNS
 from labmgr.errors import LabmgrError
 from labmgr.routing._endpoint import Endpoint, NoEndpointError, goes_to_tinker
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
+    from labmgr.accounts import Accounts, Credential
     from labmgr.settings import Settings
 
 
@@ -60,6 +50,7 @@ def candidate_credentials(job: FinetuneJob, credentials: Sequence[Credential]) -
     """Keys that may see `job`, best first: the key that created it, then other keys of its
     project. A key of another project is left out when both projects are known; when the
     job's project is unknown (e.g. imported from llmcomp) every key of its endpoint is tried."""
+    from labmgr.accounts import OPENAI_ENDPOINT
 
     def may_see(credential: Credential) -> bool:
         if job.project_id and credential.project and credential.project != job.project_id:
@@ -83,6 +74,8 @@ class LabRouter:
     same key share one client, and each model is routed once per router."""
 
     def __init__(self, accounts: Accounts, owners: Mapping[str, FinetuneJob] | None = None):
+        from labmgr.accounts import shared_models
+
         self.accounts = accounts
         self.owners = dict(owners or {})  # the job of each fine-tuned model and checkpoint
         self.shared_models = shared_models(accounts.settings.shared_models_path)
@@ -93,6 +86,8 @@ class LabRouter:
     @classmethod
     def from_lab(cls, settings: Settings) -> LabRouter:
         """A router from the keys in the environment and the lab's database (read once)."""
+        from labmgr.accounts import Accounts
+
         return cls(Accounts(settings), _owners_from_database(settings.db_url))
 
     def key_for_shared_model(self, model: str) -> Credential | None:
@@ -109,6 +104,8 @@ class LabRouter:
                 if (credential.key_env, credential.fingerprint()) == known:
                     return credential
         import openai  # only when a model's key is looked up over the network
+
+        from labmgr.accounts import SharedModel
 
         for credential in credentials:
             try:
@@ -149,6 +146,8 @@ class LabRouter:
         return candidates[0]
 
     def _is_tinker(self, model: str) -> bool:
+        from labmgr.accounts import TINKER_ENDPOINT, openai_base_url
+
         configured = TINKER_ENDPOINT in self.accounts.settings.endpoints
         return goes_to_tinker(
             model,
@@ -159,6 +158,8 @@ class LabRouter:
 
     def _tinker_credential(self, model: str) -> Credential:
         """The Tinker key of the job that made `model`, else the first Tinker key."""
+        from labmgr.accounts import TINKER_ENDPOINT
+
         job = self.owners.get(model)
         trained_with = job.key_env if job is not None else None
         for credential in self.accounts.credentials:
@@ -174,6 +175,8 @@ class LabRouter:
             credential = self._credential(model)
         except LabmgrError as error:
             raise NoEndpointError(f"no key for {model}: {error.message}", hint=error.hint) from None
+        from labmgr.accounts import TINKER_ENDPOINT
+
         identity = f"{credential.base_url}|{credential.key_env}"
         endpoint = self._endpoints.get(identity)
         if endpoint is None:
@@ -219,6 +222,14 @@ class RoutingRule:
 
 def routing_rules(settings: Settings) -> list[RoutingRule]:
     """The steps above for this lab, first match first."""
+    from labmgr.accounts import (
+        OPENAI_ENDPOINT,
+        TINKER_ENDPOINT,
+        discover_credentials,
+        shared_models,
+        tinker_key_envs,
+    )
+
     rules = []
     for name, endpoint in settings.endpoints.items():
         if endpoint.models:
