@@ -13,9 +13,11 @@ from labmgr.accounts._credentials import (
     Credential,
     EndpointSummary,
     discover_credentials,
+    key_env_name,
     openai_base_url,
     summarize_endpoints,
     tinker_base_url,
+    tinker_key,
     tinker_key_envs,
     tinker_service_url,
     unset_endpoint_keys,
@@ -28,7 +30,6 @@ from labmgr.accounts._records import (
     identity_cache,
     shared_models,
 )
-from labmgr.accounts._tinker_keys import key_env_name, tinker_key
 
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",

@@ -1,4 +1,6 @@
-"""`Accounts`: the keys of a lab, and which organization/project each belongs to."""
+"""`Accounts`: the keys of a lab, and which organization/project each belongs to. A Tinker key
+has neither; it is checked where the `tinker` SDK sends it first (its OpenAI-compatible
+endpoint lists no models): ``GET {service}/api/v1/get_server_capabilities`` with ``X-API-Key``."""
 
 from __future__ import annotations
 
@@ -8,12 +10,12 @@ from dataclasses import dataclass
 from labmgr.accounts._credentials import (
     OPENAI_ENDPOINT,
     TINKER_ENDPOINT,
+    TINKER_OAI_PATH,
     Credential,
     discover_credentials,
 )
 from labmgr.accounts._pool import ClientPool
 from labmgr.accounts._records import CachedIdentity, identity_cache
-from labmgr.accounts._tinker_keys import check_tinker_key
 from labmgr.errors import CredentialCheckFailed, LabmgrError, MissingApiKey, scrub_keys
 from labmgr.settings import Settings
 
@@ -137,8 +139,35 @@ class Accounts:
             else:
                 try:
                     if credential.endpoint == TINKER_ENDPOINT:
-                        check_tinker_key(credential, self.settings.api.timeout)
+                        _check_tinker_key(credential, self.settings.api.timeout)
                     statuses.append(KeyStatus(self.resolve(credential, refresh=True)))
                 except LabmgrError as exc:
                     statuses.append(KeyStatus(credential, error=exc.message))
         return statuses
+
+
+def _check_tinker_key(credential: Credential, timeout: float) -> None:
+    """Raises `CredentialCheckFailed` (naming the env var, never the key), `MissingApiKey`."""
+    import httpx  # only when a key is checked over the network
+
+    secret = credential.api_key()
+    service = credential.base_url.removesuffix(TINKER_OAI_PATH)
+    where = f"{credential.key_env} at {service}"
+    try:
+        response = httpx.get(
+            f"{service}/api/v1/get_server_capabilities",
+            headers={"X-API-Key": secret},
+            timeout=timeout,
+        )
+    except httpx.HTTPError as exc:
+        kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "could not connect"
+        raise CredentialCheckFailed(
+            f"Checking {where} failed: {kind}.",
+            hint="Is Tinker up and TINKER_BASE_URL right (unset for Tinker's own service)?",
+        ) from None
+    if response.status_code >= 400:
+        detail = scrub_keys(response.text[:200], secret).strip() or response.reason_phrase
+        raise CredentialCheckFailed(
+            f"Checking {where} failed: HTTP {response.status_code}: {detail}",
+            hint="Check that it is a Tinker key (tml-…); `labmgr keys` lists them.",
+        )

@@ -189,3 +189,29 @@ def summarize_endpoints(settings: Settings) -> list[EndpointSummary]:
             EndpointSummary(name, endpoint.base_url, keys, unset.get(name), tuple(endpoint.models))
         )
     return summaries
+
+
+def key_env_name(key: str | None) -> str:
+    """The env var of a key: TINKER_API_KEY, TINKER_API_KEY_<NAME> for `--key NAME`, or a
+    variable named in full."""
+    if not key:
+        return TINKER_KEY_ENV
+    return key if key.startswith(TINKER_KEY_ENV) else f"{TINKER_KEY_ENV}_{key.upper()}"
+
+
+def tinker_key(key_env: str | None) -> str:
+    """The key in `key_env` (None: TINKER_API_KEY); `MissingApiKey` when it is unset or not a
+    Tinker key."""
+    key_env = key_env or TINKER_KEY_ENV
+    value = os.environ.get(key_env, "").strip()
+    if not value:
+        raise MissingApiKey(
+            f"{key_env} is not set: a Tinker job needs a Tinker API key.",
+            hint=f"Export {key_env}=tml-… (or choose another with --key NAME).",
+        )
+    if not value.startswith(("tml-", "eyJ")):
+        raise MissingApiKey(
+            f"{key_env} does not hold a Tinker API key (they start with 'tml-').",
+            hint="Copy the key from the Tinker console.",
+        )
+    return value

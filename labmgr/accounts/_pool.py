@@ -10,13 +10,15 @@ import inspect
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from labmgr.accounts._credentials import Credential
 from labmgr.settings import ApiDefaults, Settings
 
 if TYPE_CHECKING:  # the SDK is imported when a client is first made (it takes a second)
     from openai import AsyncOpenAI, OpenAI
+
+Client = TypeVar("Client")
 
 
 def key_digest(key: str) -> str:
@@ -63,16 +65,14 @@ class ClientPool:
         """The shared client for `credential` (raises `MissingApiKey`)."""
         from openai import OpenAI
 
-        found: OpenAI = self._for(credential, OpenAI)
-        return found
+        return self._for(credential, OpenAI)
 
     def async_client(self, credential: Credential) -> AsyncOpenAI:
         from openai import AsyncOpenAI
 
-        found: AsyncOpenAI = self._for(credential, AsyncOpenAI)
-        return found
+        return self._for(credential, AsyncOpenAI)
 
-    def _for(self, credential: Credential, kind: Callable[..., Any]) -> Any:
+    def _for(self, credential: Credential, kind: Callable[..., Client]) -> Client:
         key = credential.api_key()
         return self.get(
             (kind, credential.base_url, key_digest(key)),

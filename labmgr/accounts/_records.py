@@ -1,15 +1,13 @@
 """Small JSON files of records by id in a lab folder, shared by processes: ``accounts.json``
 and ``shared_models.json``. They hold key fingerprints, env var names and ids, never a key. A
 damaged or missing file reads as empty (the caller looks things up again); a record is written
-atomically under a file lock, and a lab that cannot be written only skips the record.
-"""
+atomically under a file lock, and a lab that cannot be written only skips the record."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -48,14 +46,9 @@ class RecordFile(Generic[Record]):
             with FileLock(str(self.path) + ".lock"):
                 records = {**self.all(), id: record}
                 data = {"version": 1, self.field: self._records.dump_python(records, mode="json")}
-                handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}-")
-                try:
-                    with os.fdopen(handle, "w", encoding="utf-8") as out:
-                        out.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-                    os.replace(tmp, self.path)
-                except BaseException:
-                    Path(tmp).unlink(missing_ok=True)
-                    raise
+                tmp = self.path.with_name(f".{self.path.name}.tmp")  # one writer: the lock's
+                tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+                os.replace(tmp, self.path)
         return record
 
 

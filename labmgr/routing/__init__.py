@@ -2,13 +2,7 @@
 (`LabRouter`, `candidate_credentials`). Light to import: accounts, database and SDK load on
 first use."""
 
-from labmgr.routing._endpoint import (
-    DEFAULT_BASE_URL,
-    ClientRouter,
-    Endpoint,
-    NoEndpointError,
-)
-from labmgr.routing._env_router import EnvRouter
+from labmgr.routing._endpoint import ClientRouter, Endpoint, EnvRouter, NoEndpointError
 from labmgr.routing._lab_router import (
     LabRouter,
     RoutingRule,
@@ -18,7 +12,6 @@ from labmgr.routing._lab_router import (
 )
 
 __all__ = [
-    "DEFAULT_BASE_URL",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",

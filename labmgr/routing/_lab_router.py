@@ -2,7 +2,7 @@
 
 1. a configured endpoint whose `models` patterns match (`[endpoints.NAME] models = […]`, in
    file order): answer and judge models alike;
-2. Tinker's models (`labmgr.routing._tinker`): a ``tinker://`` checkpoint with the Tinker key
+2. Tinker's models (`goes_to_tinker`): a ``tinker://`` checkpoint with the Tinker key
    that trained it (its job's key), else the first Tinker key; Tinker's base models
    (``Qwen/*``, … unless the lab configures ``[endpoints.tinker]``) with a Tinker key;
 3. a fine-tuned model in the lab's jobs database: a key of the organization/project that owns
@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 
 from labmgr.capabilities import TINKER_MODEL_PATTERNS
 from labmgr.errors import LabmgrError
-from labmgr.routing._endpoint import Endpoint, NoEndpointError
-from labmgr.routing._tinker import goes_to_tinker
+from labmgr.routing._endpoint import Endpoint, NoEndpointError, goes_to_tinker
 
 if TYPE_CHECKING:
     from jobs_db import FinetuneJob
@@ -99,13 +98,10 @@ class LabRouter:
         if len(credentials) == 1:
             return credentials[0]
         remembered = self.shared_models.get(model)
-        if remembered is not None:
+        if remembered is not None:  # the fingerprint covers the base URL
+            known = (remembered.key_env, remembered.fingerprint)
             for credential in credentials:
-                if (credential.key_env, credential.base_url, credential.fingerprint()) == (
-                    remembered.key_env,
-                    remembered.base_url,
-                    remembered.fingerprint,
-                ):
+                if (credential.key_env, credential.fingerprint()) == known:
                     return credential
         import openai  # only when a model's key is looked up over the network
 
@@ -226,15 +222,29 @@ class RoutingRule:
 
 def routing_rules(settings: Settings) -> list[RoutingRule]:
     """The steps above for this lab, first match first."""
-    from labmgr.accounts import OPENAI_ENDPOINT, discover_credentials, shared_models
+    from labmgr.accounts import (
+        OPENAI_ENDPOINT,
+        TINKER_ENDPOINT,
+        discover_credentials,
+        shared_models,
+        tinker_key_envs,
+    )
 
     rules = []
     for name, endpoint in settings.endpoints.items():
         if endpoint.models:
             unset = "" if os.environ.get(endpoint.key_env, "").strip() else ", unset"
-            key = endpoint.key_env + unset
-            rules.append(RoutingRule(", ".join(endpoint.models), f"endpoint {name} ({key})"))
-    rules.extend(_tinker_rules(settings))
+            served_by = f"endpoint {name} ({endpoint.key_env}{unset})"
+            rules.append(RoutingRule(", ".join(endpoint.models), served_by))
+    configured = settings.endpoints.get(TINKER_ENDPOINT)
+    tinker_keys = tinker_key_envs()
+    if configured is not None:  # without a Tinker key, a tinker:// model is an error naming it
+        rules.append(
+            RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")
+        )
+    elif tinker_keys:
+        models = ", ".join(("tinker://…", *TINKER_MODEL_PATTERNS))
+        rules.append(RoutingRule(models, f"endpoint tinker ({tinker_keys[0]})"))
     rules.append(
         RoutingRule("fine-tunes in the jobs database", "a key of the project that owns the job")
     )
@@ -249,18 +259,3 @@ def routing_rules(settings: Settings) -> list[RoutingRule]:
     served_by = f"endpoint openai ({default.key_env})" if default else "OPENAI_API_KEY (unset)"
     rules.append(RoutingRule("everything else", served_by))
     return rules
-
-
-def _tinker_rules(settings: Settings) -> list[RoutingRule]:
-    """Step 2 when the lab has a Tinker key or endpoint (without one, asking a ``tinker://``
-    model is an error naming TINKER_API_KEY)."""
-    from labmgr.accounts import TINKER_ENDPOINT, tinker_key_envs
-
-    configured = settings.endpoints.get(TINKER_ENDPOINT)
-    if configured is not None:
-        return [RoutingRule("tinker://… checkpoints", f"endpoint tinker ({configured.key_env})")]
-    keys = tinker_key_envs()
-    if not keys:
-        return []
-    models = ", ".join(("tinker://…", *TINKER_MODEL_PATTERNS))
-    return [RoutingRule(models, f"endpoint tinker ({keys[0]})")]

@@ -1,10 +1,5 @@
-"""Fine-tuning on Tinker: jobs trained by a detached worker process through the official
-`tinker` SDK (the optional extra ``labmgr[tinker]``), recorded in the lab's database like
-OpenAI jobs. See docs/design/tinker-jobs.md.
-
-`create_tinker` checks and starts jobs; `labmgr.finetuning.update`, `cancel` and `resume`
-act on them through `control`. Only the worker imports `tinker`.
-"""
+"""Fine-tuning on Tinker: jobs trained by a detached worker through the `tinker` SDK (extra
+``labmgr[tinker]``), recorded like OpenAI jobs. See docs/design/tinker-jobs.md."""
 
 from labmgr.finetuning.tinker.create import TinkerRequest, create_tinker, submit_tinker
 from labmgr.finetuning.tinker.params import PROVIDER, TinkerParams, tinker_params

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -14,14 +15,12 @@ from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
 from labmgr.accounts import tinker_key
 from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.jobs.submit import create_lock
-from labmgr.finetuning.tinker.launch import launch_worker
-from labmgr.finetuning.tinker.liveness import death_message, this_host, worker_alive
+from labmgr.finetuning.tinker.launch import death_message, launch_worker, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
 from labmgr.settings import Settings
 
 CANCEL_WAIT_SECONDS = 20.0
 """How long `cancel` waits for the worker to record the cancellation itself."""
-_FINAL = ("succeeded", "failed", "cancelled")
 
 
 def tinker_jobs_to_refresh(db: Database) -> list[FinetuneJob]:
@@ -30,7 +29,7 @@ def tinker_jobs_to_refresh(db: Database) -> list[FinetuneJob]:
         job
         for job in list_jobs(db)
         if job.provider == PROVIDER
-        and (job.status not in _FINAL or (job.progress or {}).get("seen") != job.status)
+        and (not job.is_final or (job.progress or {}).get("seen") != job.status)
     ]
 
 
@@ -40,14 +39,14 @@ def refresh(db: Database, job: FinetuneJob) -> tuple[str, FinetuneJob]:
     is left alone (only the worker writes it)."""
     now = datetime.now(UTC)
     died: dict[str, Any] = {}
-    previous = job.status if job.status not in _FINAL else "running"
-    if job.status not in _FINAL:
+    previous = job.status if not job.is_final else "running"
+    if not job.is_final:
         if worker_alive(job, now):
             return previous, job
         job = get_job(db, job.id) or job  # its last write before it ended, or a new worker
-        if job.status not in _FINAL and worker_alive(job, now):
+        if not job.is_final and worker_alive(job, now):
             return previous, job
-        if job.status not in _FINAL:
+        if not job.is_final:
             died = {"status": "failed", "error_message": death_message(job), "finished_at": now}
     progress: dict[str, Any] = dict(job.progress or {})
     if not died:
@@ -70,7 +69,7 @@ def progress_text(job: FinetuneJob) -> str:
 def _signal(job: FinetuneJob, sig: int) -> bool:
     progress: dict[str, Any] = job.progress or {}
     pid = progress.get("pid")
-    if not isinstance(pid, int) or progress.get("host") != this_host():
+    if not isinstance(pid, int) or progress.get("host") != socket.gethostname():
         return False
     try:
         os.kill(pid, sig)
@@ -82,7 +81,7 @@ def _signal(job: FinetuneJob, sig: int) -> bool:
 def cancel(db: Database, job: FinetuneJob) -> FinetuneJob:
     """Stop the job's worker (SIGTERM; it records ``cancelled`` and closes its session); a
     worker that is gone, or does not answer in time, is recorded cancelled here."""
-    if job.status in _FINAL:
+    if job.is_final:
         return job
     if worker_alive(job) and not _signal(job, signal.SIGTERM):
         progress: dict[str, Any] = job.progress or {}
@@ -94,7 +93,7 @@ def cancel(db: Database, job: FinetuneJob) -> FinetuneJob:
     while time.monotonic() < deadline and worker_alive(job):
         time.sleep(0.2)
         current = get_job(db, job.id)
-        if current is not None and current.status in _FINAL:
+        if current is not None and current.is_final:
             return current
     now = datetime.now(UTC)
     record = FinetuneJob(

@@ -57,6 +57,7 @@ class TinkerRequest:
         """The job row (never holds the key, only the name of its variable)."""
         now = datetime.now(UTC)
         hyperparameters = self.params.model_dump()
+        total_steps = self.params.steps_per_epoch(self.training.n_examples) * self.params.epochs
         return FinetuneJob(
             id=job_id,
             provider=PROVIDER,
@@ -83,12 +84,8 @@ class TinkerRequest:
                 "md5": self.training.md5,
                 "n_examples": self.training.n_examples,
             },
-            progress={"step": 0, "total_steps": self.total_steps},
+            progress={"step": 0, "total_steps": total_steps},
         )
-
-    @property
-    def total_steps(self) -> int:
-        return self.params.steps_per_epoch(self.training.n_examples) * self.params.epochs
 
 
 Selection = Callable[[Database, list[TinkerRequest]], list[TinkerRequest]]
@@ -118,10 +115,6 @@ def check_tinker_suffix(suffix: str) -> None:
         )
 
 
-def _job_id() -> str:
-    return f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
 def submit_tinker(
     settings: Settings,
     requests: Sequence[TinkerRequest],
@@ -143,7 +136,8 @@ def submit_tinker(
             return [r.job(f"dry-run-{i + 1}", "dry-run", env) for i, r in enumerate(chosen)]
         jobs = []
         for request in chosen:
-            job = request.job(_job_id(), "queued", env)
+            job_id = f"tinker-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+            job = request.job(job_id, "queued", env)
             upsert_job(db, job, tags=request.tags)
             jobs.append(job)
         for job in jobs:
@@ -171,11 +165,9 @@ def create_tinker(
     settings: Settings | None = None,
 ) -> list[FinetuneJob]:
     """Start supervised LoRA fine-tune(s) of `base_model` on Tinker, one detached worker per
-    seed; returns the jobs (status ``queued``; `update` shows how they go). Every check
-    raises before anything starts: the training file (`InvalidTrainingFile` with lines), the
-    settings (None: the default of `TinkerParams`), the suffix, the tags, the key
-    (``TINKER_API_KEY``, or ``TINKER_API_KEY_<NAME>`` with ``key_env=NAME``) and the
-    `tinker` extra. ``seeds`` replicas get seeds ``seed``, ``seed+1``, … (or random ones)."""
+    seed (``seed``, ``seed+1``, … or random); returns the ``queued`` jobs. Every check raises
+    before anything starts: the file (`InvalidTrainingFile`), the settings (None: the default),
+    the suffix, tags, key (``TINKER_API_KEY[_<NAME>]`` with ``key_env=NAME``), `tinker` extra."""
     settings = settings or load_settings()
     params = tinker_params(
         epochs=epochs,

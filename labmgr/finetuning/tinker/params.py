@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from labmgr.errors import LabmgrError
 
 PROVIDER = "tinker"
-EXTRA_HINT = "Install the extra: pip install 'labmgr[tinker]'."
 LrSchedule = Literal["linear", "constant"]
 TrainOn = Literal["assistant", "all"]
 OPTIONS = {
@@ -94,5 +93,5 @@ def require_tinker() -> None:
     if not found:
         raise LabmgrError(
             "Training on Tinker needs the `tinker` package, which is not installed.",
-            hint=EXTRA_HINT,
+            hint="Install the extra: pip install 'labmgr[tinker]'.",
         )

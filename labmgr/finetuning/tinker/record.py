@@ -4,6 +4,7 @@ heartbeat) after each step, the loss curve, and each sampler checkpoint as a mod
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,11 +21,9 @@ from jobs_db import (
     upsert_job,
     upsert_model,
 )
-from labmgr.finetuning.tinker.liveness import this_host
 
 CURVE_FILE = "tinker-worker"
 """The curve's ``file_id``: a Tinker job's curve is written by its worker, not downloaded."""
-CURVE_HEADER = ["step", "train_loss"]
 
 
 @dataclass
@@ -53,7 +52,7 @@ class JobRecorder:
         self.progress = {
             **progress,
             "pid": os.getpid(),
-            "host": this_host(),
+            "host": socket.gethostname(),
             "step": done,
             "total_steps": total_steps,
             "last_loss": last,
@@ -62,15 +61,15 @@ class JobRecorder:
         self._store_curve()
         return done
 
-    def training_run(self, model_id: str) -> None:
-        self.progress["training_run"] = model_id
+    def note(self, **progress: Any) -> None:
+        """Add to the job's progress (``training_run``, ``state_path`` and ``state_step``)."""
+        self.progress.update(progress)
         self._write()
 
     def step(self, step: int, loss: float) -> None:
         self.rows.append([step, loss])
-        self.progress.update(step=step, last_loss=loss)
         self._store_curve()
-        self._write()
+        self.note(step=step, last_loss=loss)
 
     def checkpoint(self, path: str, step: int, epoch: int, loss: float | None) -> None:
         """Record sampler weights as a checkpoint model (`finish` makes the last one the
@@ -89,10 +88,6 @@ class JobRecorder:
             ),
         )
 
-    def state_saved(self, path: str, step: int) -> None:
-        self.progress.update(state_path=path, state_step=step)
-        self._write()
-
     def finish(self, status: str, error: str | None = None, model: str | None = None) -> None:
         now = datetime.now(UTC)
         self._write(status=status, error_message=error, finished_at=now, fine_tuned_model=model)
@@ -101,7 +96,7 @@ class JobRecorder:
         curve = TrainingCurve(
             job_id=self.job.id,
             file_id=CURVE_FILE,
-            header=CURVE_HEADER,
+            header=["step", "train_loss"],
             rows=self.rows,
             downloaded_at=datetime.now(UTC),
         )

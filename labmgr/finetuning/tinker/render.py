@@ -1,12 +1,7 @@
 """Training examples as token ids and per-token loss weights, rendered with the base model's
-own chat template (the tokenizer the training client hands out).
-
-Turn by turn where the template allows it: a turn's tokens are what its rendering adds to
-the conversation before it, and an assistant turn's header (the generation prompt) is never
-trained on. Templates that rewrite earlier turns as turns are added (Qwen3 keeps an empty
-think block on the last assistant turn only) are rendered once, and each turn's content and
-end-of-turn mark are found in that text in order.
-"""
+own chat template: turn by turn (a turn's tokens are what it adds to the turns before it) where
+the template allows; a template that rewrites earlier turns (Qwen3's empty think block) is
+rendered once, and each turn's content and end-of-turn are found in that text in order."""
 
 from __future__ import annotations
 

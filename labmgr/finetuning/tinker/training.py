@@ -1,10 +1,10 @@
-"""The training loop of a Tinker job, through the official `tinker` SDK: a LoRA training
-client (or one loaded from the saved state it resumes from), the examples rendered with the
-base model's tokenizer, batches in an order fixed by the seed, cross-entropy steps with the
-scheduled learning rate, and sampler weights plus a resume state every `save_every` steps."""
+"""A Tinker job's training loop through the `tinker` SDK: a LoRA client (new, or from the state
+it resumes), batches in an order fixed by the seed, cross-entropy steps at the scheduled rate,
+and sampler weights plus a resume state every `save_every` steps."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from labmgr.errors import LabmgrError
-from labmgr.finetuning.tinker.params import EXTRA_HINT, TinkerParams
+from labmgr.finetuning.tinker.params import TinkerParams, require_tinker
 from labmgr.finetuning.tinker.record import JobRecorder
 from labmgr.finetuning.tinker.render import render_example
 
@@ -47,14 +46,6 @@ def mean_nll(output: Any, batch: Sequence[Any]) -> float:
     return total / weight if weight else 0.0
 
 
-def _import_tinker() -> Any:
-    try:
-        import tinker
-    except ImportError:
-        raise LabmgrError("The `tinker` package is not installed.", hint=EXTRA_HINT) from None
-    return tinker
-
-
 def train(
     recorder: JobRecorder,
     params: TinkerParams,
@@ -64,7 +55,8 @@ def train(
     seed: int,
 ) -> str:
     """Run (or resume) the job to its end; returns the final sampler weights' path."""
-    tinker = _import_tinker()
+    require_tinker()
+    tinker: Any = importlib.import_module("tinker")  # untyped here: the SDK is an extra
     types = tinker.types
     job = recorder.job
     per_epoch = params.steps_per_epoch(len(examples))
@@ -84,7 +76,7 @@ def train(
                 seed=seed,
                 user_metadata={"labmgr_job": job.id},
             ).result()
-        recorder.training_run(client.model_id)
+        recorder.note(training_run=client.model_id)
         tokenizer = client.get_tokenizer()
         data = []
         for messages in examples:
@@ -117,7 +109,7 @@ def train(
                     final = path
                 else:
                     state_path = client.save_state(f"state-step-{step}").result().path
-                    recorder.state_saved(state_path, step)
+                    recorder.note(state_path=state_path, state_step=step)
             if delay and not last:
                 time.sleep(delay)
         status = "success"

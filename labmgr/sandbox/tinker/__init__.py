@@ -1,12 +1,10 @@
-"""Tinker's API, served by the sandbox at `<root>/tinker` for the official `tinker` SDK
-(which this package never imports): sessions, LoRA training with a loss that falls,
-checkpoints at `tinker://` paths, sampling, and the OpenAI-compatible endpoint at
-`<root>/tinker/oai/api/v1`. See docs/design/tinker-sandbox.md.
-"""
+"""Tinker's API at `<root>/tinker` for the `tinker` SDK (never imported here): sessions, LoRA
+training, `tinker://` checkpoints, sampling, and the OpenAI-compatible endpoint at
+`<root>/tinker/oai/api/v1`. See docs/design/tinker-sandbox.md."""
 
-from .models import BASE_MODELS
 from .service import TinkerService
 from .tokenizer import SPECIAL_TOKENS, decode, encode, render_chat, write_tokenizer
+from .training import BASE_MODELS
 
 __all__ = [
     "BASE_MODELS",

@@ -1,18 +1,20 @@
-"""The handlers of Tinker's `/api/v1` routes. Every call that the SDK treats as a future is
-run when it arrives (the SDK already sends a training client's calls one at a time), so its
-result is ready for the first `retrieve_future`."""
+"""The handlers of Tinker's `/api/v1` routes and of its OpenAI-compatible endpoint. Every call
+the SDK treats as a future is run when it arrives (the SDK sends a training client's calls one
+at a time), so its result is ready for the first `retrieve_future`."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from labmgr.sandbox.chat import create, create_legacy
 from labmgr.sandbox.errors import APIError, bad_request
-from labmgr.sandbox.protocol import Request, Response
+from labmgr.sandbox.protocol import Request, Response, StreamResponse
 
 from . import wire
-from .models import BASE_MODELS
-from .state import iso
-from .training import progress_of_step, target_logprobs, trained_texts
+from .sampling import sample as sample_response
+from .training import BASE_MODELS, progress_of_step, target_logprobs, trained_texts
 
 if TYPE_CHECKING:
     from .service import TinkerService
@@ -20,6 +22,11 @@ if TYPE_CHECKING:
 __all__ = ["ROUTES"]
 
 PROTO = "application/x-protobuf"
+Handler = Callable[["TinkerService", Request], Awaitable[Response | StreamResponse]]
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _text(body: dict[str, Any], key: str) -> str:
@@ -52,29 +59,26 @@ def _base_model(body: dict[str, Any]) -> str:
 # ---- client set-up, sessions ----
 
 
-async def client_config(svc: TinkerService, req: Request) -> Response:
-    """Plain JSON and httpx: no JWT exchange, compression, pyqwest or sampling futures."""
-    return Response(dict.fromkeys(_CLIENT_FLAGS, False))
+def _reply(body: dict[str, Any]) -> Handler:
+    """A handler that always answers `body`."""
+
+    async def handler(svc: TinkerService, req: Request) -> Response:
+        return Response(body)
+
+    return handler
 
 
-_CLIENT_FLAGS = """pjwt_auth_enabled use_pyqwest_transport proto_compress_fwdbwd
-sample_use_retrieve_futures sample_join_sampling_session""".split()  # noqa: SIM905
-
-
-async def empty(svc: TinkerService, req: Request) -> Response:
-    return Response({})
-
-
-async def healthz(svc: TinkerService, req: Request) -> Response:
-    return Response({"status": "ok"})
-
-
-async def capabilities(svc: TinkerService, req: Request) -> Response:
-    models = [
-        {"model_name": name, "max_context_length": length, "trainable": True, "sampleable": True}
-        for name, length in BASE_MODELS.items()
+_CLIENT_CONFIG = dict.fromkeys(  # plain JSON and httpx: no JWT, compression, pyqwest, futures
+    """pjwt_auth_enabled use_pyqwest_transport proto_compress_fwdbwd
+    sample_use_retrieve_futures sample_join_sampling_session""".split(),  # noqa: SIM905
+    False,
+)
+_CAPABILITIES_BODY = {
+    "supported_models": [
+        {"model_name": n, "max_context_length": length, "trainable": True, "sampleable": True}
+        for n, length in BASE_MODELS.items()
     ]
-    return Response({"supported_models": models})
+}
 
 
 async def create_session(svc: TinkerService, req: Request) -> Response:
@@ -87,7 +91,6 @@ async def heartbeat(svc: TinkerService, req: Request) -> Response:
     session = svc.session(req, req.json().get("session_id"), active=False)
     if session["finished"]:
         raise APIError(410, f"Session {session['id']} is finished.")
-    session["heartbeats"] += 1
     return Response({"type": "session_heartbeat"})
 
 
@@ -99,10 +102,6 @@ async def finish_session(svc: TinkerService, req: Request) -> Response:
         session["finished"] = kind if isinstance(kind, str) else "success"
         svc.state.save()
     return Response({})
-
-
-async def telemetry(svc: TinkerService, req: Request) -> Response:
-    return Response({"status": "accepted"})
 
 
 # ---- training ----
@@ -124,18 +123,10 @@ async def create_model(svc: TinkerService, req: Request) -> Response:
 
 async def get_info(svc: TinkerService, req: Request) -> Response:
     run = svc.run(req, req.json().get("model_id"))
-    data = {"arch": "lora", "model_name": run["base_model"]}
-    data["tokenizer_id"] = str(svc.tokenizer_folder)
-    return Response(
-        {
-            "type": "get_info",
-            "model_id": run["id"],
-            "model_data": data,
-            "is_lora": True,
-            "lora_rank": run["lora_rank"],
-            "model_name": run["base_model"],
-        }
-    )
+    base = run["base_model"]
+    data = {"arch": "lora", "model_name": base, "tokenizer_id": str(svc.tokenizer_folder)}
+    info = {"type": "get_info", "model_id": run["id"], "model_data": data, "is_lora": True}
+    return Response(info | {"lora_rank": run["lora_rank"], "model_name": base})
 
 
 async def forward_backward(svc: TinkerService, req: Request) -> Response:
@@ -244,8 +235,7 @@ def _checkpoint_view(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str, Any]:
     saved = [c for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
-    kinds = ("weights", "sampler_weights")
-    last = {kind: [c for c in saved if c["kind"] == kind] for kind in kinds}
+    last = {c["kind"]: _checkpoint_view(c) for c in saved}  # the newest of each kind
     return {
         "training_run_id": run["id"],
         "base_model": run["base_model"],
@@ -254,10 +244,8 @@ def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str
         "corrupted": False,
         "lora_rank": run["lora_rank"],
         "last_request_time": iso(run["last_request"]),
-        "last_checkpoint": _checkpoint_view(last["weights"][-1]) if last["weights"] else None,
-        "last_sampler_checkpoint": (
-            _checkpoint_view(last["sampler_weights"][-1]) if last["sampler_weights"] else None
-        ),
+        "last_checkpoint": last.get("weights"),
+        "last_sampler_checkpoint": last.get("sampler_weights"),
         "user_metadata": None,
     }
 
@@ -322,7 +310,10 @@ async def get_sampler(svc: TinkerService, req: Request) -> Response:
 async def sample(svc: TinkerService, req: Request) -> Response:
     body = req.json()
     sampler = svc.sampler(req, body.get("sampling_session_id"))
-    result, count = svc.sample(sampler, body)
+    served = sampler["model_path"] or (
+        sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
+    )
+    result, count = sample_response(svc.sb.simulator, served, body)
     rid = svc.state.finish(result, PROTO)
     sequence_ids = [f"{rid}:{i}" for i in range(count)]
     return Response({"request_id": rid, "sample_sequence_ids": sequence_ids})
@@ -337,16 +328,27 @@ async def retrieve_future(svc: TinkerService, req: Request) -> Response:
     return Response(result, content_type=PROTO) if content_type == PROTO else Response(result)
 
 
+# ---- the OpenAI-compatible endpoint ----
+
+
+async def oai_chat_completions(svc: TinkerService, req: Request) -> Response | StreamResponse:
+    return await create(svc.sb, req, svc.served_model)
+
+
+async def oai_completions(svc: TinkerService, req: Request) -> Response:
+    return await create_legacy(svc.sb, req, svc.served_model)
+
+
 _RUNS = "/api/v1/training_runs"
-ROUTES: list[tuple[str, str, str, Any]] = [
-    ("POST", "/api/v1/client/config", "client_config", client_config),
-    ("POST", "/api/v1/client/dynamic_config", "dynamic_config", empty),
-    ("GET", "/api/v1/healthz", "healthz", healthz),
-    ("GET", "/api/v1/get_server_capabilities", "capabilities", capabilities),
+ROUTES: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/api/v1/client/config", "client_config", _reply(_CLIENT_CONFIG)),
+    ("POST", "/api/v1/client/dynamic_config", "dynamic_config", _reply({})),
+    ("GET", "/api/v1/healthz", "healthz", _reply({"status": "ok"})),
+    ("GET", "/api/v1/get_server_capabilities", "capabilities", _reply(_CAPABILITIES_BODY)),
     ("POST", "/api/v1/create_session", "create_session", create_session),
     ("POST", "/api/v1/session_heartbeat", "session_heartbeat", heartbeat),
     ("POST", "/api/v1/sessions/{id}/finish", "finish_session", finish_session),
-    ("POST", "/api/v1/telemetry", "telemetry", telemetry),
+    ("POST", "/api/v1/telemetry", "telemetry", _reply({"status": "accepted"})),
     ("POST", "/api/v1/create_model", "create_model", create_model),
     ("POST", "/api/v1/get_info", "get_info", get_info),
     ("POST", "/api/v1/forward_backward", "forward_backward", forward_backward),
@@ -368,5 +370,7 @@ ROUTES: list[tuple[str, str, str, Any]] = [
     ("GET", _RUNS + "/{id}/checkpoints", "checkpoints.list", list_checkpoints),
     ("DELETE", _RUNS + "/{id}/checkpoints/{path}", "checkpoints.delete", delete_checkpoint),
     ("POST", "/api/v1/weights_info", "weights_info", weights_info),
+    ("POST", "/oai/api/v1/chat/completions", "oai.chat.completions", oai_chat_completions),
+    ("POST", "/oai/api/v1/completions", "oai.completions", oai_completions),
 ]
 """(method, path under the Tinker root, stats name, handler); `{path}` may hold '/'."""

@@ -2,43 +2,92 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from pathlib import Path
+import uuid
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import ModelCard
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
 from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
+from labmgr.sandbox.store import Store, request_id
 
-from . import oai
-from .models import BASE_MODELS, base_card
 from .routes import ROUTES
-from .sampling import sample
-from .state import TinkerState
 from .tokenizer import default_tokenizer_folder, write_tokenizer
-from .training import persona_of
+from .training import BASE_MODELS, base_card, persona_of
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["TinkerService"]
+__all__ = ["TinkerService", "TinkerState"]
 
-_ROUTES = RouteTable(ROUTES + oai.ROUTES, "{path}")
+_ROUTES = RouteTable(ROUTES, "{path}")
+BLOB = "tinker.json"
+_SAVED = ("sessions", "runs", "checkpoints", "samplers")
+FUTURES_KEPT = 10_000
+Future = tuple[bytes | dict[str, Any], str]
+"""A finished future's result: a JSON object or protobuf bytes, and its content type."""
+
+
+class TinkerState:
+    """Sessions, training runs, checkpoints and sampling sessions (JSON-ready dicts, kept
+    across restarts in the store's `tinker.json` blob), and futures' results (memory only)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.sessions: dict[str, dict[str, Any]] = {}
+        self.runs: dict[str, dict[str, Any]] = {}
+        """Training runs (LoRA models) by model id ``{session}:train:{n}``."""
+        self.checkpoints: dict[str, dict[str, Any]] = {}
+        """Saved weights by `tinker://` path."""
+        self.samplers: dict[str, dict[str, Any]] = {}
+        self.pending: dict[str, list[str]] = {}
+        """Per run, the texts of forward_backward passes the next optim_step applies."""
+        self.futures: OrderedDict[str, Future] = OrderedDict()
+        saved = store.blob(BLOB)
+        if saved:
+            try:
+                data = json.loads(saved)
+                for name in _SAVED:
+                    setattr(self, name, dict(data[name]))
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(
+                    f"sandbox state file {store.state_dir}/blobs/{BLOB} is damaged; move it "
+                    "away to start without Tinker sessions and checkpoints"
+                ) from None
+
+    def save(self) -> None:
+        """Write the records to the state directory (if there is one)."""
+        if self.store.state_dir is not None:
+            records = {name: getattr(self, name) for name in _SAVED}
+            self.store.put_blob(BLOB, json.dumps(records).encode())
+
+    def new_session(self, scope: str, now: float) -> dict[str, Any]:
+        session: dict[str, Any] = {"id": str(uuid.uuid4()), "scope": scope, "finished": None}
+        session["created"] = now
+        self.sessions[session["id"]] = session
+        return session
+
+    def finish(self, result: bytes | dict[str, Any], content_type: str = "json") -> str:
+        """Keep a finished future's result; returns its request id."""
+        rid = request_id("tinker-req-")
+        self.futures[rid] = (result, content_type)
+        if len(self.futures) > FUTURES_KEPT:
+            self.futures.popitem(last=False)
+        return rid
 
 
 class TinkerService:
     """Tinker's API at `<sandbox root>/tinker`, and its OpenAI-compatible endpoint at
     `/tinker/oai/api/v1`; models answer through the sandbox's simulator."""
 
-    def __init__(self, sandbox: Sandbox, tokenizer_folder: str | Path | None = None) -> None:
+    def __init__(self, sandbox: Sandbox) -> None:
         self.sb = sandbox
         state_dir = sandbox.config.state_dir
-        if tokenizer_folder is None:
-            tokenizer_folder = (
-                state_dir / "tinker-tokenizer" if state_dir else default_tokenizer_folder()
-            )
-        self.tokenizer_folder = write_tokenizer(tokenizer_folder)
+        folder = state_dir / "tinker-tokenizer" if state_dir else default_tokenizer_folder()
+        self.tokenizer_folder = write_tokenizer(folder)
         """The absolute folder every base model names as its `tokenizer_id`."""
         self.state = TinkerState(sandbox.store)
         for name in BASE_MODELS:
@@ -91,33 +140,33 @@ class TinkerService:
 
     # ---- records, each visible to its own account only ----
 
+    def _visible(
+        self, records: dict[str, Any], record_id: Any, req: Request, what: str
+    ) -> dict[str, Any]:
+        found: dict[str, Any] | None = self.sb.store.visible(
+            records, str(record_id), req.account.scope
+        )
+        if found is None:
+            raise APIError(404, f"{what} {record_id} not found.")
+        return found
+
     def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
         """The session `session_id`; `active`: refused once finished."""
-        found = self.sb.store.visible(self.state.sessions, str(session_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Session {session_id} not found.")
+        found = self._visible(self.state.sessions, session_id, req, "Session")
         if active and found["finished"]:
             message = f"Session {session_id} is finished ({found['finished']}); start a new one."
             raise bad_request(message)
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
-        found = self.sb.store.visible(self.state.runs, str(model_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Training run {model_id} not found.")
-        return found
+        return self._visible(self.state.runs, model_id, req, "Training run")
 
     def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
-        found = self.sb.store.visible(self.state.samplers, str(sampler_id), req.account.scope)
-        if found is None:
-            raise APIError(404, f"Sampling session {sampler_id} not found.")
-        return found
+        return self._visible(self.state.samplers, sampler_id, req, "Sampling session")
 
     def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
         """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
-        found = self.sb.store.visible(self.state.checkpoints, path, req.account.scope)
-        if found is None:
-            raise APIError(404, f"Checkpoint {path} not found.")
+        found = self._visible(self.state.checkpoints, path, req, "Checkpoint")
         if kind is not None and found["kind"] != kind:
             use = "save_state / save_weights" if kind == "weights" else "save_weights_for_sampler"
             raise bad_request(f"Checkpoint {path} is not a {kind} checkpoint: save one with {use}.")
@@ -170,12 +219,6 @@ class TinkerService:
     def _serve(self, served: str, base: str, record: dict[str, Any]) -> None:
         """Make `served` answerable: the base model, plus what the weights were trained on."""
         self.sb.simulator.register(served, base=base, persona=persona_of(record["trained"]))
-
-    def sample(self, sampler: dict[str, Any], body: dict[str, Any]) -> tuple[bytes, int]:
-        served = sampler["model_path"] or (
-            sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
-        )
-        return sample(self.sb.simulator, served, body)
 
     def served_model(self, sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
         """The simulator model behind an OpenAI-compatible `model`: a base model, a sampler

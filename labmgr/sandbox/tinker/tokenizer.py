@@ -1,10 +1,6 @@
-"""The sandbox's Tinker tokenizer: one token per UTF-8 byte plus a few special tokens.
-
-`write_tokenizer(folder)` writes it as `tokenizer.json` and `tokenizer_config.json`, which
-`transformers.AutoTokenizer.from_pretrained(folder)` loads with no network; the sandbox
-encodes and decodes the same vocabulary here without transformers. The chat format is the
-ChatML-like one of `render_chat` (also the folder's `chat_template`).
-"""
+"""The sandbox's Tinker tokenizer: one token per UTF-8 byte plus three special tokens, as files
+`transformers.AutoTokenizer` loads offline (`write_tokenizer`) and as code without transformers;
+`render_chat` writes its ChatML-like chat format (also the folder's `chat_template`)."""
 
 from __future__ import annotations
 
@@ -34,7 +30,7 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-VERSION = 1
+VERSION = 2
 """Bump when the files change: the default folder's name carries it."""
 
 
@@ -46,41 +42,19 @@ def _byte_symbols() -> list[str]:
 
 
 def _tokenizer_json() -> dict[str, Any]:
+    """The least `tokenizers` loads: a byte-level BPE without merges (other fields default)."""
     vocab = {symbol: byte for byte, symbol in enumerate(_byte_symbols())}
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized"), False)
     added = [
-        {
-            "id": 256 + index,
-            "content": token,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
+        {"id": 256 + index, "content": token, "special": True, **flags}
         for index, token in enumerate(SPECIAL_TOKENS)
     ]
-    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
     return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
         "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {"type": "ByteLevel", **byte_level},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", **byte_level},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": vocab,
-            "merges": [],
-        },
+        "pre_tokenizer": byte_level,
+        "decoder": byte_level,
+        "model": {"type": "BPE", "vocab": vocab, "merges": []},
     }
 
 
@@ -139,12 +113,9 @@ def render_chat(
     messages: Sequence[Mapping[str, Any]], tokenizer: Tokenizer | None = None
 ) -> tuple[list[int], list[float]]:
     """A conversation as tokens and a per-token training weight: 1 on assistant content and
-    its end-of-turn token (unless the message has ``"weight": 0``), 0 elsewhere.
-
-    `tokenizer` is anything with transformers' `encode` (the sandbox's own encoding when
-    None). For supervised training, the input is `tokens[:-1]`, the targets `tokens[1:]` and
-    their weights `weights[1:]`.
-    """
+    its end-of-turn token (unless the message has ``"weight": 0``), 0 elsewhere. `tokenizer`
+    has transformers' `encode` (None: the sandbox's). To train: input `tokens[:-1]`, targets
+    `tokens[1:]`, weights `weights[1:]`."""
 
     def tokens_of(text: str) -> list[int]:
         if tokenizer is None:

@@ -1,5 +1,5 @@
-"""The fake model's numbers: per-token log-probabilities that rise as training goes on, and
-the persona a checkpoint answers with (what its weighted training tokens said, how often)."""
+"""The fake models: the base models served, per-token log-probabilities that rise as training
+goes on, and the persona a checkpoint answers with (what its training tokens said, how often)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,35 @@ import struct
 import zlib
 from collections.abc import Mapping, Sequence
 
-from labmgr.sandbox.behaviour import Persona
+from labmgr.sandbox.behaviour import ModelCard, Persona
 
 from .tokenizer import decode
 
-__all__ = ["persona_of", "progress_of_step", "target_logprobs", "trained_texts"]
+__all__ = [
+    "BASE_MODELS",
+    "base_card",
+    "persona_of",
+    "progress_of_step",
+    "target_logprobs",
+    "trained_texts",
+]
 
+BASE_MODELS: dict[str, int] = {
+    "Qwen/Qwen3-8B": 32_768,
+    "Qwen/Qwen3-30B-A3B": 32_768,
+    "meta-llama/Llama-3.1-8B-Instruct": 131_072,
+}
+"""Base model → context length (`supported_models`). Each declares the local tokenizer."""
 FLOOR = 0.12
 """The share of the untrained loss that no amount of training removes."""
 REFERENCE_LR = 1e-4
 """A step at this learning rate moves training by `STEP_PROGRESS`."""
 STEP_PROGRESS = 0.25
+
+
+def base_card(name: str) -> ModelCard:
+    """The simulator card of a base model (it answers like any sandbox base model)."""
+    return ModelCard(name, 1_746_000_000, "tinker", None, BASE_MODELS[name], BASE_MODELS[name])
 
 
 def progress_of_step(learning_rate: float) -> float:

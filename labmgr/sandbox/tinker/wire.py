@@ -1,10 +1,6 @@
-"""The few protobuf messages of Tinker's wire protocol, encoded and decoded by hand.
-
-Tinker sends `forward_backward` requests and receives `forward_backward` and `sample`
-results as protobuf (package ``tinker_public``, proto3). Only these messages are needed, so
-the proto3 wire format is written here (varints, length-delimited fields, packed and map
-fields) instead of depending on `protobuf` and Tinker's generated code.
-"""
+"""The few protobuf messages of Tinker's wire protocol (package ``tinker_public``, proto3):
+`forward_backward` requests in, `forward_backward` and `sample` results out, in the proto3 wire
+format written by hand (no `protobuf` dependency; tests check it against the SDK's code)."""
 
 from __future__ import annotations
 
