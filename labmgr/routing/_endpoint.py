@@ -71,16 +71,21 @@ class ClientRouter(Protocol):
 
 
 def goes_to_tinker(
-    model: str, patterns: Sequence[str], *, has_key: bool, fallback_url: Callable[[], str]
+    model: str,
+    patterns: Sequence[str],
+    *,
+    has_key: Callable[[], bool],
+    fallback_url: Callable[[], str],
 ) -> bool:
     """Whether `model` is Tinker's: a checkpoint (``tinker://…``) always; an id matching
-    `patterns` (``Qwen/Qwen3-8B``, …) when a Tinker key is set, or when it would otherwise go
-    to `fallback_url` = OpenAI's API, which never serves them (so TINKER_API_KEY is named)."""
+    `patterns` (``Qwen/Qwen3-8B``, …) when a Tinker key is set (`has_key()`, asked only then),
+    or when it would otherwise go to `fallback_url` = OpenAI's API, which never serves them
+    (so TINKER_API_KEY is named)."""
     if is_tinker_checkpoint(model):
         return True
     if not any(fnmatch.fnmatchcase(model, pattern) for pattern in patterns):
         return False
-    return has_key or fallback_url().rstrip("/") == DEFAULT_BASE_URL
+    return has_key() or fallback_url().rstrip("/") == DEFAULT_BASE_URL
 
 
 def _env_key(name: str) -> Callable[[], str]:
@@ -108,14 +113,13 @@ class EnvRouter:
     def endpoint_for(self, model: str) -> Endpoint:
         from labmgr.accounts import tinker_key_envs
 
-        tinker_keys = tinker_key_envs()
         if goes_to_tinker(
             model,
             TINKER_MODEL_PATTERNS,
-            has_key=bool(tinker_keys),
+            has_key=lambda: bool(tinker_key_envs()),
             fallback_url=lambda: self.base_url,
         ):
-            return _tinker_endpoint(model, tinker_keys)
+            return _tinker_endpoint(model, tinker_key_envs())
         if not self.base_url.startswith(("http://", "https://")):
             raise NoEndpointError(
                 f"the base URL {self.base_url!r} must start with http:// or https://",

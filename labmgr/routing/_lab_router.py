@@ -152,7 +152,7 @@ class LabRouter:
         return goes_to_tinker(
             model,
             () if configured else TINKER_MODEL_PATTERNS,
-            has_key=any(c.endpoint == TINKER_ENDPOINT for c in self.accounts.credentials),
+            has_key=lambda: any(c.endpoint == TINKER_ENDPOINT for c in self.accounts.credentials),
             fallback_url=openai_base_url,
         )
 
