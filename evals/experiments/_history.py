@@ -1,11 +1,5 @@
 """`run_history`: a score's group means over several runs of the same questions, by run date,
-each change from one run to the next tested.
-
-Each run's group is reduced to its seeds' means (each model averaged over the questions
-first) and compared with the group's previous run as `compare_groups` compares two groups,
-Holm over every change. Runs are taken as independent draws (conservative when they share
-models).
-"""
+each change from one run to the next tested as `compare_groups` tests two groups."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""A grid factor's levels compared within each group: does the score move with the level
-(does the answer follow the asker's side)?
-
-The comparison is paired within models: each model's own difference between the level and
-the baseline level is one observation, and the group's difference is their mean with a t
-interval over models, its variance floored as in `seed_interval`. Seed-to-seed differences
-in overall level cancel in the pair, which makes it sharper than comparing two groups. A group
-of one model has only its sampling noise. p-values are Holm-adjusted over every row.
-"""
+"""A grid factor's levels compared within each group, paired within models (each model's own
+difference is one observation; docs/design/statistics.md)."""
 
 from __future__ import annotations
 
