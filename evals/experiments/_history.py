@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from evals.errors import RunOptionsError
@@ -23,8 +22,8 @@ from evals.stats import (
     headline_score,
     holm,
     interval_of,
+    score_cells,
     score_scale,
-    seed_means,
 )
 
 if TYPE_CHECKING:
@@ -109,29 +108,11 @@ def _seeds(
     run: Run, questions: Sequence[str], name: str
 ) -> tuple[dict[str, SeedMeans], Scale | None]:
     """Each group's seed means of `name` over `questions` (each model averaged over them)."""
-    values, models, groups, topics = [], [], [], []
-    scale: Scale | None = None
-    for question in questions:
-        score = _score_of(run, question, name)
-        if score is None:
-            continue
-        frame = run.samples(question)
-        if isinstance(score, Metric):
-            values.append(score.values(frame))
-        else:
-            values.append(pd.to_numeric(frame[score], errors="coerce").to_numpy(dtype=float))
-        models.append(frame["model"].to_numpy())
-        groups.append(frame["group"].astype(str).to_numpy())
-        topics.append(np.full(len(frame), question, dtype=object))
-        scale = scale or run.scales(question).get(name) or score_scale(score)
-    if not values:
-        return {}, scale
-    value, model, group, topic = (np.concatenate(x) for x in (values, models, groups, topics))
-    share = scale is not None and scale.is_share
-    return {
-        g: seed_means(value[group == g], model[group == g], topic[group == g], share=share)
-        for g in dict.fromkeys(group.tolist())
-    }, scale
+    scores = {q: [score] for q in questions if (score := _score_of(run, q, name)) is not None}
+    frames = {q: run.samples(q) for q in scores}
+    _, pools = score_cells(frames, scores, (), {q: run.scales(q) for q in scores})
+    seeds = {str(group): pool.seeds() for (_, group, _), pool in pools.items()}
+    return seeds, next((pool.scale for pool in pools.values()), None)
 
 
 def _judge_model(run: Run, questions: Sequence[str]) -> str:

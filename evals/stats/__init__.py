@@ -30,7 +30,14 @@ from evals.stats._compare import (
     holm,
 )
 from evals.stats._costs import COST_COLUMNS, SAMPLE_COST_COLUMNS, PriceShare, cost_table
-from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels, score_columns
+from evals.stats._frames import (
+    ALL_QUESTIONS,
+    Score,
+    ScoreScales,
+    folded_levels,
+    score_cells,
+    score_columns,
+)
 from evals.stats._headline import (
     comparison_sentence,
     digits_for,
@@ -127,6 +134,7 @@ __all__ = [
     "paired_difference",
     "plain_bootstrap",
     "score_bins",
+    "score_cells",
     "score_columns",
     "score_scale",
     "seed_interval",

@@ -17,11 +17,7 @@ from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
-COMPARISON_COLUMNS = [
-    "question",
-    "score",
-    "group",
-    "baseline",
+DIFFERENCE_COLUMNS = [
     "n_models",
     "n_models_baseline",
     "mean",
@@ -36,6 +32,8 @@ COMPARISON_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
+"""The columns `difference_row` gives a difference, in order."""
+COMPARISON_COLUMNS = ["question", "score", "group", "baseline", *DIFFERENCE_COLUMNS]
 """`difference` = `mean` − `mean_baseline` with its interval and two-sided `p_value`;
 `p_adjusted`: Holm over every row of the call. `sampling_only`: the group has one model, so
 the comparison speaks of that model, not of its recipe."""

@@ -10,30 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evals.stats._compare import Difference, difference_row, holm, t_test
+from evals.stats._compare import DIFFERENCE_COLUMNS, Difference, difference_row, holm, t_test
 from evals.stats._frames import ALL_QUESTIONS, Cell, Pool, Score, ScoreScales, score_cells
 from evals.stats._metrics import Metric
 from evals.stats._seeds import SeedMeans, seed_means
 
 LEVEL_COMPARISON_COLUMNS = [
-    "question",
-    "score",
-    "group",
-    "factor",
-    "level",
-    "baseline_level",
-    "n_models",
-    "mean",
-    "mean_baseline",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "method",
-    "sampling_only",
-    "scale_low",
-    "scale_high",
+    *("question", "score", "group", "factor", "level", "baseline_level"),
+    *(column for column in DIFFERENCE_COLUMNS if column != "n_models_baseline"),
 ]
 """`difference` = `mean` (the group at `level`) − `mean_baseline` (at `baseline_level`),
 paired within models; `method` `paired-t` (seeds) or `sampling` (one model)."""
