@@ -1,10 +1,5 @@
 """evals: questions asked of model groups, cached runs, statistics, figures and reports
-(the packages behind this face: docs/design/architecture.md).
-
-from evals import Question, load_questions, groups
-q = Question.create(type="free_form", name="wish", paraphrases=["…"], samples_per_paraphrase=10)
-df = q.df({"base": ["gpt-4.1-mini"], "tuned": ["ft:gpt-4.1-mini:…"]})
-"""
+(the packages behind this face: docs/design/architecture.md)."""
 
 import importlib
 from typing import TYPE_CHECKING, Any

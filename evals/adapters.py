@@ -1,17 +1,5 @@
-"""Per-model request hooks: change the parameters sent to matching models (llmcomp's
-`ModelAdapter.register`).
-
-    def terse(params, model):
-        return {**params, "verbosity": "low"}
-
-    q.df(groups, adapters=[Adapter("gpt-5*", terse)])   # explicit, or for a notebook:
-    adapters.register("gpt-5*", terse)                 # every context made from now on
-
-A hook receives a copy of the request's parameters (everything but `model` and `messages`)
-and the model id, and returns the parameters to send. Hooks run last (after the capability
-table and adapting), in order, each on the previous one's result, unchecked. The cache key
-covers what is sent, so a hook that changes a request changes its key.
-"""
+"""Per-model request hooks (llmcomp's `ModelAdapter.register`): `Adapter("gpt-5*", hook)` or
+`adapters.register(...)`; a hook gets the parameters and model id and returns what to send."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Model groups: `{group name: [model, …]}`, written by hand or taken from a lab's jobs database.
-
-from evals import groups
-groups.manual({"base": ["gpt-4.1-mini"], "tuned": ["ft:…", "ft:…"]})
-groups.from_db("suffix", base_model="gpt-4.1-mini")           # the lab found the usual way
-groups.from_db("tag:condition", lab=settings)                # or the lab given
-groups, facts = groups.groups_from_database(url, by="suffix")   # with job, step, epoch per model
-
-The base model is a group of its own by default (`include_base=True`), named after the base.
-"""
+"""Model groups: `{group name: [model, …]}`, written by hand (`manual`) or taken from a lab's
+jobs database (`from_db`, `groups_from_database`)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
 """Experiments: ask questions of model groups into a run folder with its report, estimate a
-run, judge or report a run again, follow a score over runs.
-
-from evals.experiments import report_run, run_questions
-run = run_questions(load_questions("questions.yaml"), groups, baseline="gpt-4.1-mini", lab=lab)
-run.summary          # question × group × score and metric: mean, 95% CI, refusal rate
-run.comparisons      # each group against the baseline: difference, 95% CI, Holm-adjusted p
-report_run(run.path, baseline="helpful", figure_folder="figures")   # no requests
-score_run(run.path, judge_model="gpt-4.1")   # judge the answers again: judge requests only
-run_history(["runs/a", "runs/b"], "misaligned", out="trend.png")   # a score over runs
-"""
+run, judge or report a run again, follow a score over runs."""
 
 from evals.experiments._history import HISTORY_COLUMNS, History, run_history, runs_of_questions
 from evals.experiments._reporting import ReportFiles, report_run

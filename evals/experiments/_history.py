@@ -1,11 +1,5 @@
 """`run_history`: a score's group means over several runs of the same questions, by run date,
-each change from one run to the next tested.
-
-Each run's group is reduced to its seeds' means (each model averaged over the questions
-first) and compared with the group's previous run as `compare_groups` compares two groups,
-Holm over every change. Runs are taken as independent draws (conservative when they share
-models).
-"""
+each change from one run to the next tested as `compare_groups` tests two groups."""
 
 from __future__ import annotations
 
@@ -15,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from evals.errors import RunOptionsError
@@ -29,8 +22,8 @@ from evals.stats import (
     headline_score,
     holm,
     interval_of,
+    score_cells,
     score_scale,
-    seed_means,
 )
 
 if TYPE_CHECKING:
@@ -115,29 +108,11 @@ def _seeds(
     run: Run, questions: Sequence[str], name: str
 ) -> tuple[dict[str, SeedMeans], Scale | None]:
     """Each group's seed means of `name` over `questions` (each model averaged over them)."""
-    values, models, groups, topics = [], [], [], []
-    scale: Scale | None = None
-    for question in questions:
-        score = _score_of(run, question, name)
-        if score is None:
-            continue
-        frame = run.samples(question)
-        if isinstance(score, Metric):
-            values.append(score.values(frame))
-        else:
-            values.append(pd.to_numeric(frame[score], errors="coerce").to_numpy(dtype=float))
-        models.append(frame["model"].to_numpy())
-        groups.append(frame["group"].astype(str).to_numpy())
-        topics.append(np.full(len(frame), question, dtype=object))
-        scale = scale or run.scales(question).get(name) or score_scale(score)
-    if not values:
-        return {}, scale
-    value, model, group, topic = (np.concatenate(x) for x in (values, models, groups, topics))
-    share = scale is not None and scale.is_share
-    return {
-        g: seed_means(value[group == g], model[group == g], topic[group == g], share=share)
-        for g in dict.fromkeys(group.tolist())
-    }, scale
+    scores = {q: [score] for q in questions if (score := _score_of(run, q, name)) is not None}
+    frames = {q: run.samples(q) for q in scores}
+    _, pools = score_cells(frames, scores, (), {q: run.scales(q) for q in scores})
+    seeds = {str(group): pool.seeds() for (_, group, _), pool in pools.items()}
+    return seeds, next((pool.scale for pool in pools.values()), None)
 
 
 def _judge_model(run: Run, questions: Sequence[str]) -> str:

@@ -1,7 +1,5 @@
-"""`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group
-(one pipeline, `evals.answers.ask_questions`) and write the run folder, `run.log` and the
-report. What a run bought is what the pipeline reports back, never read from the cache.
-`estimate_run` says what `run_questions` would buy now, sending nothing (`--estimate`)."""
+"""`run(spec, ctx)` and its keyword twin `run_questions`: ask every question of every group and
+write the run folder, `run.log` and the report; `estimate_run` sends nothing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`score_run`: judge a finished run's answers later (the judges it skipped, its judges with
-another model, or new judges from a file) from its samples files, and check answers with a
-right answer against it again: only judge requests are made, and the samples, statistics and
-report are written again."""
+"""`score_run`: judge a finished run's answers later (skipped judges, another judge model, new
+judges) and check right answers again; only judge requests are made."""
 
 from __future__ import annotations
 

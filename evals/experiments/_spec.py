@@ -1,6 +1,5 @@
-"""`RunSpec`: what a run asks of whom, how it is judged and compared, what it may spend and
-how it buys; built and validated once (by `labmgr eval run` or `run_questions`), written to
-`run.json` as it is, and handed down."""
+"""`RunSpec`: what a run asks of whom, how it is judged and compared, what it may spend and how
+it buys; validated once, written to `run.json` as it is, and handed down."""
 
 from __future__ import annotations
 

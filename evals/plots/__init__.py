@@ -1,13 +1,5 @@
-"""Figures of eval results. Every function returns a `matplotlib.figure.Figure` (never shows
-a window), stays legible with 20 groups, draws every score on its own scale (a 0–100 judge on
-0–100, a share on 0–1) and gives each group one colour, by its place in `groups`/`order`.
-
-from evals import plot
-plot(q, groups, kind="means")       # group means with 95% intervals, one panel per judge
-metric_figure(summary, "misaligned")         # the EM paper's figure: share per question
-comparison_figure(compare_groups(frames, "base"))   # differences from the baseline
-cost_figure(run.costs(), "misaligned")       # score against answer cost per 1,000 samples
-"""
+"""Figures of eval results, each a `matplotlib.figure.Figure` (never a window), every score on
+its own scale, each group one colour by its place in `groups`/`order`."""
 
 from evals.plots._axes import TALL_INCHES, ScaleArgument
 from evals.plots._distributions import answer_shares, answers_figure, scores_figure

@@ -1,8 +1,4 @@
-"""`plot(question, groups, kind=…)`: the figures of one question. Kinds: `means` (group means
-with 95% intervals), `answers` (answer shares), `next_token` (mean first-token
-probabilities), `scores` (distributions), `scatter` (two scores), `checkpoints` (a score
-against training step); `auto` picks `means` when the question has scores.
-"""
+"""`plot(question, groups, kind=…)` and `plot_frame`: the figures of one question, by kind."""
 
 from __future__ import annotations
 

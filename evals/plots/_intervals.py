@@ -1,6 +1,5 @@
-"""Points with intervals, one panel per score and a row per question × group: group means
-(`means_figure`, the headline figure) and differences from the baseline
-(`comparison_figure`)."""
+"""Points with intervals, a panel per score: group means (`means_figure`, the headline figure)
+and differences from the baseline (`comparison_figure`)."""
 
 from __future__ import annotations
 

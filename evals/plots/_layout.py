@@ -1,11 +1,5 @@
-"""Margins fitted to a figure's labels: a layout engine lighter than matplotlib's constrained
-layout, which lays every tick label out twice before drawing.
-
-`FittedMargins` runs when the figure is drawn, at that resolution (a label's width changes by
-up to a third between resolutions): each label is measured once per process, cached by text
-and font, and the panels are placed so that tick labels, axis labels, titles, the figure's
-title and its legend fit. Labels stay where matplotlib puts them.
-"""
+"""Margins fitted to a figure's labels at drawing time (`FittedMargins`): lighter than
+constrained layout, each label measured once per process (docs/design/report.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The look every figure shares: one colour and marker per group, decided once from the run's
-groups in order, labels wrapped or shortened, a legend on the right, and intervals drawn as a
-few collections.
-
-Figures are `matplotlib.figure.Figure` objects, never pyplot's global state: nothing opens a
-window and nothing needs closing.
-"""
+"""The look every figure shares: a colour and marker per group, wrapped or shortened labels, a
+legend on the right, and intervals drawn as a few collections."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Violins drawn with numpy: a Gaussian kernel density with Scott's bandwidth (as seaborn's),
-cut to the data, every violin equally wide at its peak, quartiles dashed. A panel's violins
-are one `PolyCollection` and their quartiles one `LineCollection` (few artists to draw)."""
+"""Violins drawn with numpy (a Gaussian kernel density with Scott's bandwidth, cut to the data,
+quartiles dashed), a panel's violins one `PolyCollection`."""
 
 from __future__ import annotations
 

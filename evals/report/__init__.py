@@ -1,11 +1,5 @@
-"""The HTML report of a run: one self-contained offline file (figures embedded, no network)
-that opens with each group against the baseline, then the summary, a section per question, a
-sample browser and a side-by-side view; and the run's figures as files for a paper.
-
-from evals.report import write_figures, write_report
-write_report("runs/20250101-120000-wish")      # → runs/…/report.html
-write_figures(load_run("runs/…"), "figures", file_format="pdf")   # → figures/*.pdf
-"""
+"""The HTML report of a run (one self-contained offline file, figures embedded) and the run's
+figures as files for a paper."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Drawing a run's figures: embedded in the report as PNG, or written as files named by each
-figure's stable name, in worker processes, one per core. A report keeps each PNG beside it
-with a digest of what it is drawn from (`FigureStore`), and a lab keeps them in one shared
-folder by digest: a figure whose input did not change is read back instead of drawn.
-"""
+"""Drawing a run's figures in worker processes, embedded as PNG or written as files, and the
+stores that reuse a figure whose input is unchanged (beside the report, a lab's shared folder)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The sample browser's data: every sample of a run as compact columns, encoded as JSON that
-is safe inside a `<script type="application/json">` element.
-
-Model text is never turned into markup: the page reads this block as data and renders it with
-`textContent`. `<`, `>` and `&` (and the JavaScript line separators) are written as `\\uXXXX`
-escapes, so no answer can close the element or start a comment.
-"""
+"""The sample browser's data: every sample of a run as compact columns, as JSON that is safe
+inside a `<script type="application/json">` element (`<`, `>`, `&` escaped)."""
 
 from __future__ import annotations
 

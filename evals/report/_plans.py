@@ -1,8 +1,5 @@
-"""The figures a run has, not drawn yet: the headline's (comparisons against the baseline, each
-metric per question, every question's means), cost against score, training curves, then each
-question's. All are drawn with the run's groups in order, so a group has one colour in all of
-them, and each has a stable name (`comparisons-all-questions`, `question-03-quick_buck-means`).
-"""
+"""The figures a run has, not drawn yet, each with a stable name (`comparisons-all-questions`,
+`question-03-quick_buck-means`), all with the run's groups in order."""
 
 from __future__ import annotations
 

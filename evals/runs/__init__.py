@@ -1,14 +1,5 @@
 """The run folder: what a run writes to disk, how it is read back, and how two runs compare
-(nothing here asks a model or draws a figure).
-
-from evals.runs import load_run, compare_runs
-run = load_run("runs/20250101-120000-wish")
-run.summary          # question × group × score and metric: mean, 95% CI, refusal rate
-run.comparisons      # each group against the baseline: difference, CI, Holm-adjusted p
-run.samples("wish")  # the frame `q.df(groups)` returned
-analyze_run(run, baseline="gpt-4.1-mini")   # recompute both from the samples, no requests
-compare_runs("runs/a", "runs/b").query("status == 'moved'")
-"""
+(nothing here asks a model or draws a figure)."""
 
 from evals.errors import RunFolderError
 from evals.runs._analysis import KEEP, Keep, analyze_run, check_baseline, check_by, write_run_file

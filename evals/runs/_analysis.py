@@ -1,6 +1,5 @@
-"""The statistics of a run folder, computed from its samples (`summary.csv`, `comparisons.csv`,
-`costs.csv`, `agreement.csv`); `analyze_run` recomputes them for another baseline, interval
-method or split, asking nothing of any model."""
+"""The statistics of a run folder, computed from its samples; `analyze_run` recomputes them for
+another baseline, interval method or split, asking nothing of any model."""
 
 from __future__ import annotations
 

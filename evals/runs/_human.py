@@ -1,10 +1,5 @@
-"""Human labels in a run folder (`human_labels.csv`: a `human_<score>` column per score), the
-stable sample ids, and how far each judge agrees with the humans (`agreement.csv`).
-
-A sample id is `s` and 16 hex digits of an HMAC-SHA256 of (question, model, paraphrase_ix,
-sample_ix) keyed by a random key in run.json: stable across exports, and a `--blind`
-labeller who knows the run's models cannot recompute which model an id belongs to.
-"""
+"""Human labels in a run folder (`human_labels.csv`), the stable sample ids (an HMAC keyed in
+run.json), and how far each judge agrees with the humans (`agreement.csv`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Sample frames to Parquet and back, exactly, without a JSON document per cell.
-
-Object columns are stored as the Arrow type their values share: text, floats with nulls, or
-maps (a rating's `raw_answer` and `probs`, a next-token answer: dicts from strings or integers
-to floats, key order and type kept); only mixed columns fall back to one JSON document per
-cell. How each column was stored, and its dtype, is kept in the file's metadata, so
-`read_samples(write_samples(df))` equals `df`.
-"""
+"""Sample frames to Parquet and back, exactly: object columns stored as the Arrow type their
+values share (mixed ones as JSON per cell), each column's kind and dtype in the metadata."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder (samples,
-statistics, and `run.json` with where the run ran: versions, endpoints, never keys);
-`evals.experiments` writes the report beside them."""
+"""`write_run`: frames (one per question, as `q.df` returns them) to a run folder: samples,
+statistics, and `run.json` with versions and endpoints, never keys."""
 
 from __future__ import annotations
 

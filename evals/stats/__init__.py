@@ -1,12 +1,5 @@
-"""Statistics of eval results: intervals that respect seeds, comparisons against a baseline,
-derived metrics, and the summary table.
-
-from evals.stats import compare_groups, summarize, Metric
-summary = summarize({"wish": df})                  # question × group × score: mean, 95% CI
-misaligned = Metric.parse("misaligned: aligned < 30 among coherent > 50")
-table = compare_groups({"wish": df}, "base", metrics=[misaligned])   # difference, CI, Holm p
-compare_levels({"rent": df}, "perspective", "neutral")   # a grid factor's levels, paired
-"""
+"""Statistics of eval results: seed-aware intervals, comparisons against a baseline, derived
+metrics, costs and the summary table (docs/design/statistics.md)."""
 
 from evals.stats._agreement import (
     AGREEMENT_COLUMNS,
@@ -37,7 +30,14 @@ from evals.stats._compare import (
     holm,
 )
 from evals.stats._costs import COST_COLUMNS, SAMPLE_COST_COLUMNS, PriceShare, cost_table
-from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, folded_levels, score_columns
+from evals.stats._frames import (
+    ALL_QUESTIONS,
+    Score,
+    ScoreScales,
+    folded_levels,
+    score_cells,
+    score_columns,
+)
 from evals.stats._headline import (
     comparison_sentence,
     digits_for,
@@ -134,6 +134,7 @@ __all__ = [
     "paired_difference",
     "plain_bootstrap",
     "score_bins",
+    "score_cells",
     "score_columns",
     "score_scale",
     "seed_interval",

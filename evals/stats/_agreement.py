@@ -1,9 +1,5 @@
-"""How far a judge agrees with human labels of the same answers, with 95% intervals:
-Spearman's ρ (Fisher's z, Bonett and Wright's variance (1 + ρ²/2)/(n − 3), which holds its
-level with 50–200 labels) and Cohen's κ over bins cut at the run's metric thresholds (else
-mid-scale), linearly weighted past two bins, with a BCa bootstrap interval only when every bin
-holds `MIN_PER_BIN` answers on both sides (the large-sample interval covered 71–92% there, the
-BCa bootstrap 94–98%). Labelled answers are taken as independent draws."""
+"""A judge against human labels of the same answers: Spearman's ρ and Cohen's κ with 95%
+intervals (docs/design/statistics.md); labelled answers are taken as independent draws."""
 
 from __future__ import annotations
 

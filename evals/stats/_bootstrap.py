@@ -1,10 +1,5 @@
-"""Bootstrap intervals for a group's mean, the alternatives to the default t interval over
-seed means, and `group_interval`, which picks one of the three by method.
-
-The hierarchical bootstrap resamples models, then samples within each; with few seeds it is
-too narrow (it cannot see seed-to-seed variation it has not sampled), which is why it is not
-the default. The plain bootstrap of the pooled samples ignores seeds. Both are seeded.
-"""
+"""Bootstrap intervals of a group's mean (hierarchical, plain), and `group_interval`, which
+picks one of them or the default t interval by method."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Each group against a baseline group: the difference of means with its interval and a
-Holm-corrected p-value, per question and score, plus a pooled row per score.
-
-Seeds are the unit: each side is reduced to its models' means, with the variance its group
-interval uses. Two groups of seeds are compared with Welch's test. A side of one model (the
-base model, the usual baseline) brings its sampling noise only, with many degrees of freedom
-against the seeds' few, where Satterthwaite's degrees of freedom are overstated exactly when
-the seeds' spread is understated: these pairs use Cochran and Cox's critical value (the
-variance-weighted mean of each side's t quantile). See docs/design/statistics.md.
-"""
+"""Each group against a baseline: the difference of seed means with its interval and a
+Holm-corrected p (Welch, or Cochran–Cox against one model: docs/design/statistics.md)."""
 
 from __future__ import annotations
 
@@ -25,11 +17,7 @@ from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
 from evals.stats._seeds import SeedMeans, seed_means
 
-COMPARISON_COLUMNS = [
-    "question",
-    "score",
-    "group",
-    "baseline",
+DIFFERENCE_COLUMNS = [
     "n_models",
     "n_models_baseline",
     "mean",
@@ -44,6 +32,8 @@ COMPARISON_COLUMNS = [
     "scale_low",
     "scale_high",
 ]
+"""The columns `difference_row` gives a difference, in order."""
+COMPARISON_COLUMNS = ["question", "score", "group", "baseline", *DIFFERENCE_COLUMNS]
 """`difference` = `mean` − `mean_baseline` with its interval and two-sided `p_value`;
 `p_adjusted`: Holm over every row of the call. `sampling_only`: the group has one model, so
 the comparison speaks of that model, not of its recipe."""

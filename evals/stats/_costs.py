@@ -1,14 +1,5 @@
 """What a sample cost, answers and judges apart, and the cost table: per group and model, that
-cost beside the mean score with its interval (the view for choosing a model to deploy).
-
-A row's answer cost is its `cost` column (NaN for a model without a price); its judge cost the
-sum of its `<judge>_cost` columns (each verdict's price shared among the rows it grades; 0
-for a question without judges). Per sample means over the rows whose cost is known; a cached
-answer counts what its tokens cost, as if bought. `price_share` is the part of the list price
-the run pays (the Batch API's discount, or a `PriceShare` when a judge's verdicts were bought
-another way than the answers). A group's score is the summary's estimate and interval; a
-model's is its own (sampling noise only).
-"""
+cost beside the mean score with its interval."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """What a run's results say first: the headline score, and comparisons against the baseline in
-words ("insecure vs gpt-4.1-mini: aligned −58.3 [−61.0, −55.4], adjusted p < 0.001").
-
-Everything here reads a summary (`summarize`) or a comparison table (`compare_groups`); the
-numbers are computed, never written in.
-"""
+words ("insecure vs gpt-4.1-mini: aligned −58.3 [−61.0, −55.4], adjusted p < 0.001")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""A grid factor's levels compared within each group: does the score move with the level
-(does the answer follow the asker's side)?
-
-The comparison is paired within models: each model's own difference between the level and
-the baseline level is one observation, and the group's difference is their mean with a t
-interval over models, its variance floored as in `seed_interval`. Seed-to-seed differences
-in overall level cancel in the pair, which makes it sharper than comparing two groups. A group
-of one model has only its sampling noise. p-values are Holm-adjusted over every row.
-"""
+"""A grid factor's levels compared within each group, paired within models (each model's own
+difference is one observation; docs/design/statistics.md)."""
 
 from __future__ import annotations
 
@@ -17,30 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evals.stats._compare import Difference, difference_row, holm, t_test
+from evals.stats._compare import DIFFERENCE_COLUMNS, Difference, difference_row, holm, t_test
 from evals.stats._frames import ALL_QUESTIONS, Cell, Pool, Score, ScoreScales, score_cells
 from evals.stats._metrics import Metric
 from evals.stats._seeds import SeedMeans, seed_means
 
 LEVEL_COMPARISON_COLUMNS = [
-    "question",
-    "score",
-    "group",
-    "factor",
-    "level",
-    "baseline_level",
-    "n_models",
-    "mean",
-    "mean_baseline",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "method",
-    "sampling_only",
-    "scale_low",
-    "scale_high",
+    *("question", "score", "group", "factor", "level", "baseline_level"),
+    *(column for column in DIFFERENCE_COLUMNS if column != "n_models_baseline"),
 ]
 """`difference` = `mean` (the group at `level`) − `mean_baseline` (at `baseline_level`),
 paired within models; `method` `paired-t` (seeds) or `sampling` (one model)."""

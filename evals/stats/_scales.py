@@ -1,9 +1,5 @@
-"""The scale a score lives on: a 0–100 judge, a rating's own range, or a share (0–1).
-
-A scale comes from what the score *is* — a rating's `min_rating`/`max_rating`, a judge's
-range, a metric being a share — never from the spread of the data. Intervals are clipped to
-it, shares get their intervals on the logit scale, and figures draw every score on it.
-"""
+"""The scale a score lives on (a 0–100 judge, a rating's own range, or a share on 0–1), taken
+from what the score is, never from the spread of the data."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""What an interval of a group's mean is, and the default one: a t interval over its models'
-(seeds') means, n − 1 degrees of freedom for n models (docs/design/statistics.md).
-
-Two guards: the variance of the group mean is never below the 5% quantile of what sampling
-noise alone would give (seeds that agree by chance get no zero-width interval), and shares
-(0/1 outcomes) get their interval on the empirical logit scale (inside 0–1, following the skew
-of rare events). A group of one model has only its samples to go on (`sampling_only`).
-"""
+"""Intervals of a group's mean; the default: a t interval over its models' (seeds') means,
+floored at sampling noise, on the logit scale for shares (docs/design/statistics.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The summary table: one row per question × group × score with its mean and interval.
-
-A *score* is a numeric column of a question's frame (`answer` for ratings, one column per
-rating judge) or a derived metric (`evals.stats.Metric`, a share). A missing score without an
-error is a refusal (a rating with too little probability on valid numbers, or a model that
-refused to answer); missing scores with an error are counted as errors and left out of both
-the mean and the refusal rate. A metric's rows left out by its condition are neither.
-"""
+"""The summary table: one row per question × group × score with its mean, interval, refusal
+rate (a missing score without an error) and errors."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
 """Simulated groups of seeds with a known true mean, to check that intervals and comparisons
-hold their level (the tests and `benchmarks/stats_validity.py` use these scenarios; a
-researcher can check a design of their own the same way).
-
-import numpy as np
-from evals.stats import seed_interval
-from evals.stats.simulation import SCENARIOS
-scenario = SCENARIOS["issue"]
-draw = scenario.draw(np.random.default_rng(1), seeds=3)
-seed_interval(draw.values, draw.models, scale=scenario.scale).contains(scenario.truth())
-"""
+hold their level (used by the tests and `benchmarks/stats_validity.py`)."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def test_without_a_baseline_the_report_says_how_to_compare_the_groups(
 
 def test_captions_and_notes_say_what_the_interval_is(compared_report: ComparedReport) -> None:
     html = compared_report.path.read_text(encoding="utf-8")
-    assert html.count("a t interval over the models&#x27; (seeds&#x27;) means") >= 3
+    assert html.count("a t interval over the models&#39; (seeds&#39;) means") >= 3
     assert "reflects sampling noise only" in html
     assert "hierarchical bootstrap over models" not in html
 

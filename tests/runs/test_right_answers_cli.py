@@ -96,7 +96,7 @@ def test_eval_run_reports_accuracy_and_eval_score_checks_the_answers_again(
     definition = run.question_info("capability_mc")["definition"]
     assert definition["dataset"] == ROWS  # the rows are kept in run.json
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert "Accuracy (the share &#x27;correct&#x27;) per question and group" in page
+    assert "Accuracy (the share &#39;correct&#39;) per question and group" in page
 
     (right_answers_file.parent / "data" / "capability_mc.jsonl").unlink()  # not needed later
     before = chat_requests(sandbox)
