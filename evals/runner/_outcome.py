@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evals.runner._choices import ReadChoices
     from labmgr.pricing import Price
 
 PriceFunction = Callable[[str, float, float], float | None]
@@ -80,6 +81,14 @@ class RunOutcome:
     """Samples left in batches still running (a run that did not wait for them)."""
     cached: int = 0
     """Samples the run wanted that the cache already held (read, not bought)."""
+
+    def count(self, read: ReadChoices, cost: float) -> None:
+        """One answered request: its usage and what it cost."""
+        self.requests += 1
+        self.prompt_tokens += read.prompt_tokens
+        self.completion_tokens += read.completion_tokens
+        self.reasoning_tokens += read.reasoning_tokens
+        self.cost += cost
 
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
