@@ -4,21 +4,23 @@ PostgreSQL database a lab shares; the SQL is in the backends. See docs/design/ca
 from __future__ import annotations
 
 import functools
+import os
+import socket
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
 
-from evals.cache._backend import CacheBackend, CacheStats
+from evals.cache._backend import CacheBackend, CacheStats, Item
 from evals.cache._batch_records import BatchRecords
-from evals.cache._claims import Claims
 from evals.cache._requests import ChatRequest, SampleResult
 from evals.cache._samples import CachedLookup, CachedSamples
+from evals.cache._schema import COPIED_TABLES
 from evals.errors import CacheError
-
-if TYPE_CHECKING:
-    from evals.cache._copying import CopyResult
 
 SQLITE_FILE_NAME = "responses.sqlite"
 DEFAULT_LEASE_SECONDS = 30.0
@@ -225,15 +227,120 @@ class Cache:
         """Copy every sample, error and batch in flight into `target` (a `Cache`, folder or
         URL), `batch_rows` per transaction, `progress(table, rows read)` after each; what the
         target holds is skipped, so an interrupted copy resumes."""
-        from evals.cache._copying import copy_cache
-
         destination = target if isinstance(target, Cache) else Cache(target)
-        return copy_cache(
-            self._backend, destination._backend, batch_rows=batch_rows, progress=progress
-        )
+        return _copy(self._backend, destination._backend, batch_rows, progress)
 
 
 def _sample_rows(
     key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]], now: float
 ) -> list[tuple[object, ...]]:
     return [(key, ix, model, question, *s[:5], now, s.reasoning_tokens) for ix, s in samples]
+
+
+class Claims:
+    """One claimant (a run of one process): a heartbeat renews its claims while it is entered
+    as a context manager; on the way out what it still holds is released (not bought)."""
+
+    def __init__(
+        self,
+        backend: CacheBackend,
+        lease_seconds: float,
+        *,
+        heartbeat_seconds: float | None = None,
+    ) -> None:
+        self._backend = backend
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds or max(0.05, lease_seconds / 3)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def take(self, items: Sequence[Item]) -> set[Item]:
+        """Claim what nobody else holds (or whose claim expired); returns what is ours."""
+        return self._backend.claim(self.owner, items, self.lease_seconds) if items else set()
+
+    def release(self, items: Sequence[Item] | None = None) -> None:
+        """Give up these claims (all of them with None)."""
+        self._backend.release(self.owner, items)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(self.heartbeat_seconds):
+                with suppress(CacheError):  # the next beat tries again
+                    self._backend.renew(self.owner, self.lease_seconds)
+        finally:
+            self._backend.close()
+
+    def __enter__(self) -> Claims:
+        self._thread = threading.Thread(target=self._beat, name="cache-claims", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with suppress(CacheError):
+            self.release()
+
+
+_COUNTED = (*COPIED_TABLES, "batches")
+
+
+@dataclass
+class CopyResult:
+    """Rows read from the source and rows the target did not hold yet, per table."""
+
+    read: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
+    copied: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
+    source: str = ""
+    target: str = ""
+
+
+def _copy(
+    source: CacheBackend,
+    target: CacheBackend,
+    batch_rows: int,
+    progress: Callable[[str, int], None] | None,
+) -> CopyResult:
+    """`Cache.copy_to`: samples and errors in key order, then the batches in flight (each with
+    its samples and what is left of its lease); claims stay with the source's runs."""
+    result = CopyResult(source=source.location, target=target.location)
+    if not source.exists():
+        return result
+    target.check_writable()
+    for table, (names, keys) in COPIED_TABLES.items():
+        after = None
+        columns = [names.index(key) for key in keys]
+        while True:
+            rows = source.export_rows(table, after, batch_rows)
+            if not rows:
+                break
+            result.copied[table] += target.import_rows(table, rows)
+            result.read[table] += len(rows)
+            after = tuple(rows[-1][i] for i in columns)
+            if progress is not None:
+                progress(table, result.read[table])
+            if len(rows) < batch_rows:
+                break
+    records = BatchRecords(source)
+    try:
+        live = records.records(active_only=True, limit=1_000_000)
+    except CacheError:  # a read-only source without batch tables has no batches
+        return result
+    into = BatchRecords(target)
+    for record in reversed(live):  # oldest first
+        result.read["batches"] += 1
+        if into.get(record.id) is None:
+            lines = records.lines(record.id)
+            lease = max(0.0, record.lease_until - records.now())
+            if lines and into.claim(record, lines, lease):
+                result.copied["batches"] += 1
+        if progress is not None:
+            progress("batches", result.read["batches"])
+    return result

@@ -1,14 +1,10 @@
-"""The runner: from planned requests to cached samples. Who serves each model (routing), how a
-run behaves (settings, limits, retries), what it costs, and what happened (the outcome).
+"""The runner: from planned requests to cached samples.
 
 from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
 planned = plan_question(question, groups, ctx.router, ctx.requests)
 fetched = fetch(planned, ctx, labels=question.name, title=question.name)
 list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
-
-The OpenAI SDK, the HTTP stack and rich are imported only when something is bought:
-`classify` and `RunProgress` are loaded on first use.
 """
 
 import importlib

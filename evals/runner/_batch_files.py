@@ -21,8 +21,7 @@ _QUEUE_LIMIT = re.compile(r"Limit:? ([\d,]+) enqueued tokens")
 
 @dataclass(frozen=True)
 class PlannedLine:
-    """A line to put in a batch: its samples (as recorded), the request, its JSON and its
-    estimated enqueued tokens."""
+    """A line to put in a batch, with its JSON and estimated enqueued tokens."""
 
     line: BatchLine
     request: ChatRequest
@@ -53,9 +52,8 @@ def planned_line(
 def chunks(
     lines: Sequence[PlannedLine], *, max_requests: int, max_bytes: int, max_tokens: float | None
 ) -> Iterator[list[PlannedLine]]:
-    """The lines in file-sized chunks: at most `max_requests` lines, `max_bytes` bytes and
-    (when known) `max_tokens` enqueued tokens each; a line alone over a limit is a chunk of
-    its own (the API then says why it cannot run)."""
+    """The lines in chunks of at most `max_requests` lines, `max_bytes` bytes and `max_tokens`
+    enqueued tokens (a line alone over a limit is a chunk of its own)."""
     chunk: list[PlannedLine] = []
     size = tokens = 0
     for line in lines:
@@ -80,20 +78,18 @@ class LineResult:
 
     body: dict[str, Any] | None
     status: int | None
-    """The line's HTTP status (None for a line that never ran: expired, cancelled)."""
+    """The line's HTTP status (None for a line that never ran)."""
     code: str | None
     message: str
 
     @property
     def retryable(self) -> bool:
-        """Whether a later batch may succeed: server errors, rate limits, lines that never
-        ran (expired, cancelled, or missing from both files)."""
+        """Whether a later batch may succeed: server errors, rate limits, lines never run."""
         return self.status is None or self.status >= 500 or self.status in (408, 409, 429)
 
 
 def read_results(content: bytes) -> dict[str, LineResult]:
-    """The lines of a batch's output or error file, by `custom_id` (unreadable lines are
-    skipped: their samples stay missing and go into a later batch)."""
+    """The lines of a batch's output or error file, by `custom_id` (unreadable ones skipped)."""
     results: dict[str, LineResult] = {}
     for raw in content.splitlines():
         try:
@@ -151,11 +147,9 @@ class Collected:
 
     stored: list[BatchItem] = field(default_factory=list)
     failed: dict[BatchItem, str] = field(default_factory=dict)
-    """Samples that cannot succeed (recorded in the cache's error table)."""
+    """Samples that cannot succeed (recorded as errors)."""
     retry: dict[BatchItem, str] = field(default_factory=dict)
-    """Samples a later batch may get (server errors, lines that never ran)."""
     cancelled: dict[BatchItem, str] = field(default_factory=dict)
-    """Samples whose lines a cancel stopped."""
 
 
 def collect_batch(
@@ -167,9 +161,8 @@ def collect_batch(
     price: BatchPrice,
     outcome: RunOutcome,
 ) -> Collected:
-    """Store the answers of a finished (`completed`, `expired` or `cancelled`) batch (what
-    they cost counted in `outcome`); its output and error files are read with
-    `content_of(file_id)`."""
+    """Store the answers of a finished batch, counting them in `outcome`; its files are read
+    with `content_of(file_id)`."""
     results: dict[str, LineResult] = {}
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:

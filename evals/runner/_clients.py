@@ -1,8 +1,5 @@
-"""The runner's OpenAI clients, one per endpoint + key (never per model), kept in a
-`ClientPool` on the runner loop so later fetches reuse their open connections, and closed
-before the loop stops at exit. A client pushed out of the pool while a fetch sends through it
-is closed when the last such fetch ends.
-"""
+"""The runner's OpenAI clients, one per endpoint and key, kept on the runner loop so later
+fetches reuse their connections; one pushed out while in use closes after its last fetch."""
 
 from __future__ import annotations
 
@@ -19,20 +16,18 @@ from labmgr.accounts import ClientPool, key_digest
 from labmgr.routing import Endpoint
 
 _IN_USE: dict[int, int] = {}
-"""Fetches sending through each kept client (by `id`), so none is closed under them."""
+"""Fetches sending through each kept client (by `id`)."""
 _RETIRED: dict[int, AsyncOpenAI] = {}
-"""Kept clients pushed out while in use, closed when their last fetch releases them."""
+"""Kept clients pushed out while in use."""
 _CLOSING: set[asyncio.Task[None]] = set()
 _POSTERS: weakref.WeakKeyDictionary[AsyncOpenAI, ChatPoster] = weakref.WeakKeyDictionary()
-"""The chat poster of each client on the aiohttp transport (see `_transport`)."""
 _INHERITED: list[AsyncOpenAI] = []
-"""In a forked child, the parent's clients: never used, never dropped (dropping one would
-report the parent's open connections as unclosed, from the child)."""
+"""In a forked child, the parent's clients: never used, never dropped (that would report the
+parent's connections as unclosed)."""
 _registered = False
 
 
 def _push_out(client: AsyncOpenAI) -> None:
-    """A kept client beyond `KEPT.keep`: closed now, or by the last fetch using it."""
     if _IN_USE.get(id(client)):
         _RETIRED[id(client)] = client
     else:
@@ -42,11 +37,9 @@ def _push_out(client: AsyncOpenAI) -> None:
 
 
 KEPT = ClientPool(keep=8, push_out=_push_out)
-"""The clients kept on the runner loop (the least recently used beyond `keep` are closed)."""
 
 
 def _forget_kept() -> None:
-    """In a forked child: the kept clients belong to the parent's loop."""
     global _registered
     _INHERITED.extend([*KEPT.drain(), *_RETIRED.values()])
     _IN_USE.clear()
@@ -86,8 +79,7 @@ async def _close_kept() -> None:
 
 
 class ClientLease:
-    """The kept clients one fetch sends through (made on the runner loop, which they belong
-    to); `release` lets them go."""
+    """The kept clients one fetch sends through (made on the runner loop)."""
 
     def __init__(self, settings: RunSettings) -> None:
         global _registered
@@ -112,13 +104,11 @@ class ClientLease:
         return found
 
     def poster(self, endpoint: Endpoint) -> ChatPoster | None:
-        """What sends this endpoint's chat completions straight through its client's aiohttp
-        session, or None when the client is on the SDK's own transport."""
+        """This endpoint's chat poster, or None on the SDK's own transport."""
         return _POSTERS.get(self.client(endpoint))
 
     async def release(self) -> None:
-        """Let the clients go: they stay open, unless pushed out while this fetch used them
-        and no other fetch still does."""
+        """Let the clients go (closing those pushed out that no other fetch uses)."""
         closing = []
         for client in self._mine.values():
             left = _IN_USE.pop(id(client), 1) - 1

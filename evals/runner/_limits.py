@@ -1,5 +1,5 @@
-"""Per-endpoint adaptive concurrency: cut on 429 (and pause for its Retry-After), grow while
-healthy. See docs/design/runner.md."""
+"""Per-endpoint adaptive concurrency: cut on a 429 (pausing for its Retry-After), grow while
+healthy."""
 
 from __future__ import annotations
 
@@ -12,12 +12,8 @@ DECREASE = 0.7
 
 
 class AdaptiveLimit:
-    """An async concurrency limit that adapts to rate limiting.
-
-    On a 429 the limit is multiplied by `DECREASE` (at most once per `cooldown` seconds, so
-    one burst of 429s counts once; never below 1) and new requests wait for the Retry-After
-    delay. After `limit` consecutive successes the limit grows by one, up to `maximum`.
-    """
+    """An async concurrency limit: a 429 multiplies it by `DECREASE` (once per `cooldown`,
+    never below 1); after `limit` successes in a row it grows by one, up to `maximum`."""
 
     def __init__(self, initial: int, *, maximum: int, cooldown: float = 2.0) -> None:
         self.maximum = max(1, maximum)
@@ -31,7 +27,6 @@ class AdaptiveLimit:
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        """Wait for a free slot (and for any Retry-After pause to end)."""
         free = self.in_flight < self.limit and time.monotonic() >= self._paused_until
         if free and not self._waiters:
             self.in_flight += 1
@@ -55,7 +50,7 @@ class AdaptiveLimit:
             self._wake()
 
     def _wake(self) -> None:
-        """Hand free slots to waiters in order; after a pause, try again when it ends."""
+        """Hand free slots to waiters in order (after any pause)."""
         while self._waiters and self.in_flight < self.limit:
             pause = self._paused_until - time.monotonic()
             if pause > 0:
@@ -74,7 +69,6 @@ class AdaptiveLimit:
             self._successes = 0
 
     def rate_limited(self, retry_after: float | None) -> None:
-        """A 429: cut the limit (once per cooldown) and pause new requests for Retry-After."""
         now = time.monotonic()
         self._successes = 0
         if retry_after:

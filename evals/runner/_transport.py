@@ -1,12 +1,6 @@
-"""The runner's HTTP on aiohttp (used when aiohttp is installed and no proxy is configured).
-
-`AiohttpTransport` is the transport of the SDK's `httpx2` client: the SDK stays the interface
-(request building, auth, error mapping, retries of model checks, files and batches), while
-connections and parsing move from pure-Python httpcore2/h11 to aiohttp's C parser. `ChatPoster`
-is the hot path: a run's chat completions POSTed straight through the same aiohttp session
-with the headers that client sends, skipping the SDK's request pipeline, and failing with the
-SDK's own exceptions. See docs/design/runner.md (Transport).
-"""
+"""The runner's HTTP on aiohttp (when installed and no proxy is set): `AiohttpTransport` under
+the SDK's httpx2 client, and `ChatPoster`, the hot path, posting chat completions through the
+same session with that client's headers and failing with the SDK's exceptions."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ import openai
 __all__ = ["AiohttpTransport", "ChatPoster", "make_http_client"]
 
 _KEEPALIVE_SECONDS = 4.0
-"""Idle connections are dropped a little before servers commonly drop them (5 s), so a
-connection the server closed is rarely picked for the next request."""
+"""Idle connections are dropped a little before servers commonly drop them (5 s)."""
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _SKIPPED = ("User-Agent", "Accept-Encoding")
 
@@ -35,14 +28,13 @@ def _kept_headers(raw: Any) -> list[tuple[str, str]]:
 
 
 class AiohttpTransport(httpx2.AsyncBaseTransport):
-    """Sends httpx2 requests with one aiohttp session (created lazily in the running loop)."""
+    """Sends httpx2 requests with one aiohttp session."""
 
     def __init__(self, *, max_connections: int) -> None:
         self.max_connections = max_connections
         self._session: Any = None
 
     def session(self) -> Any:
-        """The aiohttp session (made on first use, in the running loop)."""
         import aiohttp
 
         if self._session is None:
@@ -95,8 +87,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
 def make_http_client(
     *, max_connections: int, timeout: float
 ) -> tuple[httpx2.AsyncClient, AiohttpTransport] | None:
-    """An httpx2 client on the aiohttp transport, and that transport; or None (the SDK's own
-    transport) when aiohttp is unavailable or a proxy is configured (the SDK's honours it)."""
+    """An httpx2 client on the aiohttp transport, and the transport; None without aiohttp or
+    with a proxy configured (the SDK's transport honours it)."""
     try:
         import aiohttp  # noqa: F401
     except ImportError:
@@ -133,7 +125,7 @@ class ChatPoster:
         self._headers = headers
         self._timeout = aiohttp.ClientTimeout(total=None, connect=read, sock_read=read)
         self._request = httpx2.Request("POST", self.url)
-        """What a failure carries as its request (the URL only: no headers, so no key)."""
+        """What a failure carries (the URL only: no key)."""
 
     async def post(self, content: bytes) -> tuple[dict[str, Any], Mapping[str, str]]:
         """The answer's JSON and headers; the SDK's exception for a failure."""
@@ -157,7 +149,6 @@ class ChatPoster:
         except aiohttp.ClientError as error:
             raise openai.APIConnectionError(request=self._request) from error
         if not 200 <= status < 300:
-            # The SDK's own reading of a failed answer: its class, message and body.
             failed = httpx2.Response(
                 status, headers=_kept_headers(raw_headers), content=body, request=self._request
             )
