@@ -100,7 +100,7 @@ class BatchRun:
                 self.wanted[(key, ix)] = _Want(
                     call.request, call.endpoint, call.logprobs, call.label
                 )
-        with self.progress:
+        with self.progress.live():
             while True:
                 open_items = [item for item, want in self.wanted.items() if not want.done]
                 covered = self.records.covering(open_items) if open_items else {}

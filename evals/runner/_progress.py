@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -156,21 +155,14 @@ class BatchProgress:
         self._live: Live | None = None
         self._rows: dict[str, tuple[str, str, str, str, str]] = {}
 
-    def __enter__(self) -> BatchProgress:
-        if self.show:
-            self._live = Live(self._table(), console=self.console, auto_refresh=False)
-            self._live.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self._live is not None:
-            self._live.__exit__(kind, error, trace)
-            self._live = None
+    @contextmanager
+    def live(self) -> Iterator[None]:
+        if not self.show:
+            yield
+            return
+        with Live(self._table(), console=self.console, auto_refresh=False) as self._live:
+            yield
+        self._live = None
 
     def update(
         self, record: BatchRecord, status: str, done: int | None = None, failed: int | None = None
