@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any
@@ -37,6 +37,11 @@ class BatchLine:
     request_key: str
     sample_ixs: tuple[int, ...]
     logprobs: bool = False
+
+    def keeping(self, items: Container[BatchItem]) -> BatchLine:
+        """This line with only its samples in `items`."""
+        ixs = tuple(ix for ix in self.sample_ixs if (self.request_key, ix) in items)
+        return BatchLine(self.custom_id, self.request_key, ixs, self.logprobs)
 
 
 @dataclass
@@ -134,11 +139,7 @@ class BatchRecords:
                 (record.id,),
             )
             got = {(key, int(ix)) for key, ix in mine.fetchall()}
-            kept = []
-            for line in lines:
-                ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) in got)
-                if ixs:
-                    kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+            kept = [kept for line in lines if (kept := line.keeping(got)).sample_ixs]
             if kept:
                 record.requests, record.samples = len(kept), len(got)
                 marks = ", ".join("?" * len(fields(BatchRecord)))

@@ -298,17 +298,13 @@ class BatchRun:
         skipped = self._mark_cached(items) | bought_now
         if not skipped:
             return got
-        kept, given_back = [], []
-        for line in got:
-            ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) not in skipped)
-            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix not in ixs]
-            if ixs:
-                kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+        left = set(items) - skipped
+        kept = [kept for line in got if (kept := line.keeping(left)).sample_ixs]
         self.bought_now |= {item for item in bought_now if not self.wanted[item].done}
         if not kept:
             self.records.finish(record.id, "released", "answered meanwhile by another run")
-        elif given_back:
-            self.records.unclaim(record.id, given_back)
+        else:
+            self.records.unclaim(record.id, [item for item in items if item in skipped])
         return kept
 
     def _enqueued(self, family: tuple[str, str]) -> float:

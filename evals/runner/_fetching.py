@@ -390,8 +390,7 @@ class _Buyer:
         model = call.request.model
         self.progress.error(model, failure.message)
         if failure.kind is FailureKind.STOP:
-            if self.outcome.stopped is None:
-                self.outcome.stopped = f"{model}: {failure.message}"
+            self.outcome.stopped = self.outcome.stopped or f"{model}: {failure.message}"
             self._give_up(call, f"run stopped: {failure.message}")
             return
         if failure.kind is FailureKind.MODEL:
@@ -415,9 +414,7 @@ class _Buyer:
             backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (call.attempts - 1))
             delay = backoff * (0.5 + random.random() / 2)
         self.progress.retrying(model)
-        self._retry_later(call, min(delay, self.settings.max_backoff_seconds))
-
-    def _retry_later(self, call: Call, delay: float) -> None:
+        delay = min(delay, self.settings.max_backoff_seconds)
         self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(call, delay)))
 
     def _keep(self, task: asyncio.Task[None]) -> None:
