@@ -19,7 +19,6 @@ from evals.runner._batch_admin import (
 from evals.runner._blocking import run_blocking
 from evals.runner._context import RUN_OPTIONS, RunContext, lab_context, run_context
 from evals.runner._fetching import Fetched, fetch
-from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_params import RequestOptions, is_reasoning_model
 from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome, price_function
 from evals.runner._planning import (
@@ -38,6 +37,7 @@ from labmgr.routing import ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
     from evals.runner._failures import FailureKind, classify
+    from evals.runner._pacing import AdaptiveLimit
     from evals.runner._progress import RunProgress
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AdaptiveLimit": "_pacing",
     "FailureKind": "_failures",
     "classify": "_failures",
     "RunProgress": "_progress",

@@ -20,12 +20,12 @@ from evals.runner._blocking import run_blocking, runner_loop
 from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
-from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
 from evals.runner._planning import Planned, gc_paused, missing_calls
 from evals.runner._settings import RunSettings
 
 if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
+    from evals.runner._pacing import AdaptiveLimit
     from evals.runner._progress import RunProgress
     from labmgr.routing import Endpoint
 
@@ -233,8 +233,8 @@ class _Buyer:
         self.settings = settings
         self.price = price
         self.progress = progress
-        from evals.runner._clients import ClientLease
         from evals.runner._pacing import Pacing
+        from evals.runner._transport import ClientLease
 
         self.loop = asyncio.get_running_loop()
         self.outcome = RunOutcome()
@@ -301,6 +301,8 @@ class _Buyer:
             cap = self.settings.max_concurrency
             maximum = min(endpoint.max_concurrency or cap, cap)
             initial = self.settings.initial_endpoint_limit or maximum
+            from evals.runner._pacing import AdaptiveLimit
+
             limit = self.limits[endpoint.id] = AdaptiveLimit(initial, maximum=maximum)
         return limit
 

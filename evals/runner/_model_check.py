@@ -98,7 +98,7 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
 
     from openai import AsyncOpenAI
 
-    from evals.runner._clients import ClientLease
+    from evals.runner._transport import ClientLease
 
     lease = ClientLease(settings)
     clients: dict[str, AsyncOpenAI] = {}

@@ -1,5 +1,6 @@
 """Pacing: send at each (endpoint, model family)'s rate limits, not into them, with a token
-bucket per limit bounded by what answers and 429s say. See docs/design/runner.md (Pacing)."""
+bucket per limit bounded by what answers and 429s say; and each endpoint's adaptive
+concurrency limit, cut on a 429. See docs/design/runner.md (Pacing)."""
 
 from __future__ import annotations
 
@@ -224,24 +225,26 @@ class Pacing:
         if id(call) in self._tickets:  # released by its pacer: already paid for
             return True
         pacer = self._pacer_of(call)
-        if not pacer.pending:
-            tokens, guess = self.estimate(call)
-            if pacer.delay(tokens, time.monotonic()) == 0.0:
-                self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
-                return True
+        if not pacer.pending and self._take(pacer, call) == 0.0:
+            return True
         pacer.pending.append(call)
         if pacer.releaser is None:
             pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
             self._background(pacer.releaser)
         return False
 
-    @staticmethod
-    def _ticket(pacer: Pacer, call: Call, tokens: float, guess: float) -> Ticket:
-        probe = not pacer.known.meters and not pacer.known.heard
-        if probe:
-            pacer.probing += 1
-        took = pacer.take(tokens)
-        return Ticket(pacer, call.request.model, call.endpoint.id, guess, probe, took)
+    def _take(self, pacer: Pacer, call: Call) -> float | None:
+        """`pacer.delay` for `call`; at 0 its ticket is taken (its share of the buckets)."""
+        tokens, guess = self.estimate(call)
+        wait = pacer.delay(tokens, time.monotonic())
+        if wait == 0.0:
+            probe = not pacer.known.meters and not pacer.known.heard
+            if probe:
+                pacer.probing += 1
+            took = pacer.take(tokens)
+            ticket = Ticket(pacer, call.request.model, call.endpoint.id, guess, probe, took)
+            self._tickets[id(call)] = ticket
+        return wait
 
     def forget(self, call: Call) -> None:
         """`call` was admitted but will not be sent (given up before sending)."""
@@ -272,12 +275,9 @@ class Pacing:
                 if self._skip(call) is not None:
                     self._release(pacer.pending.popleft())
                     continue
-                tokens, guess = self.estimate(call)
-                wait = pacer.delay(tokens, time.monotonic())
+                wait = self._take(pacer, call)
                 if wait == 0.0:
-                    pacer.pending.popleft()
-                    self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
-                    self._release(call)
+                    self._release(pacer.pending.popleft())
                     continue
                 await pacer.wait_news(WAKE_SECONDS if wait is None else min(wait, WAKE_SECONDS))
         finally:
@@ -372,3 +372,75 @@ class Pacing:
             meter.learn(
                 reading.limit, reading.remaining, took if counted else 0.0, settled, ticket.sent_at
             )
+
+
+DECREASE = 0.7
+"""What a 429 multiplies the limit by."""
+
+
+class AdaptiveLimit:
+    """An async concurrency limit: a 429 multiplies it by `DECREASE` (once per `cooldown`,
+    never below 1); after `limit` successes in a row it grows by one, up to `maximum`."""
+
+    def __init__(self, initial: int, *, maximum: int, cooldown: float = 2.0) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = max(1, min(initial, self.maximum))
+        self.cooldown = cooldown
+        self.in_flight = 0
+        self.cuts = 0
+        self._successes = 0
+        self._last_cut = -float("inf")
+        self._paused_until = 0.0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> None:
+        free = self.in_flight < self.limit and time.monotonic() >= self._paused_until
+        if free and not self._waiters:
+            self.in_flight += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake()
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # the slot was handed over, give it back
+                self._wake()
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        if self._waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        """Hand free slots to waiters in order (after any pause)."""
+        while self._waiters and self.in_flight < self.limit:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                asyncio.get_running_loop().call_later(pause, self._wake)
+                return
+            waiter = self._waiters.popleft()
+            if waiter.done():
+                continue
+            self.in_flight += 1
+            waiter.set_result(None)
+
+    def succeeded(self) -> None:
+        self._successes += 1
+        if self._successes >= self.limit and self.limit < self.maximum:
+            self.limit += 1
+            self._successes = 0
+
+    def rate_limited(self, retry_after: float | None) -> None:
+        now = time.monotonic()
+        self._successes = 0
+        if retry_after:
+            self._paused_until = max(self._paused_until, now + min(retry_after, 60.0))
+        if now - self._last_cut >= self.cooldown:
+            self._last_cut = now
+            self.limit = max(1, int(self.limit * DECREASE))
+            self.cuts += 1
