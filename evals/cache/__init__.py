@@ -5,10 +5,7 @@ cache = Cache("lab/cache")                 # one SQLite file, one row per (reque
 cache = Cache("postgresql+psycopg://me@db/lab")   # or one database for the whole lab
 cache.info().samples, cache.clear(question="wish"), cache.copy_to("postgresql+psycopg://…")
 
-`ChatRequest.cache_key` is the canonical hash of everything that decides an answer; samples
-are told apart by their index. A process claims what it is about to buy, so that others wait
-for it instead of buying it too, and `cache.batches` records the batches in flight for its
-samples. See docs/design/cache.md.
+See docs/design/cache.md.
 """
 
 from evals.cache._backend import CacheStats
@@ -20,8 +17,6 @@ from evals.cache._batch_records import (
     BatchRecords,
     new_record_id,
 )
-from evals.cache._claims import Claims
-from evals.cache._copying import CopyResult
 from evals.cache._requests import (
     CACHE_VERSION,
     ChatRequest,
@@ -31,7 +26,7 @@ from evals.cache._requests import (
     message_json,
 )
 from evals.cache._samples import CachedLookup, CachedSamples
-from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo
+from evals.cache._store import DEFAULT_LEASE_SECONDS, Cache, CacheInfo, Claims, CopyResult
 
 __all__ = [
     "ACTIVE_STATES",

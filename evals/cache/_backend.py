@@ -1,11 +1,6 @@
-"""The statements every database runs alike, written once: `_sqlite.SqliteBackend` and
-`_postgres.PostgresBackend` add a connection per thread, their transactions, clock and error
-messages, and the bulk reads and claims each does its own way.
-
-Statements are written with `?` placeholders and `{p}` before each table name (the tables
-carry a `cache_` prefix in PostgreSQL, which they may share with the lab's jobs registry).
-Rows travel as tuples in the order of `SAMPLE_COLUMNS` and `ERROR_COLUMNS` (`_schema`).
-"""
+"""The statements every database runs alike, written once with `?` placeholders and `{p}`
+before each table name; `_sqlite` and `_postgres` add connections, transactions, clock, error
+messages, bulk reads and claims. Rows are tuples in `_schema`'s column order."""
 
 from __future__ import annotations
 
@@ -23,7 +18,7 @@ from evals.errors import CacheError
 
 F = TypeVar("F", bound=Callable[..., Any])
 Item = tuple[str, int]
-"""One sample of one request: (request key, sample index), what a claim is held on."""
+"""(request key, sample index)."""
 
 
 @dataclass(frozen=True)
@@ -59,11 +54,10 @@ class _Rollback(Exception):
 
 
 class CacheBackend(ABC):
-    """One database holding the cache's tables: samples, errors, claims, meta, and the
-    batch records."""
+    """One database holding the cache's tables."""
 
     location: str
-    """Where the cache is, for people: a file path, or a URL with its password masked."""
+    """A file path, or a URL with its password masked."""
     prefix = ""
     placeholder = "?"
 
@@ -72,15 +66,13 @@ class CacheBackend(ABC):
         self._ready = False
         self._lock = threading.Lock()
 
-    # ---- what a database provides -------------------------------------------------------
-
     @abstractmethod
     def driver_errors(self) -> tuple[type[Exception], ...]:
-        """The errors of the database (and the OS) that `explain` turns into a `CacheError`."""
+        """The errors `explain` turns into a `CacheError`."""
 
     @abstractmethod
     def explain(self, action: str, error: Exception) -> CacheError:
-        """The `CacheError` for a driver error met while doing `action` (a verb phrase)."""
+        """The `CacheError` for a driver error met doing `action` (a verb phrase)."""
 
     @abstractmethod
     def _open(self) -> Any:
@@ -88,7 +80,7 @@ class CacheBackend(ABC):
 
     @abstractmethod
     def transaction(self, connection: Any) -> AbstractContextManager[Any]:
-        """One transaction that takes the write lock at once."""
+        """A transaction that takes the write lock at once."""
 
     @abstractmethod
     def schema_lock(self, connection: Any) -> AbstractContextManager[Any]:
@@ -96,7 +88,7 @@ class CacheBackend(ABC):
 
     @abstractmethod
     def now(self) -> float:
-        """The clock leases are kept by (the database server's, where there is one)."""
+        """The clock leases are kept by (the server's, where there is one)."""
 
     @abstractmethod
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
@@ -108,8 +100,8 @@ class CacheBackend(ABC):
 
     @abstractmethod
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
-        """Claim the items nobody holds (or whose claim expired) for `lease_seconds`;
-        returns those `owner` holds now. Atomic per item: two owners never both get one."""
+        """Claim for `lease_seconds` the items nobody holds (or whose claim expired), atomically
+        per item; returns those `owner` holds now."""
 
     @abstractmethod
     def held(self, items: Sequence[Item]) -> set[Item]:
@@ -119,18 +111,15 @@ class CacheBackend(ABC):
     def _size_bytes(self, connection: Any) -> int: ...
 
     def exists(self) -> bool:
-        """Whether there may be anything to read (a SQLite file not yet made holds nothing)."""
+        """Whether there may be anything to read."""
         return True
 
-    # ---- connection and tables ----------------------------------------------------------
-
     def sql(self, statement: str) -> str:
-        """A statement as this database takes it: its table prefix and placeholders."""
         statement = statement.replace("{p}", self.prefix)
         return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
 
     def connect(self) -> Any:
-        """This thread's connection, the tables made (or brought up to date) on first use."""
+        """This thread's connection (the tables made or brought up to date on first use)."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = self._open()
@@ -152,8 +141,8 @@ class CacheBackend(ABC):
         return 0 if found is None else int(found[0])
 
     def _make_tables(self, connection: Any) -> None:
-        """The tables, unless the version row (written after every table) says they are
-        current, so that opening an existing cache takes no lock."""
+        """The tables, unless the version row (written last) says they are current, so that
+        opening an existing cache takes no lock."""
         if self._version(connection) >= SCHEMA_VERSION:
             return
         with self.schema_lock(connection):
@@ -172,12 +161,11 @@ class CacheBackend(ABC):
             )
 
     def run_script(self, connection: Any, script: str) -> None:
-        """Run the statements of a schema (inside `schema_lock`)."""
         for statement in filter(str.strip, self.sql(script).split(";")):
             connection.execute(statement)
 
     def close(self) -> None:
-        """Close this thread's connection (the next call connects anew)."""
+        """Close this thread's connection."""
         connection = getattr(self._local, "connection", None)
         self._local.connection = None
         if connection is not None:
@@ -197,17 +185,13 @@ class CacheBackend(ABC):
             )
             raise _Rollback
 
-    # ---- samples and errors -------------------------------------------------------------
-
     def _errors_possible(self, connection: Any) -> bool:
-        """Whether stored samples may have recorded errors to forget."""
         return True
 
     @explained("write to")
     def insert_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Store sample rows (an existing (key, index) keeps its first answer) and forget
-        their errors, in one transaction. Their claims stay until the buyer finishes: a
-        waiter sees a sample landed before it looks at claims."""
+        their errors, in one transaction. Their claims stay until the buyer finishes."""
         connection = self.connect()
         insert = self.sql(INSERTS["samples"])
         errors = self._errors_possible(connection)
@@ -234,11 +218,9 @@ class CacheBackend(ABC):
                 self._release(cursor, owner, [(row[0], row[1]) for row in rows])
         self._local.errors_possible = True
 
-    # ---- claims -------------------------------------------------------------------------
-
     @explained("write to")
     def renew(self, owner: str, lease_seconds: float) -> int:
-        """Extend every claim `owner` still holds (the heartbeat); returns how many."""
+        """Extend every claim `owner` holds (the heartbeat); returns how many."""
         cursor = self.connect().execute(
             self.sql("UPDATE {p}claims SET expires = ? WHERE owner = ?"),
             (self.now() + lease_seconds, owner),
@@ -261,11 +243,9 @@ class CacheBackend(ABC):
             [(key, ix, owner) for key, ix in items],
         )
 
-    # ---- maintenance --------------------------------------------------------------------
-
     @explained("read")
     def counts(self) -> tuple[list[CacheStats], int, int]:
-        """Per-(question, model) counts (one `GROUP BY` over the cache), claims, bytes."""
+        """Per-(question, model) counts, claims, bytes."""
         connection = self.connect()
         stats: dict[tuple[str, str], list[float]] = {}
         for question, model, count, prompt, completion in connection.execute(
@@ -288,7 +268,6 @@ class CacheBackend(ABC):
 
     @explained("clear")
     def clear(self, question: str | None, model: str | None) -> int:
-        """`Cache.clear`, in one transaction."""
         conditions, values = [], []
         if question is not None:
             conditions.append("(question = ? OR question = ?)")
@@ -305,14 +284,11 @@ class CacheBackend(ABC):
             cursor.execute(self.sql(f"DELETE FROM {{p}}errors{where}"), values)
         return int(deleted)
 
-    # ---- copying ------------------------------------------------------------------------
-
     @explained("read")
     def export_rows(
         self, table: str, after: tuple[Any, ...] | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        """Up to `limit` rows of `samples` or `errors` after the key `after`, in key order
-        (`COPIED_TABLES`)."""
+        """Up to `limit` rows of `samples` or `errors` after the key `after`, in key order."""
         columns, keys = COPIED_TABLES[table]
         order = ", ".join(keys)
         where = f" WHERE ({order}) > ({', '.join('?' * len(keys))})" if after else ""
@@ -322,8 +298,8 @@ class CacheBackend(ABC):
 
     @explained("write to")
     def import_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
-        """Insert rows exported from another cache, skipping those already here; returns
-        how many were new."""
+        """Insert rows exported from another cache, skipping those here; returns how many
+        were new."""
         if table == "errors":
             rows = [(*row, row[0], row[1], row[6], row[5]) for row in rows]
         connection = self.connect()

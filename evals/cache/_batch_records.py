@@ -1,22 +1,15 @@
-"""Batch records: which batches are in flight for the cache's samples, kept in the cache's own
-database so that any process using the cache (a re-run, `labmgr batches collect`, another
-machine on a shared cache) finds them instead of submitting again.
-
-`batch_records` has one row per batch (endpoint id, never a key; model, question, state,
-file and batch ids, a lease while it is submitted); `batch_items` one row per sample a live
-record covers, keyed `(request_key, sample_ix)`: inserting it is the claim, so no sample goes
-into two batches. An ended record loses its items; its row stays for `labmgr batches list`.
+"""Batch records: the batches in flight for the cache's samples, in the cache's database, so
+every process using the cache finds them. Inserting a sample's `batch_items` row is its claim.
 
 States: `submitting` (leased) → `submitted` (batch id recorded before anyone waits) →
-`collecting` (one process reads the output, leased) → `collected`; `released`: given up
-before its batch existed.
+`collecting` (leased) → `collected`; `released`: given up before its batch existed.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any
@@ -25,15 +18,14 @@ from evals.cache._backend import CacheBackend
 from evals.cache._schema import BATCH_SCHEMA
 
 ACTIVE_STATES = ("submitting", "submitted", "collecting")
-"""States whose items are claimed: nobody else submits those samples."""
+"""States whose items are claimed."""
 
 BatchItem = tuple[str, int]
 """One sample: (request key, sample index)."""
 
 
 def new_record_id() -> str:
-    """A record id, also sent as the batch's `metadata.labmgr_record` (to find a batch whose
-    id was never recorded)."""
+    """A record id, also sent as the batch's `metadata.labmgr_record`."""
     return "lbr_" + uuid.uuid4().hex[:20]
 
 
@@ -45,12 +37,16 @@ class BatchLine:
     request_key: str
     sample_ixs: tuple[int, ...]
     logprobs: bool = False
-    """Whether the answer is read from the first token's logprobs."""
+
+    def keeping(self, items: Container[BatchItem]) -> BatchLine:
+        """This line with only its samples in `items`."""
+        ixs = tuple(ix for ix in self.sample_ixs if (self.request_key, ix) in items)
+        return BatchLine(self.custom_id, self.request_key, ixs, self.logprobs)
 
 
 @dataclass
 class BatchRecord:
-    """A batch asked for by this cache (see the module docstring for its states)."""
+    """A batch asked for by this cache."""
 
     id: str
     endpoint_id: str
@@ -69,11 +65,11 @@ class BatchRecord:
     requests: int = 0
     samples: int = 0
     tokens: int = 0
-    """The tokens the batch enqueues, as estimated (prompt + completion budget × n)."""
+    """The tokens the batch enqueues, as estimated."""
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
     message: str | None = None
-    """Why a record ended without its answers (a failed batch's error), if it did."""
+    """Why a record ended without its answers, if it did."""
 
 
 _COLUMNS = ", ".join(f.name for f in fields(BatchRecord))
@@ -124,9 +120,8 @@ class BatchRecords:
     def claim(
         self, record: BatchRecord, lines: Sequence[BatchLine], lease_seconds: float
     ) -> list[BatchLine]:
-        """Insert `record` (state `submitting`, leased to `record.owner`) with the samples
-        of `lines` nobody else claimed; returns the lines it got, each with only its own
-        samples (the record is not kept when it got none). Atomic per sample."""
+        """Insert `record` (leased to `record.owner`) with the samples of `lines` nobody else
+        claimed; returns the lines it got, with only its samples (no record when none)."""
         rows = [
             (line.request_key, ix, record.id, line.custom_id, int(line.logprobs))
             for line in lines
@@ -144,11 +139,7 @@ class BatchRecords:
                 (record.id,),
             )
             got = {(key, int(ix)) for key, ix in mine.fetchall()}
-            kept = []
-            for line in lines:
-                ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) in got)
-                if ixs:
-                    kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+            kept = [kept for line in lines if (kept := line.keeping(got)).sample_ixs]
             if kept:
                 record.requests, record.samples = len(kept), len(got)
                 marks = ", ".join("?" * len(fields(BatchRecord)))
@@ -159,8 +150,7 @@ class BatchRecords:
         return kept
 
     def unclaim(self, record_id: str, items: Sequence[BatchItem]) -> None:
-        """Give back some of a record's samples before its batch is created (found cached
-        after claiming: another process answered them meanwhile)."""
+        """Give back some of a record's samples before its batch is created."""
         with self._cursor() as cursor:
             cursor.executemany(
                 "DELETE FROM {p}batch_items WHERE request_key = ? AND sample_ix = ? "
@@ -169,15 +159,13 @@ class BatchRecords:
             )
 
     def let_go(self, record_id: str) -> None:
-        """End a `submitting` record's lease now (its process was interrupted while creating
-        the batch): the next run looks for the batch at once instead of after the lease."""
+        """End a `submitting` record's lease now: the next run looks for its batch at once."""
         self._update(
             "UPDATE {p}batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
             (record_id,),
         )
 
     def submitted(self, record_id: str, file_id: str, batch_id: str, status: str) -> None:
-        """The batch exists: record its ids (before anyone waits for it)."""
         self._update(
             "UPDATE {p}batch_records SET state = 'submitted', file_id = ?, batch_id = ?, "
             "status = ?, updated = ? WHERE id = ?",
@@ -185,7 +173,6 @@ class BatchRecords:
         )
 
     def set_status(self, record_id: str, status: str) -> None:
-        """The batch's status as last seen."""
         self._update(
             "UPDATE {p}batch_records SET status = ?, updated = ? WHERE id = ? "
             "AND (status IS NULL OR status <> ?)",
@@ -193,8 +180,7 @@ class BatchRecords:
         )
 
     def start_collecting(self, record_id: str, owner: str, lease_seconds: float) -> bool:
-        """Take the right to read a finished batch's output (True for one process only;
-        a collector that died is replaced once its lease ends)."""
+        """Take the right to read a finished batch's output (True for one process only)."""
         now = self.now()
         taken = self._update(
             "UPDATE {p}batch_records SET state = 'collecting', owner = ?, lease_until = ?, "
@@ -205,7 +191,7 @@ class BatchRecords:
         return taken == 1
 
     def finish(self, record_id: str, state: str, message: str | None = None) -> None:
-        """End a record (`collected`, `released`): its samples are claimable again."""
+        """End a record (`collected`, `released`): its samples are free again."""
         with self._cursor(write=True) as cursor:
             cursor.execute("DELETE FROM {p}batch_items WHERE record_id = ?", (record_id,))
             cursor.execute(
@@ -215,7 +201,7 @@ class BatchRecords:
             )
 
     def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
-        """The live record holding each of these samples (those held by none are absent)."""
+        """The live record holding each of these samples that one holds."""
         found: dict[BatchItem, str] = {}
         by_key: dict[str, set[int]] = {}
         for key, ix in items:

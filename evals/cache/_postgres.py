@@ -1,10 +1,5 @@
-"""The cache in a PostgreSQL database, through psycopg 3 (one connection per thread).
-
-The tables carry a `cache_` prefix, so the cache may share a database with the lab's jobs
-registry. Reads and claims are one statement per chunk of requests (a model's, say), never
-one per request: over a network each statement is a round trip. Leases use the server's
-clock only (`clock_timestamp()`), so the clocks of the machines sharing the cache never meet.
-"""
+"""The cache in a PostgreSQL database through psycopg 3: tables prefixed `cache_`, one
+statement per chunk of requests (never per request), leases on the server's clock."""
 
 from __future__ import annotations
 
@@ -26,8 +21,7 @@ _PAIRS = "unnest(%s::text[], %s::int[]) AS d(k, i)"
 
 
 def conninfo_of(url: str) -> tuple[str, str]:
-    """A libpq connection string for a SQLAlchemy `postgresql[+driver]://` URL, and the URL
-    with its password masked (for messages)."""
+    """A libpq connection string for a SQLAlchemy URL, and the URL with its password masked."""
     from psycopg.conninfo import make_conninfo
     from sqlalchemy.engine import make_url
 
@@ -110,8 +104,6 @@ class PostgresBackend(CacheBackend):
         ).fetchone()
         return int(size[0]) if size else 0
 
-    # ---- reading --------------------------------------------------------------------------
-
     @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
         return self._read(dict.fromkeys(keys, 2**31 - 1))
@@ -124,8 +116,7 @@ class PostgresBackend(CacheBackend):
         return found
 
     def _read(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
-        """For `{key: n}`, samples 0…n-1 of each: one statement for the whole mapping, the
-        wanted pairs joined to the samples as arrays."""
+        """For `{key: n}`, samples 0…n-1 of each, in one statement."""
         if not wanted:
             return {}
         rows = (
@@ -148,14 +139,11 @@ class PostgresBackend(CacheBackend):
                 start = end
         return found
 
-    # ---- claims ---------------------------------------------------------------------------
-
     @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         if not items:
             return set()
         connection = self.connect()
-        # Claims whose owner died are dropped (those on samples it stored included).
         connection.execute(f"DELETE FROM cache_claims WHERE expires < {_NOW}")
         rows = connection.execute(
             f"INSERT INTO cache_claims SELECT k, i, %s, {_NOW} + %s FROM {_PAIRS} "

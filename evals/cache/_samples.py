@@ -9,12 +9,8 @@ from evals.cache._requests import SampleResult
 
 
 class CachedSamples(Mapping[int, SampleResult]):
-    """One request's cached samples, held as columns (one tuple per field, by sample index).
-
-    A mapping `{sample_ix: SampleResult}` for general use; bulk readers take the columns
-    directly (`has_first(n)` says whether samples 0…n-1 are the first n entries), so a reload
-    builds no per-sample objects.
-    """
+    """A mapping `{sample_ix: SampleResult}` held as columns, which bulk readers take directly
+    (a reload builds no per-sample objects)."""
 
     __slots__ = (
         "_positions",
@@ -53,10 +49,8 @@ class CachedSamples(Mapping[int, SampleResult]):
         self._positions: dict[int, int] | None = None
 
     def has_first(self, count: int) -> bool:
-        """Whether samples 0…count-1 are all cached (they are then the first `count` columns).
-
-        Indices are unique, non-negative and sorted, so the one at position count-1 is at
-        least count-1, and equal only when every earlier one is in place."""
+        """Whether samples 0…count-1 are all cached (then the first `count` columns): sorted
+        unique indices put count-1 at position count-1 only when all before it are there."""
         return count == 0 or (
             len(self.sample_ix) >= count and self.sample_ix[count - 1] == count - 1
         )
@@ -79,7 +73,6 @@ class CachedSamples(Mapping[int, SampleResult]):
         return self.at(position)
 
     def at(self, position: int) -> SampleResult:
-        """The sample at a position of the columns."""
         return SampleResult(
             self.content[position],
             self.logprobs_json[position],
@@ -106,8 +99,7 @@ class CachedLookup(dict[str, CachedSamples]):
     """What a bulk read found: each request's cached samples, by request key."""
 
     def first_samples(self, keys: Sequence[str]) -> list[SampleResult | None]:
-        """Sample 0 of each request (None where it was not found), built straight from the
-        columns (one-sample requests: judge verdicts)."""
+        """Sample 0 of each request (None where it was not found)."""
         firsts: list[SampleResult | None] = []
         for key in keys:
             found = self.get(key)

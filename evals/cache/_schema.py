@@ -2,8 +2,7 @@
 a placeholder: see `CacheBackend.sql`)."""
 
 SCHEMA_VERSION = 7
-"""3: samples.reasoning_tokens; 4: claims; 6: no frames table; 7: no packs table. An older
-cache is brought up to date when first opened."""
+"""An older cache is brought up to date when first opened."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}samples (
     request_key TEXT NOT NULL,

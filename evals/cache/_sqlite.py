@@ -1,10 +1,5 @@
-"""The cache in one SQLite file (WAL), through the standard `sqlite3` module.
-
-One connection per thread. Each finished request is one short transaction (WAL appends, no
-fsync per commit), so a crash loses nothing already paid for; several processes on one
-machine share the file through SQLite's own locking (busy timeout 60 s). Claims use the
-machine's clock, the only one the processes sharing the file have.
-"""
+"""The cache in one SQLite file (WAL, one connection per thread), shared by a machine's
+processes through SQLite's locking; claims use the machine's clock."""
 
 from __future__ import annotations
 
@@ -117,12 +112,9 @@ class SqliteBackend(CacheBackend):
             if p.is_file() and not p.name.endswith(".lock")
         )
 
-    # ---- reading --------------------------------------------------------------------------
-
     @explained("read")
     def read_all(self, keys: Iterable[str]) -> dict[str, CachedSamples]:
-        """One primary-key range read per request (measured faster here than one `IN (…)` or
-        `json_each` join per question, whose rows must each carry their key)."""
+        """One primary-key range read per request (measured faster than one join per chunk)."""
         found: dict[str, CachedSamples] = {}
         cursor = self.connect().cursor()
         query = (
@@ -137,10 +129,8 @@ class SqliteBackend(CacheBackend):
 
     @explained("read")
     def read_first(self, wanted: Mapping[str, int]) -> dict[str, CachedSamples]:
-        """When all n are cached they are read without their indices (n rows below n are
-        exactly those), which a fully cached reload of many samples is dominated by. Requests
-        of one sample (a judge's verdicts) are read in one statement, which costs half as much
-        as a read each."""
+        """All n cached are read without their indices (n rows below n are exactly those);
+        one-sample requests (judge verdicts) in one statement, half the cost of one each."""
         found: dict[str, CachedSamples] = {}
         cursor = self.connect().cursor()
         singles = [key for key, count in wanted.items() if count == 1]
@@ -168,21 +158,17 @@ class SqliteBackend(CacheBackend):
         return found
 
     def _errors_possible(self, connection: Any) -> bool:
-        """Whether the errors table had rows when this thread first looked (or got some)."""
         known: bool | None = getattr(self._local, "errors_possible", None)
         if known is None:
             known = connection.execute("SELECT EXISTS (SELECT 1 FROM errors)").fetchone()[0] == 1
             self._local.errors_possible = known
         return known
 
-    # ---- claims ---------------------------------------------------------------------------
-
     @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
         connection = self.connect()
         now = time.time()
         with self.transaction(connection):
-            # Claims whose owner died are dropped (those on samples it stored included).
             connection.execute("DELETE FROM claims WHERE expires < ?", (now,))
             connection.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?) ON CONFLICT (request_key, sample_ix) "

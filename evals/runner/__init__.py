@@ -1,14 +1,10 @@
-"""The runner: from planned requests to cached samples. Who serves each model (routing), how a
-run behaves (settings, limits, retries), what it costs, and what happened (the outcome).
+"""The runner: from planned requests to cached samples.
 
 from evals.runner import run_context, plan_question, fetch
 ctx = run_context(lab=settings)                 # cache, router, settings, price of one lab
 planned = plan_question(question, groups, ctx.router, ctx.requests)
 fetched = fetch(planned, ctx, labels=question.name, title=question.name)
 list_batches(ctx), collect_batches(ctx), cancel_batches(ctx)   # batches in flight (--batch)
-
-The OpenAI SDK, the HTTP stack and rich are imported only when something is bought:
-`classify` and `RunProgress` are loaded on first use.
 """
 
 import importlib
@@ -23,7 +19,6 @@ from evals.runner._batch_admin import (
 from evals.runner._blocking import run_blocking
 from evals.runner._context import RUN_OPTIONS, RunContext, lab_context, run_context
 from evals.runner._fetching import Fetched, fetch
-from evals.runner._limits import AdaptiveLimit
 from evals.runner._model_params import RequestOptions, is_reasoning_model
 from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome, price_function
 from evals.runner._planning import (
@@ -42,6 +37,7 @@ from labmgr.routing import ClientRouter, Endpoint, EnvRouter, LabRouter
 
 if TYPE_CHECKING:
     from evals.runner._failures import FailureKind, classify
+    from evals.runner._pacing import AdaptiveLimit
     from evals.runner._progress import RunProgress
 
 __all__ = [
@@ -84,6 +80,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AdaptiveLimit": "_pacing",
     "FailureKind": "_failures",
     "classify": "_failures",
     "RunProgress": "_progress",

@@ -1,5 +1,4 @@
-"""What `labmgr batches list | collect | cancel` do, from Python: the batches a cache has in
-flight (or had), collecting them into the cache, and cancelling them.
+"""What `labmgr batches list | collect | cancel` do, from Python.
 
 from evals.runner import run_context, list_batches, collect_batches, cancel_batches
 ctx = run_context(lab=settings)
@@ -25,11 +24,10 @@ class BatchState:
 
     record: BatchRecord
     status: str | None
-    """The batch's status (as last seen when not looked up)."""
     completed: int | None = None
     failed: int | None = None
     problem: str | None = None
-    """Why the batch could not be looked up, if it could not."""
+    """Why the batch could not be looked up."""
 
 
 def _ask(ctx: RunContext, records: Sequence[BatchRecord], ask: str) -> dict[str, BatchState]:
@@ -59,8 +57,7 @@ def _ask(ctx: RunContext, records: Sequence[BatchRecord], ask: str) -> dict[str,
 def list_batches(
     ctx: RunContext, *, active_only: bool = False, refresh: bool = False, limit: int = 200
 ) -> list[BatchState]:
-    """The cache's batch records, newest first; `refresh` asks the API for the status and
-    counts of every batch still in flight."""
+    """The cache's batch records, newest first; `refresh` asks the API about those in flight."""
     records = ctx.cache.batches.records(active_only=active_only, limit=limit)
     live = [r for r in records if r.state in ACTIVE_STATES and r.batch_id is not None]
     looked = _ask(ctx, live, "retrieve") if refresh else {}
@@ -68,9 +65,8 @@ def list_batches(
 
 
 def collect_batches(ctx: RunContext, *, wait: bool = True) -> RunOutcome:
-    """Read every batch in flight into the cache, waiting for those still running (or, with
-    `wait=False`, only those already finished). Failed lines are not sent again here: the
-    run that wants them does that."""
+    """Read every batch in flight into the cache, waiting for those running unless `wait` is
+    False (failed lines are left to the run that wants them)."""
     from evals.runner._batch_run import BatchRun
 
     run = BatchRun(ctx, ctx.settings.updated(batch_wait=wait), title="collecting")
@@ -80,9 +76,8 @@ def collect_batches(ctx: RunContext, *, wait: bool = True) -> RunOutcome:
 
 
 def cancel_batches(ctx: RunContext, batch_ids: Sequence[str] | None = None) -> list[BatchState]:
-    """Cancel batches in flight (all of them, or those named by batch or record id). What
-    they finished is collected by the next run or `collect_batches`; the rest is sent again
-    by the next run that wants it."""
+    """Cancel batches in flight (all, or those named by batch or record id); what they
+    finished is collected later, the rest sent again by the next run that wants it."""
     records = ctx.cache.batches.records(active_only=True, limit=100_000)
     if batch_ids is not None:
         wanted = set(batch_ids)

@@ -1,12 +1,6 @@
-"""Buying samples through the Batch API: group the missing samples per endpoint and model,
-claim them, write them into input files split to the API's limits, create the batches,
-record their ids before waiting, then collect each batch as it finishes into the cache.
-
-A run that wants samples already in a batch (`cache.batches.covering`: this process's, a
-killed one's, another machine's) watches that batch instead of submitting again; samples a
-synchronous run is buying now (`cache.claimed`) are left out and read when they land. Failed
-lines go into a later batch (at most `batch_max_rounds` in all). See docs/design/batches.md.
-"""
+"""Buying samples through the Batch API: claim them per endpoint and model, submit them in
+files split to the API's limits, record the batches before waiting, collect each as it ends.
+See docs/design/batches.md."""
 
 from __future__ import annotations
 
@@ -29,14 +23,15 @@ from evals.cache import (
     new_record_id,
 )
 from evals.errors import NoEndpointError
-from evals.runner._batch_collect import collect_batch
 from evals.runner._batch_files import (
     CHAT_URL,
     PlannedLine,
     chunks,
+    collect_batch,
     input_line,
     planned_line,
     queue_limit_of,
+    where_held,
 )
 from evals.runner._calls import Call
 from evals.runner._context import RunContext
@@ -49,11 +44,10 @@ from labmgr.routing import Endpoint
 
 FINAL_STATUSES = frozenset({"completed", "expired", "cancelled", "failed"})
 SUBMIT_LEASE = 300.0
-"""Seconds a claim made for submitting is trusted; after that another process looks for the
-batch by its record id and, not finding it, sends the samples itself."""
+"""Seconds a record being submitted is trusted; then another process looks for its batch."""
 COLLECT_LEASE = 600.0
 QUEUE_SHARE = 0.9
-"""Share of a learned enqueued-token limit a run fills (the estimate is not the API's count)."""
+"""Share of a learned enqueued-token limit a run fills."""
 
 
 @dataclass
@@ -83,8 +77,7 @@ class BatchRun:
         self.progress = BatchProgress(show=settings.progress, title=title)
         self.wanted: dict[BatchItem, _Want] = {}
         self.per_line: dict[str, int] = {}
-        """The most samples one line of a request may ask for: as many as `missing_calls` put
-        in one call (1 for a model or endpoint that gives one sample per request)."""
+        """The most samples one line of a request may ask for (as `missing_calls` put them)."""
         self.watched: dict[str, BatchRecord] = {}
         self.clients: dict[str, openai.OpenAI] = {}
         self.endpoints: dict[str, Endpoint] = {}
@@ -94,14 +87,11 @@ class BatchRun:
         self.bought_now: set[BatchItem] = set()
         """Samples a synchronous run was buying when last looked at: waited for, not sent."""
         self.cancelled_before: set[str] = set()
-        """Records cancelled before this run began: their unrun lines are sent again (a
-        batch cancelled while this run waits leaves them to the next run)."""
-
-    # ---- the loop -----------------------------------------------------------------------
+        """Records cancelled before this run began: their unrun lines are sent again."""
 
     def run(self, calls: Sequence[Call]) -> RunOutcome:
-        """Buy the samples of `calls` through batches (and collect any batch already
-        watched); with `batch_wait` False, submit and return after one look."""
+        """Buy the samples of `calls` through batches (and collect those watched); with
+        `batch_wait` False, submit and return after one look."""
         for call in calls:
             self.endpoints[call.endpoint.id] = call.endpoint
             key = call.request.cache_key
@@ -110,15 +100,14 @@ class BatchRun:
                 self.wanted[(key, ix)] = _Want(
                     call.request, call.endpoint, call.logprobs, call.label
                 )
-        with self.progress:
+        with self.progress.live():
             while True:
                 open_items = [item for item, want in self.wanted.items() if not want.done]
                 covered = self.records.covering(open_items) if open_items else {}
                 for record_id in set(covered.values()) - self.watched.keys():
                     self.watch(record_id)
                 todo = [item for item in open_items if item not in covered]
-                if todo:  # less what a synchronous run buys now: done if landed, else
-                    # looked at again next round (sent if its claim is gone)
+                if todo:  # less what a synchronous run buys now (sent if its claim goes)
                     held = self.ctx.cache.claimed(todo)
                     self.bought_now = held - self._mark_cached(held)
                     todo = [item for item in todo if item not in held]
@@ -130,9 +119,7 @@ class BatchRun:
                 if not self.settings.batch_wait:
                     self._leave_waiting()
                     break
-                if not finished:
-                    # Soon after a batch was created (a short one is collected at once),
-                    # then every `batch_poll_seconds`.
+                if not finished:  # soon after a batch was created, then every poll
                     oldest = min((r.created for r in self.watched.values()), default=time.time())
                     age = time.time() - oldest
                     time.sleep(min(self.settings.batch_poll_seconds, 0.25 + 0.1 * age))
@@ -153,8 +140,6 @@ class BatchRun:
             self.watched[record_id] = record
             self.progress.update(record, record.status or record.state)
 
-    # ---- one batch ----------------------------------------------------------------------
-
     def batches(self, record: BatchRecord) -> Any:
         """The Batch API of the record's endpoint (`.retrieve(id)`, `.cancel(id)`)."""
         return self._client(self._endpoint(record)).batches
@@ -163,8 +148,6 @@ class BatchRun:
     def describe(error: Exception) -> str:
         """One line for a failed look-up (never a key: the SDK's messages hold none)."""
         return error.message if isinstance(error, NoEndpointError) else classify(error).message
-
-    # ---- clients ------------------------------------------------------------------------
 
     def _endpoint(self, record: BatchRecord) -> Endpoint:
         endpoint = self.endpoints.get(record.endpoint_id)
@@ -191,8 +174,6 @@ class BatchRun:
                 timeout=max(self.settings.request_timeout, 60.0),
             )
         return client
-
-    # ---- submitting ---------------------------------------------------------------------
 
     def _submit(self, todo: Iterable[BatchItem]) -> None:
         groups: dict[tuple[str, str], dict[str, list[int]]] = {}
@@ -307,11 +288,9 @@ class BatchRun:
         self.progress.update(record, batch.status)
 
     def _not_cached(self, record: BatchRecord, got: list[BatchLine]) -> list[BatchLine]:
-        """The claimed lines less samples another process stored since this run looked (it
-        stores before it lets go of its claims, so a claim won means the cache is current),
-        and less those a synchronous run claimed meanwhile (it claims, then looks at the
-        batches; this run put its batch items in, then looks at the claims: of two runs
-        racing for a sample, at least one sees the other)."""
+        """The claimed lines less samples stored since this run looked, and less those a
+        synchronous run claimed meanwhile (it claims, then looks at the batches; this run
+        did the reverse: of two racing runs at least one sees the other)."""
         if not got:
             return got
         items = _items(got)
@@ -319,17 +298,13 @@ class BatchRun:
         skipped = self._mark_cached(items) | bought_now
         if not skipped:
             return got
-        kept, given_back = [], []
-        for line in got:
-            ixs = tuple(ix for ix in line.sample_ixs if (line.request_key, ix) not in skipped)
-            given_back += [(line.request_key, ix) for ix in line.sample_ixs if ix not in ixs]
-            if ixs:
-                kept.append(BatchLine(line.custom_id, line.request_key, ixs, line.logprobs))
+        left = set(items) - skipped
+        kept = [kept for line in got if (kept := line.keeping(left)).sample_ixs]
         self.bought_now |= {item for item in bought_now if not self.wanted[item].done}
         if not kept:
             self.records.finish(record.id, "released", "answered meanwhile by another run")
-        elif given_back:
-            self.records.unclaim(record.id, given_back)
+        else:
+            self.records.unclaim(record.id, [item for item in items if item in skipped])
         return kept
 
     def _enqueued(self, family: tuple[str, str]) -> float:
@@ -341,11 +316,9 @@ class BatchRun:
             and record.status not in FINAL_STATUSES
         )
 
-    # ---- waiting ------------------------------------------------------------------------
-
     def _poll(self) -> bool:
         """Look at every watched batch once, collecting those that finished; True when any
-        record ended (there may be something to submit or collect at once)."""
+        record ended."""
         ended = False
         for record_id, record in list(self.watched.items()):
             if record.state != "submitted" or record.owner != self.owner:
@@ -399,8 +372,8 @@ class BatchRun:
         return ended
 
     def _adopt(self, record: BatchRecord) -> bool:
-        """A record whose submitter died while submitting: find its batch by the record id in
-        the batches' metadata, or release its samples to be sent again."""
+        """A record whose submitter died: find its batch by the record id in the batches'
+        metadata, or release its samples."""
         try:
             client = self._client(self._endpoint(record))
             for batch in client.batches.list(limit=100):
@@ -416,8 +389,6 @@ class BatchRun:
         self.records.finish(record.id, "released", "its batch was never created")
         self.watched.pop(record.id, None)
         return True
-
-    # ---- collecting ---------------------------------------------------------------------
 
     def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> None:
         """Read a finished batch into the cache; its samples are settled or free again."""
@@ -452,7 +423,7 @@ class BatchRun:
         return (self.ctx.price(model, prompt_tokens, completion_tokens) or 0.0) * self.discount
 
     def _failed_batch(self, record: BatchRecord, batch: Any, lines: Sequence[Any]) -> None:
-        """A batch refused as a whole: over the enqueued-token limit (learn it, send again in
+        """A batch refused whole: over the enqueued-token limit (learn it, send again in
         smaller batches), or invalid (every sample gets the reason)."""
         errors = list(getattr(batch.errors, "data", None) or [])
         message = "; ".join(f"{e.code}: {e.message}" for e in errors) or "the batch failed"
@@ -473,20 +444,17 @@ class BatchRun:
             self._give_up(item, f"batch {batch.id} failed: {message}")
 
     def _drop(self, record: BatchRecord, message: str) -> None:
-        """Stop watching a batch that cannot be read; the samples of it this run wants get
-        the reason (the record stays for a run that can read it)."""
+        """Stop watching a batch that cannot be read (its samples get the reason; the record
+        stays for a run that can read it)."""
         self.watched.pop(record.id, None)
         covered = self.records.covering(self.wanted)
         for item, record_id in covered.items():
             if record_id == record.id:
                 self._give_up(item, message, record_error=False)
 
-    # ---- settling samples ---------------------------------------------------------------
-
     def _mark_cached(self, items: Collection[BatchItem]) -> set[BatchItem]:
         """Those of `items` found in the cache (stored by another process), settled."""
-        found = self.ctx.cache.lookup({key for key, _ in items}) if items else {}
-        cached = {(key, ix) for key, ix in items if key in found and ix in found[key]}
+        cached = self.ctx.cache.landed(items) if items else set()
         for item in cached:
             self.wanted[item].done = True
         return cached
@@ -507,7 +475,7 @@ class BatchRun:
         self.outcome.errors[item] = message
         if record_error:
             self.ctx.cache.record_errors(
-                item[0], want.request.model, want.label, [item[1]], kind="error", message=message
+                item[0], want.request.model, want.label, [item[1]], message=message
             )
 
     def _give_up_line(self, line: PlannedLine, message: str) -> None:
@@ -525,12 +493,7 @@ class BatchRun:
                     "being bought now by another run; run again to read it from the cache"
                 )
                 continue
-            record = self.watched.get(covered.get(item, ""))
-            where = (
-                f"batch {record.batch_id} ({record.status})"
-                if record is not None and record.batch_id
-                else "a batch being submitted"
-            )
+            where = where_held(self.watched.get(covered.get(item, "")))
             self.outcome.errors[item] = (
                 f"waiting for {where}; run again or `labmgr batches collect` to collect it"
             )

@@ -1,12 +1,5 @@
-"""Run a coroutine to completion from synchronous code, on the process's runner loop: one event
-loop in a thread of its own, started on first use and kept for the life of the process, so
-that what lives on it (the HTTP clients and their open connections, see `_clients`) serves
-every fetch of a run instead of being made again for each. Ctrl-C cancels the coroutine
-promptly; whatever was already persisted stays.
-
-A process forked from one with a runner loop starts its own when it needs one; at exit the
-loop's clients are closed before the loop stops.
-"""
+"""The process's runner loop: one event loop in a thread, kept for the process's life so its
+HTTP clients and connections serve every fetch; `run_blocking` runs a coroutine on it."""
 
 from __future__ import annotations
 
@@ -34,7 +27,6 @@ class _RunnerLoop:
             self.loop = asyncio.new_event_loop()
         self.closing: list[Callable[[], Coroutine[Any, Any, None]]] = []
         """Coroutines run on the loop before it stops at exit (closing clients)."""
-        # Work handed over before the loop runs waits in its queue.
         self.thread = threading.Thread(
             target=self.loop.run_forever, name="evals-runner", daemon=True
         )
@@ -48,7 +40,6 @@ class _RunnerLoop:
         async def close_all() -> None:
             await asyncio.gather(*(close() for close in self.closing), return_exceptions=True)
 
-        # Exiting anyway: a connection not closed in time is the server's to drop.
         with suppress(Exception):
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=5)
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -84,8 +75,7 @@ atexit.register(_stop_runner)
 
 
 def runner_loop() -> asyncio.AbstractEventLoop:
-    """The process's runner loop (started on first use), for work handed to it from
-    another thread."""
+    """The process's runner loop (started on first use), for work from another thread."""
     runner = _runner()
     if threading.current_thread() is runner.thread:
         raise RuntimeError("the runner loop cannot wait for work handed to itself")
@@ -93,13 +83,12 @@ def runner_loop() -> asyncio.AbstractEventLoop:
 
 
 def close_at_exit(close: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Run `close()` on the runner loop before it stops at exit (closing kept clients)."""
+    """Run `close()` on the runner loop before it stops at exit."""
     _runner().closing.append(close)
 
 
 def run_blocking(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run `make()` on the runner loop and return its result, from any thread but the loop's
-    own; Ctrl-C cancels it."""
+    """Run `make()` on the runner loop and return its result; Ctrl-C cancels it."""
     future = asyncio.run_coroutine_threadsafe(make(), runner_loop())
     try:
         while not futures.wait([future], timeout=0.1).done:

@@ -1,5 +1,4 @@
-"""An API call to make: the missing samples of one request, sent as one call (several via `n`),
-and the order calls are sent in."""
+"""An API call to make, and the order calls are sent in."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Reading a chat completion's choices as cached samples: choice *i* is sample index *i* of
-the request's samples; usage is shared equally. The same reading serves an answer from the
-synchronous runner and a line of a batch's output file."""
+"""A chat completion's choices as cached samples (choice *i* is the request's *i*-th sample,
+usage shared equally), for the synchronous runner and batch output alike."""
 
 from __future__ import annotations
 
@@ -30,13 +29,11 @@ class ReadChoices:
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     reasoning_tokens: float = 0.0
-    """Of `completion_tokens`, those spent on hidden reasoning (0 when not reported)."""
 
 
 def read_choices(data: dict[str, Any], sample_ixs: Sequence[int], logprobs: bool) -> ReadChoices:
-    """The samples of a chat completion body (raises KeyError/TypeError/ValueError/
-    AttributeError when it is malformed). A filtered choice, or a logprobs request answered
-    without them, is an error for its sample, never an answer."""
+    """The samples of a chat completion body (KeyError, TypeError, ValueError or AttributeError
+    when malformed); a filtered choice or missing logprobs is an error, never an answer."""
     choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
     usage = data.get("usage") or {}
     read = ReadChoices(

@@ -1,12 +1,5 @@
-"""The context of a run: where answers are kept (cache), who serves each model (router), how the
-run behaves (settings), what it costs (price), and the models it will use (checked before
-spending).
-
-A context is built once, at the entry a person calls (`q.df`, `q.estimate`, `run_questions`,
-`labmgr eval run`), and handed down; nothing below the entry looks for a lab. The lab is
-resolved only when a part is missing that only a lab can give (the cache folder or the
-router): explicit `cache=` and `router=` need no lab.
-"""
+"""The context of a run (cache, router, settings, price, the models it checks), built once at
+the entry a person calls and handed down: nothing below it looks for a lab."""
 
 from __future__ import annotations
 
@@ -29,7 +22,7 @@ if TYPE_CHECKING:
     from labmgr.settings import Settings
 
 REQUEST_OPTIONS = frozenset({"adapt", "reasoning_effort", "adapters"})
-"""The options that shape requests (`RequestOptions`): adapting, a default effort, hooks."""
+"""The options that shape requests (`RequestOptions`)."""
 RUN_OPTIONS = (
     frozenset({"context", "lab", "home", "cache", "router", "settings", "price"})
     | REQUEST_OPTIONS
@@ -49,14 +42,10 @@ class RunContext:
     lab: Settings | None = None
     """The lab the parts came from (None when they were all given)."""
     models: ModelChecks = field(default_factory=ModelChecks)
-    """The models the run will use and what their endpoints said (checked before buying)."""
     requests: RequestOptions = field(default_factory=RequestOptions)
-    """How each model's request is made from a question's parameters: the capability table
-    (with the lab's overrides), adapting, a default reasoning effort, request hooks."""
 
     def with_settings(self, **changes: Any) -> RunContext:
-        """The same context (cache, router, checks) with RunSettings fields (and `adapt`,
-        `reasoning_effort`, `adapters`) changed."""
+        """The same context with RunSettings fields (or `REQUEST_OPTIONS`) changed."""
         if not changes:
             return self
         requests = _request_options(
@@ -67,7 +56,6 @@ class RunContext:
 
 
 def _request_options(base: RequestOptions, given: dict[str, Any]) -> RequestOptions:
-    """`base` with `adapt=`, `reasoning_effort=` and `adapters=` as a run was given them."""
     changes: dict[str, Any] = {}
     if given.get("adapt") is not None:
         if not isinstance(given["adapt"], bool):
@@ -89,9 +77,7 @@ def _request_options(base: RequestOptions, given: dict[str, Any]) -> RequestOpti
 
 
 def lab_context(lab: Settings) -> RunContext:
-    """Everything from the lab: its cache (`cache_url`, by default the SQLite file in its
-    cache folder), its keys and database for routing, its `[eval]` defaults, its `[prices]`
-    and `[models]` overrides."""
+    """Everything from the lab: its cache, routing, `[eval]` defaults, prices and models."""
     return run_context(lab=lab)
 
 
@@ -112,15 +98,9 @@ def run_context(
     """The context of a run, from what the caller gives.
 
     `context` is used as it is (with `overrides`, RunSettings fields such as `max_cost=5`).
-    Otherwise explicit parts win; the lab (`lab`, else found from `home` the way every command
-    finds it: `home`, `LABMGR_HOME`, the nearest `.labmgr/` upward, the per-user lab) fills in
-    the rest, and is looked for only when `cache` or `router` is missing (or `home` is given).
-    Without a lab, settings default to `RunSettings()` and prices to the built-in table.
-
-    `adapt=True` adapts questions that do not say to the models they ask (instead of
-    refusing what a model would refuse); `reasoning_effort` is sent to reasoning models when
-    a question names none; `adapters` are the request hooks (default: those registered in
-    `evals.adapters` now). The capability table is the lab's (its `[models]` overrides).
+    Otherwise explicit parts win and the lab (`lab`, else found from `home` as every command
+    finds it) fills in the rest; it is looked for only when `cache` or `router` is missing.
+    `adapt`, `reasoning_effort` and `adapters` (default: those registered now) shape requests.
     """
     shaping: dict[str, Any] = {"adapt": adapt, "reasoning_effort": reasoning_effort}
     if adapters is not None:
@@ -135,7 +115,7 @@ def run_context(
             )
         return context.with_settings(**overrides, **shaping)
     if lab is None and (home is not None or cache is None or router is None):
-        from labmgr.settings import load_settings  # the one place evals looks for a lab
+        from labmgr.settings import load_settings
 
         lab = load_settings(home)
     if cache is None or router is None:

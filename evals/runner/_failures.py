@@ -53,8 +53,7 @@ def retry_after_seconds(headers: object) -> float | None:
 
 
 def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
-    """Map an exception from a chat request to a Failure (naming `base_url`, the endpoint's,
-    when the endpoint could not be reached)."""
+    """What an exception from a chat request means (naming `base_url` when unreachable)."""
     where = f" {base_url.rstrip('/')}" if base_url else ""
     if isinstance(error, openai.APITimeoutError):
         return Failure(FailureKind.RETRY, f"timeout: no answer from{where or ' the endpoint'}")
@@ -72,7 +71,7 @@ def classify(error: BaseException, *, base_url: str | None = None) -> Failure:
         if status == 429:
             if "insufficient_quota" in (code, str(body.get("type") or "")):
                 return Failure(FailureKind.STOP, message)
-            if "Request too large" in message:  # more tokens than the limit: waiting won't help
+            if "Request too large" in message:  # waiting won't help
                 return Failure(FailureKind.SAMPLE, message)
             return Failure(
                 FailureKind.RETRY,

@@ -1,14 +1,5 @@
-"""Fetching: the cached samples of planned requests, buying the missing ones first.
-
-`fetch` reads what is cached, checks what can be checked before spending (every model on its
-endpoint, the cache writable), then buys the rest: through the Batch API with `batch`, else
-here. Buying here claims the samples first (another process asking for the same ones waits
-for them instead of buying them too; a batch in flight of another run holds its own), sends
-each missing request from a pool of workers on the runner loop (concurrency, pacing to rate
-limits, retries bounded in count and time), and stores answers as they arrive (at most
-`STORE_DELAY` later, those that arrive together in one transaction). Ctrl-C or a crash keeps
-every answer read.
-"""
+"""Fetching: the cached samples of planned requests, buying the missing ones first (claimed,
+sent by workers on the runner loop, stored as they arrive). See docs/design/runner.md."""
 
 from __future__ import annotations
 
@@ -24,16 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
 from evals.errors import CacheError
+from evals.runner._batch_files import where_held
 from evals.runner._blocking import run_blocking, runner_loop
 from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
-from evals.runner._limits import AdaptiveLimit
 from evals.runner._outcome import PriceFunction, RunOutcome
 from evals.runner._planning import Planned, gc_paused, missing_calls
 from evals.runner._settings import RunSettings
 
 if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
+    from evals.runner._pacing import AdaptiveLimit
     from evals.runner._progress import RunProgress
     from labmgr.routing import Endpoint
 
@@ -59,15 +51,13 @@ def fetch(
 ) -> Fetched:
     """Cached samples of every planned request, buying the missing ones first.
 
-    `labels` names the question of each planned request in the cache (one text for all);
-    `settings` replaces the context's for this fetch (say, a smaller `max_cost`); with
-    `skip` (a reason) nothing is bought and each missing sample is left with that reason.
+    `labels` names each planned request's question (one text for all); `settings` replaces
+    the context's; with `skip` (a reason) nothing is bought and each missing sample gets it.
     """
     settings = settings or ctx.settings
     names = [labels] * len(planned) if isinstance(labels, str) else list(labels)
     outcome = RunOutcome()
     wanted: dict[str, int] = {}
-    # Read a model at a time, a question at a time.
     chunks: dict[tuple[str, str], dict[str, int]] = {}
     for p, label in zip(planned, names, strict=True):
         if p.request is not None:
@@ -91,12 +81,11 @@ def fetch(
     ctx.models.expect(dict.fromkeys(p.model for p in planned))
     ctx.models.check(ctx.router, settings)
     with gc_paused(False):  # buying may take hours: garbage is collected meanwhile
-        if settings.batch:  # beside the synchronous runner: files, batches, waiting, collecting
+        if settings.batch:
             from evals.runner._batch_run import BatchRun
 
             outcome.add(BatchRun(ctx, settings, title=title).run(calls))
-        else:  # claiming first: another process (or lab) asking for the same samples waits
-            # for them instead of buying them too; released at the end
+        else:
             from evals.runner._progress import RunProgress
 
             totals = Counter[str]()
@@ -132,10 +121,10 @@ def fetch(
 
 
 STORE_DELAY = 0.02
-"""The longest an answer waits to be stored (seconds): answers that arrive together are
-stored in one transaction. A run that ends or is cancelled stores what it read first."""
+"""The longest an answer waits to be stored (seconds): those that arrive together share a
+transaction."""
 STORE_BATCH = 256
-"""Answers waiting to be stored that are stored at once, without waiting for the delay."""
+"""This many answers waiting are stored at once, without waiting for the delay."""
 
 
 Item = tuple[str, int]
@@ -146,7 +135,7 @@ def _items(calls: Iterable[Call]) -> list[Item]:
 
 
 def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
-    """The calls with only the sample indices in `keep` (calls left empty are dropped)."""
+    """The calls with only the samples in `keep` (calls left empty are dropped)."""
     kept = []
     for call in calls:
         key = call.request.cache_key
@@ -156,51 +145,36 @@ def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
     return kept
 
 
-def _landed(cache: Cache, items: Iterable[Item]) -> set[Item]:
-    """Those of `items` now in the cache."""
-    wanted = list(items)
-    found = cache.lookup({key for key, _ in wanted})
-    return {(key, ix) for key, ix in wanted if key in found and ix in found[key]}
-
-
 def _wait_for_others(
-    calls: list[Call], cache: Cache, claims: Claims, progress: RunProgress, poll: float
+    calls: list[Call], cache: Cache, progress: RunProgress, poll: float
 ) -> list[Call]:
-    """Wait until every sample of `calls` landed in the cache (bought by its claimant); as
-    soon as some are neither landed nor claimed (their claimant died or gave up), return
-    the calls still missing, to be claimed again."""
+    """Wait until every sample of `calls` landed (bought by its claimant); as soon as some are
+    neither landed nor claimed (their claimant died or gave up), return the calls missing."""
     remaining = set(_items(calls))
     models = {call.request.cache_key: call.request.model for call in calls}
     while remaining:
         time.sleep(poll)
-        landed = _landed(cache, remaining)
+        landed = cache.landed(remaining)
         for key, _ in landed:
             progress.done(models[key], 1, 0, 0.0)
         progress.draw()
         remaining -= landed
-        if remaining and len(claims.held(sorted(remaining))) < len(remaining):
+        if remaining and len(cache.claimed(sorted(remaining))) < len(remaining):
             return _restricted(calls, remaining)
     return []
 
 
 def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item]:
-    """Those of `items` a batch in flight holds (claimed by a `--batch` run), each left
-    pending in `outcome` with the batch it waits in. Looked at after claiming: a batch run
-    puts its items in, then looks at the claims, so of two racing runs one sees the other."""
+    """Those of `items` a batch in flight holds, each left pending in `outcome`. Looked at
+    after claiming: a batch run does the reverse, so of two racing runs one sees the other."""
     covering = cache.batches.covering(items) if items else {}
     if not covering:
         return set()
     records = {record_id: cache.batches.get(record_id) for record_id in set(covering.values())}
     for item, record_id in covering.items():
-        record = records[record_id]
-        where = (
-            f"batch {record.batch_id} ({record.status})"
-            if record is not None and record.batch_id
-            else "a batch being submitted"
-        )
         outcome.errors[item] = (
-            f"waiting in {where} of another run; `labmgr batches collect` (or a run with "
-            "--batch) collects it, then run again"
+            f"waiting in {where_held(records[record_id])} of another run; `labmgr batches "
+            "collect` (or a run with --batch) collects it, then run again"
         )
         outcome.pending += 1
     return set(covering)
@@ -209,9 +183,9 @@ def _in_batches(cache: Cache, items: set[Item], outcome: RunOutcome) -> set[Item
 def _claimed(
     calls: list[Call], cache: Cache, claims: Claims, buyer: _Buyer
 ) -> Iterator[list[Call]]:
-    """The calls this process is to buy, a round at a time: those it could claim, less any
-    stored or put in a batch meanwhile; between rounds, it waits for what others claimed,
-    and claims again what they gave up (never a sample it tried itself)."""
+    """The calls this process is to buy, a round at a time: those it claimed, less any stored
+    or put in a batch meanwhile; between rounds it waits for what others claimed, and claims
+    again what they gave up (never a sample it tried itself)."""
     progress, outcome = buyer.progress, buyer.outcome
     tried: set[Item] = set()
     poll = min(0.25, claims.lease_seconds / 10)
@@ -220,8 +194,7 @@ def _claimed(
         items = _items(pending)
         ours = claims.take(items)
         models = {w.request.cache_key: w.request.model for w in pending}
-        # Bought and stored by another process between our read and our claim.
-        done = _landed(cache, ours)
+        done = cache.landed(ours)  # stored by another process between our read and claim
         if done:
             claims.release(sorted(done))
             for key, _ in done:
@@ -238,17 +211,13 @@ def _claimed(
             yield mine
         if not theirs or outcome.stopped is not None:
             return
-        left = _wait_for_others(theirs, cache, claims, progress, poll)
+        left = _wait_for_others(theirs, cache, progress, poll)
         pending = _restricted(left, set(_items(left)) - tried)
 
 
 class _Buyer:
     """The buying of one fetch: its workers on the runner loop, what they stored and did.
-
-    `fetch` queues a round of calls and starts the workers; each worker takes the next call
-    and sends it when pacing and the endpoint's concurrency allow, retrying later what
-    failed for a while; once nothing is queued, sent or waiting to be retried, the workers
-    end. Answers are stored as they arrive."""
+    The workers of a round end once nothing is queued, sent or waiting to be retried."""
 
     def __init__(
         self,
@@ -260,48 +229,43 @@ class _Buyer:
     ) -> None:
         self.cache = cache
         self.owner = owner
-        """The claimant whose claim an error recorded for a sample releases."""
+        """The claimant whose claims recorded errors release."""
         self.settings = settings
         self.price = price
         self.progress = progress
-        from evals.runner._clients import ClientLease
         from evals.runner._pacing import Pacing
+        from evals.runner._transport import ClientLease
 
         self.loop = asyncio.get_running_loop()
         self.outcome = RunOutcome()
         self.clients = ClientLease(settings)
-        """Kept across fetches on the runner loop (open connections reused)."""
         self.limits: dict[str, AdaptiveLimit] = {}
         self.queue: asyncio.Queue[Call | None] = asyncio.Queue()
         self.sleepers: set[asyncio.Task[None]] = set()
         self.busy = 0
         """Workers holding a call."""
         self.workers = 0
-        """Workers started for this round, each ended by a `None` in the queue."""
+        """Workers of this round, each ended by a `None` in the queue."""
         self.cache_failure: CacheError | None = None
         """Set when answers can no longer be stored: the run stops and raises it."""
         self.unstored: list[tuple[Call, list[tuple[int, SampleResult]]]] = []
-        """Answers read but not stored yet: stored together, `STORE_DELAY` at most later."""
         self.store_timer: asyncio.TimerHandle | None = None
         self.pacing = Pacing(
             release=self.queue.put_nowait, background=self._keep, skip=self._skip_reason
         )
-        """Sends at each (endpoint, model family)'s rate limits, learned from the answers."""
 
     @classmethod
     def on_loop(cls, *args: Any) -> _Buyer:
-        """A buyer made on the runner loop (where its clients are kept and its workers run)."""
+        """A buyer made on the runner loop (where its clients live and its workers run)."""
 
         async def make() -> _Buyer:
             return cls(*args)
 
         return run_blocking(make)
 
-    # ---- a round of calls, from the waiting thread ----------------------------------------
-
     def wait(self, workers: list[Future[None]]) -> None:
-        """Wait for the workers, drawing progress; Ctrl-C cancels them (what was read is
-        stored by `close`), and a worker's crash cancels the others and is raised."""
+        """Wait for the workers, drawing progress; Ctrl-C or a worker's crash cancels them
+        (the crash is raised; `close` stores what was read)."""
         try:
             while True:
                 _, running = futures.wait(workers, timeout=0.1, return_when=futures.FIRST_EXCEPTION)
@@ -319,8 +283,7 @@ class _Buyer:
             raise
 
     def close(self) -> None:
-        """After the last round, or when cancelled: cancel what waits to be retried, store
-        what was read, and let the clients go."""
+        """Cancel what waits to be retried, store what was read, let the clients go."""
 
         async def close() -> None:
             for task in list(self.sleepers):
@@ -332,18 +295,16 @@ class _Buyer:
 
         asyncio.run_coroutine_threadsafe(close(), self.loop).result()
 
-    # ---- per endpoint ---------------------------------------------------------------------
-
     def _limit(self, endpoint: Endpoint) -> AdaptiveLimit:
         limit = self.limits.get(endpoint.id)
         if limit is None:
             cap = self.settings.max_concurrency
             maximum = min(endpoint.max_concurrency or cap, cap)
             initial = self.settings.initial_endpoint_limit or maximum
+            from evals.runner._pacing import AdaptiveLimit
+
             limit = self.limits[endpoint.id] = AdaptiveLimit(initial, maximum=maximum)
         return limit
-
-    # ---- giving up ------------------------------------------------------------------------
 
     def _give_up(self, call: Call, message: str, *, record: bool = True) -> None:
         key = call.request.cache_key
@@ -356,7 +317,6 @@ class _Buyer:
                     call.request,
                     call.label,
                     call.sample_ixs,
-                    kind="error",
                     message=message,
                     owner=self.owner,
                 )
@@ -364,7 +324,7 @@ class _Buyer:
                 self._cache_failed(error)
 
     def _cache_failed(self, error: CacheError) -> None:
-        """Answers cannot be stored any more: stop sending (nothing more would be kept)."""
+        """Answers cannot be stored any more: stop sending."""
         self.cache_failure = self.cache_failure or error
         if self.outcome.stopped is None:
             self.outcome.stopped = error.message
@@ -377,8 +337,6 @@ class _Buyer:
             return f"model {call.request.model} failed: {failed}"
         return None
 
-    # ---- the request ----------------------------------------------------------------------
-
     def _accept(self, call: Call, data: dict[str, Any]) -> None:
         read = read_choices(data, call.sample_ixs, call.logprobs)
         model = call.request.model
@@ -387,13 +345,8 @@ class _Buyer:
             self.outcome.errors[(key, ix)] = message
         stored = read.stored
         missing = len(call.sample_ixs) - len(stored)
-        prompt, completion = read.prompt_tokens, read.completion_tokens
-        cost = self.price(model, prompt, completion) or 0.0
-        self.outcome.requests += 1
-        self.outcome.prompt_tokens += prompt
-        self.outcome.completion_tokens += completion
-        self.outcome.reasoning_tokens += read.reasoning_tokens
-        self.outcome.cost += cost
+        cost = self.price(model, read.prompt_tokens, read.completion_tokens) or 0.0
+        self.outcome.count(read, cost)
         self.progress.done(model, 0, missing, cost)
         if stored:
             self.unstored.append((call, stored))
@@ -407,8 +360,7 @@ class _Buyer:
             self.outcome.stopped = f"max_cost ${max_cost:g} reached (${self.outcome.cost:.4f})"
 
     def _store_unstored(self) -> None:
-        """Store the answers read since the last store, in one transaction: a burst of
-        answers costs one write, not one each."""
+        """Store the answers read since the last store, in one transaction."""
         if self.store_timer is not None:
             self.store_timer.cancel()
             self.store_timer = None
@@ -440,8 +392,7 @@ class _Buyer:
         model = call.request.model
         self.progress.error(model, failure.message)
         if failure.kind is FailureKind.STOP:
-            if self.outcome.stopped is None:
-                self.outcome.stopped = f"{model}: {failure.message}"
+            self.outcome.stopped = self.outcome.stopped or f"{model}: {failure.message}"
             self._give_up(call, f"run stopped: {failure.message}")
             return
         if failure.kind is FailureKind.MODEL:
@@ -465,14 +416,11 @@ class _Buyer:
             backoff = min(self.settings.max_backoff_seconds, 0.5 * 2 ** (call.attempts - 1))
             delay = backoff * (0.5 + random.random() / 2)
         self.progress.retrying(model)
-        self._retry_later(call, min(delay, self.settings.max_backoff_seconds))
-
-    def _retry_later(self, call: Call, delay: float) -> None:
-        """Queue `call` again after `delay` seconds (the current queue entry is finished)."""
+        delay = min(delay, self.settings.max_backoff_seconds)
         self._keep(asyncio.get_running_loop().create_task(self._sleep_then_queue(call, delay)))
 
     def _keep(self, task: asyncio.Task[None]) -> None:
-        """A task that may still queue calls: the run waits for it (and cancels it)."""
+        """A task that may still queue calls: the round waits for it (and cancels it)."""
         self.sleepers.add(task)
         task.add_done_callback(self._slept)
 
@@ -487,7 +435,6 @@ class _Buyer:
             self.queue.put_nowait(call)
 
     def _end_if_idle(self) -> None:
-        """Nothing queued, sent or waiting to be retried: end the round's workers."""
         if self.workers and not (self.busy or self.sleepers or self.queue.qsize()):
             for _ in range(self.workers):
                 self.queue.put_nowait(None)
@@ -498,7 +445,7 @@ class _Buyer:
         self.queue.put_nowait(call)
 
     async def worker(self) -> None:
-        """Take the next call, and send it when it may go: the one place a request is made."""
+        """Take the next call and send it when it may go: the one place a request is made."""
         import httpx2
 
         while (call := await self.queue.get()) is not None:

@@ -1,12 +1,6 @@
-"""Checks before spending: every model a run will use (answers and judges) is looked up once
-on its endpoint (`GET /models/{id}`, concurrently) before the first sample is bought.
-
-A clear "no such model" (`UnknownModelError`) or an endpoint nobody listens on (connection
-refused even when tried again, `NoEndpointError` naming the URL) stops the run in one
-sentence; anything else (no lookup on that server, no access, a timeout) leaves the model
-unchecked. A model its endpoint confirmed is not looked up again through the same router for
-`CONFIRMED_FOR_SECONDS`.
-"""
+"""Checks before spending: every model a run will use is looked up on its endpoint once,
+concurrently. "No such model" or a refused connection stops the run in one sentence; any
+other failure leaves the model unchecked."""
 
 from __future__ import annotations
 
@@ -25,11 +19,11 @@ if TYPE_CHECKING:
 _CHECK_TIMEOUT_SECONDS = 30.0
 _CHECKS_IN_FLIGHT = 32
 CONFIRMED_FOR_SECONDS = 600.0
-"""How long a model its endpoint confirmed stays confirmed for the router it went through."""
+"""How long a model its endpoint confirmed is not looked up again through the same router."""
 _CONFIRMED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = (
     weakref.WeakKeyDictionary()
 )
-"""Router → (endpoint id, model) → when the endpoint last said it exists (monotonic)."""
+"""Router → (endpoint id, model) → when the endpoint last confirmed it (monotonic)."""
 
 
 @dataclass
@@ -37,17 +31,16 @@ class ModelChecks:
     """The models a run will use, and what their endpoints said about each."""
 
     expected: dict[str, None] = field(default_factory=dict)
-    """Models the run will ask (answers and judges), in the order they were announced."""
+    """Models the run will ask, in the order they were announced."""
     found: dict[tuple[str, str], str] = field(default_factory=dict)
-    """`(endpoint id, model) -> "ok"` or `"unchecked: why"`, for every model looked up."""
+    """`(endpoint id, model) -> "ok"` or `"unchecked: why"`."""
 
     def expect(self, models: Iterable[str]) -> None:
-        """Announce models the run will use (before anything is bought)."""
         self.expected.update(dict.fromkeys(models))
 
     def check(self, router: ClientRouter, settings: RunSettings) -> None:
-        """Look up every announced model not looked up yet; `UnknownModelError` (naming the
-        model and the endpoint's base URL) when an endpoint says one does not exist."""
+        """Look up every announced model not looked up yet (`UnknownModelError`,
+        `NoEndpointError`)."""
         todo: list[tuple[str, Endpoint]] = []
         try:
             confirmed_at = _CONFIRMED.setdefault(router, {})
@@ -101,13 +94,13 @@ class ModelChecks:
 
 
 async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> list[str]:
-    import asyncio  # like the SDK, needed only when something is about to be bought
+    import asyncio
 
     from openai import AsyncOpenAI
 
-    from evals.runner._clients import ClientLease
+    from evals.runner._transport import ClientLease
 
-    lease = ClientLease(settings)  # the runner's clients: their connections serve the run
+    lease = ClientLease(settings)
     clients: dict[str, AsyncOpenAI] = {}
     for _, endpoint in todo:
         if endpoint.id not in clients:
@@ -131,8 +124,7 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
 
 
 def _meaning(error: Exception) -> str:
-    """`missing` for a clear "no such model", `unreachable` for a refused connection;
-    `unchecked: why` for anything else."""
+    """`missing`, `unreachable` (a refused connection), or `unchecked: why`."""
     import openai
 
     cause: BaseException | None = error

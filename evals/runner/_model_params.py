@@ -1,17 +1,6 @@
-"""Request parameters per model: a question's parameters as one model is sent them, in three
-steps (what comes out is what is sent, what the cache key covers and what `api_kwargs` shows):
-
-1. **Capabilities** (`labmgr.capabilities`, with the lab's `[models]` overrides): the budget
-   is spelled as the model wants it (`max_completion_tokens` for reasoning models), and
-   `reasoning_effort` (the question's, else the run's) goes only to models that take one. A
-   parameter the model would refuse (logprobs, a temperature other than 1 or top_p where it
-   samples at 1, an effort it does not take, logit_bias, stop sequences, too many
-   top_logprobs) stops the question before anything is bought (`UnsupportedRequestError`,
-   naming the way out).
-2. **Adapting** (`adapt: true` on the question or the run): the refused parameter is left out
-   or lowered instead; a question read from logprobs is still refused.
-3. **Hooks** (`evals.adapters`): every matching hook, in order, has the last word.
-"""
+"""Request parameters per model, in three steps: the model's capabilities (the budget spelled
+as it wants, a parameter it would refuse stops the question, naming the way out), adapting
+(`adapt: true` leaves such a parameter out or lowers it instead), then the request hooks."""
 
 from __future__ import annotations
 
@@ -31,19 +20,18 @@ class RequestOptions:
     """How a run turns a question's parameters into each model's request."""
 
     overrides: Mapping[str, CapabilityOverride] = field(default_factory=dict)
-    """The lab's `[models]` capability overrides (`Settings.models`)."""
+    """The lab's `[models]` capability overrides."""
     adapt: bool = False
     """Adapt questions that do not say (`adapt: null`) instead of refusing them."""
     reasoning_effort: str | None = None
-    """The effort sent to reasoning models when a question names none (None: send none)."""
+    """The effort sent to reasoning models when a question names none."""
     adapters: tuple[Adapter, ...] = ()
-    """Request hooks, applied last, in order."""
     _known: dict[str, ModelCapabilities] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def capabilities(self, model: str) -> ModelCapabilities:
-        """What `model` accepts (the table with the lab's overrides), looked up once."""
+        """What `model` accepts (with the lab's overrides), looked up once."""
         found = self._known.get(model)
         if found is None:
             from labmgr.capabilities import capabilities_for
@@ -59,10 +47,9 @@ class RequestOptions:
         label: str,
         adapt: bool | None = None,
     ) -> dict[str, Any]:
-        """The parameters sent to `model` for a question asking with `params`.
-
-        `label` names the question in messages (``"rating question 'mood'"``); `adapt` is
-        the question's own choice (None: the run's). Raises `UnsupportedRequestError`."""
+        """The parameters sent to `model` for a question asking with `params` (`label` names
+        it in messages; `adapt`: the question's, None for the run's). Raises
+        `UnsupportedRequestError`."""
         sent = _with_capabilities(
             model,
             dict(params),
@@ -81,8 +68,7 @@ class RequestOptions:
         label: str,
         adapt: bool | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """`prepare` for each model; when some refuse, one error names the first and lists
-        the others."""
+        """`prepare` for each model; one error names the first that refuses and lists the rest."""
         prepared: dict[str, dict[str, Any]] = {}
         refused: list[tuple[str, UnsupportedRequestError]] = []
         for model in models:
@@ -102,8 +88,7 @@ class RequestOptions:
 
 
 def is_reasoning_model(model: str, options: RequestOptions | None = None) -> bool:
-    """Whether the capability table (with `options`' overrides) calls `model` a reasoning
-    model: `o4-mini-2025-04-16`, `gpt-5-nano`, `ft:o4-mini:…`, `openai/gpt-5`."""
+    """Whether the capability table (with `options`' overrides) calls `model` a reasoning model."""
     return (options or RequestOptions()).capabilities(model).reasoning
 
 
@@ -164,7 +149,6 @@ def _with_capabilities(
 
 
 def _drop(sent: dict[str, Any], key: str, adapt: bool, refusal: str, way_out: str) -> None:
-    """Leave `key` out of `sent` when adapting, else refuse: `refusal`, then the way out."""
     if not adapt:
         raise UnsupportedRequestError(f"{refusal}: set `adapt: true` to {way_out}.")
     del sent[key]

@@ -1,6 +1,5 @@
-"""What a run costs and reports back: what it bought and what it did not get. Kept apart from
-the engine so that reading a fully cached question never imports the HTTP stack (the OpenAI
-SDK, httpx, aiohttp)."""
+"""What a run costs and reports back: what it bought and what it did not get (apart from the
+engine: a fully cached read never imports the HTTP stack)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evals.runner._choices import ReadChoices
     from labmgr.pricing import Price
 
 PriceFunction = Callable[[str, float, float], float | None]
@@ -17,8 +17,7 @@ PriceFunction = Callable[[str, float, float], float | None]
 
 
 def price_function(overrides: Mapping[str, Price] | None = None) -> PriceFunction:
-    """Prices from the built-in table (`labmgr.pricing`) with `overrides` (a lab's
-    `Settings.prices`) winning."""
+    """Prices from the built-in table with `overrides` (a lab's `prices`) winning."""
     from labmgr import pricing  # its table is built on import: only when a run prices
 
     return functools.partial(pricing.cost, overrides=dict(overrides or {}))
@@ -26,20 +25,18 @@ def price_function(overrides: Mapping[str, Price] | None = None) -> PriceFunctio
 
 @dataclass(frozen=True)
 class BudgetCut:
-    """A model's answers that came back empty because its token budget ran out (a reasoning
-    model spent it thinking), and how far to raise it."""
+    """A model's answers that came back empty because its token budget ran out (spent on
+    reasoning), and how far to raise it."""
 
     empty: int
     """Answers that are empty with `finish_reason` "length"."""
     answers: int
-    """All of the model's answers in the frame."""
     parameter: str
-    """How the budget was sent: ``max_completion_tokens`` or ``max_tokens``."""
+    """``max_completion_tokens`` or ``max_tokens``."""
     limit: int | None
-    """The budget sent (None if it was not found in the request)."""
+    """The budget sent (None if not found in the request)."""
     suggested: int
-    """A budget to try: the larger of 1024, 4× this one, and twice the most any complete
-    answer of the model used, rounded up to a multiple of 256."""
+    """A budget to try."""
 
     def message(self, model: str) -> str:
         budget = f"{self.parameter}={self.limit}" if self.limit else "its token budget"
@@ -59,27 +56,32 @@ class RunOutcome:
     failed_models: dict[str, str] = field(default_factory=dict)
     """Models given up on during the run (404, no access), with the reason."""
     unrouted_models: dict[str, str] = field(default_factory=dict)
-    """Models that were not asked at all: no endpoint (or no key) serves them."""
+    """Models not asked at all: no endpoint (or no key) serves them."""
     stopped: str | None = None
     """Why the run stopped sending requests early (cost limit, quota), or None."""
     budget_cuts: dict[str, BudgetCut] = field(default_factory=dict)
-    """Models some of whose answers came back empty, cut by the token budget."""
     requests: int = 0
-    """API requests that were answered (one request may hold several samples)."""
+    """API requests answered (one may hold several samples)."""
     samples: int = 0
-    """Samples bought and stored in the cache."""
+    """Samples bought and stored."""
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
-    """Completion tokens billed, reasoning tokens included."""
+    """Reasoning tokens included."""
     reasoning_tokens: float = 0.0
-    """Of `completion_tokens`, those spent on hidden reasoning (as the responses said)."""
     cost: float = 0.0
-    """Dollars spent on the answered requests (requests of unpriced models count 0; through
-    the Batch API at the batch price)."""
+    """Dollars spent (unpriced models count 0; batches at the batch price)."""
     pending: int = 0
-    """Samples left in batches still running (a run that did not wait for them)."""
+    """Samples left in batches still running."""
     cached: int = 0
-    """Samples the run wanted that the cache already held (read, not bought)."""
+    """Samples the cache already held."""
+
+    def count(self, read: ReadChoices, cost: float) -> None:
+        """One answered request: its usage and what it cost."""
+        self.requests += 1
+        self.prompt_tokens += read.prompt_tokens
+        self.completion_tokens += read.completion_tokens
+        self.reasoning_tokens += read.reasoning_tokens
+        self.cost += cost
 
     def add(self, other: RunOutcome) -> None:
         """Take in the outcome of a later part of the same run (say, its judges)."""
@@ -93,8 +95,7 @@ class RunOutcome:
             setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
 
     def messages(self) -> list[str]:
-        """One sentence per problem: models not asked, models that failed, answers cut by
-        the token budget (with the budget to try), an early stop."""
+        """One sentence per problem of the run."""
         lines = [f"model {m} was not asked: {why}" for m, why in self.unrouted_models.items()]
         lines += [f"model {m} failed: {why}" for m, why in self.failed_models.items()]
         lines += [cut.message(model) for model, cut in self.budget_cuts.items()]

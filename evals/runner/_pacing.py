@@ -1,14 +1,6 @@
-"""Pacing: send at an endpoint's rate limits, not into them.
-
-Each (endpoint, model family) gets a `Pacer` keeping a copy of the limit's buckets, one per
-dimension (requests, tokens), each holding at most the per-minute limit and refilling at
-limit/60 per second. A call is sent when every bucket holds what it asks (one request; its
-prompt plus the completion budget times `n`); otherwise it waits in order in the pacer's
-queue. Answers' `x-ratelimit-*` headers and 429s' `Limit …, Used …` bound the copy. Before
-the first answer one request goes through; an endpoint that sends no headers is not paced.
-What a process learned is kept for its life, so the next fetch starts at the known pace.
-See docs/design/runner.md (Pacing).
-"""
+"""Pacing: send at each (endpoint, model family)'s rate limits, not into them, with a token
+bucket per limit bounded by what answers and 429s say; and each endpoint's adaptive
+concurrency limit, cut on a 429. See docs/design/runner.md (Pacing)."""
 
 from __future__ import annotations
 
@@ -36,19 +28,16 @@ from evals.runner._rate_limits import (
 )
 
 COUNTED_WITHIN = 1.0
-"""Seconds after sending by which an answer's reading is taken to have been counted (a slow
-answer is mostly generation, after the limit was checked)."""
+"""Seconds after sending by which the server is taken to have counted a request."""
 UNBUDGETED_COMPLETION = 16.0
-"""Completion tokens per choice assumed for a request without `max_tokens`, before any
-answer said how long they are."""
+"""Completion tokens per choice assumed without `max_tokens`, before any answer said."""
 WAKE_SECONDS = 0.25
 """A waiting pacer looks again at least this often (say, for a run that stopped)."""
 
 
 class _Meter:
-    """This process's copy of one bucket of a limit, and the counts of what its requests took:
-    `spent` (admitted), of which `sent` has left and `settled` has come back (answered or
-    failed)."""
+    """This process's copy of one bucket: what its requests took (`spent`), of which `sent`
+    has left and `settled` has come back."""
 
     __slots__ = ("level", "limit", "rate", "sent", "settled", "spent", "stamp")
 
@@ -67,8 +56,7 @@ class _Meter:
             self.stamp = now
 
     def wait(self, amount: float, now: float) -> float:
-        """Seconds until the bucket holds `amount` (a request larger than the whole limit
-        waits for a full bucket and is then sent, for the server to refuse it)."""
+        """Seconds until the bucket holds `amount` (at most a full bucket)."""
         self.refill(now)
         need = min(amount, self.limit)
         return 0.0 if self.level >= need else (need - self.level) / self.rate
@@ -84,11 +72,9 @@ class _Meter:
     def learn(
         self, limit: float, remaining: float, counted: float, settled: float, sent_at: float
     ) -> None:
-        """The server held `remaining` right after it counted a request (which took `counted`
-        from this bucket: 0 if refused) sent at `sent_at`, when this meter's `settled` was
-        `settled`. The reading bounds the level (docs/design/runner.md): at least `remaining`
-        less everything unsettled when the request left, at most `remaining` less what is not
-        sent yet; the level moves into those bounds and no further."""
+        """The server held `remaining` right after counting a request that took `counted`
+        from this bucket, sent at `sent_at` when `settled` had come back. The level moves
+        into the bounds this gives (docs/design/runner.md) and no further."""
         if limit != self.limit:
             self.limit, self.rate = limit, limit / 60.0
         now = time.monotonic()
@@ -100,15 +86,15 @@ class _Meter:
 
 
 class Known:
-    """What this process knows of one (endpoint, model family)'s limits, shared by the pacers
-    of every run in the process (the buckets are the server's, whichever run spends them)."""
+    """What this process knows of one (endpoint, model family)'s limits, shared by every
+    run's pacers."""
 
     __slots__ = ("heard", "meters", "paused_until")
 
     def __init__(self) -> None:
         self.meters: dict[Dimension, _Meter] = {}
         self.heard = False
-        """Whether any answer came back (with headers or without)."""
+        """Whether any answer came back."""
         self.paused_until = 0.0
 
 
@@ -117,12 +103,10 @@ _KNOWN: dict[tuple[str, str], Known] = {}
 
 
 class Pacer:
-    """The limits of one (endpoint, model family) as this process knows them, and the calls
-    of one run waiting for them."""
+    """One run's calls waiting for one (endpoint, model family)'s limits."""
 
     def __init__(self, known: Known) -> None:
         self.known = known
-        """The process's knowledge of the limits (shared with other runs' pacers)."""
         self.probing = 0
         """Requests in flight before anything was heard (one at a time)."""
         self.pending: deque[Call] = deque()
@@ -141,7 +125,7 @@ class Pacer:
         return wait
 
     def take(self, tokens: float) -> tuple[tuple[_Meter, float], ...]:
-        """Take a request and its tokens out: the meters taken from, with what each gave."""
+        """Take a request and its tokens out: each meter, with what it gave."""
         took = tuple(
             (meter, 1.0 if dimension == "requests" else tokens)
             for dimension, meter in self.known.meters.items()
@@ -155,7 +139,7 @@ class Pacer:
             self._news.set()
 
     async def wait_news(self, seconds: float) -> None:
-        """Sleep `seconds`, or less if an answer or a refusal comes back meanwhile."""
+        """Sleep `seconds`, or less if an answer or a refusal comes back."""
         if self._news is None:
             self._news = asyncio.Event()
         self._news.clear()
@@ -173,16 +157,14 @@ class Ticket:
     prompt_guess: float
     probe: bool
     took: tuple[tuple[_Meter, float], ...]
-    """The meters this request was taken from, with what it took from each."""
     sent_at: float = 0.0
     settled: tuple[float, ...] = ()
-    """Each of those meters' `settled` when this request left."""
+    """Each meter's `settled` when this request left."""
 
 
 class Pacing:
-    """The pacers of one run, keyed by (endpoint, model family). `release(call)` puts a call
-    whose turn came back on the runner's queue, `background` keeps a releaser task for the
-    run, and a call `skip(call)` gives a reason for is released at once, taking nothing."""
+    """The pacers of one run. `release(call)` queues a call whose turn came, `background`
+    keeps a releaser task, and a call `skip(call)` gives a reason for is released at once."""
 
     def __init__(
         self,
@@ -196,22 +178,20 @@ class Pacing:
         self._skip = skip
         self._pacers: dict[tuple[str, str], Pacer] = {}
         self._families: dict[str, str] = {}
-        """Model → the family a refusal named (the guess is used until then)."""
+        """Model → the family a refusal named."""
         self._by_route: dict[tuple[int, str], Pacer] = {}
-        """(id of an endpoint, model) → its pacer (endpoints live as long as the run)."""
+        """(id of an endpoint, model) → its pacer."""
         self._tickets: dict[int, Ticket] = {}
         """Calls admitted and not yet sent, by id."""
         self._flying: dict[int, Ticket] = {}
-        """Requests sent and not yet answered, by the id of their ticket."""
+        """Requests sent and not yet answered, by ticket id."""
         self._prompt_seen = 0.0
         self._prompt_guessed = 0.0
         self._completion_seen = 0.0
         self._choices_seen = 0
 
-    # ---- who paces a call ---------------------------------------------------------------
-
     def _pacer_of(self, call: Call) -> Pacer:
-        """`pacer_for` a call, remembered per (endpoint object, model) for the hot path."""
+        """`pacer_for` a call, remembered per (endpoint object, model)."""
         known = self._by_route.get((id(call.endpoint), call.request.model))
         if known is None:
             known = self.pacer_for(call.endpoint.id, call.request.model)
@@ -228,7 +208,7 @@ class Pacing:
 
     def estimate(self, call: Call) -> tuple[float, float]:
         """The tokens `call` counts against a limit (prompt plus completion budget × n, with
-        the margin), and the raw prompt guess (four characters a token) it was made from."""
+        the margin), and the raw prompt guess it was made from."""
         guess = prompt_guess(call.request.messages)
         ratio = self._prompt_seen / self._prompt_guessed if self._prompt_guessed else 1.0
         budget = completion_budget(call.request.params) or (
@@ -239,32 +219,32 @@ class Pacing:
         tokens = (guess * ratio + budget * len(call.sample_ixs)) * TOKEN_MARGIN
         return math.ceil(tokens), guess
 
-    # ---- admitting ----------------------------------------------------------------------
-
     def admit(self, call: Call) -> bool:
         """True to send `call` now (its share is taken); False when it waits in its pacer's
-        queue, which puts it back on the runner's queue when its turn comes."""
+        queue until its turn comes."""
         if id(call) in self._tickets:  # released by its pacer: already paid for
             return True
         pacer = self._pacer_of(call)
-        if not pacer.pending:
-            tokens, guess = self.estimate(call)
-            if pacer.delay(tokens, time.monotonic()) == 0.0:
-                self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
-                return True
+        if not pacer.pending and self._take(pacer, call) == 0.0:
+            return True
         pacer.pending.append(call)
         if pacer.releaser is None:
             pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
             self._background(pacer.releaser)
         return False
 
-    @staticmethod
-    def _ticket(pacer: Pacer, call: Call, tokens: float, guess: float) -> Ticket:
-        probe = not pacer.known.meters and not pacer.known.heard
-        if probe:
-            pacer.probing += 1
-        took = pacer.take(tokens)
-        return Ticket(pacer, call.request.model, call.endpoint.id, guess, probe, took)
+    def _take(self, pacer: Pacer, call: Call) -> float | None:
+        """`pacer.delay` for `call`; at 0 its ticket is taken (its share of the buckets)."""
+        tokens, guess = self.estimate(call)
+        wait = pacer.delay(tokens, time.monotonic())
+        if wait == 0.0:
+            probe = not pacer.known.meters and not pacer.known.heard
+            if probe:
+                pacer.probing += 1
+            took = pacer.take(tokens)
+            ticket = Ticket(pacer, call.request.model, call.endpoint.id, guess, probe, took)
+            self._tickets[id(call)] = ticket
+        return wait
 
     def forget(self, call: Call) -> None:
         """`call` was admitted but will not be sent (given up before sending)."""
@@ -273,8 +253,8 @@ class Pacing:
             self._give_back(ticket)
 
     def close(self) -> None:
-        """The run ended: what it admitted and never sent goes back to the process's buckets
-        (which outlive the run), and what it sent and never heard of (cancelled) settles."""
+        """The run ended: what it admitted and never sent goes back to the buckets, and what
+        it sent and never heard of settles."""
         while self._tickets:
             self._give_back(self._tickets.popitem()[1])
         for ticket in list(self._flying.values()):
@@ -295,18 +275,13 @@ class Pacing:
                 if self._skip(call) is not None:
                     self._release(pacer.pending.popleft())
                     continue
-                tokens, guess = self.estimate(call)
-                wait = pacer.delay(tokens, time.monotonic())
+                wait = self._take(pacer, call)
                 if wait == 0.0:
-                    pacer.pending.popleft()
-                    self._tickets[id(call)] = self._ticket(pacer, call, tokens, guess)
-                    self._release(call)
+                    self._release(pacer.pending.popleft())
                     continue
                 await pacer.wait_news(WAKE_SECONDS if wait is None else min(wait, WAKE_SECONDS))
         finally:
             pacer.releaser = None
-
-    # ---- sending and hearing back -------------------------------------------------------
 
     def sending(self, call: Call) -> Ticket:
         """The ticket of an admitted call, stamped as it leaves."""
@@ -319,8 +294,7 @@ class Pacing:
         return ticket
 
     def answered(self, ticket: Ticket, headers: object, data: dict[str, Any]) -> None:
-        """An answer came: set the pacer's buckets to what its headers say, and learn how
-        prompts and completions count."""
+        """An answer came: bound the buckets by its headers, learn how tokens count."""
         pacer = ticket.pacer
         self._settle(ticket)
         pacer.known.heard = True
@@ -338,10 +312,9 @@ class Pacing:
         pacer.notify()
 
     def failed(self, ticket: Ticket, error: BaseException) -> bool:
-        """A request failed. For a rate-limit refusal the pacer learns the limit (and the
-        family the API names) and pauses for the wait it gives; True when the refusal says
-        which limit it hit and pacing takes care of it (the concurrency limit need not
-        shrink). A 429 that names no limit leaves the adaptive concurrency limit to act."""
+        """A request failed; from a 429 the pacer learns the limit, the family and the wait.
+        True when the refusal named a per-minute limit pacing now handles (the concurrency
+        limit need not shrink)."""
         pacer = ticket.pacer
         self._settle(ticket)
         handled = False
@@ -368,7 +341,7 @@ class Pacing:
         return refusal is not None and refusal.per_minute and bool(pacer.known.meters)
 
     def _rekey(self, ticket: Ticket, family: str) -> Pacer:
-        """The pacer of the family a refusal named, which the refused model uses from now on."""
+        """The pacer of the family a refusal named (the model's from now on)."""
         if (self._families.get(ticket.model) or guess_family(ticket.model)) == family:
             return ticket.pacer
         self._families[ticket.model] = family
@@ -376,7 +349,6 @@ class Pacing:
         return self.pacer_for(ticket.endpoint_id, ticket.model)
 
     def _settle(self, ticket: Ticket) -> None:
-        """The request came back (answered or failed): it is no longer in flight."""
         del self._flying[id(ticket)]
         if ticket.probe:
             ticket.pacer.probing -= 1
@@ -387,9 +359,8 @@ class Pacing:
     def _learn(
         pacer: Pacer, ticket: Ticket, readings: dict[Dimension, LimitReading], *, counted: bool
     ) -> None:
-        """Bound `pacer`'s buckets by an answer's (or a refusal's) readings; for a bucket the
-        request did not take from (new, or another family's), whatever had not settled may
-        have been counted after it."""
+        """Bound `pacer`'s buckets by readings; for a bucket the request did not take from,
+        whatever had not settled may have been counted after it."""
         for dimension, reading in readings.items():
             meter = pacer.known.meters.get(dimension)
             if meter is None:
@@ -401,3 +372,75 @@ class Pacing:
             meter.learn(
                 reading.limit, reading.remaining, took if counted else 0.0, settled, ticket.sent_at
             )
+
+
+DECREASE = 0.7
+"""What a 429 multiplies the limit by."""
+
+
+class AdaptiveLimit:
+    """An async concurrency limit: a 429 multiplies it by `DECREASE` (once per `cooldown`,
+    never below 1); after `limit` successes in a row it grows by one, up to `maximum`."""
+
+    def __init__(self, initial: int, *, maximum: int, cooldown: float = 2.0) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = max(1, min(initial, self.maximum))
+        self.cooldown = cooldown
+        self.in_flight = 0
+        self.cuts = 0
+        self._successes = 0
+        self._last_cut = -float("inf")
+        self._paused_until = 0.0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> None:
+        free = self.in_flight < self.limit and time.monotonic() >= self._paused_until
+        if free and not self._waiters:
+            self.in_flight += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake()
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # the slot was handed over, give it back
+                self._wake()
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        if self._waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        """Hand free slots to waiters in order (after any pause)."""
+        while self._waiters and self.in_flight < self.limit:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                asyncio.get_running_loop().call_later(pause, self._wake)
+                return
+            waiter = self._waiters.popleft()
+            if waiter.done():
+                continue
+            self.in_flight += 1
+            waiter.set_result(None)
+
+    def succeeded(self) -> None:
+        self._successes += 1
+        if self._successes >= self.limit and self.limit < self.maximum:
+            self.limit += 1
+            self._successes = 0
+
+    def rate_limited(self, retry_after: float | None) -> None:
+        now = time.monotonic()
+        self._successes = 0
+        if retry_after:
+            self._paused_until = max(self._paused_until, now + min(retry_after, 60.0))
+        if now - self._last_cut >= self.cooldown:
+            self._last_cut = now
+            self.limit = max(1, int(self.limit * DECREASE))
+            self.cuts += 1

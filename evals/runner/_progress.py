@@ -1,7 +1,5 @@
-"""Progress of a run: counters updated on the hot path (plain integers), drawn with rich a few
-times a second by the thread that waits for the answers (overall and per model, request rate,
-errors, cost), and an error summary; and of a waiting batch run: one row per batch, redrawn
-after every look at the batches."""
+"""Progress drawn with rich: a run's counters (plain integers on the hot path, drawn by the
+waiting thread) and error summary; a waiting batch run's table of batches."""
 
 from __future__ import annotations
 
@@ -11,7 +9,6 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -43,7 +40,6 @@ class ModelProgress:
 
 
 def _shown(show: bool | None, console: Console) -> bool:
-    """`show`, or when None: on a terminal or in a notebook."""
     if show is not None:
         return show
     get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
@@ -51,7 +47,7 @@ def _shown(show: bool | None, console: Console) -> bool:
 
 
 class RunProgress:
-    """Counts samples done and failed, per model; optionally shows them live."""
+    """Samples done and failed per model, optionally shown live."""
 
     def __init__(
         self, totals: dict[str, int], *, show: bool | None = None, title: str = "asking"
@@ -68,8 +64,6 @@ class RunProgress:
         self._rows: dict[str | None, TaskID] = {}
         self._drawn = 0.0
 
-    # ---- hot path -------------------------------------------------------------------------
-
     def done(self, model: str, samples: int, failed: int, cost: float) -> None:
         entry = self.models[model]
         entry.done += samples
@@ -78,7 +72,6 @@ class RunProgress:
         self.requests += 1
 
     def stored(self, model: str, samples: int) -> None:
-        """Samples of `model` stored (after `done` counted their request)."""
         self.models[model].done += samples
 
     def failed(self, model: str, samples: int) -> None:
@@ -91,16 +84,13 @@ class RunProgress:
     def retrying(self, model: str) -> None:
         self.retries += 1
 
-    # ---- display --------------------------------------------------------------------------
-
     @property
     def cost(self) -> float:
         return sum(m.cost for m in self.models.values())
 
     @contextmanager
     def live(self) -> Iterator[None]:
-        """Show progress while the body runs (if shown; the body calls `draw` as it waits);
-        print the error summary after."""
+        """Show progress while the body runs (it calls `draw`), then the error summary."""
         if self.show:
             self._bars = Progress(
                 TextColumn("{task.description}"),
@@ -137,7 +127,6 @@ class RunProgress:
                 self.console.print(table)
 
     def draw(self, *, force: bool = False) -> None:
-        """Redraw the bars, at most every `_REFRESH_SECONDS` unless forced."""
         bars, now = self._bars, time.monotonic()
         if bars is None or (not force and now - self._drawn < _REFRESH_SECONDS):
             return
@@ -157,8 +146,7 @@ class RunProgress:
 
 
 class BatchProgress:
-    """A rich table of batch states (question, model, status, lines done and failed), shown
-    as `_shown` says."""
+    """A table of batch states: question, model, status, lines done and failed."""
 
     def __init__(self, *, show: bool | None, title: str) -> None:
         self.console = Console(stderr=True)
@@ -167,26 +155,18 @@ class BatchProgress:
         self._live: Live | None = None
         self._rows: dict[str, tuple[str, str, str, str, str]] = {}
 
-    def __enter__(self) -> BatchProgress:
-        if self.show:
-            self._live = Live(self._table(), console=self.console, auto_refresh=False)
-            self._live.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self._live is not None:
-            self._live.__exit__(kind, error, trace)
-            self._live = None
+    @contextmanager
+    def live(self) -> Iterator[None]:
+        if not self.show:
+            yield
+            return
+        with Live(self._table(), console=self.console, auto_refresh=False) as self._live:
+            yield
+        self._live = None
 
     def update(
         self, record: BatchRecord, status: str, done: int | None = None, failed: int | None = None
     ) -> None:
-        """One batch's state as last seen."""
         progress = "" if done is None else f"{done}/{record.requests}"
         progress += f" ({failed} failed)" if failed else ""
         batch_id = record.batch_id or "(submitting)"

@@ -1,7 +1,5 @@
-"""What planning, fetching, the frame and the judges need of a question and of a judge, in
-one place: the question types (`evals.questions`) carry this knowledge, and the layers below
-them use it through these protocols without importing the types (each member is documented
-on `evals.questions.Question`)."""
+"""What planning, the frame and the judges need of a question and a judge, as protocols the
+layers below `evals.questions` use without importing it (members documented on `Question`)."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class _Asked(Protocol):
-    """What questions and judges have alike: how they are asked and how an answer is read."""
+    """What questions and judges have alike."""
 
     @property
     def type_name(self) -> str: ...
@@ -37,8 +35,7 @@ class _Asked(Protocol):
 
 
 class Judge(_Asked, Protocol):
-    """A judge: a template asked of `model` about each answer, and how its verdict is read
-    (`FreeFormJudge` and `RatingJudge` are judges)."""
+    """A judge: a template asked of `model` about each answer, and how its verdict is read."""
 
     @property
     def model(self) -> str: ...
@@ -58,7 +55,7 @@ class Judge(_Asked, Protocol):
 
 
 class Askable(_Asked, Protocol):
-    """A question as planning, the frame and estimates need it (`evals.questions.Question`)."""
+    """A question as planning, the frame and estimates need it."""
 
     @property
     def name(self) -> str: ...

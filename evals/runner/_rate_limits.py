@@ -1,9 +1,5 @@
-"""What an endpoint says about its rate limits: the `x-ratelimit-*` headers of an answer and
-the wording of a 429 (`Rate limit reached for gpt-4.1-mini in organization org-… on requests
-per min (RPM): Limit 3000, Used 2999, Requested 1. Please try again in 20ms.`).
-
-Only reading: what to do with it is `_pacing`'s. See docs/design/runner.md (Pacing).
-"""
+"""Reading what an endpoint says of its rate limits: an answer's `x-ratelimit-*` headers and a
+429's wording (`Rate limit reached for … on requests per min (RPM): Limit 3000, Used 2999…`)."""
 
 from __future__ import annotations
 
@@ -26,8 +22,7 @@ _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 def go_seconds(text: str) -> float | None:
-    """A Go-style duration as OpenAI writes it (`20ms`, `19.97s`, `1m12.5s`, `6m0s`) in
-    seconds; None when it is not one."""
+    """A Go-style duration (`20ms`, `1m12.5s`) in seconds; None when it is not one."""
     text = text.strip()
     if not text:
         return None
@@ -41,13 +36,10 @@ def go_seconds(text: str) -> float | None:
 
 
 class LimitReading(NamedTuple):
-    """One dimension of the limit an answer was counted against, as its headers say (a
-    tuple: one is made per answer on the hot path)."""
+    """One dimension of an answer's limit headers, per minute (a tuple: the hot path)."""
 
     limit: float
-    """Units per minute (`x-ratelimit-limit-*`)."""
     remaining: float
-    """What the limit held right after this request was admitted (`x-ratelimit-remaining-*`)."""
 
 
 _HEADER_SLOTS = {
@@ -69,8 +61,7 @@ def _number(value: bytes | str | None) -> float | None:
 
 
 def read_headers(headers: object) -> dict[Dimension, LimitReading]:
-    """The `x-ratelimit-limit-*` / `-remaining-*` pairs of an answer's headers, per
-    dimension (none when the endpoint sends none, as vLLM or a proxy may not)."""
+    """The `x-ratelimit-limit-*` / `-remaining-*` pairs of an answer's headers, per dimension."""
     values: list[list[bytes | str | None]] = [[None, None], [None, None]]
     raw = getattr(headers, "raw", None)  # httpx2.Headers: one pass over the byte pairs
     if isinstance(raw, list):
@@ -99,10 +90,9 @@ class Refusal:
     """A 429 `rate_limit_exceeded`, read from its message."""
 
     family: str
-    """The model (family) the limit belongs to, as the API names it."""
     dimension: Dimension
     per_minute: bool
-    """False for a per-day limit: pacing per minute cannot help, only waiting."""
+    """False for a per-day limit: only waiting helps."""
     limit: float
     used: float
     requested: float
@@ -111,7 +101,7 @@ class Refusal:
 
 
 def read_refusal(message: str) -> Refusal | None:
-    """The numbers of a rate-limit refusal's message, or None when it is worded otherwise."""
+    """The numbers of a rate-limit refusal's message, or None when worded otherwise."""
     match = _REFUSAL.search(message)
     if match is None:
         return None
@@ -128,9 +118,8 @@ def read_refusal(message: str) -> Refusal | None:
 
 
 def guess_family(model: str) -> str:
-    """The model family whose limits a model most likely shares before the API has named it:
-    a fine-tune's base, without a snapshot date (OpenAI counts `gpt-4.1-mini-2025-04-14`
-    and its fine-tunes under `gpt-4.1-mini`). A refusal's own wording replaces the guess."""
+    """The family whose limits a model likely shares: a fine-tune's base, without a snapshot
+    date (`gpt-4.1-mini-2025-04-14` and its fine-tunes count as `gpt-4.1-mini`)."""
     if model.startswith("ft:"):
         parts = model.split(":")
         if len(parts) >= 2 and parts[1]:
@@ -139,7 +128,7 @@ def guess_family(model: str) -> str:
 
 
 TOKEN_MARGIN = 1.1
-"""Token estimates are raised by this factor, against a prompt counted higher than guessed."""
+"""Token estimates are raised by this factor."""
 
 
 def completion_budget(params: dict[str, object]) -> int | None:
@@ -149,8 +138,7 @@ def completion_budget(params: dict[str, object]) -> int | None:
 
 
 def prompt_guess(messages: list[dict[str, object]]) -> float:
-    """A request's prompt tokens before the API counted them: four characters a token, plus a
-    few per message (the pacer scales it by what answers' `usage` showed)."""
+    """A request's prompt tokens guessed: four characters a token, plus a few per message."""
     chars = 0
     for message in messages:
         content = message.get("content")

@@ -20,41 +20,35 @@ class RunSettings(BaseModel):
     max_concurrency: int = Field(default=100, ge=1)
     """Requests in flight at once, across all endpoints."""
     initial_endpoint_limit: int | None = Field(default=None, ge=1)
-    """Starting per-endpoint limit of the adaptive controller (None: `max_concurrency`)."""
+    """Starting per-endpoint adaptive limit (None: `max_concurrency`)."""
     max_attempts: int = Field(default=8, ge=1)
-    """Attempts per request before its samples are given up (errors, not answers)."""
     max_retry_seconds: float = Field(default=300.0, gt=0)
     """Time after a request's first attempt beyond which it is not retried."""
     request_timeout: float = Field(default=120.0, gt=0)
     max_backoff_seconds: float = Field(default=30.0, gt=0)
     http_transport: Literal["aiohttp", "httpx"] = "aiohttp"
-    """HTTP layer under the OpenAI SDK: aiohttp (less CPU per request; used when installed)
-    or the SDK's own httpx2."""
+    """HTTP layer under the OpenAI SDK: aiohttp (less CPU; when installed) or httpx2."""
     use_n: bool = True
     """Ask for several samples of one prompt in one request where the endpoint supports it."""
     max_cost: float | None = Field(default=None, ge=0)
     """Stop sending new requests once this many dollars were spent in the run."""
     progress: bool | None = None
-    """Show rich progress; None shows it on a terminal or in a notebook only."""
+    """Show rich progress; None: on a terminal or in a notebook only."""
     batch: bool = False
-    """Buy missing samples through the Batch API (half the price; answers within 24 h), then
-    their judges as a second round. Results land in the same cache as synchronous ones."""
+    """Buy missing samples through the Batch API (half the price; answers within 24 h)."""
     batch_wait: bool = True
-    """Wait for the batches to finish; False submits them and returns (running the same
-    thing again, or `labmgr batches collect`, finishes it)."""
+    """Wait for the batches; False submits them and returns (a re-run collects them)."""
     batch_poll_seconds: float = Field(default=15.0, gt=0)
-    """How often a waiting run looks at its batches (sooner while they are young)."""
     batch_max_requests: int = Field(default=50_000, ge=1)
     """Requests per batch (the API's limit is 50,000)."""
     batch_max_bytes: int = Field(default=190_000_000, ge=1_000)
     """Bytes per batch input file (the API's limit is 200 MB)."""
     batch_max_rounds: int = Field(default=3, ge=1)
-    """Batches a sample may be sent in before a failing line is given up (an error, never a
-    cached answer)."""
+    """Batches a sample may be sent in before a failing line is given up."""
 
     @classmethod
     def from_lab(cls, defaults: EvalDefaults) -> RunSettings:
-        """The run defaults of a lab's `[eval]` section (concurrency, timeout, retries)."""
+        """The run defaults of a lab's `[eval]` section."""
         return cls(
             max_concurrency=defaults.max_concurrency,
             request_timeout=defaults.request_timeout,
@@ -62,8 +56,7 @@ class RunSettings(BaseModel):
         )
 
     def updated(self, **changes: Any) -> RunSettings:
-        """A copy with `changes` (RunSettings fields) validated; `RunOptionsError` names a
-        field that is unknown or out of range."""
+        """A copy with `changes` validated (`RunOptionsError` names a bad field)."""
         if not changes:
             return self
         try:

@@ -1,12 +1,7 @@
-"""The runner's HTTP on aiohttp (used when aiohttp is installed and no proxy is configured).
-
-`AiohttpTransport` is the transport of the SDK's `httpx2` client: the SDK stays the interface
-(request building, auth, error mapping, retries of model checks, files and batches), while
-connections and parsing move from pure-Python httpcore2/h11 to aiohttp's C parser. `ChatPoster`
-is the hot path: a run's chat completions POSTed straight through the same aiohttp session
-with the headers that client sends, skipping the SDK's request pipeline, and failing with the
-SDK's own exceptions. See docs/design/runner.md (Transport).
-"""
+"""The runner's HTTP: its OpenAI clients, one per endpoint and key, kept on the runner loop so
+later fetches reuse their connections; on aiohttp (when installed and no proxy is set)
+`AiohttpTransport` under them, and `ChatPoster`, the hot path, posting chat completions
+through the same session with the client's headers and failing with the SDK's exceptions."""
 
 from __future__ import annotations
 
@@ -19,12 +14,15 @@ from typing import Any
 
 import httpx2
 import openai
+from openai import AsyncOpenAI
 
-__all__ = ["AiohttpTransport", "ChatPoster", "make_http_client"]
+from evals.runner._blocking import close_at_exit
+from evals.runner._settings import RunSettings
+from labmgr.accounts import ClientPool, key_digest
+from labmgr.routing import Endpoint
 
 _KEEPALIVE_SECONDS = 4.0
-"""Idle connections are dropped a little before servers commonly drop them (5 s), so a
-connection the server closed is rarely picked for the next request."""
+"""Idle connections are dropped a little before servers commonly drop them (5 s)."""
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _SKIPPED = ("User-Agent", "Accept-Encoding")
 
@@ -35,14 +33,13 @@ def _kept_headers(raw: Any) -> list[tuple[str, str]]:
 
 
 class AiohttpTransport(httpx2.AsyncBaseTransport):
-    """Sends httpx2 requests with one aiohttp session (created lazily in the running loop)."""
+    """Sends httpx2 requests with one aiohttp session."""
 
     def __init__(self, *, max_connections: int) -> None:
         self.max_connections = max_connections
         self._session: Any = None
 
     def session(self) -> Any:
-        """The aiohttp session (made on first use, in the running loop)."""
         import aiohttp
 
         if self._session is None:
@@ -95,8 +92,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
 def make_http_client(
     *, max_connections: int, timeout: float
 ) -> tuple[httpx2.AsyncClient, AiohttpTransport] | None:
-    """An httpx2 client on the aiohttp transport, and that transport; or None (the SDK's own
-    transport) when aiohttp is unavailable or a proxy is configured (the SDK's honours it)."""
+    """An httpx2 client on the aiohttp transport, and the transport; None without aiohttp or
+    with a proxy configured (the SDK's transport honours it)."""
     try:
         import aiohttp  # noqa: F401
     except ImportError:
@@ -133,7 +130,7 @@ class ChatPoster:
         self._headers = headers
         self._timeout = aiohttp.ClientTimeout(total=None, connect=read, sock_read=read)
         self._request = httpx2.Request("POST", self.url)
-        """What a failure carries as its request (the URL only: no headers, so no key)."""
+        """What a failure carries (the URL only: no key)."""
 
     async def post(self, content: bytes) -> tuple[dict[str, Any], Mapping[str, str]]:
         """The answer's JSON and headers; the SDK's exception for a failure."""
@@ -157,10 +154,114 @@ class ChatPoster:
         except aiohttp.ClientError as error:
             raise openai.APIConnectionError(request=self._request) from error
         if not 200 <= status < 300:
-            # The SDK's own reading of a failed answer: its class, message and body.
             failed = httpx2.Response(
                 status, headers=_kept_headers(raw_headers), content=body, request=self._request
             )
             raise self._client._make_status_error_from_response(failed)
         data: dict[str, Any] = json.loads(body)
         return data, headers
+
+
+_IN_USE: dict[int, int] = {}
+"""Fetches sending through each kept client (by `id`)."""
+_RETIRED: dict[int, AsyncOpenAI] = {}
+"""Kept clients pushed out while in use."""
+_CLOSING: set[asyncio.Task[None]] = set()
+_POSTERS: weakref.WeakKeyDictionary[AsyncOpenAI, ChatPoster] = weakref.WeakKeyDictionary()
+_INHERITED: list[AsyncOpenAI] = []
+"""In a forked child, the parent's clients: never used, never dropped (that would report the
+parent's connections as unclosed)."""
+_registered = False
+
+
+def _push_out(client: AsyncOpenAI) -> None:
+    if _IN_USE.get(id(client)):
+        _RETIRED[id(client)] = client
+    else:
+        task = asyncio.get_running_loop().create_task(client.close())
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+
+
+KEPT = ClientPool(keep=8, push_out=_push_out)
+
+
+def _forget_kept() -> None:
+    global _registered
+    _INHERITED.extend([*KEPT.drain(), *_RETIRED.values()])
+    _IN_USE.clear()
+    _RETIRED.clear()
+    _CLOSING.clear()
+    _registered = False
+
+
+os.register_at_fork(after_in_child=_forget_kept)
+
+
+def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
+    made = None
+    if settings.http_transport == "aiohttp":
+        made = make_http_client(
+            max_connections=settings.max_concurrency, timeout=settings.request_timeout
+        )
+    client = AsyncOpenAI(
+        http_client=made[0] if made is not None else None,
+        api_key=endpoint.api_key(),
+        base_url=endpoint.base_url,
+        organization=endpoint.organization,
+        project=endpoint.project,
+        max_retries=0,
+        timeout=settings.request_timeout,
+    )
+    if made is not None:
+        _POSTERS[client] = ChatPoster(made[1], client)
+    return client
+
+
+async def _close_kept() -> None:
+    closing = [KEPT.aclose(), *(client.close() for client in _RETIRED.values())]
+    _RETIRED.clear()
+    _IN_USE.clear()
+    await asyncio.gather(*closing, return_exceptions=True)
+
+
+class ClientLease:
+    """The kept clients one fetch sends through (made on the runner loop)."""
+
+    def __init__(self, settings: RunSettings) -> None:
+        global _registered
+        if not _registered:
+            close_at_exit(_close_kept)
+            _registered = True
+        self.settings = settings
+        self._mine: dict[str, AsyncOpenAI] = {}
+
+    def client(self, endpoint: Endpoint) -> AsyncOpenAI:
+        found = self._mine.get(endpoint.id)
+        if found is None:
+            key = (
+                endpoint.id,
+                key_digest(endpoint.api_key()),  # a key that changed gets a new client
+                self.settings.http_transport,
+                self.settings.max_concurrency,
+                self.settings.request_timeout,
+            )
+            found = self._mine[endpoint.id] = KEPT.get(key, lambda: _make(endpoint, self.settings))
+            _IN_USE[id(found)] = _IN_USE.get(id(found), 0) + 1
+        return found
+
+    def poster(self, endpoint: Endpoint) -> ChatPoster | None:
+        """This endpoint's chat poster, or None on the SDK's own transport."""
+        return _POSTERS.get(self.client(endpoint))
+
+    async def release(self) -> None:
+        """Let the clients go (closing those pushed out that no other fetch uses)."""
+        closing = []
+        for client in self._mine.values():
+            left = _IN_USE.pop(id(client), 1) - 1
+            if left > 0:
+                _IN_USE[id(client)] = left
+            elif id(client) in _RETIRED:
+                closing.append(_RETIRED.pop(id(client)).close())
+        self._mine.clear()
+        await asyncio.gather(*closing, return_exceptions=True)

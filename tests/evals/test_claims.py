@@ -38,7 +38,7 @@ def test_a_claimed_sample_cannot_be_claimed_by_another_until_released(
     first, second = cache.claims(), cache.claims()
     assert first.take(ITEMS[:3]) == set(ITEMS[:3])
     assert second.take(ITEMS) == {ITEMS[3]}
-    assert second.held(ITEMS) == set(ITEMS)
+    assert cache.claimed(ITEMS) == set(ITEMS)
     first.release(ITEMS[:1])
     assert second.take(ITEMS) == set(ITEMS[:1]) | {ITEMS[3]}
     first.release()
@@ -51,7 +51,7 @@ def test_a_claim_whose_lease_ended_is_taken_over(cache_location: str) -> None:
     assert dead.take(ITEMS) == set(ITEMS)  # and never renewed: its owner died
     assert alive.take(ITEMS) == set()
     time.sleep(0.6)
-    assert alive.held(ITEMS) == set()
+    assert cache.claimed(ITEMS) == set()
     assert alive.take(ITEMS) == set(ITEMS)
 
 

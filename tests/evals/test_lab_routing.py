@@ -10,7 +10,7 @@ import pytest
 
 from evals import Cache, LabRouter, Question, RunSettings
 from evals.runner import run_blocking
-from evals.runner._clients import ClientLease
+from evals.runner._transport import ClientLease
 from jobs_db import FinetuneJob
 from labmgr.accounts import Accounts
 from labmgr.sandbox import run_sandbox

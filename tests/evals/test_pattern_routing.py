@@ -201,7 +201,7 @@ def test_a_run_over_more_endpoints_than_kept_clients_closes_none_in_use(
 ) -> None:
     # One client kept: the second endpoint's client pushes out the first while one fetch
     # still sends through both.
-    monkeypatch.setattr("evals.runner._clients.KEPT.keep", 1)
+    monkeypatch.setattr("evals.runner._transport.KEPT.keep", 1)
     lab = _lab_with_other_provider(
         lab_settings, sandbox, other_provider, monkeypatch, '["gpt-4o*"]'
     )
