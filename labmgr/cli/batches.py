@@ -72,11 +72,8 @@ def _print(title: str, states: list[BatchState], as_json: bool, empty: str) -> N
         status = str(row["status"] or row["state"])
         if row["problem"]:
             status += f" — {row['problem']}"
-        batch, question, model = row["batch_id"] or "(submitting)", row["question"], row["model"]
-        created = str(row["created"]).replace("T", " ")
-        rows.append(
-            [str(batch), str(question), str(model), status, done, str(row["samples"]), created]
-        )
+        cells = [row["batch_id"] or "(submitting)", row["question"], row["model"], status, done]
+        rows.append([*map(str, cells), str(row["samples"]), str(row["created"]).replace("T", " ")])
     print_fitted(terminal(), _COLUMNS, rows, title=title)
 
 
