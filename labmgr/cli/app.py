@@ -1,5 +1,5 @@
-"""The root typer application; each command group lives in a module of its own that imports
-neither this one nor the `labmgr.cli` face."""
+"""The root typer application; the command modules import neither this one nor the
+`labmgr.cli` face."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from labmgr import __version__
-from labmgr.cli.batches import app as batches_app
 from labmgr.cli.cache import app as cache_app
+from labmgr.cli.cache import batches
 from labmgr.cli.demo import demo
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval import app as eval_app
@@ -75,11 +75,10 @@ app.add_typer(models_app, name="models")
 app.add_typer(db, name="db")
 app.add_typer(eval_app, name="eval")
 app.add_typer(labels_app, name="labels")
-app.add_typer(batches_app, name="batches")
+app.add_typer(batches, name="batches")
 app.command("report")(report)
 app.command("demo")(demo)
 
 
 def main() -> None:
-    """Entry point of the `labmgr` console script."""
     app()
