@@ -167,7 +167,7 @@ class JobRow:
     detail: str = ""
 
 
-def _table(rows: Sequence[JobRow], elapsed: float) -> Group:
+def _jobs_table(rows: Sequence[JobRow], elapsed: float) -> Group:
     table = Table(title="Fine-tuning jobs", title_justify="left", expand=False)
     for column in ("job", "condition", "seed", "status", "model / phase"):
         table.add_column(column, overflow="fold")
@@ -199,7 +199,7 @@ def watch_jobs(
         for job in jobs
     }
     started = time.monotonic()
-    with Live(_table(list(rows.values()), 0.0), console=console, refresh_per_second=4) as live:
+    with Live(_jobs_table(list(rows.values()), 0.0), console=console, refresh_per_second=4) as live:
         while True:
             summary = update(settings=settings)
             for state in summary.checked:
@@ -212,7 +212,7 @@ def watch_jobs(
                 if unchecked.job_id in rows:
                     rows[unchecked.job_id].detail = f"not checked: {unchecked.reason}"
             elapsed = time.monotonic() - started
-            live.update(_table(list(rows.values()), elapsed))
+            live.update(_jobs_table(list(rows.values()), elapsed))
             if all(row.status in FINAL for row in rows.values()):
                 return list(rows.values())
             if elapsed > timeout:
