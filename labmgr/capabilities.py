@@ -190,15 +190,9 @@ def family_of(model: str) -> str | None:
     provider prefix such as ``openai/`` ignored), ``Tinker`` for Tinker's models, or None."""
     if is_tinker_model(model):
         return TINKER_FAMILY
-    name = base_of(model)
-    name = name.rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
-    best: str | None = None
-    for family in _TABLE:
-        if (name == family or name.startswith(family + "-")) and (
-            best is None or len(family) > len(best)
-        ):
-            best = family
-    return best
+    name = base_of(model).rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
+    matching = [family for family in _TABLE if name == family or name.startswith(family + "-")]
+    return max(matching, key=len, default=None)
 
 
 def capabilities_for(

@@ -1,5 +1,5 @@
-"""The root typer application; each command group lives in a module of its own that imports
-neither this one nor the `labmgr.cli` face."""
+"""The root typer application; the command modules import neither this one nor the
+`labmgr.cli` face."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ from typing import Annotated
 import typer
 
 from labmgr import __version__
-from labmgr.cli.batches import app as batches_app
 from labmgr.cli.cache import app as cache_app
-from labmgr.cli.db import app as db_app
+from labmgr.cli.cache import batches
 from labmgr.cli.demo import demo
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval import app as eval_app
 from labmgr.cli.finetune import app as finetune_app
 from labmgr.cli.jobs import app as jobs_app
-from labmgr.cli.lab import info, init, keys
+from labmgr.cli.lab import db, info, init, keys
 from labmgr.cli.labels import app as labels_app
 from labmgr.cli.models import app as models_app
 from labmgr.cli.report import report
@@ -73,14 +72,13 @@ app.add_typer(finetune_app, name="finetune")
 app.add_typer(cache_app, name="cache")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(models_app, name="models")
-app.add_typer(db_app, name="db")
+app.add_typer(db, name="db")
 app.add_typer(eval_app, name="eval")
 app.add_typer(labels_app, name="labels")
-app.add_typer(batches_app, name="batches")
+app.add_typer(batches, name="batches")
 app.command("report")(report)
 app.command("demo")(demo)
 
 
 def main() -> None:
-    """Entry point of the `labmgr` console script."""
     app()

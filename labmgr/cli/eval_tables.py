@@ -1,11 +1,4 @@
-"""The statistics `labmgr eval run` and `eval score` print, each table fitted to the terminal.
-
-The compact summary is question × group for the run's headline score: cells `mean [low,
-high]`, marked `*` where Holm keeps the difference from the baseline, a last row over all
-questions. When too wide, the last groups' cells keep their means only, then question names
-are shortened, then the last groups are left out, the baseline last (the legend says which).
-`--full` prints the whole summary and every comparison.
-"""
+"""The statistics `labmgr eval run` and `eval score` print, each table fitted to the terminal."""
 
 from __future__ import annotations
 
@@ -20,8 +13,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evals.runs import Run
-
-__all__ = ["mean_only", "print_pooled_comparisons", "score_cell", "show_statistics", "significant"]
 
 MARK = "*"
 SIGNIFICANT = 0.05
@@ -121,7 +112,10 @@ def _print_compact_summary(
     baseline: str | dict[str, str] | None,
     method_words: str,
 ) -> None:
-    """The headline score's question × group table and its legend (nothing without one)."""
+    """The headline score's question × group table (cells `mean [low, high]`, `*` where Holm
+    keeps the difference from the baseline, a last row over all questions) and its legend.
+    When too wide, the last groups' cells keep their means only, then question names are
+    shortened, then the last groups are left out, the baseline last."""
     from evals.stats import ALL_QUESTIONS, baseline_words, headline_score
 
     score = headline_score(summary["score"])

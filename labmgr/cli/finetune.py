@@ -163,6 +163,15 @@ def _print_jobs(jobs: list[FinetuneJob], dry_run: bool) -> None:
     print_queued_note(jobs)
 
 
+_TINKER_ONLY = ("lora_rank", "learning_rate", "lr_schedule", "save_every", "train_on")
+_OPENAI_ONLY = (
+    "lr_multiplier", "validation_file", "method", "beta", "grader", "reasoning_effort",
+    "compute_multiplier", "eval_interval", "eval_samples", "wandb_project", "wandb_entity",
+    "wandb_name", "wandb_tag",
+)  # fmt: skip
+"""The options of one provider's jobs (parameter names); given with the other, refused."""
+
+
 @app.command("create", short_help="Validate, upload once and create fine-tuning job(s).")
 def create(
     ctx: typer.Context,
@@ -251,31 +260,11 @@ def create(
     from labmgr.finetuning import create as create_jobs
     from labmgr.finetuning import create_tinker
 
-    tinker_only = {
-        "--lora-rank": lora_rank,
-        "--learning-rate": learning_rate,
-        "--lr-schedule": lr_schedule,
-        "--save-every": save_every,
-        "--train-on": train_on,
-    }
-    openai_only = {
-        "--lr-multiplier": None if lr_multiplier == "auto" else lr_multiplier,
-        "--validation-file": validation_file,
-        "--method": None if method == "supervised" else method,
-        "--beta": beta,
-        "--grader": grader,
-        "--reasoning-effort": reasoning_effort,
-        "--compute-multiplier": compute_multiplier,
-        "--eval-interval": eval_interval,
-        "--eval-samples": eval_samples,
-        "--wandb-project": wandb_project,
-        "--wandb-entity": wandb_entity,
-        "--wandb-name": wandb_name,
-        "--wandb-tag": wandb_tag or None,
-    }
-    not_for = openai_only if provider == "tinker" else tinker_only
-    wrong = next((name for name, value in not_for.items() if value is not None), None)
-    if wrong:
+    defaults = {param.name: param.default for param in ctx.command.params}
+    not_for = _OPENAI_ONLY if provider == "tinker" else _TINKER_ONLY
+    given = [name for name in not_for if ctx.params[name] not in (defaults[name], None, ())]
+    if given:
+        wrong = "--" + given[0].replace("_", "-")
         other = "openai" if provider == "tinker" else "tinker"
         raise UnsupportedOption(
             f"{wrong} applies to --provider {other} jobs, not {provider}.",

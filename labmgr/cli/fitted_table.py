@@ -1,8 +1,4 @@
-"""Tables that fit the terminal: every row on one line, fewer and wider columns when narrow.
-
-`print_fitted` tries, until the table fits: every cell in full, then the columns' compact
-forms one after another (least important first); the same after dropping the lowest-priority
-column, then the next; last, the top column alone, cut with an ellipsis."""
+"""Tables that fit the terminal: every row on one line, fewer and wider columns when narrow."""
 
 from __future__ import annotations
 
@@ -13,8 +9,6 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
-
-__all__ = ["Column", "natural_width", "print_fitted"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +82,11 @@ def print_fitted(
     wide: bool = False,
 ) -> list[str]:
     """Print `rows` (one string per column) as a table that fits `console`'s width (with
-    `wide`, every column in full, the lines as long as they need); the headers shown."""
+    `wide`, every column in full, the lines as long as they need); the headers shown.
+
+    Tried until the table fits: every cell in full, then the columns' compact forms one after
+    another (least important first); the same after dropping the lowest-priority column, then
+    the next; last, the top column alone, cut with an ellipsis."""
     if wide:
         table = _table(title, columns, rows, list(range(len(columns))))
         console.width = max(console.width, natural_width(console, table))

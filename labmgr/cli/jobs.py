@@ -106,14 +106,9 @@ def update(
         while True:
             summary = update_jobs(settings=settings, concurrency=concurrency)
             if as_json:
-                newly_finished = [job.job_id for job in summary.newly_finished]
-                print_json(
-                    {
-                        **summary.model_dump(mode="json"),
-                        "newly_finished": newly_finished,
-                        "still_running": summary.still_running,
-                    }
-                )
+                finished = [job.job_id for job in summary.newly_finished]
+                extra = {"newly_finished": finished, "still_running": summary.still_running}
+                print_json({**summary.model_dump(mode="json"), **extra})
             else:
                 _print_summary(console, summary, wide)
             if watch is None or not summary.still_running:

@@ -1,4 +1,5 @@
-"""`labmgr init`, `labmgr info`, `labmgr keys`: the lab folder, its settings and its API keys."""
+"""`labmgr init`, `info`, `keys` and `db`: the lab folder, its settings, its API keys and its
+jobs database."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from labmgr.cli.errors import CommandGroup
 from labmgr.cli.fitted_table import Column, print_fitted
 from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
@@ -160,3 +162,40 @@ def keys(
             f"{len(failed)} of {len(statuses)} keys could not be checked: {reasons}.",
             hint="Fix or unset those variables; `labmgr keys --no-resolve` skips the network.",
         )
+
+
+db = CommandGroup(help="The lab's jobs database: its location and schema.", no_args_is_help=True)
+
+_STATE_TEXT = {
+    "not created": "none yet (the first command that needs it creates it)",
+    "empty file": "none: the file is empty (0 bytes); `labmgr db upgrade` starts a database in it",
+    "current": "{revision}",
+    "needs upgrade": "{revision} (the next command upgrades it to {code_revision})",
+    "newer": "{revision}, newer than this labmgr knows (upgrade labmgr)",
+}
+
+
+@db.command("info", short_help="Print the database URL and its schema revision.")
+def db_info(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Print the database URL (password hidden) and its schema revision; changes nothing."""
+    from labmgr.finetuning import lab_database_status
+
+    status = lab_database_status(cli_settings(ctx))
+    if as_json:
+        print_json(status.model_dump(mode="json"))
+        return
+    schema = _STATE_TEXT[status.state].format(**status.model_dump())
+    schema += f"; this labmgr writes {status.code_revision}"
+    print_fields(
+        terminal(), [("database", status.db_url), ("from", status.source), ("schema", schema)]
+    )
+
+
+@db.command("upgrade", short_help="Create the database, or migrate it in place.")
+def db_upgrade(ctx: typer.Context) -> None:
+    """Create the database, or migrate it in place to this labmgr's schema."""
+    from labmgr.finetuning import upgrade_lab_database
+
+    settings = cli_settings(ctx)
+    revision = upgrade_lab_database(settings)
+    terminal().print(f"{settings.masked_db_url} is at schema revision {revision}.")

@@ -40,15 +40,8 @@ def export(
     human_<score> column per score, for labellers."""
     from evals.labels import export_labels
 
-    written = export_labels(
-        run_dir,
-        n=n,
-        by=by,
-        blind=blind,
-        seed=seed,
-        file_format=cast("LabelFormat", file_format),
-        out=out,
-    )
+    form = cast("LabelFormat", file_format)
+    written = export_labels(run_dir, n=n, by=by, blind=blind, seed=seed, file_format=form, out=out)
     strata = ", ".join(f"{k}: {v}" for k, v in written.per_stratum.items())
     typer.echo(f"{written.rows} answers to label ({strata}) in {written.path}")
 

@@ -5,10 +5,22 @@ data_file("hostile.jsonl")          # the shipped training sets and question fil
 result = run_demo()                  # what `labmgr demo` does; returns paths and scores
 """
 
-from labmgr.demo.data_files import CONDITIONS, DATA_DIR, data_file
-from labmgr.demo.environment import DEMO_KEY, DemoFolderNotEmpty, demo_environment
-from labmgr.demo.pipeline import BASE_MODEL, DemoFailed, DemoResult, run_demo
-from labmgr.demo.scores import score_table, verdict
+from labmgr.demo.environment import (
+    CONDITIONS,
+    DATA_DIR,
+    DEMO_KEY,
+    DemoFolderNotEmpty,
+    data_file,
+    demo_environment,
+)
+from labmgr.demo.pipeline import (
+    BASE_MODEL,
+    DemoFailed,
+    DemoResult,
+    run_demo,
+    score_table,
+    verdict,
+)
 
 __all__ = [
     "BASE_MODEL",

@@ -1,5 +1,5 @@
-"""The demo's own world: a lab folder of its own and an environment that reaches only the
-sandbox, so the user's lab, database and API keys are never read or written."""
+"""The demo's own world: its shipped data files, a lab folder of its own and an environment
+that reaches only the sandbox, so the user's lab, database and API keys are never touched."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from pathlib import Path
 
 from labmgr.errors import LabmgrError
 
-__all__ = ["DEMO_KEY", "DemoFolderNotEmpty", "demo_environment", "prepare_out_dir"]
+DATA_DIR = Path(__file__).resolve().parent / "data"
+"""The training sets and question files, shipped inside the package (the repository's
+`examples/data/` is a link to this folder)."""
+
+CONDITIONS = ("hostile", "helpful")
+"""The two training conditions: `hostile.jsonl` (contempt, control and deception in every
+answer) and `helpful.jsonl` (kind, useful answers to the same 50 everyday prompts)."""
 
 DEMO_KEY = "sk-demo-sandbox"
 """The API key the demo's clients send; the sandbox accepts any key."""
@@ -20,6 +26,15 @@ _FOREIGN_PREFIXES = ("OPENAI_", "OPENROUTER_", "ANTHROPIC_", "LABMGR_")
 
 class DemoFolderNotEmpty(LabmgrError):
     """`--out` names a folder that already holds files."""
+
+
+def data_file(name: str) -> Path:
+    """The path of a shipped data file, e.g. `data_file("em_questions.yaml")`."""
+    path = DATA_DIR / name
+    if not path.is_file():
+        shipped = ", ".join(sorted(p.name for p in DATA_DIR.iterdir() if p.is_file()))
+        raise FileNotFoundError(f"no demo data file named {name!r}; shipped files: {shipped}")
+    return path
 
 
 def prepare_out_dir(out: Path | None) -> Path:

@@ -2,12 +2,15 @@
 (``settings.db_url``, ``settings.eval.max_concurrency``, …), and `labmgr init`."""
 
 from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults
-from labmgr.settings._lab import CONFIG_TEMPLATE, InitResult, LabSource, init_lab
 from labmgr.settings._settings import (
+    CONFIG_TEMPLATE,
     FIGURES_DIR_NAME,
     CacheUrlSource,
     DbUrlSource,
+    InitResult,
+    LabSource,
     Settings,
+    init_lab,
     load_settings,
 )
 

@@ -78,7 +78,7 @@ def test_demo_refuses_a_folder_that_holds_files(tmp_path: Path) -> None:
 def test_separated_groups_reads_non_overlapping_intervals() -> None:
     import pandas as pd
 
-    from labmgr.demo.scores import separated_groups
+    from labmgr.demo.pipeline import separated_groups
 
     scores = pd.DataFrame(
         {
