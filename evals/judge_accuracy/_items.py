@@ -4,15 +4,14 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from evals.errors import JudgeItemsError
+from evals.questions import read_rows
 
 Kind = Literal["pair", "score", "label"]
 
@@ -70,14 +69,18 @@ def read_items(path: str | Path) -> JudgeItems:
             f"{source}: not a .jsonl or .csv file", hint="Write the items as JSON lines or CSV."
         )
     try:
-        text = source.read_text(encoding="utf-8-sig")
+        _, read = read_rows(source)
     except (OSError, UnicodeDecodeError) as error:
         raise JudgeItemsError(f"{source}: cannot read: {error}") from None
-    rows = _csv_rows(source, text) if suffix == ".csv" else _json_rows(source, text)
+    except ValueError as error:
+        raise JudgeItemsError(str(error)) from None
     items: list[JudgeItem] = []
     first: tuple[Kind, int] | None = None  # the kind of the first item, and its line
     ids: dict[str, int] = {}
-    for line, row in rows:
+    for line, cells in read:
+        row = {k: v for k, v in cells.items() if v is not None and v != ""}
+        if not row:
+            continue
         where = f"{source}:{line}"
         kind, item = _item(where, line, row)
         first = first or (kind, line)
@@ -108,46 +111,6 @@ _KIND_WORDS: dict[Kind, str] = {
     "score": "single answer with a gold score",
     "label": "single answer with a gold label",
 }
-
-
-def _json_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise JudgeItemsError(f"{source}:{number}: not valid JSON ({error.msg})") from None
-        if not isinstance(value, dict):
-            raise JudgeItemsError(f"{source}:{number}: not a JSON object")
-        yield number, {k: v for k, v in value.items() if v is not None}
-
-
-def _csv_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    lines = text.splitlines(keepends=True)
-    taken = 0  # lines the reader has read
-
-    def counted() -> Iterator[str]:
-        nonlocal taken
-        for line in lines:
-            taken += 1
-            yield line
-
-    reader = csv.DictReader(counted())
-    _ = reader.fieldnames  # the header
-    while True:
-        start = taken + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        while not lines[start - 1].strip("\r\n"):  # blank lines the reader skipped
-            start += 1
-        if None in row:
-            raise JudgeItemsError(f"{source}:{start}: more cells than the header has columns")
-        cells = {str(k): v for k, v in row.items() if v not in (None, "")}
-        if cells:
-            yield start, cells
 
 
 def _text(where: str, row: Mapping[str, Any], name: str) -> str:

@@ -7,7 +7,6 @@ or for a score the question lacks), and nothing is imported from a file with a b
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from evals.errors import LabelsFileError, OutputError, describe_os_error
 from evals.labels._candidates import candidates
 from evals.labels._cells import restore
 from evals.labels._log import latest_labels
+from evals.questions import read_rows
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
 _EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
@@ -38,33 +38,6 @@ class LabelImport:
     """One sentence per bad row left out (with `skip_bad`)."""
 
 
-def _records(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]], list[str]]:
-    """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
-    sentence per JSON line that is not an object."""
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix.lower() in (".jsonl", ".json"):
-        rows: list[tuple[int, dict[str, Any]]] = []
-        columns: dict[str, None] = {}
-        unreadable: list[str] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                unreadable.append(f"{path}:{number}: not a JSON object ({error.msg})")
-                continue
-            if not isinstance(value, dict):
-                unreadable.append(f"{path}:{number}: not a JSON object")
-                continue
-            columns.update(dict.fromkeys(str(k) for k in value))
-            rows.append((number, value))
-        return list(columns), rows, unreadable
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = list(reader.fieldnames or [])
-    return header, [(reader.line_num, row) for row in reader], []
-
-
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -81,13 +54,17 @@ def import_labels(
     computed again, and the report written again when the run has one (or `report=True`)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = Path(file)
+    unreadable: list[str] = []
     try:
-        columns, rows, unreadable = _records(path)
+        as_csv = path.suffix.lower() not in (".jsonl", ".json")
+        columns, rows = read_rows(path, as_csv=as_csv, bad=unreadable)
     except (OSError, UnicodeDecodeError) as error:
         reason = describe_os_error(error) if isinstance(error, OSError) else "not UTF-8 text"
         raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
     except csv.Error as error:
         raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
+    except ValueError as error:  # an empty CSV file
+        raise LabelsFileError(str(error), hint=_EXPORTED) from None
     if "event" in columns:  # a label log of `labels serve`: its last event per answer
         rows = latest_labels(rows)
     if "id" not in columns and not unreadable:

@@ -15,6 +15,7 @@ The layers below know a question only through the `Askable` and `Judge` protocol
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
 from evals.questions._choices import MultipleChoice
+from evals.questions._dataset import read_rows
 from evals.questions._lm_eval import lm_eval_questions
 from evals.questions._loading import load_questions
 from evals.questions._templates import render_template, template_fields
@@ -32,6 +33,7 @@ __all__ = [
     "RatingJudge",
     "lm_eval_questions",
     "load_questions",
+    "read_rows",
     "render_template",
     "template_fields",
 ]

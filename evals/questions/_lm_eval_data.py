@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.errors import QuestionFileError
+from evals.questions._dataset import read_rows
 from evals.questions._lm_eval_config import TaskConfig
 
 
@@ -83,53 +84,29 @@ def split_docs(config: TaskConfig, splits: dict[str, list[Path]], key: str, name
         raise config.error(
             key, f"no split {name!r} in dataset_kwargs.data_files (it has {', '.join(splits)})"
         )
-    reader = _read_csv if config.get("dataset_path") == "csv" else _read_json
-    docs = [doc for path in splits[name] for doc in reader(path)]
+    as_csv = config.get("dataset_path") == "csv"
+    docs = [doc for path in splits[name] for doc in _read(path, as_csv)]
     if not docs:
         raise config.error(key, f"the split {name!r} has no rows")
     return docs
 
 
-def _read_json(path: Path) -> list[Doc]:
-    """The rows of a JSON lines file, or of a JSON file holding a list of objects."""
+def _read(path: Path, as_csv: bool) -> list[Doc]:
+    """The rows of a CSV file (numbers read as numbers), a JSON lines file, or a JSON file
+    holding a list of objects."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
+        if as_csv or not text.lstrip().startswith("["):
+            _, rows = read_rows(path, as_csv=as_csv, numbers=True)
+            return [Doc(f"{path}:{line}", row) for line, row in rows]
+        items = json.loads(text)
     except (OSError, UnicodeDecodeError) as error:
         raise QuestionFileError(f"{path}: cannot read: {error}") from None
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise QuestionFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
-        numbered = [(f"{path}: item {i + 1}", item) for i, item in enumerate(items)]
-    else:
-        numbered = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                numbered.append((f"{path}:{number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise QuestionFileError(
-                    f"{path}:{number}: not valid JSON ({error.msg}); each line of a JSON "
-                    "lines file is one object"
-                ) from None
-    for source, item in numbered:
+    except json.JSONDecodeError as error:
+        raise QuestionFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    except ValueError as error:
+        raise QuestionFileError(str(error)) from None
+    for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise QuestionFileError(f"{source}: expected a JSON object (one row of the data)")
-    return [Doc(source, item) for source, item in numbered]
-
-
-def _read_csv(path: Path) -> list[Doc]:
-    """The rows of a CSV file with a header, numbers read as numbers (as `datasets` does)."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as error:
-        raise QuestionFileError(f"{path}: cannot read as CSV: {error}") from None
-    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
-    return [
-        Doc(f"{path}:{index + 2}", {str(k): v for k, v in row.items()})
-        for index, row in enumerate(records)
-    ]
+            raise QuestionFileError(f"{path}: item {number}: expected a JSON object (one row)")
+    return [Doc(f"{path}: item {number}", item) for number, item in enumerate(items, start=1)]
