@@ -1,7 +1,5 @@
-"""The output folder of a judge check: `judges.json` (per judge: accuracy and interval,
-position bias, items, cost; agreement between judges), `verdicts.csv` (every verdict),
-`wrong.csv` (the items each judge got wrong) and `report.html` (a small offline page; every
-text from the file or a model is escaped, cells a spreadsheet would run are neutralised)."""
+"""The output folder of a judge check: `judges.json`, `verdicts.csv`, `wrong.csv` and
+`report.html` (every text escaped; cells a spreadsheet would run are neutralised)."""
 
 from __future__ import annotations
 
@@ -24,18 +22,14 @@ JUDGES_FILE = "judges.json"
 VERDICTS_FILE = "verdicts.csv"
 WRONG_FILE = "wrong.csv"
 REPORT_FILE = "report.html"
-_SHOWN_WRONG = 50
-"""Wrong items the report lists per judge (wrong.csv has them all)."""
+_SHOWN_WRONG = 50  # wrong items the report lists per judge (wrong.csv has them all)
 
 
 def wrong_items(verdicts: pd.DataFrame, items: JudgeItems) -> pd.DataFrame:
     """Per judge, each item with a wrong verdict: its texts, the gold answer, what the judge
-    picked (in order), and how many of its verdicts were wrong."""
+    picked (in order) and how many verdicts were wrong."""
     texts = ["answer_a", "answer_b"] if items.kind == "pair" else ["answer"]
     columns = ["judge", "item", "question", *texts, "gold", "picked", "wrong", "verdicts"]
-    wrong = verdicts[verdicts["correct"] == 0]
-    if wrong.empty:
-        return pd.DataFrame(columns=columns)
     by_id = {item.id: item for item in items.items}
     read = verdicts[verdicts["correct"].notna()]
     rows = []
@@ -72,7 +66,6 @@ def _csv(frame: pd.DataFrame, path: Path) -> None:
 
 
 def write_output(result: JudgeAccuracy) -> None:
-    """Write the four files of `result` into its folder (created if missing)."""
     folder = result.path
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -108,7 +101,6 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def report_page(result: JudgeAccuracy) -> str:
-    """The report: the judges' table, agreement, and the items each judge got wrong."""
     kind = result.items.kind
     head = ["judge", "accuracy (95% CI)", "items", "verdicts unread", "cost"]
     if kind == "pair":
@@ -169,7 +161,6 @@ def report_page(result: JudgeAccuracy) -> str:
 
 
 def describe(result: JudgeAccuracy) -> str:
-    """What was checked and how the interval was made, in words."""
     items = result.items
     if items.kind == "pair":
         what = "pairs, each asked in both orders; a verdict is right when it picks the better"
