@@ -6,14 +6,10 @@ export_labels("runs/…", n=200, by="group", blind=True, seed=1)   # → runs/�
 import_labels("runs/…", "labels-1.csv")       # → human_labels.csv, agreement.csv, report
 server = start_label_server("runs/…", labeller="ana")   # → runs/…/labels/ana.jsonl
 server.serve_forever()                        # the page at server.url, until shutdown()
-
-Answers are untrusted text: a CSV cell that a spreadsheet would read as a formula is written
-with a leading `'`, and reading undoes exactly that (`neutralise`, `restore`).
 """
 
 from evals.errors import LabelsFileError
-from evals.labels._cells import neutralise, restore
-from evals.labels._export import LabelExport, LabelFormat, export_labels
+from evals.labels._export import LabelExport, LabelFormat, export_labels, neutralise, restore
 from evals.labels._import import LabelImport, import_labels
 from evals.labels._log import LABELS_DIR, LabelLog
 from evals.labels._server import LabelServer, start_label_server

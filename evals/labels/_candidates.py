@@ -1,6 +1,5 @@
 """The samples of a run a person can label: free-form answers (text, no error) of questions
-with at least one score (a rating judge), each sample once (a model in two groups gave one
-answer), with its stable id."""
+with a score, each sample once (a model in two groups gave one answer), with its stable id."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ class Candidates:
 
 
 def candidates(run: Run) -> Candidates:
-    """Every labellable sample of `run` (see the module docstring); the run's id key is
-    recorded in run.json the first time it is needed."""
+    """Every labellable sample of `run`; the run's id key goes into run.json when first needed."""
     key, new = id_key(run.info)
     if new:
         run.info["labels"] = {**dict(run.info.get("labels") or {}), "id_key": key.hex()}

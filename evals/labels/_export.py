@@ -1,11 +1,15 @@
-"""`export_labels`: a file for labellers: a seeded, stratified random sample of a run's answers
-with stable ids, prompt and answer, an empty `human_<score>` column per score and each row's
-scales, model and group left out when blind."""
+"""`export_labels`: a seeded, stratified sample of a run's answers for labellers (stable ids,
+an empty `human_<score>` column per score), and the spreadsheet-safe cells of such files.
+
+A cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return would be read as a formula,
+so it is written with one `'` in front; text already quoted before such a character gets one
+more, so `restore` removes exactly one."""
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,11 +20,22 @@ import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, why_not_writable
 from evals.labels._candidates import candidates
-from evals.labels._cells import neutralise
 from evals.runs import Run, load_run
 
 LabelFormat = Literal["csv", "jsonl"]
 _STRATA = ("group", "model", "question")
+_NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
+_QUOTED = re.compile(r"'+[=+\-@\t\r]")
+
+
+def neutralise(text: str) -> str:
+    """`text` as a cell no spreadsheet reads as a formula."""
+    return "'" + text if _NEEDS_QUOTE.match(text) else text
+
+
+def restore(text: str) -> str:
+    """The text `neutralise` was given."""
+    return text[1:] if _QUOTED.match(text) else text
 
 
 @dataclass
@@ -36,8 +51,8 @@ class LabelExport:
 def _stratified(
     table: pd.DataFrame, n: int, by: str | None, rng: np.random.Generator
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """`n` rows drawn equally from each stratum (a stratum with fewer gives all it has and
-    the rest go to the others), in a seeded random order."""
+    """`n` rows drawn equally from each stratum (one with fewer gives all it has, the rest
+    go to the others), in a seeded random order."""
     keys = table[by].astype(str) if by else pd.Series("all", index=table.index)
     pools = {
         key: rng.permutation(index) for key, index in keys.groupby(keys, sort=True).indices.items()
@@ -59,7 +74,7 @@ def draw_sample(
     run: Run, table: pd.DataFrame, *, n: int, by: str | None, seed: int
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The rows of `table` (the run's labellable answers) that `export_labels` and `labels
-    serve` give people with these options, in their order, and how many each stratum gave."""
+    serve` give people, in order, and how many each stratum gave."""
     if n < 1:
         raise RunOptionsError(f"--n must be at least 1, got {n}")
     if table.empty:

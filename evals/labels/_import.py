@@ -1,8 +1,6 @@
-"""`import_labels`: read a labelled file (or a label log of `labels serve`) back into the run's
-`human_<score>` columns (the run folder's human_labels.csv, never the cache). Every bad row is
-named in one sentence (unknown or repeated id, a label that is not a number, outside its scale,
-or for a score the question lacks), and nothing is imported from a file with a bad row unless
-`skip_bad`. A file without labels is refused."""
+"""`import_labels`: a labelled file (or a label log of `labels serve`) read back into the run's
+human_labels.csv; every bad row is one sentence, and a file with one imports nothing unless
+`skip_bad`."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ import pandas as pd
 
 from evals.errors import LabelsFileError, OutputError, describe_os_error
 from evals.labels._candidates import candidates
-from evals.labels._cells import restore
+from evals.labels._export import restore
 from evals.labels._log import latest_labels
 from evals.questions import read_rows
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
@@ -31,7 +29,6 @@ class LabelImport:
     run: Run
     """The run read again (its agreement recomputed)."""
     rows: int
-    """Rows imported (with at least one label)."""
     labels: int
     """Labels imported (cells)."""
     skipped: list[str] = field(default_factory=list)
@@ -50,8 +47,8 @@ def import_labels(
     run: Run | str | Path, file: str | Path, *, skip_bad: bool = False, report: bool | None = None
 ) -> LabelImport:
     """Read `file` (written by `export_labels`, labelled) into `run`: each labelled cell
-    becomes the sample's `human_<score>` (replacing an earlier one), then the agreement is
-    computed again, and the report written again when the run has one (or `report=True`)."""
+    becomes the sample's `human_<score>` (replacing an earlier one); the report is written
+    again when the run has one (or `report=True`)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = Path(file)
     unreadable: list[str] = []
@@ -159,8 +156,7 @@ def import_labels(
 
 
 def _store(run: Run, imported: list[dict[str, Any]]) -> None:
-    """Merge `imported` into human_labels.csv (a new label replaces the old one of the same
-    sample and score)."""
+    """Merge `imported` into human_labels.csv (a new label replaces the sample's old one)."""
     table = pd.DataFrame(imported)
     earlier = run.human_labels()
     if earlier is not None and not earlier.empty:

@@ -1,14 +1,5 @@
-"""The label server: the labelling page and its JSON API on 127.0.0.1 only, one thread per
-request (the standard library's `ThreadingHTTPServer`).
-
-    GET  /                the page (static/label.html, .js, .css)
-    GET  /api/session     the answers, their keys, the labels so far, where to open
-    POST /api/label       {"id", "event": label|clear|skip, "value"}: saved before the reply
-    GET  /api/agreement   the judge against this labeller so far (`agreement.csv`'s rows)
-
-A request naming another host (DNS rebinding) is refused, and a label must be posted as JSON,
-which a page of another site cannot send here without the browser asking first.
-"""
+"""The label server: the labelling page and its JSON API on 127.0.0.1 only (GET /,
+/api/session, /api/agreement; POST /api/label), other hosts refused, labels posted as JSON."""
 
 from __future__ import annotations
 
@@ -36,8 +27,7 @@ _MAX_BODY = 64_000
 
 
 class LabelServer(ThreadingHTTPServer):
-    """A running label server of one `LabelSession` (`url`; stop with `shutdown`, then
-    `server_close`)."""
+    """A label server of one `LabelSession`; stop with `shutdown`, then `server_close`."""
 
     daemon_threads = True
 
@@ -61,7 +51,7 @@ class LabelServer(ThreadingHTTPServer):
         return f"http://{HOST}:{self.port}/"
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A tab closed while a reply was on its way is no error; anything else is."""
+        # A tab closed while a reply was on its way is no error.
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
@@ -80,8 +70,8 @@ def start_label_server(
     seed: int = 0,
     port: int = 0,
 ) -> LabelServer:
-    """A label server for `labeller` on `score` of `run` (see `open_session`), listening on
-    127.0.0.1:`port` (0: a free port); run it with `serve_forever()`."""
+    """A label server of `open_session(...)` on 127.0.0.1:`port` (0: a free port); run it
+    with `serve_forever()`."""
     if not 0 <= port <= 65535:
         raise RunOptionsError(f"--port {port}: use 0 (a free port) to 65535")
     session = open_session(run, labeller=labeller, score=score, n=n, by=by, seed=seed)
@@ -92,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: LabelServer
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the terminal shows the URL and the final count, not every request."""
+        pass  # quiet: the terminal shows the URL and the final count
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)

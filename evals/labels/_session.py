@@ -1,6 +1,5 @@
 """One labeller labelling one score of a run: the answers (the sample `labels export` draws,
-blind), what each digit key gives on each answer's scale, the labeller's log, and how far the
-judge agrees with the labels so far (the statistic `labels import` reports)."""
+blind), each digit key's value, the log, and the judge's agreement with the labels so far."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ from evals.labels._log import EVENTS, LabelLog, check_labeller
 from evals.runs import HUMAN_PREFIX, Run, agreement_table, load_run
 from evals.stats import Scale
 
-FIVE_POINTS = 5
-"""A scale that is not a few whole digits is labelled on five evenly spaced points."""
+FIVE_POINTS = 5  # a scale that is not a few whole digits is labelled on five points
 
 
 def digit_values(scale: Scale) -> dict[str, float]:
@@ -70,16 +68,14 @@ class LabelSession:
         self._lock = threading.Lock()
         self._agreement: tuple[int, list[dict[str, Any]]] | None = None
         self.saved_now = 0
-        """Events written by this session (also what the cached agreement is of)."""
 
     @property
     def labelled(self) -> int:
-        """Answers of the sample that have a label."""
         return sum(item.id in self._state.labels for item in self.items)
 
     def page(self) -> dict[str, Any]:
-        """Everything the page needs: the answers in order, each one's keys, the labels and
-        skips so far and where to open (the first answer neither labelled nor skipped)."""
+        """The answers in order with their keys, the labels and skips so far, and where to
+        open (the first answer neither labelled nor skipped)."""
         with self._lock:
             labels = {
                 i.id: self._state.labels[i.id] for i in self.items if i.id in self._state.labels
@@ -112,8 +108,7 @@ class LabelSession:
         }
 
     def record(self, payload: Any) -> dict[str, Any]:
-        """Check and save one event from the page (`{"id", "event", "value"}`); returns the
-        counts after it."""
+        """Check and save one event from the page (`{"id", "event", "value"}`); the counts."""
         if not isinstance(payload, dict):
             raise RunOptionsError('a label is a JSON object {"id": …, "event": …, "value": …}')
         sample, event, value = payload.get("id"), payload.get("event"), payload.get("value")
@@ -139,8 +134,7 @@ class LabelSession:
             return {"labelled": self.labelled, "skipped": len(self._state.skipped)}
 
     def agreement(self) -> list[dict[str, Any]]:
-        """`agreement.csv`'s rows for the judge of this score against this labeller's labels
-        so far (empty before the first label); NaN as None."""
+        """`agreement.csv`'s rows for the judge against this labeller so far; NaN as None."""
         with self._lock:
             version, labels = self.saved_now, dict(self._state.labels)
             if self._agreement is not None and self._agreement[0] == version:
@@ -185,9 +179,8 @@ def open_session(
     by: str | None = None,
     seed: int = 0,
 ) -> LabelSession:
-    """A labelling session of `labeller` on `score` (default: the run's first judge score)
-    over the answers `export_labels(run, n=n, by=by, seed=seed)` draws, leaving out those of
-    questions without that score."""
+    """A session of `labeller` on `score` (default: the run's first judge score) over the
+    answers `export_labels(run, n=n, by=by, seed=seed)` draws that have that score."""
     check_labeller(labeller)
     path = run.path if isinstance(run, Run) else Path(run)
     log = LabelLog(load_run(path).path, labeller)
