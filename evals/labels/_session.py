@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +32,6 @@ def digit_values(scale: Scale) -> dict[str, float]:
     return {str(k): scale.low + (k - 1) * step for k in range(1, FIVE_POINTS + 1)}
 
 
-@dataclass(frozen=True)
-class LabelItem:
-    """An answer as the labeller sees it (no model, no group, no judge score)."""
-
-    id: str
-    question: str
-    prompt: str
-    answer: str
-    scale: Scale
-
-
 class LabelSession:
     """What the label server serves: the page's data, each label made, and the agreement so
     far. Thread-safe; `close` releases the log."""
@@ -52,18 +40,17 @@ class LabelSession:
         self, run: Run, score: str, items: pd.DataFrame, scales: dict[str, Scale], log: LabelLog
     ) -> None:
         self.run, self.score, self.log = run, score, log
-        self.items = [
-            LabelItem(
-                str(row["id"]),
-                str(row["question"]),
-                str(row["prompt"]),
-                str(row["answer"]),
-                scales[str(row["question"])],
-            )
+        self.items: list[dict[str, Any]] = [  # as the page shows them: no model, group, judge
+            {
+                **{key: str(row[key]) for key in ("id", "question", "prompt", "answer")},
+                "low": scales[str(row["question"])].low,
+                "high": scales[str(row["question"])].high,
+                "keys": digit_values(scales[str(row["question"])]),
+            }
             for row in items.to_dict("records")
         ]
         self._facts = items.set_index("id")[["question", "model", "paraphrase_ix", "sample_ix"]]
-        self._by_id = {item.id: item for item in self.items}
+        self._by_id = {item["id"]: item for item in self.items}
         self._state = log.state(score)
         self._lock = threading.Lock()
         self._agreement: tuple[int, list[dict[str, Any]]] | None = None
@@ -71,37 +58,25 @@ class LabelSession:
 
     @property
     def labelled(self) -> int:
-        return sum(item.id in self._state.labels for item in self.items)
+        return sum(item["id"] in self._state.labels for item in self.items)
 
     def page(self) -> dict[str, Any]:
         """The answers in order with their keys, the labels and skips so far, and where to
         open (the first answer neither labelled nor skipped)."""
+        ids = [item["id"] for item in self.items]
         with self._lock:
-            labels = {
-                i.id: self._state.labels[i.id] for i in self.items if i.id in self._state.labels
-            }
-            skipped = [i.id for i in self.items if i.id in self._state.skipped]
+            labels = {i: self._state.labels[i] for i in ids if i in self._state.labels}
+            skipped = [i for i in ids if i in self._state.skipped]
         passed = {*labels, *skipped}
         start = next(
-            (n for n, i in enumerate(self.items) if i.id not in passed),
-            next((n for n, i in enumerate(self.items) if i.id not in labels), 0),
+            (n for n, i in enumerate(ids) if i not in passed),
+            next((n for n, i in enumerate(ids) if i not in labels), 0),
         )
         return {
             "run": self.run.path.name,
             "labeller": self.log.labeller,
             "score": self.score,
-            "items": [
-                {
-                    "id": item.id,
-                    "question": item.question,
-                    "prompt": item.prompt,
-                    "answer": item.answer,
-                    "low": item.scale.low,
-                    "high": item.scale.high,
-                    "keys": digit_values(item.scale),
-                }
-                for item in self.items
-            ],
+            "items": self.items,
             "labels": labels,
             "skipped": skipped,
             "start": start,
@@ -118,18 +93,19 @@ class LabelSession:
         if event not in EVENTS:
             raise RunOptionsError(f"event {event!r}: use one of {', '.join(EVENTS)}")
         number: float | None = None
+        sample = item["id"]
         if event == "label":
             if not isinstance(value, int | float) or isinstance(value, bool):
-                raise RunOptionsError(f"id {item.id}: the label {value!r} is not a number")
+                raise RunOptionsError(f"id {sample}: the label {value!r} is not a number")
             number = float(value)
-            if not (math.isfinite(number) and item.scale.low <= number <= item.scale.high):
+            if not (math.isfinite(number) and item["low"] <= number <= item["high"]):
                 raise RunOptionsError(
-                    f"id {item.id}: the label {value!r} is outside {item.scale.low:g} to "
-                    f"{item.scale.high:g}"
+                    f"id {sample}: the label {value!r} is outside {item['low']:g} to "
+                    f"{item['high']:g}"
                 )
         with self._lock:
-            self.log.append(item.id, self.score, event, number)
-            self._state.apply(item.id, event, number)
+            self.log.append(sample, self.score, event, number)
+            self._state.apply(sample, event, number)
             self.saved_now += 1
             return {"labelled": self.labelled, "skipped": len(self._state.skipped)}
 

@@ -1,7 +1,5 @@
-"""Questions: what is asked of every model (paraphrases, conversations, a grid of factors or
-dataset rows), the types and how each reads its answer back, right answers (a target, multiple
-choice), judges and their templates, and YAML loading in llmcomp's and Emergent
-Misalignment's dialects.
+"""Questions: what is asked of every model, the types and how each reads its answer back,
+right answers, judges and their templates, and YAML loading.
 
 from evals.questions import Question, load_questions
 q = Question.create(type="rating", name="cats", paraphrases=["…"], samples_per_paraphrase=5)

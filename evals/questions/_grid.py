@@ -129,11 +129,9 @@ def _placeholder(name: str, where: str) -> str:
 
 
 def _unique(labels: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for label in labels:
-        if label in seen:
-            raise ValueError(f"{where}: level {label!r} is given twice")
-        seen.add(label)
+    twice = [label for label in labels if labels.count(label) > 1]
+    if twice:
+        raise ValueError(f"{where}: level {twice[0]!r} is given twice")
 
 
 def normalise_grid(value: Any) -> GridOption | None:
@@ -153,7 +151,6 @@ def normalise_grid(value: Any) -> GridOption | None:
 def _choices(
     name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]
 ) -> list[tuple[str, dict[str, str]]]:
-    """(label, placeholder values) of each level."""
     if isinstance(levels, list):
         return [(level, {name: level}) for level in levels]
     choices: list[tuple[str, dict[str, str]]] = []
@@ -187,7 +184,6 @@ def check_grid(grid: GridOption, template: str) -> None:
 
 
 def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
-    """Every combination of levels, the first factor varying slowest."""
     names = list(grid)
     per_factor = [_choices(name, grid[name]) for name in names]
     prompts = []

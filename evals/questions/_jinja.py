@@ -1,9 +1,5 @@
-"""lm-evaluation-harness's document fields: `doc_to_text`, `doc_to_target`, `doc_to_choice`
-and `description` are a column name, a Jinja template or a constant, resolved for one row of
-the data as lm-eval resolves them. Templates are data: they render in Jinja's immutable
-sandbox (no attribute of Python's internals, no mutation of the row), with lm-eval's
-`regex_replace` filter and undefined names as errors.
-"""
+"""lm-eval's document fields (a column name, a Jinja template or a constant) resolved for one
+row; templates render in Jinja's immutable sandbox, undefined names being errors."""
 
 from __future__ import annotations
 
@@ -74,7 +70,7 @@ def resolve_choices(spec: Any, row: Mapping[str, Any]) -> list[Any]:
 
 
 def _literal(text: str) -> Any:
-    """A Python literal written as text (a list of strings); literals only, nothing is run."""
+    """A Python literal written as text; literals only, nothing is run."""
     try:
         return ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):

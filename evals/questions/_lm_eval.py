@@ -1,17 +1,6 @@
-"""lm-evaluation-harness task files as questions: `lm_eval_questions(path)`.
-
-A task YAML whose data is a local JSON lines, JSON or CSV file (`dataset_path: json` or `csv`
-with `dataset_kwargs.data_files`) becomes one question in the schema of question files: a
-`multiple_choice` question (`output_type: multiple_choice`, metric `acc`) or a `free_form`
-question scored by exact match (`generate_until`, metric `exact_match`). Its `dataset` is an
-inline list of rows already rendered (`id`, `prompt`, and `choices`/`target`), asked through
-the templates `{prompt}`, `{choices}` and `{target}`, which are filled once and never re-read.
-
-The task file is read and its keys checked in `_lm_eval_config` (what would change the
-measurement without saying so is refused in one sentence naming the file, line and key), its
-data read in `_lm_eval_data`; here the settings become question options and each row is
-rendered, `num_fewshot` taking the first examples of the few-shot split.
-"""
+"""lm-evaluation-harness task files as questions (docs/design/lm-eval.md): a task over local
+data becomes one `multiple_choice` or exact-match `free_form` question whose inline dataset
+holds each row rendered (`id`, `prompt`, `choices`/`target`)."""
 
 from __future__ import annotations
 
@@ -35,16 +24,15 @@ __all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
 
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
-_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}
-"""`regexes_to_ignore` entries that strip whitespace at the ends, as labmgr always does."""
+_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}  # labmgr always trims
 _GENERATION_KEYS = {"until", "do_sample", "temperature", "max_gen_toks", "top_p"}
 _MAX_STOP = 4  # OpenAI's chat API takes at most four stop sequences
 _MAX_CHOICES = 26  # one letter each
 
 
 def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
-    """The questions (as `Question.create` options, with `type` and `name`) an lm-eval task
-    file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
+    """The questions (`Question.create` options) an lm-eval task file becomes;
+    QuestionFileError naming the file, line and key for what cannot be run."""
     path = Path(path)
     if not path.is_file():
         raise QuestionFileError(f"{path}: no such file")
@@ -57,8 +45,7 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
 class _Rendered:
     text: str
     choices: list[str] | None
-    target: int | str
-    """The right choice's index (multiple choice) or the expected answer."""
+    target: int | str  # the right choice's index, or the expected answer
 
     @property
     def answer_text(self) -> str:
@@ -68,8 +55,6 @@ class _Rendered:
 
 
 class _Task:
-    """One task's keys checked, its data read and its rows rendered."""
-
     def __init__(self, config: TaskConfig) -> None:
         self.config = config
         self.output_type = "generate_until"
@@ -123,8 +108,7 @@ class _Task:
         }
 
     def _scoring(self) -> dict[str, Any]:
-        """The scorer options of `metric_list` (exact_match's), after checking each metric
-        fits the output type."""
+        """The scorer options of `metric_list`, each metric checked against the output type."""
         config = self.config
         metrics = config.get("metric_list", [])
         if not isinstance(metrics, list):
@@ -207,8 +191,8 @@ class _Task:
     def _fewshot(
         self, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
     ) -> tuple[int, list[Doc], bool]:
-        """How many examples each prompt shows, the rows they come from, and whether those
-        are the evaluated rows (then a row is never its own example)."""
+        """How many examples each prompt shows, their rows, and whether those are the
+        evaluated rows (a row is never its own example)."""
         config = self.config
         shots = config.get("num_fewshot", 0)
         if not isinstance(shots, int) or isinstance(shots, bool) or shots < 0:
@@ -235,8 +219,6 @@ class _Task:
     def _rows(
         self, docs: list[Doc], shots: int, pool: list[Doc], same_split: bool
     ) -> list[dict[str, Any]]:
-        """One row per document: its id, its prompt (description, examples, text) and its
-        choices and target."""
         ids: list[Any] = [doc.row.get("id") for doc in docs]
         own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
         if not own_ids or len({str(i) for i in ids}) != len(ids):
@@ -274,7 +256,6 @@ class _Task:
         return str(text)
 
     def _render(self, doc: Doc) -> _Rendered:
-        """A row's prompt text, choices and target as lm-eval reads them."""
         config = self.config
         choice_spec = config.values.get("doc_to_choice")
         has_choices = choice_spec is not None

@@ -1,6 +1,5 @@
-"""An lm-evaluation-harness task file read: its keys, those of the files it `include`s
-under its own, where each key was written (for errors naming `file:line` and the key), and
-the keys checked: unknown keys, `!function` tags and what labmgr cannot honour are refused."""
+"""An lm-evaluation-harness task file read (its `include`s under it, where each key was written)
+and checked: unknown keys, `!function` tags and what labmgr cannot honour are refused."""
 
 from __future__ import annotations
 
@@ -64,7 +63,6 @@ class TaskConfig:
     """A task's keys (those of its `include`s under its own) and where each was written."""
 
     path: Path
-    """The task file."""
     values: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, tuple[Path, int]] = field(default_factory=dict)
 
@@ -73,12 +71,10 @@ class TaskConfig:
         return default if value is None else value
 
     def folder(self, key: str) -> Path:
-        """The folder of the file that wrote `key`: its relative paths start there."""
         return self.origins[key][0].parent
 
     def error(self, key: str, message: str) -> QuestionFileError:
-        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name (the
-        task file alone for a key it lacks)."""
+        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name."""
         top = key.split(".")[0].split("[")[0]
         if top not in self.origins:
             return QuestionFileError(f"{self.path}: field '{key}': {message}")
@@ -87,7 +83,6 @@ class TaskConfig:
 
 
 def _parse(path: Path) -> tuple[Any, dict[str, int]]:
-    """The file's data and the line of each top-level key."""
     text = path.read_text(encoding="utf-8")
     node = yaml.compose(text, Loader=_TaskLoader)
     data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
@@ -98,8 +93,7 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
 
 
 def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task` (a file
-    of questions is a list)."""
+    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task`."""
     try:
         node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -108,13 +102,11 @@ def is_lm_eval_task(path: str | Path) -> bool:
 
 
 def is_task_node(node: yaml.Node | None) -> bool:
-    """Whether a composed YAML document is a task: a mapping with `task`."""
     return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
 
 
 def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
-    """The task's keys, those of its `include`s (a path relative to the including file)
-    under its own; QuestionFileError for a file that cannot be read or is no mapping."""
+    """The task's keys over those of its `include`s (a path relative to the including file)."""
     try:
         data, lines = _parse(path)
     except (OSError, UnicodeDecodeError) as error:
@@ -150,7 +142,6 @@ def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
 
 
 def _function_in(value: Any, key: str) -> tuple[str, _Function] | None:
-    """The first `!function` tag inside a value, with the key path leading to it."""
     if isinstance(value, _Function):
         return key, value
     if isinstance(value, Mapping):

@@ -1,7 +1,5 @@
-"""Right answers: how a free-form answer is compared with its target (`exact_match`,
-`includes`, `regex`, `numeric`, after the normalisation options), how a multiple-choice
-prompt is written and its letter read back (from the text, or from the first token's
-logprobs), and how a target is read (an index, a letter or a choice's text)."""
+"""Right answers: comparing a free-form answer with its target (`exact_match`, `includes`,
+`regex`, `numeric`), writing a multiple-choice prompt and reading its letter back."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Scorer = Literal["exact_match", "includes", "regex", "numeric"]
-SCORERS: tuple[Scorer, ...] = ("exact_match", "includes", "regex", "numeric")
 
 LETTERS = string.ascii_uppercase
 MC_INSTRUCTION = "Answer with a single letter."
@@ -30,7 +27,7 @@ class Normalisation:
 
     ignore_case: bool = True
     ignore_whitespace: bool = True
-    """Whitespace at both ends is dropped and every inner run becomes one space."""
+    """Whitespace at both ends is dropped, every inner run becomes one space."""
     ignore_punctuation: bool = False
     """Every punctuation character (Unicode category P) is dropped."""
 
@@ -82,7 +79,6 @@ def is_correct(
     normalisation: Normalisation,
     tolerance: float = 0.0,
 ) -> bool:
-    """Whether `answer` matches one of the acceptable `targets` under `scorer`."""
     if scorer == "numeric":
         number = read_number(answer)
         if number is None:
@@ -104,8 +100,6 @@ def is_correct(
 
 
 def mc_prompt(question: str, choices: Sequence[str]) -> str:
-    """The multiple-choice user message: the question, one lettered line per choice, and the
-    instruction to answer with a letter."""
     lines = [f"{LETTERS[i]}. {choice}" for i, choice in enumerate(choices)]
     return f"{question}\n\n" + "\n".join(lines) + f"\n\n{MC_INSTRUCTION}"
 
