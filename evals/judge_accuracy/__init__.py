@@ -12,8 +12,7 @@ estimate_judges("judge_pairs.jsonl", ["gpt-4.1"], lab=lab)   # what it would buy
 
 from evals.errors import JudgeItemsError
 from evals.judge_accuracy._asking import VERDICT_COLUMNS
-from evals.judge_accuracy._from_run import items_from_run
-from evals.judge_accuracy._items import JudgeItem, JudgeItems, read_items
+from evals.judge_accuracy._items import JudgeItem, JudgeItems, items_from_run, read_items
 from evals.judge_accuracy._running import JudgeAccuracy, check_judges, estimate_judges
 from evals.judge_accuracy._stats import PositionBias, Share, item_accuracy, wilson
 

@@ -201,18 +201,9 @@ def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) ->
     rows: list[dict[str, Any]] = []
     for i, (model, prompt) in enumerate((m, p) for m in models for p in prompts):
         sample = samples[i]
-        row: dict[str, Any] = {
-            "judge": model,
-            "item": prompt.item.id,
-            "order": prompt.order,
-            "position": None,
-            "picked": None,
-            "gold": prompt.item.gold,
-            "correct": math.nan,
-            "verdict": None,
-            "error": None,
-            "cost": 0.0,
-        }
+        row: dict[str, Any] = dict.fromkeys(VERDICT_COLUMNS)
+        row.update(judge=model, item=prompt.item.id, order=prompt.order, gold=prompt.item.gold)
+        row.update(correct=math.nan, cost=0.0)
         if sample is None:
             key = keys[i]
             row["error"] = (

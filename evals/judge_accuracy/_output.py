@@ -125,46 +125,32 @@ def report_page(result: JudgeAccuracy) -> str:
         _table(head, rows),
     ]
     if result.agreement:
+        agreed = []
+        for a in result.agreement:
+            numbers = [_number(a["agreement"]), _number(a["kappa"])]
+            agreed.append([escape(a["judge"]), escape(a["other"]), str(a["n"]), *numbers])
         parts.append("<h2>Agreement between judges</h2>")
-        parts.append(
-            _table(
-                ["judge", "other", "verdicts", "agree", "Cohen's κ"],
-                [
-                    [
-                        escape(a["judge"]),
-                        escape(a["other"]),
-                        str(a["n"]),
-                        _number(a["agreement"]),
-                        _number(a["kappa"]),
-                    ]
-                    for a in result.agreement
-                ],
-            )
-        )
+        parts.append(_table(["judge", "other", "verdicts", "agree", "Cohen's κ"], agreed))
     texts = [c for c in result.wrong.columns if c not in ("judge", "item")]
     for judge in result.judges:
         mine = result.wrong[result.wrong["judge"] == judge["judge"]]
         parts.append(f"<h2>Wrong: {escape(judge['judge'])} ({len(mine)} items)</h2>")
         if mine.empty:
             continue
-        shown = mine.head(_SHOWN_WRONG)
-        parts.append(
-            _table(
-                ["item", *texts],
-                [
-                    [escape(str(r["item"])), *(f"<pre>{escape(_shown(r[c]))}</pre>" for c in texts)]
-                    for r in shown.to_dict(orient="records")
-                ],
-            )
-        )
+        shown = [
+            [escape(str(r["item"])), *(f"<pre>{escape(_shown(r[c]))}</pre>" for c in texts)]
+            for r in mine.head(_SHOWN_WRONG).to_dict(orient="records")
+        ]
+        parts.append(_table(["item", *texts], shown))
     return _PAGE.format(title=escape(result.items.name), body="\n".join(parts))
 
 
 def describe(result: JudgeAccuracy) -> str:
     items = result.items
     if items.kind == "pair":
-        what = "pairs, each asked in both orders; a verdict is right when it picks the better"
-        what += " answer"
+        what = (
+            "pairs, each asked in both orders; a verdict is right when it picks the better answer"
+        )
     elif items.kind == "label":
         what = "answers with a gold label; a verdict is right when it gives that label"
     else:

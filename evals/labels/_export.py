@@ -1,5 +1,5 @@
-"""`export_labels`: a seeded, stratified sample of a run's answers for labellers (stable ids,
-an empty `human_<score>` column per score), and the spreadsheet-safe cells of such files.
+"""`export_labels`: a seeded, stratified sample of a run's labellable answers (free-form text
+with a score, each sample once, with its stable id) for labellers, in spreadsheet-safe cells.
 
 A cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return would be read as a formula,
 so it is written with one `'` in front; text already quoted before such a character gets one
@@ -19,8 +19,71 @@ import numpy as np
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, why_not_writable
-from evals.labels._candidates import candidates
-from evals.runs import Run, load_run
+from evals.runs import HUMAN_PREFIX, Run, id_key, load_run, sample_ids, write_run_file
+from evals.stats import Scale, score_scale
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The labellable samples (`table`) and each question's scores with their scales."""
+
+    table: pd.DataFrame
+    """id, question, model, group (the groups it is in, joined), paraphrase_ix, sample_ix,
+    prompt, answer, and each grid factor of its question."""
+    scores: dict[str, dict[str, Scale]]
+    """question → score → scale: what a label of the question's samples may give."""
+
+    def label_columns(self) -> list[str]:
+        names = dict.fromkeys(s for scores in self.scores.values() for s in scores)
+        return [f"{HUMAN_PREFIX}{name}" for name in names]
+
+
+def candidates(run: Run) -> Candidates:
+    """Every labellable sample of `run`; the run's id key goes into run.json when first needed."""
+    key, new = id_key(run.info)
+    if new:
+        run.info["labels"] = {**dict(run.info.get("labels") or {}), "id_key": key.hex()}
+        write_run_file(run.path, run.info)
+    parts: list[pd.DataFrame] = []
+    scores: dict[str, dict[str, Scale]] = {}
+    for name in run.questions:
+        names = [s for s in run.scores(name) if s != "answer"]
+        if not names:
+            continue
+        frame = run.samples(name)
+        if "answer" not in frame.columns:
+            continue
+        scales = run.scales(name)
+        scores[name] = {s: scales.get(s) or score_scale(s) for s in names}
+        usable = frame["answer"].map(lambda a: isinstance(a, str)) & frame["error"].map(
+            lambda e: not (isinstance(e, str) and e)
+        )
+        rows = frame[usable]
+        if rows.empty:
+            continue
+        keys = ["model", "paraphrase_ix", "sample_ix"]
+        groups = rows.groupby(keys, sort=False)["group"].agg(  # in the order of `unique`
+            lambda g: ", ".join(dict.fromkeys(str(x) for x in g))
+        )
+        unique = rows.drop_duplicates(keys)
+        factors = list(run.factor_levels(name))
+        table = pd.DataFrame(
+            {
+                "id": sample_ids(unique, name, key).to_numpy(),
+                "question": name,
+                "model": unique["model"].astype(str).to_numpy(),
+                "group": groups.to_numpy(),
+                "paraphrase_ix": unique["paraphrase_ix"].astype(int).to_numpy(),
+                "sample_ix": unique["sample_ix"].astype(int).to_numpy(),
+                "prompt": unique["question"].astype(str).to_numpy(),
+                "answer": unique["answer"].astype(str).to_numpy(),
+                **{f: unique[f].astype(str).to_numpy() for f in factors if f in unique},
+            }
+        )
+        parts.append(table)
+    table = pd.concat(parts, ignore_index=True, sort=False) if parts else pd.DataFrame()
+    return Candidates(table, scores)
+
 
 LabelFormat = Literal["csv", "jsonl"]
 _STRATA = ("group", "model", "question")

@@ -13,8 +13,7 @@ from typing import Any
 import pandas as pd
 
 from evals.errors import LabelsFileError, OutputError, describe_os_error
-from evals.labels._candidates import candidates
-from evals.labels._export import restore
+from evals.labels._export import candidates, restore
 from evals.labels._log import latest_labels
 from evals.questions import read_rows
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
@@ -110,8 +109,7 @@ def import_labels(
             try:
                 value = float(text)
             except ValueError:
-                wrong.append(f"{column} {text!r} is not a number")
-                continue
+                value = math.nan
             if not math.isfinite(value):
                 wrong.append(f"{column} {text!r} is not a number")
             elif scale is None:

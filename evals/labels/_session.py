@@ -12,8 +12,7 @@ import pandas as pd
 from filelock import FileLock
 
 from evals.errors import RunOptionsError
-from evals.labels._candidates import candidates
-from evals.labels._export import draw_sample
+from evals.labels._export import candidates, draw_sample
 from evals.labels._log import EVENTS, LabelLog, check_labeller
 from evals.runs import HUMAN_PREFIX, Run, agreement_table, load_run
 from evals.stats import Scale

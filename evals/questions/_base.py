@@ -157,14 +157,11 @@ class Question(BaseModel):
         if (self.grid is None) != (self.template is None):
             raise ValueError("'grid' and 'template' go together: give both or neither")
         if self.grid is not None and self.template is not None:
-            try:
-                check_grid(self.grid, self.template)
-            except ValueError as error:
-                raise ValueError(f"option 'grid': {error}") from None
             taken = {m.name: f"the metric {m.name!r}" for m in self.derived_metrics()}
             taken.update({name: f"the score {name!r}" for name in self.score_columns()})
             taken.update({name: f"the judge {name!r}" for name in self.judge_questions()})
             try:
+                check_grid(self.grid, self.template)
                 check_factor_names(self.grid, taken)
             except ValueError as error:
                 raise ValueError(f"option 'grid': {error}") from None

@@ -4,7 +4,7 @@ holds each row rendered (`id`, `prompt`, `choices`/`target`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,23 +85,13 @@ class _Task:
         key, split = evaluated_split(config)
         docs = split_docs(config, splits, key, split)
         rows = self._rows(docs, *self._fewshot(splits, split, docs))
+        asked = {"name": name, "dataset": rows, "paraphrases": ["{prompt}"], "target": "{target}"}
         if self.output_type == "multiple_choice":
-            return {
-                "type": "multiple_choice",
-                "name": name,
-                "dataset": rows,
-                "paraphrases": ["{prompt}"],
-                "choices": "{choices}",
-                "target": "{target}",
-                "score": "sampled",
-                "temperature": 0,
-            }
+            mc = {"choices": "{choices}", "score": "sampled", "temperature": 0}
+            return {"type": "multiple_choice", **asked, **mc}
         return {
             "type": "free_form",
-            "name": name,
-            "dataset": rows,
-            "paraphrases": ["{prompt}"],
-            "target": "{target}",
+            **asked,
             "scorer": "exact_match",
             **scoring,
             **self._generation(),
@@ -223,9 +213,10 @@ class _Task:
         own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
         if not own_ids or len({str(i) for i in ids}) != len(ids):
             ids = list(range(len(docs)))
+        config = self.config
         examples = [self._render(doc) for doc in pool]
-        target_delimiter = self.config.values.get("target_delimiter", " ")
-        fewshot_delimiter = self.config.values.get("fewshot_delimiter", "\n\n")
+        target_delimiter = config.values.get("target_delimiter", " ")
+        fewshot_delimiter = config.values.get("fewshot_delimiter", "\n\n")
         rows = []
         for doc, item in zip(docs, ids, strict=True):
             rendered = self._render(doc)
@@ -234,8 +225,11 @@ class _Task:
                 f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}"
                 for e in chosen[:shots]
             )
-            row: dict[str, Any] = {"id": str(item), "prompt": self._description(doc) + prompt}
-            row["prompt"] += rendered.text
+            description = self._field("description", doc, resolve, config.get("description", ""))
+            row: dict[str, Any] = {
+                "id": str(item),
+                "prompt": f"{description}{prompt}{rendered.text}",
+            }
             if rendered.choices is not None and self.output_type == "multiple_choice":
                 row["choices"] = rendered.choices
                 row["target"] = rendered.target
@@ -244,25 +238,19 @@ class _Task:
             rows.append(row)
         return rows
 
-    def _field(self, key: str, doc: Doc, read: Any) -> Any:
+    def _field(self, key: str, doc: Doc, read: Callable[..., Any], spec: Any, **how: bool) -> Any:
+        """`read(spec, doc.row, **how)`, a ValueError named by the key and the row."""
         try:
-            return read()
+            return read(spec, doc.row, **how)
         except ValueError as error:
             raise self.config.error(key, f"{doc.source}: {error}") from None
-
-    def _description(self, doc: Doc) -> str:
-        description = self.config.get("description", "")
-        text = self._field("description", doc, lambda: resolve(description, doc.row))
-        return str(text)
 
     def _render(self, doc: Doc) -> _Rendered:
         config = self.config
         choice_spec = config.values.get("doc_to_choice")
         has_choices = choice_spec is not None
         text = self._field(
-            "doc_to_text",
-            doc,
-            lambda: resolve(config.values["doc_to_text"], doc.row, numbers=has_choices),
+            "doc_to_text", doc, resolve, config.values["doc_to_text"], numbers=has_choices
         )
         if not isinstance(text, str):
             raise config.error(
@@ -270,13 +258,8 @@ class _Task:
                 f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
                 "such as winogrande, are not supported)",
             )
-        target = self._field(
-            "doc_to_target",
-            doc,
-            lambda: resolve(
-                config.values["doc_to_target"], doc.row, numbers=has_choices, lists=True
-            ),
-        )
+        spec = config.values["doc_to_target"]
+        target = self._field("doc_to_target", doc, resolve, spec, numbers=has_choices, lists=True)
         if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
             raise config.error(
                 "doc_to_target",
@@ -284,7 +267,7 @@ class _Task:
             )
         if not has_choices:
             return _Rendered(text, None, str(target))
-        choices = self._field("doc_to_choice", doc, lambda: resolve_choices(choice_spec, doc.row))
+        choices = self._field("doc_to_choice", doc, resolve_choices, choice_spec)
         if not all(isinstance(c, str | int | float) for c in choices):
             raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
         choices = [str(c) for c in choices]

@@ -226,12 +226,9 @@ class FreeForm(_TextQuestion):
 
     def prompt_targets(self) -> list[list[str]]:
         targets = []
-        for value, place in zip(
-            self.prompt_values(self.target, "target"), self.prompt_places(), strict=True
-        ):
-            acceptable = (
-                [as_text(v) for v in value] if isinstance(value, list) else [as_text(value)]
-            )
+        values = self.prompt_values(self.target, "target")
+        for value, place in zip(values, self.prompt_places(), strict=True):
+            acceptable = [as_text(v) for v in (value if isinstance(value, list) else [value])]
             if not acceptable:
                 raise ValueError(f"{place}: option 'target': no acceptable answer given")
             targets.append(acceptable)
@@ -245,28 +242,16 @@ class FreeForm(_TextQuestion):
             return marks
         targets = self.prompt_targets()
         scorer = self.scorer or "exact_match"
-        normalisation = Normalisation(
-            self.ignore_case, self.ignore_whitespace, self.ignore_punctuation
-        )
-        stop = self.stop or []
-        correct = [
-            float(
-                is_correct(
-                    cut_at_stop(answer, stop),
-                    targets[ix],
-                    scorer,
-                    normalisation,
-                    self.tolerance or 0,
-                )
-            )
+        norm = Normalisation(self.ignore_case, self.ignore_whitespace, self.ignore_punctuation)
+        tolerance, stop = self.tolerance or 0, self.stop or []
+        rows = zip(frame["answer"].tolist(), frame["paraphrase_ix"].tolist(), strict=True)
+        marks["target"] = self.per_row(frame, [" | ".join(t) for t in targets])
+        marks["correct"] = [
+            float(is_correct(cut_at_stop(answer, stop), targets[ix], scorer, norm, tolerance))
             if isinstance(answer, str) and answer
             else math.nan
-            for answer, ix in zip(
-                frame["answer"].tolist(), frame["paraphrase_ix"].tolist(), strict=True
-            )
+            for answer, ix in rows
         ]
-        marks["target"] = self.per_row(frame, [" | ".join(t) for t in targets])
-        marks["correct"] = correct
         return marks
 
     def has_target(self) -> bool:
