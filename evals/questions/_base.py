@@ -272,14 +272,9 @@ class Question(BaseModel):
 
     def request_params(self) -> dict[str, Any]:
         """API parameters (besides model and messages) that shape the answer."""
-        params: dict[str, Any] = {}
-        if self.logit_bias is not None:
-            params["logit_bias"] = dict(self.logit_bias)
-        if self.seed is not None:
-            params["seed"] = self.seed
-        if self.reasoning_effort is not None:
-            params["reasoning_effort"] = self.reasoning_effort
-        return params
+        given: dict[str, Any] = {"logit_bias": self.logit_bias, "seed": self.seed}
+        given["reasoning_effort"] = self.reasoning_effort
+        return {key: copy.copy(value) for key, value in given.items() if value is not None}
 
     @property
     def answer_kind(self) -> AnswerKind:

@@ -19,7 +19,7 @@ from evals.questions._targets import (
     mc_prompt,
     read_letter,
 )
-from evals.questions._types import _TextQuestion
+from evals.questions._types import _TextQuestion, logprob_params
 from evals.stats import SHARE, Scale
 
 if TYPE_CHECKING:
@@ -97,13 +97,7 @@ class MultipleChoice(_TextQuestion):
     def request_params(self) -> dict[str, Any]:
         if self.score == "sampled":
             return super().request_params()
-        return {
-            **Question.request_params(self),
-            "max_tokens": 1,
-            "temperature": 0,
-            "logprobs": True,
-            "top_logprobs": 20,
-        }
+        return {**Question.request_params(self), **logprob_params(20)}
 
     def expected_completion_tokens(self) -> int:
         return 1 if self.score == "logprobs" else self.max_tokens

@@ -12,13 +12,16 @@ from typing import Any
 from evals.errors import QuestionFileError
 from evals.questions._jinja import resolve, resolve_choices
 from evals.questions._lm_eval_config import (
+    Doc,
     TaskConfig,
     check_keys,
+    data_splits,
+    evaluated_split,
     is_lm_eval_task,
     is_task_node,
     read_task_config,
+    split_docs,
 )
-from evals.questions._lm_eval_data import Doc, data_splits, evaluated_split, split_docs
 
 __all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
 

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from evals.cache import SampleResult
 
 
+def logprob_params(top_logprobs: int) -> dict[str, Any]:
+    """The parameters that ask for one token and its top logprobs."""
+    return {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": top_logprobs}
+
+
 class _LogprobQuestion(Question):
     """Questions answered by the top logprobs of one generated token."""
 
@@ -40,13 +45,7 @@ class _LogprobQuestion(Question):
         return "logprobs"
 
     def request_params(self) -> dict[str, Any]:
-        return {
-            **super().request_params(),
-            "max_tokens": 1,
-            "temperature": 0,
-            "logprobs": True,
-            "top_logprobs": self.top_logprobs,
-        }
+        return {**super().request_params(), **logprob_params(self.top_logprobs)}
 
 
 class Rating(_LogprobQuestion):
