@@ -39,14 +39,6 @@ TEXT_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 16}
 REASONING_TOKENS = 4096
 
 
-@dataclass
-class Asked:
-    """Every verdict (`VERDICT_COLUMNS`) and what buying them did."""
-
-    verdicts: pd.DataFrame
-    outcome: RunOutcome
-
-
 RATING_PROMPT = """How good is this answer to the question? Rate it from 0 to 100 and reply \
 with the number only.
 
@@ -191,8 +183,10 @@ def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> 
     return VerdictPlan(models, prompts, ratings, planned)
 
 
-def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) -> Asked:
-    """Every verdict `plan_verdicts` planned, bought in one fetch."""
+def ask_judges(
+    items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext
+) -> tuple[pd.DataFrame, RunOutcome]:
+    """Every verdict `plan_verdicts` planned (`VERDICT_COLUMNS`), bought in one fetch."""
     models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
     planned = verdict_plan.planned
     fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")
@@ -217,7 +211,7 @@ def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) ->
             row["cost"] = math.nan if price is None else price
             _read(row, prompt, sample, ratings.get(model))
         rows.append(row)
-    return Asked(pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome)
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome
 
 
 def _text_params(model: str, ctx: RunContext) -> dict[str, Any]:

@@ -95,16 +95,13 @@ def check_judges(
     folder = prepare_folder(
         out if out is not None else default_run_dir(ctx.lab, f"judges-{found.name}")
     )
-    asked = ask_judges(found, planned, ctx)
-    verdicts = asked.verdicts
+    verdicts, outcome = ask_judges(found, planned, ctx)
     if threshold is not None:
         verdicts = mark_scores(verdicts, threshold)
     agreement = judge_agreement(verdicts, models, found.kind, threshold or 0.0)
     rows = [_judge_row(verdicts, model, found, agreement) for model in models]
     wrong = wrong_items(verdicts, found)
-    result = JudgeAccuracy(
-        folder, found, rows, agreement, verdicts, wrong, asked.outcome, threshold
-    )
+    result = JudgeAccuracy(folder, found, rows, agreement, verdicts, wrong, outcome, threshold)
     write_output(result)
     return result
 

@@ -12,8 +12,13 @@ from evals.errors import LabelsFileError
 from evals.labels._export import LabelExport, LabelFormat, export_labels, neutralise, restore
 from evals.labels._import import LabelImport, import_labels
 from evals.labels._log import LABELS_DIR, LabelLog
-from evals.labels._server import LabelServer, start_label_server
-from evals.labels._session import LabelSession, digit_values, open_session
+from evals.labels._server import (
+    LabelServer,
+    LabelSession,
+    digit_values,
+    open_session,
+    start_label_server,
+)
 
 __all__ = [
     "LABELS_DIR",
