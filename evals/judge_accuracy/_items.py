@@ -80,9 +80,10 @@ def read_items(path: str | Path) -> JudgeItems:
     items: list[JudgeItem] = []
     first: tuple[Kind, int] | None = None  # the kind of the first item, and its line
     ids: dict[str, int] = {}
+    empty = (None, "") if suffix == ".csv" else (None,)  # an empty CSV cell is no value
     for line, cells in read:
-        row = {k: v for k, v in cells.items() if v is not None and v != ""}
-        if not row:
+        row = {k: v for k, v in cells.items() if v not in empty}
+        if not row and suffix == ".csv":  # a line of empty cells
             continue
         where = f"{source}:{line}"
         kind, item = _item(where, line, row)

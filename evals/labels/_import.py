@@ -4,7 +4,6 @@ human_labels.csv; every bad row is one sentence, and a file with one imports not
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,9 +56,7 @@ def import_labels(
     except (OSError, UnicodeDecodeError) as error:
         reason = describe_os_error(error) if isinstance(error, OSError) else "not UTF-8 text"
         raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
-    except csv.Error as error:
-        raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
-    except ValueError as error:  # an empty CSV file
+    except ValueError as error:  # not CSV, or empty
         raise LabelsFileError(str(error), hint=_EXPORTED) from None
     if "event" in columns:  # a label log of `labels serve`: its last event per answer
         rows = latest_labels(rows)

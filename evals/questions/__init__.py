@@ -1,14 +1,6 @@
 """Questions: what is asked of every model, the types and how each reads its answer back,
-right answers, judges and their templates, and YAML loading.
-
-from evals.questions import Question, load_questions
-q = Question.create(type="rating", name="cats", paraphrases=["…"], samples_per_paraphrase=5)
-df = q.df({"base": ["gpt-4.1-mini"]})     # an entry: the run context is built here
-questions = load_questions("questions.yaml")
-
-The layers below know a question only through the `Askable` and `Judge` protocols of
-`evals.runner` (`read_answer`, `extra_columns`, `judge_questions`, …).
-"""
+right answers, judges and their templates, and YAML loading (docs/concepts.md). The layers
+below know a question only through the `Askable` and `Judge` protocols of `evals.runner`."""
 
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question

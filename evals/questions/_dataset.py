@@ -31,7 +31,10 @@ def read_rows(
     and the row left out. OSError and UnicodeDecodeError are the caller's to word."""
     text = path.read_text(encoding="utf-8-sig")
     if as_csv if as_csv is not None else path.suffix.lower() == ".csv":
-        return _csv_rows(path, text, numbers, bad)
+        try:
+            return _csv_rows(path, text, numbers, bad)
+        except csv.Error as error:
+            raise ValueError(f"{path}: not a CSV file ({error})") from None
     fields: dict[str, None] = {}
     rows: Rows = []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -8,7 +8,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 Scorer = Literal["exact_match", "includes", "regex", "numeric"]
@@ -73,11 +73,7 @@ def check_target(target: str, scorer: Scorer) -> None:
 
 
 def is_correct(
-    answer: str,
-    targets: Sequence[str],
-    scorer: Scorer,
-    normalisation: Normalisation,
-    tolerance: float = 0.0,
+    answer: str, targets: Sequence[str], scorer: Scorer, norm: Normalisation, tolerance: float = 0
 ) -> bool:
     if scorer == "numeric":
         number = read_number(answer)
@@ -86,14 +82,11 @@ def is_correct(
         wanted = (read_number(t) for t in targets)
         return any(w is not None and abs(number - w) <= tolerance for w in wanted)
     if scorer == "regex":
-        flags = re.IGNORECASE if normalisation.ignore_case else 0
-        text = Normalisation(
-            False, normalisation.ignore_whitespace, normalisation.ignore_punctuation
-        )
-        seen = text.apply(answer)
+        flags = re.IGNORECASE if norm.ignore_case else 0
+        seen = replace(norm, ignore_case=False).apply(answer)
         return any(re.search(t, seen, flags) is not None for t in targets)
-    seen = normalisation.apply(answer)
-    wanted_texts = [normalisation.apply(t) for t in targets]
+    seen = norm.apply(answer)
+    wanted_texts = [norm.apply(t) for t in targets]
     if scorer == "includes":
         return any(w in seen for w in wanted_texts)
     return seen in wanted_texts
