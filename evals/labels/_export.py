@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -33,9 +32,11 @@ class Candidates:
     scores: dict[str, dict[str, Scale]]
     """question → score → scale: what a label of the question's samples may give."""
 
+    def score_names(self) -> list[str]:
+        return list(dict.fromkeys(s for scores in self.scores.values() for s in scores))
+
     def label_columns(self) -> list[str]:
-        names = dict.fromkeys(s for scores in self.scores.values() for s in scores)
-        return [f"{HUMAN_PREFIX}{name}" for name in names]
+        return [f"{HUMAN_PREFIX}{name}" for name in self.score_names()]
 
 
 def candidates(run: Run) -> Candidates:
@@ -175,8 +176,7 @@ def export_labels(
     picked, counts = draw_sample(loaded, found.table, n=n, by=by, seed=seed)
     target = Path(out) if out is not None else loaded.path / f"labels-{seed}.{file_format}"
     label_columns = found.label_columns()
-    hidden: Sequence[str] = ("model", "group") if blind else ()
-    visible = [c for c in ("id", "question", "model", "group") if c not in hidden]
+    visible = ["id", "question"] if blind else ["id", "question", "model", "group"]
     records = []
     for row in picked.to_dict("records"):
         record = {c: row[c] for c in visible}

@@ -65,7 +65,7 @@ def import_labels(
             f"{path}: no 'id' column, so no row says which answer it labels", hint=_EXPORTED
         )
     found = candidates(loaded)
-    known = dict.fromkeys(s for scores in found.scores.values() for s in scores)
+    known = found.score_names()
     label_columns = [c for c in columns if c.startswith(HUMAN_PREFIX)]
     for column in label_columns:
         if column.removeprefix(HUMAN_PREFIX) not in known:

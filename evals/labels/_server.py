@@ -171,7 +171,7 @@ def open_session(
         with FileLock(str(log.path.parent / ".id-key.lock"), timeout=60):
             loaded = load_run(path)
             found = candidates(loaded)
-        known = list(dict.fromkeys(s for scores in found.scores.values() for s in scores))
+        known = found.score_names()
         if not known:
             raise RunOptionsError(
                 f"{loaded.path}: no judge score to label",

@@ -30,7 +30,9 @@ def read_rows(
     A bad row is a ValueError naming the file and line, or with `bad` one sentence there
     and the row left out. OSError and UnicodeDecodeError are the caller's to word."""
     text = path.read_text(encoding="utf-8-sig")
-    if as_csv if as_csv is not None else path.suffix.lower() == ".csv":
+    if as_csv is None:
+        as_csv = path.suffix.lower() == ".csv"
+    if as_csv:
         try:
             return _csv_rows(path, text, numbers, bad)
         except csv.Error as error:
@@ -43,18 +45,19 @@ def read_rows(
         try:
             row = json.loads(line)
         except json.JSONDecodeError as error:
-            _bad(bad, f"{path}:{number}", f"not valid JSON ({error.msg})", error.msg)
+            _bad_json_line(bad, f"{path}:{number}", f"not valid JSON ({error.msg})", error.msg)
             continue
         if not isinstance(row, dict):
-            _bad(bad, f"{path}:{number}", f"not a JSON object, but a {type(row).__name__}")
+            problem = f"not a JSON object, but a {type(row).__name__}"
+            _bad_json_line(bad, f"{path}:{number}", problem)
             continue
         fields.update(dict.fromkeys(str(k) for k in row))
         rows.append((number, row))
     return list(fields), rows
 
 
-def _bad(bad: list[str] | None, where: str, problem: str, detail: str = "") -> None:
-    """Raise `problem`, or with `bad` note that the line is no JSON object and go on."""
+def _bad_json_line(bad: list[str] | None, where: str, problem: str, detail: str = "") -> None:
+    """Raise `problem`, or with `bad` note there that the line is no JSON object (`detail`)."""
     if bad is None:
         raise ValueError(f"{where}: {problem}")
     bad.append(f"{where}: not a JSON object" + (f" ({detail})" if detail else ""))

@@ -14,13 +14,7 @@ from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
 from evals.questions._dataset import as_text
 from evals.questions._grid import reserved_name
-from evals.questions._targets import (
-    Normalisation,
-    Scorer,
-    check_target,
-    cut_at_stop,
-    is_correct,
-)
+from evals.questions._targets import Normalisation, Scorer, check_target, cut_at_stop, is_correct
 from evals.questions._templates import render_template, template_fields
 from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale
 
