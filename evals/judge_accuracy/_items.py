@@ -19,7 +19,6 @@ from evals.runs import HUMAN_PREFIX, LABELS_FILE, Run, load_run
 Kind = Literal["pair", "score", "label"]
 
 FIELDS = ("id", "question", "answer_a", "answer_b", "better", "answer", "score", "label", "labels")
-"""Every field an items file may have."""
 SCORE_RANGE = (0.0, 100.0)
 """Gold scores of a file, and the rating judge's range, run from 0 to 100."""
 
