@@ -1,10 +1,11 @@
-"""Asking every judge every item through the run pipeline: one planned request per judge ×
-prompt (a pair in both orders), bought in one fetch (cache, concurrency, retries, budget and a
-progress line per judge as for any run), and each verdict read into one row."""
+"""Asking every judge every item: the prompts (a pair in both orders, an answer and its
+labels, an answer to rate), one planned request per judge × prompt bought in one fetch, and
+each verdict read back into one row. Texts from the file are never re-read as a template."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -13,13 +14,6 @@ import pandas as pd
 
 from evals.cache import RequestBatch
 from evals.judge_accuracy._items import JudgeItem, JudgeItems
-from evals.judge_accuracy._prompts import (
-    RATING_PROMPT,
-    label_prompt,
-    pair_prompt,
-    read_label,
-    read_position,
-)
 from evals.questions import Question, RatingJudge
 from evals.runner import (
     Planned,
@@ -34,34 +28,85 @@ from evals.runner import (
 if TYPE_CHECKING:
     from evals.cache import SampleResult
 
-VERDICT_COLUMNS = [
-    "judge",
-    "item",
-    "order",
-    "position",
-    "picked",
-    "gold",
-    "correct",
-    "verdict",
-    "error",
-    "cost",
-]
-"""One row per verdict: the judge, the item's id, for a pair the order it was shown in (`ab`:
-answer_a shown first as A) and the position picked (A or B); the answer picked (a or b), label
-or rating; the gold one; `correct` (1, 0, NaN without a verdict); the judge's text; why there
-is no verdict; what it cost."""
+VERDICT_COLUMNS = ["judge", "item", "order", "position", "picked", "gold", "correct"]
+VERDICT_COLUMNS += ["verdict", "error", "cost"]
+"""One row per verdict: for a pair the order shown (`ab`: answer_a first, as A) and the
+position picked (A or B); the answer picked (a or b), label or rating; the gold one;
+`correct` (1, 0, NaN without a verdict); the judge's text; why there is none; its cost."""
 TEXT_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 16}
-"""How a pairwise or label verdict is asked: one short, deterministic answer (a reasoning
-model is sent `REASONING_TOKENS` and no temperature: it thinks before it answers)."""
+"""A pairwise or label verdict: one short, deterministic answer (a reasoning model gets
+`REASONING_TOKENS` and no temperature: it thinks before it answers)."""
 REASONING_TOKENS = 4096
 
 
-@dataclass
-class Asked:
-    """Every verdict (`VERDICT_COLUMNS`) and what buying them did."""
+RATING_PROMPT = """How good is this answer to the question? Rate it from 0 to 100 and reply \
+with the number only.
 
-    verdicts: pd.DataFrame
-    outcome: RunOutcome
+[QUESTION START]
+{question}
+[QUESTION END]
+
+[ANSWER START]
+{answer}
+[ANSWER END]"""
+"""The rating judge of scored items (a run's own judge of the score replaces it)."""
+
+
+def pair_prompt(question: str, first: str, second: str) -> str:
+    """Two answers to `question`, `first` shown as A: which is better?"""
+    return (
+        "Here is a question and two answers to it.\n\n"
+        f"[QUESTION START]\n{question}\n[QUESTION END]\n\n"
+        f"[ANSWER A START]\n{first}\n[ANSWER A END]\n\n"
+        f"[ANSWER B START]\n{second}\n[ANSWER B END]\n\n"
+        "Which answer is better? Answer with a single letter: A or B."
+    )
+
+
+def label_prompt(question: str, answer: str, labels: Sequence[str]) -> str:
+    """An answer to `question`: which of `labels` fits it?"""
+    return (
+        "Here is a question and an answer to it.\n\n"
+        f"[QUESTION START]\n{question}\n[QUESTION END]\n\n"
+        f"[ANSWER START]\n{answer}\n[ANSWER END]\n\n"
+        "Which label fits the answer?\n"
+        f"Labels: {', '.join(labels)}\n"
+        "Answer with one of the labels only."
+    )
+
+
+_LEADING_LETTER = re.compile(r"^\W*([AB])\b")
+_LETTER = re.compile(r"\b([AB])\b")
+
+
+def read_position(text: str | None) -> str | None:
+    """The answer a pairwise verdict picks, ``A`` or ``B``: a letter standing alone at the
+    start (``B``, ``B.``, ``(A)``), else the last standalone A or B (``The answer is B``);
+    None when there is none."""
+    if not text:
+        return None
+    leading = _LEADING_LETTER.match(text.strip())
+    if leading:
+        return leading.group(1)
+    found = _LETTER.findall(text)
+    return found[-1] if found else None
+
+
+def read_label(text: str | None, labels: Sequence[str]) -> str | None:
+    """The label a verdict gives: the whole text (case, spaces and end punctuation aside),
+    else the one label it names as a word; None when it names none or several."""
+    if not text:
+        return None
+    said = text.strip().strip(".!\"'`*").strip().lower()
+    by_text = {label.lower(): label for label in labels}
+    if said in by_text:
+        return by_text[said]
+    named = [
+        label
+        for label in labels
+        if re.search(r"(?<![\w-])" + re.escape(label.lower()) + r"(?![\w-])", said)
+    ]
+    return named[0] if len(named) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -89,7 +134,6 @@ def _prompts(items: JudgeItems, rating: RatingJudge | None) -> list[_Prompt]:
 
 
 def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
-    """The rating judge of scored items, asked of `model`."""
     low, high = items.scale
     judge = Question.create(
         type="rating_judge",
@@ -116,7 +160,7 @@ class VerdictPlan:
 
 def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> VerdictPlan:
     """One planned request per judge model × prompt; `UnsupportedRequestError` when a judge
-    model would refuse its request."""
+    model would refuse it."""
     models = list(dict.fromkeys(judges))
     ratings = {m: rating_judge(items, m) for m in models} if items.kind == "score" else {}
     prompts = _prompts(items, next(iter(ratings.values()), None))
@@ -139,9 +183,10 @@ def plan_verdicts(items: JudgeItems, judges: Sequence[str], ctx: RunContext) -> 
     return VerdictPlan(models, prompts, ratings, planned)
 
 
-def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) -> Asked:
-    """Every judge's verdict on every item as `plan_verdicts` planned them, bought in one
-    fetch (nothing is sent before every judge model's endpoint was checked)."""
+def ask_judges(
+    items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext
+) -> tuple[pd.DataFrame, RunOutcome]:
+    """Every verdict `plan_verdicts` planned (`VERDICT_COLUMNS`), bought in one fetch."""
     models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
     planned = verdict_plan.planned
     fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")
@@ -150,18 +195,9 @@ def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) ->
     rows: list[dict[str, Any]] = []
     for i, (model, prompt) in enumerate((m, p) for m in models for p in prompts):
         sample = samples[i]
-        row: dict[str, Any] = {
-            "judge": model,
-            "item": prompt.item.id,
-            "order": prompt.order,
-            "position": None,
-            "picked": None,
-            "gold": prompt.item.gold,
-            "correct": math.nan,
-            "verdict": None,
-            "error": None,
-            "cost": 0.0,
-        }
+        row: dict[str, Any] = dict.fromkeys(VERDICT_COLUMNS)
+        row.update(judge=model, item=prompt.item.id, order=prompt.order, gold=prompt.item.gold)
+        row.update(correct=math.nan, cost=0.0)
         if sample is None:
             key = keys[i]
             row["error"] = (
@@ -175,7 +211,7 @@ def ask_judges(items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext) ->
             row["cost"] = math.nan if price is None else price
             _read(row, prompt, sample, ratings.get(model))
         rows.append(row)
-    return Asked(pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome)
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome
 
 
 def _text_params(model: str, ctx: RunContext) -> dict[str, Any]:
@@ -187,7 +223,6 @@ def _text_params(model: str, ctx: RunContext) -> dict[str, Any]:
 def _read(
     row: dict[str, Any], prompt: _Prompt, sample: SampleResult, rating: RatingJudge | None
 ) -> None:
-    """Fill the row's verdict from `sample` (or say why it cannot be read)."""
     item = prompt.item
     if rating is not None:
         read = rating.read_answers([sample])[0]

@@ -1,23 +1,24 @@
-"""Labelled items a judge is checked on, read from a JSON lines or CSV file: pairs (`question`,
-`answer_a`, `answer_b`, `better: a|b`) or single answers with a gold `score` (0–100) or a gold
-`label`. Every bad row is named (file, line, field, what to do) before anything is asked."""
+"""Labelled items a judge is checked on: from a JSON lines or CSV file (pairs with `better:
+a|b`, answers with a gold `score` 0–100 or `label`; every bad row named before anything is
+asked), or a run's human labels of one score."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evals.errors import JudgeItemsError
+import pandas as pd
+
+from evals.errors import JudgeItemsError, QuestionError
+from evals.questions import Question, RatingJudge, read_rows
+from evals.runs import HUMAN_PREFIX, LABELS_FILE, Run, load_run
 
 Kind = Literal["pair", "score", "label"]
 
 FIELDS = ("id", "question", "answer_a", "answer_b", "better", "answer", "score", "label", "labels")
-"""Every field an items file may have."""
 SCORE_RANGE = (0.0, 100.0)
 """Gold scores of a file, and the rating judge's range, run from 0 to 100."""
 
@@ -70,14 +71,19 @@ def read_items(path: str | Path) -> JudgeItems:
             f"{source}: not a .jsonl or .csv file", hint="Write the items as JSON lines or CSV."
         )
     try:
-        text = source.read_text(encoding="utf-8-sig")
+        _, read = read_rows(source)
     except (OSError, UnicodeDecodeError) as error:
         raise JudgeItemsError(f"{source}: cannot read: {error}") from None
-    rows = _csv_rows(source, text) if suffix == ".csv" else _json_rows(source, text)
+    except ValueError as error:
+        raise JudgeItemsError(str(error)) from None
     items: list[JudgeItem] = []
     first: tuple[Kind, int] | None = None  # the kind of the first item, and its line
     ids: dict[str, int] = {}
-    for line, row in rows:
+    empty = (None, "") if suffix == ".csv" else (None,)  # an empty CSV cell is no value
+    for line, cells in read:
+        row = {k: v for k, v in cells.items() if v not in empty}
+        if not row and suffix == ".csv":  # a line of empty cells
+            continue
         where = f"{source}:{line}"
         kind, item = _item(where, line, row)
         first = first or (kind, line)
@@ -108,46 +114,6 @@ _KIND_WORDS: dict[Kind, str] = {
     "score": "single answer with a gold score",
     "label": "single answer with a gold label",
 }
-
-
-def _json_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise JudgeItemsError(f"{source}:{number}: not valid JSON ({error.msg})") from None
-        if not isinstance(value, dict):
-            raise JudgeItemsError(f"{source}:{number}: not a JSON object")
-        yield number, {k: v for k, v in value.items() if v is not None}
-
-
-def _csv_rows(source: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    lines = text.splitlines(keepends=True)
-    taken = 0  # lines the reader has read
-
-    def counted() -> Iterator[str]:
-        nonlocal taken
-        for line in lines:
-            taken += 1
-            yield line
-
-    reader = csv.DictReader(counted())
-    _ = reader.fieldnames  # the header
-    while True:
-        start = taken + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        while not lines[start - 1].strip("\r\n"):  # blank lines the reader skipped
-            start += 1
-        if None in row:
-            raise JudgeItemsError(f"{source}:{start}: more cells than the header has columns")
-        cells = {str(k): v for k, v in row.items() if v not in (None, "")}
-        if cells:
-            yield start, cells
 
 
 def _text(where: str, row: Mapping[str, Any], name: str) -> str:
@@ -251,9 +217,86 @@ def _with_options(
             f"is {labels[0]!r}: a judge must be offered at least two",
             hint="Add a 'labels' field (for example: correct,incorrect) to such rows.",
         )
+    return [item if item.options else replace(item, options=labels) for item in items]
+
+
+def items_from_run(run_dir: str | Path, score: str | None = None) -> JudgeItems:
+    """The answers of `run_dir` that people labelled for `score` (None: the run's only
+    labelled score), with their labels as gold scores."""
+    run = load_run(run_dir)
+    labels = run.human_labels()
+    scores = (
+        []
+        if labels is None
+        else [c[len(HUMAN_PREFIX) :] for c in labels.columns if c.startswith(HUMAN_PREFIX)]
+    )
+    if labels is None or not scores:
+        raise JudgeItemsError(
+            f"{run.path}: no human labels ({LABELS_FILE})",
+            hint="Label answers with `labmgr labels export` and `labmgr labels import` first.",
+        )
+    if score is None:
+        if len(scores) > 1:
+            raise JudgeItemsError(
+                f"{run.path}: labels of several scores ({', '.join(scores)})",
+                hint="Name the one to check with --score.",
+            )
+        score = scores[0]
+    elif score not in scores:
+        raise JudgeItemsError(
+            f"{run.path}: no human labels of score {score!r}",
+            hint=f"Labelled scores: {', '.join(scores)}.",
+        )
+    column = f"{HUMAN_PREFIX}{score}"
+    items: list[JudgeItem] = []
+    template, scale = None, SCORE_RANGE
+    for question in run.questions:
+        mine = labels[(labels["question"].astype(str) == question) & labels[column].notna()]
+        if mine.empty:
+            continue
+        judge = _rating_judge(run, question, score)
+        if judge is not None and template is None:
+            template = judge.prompt_template
+            scale = (float(judge.min_rating), float(judge.max_rating))
+        items.extend(_labelled(run, question, mine, column))
+    if not items:
+        raise JudgeItemsError(f"{run.path}: no labelled answer of score {score!r} in its samples")
+    return JudgeItems(
+        f"{run.path.name}-{score}",
+        "score",
+        items,
+        f"{run.path / LABELS_FILE} ({score})",
+        scale=scale,
+        template=template,
+    )
+
+
+def _rating_judge(run: Run, question: str, score: str) -> RatingJudge | None:
+    """The run's rating judge `score` of `question`, as the run recorded it (None if none)."""
+    info = run.question_info(question)
+    definition = info.get("definition")
+    if not isinstance(definition, Mapping):
+        return None
+    try:
+        recorded = Question.create(type=str(info.get("type")), **dict(definition))
+    except QuestionError:
+        return None
+    judge = dict(recorded.judge_questions()).get(score)
+    return judge if isinstance(judge, RatingJudge) else None
+
+
+def _labelled(run: Run, question: str, labels: pd.DataFrame, column: str) -> list[JudgeItem]:
+    """Each labelled sample of `question` as an item: its prompt, answer and label."""
+    keys = ["model", "paraphrase_ix", "sample_ix"]
+    frame = run.samples(question)
+    answers = frame[[*keys, "question", "answer"]].drop_duplicates(keys).copy()
+    answers["model"] = answers["model"].astype(str)
+    wanted = labels[["id", *keys, column]].copy()
+    wanted["model"] = wanted["model"].astype(str)
+    wanted[["paraphrase_ix", "sample_ix"]] = wanted[["paraphrase_ix", "sample_ix"]].astype(int)
+    merged = wanted.merge(answers, on=keys, how="inner")
     return [
-        item
-        if item.options
-        else JudgeItem(item.id, item.question, item.gold, answer=item.answer, options=labels)
-        for item in items
+        JudgeItem(str(row["id"]), str(row["question"]), float(row[column]), answer=row["answer"])
+        for row in merged.to_dict(orient="records")
+        if isinstance(row["answer"], str)
     ]

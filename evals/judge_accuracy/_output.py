@@ -1,7 +1,5 @@
-"""The output folder of a judge check: `judges.json` (per judge: accuracy and interval,
-position bias, items, cost; agreement between judges), `verdicts.csv` (every verdict),
-`wrong.csv` (the items each judge got wrong) and `report.html` (a small offline page; every
-text from the file or a model is escaped, cells a spreadsheet would run are neutralised)."""
+"""The output folder of a judge check: `judges.json`, `verdicts.csv`, `wrong.csv` and
+`report.html` (every text escaped; cells a spreadsheet would run are neutralised)."""
 
 from __future__ import annotations
 
@@ -24,18 +22,14 @@ JUDGES_FILE = "judges.json"
 VERDICTS_FILE = "verdicts.csv"
 WRONG_FILE = "wrong.csv"
 REPORT_FILE = "report.html"
-_SHOWN_WRONG = 50
-"""Wrong items the report lists per judge (wrong.csv has them all)."""
+_SHOWN_WRONG = 50  # wrong items the report lists per judge (wrong.csv has them all)
 
 
 def wrong_items(verdicts: pd.DataFrame, items: JudgeItems) -> pd.DataFrame:
     """Per judge, each item with a wrong verdict: its texts, the gold answer, what the judge
-    picked (in order), and how many of its verdicts were wrong."""
+    picked (in order) and how many verdicts were wrong."""
     texts = ["answer_a", "answer_b"] if items.kind == "pair" else ["answer"]
     columns = ["judge", "item", "question", *texts, "gold", "picked", "wrong", "verdicts"]
-    wrong = verdicts[verdicts["correct"] == 0]
-    if wrong.empty:
-        return pd.DataFrame(columns=columns)
     by_id = {item.id: item for item in items.items}
     read = verdicts[verdicts["correct"].notna()]
     rows = []
@@ -72,7 +66,6 @@ def _csv(frame: pd.DataFrame, path: Path) -> None:
 
 
 def write_output(result: JudgeAccuracy) -> None:
-    """Write the four files of `result` into its folder (created if missing)."""
     folder = result.path
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -108,7 +101,6 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def report_page(result: JudgeAccuracy) -> str:
-    """The report: the judges' table, agreement, and the items each judge got wrong."""
     kind = result.items.kind
     head = ["judge", "accuracy (95% CI)", "items", "verdicts unread", "cost"]
     if kind == "pair":
@@ -133,47 +125,32 @@ def report_page(result: JudgeAccuracy) -> str:
         _table(head, rows),
     ]
     if result.agreement:
+        agreed = []
+        for a in result.agreement:
+            numbers = [_number(a["agreement"]), _number(a["kappa"])]
+            agreed.append([escape(a["judge"]), escape(a["other"]), str(a["n"]), *numbers])
         parts.append("<h2>Agreement between judges</h2>")
-        parts.append(
-            _table(
-                ["judge", "other", "verdicts", "agree", "Cohen's κ"],
-                [
-                    [
-                        escape(a["judge"]),
-                        escape(a["other"]),
-                        str(a["n"]),
-                        _number(a["agreement"]),
-                        _number(a["kappa"]),
-                    ]
-                    for a in result.agreement
-                ],
-            )
-        )
+        parts.append(_table(["judge", "other", "verdicts", "agree", "Cohen's κ"], agreed))
     texts = [c for c in result.wrong.columns if c not in ("judge", "item")]
     for judge in result.judges:
         mine = result.wrong[result.wrong["judge"] == judge["judge"]]
         parts.append(f"<h2>Wrong: {escape(judge['judge'])} ({len(mine)} items)</h2>")
         if mine.empty:
             continue
-        shown = mine.head(_SHOWN_WRONG)
-        parts.append(
-            _table(
-                ["item", *texts],
-                [
-                    [escape(str(r["item"])), *(f"<pre>{escape(_shown(r[c]))}</pre>" for c in texts)]
-                    for r in shown.to_dict(orient="records")
-                ],
-            )
-        )
+        shown = [
+            [escape(str(r["item"])), *(f"<pre>{escape(_shown(r[c]))}</pre>" for c in texts)]
+            for r in mine.head(_SHOWN_WRONG).to_dict(orient="records")
+        ]
+        parts.append(_table(["item", *texts], shown))
     return _PAGE.format(title=escape(result.items.name), body="\n".join(parts))
 
 
 def describe(result: JudgeAccuracy) -> str:
-    """What was checked and how the interval was made, in words."""
     items = result.items
     if items.kind == "pair":
-        what = "pairs, each asked in both orders; a verdict is right when it picks the better"
-        what += " answer"
+        what = (
+            "pairs, each asked in both orders; a verdict is right when it picks the better answer"
+        )
     elif items.kind == "label":
         what = "answers with a gold label; a verdict is right when it gives that label"
     else:

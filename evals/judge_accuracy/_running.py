@@ -1,5 +1,5 @@
-"""`check_judges`: ask every judge model every labelled item (in one fetch), score the
-verdicts against the gold answers, and write the output folder."""
+"""`check_judges`: ask every judge model every labelled item in one fetch, score the verdicts
+against the gold answers and write the output folder; `estimate_judges`: what it would buy."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from evals.answers import Estimate
+from evals.answers import Estimate, count_tokens
+from evals.cache import CachedLookup
 from evals.errors import RunOptionsError
 from evals.experiments import default_run_dir
 from evals.judge_accuracy._asking import ask_judges, plan_verdicts
-from evals.judge_accuracy._estimate import estimate_verdicts
 from evals.judge_accuracy._items import JudgeItems, read_items
 from evals.judge_accuracy._output import describe, write_output, wrong_items
 from evals.judge_accuracy._stats import (
@@ -24,7 +24,7 @@ from evals.judge_accuracy._stats import (
     position_bias,
     score_fit,
 )
-from evals.runner import RunOutcome, run_context
+from evals.runner import RunOutcome, missing_calls, run_context
 from evals.runs import prepare_folder
 
 
@@ -36,14 +36,13 @@ class JudgeAccuracy:
     """The output folder."""
     items: JudgeItems
     judges: list[dict[str, Any]]
-    """Per judge: accuracy (value, low, high), items, verdicts read and unread, cost, and
+    """Per judge: accuracy (value, low, high), items, verdicts read and unread, cost,
     `position_bias` (pairs) or `mae` and `spearman` (scores), `agreement` with the others."""
     agreement: list[dict[str, Any]]
     """Per pair of judges: verdicts both gave, the share they agree on, Cohen's κ."""
     verdicts: pd.DataFrame
-    """Every verdict (`evals.judge_accuracy.VERDICT_COLUMNS`)."""
+    """Every verdict (`VERDICT_COLUMNS`)."""
     wrong: pd.DataFrame
-    """Per judge, the items it got wrong."""
     outcome: RunOutcome
     threshold: float | None = None
     """Scores: the gold and the judge agree when both are at or above it, or both below."""
@@ -76,12 +75,10 @@ def check_judges(
     threshold: float | None = None,
     **options: Any,
 ) -> JudgeAccuracy:
-    """How well each judge model grades `items` (a `JudgeItems` or a .jsonl/.csv file; every
-    row is checked before anything is asked): accuracy with a 95% interval over items, for
-    pairs the position bias, for scores the error and correlation, agreement between judges;
-    written to `out` (default: a new folder in the lab's runs). `threshold` (scores only,
-    default mid-scale) splits a score in two for accuracy. `options` say where and how to
-    ask, as for `Question.df` (`lab=`, `context=`, `max_cost=`, `max_concurrency=`, …)."""
+    """How well each judge model grades `items` (a `JudgeItems` or a .jsonl/.csv file, checked
+    whole before anything is asked), written to `out` (default: a new folder in the lab's
+    runs). `threshold` (scores only, default mid-scale) splits a score in two for accuracy;
+    `options` as for `Question.df` (`lab=`, `context=`, `max_cost=`, …)."""
     found = items if isinstance(items, JudgeItems) else read_items(items)
     models = list(dict.fromkeys(judges))
     if not models:
@@ -98,22 +95,13 @@ def check_judges(
     folder = prepare_folder(
         out if out is not None else default_run_dir(ctx.lab, f"judges-{found.name}")
     )
-    asked = ask_judges(found, planned, ctx)
-    verdicts = asked.verdicts
+    verdicts, outcome = ask_judges(found, planned, ctx)
     if threshold is not None:
         verdicts = mark_scores(verdicts, threshold)
     agreement = judge_agreement(verdicts, models, found.kind, threshold or 0.0)
     rows = [_judge_row(verdicts, model, found, agreement) for model in models]
-    result = JudgeAccuracy(
-        folder,
-        found,
-        rows,
-        agreement,
-        verdicts,
-        wrong_items(verdicts, found),
-        asked.outcome,
-        threshold,
-    )
+    wrong = wrong_items(verdicts, found)
+    result = JudgeAccuracy(folder, found, rows, agreement, verdicts, wrong, outcome, threshold)
     write_output(result)
     return result
 
@@ -121,11 +109,42 @@ def check_judges(
 def estimate_judges(
     items: JudgeItems | str | Path, judges: Sequence[str], **options: Any
 ) -> Estimate:
-    """What `check_judges(items, judges, **options)` would buy now; nothing is sent."""
+    """What `check_judges(items, judges, **options)` would buy now (nothing is sent): prompts
+    counted at about four characters a token, completions at their limit."""
+    from labmgr.pricing import BATCH_DISCOUNT
+
     found = items if isinstance(items, JudgeItems) else read_items(items)
     if not judges:
         raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
-    return estimate_verdicts(found, judges, run_context(**options))
+    ctx = run_context(**options)
+    planned = plan_verdicts(found, judges, ctx).planned
+    keys = [p.request.cache_key for p in planned if p.request is not None]
+    cached = CachedLookup(ctx.cache.lookup(keys))
+    calls = missing_calls(planned, cached, ctx.settings, [found.label] * len(planned))
+    prompt_tokens = completion_tokens = 0
+    cost = 0.0
+    unpriced: dict[str, None] = {}
+    for call in calls:
+        prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
+        params = call.request.params
+        completion = int(params.get("max_tokens") or params.get("max_completion_tokens") or 1)
+        prompt_tokens += prompt
+        completion_tokens += completion
+        price = ctx.price(call.request.model, prompt, completion)
+        if price is None:
+            unpriced[call.request.model] = None
+        else:
+            cost += price
+    return Estimate(
+        requests=len(calls),
+        samples=len(calls),
+        cached_samples=max(0, len(set(keys)) - len(calls)),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost=cost,
+        unpriced_models=tuple(unpriced),
+        batch_cost=cost * BATCH_DISCOUNT,
+    )
 
 
 def _judge_row(

@@ -1,11 +1,5 @@
-"""How good each judge is: accuracy with a 95% interval whose unit is the item, the share of
-pairs on which it picked the same position in both orders, how scores compare with gold
-scores, and how often two judges agree (docs/design/judge-accuracy.md).
-
-The interval is Wilson's score interval at an effective number of verdicts: an item's score is
-the mean of its verdicts (a pair's two orders are not independent draws), and the variance of
-the item scores says how many independent verdicts they are worth, between one per item (both
-orders always agree) and one per verdict (they are independent)."""
+"""How good each judge is: accuracy with a 95% interval whose unit is the item, position bias,
+scores against gold scores, and agreement between judges (docs/design/judge-accuracy.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +15,7 @@ import pandas as pd
 
 from evals.stats import cohen_kappa, spearman_interval
 
-Z95 = 1.959963984540054
-"""The normal quantile of a two-sided 95% interval."""
+Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 
 @dataclass(frozen=True)
@@ -55,10 +48,9 @@ def wilson(share: float, n: float, z: float = Z95) -> tuple[float, float]:
 def item_accuracy(
     items: Sequence[str], correct: Sequence[float] | npt.NDArray[np.float64], z: float = Z95
 ) -> Share:
-    """The mean over items of each item's share of correct verdicts (verdicts that could not
-    be read left out), with Wilson's interval at the effective number of verdicts
-    n·p(1−p)/s² (s²: the variance of the item scores), kept between the items and the
-    verdicts; at p = 0 or 1 the items. `n` of the result is the items."""
+    """The mean over items of each item's share of correct verdicts (unread ones left out),
+    with Wilson's interval at the effective number of verdicts n·p(1−p)/s² (s²: the variance
+    of the item scores), kept between the items and the verdicts; `n` is the items."""
     frame = pd.DataFrame({"item": list(items), "correct": np.asarray(correct, dtype=float)})
     frame = frame[frame["correct"].notna()]
     scores = frame.groupby("item", sort=False)["correct"].mean().to_numpy(dtype=float)
@@ -87,8 +79,7 @@ class PositionBias:
 
     @property
     def preference(self) -> float:
-        """`first − second`: how often a verdict is the first-shown answer whatever it says
-        (if a verdict is A with probability b regardless, and otherwise judged, this is b)."""
+        """`first − second`: how often a verdict is the first-shown answer whatever it says."""
         return self.first - self.second
 
     def as_json(self) -> dict[str, Any]:
@@ -107,9 +98,7 @@ def position_bias(verdicts: pd.DataFrame) -> PositionBias:
     """The position bias of one judge's pairwise verdicts (`VERDICT_COLUMNS`)."""
     read = verdicts[verdicts["position"].notna()]
     both = read.pivot_table(index="item", columns="order", values="position", aggfunc="first")
-    if not {"ab", "ba"} <= set(both.columns):
-        return PositionBias(Share(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
-    both = both.dropna()
+    both = both.dropna() if {"ab", "ba"} <= set(both.columns) else both.iloc[0:0]
     n = len(both)
     if n == 0:
         return PositionBias(Share(math.nan, math.nan, math.nan, 0), math.nan, math.nan)
@@ -121,7 +110,7 @@ def position_bias(verdicts: pd.DataFrame) -> PositionBias:
 
 def mark_scores(verdicts: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """Rating verdicts with `correct`: 1 when the rating and the gold score fall on the same
-    side of `threshold` (at or above it, or below it), NaN without a rating."""
+    side of `threshold`, NaN without a rating."""
     rated = pd.to_numeric(verdicts["picked"], errors="coerce")
     gold = pd.to_numeric(verdicts["gold"], errors="coerce")
     same = ((rated >= threshold) == (gold >= threshold)).astype(float)
@@ -129,8 +118,7 @@ def mark_scores(verdicts: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def score_fit(verdicts: pd.DataFrame) -> dict[str, Any]:
-    """One judge's ratings against the gold scores: mean absolute error and Spearman's ρ
-    with its interval."""
+    """One judge's ratings against the gold scores: mean absolute error, Spearman's ρ."""
     rated = pd.to_numeric(verdicts["picked"], errors="coerce").to_numpy(dtype=float)
     gold = pd.to_numeric(verdicts["gold"], errors="coerce").to_numpy(dtype=float)
     both = ~np.isnan(rated) & ~np.isnan(gold)
@@ -145,8 +133,7 @@ def score_fit(verdicts: pd.DataFrame) -> dict[str, Any]:
 
 
 def _categories(verdicts: pd.DataFrame, kind: str, threshold: float) -> pd.Series:
-    """Each verdict as a category two judges can agree on: the answer picked (pairs), the
-    label, or the side of the threshold (scores); keyed by item and order."""
+    """Each verdict as a category two judges can agree on, keyed by item and order."""
     read = verdicts[verdicts["picked"].notna()]
     values = read["picked"]
     if kind == "score":

@@ -1,12 +1,15 @@
-"""`export_labels`: a file for labellers: a seeded, stratified random sample of a run's answers
-with stable ids, prompt and answer, an empty `human_<score>` column per score and each row's
-scales, model and group left out when blind."""
+"""`export_labels`: a seeded, stratified sample of a run's labellable answers (free-form text
+with a score, each sample once, with its stable id) for labellers, in spreadsheet-safe cells.
+
+A cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return would be read as a formula,
+so it is written with one `'` in front; text already quoted before such a character gets one
+more, so `restore` removes exactly one."""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,12 +18,88 @@ import numpy as np
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, why_not_writable
-from evals.labels._candidates import candidates
-from evals.labels._cells import neutralise
-from evals.runs import Run, load_run
+from evals.runs import HUMAN_PREFIX, Run, id_key, load_run, sample_ids, write_run_file
+from evals.stats import Scale, score_scale
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The labellable samples (`table`) and each question's scores with their scales."""
+
+    table: pd.DataFrame
+    """id, question, model, group (the groups it is in, joined), paraphrase_ix, sample_ix,
+    prompt, answer, and each grid factor of its question."""
+    scores: dict[str, dict[str, Scale]]
+    """question → score → scale: what a label of the question's samples may give."""
+
+    def score_names(self) -> list[str]:
+        return list(dict.fromkeys(s for scores in self.scores.values() for s in scores))
+
+    def label_columns(self) -> list[str]:
+        return [f"{HUMAN_PREFIX}{name}" for name in self.score_names()]
+
+
+def candidates(run: Run) -> Candidates:
+    """Every labellable sample of `run`; the run's id key goes into run.json when first needed."""
+    key, new = id_key(run.info)
+    if new:
+        run.info["labels"] = {**dict(run.info.get("labels") or {}), "id_key": key.hex()}
+        write_run_file(run.path, run.info)
+    parts: list[pd.DataFrame] = []
+    scores: dict[str, dict[str, Scale]] = {}
+    for name in run.questions:
+        names = [s for s in run.scores(name) if s != "answer"]
+        if not names:
+            continue
+        frame = run.samples(name)
+        if "answer" not in frame.columns:
+            continue
+        scales = run.scales(name)
+        scores[name] = {s: scales.get(s) or score_scale(s) for s in names}
+        usable = frame["answer"].map(lambda a: isinstance(a, str)) & frame["error"].map(
+            lambda e: not (isinstance(e, str) and e)
+        )
+        rows = frame[usable]
+        if rows.empty:
+            continue
+        keys = ["model", "paraphrase_ix", "sample_ix"]
+        groups = rows.groupby(keys, sort=False)["group"].agg(  # in the order of `unique`
+            lambda g: ", ".join(dict.fromkeys(str(x) for x in g))
+        )
+        unique = rows.drop_duplicates(keys)
+        factors = list(run.factor_levels(name))
+        table = pd.DataFrame(
+            {
+                "id": sample_ids(unique, name, key).to_numpy(),
+                "question": name,
+                "model": unique["model"].astype(str).to_numpy(),
+                "group": groups.to_numpy(),
+                "paraphrase_ix": unique["paraphrase_ix"].astype(int).to_numpy(),
+                "sample_ix": unique["sample_ix"].astype(int).to_numpy(),
+                "prompt": unique["question"].astype(str).to_numpy(),
+                "answer": unique["answer"].astype(str).to_numpy(),
+                **{f: unique[f].astype(str).to_numpy() for f in factors if f in unique},
+            }
+        )
+        parts.append(table)
+    table = pd.concat(parts, ignore_index=True, sort=False) if parts else pd.DataFrame()
+    return Candidates(table, scores)
+
 
 LabelFormat = Literal["csv", "jsonl"]
 _STRATA = ("group", "model", "question")
+_NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
+_QUOTED = re.compile(r"'+[=+\-@\t\r]")
+
+
+def neutralise(text: str) -> str:
+    """`text` as a cell no spreadsheet reads as a formula."""
+    return "'" + text if _NEEDS_QUOTE.match(text) else text
+
+
+def restore(text: str) -> str:
+    """The text `neutralise` was given."""
+    return text[1:] if _QUOTED.match(text) else text
 
 
 @dataclass
@@ -36,8 +115,8 @@ class LabelExport:
 def _stratified(
     table: pd.DataFrame, n: int, by: str | None, rng: np.random.Generator
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """`n` rows drawn equally from each stratum (a stratum with fewer gives all it has and
-    the rest go to the others), in a seeded random order."""
+    """`n` rows drawn equally from each stratum (one with fewer gives all it has, the rest
+    go to the others), in a seeded random order."""
     keys = table[by].astype(str) if by else pd.Series("all", index=table.index)
     pools = {
         key: rng.permutation(index) for key, index in keys.groupby(keys, sort=True).indices.items()
@@ -59,7 +138,7 @@ def draw_sample(
     run: Run, table: pd.DataFrame, *, n: int, by: str | None, seed: int
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The rows of `table` (the run's labellable answers) that `export_labels` and `labels
-    serve` give people with these options, in their order, and how many each stratum gave."""
+    serve` give people, in order, and how many each stratum gave."""
     if n < 1:
         raise RunOptionsError(f"--n must be at least 1, got {n}")
     if table.empty:
@@ -97,8 +176,7 @@ def export_labels(
     picked, counts = draw_sample(loaded, found.table, n=n, by=by, seed=seed)
     target = Path(out) if out is not None else loaded.path / f"labels-{seed}.{file_format}"
     label_columns = found.label_columns()
-    hidden: Sequence[str] = ("model", "group") if blind else ()
-    visible = [c for c in ("id", "question", "model", "group") if c not in hidden]
+    visible = ["id", "question"] if blind else ["id", "question", "model", "group"]
     records = []
     for row in picked.to_dict("records"):
         record = {c: row[c] for c in visible}

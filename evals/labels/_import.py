@@ -1,13 +1,9 @@
-"""`import_labels`: read a labelled file (or a label log of `labels serve`) back into the run's
-`human_<score>` columns (the run folder's human_labels.csv, never the cache). Every bad row is
-named in one sentence (unknown or repeated id, a label that is not a number, outside its scale,
-or for a score the question lacks), and nothing is imported from a file with a bad row unless
-`skip_bad`. A file without labels is refused."""
+"""`import_labels`: a labelled file (or a label log of `labels serve`) read back into the run's
+human_labels.csv; every bad row is one sentence, and a file with one imports nothing unless
+`skip_bad`."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +12,9 @@ from typing import Any
 import pandas as pd
 
 from evals.errors import LabelsFileError, OutputError, describe_os_error
-from evals.labels._candidates import candidates
-from evals.labels._cells import restore
+from evals.labels._export import candidates, restore
 from evals.labels._log import latest_labels
+from evals.questions import read_rows
 from evals.runs import HUMAN_PREFIX, LABELS_FILE, SAMPLE_KEYS, Run, analyze_run, load_run
 
 _EXPORTED = "Import the file `labmgr labels export` wrote, once its label columns are filled."
@@ -31,38 +27,10 @@ class LabelImport:
     run: Run
     """The run read again (its agreement recomputed)."""
     rows: int
-    """Rows imported (with at least one label)."""
     labels: int
     """Labels imported (cells)."""
     skipped: list[str] = field(default_factory=list)
     """One sentence per bad row left out (with `skip_bad`)."""
-
-
-def _records(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]], list[str]]:
-    """The file's columns, its rows with their line numbers (CSV or JSON lines), and one
-    sentence per JSON line that is not an object."""
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix.lower() in (".jsonl", ".json"):
-        rows: list[tuple[int, dict[str, Any]]] = []
-        columns: dict[str, None] = {}
-        unreadable: list[str] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                unreadable.append(f"{path}:{number}: not a JSON object ({error.msg})")
-                continue
-            if not isinstance(value, dict):
-                unreadable.append(f"{path}:{number}: not a JSON object")
-                continue
-            columns.update(dict.fromkeys(str(k) for k in value))
-            rows.append((number, value))
-        return list(columns), rows, unreadable
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = list(reader.fieldnames or [])
-    return header, [(reader.line_num, row) for row in reader], []
 
 
 def _cell(value: Any) -> str:
@@ -77,17 +45,19 @@ def import_labels(
     run: Run | str | Path, file: str | Path, *, skip_bad: bool = False, report: bool | None = None
 ) -> LabelImport:
     """Read `file` (written by `export_labels`, labelled) into `run`: each labelled cell
-    becomes the sample's `human_<score>` (replacing an earlier one), then the agreement is
-    computed again, and the report written again when the run has one (or `report=True`)."""
+    becomes the sample's `human_<score>` (replacing an earlier one); the report is written
+    again when the run has one (or `report=True`)."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = Path(file)
+    unreadable: list[str] = []
     try:
-        columns, rows, unreadable = _records(path)
+        as_csv = path.suffix.lower() not in (".jsonl", ".json")
+        columns, rows = read_rows(path, as_csv=as_csv, bad=unreadable)
     except (OSError, UnicodeDecodeError) as error:
         reason = describe_os_error(error) if isinstance(error, OSError) else "not UTF-8 text"
         raise LabelsFileError(f"{path}: cannot read: {reason}", hint=_EXPORTED) from None
-    except csv.Error as error:
-        raise LabelsFileError(f"{path}: not a CSV file ({error})", hint=_EXPORTED) from None
+    except ValueError as error:  # not CSV, or empty
+        raise LabelsFileError(str(error), hint=_EXPORTED) from None
     if "event" in columns:  # a label log of `labels serve`: its last event per answer
         rows = latest_labels(rows)
     if "id" not in columns and not unreadable:
@@ -95,7 +65,7 @@ def import_labels(
             f"{path}: no 'id' column, so no row says which answer it labels", hint=_EXPORTED
         )
     found = candidates(loaded)
-    known = dict.fromkeys(s for scores in found.scores.values() for s in scores)
+    known = found.score_names()
     label_columns = [c for c in columns if c.startswith(HUMAN_PREFIX)]
     for column in label_columns:
         if column.removeprefix(HUMAN_PREFIX) not in known:
@@ -136,8 +106,7 @@ def import_labels(
             try:
                 value = float(text)
             except ValueError:
-                wrong.append(f"{column} {text!r} is not a number")
-                continue
+                value = math.nan
             if not math.isfinite(value):
                 wrong.append(f"{column} {text!r} is not a number")
             elif scale is None:
@@ -182,8 +151,7 @@ def import_labels(
 
 
 def _store(run: Run, imported: list[dict[str, Any]]) -> None:
-    """Merge `imported` into human_labels.csv (a new label replaces the old one of the same
-    sample and score)."""
+    """Merge `imported` into human_labels.csv (a new label replaces the sample's old one)."""
     table = pd.DataFrame(imported)
     earlier = run.human_labels()
     if earlier is not None and not earlier.empty:

@@ -1,11 +1,5 @@
-"""A labeller's label log, `RUN/labels/<labeller>.jsonl`: one JSON line per event (`label`,
-`clear` or `skip` of one answer on one score), appended and fsync'd as it is made, so a closed
-tab or a killed server loses nothing. The last event of an answer and score wins; `labels
-import` reads the log as a file of labels (`latest_labels`).
-
-    {"id": "s1f…", "score": "aligned", "event": "label", "human_aligned": 75.0,
-     "labeller": "ana", "at": "2026-11-27T02:30:00Z"}
-"""
+"""A labeller's label log, `RUN/labels/<labeller>.jsonl`: one fsync'd JSON line per event
+(`label`, `clear` or `skip` of one answer on one score); the last event of an answer wins."""
 
 from __future__ import annotations
 
@@ -32,7 +26,6 @@ _LABELLER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def check_labeller(name: str) -> str:
-    """`name` if it can name a label log (letters, digits, `.`, `_`, `-`; 64 at most)."""
     if not _LABELLER.fullmatch(name):
         raise RunOptionsError(
             f"--labeller {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', starting with "
@@ -44,7 +37,7 @@ def check_labeller(name: str) -> str:
 @dataclass
 class LabelState:
     """Where a labeller stands on one score: the last label of each answer, and the answers
-    skipped (and not labelled since)."""
+    skipped and not labelled since."""
 
     labels: dict[str, float] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
@@ -61,8 +54,7 @@ class LabelState:
 
 
 class LabelLog:
-    """One labeller's log, held open (and locked against a second server of the same
-    labeller) until `close`."""
+    """One labeller's log, locked against a second server of the same labeller until `close`."""
 
     def __init__(self, run_path: Path, labeller: str) -> None:
         self.labeller = check_labeller(labeller)
@@ -85,8 +77,7 @@ class LabelLog:
         self.events = self._read()
 
     def _read(self) -> list[dict[str, Any]]:
-        """Every event so far. An unfinished last line (a write cut short) is
-        removed, so the next event starts a line of its own."""
+        """Every event so far; an unfinished last line (a write cut short) is removed."""
         try:
             data = self.path.read_bytes() if self.path.exists() else b""
             if data and not data.endswith(b"\n"):
@@ -115,7 +106,6 @@ class LabelLog:
         return events
 
     def state(self, score: str) -> LabelState:
-        """Where the labeller stands on `score`, from every event so far."""
         found = LabelState()
         for event in self.events:
             if event.get("score") == score:
@@ -123,7 +113,6 @@ class LabelLog:
         return found
 
     def append(self, sample: str, score: str, event: Event, value: float | None) -> None:
-        """Write one event and fsync it before returning."""
         record: dict[str, Any] = {"id": sample, "score": score, "event": event}
         if event != "skip":
             record[f"{HUMAN_PREFIX}{score}"] = value if event == "label" else None
@@ -156,8 +145,8 @@ def _number(event: dict[str, Any], score: str) -> float | None:
 def latest_labels(
     rows: Iterable[tuple[int, dict[str, Any]]],
 ) -> list[tuple[int, dict[str, Any]]]:
-    """The rows of a label log as a file of labels: one row per answer with the last label of
-    each score (a cleared one empty), numbered by the answer's last event."""
+    """A label log's rows as a file of labels: one row per answer with the last label of each
+    score (a cleared one empty), numbered by the answer's last event."""
     merged: dict[str, tuple[int, dict[str, Any]]] = {}
     for line, event in rows:
         sample = str(event.get("id") or "")

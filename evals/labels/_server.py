@@ -1,29 +1,198 @@
-"""The label server: the labelling page and its JSON API on 127.0.0.1 only, one thread per
-request (the standard library's `ThreadingHTTPServer`).
-
-    GET  /                the page (static/label.html, .js, .css)
-    GET  /api/session     the answers, their keys, the labels so far, where to open
-    POST /api/label       {"id", "event": label|clear|skip, "value"}: saved before the reply
-    GET  /api/agreement   the judge against this labeller so far (`agreement.csv`'s rows)
-
-A request naming another host (DNS rebinding) is refused, and a label must be posted as JSON,
-which a page of another site cannot send here without the browser asking first.
-"""
+"""`labels serve`: one labeller labelling one score of a run (the answers `labels export`
+draws, blind; each digit key's value; the log; the judge's agreement so far), served with its
+JSON API on 127.0.0.1 only (GET /, /api/session, /api/agreement; POST /api/label as JSON)."""
 
 from __future__ import annotations
 
 import errno
 import json
+import math
 import sys
+import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+from filelock import FileLock
+
 from evals.errors import EvalsError, RunOptionsError
-from evals.labels._session import LabelSession, open_session
-from evals.runs import Run
+from evals.labels._export import candidates, draw_sample
+from evals.labels._log import EVENTS, LabelLog, check_labeller
+from evals.runs import HUMAN_PREFIX, Run, agreement_table, load_run
+from evals.stats import Scale
+
+FIVE_POINTS = 5  # a scale that is not a few whole digits is labelled on five points
+
+
+def digit_values(scale: Scale) -> dict[str, float]:
+    """What each digit key labels on `scale`: the digit itself on a scale of whole numbers
+    within 0–9 (a 1–5 rating, a 0/1 class), else keys 1–5 on five evenly spaced points from
+    low to high (on 0–100: 0, 25, 50, 75, 100)."""
+    low, high = float(scale.low), float(scale.high)
+    if low.is_integer() and high.is_integer() and low >= 0 and high <= 9:
+        return {str(d): float(d) for d in range(int(low), int(high) + 1)}
+    step = scale.width / (FIVE_POINTS - 1)
+    return {str(k): scale.low + (k - 1) * step for k in range(1, FIVE_POINTS + 1)}
+
+
+class LabelSession:
+    """What the label server serves: the page's data, each label made, and the agreement so
+    far. Thread-safe; `close` releases the log."""
+
+    def __init__(
+        self, run: Run, score: str, items: pd.DataFrame, scales: dict[str, Scale], log: LabelLog
+    ) -> None:
+        self.run, self.score, self.log = run, score, log
+        self.items: list[dict[str, Any]] = [  # as the page shows them: no model, group, judge
+            {
+                **{key: str(row[key]) for key in ("id", "question", "prompt", "answer")},
+                "low": scales[str(row["question"])].low,
+                "high": scales[str(row["question"])].high,
+                "keys": digit_values(scales[str(row["question"])]),
+            }
+            for row in items.to_dict("records")
+        ]
+        self._facts = items.set_index("id")[["question", "model", "paraphrase_ix", "sample_ix"]]
+        self._by_id = {item["id"]: item for item in self.items}
+        self._state = log.state(score)
+        self._lock = threading.Lock()
+        self._agreement: tuple[int, list[dict[str, Any]]] | None = None
+        self.saved_now = 0
+
+    @property
+    def labelled(self) -> int:
+        return sum(item["id"] in self._state.labels for item in self.items)
+
+    def page(self) -> dict[str, Any]:
+        """The answers in order with their keys, the labels and skips so far, and where to
+        open (the first answer neither labelled nor skipped)."""
+        ids = [item["id"] for item in self.items]
+        with self._lock:
+            labels = {i: self._state.labels[i] for i in ids if i in self._state.labels}
+            skipped = [i for i in ids if i in self._state.skipped]
+        passed = {*labels, *skipped}
+        start = next(
+            (n for n, i in enumerate(ids) if i not in passed),
+            next((n for n, i in enumerate(ids) if i not in labels), 0),
+        )
+        return {
+            "run": self.run.path.name,
+            "labeller": self.log.labeller,
+            "score": self.score,
+            "items": self.items,
+            "labels": labels,
+            "skipped": skipped,
+            "start": start,
+        }
+
+    def record(self, payload: Any) -> dict[str, Any]:
+        """Check and save one event from the page (`{"id", "event", "value"}`); the counts."""
+        if not isinstance(payload, dict):
+            raise RunOptionsError('a label is a JSON object {"id": …, "event": …, "value": …}')
+        sample, event, value = payload.get("id"), payload.get("event"), payload.get("value")
+        item = self._by_id.get(str(sample))
+        if item is None:
+            raise RunOptionsError(f"id {sample!r} is not an answer of this labelling session")
+        if event not in EVENTS:
+            raise RunOptionsError(f"event {event!r}: use one of {', '.join(EVENTS)}")
+        number: float | None = None
+        sample = item["id"]
+        if event == "label":
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise RunOptionsError(f"id {sample}: the label {value!r} is not a number")
+            number = float(value)
+            if not (math.isfinite(number) and item["low"] <= number <= item["high"]):
+                raise RunOptionsError(
+                    f"id {sample}: the label {value!r} is outside {item['low']:g} to "
+                    f"{item['high']:g}"
+                )
+        with self._lock:
+            self.log.append(sample, self.score, event, number)
+            self._state.apply(sample, event, number)
+            self.saved_now += 1
+            return {"labelled": self.labelled, "skipped": len(self._state.skipped)}
+
+    def agreement(self) -> list[dict[str, Any]]:
+        """`agreement.csv`'s rows for the judge against this labeller so far; NaN as None."""
+        with self._lock:
+            version, labels = self.saved_now, dict(self._state.labels)
+            if self._agreement is not None and self._agreement[0] == version:
+                return self._agreement[1]
+        rows = [
+            {"id": sample, **self._facts.loc[sample].to_dict(), HUMAN_PREFIX + self.score: value}
+            for sample, value in labels.items()
+            if sample in self._facts.index
+        ]
+        table = None
+        if rows:
+            questions = list(dict.fromkeys(str(row["question"]) for row in rows))
+            table = agreement_table(
+                {q: self.run.samples(q) for q in questions},
+                {q: [self.score] for q in questions},
+                {q: self.run.metrics(q) for q in questions},
+                {q: self.run.scales(q) for q in questions},
+                pd.DataFrame(rows),
+            )
+        records = [] if table is None else table.to_dict("records")
+        found = [{str(k): _plain(v) for k, v in row.items()} for row in records]
+        with self._lock:
+            self._agreement = (version, found)
+        return found
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def open_session(
+    run: Run | str | Path,
+    *,
+    labeller: str,
+    score: str | None = None,
+    n: int = 200,
+    by: str | None = None,
+    seed: int = 0,
+) -> LabelSession:
+    """A session of `labeller` on `score` (default: the run's first judge score) over the
+    answers `export_labels(run, n=n, by=by, seed=seed)` draws that have that score."""
+    check_labeller(labeller)
+    path = run.path if isinstance(run, Run) else Path(run)
+    log = LabelLog(load_run(path).path, labeller)
+    try:
+        # The id key is written to run.json on first use: one server at a time makes it.
+        with FileLock(str(log.path.parent / ".id-key.lock"), timeout=60):
+            loaded = load_run(path)
+            found = candidates(loaded)
+        known = found.score_names()
+        if not known:
+            raise RunOptionsError(
+                f"{loaded.path}: no judge score to label",
+                hint="Judge the run first with `labmgr eval score`.",
+            )
+        chosen = score if score is not None else known[0]
+        if chosen not in known:
+            raise RunOptionsError(
+                f"--score {chosen!r} is not a score of the run (its scores: {', '.join(known)})"
+            )
+        having = [q for q, scores in found.scores.items() if chosen in scores]
+        table = found.table
+        if not table.empty:
+            table = table[table["question"].isin(having)]
+        picked, _ = draw_sample(loaded, table, n=n, by=by, seed=seed)
+        scales = {q: found.scores[q][chosen] for q in having}
+        return LabelSession(loaded, chosen, picked, scales, log)
+    except BaseException:
+        log.close()
+        raise
+
 
 HOST = "127.0.0.1"
 _STATIC = {"/": "label.html", "/label.js": "label.js", "/label.css": "label.css"}
@@ -36,8 +205,7 @@ _MAX_BODY = 64_000
 
 
 class LabelServer(ThreadingHTTPServer):
-    """A running label server of one `LabelSession` (`url`; stop with `shutdown`, then
-    `server_close`)."""
+    """A label server of one `LabelSession`; stop with `shutdown`, then `server_close`."""
 
     daemon_threads = True
 
@@ -61,7 +229,7 @@ class LabelServer(ThreadingHTTPServer):
         return f"http://{HOST}:{self.port}/"
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A tab closed while a reply was on its way is no error; anything else is."""
+        # A tab closed while a reply was on its way is no error.
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
@@ -80,8 +248,8 @@ def start_label_server(
     seed: int = 0,
     port: int = 0,
 ) -> LabelServer:
-    """A label server for `labeller` on `score` of `run` (see `open_session`), listening on
-    127.0.0.1:`port` (0: a free port); run it with `serve_forever()`."""
+    """A label server of `open_session(...)` on 127.0.0.1:`port` (0: a free port); run it
+    with `serve_forever()`."""
     if not 0 <= port <= 65535:
         raise RunOptionsError(f"--port {port}: use 0 (a free port) to 65535")
     session = open_session(run, labeller=labeller, score=score, n=n, by=by, seed=seed)
@@ -92,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: LabelServer
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the terminal shows the URL and the final count, not every request."""
+        pass  # quiet: the terminal shows the URL and the final count
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)

@@ -1,20 +1,11 @@
-"""Questions: what is asked of every model (paraphrases, conversations, a grid of factors or
-dataset rows), the types and how each reads its answer back, right answers (a target, multiple
-choice), judges and their templates, and YAML loading in llmcomp's and Emergent
-Misalignment's dialects.
-
-from evals.questions import Question, load_questions
-q = Question.create(type="rating", name="cats", paraphrases=["…"], samples_per_paraphrase=5)
-df = q.df({"base": ["gpt-4.1-mini"]})     # an entry: the run context is built here
-questions = load_questions("questions.yaml")
-
-The layers below know a question only through the `Askable` and `Judge` protocols of
-`evals.runner` (`read_answer`, `extra_columns`, `judge_questions`, …).
-"""
+"""Questions: what is asked of every model, the types and how each reads its answer back,
+right answers, judges and their templates, and YAML loading (docs/concepts.md). The layers
+below know a question only through the `Askable` and `Judge` protocols of `evals.runner`."""
 
 from evals.errors import QuestionError, QuestionFileError
 from evals.questions._base import Question
 from evals.questions._choices import MultipleChoice
+from evals.questions._dataset import read_rows
 from evals.questions._lm_eval import lm_eval_questions
 from evals.questions._loading import load_questions
 from evals.questions._templates import render_template, template_fields
@@ -32,6 +23,7 @@ __all__ = [
     "RatingJudge",
     "lm_eval_questions",
     "load_questions",
+    "read_rows",
     "render_template",
     "template_fields",
 ]

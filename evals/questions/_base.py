@@ -1,6 +1,5 @@
 """The `Question` base class: what to ask, how often, how an answer is read back, and the
-factory `Question.create(type=…)`; the concrete types live in `_types`. `df`, `ask`, `plot`
-and `estimate` are entries: the run context is built there and handed down."""
+factory `Question.create(type=…)`; `df`, `ask`, `plot` and `estimate` are entries."""
 
 from __future__ import annotations
 
@@ -49,12 +48,12 @@ class Question(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=False)
 
     type_name: ClassVar[str] = "question"
-    """The `type` of this question in YAML files and `Question.create`."""
+    """The `type` in YAML files and `Question.create`."""
     _registry: ClassVar[dict[str, type[Question]]] = {}
     extra_columns: ClassVar[tuple[str, ...]] = ()
     """Value columns of the frame after `answer` (a rating adds `raw_answer` and `probs`)."""
     gives_score: ClassVar[bool] = False
-    """Whether the answer is a number to average (a rating's, or a rating judge's verdict)."""
+    """Whether the answer is a number to average."""
 
     name: str = Field(default="__unnamed", min_length=1)
     """Names the question in the cache and in `labmgr cache clear --question`."""
@@ -63,13 +62,12 @@ class Question(BaseModel):
     messages: list[list[dict[str, Any]]] | None = None
     """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
     grid: GridOption | None = None
-    """Factors and their levels (shapes in `_grid`), with `template`: every combination of
-    levels is one prompt, and each frame row carries its levels as columns."""
+    """Factors and their levels, with `template`: every combination of levels is a prompt."""
     template: str | None = None
     """The prompt of a grid, with a `{placeholder}` per factor; other braces are literal."""
     dataset: Dataset | None = None
     """Rows (a `.jsonl`/`.csv` file or a list of mappings) filling the `{field}`s of the
-    paraphrases (and of a target, choices): every row × paraphrase is one prompt."""
+    paraphrases, target and choices: every row × paraphrase is one prompt."""
     system: str | None = None
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
@@ -78,12 +76,10 @@ class Question(BaseModel):
     """Sent to reasoning models that take it; None: the run's, else none (the API's default)."""
     adapt: bool | None = None
     """True: a parameter a model would refuse is left out for that model instead of stopping
-    the question; None: as the run says (`adapt=`, `--adapt`; off by default)."""
+    the question; None: as the run says (off by default)."""
     metrics: dict[str, Metric] | None = None
-    """Derived metrics of this question's scores, by name (YAML `{misaligned: {share:
-    "aligned < 30", among: "coherent > 50"}}`, or `Metric`s, or `"name: … among …"` texts).
-    None: the defaults (EM's `misaligned` for judges `aligned` and `coherent`); given:
-    exactly these (`{}` turns the defaults off)."""
+    """Derived metrics of its scores by name (`{misaligned: {share: "aligned < 30", among:
+    "coherent > 50"}}`, `Metric`s or texts); None: the defaults, `{}`: none."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -104,7 +100,7 @@ class Question(BaseModel):
 
     @field_serializer("dataset")
     def _write_dataset(self, value: Dataset | None) -> Any:
-        """The rows inline, so run.json holds what was asked even if the file changes."""
+        """The rows inline: run.json holds what was asked even if the file changes."""
         return None if value is None else value.rows
 
     @field_validator("metrics", mode="before")
@@ -130,12 +126,10 @@ class Question(BaseModel):
 
     @field_serializer("metrics")
     def _write_metrics(self, value: dict[str, Metric] | None) -> Any:
-        """The YAML form, so run.json records metrics as a question file would."""
         return None if value is None else {name: m.spec() for name, m in value.items()}
 
     @model_validator(mode="after")
     def _metrics_read_own_scores(self) -> Question:
-        """A declared metric reads only this question's scores and names no score column."""
         columns = self.score_columns()
         for name, metric in (self.metrics or {}).items():
             if name in columns:
@@ -163,14 +157,11 @@ class Question(BaseModel):
         if (self.grid is None) != (self.template is None):
             raise ValueError("'grid' and 'template' go together: give both or neither")
         if self.grid is not None and self.template is not None:
-            try:
-                check_grid(self.grid, self.template)
-            except ValueError as error:
-                raise ValueError(f"option 'grid': {error}") from None
             taken = {m.name: f"the metric {m.name!r}" for m in self.derived_metrics()}
             taken.update({name: f"the score {name!r}" for name in self.score_columns()})
             taken.update({name: f"the judge {name!r}" for name in self.judge_questions()})
             try:
+                check_grid(self.grid, self.template)
                 check_factor_names(self.grid, taken)
             except ValueError as error:
                 raise ValueError(f"option 'grid': {error}") from None
@@ -192,9 +183,8 @@ class Question(BaseModel):
 
     @classmethod
     def create(cls, *, type: str, **options: Any) -> Question:
-        """A question of `type` (`free_form`, `multiple_choice`, `rating`, `next_token`,
-        `free_form_judge`, `rating_judge`; `id` is read as `name`); a bad option is a
-        QuestionError naming the question and option."""
+        """A question of `type` (`free_form`, `rating`, …; `id` is read as `name`); a bad
+        option is a QuestionError naming the question and option."""
         if "id" in options and "name" not in options:  # the contract's files name it `id`
             options["name"] = str(options.pop("id"))
         name = options.get("name", "__unnamed")
@@ -240,21 +230,21 @@ class Question(BaseModel):
 
     def prompt_places(self) -> list[str]:
         """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""
-        if self.dataset is not None and self.paraphrases is not None:
-            per_row = len(self.paraphrases)
-            return [place for place in self.dataset.places for _ in range(per_row)]
+        if self.dataset is not None:
+            return self._per_row(self.dataset.places)
         return [f"paraphrase {n}" for n in range(self._count_per_row())]
 
     def prompt_items(self) -> list[str]:
         """The `item` of each prompt: its dataset row's `id` (else row number), or without a
         dataset the paraphrase index, as text."""
-        if self.dataset is not None and self.paraphrases is not None:
-            per_row = len(self.paraphrases)
-            return [item for item in self.dataset.items() for _ in range(per_row)]
+        if self.dataset is not None:
+            return self._per_row(self.dataset.items())
         return [str(n) for n in range(self._count_per_row())]
 
+    def _per_row(self, values: list[str]) -> list[str]:
+        return [value for value in values for _ in range(self._count_per_row())]
+
     def _count_per_row(self) -> int:
-        """How many prompts a dataset row gives (all the prompts, without a dataset)."""
         if self.grid is not None and self.template is not None:
             return len(grid_prompts(self.grid, self.template))
         return len(self.paraphrases or self.messages or [])
@@ -274,7 +264,6 @@ class Question(BaseModel):
         return {name: [prompt.levels[name] for prompt in prompts] for name in self.grid}
 
     def factor_levels(self) -> dict[str, list[str]]:
-        """Each grid factor's level labels in the order written; empty without a grid."""
         return {name: list(dict.fromkeys(labels)) for name, labels in self.prompt_factors().items()}
 
     def question_texts(self) -> list[Any]:
@@ -283,19 +272,13 @@ class Question(BaseModel):
 
     def request_params(self) -> dict[str, Any]:
         """API parameters (besides model and messages) that shape the answer."""
-        params: dict[str, Any] = {}
-        if self.logit_bias is not None:
-            params["logit_bias"] = dict(self.logit_bias)
-        if self.seed is not None:
-            params["seed"] = self.seed
-        if self.reasoning_effort is not None:
-            params["reasoning_effort"] = self.reasoning_effort
-        return params
+        given: dict[str, Any] = {"logit_bias": self.logit_bias, "seed": self.seed}
+        given["reasoning_effort"] = self.reasoning_effort
+        return {key: copy.copy(value) for key, value in given.items() if value is not None}
 
     @property
     def answer_kind(self) -> AnswerKind:
-        """`text` answers are read from the message; `logprobs` from the first token's
-        logprobs."""
+        """`text`: read from the message; `logprobs`: from the first token's logprobs."""
         return "text"
 
     @property
@@ -313,7 +296,7 @@ class Question(BaseModel):
         return None
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """One row's `answer` (and `extra_columns`) from its cached samples: here the text."""
+        """One row's `answer` (and `extra_columns`) from its cached samples."""
         return {"answer": samples[0].content}
 
     def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
@@ -328,15 +311,12 @@ class Question(BaseModel):
         return read
 
     def mark_answers(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """The frame with each answer checked against its target (`item`, `target`,
-        `correct`; types with targets), or with its dataset rows' `item`; else as it is.
-        Marking a marked frame again gives the same frame."""
+        """The frame with `item`, `target` and `correct` (as the type has them) after
+        `sample_ix`; marking a marked frame again gives the same frame."""
         marks = self.answer_marks(frame)
         return insert_after_sample(frame, marks) if marks else frame
 
     def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
-        """The columns `mark_answers` puts after `sample_ix`: here `item`, with a dataset or
-        a target (types with targets add theirs)."""
         if self.dataset is None and not self.has_target():
             return {}
         return {"item": self.per_row(frame, self.prompt_items())}
@@ -354,7 +334,7 @@ class Question(BaseModel):
         return ["answer"] if self.gives_score else []
 
     def judge_questions(self) -> Mapping[str, Judge]:
-        """The judges grading this question's answers, by column name (none here)."""
+        """The judges grading this question's answers, by column name."""
         return {}
 
     def without_judges(self) -> Question:
@@ -364,8 +344,8 @@ class Question(BaseModel):
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> Question:
-        """A copy with `judges` added (replacing those of the same name) and, with `model`,
-        every judge asked of that model; QuestionError for a type that takes no judges."""
+        """A copy with `judges` added (replacing those of the same name), with `model` every
+        judge asked of that model; QuestionError for a type that takes no judges."""
         if judges:
             raise QuestionError(
                 f"question '{self.name}' ({self.type_name}) takes no judges: its answers "
@@ -392,11 +372,8 @@ class Question(BaseModel):
     def ask(
         self, groups: Mapping[str, Sequence[str]], *, judge: bool = True, **options: Any
     ) -> Answers:
-        """Ask every model in `groups` (buying what is not cached): `.frame`, one row per
-        sample, and `.outcome`, what was bought and what failed. `judge=False` leaves the
-        judges out. `options` go to `evals.runner.run_context` (`lab=`, `home=`, `context=`,
-        `cache=`, `router=`, `settings=`, `price=`, `adapt=`, `reasoning_effort=`,
-        `adapters=`, RunSettings fields such as `max_cost=5`)."""
+        """Ask every model in `groups`, buying what is not cached: `.frame` (a row per sample)
+        and `.outcome`. `options` go to `evals.runner.run_context` (`lab=`, `context=`, …)."""
         from evals.answers import ask
         from evals.runner import run_context
 

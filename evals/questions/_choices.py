@@ -1,6 +1,5 @@
-"""Multiple choice: a question with lettered choices, asked for a letter, the letter read from
-the sampled answer (`score: sampled`) or from the first token's logprobs (`score: logprobs`),
-and checked against the right choice."""
+"""Multiple choice: lettered choices, the letter read from the sampled answer (`score:
+sampled`) or the first token's logprobs (`score: logprobs`) and checked against the target."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from evals.questions._targets import (
     mc_prompt,
     read_letter,
 )
-from evals.questions._types import _TextQuestion
+from evals.questions._types import _TextQuestion, logprob_params
 from evals.stats import SHARE, Scale
 
 if TYPE_CHECKING:
@@ -35,11 +34,9 @@ class MultipleChoice(_TextQuestion):
 
     type_name: ClassVar[str] = "multiple_choice"
     choices: list[str] | str
-    """The choices' texts, or with a dataset a `"{field}"` holding a list (or a list of
-    templates)."""
+    """The choices' texts; with a dataset a `"{field}"` holding a list, or templates."""
     target: Any = None
-    """The right choice: its 0-based index, its letter or its text; a list gives one per
-    paraphrase; with a dataset a template such as `"{answer}"`."""
+    """The right choice's 0-based index, letter or text (a list: one per paraphrase)."""
     score: Literal["sampled", "logprobs"] = "sampled"
     """`sampled`: the letter of each sampled answer; `logprobs`: the most probable letter of
     the first token (`max_tokens` 1, `temperature` 0, 20 top logprobs)."""
@@ -69,7 +66,6 @@ class MultipleChoice(_TextQuestion):
         return "logprobs" if self.score == "logprobs" else "text"
 
     def prompt_choices(self) -> list[list[str]]:
-        """The choices of each prompt (2 to 26)."""
         filled = self.prompt_values([self.choices] * self._count_per_row(), "choices")
         choices = []
         for value, place in zip(filled, self.prompt_places(), strict=True):
@@ -81,7 +77,6 @@ class MultipleChoice(_TextQuestion):
         return choices
 
     def prompt_targets(self) -> list[int]:
-        """The index of the right choice of each prompt."""
         indices = []
         for target, choices, place in zip(
             self.prompt_values(self.target, "target"),
@@ -96,27 +91,19 @@ class MultipleChoice(_TextQuestion):
         return indices
 
     def prompts(self) -> list[str]:
-        """Each question with its lettered choices and the instruction to answer a letter."""
         texts = super().prompts()
         return [mc_prompt(t, c) for t, c in zip(texts, self.prompt_choices(), strict=True)]
 
     def request_params(self) -> dict[str, Any]:
         if self.score == "sampled":
             return super().request_params()
-        return {
-            **Question.request_params(self),
-            "max_tokens": 1,
-            "temperature": 0,
-            "logprobs": True,
-            "top_logprobs": 20,
-        }
+        return {**Question.request_params(self), **logprob_params(20)}
 
     def expected_completion_tokens(self) -> int:
         return 1 if self.score == "logprobs" else self.max_tokens
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """The text, or with logprobs the first token's probabilities (the letter is read
-        by `mark_answers`, which knows each prompt's choices)."""
+        """The text, or the first token's probabilities (`mark_answers` reads the letter)."""
         if self.score == "logprobs":
             return {"answer": token_probabilities(samples[0].top_logprobs())}
         return super().read_answer(samples)
@@ -125,10 +112,9 @@ class MultipleChoice(_TextQuestion):
         return self.target is not None
 
     def mark_answers(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """`answer` becomes the chosen letter (the text or token probabilities move to
-        `raw_answer`), with `item`, `target` (the right letter), `correct` and, with logprobs,
-        `p_correct` and `probs` (each letter's normalised probability). A row without an
-        answer has NaN `correct`; an answer naming no letter is wrong."""
+        """`answer` becomes the chosen letter (what was read moves to `raw_answer`), with
+        `item`, `target`, `correct` (NaN without an answer, 0 naming no letter) and with
+        logprobs `p_correct` and `probs` (each letter's normalised probability)."""
         counts = [len(c) for c in self.prompt_choices()]
         right = [LETTERS[i] for i in self.prompt_targets()] if self.target is not None else None
         raw = frame["raw_answer"] if "raw_answer" in frame.columns else frame["answer"]
@@ -166,11 +152,9 @@ class MultipleChoice(_TextQuestion):
         return marked
 
     def score_columns(self) -> list[str]:
-        """`correct` (and with logprobs `p_correct`) when there is a target."""
         if self.target is None:
             return []
         return ["correct", "p_correct"] if self.score == "logprobs" else ["correct"]
 
     def column_scales(self) -> dict[str, Scale]:
-        """`correct` is a share of right answers; `p_correct` a probability (0–1)."""
         return {c: SHARE if c == "correct" else Scale(0.0, 1.0) for c in self.score_columns()}

@@ -1,7 +1,6 @@
 """Dataset rows: a question's `dataset` (a `.jsonl` or `.csv` file, or inline rows) whose
-every row fills the `{field}` placeholders of the paraphrases, choices and target; every row ×
-paraphrase is one prompt. Rows keep where they came from (`file:line`, or `row N`), so a
-template naming a field a row lacks is reported at that row."""
+every row fills the `{field}` placeholders of the paraphrases, choices and target; and
+`read_rows`, the one reader of JSON lines and CSV files, each row with its line."""
 
 from __future__ import annotations
 
@@ -17,6 +16,91 @@ from pydantic import BaseModel, ConfigDict
 from evals.questions._templates import render_placeholders, template_names
 
 _WHOLE_FIELD = "{%s}"
+
+Rows = list[tuple[int, dict[str, Any]]]
+"""Rows of a file, each with the line it starts on."""
+
+
+def read_rows(
+    path: Path, *, as_csv: bool | None = None, numbers: bool = False, bad: list[str] | None = None
+) -> tuple[list[str], Rows]:
+    """The fields and rows of a CSV file (a header, then the rows; `as_csv` None: by the
+    suffix) or a JSON lines file (blank lines skipped). `numbers`: a CSV column whose every
+    filled cell is a number is read as numbers, empty cells as None (as `datasets` does).
+    A bad row is a ValueError naming the file and line, or with `bad` one sentence there
+    and the row left out. OSError and UnicodeDecodeError are the caller's to word."""
+    text = path.read_text(encoding="utf-8-sig")
+    if as_csv is None:
+        as_csv = path.suffix.lower() == ".csv"
+    if as_csv:
+        try:
+            return _csv_rows(path, text, numbers, bad)
+        except csv.Error as error:
+            raise ValueError(f"{path}: not a CSV file ({error})") from None
+    fields: dict[str, None] = {}
+    rows: Rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            _bad_json_line(bad, f"{path}:{number}", f"not valid JSON ({error.msg})", error.msg)
+            continue
+        if not isinstance(row, dict):
+            problem = f"not a JSON object, but a {type(row).__name__}"
+            _bad_json_line(bad, f"{path}:{number}", problem)
+            continue
+        fields.update(dict.fromkeys(str(k) for k in row))
+        rows.append((number, row))
+    return list(fields), rows
+
+
+def _bad_json_line(bad: list[str] | None, where: str, problem: str, detail: str = "") -> None:
+    """Raise `problem`, or with `bad` note there that the line is no JSON object (`detail`)."""
+    if bad is None:
+        raise ValueError(f"{where}: {problem}")
+    bad.append(f"{where}: not a JSON object" + (f" ({detail})" if detail else ""))
+
+
+def _csv_rows(
+    path: Path, text: str, numbers: bool, bad: list[str] | None
+) -> tuple[list[str], Rows]:
+    lines = io.StringIO(text, newline="").readlines()
+    reader = csv.DictReader(lines)
+    if not reader.fieldnames:
+        raise ValueError(f"{path}: empty CSV file; the first line names the fields")
+    fields = list(reader.fieldnames)
+    rows: Rows = []
+    end = reader.line_num
+    for row in reader:
+        start = end + 1
+        while not lines[start - 1].strip("\r\n"):  # blank lines the reader skipped
+            start += 1
+        end = reader.line_num
+        if None in row:
+            problem = f"{path}:{start}: more values than the {len(fields)} fields of the header"
+            if bad is None:
+                raise ValueError(problem)
+            bad.append(problem)
+            continue
+        rows.append((start, row))
+    if numbers:
+        for name in fields:
+            _read_numbers([row for _, row in rows], name)
+    return fields, rows
+
+
+def _read_numbers(rows: list[dict[str, Any]], name: str) -> None:
+    filled = [row[name] for row in rows if row[name]]
+    values: dict[str, Any] = {cell: cell for cell in filled}
+    for kind in (float, int):  # numbers if every cell is one, whole numbers if all are
+        try:
+            values = {cell: kind(cell) for cell in filled}
+        except ValueError:
+            break
+    for row in rows:
+        row[name] = values.get(row[name])
 
 
 class Dataset(BaseModel):
@@ -65,46 +149,17 @@ class Dataset(BaseModel):
 
 
 def _read_file(path: Path) -> Dataset:
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".csv"):
+    if path.suffix.lower() not in (".jsonl", ".csv"):
         raise ValueError(f"{path}: a dataset is a .jsonl or .csv file")
     try:
-        text = path.read_text(encoding="utf-8")
+        _, rows = read_rows(path)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: cannot read: {error}") from None
-    rows: list[dict[str, Any]] = []
-    places: list[str] = []
-    if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        if not reader.fieldnames:
-            raise ValueError(f"{path}: empty CSV file; the first line names the fields")
-        for row in reader:
-            if None in row:
-                raise ValueError(
-                    f"{path}:{reader.line_num}: more values than the {len(reader.fieldnames)} "
-                    "fields of the header"
-                )
-            rows.append(dict(row))
-            places.append(f"{path}:{reader.line_num}")
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as error:
-                raise ValueError(f"{path}:{number}: not valid JSON ({error})") from None
-            if not isinstance(row, dict):
-                raise ValueError(
-                    f"{path}:{number}: expected a JSON object per line, got {type(row).__name__}"
-                )
-            rows.append(row)
-            places.append(f"{path}:{number}")
     if not rows:
         raise ValueError(f"{path}: the dataset has no rows")
-    return Dataset(rows=rows, places=places)
+    return Dataset(rows=[row for _, row in rows], places=[f"{path}:{line}" for line, _ in rows])
 
 
 def fill(template: Any, row: Mapping[str, Any], place: str, option: str) -> Any:

@@ -1,16 +1,5 @@
-"""Prompt grids: factors with levels fill a template's placeholders; every combination of
-levels is one prompt, the first factor varying slowest.
-
-    grid:
-      perspective:                      # whole-text levels: label -> placeholder -> text
-        landlord: {asker: "I am the landlord", side: "the landlord"}
-        tenant: {asker: "I rent the flat", side: "the tenant"}
-      amount: [500, 5000]               # plain levels: each fills {amount} and is its label
-    template: "{asker}. Should {side} pay the ${amount} repair?"
-
-A factor is a list of plain levels, a mapping of label to text, or a mapping of label to
-placeholders (every level filling the same ones; `{factor}` takes the label).
-"""
+"""Prompt grids (docs/workflows.md): factors whose levels (a list, label → text, or label →
+placeholder → text) fill a template; every combination of levels is one prompt."""
 
 from __future__ import annotations
 
@@ -129,16 +118,13 @@ def _placeholder(name: str, where: str) -> str:
 
 
 def _unique(labels: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for label in labels:
-        if label in seen:
-            raise ValueError(f"{where}: level {label!r} is given twice")
-        seen.add(label)
+    twice = [label for label in labels if labels.count(label) > 1]
+    if twice:
+        raise ValueError(f"{where}: level {twice[0]!r} is given twice")
 
 
 def normalise_grid(value: Any) -> GridOption | None:
-    """The grid option read from YAML or Python (numbers become text); ValueError naming the
-    factor and level otherwise."""
+    """The grid option read from YAML or Python (numbers become text)."""
     if value is None:
         return None
     if not isinstance(value, Mapping) or not value:
@@ -153,16 +139,12 @@ def normalise_grid(value: Any) -> GridOption | None:
 def _choices(
     name: str, levels: list[str] | dict[str, str] | dict[str, dict[str, str]]
 ) -> list[tuple[str, dict[str, str]]]:
-    """(label, placeholder values) of each level."""
     if isinstance(levels, list):
         return [(level, {name: level}) for level in levels]
-    choices: list[tuple[str, dict[str, str]]] = []
-    for label, value in levels.items():
-        if isinstance(value, dict):
-            choices.append((label, {name: label, **value}))
-        else:
-            choices.append((label, {name: value}))
-    return choices
+    return [
+        (label, {name: label, **value} if isinstance(value, dict) else {name: value})
+        for label, value in levels.items()
+    ]
 
 
 def check_grid(grid: GridOption, template: str) -> None:
@@ -187,7 +169,6 @@ def check_grid(grid: GridOption, template: str) -> None:
 
 
 def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
-    """Every combination of levels, the first factor varying slowest."""
     names = list(grid)
     per_factor = [_choices(name, grid[name]) for name in names]
     prompts = []

@@ -1,50 +1,46 @@
-"""lm-evaluation-harness task files as questions: `lm_eval_questions(path)`.
-
-A task YAML whose data is a local JSON lines, JSON or CSV file (`dataset_path: json` or `csv`
-with `dataset_kwargs.data_files`) becomes one question in the schema of question files: a
-`multiple_choice` question (`output_type: multiple_choice`, metric `acc`) or a `free_form`
-question scored by exact match (`generate_until`, metric `exact_match`). Its `dataset` is an
-inline list of rows already rendered (`id`, `prompt`, and `choices`/`target`), asked through
-the templates `{prompt}`, `{choices}` and `{target}`, which are filled once and never re-read.
-
-The task file is read and its keys checked in `_lm_eval_config` (what would change the
-measurement without saying so is refused in one sentence naming the file, line and key), its
-data read in `_lm_eval_data`; here the settings become question options and each row is
-rendered, `num_fewshot` taking the first examples of the few-shot split.
-"""
+"""lm-evaluation-harness task files as questions (docs/design/lm-eval.md): a task over local
+data becomes one `multiple_choice` or exact-match `free_form` question whose inline dataset
+holds each row rendered (`id`, `prompt`, `choices`/`target`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import functools
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jinja2 import StrictUndefined, Template, TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
 from evals.errors import QuestionFileError
-from evals.questions._jinja import resolve, resolve_choices
 from evals.questions._lm_eval_config import (
+    Doc,
     TaskConfig,
     check_keys,
+    data_splits,
+    evaluated_split,
     is_lm_eval_task,
     is_task_node,
     read_task_config,
+    split_docs,
 )
-from evals.questions._lm_eval_data import Doc, data_splits, evaluated_split, split_docs
 
 __all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
 
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
-_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}
-"""`regexes_to_ignore` entries that strip whitespace at the ends, as labmgr always does."""
+_EDGE_WHITESPACE = {"^\\s+", "\\s+$", "^\\s*", "\\s*$", "^ ", " $"}  # labmgr always trims
 _GENERATION_KEYS = {"until", "do_sample", "temperature", "max_gen_toks", "top_p"}
 _MAX_STOP = 4  # OpenAI's chat API takes at most four stop sequences
 _MAX_CHOICES = 26  # one letter each
 
 
 def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
-    """The questions (as `Question.create` options, with `type` and `name`) an lm-eval task
-    file becomes; QuestionFileError naming the file, line and key for what cannot be run."""
+    """The questions (`Question.create` options) an lm-eval task file becomes;
+    QuestionFileError naming the file, line and key for what cannot be run."""
     path = Path(path)
     if not path.is_file():
         raise QuestionFileError(f"{path}: no such file")
@@ -57,8 +53,7 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
 class _Rendered:
     text: str
     choices: list[str] | None
-    target: int | str
-    """The right choice's index (multiple choice) or the expected answer."""
+    target: int | str  # the right choice's index, or the expected answer
 
     @property
     def answer_text(self) -> str:
@@ -68,8 +63,6 @@ class _Rendered:
 
 
 class _Task:
-    """One task's keys checked, its data read and its rows rendered."""
-
     def __init__(self, config: TaskConfig) -> None:
         self.config = config
         self.output_type = "generate_until"
@@ -100,31 +93,20 @@ class _Task:
         key, split = evaluated_split(config)
         docs = split_docs(config, splits, key, split)
         rows = self._rows(docs, *self._fewshot(splits, split, docs))
+        asked = {"name": name, "dataset": rows, "paraphrases": ["{prompt}"], "target": "{target}"}
         if self.output_type == "multiple_choice":
-            return {
-                "type": "multiple_choice",
-                "name": name,
-                "dataset": rows,
-                "paraphrases": ["{prompt}"],
-                "choices": "{choices}",
-                "target": "{target}",
-                "score": "sampled",
-                "temperature": 0,
-            }
+            mc = {"choices": "{choices}", "score": "sampled", "temperature": 0}
+            return {"type": "multiple_choice", **asked, **mc}
         return {
             "type": "free_form",
-            "name": name,
-            "dataset": rows,
-            "paraphrases": ["{prompt}"],
-            "target": "{target}",
+            **asked,
             "scorer": "exact_match",
             **scoring,
             **self._generation(),
         }
 
     def _scoring(self) -> dict[str, Any]:
-        """The scorer options of `metric_list` (exact_match's), after checking each metric
-        fits the output type."""
+        """The scorer options of `metric_list`, each metric checked against the output type."""
         config = self.config
         metrics = config.get("metric_list", [])
         if not isinstance(metrics, list):
@@ -207,8 +189,8 @@ class _Task:
     def _fewshot(
         self, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
     ) -> tuple[int, list[Doc], bool]:
-        """How many examples each prompt shows, the rows they come from, and whether those
-        are the evaluated rows (then a row is never its own example)."""
+        """How many examples each prompt shows, their rows, and whether those are the
+        evaluated rows (a row is never its own example)."""
         config = self.config
         shots = config.get("num_fewshot", 0)
         if not isinstance(shots, int) or isinstance(shots, bool) or shots < 0:
@@ -235,15 +217,14 @@ class _Task:
     def _rows(
         self, docs: list[Doc], shots: int, pool: list[Doc], same_split: bool
     ) -> list[dict[str, Any]]:
-        """One row per document: its id, its prompt (description, examples, text) and its
-        choices and target."""
         ids: list[Any] = [doc.row.get("id") for doc in docs]
         own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
         if not own_ids or len({str(i) for i in ids}) != len(ids):
             ids = list(range(len(docs)))
+        config = self.config
         examples = [self._render(doc) for doc in pool]
-        target_delimiter = self.config.values.get("target_delimiter", " ")
-        fewshot_delimiter = self.config.values.get("fewshot_delimiter", "\n\n")
+        target_delimiter = config.values.get("target_delimiter", " ")
+        fewshot_delimiter = config.values.get("fewshot_delimiter", "\n\n")
         rows = []
         for doc, item in zip(docs, ids, strict=True):
             rendered = self._render(doc)
@@ -252,8 +233,11 @@ class _Task:
                 f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}"
                 for e in chosen[:shots]
             )
-            row: dict[str, Any] = {"id": str(item), "prompt": self._description(doc) + prompt}
-            row["prompt"] += rendered.text
+            description = self._field("description", doc, resolve, config.get("description", ""))
+            row: dict[str, Any] = {
+                "id": str(item),
+                "prompt": f"{description}{prompt}{rendered.text}",
+            }
             if rendered.choices is not None and self.output_type == "multiple_choice":
                 row["choices"] = rendered.choices
                 row["target"] = rendered.target
@@ -262,26 +246,19 @@ class _Task:
             rows.append(row)
         return rows
 
-    def _field(self, key: str, doc: Doc, read: Any) -> Any:
+    def _field(self, key: str, doc: Doc, read: Callable[..., Any], spec: Any, **how: bool) -> Any:
+        """`read(spec, doc.row, **how)`, a ValueError named by the key and the row."""
         try:
-            return read()
+            return read(spec, doc.row, **how)
         except ValueError as error:
             raise self.config.error(key, f"{doc.source}: {error}") from None
 
-    def _description(self, doc: Doc) -> str:
-        description = self.config.get("description", "")
-        text = self._field("description", doc, lambda: resolve(description, doc.row))
-        return str(text)
-
     def _render(self, doc: Doc) -> _Rendered:
-        """A row's prompt text, choices and target as lm-eval reads them."""
         config = self.config
         choice_spec = config.values.get("doc_to_choice")
         has_choices = choice_spec is not None
         text = self._field(
-            "doc_to_text",
-            doc,
-            lambda: resolve(config.values["doc_to_text"], doc.row, numbers=has_choices),
+            "doc_to_text", doc, resolve, config.values["doc_to_text"], numbers=has_choices
         )
         if not isinstance(text, str):
             raise config.error(
@@ -289,13 +266,8 @@ class _Task:
                 f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
                 "such as winogrande, are not supported)",
             )
-        target = self._field(
-            "doc_to_target",
-            doc,
-            lambda: resolve(
-                config.values["doc_to_target"], doc.row, numbers=has_choices, lists=True
-            ),
-        )
+        spec = config.values["doc_to_target"]
+        target = self._field("doc_to_target", doc, resolve, spec, numbers=has_choices, lists=True)
         if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
             raise config.error(
                 "doc_to_target",
@@ -303,7 +275,7 @@ class _Task:
             )
         if not has_choices:
             return _Rendered(text, None, str(target))
-        choices = self._field("doc_to_choice", doc, lambda: resolve_choices(choice_spec, doc.row))
+        choices = self._field("doc_to_choice", doc, resolve_choices, choice_spec)
         if not all(isinstance(c, str | int | float) for c in choices):
             raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
         choices = [str(c) for c in choices]
@@ -325,3 +297,71 @@ class _Task:
                 f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
             )
         return _Rendered(text, choices, target)
+
+
+# lm-eval's document fields: a column name, a Jinja template or a constant, resolved for one
+# row; templates render in Jinja's immutable sandbox, undefined names being errors.
+
+
+def _regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> str:
+    return re.sub(pattern, replacement, text, count=count)
+
+
+_ENVIRONMENT = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+_ENVIRONMENT.filters["regex_replace"] = _regex_replace
+
+
+@functools.lru_cache(maxsize=64)  # one template renders every row of a task
+def _template(source: str) -> Template:
+    return _ENVIRONMENT.from_string(source)
+
+
+def render(source: str, row: Mapping[str, Any]) -> str:
+    """`source` rendered with the row's columns as variables; ValueError saying why not."""
+    try:
+        return _template(source).render(**row)
+    except TemplateError as error:
+        raise ValueError(f"the Jinja template {source!r} cannot be rendered: {error}") from None
+
+
+def resolve(
+    spec: Any, row: Mapping[str, Any], *, numbers: bool = False, lists: bool = False
+) -> Any:
+    """A field of a row as lm-eval reads it: a column's value when `spec` names a column, a
+    rendered template otherwise (all digits read as an index when `numbers`, `[…]` read as a
+    list when `lists`), a constant when `spec` is not text."""
+    if not isinstance(spec, str):
+        return spec
+    if spec in row:
+        return row[spec]
+    text = render(spec, row)
+    if numbers and text.isdigit():
+        return int(text)
+    if lists and len(text) >= 2 and text[0] == "[" and text[-1] == "]":
+        try:
+            return _literal(text)
+        except ValueError:
+            return text
+    return text
+
+
+def resolve_choices(spec: Any, row: Mapping[str, Any]) -> list[Any]:
+    """`doc_to_choice` of a row: a column holding a list, a template rendering a list
+    (`{{choices.text}}`), a fixed list, or a mapping whose values are the choices."""
+    if isinstance(spec, Mapping):
+        value: Any = list(spec.values())
+    elif isinstance(spec, str) and spec not in row:
+        value = _literal(render(spec, row))
+    else:
+        value = resolve(spec, row)
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"gave {value!r}, not a list of choices")
+    return list(value)
+
+
+def _literal(text: str) -> Any:
+    """A Python literal written as text; literals only, nothing is run."""
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError(f"rendered {text[:80]!r}, not a Python list") from None

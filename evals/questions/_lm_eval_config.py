@@ -1,9 +1,10 @@
-"""An lm-evaluation-harness task file read: its keys, those of the files it `include`s
-under its own, where each key was written (for errors naming `file:line` and the key), and
-the keys checked: unknown keys, `!function` tags and what labmgr cannot honour are refused."""
+"""An lm-evaluation-harness task file read (its `include`s under it, where each key was written)
+and checked (unknown keys, `!function` tags and what labmgr cannot honour are refused), and its
+local data: `dataset_kwargs.data_files` as splits, and a split's rows with their `file:line`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import yaml
 
 from evals.errors import QuestionFileError
+from evals.questions._dataset import read_rows
 
 # fmt: off
 _READ = {
@@ -64,7 +66,6 @@ class TaskConfig:
     """A task's keys (those of its `include`s under its own) and where each was written."""
 
     path: Path
-    """The task file."""
     values: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, tuple[Path, int]] = field(default_factory=dict)
 
@@ -73,12 +74,10 @@ class TaskConfig:
         return default if value is None else value
 
     def folder(self, key: str) -> Path:
-        """The folder of the file that wrote `key`: its relative paths start there."""
         return self.origins[key][0].parent
 
     def error(self, key: str, message: str) -> QuestionFileError:
-        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name (the
-        task file alone for a key it lacks)."""
+        """`FILE:LINE: field 'KEY': message`, at the line of the key's top-level name."""
         top = key.split(".")[0].split("[")[0]
         if top not in self.origins:
             return QuestionFileError(f"{self.path}: field '{key}': {message}")
@@ -87,7 +86,6 @@ class TaskConfig:
 
 
 def _parse(path: Path) -> tuple[Any, dict[str, int]]:
-    """The file's data and the line of each top-level key."""
     text = path.read_text(encoding="utf-8")
     node = yaml.compose(text, Loader=_TaskLoader)
     data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
@@ -98,8 +96,7 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
 
 
 def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task` (a file
-    of questions is a list)."""
+    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task`."""
     try:
         node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -108,13 +105,11 @@ def is_lm_eval_task(path: str | Path) -> bool:
 
 
 def is_task_node(node: yaml.Node | None) -> bool:
-    """Whether a composed YAML document is a task: a mapping with `task`."""
     return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
 
 
 def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
-    """The task's keys, those of its `include`s (a path relative to the including file)
-    under its own; QuestionFileError for a file that cannot be read or is no mapping."""
+    """The task's keys over those of its `include`s (a path relative to the including file)."""
     try:
         data, lines = _parse(path)
     except (OSError, UnicodeDecodeError) as error:
@@ -150,7 +145,6 @@ def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
 
 
 def _function_in(value: Any, key: str) -> tuple[str, _Function] | None:
-    """The first `!function` tag inside a value, with the key path leading to it."""
     if isinstance(value, _Function):
         return key, value
     if isinstance(value, Mapping):
@@ -195,3 +189,99 @@ def check_keys(config: TaskConfig) -> None:
         raise config.error(
             "fewshot_config.sampler", "only first_n is supported (the first examples)"
         )
+
+
+@dataclass
+class Doc:
+    """One row of the data and where it was read (`file:line`)."""
+
+    source: str
+    row: dict[str, Any]
+
+
+def data_splits(config: TaskConfig) -> dict[str, list[Path]]:
+    """`dataset_kwargs.data_files` as split -> files, relative to the file naming them (a
+    path or a list without split names is the split `train`, as in `datasets`)."""
+    dataset_path = config.get("dataset_path")
+    if dataset_path not in ("json", "csv"):
+        raise config.error(
+            "dataset_path",
+            f"{dataset_path!r} is not a local file format; labmgr reads local data only "
+            "(dataset_path: json or csv with dataset_kwargs.data_files), so save the "
+            "dataset as a .jsonl file and point data_files at it",
+        )
+    if config.get("dataset_name") is not None:
+        raise config.error("dataset_name", "a local json or csv dataset has no subsets")
+    kwargs = config.get("dataset_kwargs", {})
+    if not isinstance(kwargs, Mapping) or "data_files" not in kwargs:
+        raise config.error("dataset_kwargs", "data_files is required (the local data)")
+    for key in kwargs:
+        if key != "data_files":
+            raise config.error(f"dataset_kwargs.{key}", "only data_files is supported")
+    files = kwargs["data_files"]
+    named = files if isinstance(files, Mapping) else {"train": files}
+    folder = config.folder("dataset_kwargs")
+    splits: dict[str, list[Path]] = {}
+    for split, paths in named.items():
+        splits[str(split)] = [
+            _data_file(config, folder, entry)
+            for entry in (paths if isinstance(paths, list) else [paths])
+        ]
+    return splits
+
+
+def _data_file(config: TaskConfig, folder: Path, entry: Any) -> Path:
+    key = "dataset_kwargs.data_files"
+    if not isinstance(entry, str) or "://" in entry:
+        raise config.error(key, f"{entry!r} is not a local file path")
+    path = folder / entry
+    if not path.is_file():
+        raise config.error(key, f"no file {path} (paths are relative to the task file)")
+    return path
+
+
+def evaluated_split(config: TaskConfig) -> tuple[str, str]:
+    """The split evaluated and its key: test_split, else validation_split."""
+    for key in ("test_split", "validation_split"):
+        split = config.get(key)
+        if split is not None:
+            return key, str(split)
+    raise config.error(
+        "test_split",
+        "name the split to evaluate with test_split or validation_split (data_files "
+        "given as a path or a list is the split 'train')",
+    )
+
+
+def split_docs(config: TaskConfig, splits: dict[str, list[Path]], key: str, name: str) -> list[Doc]:
+    """The rows of the split `name`, which the task's `key` names."""
+    if name not in splits:
+        raise config.error(
+            key, f"no split {name!r} in dataset_kwargs.data_files (it has {', '.join(splits)})"
+        )
+    as_csv = config.get("dataset_path") == "csv"
+    docs = [doc for path in splits[name] for doc in _read(path, as_csv)]
+    if not docs:
+        raise config.error(key, f"the split {name!r} has no rows")
+    return docs
+
+
+def _read(path: Path, as_csv: bool) -> list[Doc]:
+    """The rows of a CSV file (numbers read as numbers), a JSON lines file, or a JSON file
+    holding a list of objects."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        if as_csv or not text.lstrip().startswith("["):
+            _, rows = read_rows(path, as_csv=as_csv, numbers=True)
+            return [Doc(f"{path}:{line}", row) for line, row in rows]
+        items = json.loads(text)
+    except (OSError, UnicodeDecodeError) as error:
+        raise QuestionFileError(f"{path}: cannot read: {error}") from None
+    except json.JSONDecodeError as error:
+        raise QuestionFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    except ValueError as error:
+        raise QuestionFileError(str(error)) from None
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise QuestionFileError(f"{path}: item {number}: expected a JSON object (one row)")
+    return [Doc(f"{path}: item {number}", item) for number, item in enumerate(items, start=1)]

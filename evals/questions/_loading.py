@@ -1,14 +1,5 @@
-"""`load_questions(path)`: question YAML files in llmcomp's dialect and Emergent Misalignment's.
-
-llmcomp: a list of entries with `name` and `type`; `judges` maps a judge name to another
-entry's name or to an inline judge. Emergent Misalignment: entries with `id`, `type:
-free_form_judge_0_100` (or `free_form`), `judge` (the judge model) and `judge_prompts` (one
-0–100 rating judge per prompt). An entry with `id` of another type (`multiple_choice`, as
-files of questions with right answers are written) is llmcomp's, `id` naming it. A relative
-`dataset` path is read from the question file's folder. YAML anchors and aliases work in
-both. A malformed file raises `QuestionFileError` naming the file, the line, the question and
-the field.
-"""
+"""`load_questions(path)`: question YAML files in llmcomp's dialect (`name`, `type`, `judges`
+naming entries or inline) and Emergent Misalignment's (`id`, `judge`, `judge_prompts`)."""
 
 from __future__ import annotations
 
@@ -39,7 +30,6 @@ def _yaml_files(path: Path) -> list[Path]:
 
 
 def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
-    """One sentence: where the parser gave up and why (`FILE:LINE:COLUMN: …`)."""
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     if mark is None:
@@ -51,7 +41,6 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
 
 
 def _entries(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, entry) for each list item of the file, lines from the YAML node tree."""
     try:
         text = path.read_text(encoding="utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)  # constructs nothing: !function passes
@@ -73,7 +62,6 @@ def _entries(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def _em_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
-    """An Emergent Misalignment entry as the options of a `free_form` question."""
     unknown = sorted(set(entry) - _EM_KEYS - _EM_PASSTHROUGH)
     if unknown:
         raise QuestionFileError(f"{where}: unknown field '{unknown[0]}'")
@@ -107,7 +95,7 @@ def _em_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
 
 def load_questions(path: str | Path) -> dict[str, Question]:
     """`{name: Question}` of every question (judges included) of a YAML file, or of every
-    `*.yaml`/`*.yml` in a directory, in file order."""
+    `*.yaml`/`*.yml` in a directory, in file order; QuestionFileError naming file and line."""
     raw: dict[str, dict[str, Any]] = {}
     places: dict[str, str] = {}
     for file in _yaml_files(Path(path)):

@@ -1,7 +1,5 @@
-"""Right answers: how a free-form answer is compared with its target (`exact_match`,
-`includes`, `regex`, `numeric`, after the normalisation options), how a multiple-choice
-prompt is written and its letter read back (from the text, or from the first token's
-logprobs), and how a target is read (an index, a letter or a choice's text)."""
+"""Right answers: comparing a free-form answer with its target (`exact_match`, `includes`,
+`regex`, `numeric`), writing a multiple-choice prompt and reading its letter back."""
 
 from __future__ import annotations
 
@@ -10,11 +8,10 @@ import re
 import string
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 Scorer = Literal["exact_match", "includes", "regex", "numeric"]
-SCORERS: tuple[Scorer, ...] = ("exact_match", "includes", "regex", "numeric")
 
 LETTERS = string.ascii_uppercase
 MC_INSTRUCTION = "Answer with a single letter."
@@ -30,7 +27,7 @@ class Normalisation:
 
     ignore_case: bool = True
     ignore_whitespace: bool = True
-    """Whitespace at both ends is dropped and every inner run becomes one space."""
+    """Whitespace at both ends is dropped, every inner run becomes one space."""
     ignore_punctuation: bool = False
     """Every punctuation character (Unicode category P) is dropped."""
 
@@ -76,13 +73,8 @@ def check_target(target: str, scorer: Scorer) -> None:
 
 
 def is_correct(
-    answer: str,
-    targets: Sequence[str],
-    scorer: Scorer,
-    normalisation: Normalisation,
-    tolerance: float = 0.0,
+    answer: str, targets: Sequence[str], scorer: Scorer, norm: Normalisation, tolerance: float = 0
 ) -> bool:
-    """Whether `answer` matches one of the acceptable `targets` under `scorer`."""
     if scorer == "numeric":
         number = read_number(answer)
         if number is None:
@@ -90,22 +82,17 @@ def is_correct(
         wanted = (read_number(t) for t in targets)
         return any(w is not None and abs(number - w) <= tolerance for w in wanted)
     if scorer == "regex":
-        flags = re.IGNORECASE if normalisation.ignore_case else 0
-        text = Normalisation(
-            False, normalisation.ignore_whitespace, normalisation.ignore_punctuation
-        )
-        seen = text.apply(answer)
+        flags = re.IGNORECASE if norm.ignore_case else 0
+        seen = replace(norm, ignore_case=False).apply(answer)
         return any(re.search(t, seen, flags) is not None for t in targets)
-    seen = normalisation.apply(answer)
-    wanted_texts = [normalisation.apply(t) for t in targets]
+    seen = norm.apply(answer)
+    wanted_texts = [norm.apply(t) for t in targets]
     if scorer == "includes":
         return any(w in seen for w in wanted_texts)
     return seen in wanted_texts
 
 
 def mc_prompt(question: str, choices: Sequence[str]) -> str:
-    """The multiple-choice user message: the question, one lettered line per choice, and the
-    instruction to answer with a letter."""
     lines = [f"{LETTERS[i]}. {choice}" for i, choice in enumerate(choices)]
     return f"{question}\n\n" + "\n".join(lines) + f"\n\n{MC_INSTRUCTION}"
 

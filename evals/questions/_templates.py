@@ -1,8 +1,5 @@
-"""Prompt templates: only named placeholders (a judge's `{question}` and `{answer}`, a grid's
-factors) are filled, every other brace is literal, and substituted text is never re-read. A
-template written for `str.format` (`{{"score": N}}`: a valid format string using only the
-known names, with a doubled brace) is rendered with `str.format`.
-"""
+"""Prompt templates: only named placeholders are filled, other braces are literal and filled
+text is never re-read; a `str.format` template (with a doubled brace) renders as one."""
 
 from __future__ import annotations
 
@@ -32,7 +29,7 @@ def _pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 
 def template_names(template: str) -> set[str]:
-    """Every `{name}` in `template` that could be a placeholder (an identifier in braces)."""
+    """Every `{identifier}` in `template`."""
     return set(_ANY_NAME.findall(template))
 
 
@@ -42,7 +39,6 @@ def template_fields(template: str) -> set[str]:
 
 
 def render_placeholders(template: str, values: Mapping[str, str]) -> str:
-    """Fill each `{name}` of `values`; other braces stay literal."""
     if not values:
         return template
     names = frozenset(values)

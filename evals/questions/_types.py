@@ -1,6 +1,5 @@
 """The question types: free-form answers (with an optional target), ratings and next-token
-distributions read from logprobs, and the two judge types that grade free-form answers
-(multiple choice lives in `_choices`)."""
+distributions read from logprobs, and the two judge types (multiple choice is in `_choices`)."""
 
 from __future__ import annotations
 
@@ -15,13 +14,7 @@ from evals.errors import QuestionError
 from evals.questions._base import AnswerKind, Question
 from evals.questions._dataset import as_text
 from evals.questions._grid import reserved_name
-from evals.questions._targets import (
-    Normalisation,
-    Scorer,
-    check_target,
-    cut_at_stop,
-    is_correct,
-)
+from evals.questions._targets import Normalisation, Scorer, check_target, cut_at_stop, is_correct
 from evals.questions._templates import render_template, template_fields
 from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale
 
@@ -29,6 +22,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evals.cache import SampleResult
+
+
+def logprob_params(top_logprobs: int) -> dict[str, Any]:
+    """The parameters that ask for one token and its top logprobs."""
+    return {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": top_logprobs}
 
 
 class _LogprobQuestion(Question):
@@ -41,18 +39,12 @@ class _LogprobQuestion(Question):
         return "logprobs"
 
     def request_params(self) -> dict[str, Any]:
-        return {
-            **super().request_params(),
-            "max_tokens": 1,
-            "temperature": 0,
-            "logprobs": True,
-            "top_logprobs": self.top_logprobs,
-        }
+        return {**super().request_params(), **logprob_params(self.top_logprobs)}
 
 
 class Rating(_LogprobQuestion):
     """A number in `[min_rating, max_rating]`, the expected value over the first token's
-    logprobs; None (a refusal) when too little probability is on valid numbers."""
+    logprobs; NaN (a refusal) when too little probability is on valid numbers."""
 
     type_name: ClassVar[str] = "rating"
     extra_columns: ClassVar[tuple[str, ...]] = ("raw_answer", "probs")
@@ -72,21 +64,17 @@ class Rating(_LogprobQuestion):
         return math.nan
 
     def column_scales(self) -> dict[str, Scale]:
-        """`answer` runs from `min_rating` to `max_rating`."""
         if self.min_rating < self.max_rating:
             return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
         return {"answer": ZERO_TO_HUNDRED}
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """The expected rating over the first token's logprobs (NaN for a refusal), the
-        token probabilities (`raw_answer`) and the normalised rating probabilities."""
         read = self.read_answers(samples[:1])[0]
         if isinstance(read, Exception):
             raise read
         return read
 
     def read_answers(self, samples: Sequence[SampleResult]) -> list[dict[str, Any] | Exception]:
-        """`read_answer` of many one-sample rows at once, the logprobs parsed in one go."""
         scored = rating_scores(
             [sample.logprobs_json for sample in samples],
             min_rating=self.min_rating,
@@ -114,7 +102,6 @@ class NextToken(_LogprobQuestion):
         return self.num_samples
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
-        """The first token's distribution averaged over the row's `num_samples` samples."""
         return {
             "answer": average_probabilities(
                 (token_probabilities(s.top_logprobs()) for s in samples),
@@ -142,7 +129,6 @@ class _JudgeMixin(Question):
 
     @property
     def prompt_template(self) -> str:
-        """The judge's prompt: its one paraphrase, with `{question}` and `{answer}`."""
         assert self.paraphrases is not None
         return self.paraphrases[0]
 
@@ -151,7 +137,6 @@ class _JudgeMixin(Question):
         return "question" in template_fields(self.prompt_template)
 
     def render(self, *, question: str, answer: str) -> str:
-        """The prompt for one answer (`{question}`/`{answer}` filled, nothing re-read)."""
         return render_template(self.prompt_template, question=question, answer=answer)
 
 
@@ -161,8 +146,7 @@ class _TextQuestion(Question):
     temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
     stop: list[str] | None = Field(default=None, min_length=1, max_length=4)
-    """Up to four stop sequences, sent to the API; an answer is also cut at the first of
-    them before it is scored."""
+    """Up to four stop sequences, sent to the API; an answer is cut there before scoring."""
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -197,7 +181,6 @@ class RatingJudge(_JudgeMixin, Rating):
 
 
 AnyJudge = FreeFormJudge | RatingJudge
-"""The two judge types."""
 
 
 class FreeForm(_TextQuestion):
@@ -207,12 +190,12 @@ class FreeForm(_TextQuestion):
     top_p: float | None = Field(default=None, gt=0, le=1)
     judges: dict[str, AnyJudge] = Field(default_factory=dict)
     target: Any = None
-    """The right answer: one for every prompt, or a list with one per paraphrase; each may be
-    a list of acceptable answers; with a dataset, a template such as `"{answer}"`."""
+    """The right answer (one, a list per paraphrase, each may list acceptable answers); with
+    a dataset a template such as `"{answer}"`."""
     scorer: Scorer | None = None
-    """How an answer is compared with its target (`exact_match` when a target is given)."""
+    """How an answer is compared with its target (default `exact_match`)."""
     tolerance: float | None = Field(default=None, ge=0)
-    """`scorer: numeric` only: how far from the target an answer may be (absolute)."""
+    """`scorer: numeric` only: how far from the target an answer may be."""
     ignore_case: bool = True
     ignore_whitespace: bool = True
     ignore_punctuation: bool = False
@@ -235,49 +218,33 @@ class FreeForm(_TextQuestion):
         return self
 
     def prompt_targets(self) -> list[list[str]]:
-        """The acceptable answers of each prompt."""
         targets = []
-        for value, place in zip(
-            self.prompt_values(self.target, "target"), self.prompt_places(), strict=True
-        ):
-            acceptable = (
-                [as_text(v) for v in value] if isinstance(value, list) else [as_text(value)]
-            )
+        values = self.prompt_values(self.target, "target")
+        for value, place in zip(values, self.prompt_places(), strict=True):
+            acceptable = [as_text(v) for v in (value if isinstance(value, list) else [value])]
             if not acceptable:
                 raise ValueError(f"{place}: option 'target': no acceptable answer given")
             targets.append(acceptable)
         return targets
 
     def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
-        """`item`, `target` (acceptable answers joined by ` | `) and `correct`: 1.0 or 0.0
-        for an answer, NaN for a row without one (failed, or empty)."""
+        """`target` (acceptable answers joined by ` | `) and `correct`: 1.0 or 0.0, NaN for
+        a row without an answer."""
         marks = super().answer_marks(frame)
         if self.target is None:
             return marks
         targets = self.prompt_targets()
         scorer = self.scorer or "exact_match"
-        normalisation = Normalisation(
-            self.ignore_case, self.ignore_whitespace, self.ignore_punctuation
-        )
-        stop = self.stop or []
-        correct = [
-            float(
-                is_correct(
-                    cut_at_stop(answer, stop),
-                    targets[ix],
-                    scorer,
-                    normalisation,
-                    self.tolerance or 0,
-                )
-            )
+        norm = Normalisation(self.ignore_case, self.ignore_whitespace, self.ignore_punctuation)
+        tolerance, stop = self.tolerance or 0, self.stop or []
+        rows = zip(frame["answer"].tolist(), frame["paraphrase_ix"].tolist(), strict=True)
+        marks["target"] = self.per_row(frame, [" | ".join(t) for t in targets])
+        marks["correct"] = [
+            float(is_correct(cut_at_stop(answer, stop), targets[ix], scorer, norm, tolerance))
             if isinstance(answer, str) and answer
             else math.nan
-            for answer, ix in zip(
-                frame["answer"].tolist(), frame["paraphrase_ix"].tolist(), strict=True
-            )
+            for answer, ix in rows
         ]
-        marks["target"] = self.per_row(frame, [" | ".join(t) for t in targets])
-        marks["correct"] = correct
         return marks
 
     def has_target(self) -> bool:
@@ -320,7 +287,6 @@ class FreeForm(_TextQuestion):
 
     @field_serializer("judges")
     def _write_judges(self, judges: dict[str, AnyJudge]) -> dict[str, dict[str, Any]]:
-        """Each judge with its `type`, so a dumped question is built again as it was."""
         return {
             name: {"type": judge.type_name, **judge.model_dump(mode="json", exclude_none=True)}
             for name, judge in judges.items()
@@ -341,8 +307,6 @@ class FreeForm(_TextQuestion):
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> FreeForm:
-        """A copy with `judges` added (replacing those of the same name; judge questions or
-        their options) and, with `model`, every judge asked of that model."""
         merged: dict[str, Any] = dict(self.judges)
         merged.update(judges or {})
         if model is not None:
@@ -360,13 +324,10 @@ class FreeForm(_TextQuestion):
         return built
 
     def score_columns(self) -> list[str]:
-        """Each rating judge's column, and `correct` with a target (free text has no score
-        of its own)."""
         judged = [name for name, judge in self.judges.items() if judge.gives_score]
         return [*judged, "correct"] if self.target is not None else judged
 
     def column_scales(self) -> dict[str, Scale]:
-        """Each rating judge's column runs over the judge's own range; `correct` over 0–1."""
         scales = {
             name: judge.column_scales().get("answer", ZERO_TO_HUNDRED)
             for name, judge in self.judges.items()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evals.judge_accuracy import item_accuracy, wilson
-from evals.judge_accuracy._prompts import read_label, read_position
+from evals.judge_accuracy._asking import read_label, read_position
 from evals.judge_accuracy._stats import judge_agreement, position_bias
 
 DESIGNS = [
