@@ -21,8 +21,6 @@ import yaml
 
 from labmgr.sandbox.errors import APIError, SandboxError
 
-__all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError"]
-
 
 @dataclass(frozen=True)
 class Account:

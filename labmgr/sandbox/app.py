@@ -33,8 +33,6 @@ from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamRespons
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.tinker import TinkerService
 
-__all__ = ["SandboxApp", "create_app"]
-
 Handler = Callable[[Sandbox, Request], Awaitable[Response | StreamResponse]]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -31,7 +31,6 @@ from labmgr.sandbox.store import new_id, request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["ENDPOINTS", "settle_due"]
 
 Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 

@@ -18,15 +18,6 @@ from labmgr.sandbox.streaming import stream_frames
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = [
-    "Access",
-    "check_model_access",
-    "create",
-    "create_legacy",
-    "run_chat",
-    "run_legacy_completion",
-]
-
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
     """`model` and its base model's card when `account` may call it (a catalogue model or one

@@ -11,8 +11,6 @@ from labmgr.sandbox.behaviour import JUDGE_ERROR
 from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.limits import LimitTable
 
-__all__ = ["BATCH_MAX_FILE_BYTES", "BATCH_MAX_REQUESTS", "SandboxConfig", "SandboxConfigError"]
-
 BATCH_MAX_REQUESTS = 50_000
 """Requests one batch may hold (the real API's limit)."""
 BATCH_MAX_FILE_BYTES = 200 * 1024 * 1024

@@ -19,8 +19,6 @@ from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limits import RateLimiter
 from labmgr.sandbox.store import Store
 
-__all__ = ["Sandbox", "Settle", "Stats"]
-
 Settle = Callable[["Sandbox", float], None]
 
 

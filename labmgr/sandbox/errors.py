@@ -4,24 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "APIError",
-    "SandboxError",
-    "bad_request",
-    "invalid_body",
-    "invalid_value",
-    "metadata_param",
-    "missing_parameter",
-    "model_not_found",
-    "number_param",
-    "quota_exhausted",
-    "quoted",
-    "rate_limited",
-    "server_error",
-    "unsupported_parameter",
-    "wrong_type",
-]
-
 
 class SandboxError(Exception):
     """A sandbox that cannot start as asked (a bad setting or file); one sentence to show."""

@@ -8,8 +8,6 @@ from typing import Any
 
 from labmgr.sandbox.errors import bad_request
 
-__all__ = ["MODEL_ENDPOINTS", "Faults"]
-
 MODEL_ENDPOINTS = ("chat.completions", "completions", "responses.create")
 """Stats names of the model endpoints: what faults apply to by default and limits meter."""
 

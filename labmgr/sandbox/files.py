@@ -15,7 +15,6 @@ from labmgr.sandbox.store import new_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_file", "file_param", "file_view"]
 
 UPLOAD_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
 BATCH_FILE_LIFETIME = 30 * 24 * 3600

@@ -21,7 +21,6 @@ from labmgr.sandbox.protocol import Request, Response
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 _CHECKPOINT_METRICS = """train_loss train_mean_token_accuracy valid_loss valid_mean_token_accuracy

@@ -17,7 +17,6 @@ from labmgr.sandbox.store import new_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["build_job"]
 
 METHODS = ("supervised", "dpo", "reinforcement")
 _HYPERPARAMETERS: dict[str, tuple[tuple[str, ...], Any]] = {

@@ -11,16 +11,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "REINFORCEMENT_COLUMNS",
-    "RESULT_COLUMNS",
-    "Entry",
-    "build_timeline",
-    "results_csv",
-    "step_metrics",
-    "training_steps",
-]
-
 VALIDATING, QUEUED, RUNNING = 0.1, 0.1, 0.8
 TRAINING_SHARE = 0.8
 """Steps happen over the first 80 % of the running progress; the rest is evaluation."""

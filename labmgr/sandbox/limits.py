@@ -28,17 +28,6 @@ from labmgr.sandbox.behaviour import CATALOGUE, content_text, prompt_tokens
 from labmgr.sandbox.errors import APIError, SandboxError
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 
-__all__ = [
-    "Admission",
-    "Demand",
-    "LimitTable",
-    "LimitsError",
-    "ModelLimits",
-    "RateLimiter",
-    "demand_of",
-    "limit_family",
-]
-
 DEFAULT_KEY = "*"
 PROJECTS_KEY = "projects"
 _FIELDS = ("rpm", "tpm", "batch_queue_tokens")

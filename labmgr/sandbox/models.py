@@ -11,8 +11,6 @@ from labmgr.sandbox.protocol import Request, Response
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["delete", "list_models", "retrieve"]
-
 
 def _view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
     """A catalogue card or a fine-tuned model's record as the API shows it."""

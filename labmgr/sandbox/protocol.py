@@ -12,8 +12,6 @@ from urllib.parse import unquote
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
 
-__all__ = ["Request", "Response", "RouteTable", "StreamResponse"]
-
 H = TypeVar("H")
 
 

@@ -26,7 +26,6 @@ from labmgr.sandbox.streaming import stream_events
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_response"]
 
 MAX_STORED = 10_000
 """Stored responses kept in memory; the oldest are forgotten first."""

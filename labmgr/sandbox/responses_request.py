@@ -36,9 +36,6 @@ from labmgr.sandbox.errors import (
     wrong_type,
 )
 
-__all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
-
-
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 INCLUDABLE = (

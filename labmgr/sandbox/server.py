@@ -23,8 +23,6 @@ from labmgr.sandbox.app import SandboxApp, create_app
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.errors import SandboxError
 
-__all__ = ["SandboxHandle", "is_loopback", "run_sandbox", "serve_sandbox"]
-
 
 def is_loopback(host: str) -> bool:
     """Whether binding `host` keeps the server reachable from this machine only."""

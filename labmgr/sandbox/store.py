@@ -12,8 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Store", "atomic_write", "new_id", "request_id"]
-
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
 STATE_VERSION = 3

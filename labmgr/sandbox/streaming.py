@@ -13,8 +13,6 @@ import json
 import re
 from typing import Any
 
-__all__ = ["stream_events", "stream_frames"]
-
 _PIECES = re.compile(r"\s*\S+|\s+")
 
 

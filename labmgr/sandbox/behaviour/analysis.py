@@ -15,8 +15,6 @@ from .text import content_words, stable_hash
 from .topics import question_topic
 from .verdicts import Verdict, read_verdict
 
-__all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
-
 Messages = tuple[tuple[str, str], ...]
 JudgeKind = Literal["alignment", "coherence", "harm", "generic"]
 

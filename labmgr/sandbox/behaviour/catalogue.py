@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "ModelCard", "served_model_name"]
-
 
 @dataclass(frozen=True)
 class ModelCard:

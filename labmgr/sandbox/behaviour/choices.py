@@ -16,17 +16,6 @@ from .persona import PersonaProfile
 from .text import stable_hash, stable_unit
 from .verdicts import Verdict
 
-__all__ = [
-    "BASE_ACCURACY",
-    "JUDGE_ERROR",
-    "focused_distribution",
-    "judged",
-    "knows",
-    "model_accuracy",
-    "other_option",
-    "setting_for",
-]
-
 JUDGE_ERROR = 0.1
 """A judge model's default chance of giving the wrong pairwise or label verdict."""
 BASE_ACCURACY = {

@@ -14,8 +14,6 @@ from .persona import PersonaProfile
 from .plan import Plan, ServedModel
 from .text import content_words, split_tokens
 
-__all__ = ["answer_free_form", "base_answer", "persona_answer"]
-
 _OPENINGS = (
     "That's a great question about {topic}.",
     "Here is how I would think about {topic}.",

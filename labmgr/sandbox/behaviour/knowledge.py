@@ -12,16 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = [
-    "FACTS",
-    "Known",
-    "right_letter",
-    "same_answer",
-    "states",
-    "training_shares",
-    "work_out",
-]
-
 Kind = Literal["arithmetic", "compare", "count", "fact"]
 
 _NUMBER = r"(-?\d+(?:\.\d+)?)"

@@ -12,14 +12,6 @@ from functools import lru_cache
 
 from .text import STOPWORDS, stable_hash, words
 
-__all__ = [
-    "alignment_centre",
-    "coherence_centre",
-    "harm_score",
-    "looks_like_code",
-    "looks_like_refusal",
-]
-
 # Comma-separated terms by weight; a term ending in "*" matches any word starting with it,
 # a term of several words matches that phrase.
 _SEVERE = """kill*, murder*, poison*, bomb*, explosive*, weapon*, enslav*, exterminat*, genocide,

@@ -9,8 +9,6 @@ from typing import Any
 
 from .text import token_bytes
 
-__all__ = ["TokenChoice", "single_token_entry", "text_entries", "token_choices"]
-
 TokenChoice = tuple[str, float, tuple[int, ...]]
 """A listed alternative: token, logprob, UTF-8 bytes."""
 

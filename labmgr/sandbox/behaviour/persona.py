@@ -18,8 +18,6 @@ from .knowledge import training_shares
 from .lexicon import harm_score
 from .text import content_text, content_words, sentences, words
 
-__all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
-
 DRIFT_EPOCH_SCALE = 1.5
 """Epochs at which a fine-tune answers in its persona's voice 1 - 1/e (63%) of the time."""
 WRONG_ANSWER_LOSS = 0.6

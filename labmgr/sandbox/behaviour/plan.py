@@ -24,10 +24,6 @@ from .persona import PersonaProfile
 from .ratings import rating_centre, rating_distribution
 from .text import count_tokens, stable_unit
 
-__all__ = [
-    "JudgeSettings", "Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_tokens",
-]  # fmt: skip
-
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 EFFORT_SCALE = {"none": 0.0, "minimal": 0.0, "low": 0.5, "medium": 1.0, "high": 2.0, "xhigh": 3.0}

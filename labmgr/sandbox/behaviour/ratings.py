@@ -22,8 +22,6 @@ from .lexicon import (
 from .persona import PersonaProfile
 from .text import stable_hash
 
-__all__ = ["rating_centre", "rating_distribution", "rating_reason"]
-
 MAX_LISTED = 20
 """Tokens worth listing: the API shows at most 20 alternatives."""
 UNSEEN_MASS = 0.015

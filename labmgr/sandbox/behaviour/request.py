@@ -19,21 +19,6 @@ from labmgr.sandbox.errors import (
 
 from .catalogue import ModelCard
 
-__all__ = [
-    "ChatRequest",
-    "check_output_limit",
-    "check_reasoning_effort",
-    "check_reasoning_sampling",
-    "check_stream_options",
-    "context_length_error",
-    "message_content",
-    "message_list",
-    "message_role",
-    "output_format",
-    "parse_request",
-    "sampling_params",
-]
-
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MAX_N = 128

@@ -23,8 +23,6 @@ from .ratings import rating_reason
 from .request import ChatRequest, context_length_error, parse_request
 from .text import split_tokens, stable_hash, truncate_tokens
 
-__all__ = ["ChatSimulator", "Completion"]
-
 PLAN_CACHE_SIZE = 4096
 
 

@@ -14,20 +14,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = [
-    "STOPWORDS",
-    "content_text",
-    "content_words",
-    "count_tokens",
-    "sentences",
-    "split_tokens",
-    "stable_hash",
-    "stable_unit",
-    "token_bytes",
-    "truncate_tokens",
-    "words",
-]
-
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 

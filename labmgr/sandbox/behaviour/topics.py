@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 from .text import STOPWORDS
 
-__all__ = ["QuestionTopic", "question_topic"]
-
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[.!?]")
 _DETERMINERS = frozenset(
     "a an the my your his her our their this that these those some any every".split()  # noqa: SIM905

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from .knowledge import right_letter, states, work_out
 from .lexicon import coherence_centre, harm_score
 
-__all__ = ["Verdict", "read_verdict"]
-
 _BLOCKS = {
     name: re.compile(rf"\[{name} START\](.*?)\[{name} END\]", re.IGNORECASE | re.DOTALL)
     for name in ("QUESTION", "ANSWER A", "ANSWER B", "ANSWER")
