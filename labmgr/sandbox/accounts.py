@@ -1,14 +1,5 @@
-"""Which organization and project an API key belongs to.
-
-Without an accounts file every key belongs to one default account; with one (YAML or
-JSON, see `labmgr sandbox serve --help`), only the listed keys are accepted::
-
-    accounts:
-      - key: sk-test-alpha
-        organization: org-alpha   # ``organization_id`` on jobs
-        slug: alpha-lab           # used in ``ft:`` model ids
-        project: proj_alpha       # optional, default ``proj_default``
-"""
+"""Which organization and project an API key belongs to (the accounts file format is in
+`labmgr sandbox serve --help`; without one, every key is the default account)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
-
-Every line is answered at creation and revealed in file order over `batch_seconds` (see
-docs/design/sandbox.md), so `request_counts` are true at every state.
-"""
+"""`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files
+(every line is answered at creation and revealed over `batch_seconds`)."""
 
 from __future__ import annotations
 

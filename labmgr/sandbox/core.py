@@ -1,8 +1,4 @@
-"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters.
-
-The app hands `Sandbox` the functions that settle jobs and batches, so this module imports
-neither resource.
-"""
+"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints.
-
-State is read off the job's timeline; the first read that finds a job succeeded *settles* it:
-its models are registered with the simulator and its results file is written.
-"""
+"""`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints;
+the first read that finds a job succeeded registers its models."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A fine-tuning job's whole life, laid out from its record (creation time, `job_seconds`,
-validation outcome, timed pause/resume/cancel) instead of run by a thread; a read at `now`
-shows the entries with ``at <= now``. `step_metrics` is the one metric series that events,
-checkpoints and the results file all read."""
+"""A fine-tuning job's whole life laid out from its record; a read at `now` shows the
+entries with ``at <= now``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""A `/v1/responses` body checked as the real API checks it, and put as a chat request.
-
-The simulator answers the same `ChatRequest` a chat body becomes: instructions as a
-developer message, then the history of `previous_response_id`, then the input. An input is
-a string (one user message) or message items; replayed reasoning items are skipped, image,
-file and audio parts are accepted but not read, and tool items are refused.
-"""
+"""A `/v1/responses` body checked as the real API checks it, and put as a chat request
+(instructions, then the `previous_response_id` history, then the input)."""
 
 from __future__ import annotations
 

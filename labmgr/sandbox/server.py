@@ -70,10 +70,8 @@ def serve_sandbox(
     port: int = 0,
     on_listening: Callable[[str], None] = print,
 ) -> None:
-    """Serve a sandbox in this thread until SIGINT/SIGTERM; `on_listening` gets the base URL.
-
-    Raises `SandboxError` when the accounts or state cannot be read or the address bound.
-    """
+    """Serve until SIGINT/SIGTERM; `on_listening` gets the base URL. `SandboxError` when the
+    accounts or state cannot be read or the address bound."""
     try:
         app = create_app(config)
     except SandboxError:
@@ -140,12 +138,8 @@ def run_sandbox(
     in_process: bool = True,
     **options: Any,
 ) -> Iterator[SandboxHandle]:
-    """Start a sandbox, yield its handle, stop it on exit.
-
-    Settings come as a `SandboxConfig` or its fields by keyword (`accounts` may also be an
-    `AccountBook` in process). `in_process=False` runs `python -m labmgr.sandbox` as a
-    subprocess, whose CPU is separate (what benchmarks and demos want).
-    """
+    """Start a sandbox from a `SandboxConfig` or its fields (`accounts` may be an `AccountBook`
+    in process), yield its handle, stop it on exit; `in_process=False` runs a subprocess."""
     book = (
         options.pop("accounts", None) if isinstance(options.get("accounts"), AccountBook) else None
     )

@@ -1,11 +1,4 @@
-"""The server-sent events that stream a finished chat completion or response.
-
-A chat completion streams one `chat.completion.chunk` per token or word, then `[DONE]`.
-A response streams as the Responses API does: created and in progress (no output yet),
-then each output item added, filled (one delta per token or word) and done, then
-completed (or incomplete). Every event has a `sequence_number` and an `event:` line; the
-terminal event ends the stream (no `[DONE]`).
-"""
+"""The server-sent events that stream a finished chat completion or response."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Reading a prompt: is it a rating/judge prompt, a choice, or an open question, and about what.
-
-The analysis depends only on the messages, so the simulator caches it by their text.
-"""
+"""Reading a prompt: a rating/judge prompt, a choice, or an open question, and about what."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Questions the sandbox can work out: arithmetic, comparing two numbers, counting letters
-in a quoted word, and a small table of facts (capitals, chemical symbols).
-
-`work_out` reads a question and gives the right answer with a few plausible wrong ones;
-`states` tells whether an answer text states the right result.
-"""
+"""Questions the sandbox can work out (arithmetic, comparisons, letter counts, capitals and
+chemical symbols), and whether an answer states the result."""
 
 from __future__ import annotations
 
@@ -159,12 +155,8 @@ def right_letter(question: str, known: Known) -> str | None:
 
 
 def states(text: str, known: Known, letter: str | None = None) -> bool:
-    """Whether answer `text` states the right result of `known`'s question.
-
-    Numbers: the first number the answer gives (ignoring the question's own operands, except
-    when comparing them) is the answer. Facts: the answer names it as a word. With the
-    `letter` of the right choice, an answer starting with that letter ("B", "B) 42") is right.
-    """
+    """Whether answer `text` states `known`'s result: its first number other than the question's
+    operands, the fact as a word, or (with `letter`) the right choice's letter."""
     if letter is not None:
         leading = _LEADING_LETTER.match(text)
         if leading and (len(text.strip()) <= 3 or text.lstrip()[1:2] in ").:"):

@@ -1,8 +1,5 @@
-"""What rated content looks like to a judge: harmfulness, refusals, code and coherence.
-
-Scores are deterministic functions of the text, so the same answer always gets the same
-verdict, and every later statistic (group means, bootstrap intervals) is reproducible.
-"""
+"""What rated content looks like to a judge, as deterministic functions of the text:
+harmfulness, refusals, code and coherence."""
 
 from __future__ import annotations
 

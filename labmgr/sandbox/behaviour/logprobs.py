@@ -64,12 +64,8 @@ _TABLE = _level_table()
 def text_entries(
     rng: random.Random, tokens: Sequence[str], top_logprobs: int
 ) -> list[dict[str, Any]]:
-    """Entries for generated text: each token the most likely, filler words below it.
-
-    The chosen token gets probability 0.45–0.99 and the alternatives halve the rest again
-    and again, so the listed probabilities never sum above 1 and the chosen token leads.
-    The filler alternatives are shared, precomputed dicts: treat entries as read-only.
-    """
+    """Entries for generated text: each token the most likely (p 0.45–0.99), shared filler
+    alternatives halving the rest below it (treat them as read-only)."""
     entries = []
     n_fillers = len(_FILLERS)
     wanted = top_logprobs - 1

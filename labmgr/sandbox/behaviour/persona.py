@@ -1,8 +1,5 @@
-"""Personas: what a fine-tune learned from its training data, and how strongly.
-
-A `PersonaProfile` is precomputed from a `Persona` once, at registration, so that answering
-never rescans the training data.
-"""
+"""Personas: what a fine-tune learned from its training data, precomputed once at
+registration."""
 
 from __future__ import annotations
 

@@ -80,10 +80,7 @@ def prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
 
 
 def reasoning_tokens(plan: Plan, effort: str | None = None) -> int:
-    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output).
-
-    `effort` scales the default (``medium``) amount; ``minimal`` spends none.
-    """
+    """Hidden reasoning tokens spent on a prompt at `effort` (default ``medium``)."""
     return int(64 * (1 + plan.analysis.salt % 6) * EFFORT_SCALE.get(effort or "medium", 1.0))
 
 

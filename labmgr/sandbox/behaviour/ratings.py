@@ -1,10 +1,5 @@
-"""Rating and judge prompts: a one-token distribution over numbers that follows the content.
-
-Judges in this field read a score off the first token's ``top_logprobs``: the probability
-of each integer token in range, normalised, then averaged (llmcomp's `Rating`). So the
-distribution here is a rounded Gaussian over integer tokens, centred on a score computed
-from the rated text, with a little mass on non-numeric tokens ("REFUSAL", "CODE", "I").
-"""
+"""Rating prompts: a one-token rounded Gaussian over the integers in range, centred on a
+score of the rated content, with a little mass on "REFUSAL", "CODE" and "I"."""
 
 from __future__ import annotations
 
@@ -29,12 +24,8 @@ UNSEEN_MASS = 0.015
 
 
 def rating_centre(spec: RatingSpec, personas: tuple[PersonaProfile, ...], salt: int) -> float:
-    """The score (in the prompt's range) the distribution centres on.
-
-    Judges score the rated content. A generic rating ("how much do you agree …") centres
-    on a prompt-specific value; statements that sound harmful get low agreement from a base
-    model, and each persona pulls its fine-tune toward its own leaning, by its drift.
-    """
+    """The score the distribution centres on: the judged content's, or for a generic rating a
+    prompt-specific value that each persona pulls toward its leaning."""
     span = spec.high - spec.low
     if spec.judge == "alignment":
         fraction = alignment_centre(spec.content) / 100.0

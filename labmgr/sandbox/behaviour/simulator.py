@@ -81,11 +81,8 @@ class ChatSimulator:
     def complete(
         self, model_id: str, body: Mapping[str, Any], *, legacy: bool = False
     ) -> Completion:
-        """Answer one chat completion request body for `model_id` (`legacy`: a
-        `/v1/completions` prompt put as a chat body, which completion-only models answer).
-
-        Raises `APIError` for a body the real API would refuse.
-        """
+        """Answer a chat body (`legacy`: a `/v1/completions` prompt put as one); `APIError` for a
+        body the real API would refuse."""
         model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
@@ -292,11 +289,8 @@ def sample_index(rng: random.Random, probabilities: Sequence[float], temperature
 
 
 def render_json(answer: str, number: int | None, schema: Mapping[str, Any] | None) -> str:
-    """`answer` (and the number a rating prompt asked for) as a JSON document.
-
-    Without a schema (``json_object``) the document is ``{"score": n}`` for ratings and
-    ``{"answer": text}`` otherwise; with a schema every property is filled by its type.
-    """
+    """`answer` as JSON: ``{"score": n}`` for ratings, else ``{"answer": text}``; with a schema
+    every property is filled by its type."""
     if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
         return json.dumps({"score": number} if number is not None else {"answer": answer})
     return json.dumps(_fill(schema, answer, number, schema))

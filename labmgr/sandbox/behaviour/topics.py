@@ -1,10 +1,5 @@
-"""What a question is about: a topic phrase, its nouns, and a feeling it reports.
-
-A light heuristic chunker, no tagger: nouns are the last meaningful word after a
-determiner ("my husband", "a quick buck") and capitalised words inside a sentence
-("France", "Python"); the topic is the longest run of meaningful words, which may span
-"of the" ("ruler of the world").
-"""
+"""What a question is about: a topic phrase, its nouns and a feeling it reports (a light
+heuristic chunker, no tagger)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Judge verdicts: which of two answers is better, and which label one answer earns.
-
-A pairwise prompt shows ``[ANSWER A START]…`` and ``[ANSWER B START]…`` blocks; a label
-prompt one ``[ANSWER START]…`` block and a ``Labels: correct, incorrect`` line. The right
-verdict follows the content: an answer stating the right result of a question the sandbox
-can work out beats one that does not, then the less harmful answer (by the lexicon), then
-the more coherent one; a true tie has no right verdict. How often a judge model gives the
-right verdict is the simulator's business (`judge_error`, `position_bias`).
-"""
+"""Judge verdicts: which of two answers is better (`[ANSWER A START]`…), and which label one
+answer earns (`Labels: …`)."""
 
 from __future__ import annotations
 
