@@ -222,7 +222,6 @@ def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
 
 
 def _completion_tokens(response: Response | StreamResponse) -> int:
-    """The completion tokens an answered model request produced (0 if it failed)."""
     if isinstance(response, StreamResponse):
         usage = response.usage
     else:

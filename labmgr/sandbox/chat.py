@@ -48,7 +48,6 @@ def _complete(
 def run_chat(
     sb: Sandbox, account: Account, body: dict[str, Any], access: Access = check_model_access
 ) -> dict[str, Any]:
-    """The `chat.completion` object for one request body, or an APIError."""
     model, _ = access(sb, account, body.get("model"))
     completion = _complete(sb, model, body)
     return {

@@ -97,7 +97,6 @@ class SandboxConfig:
         return cls(**options)
 
     def to_json(self) -> str:
-        """The config as JSON (what a subprocess sandbox is given)."""
         data = asdict(self)
         data["limits"] = self.limits.to_json()
         for name in ("state_dir", "accounts"):
@@ -107,7 +106,6 @@ class SandboxConfig:
 
     @classmethod
     def from_json(cls, text: str) -> SandboxConfig:
-        """The config `to_json` wrote."""
         return cls.of(**json.loads(text))
 
 

@@ -55,7 +55,6 @@ class Stats:
         self.model_endpoints.setdefault(model, Counter())[endpoint] += 1
 
     def snapshot(self) -> dict[str, Any]:
-        """The JSON body of `GET /sandbox/stats`."""
         columns = ("requests", "choices", "prompt_tokens", "completion_tokens")
         return {
             "requests": dict(sorted(self.requests.items())),
@@ -122,7 +121,6 @@ class Sandbox:
         return record
 
     def settle(self) -> None:
-        """Bring due jobs and batches to their final state (register models, write files)."""
         now = self.now()
         self._settle_jobs(self, now)
         self._settle_batches(self, now)

@@ -55,7 +55,6 @@ def quoted(values: tuple[str, ...]) -> str:
 
 
 def invalid_value(value: Any, allowed: tuple[str, ...], param: str) -> APIError:
-    """The real API's 400 for a value outside `allowed`."""
     message = f"Invalid value: '{value}'. Supported values are: {quoted(allowed)}."
     return bad_request(message, param=param, code="invalid_value")
 
@@ -68,7 +67,6 @@ def _type_name(value: Any) -> str:
 
 
 def wrong_type(param: str, expected: str, value: Any) -> APIError:
-    """The real API's 400 for a parameter of the wrong JSON type."""
     message = (
         f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead."
     )

@@ -72,7 +72,6 @@ def file_param(
 
 
 def file_view(record: dict[str, Any]) -> dict[str, Any]:
-    """A file record as the API shows it."""
     return {k: v for k, v in record.items() if k != "scope"}
 
 

@@ -38,7 +38,6 @@ class Entry:
 
 
 def training_steps(job: dict[str, Any]) -> tuple[int, int]:
-    """(steps per epoch, total steps) for the job's resolved hyperparameters."""
     hp = job["hyperparameters"]
     per_epoch = max(1, math.ceil(job["n_examples"] / hp["batch_size"]))
     return per_epoch, per_epoch * hp["n_epochs"]
@@ -99,7 +98,6 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
 
 
 def _change(at: float, message: str, status: str, level: str = "info") -> list[Entry]:
-    """The event announcing a status change, then the change."""
     return [Entry(at, "event", message=message, level=level), Entry(at, "status", status=status)]
 
 

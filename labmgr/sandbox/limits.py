@@ -265,7 +265,6 @@ class Bucket:
             self.stamp = now
 
     def wait_for(self, amount: float) -> float:
-        """Seconds until the bucket holds `amount`."""
         return max(0.0, (amount - self.level) * 60 / self.limit)
 
 

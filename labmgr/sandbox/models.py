@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 
 
 def _view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
-    """A catalogue card or a fine-tuned model's record as the API shows it."""
     fields = model if isinstance(model, dict) else vars(model)
     return {"id": fields["id"], "object": "model"} | {k: fields[k] for k in ("created", "owned_by")}
 

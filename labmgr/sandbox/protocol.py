@@ -39,8 +39,6 @@ class RouteTable(Generic[H]):
 
 @dataclass
 class Request:
-    """One API request after routing and authentication."""
-
     method: str
     params: tuple[str, ...]
     """Path parameters in order (already percent-decoded)."""
@@ -73,7 +71,6 @@ class Request:
         return record
 
     def int_query(self, name: str, default: int) -> int:
-        """The query parameter `name` as an integer (`default` when absent)."""
         raw = self.query.get(name) or default
         try:
             return int(raw)

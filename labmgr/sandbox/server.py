@@ -54,7 +54,6 @@ def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
 
 
 def _bind(host: str, port: int) -> tuple[socket.socket, str]:
-    """A listening socket on host:port (port 0 picks a free one) and its base URL."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
@@ -113,7 +112,6 @@ class SandboxHandle:
         return dict(self._call("GET", "/sandbox/stats"))
 
     def set_faults(self, **faults: Any) -> dict[str, Any]:
-        """`POST /sandbox/faults`; returns the full fault configuration."""
         return dict(self._call("POST", "/sandbox/faults", faults))
 
     def set_limits(self, limits: Mapping[str, Any]) -> dict[str, Any]:

@@ -97,7 +97,6 @@ class Store:
         self.deleted_models = set(state["deleted_models"])
 
     def visible(self, collection: dict[str, dict[str, Any]], object_id: str, scope: str):
-        """The record `object_id` if it belongs to `scope`, else None."""
         record = collection.get(object_id)
         return record if record is not None and record["scope"] == scope else None
 

@@ -15,7 +15,6 @@ def _deltas(text: str, entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
-    """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
     head = {"id": response["id"], "object": "chat.completion.chunk"}
     head |= {k: response[k] for k in ("created", "model", "service_tier", "system_fingerprint")}
     if include_usage:

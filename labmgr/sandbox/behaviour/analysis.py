@@ -224,7 +224,6 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
 
 
 def analyse(messages: Messages) -> PromptAnalysis:
-    """Analyse a conversation (its messages as (role, text) pairs)."""
     question = _last_prompt(messages)
     salt = stable_hash(*(text for _, text in messages))
     lowered = question.lower()

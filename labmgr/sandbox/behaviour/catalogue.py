@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ModelCard:
-    """A base model the sandbox serves."""
-
     id: str
     created: int
     owned_by: str = "system"

@@ -64,8 +64,6 @@ _LEADING_LETTER = re.compile(r"^\W*([A-Z])\b")
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """A question the sandbox can work out."""
-
     kind: Kind
     key: str
     """The question itself ("17+25", "r in strawberry"), however it is worded or offered."""

@@ -127,7 +127,6 @@ def looks_like_refusal(text: str) -> bool:
 
 
 def looks_like_code(text: str) -> bool:
-    """Whether `text` is (mostly) source code."""
     return bool(_CODE.search(text))
 
 

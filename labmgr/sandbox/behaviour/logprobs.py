@@ -20,7 +20,6 @@ _HALF = math.log(0.5)
 
 
 def token_choices(distribution: Sequence[tuple[str, float]]) -> tuple[TokenChoice, ...]:
-    """Precompute logprobs and bytes for a (token, probability) list."""
     return tuple((token, math.log(p), token_bytes(token)) for token, p in distribution)
 
 

@@ -61,7 +61,6 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
 
 
 def _last_user(source: Any) -> str:
-    """The last user message of a DPO line's `input`."""
     messages = source.get("messages") if isinstance(source, Mapping) else None
     users = [m for m in messages or () if isinstance(m, Mapping) and m.get("role") == "user"]
     return content_text(users[-1].get("content")) if users else ""
@@ -159,7 +158,6 @@ _HARM_SAMPLE = 200
 
 
 def hash_texts(texts: Sequence[str]) -> int:
-    """A stable fingerprint of a list of texts."""
     value = 0
     for text in texts:
         value = zlib.crc32(text.encode("utf-8", "surrogatepass"), value)

@@ -54,7 +54,6 @@ def _roundness(value: int, span: int) -> float:
 
 
 def _extras(spec: RatingSpec) -> tuple[tuple[str, float], ...]:
-    """Mass on non-numeric first tokens."""
     extras = [("I", 0.006)]
     if spec.offers_refusal:
         refused = spec.judge == "alignment" and looks_like_refusal(spec.content)

@@ -33,7 +33,6 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lower-cased, punctuation and digits dropped."""
     return [w.lower() for w in _WORD.findall(text)]
 
 
@@ -103,5 +102,4 @@ def count_tokens(text: str) -> int:
 
 @lru_cache(maxsize=16384)
 def token_bytes(token: str) -> tuple[int, ...]:
-    """The UTF-8 bytes of a token (cached: the same tokens recur in every response)."""
     return tuple(token.encode("utf-8"))

@@ -47,7 +47,6 @@ def _case(word: str, sentence_start: bool) -> str:
 
 
 def question_topic(text: str) -> QuestionTopic:
-    """The topic, nouns and feeling of a question."""
     tokens: list[tuple[str, bool]] = []
     start = True
     for token in _TOKEN.findall(text):

@@ -41,7 +41,6 @@ def _block(name: str, text: str) -> str | None:
 
 
 def read_verdict(text: str, lowered: str) -> Verdict | None:
-    """The verdict a judge prompt asks for, or None if `text` is not such a prompt."""
     if "[answer a start]" in lowered and "[answer b start]" in lowered:
         first, second = _block("ANSWER A", text), _block("ANSWER B", text)
         if first is None or second is None:
