@@ -47,9 +47,6 @@ _UNRUN = {
 }
 
 
-# ---- derived state ----
-
-
 def _phases(batch: dict[str, Any]) -> dict[str, float]:
     """When the batch reaches each status (never, for a batch nobody cancels)."""
     start, seconds = batch["created_at"], batch["batch_seconds"]
@@ -145,9 +142,6 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     return {k: v for k, v in view.items() if v is not None or k == "metadata"}
 
 
-# ---- settling: write the output and error files of a finished batch ----
-
-
 def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
     results = json.loads(sb.store.blob(f"batch-{batch['id']}") or b"[]")
     done = _done(batch, status, sb.now())
@@ -203,9 +197,6 @@ def settle_due(sb: Sandbox, now: float) -> None:
             status = _status(batch, now)
             if status in ("completed", "expired", "cancelled"):
                 _settle(sb, batch, status)
-
-
-# ---- creating: validate the input file, answer every line ----
 
 
 _MISSING = "missing_required_parameter"
@@ -389,9 +380,6 @@ async def create(sb: Sandbox, req: Request) -> Response:
     sb.store.batches[batch["id"]] = batch
     sb.store.save()
     return Response(batch_view(sb, batch, sb.now()))
-
-
-# ---- reading and cancelling ----
 
 
 def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:

@@ -97,12 +97,7 @@ class SandboxConfig:
         return cls(**options)
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["limits"] = self.limits.to_json()
-        for name in ("state_dir", "accounts"):
-            if data[name] is not None:
-                data[name] = str(data[name])
-        return json.dumps(data)
+        return json.dumps(asdict(self) | {"limits": self.limits.to_json()}, default=str)
 
     @classmethod
     def from_json(cls, text: str) -> SandboxConfig:

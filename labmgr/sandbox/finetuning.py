@@ -25,9 +25,6 @@ full_valid_loss full_valid_mean_token_accuracy""".split()  # noqa: SIM905
 DAY = 24 * 3600
 
 
-# ---- derived state ----
-
-
 def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
     cache = sb.timelines
     hit = cache.get(job["id"])
@@ -79,9 +76,6 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "metadata": job["metadata"],
         "user_provided_suffix": job["suffix"],
     }
-
-
-# ---- settling: register the models a finished job produced ----
 
 
 def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
@@ -141,9 +135,6 @@ def restore(sb: Sandbox) -> None:
         if job.get("settled"):
             finished = sb.store.models.get(job["fine_tuned_model"], {}).get("created", 0)
             _register_models(sb, job, finished)
-
-
-# ---- handlers ----
 
 
 def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:

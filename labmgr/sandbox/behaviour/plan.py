@@ -171,11 +171,8 @@ def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
     return tuple(math.exp(logprob) for _, logprob, _ in choices)
 
 
-# ---- next-token prompts ----
-# Offered options ("A or B", "Yes or No", lettered choices) take most of the mass; open
-# prompts spread it over common openers and the prompt's own words. The distribution
-# depends only on the model and the prompt; fine-tunes lean toward the words their training
-# answers start with.
+# Next-token prompts: offered options take most of the mass, open prompts spread it over
+# common openers and the prompt's own words; fine-tunes lean toward their answers' openers.
 
 _OPENERS = tuple("The I It A This In As Sure There Yes No That One Well My".split())  # noqa: SIM905
 _MAX_LISTED = 20
