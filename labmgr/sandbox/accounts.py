@@ -69,7 +69,6 @@ class AccountBook:
                 401,
                 "You didn't provide an API key. You need to provide your API key in an "
                 "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-                code=None,
             )
         key = authorization[7:].strip()
         if self.open:

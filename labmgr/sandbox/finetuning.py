@@ -167,7 +167,6 @@ def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
             429,
             "This fine-tune request has been rate-limited. Your organization has reached the "
             f"maximum of {limit} fine-tuning requests per day. Please try again later.",
-            type="invalid_request_error",
             code="daily_rate_limit_exceeded",
         )
 
