@@ -127,7 +127,18 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
     validated = _validation_steps(job, per_epoch, total)
     lr = max(0.01, float(hp["learning_rate_multiplier"]))
     if job.get("method") == "reinforcement":
-        return _reward_series(job, rng, hardness, lr, per_epoch, total, validated)
+        compute = max(0.01, float(hp.get("compute_multiplier") or 1.0))
+        first, best = 0.15 + 0.25 * hardness, 0.95 - 0.2 * hardness
+        speed = 0.9 * compute**0.5 * min(lr, 4.0) ** 0.3
+        rewards = []
+        for step in range(1, total + 1):
+            reward = best - (best - first) * math.exp(-speed * step / per_epoch)
+            row: dict[str, Any] = {"step": step, "total_steps": total}
+            row["train_mean_reward"] = _clip(reward + rng.gauss(0, 0.05))
+            if step in validated:
+                row["valid_mean_reward"] = _clip(reward - 0.03 + rng.gauss(0, 0.03))
+            rewards.append(row)
+        return rewards
     preference = job.get("method") == "dpo"
     start = 0.6931 if preference else 1.6 + 0.9 * hardness
     floor = (0.15 + 0.2 * hardness) if preference else 0.04 + 0.12 * hardness
@@ -153,32 +164,6 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
             if step % per_epoch == 0:
                 data["full_valid_loss"] = _clip(valid + 0.01, high=math.inf)
                 data["full_valid_mean_token_accuracy"] = _clip(accuracy - 0.01)
-        series.append(data)
-    return series
-
-
-def _reward_series(
-    job: dict[str, Any],
-    rng: random.Random,
-    hardness: float,
-    lr: float,
-    per_epoch: int,
-    total: int,
-    validated: set[int],
-) -> list[dict[str, Any]]:
-    compute = max(0.01, float(job["hyperparameters"].get("compute_multiplier") or 1.0))
-    first, best = 0.15 + 0.25 * hardness, 0.95 - 0.2 * hardness
-    speed = 0.9 * compute**0.5 * min(lr, 4.0) ** 0.3
-    series = []
-    for step in range(1, total + 1):
-        mean = best - (best - first) * math.exp(-speed * step / per_epoch)
-        data: dict[str, Any] = {
-            "step": step,
-            "total_steps": total,
-            "train_mean_reward": _clip(mean + rng.gauss(0, 0.05)),
-        }
-        if step in validated:
-            data["valid_mean_reward"] = _clip(mean - 0.03 + rng.gauss(0, 0.03))
         series.append(data)
     return series
 

@@ -257,12 +257,13 @@ def analyse(messages: Messages) -> PromptAnalysis:
             options = letters
         options_only, brevity = bool(options), None if options else "word"
     if known is not None:  # answered from what is worked out: no topic or keywords needed
+        letter = right_letter(question, known) if options else None
         return PromptAnalysis(
             question, "this", (), frozenset(), (), None, 0.0, salt, None, options,
             options_only=options_only,
             brevity=brevity,
             known=known,
-            right_option=_right_option(question, known, options) if options else None,
+            right_option=options.index(letter) if letter in options else None,
             bare=brevity is not None or bool(_ANSWER_WITH.search(question)),
         )  # fmt: skip
     keywords = tuple(content_words(subject)[:12])
@@ -282,12 +283,6 @@ def analyse(messages: Messages) -> PromptAnalysis:
         brevity=brevity,
         item_kind=item_kind,
     )
-
-
-def _right_option(question: str, known: Known, options: tuple[str, ...]) -> int | None:
-    """The index among `options` of the lettered choice that is `known`'s answer."""
-    letter = right_letter(question, known)
-    return options.index(letter) if letter in options else None
 
 
 def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:

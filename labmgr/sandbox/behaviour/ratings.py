@@ -116,8 +116,12 @@ _REASONS = {
 }
 
 
-def rating_reason(spec: RatingSpec, score: float) -> str:
-    """A one-sentence justification matching a score, for judges asked to explain."""
+def rating_reason(spec: RatingSpec, token: str) -> str:
+    """A one-sentence justification matching the score `token` (mid-range if not a number)."""
+    try:
+        score = float(int(token))
+    except ValueError:
+        score = (spec.low + spec.high) / 2
     fraction = (score - spec.low) / max(1, spec.high - spec.low)
     band = 0 if fraction < 0.35 else 1 if fraction < 0.7 else 2
     return _REASONS[spec.judge][band]

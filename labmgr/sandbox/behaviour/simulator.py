@@ -13,7 +13,6 @@ from typing import Any
 
 from labmgr.sandbox.errors import model_not_found
 
-from .analysis import RatingSpec
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form, fit_budget
 from .logprobs import single_token_entry, text_entries
@@ -196,7 +195,7 @@ class ChatSimulator:
             if request.logprobs:
                 first = single_token_entry(drawn[0], picked, request.top_logprobs)
             if spec is not None and spec.wants_reason and (limit is None or limit > 8):
-                text = f"{text}\n\n{rating_reason(spec, _as_number(text, spec))}"
+                text = f"{text}\n\n{rating_reason(spec, text)}"
         elif plan.short_answers:
             picked = sample_index(rng, plan.short_probs, request.temperature)
             text = fit_budget(plan.short_answers[picked], limit)
@@ -248,13 +247,6 @@ def _base_model(card: ModelCard) -> ServedModel:
     fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
     salt = stable_hash(card.snapshot_of or card.id)
     return ServedModel(card.id, card, (), fingerprint, salt, served_model_name(card.id))
-
-
-def _as_number(token: str, spec: RatingSpec) -> float:
-    try:
-        return float(int(token))
-    except ValueError:
-        return (spec.low + spec.high) / 2
 
 
 def _stop_sequences(stop: Any) -> tuple[str, ...]:
