@@ -15,7 +15,6 @@ import labmgr.sandbox.batches as batches
 import labmgr.sandbox.chat as chat
 import labmgr.sandbox.files as files
 import labmgr.sandbox.finetuning as finetuning
-import labmgr.sandbox.models as models
 import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.config import SandboxConfig
@@ -58,9 +57,9 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("POST", _FT + "/{id}/resume", "fine_tuning.jobs.resume", finetuning.resume),
     ("GET", _FT + "/{id}/events", "fine_tuning.jobs.events", finetuning.events),
     ("GET", _FT + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", finetuning.checkpoints),
-    ("GET", "/v1/models", "models.list", models.list_models),
-    ("GET", "/v1/models/{model}", "models.retrieve", models.retrieve),  # `{model}` may hold ':'
-    ("DELETE", "/v1/models/{model}", "models.delete", models.delete),
+    ("GET", "/v1/models", "models.list", chat.list_models),
+    ("GET", "/v1/models/{model}", "models.retrieve", chat.retrieve_model),  # `{model}` may hold ':'
+    ("DELETE", "/v1/models/{model}", "models.delete", chat.delete_model),
     ("POST", "/v1/batches", "batches.create", batches.create),
     ("GET", "/v1/batches", "batches.list", batches.list_batches),
     ("GET", "/v1/batches/{id}", "batches.retrieve", batches.retrieve),

@@ -149,14 +149,13 @@ def build_job(
             "param": name,
         }
     resolved = _resolve(requested, max(n_examples, 1), method)
-    job_id = new_id("ftjob-")
     per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
     epochs = resolved["n_epochs"]
     prefix = f"ft:{snapshot}:{account.slug}:{suffix or ''}"
     checkpoint_steps = [per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)]
     final = f"{prefix}:{new_id('', 8)}"
     job = {
-        "id": job_id,
+        "id": new_id("ftjob-"),
         "scope": account.scope,
         "organization_id": account.organization,
         "created_at": now,

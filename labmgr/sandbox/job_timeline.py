@@ -48,10 +48,13 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
     seconds = job["job_seconds"]
     run_seconds = RUNNING * seconds
     created = job["created_at"]
+    validating = f"Validating training file: {job['training_file']}"
+    if job.get("validation_file"):
+        validating += f" and validation file: {job['validation_file']}"
     out: list[Entry] = [
         Entry(created, "status", status="validating_files"),
         Entry(created, "event", message=f"Created fine-tuning job: {job['id']}"),
-        Entry(created, "event", message=_validating_message(job)),
+        Entry(created, "event", message=validating),
     ]
     plan = _progress_plan(job)
     next_plan = 0
@@ -99,12 +102,6 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
 
 def _change(at: float, message: str, status: str, level: str = "info") -> list[Entry]:
     return [Entry(at, "event", message=message, level=level), Entry(at, "status", status=status)]
-
-
-def _validating_message(job: dict[str, Any]) -> str:
-    message = f"Validating training file: {job['training_file']}"
-    validation = job.get("validation_file")
-    return f"{message} and validation file: {validation}" if validation else message
 
 
 def _validation_steps(job: dict[str, Any], per_epoch: int, total: int) -> set[int]:

@@ -86,9 +86,8 @@ class Request:
         first_last: bool = True,
         ordered: bool = False,
     ) -> dict[str, Any]:
-        """One page of `items` (in list order, with ids) after the query's `after`, at most the
-        query's `limit` long; `ordered`: `items` are oldest first and the query's `order`
-        (default ``desc``) says which way to list them."""
+        """The page of `items` after the query's `after`, `limit` long; `ordered`: `items` are
+        oldest first and the query's `order` (default ``desc``) says which way to list them."""
         order = self.query.get("order") or "desc"
         if ordered and order not in ("asc", "desc"):
             raise invalid_value(order, ("asc", "desc"), "order")
