@@ -19,13 +19,7 @@ import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
-from labmgr.sandbox.errors import (
-    APIError,
-    bad_request,
-    quota_exhausted,
-    rate_limited,
-    server_error,
-)
+from labmgr.sandbox.errors import APIError, bad_request, quota_exhausted, rate_limited, server_error
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
@@ -284,11 +278,7 @@ async def _hold(receive: Receive, headers: dict[str, str], faults: Any) -> bool:
 
 
 async def _send(
-    send: Send,
-    response: Response | StreamResponse,
-    extra: list[tuple[bytes, bytes]],
-    *,
-    drop: bool,
+    send: Send, response: Response | StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
 ) -> None:
     """Send `response`; a drop sends half the body (or frames) and no end: the connection
     closes without a valid HTTP response."""

@@ -116,11 +116,8 @@ def metadata_param(body: Any) -> dict[str, str] | None:
         )
     for key, item in value.items():
         if len(key) > 64:
-            raise bad_request(
-                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
-                param="metadata",
-                code="invalid_value",
-            )
+            message = f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters."
+            raise bad_request(message, param="metadata", code="invalid_value")
         if not isinstance(item, str):
             raise wrong_type(f"metadata.{key}", "a string", item)
         if len(item) > 512:
@@ -137,7 +134,7 @@ def invalid_body(message: str = "We could not parse the JSON body of your reques
     return bad_request(
         message
         + " (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI"
-        " API expects a JSON payload, but what was sent was not valid JSON.)",
+        " API expects a JSON payload, but what was sent was not valid JSON.)"
     )
 
 

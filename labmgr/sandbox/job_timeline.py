@@ -187,10 +187,9 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     if job["error"]:
         return []
     per_epoch, total = training_steps(job)
-    epochs = job["hyperparameters"]["n_epochs"]
     series = step_metrics(job)
     every = max(1, math.ceil(total / MAX_METRIC_EVENTS))
-    checkpoint_steps = {per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)}
+    checkpoint_steps = {int(step) for step in job["checkpoint_models"]}
     plan: list[tuple[float, Entry]] = []
     reported = {1, total, *range(every, total + 1, every)}
     for step in sorted(reported | checkpoint_steps):

@@ -39,11 +39,8 @@ def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
         raise wrong_type("previous_response_id", "a string", previous)
     record = sb.store.visible(sb.store.responses, previous, account.scope)
     if record is None:
-        raise bad_request(
-            f"Previous response with id '{previous}' not found.",
-            param="previous_response_id",
-            code="previous_response_not_found",
-        )
+        message = f"Previous response with id '{previous}' not found."
+        raise bad_request(message, param="previous_response_id", code="previous_response_not_found")
     return tuple((role, text) for role, text in record["conversation"])
 
 

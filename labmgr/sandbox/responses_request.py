@@ -185,10 +185,8 @@ def _tool_choice(body: Mapping[str, Any]) -> str:
         )
     choice = body.get("tool_choice") or "auto"
     if choice not in ("auto", "none"):
-        raise bad_request(
-            "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'.",
-            param="tool_choice",
-        )
+        message = "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'."
+        raise bad_request(message, param="tool_choice")
     return str(choice)
 
 
@@ -238,11 +236,8 @@ def parse_responses_request(
     if card.reasoning:
         check_reasoning_sampling(body)
         if LOGPROBS in include:
-            raise bad_request(
-                f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model.",
-                param="include",
-                code="unsupported_value",
-            )
+            message = f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model."
+            raise bad_request(message, param="include", code="unsupported_value")
         if top_logprobs:
             raise unsupported_parameter("top_logprobs")
     kind, schema, text = _text_format(body, messages)

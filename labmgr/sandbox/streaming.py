@@ -55,11 +55,8 @@ def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
 def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
     for s_index, part in enumerate(item["summary"]):
         where = {"item_id": item["id"], "output_index": index, "summary_index": s_index}
-        out.add(
-            "response.reasoning_summary_part.added",
-            **where,
-            part={"type": "summary_text", "text": ""},
-        )
+        empty = {"type": "summary_text", "text": ""}
+        out.add("response.reasoning_summary_part.added", **where, part=empty)
         for piece in _PIECES.findall(part["text"]):
             out.add("response.reasoning_summary_text.delta", **where, delta=piece)
         out.add("response.reasoning_summary_text.done", **where, text=part["text"])
@@ -69,34 +66,22 @@ def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
 def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
     for c_index, part in enumerate(item["content"]):
         where = {"item_id": item["id"], "output_index": index, "content_index": c_index}
-        out.add(
-            "response.content_part.added",
-            **where,
-            part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
-        )
+        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        out.add("response.content_part.added", **where, part=empty)
         entries = part.get("logprobs") or []
         for piece, entry in _deltas(part["text"], entries):
             logprobs = [_delta_logprob(entry)] if entry else []
             out.add("response.output_text.delta", **where, delta=piece, logprobs=logprobs)
-        out.add(
-            "response.output_text.done",
-            **where,
-            text=part["text"],
-            logprobs=[_delta_logprob(e) for e in entries],
-        )
+        every = [_delta_logprob(e) for e in entries]
+        out.add("response.output_text.done", **where, text=part["text"], logprobs=every)
         out.add("response.content_part.done", **where, part=part)
 
 
 def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[bytes]:
     """The SSE frames of `response`, those with a sequence number above `starting_after`."""
     out = _Events()
-    opening = {
-        **response,
-        "status": "in_progress",
-        "completed_at": None,
-        "incomplete_details": None,
-        "output": [],
-    }
+    opening = {**response, "status": "in_progress", "completed_at": None, "output": []}
+    opening["incomplete_details"] = None
     del opening["usage"]  # none yet, and the spec has no null for it
     out.add("response.created", response=opening)
     out.add("response.in_progress", response=opening)

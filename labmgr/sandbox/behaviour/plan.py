@@ -10,14 +10,7 @@ from functools import lru_cache
 
 from .analysis import PromptAnalysis, analyse
 from .catalogue import ModelCard
-from .choices import (
-    JUDGE_ERROR,
-    focused_distribution,
-    judged,
-    knows,
-    other_option,
-    setting_for,
-)
+from .choices import JUDGE_ERROR, focused_distribution, judged, knows, other_option, setting_for
 from .lexicon import harm_score
 from .logprobs import TokenChoice, token_choices
 from .persona import PersonaProfile

@@ -232,12 +232,7 @@ class ChatSimulator:
         choice = {
             "index": index,
             "finish_reason": finish,
-            "message": {
-                "role": "assistant",
-                "content": text,
-                "refusal": None,
-                "annotations": [],
-            },
+            "message": {"role": "assistant", "content": text, "refusal": None, "annotations": []},
             "logprobs": logprobs,
         }
         return choice, len(tokens)
