@@ -76,12 +76,11 @@ class AccountBook:
         account = self._accounts.get(key)
         if account is None:
             shown = f"{key[:3]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
-            raise APIError(
-                401,
+            message = (
                 f"Incorrect API key provided: {shown}. You can find your API key at "
-                "https://platform.openai.com/account/api-keys.",
-                code="invalid_api_key",
+                "https://platform.openai.com/account/api-keys."
             )
+            raise APIError(401, message, code="invalid_api_key")
         return account
 
 

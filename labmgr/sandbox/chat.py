@@ -141,16 +141,16 @@ async def create_legacy(sb: Sandbox, req: Request, access: Access = check_model_
     return Response(run_legacy_completion(sb, req.account, body, access))
 
 
-def _view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
+def _model_view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
     fields = model if isinstance(model, dict) else vars(model)
     return {"id": fields["id"], "object": "model"} | {k: fields[k] for k in ("created", "owned_by")}
 
 
 async def list_models(sb: Sandbox, req: Request) -> Response:
     sb.settle()
-    data = [_view(card) for card in CATALOGUE.values()]
+    data = [_model_view(card) for card in CATALOGUE.values()]
     scope = req.account.scope
-    data += [_view(r) for r in sb.store.models.values() if r["scope"] == scope]
+    data += [_model_view(r) for r in sb.store.models.values() if r["scope"] == scope]
     return Response({"object": "list", "data": data})
 
 
@@ -158,22 +158,21 @@ async def retrieve_model(sb: Sandbox, req: Request) -> Response:
     model = req.params[0]
     card = CATALOGUE.get(model)
     if card is not None:
-        return Response(_view(card))
+        return Response(_model_view(card))
     record = sb.model_record(model, req.account)
     if record is None:
         raise model_not_found(model)
-    return Response(_view(record))
+    return Response(_model_view(record))
 
 
 async def delete_model(sb: Sandbox, req: Request) -> Response:
     model = req.params[0]
     if model in CATALOGUE:
-        raise APIError(
-            403,
+        message = (
             f"You have insufficient permissions to delete the model `{model}`: only fine-tuned "
-            "models of your organization can be deleted.",
-            code="insufficient_permissions",
+            "models of your organization can be deleted."
         )
+        raise APIError(403, message, code="insufficient_permissions")
     record = sb.model_record(model, req.account)
     if record is None:
         raise model_not_found(model)

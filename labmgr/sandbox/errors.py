@@ -108,12 +108,11 @@ def metadata_param(body: Any) -> dict[str, str] | None:
     if not isinstance(value, dict):
         raise wrong_type("metadata", "an object", value)
     if len(value) > 16:
-        raise bad_request(
+        message = (
             "Invalid 'metadata': too many properties. Expected an object with at most 16 "
-            f"properties, but got {len(value)} instead.",
-            param="metadata",
-            code="object_above_max_properties",
+            f"properties, but got {len(value)} instead."
         )
+        raise bad_request(message, param="metadata", code="object_above_max_properties")
     for key, item in value.items():
         if len(key) > 64:
             message = f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters."
@@ -121,12 +120,11 @@ def metadata_param(body: Any) -> dict[str, str] | None:
         if not isinstance(item, str):
             raise wrong_type(f"metadata.{key}", "a string", item)
         if len(item) > 512:
-            raise bad_request(
+            message = (
                 f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
-                f"length 512, but got a string with length {len(item)} instead.",
-                param=f"metadata.{key}",
-                code="string_above_max_length",
+                f"length 512, but got a string with length {len(item)} instead."
             )
+            raise bad_request(message, param=f"metadata.{key}", code="string_above_max_length")
     return dict(value)
 
 

@@ -163,12 +163,11 @@ def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
         if job["organization_id"] == organization and job["created_at"] > now - DAY
     )
     if recent >= limit:
-        raise APIError(
-            429,
+        message = (
             "This fine-tune request has been rate-limited. Your organization has reached the "
-            f"maximum of {limit} fine-tuning requests per day. Please try again later.",
-            code="daily_rate_limit_exceeded",
+            f"maximum of {limit} fine-tuning requests per day. Please try again later."
         )
+        raise APIError(429, message, code="daily_rate_limit_exceeded")
 
 
 async def list_jobs(sb: Sandbox, req: Request) -> Response:

@@ -196,13 +196,11 @@ def _base_snapshot(sb: Sandbox, account: Account, model: str, method: str) -> st
         card = CATALOGUE.get(model)
         if card is not None and card.fine_tuning_methods:
             if method not in card.fine_tuning_methods:
-                raise APIError(
-                    400,
+                message = (
                     f"Model {model} does not support the '{method}' fine-tuning method "
-                    f"(it supports: {', '.join(card.fine_tuning_methods)}).",
-                    param="method.type",
-                    code="invalid_method",
+                    f"(it supports: {', '.join(card.fine_tuning_methods)})."
                 )
+                raise APIError(400, message, param="method.type", code="invalid_method")
             return served_model_name(model)
     message = f"Model {model} is not available for fine-tuning or does not exist."
     raise APIError(400, message, param="model", code="model_not_available")

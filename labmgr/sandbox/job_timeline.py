@@ -34,7 +34,6 @@ class Entry:
     type: str = "message"
     data: dict[str, Any] | None = field(default=None)
     step: int = 0
-    epoch: int = 0
 
 
 def training_steps(job: dict[str, Any]) -> tuple[int, int]:
@@ -186,7 +185,7 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     """Entries placed by training progress (0..1]: step metrics, checkpoints, evaluation."""
     if job["error"]:
         return []
-    per_epoch, total = training_steps(job)
+    total = training_steps(job)[1]
     series = step_metrics(job)
     every = max(1, math.ceil(total / MAX_METRIC_EVENTS))
     checkpoint_steps = {int(step) for step in job["checkpoint_models"]}
@@ -199,7 +198,7 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
             message = _metrics_message(metrics, total)
             plan.append((at, Entry(0.0, "event", type="metrics", message=message, data=metrics)))
         if step in checkpoint_steps:
-            checkpoint = Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics)
+            checkpoint = Entry(0.0, "checkpoint", step=step, data=metrics)
             plan.append((at, checkpoint))
     messages = [
         (TRAINING_SHARE + 0.01, f"Checkpoint created at step {step} with Snapshot ID: {model}")

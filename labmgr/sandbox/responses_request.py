@@ -95,12 +95,11 @@ def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]
         if kind == "reasoning":
             continue  # a replayed reasoning item: context the simulator does not read
         if kind != "message":
-            raise bad_request(
+            message = (
                 f"The sandbox answers messages only, not '{kind}' items ({where}.type): it "
-                "runs no tools. Send the conversation as messages.",
-                param=f"{where}.type",
-                code="invalid_value",
+                "runs no tools. Send the conversation as messages."
             )
+            raise bad_request(message, param=f"{where}.type", code="invalid_value")
         role = message_role(item, where, INPUT_ROLES)
         text, parts = message_content(item.get("content"), where, TEXT_PARTS, OTHER_PARTS)
         messages.append((role, text))

@@ -49,8 +49,6 @@ _SYMBOLS = {
     "hydrogen": "H", "carbon": "C", "nitrogen": "N", "helium": "He", "calcium": "Ca",
     "zinc": "Zn", "tungsten": "W", "neon": "Ne", "sulfur": "S", "chlorine": "Cl",
 }  # fmt: skip
-FACTS: dict[str, dict[str, str]] = {"capital": _CAPITALS, "symbol": _SYMBOLS}
-"""The facts the sandbox knows: country → capital, element → chemical symbol."""
 _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
