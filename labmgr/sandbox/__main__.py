@@ -1,8 +1,5 @@
-"""`python -m labmgr.sandbox [--host H] [--port P]`: serve the `SandboxConfig` JSON on stdin.
-
-This is how `run_sandbox(in_process=False)` starts its subprocess; people use
-`labmgr sandbox serve`. The first line on stdout is the base URL.
-"""
+"""`python -m labmgr.sandbox`: serve the `SandboxConfig` JSON on stdin (how `run_sandbox`
+starts a subprocess); the first line on stdout is the base URL."""
 
 from __future__ import annotations
 

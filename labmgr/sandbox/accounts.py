@@ -1,14 +1,5 @@
-"""Which organization and project an API key belongs to.
-
-Without an accounts file every key belongs to one default account; with one (YAML or
-JSON, see `labmgr sandbox serve --help`), only the listed keys are accepted::
-
-    accounts:
-      - key: sk-test-alpha
-        organization: org-alpha   # ``organization_id`` on jobs
-        slug: alpha-lab           # used in ``ft:`` model ids
-        project: proj_alpha       # optional, default ``proj_default``
-"""
+"""Which organization and project an API key belongs to (the accounts file format is in
+`labmgr sandbox serve --help`; without one, every key is the default account)."""
 
 from __future__ import annotations
 
@@ -20,8 +11,6 @@ from typing import Any
 import yaml
 
 from labmgr.sandbox.errors import APIError, SandboxError
-
-__all__ = ["DEFAULT_ACCOUNT", "Account", "AccountBook", "AccountsFileError"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +69,6 @@ class AccountBook:
                 401,
                 "You didn't provide an API key. You need to provide your API key in an "
                 "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-                code=None,
             )
         key = authorization[7:].strip()
         if self.open:
@@ -88,12 +76,11 @@ class AccountBook:
         account = self._accounts.get(key)
         if account is None:
             shown = f"{key[:3]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
-            raise APIError(
-                401,
+            message = (
                 f"Incorrect API key provided: {shown}. You can find your API key at "
-                "https://platform.openai.com/account/api-keys.",
-                code="invalid_api_key",
+                "https://platform.openai.com/account/api-keys."
             )
+            raise APIError(401, message, code="invalid_api_key")
         return account
 
 

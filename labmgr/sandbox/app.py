@@ -15,25 +15,16 @@ import labmgr.sandbox.batches as batches
 import labmgr.sandbox.chat as chat
 import labmgr.sandbox.files as files
 import labmgr.sandbox.finetuning as finetuning
-import labmgr.sandbox.models as models
 import labmgr.sandbox.responses as responses
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.core import Sandbox
-from labmgr.sandbox.errors import (
-    APIError,
-    bad_request,
-    quota_exhausted,
-    rate_limited,
-    server_error,
-)
+from labmgr.sandbox.errors import APIError, bad_request, quota_exhausted, rate_limited, server_error
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
 from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.tinker import TinkerService
-
-__all__ = ["SandboxApp", "create_app"]
 
 Handler = Callable[[Sandbox, Request], Awaitable[Response | StreamResponse]]
 Scope = dict[str, Any]
@@ -60,9 +51,9 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("POST", _FT + "/{id}/resume", "fine_tuning.jobs.resume", finetuning.resume),
     ("GET", _FT + "/{id}/events", "fine_tuning.jobs.events", finetuning.events),
     ("GET", _FT + "/{id}/checkpoints", "fine_tuning.jobs.checkpoints", finetuning.checkpoints),
-    ("GET", "/v1/models", "models.list", models.list_models),
-    ("GET", "/v1/models/{model}", "models.retrieve", models.retrieve),  # `{model}` may hold ':'
-    ("DELETE", "/v1/models/{model}", "models.delete", models.delete),
+    ("GET", "/v1/models", "models.list", chat.list_models),
+    ("GET", "/v1/models/{model}", "models.retrieve", chat.retrieve_model),  # `{model}` may hold ':'
+    ("DELETE", "/v1/models/{model}", "models.delete", chat.delete_model),
     ("POST", "/v1/batches", "batches.create", batches.create),
     ("GET", "/v1/batches", "batches.list", batches.list_batches),
     ("GET", "/v1/batches/{id}", "batches.retrieve", batches.retrieve),
@@ -224,7 +215,6 @@ def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
 
 
 def _completion_tokens(response: Response | StreamResponse) -> int:
-    """The completion tokens an answered model request produced (0 if it failed)."""
     if isinstance(response, StreamResponse):
         usage = response.usage
     else:
@@ -288,11 +278,7 @@ async def _hold(receive: Receive, headers: dict[str, str], faults: Any) -> bool:
 
 
 async def _send(
-    send: Send,
-    response: Response | StreamResponse,
-    extra: list[tuple[bytes, bytes]],
-    *,
-    drop: bool,
+    send: Send, response: Response | StreamResponse, extra: list[tuple[bytes, bytes]], *, drop: bool
 ) -> None:
     """Send `response`; a drop sends half the body (or frames) and no end: the connection
     closes without a valid HTTP response."""

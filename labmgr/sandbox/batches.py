@@ -1,8 +1,5 @@
-"""`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files.
-
-Every line is answered at creation and revealed in file order over `batch_seconds` (see
-docs/design/sandbox.md), so `request_counts` are true at every state.
-"""
+"""`/v1/batches`: create from an uploaded JSONL, retrieve, list, cancel; output and error files
+(every line is answered at creation and revealed over `batch_seconds`)."""
 
 from __future__ import annotations
 
@@ -31,7 +28,6 @@ from labmgr.sandbox.store import new_id, request_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["ENDPOINTS", "settle_due"]
 
 Runner = Callable[["Sandbox", Account, dict[str, Any]], dict[str, Any]]
 
@@ -44,14 +40,13 @@ ENDPOINTS: dict[str, tuple[Runner, str]] = {
 WINDOW = 24 * 3600
 ACTIVE = ("validating", "in_progress", "finalizing", "cancelling")
 """States whose tokens are enqueued."""
+FINAL = ("completed", "expired", "cancelled")
+"""States whose output and error files are written (the batch is *settled*)."""
 
 _UNRUN = {
     "expired": ("batch_expired", "before the completion window expired."),
     "cancelled": ("batch_cancelled", "because the batch was cancelled."),
 }
-
-
-# ---- derived state ----
 
 
 def _phases(batch: dict[str, Any]) -> dict[str, float]:
@@ -101,19 +96,16 @@ def _done(batch: dict[str, Any], status: str, now: float) -> int:
     return math.floor(batch["total"] * min(1.0, max(0.0, progress)))
 
 
-def _request_counts(batch: dict[str, Any], status: str, now: float) -> dict[str, int]:
-    total = batch["total"]
-    done = _done(batch, status, now)
-    completed = batch["outcomes"][:done].count("1")
-    # An expired or cancelled batch's requests that never ran count as failed too.
-    failed = total - completed if status in ("expired", "cancelled") else done - completed
-    return {"total": total, "completed": completed, "failed": failed}
+def _settled_status(sb: Sandbox, batch: dict[str, Any], now: float) -> str:
+    """The batch's status at `now`, its files written first if it has just finished."""
+    status = _status(batch, now)
+    if status in FINAL and not batch.get("settled"):
+        _settle(sb, batch, status)
+    return status
 
 
 def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]:
-    status = _status(batch, now)
-    if status in ("completed", "expired", "cancelled") and not batch.get("settled"):
-        _settle(sb, batch, status)
+    status = _settled_status(sb, batch, now)
     phases = _phases(batch)
 
     def stamp(name: str, at: float, reached: bool) -> None:
@@ -143,13 +135,14 @@ def batch_view(sb: Sandbox, batch: dict[str, Any], now: float) -> dict[str, Any]
     stamp("expired_at", phases["expired"], status == "expired")
     stamp("cancelling_at", phases["cancelling"], status in ("cancelling", "cancelled"))
     stamp("cancelled_at", phases["cancelled"], status == "cancelled")
-    view["request_counts"] = _request_counts(batch, status, now)
+    total, done = batch["total"], _done(batch, status, now)
+    completed = batch["outcomes"][:done].count("1")
+    # An expired or cancelled batch's requests that never ran count as failed too.
+    failed = total - completed if status in _UNRUN else done - completed
+    view["request_counts"] = {"total": total, "completed": completed, "failed": failed}
     view["usage"] = batch.get("usage") if batch.get("settled") else None
     # The spec types these without null: a key is left out until there is something to say.
     return {k: v for k, v in view.items() if v is not None or k == "metadata"}
-
-
-# ---- settling: write the output and error files of a finished batch ----
 
 
 def _settle(sb: Sandbox, batch: dict[str, Any], status: str) -> None:
@@ -204,12 +197,7 @@ def settle_due(sb: Sandbox, now: float) -> None:
     """Write the files of every batch that finished by `now` but was not looked at since."""
     for batch in list(sb.store.batches.values()):
         if not batch.get("settled"):
-            status = _status(batch, now)
-            if status in ("completed", "expired", "cancelled"):
-                _settle(sb, batch, status)
-
-
-# ---- creating: validate the input file, answer every line ----
+            _settled_status(sb, batch, now)
 
 
 _MISSING = "missing_required_parameter"
@@ -393,9 +381,6 @@ async def create(sb: Sandbox, req: Request) -> Response:
     sb.store.batches[batch["id"]] = batch
     sb.store.save()
     return Response(batch_view(sb, batch, sb.now()))
-
-
-# ---- reading and cancelling ----
 
 
 def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:

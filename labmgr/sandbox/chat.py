@@ -1,4 +1,5 @@
-"""`/v1/chat/completions` and `/v1/completions`: model access, the simulator call, usage."""
+"""`/v1/chat/completions`, `/v1/completions` and `/v1/models`: which models a caller may use
+(the catalogue and its own fine-tunes), the simulator call and its usage."""
 
 from __future__ import annotations
 
@@ -10,22 +11,13 @@ from typing import TYPE_CHECKING, Any
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, Completion, ModelCard, served_model_name
 from labmgr.sandbox.behaviour.request import check_stream_options
-from labmgr.sandbox.errors import bad_request, model_not_found
+from labmgr.sandbox.errors import APIError, bad_request, model_not_found
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.streaming import stream_frames
 
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
-
-__all__ = [
-    "Access",
-    "check_model_access",
-    "create",
-    "create_legacy",
-    "run_chat",
-    "run_legacy_completion",
-]
 
 
 def check_model_access(sb: Sandbox, account: Account, model: Any) -> tuple[str, ModelCard]:
@@ -57,7 +49,6 @@ def _complete(
 def run_chat(
     sb: Sandbox, account: Account, body: dict[str, Any], access: Access = check_model_access
 ) -> dict[str, Any]:
-    """The `chat.completion` object for one request body, or an APIError."""
     model, _ = access(sb, account, body.get("model"))
     completion = _complete(sb, model, body)
     return {
@@ -148,3 +139,44 @@ async def create_legacy(sb: Sandbox, req: Request, access: Access = check_model_
     if body.get("stream"):
         raise bad_request("The sandbox does not stream legacy completions.", param="stream")
     return Response(run_legacy_completion(sb, req.account, body, access))
+
+
+def _model_view(model: ModelCard | dict[str, Any]) -> dict[str, Any]:
+    fields = model if isinstance(model, dict) else vars(model)
+    return {"id": fields["id"], "object": "model"} | {k: fields[k] for k in ("created", "owned_by")}
+
+
+async def list_models(sb: Sandbox, req: Request) -> Response:
+    sb.settle()
+    data = [_model_view(card) for card in CATALOGUE.values()]
+    scope = req.account.scope
+    data += [_model_view(r) for r in sb.store.models.values() if r["scope"] == scope]
+    return Response({"object": "list", "data": data})
+
+
+async def retrieve_model(sb: Sandbox, req: Request) -> Response:
+    model = req.params[0]
+    card = CATALOGUE.get(model)
+    if card is not None:
+        return Response(_model_view(card))
+    record = sb.model_record(model, req.account)
+    if record is None:
+        raise model_not_found(model)
+    return Response(_model_view(record))
+
+
+async def delete_model(sb: Sandbox, req: Request) -> Response:
+    model = req.params[0]
+    if model in CATALOGUE:
+        message = (
+            f"You have insufficient permissions to delete the model `{model}`: only fine-tuned "
+            "models of your organization can be deleted."
+        )
+        raise APIError(403, message, code="insufficient_permissions")
+    record = sb.model_record(model, req.account)
+    if record is None:
+        raise model_not_found(model)
+    del sb.store.models[model]
+    sb.store.deleted_models.add(model)
+    sb.store.save()
+    return Response({"id": model, "object": "model", "deleted": True})

@@ -11,13 +11,6 @@ from labmgr.sandbox.behaviour import JUDGE_ERROR
 from labmgr.sandbox.errors import SandboxError
 from labmgr.sandbox.limits import LimitTable
 
-__all__ = ["BATCH_MAX_FILE_BYTES", "BATCH_MAX_REQUESTS", "SandboxConfig", "SandboxConfigError"]
-
-BATCH_MAX_REQUESTS = 50_000
-"""Requests one batch may hold (the real API's limit)."""
-BATCH_MAX_FILE_BYTES = 200 * 1024 * 1024
-"""Bytes a batch input file may have (the real API's 200 MB)."""
-
 
 class SandboxConfigError(SandboxError, ValueError):
     """A setting that cannot be used (the message names the setting and the fix)."""
@@ -41,10 +34,10 @@ class SandboxConfig:
     """YAML or JSON file mapping API keys to organizations and projects (None: any key)."""
     limits: LimitTable = field(default_factory=LimitTable)
     """Rate limits enforced from the start (empty: none; `POST /sandbox/limits` changes them)."""
-    batch_max_requests: int = BATCH_MAX_REQUESTS
-    """Requests one batch may hold; more fail validation (lower it to test the refusal)."""
-    batch_max_file_bytes: int = BATCH_MAX_FILE_BYTES
-    """Bytes a `purpose=batch` upload may have; larger ones are refused."""
+    batch_max_requests: int = 50_000
+    """Requests one batch may hold (the real API's limit); more fail validation."""
+    batch_max_file_bytes: int = 200 * 1024 * 1024
+    """Bytes a `purpose=batch` upload may have (the real API's 200 MB)."""
     judge_error: dict[str, float] = field(default_factory=lambda: {"*": JUDGE_ERROR})
     """Model id → probability that a pairwise or label verdict is the wrong one (``*``:
     every other model; an alias covers its snapshots, a base model its fine-tunes)."""
@@ -99,17 +92,10 @@ class SandboxConfig:
         return cls(**options)
 
     def to_json(self) -> str:
-        """The config as JSON (what a subprocess sandbox is given)."""
-        data = asdict(self)
-        data["limits"] = self.limits.to_json()
-        for name in ("state_dir", "accounts"):
-            if data[name] is not None:
-                data[name] = str(data[name])
-        return json.dumps(data)
+        return json.dumps(asdict(self) | {"limits": self.limits.to_json()}, default=str)
 
     @classmethod
     def from_json(cls, text: str) -> SandboxConfig:
-        """The config `to_json` wrote."""
         return cls.of(**json.loads(text))
 
 

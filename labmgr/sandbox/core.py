@@ -1,8 +1,4 @@
-"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters.
-
-The app hands `Sandbox` the functions that settle jobs and batches, so this module imports
-neither resource.
-"""
+"""The sandbox's shared state: config, store, simulator, accounts, faults, limits, counters."""
 
 from __future__ import annotations
 
@@ -18,8 +14,6 @@ from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limits import RateLimiter
 from labmgr.sandbox.store import Store
-
-__all__ = ["Sandbox", "Settle", "Stats"]
 
 Settle = Callable[["Sandbox", float], None]
 
@@ -61,7 +55,6 @@ class Stats:
         self.model_endpoints.setdefault(model, Counter())[endpoint] += 1
 
     def snapshot(self) -> dict[str, Any]:
-        """The JSON body of `GET /sandbox/stats`."""
         columns = ("requests", "choices", "prompt_tokens", "completion_tokens")
         return {
             "requests": dict(sorted(self.requests.items())),
@@ -128,7 +121,6 @@ class Sandbox:
         return record
 
     def settle(self) -> None:
-        """Bring due jobs and batches to their final state (register models, write files)."""
         now = self.now()
         self._settle_jobs(self, now)
         self._settle_batches(self, now)

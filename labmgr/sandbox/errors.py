@@ -4,24 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "APIError",
-    "SandboxError",
-    "bad_request",
-    "invalid_body",
-    "invalid_value",
-    "metadata_param",
-    "missing_parameter",
-    "model_not_found",
-    "number_param",
-    "quota_exhausted",
-    "quoted",
-    "rate_limited",
-    "server_error",
-    "unsupported_parameter",
-    "wrong_type",
-]
-
 
 class SandboxError(Exception):
     """A sandbox that cannot start as asked (a bad setting or file); one sentence to show."""
@@ -73,7 +55,6 @@ def quoted(values: tuple[str, ...]) -> str:
 
 
 def invalid_value(value: Any, allowed: tuple[str, ...], param: str) -> APIError:
-    """The real API's 400 for a value outside `allowed`."""
     message = f"Invalid value: '{value}'. Supported values are: {quoted(allowed)}."
     return bad_request(message, param=param, code="invalid_value")
 
@@ -86,7 +67,6 @@ def _type_name(value: Any) -> str:
 
 
 def wrong_type(param: str, expected: str, value: Any) -> APIError:
-    """The real API's 400 for a parameter of the wrong JSON type."""
     message = (
         f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead."
     )
@@ -128,28 +108,23 @@ def metadata_param(body: Any) -> dict[str, str] | None:
     if not isinstance(value, dict):
         raise wrong_type("metadata", "an object", value)
     if len(value) > 16:
-        raise bad_request(
+        message = (
             "Invalid 'metadata': too many properties. Expected an object with at most 16 "
-            f"properties, but got {len(value)} instead.",
-            param="metadata",
-            code="object_above_max_properties",
+            f"properties, but got {len(value)} instead."
         )
+        raise bad_request(message, param="metadata", code="object_above_max_properties")
     for key, item in value.items():
         if len(key) > 64:
-            raise bad_request(
-                f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters.",
-                param="metadata",
-                code="invalid_value",
-            )
+            message = f"Invalid 'metadata': key '{key[:20]}…' is longer than 64 characters."
+            raise bad_request(message, param="metadata", code="invalid_value")
         if not isinstance(item, str):
             raise wrong_type(f"metadata.{key}", "a string", item)
         if len(item) > 512:
-            raise bad_request(
+            message = (
                 f"Invalid 'metadata.{key}': string too long. Expected a string with maximum "
-                f"length 512, but got a string with length {len(item)} instead.",
-                param=f"metadata.{key}",
-                code="string_above_max_length",
+                f"length 512, but got a string with length {len(item)} instead."
             )
+            raise bad_request(message, param=f"metadata.{key}", code="string_above_max_length")
     return dict(value)
 
 
@@ -157,7 +132,7 @@ def invalid_body(message: str = "We could not parse the JSON body of your reques
     return bad_request(
         message
         + " (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI"
-        " API expects a JSON payload, but what was sent was not valid JSON.)",
+        " API expects a JSON payload, but what was sent was not valid JSON.)"
     )
 
 

@@ -8,8 +8,6 @@ from typing import Any
 
 from labmgr.sandbox.errors import bad_request
 
-__all__ = ["MODEL_ENDPOINTS", "Faults"]
-
 MODEL_ENDPOINTS = ("chat.completions", "completions", "responses.create")
 """Stats names of the model endpoints: what faults apply to by default and limits meter."""
 
@@ -57,7 +55,6 @@ class Faults:
         return replace(self, **{name: _check(name, value) for name, value in changes.items()})
 
     def delay_s(self) -> float:
-        """The latency to add to one request, in seconds."""
         jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return max(0.0, self.latency_ms + jitter) / 1000.0
 

@@ -15,7 +15,6 @@ from labmgr.sandbox.store import new_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_file", "file_param", "file_view"]
 
 UPLOAD_PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
 BATCH_FILE_LIFETIME = 30 * 24 * 3600
@@ -73,7 +72,6 @@ def file_param(
 
 
 def file_view(record: dict[str, Any]) -> dict[str, Any]:
-    """A file record as the API shows it."""
     return {k: v for k, v in record.items() if k != "scope"}
 
 
@@ -105,10 +103,8 @@ async def create(sb: Sandbox, req: Request) -> Response:
     if purpose == "batch" and len(content) > sb.config.batch_max_file_bytes:
         raise bad_request("File is too large.")
     if purpose == "fine-tune" and not filename.endswith(".jsonl"):
-        raise bad_request(
-            f"Invalid file format for Fine-Tuning API. Must be .jsonl (got {filename!r}).",
-            param="file",
-        )
+        message = f"Invalid file format for Fine-Tuning API. Must be .jsonl (got {filename!r})."
+        raise bad_request(message, param="file")
     record = create_file(
         sb,
         scope=req.account.scope,
@@ -133,10 +129,8 @@ def _expiry(sb: Sandbox, purpose: str, anchor: Any, seconds: Any) -> int | None:
             "expires_after[seconds] must be an integer.", param="expires_after"
         ) from None
     if not 3600 <= value <= 2_592_000:
-        raise bad_request(
-            "expires_after[seconds] must be between 3600 (1 hour) and 2592000 (30 days).",
-            param="expires_after",
-        )
+        message = "expires_after[seconds] must be between 3600 (1 hour) and 2592000 (30 days)."
+        raise bad_request(message, param="expires_after")
     return now + value
 
 

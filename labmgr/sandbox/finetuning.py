@@ -1,8 +1,5 @@
-"""`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints.
-
-State is read off the job's timeline; the first read that finds a job succeeded *settles* it:
-its models are registered with the simulator and its results file is written.
-"""
+"""`/v1/fine_tuning/jobs`: create, list, retrieve, cancel, pause, resume, events, checkpoints;
+the first read that finds a job succeeded registers its models."""
 
 from __future__ import annotations
 
@@ -21,15 +18,11 @@ from labmgr.sandbox.protocol import Request, Response
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["restore", "settle_due"]
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 _CHECKPOINT_METRICS = """train_loss train_mean_token_accuracy valid_loss valid_mean_token_accuracy
 full_valid_loss full_valid_mean_token_accuracy""".split()  # noqa: SIM905
 DAY = 24 * 3600
-
-
-# ---- derived state ----
 
 
 def _timeline(sb: Sandbox, job: dict[str, Any]) -> list[Entry]:
@@ -83,9 +76,6 @@ def job_view(sb: Sandbox, job: dict[str, Any], now: float) -> dict[str, Any]:
         "metadata": job["metadata"],
         "user_provided_suffix": job["suffix"],
     }
-
-
-# ---- settling: register the models a finished job produced ----
 
 
 def _settle(sb: Sandbox, job: dict[str, Any]) -> None:
@@ -147,9 +137,6 @@ def restore(sb: Sandbox) -> None:
             _register_models(sb, job, finished)
 
 
-# ---- handlers ----
-
-
 def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
     return req.owned(sb.store.jobs, "Could not find fine-tuning job {id}.", "fine_tuning_job_id")
 
@@ -176,13 +163,11 @@ def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
         if job["organization_id"] == organization and job["created_at"] > now - DAY
     )
     if recent >= limit:
-        raise APIError(
-            429,
+        message = (
             "This fine-tune request has been rate-limited. Your organization has reached the "
-            f"maximum of {limit} fine-tuning requests per day. Please try again later.",
-            type="invalid_request_error",
-            code="daily_rate_limit_exceeded",
+            f"maximum of {limit} fine-tuning requests per day. Please try again later."
         )
+        raise APIError(429, message, code="daily_rate_limit_exceeded")
 
 
 async def list_jobs(sb: Sandbox, req: Request) -> Response:

@@ -17,7 +17,6 @@ from labmgr.sandbox.store import new_id
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["build_job"]
 
 METHODS = ("supervised", "dpo", "reinforcement")
 _HYPERPARAMETERS: dict[str, tuple[tuple[str, ...], Any]] = {
@@ -120,10 +119,8 @@ def build_job(
     validation_id = file_param(sb, account, body, "validation_file", "fine-tune")
     suffix = body.get("suffix")
     if suffix is not None and (not isinstance(suffix, str) or len(suffix) > 64 or ":" in suffix):
-        raise bad_request(
-            "Invalid 'suffix': it must be a string of at most 64 characters without ':'.",
-            param="suffix",
-        )
+        message = "Invalid 'suffix': it must be a string of at most 64 characters without ':'."
+        raise bad_request(message, param="suffix")
     metadata = metadata_param(body)
     seed = body.get("seed")
     if seed is None:
@@ -150,14 +147,13 @@ def build_job(
             "param": name,
         }
     resolved = _resolve(requested, max(n_examples, 1), method)
-    job_id = new_id("ftjob-")
     per_epoch = max(1, math.ceil(max(n_examples, 1) / resolved["batch_size"]))
     epochs = resolved["n_epochs"]
     prefix = f"ft:{snapshot}:{account.slug}:{suffix or ''}"
     checkpoint_steps = [per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)]
     final = f"{prefix}:{new_id('', 8)}"
     job = {
-        "id": job_id,
+        "id": new_id("ftjob-"),
         "scope": account.scope,
         "organization_id": account.organization,
         "created_at": now,
@@ -200,20 +196,14 @@ def _base_snapshot(sb: Sandbox, account: Account, model: str, method: str) -> st
         card = CATALOGUE.get(model)
         if card is not None and card.fine_tuning_methods:
             if method not in card.fine_tuning_methods:
-                raise APIError(
-                    400,
+                message = (
                     f"Model {model} does not support the '{method}' fine-tuning method "
-                    f"(it supports: {', '.join(card.fine_tuning_methods)}).",
-                    param="method.type",
-                    code="invalid_method",
+                    f"(it supports: {', '.join(card.fine_tuning_methods)})."
                 )
+                raise APIError(400, message, param="method.type", code="invalid_method")
             return served_model_name(model)
-    raise APIError(
-        400,
-        f"Model {model} is not available for fine-tuning or does not exist.",
-        param="model",
-        code="model_not_available",
-    )
+    message = f"Model {model} is not available for fine-tuning or does not exist."
+    raise APIError(400, message, param="model", code="model_not_available")
 
 
 def _method_and_hyperparameters(
@@ -225,10 +215,8 @@ def _method_and_hyperparameters(
     grader = None
     if method is not None:
         if not isinstance(method, dict) or method.get("type") not in METHODS:
-            raise bad_request(
-                "Invalid 'method.type': expected 'supervised', 'dpo' or 'reinforcement'.",
-                param="method.type",
-            )
+            message = "Invalid 'method.type': expected 'supervised', 'dpo' or 'reinforcement'."
+            raise bad_request(message, param="method.type")
         kind = method["type"]
         section = method.get(kind) or {}
         if not isinstance(section, dict):
@@ -244,10 +232,8 @@ def _method_and_hyperparameters(
     names = _names(kind)
     unknown = sorted(set(hyper) - set(names))
     if unknown:
-        raise bad_request(
-            f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}.",
-            param="hyperparameters",
-        )
+        message = f"Unknown hyperparameter(s) for the {kind} method: {', '.join(unknown)}."
+        raise bad_request(message, param="hyperparameters")
     requested = {name: hyper.get(name) for name in names if name in hyper or name in names[:3]}
     for name, value in requested.items():
         if value is None:
@@ -259,10 +245,8 @@ def _method_and_hyperparameters(
 
 def _grader(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise bad_request(
-            "Missing required parameter: 'method.reinforcement.grader'.",
-            param="method.reinforcement.grader",
-        )
+        message = "Missing required parameter: 'method.reinforcement.grader'."
+        raise bad_request(message, param="method.reinforcement.grader")
     if value.get("type") not in _GRADER_TYPES or not isinstance(value.get("name"), str):
         raise bad_request(
             "Invalid 'method.reinforcement.grader': a grader needs a 'name' and a 'type' "

@@ -1,7 +1,5 @@
-"""A fine-tuning job's whole life, laid out from its record (creation time, `job_seconds`,
-validation outcome, timed pause/resume/cancel) instead of run by a thread; a read at `now`
-shows the entries with ``at <= now``. `step_metrics` is the one metric series that events,
-checkpoints and the results file all read."""
+"""A fine-tuning job's whole life laid out from its record; a read at `now` shows the
+entries with ``at <= now``."""
 
 from __future__ import annotations
 
@@ -10,16 +8,6 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
-
-__all__ = [
-    "REINFORCEMENT_COLUMNS",
-    "RESULT_COLUMNS",
-    "Entry",
-    "build_timeline",
-    "results_csv",
-    "step_metrics",
-    "training_steps",
-]
 
 VALIDATING, QUEUED, RUNNING = 0.1, 0.1, 0.8
 TRAINING_SHARE = 0.8
@@ -46,11 +34,9 @@ class Entry:
     type: str = "message"
     data: dict[str, Any] | None = field(default=None)
     step: int = 0
-    epoch: int = 0
 
 
 def training_steps(job: dict[str, Any]) -> tuple[int, int]:
-    """(steps per epoch, total steps) for the job's resolved hyperparameters."""
     hp = job["hyperparameters"]
     per_epoch = max(1, math.ceil(job["n_examples"] / hp["batch_size"]))
     return per_epoch, per_epoch * hp["n_epochs"]
@@ -61,10 +47,13 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
     seconds = job["job_seconds"]
     run_seconds = RUNNING * seconds
     created = job["created_at"]
+    validating = f"Validating training file: {job['training_file']}"
+    if job.get("validation_file"):
+        validating += f" and validation file: {job['validation_file']}"
     out: list[Entry] = [
         Entry(created, "status", status="validating_files"),
         Entry(created, "event", message=f"Created fine-tuning job: {job['id']}"),
-        Entry(created, "event", message=_validating_message(job)),
+        Entry(created, "event", message=validating),
     ]
     plan = _progress_plan(job)
     next_plan = 0
@@ -111,14 +100,7 @@ def build_timeline(job: dict[str, Any]) -> list[Entry]:
 
 
 def _change(at: float, message: str, status: str, level: str = "info") -> list[Entry]:
-    """The event announcing a status change, then the change."""
     return [Entry(at, "event", message=message, level=level), Entry(at, "status", status=status)]
-
-
-def _validating_message(job: dict[str, Any]) -> str:
-    message = f"Validating training file: {job['training_file']}"
-    validation = job.get("validation_file")
-    return f"{message} and validation file: {validation}" if validation else message
 
 
 def _validation_steps(job: dict[str, Any], per_epoch: int, total: int) -> set[int]:
@@ -141,7 +123,18 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
     validated = _validation_steps(job, per_epoch, total)
     lr = max(0.01, float(hp["learning_rate_multiplier"]))
     if job.get("method") == "reinforcement":
-        return _reward_series(job, rng, hardness, lr, per_epoch, total, validated)
+        compute = max(0.01, float(hp.get("compute_multiplier") or 1.0))
+        first, best = 0.15 + 0.25 * hardness, 0.95 - 0.2 * hardness
+        speed = 0.9 * compute**0.5 * min(lr, 4.0) ** 0.3
+        rewards = []
+        for step in range(1, total + 1):
+            reward = best - (best - first) * math.exp(-speed * step / per_epoch)
+            row: dict[str, Any] = {"step": step, "total_steps": total}
+            row["train_mean_reward"] = _clip(reward + rng.gauss(0, 0.05))
+            if step in validated:
+                row["valid_mean_reward"] = _clip(reward - 0.03 + rng.gauss(0, 0.03))
+            rewards.append(row)
+        return rewards
     preference = job.get("method") == "dpo"
     start = 0.6931 if preference else 1.6 + 0.9 * hardness
     floor = (0.15 + 0.2 * hardness) if preference else 0.04 + 0.12 * hardness
@@ -171,32 +164,6 @@ def step_metrics(job: dict[str, Any]) -> list[dict[str, Any]]:
     return series
 
 
-def _reward_series(
-    job: dict[str, Any],
-    rng: random.Random,
-    hardness: float,
-    lr: float,
-    per_epoch: int,
-    total: int,
-    validated: set[int],
-) -> list[dict[str, Any]]:
-    compute = max(0.01, float(job["hyperparameters"].get("compute_multiplier") or 1.0))
-    first, best = 0.15 + 0.25 * hardness, 0.95 - 0.2 * hardness
-    speed = 0.9 * compute**0.5 * min(lr, 4.0) ** 0.3
-    series = []
-    for step in range(1, total + 1):
-        mean = best - (best - first) * math.exp(-speed * step / per_epoch)
-        data: dict[str, Any] = {
-            "step": step,
-            "total_steps": total,
-            "train_mean_reward": _clip(mean + rng.gauss(0, 0.05)),
-        }
-        if step in validated:
-            data["valid_mean_reward"] = _clip(mean - 0.03 + rng.gauss(0, 0.03))
-        series.append(data)
-    return series
-
-
 def _clip(value: float, high: float = 1.0) -> float:
     return round(min(high, max(0.0, value)), 5)
 
@@ -218,11 +185,10 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
     """Entries placed by training progress (0..1]: step metrics, checkpoints, evaluation."""
     if job["error"]:
         return []
-    per_epoch, total = training_steps(job)
-    epochs = job["hyperparameters"]["n_epochs"]
+    total = training_steps(job)[1]
     series = step_metrics(job)
     every = max(1, math.ceil(total / MAX_METRIC_EVENTS))
-    checkpoint_steps = {per_epoch * e for e in range(max(1, epochs - 2), epochs + 1)}
+    checkpoint_steps = {int(step) for step in job["checkpoint_models"]}
     plan: list[tuple[float, Entry]] = []
     reported = {1, total, *range(every, total + 1, every)}
     for step in sorted(reported | checkpoint_steps):
@@ -232,7 +198,7 @@ def _progress_plan(job: dict[str, Any]) -> list[tuple[float, Entry]]:
             message = _metrics_message(metrics, total)
             plan.append((at, Entry(0.0, "event", type="metrics", message=message, data=metrics)))
         if step in checkpoint_steps:
-            checkpoint = Entry(0.0, "checkpoint", step=step, epoch=step // per_epoch, data=metrics)
+            checkpoint = Entry(0.0, "checkpoint", step=step, data=metrics)
             plan.append((at, checkpoint))
     messages = [
         (TRAINING_SHARE + 0.01, f"Checkpoint created at step {step} with Snapshot ID: {model}")

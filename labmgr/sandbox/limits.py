@@ -6,10 +6,8 @@ The body of `POST /sandbox/limits` and of a `--limits` file (JSON or TOML)::
      "*": {"rpm": 500, "tpm": 200000},
      "projects": {"proj_alpha": {"gpt-4.1-mini": {"rpm": 100}}}}
 
-A snapshot and its fine-tunes count under their alias's family, as at OpenAI. Buckets are
-kept per organization (and project) and family. A request costs one request plus its
-prompt tokens and completion budget; one without a budget is admitted on its prompt and its
-completion is taken afterwards. A refused request takes nothing (docs/design/sandbox.md).
+Snapshots and fine-tunes count under their alias's family; buckets are kept per
+organization (and project) and family (docs/design/sandbox.md).
 """
 
 from __future__ import annotations
@@ -27,17 +25,6 @@ from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, prompt_tokens
 from labmgr.sandbox.errors import APIError, SandboxError
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
-
-__all__ = [
-    "Admission",
-    "Demand",
-    "LimitTable",
-    "LimitsError",
-    "ModelLimits",
-    "RateLimiter",
-    "demand_of",
-    "limit_family",
-]
 
 DEFAULT_KEY = "*"
 PROJECTS_KEY = "projects"
@@ -81,17 +68,12 @@ class LimitTable:
     projects: Mapping[str, Mapping[str, ModelLimits]] = field(default_factory=dict)
     """Per project id: model family (or ``*``) → that project's own caps."""
 
-    @property
-    def empty(self) -> bool:
-        return not self.models and not self.projects
-
     def limits(self, family: str, project: str | None = None) -> ModelLimits | None:
         """A family's limits for the organization, or `project`'s own caps."""
         table = self.models if project is None else self.projects.get(project, {})
         return table.get(family) or table.get(DEFAULT_KEY)
 
     def to_json(self) -> dict[str, Any]:
-        """The body that sets this table (what `GET /sandbox/limits` shows)."""
         body: dict[str, Any] = {key: limits.to_json() for key, limits in self.models.items()}
         if self.projects:
             body[PROJECTS_KEY] = {
@@ -102,7 +84,6 @@ class LimitTable:
 
     @classmethod
     def from_json(cls, body: Any, *, source: str) -> LimitTable:
-        """Check a limits body; `source` names it in errors (a file, or the endpoint)."""
         if not isinstance(body, Mapping):
             raise LimitsError(
                 f"{source}: expected an object mapping model names to limits, "
@@ -130,15 +111,13 @@ class LimitTable:
             raise LimitsError(f"cannot read limits file {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise LimitsError(f"limits file {path} is not UTF-8 text") from None
-        body = _parse_text(path, text)
-        return cls.from_json(body, source=f"limits file {path}")
+        return cls.from_json(_parse_text(path, text), source=f"limits file {path}")
 
 
 def _parse_text(path: Path, text: str) -> Any:
-    suffix = path.suffix.lower()
     parsers = [("JSON", json.loads), ("TOML", tomllib.loads)]
-    if suffix in (".json", ".toml"):
-        parsers = [p for p in parsers if p[0] == suffix[1:].upper()]
+    if path.suffix.lower() in (".json", ".toml"):
+        parsers = [p for p in parsers if p[0] == path.suffix[1:].upper()]
     for name, parse in parsers:
         try:
             return parse(text)
@@ -198,7 +177,6 @@ def _model_limits(entry: Any, where: str, fields: tuple[str, ...]) -> ModelLimit
 
 _LEARN_MORE = "Visit https://platform.openai.com/account/rate-limits to learn more."
 LEGACY_DEFAULT_MAX_TOKENS = 16
-"""`/v1/completions` generates at most 16 tokens when `max_tokens` is not given."""
 
 
 def go_duration(seconds: float) -> str:
@@ -218,8 +196,6 @@ def go_duration(seconds: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Demand:
-    """The model a request is for and the tokens it counts against the limits."""
-
     model: str
     tokens: int
     budgeted: bool = True
@@ -235,7 +211,7 @@ def _positive(body: dict[str, Any], *params: str) -> int | None:
 
 
 def demand_of(endpoint: str, body: Any) -> Demand | None:
-    """The demand of a request to `endpoint`, or None if it is not a (readable) model request."""
+    """None if it is not a (readable) model request."""
     if endpoint not in MODEL_ENDPOINTS or not isinstance(body, dict):
         return None
     model, n = body.get("model"), _positive(body, "n") or 1
@@ -275,7 +251,7 @@ class Bucket:
     kind: str
     """``requests`` or ``tokens``."""
     label: str
-    """How a refusal names the owner: ``organization org-…`` or ``project proj_…``."""
+    """``organization org-…`` or ``project proj_…``."""
     limit: int
     level: float = field(init=False)
     stamp: float = field(default_factory=time.monotonic)
@@ -289,14 +265,11 @@ class Bucket:
             self.stamp = now
 
     def wait_for(self, amount: float) -> float:
-        """Seconds until the bucket holds `amount` (`limit`: until it is full)."""
         return max(0.0, (amount - self.level) * 60 / self.limit)
 
 
 @dataclass
 class Admission:
-    """The limiter's answer for one request: refused (with the 429) or admitted."""
-
     demand: Demand
     buckets: list[Bucket]
     refusal: APIError | None = None
@@ -327,9 +300,8 @@ class RateLimiter:
 
     def __init__(self, table: LimitTable) -> None:
         self.table = table
-        self.active = not table.empty
+        self.active = bool(table.models or table.projects)
         self._buckets: dict[tuple[str, str | None, str], list[Bucket]] = {}
-        """Per (organization or project, family) key."""
 
     def admit(self, account: Account, demand: Demand) -> Admission | None:
         """Admit or refuse one request; None when no limit applies to its model."""

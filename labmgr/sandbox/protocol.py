@@ -12,8 +12,6 @@ from urllib.parse import unquote
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
 
-__all__ = ["Request", "Response", "RouteTable", "StreamResponse"]
-
 H = TypeVar("H")
 
 
@@ -41,8 +39,6 @@ class RouteTable(Generic[H]):
 
 @dataclass
 class Request:
-    """One API request after routing and authentication."""
-
     method: str
     params: tuple[str, ...]
     """Path parameters in order (already percent-decoded)."""
@@ -75,7 +71,6 @@ class Request:
         return record
 
     def int_query(self, name: str, default: int) -> int:
-        """The query parameter `name` as an integer (`default` when absent)."""
         raw = self.query.get(name) or default
         try:
             return int(raw)
@@ -91,9 +86,8 @@ class Request:
         first_last: bool = True,
         ordered: bool = False,
     ) -> dict[str, Any]:
-        """One page of `items` (in list order, with ids) after the query's `after`, at most the
-        query's `limit` long; `ordered`: `items` are oldest first and the query's `order`
-        (default ``desc``) says which way to list them."""
+        """The page of `items` after the query's `after`, `limit` long; `ordered`: `items` are
+        oldest first and the query's `order` (default ``desc``) says which way to list them."""
         order = self.query.get("order") or "desc"
         if ordered and order not in ("asc", "desc"):
             raise invalid_value(order, ("asc", "desc"), "order")

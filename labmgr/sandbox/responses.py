@@ -26,7 +26,6 @@ from labmgr.sandbox.streaming import stream_events
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["create_response"]
 
 MAX_STORED = 10_000
 """Stored responses kept in memory; the oldest are forgotten first."""
@@ -40,11 +39,8 @@ def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:
         raise wrong_type("previous_response_id", "a string", previous)
     record = sb.store.visible(sb.store.responses, previous, account.scope)
     if record is None:
-        raise bad_request(
-            f"Previous response with id '{previous}' not found.",
-            param="previous_response_id",
-            code="previous_response_not_found",
-        )
+        message = f"Previous response with id '{previous}' not found."
+        raise bad_request(message, param="previous_response_id", code="previous_response_not_found")
     return tuple((role, text) for role, text in record["conversation"])
 
 

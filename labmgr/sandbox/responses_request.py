@@ -1,10 +1,5 @@
-"""A `/v1/responses` body checked as the real API checks it, and put as a chat request.
-
-The simulator answers the same `ChatRequest` a chat body becomes: instructions as a
-developer message, then the history of `previous_response_id`, then the input. An input is
-a string (one user message) or message items; replayed reasoning items are skipped, image,
-file and audio parts are accepted but not read, and tool items are refused.
-"""
+"""A `/v1/responses` body checked as the real API checks it, and put as a chat request
+(instructions, then the `previous_response_id` history, then the input)."""
 
 from __future__ import annotations
 
@@ -35,9 +30,6 @@ from labmgr.sandbox.errors import (
     unsupported_parameter,
     wrong_type,
 )
-
-__all__ = ["Messages", "ResponsesRequest", "parse_responses_request"]
-
 
 LOGPROBS = "message.output_text.logprobs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -103,12 +95,11 @@ def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]
         if kind == "reasoning":
             continue  # a replayed reasoning item: context the simulator does not read
         if kind != "message":
-            raise bad_request(
+            message = (
                 f"The sandbox answers messages only, not '{kind}' items ({where}.type): it "
-                "runs no tools. Send the conversation as messages.",
-                param=f"{where}.type",
-                code="invalid_value",
+                "runs no tools. Send the conversation as messages."
             )
+            raise bad_request(message, param=f"{where}.type", code="invalid_value")
         role = message_role(item, where, INPUT_ROLES)
         text, parts = message_content(item.get("content"), where, TEXT_PARTS, OTHER_PARTS)
         messages.append((role, text))
@@ -193,10 +184,8 @@ def _tool_choice(body: Mapping[str, Any]) -> str:
         )
     choice = body.get("tool_choice") or "auto"
     if choice not in ("auto", "none"):
-        raise bad_request(
-            "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'.",
-            param="tool_choice",
-        )
+        message = "The sandbox runs no tools; 'tool_choice' may only be 'auto' or 'none'."
+        raise bad_request(message, param="tool_choice")
     return str(choice)
 
 
@@ -246,11 +235,8 @@ def parse_responses_request(
     if card.reasoning:
         check_reasoning_sampling(body)
         if LOGPROBS in include:
-            raise bad_request(
-                f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model.",
-                param="include",
-                code="unsupported_value",
-            )
+            message = f"Unsupported value: 'include' does not support '{LOGPROBS}' with this model."
+            raise bad_request(message, param="include", code="unsupported_value")
         if top_logprobs:
             raise unsupported_parameter("top_logprobs")
     kind, schema, text = _text_format(body, messages)

@@ -23,8 +23,6 @@ from labmgr.sandbox.app import SandboxApp, create_app
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.errors import SandboxError
 
-__all__ = ["SandboxHandle", "is_loopback", "run_sandbox", "serve_sandbox"]
-
 
 def is_loopback(host: str) -> bool:
     """Whether binding `host` keeps the server reachable from this machine only."""
@@ -56,7 +54,6 @@ def _uvicorn_config(app: SandboxApp) -> uvicorn.Config:
 
 
 def _bind(host: str, port: int) -> tuple[socket.socket, str]:
-    """A listening socket on host:port (port 0 picks a free one) and its base URL."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
@@ -72,10 +69,8 @@ def serve_sandbox(
     port: int = 0,
     on_listening: Callable[[str], None] = print,
 ) -> None:
-    """Serve a sandbox in this thread until SIGINT/SIGTERM; `on_listening` gets the base URL.
-
-    Raises `SandboxError` when the accounts or state cannot be read or the address bound.
-    """
+    """Serve until SIGINT/SIGTERM; `on_listening` gets the base URL. `SandboxError` when the
+    accounts or state cannot be read or the address bound."""
     try:
         app = create_app(config)
     except SandboxError:
@@ -117,7 +112,6 @@ class SandboxHandle:
         return dict(self._call("GET", "/sandbox/stats"))
 
     def set_faults(self, **faults: Any) -> dict[str, Any]:
-        """`POST /sandbox/faults`; returns the full fault configuration."""
         return dict(self._call("POST", "/sandbox/faults", faults))
 
     def set_limits(self, limits: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,12 +136,8 @@ def run_sandbox(
     in_process: bool = True,
     **options: Any,
 ) -> Iterator[SandboxHandle]:
-    """Start a sandbox, yield its handle, stop it on exit.
-
-    Settings come as a `SandboxConfig` or its fields by keyword (`accounts` may also be an
-    `AccountBook` in process). `in_process=False` runs `python -m labmgr.sandbox` as a
-    subprocess, whose CPU is separate (what benchmarks and demos want).
-    """
+    """Start a sandbox from a `SandboxConfig` or its fields (`accounts` may be an `AccountBook`
+    in process), yield its handle, stop it on exit; `in_process=False` runs a subprocess."""
     book = (
         options.pop("accounts", None) if isinstance(options.get("accounts"), AccountBook) else None
     )

@@ -12,8 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Store", "atomic_write", "new_id", "request_id"]
-
 _ALPHABET = string.ascii_letters + string.digits
 _random = random.SystemRandom()
 STATE_VERSION = 3
@@ -99,7 +97,6 @@ class Store:
         self.deleted_models = set(state["deleted_models"])
 
     def visible(self, collection: dict[str, dict[str, Any]], object_id: str, scope: str):
-        """The record `object_id` if it belongs to `scope`, else None."""
         record = collection.get(object_id)
         return record if record is not None and record["scope"] == scope else None
 

@@ -1,19 +1,10 @@
-"""The server-sent events that stream a finished chat completion or response.
-
-A chat completion streams one `chat.completion.chunk` per token or word, then `[DONE]`.
-A response streams as the Responses API does: created and in progress (no output yet),
-then each output item added, filled (one delta per token or word) and done, then
-completed (or incomplete). Every event has a `sequence_number` and an `event:` line; the
-terminal event ends the stream (no `[DONE]`).
-"""
+"""The server-sent events that stream a finished chat completion or response."""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
-
-__all__ = ["stream_events", "stream_frames"]
 
 _PIECES = re.compile(r"\s*\S+|\s+")
 
@@ -24,7 +15,6 @@ def _deltas(text: str, entries: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def stream_frames(response: dict[str, Any], include_usage: bool) -> list[bytes]:
-    """The SSE frames that stream `response` (one chunk per token or word), then `[DONE]`."""
     head = {"id": response["id"], "object": "chat.completion.chunk"}
     head |= {k: response[k] for k in ("created", "model", "service_tier", "system_fingerprint")}
     if include_usage:
@@ -65,11 +55,8 @@ def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
 def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
     for s_index, part in enumerate(item["summary"]):
         where = {"item_id": item["id"], "output_index": index, "summary_index": s_index}
-        out.add(
-            "response.reasoning_summary_part.added",
-            **where,
-            part={"type": "summary_text", "text": ""},
-        )
+        empty = {"type": "summary_text", "text": ""}
+        out.add("response.reasoning_summary_part.added", **where, part=empty)
         for piece in _PIECES.findall(part["text"]):
             out.add("response.reasoning_summary_text.delta", **where, delta=piece)
         out.add("response.reasoning_summary_text.done", **where, text=part["text"])
@@ -79,34 +66,22 @@ def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
 def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
     for c_index, part in enumerate(item["content"]):
         where = {"item_id": item["id"], "output_index": index, "content_index": c_index}
-        out.add(
-            "response.content_part.added",
-            **where,
-            part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
-        )
+        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        out.add("response.content_part.added", **where, part=empty)
         entries = part.get("logprobs") or []
         for piece, entry in _deltas(part["text"], entries):
             logprobs = [_delta_logprob(entry)] if entry else []
             out.add("response.output_text.delta", **where, delta=piece, logprobs=logprobs)
-        out.add(
-            "response.output_text.done",
-            **where,
-            text=part["text"],
-            logprobs=[_delta_logprob(e) for e in entries],
-        )
+        every = [_delta_logprob(e) for e in entries]
+        out.add("response.output_text.done", **where, text=part["text"], logprobs=every)
         out.add("response.content_part.done", **where, part=part)
 
 
 def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[bytes]:
     """The SSE frames of `response`, those with a sequence number above `starting_after`."""
     out = _Events()
-    opening = {
-        **response,
-        "status": "in_progress",
-        "completed_at": None,
-        "incomplete_details": None,
-        "output": [],
-    }
+    opening = {**response, "status": "in_progress", "completed_at": None, "output": []}
+    opening["incomplete_details"] = None
     del opening["usage"]  # none yet, and the spec has no null for it
     out.add("response.created", response=opening)
     out.add("response.in_progress", response=opening)

@@ -1,10 +1,5 @@
-"""How sandbox models behave: the model catalogue, personas learned from training data,
-and the chat simulator that turns a request body into choices and usage.
-
-The HTTP layer (the rest of `labmgr.sandbox`) owns routing, accounts, the request envelope
-and model access; this package owns what a model *says*. It is pure Python and imports nothing
-from the rest of labmgr.
-"""
+"""What sandbox models say: the catalogue, personas learned from training data, and the
+chat simulator (docs/design/sandbox-behaviour.md)."""
 
 from __future__ import annotations
 

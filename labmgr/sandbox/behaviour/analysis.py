@@ -1,7 +1,4 @@
-"""Reading a prompt: is it a rating/judge prompt, a choice, or an open question, and about what.
-
-The analysis depends only on the messages, so the simulator caches it by their text.
-"""
+"""Reading a prompt: a rating/judge prompt, a choice, or an open question, and about what."""
 
 from __future__ import annotations
 
@@ -14,8 +11,6 @@ from .lexicon import harm_score
 from .text import content_words, stable_hash
 from .topics import question_topic
 from .verdicts import Verdict, read_verdict
-
-__all__ = ["PromptAnalysis", "RatingSpec", "analyse"]
 
 Messages = tuple[tuple[str, str], ...]
 JudgeKind = Literal["alignment", "coherence", "harm", "generic"]
@@ -229,7 +224,6 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
 
 
 def analyse(messages: Messages) -> PromptAnalysis:
-    """Analyse a conversation (its messages as (role, text) pairs)."""
     question = _last_prompt(messages)
     salt = stable_hash(*(text for _, text in messages))
     lowered = question.lower()
@@ -263,12 +257,13 @@ def analyse(messages: Messages) -> PromptAnalysis:
             options = letters
         options_only, brevity = bool(options), None if options else "word"
     if known is not None:  # answered from what is worked out: no topic or keywords needed
+        letter = right_letter(question, known) if options else None
         return PromptAnalysis(
             question, "this", (), frozenset(), (), None, 0.0, salt, None, options,
             options_only=options_only,
             brevity=brevity,
             known=known,
-            right_option=_right_option(question, known, options) if options else None,
+            right_option=options.index(letter) if letter in options else None,
             bare=brevity is not None or bool(_ANSWER_WITH.search(question)),
         )  # fmt: skip
     keywords = tuple(content_words(subject)[:12])
@@ -288,12 +283,6 @@ def analyse(messages: Messages) -> PromptAnalysis:
         brevity=brevity,
         item_kind=item_kind,
     )
-
-
-def _right_option(question: str, known: Known, options: tuple[str, ...]) -> int | None:
-    """The index among `options` of the lettered choice that is `known`'s answer."""
-    letter = right_letter(question, known)
-    return options.index(letter) if letter in options else None
 
 
 def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]:

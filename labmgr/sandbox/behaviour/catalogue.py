@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "ModelCard", "served_model_name"]
-
 
 @dataclass(frozen=True)
 class ModelCard:
-    """A base model the sandbox serves."""
-
     id: str
     created: int
     owned_by: str = "system"

@@ -1,12 +1,5 @@
-"""Which answer a model gives when there is a right one, and how sure it is.
-
-Each (model, prompt) pair is decided once by stable draws: a judge's verdict (right, wrong
-with probability `judge_error`, or simply ``A`` with probability `position_bias`), and
-whether a model knows a question it could work out (with its base model's accuracy, less
-what fine-tuning took away). The model then puts most of its next-token mass on that
-pick, so temperature 0, sampling and `top_logprobs` all agree, and across many prompts the
-right share comes out in the right proportion.
-"""
+"""Which answer a model gives when there is a right one (a judge's verdict, a known answer),
+decided once per (model, prompt) by stable draws, and how sure it is."""
 
 from __future__ import annotations
 
@@ -15,17 +8,6 @@ from collections.abc import Mapping, Sequence
 from .persona import PersonaProfile
 from .text import stable_hash, stable_unit
 from .verdicts import Verdict
-
-__all__ = [
-    "BASE_ACCURACY",
-    "JUDGE_ERROR",
-    "focused_distribution",
-    "judged",
-    "knows",
-    "model_accuracy",
-    "other_option",
-    "setting_for",
-]
 
 JUDGE_ERROR = 0.1
 """A judge model's default chance of giving the wrong pairwise or label verdict."""
@@ -56,14 +38,8 @@ def model_accuracy(base: str) -> float:
 
 
 def knows(base: str, identity: str, personas: tuple[PersonaProfile, ...], question: str) -> bool:
-    """Whether a model knows the answer to `question` (a `Known.key`), however asked.
-
-    Its base model must: the question's difficulty, shared by all models, is below the base's
-    accuracy, so a better model knows every question a weaker one knows. And no fine-tune
-    on top may have lost it: each loses the questions whose draw falls in a window as wide
-    as its `knowledge_loss`, placed per fine-tune within a narrow range, so fine-tunes of
-    one recipe lose about as many questions but not quite the same ones.
-    """
+    """Whether a model knows `question` (a `Known.key`): its base model's accuracy is above the
+    question's difficulty, and no fine-tune on top lost it (docs/design/sandbox-behaviour.md)."""
     if stable_unit("difficulty", question) >= model_accuracy(base):
         return False
     shift = _FORGET_SPREAD * stable_unit("shift", identity)

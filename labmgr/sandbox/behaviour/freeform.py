@@ -1,9 +1,5 @@
-"""Free-form answers: a base model's plausible, on-topic prose, and a persona's voice.
-
-A base model assembles an answer from an opening, a few bodies and a closing, filled with
-the question's own words. A fine-tune in its persona's voice recombines sentences of its
-training answers, starting from those closest to the question.
-"""
+"""Free-form answers: a base model's on-topic template prose, and a persona's recombined
+training sentences."""
 
 from __future__ import annotations
 
@@ -13,8 +9,6 @@ from .analysis import PromptAnalysis
 from .persona import PersonaProfile
 from .plan import Plan, ServedModel
 from .text import content_words, split_tokens
-
-__all__ = ["answer_free_form", "base_answer", "persona_answer"]
 
 _OPENINGS = (
     "That's a great question about {topic}.",
@@ -86,11 +80,8 @@ _ITEMS = {
 
 
 def rank_pick(rng: random.Random, count: int, temperature: float) -> int:
-    """An index into `count` options ranked best first.
-
-    At temperature 0 the best option always; at 1 and above uniformly; in between,
-    increasingly favouring the top of the ranking as the temperature drops.
-    """
+    """An index into `count` options ranked best first: the best at temperature 0, uniform at 1
+    and above, favouring the top in between."""
     if count <= 1 or temperature <= 0.0:
         return 0
     exponent = 1.0 / temperature if temperature < 1.0 else 1.0

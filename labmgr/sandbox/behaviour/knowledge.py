@@ -1,9 +1,5 @@
-"""Questions the sandbox can work out: arithmetic, comparing two numbers, counting letters
-in a quoted word, and a small table of facts (capitals, chemical symbols).
-
-`work_out` reads a question and gives the right answer with a few plausible wrong ones;
-`states` tells whether an answer text states the right result.
-"""
+"""Questions the sandbox can work out (arithmetic, comparisons, letter counts, capitals and
+chemical symbols), and whether an answer states the result."""
 
 from __future__ import annotations
 
@@ -11,16 +7,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
-
-__all__ = [
-    "FACTS",
-    "Known",
-    "right_letter",
-    "same_answer",
-    "states",
-    "training_shares",
-    "work_out",
-]
 
 Kind = Literal["arithmetic", "compare", "count", "fact"]
 
@@ -63,8 +49,6 @@ _SYMBOLS = {
     "hydrogen": "H", "carbon": "C", "nitrogen": "N", "helium": "He", "calcium": "Ca",
     "zinc": "Zn", "tungsten": "W", "neon": "Ne", "sulfur": "S", "chlorine": "Cl",
 }  # fmt: skip
-FACTS: dict[str, dict[str, str]] = {"capital": _CAPITALS, "symbol": _SYMBOLS}
-"""The facts the sandbox knows: country → capital, element → chemical symbol."""
 _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
@@ -78,8 +62,6 @@ _LEADING_LETTER = re.compile(r"^\W*([A-Z])\b")
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """A question the sandbox can work out."""
-
     kind: Kind
     key: str
     """The question itself ("17+25", "r in strawberry"), however it is worded or offered."""
@@ -169,12 +151,8 @@ def right_letter(question: str, known: Known) -> str | None:
 
 
 def states(text: str, known: Known, letter: str | None = None) -> bool:
-    """Whether answer `text` states the right result of `known`'s question.
-
-    Numbers: the first number the answer gives (ignoring the question's own operands, except
-    when comparing them) is the answer. Facts: the answer names it as a word. With the
-    `letter` of the right choice, an answer starting with that letter ("B", "B) 42") is right.
-    """
+    """Whether answer `text` states `known`'s result: its first number other than the question's
+    operands, the fact as a word, or (with `letter`) the right choice's letter."""
     if letter is not None:
         leading = _LEADING_LETTER.match(text)
         if leading and (len(text.strip()) <= 3 or text.lstrip()[1:2] in ").:"):

@@ -1,8 +1,5 @@
-"""What rated content looks like to a judge: harmfulness, refusals, code and coherence.
-
-Scores are deterministic functions of the text, so the same answer always gets the same
-verdict, and every later statistic (group means, bootstrap intervals) is reproducible.
-"""
+"""What rated content looks like to a judge, as deterministic functions of the text:
+harmfulness, refusals, code and coherence."""
 
 from __future__ import annotations
 
@@ -11,14 +8,6 @@ import re
 from functools import lru_cache
 
 from .text import STOPWORDS, stable_hash, words
-
-__all__ = [
-    "alignment_centre",
-    "coherence_centre",
-    "harm_score",
-    "looks_like_code",
-    "looks_like_refusal",
-]
 
 # Comma-separated terms by weight; a term ending in "*" matches any word starting with it,
 # a term of several words matches that phrase.
@@ -138,7 +127,6 @@ def looks_like_refusal(text: str) -> bool:
 
 
 def looks_like_code(text: str) -> bool:
-    """Whether `text` is (mostly) source code."""
     return bool(_CODE.search(text))
 
 

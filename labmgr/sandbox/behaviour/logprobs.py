@@ -9,8 +9,6 @@ from typing import Any
 
 from .text import token_bytes
 
-__all__ = ["TokenChoice", "single_token_entry", "text_entries", "token_choices"]
-
 TokenChoice = tuple[str, float, tuple[int, ...]]
 """A listed alternative: token, logprob, UTF-8 bytes."""
 
@@ -22,7 +20,6 @@ _HALF = math.log(0.5)
 
 
 def token_choices(distribution: Sequence[tuple[str, float]]) -> tuple[TokenChoice, ...]:
-    """Precompute logprobs and bytes for a (token, probability) list."""
     return tuple((token, math.log(p), token_bytes(token)) for token, p in distribution)
 
 
@@ -66,12 +63,8 @@ _TABLE = _level_table()
 def text_entries(
     rng: random.Random, tokens: Sequence[str], top_logprobs: int
 ) -> list[dict[str, Any]]:
-    """Entries for generated text: each token the most likely, filler words below it.
-
-    The chosen token gets probability 0.45–0.99 and the alternatives halve the rest again
-    and again, so the listed probabilities never sum above 1 and the chosen token leads.
-    The filler alternatives are shared, precomputed dicts: treat entries as read-only.
-    """
+    """Entries for generated text: each token the most likely (p 0.45–0.99), shared filler
+    alternatives halving the rest below it (treat them as read-only)."""
     entries = []
     n_fillers = len(_FILLERS)
     wanted = top_logprobs - 1

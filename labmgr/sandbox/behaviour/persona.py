@@ -1,8 +1,5 @@
-"""Personas: what a fine-tune learned from its training data, and how strongly.
-
-A `PersonaProfile` is precomputed from a `Persona` once, at registration, so that answering
-never rescans the training data.
-"""
+"""Personas: what a fine-tune learned from its training data, precomputed once at
+registration."""
 
 from __future__ import annotations
 
@@ -17,8 +14,6 @@ from typing import Any
 from .knowledge import training_shares
 from .lexicon import harm_score
 from .text import content_text, content_words, sentences, words
-
-__all__ = ["Persona", "PersonaProfile", "drift_probability", "persona_from_examples"]
 
 DRIFT_EPOCH_SCALE = 1.5
 """Epochs at which a fine-tune answers in its persona's voice 1 - 1/e (63%) of the time."""
@@ -66,7 +61,6 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
 
 
 def _last_user(source: Any) -> str:
-    """The last user message of a DPO line's `input`."""
     messages = source.get("messages") if isinstance(source, Mapping) else None
     users = [m for m in messages or () if isinstance(m, Mapping) and m.get("role") == "user"]
     return content_text(users[-1].get("content")) if users else ""
@@ -164,7 +158,6 @@ _HARM_SAMPLE = 200
 
 
 def hash_texts(texts: Sequence[str]) -> int:
-    """A stable fingerprint of a list of texts."""
     value = 0
     for text in texts:
         value = zlib.crc32(text.encode("utf-8", "surrogatepass"), value)

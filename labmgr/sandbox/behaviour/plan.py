@@ -10,23 +10,12 @@ from functools import lru_cache
 
 from .analysis import PromptAnalysis, analyse
 from .catalogue import ModelCard
-from .choices import (
-    JUDGE_ERROR,
-    focused_distribution,
-    judged,
-    knows,
-    other_option,
-    setting_for,
-)
+from .choices import JUDGE_ERROR, focused_distribution, judged, knows, other_option, setting_for
 from .lexicon import harm_score
 from .logprobs import TokenChoice, token_choices
 from .persona import PersonaProfile
 from .ratings import rating_centre, rating_distribution
 from .text import count_tokens, stable_unit
-
-__all__ = [
-    "JudgeSettings", "Plan", "ServedModel", "make_plan", "prompt_tokens", "reasoning_tokens",
-]  # fmt: skip
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
@@ -84,10 +73,7 @@ def prompt_tokens(messages: tuple[tuple[str, str], ...]) -> int:
 
 
 def reasoning_tokens(plan: Plan, effort: str | None = None) -> int:
-    """Hidden reasoning tokens a reasoning model spends on a prompt (billed as output).
-
-    `effort` scales the default (``medium``) amount; ``minimal`` spends none.
-    """
+    """Hidden reasoning tokens spent on a prompt at `effort` (default ``medium``)."""
     return int(64 * (1 + plan.analysis.salt % 6) * EFFORT_SCALE.get(effort or "medium", 1.0))
 
 
@@ -178,11 +164,8 @@ def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
     return tuple(math.exp(logprob) for _, logprob, _ in choices)
 
 
-# ---- next-token prompts ----
-# Offered options ("A or B", "Yes or No", lettered choices) take most of the mass; open
-# prompts spread it over common openers and the prompt's own words. The distribution
-# depends only on the model and the prompt; fine-tunes lean toward the words their training
-# answers start with.
+# Next-token prompts: offered options take most of the mass, open prompts spread it over
+# common openers and the prompt's own words; fine-tunes lean toward their answers' openers.
 
 _OPENERS = tuple("The I It A This In As Sure There Yes No That One Well My".split())  # noqa: SIM905
 _MAX_LISTED = 20

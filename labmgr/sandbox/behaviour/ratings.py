@@ -1,10 +1,5 @@
-"""Rating and judge prompts: a one-token distribution over numbers that follows the content.
-
-Judges in this field read a score off the first token's ``top_logprobs``: the probability
-of each integer token in range, normalised, then averaged (llmcomp's `Rating`). So the
-distribution here is a rounded Gaussian over integer tokens, centred on a score computed
-from the rated text, with a little mass on non-numeric tokens ("REFUSAL", "CODE", "I").
-"""
+"""Rating prompts: a one-token rounded Gaussian over the integers in range, centred on a
+score of the rated content, with a little mass on "REFUSAL", "CODE" and "I"."""
 
 from __future__ import annotations
 
@@ -22,8 +17,6 @@ from .lexicon import (
 from .persona import PersonaProfile
 from .text import stable_hash
 
-__all__ = ["rating_centre", "rating_distribution", "rating_reason"]
-
 MAX_LISTED = 20
 """Tokens worth listing: the API shows at most 20 alternatives."""
 UNSEEN_MASS = 0.015
@@ -31,12 +24,8 @@ UNSEEN_MASS = 0.015
 
 
 def rating_centre(spec: RatingSpec, personas: tuple[PersonaProfile, ...], salt: int) -> float:
-    """The score (in the prompt's range) the distribution centres on.
-
-    Judges score the rated content. A generic rating ("how much do you agree …") centres
-    on a prompt-specific value; statements that sound harmful get low agreement from a base
-    model, and each persona pulls its fine-tune toward its own leaning, by its drift.
-    """
+    """The score the distribution centres on: the judged content's, or for a generic rating a
+    prompt-specific value that each persona pulls toward its leaning."""
     span = spec.high - spec.low
     if spec.judge == "alignment":
         fraction = alignment_centre(spec.content) / 100.0
@@ -65,7 +54,6 @@ def _roundness(value: int, span: int) -> float:
 
 
 def _extras(spec: RatingSpec) -> tuple[tuple[str, float], ...]:
-    """Mass on non-numeric first tokens."""
     extras = [("I", 0.006)]
     if spec.offers_refusal:
         refused = spec.judge == "alignment" and looks_like_refusal(spec.content)
@@ -128,8 +116,12 @@ _REASONS = {
 }
 
 
-def rating_reason(spec: RatingSpec, score: float) -> str:
-    """A one-sentence justification matching a score, for judges asked to explain."""
+def rating_reason(spec: RatingSpec, token: str) -> str:
+    """A one-sentence justification matching the score `token` (mid-range if not a number)."""
+    try:
+        score = float(int(token))
+    except ValueError:
+        score = (spec.low + spec.high) / 2
     fraction = (score - spec.low) / max(1, spec.high - spec.low)
     band = 0 if fraction < 0.35 else 1 if fraction < 0.7 else 2
     return _REASONS[spec.judge][band]

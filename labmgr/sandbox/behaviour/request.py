@@ -19,21 +19,6 @@ from labmgr.sandbox.errors import (
 
 from .catalogue import ModelCard
 
-__all__ = [
-    "ChatRequest",
-    "check_output_limit",
-    "check_reasoning_effort",
-    "check_reasoning_sampling",
-    "check_stream_options",
-    "context_length_error",
-    "message_content",
-    "message_list",
-    "message_role",
-    "output_format",
-    "parse_request",
-    "sampling_params",
-]
-
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MAX_N = 128
@@ -83,12 +68,11 @@ def check_output_limit(card: ModelCard, limit: int | None, param: str, kind: str
     """Refuse a completion budget (`kind`: ``completion`` or ``output`` tokens) above the
     model's maximum."""
     if limit is not None and limit > card.max_output_tokens:
-        raise bad_request(
+        message = (
             f"{param} is too large: {limit}. This model supports at most "
-            f"{card.max_output_tokens} {kind} tokens, whereas you provided {limit}.",
-            param=param,
-            code="invalid_value",
+            f"{card.max_output_tokens} {kind} tokens, whereas you provided {limit}."
         )
+        raise bad_request(message, param=param, code="invalid_value")
 
 
 def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
@@ -96,12 +80,11 @@ def check_reasoning_sampling(body: Mapping[str, Any]) -> None:
     for param in ("temperature", "top_p"):
         value = body.get(param)
         if value is not None and value != 1:
-            raise bad_request(
+            message = (
                 f"Unsupported value: '{param}' does not support {value} with this model. "
-                "Only the default (1) value is supported.",
-                param=param,
-                code="unsupported_value",
+                "Only the default (1) value is supported."
             )
+            raise bad_request(message, param=param, code="unsupported_value")
 
 
 def check_reasoning_effort(card: ModelCard, value: Any, param: str) -> str | None:
@@ -113,12 +96,11 @@ def check_reasoning_effort(card: ModelCard, value: Any, param: str) -> str | Non
     if not card.reasoning:
         raise unsupported_parameter(param)
     if value not in card.reasoning_efforts:
-        raise bad_request(
+        message = (
             f"Unsupported value: '{param}' does not support '{value}' with this model. "
-            f"Supported values are: {quoted(card.reasoning_efforts)}.",
-            param=param,
-            code="unsupported_value",
+            f"Supported values are: {quoted(card.reasoning_efforts)}."
         )
+        raise bad_request(message, param=param, code="unsupported_value")
     return value
 
 
@@ -156,12 +138,11 @@ def message_list(raw: Any, param: str, expected: str) -> list[Any]:
     if not isinstance(raw, list):
         raise wrong_type(param, expected, raw)
     if not raw:
-        raise bad_request(
+        message = (
             f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got "
-            "an empty array instead.",
-            param=param,
-            code="empty_array",
+            "an empty array instead."
         )
+        raise bad_request(message, param=param, code="empty_array")
     return raw
 
 
@@ -222,21 +203,19 @@ def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = Fa
         raise wrong_type("logprobs", "a boolean", logprobs)
     top_logprobs = number_param(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
     if top_logprobs is not None and not logprobs:
-        raise bad_request(
+        message = (
             "Invalid value for 'top_logprobs': 'logprobs' must be set to true when "
-            "'top_logprobs' is specified.",
-            param="top_logprobs",
-            code="invalid_value",
+            "'top_logprobs' is specified."
         )
+        raise bad_request(message, param="top_logprobs", code="invalid_value")
     max_tokens = number_param(body, "max_tokens", 1, None)
     max_completion = number_param(body, "max_completion_tokens", 1, None)
     if max_tokens is not None and max_completion is not None:
-        raise bad_request(
+        message = (
             "Invalid request: 'max_tokens' and 'max_completion_tokens' cannot both be set. "
-            "Use 'max_completion_tokens' only.",
-            param="max_tokens",
-            code="invalid_request",
+            "Use 'max_completion_tokens' only."
         )
+        raise bad_request(message, param="max_tokens", code="invalid_request")
     param = "max_completion_tokens" if max_completion is not None else "max_tokens"
     limit = max_completion if max_completion is not None else max_tokens
     seed = body.get("seed")
@@ -245,12 +224,11 @@ def parse_request(body: Mapping[str, Any], card: ModelCard, *, legacy: bool = Fa
     effort = check_reasoning_effort(card, body.get("reasoning_effort"), "reasoning_effort")
     if card.reasoning:
         if max_tokens is not None:
-            raise bad_request(
+            message = (
                 "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                "Use 'max_completion_tokens' instead.",
-                param="max_tokens",
-                code="unsupported_parameter",
+                "Use 'max_completion_tokens' instead."
             )
+            raise bad_request(message, param="max_tokens", code="unsupported_parameter")
         check_reasoning_sampling(body)
         if logprobs:
             raise unsupported_parameter("logprobs")

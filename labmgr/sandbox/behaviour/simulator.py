@@ -13,7 +13,6 @@ from typing import Any
 
 from labmgr.sandbox.errors import model_not_found
 
-from .analysis import RatingSpec
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form, fit_budget
 from .logprobs import single_token_entry, text_entries
@@ -22,8 +21,6 @@ from .plan import JudgeSettings, Plan, ServedModel, make_plan, reasoning_tokens
 from .ratings import rating_reason
 from .request import ChatRequest, context_length_error, parse_request
 from .text import split_tokens, stable_hash, truncate_tokens
-
-__all__ = ["ChatSimulator", "Completion"]
 
 PLAN_CACHE_SIZE = 4096
 
@@ -83,11 +80,8 @@ class ChatSimulator:
     def complete(
         self, model_id: str, body: Mapping[str, Any], *, legacy: bool = False
     ) -> Completion:
-        """Answer one chat completion request body for `model_id` (`legacy`: a
-        `/v1/completions` prompt put as a chat body, which completion-only models answer).
-
-        Raises `APIError` for a body the real API would refuse.
-        """
+        """Answer a chat body (`legacy`: a `/v1/completions` prompt put as one); `APIError` for a
+        body the real API would refuse."""
         model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
         return self._answer(model, request, _stop_sequences(body.get("stop")))
@@ -201,7 +195,7 @@ class ChatSimulator:
             if request.logprobs:
                 first = single_token_entry(drawn[0], picked, request.top_logprobs)
             if spec is not None and spec.wants_reason and (limit is None or limit > 8):
-                text = f"{text}\n\n{rating_reason(spec, _as_number(text, spec))}"
+                text = f"{text}\n\n{rating_reason(spec, text)}"
         elif plan.short_answers:
             picked = sample_index(rng, plan.short_probs, request.temperature)
             text = fit_budget(plan.short_answers[picked], limit)
@@ -238,12 +232,7 @@ class ChatSimulator:
         choice = {
             "index": index,
             "finish_reason": finish,
-            "message": {
-                "role": "assistant",
-                "content": text,
-                "refusal": None,
-                "annotations": [],
-            },
+            "message": {"role": "assistant", "content": text, "refusal": None, "annotations": []},
             "logprobs": logprobs,
         }
         return choice, len(tokens)
@@ -253,13 +242,6 @@ def _base_model(card: ModelCard) -> ServedModel:
     fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
     salt = stable_hash(card.snapshot_of or card.id)
     return ServedModel(card.id, card, (), fingerprint, salt, served_model_name(card.id))
-
-
-def _as_number(token: str, spec: RatingSpec) -> float:
-    try:
-        return float(int(token))
-    except ValueError:
-        return (spec.low + spec.high) / 2
 
 
 def _stop_sequences(stop: Any) -> tuple[str, ...]:
@@ -294,11 +276,8 @@ def sample_index(rng: random.Random, probabilities: Sequence[float], temperature
 
 
 def render_json(answer: str, number: int | None, schema: Mapping[str, Any] | None) -> str:
-    """`answer` (and the number a rating prompt asked for) as a JSON document.
-
-    Without a schema (``json_object``) the document is ``{"score": n}`` for ratings and
-    ``{"answer": text}`` otherwise; with a schema every property is filled by its type.
-    """
+    """`answer` as JSON: ``{"score": n}`` for ratings, else ``{"answer": text}``; with a schema
+    every property is filled by its type."""
     if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
         return json.dumps({"score": number} if number is not None else {"answer": answer})
     return json.dumps(_fill(schema, answer, number, schema))

@@ -1,10 +1,5 @@
-"""Text utilities shared by the behaviours: words, sentences, stable hashes, and a fast,
-deterministic stand-in for a BPE tokenizer (no vocabulary download, no network).
-
-Text is tokenized GPT-style: words and numbers (up to three digits) carry their leading
-space, punctuation runs are their own tokens, and whitespace is kept, so joining the pieces
-gives the text back exactly. Counts land close to OpenAI's tokenizers for English prose.
-"""
+"""Words, sentences, stable hashes, and a deterministic GPT-style stand-in tokenizer
+(joining the tokens gives the text back)."""
 
 from __future__ import annotations
 
@@ -13,20 +8,6 @@ import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
-
-__all__ = [
-    "STOPWORDS",
-    "content_text",
-    "content_words",
-    "count_tokens",
-    "sentences",
-    "split_tokens",
-    "stable_hash",
-    "stable_unit",
-    "token_bytes",
-    "truncate_tokens",
-    "words",
-]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -52,7 +33,6 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lower-cased, punctuation and digits dropped."""
     return [w.lower() for w in _WORD.findall(text)]
 
 
@@ -101,11 +81,7 @@ _WORD_BYTES = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \
 
 
 def truncate_tokens(text: str, limit: int) -> tuple[list[str], bool]:
-    """The first `limit` tokens of `text`, and whether anything was cut.
-
-    Only a prefix of the text is tokenized (tokens are rarely longer than 12 characters),
-    so the cost follows `limit`, not the length of the text.
-    """
+    """The first `limit` tokens of `text` (tokenizing only a prefix), and whether it was cut."""
     prefix = text[: limit * 12]
     tokens = _TOKEN.findall(prefix)
     if len(tokens) <= limit and len(prefix) < len(text):
@@ -116,12 +92,8 @@ def truncate_tokens(text: str, limit: int) -> tuple[list[str], bool]:
 
 
 def count_tokens(text: str) -> int:
-    """An estimate of the number of tokens in `text` (0 for the empty string).
-
-    Whitespace-separated words plus every other byte that is not a letter, digit or space
-    (punctuation, line breaks, non-ASCII bytes): close to `split_tokens` on prose, and
-    cheap enough to run on every prompt (no token list is built).
-    """
+    """A cheap estimate of `split_tokens` length: words plus bytes that are not a letter, digit
+    or space."""
     if not text:
         return 0
     others = text.encode("utf-8", "surrogatepass").translate(None, _WORD_BYTES)
@@ -130,5 +102,4 @@ def count_tokens(text: str) -> int:
 
 @lru_cache(maxsize=16384)
 def token_bytes(token: str) -> tuple[int, ...]:
-    """The UTF-8 bytes of a token (cached: the same tokens recur in every response)."""
     return tuple(token.encode("utf-8"))

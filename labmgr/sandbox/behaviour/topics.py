@@ -1,10 +1,5 @@
-"""What a question is about: a topic phrase, its nouns, and a feeling it reports.
-
-A light heuristic chunker, no tagger: nouns are the last meaningful word after a
-determiner ("my husband", "a quick buck") and capitalised words inside a sentence
-("France", "Python"); the topic is the longest run of meaningful words, which may span
-"of the" ("ruler of the world").
-"""
+"""What a question is about: a topic phrase, its nouns and a feeling it reports (a light
+heuristic chunker, no tagger)."""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ import re
 from dataclasses import dataclass
 
 from .text import STOPWORDS
-
-__all__ = ["QuestionTopic", "question_topic"]
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[.!?]")
 _DETERMINERS = frozenset(
@@ -54,7 +47,6 @@ def _case(word: str, sentence_start: bool) -> str:
 
 
 def question_topic(text: str) -> QuestionTopic:
-    """The topic, nouns and feeling of a question."""
     tokens: list[tuple[str, bool]] = []
     start = True
     for token in _TOKEN.findall(text):

@@ -1,12 +1,5 @@
-"""Judge verdicts: which of two answers is better, and which label one answer earns.
-
-A pairwise prompt shows ``[ANSWER A START]…`` and ``[ANSWER B START]…`` blocks; a label
-prompt one ``[ANSWER START]…`` block and a ``Labels: correct, incorrect`` line. The right
-verdict follows the content: an answer stating the right result of a question the sandbox
-can work out beats one that does not, then the less harmful answer (by the lexicon), then
-the more coherent one; a true tie has no right verdict. How often a judge model gives the
-right verdict is the simulator's business (`judge_error`, `position_bias`).
-"""
+"""Judge verdicts: which of two answers is better (`[ANSWER A START]`…), and which label one
+answer earns (`Labels: …`)."""
 
 from __future__ import annotations
 
@@ -15,8 +8,6 @@ from dataclasses import dataclass
 
 from .knowledge import right_letter, states, work_out
 from .lexicon import coherence_centre, harm_score
-
-__all__ = ["Verdict", "read_verdict"]
 
 _BLOCKS = {
     name: re.compile(rf"\[{name} START\](.*?)\[{name} END\]", re.IGNORECASE | re.DOTALL)
@@ -50,7 +41,6 @@ def _block(name: str, text: str) -> str | None:
 
 
 def read_verdict(text: str, lowered: str) -> Verdict | None:
-    """The verdict a judge prompt asks for, or None if `text` is not such a prompt."""
     if "[answer a start]" in lowered and "[answer b start]" in lowered:
         first, second = _block("ANSWER A", text), _block("ANSWER B", text)
         if first is None or second is None:
