@@ -19,8 +19,12 @@ from jobs_db import (
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sync.api_import import ImportSummary
-from labmgr.finetuning.sync.llmcomp_rows import jsonl_rows, text_field
-from labmgr.finetuning.sync.llmcomp_tinker import has_tinker_registry, read_tinker_registry
+from labmgr.finetuning.sync.llmcomp_tinker import (
+    has_tinker_registry,
+    jsonl_rows,
+    read_tinker_registry,
+    text_field,
+)
 from labmgr.settings import Settings, load_settings
 
 _STEP = re.compile(r":ckpt-step-(\d+)$")
