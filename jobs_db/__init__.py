@@ -1,7 +1,5 @@
-"""jobs_db: the database of training files, fine-tuning jobs and the models they produced.
-
-Persistence only: SQLModel tables, engine and sessions, schema migrations, queries.
-"""
+"""jobs_db: the database of training files, fine-tuning jobs and their models (persistence only:
+tables, engine and sessions, migrations, queries)."""
 
 from jobs_db._access import Target
 from jobs_db._database import Database, database_file

@@ -1,6 +1,5 @@
-"""Reads: models by base, suffix glob, tags, status and kind; jobs; files; events; curves.
-Objects stay usable after the call (a job's ``tags`` and a model's ``job`` come loaded), in an
-order that does not depend on the database's collation."""
+"""Reads, objects loaded for use after the call (a job's ``tags``, a model's ``job``), in an order
+that does not depend on the database's collation."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The local queue of jobs waiting for a daily slot: claims with a lease, release, promotion.
-
-A claim is one conditional UPDATE, so two processes never hold the same job; the holder
-promotes the row to the API's job or releases it. A crashed holder's claim lapses at
-``claimed_until``, and the next claimant sees ``previous_owner`` (look the job up first).
-"""
+"""The local queue of jobs waiting for a daily slot: a claim is one conditional UPDATE with a
+lease (``previous_owner`` when it lapsed); the holder promotes or releases the row."""
 
 from __future__ import annotations
 

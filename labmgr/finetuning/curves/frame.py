@@ -1,7 +1,5 @@
-"""Training curves: a job's results file parsed (the per-step metrics CSV the API attaches as
-``result_files``, served base64-encoded; ``step`` first, cells left empty between evaluations
-read as None), stored once by `jobs update`, and read back as a DataFrame: `CURVE_COLUMNS`,
-then every metric the files hold (empty cells NaN)."""
+"""Training curves: a job's results file (the API's per-step metrics CSV, maybe base64) parsed,
+and the stored curves read back as a DataFrame (`CURVE_COLUMNS`, then every metric)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`cancel`, `pause`, `resume` and `delete_model`: through the API with a key of the job's
-project, then recorded. A job queued locally is cancelled in the database alone; a Tinker
-job is cancelled by stopping its worker and resumed by a new one (`tinker.control`)."""
+"""`cancel`, `pause`, `resume` and `delete_model`, through the API with a key of the job's
+project (a queued job in the database alone, a Tinker job through `tinker.control`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Sending planned jobs (`JobRequest`s from `create` and `sweep`): each file uploaded once
-per organization/project, one ``jobs.create`` per job, each recorded. From the first refusal
-at the daily limit on, the rest are recorded as queued locally for ``update`` to send.
-"""
+"""Sending planned jobs: each file uploaded once per organization/project, one ``jobs.create``
+per job, each recorded; from the daily limit on the rest are queued locally."""
 
 from __future__ import annotations
 

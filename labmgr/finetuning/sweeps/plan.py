@@ -1,5 +1,4 @@
-"""`sweep`: the spec's cells, each identified by its tags (``sweep``, ``condition``, ``seed``,
-``base``, one per hyperparameter: ``epochs``, ``lr``, …), created only when the lab has no live
+"""`sweep`: the spec's cells, each identified by its tags, created only when the lab has no live
 job for it (failed and cancelled cells are made again)."""
 
 from __future__ import annotations
