@@ -10,7 +10,6 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 from sqlalchemy import Connection, Engine, inspect, text
@@ -35,17 +34,6 @@ _SQLITE_CANTOPEN = 14
 _SQLITE_READONLY = 8
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _REVISION_LINE = re.compile(r'^(down_revision|revision) = (?:"(\w+)"|None)$', re.MULTILINE)
-
-if TYPE_CHECKING:
-    from alembic.config import Config
-
-
-def _config() -> Config:
-    from alembic.config import Config  # alembic is imported only to migrate
-
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    return config
 
 
 @functools.cache
@@ -189,9 +177,11 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
         _refuse_unknown(revision, url)
         order = known_revisions()
         if revision is None or order.index(revision) < order.index(target):
-            from alembic import command
+            from alembic import command  # alembic is imported only to migrate
+            from alembic.config import Config
 
-            config = _config()
+            config = Config()
+            config.set_main_option("script_location", str(_MIGRATIONS))
             config.attributes["connection"] = conn
             command.upgrade(config, target)
 

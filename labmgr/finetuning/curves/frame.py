@@ -22,7 +22,7 @@ from jobs_db import (
 )
 from labmgr.errors import LabmgrError
 from labmgr.finetuning.registry.database import lab_database, sentence
-from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.queries import find_job
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:
@@ -87,13 +87,9 @@ def training_curves(
 
     with lab_database(settings) as db:
         if jobs is not None:
-            ids = [resolve_job_id(db, reference) for reference in jobs]
-            records = {job_id: get_job(db, job_id) for job_id in ids}
-            pairs = [
-                (_group_of(job, by) or job.id, job.id)
-                for job in records.values()
-                if job is not None
-            ]
+            found = {job.id: job for job in (find_job(db, ref) for ref in jobs)}
+            pairs = [(_group_of(job, by) or job.id, job.id) for job in found.values()]
+            records: dict[str, FinetuneJob | None] = dict(found)
         else:
             pairs = _jobs_by_group(db, by, base_model, include_deleted)
             records = {job_id: get_job(db, job_id) for _, job_id in pairs}

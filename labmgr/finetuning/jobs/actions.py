@@ -23,7 +23,7 @@ from jobs_db import (
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.queries import find_job
 from labmgr.finetuning.registry.records import job_record
 from labmgr.finetuning.tinker import control as tinker_control
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
@@ -91,10 +91,8 @@ def _act(
     action: Action, job_id: str, settings: Settings, *, from_start: bool = False
 ) -> FinetuneJob:
     with lab_database(settings) as db:
-        job_id = resolve_job_id(db, job_id)
-        job = get_job(db, job_id)
-        if job is None:  # deleted since it was found
-            raise UnknownJob(f"Job {job_id} is not in the lab's database.")
+        job = find_job(db, job_id)
+        job_id = job.id
         if job.provider == TINKER:
             return _act_on_tinker(action, db, settings, job, from_start)
         if from_start:

@@ -53,15 +53,20 @@ def _unknown(reference: str) -> UnknownJob:
     )
 
 
-def resolve_job_id(target: Target, reference: str) -> str:
-    """The id of the one recorded job `reference` names: a whole id, a shortened one as the
-    tables print it (``ftjob-…a1b2``), a prefix or, failing that, the end of an id. Raises
-    `UnknownJob`, or `LabmgrError` listing the matches."""
+def find_job(target: Target, reference: str) -> FinetuneJob:
+    """The one recorded job `reference` names: a whole id, a shortened one as the tables print
+    it (``ftjob-…a1b2``), a prefix or, failing that, the end of an id. Raises `UnknownJob`, or
+    `LabmgrError` listing the matches."""
     text = reference.strip()
     if not text:
         raise LabmgrError("The job id is empty.", hint="Pass a job id from `labmgr jobs list`.")
-    if get_job(target, text) is not None:
-        return text
+    job = get_job(target, text) or get_job(target, _only_match(target, text))
+    if job is None:  # deleted between the two reads
+        raise _unknown(text)
+    return job
+
+
+def _only_match(target: Target, text: str) -> str:
     limit = _SHOWN_CANDIDATES + 1
     ellipsis = next((mark for mark in _ELLIPSES if mark in text), None)
     if ellipsis is not None:
@@ -111,13 +116,10 @@ def lab_jobs(
 
 
 def job_details(settings: Settings, reference: str) -> JobDetails:
-    """One job (named as `resolve_job_id` accepts) with its events and models."""
+    """One job (named as `find_job` accepts) with its events and models."""
     with lab_database(settings) as db:
-        job_id = resolve_job_id(db, reference)
-        job = get_job(db, job_id)
-        if job is None:  # deleted between the two reads
-            raise _unknown(reference)
-        return JobDetails(job=job, events=job_events(db, job_id), models=job_models(db, job_id))
+        job = find_job(db, reference)
+        return JobDetails(job=job, events=job_events(db, job.id), models=job_models(db, job.id))
 
 
 def lab_models(settings: Settings, **filters: Any) -> list[Model]:
