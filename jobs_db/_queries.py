@@ -128,14 +128,7 @@ def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int
     with using(target, write=False) as session:
         found = [str(job_id) for job_id in session.scalars(query)]
     # SQLite's LIKE ignores ASCII case: keep only exact matches.
-    exact = [
-        job_id
-        for job_id in found
-        if job_id.startswith(starts)
-        and job_id.endswith(ends)
-        and len(job_id) >= len(starts) + len(ends)
-    ]
-    return sorted(exact)[:limit]
+    return sorted(i for i in found if i.startswith(starts) and i.endswith(ends))[:limit]
 
 
 def _like_literal(text: str) -> str:

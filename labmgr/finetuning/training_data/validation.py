@@ -81,6 +81,11 @@ class ValidationReport(BaseModel):
     def valid(self) -> bool:
         return self.error_count == 0
 
+    @property
+    def training_cost_per_epoch(self) -> float | None:
+        """Estimated USD per epoch on `base_model`, or None without a base or a price."""
+        return self.cost_per_epoch.get(self.base_model) if self.base_model else None
+
     def raise_for_errors(self, limit: int = 10) -> None:
         """Raise `InvalidTrainingFile` listing the first `limit` errors, if there are any."""
         if self.valid:
