@@ -9,17 +9,18 @@ from typing import Any
 
 from sqlalchemy import and_, func, select
 
-from jobs_db._access import Target, using
-from jobs_db._filters import (
+from jobs_db._database import Target, using
+from jobs_db._queries import (
     JOBS,
     MODELS,
     TAGS,
     Checkpoints,
     ModelFilters,
+    chronological,
     glob_matches,
     model_conditions,
+    select_models,
 )
-from jobs_db._queries import chronological, select_models
 from jobs_db._tables import Model
 from jobs_db.errors import DatabaseInputError
 

@@ -9,9 +9,8 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 
-from jobs_db._access import Target, refuse_naive_times, set_columns, using
-from jobs_db._filters import JOBS, TAGS
-from jobs_db._queries import chronological, jobs_where
+from jobs_db._database import Target, refuse_naive_times, set_columns, using
+from jobs_db._queries import JOBS, TAGS, chronological, jobs_where
 from jobs_db._tables import QUEUED_LOCALLY, FinetuneJob
 from jobs_db._writes import upsert_job
 
