@@ -29,13 +29,14 @@ if TYPE_CHECKING:
     from labmgr.finetuning.curves.plots import group_curves_figure, job_curves_figure, save_figure
     from labmgr.finetuning.jobs.actions import cancel, delete_model, pause, resume
     from labmgr.finetuning.jobs.create import create
-    from labmgr.finetuning.registry.database import lab_database_status, upgrade_lab_database
-    from labmgr.finetuning.registry.queries import (
+    from labmgr.finetuning.registry.database import (
         JobDetails,
         job_details,
+        lab_database_status,
         lab_jobs,
         lab_model_groups,
         lab_models,
+        upgrade_lab_database,
     )
     from labmgr.finetuning.sweeps.plan import SweepPlan, plan_sweep, sweep
     from labmgr.finetuning.sync.api_import import ImportSummary, import_from_api
@@ -49,8 +50,10 @@ _LAZY = {
     "curves.plots": "group_curves_figure job_curves_figure save_figure",
     "jobs.actions": "cancel delete_model pause resume",
     "jobs.create": "create",
-    "registry.database": "lab_database_status upgrade_lab_database",
-    "registry.queries": "JobDetails job_details lab_jobs lab_model_groups lab_models",
+    "registry.database": (
+        "JobDetails job_details lab_database_status lab_jobs lab_model_groups lab_models "
+        "upgrade_lab_database"
+    ),
     "sweeps.plan": "SweepPlan plan_sweep sweep",
     "sync.api_import": "ImportSummary import_from_api",
     "sync.llmcomp_import": "import_llmcomp",

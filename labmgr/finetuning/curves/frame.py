@@ -21,8 +21,7 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry.database import lab_database, sentence
-from labmgr.finetuning.registry.queries import find_job
+from labmgr.finetuning.registry.database import find_job, lab_database, sentence
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:

@@ -22,8 +22,7 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
-from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.registry.queries import find_job
+from labmgr.finetuning.registry.database import find_job, lab_database
 from labmgr.finetuning.registry.records import job_record
 from labmgr.finetuning.tinker import control as tinker_control
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
