@@ -39,8 +39,7 @@ if TYPE_CHECKING:
         upgrade_lab_database,
     )
     from labmgr.finetuning.sweeps.plan import SweepPlan, plan_sweep, sweep
-    from labmgr.finetuning.sync.api_import import ImportSummary, import_from_api
-    from labmgr.finetuning.sync.llmcomp_import import import_llmcomp
+    from labmgr.finetuning.sync.imports import ImportSummary, import_from_api, import_llmcomp
     from labmgr.finetuning.sync.update import UpdateSummary, aupdate, update
     from labmgr.finetuning.tinker.create import create_tinker
     from labmgr.finetuning.tinker.params import TinkerParams
@@ -55,8 +54,7 @@ _LAZY = {
         "upgrade_lab_database"
     ),
     "sweeps.plan": "SweepPlan plan_sweep sweep",
-    "sync.api_import": "ImportSummary import_from_api",
-    "sync.llmcomp_import": "import_llmcomp",
+    "sync.imports": "ImportSummary import_from_api import_llmcomp",
     "sync.update": "UpdateSummary aupdate update",
     "tinker.create": "create_tinker",
     "tinker.params": "TinkerParams",
