@@ -170,11 +170,9 @@ def _checkpoints(row: dict[str, Any]) -> list[Model]:
 
 
 def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -> ImportSummary:
-    """Record the jobs (tagged ``source=llmcomp``), models, checkpoints and files of an llmcomp
-    ``data_dir``, Tinker's runs too (tagged ``provider=tinker``, see `llmcomp_tinker`). Every
-    file is read whole first, so a malformed line (reported with its number) records nothing;
-    jobs the lab holds are left as they are; OpenAI jobs without a status are marked
-    ``unknown`` for ``labmgr jobs update`` to check."""
+    """Record the jobs (tagged ``source=llmcomp``, Tinker's ``provider=tinker`` too), models,
+    checkpoints and files of an llmcomp ``data_dir``. A malformed line records nothing; jobs the
+    lab holds stay as they are; OpenAI jobs without a status are ``unknown`` until `update`."""
     settings = settings or load_settings()
     folder = Path(directory)
     jobs_path, files_path = folder / "jobs.jsonl", folder / "files.jsonl"
