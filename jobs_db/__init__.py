@@ -1,13 +1,13 @@
-"""jobs_db: the database of training files, fine-tuning jobs and the models they produced.
+"""jobs_db: the database of training files, fine-tuning jobs and their models (persistence only:
+tables, engine and sessions, migrations, queries)."""
 
-Persistence only: SQLModel tables, engine and sessions, schema migrations, queries.
-"""
-
-from jobs_db._access import Target
-from jobs_db._database import Database, database_file
-from jobs_db._filters import Checkpoints, ModelFilters, Statuses, Tags, parse_tags
+from jobs_db._database import Database, Target, database_file
 from jobs_db._groups import GroupKey, model_groups
 from jobs_db._queries import (
+    Checkpoints,
+    ModelFilters,
+    Statuses,
+    Tags,
     find_file,
     get_file,
     get_job,
@@ -19,6 +19,7 @@ from jobs_db._queries import (
     jobs_with_suffix,
     list_jobs,
     non_final_jobs,
+    parse_tags,
     select_models,
 )
 from jobs_db._queue import (

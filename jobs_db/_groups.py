@@ -9,17 +9,18 @@ from typing import Any
 
 from sqlalchemy import and_, func, select
 
-from jobs_db._access import Target, using
-from jobs_db._filters import (
+from jobs_db._database import Target, using
+from jobs_db._queries import (
     JOBS,
     MODELS,
     TAGS,
     Checkpoints,
     ModelFilters,
+    chronological,
     glob_matches,
     model_conditions,
+    select_models,
 )
-from jobs_db._queries import chronological, select_models
 from jobs_db._tables import Model
 from jobs_db.errors import DatabaseInputError
 
@@ -63,7 +64,11 @@ def model_groups(
         if callable(where):
             models = [model for model in models if where(model)]
     if callable(by):
-        rows = [(by(m), m.name, m.created_at, _requested_base(m)) for m in models]
+        # the base as requested, as the column path reads it
+        rows = [
+            (by(m), m.name, m.created_at, (m.job and m.job.base_model) or m.base_model)
+            for m in models
+        ]
     else:
         rows = _rows_from_columns(target, by, base_model, checkpoints, filters, include_deleted)
         if callable(where):
@@ -101,12 +106,6 @@ def _filters_of(where: ModelFilters | Callable[[Model], bool] | None) -> dict[st
         allowed = ", ".join(ModelFilters.__annotations__)
         raise DatabaseInputError(f"unknown filter {unknown[0]!r} in where; use {allowed}")
     return dict(where)
-
-
-def _requested_base(model: Model) -> str | None:
-    if model.job is not None and model.job.base_model:
-        return model.job.base_model
-    return model.base_model
 
 
 def _rows_from_columns(

@@ -1,9 +1,5 @@
-"""The local queue of jobs waiting for a daily slot: claims with a lease, release, promotion.
-
-A claim is one conditional UPDATE, so two processes never hold the same job; the holder
-promotes the row to the API's job or releases it. A crashed holder's claim lapses at
-``claimed_until``, and the next claimant sees ``previous_owner`` (look the job up first).
-"""
+"""The local queue of jobs waiting for a daily slot: a claim is one conditional UPDATE with a
+lease (``previous_owner`` when it lapsed); the holder promotes or releases the row."""
 
 from __future__ import annotations
 
@@ -13,9 +9,8 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 
-from jobs_db._access import Target, refuse_naive_times, set_columns, using
-from jobs_db._filters import JOBS, TAGS
-from jobs_db._queries import chronological, jobs_where
+from jobs_db._database import Target, refuse_naive_times, set_columns, using
+from jobs_db._queries import JOBS, TAGS, chronological, jobs_where
 from jobs_db._tables import QUEUED_LOCALLY, FinetuneJob
 from jobs_db._writes import upsert_job
 

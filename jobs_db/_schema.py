@@ -10,7 +10,6 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 from sqlalchemy import Connection, Engine, inspect, text
@@ -36,23 +35,11 @@ _SQLITE_READONLY = 8
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _REVISION_LINE = re.compile(r'^(down_revision|revision) = (?:"(\w+)"|None)$', re.MULTILINE)
 
-if TYPE_CHECKING:
-    from alembic.config import Config
-
-
-def _config() -> Config:
-    from alembic.config import Config  # alembic is imported only to migrate
-
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    return config
-
 
 @functools.cache
 def known_revisions() -> tuple[str, ...]:
-    """Every schema revision this code knows, oldest first: the chain of `revision` /
-    `down_revision` lines of the migration scripts (read as text, so opening a database
-    does not import alembic)."""
+    """Every schema revision this code knows, oldest first, from the scripts' `revision` and
+    `down_revision` lines (read as text: opening a database does not import alembic)."""
     parent_of: dict[str | None, str] = {}
     for script in (_MIGRATIONS / "versions").glob("[0-9]*.py"):
         found = dict(_REVISION_LINE.findall(script.read_text()))
@@ -163,11 +150,8 @@ def _upgrade_lock(url: URL) -> Iterator[None]:
 def upgrade_engine(
     engine: Engine, url: URL, to: str = "head", *, allow_empty_file: bool = True
 ) -> str:
-    """Bring the database to revision ``to`` (creating it if empty); return that revision.
-
-    One process migrates while the others wait on the lock; the empty-file check runs under
-    it, so a file another process is creating right now is never taken for an empty one.
-    """
+    """Bring the database to revision ``to`` (creating it if empty); return that revision. The
+    empty-file check runs under the lock, so a file being created is never taken for empty."""
     target = head_revision() if to == "head" else to
     if target not in known_revisions():
         raise SchemaError(f"unknown schema revision {to!r}; known: {', '.join(known_revisions())}")
@@ -189,9 +173,11 @@ def _migrate(engine: Engine, url: URL, target: str) -> None:
         _refuse_unknown(revision, url)
         order = known_revisions()
         if revision is None or order.index(revision) < order.index(target):
-            from alembic import command
+            from alembic import command  # alembic is imported only to migrate
+            from alembic.config import Config
 
-            config = _config()
+            config = Config()
+            config.set_main_option("script_location", str(_MIGRATIONS))
             config.attributes["connection"] = conn
             command.upgrade(config, target)
 

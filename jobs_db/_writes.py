@@ -10,9 +10,8 @@ from typing import Any
 from sqlalchemy import delete, inspect, select, update
 from sqlmodel import Session
 
-from jobs_db._access import Target, insert_or_update, refuse_naive_times, set_columns, using
-from jobs_db._filters import JOBS, MODELS, TAGS, Tags, parse_tags
-from jobs_db._queries import CURVES, EVENTS, FILES
+from jobs_db._database import Target, insert_or_update, refuse_naive_times, set_columns, using
+from jobs_db._queries import CURVES, EVENTS, FILES, JOBS, MODELS, TAGS, Tags, parse_tags
 from jobs_db._tables import FinetuneJob, JobEvent, Model, TrainingCurve, TrainingFile
 from jobs_db.errors import DatabaseInputError, UnknownJobError
 

@@ -29,19 +29,18 @@ if TYPE_CHECKING:
     from labmgr.finetuning.curves.plots import group_curves_figure, job_curves_figure, save_figure
     from labmgr.finetuning.jobs.actions import cancel, delete_model, pause, resume
     from labmgr.finetuning.jobs.create import create
-    from labmgr.finetuning.registry.database import lab_database_status, upgrade_lab_database
-    from labmgr.finetuning.registry.queries import (
+    from labmgr.finetuning.registry.database import (
         JobDetails,
         job_details,
+        lab_database_status,
         lab_jobs,
         lab_model_groups,
         lab_models,
+        upgrade_lab_database,
     )
     from labmgr.finetuning.sweeps.plan import SweepPlan, plan_sweep, sweep
-    from labmgr.finetuning.sync.api_import import ImportSummary, import_from_api
-    from labmgr.finetuning.sync.llmcomp_import import import_llmcomp
-    from labmgr.finetuning.sync.summary import UpdateSummary
-    from labmgr.finetuning.sync.update import aupdate, update
+    from labmgr.finetuning.sync.imports import ImportSummary, import_from_api, import_llmcomp
+    from labmgr.finetuning.sync.update import UpdateSummary, aupdate, update
     from labmgr.finetuning.tinker.create import create_tinker
     from labmgr.finetuning.tinker.params import TinkerParams
 
@@ -50,13 +49,13 @@ _LAZY = {
     "curves.plots": "group_curves_figure job_curves_figure save_figure",
     "jobs.actions": "cancel delete_model pause resume",
     "jobs.create": "create",
-    "registry.database": "lab_database_status upgrade_lab_database",
-    "registry.queries": "JobDetails job_details lab_jobs lab_model_groups lab_models",
+    "registry.database": (
+        "JobDetails job_details lab_database_status lab_jobs lab_model_groups lab_models "
+        "upgrade_lab_database"
+    ),
     "sweeps.plan": "SweepPlan plan_sweep sweep",
-    "sync.api_import": "ImportSummary import_from_api",
-    "sync.llmcomp_import": "import_llmcomp",
-    "sync.summary": "UpdateSummary",
-    "sync.update": "aupdate update",
+    "sync.imports": "ImportSummary import_from_api import_llmcomp",
+    "sync.update": "UpdateSummary aupdate update",
     "tinker.create": "create_tinker",
     "tinker.params": "TinkerParams",
 }

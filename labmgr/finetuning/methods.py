@@ -26,7 +26,6 @@ class BaseModelSpec:
     example_token_limit: int
     """Tokens one training example may hold; longer examples are truncated from the end."""
     methods: frozenset[str]
-    reasoning: bool = False
 
 
 _BOTH = frozenset({"supervised", "dpo"})
@@ -42,7 +41,7 @@ _SPECS = {
         BaseModelSpec("gpt-4o-mini-2024-07-18", 65_536, _BOTH),
         BaseModelSpec("gpt-3.5-turbo-0125", 16_385, _SFT),
         BaseModelSpec("gpt-3.5-turbo-1106", 16_385, _SFT),
-        BaseModelSpec("o4-mini-2025-04-16", 65_536, _RFT, reasoning=True),
+        BaseModelSpec("o4-mini-2025-04-16", 65_536, _RFT),
     )
 }
 _ALIASES = {

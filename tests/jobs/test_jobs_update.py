@@ -12,7 +12,7 @@ from jobs_db import get_job, job_events, job_models, open_database, select_model
 from labmgr.errors import FineTuningApiError, UnknownJob
 from labmgr.finetuning import cancel, create, update
 from labmgr.finetuning.registry.records import job_phase
-from labmgr.finetuning.sync.summary import SAFETY_CHECK_ALLOWANCE
+from labmgr.finetuning.sync.update import SAFETY_CHECK_ALLOWANCE
 from labmgr.sandbox import SandboxHandle
 
 

@@ -1,7 +1,5 @@
-"""Training curves: a job's results file parsed (the per-step metrics CSV the API attaches as
-``result_files``, served base64-encoded; ``step`` first, cells left empty between evaluations
-read as None), stored once by `jobs update`, and read back as a DataFrame: `CURVE_COLUMNS`,
-then every metric the files hold (empty cells NaN)."""
+"""Training curves: a job's results file (the API's per-step metrics CSV, maybe base64) parsed,
+and the stored curves read back as a DataFrame (`CURVE_COLUMNS`, then every metric)."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ from jobs_db import (
     select_models,
 )
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.registry.database import lab_database, sentence
-from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.database import find_job, lab_database, sentence
 from labmgr.settings import Settings
 
 if TYPE_CHECKING:
@@ -89,13 +86,9 @@ def training_curves(
 
     with lab_database(settings) as db:
         if jobs is not None:
-            ids = [resolve_job_id(db, reference) for reference in jobs]
-            records = {job_id: get_job(db, job_id) for job_id in ids}
-            pairs = [
-                (_group_of(job, by) or job.id, job.id)
-                for job in records.values()
-                if job is not None
-            ]
+            found = {job.id: job for job in (find_job(db, ref) for ref in jobs)}
+            pairs = [(_group_of(job, by) or job.id, job.id) for job in found.values()]
+            records: dict[str, FinetuneJob | None] = dict(found)
         else:
             pairs = _jobs_by_group(db, by, base_model, include_deleted)
             records = {job_id: get_job(db, job_id) for _, job_id in pairs}

@@ -1,8 +1,5 @@
-"""Figures of training curves (seaborn): one job's train and validation curves, or a group's
-seeds overlaid. Each metric family has a panel on its own scale (losses from 0, accuracies on
-0–1); sparse validation metrics are points joined by lines. Figures are matplotlib `Figure`
-objects (no pyplot state, no window).
-"""
+"""Figures of training curves (seaborn, matplotlib `Figure`s without pyplot): one job's metrics,
+or a group's seeds overlaid; a panel per metric family."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`cancel`, `pause`, `resume` and `delete_model`: through the API with a key of the job's
-project, then recorded. A job queued locally is cancelled in the database alone; a Tinker
-job is cancelled by stopping its worker and resumed by a new one (`tinker.control`)."""
+"""`cancel`, `pause`, `resume` and `delete_model`, through the API with a key of the job's
+project (a queued job in the database alone, a Tinker job through `tinker.control`)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
-from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.registry.queries import resolve_job_id
+from labmgr.finetuning.registry.database import find_job, lab_database
 from labmgr.finetuning.registry.records import job_record
 from labmgr.finetuning.tinker import control as tinker_control
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
@@ -92,10 +90,8 @@ def _act(
     action: Action, job_id: str, settings: Settings, *, from_start: bool = False
 ) -> FinetuneJob:
     with lab_database(settings) as db:
-        job_id = resolve_job_id(db, job_id)
-        job = get_job(db, job_id)
-        if job is None:  # deleted since it was found
-            raise UnknownJob(f"Job {job_id} is not in the lab's database.")
+        job = find_job(db, job_id)
+        job_id = job.id
         if job.provider == TINKER:
             return _act_on_tinker(action, db, settings, job, from_start)
         if from_start:

@@ -44,18 +44,15 @@ def seed_values(seed: int | None, seeds: int) -> list[int | None]:
 
 
 Blame = Callable[[str], AbstractContextManager[object]]
-"""Reraises a `LabmgrError` from inside as one naming an input key (a sweep spec's)."""
-
-
-def _unblamed(key: str) -> AbstractContextManager[object]:
-    return nullcontext()
+"""Reraises a `LabmgrError` from inside as one naming an input key (a sweep spec's);
+`nullcontext` leaves it as it is."""
 
 
 def checked_grader(
     method: str,
     bases: Sequence[str],
     grader: str | Path | Mapping[str, Any] | None,
-    blame: Blame = _unblamed,
+    blame: Blame = nullcontext,
 ) -> dict[str, Any] | None:
     """Raise unless every base takes `method`; the grader, loaded (one iff reinforcement)."""
     with blame("base"):
@@ -84,7 +81,7 @@ def load_training_data(
     *,
     fields: Sequence[str],
     prices: Mapping[str, Price],
-    blame: Blame = _unblamed,
+    blame: Blame = nullcontext,
     key: str = "file",
 ) -> tuple[TrainingData, TrainingData | None]:
     """The training file checked for every base (priced for the first), and the validation

@@ -1,8 +1,5 @@
-"""Graders of reinforcement fine-tuning, checked against the SDK's own grader models
-(``openai.types.graders``) before upload, unknown keys refused as the API would. Given inline
-or as a ``.json``/``.yaml`` file; its templates name the example fields it reads
-(``{{item.answer}}``), which every line of the training file must then hold.
-"""
+"""Reinforcement graders, inline or from a ``.json``/``.yaml`` file, checked against the SDK's
+grader models; the example fields their templates read (``{{item.answer}}``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Sending jobs queued locally at the daily limit: the first step of ``update``.
-
-Each job is claimed in the database first (a lease), so two ``update`` processes never send
-the same job; one whose earlier claim lapsed is looked up by its request id before it is sent
-again. At the limit the job and the other due jobs of its key wait for the next slot. When
-the last refusal is older than `PROBE_AFTER`, one waiting job is tried early: if it goes (the
-limit was raised, the estimate wrong), so do the rest.
-"""
+"""Sending jobs queued locally at the daily limit, the first step of ``update``: each claimed
+with a lease first, one whose earlier claim lapsed looked up by request id before it is resent."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""One job to create, checked and ready (`JobRequest`), and the API metadata it carries: the
-training file's md5 and name, the base as requested, a request id (to find a job whose create
-response was lost) and the tags, so the database can be rebuilt from the API alone. And the
-rule that one suffix means one training set."""
+"""One job to create, checked (`JobRequest`); the API metadata it carries so the database can be
+rebuilt from the API alone; the suffix rules (one suffix, one training set)."""
 
 from __future__ import annotations
 

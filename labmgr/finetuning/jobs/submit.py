@@ -1,7 +1,5 @@
-"""Sending planned jobs (`JobRequest`s from `create` and `sweep`): each file uploaded once
-per organization/project, one ``jobs.create`` per job, each recorded. From the first refusal
-at the daily limit on, the rest are recorded as queued locally for ``update`` to send.
-"""
+"""Sending planned jobs: each file uploaded once per organization/project, one ``jobs.create``
+per job, each recorded; from the daily limit on the rest are queued locally."""
 
 from __future__ import annotations
 
@@ -59,13 +57,9 @@ def submit_requests(
             credential = accounts.credential(key_env) if key_env else accounts.default()
             credential = accounts.resolve(credential)
             with create_lock(settings):
-                first: dict[tuple[str, str], JobRequest] = {}
-                for request in requests:
-                    first.setdefault((request.suffix, request.training.md5), request)
-                for request in first.values():
-                    refuse_other_content(
-                        db, request.suffix, request.training.md5, request.training.path
-                    )
+                used = dict.fromkeys((r.suffix, r.training.md5, r.training.path) for r in requests)
+                for suffix, md5, path in used:  # each suffix and content once, in order
+                    refuse_other_content(db, suffix, md5, path)
                 chosen = select(db, list(requests)) if select else list(requests)
                 if dry_run:
                     return [request.dry_run_job(credential, i) for i, request in enumerate(chosen)]

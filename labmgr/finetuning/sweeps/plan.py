@@ -1,12 +1,12 @@
-"""`sweep`: the spec's cells, each identified by its tags (``sweep``, ``condition``, ``seed``,
-``base``, one per hyperparameter: ``epochs``, ``lr``, …), created only when the lab has no live
+"""`sweep`: the spec's cells, each identified by its tags, created only when the lab has no live
 job for it (failed and cancelled cells are made again)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,87 +114,73 @@ def _cell_tags(
     }
 
 
-def _tinker_requests(spec: SweepSpec) -> list[TinkerRequest]:
-    """The cells of a ``provider: tinker`` spec (settings checked, files validated)."""
+def _cells(spec: SweepSpec, check: Callable[[dict[str, Any]], Any]) -> list[tuple[dict, Any]]:
+    """(levels, `check` of them) for every combination of levels; an error names its key."""
     names = list(spec.hyperparameters)
     cells = []
     for combination in itertools.product(*(spec.hyperparameters[n] for n in names)):
         levels = dict(zip(names, combination, strict=True))
         try:
-            cells.append((levels, tinker_params(**levels)))
+            cells.append((levels, check(levels)))
         except LabmgrError as exc:
             message = exc.message.replace("-", "_")
             named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in message]
             where = named[0] if named else "hyperparameters"
             raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
-    requests = []
+    return cells
+
+
+def _requests(spec: SweepSpec, settings: Settings) -> list[Request]:
+    """Every cell of the spec as a request (levels checked, files validated)."""
+    tinker = spec.provider == TINKER
+    if tinker:
+        cells = _cells(spec, lambda levels: tinker_params(**levels))
+    else:
+        grader = checked_grader(spec.method, spec.bases, spec.grader, spec.blame)
+        integrations = _integrations(spec)
+        fields = grader_item_fields(grader) if grader else []
+        cells = _cells(spec, partial(check_hyperparameters, spec.method, as_options=False))
+    requests: list[Request] = []
     suffix_content: dict[str, tuple[str, str]] = {}
     for condition, path in spec.conditions.items():
-        with spec.blame(f"conditions.{condition}"):
-            training = load_tinker_data(path)
-        for base, seed, (levels, params) in itertools.product(spec.bases, spec.seeds, cells):
+        if tinker:
+            with spec.blame(f"conditions.{condition}"):
+                training, validation = load_tinker_data(path), None
+        else:
+            training, validation = load_training_data(
+                spec.method,
+                spec.bases,
+                path,
+                spec.validation.get(condition),
+                fields=fields,
+                prices=settings.prices,
+                blame=spec.blame,
+                key=f"conditions.{condition}",
+            )
+        for base, seed, (levels, checked) in itertools.product(spec.bases, spec.seeds, cells):
             tags = _cell_tags(spec, condition, base, seed, levels)
             suffix = _suffix(spec, tags)
-            with spec.blame("suffix"):
-                check_tinker_suffix(suffix)
-            _one_content(spec, suffix_content, suffix, condition, training.md5)
-            requests.append(TinkerRequest(training, base, suffix, params, seed, tags))
-    return requests
-
-
-def _one_content(
-    spec: SweepSpec, seen: dict[str, tuple[str, str]], suffix: str, condition: str, md5: str
-) -> None:
-    used = seen.setdefault(suffix, (condition, md5))
-    if used[1] != md5:
-        raise spec.error(
-            "suffix",
-            f"the template {spec.suffix!r} gives suffix {suffix!r} to conditions "
-            f"{used[0]} and {condition}, which train on different files",
-            "Put {condition} in the suffix template: one suffix means one training set.",
-        )
-
-
-def _requests(spec: SweepSpec, settings: Settings) -> list[JobRequest]:
-    grader = checked_grader(spec.method, spec.bases, spec.grader, spec.blame)
-    integrations = _integrations(spec)
-    fields = grader_item_fields(grader) if grader else []
-    names = list(spec.hyperparameters)
-    cells = []  # (levels, the hyperparameters to send)
-    for combination in itertools.product(*(spec.hyperparameters[n] for n in names)):
-        levels = dict(zip(names, combination, strict=True))
-        try:
-            cells.append((levels, check_hyperparameters(spec.method, levels, as_options=False)))
-        except LabmgrError as exc:
-            named = [f"hyperparameters.{spec.spelled[n]}" for n in names if n in exc.message]
-            where = named[0] if named else "hyperparameters"
-            raise spec.error(where, exc.message.rstrip(".") + ".", exc.hint) from None
-    requests: list[JobRequest] = []
-    suffix_content: dict[str, tuple[str, str]] = {}
-    for condition, path in spec.conditions.items():
-        training, validation = load_training_data(
-            spec.method,
-            spec.bases,
-            path,
-            spec.validation.get(condition),
-            fields=fields,
-            prices=settings.prices,
-            blame=spec.blame,
-            key=f"conditions.{condition}",
-        )
-        for base, seed, (levels, hyperparameters) in itertools.product(
-            spec.bases, spec.seeds, cells
-        ):
-            tags = _cell_tags(spec, condition, base, seed, levels)
-            suffix = _suffix(spec, tags)
-            _one_content(spec, suffix_content, suffix, condition, training.md5)
+            if tinker:
+                with spec.blame("suffix"):
+                    check_tinker_suffix(suffix)
+            used = suffix_content.setdefault(suffix, (condition, training.md5))
+            if used[1] != training.md5:
+                raise spec.error(
+                    "suffix",
+                    f"the template {spec.suffix!r} gives suffix {suffix!r} to conditions "
+                    f"{used[0]} and {condition}, which train on different files",
+                    "Put {condition} in the suffix template: one suffix means one training set.",
+                )
+            if tinker:
+                requests.append(TinkerRequest(training, base, suffix, checked, seed, tags))
+                continue
             request = JobRequest(
                 training=training,
                 validation=validation,
                 base_model=base,
                 suffix=suffix,
                 method=spec.method,
-                hyperparameters=hyperparameters,
+                hyperparameters=checked,
                 grader=grader,
                 integrations=integrations,
                 seed=seed,
@@ -244,30 +230,21 @@ def _existing(db: Database, spec: SweepSpec) -> dict[tuple[tuple[str, str], ...]
 def _sweep_job(
     spec: SweepSpec, request: Request, have: FinetuneJob | None, settings: Settings
 ) -> SweepJob:
+    cost = None  # reinforcement and Tinker jobs are not billed per token
     if isinstance(request, TinkerRequest):
-        return SweepJob(
-            condition=request.tags["condition"],
-            base_model=request.base_model,
-            seed=request.seed,
-            hyperparameters=request.params.model_dump(),
-            suffix=request.suffix,
-            tags=dict(request.tags),
-            existing_job=have.id if have else None,
-            existing_status=have.status if have else None,
-            epochs=request.params.epochs,
-        )
-    epochs = request.hyperparameters.get("n_epochs")
-    if not isinstance(epochs, int):
-        epochs = auto_epochs(request.training.n_examples)
-    tokens = request.training.n_tokens * epochs
-    cost = training_cost(request.base_model, tokens, settings.prices)
-    if spec.method == "reinforcement":
-        cost = None  # billed per hour of training, not per token
+        hyperparameters, epochs = request.params.model_dump(), request.params.epochs
+    else:
+        hyperparameters = dict(request.hyperparameters)
+        given = request.hyperparameters.get("n_epochs")
+        epochs = given if isinstance(given, int) else auto_epochs(request.training.n_examples)
+        if spec.method != "reinforcement":
+            tokens = request.training.n_tokens * epochs
+            cost = training_cost(request.base_model, tokens, settings.prices)
     return SweepJob(
         condition=request.tags["condition"],
         base_model=request.base_model,
         seed=request.seed or 0,
-        hyperparameters=dict(request.hyperparameters),
+        hyperparameters=hyperparameters,
         suffix=request.suffix,
         tags=dict(request.tags),
         existing_job=have.id if have else None,
@@ -279,11 +256,7 @@ def _sweep_job(
 
 def _plan(spec: str | Path, settings: Settings) -> tuple[SweepSpec, list[Request], SweepPlan]:
     parsed = read_sweep_spec(spec)
-    requests: list[Request] = []
-    if parsed.provider == TINKER:
-        requests += _tinker_requests(parsed)
-    else:
-        requests += _requests(parsed, settings)
+    requests = _requests(parsed, settings)
     with lab_database(settings) as db:
         existing = _existing(db, parsed)
     jobs = [
@@ -320,8 +293,8 @@ def sweep(
         return [r for r in requests if _identity(parsed, r.tags) not in have]
 
     key = key_env or parsed.key
-    tinker = [r for r in requests if isinstance(r, TinkerRequest)]
-    if tinker:
+    if parsed.provider == TINKER:
+        tinker = [r for r in requests if isinstance(r, TinkerRequest)]
         created = submit_tinker(settings, tinker, key_env=key, select=missing)
     else:
         openai = [r for r in requests if isinstance(r, JobRequest)]

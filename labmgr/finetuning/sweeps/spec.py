@@ -8,12 +8,8 @@ seeds: 3                         # seeds 1, 2, 3; or a list such as [7, 8]
 hyperparameters: {n_epochs: [1, 3], learning_rate_multiplier: [0.5, 2.0]}
 ```
 
-Optional: method, validation (one file or one per condition), suffix (a template over the
-factor names), tags, wandb, grader (a file or an inline object), key (the env var of the key),
-provider (``openai``, or ``tinker`` with hyperparameters among epochs, batch_size,
-learning_rate, lora_rank, lr_schedule, save_every and train_on).
-Paths are relative to the spec's folder. Each problem is one `InvalidSweepSpec` sentence
-naming the spec file, its line, the key and what to do.
+Optional: method, validation, suffix (a template over the factor names), tags, wandb, grader,
+key, provider (``openai`` or ``tinker``). Paths are relative to the spec's folder.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""The Tinker half of an llmcomp registry, read as jobs and models: ``tinker_models.jsonl``
-(one line per saved sampler checkpoint) and ``tinker_runs/<job>/`` (``status.json`` and
-``params.json`` of llmcomp's detached jobs).
-
-A job is one Tinker training run: the run id of its ``tinker://RUN/sampler_weights/NAME``
-paths, or llmcomp's job id (``tinker-…``) when ``tinker_runs/`` holds the run. Its final
-model is the line without ``checkpoint_step``; the others are checkpoints at that step. The
-provider is recorded as the tag ``provider=tinker`` (with ``source=llmcomp``, and
-``llmcomp_job``); ``lora_rank`` and ``learning_rate`` go into the requested hyperparameters.
-Runs still starting or running are not recorded (they are reported): import again once they
-finish.
-"""
+"""llmcomp's registry files read (JSONL lines with their numbers), and its Tinker half as jobs:
+``tinker_models.jsonl`` (a line per sampler checkpoint) and ``tinker_runs/<job>/`` (``status.json``,
+``params.json``). A job is one Tinker run (RUN of ``tinker://RUN/sampler_weights/NAME``, or
+llmcomp's ``tinker-…`` job id); its final model is the line without ``checkpoint_step``. Runs not
+finished yet are reported, not recorded."""
 
 from __future__ import annotations
 
@@ -22,7 +15,6 @@ from typing import Any
 
 from jobs_db import FinetuneJob, Model
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.sync.llmcomp_rows import jsonl_rows, text_field
 
 TINKER_MODELS = "tinker_models.jsonl"
 TINKER_RUNS = "tinker_runs"
@@ -36,6 +28,44 @@ _HYPERPARAMETERS = (
     ("learning_rate", "learning_rate"),
     ("lora_rank", "lora_rank"),
 )
+
+
+def jsonl_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line of `path` as a JSON object, with its line number (read whole)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise LabmgrError(
+            f"{path} is not UTF-8 text (byte {exc.start + 1}), so it is not an llmcomp registry "
+            "file.",
+            hint="Pass the data_dir llmcomp wrote (its .jsonl files are UTF-8 text).",
+        ) from None
+    except OSError as exc:
+        raise LabmgrError(
+            f"Cannot read {path}: {exc.strerror or exc}.",
+            hint="Check the file's permissions, or copy the registry somewhere readable.",
+        ) from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LabmgrError(
+                f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno}).",
+                hint="Fix or remove that line, then import again (nothing was recorded "
+                "from this file).",
+            ) from None
+        if not isinstance(row, dict):
+            raise LabmgrError(f"{path}:{number}: expected a JSON object.")
+        rows.append((number, row))
+    return rows
+
+
+def text_field(row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return str(value) if value is not None and value != "" else None
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""`update`: send queued jobs whose slot came, then refresh every non-final job
-concurrently, each with a key of its project, and store the curves of jobs that finished."""
+"""`update`: send queued jobs whose slot came, then refresh every non-final job concurrently,
+each with a key of its project; and the `UpdateSummary` it returns."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
 from openai.types.fine_tuning import FineTuningJob, FineTuningJobEvent
 from openai.types.fine_tuning.jobs import FineTuningJobCheckpoint
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from jobs_db import (
+    FINAL_STATUSES,
     Database,
     DatabaseError,
     FinetuneJob,
@@ -41,19 +43,107 @@ from labmgr.finetuning.registry.records import (
     job_record,
     provided_suffix,
 )
-from labmgr.finetuning.sync.summary import (
-    JobState,
-    QueuedJobState,
-    SubmittedJob,
-    UncheckedJob,
-    UpdateSummary,
-)
 from labmgr.finetuning.tinker.control import progress_text, refresh, tinker_jobs_to_refresh
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
 from labmgr.routing import candidate_credentials, resolved_credentials
 from labmgr.settings import Settings, load_settings
 
 DEFAULT_CONCURRENCY = 16
+SAFETY_CHECK_ALLOWANCE = timedelta(minutes=20)
+"""Added to the API's training ETA for the usage-policy evaluation that follows training."""
+
+
+class JobState(BaseModel):
+    """One job as `update` found it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    job_id: str
+    suffix: str | None
+    key_env: str | None
+    """The env var of the key that answered (never the key)."""
+    previous_status: str
+    status: str
+    phase: str | None = None
+    """What a running job is doing, from its events (e.g. usage policy evaluation)."""
+    estimated_finish: datetime | None = None
+    fine_tuned_model: str | None = None
+    error: str | None = None
+    checkpoints: int = 0
+    """Checkpoint models recorded (not counting the final model)."""
+    curves_stored: int = 0
+    """1 when this update stored the job's training curves."""
+    curves_problem: str | None = None
+    """Why the job's results file could not be read, if it could not."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def real_eta(self) -> datetime | None:
+        """Training ETA plus the usual time of the safety evaluation."""
+        return self.estimated_finish + SAFETY_CHECK_ALLOWANCE if self.estimated_finish else None
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def newly_finished(self) -> bool:
+        """True when this update saw the job reach a final status."""
+        return self.is_final and self.previous_status != self.status
+
+
+class SubmittedJob(BaseModel):
+    """A job queued locally that `update` sent to the API (``queued-…`` id → the API's)."""
+
+    queued_id: str
+    job_id: str
+    suffix: str | None
+
+
+class QueuedJobState(BaseModel):
+    """A job still queued locally after `update`, and the earliest time it may go."""
+
+    job_id: str
+    suffix: str | None
+    not_before: datetime | None
+
+
+class UncheckedJob(BaseModel):
+    """A job `update` could not refresh, and why."""
+
+    job_id: str
+    suffix: str | None
+    reason: str
+
+
+class UpdateSummary(BaseModel):
+    """The result of one `update`."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    checked: list[JobState] = []
+    """Jobs refreshed, in the database's order (oldest first)."""
+    unchecked: list[UncheckedJob] = []
+    requests: int = 0
+    submitted: list[SubmittedJob] = []
+    """Jobs queued at the daily limit that were sent to the API now."""
+    queued: list[QueuedJobState] = []
+    curves: int = 0
+    """Jobs whose training curves were stored by this update."""
+
+    @property
+    def running(self) -> list[JobState]:
+        return [job for job in self.checked if not job.is_final]
+
+    @property
+    def newly_finished(self) -> list[JobState]:
+        return [job for job in self.checked if job.newly_finished]
+
+    @property
+    def still_running(self) -> bool:
+        """True when a job is not final yet (queued locally ones included)."""
+        return bool(self.running) or bool(self.queued)
 
 
 @dataclass
@@ -263,7 +353,7 @@ class _Refresh:
     async def details(self, client: AsyncOpenAI, fetched: _Fetched) -> _Fetched:
         """Events (all pages once final), and for a succeeded job checkpoints and curves."""
         remote = fetched.job
-        final = remote.status in ("succeeded", "failed", "cancelled")
+        final = remote.status in FINAL_STATUSES
         events = client.fine_tuning.jobs.list_events(remote.id, limit=100)
         fetched.events = await self.pages(events, every=final)
         if remote.status != "succeeded":

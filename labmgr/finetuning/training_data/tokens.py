@@ -1,9 +1,5 @@
-"""An offline estimate of the tokens of a training example, without a vocabulary download.
-
-Text is split as GPT tokenizers pre-split it and each piece charged by length (ASCII words ~7
-characters per token, other alphabets ~3, CJK one per character): within about ±15% of
-``o200k_base`` on English prose. The exact count comes later as ``trained_tokens``.
-"""
+"""An offline token estimate of a training example: GPT-style pre-split pieces charged by length,
+within about ±15% of ``o200k_base`` on English prose."""
 
 from __future__ import annotations
 
