@@ -59,6 +59,10 @@ def rating_score(
             if value is None or not min_rating <= value <= max_rating:
                 continue
         by_value[value] = by_value.get(value, 0.0) + prob
+    return _expected(by_value, refusal_threshold)
+
+
+def _expected(by_value: dict[int, float], refusal_threshold: float) -> RatingScore:
     total = sum(by_value.values())
     if total <= 0:
         return RatingScore(None, None, "no numeric token in range")
@@ -105,38 +109,52 @@ def _loaded(text: str) -> Any:
         return error
 
 
+Scored = tuple[float, dict[str, float], dict[int, float] | None] | Exception
+"""A verdict's score (NaN when refused), token and rating probabilities, or why unreadable."""
+
+SCORED_MAX = 16_384
+"""Verdicts remembered per rating scale: a re-run in the same process reads the same texts."""
+_SCORED: dict[tuple[int, int, float], dict[str | None, Scored]] = {}
+
+
 def rating_scores(
     logprobs_json: Sequence[str | None],
     *,
     min_rating: int,
     max_rating: int,
     refusal_threshold: float,
-) -> list[tuple[float, dict[str, float], dict[int, float] | None] | Exception]:
+) -> list[Scored]:
     """`rating_score(token_probabilities(top))` of many first-token logprob lists (their
-    JSON text, None for none), the JSON parsed in one call: per list the score (NaN when
-    refused), the token probabilities and the rating probabilities, or the exception that
-    made the list unreadable."""
+    JSON text, None for none), the JSON of those not scored before parsed in one call.
+    Identical texts share one result (its dicts too: treat them as read-only)."""
+    scored = _SCORED.setdefault((min_rating, max_rating, refusal_threshold), {})
+    distinct = dict.fromkeys(logprobs_json)
+    new = [text for text in distinct if text not in scored]
+    if len(scored) + len(new) > SCORED_MAX:
+        scored.clear()
+        new = list(distinct)
     exp = math.exp
-    # Identical lists (the same verdict for different prompts) are read once and share it.
-    distinct = list(dict.fromkeys(logprobs_json))
-    results: list[tuple[float, dict[str, float], dict[int, float] | None] | Exception] = []
-    for top in _parsed(distinct):
+    integers = _integers(min_rating, max_rating)
+    for text, top in zip(new, _parsed(new), strict=True):
         if isinstance(top, Exception):
-            results.append(top)
+            scored[text] = top
             continue
         raw: dict[str, float] = {}
+        by_value: dict[int, float] = {}  # `rating_score(raw)`, summed in the same pass
         try:
             for token, logprob in top or ():
                 token = str(token)
-                raw[token] = raw.get(token, 0.0) + exp(float(logprob))
+                prob = exp(float(logprob))
+                raw[token] = raw.get(token, 0.0) + prob
+                value = integers.get(token)
+                if value is None:
+                    value = _as_int(token)
+                    if value is None or not min_rating <= value <= max_rating:
+                        continue
+                by_value[value] = by_value.get(value, 0.0) + prob
         except (TypeError, ValueError) as error:
-            results.append(error)
+            scored[text] = error
             continue
-        score = rating_score(
-            raw, min_rating=min_rating, max_rating=max_rating, refusal_threshold=refusal_threshold
-        )
-        results.append((math.nan if score.score is None else score.score, raw, score.probs))
-    if len(distinct) == len(logprobs_json):
-        return results
-    of_text = dict(zip(distinct, results, strict=True))
-    return [of_text[text] for text in logprobs_json]
+        score = _expected(by_value, refusal_threshold)
+        scored[text] = (math.nan if score.score is None else score.score, raw, score.probs)
+    return [scored[text] for text in logprobs_json]

@@ -82,3 +82,25 @@ def test_an_unreadable_verdict_among_many_is_named_and_the_others_are_read() -> 
     assert isinstance(broken, ValueError)
     assert not isinstance(first, Exception) and first[0] == 40
     assert not isinstance(last, Exception) and last[0] == 80
+
+
+def test_reading_the_same_verdicts_again_gives_the_same_ratings_past_the_memory_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evals.answers import _scoring
+
+    monkeypatch.setattr(_scoring, "SCORED_MAX", 5)  # far fewer than the verdicts read
+    texts = [json.dumps([[str(value), -0.01], ["x", -5.0]]) for value in range(12)]
+    texts += ["[[broken", *texts[:3]]
+    first = rating_scores(texts, min_rating=0, max_rating=10, refusal_threshold=0.5)
+    again = rating_scores(texts[::-1], min_rating=0, max_rating=10, refusal_threshold=0.5)
+    wider = rating_scores(texts, min_rating=0, max_rating=100, refusal_threshold=0.5)
+    assert [r[0] for r in first[:11] if not isinstance(r, Exception)] == list(range(11))
+    assert math.isnan(first[11][0])  # type: ignore[index]  # 11 is out of range: a refusal
+    assert isinstance(first[12], ValueError) and isinstance(again[3], ValueError)
+
+    def shown(read: object) -> object:
+        return type(read) if isinstance(read, Exception) else repr(read[0])  # type: ignore[index]
+
+    assert [shown(r) for r in again[::-1]] == [shown(r) for r in first]
+    assert wider[11][0] == pytest.approx(11)  # type: ignore[index]  # its own scale, not 0-10's
