@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from jobs_db import FinetuneJob, get_job, job_curves, job_models
 from labmgr.cli.app import app
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.tinker import create_tinker
+from labmgr.finetuning.tinker.create import create_tinker
 from labmgr.settings import Settings
 
 runner = CliRunner()

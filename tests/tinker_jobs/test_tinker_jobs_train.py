@@ -18,7 +18,7 @@ from jobs_db import job_curves, job_models
 from labmgr.cli.app import app
 from labmgr.finetuning import lab_jobs, update
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.tinker import create_tinker
+from labmgr.finetuning.tinker.create import create_tinker
 from labmgr.settings import load_settings
 
 runner = CliRunner()

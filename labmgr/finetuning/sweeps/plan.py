@@ -21,10 +21,15 @@ from labmgr.finetuning.jobs.submit import submit_requests
 from labmgr.finetuning.methods import LEVEL_TAGS, check_hyperparameters
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
-from labmgr.finetuning.tinker import TinkerRequest, submit_tinker, tinker_params
-from labmgr.finetuning.tinker.create import check_tinker_suffix, load_tinker_data
+from labmgr.finetuning.tinker.create import (
+    TinkerRequest,
+    check_tinker_suffix,
+    load_tinker_data,
+    submit_tinker,
+)
 from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
 from labmgr.finetuning.tinker.params import PROVIDER as TINKER
+from labmgr.finetuning.tinker.params import tinker_params
 from labmgr.pricing import training_cost
 from labmgr.settings import Settings, load_settings
 
