@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -56,6 +57,23 @@ def natural_width(console: Console, table: Table) -> int:
     return Measurement.get(console, options, table).maximum
 
 
+def _width(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    keep: Sequence[int],
+    compact: Collection[int],
+) -> int:
+    """`natural_width` of `_table(…)`, counted without building it: each column's widest cell
+    or header with a space each side, and a border between and around the columns."""
+    total = len(keep) + 1
+    for index in keep:
+        column = columns[index]
+        shorten = column.compact if index in compact else None
+        cells = (shorten(row[index]) if shorten and row[index] else row[index] for row in rows)
+        total += max(cell_len(column.header), max(map(cell_len, cells), default=0)) + 2
+    return total
+
+
 def _fitted(
     console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], title: str | None
 ) -> Table:
@@ -67,9 +85,8 @@ def _fitted(
             keep.remove(dropped)
         shortenable = [i for i in by_priority if i in keep and columns[i].compact]
         for count in range(len(shortenable) + 1):
-            table = _table(title, columns, rows, keep, compact=shortenable[:count])
-            if natural_width(console, table) <= console.width:
-                return table
+            if _width(columns, rows, keep, shortenable[:count]) <= console.width:
+                return _table(title, columns, rows, keep, compact=shortenable[:count])
     return _table(title, columns, rows, keep, compact=everything, ellipsis=True)
 
 
