@@ -71,9 +71,40 @@ def _stored(values: list[Any], kind: str) -> pa.Array:
     if kind == "float":
         return pa.array(values, type=pa.float64(), from_pandas=False)
     if kind in _MAPS:
-        return pa.array(values, type=_MAPS[kind])
+        return _map_array(values, _MAPS[kind])
     encoded = [json.dumps(_to_json_ready(v), ensure_ascii=False) for v in values]
     return pa.array(encoded, type=pa.string())
+
+
+def _map_array(values: list[dict[Any, float] | None], map_type: pa.MapType) -> pa.Array:
+    """`pa.array(values, type=map_type)`, built from the flat keys and values of each distinct
+    dict once (rows share one verdict's dicts), then taken per row: several times faster."""
+    position: dict[int, int] = {}
+    distinct: list[dict[Any, float]] = []
+    rows: list[int | None] = []
+    for value in values:
+        if value is None:
+            rows.append(None)
+            continue
+        at = position.get(id(value))
+        if at is None:
+            at = position[id(value)] = len(distinct)
+            distinct.append(value)
+        rows.append(at)
+    offsets: list[int] = [0]
+    keys: list[Any] = []
+    items: list[float] = []
+    for value in distinct:
+        keys.extend(value)
+        items.extend(value.values())
+        offsets.append(len(keys))
+    maps = pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()),
+        pa.array(keys, map_type.key_type),
+        pa.array(items, map_type.item_type),
+        type=map_type,
+    )
+    return maps.take(pa.array(rows, pa.int32()))
 
 
 def write_samples(frame: pd.DataFrame, path: str | Path) -> Path:

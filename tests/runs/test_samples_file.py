@@ -86,3 +86,19 @@ def test_dict_columns_are_stored_as_arrow_maps_and_an_error_table_reads_only_its
     assert list(errors.columns) == ["model", "error"]
     assert errors["error"].tolist() == [None, "judge aligned: refused"]
     _same(frame, read_samples(path))
+
+
+def test_rows_sharing_one_verdicts_dicts_read_back_as_each_rows_own_values(
+    tmp_path: Path,
+) -> None:
+    shared, other = {"7": 0.75, " 7": 0.25}, {"x": 1.0}
+    frame = pd.DataFrame(
+        {
+            "model": list("abcdef"),
+            "raw_answer": pd.Series([shared, None, shared, {}, other, shared], dtype=object),
+            "probs": pd.Series([{7: 1.0}, None, {7: 1.0}, None, {}, {3: 0.5, 9: 0.5}]),
+        }
+    )
+    back = read_samples(write_samples(frame, tmp_path / "shared.parquet"))
+    _same(frame, back)
+    assert back["raw_answer"].tolist()[4] == {"x": 1.0}
