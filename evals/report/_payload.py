@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evals.runs import Run
@@ -49,7 +50,7 @@ def answer_text(value: Any) -> str | None:
 
 def _numbers(series: pd.Series) -> list[float | None]:
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=math.nan)
-    return [None if math.isnan(v) else round(float(v), 4) for v in values]
+    return [None if v != v else v for v in np.round(values, 4).tolist()]  # NaN → None
 
 
 def _texts(series: pd.Series) -> list[str | None]:
@@ -106,8 +107,8 @@ def build_payload(run: Run) -> dict[str, Any]:
         columns["q"].extend([qi] * n)
         columns["g"].extend(group_index[g] for g in frame["group"].astype(str))
         columns["m"].extend(models.setdefault(m, len(models)) for m in frame["model"].astype(str))
-        columns["p"].extend(int(v) for v in frame["paraphrase_ix"])
-        columns["s"].extend(int(v) for v in frame["sample_ix"])
+        columns["p"].extend(frame["paraphrase_ix"].astype(int).tolist())
+        columns["s"].extend(frame["sample_ix"].astype(int).tolist())
         columns["k"].extend(_sent_indices(frame, sent))
         columns["answer"].extend(answer_text(v) for v in frame["answer"].tolist())
         columns["error"].extend(_texts(frame["error"]))
