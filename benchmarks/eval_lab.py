@@ -15,7 +15,7 @@ Beside the wall time: the part spent asking (run.json's `seconds`: from the firs
 check to the last verdict), the CPU time of the command with its figure workers, and the
 sandbox's. Peak memory is given twice: the peak RSS of the largest single process (the
 command or one of its forked figure workers, exact, from `wait4`), and the peak total of the
-command's process tree, sampled every 20 ms as PSS (pages a worker shares with its parent
+command's process tree, sampled every 100 ms as PSS (pages a worker shares with its parent
 counted once). Targets: fresh ≤ 40 s and ≤ 900 MB, cached ≤ 6 s. The sandbox runs in its own
 process (50 ms latency) with rate limits far above the workload.
 """
@@ -54,13 +54,17 @@ CONDITIONS = {
     "mixed": "Help when you can, take when you must ({i}).",
 }
 UNBOUND_LIMITS = {"*": {"rpm": 100_000_000, "tpm": 100_000_000_000}}
+SAMPLE_SECONDS = 0.1
+"""How often the tree's memory is read: every 20 ms, reading it took a fifth of a core (on
+a 2-core machine, time taken from the run it measures); the peaks last seconds."""
 TARGETS = {"fresh_s": 40.0, "fresh_peak_mb": 900.0, "cached_s": 6.0}
 
 
 def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run `command`; its wall time, the peak RSS of its largest process (exact) and the
     peak total PSS of its process tree (sampled)."""
-    tree_peak = 0.0
+    peaks = [0.0]
+    ended = threading.Event()
     wall = time.perf_counter()
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -68,13 +72,19 @@ def _run_command(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(process.stdout or []), daemon=True)
     reader.start()
-    while True:  # wait4: this process's own rusage, its waited-for children included
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        tree_peak = max(tree_peak, sum(pss_mb(member) for member in process_tree(process.pid)))
-        time.sleep(0.02)
+
+    def sample() -> None:
+        while not ended.wait(SAMPLE_SECONDS):
+            peaks.append(sum(pss_mb(member) for member in process_tree(process.pid)))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    # wait4: the exact end, and this process's own rusage with its waited-for children
+    _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - wall
+    ended.set()
+    sampler.join()
+    tree_peak = max(peaks)
     process.returncode = os.waitstatus_to_exitcode(status)
     reader.join()
     if process.returncode != 0:
