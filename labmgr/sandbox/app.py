@@ -169,17 +169,17 @@ class SandboxApp:
             if key == ("GET", "/sandbox/stats"):
                 response = Response(sb.stats.snapshot())
             elif key == ("GET", "/sandbox/faults"):
-                response = Response(sb.faults.as_json())
+                response = Response(sb.faults.model_dump())
             elif key == ("POST", "/sandbox/faults"):
                 sb.faults = sb.faults.updated(_json_body(body, "faults"))
-                response = Response(sb.faults.as_json())
+                response = Response(sb.faults.model_dump())
             elif key == ("GET", "/sandbox/limits"):
                 response = Response(sb.limiter.table.to_json())
             elif key == ("POST", "/sandbox/limits"):
                 response = Response(_set_limits(sb, body))
             elif key == ("POST", "/sandbox/reset"):
                 sb.reset()
-                response = Response({"reset": True, "faults": sb.faults.as_json()})
+                response = Response({"reset": True, "faults": sb.faults.model_dump()})
             elif key == ("GET", "/sandbox/health"):
                 response = Response({"ok": True})
             else:
