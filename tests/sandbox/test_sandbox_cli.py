@@ -131,7 +131,7 @@ def test_limits_file_is_enforced_from_the_start(tmp_path: Path, name: str, text:
         ("limits.json", '{"gpt-nope": {"rpm": 1}}', "unknown model 'gpt-nope'"),
         ("limits.json", '{"gpt-4o-mini": {"rpm": 1}', "is not valid JSON"),
         ("limits.toml", "[gpt-4.1-mini]\nrpm = 1\n", 'quote a name with dots: ["gpt-4.1-mini"]'),
-        ("limits.toml", '["gpt-4o-mini"]\nrpm = "fast"\n', "rpm must be a valid integer (got 'fast')"),
+        ("limits.toml", '["gpt-4o-mini"]\nrpm = "fast"\n', "rpm must be a valid integer"),
         ("limits.toml", "rpm = = 1\n", "is not valid TOML"),
         ("limits.txt", "neither", "neither valid JSON nor valid TOML"),
         ("missing.json", None, "cannot read limits file"),
