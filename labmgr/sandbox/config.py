@@ -78,9 +78,6 @@ class SandboxConfig(BaseModel):
             options["limits"] = LimitTable.from_json(limits, source="limits")
         return cls(**options)
 
-    def to_json(self) -> str:
-        return self.model_dump_json()
-
     @classmethod
     def from_json(cls, text: str) -> SandboxConfig:
         return cls.of(**json.loads(text))

@@ -62,9 +62,6 @@ class ProjectLimits(BaseModel):
             raise ValueError(f"give at least one of {', '.join(type(self).model_fields)}")
         return self
 
-    def to_json(self) -> dict[str, int]:
-        return self.model_dump(exclude_none=True)
-
 
 class ModelLimits(ProjectLimits):
     """One model family's limits for an organization."""
@@ -93,10 +90,14 @@ class LimitTable:
         return None if limits is None else limits.batch_queue_tokens
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {key: limits.to_json() for key, limits in self.models.items()}
+        body: dict[str, Any] = {
+            key: limits.model_dump(exclude_none=True) for key, limits in self.models.items()
+        }
         if self.projects:
             body[PROJECTS_KEY] = {
-                project: {key: limits.to_json() for key, limits in table.items()}
+                project: {
+                    key: limits.model_dump(exclude_none=True) for key, limits in table.items()
+                }
                 for project, table in self.projects.items()
             }
         return body

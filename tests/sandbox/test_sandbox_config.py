@@ -24,7 +24,7 @@ def test_a_config_survives_its_json_form(tmp_path: Path) -> None:
         "gpt-4o-mini": {"rpm": 10},
         "projects": {"p": {"*": {"tpm": 9}}},
     }
-    assert SandboxConfig.from_json(config.to_json()) == config
+    assert SandboxConfig.from_json(config.model_dump_json()) == config
 
 
 @pytest.mark.parametrize(
