@@ -287,7 +287,8 @@ async def _send(
         headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
         headers.append((b"cache-control", b"no-cache"))
     else:
-        parts = [response.body_bytes()]
+        payload = response.payload
+        parts = [payload if isinstance(payload, bytes) else json.dumps(payload).encode()]
         headers = [(b"content-type", response.content_type.encode())]
         headers.append((b"content-length", b"%d" % len(parts[0])))
     headers += extra + [(k.encode(), v.encode()) for k, v in response.headers.items()]
