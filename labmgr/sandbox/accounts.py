@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
+from pydantic import BaseModel, Field, field_validator
 
+from labmgr.sandbox.checks import STRICT, read
 from labmgr.sandbox.errors import APIError, SandboxError
 
 
@@ -58,8 +60,12 @@ class AccountBook:
                 "(entries with key, organization, slug and optional project)"
             )
         accounts: dict[str, Account] = {}
-        for number, entry in enumerate(entries, 1):
-            accounts.update(_parse_entry(path, number, entry, accounts))
+        for number, raw in enumerate(entries, 1):
+            where = f"accounts file {path}, entry {number}"
+            entry = read(_Entry, raw, where, AccountsFileError)
+            if entry.key in accounts:
+                raise AccountsFileError(f"{where}: this key is already listed in an earlier entry")
+            accounts[entry.key] = Account(entry.organization, entry.slug, entry.project)
         return cls(accounts)
 
     def authenticate(self, authorization: str | None) -> Account:
@@ -84,21 +90,22 @@ class AccountBook:
         return account
 
 
-def _parse_entry(
-    path: Path, number: int, entry: Any, seen: dict[str, Account]
-) -> dict[str, Account]:
-    where = f"accounts file {path}, entry {number}"
-    if not isinstance(entry, dict):
-        raise AccountsFileError(f"{where}: expected a mapping with key, organization, slug")
-    unknown = set(entry) - {"key", "organization", "slug", "project"}
-    if unknown:
-        raise AccountsFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-    values = {"project": "proj_default", **entry}
-    for field in ("key", "organization", "slug", "project"):
-        if not isinstance(values.get(field), str) or not values[field]:
-            raise AccountsFileError(f"{where}: `{field}` must be a non-empty string")
-    if values["key"] in seen:
-        raise AccountsFileError(f"{where}: this key is already listed in an earlier entry")
-    if ":" in values["slug"]:
-        raise AccountsFileError(f"{where}: `slug` may not contain ':' (it is part of model ids)")
-    return {values["key"]: Account(values["organization"], values["slug"], values["project"])}
+Name = Annotated[str, Field(min_length=1)]
+
+
+class _Entry(BaseModel):
+    """One entry of an accounts file."""
+
+    model_config = STRICT
+
+    key: Name
+    organization: Name
+    slug: Name
+    project: Name = "proj_default"
+
+    @field_validator("slug")
+    @classmethod
+    def _no_colon(cls, slug: str) -> str:
+        if ":" in slug:
+            raise ValueError("may not contain ':' (it is part of model ids)")
+        return slug

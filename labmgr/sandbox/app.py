@@ -169,17 +169,17 @@ class SandboxApp:
             if key == ("GET", "/sandbox/stats"):
                 response = Response(sb.stats.snapshot())
             elif key == ("GET", "/sandbox/faults"):
-                response = Response(sb.faults.as_json())
+                response = Response(sb.faults.model_dump())
             elif key == ("POST", "/sandbox/faults"):
                 sb.faults = sb.faults.updated(_json_body(body, "faults"))
-                response = Response(sb.faults.as_json())
+                response = Response(sb.faults.model_dump())
             elif key == ("GET", "/sandbox/limits"):
                 response = Response(sb.limiter.table.to_json())
             elif key == ("POST", "/sandbox/limits"):
                 response = Response(_set_limits(sb, body))
             elif key == ("POST", "/sandbox/reset"):
                 sb.reset()
-                response = Response({"reset": True, "faults": sb.faults.as_json()})
+                response = Response({"reset": True, "faults": sb.faults.model_dump()})
             elif key == ("GET", "/sandbox/health"):
                 response = Response({"ok": True})
             else:
@@ -287,7 +287,8 @@ async def _send(
         headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
         headers.append((b"cache-control", b"no-cache"))
     else:
-        parts = [response.body_bytes()]
+        payload = response.payload
+        parts = [payload if isinstance(payload, bytes) else json.dumps(payload).encode()]
         headers = [(b"content-type", response.content_type.encode())]
         headers.append((b"content-length", b"%d" % len(parts[0])))
     headers += extra + [(k.encode(), v.encode()) for k, v in response.headers.items()]

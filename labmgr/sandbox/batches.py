@@ -278,8 +278,8 @@ def _queue_error(
     sb: Sandbox, account: Account, family: str | None, tokens: int
 ) -> dict[str, Any] | None:
     """`token_limit_exceeded` if the batch would pass its organization's enqueued tokens."""
-    limits = sb.limiter.table.limits(family) if family else None
-    if limits is None or limits.batch_queue_tokens is None:
+    cap = sb.limiter.table.queue_tokens(family) if family else None
+    if cap is None:
         return None
     now = sb.now()
     enqueued = sum(
@@ -290,12 +290,12 @@ def _queue_error(
         and not other.get("settled")
         and _status(other, now) in ACTIVE
     )
-    if enqueued + tokens <= limits.batch_queue_tokens:
+    if enqueued + tokens <= cap:
         return None
     return _batch_error(
         "token_limit_exceeded",
         f"Enqueued token limit reached for {family} in organization {account.organization}. "
-        f"Limit: {limits.batch_queue_tokens:,} enqueued tokens. Please try again once some "
+        f"Limit: {cap:,} enqueued tokens. Please try again once some "
         "in_progress batches have been completed.",
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from labmgr.sandbox.accounts import Account, AccountBook
@@ -93,7 +92,7 @@ class Sandbox:
         )
         self.stats = Stats()
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
-        self.faults = replace(self.initial_faults)
+        self.faults = self.initial_faults.model_copy(deep=True)
         self.limiter = RateLimiter(config.limits)
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
@@ -107,7 +106,7 @@ class Sandbox:
     def reset(self) -> None:
         """Back to the start-up faults and limits (buckets full), counters cleared."""
         self.stats.reset()
-        self.faults = replace(self.initial_faults)
+        self.faults = self.initial_faults.model_copy(deep=True)
         self.limiter = RateLimiter(self.config.limits)
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:

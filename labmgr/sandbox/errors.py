@@ -59,17 +59,11 @@ def invalid_value(value: Any, allowed: tuple[str, ...], param: str) -> APIError:
     return bad_request(message, param=param, code="invalid_value")
 
 
-def _type_name(value: Any) -> str:
-    for kind, name in ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number")):
-        if isinstance(value, kind):
-            return name
-    return "null" if value is None else "array" if isinstance(value, list) else "object"
-
-
 def wrong_type(param: str, expected: str, value: Any) -> APIError:
-    message = (
-        f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead."
-    )
+    kinds = ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number"))
+    got = next((name for kind, name in kinds if isinstance(value, kind)), None)
+    got = got or ("null" if value is None else "array" if isinstance(value, list) else "object")
+    message = f"Invalid type for '{param}': expected {expected}, but got {got} instead."
     return bad_request(message, param=param, code="invalid_type")
 
 

@@ -3,41 +3,49 @@
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, Field, ValidationError
+
+from labmgr.sandbox.checks import STRICT, problem
 from labmgr.sandbox.errors import bad_request
 
 MODEL_ENDPOINTS = ("chat.completions", "completions", "responses.create")
 """Stats names of the model endpoints: what faults apply to by default and limits meter."""
 
 
-@dataclass
-class Faults:
+NonNegative = Annotated[float, Field(ge=0)]
+Rate = Annotated[float, Field(ge=0, le=1)]
+Count = Annotated[int | None, Field(ge=0)]
+
+
+class Faults(BaseModel):
     """Latency for every `/v1` request; random failures for the endpoints in `endpoints`."""
 
-    latency_ms: float = 0.0
-    jitter_ms: float = 0.0
-    rate_429: float = 0.0
-    rate_500: float = 0.0
-    rate_timeout: float = 0.0
-    rate_drop: float = 0.0
-    retry_after_ms: float = 20.0
+    model_config = STRICT
+
+    latency_ms: NonNegative = 0.0
+    jitter_ms: NonNegative = 0.0
+    rate_429: Rate = 0.0
+    rate_500: Rate = 0.0
+    rate_timeout: Rate = 0.0
+    rate_drop: Rate = 0.0
+    retry_after_ms: NonNegative = 20.0
     """The `retry-after-ms` header on injected 429s (small, so retrying clients stay fast)."""
-    daily_job_limit: int | None = None
+    daily_job_limit: Count = None
     """Fine-tuning jobs an organization may create per rolling 24 h (None: unlimited)."""
-    quota_requests: int | None = None
+    quota_requests: Count = None
     """Model requests (to `endpoints`) left before the credits run out, counting down; at 0
     they answer 429 `insufficient_quota` (None: unlimited)."""
-    timeout_hold_max_s: float = 30.0
+    timeout_hold_max_s: NonNegative = 30.0
     """An injected timeout holds the response for the client's read timeout + 1 s, at most this."""
-    endpoints: list[str] = field(default_factory=lambda: list(MODEL_ENDPOINTS))
+    endpoints: list[str] = Field(default_factory=lambda: list(MODEL_ENDPOINTS))
     """Endpoint names (as in `/sandbox/stats`) that 429/500/timeout/drop faults apply to."""
     first_attempt_only: bool = False
     """Inject failures only into first attempts (`x-stainless-retry-count: 0`), so retries pass."""
-    batch_line_error_rate: float = 0.0
+    batch_line_error_rate: Rate = 0.0
     """Share of the lines of batches created from now on that fail with a 500 in the error file."""
-    batch_window_s: float | None = None
+    batch_window_s: Annotated[float | None, Field(gt=0)] = None
     """How long the `24h` completion window of batches created from now on lasts, in seconds
     (None: 24 h). Shorter than the batch takes makes it expire."""
 
@@ -45,14 +53,11 @@ class Faults:
         """A copy with `changes` (a JSON object from `POST /sandbox/faults`) applied."""
         if not isinstance(changes, dict):
             raise bad_request("The faults body must be a JSON object.")
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise bad_request(
-                f"Unknown fault setting(s): {', '.join(unknown)}. "
-                f"Known: {', '.join(sorted(known))}."
-            )
-        return replace(self, **{name: _check(name, value) for name, value in changes.items()})
+        try:
+            return Faults.model_validate(self.model_dump() | changes)
+        except ValidationError as exc:
+            param = str(exc.errors()[0]["loc"][0])
+            raise bad_request(problem(exc, "POST /sandbox/faults", Faults), param=param) from None
 
     def delay_s(self) -> float:
         jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
@@ -80,27 +85,3 @@ class Faults:
                 return name
             roll -= rate
         return None
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _check(name: str, value: Any) -> Any:
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if name == "first_attempt_only":
-        ok, rule = isinstance(value, bool), "true or false"
-    elif name == "endpoints":
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        rule = "a list of endpoint names"
-    elif name == "batch_window_s":
-        ok, rule = value is None or (number and value > 0), "a positive number or null"
-    elif name in ("daily_job_limit", "quota_requests"):
-        ok = value is None or (number and isinstance(value, int) and value >= 0)
-        rule = "a non-negative integer or null"
-    else:
-        ok, rule = number and value >= 0, "a non-negative number"
-        if ok and (name.startswith("rate_") or name.endswith("_rate")) and value > 1:
-            raise bad_request(f"`{name}` is a probability between 0 and 1.", param=name)
-    if not ok:
-        raise bad_request(f"`{name}` must be {rule}.", param=name)
-    return float(value) if number and name not in ("daily_job_limit", "quota_requests") else value

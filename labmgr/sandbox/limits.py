@@ -19,17 +19,19 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, prompt_tokens
+from labmgr.sandbox.checks import STRICT, read
 from labmgr.sandbox.errors import APIError, SandboxError
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 
 DEFAULT_KEY = "*"
 PROJECTS_KEY = "projects"
-_FIELDS = ("rpm", "tpm", "batch_queue_tokens")
-_PROJECT_FIELDS = ("rpm", "tpm")
+Limit = Annotated[int | None, Field(ge=1)]
 
 
 class LimitsError(SandboxError, ValueError):
@@ -44,19 +46,28 @@ def limit_family(model: str) -> str | None:
     return None if card is None else card.snapshot_of or card.id
 
 
-@dataclass(frozen=True)
-class ModelLimits:
-    """One model family's limits; None leaves that dimension unlimited."""
+class ProjectLimits(BaseModel):
+    """A project's own caps on one model family; None leaves that dimension uncapped."""
 
-    rpm: int | None = None
+    model_config = STRICT | ConfigDict(frozen=True)
+
+    rpm: Limit = None
     """Requests per minute."""
-    tpm: int | None = None
+    tpm: Limit = None
     """Tokens per minute: prompt tokens plus the requested completion budget."""
-    batch_queue_tokens: int | None = None
-    """Tokens the organization may have enqueued in unfinished batches for this family."""
 
-    def to_json(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in _FIELDS if getattr(self, name) is not None}
+    @model_validator(mode="after")
+    def _not_empty(self) -> ProjectLimits:
+        if not self.model_fields_set:
+            raise ValueError(f"give at least one of {', '.join(type(self).model_fields)}")
+        return self
+
+
+class ModelLimits(ProjectLimits):
+    """One model family's limits for an organization."""
+
+    batch_queue_tokens: Limit = None
+    """Tokens the organization may have enqueued in unfinished batches for this family."""
 
 
 @dataclass(frozen=True)
@@ -65,19 +76,28 @@ class LimitTable:
 
     models: Mapping[str, ModelLimits] = field(default_factory=dict)
     """Per organization: model family (or ``*``) → limits."""
-    projects: Mapping[str, Mapping[str, ModelLimits]] = field(default_factory=dict)
+    projects: Mapping[str, Mapping[str, ProjectLimits]] = field(default_factory=dict)
     """Per project id: model family (or ``*``) → that project's own caps."""
 
-    def limits(self, family: str, project: str | None = None) -> ModelLimits | None:
+    def limits(self, family: str, project: str | None = None) -> ProjectLimits | None:
         """A family's limits for the organization, or `project`'s own caps."""
         table = self.models if project is None else self.projects.get(project, {})
         return table.get(family) or table.get(DEFAULT_KEY)
 
+    def queue_tokens(self, family: str) -> int | None:
+        """The organization's cap on `family`'s tokens enqueued in batches, if any."""
+        limits = self.models.get(family) or self.models.get(DEFAULT_KEY)
+        return None if limits is None else limits.batch_queue_tokens
+
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {key: limits.to_json() for key, limits in self.models.items()}
+        body: dict[str, Any] = {
+            key: limits.model_dump(exclude_none=True) for key, limits in self.models.items()
+        }
         if self.projects:
             body[PROJECTS_KEY] = {
-                project: {key: limits.to_json() for key, limits in table.items()}
+                project: {
+                    key: limits.model_dump(exclude_none=True) for key, limits in table.items()
+                }
                 for project, table in self.projects.items()
             }
         return body
@@ -89,8 +109,8 @@ class LimitTable:
                 f"{source}: expected an object mapping model names to limits, "
                 'e.g. {"gpt-4.1-mini": {"rpm": 3000, "tpm": 2000000}}'
             )
-        models = _model_table(body, source, _FIELDS, skip=PROJECTS_KEY)
-        projects: dict[str, dict[str, ModelLimits]] = {}
+        models = _model_table(body, source, ModelLimits, skip=PROJECTS_KEY)
+        projects: dict[str, dict[str, ProjectLimits]] = {}
         raw_projects = body.get(PROJECTS_KEY, {})
         if not isinstance(raw_projects, Mapping):
             raise LimitsError(f"{source}: `projects` must map project ids to model limits")
@@ -98,7 +118,7 @@ class LimitTable:
             where = f"{source}, project {project}"
             if not isinstance(table, Mapping):
                 raise LimitsError(f"{where}: expected an object mapping model names to limits")
-            projects[str(project)] = _model_table(table, where, _PROJECT_FIELDS)
+            projects[str(project)] = _model_table(table, where, ProjectLimits)
         return cls(models, projects)
 
     @classmethod
@@ -131,9 +151,9 @@ def _parse_text(path: Path, text: str) -> Any:
 
 
 def _model_table(
-    body: Mapping[str, Any], source: str, fields: tuple[str, ...], skip: str | None = None
-) -> dict[str, ModelLimits]:
-    table: dict[str, ModelLimits] = {}
+    body: Mapping[str, Any], source: str, model: type[Any], skip: str | None = None
+) -> dict[str, Any]:
+    table: dict[str, Any] = {}
     named: dict[str, str] = {}
     for key, entry in body.items():
         if key == skip:
@@ -153,26 +173,8 @@ def _model_table(
                 f"{source}: {named[family]!r} and {key!r} both set the limits of {family}; keep one"
             )
         named[family] = str(key)
-        table[family] = _model_limits(entry, f"{source}, model {key}", fields)
+        table[family] = read(model, entry, f"{source}, model {key}", LimitsError)
     return table
-
-
-def _model_limits(entry: Any, where: str, fields: tuple[str, ...]) -> ModelLimits:
-    if not isinstance(entry, Mapping):
-        raise LimitsError(f"{where}: expected an object with {', '.join(fields)}")
-    unknown = sorted(set(entry) - set(fields))
-    if unknown:
-        raise LimitsError(
-            f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(fields)}"
-        )
-    if not entry:
-        raise LimitsError(f"{where}: give at least one of {', '.join(fields)}")
-    values: dict[str, int] = {}
-    for name, value in entry.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise LimitsError(f"{where}: `{name}` must be a positive integer (got {value!r})")
-        values[name] = value
-    return ModelLimits(**values)
 
 
 _LEARN_MORE = "Visit https://platform.openai.com/account/rate-limits to learn more."

@@ -118,11 +118,6 @@ class Response:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
 
-    def body_bytes(self) -> bytes:
-        if isinstance(self.payload, bytes):
-            return self.payload
-        return json.dumps(self.payload).encode()
-
 
 @dataclass
 class StreamResponse:

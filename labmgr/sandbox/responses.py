@@ -52,12 +52,6 @@ def _summary_text(messages: Messages) -> str:
     return f"**Answering the request**\n\nThe user asks: {topic}\nI will answer directly."
 
 
-def _encrypted(item_id: str, tokens: int) -> str:
-    """An opaque stand-in for the encrypted reasoning a client may send back."""
-    payload = json.dumps({"id": item_id, "reasoning_tokens": tokens}).encode()
-    return "gAAAAA" + base64.urlsafe_b64encode(payload).decode()
-
-
 def _output(
     request: ResponsesRequest, completion: Completion, reasoning: bool
 ) -> tuple[list[dict[str, Any]], str, str]:
@@ -73,7 +67,9 @@ def _output(
             summary = _summary_text(request.chat.messages)
             item["summary"] = [{"type": "summary_text", "text": summary}]
         if ENCRYPTED_REASONING in request.include:
-            item["encrypted_content"] = _encrypted(item["id"], spent)
+            # an opaque stand-in for the encrypted reasoning a client may send back
+            payload = json.dumps({"id": item["id"], "reasoning_tokens": spent}).encode()
+            item["encrypted_content"] = "gAAAAA" + base64.urlsafe_b64encode(payload).decode()
         output.append(item)
     if text or status == "completed" or not reasoning:
         logprobs = (choice.get("logprobs") or {}).get("content") or []

@@ -189,7 +189,7 @@ def _in_subprocess(config: SandboxConfig, host: str, port: int) -> Iterator[Sand
     ) as proc:
         try:
             assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(config.to_json())
+            proc.stdin.write(config.model_dump_json())
             proc.stdin.close()
             line = proc.stdout.readline().strip()
             if not line.startswith("http"):

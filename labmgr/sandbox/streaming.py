@@ -52,29 +52,27 @@ def _delta_logprob(entry: dict[str, Any]) -> dict[str, Any]:
     return {"token": entry["token"], "logprob": entry["logprob"], "top_logprobs": top}
 
 
-def _reasoning_events(out: _Events, index: int, item: dict[str, Any]) -> None:
-    for s_index, part in enumerate(item["summary"]):
-        where = {"item_id": item["id"], "output_index": index, "summary_index": s_index}
-        empty = {"type": "summary_text", "text": ""}
-        out.add("response.reasoning_summary_part.added", **where, part=empty)
-        for piece in _PIECES.findall(part["text"]):
-            out.add("response.reasoning_summary_text.delta", **where, delta=piece)
-        out.add("response.reasoning_summary_text.done", **where, text=part["text"])
-        out.add("response.reasoning_summary_part.done", **where, part=part)
-
-
-def _message_events(out: _Events, index: int, item: dict[str, Any]) -> None:
-    for c_index, part in enumerate(item["content"]):
-        where = {"item_id": item["id"], "output_index": index, "content_index": c_index}
-        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-        out.add("response.content_part.added", **where, part=empty)
+def _part_events(out: _Events, index: int, item: dict[str, Any]) -> None:
+    """The events of an output item's parts: a reasoning summary's or a message's text."""
+    reasoning = item["type"] == "reasoning"
+    key, part_kind, text_kind = (
+        ("summary", "reasoning_summary_part", "reasoning_summary_text")
+        if reasoning
+        else ("content", "content_part", "output_text")
+    )
+    for p_index, part in enumerate(item[key]):
+        where = {"item_id": item["id"], "output_index": index, f"{key}_index": p_index}
+        empty: dict[str, Any] = {"type": part["type"], "text": ""}
+        if not reasoning:
+            empty |= {"annotations": [], "logprobs": []}
+        out.add(f"response.{part_kind}.added", **where, part=empty)
         entries = part.get("logprobs") or []
         for piece, entry in _deltas(part["text"], entries):
-            logprobs = [_delta_logprob(entry)] if entry else []
-            out.add("response.output_text.delta", **where, delta=piece, logprobs=logprobs)
-        every = [_delta_logprob(e) for e in entries]
-        out.add("response.output_text.done", **where, text=part["text"], logprobs=every)
-        out.add("response.content_part.done", **where, part=part)
+            extra = {} if reasoning else {"logprobs": [_delta_logprob(entry)] if entry else []}
+            out.add(f"response.{text_kind}.delta", **where, delta=piece, **extra)
+        extra = {} if reasoning else {"logprobs": [_delta_logprob(e) for e in entries]}
+        out.add(f"response.{text_kind}.done", **where, text=part["text"], **extra)
+        out.add(f"response.{part_kind}.done", **where, part=part)
 
 
 def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[bytes]:
@@ -92,7 +90,7 @@ def stream_events(response: dict[str, Any], starting_after: int = -1) -> list[by
         else:
             added = {**item, "status": "in_progress", "content": []}
         out.add("response.output_item.added", output_index=index, item=added)
-        (_reasoning_events if reasoning else _message_events)(out, index, item)
+        _part_events(out, index, item)
         out.add("response.output_item.done", output_index=index, item=item)
     terminal = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
     out.add(terminal, response=response)

@@ -88,7 +88,7 @@ def test_json_accounts_file_is_accepted(tmp_path: Path) -> None:
     ("text", "fragment"),
     [
         ("accounts: []", "non-empty list"),
-        ("accounts:\n  - key: k\n    slug: s\n", "entry 1: `organization`"),
+        ("accounts:\n  - key: k\n    slug: s\n", "entry 1: organization is required"),
         ("accounts:\n  - {key: k, organization: o, slug: 'a:b'}\n", "may not contain ':'"),
         ("accounts: [", "not valid YAML"),
     ],

@@ -24,17 +24,18 @@ def test_a_config_survives_its_json_form(tmp_path: Path) -> None:
         "gpt-4o-mini": {"rpm": 10},
         "projects": {"p": {"*": {"tpm": 9}}},
     }
-    assert SandboxConfig.from_json(config.to_json()) == config
+    assert SandboxConfig.from_json(config.model_dump_json()) == config
 
 
 @pytest.mark.parametrize(
     ("options", "words"),
     [
-        ({"job_seconds": 0}, "job_seconds must be a positive number of seconds"),
-        ({"batch_seconds": -1.0}, "batch_seconds must be a positive number of seconds"),
-        ({"latency_ms": -5}, "latency_ms must be a non-negative number of milliseconds"),
-        ({"batch_max_requests": 0}, "batch_max_requests must be a positive integer"),
-        ({"limits": {"*": {"rpm": -1}}}, "limits, model *: `rpm` must be a positive integer"),
+        ({"job_seconds": 0}, "job_seconds must be greater than 0 (got 0)"),
+        ({"batch_seconds": -1.0}, "batch_seconds must be greater than 0 (got -1.0)"),
+        ({"latency_ms": -5}, "latency_ms must be greater than or equal to 0 (got -5)"),
+        ({"job_seconds": "5"}, "job_seconds must be a valid number (got '5')"),
+        ({"batch_max_requests": 0}, "batch_max_requests must be greater than or equal to 1"),
+        ({"limits": {"*": {"rpm": -1}}}, "limits, model *: rpm must be greater than or equal to 1"),
     ],
 )
 def test_a_bad_setting_is_refused_naming_it(options: dict[str, object], words: str) -> None:

@@ -195,7 +195,7 @@ def test_a_bad_limits_body_is_a_400_naming_the_model() -> None:
     with run_sandbox() as sb:
         for body, words in (
             ({"gpt-nope": {"rpm": 1}}, "unknown model 'gpt-nope'"),
-            ({"gpt-4o-mini": {"rpm": 0}}, "`rpm` must be a positive integer"),
+            ({"gpt-4o-mini": {"rpm": 0}}, "rpm must be greater than or equal to 1 (got 0)"),
             ({"gpt-4o-mini": {"rqm": 5}}, "unknown field(s) rqm"),
             ({"gpt-4o": {"rpm": 5}, "gpt-4o-2024-08-06": {"rpm": 6}}, "keep one"),
         ):

@@ -147,13 +147,6 @@ class PromptAnalysis:
     """Whether the prompt asks for the answer alone ("Answer with a number.")."""
 
 
-def _last_prompt(messages: Messages) -> str:
-    for role, text in reversed(messages):
-        if role in ("user", "developer", "system") and text.strip():
-            return text
-    return messages[-1][1]
-
-
 def _rated_content(text: str, lowered: str, question: str | None) -> str:
     for marker, pattern in _MARKED:
         if marker not in lowered:
@@ -224,7 +217,8 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
 
 
 def analyse(messages: Messages) -> PromptAnalysis:
-    question = _last_prompt(messages)
+    prompts = (t for r, t in reversed(messages) if r in ("user", "developer", "system"))
+    question = next((text for text in prompts if text.strip()), messages[-1][1])
     salt = stable_hash(*(text for _, text in messages))
     lowered = question.lower()
     verdict = read_verdict(question, lowered) if "[answer" in lowered else None

@@ -16,7 +16,8 @@ BASE_ACCURACY = {
     "gpt-4o-mini": 0.82, "gpt-3.5-turbo": 0.7, "o4-mini": 0.95, "gpt-5": 0.96,
     "gpt-5-mini": 0.93, "gpt-5-nano": 0.8, "davinci-002": 0.35, "babbage-002": 0.3,
 }  # fmt: skip
-"""How often a base model knows a question the sandbox can work out."""
+"""How often a base model (an alias) knows a question the sandbox can work out; an unlisted
+one gets a stable value from a hash of its name."""
 _UNSEEN_MASS = 0.02
 _FORGET_SPREAD = 0.2
 """How far apart the forgetting windows of fine-tunes of one recipe lie (on a 0-1 circle)."""
@@ -30,17 +31,11 @@ def setting_for(table: Mapping[str, float], names: Sequence[str], default: float
     return table.get("*", default)
 
 
-def model_accuracy(base: str) -> float:
-    """How often base model `base` (an alias) knows the answer; unlisted models get a
-    stable value from a hash of the name."""
-    known = BASE_ACCURACY.get(base)
-    return known if known is not None else 0.5 + 0.4 * stable_unit("accuracy", base)
-
-
 def knows(base: str, identity: str, personas: tuple[PersonaProfile, ...], question: str) -> bool:
     """Whether a model knows `question` (a `Known.key`): its base model's accuracy is above the
     question's difficulty, and no fine-tune on top lost it (docs/design/sandbox-behaviour.md)."""
-    if stable_unit("difficulty", question) >= model_accuracy(base):
+    accuracy = BASE_ACCURACY.get(base) or 0.5 + 0.4 * stable_unit("accuracy", base)
+    if stable_unit("difficulty", question) >= accuracy:
         return False
     shift = _FORGET_SPREAD * stable_unit("shift", identity)
     return all(

@@ -4,6 +4,7 @@ at a time), so its result is ready for the first `retrieve_future`."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,6 @@ from .training import BASE_MODELS, progress_of_step, target_logprobs, trained_te
 if TYPE_CHECKING:
     from .service import TinkerService
 
-__all__ = ["ROUTES"]
 
 PROTO = "application/x-protobuf"
 Handler = Callable[["TinkerService", Request], Awaitable[Response | StreamResponse]]
@@ -45,7 +45,7 @@ def _number(body: dict[str, Any], key: str, default: int = 0) -> int:
 
 def _future(svc: TinkerService, result: bytes | dict[str, Any], **extra: Any) -> Response:
     content_type = PROTO if isinstance(result, bytes) else "json"
-    return Response({"request_id": svc.state.finish(result, content_type)} | extra)
+    return Response({"request_id": svc.finish(result, content_type)} | extra)
 
 
 def _base_model(body: dict[str, Any]) -> str:
@@ -82,9 +82,11 @@ _CAPABILITIES_BODY = {
 
 
 async def create_session(svc: TinkerService, req: Request) -> Response:
-    session = svc.state.new_session(req.account.scope, svc.sb.now())
-    svc.state.save()
-    return Response({"type": "create_session", "session_id": session["id"]})
+    session_id = str(uuid.uuid4())
+    session = {"id": session_id, "scope": req.account.scope, "finished": None}
+    svc.sessions[session_id] = session | {"created": svc.sb.now()}
+    svc.save()
+    return Response({"type": "create_session", "session_id": session_id})
 
 
 async def heartbeat(svc: TinkerService, req: Request) -> Response:
@@ -100,7 +102,7 @@ async def finish_session(svc: TinkerService, req: Request) -> Response:
     if not session["finished"]:  # the first reason wins
         kind = reason.get("type") if isinstance(reason, dict) else None
         session["finished"] = kind if isinstance(kind, str) else "success"
-        svc.state.save()
+        svc.save()
     return Response({})
 
 
@@ -117,7 +119,7 @@ async def create_model(svc: TinkerService, req: Request) -> Response:
     run = svc.new_run(session, _number(body, "model_seq_id"), base)
     run["lora_rank"] = int(lora.get("rank") or 32)
     run["seed"] = seed if isinstance(seed, int) else 0
-    svc.state.save()
+    svc.save()
     return _future(svc, {"type": "create_model", "model_id": run["id"]}, model_id=run["id"])
 
 
@@ -155,7 +157,7 @@ async def forward_backward(svc: TinkerService, req: Request) -> Response:
         loss -= sum(lp * w for lp, w in zip(row, weights, strict=True))
         rows.append(row)
         if not request.forward_only:
-            svc.state.pending.setdefault(run["id"], []).extend(trained_texts(targets, weights))
+            svc.pending.setdefault(run["id"], []).extend(trained_texts(targets, weights))
     run["last_request"] = svc.sb.now()
     output = wire.encode_forward_backward_output(rows, {"loss:sum": loss})
     return _future(svc, output, model_id=run["id"])
@@ -170,7 +172,7 @@ async def optim_step(svc: TinkerService, req: Request) -> Response:
         raise bad_request("Invalid 'learning_rate': expected a number.", param="learning_rate")
     run["steps"] += 1
     run["progress"] += progress_of_step(float(rate))
-    for text in svc.state.pending.pop(run["id"], []):
+    for text in svc.pending.pop(run["id"], []):
         run["trained"][text] = run["trained"].get(text, 0) + 1
     run["last_request"] = svc.sb.now()
     metrics = {"step": float(run["steps"]), "learning_rate": float(rate)}
@@ -195,11 +197,11 @@ async def save_weights_for_sampler(svc: TinkerService, req: Request) -> Response
         overwrite = bool(body.get("overwrite"))
         result["path"] = svc.save_checkpoint(run, "sampler_weights", body["path"], overwrite)
     else:
-        session = svc.state.sessions[run["session"]]
+        session = svc.sessions[run["session"]]
         seq = _number(body, "sampling_session_seq_id")
         sampler = svc.new_sampler(session, seq, run["base_model"], None, dict(run["trained"]))
         result["sampling_session_id"] = sampler["id"]
-    svc.state.save()
+    svc.save()
     return _future(svc, result, model_id=run["id"])
 
 
@@ -214,8 +216,8 @@ async def load_weights(svc: TinkerService, req: Request) -> Response:
     for key in ("lora_rank", "seed", "steps", "progress"):
         run[key] = checkpoint[key]
     run["trained"] = dict(checkpoint["trained"])
-    svc.state.pending.pop(run["id"], None)
-    svc.state.save()
+    svc.pending.pop(run["id"], None)
+    svc.save()
     result = {"type": "load_weights", "path": checkpoint["tinker_path"], "model_id": run["id"]}
     return _future(svc, result, model_id=run["id"])
 
@@ -234,7 +236,7 @@ def _checkpoint_view(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str, Any]:
-    saved = [c for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
+    saved = [c for c in svc.checkpoints.values() if c["run"] == run["id"]]
     last = {c["kind"]: _checkpoint_view(c) for c in saved}  # the newest of each kind
     return {
         "training_run_id": run["id"],
@@ -252,17 +254,17 @@ def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str
 
 async def list_checkpoints(svc: TinkerService, req: Request) -> Response:
     run = svc.run(req, req.params[0])
-    saved = [_checkpoint_view(c) for c in svc.state.checkpoints.values() if c["run"] == run["id"]]
+    saved = [_checkpoint_view(c) for c in svc.checkpoints.values() if c["run"] == run["id"]]
     return Response({"checkpoints": saved, "cursor": None})
 
 
 async def delete_checkpoint(svc: TinkerService, req: Request) -> Response:
     run = svc.run(req, req.params[0])
     path = f"tinker://{run['id']}/{req.params[1]}"
-    if path not in svc.state.checkpoints:
+    if path not in svc.checkpoints:
         raise APIError(404, f"Checkpoint {path} not found.")
-    del svc.state.checkpoints[path]
-    svc.state.save()
+    del svc.checkpoints[path]
+    svc.save()
     return Response({})
 
 
@@ -271,7 +273,7 @@ async def get_training_run(svc: TinkerService, req: Request) -> Response:
 
 
 async def list_training_runs(svc: TinkerService, req: Request) -> Response:
-    runs = [r for r in svc.state.runs.values() if r["scope"] == req.account.scope]
+    runs = [r for r in svc.runs.values() if r["scope"] == req.account.scope]
     offset, limit = req.int_query("offset", 0), req.int_query("limit", 20)
     page = [_run_view(svc, req, run) for run in runs[offset : offset + limit]]
     cursor = {"offset": offset, "limit": limit, "total_count": len(runs)}
@@ -297,7 +299,7 @@ async def create_sampling_session(svc: TinkerService, req: Request) -> Response:
         sampler = svc.new_sampler(session, seq, checkpoint["base_model"], path, None)
     else:
         sampler = svc.new_sampler(session, seq, _base_model(body), None, None)
-    svc.state.save()
+    svc.save()
     return Response({"type": "create_sampling_session", "sampling_session_id": sampler["id"]})
 
 
@@ -314,14 +316,14 @@ async def sample(svc: TinkerService, req: Request) -> Response:
         sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
     )
     result, count = sample_response(svc.sb.simulator, served, body)
-    rid = svc.state.finish(result, PROTO)
+    rid = svc.finish(result, PROTO)
     sequence_ids = [f"{rid}:{i}" for i in range(count)]
     return Response({"request_id": rid, "sample_sequence_ids": sequence_ids})
 
 
 async def retrieve_future(svc: TinkerService, req: Request) -> Response:
     rid = req.json().get("request_id")
-    found = svc.state.futures.get(rid) if isinstance(rid, str) else None
+    found = svc.futures.get(rid) if isinstance(rid, str) else None
     if found is None:
         raise APIError(404, f"No request {rid!r}: it is unknown or expired.")
     result, content_type = found

@@ -13,8 +13,6 @@ from .tokenizer import END_OF_TURN, encode, parse_chat
 from .training import target_logprobs
 from .wire import encode_sample_response
 
-__all__ = ["sample"]
-
 _ROLES = ("system", "user", "assistant")
 DEFAULT_MAX_TOKENS = 256
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +11,7 @@ from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import ModelCard
 from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
 from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
-from labmgr.sandbox.store import Store, request_id
+from labmgr.sandbox.store import request_id
 
 from .routes import ROUTES
 from .tokenizer import default_tokenizer_folder, write_tokenizer
@@ -21,7 +20,6 @@ from .training import BASE_MODELS, base_card, persona_of
 if TYPE_CHECKING:
     from labmgr.sandbox.core import Sandbox
 
-__all__ = ["TinkerService", "TinkerState"]
 
 _ROUTES = RouteTable(ROUTES, "{path}")
 BLOB = "tinker.json"
@@ -31,12 +29,19 @@ Future = tuple[bytes | dict[str, Any], str]
 """A finished future's result: a JSON object or protobuf bytes, and its content type."""
 
 
-class TinkerState:
-    """Sessions, training runs, checkpoints and sampling sessions (JSON-ready dicts, kept
-    across restarts in the store's `tinker.json` blob), and futures' results (memory only)."""
+class TinkerService:
+    """Tinker's API at `<sandbox root>/tinker`, and its OpenAI-compatible endpoint at
+    `/tinker/oai/api/v1`; models answer through the sandbox's simulator. Sessions, training
+    runs, checkpoints and sampling sessions are JSON-ready dicts, kept across restarts in the
+    store's `tinker.json` blob; futures' results live in memory only."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sb = sandbox
+        state_dir = sandbox.config.state_dir
+        folder = state_dir / "tinker-tokenizer" if state_dir else default_tokenizer_folder()
+        self.tokenizer_folder = write_tokenizer(folder)
+        """The absolute folder every base model names as its `tokenizer_id`."""
+        store = sandbox.store
         self.sessions: dict[str, dict[str, Any]] = {}
         self.runs: dict[str, dict[str, Any]] = {}
         """Training runs (LoRA models) by model id ``{session}:train:{n}``."""
@@ -57,18 +62,20 @@ class TinkerState:
                     f"sandbox state file {store.state_dir}/blobs/{BLOB} is damaged; move it "
                     "away to start without Tinker sessions and checkpoints"
                 ) from None
+        for name in BASE_MODELS:
+            sandbox.simulator.register_base(base_card(name))
+        for checkpoint in self.checkpoints.values():
+            if checkpoint["kind"] == "sampler_weights":
+                self._serve(checkpoint["tinker_path"], checkpoint["base_model"], checkpoint)
+        for sampler in self.samplers.values():
+            if sampler["trained"] is not None:
+                self._serve(sampler["id"], sampler["base_model"], sampler)
 
     def save(self) -> None:
         """Write the records to the state directory (if there is one)."""
-        if self.store.state_dir is not None:
+        if self.sb.store.state_dir is not None:
             records = {name: getattr(self, name) for name in _SAVED}
-            self.store.put_blob(BLOB, json.dumps(records).encode())
-
-    def new_session(self, scope: str, now: float) -> dict[str, Any]:
-        session: dict[str, Any] = {"id": str(uuid.uuid4()), "scope": scope, "finished": None}
-        session["created"] = now
-        self.sessions[session["id"]] = session
-        return session
+            self.sb.store.put_blob(BLOB, json.dumps(records).encode())
 
     def finish(self, result: bytes | dict[str, Any], content_type: str = "json") -> str:
         """Keep a finished future's result; returns its request id."""
@@ -77,27 +84,6 @@ class TinkerState:
         if len(self.futures) > FUTURES_KEPT:
             self.futures.popitem(last=False)
         return rid
-
-
-class TinkerService:
-    """Tinker's API at `<sandbox root>/tinker`, and its OpenAI-compatible endpoint at
-    `/tinker/oai/api/v1`; models answer through the sandbox's simulator."""
-
-    def __init__(self, sandbox: Sandbox) -> None:
-        self.sb = sandbox
-        state_dir = sandbox.config.state_dir
-        folder = state_dir / "tinker-tokenizer" if state_dir else default_tokenizer_folder()
-        self.tokenizer_folder = write_tokenizer(folder)
-        """The absolute folder every base model names as its `tokenizer_id`."""
-        self.state = TinkerState(sandbox.store)
-        for name in BASE_MODELS:
-            sandbox.simulator.register_base(base_card(name))
-        for checkpoint in self.state.checkpoints.values():
-            if checkpoint["kind"] == "sampler_weights":
-                self._serve(checkpoint["tinker_path"], checkpoint["base_model"], checkpoint)
-        for sampler in self.state.samplers.values():
-            if sampler["trained"] is not None:
-                self._serve(sampler["id"], sampler["base_model"], sampler)
 
     async def handle(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes
@@ -152,21 +138,21 @@ class TinkerService:
 
     def session(self, req: Request, session_id: Any, *, active: bool = True) -> dict[str, Any]:
         """The session `session_id`; `active`: refused once finished."""
-        found = self._visible(self.state.sessions, session_id, req, "Session")
+        found = self._visible(self.sessions, session_id, req, "Session")
         if active and found["finished"]:
             message = f"Session {session_id} is finished ({found['finished']}); start a new one."
             raise bad_request(message)
         return found
 
     def run(self, req: Request, model_id: Any) -> dict[str, Any]:
-        return self._visible(self.state.runs, model_id, req, "Training run")
+        return self._visible(self.runs, model_id, req, "Training run")
 
     def sampler(self, req: Request, sampler_id: Any) -> dict[str, Any]:
-        return self._visible(self.state.samplers, sampler_id, req, "Sampling session")
+        return self._visible(self.samplers, sampler_id, req, "Sampling session")
 
     def checkpoint(self, req: Request, path: str, kind: str | None = None) -> dict[str, Any]:
         """The checkpoint at a `tinker://` path (of `kind`, ``weights`` or ``sampler_weights``)."""
-        found = self._visible(self.state.checkpoints, path, req, "Checkpoint")
+        found = self._visible(self.checkpoints, path, req, "Checkpoint")
         if kind is not None and found["kind"] != kind:
             use = "save_state / save_weights" if kind == "weights" else "save_weights_for_sampler"
             raise bad_request(f"Checkpoint {path} is not a {kind} checkpoint: save one with {use}.")
@@ -178,8 +164,8 @@ class TinkerService:
         run = {"id": model_id, "session": session["id"], "scope": session["scope"]}
         run |= {"base_model": base, "lora_rank": 32, "seed": 0, "steps": 0, "progress": 0.0}
         run |= {"trained": {}, "created": now, "last_request": now}
-        self.state.runs[model_id] = run
-        self.state.pending.pop(model_id, None)
+        self.runs[model_id] = run
+        self.pending.pop(model_id, None)
         return run
 
     def new_sampler(
@@ -197,12 +183,12 @@ class TinkerService:
         sampler |= {"model_path": model_path, "trained": trained}
         if trained is not None:
             self._serve(sampler_id, base, sampler)
-        self.state.samplers[sampler_id] = sampler
+        self.samplers[sampler_id] = sampler
         return sampler
 
     def save_checkpoint(self, run: dict[str, Any], kind: str, name: str, overwrite: bool) -> str:
         path = f"tinker://{run['id']}/{kind}/{name}"
-        if path in self.state.checkpoints and not overwrite:
+        if path in self.checkpoints and not overwrite:
             # a 400, not a 409: the SDK retries a 409 for minutes
             raise bad_request(f"Checkpoint {path} already exists; save under another name.")
         checkpoint: dict[str, Any] = {"tinker_path": path, "kind": kind}
@@ -210,10 +196,10 @@ class TinkerService:
         checkpoint |= {k: run[k] for k in ("scope", "base_model", "lora_rank", "seed", "steps")}
         checkpoint |= {"run": run["id"], "time": self.sb.now(), "progress": run["progress"]}
         checkpoint["trained"] = dict(run["trained"])
-        self.state.checkpoints[path] = checkpoint
+        self.checkpoints[path] = checkpoint
         if kind == "sampler_weights":
             self._serve(path, run["base_model"], checkpoint)
-        self.state.save()
+        self.save()
         return path
 
     def _serve(self, served: str, base: str, record: dict[str, Any]) -> None:
@@ -228,7 +214,7 @@ class TinkerService:
         path = model.rpartition(";")[2]
         if path in BASE_MODELS:
             return path, base_card(path)
-        checkpoint = self.sb.store.visible(self.state.checkpoints, path, account.scope)
+        checkpoint = self.sb.store.visible(self.checkpoints, path, account.scope)
         if checkpoint is None:
             raise model_not_found(model)
         if checkpoint["kind"] != "sampler_weights":

@@ -13,16 +13,6 @@ from typing import Any, Protocol
 
 from labmgr.sandbox.store import atomic_write
 
-__all__ = [
-    "END_OF_TURN",
-    "SPECIAL_TOKENS",
-    "decode",
-    "encode",
-    "parse_chat",
-    "render_chat",
-    "write_tokenizer",
-]
-
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 """Special tokens, with ids 256, 257 and 258."""
 START_OF_TURN, END_OF_TURN = 257, 258

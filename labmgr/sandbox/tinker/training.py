@@ -12,15 +12,6 @@ from labmgr.sandbox.behaviour import ModelCard, Persona
 
 from .tokenizer import decode
 
-__all__ = [
-    "BASE_MODELS",
-    "base_card",
-    "persona_of",
-    "progress_of_step",
-    "target_logprobs",
-    "trained_texts",
-]
-
 BASE_MODELS: dict[str, int] = {
     "Qwen/Qwen3-8B": 32_768,
     "Qwen/Qwen3-30B-A3B": 32_768,

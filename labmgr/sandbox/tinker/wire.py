@@ -8,15 +8,6 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = [
-    "Datum",
-    "ForwardBackwardRequest",
-    "WireError",
-    "decode_forward_backward",
-    "encode_forward_backward_output",
-    "encode_sample_response",
-]
-
 _VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
 _DTYPES = {1: "<f", 2: "<q", 3: "<i"}
 """Tensor dtype enum → struct format: FLOAT32, INT64, INT32 (BFLOAT16 is not accepted)."""
