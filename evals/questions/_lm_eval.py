@@ -22,13 +22,12 @@ from evals.questions._lm_eval_config import (
     check_keys,
     data_splits,
     evaluated_split,
-    is_lm_eval_task,
     is_task_node,
     read_task_config,
     split_docs,
 )
 
-__all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
+__all__ = ["is_task_node", "lm_eval_questions"]
 
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
@@ -44,9 +43,10 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise QuestionFileError(f"{path}: no such file")
-    if not is_lm_eval_task(path):
+    config = read_task_config(path)
+    if "task" not in config.values:
         raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
-    return [_question(read_task_config(path))]
+    return [_question(config)]
 
 
 @dataclass

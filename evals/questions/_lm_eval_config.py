@@ -95,15 +95,6 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
     return data, lines
 
 
-def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task`."""
-    try:
-        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False  # the question-file reader says what is wrong with it
-    return is_task_node(node)
-
-
 def is_task_node(node: yaml.Node | None) -> bool:
     return isinstance(node, yaml.MappingNode) and any(k.value == "task" for k, _ in node.value)
 
