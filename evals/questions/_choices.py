@@ -45,7 +45,7 @@ class MultipleChoice(_TextQuestion):
     @classmethod
     def _choice_texts(cls, value: Any) -> Any:
         if isinstance(value, list | tuple):
-            return [v if isinstance(v, str) else as_text(v) for v in value]
+            return [as_text(v) for v in value]
         return value
 
     @model_validator(mode="after")

@@ -22,13 +22,12 @@ from evals.questions._lm_eval_config import (
     check_keys,
     data_splits,
     evaluated_split,
-    is_lm_eval_task,
     is_task_node,
     read_task_config,
     split_docs,
 )
 
-__all__ = ["is_lm_eval_task", "is_task_node", "lm_eval_questions"]
+__all__ = ["is_task_node", "lm_eval_questions"]
 
 _METRICS = {"multiple_choice": {"acc", "acc_norm"}, "generate_until": {"exact_match"}}
 _EXACT_MATCH_OPTIONS = {"ignore_case", "ignore_punctuation", "ignore_numbers", "regexes_to_ignore"}
@@ -44,9 +43,10 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise QuestionFileError(f"{path}: no such file")
-    if not is_lm_eval_task(path):
+    config = read_task_config(path)
+    if "task" not in config.values:
         raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
-    return [_Task(read_task_config(path)).question()]
+    return [_question(config)]
 
 
 @dataclass
@@ -62,241 +62,230 @@ class _Rendered:
         return str(self.target)
 
 
-class _Task:
-    def __init__(self, config: TaskConfig) -> None:
-        self.config = config
-        self.output_type = "generate_until"
-
-    def question(self) -> dict[str, Any]:
-        config = self.config
-        name = config.get("task")
-        if not isinstance(name, str) or not name:
-            raise config.error(
-                "task",
-                "a task name is needed (a list of tasks is a group file; pass each task file)",
-            )
-        check_keys(config)
-        self.output_type = config.get("output_type", "generate_until")
-        if self.output_type not in _METRICS:
-            raise config.error(
-                "output_type",
-                f"{self.output_type!r} is not supported; labmgr asks chat models, so it runs "
-                "multiple_choice and generate_until (no loglikelihood of a given text)",
-            )
-        for key in ("doc_to_text", "doc_to_target"):
-            if config.values.get(key) is None:
-                raise config.error(key, "is required")
-        if self.output_type == "multiple_choice" and config.values.get("doc_to_choice") is None:
-            raise config.error("output_type", "multiple_choice needs doc_to_choice")
-        scoring = self._scoring()
-        splits = data_splits(config)
-        key, split = evaluated_split(config)
-        docs = split_docs(config, splits, key, split)
-        rows = self._rows(docs, *self._fewshot(splits, split, docs))
-        asked = {"name": name, "dataset": rows, "paraphrases": ["{prompt}"], "target": "{target}"}
-        if self.output_type == "multiple_choice":
-            mc = {"choices": "{choices}", "score": "sampled", "temperature": 0}
-            return {"type": "multiple_choice", **asked, **mc}
-        return {
-            "type": "free_form",
-            **asked,
-            "scorer": "exact_match",
-            **scoring,
-            **self._generation(),
-        }
-
-    def _scoring(self) -> dict[str, Any]:
-        """The scorer options of `metric_list`, each metric checked against the output type."""
-        config = self.config
-        metrics = config.get("metric_list", [])
-        if not isinstance(metrics, list):
-            raise config.error("metric_list", "expected a list of {metric: NAME, …} entries")
-        known = _METRICS[self.output_type]
-        options: dict[str, Any] = {"ignore_case": False, "ignore_punctuation": False}
-        for index, entry in enumerate(metrics):
-            key = f"metric_list[{index}]"
-            name = entry.get("metric") if isinstance(entry, Mapping) else entry
-            if name not in known:
-                raise config.error(
-                    key,
-                    f"metric {name!r} is not supported for {self.output_type}; labmgr scores "
-                    f"{' and '.join(sorted(known))} (the accuracy, column 'correct')",
-                )
-            if not isinstance(entry, Mapping):
-                continue
-            for option, value in entry.items():
-                if option == "aggregation" and value != "mean":
-                    raise config.error(f"{key}.aggregation", "only mean is supported")
-                elif option == "higher_is_better" and value is not True:
-                    raise config.error(f"{key}.higher_is_better", "accuracy is higher-better")
-                elif option in _EXACT_MATCH_OPTIONS and name == "exact_match":
-                    options.update(self._exact_match_option(f"{key}.{option}", option, value))
-                elif option not in ("metric", "aggregation", "higher_is_better"):
-                    raise config.error(f"{key}.{option}", f"not an option of {name}")
-        return options if self.output_type == "generate_until" else {}
-
-    def _exact_match_option(self, key: str, option: str, value: Any) -> dict[str, Any]:
-        if option in ("ignore_case", "ignore_punctuation"):
-            if not isinstance(value, bool):
-                raise self.config.error(key, "expected true or false")
-            return {option: value}
-        if option == "ignore_numbers":
-            if value:
-                raise self.config.error(key, "ignoring digits is not supported; remove it")
-            return {}
-        patterns = value if isinstance(value, list) else [value]
-        for pattern in patterns:
-            if pattern not in _EDGE_WHITESPACE:
-                raise self.config.error(
-                    key,
-                    f"the pattern {pattern!r} cannot be removed from answers in labmgr, which "
-                    "compares after ignore_case and ignore_punctuation (and always trims "
-                    "whitespace and reads runs of it as one space); remove it or use those",
-                )
-        return {}
-
-    def _generation(self) -> dict[str, Any]:
-        """`generation_kwargs` as request options: greedy unless `do_sample: true`."""
-        config = self.config
-        kwargs = config.get("generation_kwargs", {})
-        if not isinstance(kwargs, Mapping):
-            raise config.error("generation_kwargs", "expected a mapping")
-        unknown = sorted(set(kwargs) - _GENERATION_KEYS)
-        if unknown:
-            raise config.error(
-                f"generation_kwargs.{unknown[0]}",
-                f"not supported; labmgr reads {', '.join(sorted(_GENERATION_KEYS))}",
-            )
-        until = kwargs.get("until", [config.get("fewshot_delimiter", "\n\n")])
-        stops = [until] if isinstance(until, str) else until
-        if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
-            raise config.error("generation_kwargs.until", "expected a string or list of strings")
-        stops = [stop for stop in stops if stop]
-        if len(stops) > _MAX_STOP:
-            raise config.error(
-                "generation_kwargs.until",
-                f"{len(stops)} stop strings; the chat API takes at most {_MAX_STOP}",
-            )
-        options: dict[str, Any] = {"max_tokens": kwargs.get("max_gen_toks", 256)}
-        sampled = kwargs.get("do_sample") is True
-        options["temperature"] = kwargs.get("temperature", 1.0) if sampled else 0
-        if "top_p" in kwargs and sampled:
-            options["top_p"] = kwargs["top_p"]
-        if stops:
-            options["stop"] = stops
-        return options
-
-    def _fewshot(
-        self, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
-    ) -> tuple[int, list[Doc], bool]:
-        """How many examples each prompt shows, their rows, and whether those are the
-        evaluated rows (a row is never its own example)."""
-        config = self.config
-        shots = config.get("num_fewshot", 0)
-        if not isinstance(shots, int) or isinstance(shots, bool) or shots < 0:
-            raise config.error("num_fewshot", "expected a whole number, 0 or more")
-        if shots == 0:
-            return 0, [], False
-        for key in ("fewshot_split", "training_split", "validation_split"):
-            split = config.get(key)
-            if split is None:
-                continue
-            same = str(split) == evaluated
-            pool = docs if same else split_docs(config, splits, key, str(split))
-            if len(pool) < shots + int(same):
-                raise config.error(
-                    "num_fewshot",
-                    f"{shots} examples asked, but the split {split!r} has {len(pool)} rows"
-                    + (", one of them the row asked" if same else ""),
-                )
-            return shots, pool[: shots + int(same)], same
+def _question(config: TaskConfig) -> dict[str, Any]:
+    name = config.get("task")
+    if not isinstance(name, str) or not name:
         raise config.error(
-            "num_fewshot", "examples need fewshot_split (or training_split) to come from"
+            "task", "a task name is needed (a list of tasks is a group file; pass each task file)"
         )
-
-    def _rows(
-        self, docs: list[Doc], shots: int, pool: list[Doc], same_split: bool
-    ) -> list[dict[str, Any]]:
-        ids: list[Any] = [doc.row.get("id") for doc in docs]
-        own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
-        if not own_ids or len({str(i) for i in ids}) != len(ids):
-            ids = list(range(len(docs)))
-        config = self.config
-        examples = [self._render(doc) for doc in pool]
-        target_delimiter = config.values.get("target_delimiter", " ")
-        fewshot_delimiter = config.values.get("fewshot_delimiter", "\n\n")
-        rows = []
-        for doc, item in zip(docs, ids, strict=True):
-            rendered = self._render(doc)
-            chosen = [e for i, e in enumerate(examples) if not (same_split and pool[i] is doc)]
-            prompt = "".join(
-                f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}"
-                for e in chosen[:shots]
-            )
-            description = self._field("description", doc, resolve, config.get("description", ""))
-            row: dict[str, Any] = {
-                "id": str(item),
-                "prompt": f"{description}{prompt}{rendered.text}",
-            }
-            if rendered.choices is not None and self.output_type == "multiple_choice":
-                row["choices"] = rendered.choices
-                row["target"] = rendered.target
-            else:
-                row["target"] = rendered.answer_text
-            rows.append(row)
-        return rows
-
-    def _field(self, key: str, doc: Doc, read: Callable[..., Any], spec: Any, **how: bool) -> Any:
-        """`read(spec, doc.row, **how)`, a ValueError named by the key and the row."""
-        try:
-            return read(spec, doc.row, **how)
-        except ValueError as error:
-            raise self.config.error(key, f"{doc.source}: {error}") from None
-
-    def _render(self, doc: Doc) -> _Rendered:
-        config = self.config
-        choice_spec = config.values.get("doc_to_choice")
-        has_choices = choice_spec is not None
-        text = self._field(
-            "doc_to_text", doc, resolve, config.values["doc_to_text"], numbers=has_choices
+    check_keys(config)
+    output_type = config.get("output_type", "generate_until")
+    if output_type not in _METRICS:
+        raise config.error(
+            "output_type",
+            f"{output_type!r} is not supported; labmgr asks chat models, so it runs "
+            "multiple_choice and generate_until (no loglikelihood of a given text)",
         )
-        if not isinstance(text, str):
+    for key in ("doc_to_text", "doc_to_target"):
+        if config.values.get(key) is None:
+            raise config.error(key, "is required")
+    if output_type == "multiple_choice" and config.values.get("doc_to_choice") is None:
+        raise config.error("output_type", "multiple_choice needs doc_to_choice")
+    scoring = _scoring(config, output_type)
+    splits = data_splits(config)
+    key, split = evaluated_split(config)
+    docs = split_docs(config, splits, key, split)
+    rows = _rows(config, output_type, docs, *_fewshot(config, splits, split, docs))
+    asked = {"name": name, "dataset": rows, "paraphrases": ["{prompt}"], "target": "{target}"}
+    if output_type == "multiple_choice":
+        mc = {"choices": "{choices}", "score": "sampled", "temperature": 0}
+        return {"type": "multiple_choice", **asked, **mc}
+    return {"type": "free_form", **asked, "scorer": "exact_match", **scoring, **_generation(config)}
+
+
+def _scoring(config: TaskConfig, output_type: str) -> dict[str, Any]:
+    """The scorer options of `metric_list`, each metric checked against the output type."""
+    metrics = config.get("metric_list", [])
+    if not isinstance(metrics, list):
+        raise config.error("metric_list", "expected a list of {metric: NAME, …} entries")
+    known = _METRICS[output_type]
+    options: dict[str, Any] = {"ignore_case": False, "ignore_punctuation": False}
+    for index, entry in enumerate(metrics):
+        key = f"metric_list[{index}]"
+        name = entry.get("metric") if isinstance(entry, Mapping) else entry
+        if name not in known:
             raise config.error(
-                "doc_to_text",
-                f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
-                "such as winogrande, are not supported)",
+                key,
+                f"metric {name!r} is not supported for {output_type}; labmgr scores "
+                f"{' and '.join(sorted(known))} (the accuracy, column 'correct')",
             )
-        spec = config.values["doc_to_target"]
-        target = self._field("doc_to_target", doc, resolve, spec, numbers=has_choices, lists=True)
-        if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
+        for option, value in entry.items() if isinstance(entry, Mapping) else ():
+            if option == "aggregation" and value != "mean":
+                raise config.error(f"{key}.aggregation", "only mean is supported")
+            elif option == "higher_is_better" and value is not True:
+                raise config.error(f"{key}.higher_is_better", "accuracy is higher-better")
+            elif option in _EXACT_MATCH_OPTIONS and name == "exact_match":
+                options.update(_exact_match_option(config, f"{key}.{option}", option, value))
+            elif option not in ("metric", "aggregation", "higher_is_better"):
+                raise config.error(f"{key}.{option}", f"not an option of {name}")
+    return options if output_type == "generate_until" else {}
+
+
+def _exact_match_option(config: TaskConfig, key: str, option: str, value: Any) -> dict[str, Any]:
+    if option in ("ignore_case", "ignore_punctuation"):
+        if not isinstance(value, bool):
+            raise config.error(key, "expected true or false")
+        return {option: value}
+    if option == "ignore_numbers":
+        if value:
+            raise config.error(key, "ignoring digits is not supported; remove it")
+        return {}
+    for pattern in value if isinstance(value, list) else [value]:
+        if pattern not in _EDGE_WHITESPACE:
             raise config.error(
-                "doc_to_target",
-                f"{doc.source}: gave {target!r}; one right answer per row is supported",
+                key,
+                f"the pattern {pattern!r} cannot be removed from answers in labmgr, which "
+                "compares after ignore_case and ignore_punctuation (and always trims "
+                "whitespace and reads runs of it as one space); remove it or use those",
             )
-        if not has_choices:
-            return _Rendered(text, None, str(target))
-        choices = self._field("doc_to_choice", doc, resolve_choices, choice_spec)
-        if not all(isinstance(c, str | int | float) for c in choices):
-            raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
-        choices = [str(c) for c in choices]
-        if not 2 <= len(choices) <= _MAX_CHOICES:
+    return {}
+
+
+def _generation(config: TaskConfig) -> dict[str, Any]:
+    """`generation_kwargs` as request options: greedy unless `do_sample: true`."""
+    kwargs = config.get("generation_kwargs", {})
+    if not isinstance(kwargs, Mapping):
+        raise config.error("generation_kwargs", "expected a mapping")
+    unknown = sorted(set(kwargs) - _GENERATION_KEYS)
+    if unknown:
+        raise config.error(
+            f"generation_kwargs.{unknown[0]}",
+            f"not supported; labmgr reads {', '.join(sorted(_GENERATION_KEYS))}",
+        )
+    until = kwargs.get("until", [config.get("fewshot_delimiter", "\n\n")])
+    stops = [until] if isinstance(until, str) else until
+    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+        raise config.error("generation_kwargs.until", "expected a string or list of strings")
+    stops = [stop for stop in stops if stop]
+    if len(stops) > _MAX_STOP:
+        raise config.error(
+            "generation_kwargs.until",
+            f"{len(stops)} stop strings; the chat API takes at most {_MAX_STOP}",
+        )
+    sampled = kwargs.get("do_sample") is True
+    options: dict[str, Any] = {
+        "max_tokens": kwargs.get("max_gen_toks", 256),
+        "temperature": kwargs.get("temperature", 1.0) if sampled else 0,
+    }
+    if "top_p" in kwargs and sampled:
+        options["top_p"] = kwargs["top_p"]
+    if stops:
+        options["stop"] = stops
+    return options
+
+
+def _fewshot(
+    config: TaskConfig, splits: dict[str, list[Path]], evaluated: str, docs: list[Doc]
+) -> tuple[int, list[Doc], bool]:
+    """How many examples each prompt shows, their rows, and whether those are the
+    evaluated rows (a row is never its own example)."""
+    shots = config.get("num_fewshot", 0)
+    if not isinstance(shots, int) or isinstance(shots, bool) or shots < 0:
+        raise config.error("num_fewshot", "expected a whole number, 0 or more")
+    if shots == 0:
+        return 0, [], False
+    for key in ("fewshot_split", "training_split", "validation_split"):
+        split = config.get(key)
+        if split is None:
+            continue
+        same = str(split) == evaluated
+        pool = docs if same else split_docs(config, splits, key, str(split))
+        if len(pool) < shots + int(same):
             raise config.error(
-                "doc_to_choice",
-                f"{doc.source}: {len(choices)} choices; a row needs 2 to {_MAX_CHOICES}",
+                "num_fewshot",
+                f"{shots} examples asked, but the split {split!r} has {len(pool)} rows"
+                + (", one of them the row asked" if same else ""),
             )
-        if isinstance(target, str):
-            if target not in choices:
-                raise config.error(
-                    "doc_to_target",
-                    f"{doc.source}: {target!r} is not one of the choices {choices}",
-                )
-            target = choices.index(target)
-        if not isinstance(target, int) or not 0 <= target < len(choices):
+        return shots, pool[: shots + int(same)], same
+    raise config.error(
+        "num_fewshot", "examples need fewshot_split (or training_split) to come from"
+    )
+
+
+def _rows(
+    config: TaskConfig,
+    output_type: str,
+    docs: list[Doc],
+    shots: int,
+    pool: list[Doc],
+    same_split: bool,
+) -> list[dict[str, Any]]:
+    ids: list[Any] = [doc.row.get("id") for doc in docs]
+    own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
+    if not own_ids or len({str(i) for i in ids}) != len(ids):
+        ids = list(range(len(docs)))
+    examples = [_render(config, doc) for doc in pool]
+    target_delimiter = config.values.get("target_delimiter", " ")
+    fewshot_delimiter = config.values.get("fewshot_delimiter", "\n\n")
+    rows = []
+    for doc, item in zip(docs, ids, strict=True):
+        rendered = _render(config, doc)
+        chosen = [e for i, e in enumerate(examples) if not (same_split and pool[i] is doc)]
+        prompt = "".join(
+            f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}" for e in chosen[:shots]
+        )
+        description = _field(config, "description", doc, resolve, config.get("description", ""))
+        row: dict[str, Any] = {"id": str(item), "prompt": f"{description}{prompt}{rendered.text}"}
+        if rendered.choices is not None and output_type == "multiple_choice":
+            row["choices"] = rendered.choices
+            row["target"] = rendered.target
+        else:
+            row["target"] = rendered.answer_text
+        rows.append(row)
+    return rows
+
+
+def _field(
+    config: TaskConfig, key: str, doc: Doc, read: Callable[..., Any], spec: Any, **how: bool
+) -> Any:
+    """`read(spec, doc.row, **how)`, a ValueError named by the key and the row."""
+    try:
+        return read(spec, doc.row, **how)
+    except ValueError as error:
+        raise config.error(key, f"{doc.source}: {error}") from None
+
+
+def _render(config: TaskConfig, doc: Doc) -> _Rendered:
+    choice_spec = config.values.get("doc_to_choice")
+    has_choices = choice_spec is not None
+    text_spec, target_spec = config.values["doc_to_text"], config.values["doc_to_target"]
+    text = _field(config, "doc_to_text", doc, resolve, text_spec, numbers=has_choices)
+    if not isinstance(text, str):
+        raise config.error(
+            "doc_to_text",
+            f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
+            "such as winogrande, are not supported)",
+        )
+    target = _field(
+        config, "doc_to_target", doc, resolve, target_spec, numbers=has_choices, lists=True
+    )
+    if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
+        raise config.error(
+            "doc_to_target", f"{doc.source}: gave {target!r}; one right answer per row is supported"
+        )
+    if not has_choices:
+        return _Rendered(text, None, str(target))
+    choices = _field(config, "doc_to_choice", doc, resolve_choices, choice_spec)
+    if not all(isinstance(c, str | int | float) for c in choices):
+        raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
+    choices = [str(c) for c in choices]
+    if not 2 <= len(choices) <= _MAX_CHOICES:
+        raise config.error(
+            "doc_to_choice",
+            f"{doc.source}: {len(choices)} choices; a row needs 2 to {_MAX_CHOICES}",
+        )
+    if isinstance(target, str):
+        if target not in choices:
             raise config.error(
-                "doc_to_target",
-                f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
+                "doc_to_target", f"{doc.source}: {target!r} is not one of the choices {choices}"
             )
-        return _Rendered(text, choices, target)
+        target = choices.index(target)
+    if not isinstance(target, int) or not 0 <= target < len(choices):
+        raise config.error(
+            "doc_to_target",
+            f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
+        )
+    return _Rendered(text, choices, target)
 
 
 # lm-eval's document fields: a column name, a Jinja template or a constant, resolved for one

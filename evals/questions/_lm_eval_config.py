@@ -15,18 +15,14 @@ import yaml
 from evals.errors import QuestionFileError
 from evals.questions._dataset import read_rows
 
-# fmt: off
-_READ = {
-    "task", "dataset_path", "dataset_name", "dataset_kwargs", "training_split",
-    "validation_split", "test_split", "fewshot_split", "fewshot_config", "doc_to_text",
-    "doc_to_target", "doc_to_choice", "description", "target_delimiter", "fewshot_delimiter",
-    "num_fewshot", "output_type", "generation_kwargs", "metric_list", "repeats", "unsafe_code",
-}
-_IGNORED = {  # they name, describe or tag a task but change nothing asked or scored
-    "task_alias", "tag", "group", "metadata", "should_decontaminate",
-    "doc_to_decontamination_query", "batch_size",
-}
-# fmt: on
+_READ = {"task", "dataset_path", "dataset_name", "dataset_kwargs", "training_split"}
+_READ |= {"validation_split", "test_split", "fewshot_split", "fewshot_config", "doc_to_text"}
+_READ |= {"doc_to_target", "doc_to_choice", "description", "target_delimiter", "repeats"}
+_READ |= {"fewshot_delimiter", "num_fewshot", "output_type", "generation_kwargs", "metric_list"}
+_READ |= {"unsafe_code"}
+# Keys that name, describe or tag a task but change nothing asked or scored:
+_IGNORED = {"task_alias", "tag", "group", "metadata", "should_decontaminate", "batch_size"}
+_IGNORED |= {"doc_to_decontamination_query"}
 _REFUSED = {
     "process_docs": "runs Python from the task's folder, which labmgr never does; write the "
     "data file with the columns the templates need",
@@ -93,15 +89,6 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
     if isinstance(node, yaml.MappingNode):
         lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
     return data, lines
-
-
-def is_lm_eval_task(path: str | Path) -> bool:
-    """Whether `path` is an lm-evaluation-harness task file: a mapping with `task`."""
-    try:
-        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_TaskLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False  # the question-file reader says what is wrong with it
-    return is_task_node(node)
 
 
 def is_task_node(node: yaml.Node | None) -> bool:

@@ -29,7 +29,6 @@ def _pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 
 def template_names(template: str) -> set[str]:
-    """Every `{identifier}` in `template`."""
     return set(_ANY_NAME.findall(template))
 
 

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 
 def logprob_params(top_logprobs: int) -> dict[str, Any]:
-    """The parameters that ask for one token and its top logprobs."""
     return {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": top_logprobs}
 
 
