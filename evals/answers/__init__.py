@@ -12,7 +12,7 @@ This package knows a question only through the `Askable` and `Judge` protocols o
 from typing import TYPE_CHECKING, Any
 
 from evals.answers._asking import Answers, ask, ask_questions, judge_frames
-from evals.answers._estimate import Estimate, count_tokens, estimate_question
+from evals.answers._estimate import Estimate, call_bill, count_tokens, estimate_question
 from evals.answers._preparing import check_question
 from evals.answers._scoring import (
     average_probabilities,
@@ -32,6 +32,7 @@ __all__ = [
     "ask_questions",
     "average_probabilities",
     "build_frame",
+    "call_bill",
     "check_question",
     "count_tokens",
     "estimate_question",

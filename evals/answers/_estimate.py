@@ -15,7 +15,8 @@ from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_calls, plan_question
 
 if TYPE_CHECKING:
-    from evals.runner import Askable
+    from evals.runner import Askable, PriceFunction
+    from evals.runner._calls import Call
 
 
 def count_tokens(text: object) -> int:
@@ -44,6 +45,41 @@ class Estimate:
     batch_cost: float = 0.0
     """The same through the Batch API (`labmgr.pricing.BATCH_DISCOUNT` of `cost`)."""
 
+    @classmethod
+    def priced(
+        cls,
+        bills: Sequence[tuple[str, int, int]],
+        price: PriceFunction,
+        *,
+        cached_samples: int,
+        samples: int | None = None,
+        judge_bills: Sequence[tuple[str, int, int]] = (),
+        judge_requests: int = 0,
+    ) -> Estimate:
+        """The estimate of requests `bills` (model, prompt tokens, completion tokens) and of
+        `judge_bills` (priced, not counted in the tokens), at `price`."""
+        from labmgr.pricing import BATCH_DISCOUNT
+
+        cost = 0.0
+        unpriced: dict[str, None] = {}
+        for model, prompt, completion in [*bills, *judge_bills]:
+            dollars = price(model, prompt, completion)
+            if dollars is None:
+                unpriced[model] = None
+            else:
+                cost += dollars
+        return cls(
+            requests=len(bills),
+            samples=len(bills) if samples is None else samples,
+            cached_samples=cached_samples,
+            prompt_tokens=sum(prompt for _, prompt, _ in bills),
+            completion_tokens=sum(completion for _, _, completion in bills),
+            cost=cost,
+            judge_requests=judge_requests,
+            unpriced_models=tuple(unpriced),
+            batch_cost=cost * BATCH_DISCOUNT,
+        )
+
     def __str__(self) -> str:
         cost = f"${self.cost:.4f}" + (
             f" (no price for {', '.join(self.unpriced_models)})" if self.unpriced_models else ""
@@ -67,40 +103,31 @@ def estimate_question(
         ctx.cache.lookup(p.request.cache_key for p in planned if p.request is not None)
     )
     calls = missing_calls(planned, cached, ctx.settings, [question.name] * len(planned))
-    per_sample_completion = question.expected_completion_tokens()
-    prompt_tokens = completion_tokens = new_samples = 0
-    bills: list[tuple[str, int, int]] = []  # (model, prompt tokens, completion tokens)
-    for call in calls:
-        prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
-        completion = per_sample_completion * len(call.sample_ixs)
-        prompt_tokens += prompt
-        completion_tokens += completion
-        new_samples += len(call.sample_ixs)
-        bills.append((call.request.model, prompt, completion))
+    per_sample = question.expected_completion_tokens()
+    bills = [call_bill(call, per_sample * len(call.sample_ixs)) for call in calls]
+    new_samples = sum(len(call.sample_ixs) for call in calls)
     total = sum(p.samples for p in planned if p.request is not None)
     judges = question.judge_questions()
     rows = new_samples // max(1, question.cached_samples_per_row)  # each judged once
-    for judge in judges.values():
-        prompt = count_tokens(judge.prompt_template) + per_sample_completion
-        bills.append((judge.model, prompt * rows, judge.expected_completion_tokens() * rows))
-    cost = 0.0
-    unpriced: dict[str, None] = {}
-    for model, prompt, completion in bills:
-        price = ctx.price(model, prompt, completion)
-        if price is None:
-            unpriced[model] = None
-        else:
-            cost += price
-    from labmgr.pricing import BATCH_DISCOUNT
-
-    return Estimate(
-        batch_cost=cost * BATCH_DISCOUNT,
-        requests=len(calls),
+    judge_bills = [
+        (
+            judge.model,
+            (count_tokens(judge.prompt_template) + per_sample) * rows,
+            judge.expected_completion_tokens() * rows,
+        )
+        for judge in judges.values()
+    ]
+    return Estimate.priced(
+        bills,
+        ctx.price,
         samples=new_samples,
         cached_samples=total - new_samples,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        cost=cost,
+        judge_bills=judge_bills,
         judge_requests=rows * len(judges),
-        unpriced_models=tuple(unpriced),
     )
+
+
+def call_bill(call: Call, completion_tokens: int) -> tuple[str, int, int]:
+    """A call's (model, prompt tokens counted roughly, `completion_tokens`)."""
+    prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
+    return call.request.model, prompt, completion_tokens

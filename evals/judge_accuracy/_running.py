@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.answers import Estimate, count_tokens
+from evals.answers import Estimate, call_bill
 from evals.cache import CachedLookup
 from evals.errors import RunOptionsError
 from evals.experiments import default_run_dir
@@ -111,8 +111,6 @@ def estimate_judges(
 ) -> Estimate:
     """What `check_judges(items, judges, **options)` would buy now (nothing is sent): prompts
     counted at about four characters a token, completions at their limit."""
-    from labmgr.pricing import BATCH_DISCOUNT
-
     found = items if isinstance(items, JudgeItems) else read_items(items)
     if not judges:
         raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
@@ -121,30 +119,12 @@ def estimate_judges(
     keys = [p.request.cache_key for p in planned if p.request is not None]
     cached = CachedLookup(ctx.cache.lookup(keys))
     calls = missing_calls(planned, cached, ctx.settings, [found.label] * len(planned))
-    prompt_tokens = completion_tokens = 0
-    cost = 0.0
-    unpriced: dict[str, None] = {}
+    bills = []
     for call in calls:
-        prompt = sum(count_tokens(m.get("content")) for m in call.request.messages)
         params = call.request.params
         completion = int(params.get("max_tokens") or params.get("max_completion_tokens") or 1)
-        prompt_tokens += prompt
-        completion_tokens += completion
-        price = ctx.price(call.request.model, prompt, completion)
-        if price is None:
-            unpriced[call.request.model] = None
-        else:
-            cost += price
-    return Estimate(
-        requests=len(calls),
-        samples=len(calls),
-        cached_samples=max(0, len(set(keys)) - len(calls)),
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        cost=cost,
-        unpriced_models=tuple(unpriced),
-        batch_cost=cost * BATCH_DISCOUNT,
-    )
+        bills.append(call_bill(call, completion))
+    return Estimate.priced(bills, ctx.price, cached_samples=max(0, len(set(keys)) - len(calls)))
 
 
 def _judge_row(
