@@ -51,8 +51,8 @@ def test_a_bad_line_is_named_before_anything_starts(tinker_lab: TinkerLab) -> No
         (["--lr-multiplier", "2"], "--lr-multiplier applies to --provider openai jobs, not tinker"),
         (["--method", "dpo"], "--method applies to --provider openai jobs, not tinker"),
         (["--epochs", "1.5"], "must be a whole number or 'auto'"),
-        (["--learning-rate", "-1"], "--learning-rate must be above 0"),
-        (["--lora-rank", "0"], "--lora-rank must be at least 1"),
+        (["--learning-rate", "-1"], "--learning-rate -1.0: input should be greater than 0"),
+        (["--lora-rank", "0"], "--lora-rank 0: input should be greater than or equal to 1"),
     ],
 )
 def test_options_a_tinker_job_cannot_take_are_refused(

@@ -68,4 +68,5 @@ def test_a_bad_level_is_named_with_its_key_and_line(tinker_lab: TinkerLab) -> No
     spec.write_text(spec.read_text().replace("[4, 8]", "[0, 8]"))
     result = runner.invoke(app, ["finetune", "sweep", str(spec), "--dry-run"])
     assert result.exit_code == 1
-    assert f"{spec}:5: hyperparameters.lora_rank: --lora-rank must be at least 1" in result.output
+    expected = "lora_rank: --lora-rank 0: input should be greater than or equal to 1"
+    assert f"{spec}:5: hyperparameters.{expected}" in result.output

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labmgr.errors import LabmgrError
 
@@ -35,14 +35,14 @@ class TinkerParams(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    epochs: int = 1
-    batch_size: int = 32
+    epochs: Annotated[int, Field(ge=1)] = 1
+    batch_size: Annotated[int, Field(ge=1)] = 32
     """Examples per optimizer step (the last batch of an epoch may be smaller)."""
-    learning_rate: float = 2e-4
-    lora_rank: int = 32
+    learning_rate: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 2e-4
+    lora_rank: Annotated[int, Field(ge=1)] = 32
     lr_schedule: LrSchedule = "linear"
     """``linear`` decays from `learning_rate` towards 0 over the run; ``constant`` does not."""
-    save_every: int = 0
+    save_every: Annotated[int, Field(ge=0)] = 0
     """Steps between checkpoints (sampler weights and a resume state); 0: at the end only."""
     train_on: TrainOn = "assistant"
     """Which tokens count in the loss: assistant turns (per-message ``weight`` 0 leaves one
@@ -66,7 +66,7 @@ def tinker_params(**values: object) -> TinkerParams:
         if name not in OPTIONS:
             raise LabmgrError(f"{name!r} is not a Tinker setting; use {', '.join(OPTIONS)}.")
     try:
-        params = TinkerParams(**given)  # type: ignore[arg-type]
+        return TinkerParams(**given)  # type: ignore[arg-type]
     except ValidationError as exc:
         error = exc.errors()[0]
         name = str(error["loc"][0]) if error["loc"] else "settings"
@@ -74,14 +74,6 @@ def tinker_params(**values: object) -> TinkerParams:
             f"{OPTIONS.get(name, name)} {given.get(name)!r}: {error['msg'].lower()}.",
             hint="See `labmgr finetune create --help` for the Tinker options.",
         ) from None
-    for name in ("epochs", "batch_size", "lora_rank"):
-        if getattr(params, name) < 1:
-            raise LabmgrError(f"{OPTIONS[name]} must be at least 1, not {getattr(params, name)}.")
-    if params.save_every < 0:
-        raise LabmgrError(f"--save-every must be 0 or more, not {params.save_every}.")
-    if not math.isfinite(params.learning_rate) or params.learning_rate <= 0:
-        raise LabmgrError(f"--learning-rate must be above 0, not {params.learning_rate}.")
-    return params
 
 
 def require_tinker() -> None:
