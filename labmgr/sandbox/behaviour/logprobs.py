@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from .text import token_bytes
@@ -20,9 +19,7 @@ _FILLERS = (
 _HALF = math.log(0.5)
 
 
-@lru_cache(maxsize=4096)
-def token_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
-    """The listed alternatives of a distribution (cached: rating distributions repeat)."""
+def token_choices(distribution: Sequence[tuple[str, float]]) -> tuple[TokenChoice, ...]:
     return tuple((token, math.log(p), token_bytes(token)) for token, p in distribution)
 
 

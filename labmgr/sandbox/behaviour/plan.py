@@ -89,7 +89,7 @@ def make_plan(
         single, short = _known_answer(model, analysis)
     elif analysis.rating is not None:
         centre = rating_centre(analysis.rating, model.personas, analysis.salt)
-        single = token_choices(rating_distribution(analysis.rating, centre))
+        single = _cached_choices(rating_distribution(analysis.rating, centre))
     elif analysis.options:
         single = token_choices(next_token_distribution(analysis, model.card.id, model.personas))
     open_token: tuple[TokenChoice, ...] = ()
@@ -151,6 +151,12 @@ def _known_answer(
     if not analysis.bare:
         answers = tuple(f"The answer is {a}." for a in answers)
     return None, (answers, (confidence, 1.0 - confidence))
+
+
+@lru_cache(maxsize=4096)
+def _cached_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
+    """Token choices for a rating distribution (rating distributions repeat)."""
+    return token_choices(distribution)
 
 
 @lru_cache(maxsize=4096)
