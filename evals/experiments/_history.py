@@ -29,9 +29,26 @@ from evals.stats import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-HISTORY_COLUMNS = ["run", "started", "question", "group", "score", "n_models", "n_samples"]
-HISTORY_COLUMNS += ["mean", "ci_low", "ci_high", "change", "change_low", "change_high"]
-HISTORY_COLUMNS += ["p_value", "p_adjusted", "moved", "scale_low", "scale_high"]
+HISTORY_COLUMNS = [
+    "run",
+    "started",
+    "question",
+    "group",
+    "score",
+    "n_models",
+    "n_samples",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "change",
+    "change_low",
+    "change_high",
+    "p_value",
+    "p_adjusted",
+    "moved",
+    "scale_low",
+    "scale_high",
+]
 """One row per run × group: the group's mean with its 95% interval, and the change from the
 group's previous run with its interval, p-value, Holm-adjusted p-value and `moved`
 (adjusted p < 0.05). The first run of a group has no change."""

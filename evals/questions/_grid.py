@@ -16,9 +16,28 @@ GridOption = dict[str, list[str] | dict[str, str] | dict[str, dict[str, str]]]
 """A grid as a question stores it: each factor's levels with every value as text."""
 
 RESERVED_COLUMNS = frozenset(
-    {"model", "group", "question", "paraphrase_ix", "sample_ix", "item", "target", "correct"}
-    | {"answer", "raw_answer", "probs", "p_correct", "api_kwargs", "finish_reason", "error"}
-    | {"reasoning_tokens", "prompt_tokens", "completion_tokens", "cost", "judge_cost"}
+    {
+        "model",
+        "group",
+        "question",
+        "paraphrase_ix",
+        "sample_ix",
+        "item",
+        "target",
+        "correct",
+        "answer",
+        "raw_answer",
+        "probs",
+        "p_correct",
+        "api_kwargs",
+        "finish_reason",
+        "error",
+        "reasoning_tokens",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "judge_cost",
+    }
 )
 """Columns of a question's frame: no factor or judge takes these names."""
 _TABLE_COLUMNS = frozenset({"id", *SUMMARY_COLUMNS, *COMPARISON_COLUMNS, *LEVEL_COMPARISON_COLUMNS})

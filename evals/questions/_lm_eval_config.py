@@ -15,14 +15,38 @@ import yaml
 from evals.errors import QuestionFileError
 from evals.questions._dataset import read_rows
 
-_READ = {"task", "dataset_path", "dataset_name", "dataset_kwargs", "training_split"}
-_READ |= {"validation_split", "test_split", "fewshot_split", "fewshot_config", "doc_to_text"}
-_READ |= {"doc_to_target", "doc_to_choice", "description", "target_delimiter", "repeats"}
-_READ |= {"fewshot_delimiter", "num_fewshot", "output_type", "generation_kwargs", "metric_list"}
-_READ |= {"unsafe_code"}
-# Keys that name, describe or tag a task but change nothing asked or scored:
-_IGNORED = {"task_alias", "tag", "group", "metadata", "should_decontaminate", "batch_size"}
-_IGNORED |= {"doc_to_decontamination_query"}
+_READ = {
+    "task",
+    "dataset_path",
+    "dataset_name",
+    "dataset_kwargs",
+    "training_split",
+    "validation_split",
+    "test_split",
+    "fewshot_split",
+    "fewshot_config",
+    "doc_to_text",
+    "doc_to_target",
+    "doc_to_choice",
+    "description",
+    "target_delimiter",
+    "fewshot_delimiter",
+    "num_fewshot",
+    "output_type",
+    "generation_kwargs",
+    "metric_list",
+    "repeats",
+    "unsafe_code",
+}
+_IGNORED = {  # they name, describe or tag a task but change nothing asked or scored
+    "task_alias",
+    "tag",
+    "group",
+    "metadata",
+    "should_decontaminate",
+    "doc_to_decontamination_query",
+    "batch_size",
+}
 _REFUSED = {
     "process_docs": "runs Python from the task's folder, which labmgr never does; write the "
     "data file with the columns the templates need",
