@@ -59,10 +59,6 @@ def rating_score(
             if value is None or not min_rating <= value <= max_rating:
                 continue
         by_value[value] = by_value.get(value, 0.0) + prob
-    return _expected(by_value, refusal_threshold)
-
-
-def _expected(by_value: dict[int, float], refusal_threshold: float) -> RatingScore:
     total = sum(by_value.values())
     if total <= 0:
         return RatingScore(None, None, "no numeric token in range")
@@ -134,27 +130,20 @@ def rating_scores(
         scored.clear()
         new = list(distinct)
     exp = math.exp
-    integers = _integers(min_rating, max_rating)
     for text, top in zip(new, _parsed(new), strict=True):
         if isinstance(top, Exception):
             scored[text] = top
             continue
         raw: dict[str, float] = {}
-        by_value: dict[int, float] = {}  # `rating_score(raw)`, summed in the same pass
         try:
             for token, logprob in top or ():
                 token = str(token)
-                prob = exp(float(logprob))
-                raw[token] = raw.get(token, 0.0) + prob
-                value = integers.get(token)
-                if value is None:
-                    value = _as_int(token)
-                    if value is None or not min_rating <= value <= max_rating:
-                        continue
-                by_value[value] = by_value.get(value, 0.0) + prob
+                raw[token] = raw.get(token, 0.0) + exp(float(logprob))
         except (TypeError, ValueError) as error:
             scored[text] = error
             continue
-        score = _expected(by_value, refusal_threshold)
+        score = rating_score(
+            raw, min_rating=min_rating, max_rating=max_rating, refusal_threshold=refusal_threshold
+        )
         scored[text] = (math.nan if score.score is None else score.score, raw, score.probs)
     return [scored[text] for text in logprobs_json]
