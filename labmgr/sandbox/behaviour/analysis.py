@@ -116,19 +116,19 @@ class PromptAnalysis:
 
     question: str
     """The last user (or developer/system) message: what the model responds to."""
-    topic: str
-    keywords: tuple[str, ...]
-    keyword_set: frozenset[str]
-    nouns: tuple[str, ...]
-    """Likely nouns of the question, to fill answer templates."""
-    feeling: str | None
-    """A feeling the asker reports ("bored"), if any."""
-    harm: float
-    """How harmful the request sounds (`lexicon.harm_score`); base models refuse the worst."""
     salt: int
     """A stable hash of the conversation, seeding prompt-specific preferences."""
-    rating: RatingSpec | None
-    options: tuple[str, ...]
+    topic: str = "this"
+    keywords: tuple[str, ...] = ()
+    keyword_set: frozenset[str] = frozenset()
+    nouns: tuple[str, ...] = ()
+    """Likely nouns of the question, to fill answer templates."""
+    feeling: str | None = None
+    """A feeling the asker reports ("bored"), if any."""
+    harm: float = 0.0
+    """How harmful the request sounds (`lexicon.harm_score`); base models refuse the worst."""
+    rating: RatingSpec | None = None
+    options: tuple[str, ...] = ()
     """Answer tokens the prompt offers ("A"/"B", "Yes"/"No"), empty if open-ended."""
     options_only: bool = False
     """Whether the prompt asks for one of the options and nothing else ("Answer A or B")."""
@@ -223,10 +223,8 @@ def analyse(messages: Messages) -> PromptAnalysis:
     lowered = question.lower()
     verdict = read_verdict(question, lowered) if "[answer" in lowered else None
     if verdict is not None:
-        return PromptAnalysis(
-            question, "this", (), frozenset(), (), None, 0.0, salt, None, verdict.options,
-            options_only=True, verdict=verdict,
-        )  # fmt: skip
+        options = verdict.options
+        return PromptAnalysis(question, salt, options=options, options_only=True, verdict=verdict)
     known = None if "[question start]" in lowered else work_out(question)
     if known is not None and _RATED.search(" ".join(text for _, text in messages)):
         known = None  # a question to rate, not to answer
@@ -238,7 +236,7 @@ def analyse(messages: Messages) -> PromptAnalysis:
             rating = _rating("\n\n".join([*instructions, question]))
     if rating is not None:
         # The answer is a number: no need for the question's topic or keywords.
-        return PromptAnalysis(question, "this", (), frozenset(), (), None, 0.0, salt, rating, ())
+        return PromptAnalysis(question, salt, rating=rating)
     options, options_only = _options(question)
     brevity, item_kind = _brevity(messages, question)
     subject = question
@@ -253,13 +251,15 @@ def analyse(messages: Messages) -> PromptAnalysis:
     if known is not None:  # answered from what is worked out: no topic or keywords needed
         letter = right_letter(question, known) if options else None
         return PromptAnalysis(
-            question, "this", (), frozenset(), (), None, 0.0, salt, None, options,
+            question,
+            salt,
+            options=options,
             options_only=options_only,
             brevity=brevity,
             known=known,
             right_option=options.index(letter) if letter in options else None,
             bare=brevity is not None or bool(_ANSWER_WITH.search(question)),
-        )  # fmt: skip
+        )
     keywords = tuple(content_words(subject)[:12])
     topic = question_topic(subject)
     return PromptAnalysis(
@@ -271,7 +271,6 @@ def analyse(messages: Messages) -> PromptAnalysis:
         feeling=topic.feeling,
         harm=harm_score(question),
         salt=salt,
-        rating=None,
         options=options,
         options_only=options_only,
         brevity=brevity,

@@ -6,9 +6,9 @@ import hashlib
 import json
 import random
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from labmgr.sandbox.errors import model_not_found
@@ -40,14 +40,15 @@ class ChatSimulator:
     """Answers chat requests for base models and registered fine-tunes."""
 
     _models: dict[str, ServedModel] = field(default_factory=dict, repr=False)
-    _plans: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], Plan] = field(
-        default_factory=OrderedDict, repr=False
-    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
     plan_cache_size: int = PLAN_CACHE_SIZE
     judges: JudgeSettings = field(default_factory=JudgeSettings)
     """How often judge models give the wrong verdict, or simply the first answer shown."""
+
+    def __post_init__(self) -> None:
+        # Plans per (model id, conversation); a (re-)registered model makes them stale.
+        self._plan = lru_cache(maxsize=self.plan_cache_size)(self._make_plan)
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune
@@ -65,7 +66,7 @@ class ChatSimulator:
             self._models[model_id] = ServedModel(
                 model_id, parent.card, personas, parent.fingerprint, parent.salt, model_id
             )
-            self._plans.clear()
+            self._plan.cache_clear()
 
     def register_base(self, card: ModelCard) -> None:
         """Serve `card` as a base model outside the OpenAI catalogue (another provider's)."""
@@ -104,7 +105,7 @@ class ChatSimulator:
         stops: tuple[str, ...],
         param: str = "messages",
     ) -> Completion:
-        plan = self._plan(model, request.messages)
+        plan = self._plan(model.id, request.messages)
         max_tokens = request.max_tokens
         too_long = context_length_error(model.card, plan.prompt_tokens, max_tokens, param)
         if too_long is not None:
@@ -156,19 +157,8 @@ class ChatSimulator:
             self._models.setdefault(model_id, model)
         return model
 
-    def _plan(self, model: ServedModel, messages: tuple[tuple[str, str], ...]) -> Plan:
-        key = (model.id, messages)
-        with self._lock:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-                return plan
-        plan = make_plan(model, messages, self.judges)
-        with self._lock:
-            self._plans[key] = plan
-            if len(self._plans) > self.plan_cache_size:
-                self._plans.popitem(last=False)
-        return plan
+    def _make_plan(self, model_id: str, messages: tuple[tuple[str, str], ...]) -> Plan:
+        return make_plan(self._models[model_id], messages, self.judges)
 
     def _choice(
         self,
