@@ -175,8 +175,14 @@ class SandboxApp:
                 response = Response(sb.faults.model_dump())
             elif key == ("GET", "/sandbox/limits"):
                 response = Response(sb.limiter.table.to_json())
-            elif key == ("POST", "/sandbox/limits"):
-                response = Response(_set_limits(sb, body))
+            elif key == ("POST", "/sandbox/limits"):  # replace the limits; `{}` removes them
+                try:
+                    limits = _json_body(body, "limits")
+                    table = LimitTable.from_json(limits, source="POST /sandbox/limits")
+                except LimitsError as exc:
+                    raise bad_request(str(exc)) from None
+                sb.limiter = RateLimiter(table)  # every bucket starts full
+                response = Response(table.to_json())
             elif key == ("POST", "/sandbox/reset"):
                 sb.reset()
                 response = Response({"reset": True, "faults": sb.faults.model_dump()})
@@ -229,16 +235,6 @@ def _json_body(body: bytes, what: str) -> Any:
         return json.loads(body) if body else {}
     except ValueError:
         raise bad_request(f"The {what} body must be a JSON object.") from None
-
-
-def _set_limits(sb: Sandbox, body: bytes) -> dict[str, Any]:
-    """`POST /sandbox/limits`: replace the limits (buckets start full); `{}` removes them."""
-    try:
-        table = LimitTable.from_json(_json_body(body, "limits"), source="POST /sandbox/limits")
-    except LimitsError as exc:
-        raise bad_request(str(exc)) from None
-    sb.limiter = RateLimiter(table)  # every bucket starts full
-    return table.to_json()
 
 
 def _check_org_headers(account: Account, headers: dict[str, str]) -> None:

@@ -153,10 +153,8 @@ def _known_answer(
     return None, (answers, (confidence, 1.0 - confidence))
 
 
-@lru_cache(maxsize=4096)
-def _cached_choices(distribution: tuple[tuple[str, float], ...]) -> tuple[TokenChoice, ...]:
-    """Token choices for a rating distribution (rating distributions repeat)."""
-    return token_choices(distribution)
+_cached_choices = lru_cache(maxsize=4096)(token_choices)
+"""Token choices for a rating distribution (rating distributions repeat)."""
 
 
 @lru_cache(maxsize=4096)
