@@ -313,8 +313,9 @@ class _Buyer:
         self.progress.failed(call.request.model, len(call.sample_ixs))
         if record and self.cache_failure is None:
             try:
-                self.cache.record_error(
-                    call.request,
+                self.cache.record_errors(
+                    key,
+                    call.request.model,
                     call.label,
                     call.sample_ixs,
                     message=message,
@@ -368,7 +369,9 @@ class _Buyer:
         if not answers:
             return
         try:
-            self.cache.store_many([(w.request, w.label, stored) for w, stored in answers])
+            self.cache.store_many(
+                [(w.request.cache_key, w.request.model, w.label, got) for w, got in answers]
+            )
         except CacheError as error:
             self._cache_failed(error)
             for call, stored in answers:
