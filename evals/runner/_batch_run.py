@@ -221,26 +221,16 @@ class BatchRun:
             max_bytes=self.settings.batch_max_bytes,
             max_tokens=room,
         ):
-            if not self._within_budget(model, chunk):
+            price = self.ctx.price(model, sum(line.tokens for line in chunk), 0) or 0.0
+            max_cost = self.settings.max_cost  # the chunk's most expensive outcome counts
+            if max_cost is not None and self.planned_cost + price * self.discount > max_cost:
                 for line in chunk:
-                    self._give_up_line(
-                        line, f"not run: max_cost ${self.settings.max_cost:g} would be passed"
-                    )
+                    self._give_up_line(line, f"not run: max_cost ${max_cost:g} would be passed")
                 continue
+            self.planned_cost += price * self.discount
             self._submit_chunk(endpoint, model, chunk)
             if room is not None:
                 return  # one batch at a time against a known queue limit
-
-    def _within_budget(self, model: str, chunk: list[PlannedLine]) -> bool:
-        """Whether the chunk's most expensive outcome stays within `max_cost`."""
-        if self.settings.max_cost is None:
-            return True
-        tokens = sum(line.tokens for line in chunk)
-        price = self.ctx.price(model, tokens, 0) or 0.0
-        if self.planned_cost + price * self.discount > self.settings.max_cost:
-            return False
-        self.planned_cost += price * self.discount
-        return True
 
     def _submit_chunk(self, endpoint: Endpoint, model: str, chunk: list[PlannedLine]) -> None:
         label = self.wanted[(chunk[0].line.request_key, chunk[0].line.sample_ixs[0])].label
