@@ -34,11 +34,11 @@ from evals.runner._batch_files import (
     read_results,
     where_held,
 )
-from evals.runner._calls import Call
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
+from evals.runner._planning import Call
 from evals.runner._progress import BatchProgress
 from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings

@@ -15,7 +15,7 @@ from typing import Any
 
 import openai
 
-from evals.runner._calls import Call
+from evals.runner._planning import Call
 from evals.runner._rate_limits import (
     TOKEN_MARGIN,
     Dimension,
