@@ -29,7 +29,6 @@ from evals.runner import BudgetCut
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-_NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""
 CUT_BY_BUDGET = "empty answer: the token budget ran out before any visible output"
@@ -83,7 +82,7 @@ def _general_row(
     }
     row.update(dict.fromkeys(question.extra_columns))
     if len(found) < len(samples):
-        row["error"] = next((e for e in errors if e), None) or _NOT_RUN
+        row["error"] = next((e for e in errors if e), None) or "no answer (not run)"
         return row
     try:
         row.update(question.read_answer(found))
