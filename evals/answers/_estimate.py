@@ -16,7 +16,7 @@ from evals.runner import RunContext, missing_calls, plan_question
 
 if TYPE_CHECKING:
     from evals.runner import Askable, PriceFunction
-    from evals.runner._calls import Call
+    from evals.runner._planning import Call
 
 
 def count_tokens(text: object) -> int:

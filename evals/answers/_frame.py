@@ -29,7 +29,6 @@ from evals.runner import BudgetCut
 if TYPE_CHECKING:
     from evals.runner import Askable, Fetched, Planned, PriceFunction
 
-_NOT_RUN = "no answer (not run)"
 REFUSED_ERROR = "the model refused"
 """The `error` of a text sample whose model refused (a refusal, not a failure)."""
 CUT_BY_BUDGET = "empty answer: the token budget ran out before any visible output"
@@ -83,7 +82,7 @@ def _general_row(
     }
     row.update(dict.fromkeys(question.extra_columns))
     if len(found) < len(samples):
-        row["error"] = next((e for e in errors if e), None) or _NOT_RUN
+        row["error"] = next((e for e in errors if e), None) or "no answer (not run)"
         return row
     try:
         row.update(question.read_answer(found))
@@ -296,13 +295,6 @@ def _sent(first: Planned) -> str | None:
     return sent_params(first.model, first.request.params)
 
 
-_LIMITS = ("max_completion_tokens", "max_tokens")
-
-
-def _round_up(value: float, step: int = 256) -> int:
-    return int(math.ceil(value / step) * step)
-
-
 def budget_cuts(frame: pd.DataFrame) -> dict[str, BudgetCut]:
     """Each model with answers cut by its token budget, and a budget to try instead."""
     if "error" not in frame.columns or not (frame["error"] == CUT_BY_BUDGET).any():
@@ -314,10 +306,12 @@ def budget_cuts(frame: pd.DataFrame) -> dict[str, BudgetCut]:
         if not mine.any():
             continue
         sent = json.loads(str(rows.loc[mine, "api_kwargs"].iloc[0] or "{}"))
-        parameter = next((name for name in _LIMITS if name in sent), "max_completion_tokens")
+        limits = ("max_completion_tokens", "max_tokens")
+        parameter = next((name for name in limits if name in sent), "max_completion_tokens")
         limit = sent.get(parameter)
         complete = rows.loc[rows["finish_reason"] == "stop", "completion_tokens"]
         most = float(complete.max()) if len(complete) else 0.0
-        suggested = _round_up(max(1024.0, 4.0 * float(limit or 0), 2.0 * most))
+        most_needed = max(1024.0, 4.0 * float(limit or 0), 2.0 * most)
+        suggested = math.ceil(most_needed / 256) * 256  # in steps of 256 tokens
         cuts[str(model)] = BudgetCut(int(mine.sum()), len(rows), parameter, limit, suggested)
     return cuts

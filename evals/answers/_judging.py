@@ -214,13 +214,10 @@ def _verdict_columns(
 ) -> dict[str, list[Any]]:
     """The judge's columns, one value per row: the verdict of the row's prompt (rows with
     the same prompt share one verdict's values), `no_answer` where there is none."""
-    names = ["answer", *judge.extra_columns]
-    per_prompt = {name: [None if v is None else v.get(name) for v in verdicts] for name in names}
-    no_answer = judge.no_answer
-    per_prompt["answer"] = [no_answer if v is None else v for v in per_prompt["answer"]]
     columns: dict[str, list[Any]] = {}
-    for name in names:
-        values = per_prompt[name]
-        missing = no_answer if name == "answer" else None
+    for name in ["answer", *judge.extra_columns]:
+        missing = judge.no_answer if name == "answer" else None
+        values = [None if v is None else v.get(name) for v in verdicts]
+        values = [missing if value is None else value for value in values]
         columns[name] = [values[c] if c >= 0 else missing for c in codes]
     return columns

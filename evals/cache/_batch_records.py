@@ -203,20 +203,18 @@ class BatchRecords:
     def covering(self, items: Iterable[BatchItem]) -> dict[BatchItem, str]:
         """The live record holding each of these samples that one holds."""
         found: dict[BatchItem, str] = {}
-        by_key: dict[str, set[int]] = {}
-        for key, ix in items:
-            by_key.setdefault(key, set()).add(ix)
-        if not by_key:
+        wanted = set(items)
+        if not wanted:
             return found
         with self._cursor() as cursor:
             if not cursor.execute("SELECT EXISTS (SELECT 1 FROM {p}batch_items)").fetchone()[0]:
                 return found
-            for key, ixs in by_key.items():
+            for key in {key for key, _ in wanted}:
                 rows = cursor.execute(
                     "SELECT sample_ix, record_id FROM {p}batch_items WHERE request_key = ?", (key,)
                 ).fetchall()
                 for ix, record_id in rows:
-                    if ix in ixs:
+                    if (key, int(ix)) in wanted:
                         found[(key, int(ix))] = record_id
         return found
 

@@ -3,6 +3,8 @@ statement per chunk of requests (never per request), leases on the server's cloc
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -131,13 +133,10 @@ class PostgresBackend(CacheBackend):
             )
             .fetchall()
         )
-        found: dict[str, CachedSamples] = {}
-        start = 0
-        for end in range(1, len(rows) + 1):  # one `CachedSamples` per key
-            if end == len(rows) or rows[end][0] != rows[start][0]:
-                found[rows[start][0]] = CachedSamples([row[1:] for row in rows[start:end]])
-                start = end
-        return found
+        return {
+            key: CachedSamples([row[1:] for row in of_key])
+            for key, of_key in itertools.groupby(rows, key=operator.itemgetter(0))
+        }
 
     @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:

@@ -12,27 +12,18 @@ class CachedSamples(Mapping[int, SampleResult]):
     """A mapping `{sample_ix: SampleResult}` held as columns, which bulk readers take directly
     (a reload builds no per-sample objects)."""
 
-    __slots__ = (
-        "_positions",
-        "completion_tokens",
-        "content",
-        "finish_reason",
-        "logprobs_json",
-        "prompt_tokens",
-        "reasoning_tokens",
-        "sample_ix",
-    )
+    __slots__ = ("_positions", "sample_ix", *SampleResult._fields)
+    sample_ix: Sequence[int]
+    content: Sequence[str | None]
+    logprobs_json: Sequence[str | None]
+    finish_reason: Sequence[str | None]
+    prompt_tokens: Sequence[float]
+    completion_tokens: Sequence[float]
+    reasoning_tokens: Sequence[float | None]
 
     def __init__(self, rows: Sequence[Sequence[Any]], *, numbered: bool = True) -> None:
         """`rows`: (sample_ix, *SampleResult fields), ordered by sample index, no repeats;
         without `numbered`, just the SampleResult fields of samples 0…len(rows)-1."""
-        self.sample_ix: Sequence[int]
-        self.content: Sequence[str | None]
-        self.logprobs_json: Sequence[str | None]
-        self.finish_reason: Sequence[str | None]
-        self.prompt_tokens: Sequence[float]
-        self.completion_tokens: Sequence[float]
-        self.reasoning_tokens: Sequence[float | None]
         columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else []
         if numbered:
             self.sample_ix = columns.pop(0) if columns else ()

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 from evals.cache._backend import CacheBackend, CacheStats, Item
 from evals.cache._batch_records import BatchRecords
@@ -125,43 +124,21 @@ class Cache:
         self, request: ChatRequest, question: str, samples: Sequence[tuple[int, SampleResult]]
     ) -> None:
         """Persist finished samples; an existing (key, index) keeps its first answer."""
-        self.store_samples(request.cache_key, request.model, question, samples)
-
-    def store_samples(
-        self, key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]]
-    ) -> None:
-        """`store` by request key."""
-        self._backend.insert_samples(_sample_rows(key, model, question, samples, time.time()))
+        self.store_many([(request.cache_key, request.model, question, samples)])
 
     def store_many(
-        self, answers: Sequence[tuple[ChatRequest, str, Sequence[tuple[int, SampleResult]]]]
+        self, answers: Sequence[tuple[str, str, str, Sequence[tuple[int, SampleResult]]]]
     ) -> None:
-        """`store` for several requests' (request, question, samples), in one transaction."""
+        """`store` for several requests' (request key, model, question, samples), in one
+        transaction."""
         now = time.time()
         rows = [
-            row
-            for request, question, samples in answers
-            for row in _sample_rows(request.cache_key, request.model, question, samples, now)
+            (key, ix, model, question, *sample[:5], now, sample.reasoning_tokens)
+            for key, model, question, samples in answers
+            for ix, sample in samples
         ]
         if rows:
             self._backend.insert_samples(rows)
-
-    def record_error(
-        self,
-        request: ChatRequest,
-        question: str,
-        sample_ixs: Sequence[int],
-        *,
-        message: str,
-        kind: str = "error",
-        owner: str | None = None,
-    ) -> None:
-        """Log a failure for these samples (they stay missing; `owner`'s claims on them are
-        released)."""
-        key, model = request.cache_key, request.model
-        self.record_errors(
-            key, model, question, sample_ixs, kind=kind, message=message, owner=owner
-        )
 
     def record_errors(
         self,
@@ -174,7 +151,8 @@ class Cache:
         kind: str = "error",
         owner: str | None = None,
     ) -> None:
-        """`record_error` by request key."""
+        """Log a failure for these samples of the request `key` (they stay missing; `owner`'s
+        claims on them are released)."""
         now = time.time()
         rows = [(key, ix, model, question, kind, message, now) for ix in sample_ixs]
         self._backend.insert_errors(rows, owner)
@@ -231,12 +209,6 @@ class Cache:
         return _copy(self._backend, destination._backend, batch_rows, progress)
 
 
-def _sample_rows(
-    key: str, model: str, question: str, samples: Sequence[tuple[int, SampleResult]], now: float
-) -> list[tuple[object, ...]]:
-    return [(key, ix, model, question, *s[:5], now, s.reasoning_tokens) for ix, s in samples]
-
-
 class Claims:
     """One claimant (a run of one process): a heartbeat renews its claims while it is entered
     as a context manager; on the way out what it still holds is released (not bought)."""
@@ -276,12 +248,7 @@ class Claims:
         self._thread.start()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

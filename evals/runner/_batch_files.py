@@ -1,18 +1,16 @@
 """The files of a batch: input lines built from requests (one request, several samples via
-`n`, split to the API's limits), and a finished batch's output and error files read back
-into the cache, line by line (by `custom_id`)."""
+`n`, split to the API's limits), and the lines of a finished batch's output and error files
+(by `custom_id`)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
-from evals.cache import BatchItem, BatchLine, BatchRecord, Cache, ChatRequest
-from evals.runner._choices import read_choices
-from evals.runner._outcome import RunOutcome
+from evals.cache import BatchLine, BatchRecord, ChatRequest
 from evals.runner._rate_limits import TOKEN_MARGIN, completion_budget, prompt_guess
 
 CHAT_URL: Final = "/v1/chat/completions"
@@ -135,89 +133,3 @@ def where_held(record: BatchRecord | None) -> str:
     if record is not None and record.batch_id:
         return f"batch {record.batch_id} ({record.status})"
     return "a batch being submitted"
-
-
-BatchPrice = Callable[[str, float, float], float]
-"""`(model, prompt_tokens, completion_tokens) -> dollars` at the batch price."""
-
-
-@dataclass
-class Collected:
-    """What a finished batch gave, sample by sample."""
-
-    stored: list[BatchItem] = field(default_factory=list)
-    failed: dict[BatchItem, str] = field(default_factory=dict)
-    """Samples that cannot succeed (recorded as errors)."""
-    retry: dict[BatchItem, str] = field(default_factory=dict)
-    cancelled: dict[BatchItem, str] = field(default_factory=dict)
-
-
-def collect_batch(
-    cache: Cache,
-    record: BatchRecord,
-    batch: Any,
-    lines: Sequence[BatchLine],
-    content_of: Callable[[str], bytes],
-    price: BatchPrice,
-    outcome: RunOutcome,
-) -> Collected:
-    """Store the answers of a finished batch, counting them in `outcome`; its files are read
-    with `content_of(file_id)`."""
-    results: dict[str, LineResult] = {}
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if file_id:
-            results.update(read_results(content_of(file_id)))
-    got = Collected()
-    for line in lines:
-        result = results.get(line.custom_id) or LineResult(
-            None, None, None, f"not in the output of batch {batch.id}"
-        )
-        items = [(line.request_key, ix) for ix in line.sample_ixs]
-        if result.body is not None:
-            _store(cache, record, line, result.body, price, got, outcome)
-        elif result.code == "batch_cancelled":
-            for item in items:
-                got.cancelled[item] = (
-                    f"batch {batch.id} was cancelled before this line ran; run again to send it"
-                )
-        elif result.retryable:
-            for item in items:
-                got.retry[item] = f"batch {batch.id}: {result.message}"
-        else:
-            cache.record_errors(
-                line.request_key,
-                record.model,
-                record.label,
-                line.sample_ixs,
-                message=result.message,
-            )
-            for item in items:
-                got.failed[item] = result.message
-    return got
-
-
-def _store(
-    cache: Cache,
-    record: BatchRecord,
-    line: BatchLine,
-    body: dict[str, Any],
-    price: BatchPrice,
-    got: Collected,
-    outcome: RunOutcome,
-) -> None:
-    key = line.request_key
-    try:
-        read = read_choices(body, line.sample_ixs, line.logprobs)
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        message = f"malformed response: {type(error).__name__}: {error}"
-        read_errors = dict.fromkeys(line.sample_ixs, message)
-    else:
-        outcome.count(read, price(record.model, read.prompt_tokens, read.completion_tokens))
-        if read.stored:
-            cache.store_samples(key, record.model, record.label, read.stored)
-            outcome.samples += len(read.stored)
-            got.stored += [(key, ix) for ix, _ in read.stored]
-        read_errors = read.errors
-    for ix, message in read_errors.items():
-        cache.record_errors(key, record.model, record.label, [ix], message=message)
-        got.failed[(key, ix)] = message

@@ -25,18 +25,20 @@ from evals.cache import (
 from evals.errors import NoEndpointError
 from evals.runner._batch_files import (
     CHAT_URL,
+    LineResult,
     PlannedLine,
     chunks,
-    collect_batch,
     input_line,
     planned_line,
     queue_limit_of,
+    read_results,
     where_held,
 )
-from evals.runner._calls import Call
+from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
 from evals.runner._failures import FailureKind, classify
 from evals.runner._outcome import RunOutcome
+from evals.runner._planning import Call
 from evals.runner._progress import BatchProgress
 from evals.runner._rate_limits import guess_family
 from evals.runner._settings import RunSettings
@@ -219,26 +221,16 @@ class BatchRun:
             max_bytes=self.settings.batch_max_bytes,
             max_tokens=room,
         ):
-            if not self._within_budget(model, chunk):
+            price = self.ctx.price(model, sum(line.tokens for line in chunk), 0) or 0.0
+            max_cost = self.settings.max_cost  # the chunk's most expensive outcome counts
+            if max_cost is not None and self.planned_cost + price * self.discount > max_cost:
                 for line in chunk:
-                    self._give_up_line(
-                        line, f"not run: max_cost ${self.settings.max_cost:g} would be passed"
-                    )
+                    self._give_up_line(line, f"not run: max_cost ${max_cost:g} would be passed")
                 continue
+            self.planned_cost += price * self.discount
             self._submit_chunk(endpoint, model, chunk)
             if room is not None:
                 return  # one batch at a time against a known queue limit
-
-    def _within_budget(self, model: str, chunk: list[PlannedLine]) -> bool:
-        """Whether the chunk's most expensive outcome stays within `max_cost`."""
-        if self.settings.max_cost is None:
-            return True
-        tokens = sum(line.tokens for line in chunk)
-        price = self.ctx.price(model, tokens, 0) or 0.0
-        if self.planned_cost + price * self.discount > self.settings.max_cost:
-            return False
-        self.planned_cost += price * self.discount
-        return True
 
     def _submit_chunk(self, endpoint: Endpoint, model: str, chunk: list[PlannedLine]) -> None:
         label = self.wanted[(chunk[0].line.request_key, chunk[0].line.sample_ixs[0])].label
@@ -391,36 +383,63 @@ class BatchRun:
         return True
 
     def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> None:
-        """Read a finished batch into the cache; its samples are settled or free again."""
+        """Read a finished batch into the cache, line by line; its samples are settled or
+        free again."""
         lines = self.records.lines(record.id)
         if batch.status == "failed":
             self._failed_batch(record, batch, lines)
             return
-        got = collect_batch(
-            self.ctx.cache,
-            record,
-            batch,
-            lines,
-            lambda file_id: client.files.content(file_id).content,
-            self._batch_price,
-            self.outcome,
-        )
+        results: dict[str, LineResult] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                results.update(read_results(client.files.content(file_id).content))
+        cancelled = f"batch {batch.id} was cancelled before this line ran; run again to send it"
+        for line in lines:
+            result = results.get(line.custom_id) or LineResult(
+                None, None, None, f"not in the output of batch {batch.id}"
+            )
+            items = [(line.request_key, ix) for ix in line.sample_ixs]
+            if result.body is not None:
+                self._store(record, line, result.body)
+            elif result.code == "batch_cancelled":
+                for item in items:
+                    if record.id in self.cancelled_before:  # before this run: sent again
+                        self._retry(item, cancelled)
+                    else:  # while this run waited: the rest is for the next run
+                        self._give_up(item, cancelled, record_error=False)
+            elif result.retryable:
+                for item in items:
+                    self._retry(item, f"batch {batch.id}: {result.message}")
+            else:
+                self._line_failed(record, line.request_key, line.sample_ixs, result.message)
         self.records.finish(record.id, "collected")
-        for item in got.stored:
-            if item in self.wanted:
-                self.wanted[item].done = True
-        for item, message in got.failed.items():
-            self._give_up(item, message, record_error=False)
-        if record.id in self.cancelled_before:  # cancelled before this run: send the rest
-            got.retry.update(got.cancelled)
-        else:  # cancelled while this run waited: the rest is for the next run
-            for item, message in got.cancelled.items():
-                self._give_up(item, message, record_error=False)
-        for item, message in got.retry.items():
-            self._retry(item, message)
 
-    def _batch_price(self, model: str, prompt_tokens: float, completion_tokens: float) -> float:
-        return (self.ctx.price(model, prompt_tokens, completion_tokens) or 0.0) * self.discount
+    def _store(self, record: BatchRecord, line: BatchLine, body: dict[str, Any]) -> None:
+        key = line.request_key
+        try:
+            read = read_choices(body, line.sample_ixs, line.logprobs)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            message = f"malformed response: {type(error).__name__}: {error}"
+            self._line_failed(record, key, line.sample_ixs, message)
+            return
+        price = self.ctx.price(record.model, read.prompt_tokens, read.completion_tokens)
+        self.outcome.count(read, (price or 0.0) * self.discount)
+        if read.stored:
+            self.ctx.cache.store_many([(key, record.model, record.label, read.stored)])
+            self.outcome.samples += len(read.stored)
+            for ix, _ in read.stored:
+                if (key, ix) in self.wanted:
+                    self.wanted[(key, ix)].done = True
+        for ix, message in read.errors.items():
+            self._line_failed(record, key, [ix], message)
+
+    def _line_failed(
+        self, record: BatchRecord, key: str, sample_ixs: Sequence[int], message: str
+    ) -> None:
+        """Samples of a line that cannot succeed: recorded as errors, whoever wants them."""
+        self.ctx.cache.record_errors(key, record.model, record.label, sample_ixs, message=message)
+        for ix in sample_ixs:
+            self._give_up((key, ix), message, record_error=False)
 
     def _failed_batch(self, record: BatchRecord, batch: Any, lines: Sequence[Any]) -> None:
         """A batch refused whole: over the enqueued-token limit (learn it, send again in

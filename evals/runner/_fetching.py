@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures import Future
@@ -17,11 +17,10 @@ from evals.cache import Cache, CachedLookup, Claims, SampleResult
 from evals.errors import CacheError
 from evals.runner._batch_files import where_held
 from evals.runner._blocking import run_blocking, runner_loop
-from evals.runner._calls import Call, interleave
 from evals.runner._choices import read_choices
 from evals.runner._context import RunContext
 from evals.runner._outcome import PriceFunction, RunOutcome
-from evals.runner._planning import Planned, gc_paused, missing_calls
+from evals.runner._planning import Call, Planned, gc_paused, missing_calls
 from evals.runner._settings import RunSettings
 
 if TYPE_CHECKING:  # the SDK, the HTTP stack and rich load only when something is bought
@@ -132,6 +131,20 @@ Item = tuple[str, int]
 
 def _items(calls: Iterable[Call]) -> list[Item]:
     return [(call.request.cache_key, ix) for call in calls for ix in call.sample_ixs]
+
+
+def _interleaved(calls: list[Call]) -> list[Call]:
+    """Round-robin over models so that load (and any 429s) spreads across them."""
+    by_model: dict[str, deque[Call]] = defaultdict(deque)
+    for call in calls:
+        by_model[call.request.model].append(call)
+    queues = list(by_model.values())
+    ordered: list[Call] = []
+    while queues:
+        queues = [q for q in queues if q]
+        for q in queues:
+            ordered.append(q.popleft())
+    return ordered
 
 
 def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
@@ -313,8 +326,9 @@ class _Buyer:
         self.progress.failed(call.request.model, len(call.sample_ixs))
         if record and self.cache_failure is None:
             try:
-                self.cache.record_error(
-                    call.request,
+                self.cache.record_errors(
+                    key,
+                    call.request.model,
                     call.label,
                     call.sample_ixs,
                     message=message,
@@ -368,7 +382,9 @@ class _Buyer:
         if not answers:
             return
         try:
-            self.cache.store_many([(w.request, w.label, stored) for w, stored in answers])
+            self.cache.store_many(
+                [(w.request.cache_key, w.request.model, w.label, got) for w, got in answers]
+            )
         except CacheError as error:
             self._cache_failed(error)
             for call, stored in answers:
@@ -431,7 +447,7 @@ class _Buyer:
     def queue_calls(self, calls: list[Call], workers: int) -> None:
         """Queue a round of calls for `workers` workers (on the loop, before they start)."""
         self.workers = workers
-        for call in interleave(calls):
+        for call in _interleaved(calls):
             self.queue.put_nowait(call)
 
     def _end_if_idle(self) -> None:

@@ -10,12 +10,12 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
-from evals.runner._calls import Call
+from evals.runner._planning import Call
 from evals.runner._rate_limits import (
     TOKEN_MARGIN,
     Dimension,
@@ -85,17 +85,15 @@ class _Meter:
         self.level = min(self.limit, high, max(self.level, low))
 
 
+@dataclass(slots=True)
 class Known:
     """What this process knows of one (endpoint, model family)'s limits, shared by every
     run's pacers."""
 
-    __slots__ = ("heard", "meters", "paused_until")
-
-    def __init__(self) -> None:
-        self.meters: dict[Dimension, _Meter] = {}
-        self.heard = False
-        """Whether any answer came back."""
-        self.paused_until = 0.0
+    meters: dict[Dimension, _Meter] = field(default_factory=dict)
+    heard: bool = False
+    """Whether any answer came back."""
+    paused_until: float = 0.0
 
 
 _KNOWN: dict[tuple[str, str], Known] = {}

@@ -1,5 +1,6 @@
 """Planning: from models and conversations to the requests to have cached (one per model ×
-conversation), each with its endpoint or the reason it has none."""
+conversation), each with its endpoint or the reason it has none, and the API calls that would
+buy what the cache lacks."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from evals.cache import ChatRequest, RequestBatch
 from evals.errors import GroupsError, NoEndpointError
-from evals.runner._calls import Call
 from evals.runner._model_params import RequestOptions
 from labmgr.routing import ClientRouter, Endpoint
 
@@ -32,6 +32,20 @@ def gc_paused(paused: bool = True) -> Iterator[None]:
         yield
     finally:
         (gc.enable if enabled else gc.disable)()
+
+
+@dataclass(slots=True)
+class Call:
+    """Missing samples of one request, sent as one API call (several samples via `n`)."""
+
+    request: ChatRequest
+    label: str
+    """The question name recorded in the cache (for `labmgr cache clear --question`)."""
+    sample_ixs: list[int]
+    endpoint: Endpoint
+    logprobs: bool = False
+    attempts: int = 0
+    first_attempt: float = 0.0
 
 
 @dataclass

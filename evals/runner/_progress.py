@@ -27,8 +27,6 @@ from rich.text import Text
 if TYPE_CHECKING:
     from evals.cache import BatchRecord
 
-_REFRESH_SECONDS = 0.25
-
 
 @dataclass
 class ModelProgress:
@@ -128,7 +126,7 @@ class RunProgress:
 
     def draw(self, *, force: bool = False) -> None:
         bars, now = self._bars, time.monotonic()
-        if bars is None or (not force and now - self._drawn < _REFRESH_SECONDS):
+        if bars is None or (not force and now - self._drawn < 0.25):
             return
         self._drawn = now
         for model, task in self._rows.items():

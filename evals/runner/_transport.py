@@ -6,6 +6,7 @@ through the same session with the client's headers and failing with the SDK's ex
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import weakref
@@ -87,27 +88,6 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             session, self._session = self._session, None
             await session.close()
             await asyncio.sleep(0)
-
-
-def make_http_client(
-    *, max_connections: int, timeout: float
-) -> tuple[httpx2.AsyncClient, AiohttpTransport] | None:
-    """An httpx2 client on the aiohttp transport, and the transport; None without aiohttp or
-    with a proxy configured (the SDK's transport honours it)."""
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        return None
-    proxies = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
-    if any(os.environ.get(name) for name in proxies):
-        return None
-    transport = AiohttpTransport(max_connections=max_connections)
-    client = httpx2.AsyncClient(
-        transport=transport,
-        timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
-        follow_redirects=False,
-    )
-    return client, transport
 
 
 class ChatPoster:
@@ -199,22 +179,34 @@ os.register_at_fork(after_in_child=_forget_kept)
 
 
 def _make(endpoint: Endpoint, settings: RunSettings) -> AsyncOpenAI:
-    made = None
-    if settings.http_transport == "aiohttp":
-        made = make_http_client(
-            max_connections=settings.max_concurrency, timeout=settings.request_timeout
+    """A client on the aiohttp transport, with its chat poster; on the SDK's own transport
+    when httpx is asked for, aiohttp is not installed or a proxy is configured (the SDK's
+    transport honours it)."""
+    transport = http_client = None
+    timeout = settings.request_timeout
+    proxies = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
+    if (
+        settings.http_transport == "aiohttp"
+        and importlib.util.find_spec("aiohttp") is not None
+        and not any(os.environ.get(name) for name in proxies)
+    ):
+        transport = AiohttpTransport(max_connections=settings.max_concurrency)
+        http_client = httpx2.AsyncClient(
+            transport=transport,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
+            follow_redirects=False,
         )
     client = AsyncOpenAI(
-        http_client=made[0] if made is not None else None,
+        http_client=http_client,
         api_key=endpoint.api_key(),
         base_url=endpoint.base_url,
         organization=endpoint.organization,
         project=endpoint.project,
         max_retries=0,
-        timeout=settings.request_timeout,
+        timeout=timeout,
     )
-    if made is not None:
-        _POSTERS[client] = ChatPoster(made[1], client)
+    if transport is not None:
+        _POSTERS[client] = ChatPoster(transport, client)
     return client
 
 

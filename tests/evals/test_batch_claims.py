@@ -107,7 +107,7 @@ def test_a_batch_run_waits_for_what_a_synchronous_run_is_buying_instead_of_submi
         assert _batch_count(batches_sandbox) == 0, "submitted what another run is buying"
         for n, (key, ix) in enumerate(items):
             answer = SampleResult(f"bought synchronously {n}", None, "stop", 5.0, 3.0)
-            cache.store_samples(key, MODEL, q.name, [(ix, answer)])
+            cache.store_many([(key, MODEL, q.name, [(ix, answer)])])
         buyer.release()
     thread.join(60)
     assert not thread.is_alive()

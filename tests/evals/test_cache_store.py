@@ -32,7 +32,7 @@ def test_the_first_stored_answer_of_a_sample_wins(tmp_path: Path) -> None:
 
 def test_errors_are_recorded_but_never_returned_as_answers(tmp_path: Path) -> None:
     cache, request = Cache(tmp_path), _request()
-    cache.record_error(request, "q", [0, 1], kind="error", message="429: slow down")
+    cache.record_errors(request.cache_key, request.model, "q", [0, 1], message="429: slow down")
     assert cache.lookup([request.cache_key]) == {}
     assert cache.info().errors == 2
     cache.store(request, "q", [(0, _sample("ok"))])

@@ -77,7 +77,10 @@ def test_a_stored_sample_is_read_while_claimed_and_a_given_up_one_is_released_at
     sample = SampleResult("hi", None, "stop", 3.0, 1.0)
     cache.store(_request(), "q", [(0, sample), (1, sample)])
     assert sorted(cache.lookup([_request().cache_key])[_request().cache_key]) == [0, 1]
-    cache.record_error(_request(), "q", [2], kind="error", message="boom", owner=holder.owner)
+    request = _request()
+    cache.record_errors(
+        request.cache_key, request.model, "q", [2], message="boom", owner=holder.owner
+    )
     assert other.take(ITEMS) == {ITEMS[2]}
     holder.release()
     assert other.take(ITEMS) == set(ITEMS)

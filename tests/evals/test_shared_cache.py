@@ -151,7 +151,9 @@ def _filled(cache: Cache, requests: int) -> None:
         ]
         cache.store(request, f"q{n % 2}", samples)
         if n % 10 == 0:
-            cache.record_error(request, f"q{n % 2}", [3], kind="error", message="HTTP 500")
+            cache.record_errors(
+                request.cache_key, request.model, f"q{n % 2}", [3], message="HTTP 500"
+            )
 
 
 def test_an_interrupted_cache_copy_finishes_when_run_again_and_copies_nothing_twice(
