@@ -8,6 +8,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,23 +124,8 @@ def _row(
     scale: Scale,
     metrics: list[Metric],
 ) -> dict[str, Any]:
-    bins = score_bins(score, metrics, scale)
-    found = agreement(judge, human, bins)
-    return {
-        "question": question,
-        "score": score,
-        "n": found.n,
-        "judge_mean": found.judge_mean,
-        "human_mean": found.human_mean,
-        "spearman": found.spearman[0],
-        "spearman_low": found.spearman[1],
-        "spearman_high": found.spearman[2],
-        "kappa": found.kappa[0],
-        "kappa_low": found.kappa[1],
-        "kappa_high": found.kappa[2],
-        "bins": str(found.bins),
-        "weights": found.weights,
-    }
+    found = agreement(judge, human, score_bins(score, metrics, scale))
+    return {"question": question, "score": score, **asdict(found), "bins": str(found.bins)}
 
 
 def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
