@@ -9,7 +9,6 @@ import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -174,14 +173,3 @@ def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
     table = table.sort_values("_gap", ascending=False, kind="stable").head(largest)
     return table[columns].reset_index(drop=True)
 
-
-def read_labels(path: Path) -> pd.DataFrame | None:
-    """`human_labels.csv` (None when absent); ids and names stay text."""
-    if not path.is_file():
-        return None
-    return pd.read_csv(
-        path,
-        keep_default_na=False,
-        na_values=[""],
-        dtype={"id": str, "question": str, "model": str},
-    )
