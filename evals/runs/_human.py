@@ -172,4 +172,3 @@ def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
     table = pd.concat(found, ignore_index=True)
     table = table.sort_values("_gap", ascending=False, kind="stable").head(largest)
     return table[columns].reset_index(drop=True)
-
