@@ -50,7 +50,7 @@ def answer_shares(
         distributions = [v for v in values if isinstance(v, Mapping)]
         if distributions:  # a missing token counts as 0
             tokens = pd.DataFrame([{str(k): float(p) for k, p in v.items()} for v in distributions])
-            table[group] = tokens.fillna(0.0).mean().to_dict()
+            table[group] = {str(k): float(v) for k, v in tokens.fillna(0.0).mean().items()}
         else:
             texts = pd.Series([v for v in values if isinstance(v, str)], dtype=object)
             counts = texts.value_counts(normalize=True) if len(texts) else pd.Series(dtype=float)
