@@ -4,7 +4,6 @@ stacked bars (rare answers folded into `[OTHER]`), and score distributions as vi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,19 +29,6 @@ DEFAULT_MAX_ANSWERS = 12
 """Without `min_fraction` or `selected_answers`, the most common answers shown (rest: OTHER)."""
 
 
-def _mean_distribution(values: Sequence[Any]) -> dict[str, float]:
-    """The mean of token → probability dicts (a missing token counts as 0)."""
-    totals: dict[str, float] = {}
-    count = 0
-    for value in values:
-        if not isinstance(value, Mapping):
-            continue
-        count += 1
-        for key, prob in value.items():
-            totals[str(key)] = totals.get(str(key), 0.0) + float(prob)
-    return {k: v / count for k, v in totals.items()} if count else {}
-
-
 def answer_shares(
     frame: pd.DataFrame,
     *,
@@ -61,8 +47,10 @@ def answer_shares(
     table: dict[str, dict[str, float]] = {}
     for group in groups:
         values = frame.loc[frame["group"].astype(str) == group, "answer"].tolist()
-        if any(isinstance(v, Mapping) for v in values):
-            table[group] = _mean_distribution(values)
+        distributions = [v for v in values if isinstance(v, Mapping)]
+        if distributions:  # a missing token counts as 0
+            tokens = pd.DataFrame([{str(k): float(p) for k, p in v.items()} for v in distributions])
+            table[group] = {str(k): float(v) for k, v in tokens.fillna(0.0).mean().items()}
         else:
             texts = pd.Series([v for v in values if isinstance(v, str)], dtype=object)
             counts = texts.value_counts(normalize=True) if len(texts) else pd.Series(dtype=float)

@@ -287,10 +287,8 @@ def draw_figures(
     not an error."""
     kept: dict[int, bytes] = {}
     if store is not None and embed and folder is None:
-        for i, plan in enumerate(plans):
-            png = store.read(plan.name)
-            if png is not None:
-                kept[i] = png
+        found = {i: store.read(plan.name) for i, plan in enumerate(plans)}
+        kept = {i: png for i, png in found.items() if png is not None}
     todo = [i for i in range(len(plans)) if i not in kept]
     drawn = _draw_many(plans, todo, embed, folder, file_format, processes)
     result = FigureSet([], [], [], reused=len(kept))

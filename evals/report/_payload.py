@@ -57,73 +57,62 @@ def _texts(series: pd.Series) -> list[str | None]:
     return [v if isinstance(v, str) and v else None for v in series.tolist()]
 
 
-def _sent_indices(frame: pd.DataFrame, sent: dict[str, int]) -> list[int | None]:
-    """Each row's request parameters as an index into `sent` (None: not recorded, as in runs
-    written before the `api_kwargs` column)."""
-    if "api_kwargs" not in frame.columns:
-        return [None] * len(frame)
-    return [
-        sent.setdefault(value, len(sent)) if isinstance(value, str) and value else None
-        for value in frame["api_kwargs"].tolist()
-    ]
-
-
 def build_payload(run: Run) -> dict[str, Any]:
     """`{questions, groups, models, sent, scores, texts, rows}` for the page's script
-    (`sent`: the distinct request parameters the rows' `k` point to)."""
-    groups = list(run.groups)
-    models: dict[str, int] = {}
-    group_index = {g: i for i, g in enumerate(groups)}
-    score_names: dict[str, None] = {}
-    text_names: dict[str, None] = {}
-    frames = run.frames()
-    for name in run.questions:
-        score_names.update(dict.fromkeys(run.scores(name)))
-        judges = run.question_info(name).get("judges", {})
-        text_names.update(
-            dict.fromkeys(j for j, kind in judges.items() if kind == "free_form_judge")
+    (`sent`: the distinct request parameters (`api_kwargs`) the rows' `k` point to, by first
+    use; None where a row has none recorded, as in runs written before that column)."""
+    infos = [run.question_info(name) for name in run.questions]
+    score_names = list(dict.fromkeys(s for name in run.questions for s in run.scores(name)))
+    text_names = list(
+        dict.fromkeys(
+            judge
+            for info in infos
+            for judge, kind in info.get("judges", {}).items()
+            if kind == "free_form_judge"
         )
-    sent: dict[str, int] = {}  # distinct request parameters (api_kwargs), by first use
-    keys = ("q", "g", "m", "p", "s", "k", "answer", "error")
-    columns: dict[str, list[Any]] = {key: [] for key in keys}
-    scores: dict[str, list[float | None]] = {name: [] for name in score_names}
-    texts: dict[str, list[str | None]] = {name: [] for name in text_names}
-    questions = []
-    for qi, name in enumerate(run.questions):
-        frame = frames[name]
-        info = run.question_info(name)
-        questions.append(
+    )
+    frames = run.frames()
+    rows = pd.concat(
+        [frames[name].assign(_q=qi) for qi, name in enumerate(run.questions)], ignore_index=True
+    )
+    wanted = ["_q", "group", "model", "paraphrase_ix", "sample_ix", "answer", "error", "api_kwargs"]
+    rows = rows.reindex(columns=list(dict.fromkeys([*wanted, *score_names, *text_names])))
+    groups = list(dict.fromkeys([*run.groups, *rows["group"].astype(str)]))
+    model_codes, models = pd.factorize(rows["model"].astype(str), sort=False)
+    sent = rows["api_kwargs"].where(
+        rows["api_kwargs"].map(lambda v: isinstance(v, str) and v != "")
+    )
+    sent_codes, sent_values = pd.factorize(sent, sort=False)
+    scores = {name: _numbers(rows[name]) for name in score_names}
+    if "answer" in scores:  # a rating's score: named apart from the answer text column
+        scores["rating"] = scores.pop("answer")
+    columns = {
+        "q": rows["_q"].tolist(),
+        "g": rows["group"].astype(str).map({g: i for i, g in enumerate(groups)}).tolist(),
+        "m": model_codes.tolist(),
+        "p": rows["paraphrase_ix"].astype(int).tolist(),
+        "s": rows["sample_ix"].astype(int).tolist(),
+        "k": [None if code < 0 else code for code in sent_codes.tolist()],
+        "answer": [answer_text(v) for v in rows["answer"].tolist()],
+        "error": _texts(rows["error"]),
+    }
+    return {
+        "questions": [
             {
                 "name": name,
                 "type": info.get("type"),
                 "prompts": [str(p) for p in info.get("prompts", [])],
             }
-        )
-        n = len(frame)
-        for group in frame["group"].astype(str).unique():
-            if group not in group_index:
-                group_index[group] = len(groups)
-                groups.append(group)
-        columns["q"].extend([qi] * n)
-        columns["g"].extend(group_index[g] for g in frame["group"].astype(str))
-        columns["m"].extend(models.setdefault(m, len(models)) for m in frame["model"].astype(str))
-        columns["p"].extend(frame["paraphrase_ix"].astype(int).tolist())
-        columns["s"].extend(frame["sample_ix"].astype(int).tolist())
-        columns["k"].extend(_sent_indices(frame, sent))
-        columns["answer"].extend(answer_text(v) for v in frame["answer"].tolist())
-        columns["error"].extend(_texts(frame["error"]))
-        for score in score_names:
-            scores[score].extend(_numbers(frame[score]) if score in frame.columns else [None] * n)
-        for text in text_names:
-            texts[text].extend(_texts(frame[text]) if text in frame.columns else [None] * n)
-    if "answer" in scores:  # a rating's score: named apart from the answer text column
-        scores["rating"] = scores.pop("answer")
-    return {
-        "questions": questions,
+            for name, info in zip(run.questions, infos, strict=True)
+        ],
         "groups": groups,
         "models": list(models),
-        "sent": list(sent),
+        "sent": list(sent_values),
         "scores": list(scores),
-        "texts": list(text_names),
-        "rows": {**columns, "scores": scores, "texts": texts},
+        "texts": text_names,
+        "rows": {
+            **columns,
+            "scores": scores,
+            "texts": {name: _texts(rows[name]) for name in text_names},
+        },
     }

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evals.errors import RunFolderError
-from evals.runs._human import AGREEMENT_FILE, LABELS_FILE, read_labels
+from evals.runs._human import AGREEMENT_FILE, LABELS_FILE
 from evals.runs._samples_file import read_samples
 from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
 
@@ -159,10 +159,7 @@ class Run:
 
     def human_labels(self) -> pd.DataFrame | None:
         """The human labels imported into the run (`human_labels.csv`), if any."""
-        try:
-            return read_labels(self.path / LABELS_FILE)
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            raise RunFolderError(f"{self.path / LABELS_FILE}: cannot read: {error}") from None
+        return _read_table(self.path / LABELS_FILE, {"id", "question", "model"})
 
     def agreement(self) -> pd.DataFrame | None:
         """How far each judge agrees with the human labels (`agreement.csv`), if labelled."""

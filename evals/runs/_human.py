@@ -8,7 +8,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -123,23 +123,8 @@ def _row(
     scale: Scale,
     metrics: list[Metric],
 ) -> dict[str, Any]:
-    bins = score_bins(score, metrics, scale)
-    found = agreement(judge, human, bins)
-    return {
-        "question": question,
-        "score": score,
-        "n": found.n,
-        "judge_mean": found.judge_mean,
-        "human_mean": found.human_mean,
-        "spearman": found.spearman[0],
-        "spearman_low": found.spearman[1],
-        "spearman_high": found.spearman[2],
-        "kappa": found.kappa[0],
-        "kappa_low": found.kappa[1],
-        "kappa_high": found.kappa[2],
-        "bins": str(found.bins),
-        "weights": found.weights,
-    }
+    found = agreement(judge, human, score_bins(score, metrics, scale))
+    return {"question": question, "score": score, **asdict(found), "bins": str(found.bins)}
 
 
 def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
@@ -187,15 +172,3 @@ def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
     table = pd.concat(found, ignore_index=True)
     table = table.sort_values("_gap", ascending=False, kind="stable").head(largest)
     return table[columns].reset_index(drop=True)
-
-
-def read_labels(path: Path) -> pd.DataFrame | None:
-    """`human_labels.csv` (None when absent); ids and names stay text."""
-    if not path.is_file():
-        return None
-    return pd.read_csv(
-        path,
-        keep_default_na=False,
-        na_values=[""],
-        dtype={"id": str, "question": str, "model": str},
-    )

@@ -110,15 +110,13 @@ def _guess_type(frame: pd.DataFrame) -> str:
 
 
 def _judges(frame: pd.DataFrame) -> dict[str, str]:
-    judges = {}
-    for column in frame.columns:
-        name = str(column)
-        if name.endswith("_question") and name.removesuffix("_question") in frame.columns:
-            judge = name.removesuffix("_question")
-            judges[judge] = (
-                "rating_judge" if f"{judge}_probs" in frame.columns else "free_form_judge"
-            )
-    return judges
+    columns = [str(c) for c in frame.columns]
+    asked = [c.removesuffix("_question") for c in columns if c.endswith("_question")]
+    return {
+        judge: "rating_judge" if f"{judge}_probs" in columns else "free_form_judge"
+        for judge in asked
+        if judge in columns
+    }
 
 
 def _prompts(frame: pd.DataFrame) -> list[str]:

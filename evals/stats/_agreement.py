@@ -161,8 +161,12 @@ class Agreement:
     n: int
     judge_mean: float
     human_mean: float
-    spearman: tuple[float, float, float]
-    kappa: tuple[float, float, float]
+    spearman: float
+    spearman_low: float
+    spearman_high: float
+    kappa: float
+    kappa_low: float
+    kappa_high: float
     bins: Bins
     weights: str
 
@@ -185,8 +189,10 @@ def agreement(
         int(both.sum()),
         float(x.mean()) if len(x) else math.nan,
         float(y.mean()) if len(y) else math.nan,
-        spearman_interval(x, y, confidence=confidence),
-        (kappa, low, high),
+        *spearman_interval(x, y, confidence=confidence),
+        kappa,
+        low,
+        high,
         bins,
         weights,
     )

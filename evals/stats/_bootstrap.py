@@ -160,13 +160,11 @@ def group_interval(
     default) or a `hierarchical` or `plain` bootstrap (`resamples`, `seed`), within `scale`."""
     if method == "t":
         return seed_interval(values, models, scale=scale, confidence=confidence)
-    if method in ("hierarchical", "plain"):
-        interval = bootstrap_interval(
-            values, models, method=method, resamples=resamples, confidence=confidence, seed=seed
-        )
-        if scale is None:
-            return interval
-        return replace(
-            interval, low=max(interval.low, scale.low), high=min(interval.high, scale.high)
-        )
-    raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    interval = bootstrap_interval(
+        values, models, method=method, resamples=resamples, confidence=confidence, seed=seed
+    )
+    if scale is None:
+        return interval
+    return replace(interval, low=max(interval.low, scale.low), high=min(interval.high, scale.high))

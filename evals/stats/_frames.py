@@ -179,20 +179,17 @@ def level_parts(
     if not present:
         return [((None,) * len(by), np.arange(len(frame)))]
     codes = [pd.factorize(frame[name].astype(str), sort=False) for name in present]
-    order = np.lexsort([code for code, _ in reversed(codes)])
-    keys = np.stack([code for code, _ in codes], axis=1)[order]
-    parts: list[tuple[tuple[str | None, ...], npt.NDArray[np.intp]]] = []
-    if len(order) == 0:
-        return parts
-    change = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
-    for rows in np.split(order, change):
-        first = rows[0]
+    positions = pd.Series(np.arange(len(frame)))
+    parts = positions.groupby([code for code, _ in codes], sort=True).indices
+    found: list[tuple[tuple[str | None, ...], npt.NDArray[np.intp]]] = []
+    for key, rows in parts.items():
+        numbers = key if isinstance(key, tuple) else (key,)
         level = {
-            name: str(uniques[code[first]])
-            for name, (code, uniques) in zip(present, codes, strict=True)
+            name: str(uniques[number])
+            for name, number, (_, uniques) in zip(present, numbers, codes, strict=True)
         }
-        parts.append((tuple(level.get(name) for name in by), np.sort(rows)))
-    return parts
+        found.append((tuple(level.get(name) for name in by), np.asarray(rows)))
+    return found
 
 
 def folded_levels(table: pd.DataFrame, by: str | Sequence[str] | None) -> pd.DataFrame:

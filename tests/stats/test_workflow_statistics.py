@@ -61,10 +61,10 @@ def test_rho_and_kappa_intervals_cover_the_truth_about_95_percent(scenario: str,
     for _ in range(experiments):
         j, h = setting.draw(rng, n)
         found = agreement(j, h, bins)
-        rho_hits += found.spearman[1] <= true_rho <= found.spearman[2]
-        if not np.isnan(found.kappa[1]):  # an interval only with 5 answers in each bin
+        rho_hits += found.spearman_low <= true_rho <= found.spearman_high
+        if not np.isnan(found.kappa_low):  # an interval only with 5 answers in each bin
             with_interval += 1
-            kappa_hits += found.kappa[1] <= true_kappa <= found.kappa[2]
+            kappa_hits += found.kappa_low <= true_kappa <= found.kappa_high
     assert 0.92 <= rho_hits / experiments <= 0.98
     assert with_interval >= 60
     assert 0.92 <= kappa_hits / with_interval <= 0.99
