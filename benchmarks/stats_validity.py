@@ -1,6 +1,6 @@
 """Benchmark: do the intervals and comparisons of `evals.stats` hold their level?
 
-Simulated experiments with a known truth (`evals.stats.simulation.SCENARIOS`), 1,000 per
+Simulated experiments with a known truth (`tools.stats_simulation.SCENARIOS`), 1,000 per
 setting by default:
 
 1. Group intervals: how often the default 95% interval (a t interval over seed means) covers
@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,7 +40,9 @@ from evals.stats import (
     seed_interval,
     summarize,
 )
-from evals.stats.simulation import SCENARIOS, Scenario
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's tools/
+from tools.stats_simulation import SCENARIOS, Scenario
 
 SEEDS = (3, 5, 10)
 COMPARED = ("issue", "identical seeds", "few samples", "unequal samples", "ceiling", "share")

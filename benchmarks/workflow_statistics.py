@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import special
 
 from evals.stats import Threshold, difference_of, seed_means, spearman_interval
 from evals.stats._agreement import Bins, _kappa, cohen_kappa
-from evals.stats.simulation import LABEL_SCENARIOS, level_difference_covers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's tools/
+from tools.stats_simulation import LABEL_SCENARIOS, level_difference_covers
 
 
 def _rate(hits: int, experiments: int) -> str:

@@ -23,7 +23,7 @@ from evals.stats import (
     holm,
     seed_means,
 )
-from evals.stats.simulation import SCENARIOS
+from tools.stats_simulation import SCENARIOS
 
 
 def _null_rates(seeds: int, one_model_baseline: bool, experiments: int) -> tuple[float, float]:

@@ -26,7 +26,7 @@ from evals.stats import (
     seed_interval,
     summarize,
 )
-from evals.stats.simulation import SCENARIOS, Scenario
+from tools.stats_simulation import SCENARIOS, Scenario
 
 EXPERIMENTS = 600
 BAND = 3 * math.sqrt(0.95 * 0.05 / EXPERIMENTS)  # ±2.7 points

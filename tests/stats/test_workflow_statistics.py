@@ -17,7 +17,7 @@ from evals.stats import (
     spearman_interval,
 )
 from evals.stats._agreement import Bins, _kappa
-from evals.stats.simulation import LABEL_SCENARIOS, level_difference_covers
+from tools.stats_simulation import LABEL_SCENARIOS, level_difference_covers
 
 
 @pytest.mark.parametrize("seeds", [1, 3, 5, 10])

@@ -1,5 +1,6 @@
 """Simulated groups of seeds with a known true mean, to check that intervals and comparisons
-hold their level (used by the tests and `benchmarks/stats_validity.py`)."""
+hold their level (used by the tests and `benchmarks/stats_validity.py`; not part of the
+product)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, special
 from scipy import stats as scipy_stats
 
-from evals.stats._levels import paired_difference
-from evals.stats._scales import SHARE, ZERO_TO_HUNDRED, Scale
-from evals.stats._seeds import seed_means
+from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale, paired_difference, seed_means
 
 __all__ = [
     "LABEL_SCENARIOS",
