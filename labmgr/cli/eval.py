@@ -1,8 +1,6 @@
-"""`labmgr eval run`, `score`, `compare`, `history` and `judges`, and `labmgr report`: run
-question files over model groups into a run folder, judge a finished run later, list the
-scores that moved between two runs, follow scores over runs, check judge models, and (re)write
-a run's HTML report (against another baseline if asked, recomputed from the samples, no
-request) and its figures as files for a paper."""
+"""`labmgr eval run`, `score`, `compare`, `history`, `judges` and `labmgr report`: question
+files over model groups into a run folder; a run judged later, compared, followed over runs;
+judge models checked; a run's HTML report and figures written again (no request)."""
 
 from __future__ import annotations
 
