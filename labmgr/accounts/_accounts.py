@@ -39,6 +39,7 @@ class Accounts:
         self.settings = settings
         self.pool = ClientPool(settings)
         self._cache = identity_cache(settings.accounts_path)
+        self._identities = self._cache.all()  # read once; `resolve` adds what it looks up
         self._credentials = discover_credentials(settings)
 
     def close(self) -> None:
@@ -50,7 +51,7 @@ class Accounts:
         return [self._from_cache(credential) or credential for credential in self._credentials]
 
     def _from_cache(self, credential: Credential) -> Credential | None:
-        entry = self._cache.get(credential.fingerprint())
+        entry = self._identities.get(credential.fingerprint())
         if entry is None:
             return None
         return credential.with_identity(entry.organization, entry.project)
@@ -123,7 +124,8 @@ class Accounts:
             organization=organization,
             project=project,
         )
-        self._cache.put(credential.fingerprint(), identity)
+        fingerprint = credential.fingerprint()
+        self._identities[fingerprint] = self._cache.put(fingerprint, identity)
         return credential.with_identity(organization, project)
 
     def check_all(self, *, refresh: bool = False, network: bool = True) -> list[KeyStatus]:

@@ -14,12 +14,12 @@ from labmgr.cli.cache import batches
 from labmgr.cli.demo import demo
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval import app as eval_app
+from labmgr.cli.eval import report
 from labmgr.cli.finetune import app as finetune_app
 from labmgr.cli.jobs import app as jobs_app
 from labmgr.cli.lab import db, info, init, keys
 from labmgr.cli.labels import app as labels_app
 from labmgr.cli.models import app as models_app
-from labmgr.cli.report import report
 from labmgr.cli.sandbox import app as sandbox_app
 
 app = CommandGroup(

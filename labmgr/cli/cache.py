@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from labmgr.cli.errors import CommandGroup
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import Column, plain_columns, print_fitted
 from labmgr.cli.output import JSON, cli_settings, print_json, terminal
 
 if TYPE_CHECKING:
@@ -69,19 +69,12 @@ def info(
         )
     if not summary.entries:
         return
-    columns = [
-        Column("question", 6),
-        Column("model", 5),
-        Column("samples", 4, justify="right"),
-        Column("errors", 3, justify="right"),
-        Column("prompt tokens", 2, justify="right"),
-        Column("completion tokens", 1, justify="right"),
-    ]
+    headers = ("question", "model", "samples", "errors", "prompt tokens", "completion tokens")
     rows = []
     for e in summary.entries:
         counts = (e.samples, e.errors, e.prompt_tokens, e.completion_tokens)
         rows.append([e.question, e.model, *(f"{n:.0f}" for n in counts)])
-    print_fitted(console, columns, rows)
+    print_fitted(console, plain_columns(*headers, right=headers[2:]), rows)
 
 
 @app.command("clear")

@@ -1,21 +1,21 @@
-"""`labmgr eval run`, `score`, `compare` and `history`: run question files over model groups
-into a run folder, judge a finished run later, list the scores that moved between two runs,
-and follow scores over runs."""
+"""`labmgr eval run`, `score`, `compare`, `history`, `judges` and `labmgr report`: question
+files over model groups into a run folder; a run judged later, compared, followed over runs;
+judge models checked; a run's HTML report and figures written again (no request)."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from labmgr.cli.errors import CommandGroup
 from labmgr.cli.eval_tables import show_statistics
+from labmgr.cli.fitted_table import plain_columns, print_fitted
 from labmgr.cli.output import (
     BASELINE_HELP,
     CHECKPOINTS,
@@ -36,7 +36,9 @@ from labmgr.errors import LabmgrError
 
 if TYPE_CHECKING:
     from evals import Estimate, Question
+    from evals.report import FigureFormat
     from evals.runs import Run
+    from evals.stats import Method
     from labmgr.settings import Settings
 
 app = CommandGroup(help="Run questions over model groups and compare runs.", no_args_is_help=True)
@@ -117,16 +119,17 @@ def _show_estimate(estimates: dict[str, Estimate], *, as_json: bool, batch: bool
     if as_json:
         print_json({"questions": rows, "cost": total, "batch_cost": batch_total})
         return
-    table = Table(title="What this run would buy (nothing was sent)")
-    columns = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
-    for column in columns + (["with --batch ≤"] if batch else []):
-        table.add_column(column, justify="left" if column == "question" else "right")
-    for row in rows:
-        counts = ("requests", "samples", "cached_samples", "judge_requests")
-        costs = [f"${row['cost']:.4f}"] + ([f"${row['batch_cost']:.4f}"] if batch else [])
-        table.add_row(row["question"], *(str(row[name]) for name in counts), *costs)
-    console = Console(highlight=False)
-    console.print(table)
+    headers = ["question", "requests", "new samples", "cached", "judge requests", "cost ≤"]
+    headers += ["with --batch ≤"] if batch else []
+    counts = ("requests", "samples", "cached_samples", "judge_requests")
+    cells = [
+        [row["question"], *(str(row[name]) for name in counts), f"${row['cost']:.4f}"]
+        + ([f"${row['batch_cost']:.4f}"] if batch else [])
+        for row in rows
+    ]
+    console = terminal()
+    title = "What this run would buy (nothing was sent)"
+    print_fitted(console, plain_columns(*headers, right=headers[1:]), cells, title=title)
     unpriced = sorted({m for row in rows for m in row["unpriced_models"]})
     note = f" (no price known for {', '.join(unpriced)})" if unpriced else ""
     through = f" through the Batch API (up to ${total:.4f} synchronously)" if batch else ""
@@ -348,22 +351,23 @@ def compare(
     if as_json:
         print_json(records(shown))
         return
-    console = Console(highlight=False)
+    console = terminal()
     moved = int((table["status"] == "moved").sum())
     if shown.empty:
         console.print(f"No score moved beyond its interval ({len(table)} compared).")
         return
-    out = Table(title=f"{moved} of {len(table)} scores moved beyond their intervals")
-    for column in ("question", "group", "score", "status", "A (95% CI)", "B (95% CI)", "change"):
-        out.add_column(column, justify="right" if column == "change" else "left")
-    for row in shown.to_dict(orient="records"):
-        out.add_row(
-            *(str(row[name]) for name in ("question", "group", "score", "status")),
+    headers = ("question", "group", "score", "status", "A (95% CI)", "B (95% CI)", "change")
+    rows = [
+        [
+            *(str(row[name]) for name in headers[:4]),
             interval(row["mean_a"], row["ci_low_a"], row["ci_high_a"]),
             interval(row["mean_b"], row["ci_low_b"], row["ci_high_b"]),
             "" if math.isnan(row["change"]) else f"{row['change']:+.2f}",
-        )
-    console.print(out)
+        ]
+        for row in shown.to_dict(orient="records")
+    ]
+    title = f"{moved} of {len(table)} scores moved beyond their intervals"
+    print_fitted(console, plain_columns(*headers, right=["change"]), rows, title=title)
 
 
 @app.command("score")
@@ -435,36 +439,33 @@ def history(
         facts = {"left_out": found.left_out, "judge_models": found.judge_models}
         print_json({"score": found.score, "rows": records(table), **facts})
         return
-    console = Console(highlight=False)
-    title = f"{found.score} over {table['run'].nunique()} runs"
-    out_table = Table(title=title + ("" if question is None else f" ({question})"))
-    for column in ("run", "started", "group", "mean (95% CI)", "change (95% CI)", "adj. p"):
-        out_table.add_column(column)
-    for row in table.to_dict(orient="records"):
-        change = interval(row["change"], row["change_low"], row["change_high"], "+.2f")
-        out_table.add_row(
+    headers = ("run", "started", "group", "mean (95% CI)", "change (95% CI)", "adj. p")
+    rows = [
+        [
             str(row["run"]),
             str(row["started"] or "")[:16].replace("T", " "),
             str(row["group"]),
             interval(row["mean"], row["ci_low"], row["ci_high"]),
-            change + (" moved" if row["moved"] else ""),
+            interval(row["change"], row["change_low"], row["change_high"], "+.2f")
+            + (" moved" if row["moved"] else ""),
             "" if math.isnan(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
-        )
-    console.print(out_table)
+        ]
+        for row in table.to_dict(orient="records")
+    ]
+    title = f"{found.score} over {table['run'].nunique()} runs"
+    console = terminal()
+    title += "" if question is None else f" ({question})"
+    print_fitted(console, plain_columns(*headers), rows, title=title)
     moved = int(table["moved"].sum())
     console.print(f"{moved} change(s) beyond their intervals (Holm over the history).")
     if found.left_out:
         runs_left = "; ".join(f"{run}: {', '.join(qs)}" for run, qs in found.left_out.items())
-        console.print(
-            f"Only the questions every run has are compared; left out: {runs_left}.", markup=False
-        )
+        console.print(f"Only the questions every run has are compared; left out: {runs_left}.")
     if found.judge_models:
-        judged = "; ".join(
-            f"{run}: {model or 'unknown'}" for run, model in found.judge_models.items()
-        )
-        console.print(f"The runs were judged by different models: {judged}.", markup=False)
+        judged = "; ".join(f"{run}: {m or 'unknown'}" for run, m in found.judge_models.items())
+        console.print(f"The runs were judged by different models: {judged}.")
     if out is not None:
-        console.print(f"Figure: {out}", markup=False)
+        console.print(f"Figure: {out}")
 
 
 @app.command("judges")
@@ -542,10 +543,9 @@ def judges(
         return
     console = terminal()
     kind = found.items.kind
-    table = Table(title=f"Judges on {len(found.items.items)} {kind} items")
     extra = {"pair": ["position bias"], "score": ["mean abs. error", "Spearman ρ"]}
-    for head in ["judge", "accuracy (95% CI)", *extra.get(kind, []), "agreement", "cost"]:
-        table.add_column(head, justify="left" if head == "judge" else "right")
+    headers = ["judge", "accuracy (95% CI)", *extra.get(kind, []), "agreement", "cost"]
+    rows = []
     for row in found.judges:
         accuracy = row["accuracy"]
         value, low, high = (_nan(accuracy[k]) for k in ("value", "low", "high"))
@@ -556,8 +556,9 @@ def judges(
             cells.append("{:.2f} (A {:.2f}, B {:.2f})".format(*both) if bias["pairs"] else "")
         if kind == "score":
             cells += [cell(row["mae"], "{:.1f}"), cell(row["spearman"], "{:.2f}")]
-        table.add_row(*cells, cell(row["agreement"], "{:.2f}"), f"${row['cost']:.4f}")
-    console.print(table)
+        rows.append([*cells, cell(row["agreement"], "{:.2f}"), f"${row['cost']:.4f}"])
+    title = f"Judges on {len(found.items.items)} {kind} items"
+    print_fitted(console, plain_columns(*headers, right=headers[1:]), rows, title=title)
     for line in found.outcome.messages():
         console.print(line)
     console.print(f"Output: {found.path} (report.html, judges.json, verdicts.csv, wrong.csv)")
@@ -565,3 +566,58 @@ def judges(
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `labmgr eval run`.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write (default: RUN_DIR/report.html).")
+    ] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=BASELINE_HELP + " summary.csv and comparisons.csv are computed again from the "
+            "samples (no request is made).",
+        ),
+    ] = None,
+    ci: str | None = typer.Option(
+        None, help="Recompute the intervals: t, hierarchical or plain (default: the run's)."
+    ),
+    figures_dir: Annotated[
+        Path | None,
+        typer.Option("--figures", help="Also write every figure as a file into this folder."),
+    ] = None,
+    figure_format: str = typer.Option("pdf", "--format", help="Figure files: pdf, svg or png."),
+    no_figures: bool = typer.Option(False, "--no-figures", help="Leave the figures out (faster)."),
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Split the summary, comparisons and figures by a grid factor's levels "
+            "(recomputed from the samples).",
+        ),
+    ] = None,
+) -> None:
+    """Write one offline HTML file: the comparisons against the baseline, summary, figures, a
+    sample browser, side-by-side answers."""
+    from evals.experiments import report_run
+    from evals.runs import KEEP
+
+    check_choice(figure_format, "--format", ("pdf", "svg", "png"))
+    check_choice(ci, "--ci", CI_METHODS)
+    written = report_run(
+        run_dir,
+        baseline=parse_baseline(baseline) if baseline else KEEP,
+        method=cast("Method | None", ci),
+        out=out,
+        figures=not no_figures,
+        figure_folder=figures_dir,
+        figure_format=cast("FigureFormat", figure_format),
+        by=list(by) if by else KEEP,
+    )
+    if written.recomputed:
+        typer.echo(f"Summary and comparisons recomputed from the samples in {written.run.path}")
+    for problem in written.problems:
+        typer.echo(f"Not drawn: {problem.message}")
+    if figures_dir is not None:
+        typer.echo(f"Figures: {len(written.figures)} {figure_format} files in {figures_dir}")
+    typer.echo(f"Report: {written.report}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -19,7 +20,19 @@ class Column:
     header: str
     priority: int
     compact: Callable[[str], str] | None = None
-    justify: str = "left"
+    justify: Literal["left", "right"] = "left"
+
+    def cell(self, text: str, compact: bool) -> str:
+        """`text` as shown: its compact form when asked for and there is one."""
+        return self.compact(text) if compact and self.compact and text else text
+
+
+def plain_columns(*headers: str, right: Collection[str] = ()) -> list[Column]:
+    """Columns in order of importance (the last dropped first); those in `right` right-justified."""
+    return [
+        Column(header, -index, justify="right" if header in right else "left")
+        for index, header in enumerate(headers)
+    ]
 
 
 def _table(
@@ -40,21 +53,14 @@ def _table(
             # "fold" only ever applies to a table that does not fit, which is never printed:
             # rich ignores `justify` with overflow="ignore".
             overflow="ellipsis" if ellipsis else "fold",
-            justify="right" if column.justify == "right" else "left",
+            justify=column.justify,
         )
     for row in rows:
-        cells = []
-        for index in keep:
-            shorten = columns[index].compact if index in compact else None
-            text = shorten(row[index]) if shorten and row[index] else row[index]
-            cells.append(Text(text, justify="right" if columns[index].justify == "right" else None))
+        cells = (
+            Text(columns[i].cell(row[i], i in compact), justify=columns[i].justify) for i in keep
+        )
         table.add_row(*cells)
     return table
-
-
-def natural_width(console: Console, table: Table) -> int:
-    options = console.options.update(max_width=1_000_000)
-    return Measurement.get(console, options, table).maximum
 
 
 def _width(
@@ -68,8 +74,7 @@ def _width(
     total = len(keep) + 1
     for index in keep:
         column = columns[index]
-        shorten = column.compact if index in compact else None
-        cells = (shorten(row[index]) if shorten and row[index] else row[index] for row in rows)
+        cells = (column.cell(row[index], index in compact) for row in rows)
         total += max(cell_len(column.header), max(map(cell_len, cells), default=0)) + 2
     return total
 
@@ -106,7 +111,8 @@ def print_fitted(
     the next; last, the top column alone, cut with an ellipsis."""
     if wide:
         table = _table(title, columns, rows, list(range(len(columns))))
-        console.width = max(console.width, natural_width(console, table))
+        options = console.options.update(max_width=1_000_000)
+        console.width = max(console.width, Measurement.get(console, options, table).maximum)
     else:
         table = _fitted(console, columns, rows, title)
     console.print(table, soft_wrap=False)

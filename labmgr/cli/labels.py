@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from labmgr.cli.errors import CommandGroup
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import plain_columns, print_fitted
 from labmgr.cli.output import JSON, interval, print_json, records, terminal
 
 if TYPE_CHECKING:
@@ -78,16 +78,7 @@ def import_(
     console.print(f"Imported {done.labels} labels of {done.rows} answers.")
     if agreement is None:
         return
-    columns = [
-        Column("question", 8),
-        Column("score", 7),
-        Column("n", 6, justify="right"),
-        Column("judge", 5, justify="right"),
-        Column("human", 4, justify="right"),
-        Column("Spearman rho", 3),
-        Column("kappa", 2),
-        Column("bins", 1),
-    ]
+    headers = ("question", "score", "n", "judge", "human", "Spearman rho", "kappa", "bins")
     rows = [
         [
             "all questions" if row["question"] == "(all)" else str(row["question"]),
@@ -101,7 +92,8 @@ def import_(
         ]
         for row in agreement.to_dict("records")
     ]
-    print_fitted(console, columns, rows, title="Judges against human labels (95% intervals)")
+    title = "Judges against human labels (95% intervals)"
+    print_fitted(console, plain_columns(*headers, right=headers[2:5]), rows, title=title)
     worst = disagreements(done.run, 5)
     if not worst.empty:
         console.print("Largest disagreements (judge vs human):")
