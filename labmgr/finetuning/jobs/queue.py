@@ -68,8 +68,7 @@ class QueueOutcome:
     queued: list[QueuedJobState] = field(default_factory=list)
     """Jobs still queued, with the time they may go."""
     unchecked: list[UncheckedJob] = field(default_factory=list)
-    """Jobs the API refused outright (recorded as failed, with its message), and jobs that
-    could not be sent this time (they stay queued), with the reason."""
+    """Jobs refused by the API (recorded as failed) or not sent this time (still queued)."""
     requests: int = 0
 
 
@@ -125,8 +124,9 @@ class _QueuePass:
     def release(self, job: FinetuneJob, not_before: datetime, **fields: str) -> None:
         release_queued_job(self.db, job.id, owner=self.owner, not_before=not_before, **fields)
 
-    def unchecked(self, job: FinetuneJob, reason: str) -> None:
-        self.outcome.unchecked.append(UncheckedJob(job_id=job.id, suffix=job.suffix, reason=reason))
+    def unchecked(self, job: FinetuneJob, reason: str, what: str = "queued job not sent") -> None:
+        entry = UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"{what}: {reason}")
+        self.outcome.unchecked.append(entry)
 
     def submit(self, claim: QueueClaim) -> None:
         db, job, now, outcome = self.db, claim.job, self.now, self.outcome
@@ -134,9 +134,7 @@ class _QueuePass:
         if not candidates or not job.create_request:
             reason = "no configured key belongs to its project" if job.create_request else ""
             self.release(job, now + MIN_WAIT * 12)
-            self.unchecked(
-                job, f"queued job not sent: {reason or 'its create request was not recorded'}"
-            )
+            self.unchecked(job, reason or "its create request was not recorded")
             return
         credential = candidates[0]
         if credential.key_env in self.blocked:
@@ -169,11 +167,11 @@ class _QueuePass:
                     claimed_until=None,
                 )
                 upsert_job(db, failed)
-                self.unchecked(job, f"refused: {refusal.message}")
+                self.unchecked(job, refusal.message, "refused")
                 return
             except (FineTuningApiError, openai.APIError, OSError) as exc:
                 self.release(job, now + MIN_WAIT)
-                self.unchecked(job, f"queued job not sent: {_reason(exc)}")
+                self.unchecked(job, _reason(exc))
                 return
         record = job_record(remote, refreshed_at=datetime.now(UTC), credential=credential)
         if promote_queued_job(db, job.id, record, owner=self.owner):
