@@ -79,17 +79,10 @@ def parse_tags(tags: Tags | None) -> dict[str, str]:
 
 
 def _like_prefilter(pattern: str) -> str:
-    """A LIKE pattern matching a superset of the fnmatch ``pattern`` (escape char ``\\``)."""
-    out = []
-    for char in pattern:
-        if char == "[":
-            out.append("%")
-            break
-        if char in "%_\\":
-            out.append("\\" + char)
-        else:
-            out.append({"*": "%", "?": "_"}.get(char, char))
-    return "".join(out)
+    """A LIKE pattern matching a superset of the fnmatch ``pattern`` (escape char ``\\``):
+    its literal text, ``*`` and ``?`` as ``%`` and ``_``, anything from a ``[`` as ``%``."""
+    head, bracket, _ = pattern.partition("[")
+    return _like_literal(head).replace("*", "%").replace("?", "_") + ("%" if bracket else "")
 
 
 def glob_matches(value: str | None, pattern: str | None) -> bool:

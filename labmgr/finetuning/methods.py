@@ -4,6 +4,7 @@ the API's ``method={"type": T, T: {"hyperparameters": {…}, "grader": {…}}}``
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,14 +45,8 @@ _SPECS = {
         BaseModelSpec("o4-mini-2025-04-16", 65_536, _RFT),
     )
 }
-_ALIASES = {
-    "gpt-4.1": "gpt-4.1-2025-04-14",
-    "gpt-4.1-mini": "gpt-4.1-mini-2025-04-14",
-    "gpt-4.1-nano": "gpt-4.1-nano-2025-04-14",
-    "gpt-4o": "gpt-4o-2024-08-06",
-    "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
-    "gpt-3.5-turbo": "gpt-3.5-turbo-0125",
-    "o4-mini": "o4-mini-2025-04-16",
+_ALIASES = {  # a snapshot's name without its date; the first snapshot listed wins
+    re.sub(r"-(\d{4}-\d\d-\d\d|\d{4})$", "", name): name for name in reversed(_SPECS)
 }
 
 _COMMON = ("n_epochs", "batch_size", "learning_rate_multiplier")

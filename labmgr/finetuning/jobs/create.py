@@ -33,14 +33,22 @@ from labmgr.pricing import Price
 from labmgr.settings import Settings, load_settings
 
 
-def seed_values(seed: int | None, seeds: int) -> list[int | None]:
+def replicas(seed: int | None, seeds: int, tags: Any) -> list[tuple[int | None, dict[str, str]]]:
+    """(seed, tags) of each of `seeds` replicas: seeds ``seed``, ``seed+1``, … (random without
+    `seed`; `seed` itself for one job), tags with ``replica=N`` when there are several."""
     if seeds < 1:
         raise LabmgrError(f"--seeds must be at least 1, not {seeds}.")
+    try:
+        tag_map = parse_tags(tags)
+    except DatabaseInputError as exc:
+        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
     if seeds == 1:
-        return [seed]
+        return [(seed, tag_map)]
     if seed is not None:
-        return [seed + i for i in range(seeds)]
-    return random.SystemRandom().sample(range(2**31 - 1), seeds)
+        chosen: list[int] = [seed + i for i in range(seeds)]
+    else:
+        chosen = random.SystemRandom().sample(range(2**31 - 1), seeds)
+    return [(value, {**tag_map, "replica": str(i + 1)}) for i, value in enumerate(chosen)]
 
 
 Blame = Callable[[str], AbstractContextManager[object]]
@@ -64,7 +72,9 @@ def checked_grader(
     return grader_object
 
 
-def _load(path: Path, method: str, base: str, **checks: Any) -> TrainingData:
+def load_training_file(
+    path: Path, method: str = "supervised", base: str | None = None, **checks: Any
+) -> TrainingData:
     """Validate a training (or validation) file; raises `InvalidTrainingFile` with lines."""
     report = validate_training_file(path, method, base, **checks)  # type: ignore[arg-type]
     report.raise_for_errors()
@@ -88,13 +98,15 @@ def load_training_data(
     file; errors of the training file are blamed on `key`, of the validation file on
     ``validation``."""
     with blame(key):
-        training = _load(path, method, bases[0], item_fields=fields, prices=prices)
+        training = load_training_file(path, method, bases[0], item_fields=fields, prices=prices)
         for base in bases[1:]:
-            _load(path, method, base, item_fields=fields)
+            load_training_file(path, method, base, item_fields=fields)
     if validation is None:
         return training, None
     with blame("validation"):
-        return training, _load(validation, method, bases[0], item_fields=fields, min_examples=1)
+        return training, load_training_file(
+            validation, method, bases[0], item_fields=fields, min_examples=1
+        )
 
 
 def create(
@@ -151,11 +163,7 @@ def create(
     integrations = wandb_integration(
         wandb_project, entity=wandb_entity, name=wandb_name, tags=wandb_tags
     )
-    seed_list = seed_values(seed, seeds)
-    try:
-        tag_map = parse_tags(tags)
-    except DatabaseInputError as exc:
-        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
+    replica_list = replicas(seed, seeds, tags)
     training, validation = load_training_data(
         method,
         [base_model],
@@ -177,8 +185,8 @@ def create(
             grader=grader_object,
             integrations=integrations,
             seed=one_seed,
-            tags={**tag_map, "replica": str(index + 1)} if len(seed_list) > 1 else dict(tag_map),
+            tags=replica_tags,
         )
-        for index, one_seed in enumerate(seed_list)
+        for one_seed, replica_tags in replica_list
     ]
     return submit_requests(settings, requests, key_env=key_env, dry_run=dry_run)

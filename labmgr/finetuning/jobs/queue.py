@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import openai
+from pydantic import BaseModel
 
 from jobs_db import (
     QUEUED_LOCALLY,
@@ -35,18 +36,39 @@ PROBE_AFTER = timedelta(minutes=5)
 """How old the last refusal must be before ``update`` tries one waiting job early."""
 
 
+class SubmittedJob(BaseModel):
+    """A job queued locally that `update` sent to the API (``queued-…`` id → the API's)."""
+
+    queued_id: str
+    job_id: str
+    suffix: str | None
+
+
+class QueuedJobState(BaseModel):
+    """A job still queued locally after `update`, and the earliest time it may go."""
+
+    job_id: str
+    suffix: str | None
+    not_before: datetime | None
+
+
+class UncheckedJob(BaseModel):
+    """A job `update` could not refresh (or send), and why."""
+
+    job_id: str
+    suffix: str | None
+    reason: str
+
+
 @dataclass
 class QueueOutcome:
     """What one pass over the local queue did."""
 
-    submitted: list[tuple[str, FinetuneJob]] = field(default_factory=list)
-    """(queued id, the API's job as recorded) for each job sent."""
-    refused: list[FinetuneJob] = field(default_factory=list)
-    """Jobs the API refused outright (recorded as failed, with its message)."""
-    waiting: list[FinetuneJob] = field(default_factory=list)
-    """Jobs still queued, with the time they may go (``not_before``)."""
-    problems: list[tuple[FinetuneJob, str]] = field(default_factory=list)
-    """Jobs that could not be sent this time, and why (they stay queued)."""
+    submitted: list[SubmittedJob] = field(default_factory=list)
+    queued: list[QueuedJobState] = field(default_factory=list)
+    """Jobs still queued, with the time they may go."""
+    unchecked: list[UncheckedJob] = field(default_factory=list)
+    """Jobs refused by the API (recorded as failed) or not sent this time (still queued)."""
     requests: int = 0
 
 
@@ -63,7 +85,7 @@ def submit_queued(
     now, outcome = sending.now, sending.outcome
     waiting = queued_jobs(db)
     last_refusal = max((job.refreshed_at or job.created_at or now for job in waiting), default=now)
-    troubled = {job.id for job, _ in outcome.problems}
+    troubled = {job.job_id for job in outcome.unchecked}
     probe = next((job for job in waiting if job.id not in troubled), None)
     if probe is not None and not sending.blocked and now - last_refusal >= PROBE_AFTER:
         _make_due(db, [probe], now)
@@ -72,7 +94,10 @@ def submit_queued(
         if len(outcome.submitted) > sent:  # accepted: the limit has room again
             _make_due(db, queued_jobs(db), now)
             sending.send_due()
-    outcome.waiting = queued_jobs(db)
+    outcome.queued = [
+        QueuedJobState(job_id=job.id, suffix=job.suffix, not_before=job.not_before)
+        for job in queued_jobs(db)
+    ]
     return outcome
 
 
@@ -99,13 +124,17 @@ class _QueuePass:
     def release(self, job: FinetuneJob, not_before: datetime, **fields: str) -> None:
         release_queued_job(self.db, job.id, owner=self.owner, not_before=not_before, **fields)
 
+    def unchecked(self, job: FinetuneJob, reason: str, what: str = "queued job not sent") -> None:
+        entry = UncheckedJob(job_id=job.id, suffix=job.suffix, reason=f"{what}: {reason}")
+        self.outcome.unchecked.append(entry)
+
     def submit(self, claim: QueueClaim) -> None:
         db, job, now, outcome = self.db, claim.job, self.now, self.outcome
         candidates = candidate_credentials(job, self.credentials)
         if not candidates or not job.create_request:
             reason = "no configured key belongs to its project" if job.create_request else ""
             self.release(job, now + MIN_WAIT * 12)
-            outcome.problems.append((job, reason or "its create request was not recorded"))
+            self.unchecked(job, reason or "its create request was not recorded")
             return
         credential = candidates[0]
         if credential.key_env in self.blocked:
@@ -138,15 +167,17 @@ class _QueuePass:
                     claimed_until=None,
                 )
                 upsert_job(db, failed)
-                outcome.refused.append(failed)
+                self.unchecked(job, refusal.message, "refused")
                 return
             except (FineTuningApiError, openai.APIError, OSError) as exc:
                 self.release(job, now + MIN_WAIT)
-                outcome.problems.append((job, _reason(exc)))
+                self.unchecked(job, _reason(exc))
                 return
         record = job_record(remote, refreshed_at=datetime.now(UTC), credential=credential)
         if promote_queued_job(db, job.id, record, owner=self.owner):
-            outcome.submitted.append((job.id, record))
+            outcome.submitted.append(
+                SubmittedJob(queued_id=job.id, job_id=record.id, suffix=record.suffix)
+            )
 
 
 def _reason(exc: Exception) -> str:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs_db import Database, FinetuneJob, list_jobs
 from labmgr.errors import LabmgrError
-from labmgr.finetuning.jobs.create import checked_grader, load_training_data
+from labmgr.finetuning.jobs.create import checked_grader, load_training_data, load_training_file
 from labmgr.finetuning.jobs.graders import grader_item_fields
 from labmgr.finetuning.jobs.request import JobRequest, check_suffix, wandb_integration
 from labmgr.finetuning.jobs.submit import submit_requests
@@ -24,7 +24,6 @@ from labmgr.finetuning.sweeps.spec import SweepSpec, read_sweep_spec
 from labmgr.finetuning.tinker.create import (
     TinkerRequest,
     check_tinker_suffix,
-    load_tinker_data,
     submit_tinker,
 )
 from labmgr.finetuning.tinker.params import LEVEL_TAGS as TINKER_LEVEL_TAGS
@@ -150,7 +149,7 @@ def _requests(spec: SweepSpec, settings: Settings) -> list[Request]:
     for condition, path in spec.conditions.items():
         if tinker:
             with spec.blame(f"conditions.{condition}"):
-                training, validation = load_tinker_data(path), None
+                training, validation = load_training_file(path), None
         else:
             training, validation = load_training_data(
                 spec.method,

@@ -34,7 +34,13 @@ from jobs_db import (
 from labmgr.accounts import Accounts, ClientPool, Credential
 from labmgr.errors import LabmgrError, api_message
 from labmgr.finetuning.curves.frame import ResultsFileError, parse_results_file
-from labmgr.finetuning.jobs.queue import QueueOutcome, submit_queued
+from labmgr.finetuning.jobs.queue import (
+    QueuedJobState,
+    QueueOutcome,
+    SubmittedJob,
+    UncheckedJob,
+    submit_queued,
+)
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import (
     checkpoint_models,
@@ -91,30 +97,6 @@ class JobState(BaseModel):
     def newly_finished(self) -> bool:
         """True when this update saw the job reach a final status."""
         return self.is_final and self.previous_status != self.status
-
-
-class SubmittedJob(BaseModel):
-    """A job queued locally that `update` sent to the API (``queued-…`` id → the API's)."""
-
-    queued_id: str
-    job_id: str
-    suffix: str | None
-
-
-class QueuedJobState(BaseModel):
-    """A job still queued locally after `update`, and the earliest time it may go."""
-
-    job_id: str
-    suffix: str | None
-    not_before: datetime | None
-
-
-class UncheckedJob(BaseModel):
-    """A job `update` could not refresh, and why."""
-
-    job_id: str
-    suffix: str | None
-    reason: str
 
 
 class UpdateSummary(BaseModel):
@@ -207,18 +189,8 @@ async def aupdate(
     summary = refresh.summary
     summary.checked += tinker
     summary.requests += queue.requests
-    summary.submitted = [
-        SubmittedJob(queued_id=queued_id, job_id=job.id, suffix=job.suffix)
-        for queued_id, job in queue.submitted
-    ]
-    summary.queued = [
-        QueuedJobState(job_id=job.id, suffix=job.suffix, not_before=job.not_before)
-        for job in queue.waiting
-    ]
-    for job, reason in queue.problems:
-        refresh.unchecked(job, f"queued job not sent: {reason}")
-    for job in queue.refused:
-        refresh.unchecked(job, f"refused: {job.error_message or ''}")
+    summary.submitted, summary.queued = queue.submitted, queue.queued
+    summary.unchecked += queue.unchecked
     return summary
 
 

@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jobs_db import Database, FinetuneJob, get_job, parse_tags, upsert_job
-from jobs_db.errors import DatabaseInputError
+from jobs_db import Database, FinetuneJob, get_job, upsert_job
 from labmgr.accounts import key_env_name, tinker_key, tinker_service_url
 from labmgr.errors import LabmgrError, SuffixConflict
-from labmgr.finetuning.jobs.create import seed_values
+from labmgr.finetuning.jobs.create import load_training_file, replicas
 from labmgr.finetuning.jobs.request import (
     BASE,
     FILE_NAME,
@@ -27,7 +26,7 @@ from labmgr.finetuning.jobs.request import (
     default_suffix,
     refuse_other_content,
 )
-from labmgr.finetuning.jobs.submit import create_lock, file_md5
+from labmgr.finetuning.jobs.submit import create_lock
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.tinker.launch import launch_worker
 from labmgr.finetuning.tinker.params import (
@@ -38,7 +37,6 @@ from labmgr.finetuning.tinker.params import (
     require_tinker,
     tinker_params,
 )
-from labmgr.finetuning.training_data.validation import validate_training_file
 from labmgr.settings import Settings, load_settings
 
 
@@ -89,16 +87,6 @@ class TinkerRequest:
 
 
 Selection = Callable[[Database, list[TinkerRequest]], list[TinkerRequest]]
-
-
-def load_tinker_data(path: Path) -> TrainingData:
-    """The training file checked as for OpenAI (per-message ``weight`` 0/1 on assistant
-    messages allowed); raises `InvalidTrainingFile` with lines."""
-    report = validate_training_file(path, "supervised")
-    report.raise_for_errors()
-    return TrainingData(
-        path=path, md5=file_md5(path), n_examples=report.n_examples, n_tokens=report.n_tokens
-    )
 
 
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
@@ -181,13 +169,9 @@ def create_tinker(
     if not base_model.strip():
         raise LabmgrError("--base is empty.", hint="Name a Tinker base model, e.g. Qwen/Qwen3-8B.")
     draw = random.SystemRandom().randrange
-    chosen = [s if s is not None else draw(2**31) for s in seed_values(seed, seeds)]
-    try:
-        tag_map = parse_tags(tags)
-    except DatabaseInputError as exc:
-        raise LabmgrError(f"Bad --tag: {exc}.", hint="Write tags as key=value.") from None
+    chosen = replicas(seed, seeds, tags)
     path = Path(file)
-    training = load_tinker_data(path)
+    training = load_training_file(path)
     suffix = suffix if suffix is not None else default_suffix(path)
     check_tinker_suffix(suffix)
     requests = [
@@ -196,9 +180,9 @@ def create_tinker(
             base_model=base_model.strip(),
             suffix=suffix,
             params=params,
-            seed=one_seed,
-            tags={**tag_map, "replica": str(index + 1)} if len(chosen) > 1 else dict(tag_map),
+            seed=one_seed if one_seed is not None else draw(2**31),
+            tags=replica_tags,
         )
-        for index, one_seed in enumerate(chosen)
+        for one_seed, replica_tags in chosen
     ]
     return submit_tinker(settings, requests, key_env=key_env, dry_run=dry_run)
