@@ -15,8 +15,7 @@ from evals.cache import CachedLookup
 from evals.runner import RunContext, missing_calls, plan_question
 
 if TYPE_CHECKING:
-    from evals.runner import Askable, PriceFunction
-    from evals.runner._planning import Call
+    from evals.runner import Askable, Call, PriceFunction
 
 
 def count_tokens(text: object) -> int:

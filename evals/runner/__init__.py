@@ -22,6 +22,7 @@ from evals.runner._fetching import Fetched, fetch
 from evals.runner._model_params import RequestOptions, is_reasoning_model
 from evals.runner._outcome import BudgetCut, PriceFunction, RunOutcome, price_function
 from evals.runner._planning import (
+    Call,
     Planned,
     describe_question,
     endpoints_for,
@@ -46,6 +47,7 @@ __all__ = [
     "Askable",
     "BatchState",
     "BudgetCut",
+    "Call",
     "ClientRouter",
     "Endpoint",
     "EnvRouter",
