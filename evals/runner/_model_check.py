@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from evals.runner._settings import RunSettings
     from labmgr.routing import ClientRouter, Endpoint
 
+_CHECK_TIMEOUT_SECONDS = 30.0
+_CHECKS_IN_FLIGHT = 32
 CONFIRMED_FOR_SECONDS = 600.0
 """How long a model its endpoint confirmed is not looked up again through the same router."""
 _CONFIRMED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = (
@@ -103,9 +105,9 @@ async def _look_up(todo: list[tuple[str, Endpoint]], settings: RunSettings) -> l
     for _, endpoint in todo:
         if endpoint.id not in clients:
             clients[endpoint.id] = lease.client(endpoint).with_options(
-                max_retries=1, timeout=min(settings.request_timeout, 30.0)
+                max_retries=1, timeout=min(settings.request_timeout, _CHECK_TIMEOUT_SECONDS)
             )
-    gate = asyncio.Semaphore(min(settings.max_concurrency, 32))
+    gate = asyncio.Semaphore(min(settings.max_concurrency, _CHECKS_IN_FLIGHT))
 
     async def one(model: str, endpoint: Endpoint) -> str:
         async with gate:

@@ -27,6 +27,8 @@ from rich.text import Text
 if TYPE_CHECKING:
     from evals.cache import BatchRecord
 
+_REFRESH_SECONDS = 0.25
+
 
 @dataclass
 class ModelProgress:
@@ -126,7 +128,7 @@ class RunProgress:
 
     def draw(self, *, force: bool = False) -> None:
         bars, now = self._bars, time.monotonic()
-        if bars is None or (not force and now - self._drawn < 0.25):
+        if bars is None or (not force and now - self._drawn < _REFRESH_SECONDS):
             return
         self._drawn = now
         for model, task in self._rows.items():
