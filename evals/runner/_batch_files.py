@@ -19,12 +19,15 @@ _QUEUE_LIMIT = re.compile(r"Limit:? ([\d,]+) enqueued tokens")
 
 @dataclass(frozen=True)
 class PlannedLine:
-    """A line to put in a batch, with its JSON and estimated enqueued tokens."""
+    """A line to put in a batch, with its JSON, estimated enqueued tokens, and the most tokens
+    it can be billed for (the prompt guessed with a margin, every choice's whole budget)."""
 
     line: BatchLine
     request: ChatRequest
     body: bytes
     tokens: int
+    prompt_tokens: float
+    completion_tokens: int
 
 
 def input_line(custom_id: str, request: ChatRequest, n: int) -> bytes:
@@ -37,13 +40,15 @@ def planned_line(
     custom_id: str, request: ChatRequest, sample_ixs: Sequence[int], logprobs: bool
 ) -> PlannedLine:
     n = len(sample_ixs)
-    completion = completion_budget(request.params) or 0
-    tokens = int((prompt_guess(request.messages) + completion * n) * TOKEN_MARGIN) + 1
+    completion = (completion_budget(request.params) or 0) * n
+    prompt = prompt_guess(request.messages) * TOKEN_MARGIN
     return PlannedLine(
         BatchLine(custom_id, request.cache_key, tuple(sample_ixs), logprobs),
         request,
         input_line(custom_id, request, n),
-        tokens,
+        int(prompt + completion * TOKEN_MARGIN) + 1,
+        prompt,
+        completion,
     )
 
 

@@ -221,13 +221,17 @@ class BatchRun:
             max_bytes=self.settings.batch_max_bytes,
             max_tokens=room,
         ):
-            price = self.ctx.price(model, sum(line.tokens for line in chunk), 0) or 0.0
-            max_cost = self.settings.max_cost  # the chunk's most expensive outcome counts
-            if max_cost is not None and self.planned_cost + price * self.discount > max_cost:
+            prompt = sum(line.prompt_tokens for line in chunk)
+            price = self.ctx.price(model, prompt, sum(line.completion_tokens for line in chunk))
+            price = (price or 0.0) * self.discount  # the chunk's most expensive outcome
+            max_cost = self.settings.max_cost
+            if max_cost is not None and self.planned_cost + price > max_cost:
+                stopped = f"max_cost ${max_cost:g} would be passed"
+                self.outcome.stopped = self.outcome.stopped or stopped
                 for line in chunk:
-                    self._give_up_line(line, f"not run: max_cost ${max_cost:g} would be passed")
+                    self._give_up_line(line, f"not run: {stopped}")
                 continue
-            self.planned_cost += price * self.discount
+            self.planned_cost += price
             self._submit_chunk(endpoint, model, chunk)
             if room is not None:
                 return  # one batch at a time against a known queue limit

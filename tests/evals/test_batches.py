@@ -1,7 +1,8 @@
 """`--batch` against the sandbox: no synchronous requests at half the price and the same frame;
 a run killed while waiting is collected, not submitted again; two processes submit each
 sample once; failing lines and an expired batch still end with every sample; the enqueued-
-token limit splits batches; a run that does not wait is finished by collecting."""
+token limit splits batches; a run that does not wait is finished by collecting; max_cost
+holds at the most each batch could cost."""
 
 from __future__ import annotations
 
@@ -388,3 +389,33 @@ def test_a_model_that_gives_one_sample_per_request_gets_batch_lines_of_one_sampl
             body = json.loads(line)["body"]
             n_of[body["model"]].append(body.get("n", 1))
     assert n_of == {MODEL: [4, 4], "gpt-4.1-nano": [1] * 8}
+
+
+def test_max_cost_with_batch_submits_only_what_the_budget_covers_at_its_most_expensive(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    question = Question.create(
+        type="free_form",
+        name="long answers",
+        paraphrases=["Describe a colour.", "Describe an animal."],
+        samples_per_paraphrase=6,
+        max_tokens=40,  # completion tokens cost more than prompt tokens: they dominate here
+    )
+    groups = {"g": [MODEL]}
+    settings = _settings(use_n=False, batch_max_requests=2)
+    whole = question.ask(groups, cache=tmp_path / "whole", router=router, settings=settings)
+    assert whole.outcome.errors == {} and whole.outcome.cost > 0
+    created = _stats(batches_sandbox)["batches.create"]
+
+    budget = whole.outcome.cost / 2
+    capped = question.ask(
+        groups, cache=tmp_path / "capped", router=router, settings=settings.updated(max_cost=budget)
+    )
+    assert capped.outcome.cost <= budget
+    assert "max_cost" in (capped.outcome.stopped or "")
+    assert 0 < capped.outcome.samples < whole.outcome.samples
+    not_run = capped.outcome.errors.values()
+    assert len(not_run) == whole.outcome.samples - capped.outcome.samples
+    assert all("max_cost" in message for message in not_run)
+    assert 0 < _stats(batches_sandbox)["batches.create"] - created < created
