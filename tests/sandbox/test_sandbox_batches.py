@@ -83,6 +83,39 @@ def test_batch_with_invalid_lines_fails_with_line_numbers(sandbox_client: OpenAI
     ]
 
 
+def _raw(**fields: object) -> str:
+    line = {"custom_id": "x", "method": "POST", "url": "/v1/chat/completions"}
+    line["body"] = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    return json.dumps({**line, **fields}) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "param"),
+    [
+        (_raw(custom_id=7), "missing_required_parameter", "custom_id"),
+        (_raw(method="GET"), "invalid_method", "method"),
+        (_raw(url="/v1/embeddings"), "invalid_url", "url"),
+        (_raw(body={"messages": []}), "missing_required_parameter", "body"),
+        (_line("x", stream=True), "invalid_request", "body.stream"),
+        (_line("a") + _line("b", model="gpt-4.1-mini"), "mismatched_model", "body.model"),
+        ("\n\n", "empty_file", None),
+    ],
+    ids=["custom_id", "method", "url", "no model", "stream", "two models", "empty"],
+)
+def test_a_batch_file_the_api_would_refuse_fails_naming_the_problem(
+    sandbox_client: OpenAI, text: str, code: str, param: str | None
+) -> None:
+    batch = sandbox_client.batches.create(
+        input_file_id=_upload(sandbox_client, text),
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+    )
+    done = wait_for_batch(sandbox_client, batch.id)
+    assert done.status == "failed" and done.output_file_id is None
+    assert done.errors is not None and done.errors.data is not None
+    assert [(e.code, e.param) for e in done.errors.data] == [(code, param)]
+
+
 def test_batches_list_pages_and_cancel(sandbox_client: OpenAI) -> None:
     ids = [
         sandbox_client.batches.create(
