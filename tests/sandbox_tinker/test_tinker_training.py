@@ -137,3 +137,28 @@ def test_a_closed_session_stops_heartbeats_and_new_clients(
         urllib.request.urlopen(heartbeat, timeout=10)
     assert gone.value.code == 410
     assert tinker_sandbox.stats()["requests"]["tinker.finish_session"] >= 1
+
+
+def test_a_deleted_checkpoint_is_no_longer_listed_and_deleting_it_again_is_404(
+    service: tinker.ServiceClient,
+) -> None:
+    client, _, _ = _train(service, steps=1)
+    kept = client.save_state("kept").result().path
+    gone = client.save_state("gone").result().path
+    rest = tinker.RestClient()
+    rest.delete_checkpoint_from_tinker_path(gone).result()
+    listed = rest.list_checkpoints(client.model_id).result().checkpoints
+    assert [c.tinker_path for c in listed] == [kept]
+    with pytest.raises(tinker.NotFoundError, match="not found"):
+        rest.delete_checkpoint_from_tinker_path(gone).result()
+
+
+def test_training_runs_are_listed_a_page_at_a_time(service: tinker.ServiceClient) -> None:
+    made = [_train(service, steps=1)[0].model_id for _ in range(2)]
+    rest = tinker.RestClient()
+    total = rest.list_training_runs(limit=1).result().cursor.total_count
+    pages = [rest.list_training_runs(limit=1, offset=offset).result() for offset in range(total)]
+    assert all(len(page.training_runs) == 1 for page in pages)
+    ids = [page.training_runs[0].training_run_id for page in pages]
+    assert len(set(ids)) == total and set(made) <= set(ids)
+    assert rest.list_training_runs(limit=5, offset=total).result().training_runs == []
