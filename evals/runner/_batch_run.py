@@ -85,7 +85,8 @@ class BatchRun:
         self.endpoints: dict[str, Endpoint] = {}
         self.queue_limits: dict[tuple[str, str], float] = {}
         self.queue_refusals: dict[tuple[str, str], int] = {}
-        self.planned_cost = 0.0
+        self.in_flight: dict[str, float] = {}
+        """The most each batch this run created and has not collected can cost."""
         self.bought_now: set[BatchItem] = set()
         """Samples a synchronous run was buying when last looked at: waited for, not sent."""
         self.cancelled_before: set[str] = set()
@@ -225,18 +226,20 @@ class BatchRun:
             price = self.ctx.price(model, prompt, sum(line.completion_tokens for line in chunk))
             price = (price or 0.0) * self.discount  # the chunk's most expensive outcome
             max_cost = self.settings.max_cost
-            if max_cost is not None and self.planned_cost + price > max_cost:
+            spent = self.outcome.cost + sum(self.in_flight.values())
+            if max_cost is not None and spent + price > max_cost:
                 stopped = f"max_cost ${max_cost:g} would be passed"
                 self.outcome.stopped = self.outcome.stopped or stopped
                 for line in chunk:
                     self._give_up_line(line, f"not run: {stopped}")
                 continue
-            self.planned_cost += price
-            self._submit_chunk(endpoint, model, chunk)
+            self._submit_chunk(endpoint, model, chunk, price)
             if room is not None:
                 return  # one batch at a time against a known queue limit
 
-    def _submit_chunk(self, endpoint: Endpoint, model: str, chunk: list[PlannedLine]) -> None:
+    def _submit_chunk(
+        self, endpoint: Endpoint, model: str, chunk: list[PlannedLine], price: float
+    ) -> None:
         label = self.wanted[(chunk[0].line.request_key, chunk[0].line.sample_ixs[0])].label
         record = BatchRecord(
             id=new_record_id(),
@@ -277,6 +280,7 @@ class BatchRun:
         except BaseException:  # Ctrl-C: the batch may exist; the next run looks for it at once
             self.records.let_go(record.id)
             raise
+        self.in_flight[record.id] = price
         self.records.submitted(record.id, uploaded.id, batch.id, batch.status)
         record.state, record.file_id, record.batch_id = "submitted", uploaded.id, batch.id
         record.status, record.requests = batch.status, len(got)
@@ -390,6 +394,7 @@ class BatchRun:
         """Read a finished batch into the cache, line by line; its samples are settled or
         free again."""
         lines = self.records.lines(record.id)
+        self.in_flight.pop(record.id, None)  # what it cost is in the outcome now
         if batch.status == "failed":
             self._failed_batch(record, batch, lines)
             return

@@ -419,3 +419,54 @@ def test_max_cost_with_batch_submits_only_what_the_budget_covers_at_its_most_exp
     assert len(not_run) == whole.outcome.samples - capped.outcome.samples
     assert all("max_cost" in message for message in not_run)
     assert 0 < _stats(batches_sandbox)["batches.create"] - created < created
+
+
+def _long_answers() -> Question:
+    return Question.create(
+        type="free_form",
+        name="long answers",
+        paraphrases=["Describe a colour.", "Describe an animal."],
+        samples_per_paraphrase=3,
+        max_tokens=40,  # completion tokens dominate the price
+    )
+
+
+def test_a_batch_not_created_for_a_server_error_is_tried_each_round_then_each_sample_says_why(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(rate_500=1.0, endpoints=["batches.create"])
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    question = _long_answers()
+    groups = {"g": [MODEL]}
+    most = question.estimate(groups, cache=cache, router=router).batch_cost
+    # The budget covers one round at its most expensive, not two: batches never created
+    # spend nothing, so later rounds must not be refused for the budget.
+    settings = _settings(use_n=False, batch_max_rounds=3, max_cost=most * 1.5)
+    answers = question.ask(groups, cache=cache, router=router, settings=settings)
+    assert answers.outcome.stopped is None and answers.outcome.cost == 0
+    errors = answers.frame["error"]
+    assert len(errors) == 6 and errors.str.contains("gave up after 3 batches: batch not").all()
+    assert errors.str.contains("500").all()
+    assert _stats(batches_sandbox).get("batches.create", 0) >= 3
+    assert _batches(batches_sandbox) == []
+    assert cache.batches.records(active_only=True) == []
+    assert cache.info().errors == 6
+
+
+def test_a_batch_the_api_refuses_for_good_gives_each_sample_the_reason_without_more_rounds(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["batches.create"])
+    cache = Cache(tmp_path / "cache")
+    answers = child_question(2).ask(
+        {"g": [MODEL]},
+        cache=cache,
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_rounds=3),
+    )
+    errors = answers.frame["error"]
+    assert len(errors) == 4
+    assert errors.str.startswith("batch not created: 429 insufficient_quota").all()
+    assert _stats(batches_sandbox)["batches.create"] == 3  # one round: the SDK's 2 retries
+    assert cache.batches.records(active_only=True) == []
