@@ -470,3 +470,29 @@ def test_a_batch_the_api_refuses_for_good_gives_each_sample_the_reason_without_m
     assert errors.str.startswith("batch not created: 429 insufficient_quota").all()
     assert _stats(batches_sandbox)["batches.create"] == 3  # one round: the SDK's 2 retries
     assert cache.batches.records(active_only=True) == []
+
+
+def test_a_batch_that_cannot_be_read_is_left_for_a_later_run_which_collects_it(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["batches.retrieve"])
+    first = child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    errors = first.frame["error"]
+    assert len(errors) == 4 and first.frame["answer"].isna().all()
+    assert errors.str.startswith(f"cannot read batch {batch.id}: 429 insufficient_quota").all()
+    assert cache.info().errors == 0  # not the samples' fault: nothing logged against them
+    (record,) = cache.batches.records(active_only=True)
+    assert record.batch_id == batch.id
+
+    batches_sandbox.set_faults(quota_requests=None)
+    df = child_question(2).df(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    assert len(df) == 4 and df["answer"].notna().all()
+    assert _stats(batches_sandbox)["batches.create"] == 1
+    assert cache.batches.records(active_only=True) == []
