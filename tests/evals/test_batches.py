@@ -496,3 +496,23 @@ def test_a_batch_that_cannot_be_read_is_left_for_a_later_run_which_collects_it(
     assert len(df) == 4 and df["answer"].notna().all()
     assert _stats(batches_sandbox)["batches.create"] == 1
     assert cache.batches.records(active_only=True) == []
+
+
+def test_a_line_over_the_enqueued_token_limit_on_its_own_is_an_error_naming_the_limit(
+    tmp_path: Path, env_key: None
+) -> None:
+    limits = {MODEL: {"batch_queue_tokens": 10}}  # a line asks about 15 tokens
+    with run_sandbox(batch_seconds=0.3, limits=limits) as sandbox:
+        answers = child_question(2).ask(
+            {"g": [MODEL]},
+            cache=tmp_path / "cache",
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        errors = answers.frame["error"]
+        assert len(errors) == 4 and answers.frame["answer"].isna().all()
+        assert errors.str.contains(
+            r"^asks \d+ tokens, more than the enqueued-token limit of 10 for gpt-4o-mini$"
+        ).all()
+        (refused,) = _batches(sandbox)  # learned from the one refusal, not tried again
+        assert refused.status == "failed"
