@@ -516,3 +516,35 @@ def test_a_line_over_the_enqueued_token_limit_on_its_own_is_an_error_naming_the_
         ).all()
         (refused,) = _batches(sandbox)  # learned from the one refusal, not tried again
         assert refused.status == "failed"
+
+
+def test_ctrl_c_while_a_batch_is_created_lets_the_next_run_find_it_at_once_and_not_buy_again(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=0.3) as sandbox:
+        sandbox.set_faults(latency_ms=1500)  # time to press Ctrl-C while the batch is made
+        cache = Cache(tmp_path / "cache")
+        child = _child(sandbox, cache.directory, 2, tmp_path / "out.json")
+        deadline = time.monotonic() + 60
+        while not _stats(sandbox).get("batches.create"):
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline, "the child created no batch"
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode != 0 and b"KeyboardInterrupt" in err
+        (record,) = cache.batches.records(active_only=True)
+        assert record.state == "submitting" and record.lease_until == 0  # not a 5-minute wait
+        sandbox.set_faults(latency_ms=0)
+        while not _batches(sandbox):  # the server still made the batch the child asked for
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        df = child_question(2).df(
+            {"g": [MODEL]},
+            cache=cache,
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1  # adopted by its metadata
+        assert cache.batches.records(active_only=True) == []
