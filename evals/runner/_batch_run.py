@@ -89,6 +89,8 @@ class BatchRun:
         """The most each batch this run created and has not collected can cost."""
         self.bought_now: set[BatchItem] = set()
         """Samples a synchronous run was buying when last looked at: waited for, not sent."""
+        self.no_credits: str | None = None
+        """Why batches cannot be created any more (out of credits): none is tried again."""
         self.cancelled_before: set[str] = set()
         """Records cancelled before this run began: their unrun lines are sent again."""
 
@@ -222,6 +224,10 @@ class BatchRun:
             max_bytes=self.settings.batch_max_bytes,
             max_tokens=room,
         ):
+            if self.no_credits is not None:
+                for line in chunk:
+                    self._give_up_line(line, f"not run: {self.no_credits}")
+                continue
             prompt = sum(line.prompt_tokens for line in chunk)
             price = self.ctx.price(model, prompt, sum(line.completion_tokens for line in chunk))
             price = (price or 0.0) * self.discount  # the chunk's most expensive outcome
@@ -273,6 +279,9 @@ class BatchRun:
         except Exception as error:
             failure = classify(error, base_url=endpoint.base_url)
             self.records.finish(record.id, "released", failure.message)
+            if failure.kind is FailureKind.STOP:
+                self.no_credits = f"{model}: {failure.message}"
+                self.outcome.stopped = self.outcome.stopped or self.no_credits
             settle = self._retry if failure.kind is FailureKind.RETRY else self._give_up
             for item in _items(got):
                 settle(item, f"batch not created: {failure.message}")

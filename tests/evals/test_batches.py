@@ -454,21 +454,26 @@ def test_a_batch_not_created_for_a_server_error_is_tried_each_round_then_each_sa
     assert cache.info().errors == 6
 
 
-def test_a_batch_the_api_refuses_for_good_gives_each_sample_the_reason_without_more_rounds(
+def test_out_of_credits_a_batch_run_stops_and_creates_no_other_batch(
     batches_sandbox: Any, tmp_path: Path, env_key: None
 ) -> None:
     batches_sandbox.set_faults(quota_requests=0, endpoints=["batches.create"])
     cache = Cache(tmp_path / "cache")
     answers = child_question(2).ask(
-        {"g": [MODEL]},
+        {"g": [MODEL, "gpt-4.1-nano"]},
         cache=cache,
         router=EnvRouter(base_url=batches_sandbox.base_url),
-        settings=_settings(use_n=False, batch_max_rounds=3),
+        settings=_settings(use_n=False, batch_max_rounds=3, batch_max_requests=2),
     )
+    assert "429 insufficient_quota" in (answers.outcome.stopped or "")
     errors = answers.frame["error"]
-    assert len(errors) == 4
-    assert errors.str.startswith("batch not created: 429 insufficient_quota").all()
-    assert _stats(batches_sandbox)["batches.create"] == 3  # one round: the SDK's 2 retries
+    assert len(errors) == 8 and errors.str.contains("429 insufficient_quota").all()
+    refused = errors.str.startswith("batch not created: 429 insufficient_quota")
+    assert refused.sum() == 2  # the first batch's lines; the rest were not run
+    assert errors[~refused].str.startswith("not run: ").all()
+    requests = _stats(batches_sandbox)
+    assert requests["files.create"] == 1
+    assert requests["batches.create"] == 3  # one batch: the SDK's 2 retries
     assert cache.batches.records(active_only=True) == []
 
 
