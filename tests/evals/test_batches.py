@@ -553,3 +553,21 @@ def test_ctrl_c_while_a_batch_is_created_lets_the_next_run_find_it_at_once_and_n
         assert len(df) == 4 and df["answer"].notna().all()
         assert _stats(sandbox)["batches.create"] == 1  # adopted by its metadata
         assert cache.batches.records(active_only=True) == []
+
+
+def test_batches_refused_for_the_enqueued_token_limit_do_not_count_against_max_cost(
+    tmp_path: Path, env_key: None
+) -> None:
+    limits = {MODEL: {"batch_queue_tokens": 200}}  # 6 lines of about 55 tokens each
+    with run_sandbox(batch_seconds=0.3, limits=limits) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        question = _long_answers()
+        groups = {"g": [MODEL]}
+        most = question.estimate(groups, cache=cache, router=router).batch_cost
+        settings = _settings(use_n=False, max_cost=most * 1.5)  # all once, not twice
+        answers = question.ask(groups, cache=cache, router=router, settings=settings)
+        assert answers.outcome.stopped is None and answers.outcome.errors == {}
+        assert answers.frame["answer"].notna().all() and len(answers.frame) == 6
+        statuses = sorted(b.status for b in _batches(sandbox))
+        assert statuses[-1] == "failed" and "completed" in statuses
