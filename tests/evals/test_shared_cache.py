@@ -312,3 +312,25 @@ def test_a_cache_copy_takes_the_batches_in_flight_so_the_target_collects_instead
     assert target.batches.get(done.id) is None  # a finished batch has nothing left to collect
     again = source.copy_to(postgres_url)
     assert again.read["batches"] == 1 and again.copied["batches"] == 0
+
+
+def test_a_postgresql_cache_whose_database_does_not_exist_is_refused_before_buying(
+    sandbox: Any, router: EnvRouter, postgres_url: str
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    from evals.errors import CacheError
+
+    missing = make_url(postgres_url).set(database="labmgr_never_created", password="s3cret-pw")
+    q = Question.create(type="free_form", name="nowhere", paraphrases=["Hi."], max_tokens=5)
+    before = chat_requests(sandbox)
+    with pytest.raises(CacheError, match=r"labmgr_never_created.* does not exist") as raised:
+        q.df(
+            {"g": [JUDGE]},
+            cache=missing.render_as_string(hide_password=False),
+            router=router,
+            settings=RunSettings(progress=False),
+        )
+    assert "s3cret-pw" not in str(raised.value) and "***" in str(raised.value)
+    assert "createdb" in (raised.value.hint or "")
+    assert chat_requests(sandbox) == before
