@@ -218,6 +218,7 @@ class BatchRun:
                                 f"token limit of {limit:,.0f} for {model}",
                             )
                 return  # wait for batches in flight to finish
+            lines = [line for line in lines if line.tokens <= room]  # the rest waits for room
         for chunk in chunks(
             lines,
             max_requests=self.settings.batch_max_requests,

@@ -571,3 +571,29 @@ def test_batches_refused_for_the_enqueued_token_limit_do_not_count_against_max_c
         assert answers.frame["answer"].notna().all() and len(answers.frame) == 6
         statuses = sorted(b.status for b in _batches(sandbox))
         assert statuses[-1] == "failed" and "completed" in statuses
+
+
+def test_against_a_learned_enqueued_token_limit_a_line_that_does_not_fit_waits_for_room(
+    tmp_path: Path, env_key: None
+) -> None:
+    paraphrases = [  # lines of about 65, 130 and 15 tokens, in that order
+        "Describe this colour in a word: " + "blue, " * 25,
+        "Describe this animal in a word: " + "a large grey cat, " * 22,
+        "Hi.",
+    ]
+    question = Question.create(
+        type="free_form", name="sizes", paraphrases=paraphrases, max_tokens=5
+    )
+    limits = {MODEL: {"batch_queue_tokens": 170}}  # the first two do not fit together
+    with run_sandbox(batch_seconds=1.0, limits=limits) as sandbox:
+        df = question.df(
+            {"g": [MODEL]},
+            cache=tmp_path / "cache",
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(),
+        )
+        assert df["answer"].notna().all() and len(df) == 3
+        statuses = [b.status for b in _batches(sandbox)]
+        # One refusal teaches the limit; the big line is not sent into a full queue again
+        # and again while the first batch runs, the small one goes beside it.
+        assert sorted(statuses) == ["completed"] * 3 + ["failed"]
