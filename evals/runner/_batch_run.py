@@ -374,8 +374,8 @@ class BatchRun:
                 self.records.set_status(record.id, batch.status)
             if batch.status in FINAL_STATUSES:
                 if self.records.start_collecting(record.id, self.owner, COLLECT_LEASE):
-                    self._collect(record, batch, self._client(endpoint))
-                    self.watched.pop(record_id)
+                    if self._collect(record, batch, self._client(endpoint)):
+                        self.watched.pop(record_id)
                 else:
                     record.state = "collecting"
                 ended = True
@@ -400,18 +400,27 @@ class BatchRun:
         self.watched.pop(record.id, None)
         return True
 
-    def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> None:
+    def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> bool:
         """Read a finished batch into the cache, line by line; its samples are settled or
-        free again."""
+        free again. False when its files cannot be read now (tried again at the next look,
+        or, failing for good, left for a later run)."""
         lines = self.records.lines(record.id)
-        self.in_flight.pop(record.id, None)  # what it cost is in the outcome now
         if batch.status == "failed":
+            self.in_flight.pop(record.id, None)
             self._failed_batch(record, batch, lines)
-            return
+            return True
         results: dict[str, LineResult] = {}
-        for file_id in (batch.output_file_id, batch.error_file_id):
-            if file_id:
-                results.update(read_results(client.files.content(file_id).content))
+        try:
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                if file_id:
+                    results.update(read_results(client.files.content(file_id).content))
+        except Exception as error:
+            self.records.submitted(record.id, record.file_id or "", batch.id, batch.status)
+            failure = classify(error)
+            if failure.kind is not FailureKind.RETRY:
+                self._drop(record, f"cannot read the output of batch {batch.id}: {failure.message}")
+            return False
+        self.in_flight.pop(record.id, None)  # what it cost is in the outcome now
         cancelled = f"batch {batch.id} was cancelled before this line ran; run again to send it"
         for line in lines:
             result = results.get(line.custom_id) or LineResult(
@@ -432,6 +441,7 @@ class BatchRun:
             else:
                 self._line_failed(record, line.request_key, line.sample_ixs, result.message)
         self.records.finish(record.id, "collected")
+        return True
 
     def _store(self, record: BatchRecord, line: BatchLine, body: dict[str, Any]) -> None:
         key = line.request_key

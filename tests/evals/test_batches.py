@@ -597,3 +597,55 @@ def test_against_a_learned_enqueued_token_limit_a_line_that_does_not_fit_waits_f
         # One refusal teaches the limit; the big line is not sent into a full queue again
         # and again while the first batch runs, the small one goes beside it.
         assert sorted(statuses) == ["completed"] * 3 + ["failed"]
+
+
+def test_a_finished_batch_whose_output_cannot_be_downloaded_yet_is_read_on_a_later_look(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=1.0) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        sandbox.set_faults(rate_500=1.0, endpoints=["files.content"])
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            result["df"] = child_question(2).df(
+                {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+            )
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while _stats(sandbox).get("files.content", 0) < 3:  # one look, the SDK's 2 retries
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        sandbox.set_faults(rate_500=0.0)
+        thread.join(60)
+        df = result["df"]
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1
+        assert cache.batches.records(active_only=True) == []
+
+
+def test_a_finished_batch_whose_output_is_refused_for_good_is_left_for_a_later_run(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["files.content"])
+    first = child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    errors = first.frame["error"]
+    assert len(errors) == 4 and first.frame["answer"].isna().all()
+    assert errors.str.startswith(f"cannot read the output of batch {batch.id}: 429").all()
+    (record,) = cache.batches.records(active_only=True)
+    assert record.state == "submitted"  # not held by a collecting lease
+
+    batches_sandbox.set_faults(quota_requests=None)
+    df = child_question(2).df(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    assert len(df) == 4 and df["answer"].notna().all()
+    assert _stats(batches_sandbox)["batches.create"] == 1
