@@ -374,7 +374,12 @@ class BatchRun:
                 self.records.set_status(record.id, batch.status)
             if batch.status in FINAL_STATUSES:
                 if self.records.start_collecting(record.id, self.owner, COLLECT_LEASE):
-                    if self._collect(record, batch, self._client(endpoint)):
+                    try:
+                        collected = self._collect(record, batch, self._client(endpoint))
+                    except BaseException:  # Ctrl-C: the next run collects it at once
+                        self.records.let_go(record.id)
+                        raise
+                    if collected:
                         self.watched.pop(record_id)
                 else:
                     record.state = "collecting"
@@ -415,7 +420,7 @@ class BatchRun:
                 if file_id:
                     results.update(read_results(client.files.content(file_id).content))
         except Exception as error:
-            self.records.submitted(record.id, record.file_id or "", batch.id, batch.status)
+            self.records.let_go(record.id)
             failure = classify(error)
             if failure.kind is not FailureKind.RETRY:
                 self._drop(record, f"cannot read the output of batch {batch.id}: {failure.message}")

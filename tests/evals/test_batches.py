@@ -641,7 +641,7 @@ def test_a_finished_batch_whose_output_is_refused_for_good_is_left_for_a_later_r
     assert len(errors) == 4 and first.frame["answer"].isna().all()
     assert errors.str.startswith(f"cannot read the output of batch {batch.id}: 429").all()
     (record,) = cache.batches.records(active_only=True)
-    assert record.state == "submitted"  # not held by a collecting lease
+    assert record.lease_until == 0  # not held by a collecting lease
 
     batches_sandbox.set_faults(quota_requests=None)
     df = child_question(2).df(
@@ -649,3 +649,34 @@ def test_a_finished_batch_whose_output_is_refused_for_good_is_left_for_a_later_r
     )
     assert len(df) == 4 and df["answer"].notna().all()
     assert _stats(batches_sandbox)["batches.create"] == 1
+
+
+def test_ctrl_c_while_a_batch_is_collected_lets_the_next_run_collect_it_at_once(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=0.5) as sandbox:
+        cache = Cache(tmp_path / "cache")
+        child = _child(sandbox, cache.directory, 2, tmp_path / "out.json")
+        deadline = time.monotonic() + 60
+        while not _stats(sandbox).get("batches.create"):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        sandbox.set_faults(latency_ms=1500)  # time to press Ctrl-C while its output is read
+        while not _stats(sandbox).get("files.content"):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode != 0 and b"KeyboardInterrupt" in err
+        (record,) = cache.batches.records(active_only=True)
+        assert record.state == "collecting" and record.lease_until == 0  # not a 10-minute wait
+        sandbox.set_faults(latency_ms=0)
+        df = child_question(2).df(
+            {"g": [MODEL]},
+            cache=cache,
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1
+        assert cache.batches.records(active_only=True) == []
