@@ -680,3 +680,25 @@ def test_ctrl_c_while_a_batch_is_collected_lets_the_next_run_collect_it_at_once(
         assert len(df) == 4 and df["answer"].notna().all()
         assert _stats(sandbox)["batches.create"] == 1
         assert cache.batches.records(active_only=True) == []
+
+
+def test_cancelling_a_batch_that_already_finished_says_so_and_it_is_still_collected(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(batch_wait=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    client = _client(batches_sandbox)
+    deadline = time.monotonic() + 30
+    while client.batches.retrieve(batch.id).status != "completed":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    ctx = run_context(cache=cache, router=router, settings=_settings())
+    (state,) = cancel_batches(ctx, [batch.id])
+    assert state.problem is not None and "cannot be cancelled" in state.problem
+    assert state.problem.startswith("400")
+    collected = collect_batches(ctx)
+    assert collected.samples == 4 and list_batches(ctx, active_only=True) == []
