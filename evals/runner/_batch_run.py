@@ -62,6 +62,8 @@ class _Want:
     label: str
     attempts: int = 0
     done: bool = False
+    error: str | None = None
+    """Why its last batch did not give it (sent again in the next round)."""
 
 
 class BatchRun:
@@ -517,6 +519,7 @@ class BatchRun:
         want = self.wanted.get(item)
         if want is not None:
             want.attempts += 1
+            want.error = message
             if want.attempts >= self.settings.batch_max_rounds:
                 self._give_up(item, f"gave up after {want.attempts} batches: {message}")
 
@@ -540,8 +543,12 @@ class BatchRun:
         open_items = [item for item, want in self.wanted.items() if not want.done]
         covered = self.records.covering(open_items) if open_items else {}
         for item in open_items:
+            if item not in covered and item not in self.bought_now:  # in no batch
+                why = self.wanted[item].error or "the enqueued-token limit is full"
+                self.outcome.errors[item] = f"not sent: {why}; run again to send it"
+                continue
             self.outcome.pending += 1
-            if item not in covered and item in self.bought_now:
+            if item not in covered:
                 self.outcome.errors[item] = (
                     "being bought now by another run; run again to read it from the cache"
                 )

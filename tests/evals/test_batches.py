@@ -702,3 +702,19 @@ def test_cancelling_a_batch_that_already_finished_says_so_and_it_is_still_collec
     assert state.problem.startswith("400")
     collected = collect_batches(ctx)
     assert collected.samples == 4 and list_batches(ctx, active_only=True) == []
+
+
+def test_a_run_that_does_not_wait_says_which_samples_were_not_sent_and_why(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(rate_500=1.0, endpoints=["batches.create"])
+    answers = child_question(2).ask(
+        {"g": [MODEL]},
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_wait=False),
+    )
+    assert answers.outcome.pending == 0  # nothing is in a batch to collect
+    errors = answers.frame["error"]
+    assert len(errors) == 4
+    assert errors.str.match(r"not sent: batch not created: 500.*; run again to send it").all()
