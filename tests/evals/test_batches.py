@@ -718,3 +718,30 @@ def test_a_run_that_does_not_wait_says_which_samples_were_not_sent_and_why(
     errors = answers.frame["error"]
     assert len(errors) == 4
     assert errors.str.match(r"not sent: batch not created: 500.*; run again to send it").all()
+
+
+def test_a_batch_being_created_with_another_key_is_left_for_it_not_waited_for_forever(
+    batches_sandbox: Any, tmp_path: Path, env_key: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, _ = _claim_like_a_dead_run(cache, EnvRouter(base_url=batches_sandbox.base_url), q)
+    monkeypatch.setenv("LABMGR_OTHER_KEY", TEST_KEY)
+    other = EnvRouter(base_url=batches_sandbox.base_url, key_env="LABMGR_OTHER_KEY")
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        result["answers"] = q.ask(
+            {"g": [MODEL]}, cache=cache, router=other, settings=_settings(use_n=False)
+        )
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the run waited for a batch it can never look up"
+    errors = result["answers"].frame["error"]
+    assert len(errors) == 4
+    assert errors.str.contains("was sent with another key or endpoint").all()
+    assert errors.str.contains("OPENAI_API_KEY").all()
+    record = cache.batches.get(record_id)
+    assert record is not None and record.state == "submitting"  # left for the other key
