@@ -745,3 +745,30 @@ def test_a_batch_being_created_with_another_key_is_left_for_it_not_waited_for_fo
     assert errors.str.contains("OPENAI_API_KEY").all()
     record = cache.batches.get(record_id)
     assert record is not None and record.state == "submitting"  # left for the other key
+
+
+def test_max_cost_with_batch_counts_prompts_given_as_content_parts(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    text = "Here is a long story about a colour, told slowly. " * 40  # prompts cost most here
+    question = Question.create(
+        type="free_form",
+        name="parts",
+        messages=[
+            [{"role": "user", "content": [{"type": "text", "text": f"{text} ({i}) Name it."}]}]
+            for i in range(4)
+        ],
+        samples_per_paraphrase=2,
+        max_tokens=1,
+    )
+    groups = {"g": [MODEL]}
+    settings = _settings(use_n=False, batch_max_requests=2)
+    whole = question.ask(groups, cache=tmp_path / "whole", router=router, settings=settings)
+    assert whole.outcome.errors == {} and whole.outcome.prompt_tokens > 8 * 400
+    budget = whole.outcome.cost / 2
+    capped = question.ask(
+        groups, cache=tmp_path / "capped", router=router, settings=settings.updated(max_cost=budget)
+    )
+    assert capped.outcome.cost <= budget
+    assert 0 < capped.outcome.samples < whole.outcome.samples
