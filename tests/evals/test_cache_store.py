@@ -154,3 +154,18 @@ def test_a_cache_file_that_is_not_a_database_is_refused_in_one_sentence_before_b
         q.df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=fast_settings)
     assert "Move the file away" in (raised.value.hint or "")
     assert chat_requests(sandbox) == before  # nothing bought that could not be stored
+
+
+def test_a_cache_folder_that_is_a_file_is_refused_in_one_sentence_before_buying(
+    sandbox: Any, router: EnvRouter, fast_settings: RunSettings, tmp_path: Path
+) -> None:
+    in_the_way = tmp_path / "cache"
+    in_the_way.write_text("not a folder\n")
+    before = chat_requests(sandbox)
+    q = Question.create(type="free_form", name="blocked", paraphrases=["Hi."], max_tokens=5)
+    with pytest.raises(CacheError, match=r"^cannot .* the response cache at ") as raised:
+        q.df({"g": ["gpt-4o-mini"]}, cache=in_the_way, router=router, settings=fast_settings)
+    assert str(in_the_way) in str(raised.value) and "\n" not in str(raised.value)
+    assert "writable" in (raised.value.hint or "")
+    assert in_the_way.read_text() == "not a folder\n"
+    assert chat_requests(sandbox) == before
