@@ -159,9 +159,11 @@ class BatchRecords:
             )
 
     def let_go(self, record_id: str) -> None:
-        """End a `submitting` record's lease now: the next run looks for its batch at once."""
+        """End a `submitting` or `collecting` record's lease now: the next look (of any run)
+        looks for its batch, or collects it, at once."""
         self._update(
-            "UPDATE {p}batch_records SET lease_until = 0 WHERE id = ? AND state = 'submitting'",
+            "UPDATE {p}batch_records SET lease_until = 0 WHERE id = ? "
+            "AND state IN ('submitting', 'collecting')",
             (record_id,),
         )
 

@@ -253,7 +253,10 @@ class Claims:
         if self._thread is not None:
             self._thread.join()
         with suppress(CacheError):
-            self.release()
+            try:
+                self.release()
+            except CacheError:  # a dropped connection is closed by then: this connects anew
+                self.release()
 
 
 _COUNTED = (*COPIED_TABLES, "batches")

@@ -62,6 +62,8 @@ class _Want:
     label: str
     attempts: int = 0
     done: bool = False
+    error: str | None = None
+    """Why its last batch did not give it (sent again in the next round)."""
 
 
 class BatchRun:
@@ -85,9 +87,12 @@ class BatchRun:
         self.endpoints: dict[str, Endpoint] = {}
         self.queue_limits: dict[tuple[str, str], float] = {}
         self.queue_refusals: dict[tuple[str, str], int] = {}
-        self.planned_cost = 0.0
+        self.in_flight: dict[str, float] = {}
+        """The most each batch this run created and has not collected can cost."""
         self.bought_now: set[BatchItem] = set()
         """Samples a synchronous run was buying when last looked at: waited for, not sent."""
+        self.no_credits: str | None = None
+        """Why batches cannot be created any more (out of credits): none is tried again."""
         self.cancelled_before: set[str] = set()
         """Records cancelled before this run began: their unrun lines are sent again."""
 
@@ -215,28 +220,35 @@ class BatchRun:
                                 f"token limit of {limit:,.0f} for {model}",
                             )
                 return  # wait for batches in flight to finish
+            lines = [line for line in lines if line.tokens <= room]  # the rest waits for room
         for chunk in chunks(
             lines,
             max_requests=self.settings.batch_max_requests,
             max_bytes=self.settings.batch_max_bytes,
             max_tokens=room,
         ):
+            if self.no_credits is not None:
+                for line in chunk:
+                    self._give_up_line(line, f"not run: {self.no_credits}")
+                continue
             prompt = sum(line.prompt_tokens for line in chunk)
             price = self.ctx.price(model, prompt, sum(line.completion_tokens for line in chunk))
             price = (price or 0.0) * self.discount  # the chunk's most expensive outcome
             max_cost = self.settings.max_cost
-            if max_cost is not None and self.planned_cost + price > max_cost:
+            spent = self.outcome.cost + sum(self.in_flight.values())
+            if max_cost is not None and spent + price > max_cost:
                 stopped = f"max_cost ${max_cost:g} would be passed"
                 self.outcome.stopped = self.outcome.stopped or stopped
                 for line in chunk:
                     self._give_up_line(line, f"not run: {stopped}")
                 continue
-            self.planned_cost += price
-            self._submit_chunk(endpoint, model, chunk)
+            self._submit_chunk(endpoint, model, chunk, price)
             if room is not None:
                 return  # one batch at a time against a known queue limit
 
-    def _submit_chunk(self, endpoint: Endpoint, model: str, chunk: list[PlannedLine]) -> None:
+    def _submit_chunk(
+        self, endpoint: Endpoint, model: str, chunk: list[PlannedLine], price: float
+    ) -> None:
         label = self.wanted[(chunk[0].line.request_key, chunk[0].line.sample_ixs[0])].label
         record = BatchRecord(
             id=new_record_id(),
@@ -270,6 +282,9 @@ class BatchRun:
         except Exception as error:
             failure = classify(error, base_url=endpoint.base_url)
             self.records.finish(record.id, "released", failure.message)
+            if failure.kind is FailureKind.STOP:
+                self.no_credits = f"{model}: {failure.message}"
+                self.outcome.stopped = self.outcome.stopped or self.no_credits
             settle = self._retry if failure.kind is FailureKind.RETRY else self._give_up
             for item in _items(got):
                 settle(item, f"batch not created: {failure.message}")
@@ -277,6 +292,7 @@ class BatchRun:
         except BaseException:  # Ctrl-C: the batch may exist; the next run looks for it at once
             self.records.let_go(record.id)
             raise
+        self.in_flight[record.id] = price
         self.records.submitted(record.id, uploaded.id, batch.id, batch.status)
         record.state, record.file_id, record.batch_id = "submitted", uploaded.id, batch.id
         record.status, record.requests = batch.status, len(got)
@@ -360,8 +376,13 @@ class BatchRun:
                 self.records.set_status(record.id, batch.status)
             if batch.status in FINAL_STATUSES:
                 if self.records.start_collecting(record.id, self.owner, COLLECT_LEASE):
-                    self._collect(record, batch, self._client(endpoint))
-                    self.watched.pop(record_id)
+                    try:
+                        collected = self._collect(record, batch, self._client(endpoint))
+                    except BaseException:  # Ctrl-C: the next run collects it at once
+                        self.records.let_go(record.id)
+                        raise
+                    if collected:
+                        self.watched.pop(record_id)
                 else:
                     record.state = "collecting"
                 ended = True
@@ -380,23 +401,36 @@ class BatchRun:
                     return False
                 if batch.created_at < record.created - 60:
                     break
+        except NoEndpointError as error:  # another key's: left for a run that has it
+            self._drop(record, error.message)
+            return True
         except Exception:  # cannot look now: the next look tries again
             return False
         self.records.finish(record.id, "released", "its batch was never created")
         self.watched.pop(record.id, None)
         return True
 
-    def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> None:
+    def _collect(self, record: BatchRecord, batch: Any, client: openai.OpenAI) -> bool:
         """Read a finished batch into the cache, line by line; its samples are settled or
-        free again."""
+        free again. False when its files cannot be read now (tried again at the next look,
+        or, failing for good, left for a later run)."""
         lines = self.records.lines(record.id)
         if batch.status == "failed":
+            self.in_flight.pop(record.id, None)
             self._failed_batch(record, batch, lines)
-            return
+            return True
         results: dict[str, LineResult] = {}
-        for file_id in (batch.output_file_id, batch.error_file_id):
-            if file_id:
-                results.update(read_results(client.files.content(file_id).content))
+        try:
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                if file_id:
+                    results.update(read_results(client.files.content(file_id).content))
+        except Exception as error:
+            self.records.let_go(record.id)
+            failure = classify(error)
+            if failure.kind is not FailureKind.RETRY:
+                self._drop(record, f"cannot read the output of batch {batch.id}: {failure.message}")
+            return False
+        self.in_flight.pop(record.id, None)  # what it cost is in the outcome now
         cancelled = f"batch {batch.id} was cancelled before this line ran; run again to send it"
         for line in lines:
             result = results.get(line.custom_id) or LineResult(
@@ -417,6 +451,7 @@ class BatchRun:
             else:
                 self._line_failed(record, line.request_key, line.sample_ixs, result.message)
         self.records.finish(record.id, "collected")
+        return True
 
     def _store(self, record: BatchRecord, line: BatchLine, body: dict[str, Any]) -> None:
         key = line.request_key
@@ -487,6 +522,7 @@ class BatchRun:
         want = self.wanted.get(item)
         if want is not None:
             want.attempts += 1
+            want.error = message
             if want.attempts >= self.settings.batch_max_rounds:
                 self._give_up(item, f"gave up after {want.attempts} batches: {message}")
 
@@ -510,8 +546,12 @@ class BatchRun:
         open_items = [item for item, want in self.wanted.items() if not want.done]
         covered = self.records.covering(open_items) if open_items else {}
         for item in open_items:
+            if item not in covered and item not in self.bought_now:  # in no batch
+                why = self.wanted[item].error or "the enqueued-token limit is full"
+                self.outcome.errors[item] = f"not sent: {why}; run again to send it"
+                continue
             self.outcome.pending += 1
-            if item not in covered and item in self.bought_now:
+            if item not in covered:
                 self.outcome.errors[item] = (
                     "being bought now by another run; run again to read it from the cache"
                 )

@@ -344,7 +344,15 @@ class Pacing:
             return ticket.pacer
         self._families[ticket.model] = family
         self._by_route.clear()
-        return self.pacer_for(ticket.endpoint_id, ticket.model)
+        pacer, old = self.pacer_for(ticket.endpoint_id, ticket.model), ticket.pacer
+        moved = [call for call in old.pending if call.request.model == ticket.model]
+        if moved:  # its calls waiting behind the refused one wait for the family's limit now
+            old.pending = deque(call for call in old.pending if call.request.model != ticket.model)
+            pacer.pending.extend(moved)
+            if pacer.releaser is None:
+                pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
+                self._background(pacer.releaser)
+        return pacer
 
     def _settle(self, ticket: Ticket) -> None:
         del self._flying[id(ticket)]

@@ -419,3 +419,356 @@ def test_max_cost_with_batch_submits_only_what_the_budget_covers_at_its_most_exp
     assert len(not_run) == whole.outcome.samples - capped.outcome.samples
     assert all("max_cost" in message for message in not_run)
     assert 0 < _stats(batches_sandbox)["batches.create"] - created < created
+
+
+def _long_answers() -> Question:
+    return Question.create(
+        type="free_form",
+        name="long answers",
+        paraphrases=["Describe a colour.", "Describe an animal."],
+        samples_per_paraphrase=3,
+        max_tokens=40,  # completion tokens dominate the price
+    )
+
+
+def test_a_batch_not_created_for_a_server_error_is_tried_each_round_then_each_sample_says_why(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(rate_500=1.0, endpoints=["batches.create"])
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    question = _long_answers()
+    groups = {"g": [MODEL]}
+    most = question.estimate(groups, cache=cache, router=router).batch_cost
+    # The budget covers one round at its most expensive, not two: batches never created
+    # spend nothing, so later rounds must not be refused for the budget.
+    settings = _settings(use_n=False, batch_max_rounds=3, max_cost=most * 1.5)
+    answers = question.ask(groups, cache=cache, router=router, settings=settings)
+    assert answers.outcome.stopped is None and answers.outcome.cost == 0
+    errors = answers.frame["error"]
+    assert len(errors) == 6 and errors.str.contains("gave up after 3 batches: batch not").all()
+    assert errors.str.contains("500").all()
+    assert _stats(batches_sandbox).get("batches.create", 0) >= 3
+    assert _batches(batches_sandbox) == []
+    assert cache.batches.records(active_only=True) == []
+    assert cache.info().errors == 6
+
+
+def test_out_of_credits_a_batch_run_stops_and_creates_no_other_batch(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["batches.create"])
+    cache = Cache(tmp_path / "cache")
+    answers = child_question(2).ask(
+        {"g": [MODEL, "gpt-4.1-nano"]},
+        cache=cache,
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_max_rounds=3, batch_max_requests=2),
+    )
+    assert "429 insufficient_quota" in (answers.outcome.stopped or "")
+    errors = answers.frame["error"]
+    assert len(errors) == 8 and errors.str.contains("429 insufficient_quota").all()
+    refused = errors.str.startswith("batch not created: 429 insufficient_quota")
+    assert refused.sum() == 2  # the first batch's lines; the rest were not run
+    assert errors[~refused].str.startswith("not run: ").all()
+    requests = _stats(batches_sandbox)
+    assert requests["files.create"] == 1
+    assert requests["batches.create"] == 3  # one batch: the SDK's 2 retries
+    assert cache.batches.records(active_only=True) == []
+
+
+def test_a_batch_that_cannot_be_read_is_left_for_a_later_run_which_collects_it(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["batches.retrieve"])
+    first = child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    errors = first.frame["error"]
+    assert len(errors) == 4 and first.frame["answer"].isna().all()
+    assert errors.str.startswith(f"cannot read batch {batch.id}: 429 insufficient_quota").all()
+    assert cache.info().errors == 0  # not the samples' fault: nothing logged against them
+    (record,) = cache.batches.records(active_only=True)
+    assert record.batch_id == batch.id
+
+    batches_sandbox.set_faults(quota_requests=None)
+    df = child_question(2).df(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    assert len(df) == 4 and df["answer"].notna().all()
+    assert _stats(batches_sandbox)["batches.create"] == 1
+    assert cache.batches.records(active_only=True) == []
+
+
+def test_a_line_over_the_enqueued_token_limit_on_its_own_is_an_error_naming_the_limit(
+    tmp_path: Path, env_key: None
+) -> None:
+    limits = {MODEL: {"batch_queue_tokens": 10}}  # a line asks about 15 tokens
+    with run_sandbox(batch_seconds=0.3, limits=limits) as sandbox:
+        answers = child_question(2).ask(
+            {"g": [MODEL]},
+            cache=tmp_path / "cache",
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        errors = answers.frame["error"]
+        assert len(errors) == 4 and answers.frame["answer"].isna().all()
+        assert errors.str.contains(
+            r"^asks \d+ tokens, more than the enqueued-token limit of 10 for gpt-4o-mini$"
+        ).all()
+        (refused,) = _batches(sandbox)  # learned from the one refusal, not tried again
+        assert refused.status == "failed"
+
+
+def test_ctrl_c_while_a_batch_is_created_lets_the_next_run_find_it_at_once_and_not_buy_again(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=0.3) as sandbox:
+        sandbox.set_faults(latency_ms=1500)  # time to press Ctrl-C while the batch is made
+        cache = Cache(tmp_path / "cache")
+        child = _child(sandbox, cache.directory, 2, tmp_path / "out.json")
+        deadline = time.monotonic() + 60
+        while not _stats(sandbox).get("batches.create"):
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline, "the child created no batch"
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode != 0 and b"KeyboardInterrupt" in err
+        (record,) = cache.batches.records(active_only=True)
+        assert record.state == "submitting" and record.lease_until == 0  # not a 5-minute wait
+        sandbox.set_faults(latency_ms=0)
+        while not _batches(sandbox):  # the server still made the batch the child asked for
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        df = child_question(2).df(
+            {"g": [MODEL]},
+            cache=cache,
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1  # adopted by its metadata
+        assert cache.batches.records(active_only=True) == []
+
+
+def test_batches_refused_for_the_enqueued_token_limit_do_not_count_against_max_cost(
+    tmp_path: Path, env_key: None
+) -> None:
+    limits = {MODEL: {"batch_queue_tokens": 200}}  # 6 lines of about 55 tokens each
+    with run_sandbox(batch_seconds=0.3, limits=limits) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        question = _long_answers()
+        groups = {"g": [MODEL]}
+        most = question.estimate(groups, cache=cache, router=router).batch_cost
+        settings = _settings(use_n=False, max_cost=most * 1.5)  # all once, not twice
+        answers = question.ask(groups, cache=cache, router=router, settings=settings)
+        assert answers.outcome.stopped is None and answers.outcome.errors == {}
+        assert answers.frame["answer"].notna().all() and len(answers.frame) == 6
+        statuses = sorted(b.status for b in _batches(sandbox))
+        assert statuses[-1] == "failed" and "completed" in statuses
+
+
+def test_against_a_learned_enqueued_token_limit_a_line_that_does_not_fit_waits_for_room(
+    tmp_path: Path, env_key: None
+) -> None:
+    paraphrases = [  # lines of about 65, 130 and 15 tokens, in that order
+        "Describe this colour in a word: " + "blue, " * 25,
+        "Describe this animal in a word: " + "a large grey cat, " * 22,
+        "Hi.",
+    ]
+    question = Question.create(
+        type="free_form", name="sizes", paraphrases=paraphrases, max_tokens=5
+    )
+    limits = {MODEL: {"batch_queue_tokens": 170}}  # the first two do not fit together
+    with run_sandbox(batch_seconds=1.0, limits=limits) as sandbox:
+        df = question.df(
+            {"g": [MODEL]},
+            cache=tmp_path / "cache",
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(),
+        )
+        assert df["answer"].notna().all() and len(df) == 3
+        statuses = [b.status for b in _batches(sandbox)]
+        # One refusal teaches the limit; the big line is not sent into a full queue again
+        # and again while the first batch runs, the small one goes beside it.
+        assert sorted(statuses) == ["completed"] * 3 + ["failed"]
+
+
+def test_a_finished_batch_whose_output_cannot_be_downloaded_yet_is_read_on_a_later_look(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=1.0) as sandbox:
+        router = EnvRouter(base_url=sandbox.base_url)
+        cache = Cache(tmp_path / "cache")
+        sandbox.set_faults(rate_500=1.0, endpoints=["files.content"])
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            result["df"] = child_question(2).df(
+                {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+            )
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while _stats(sandbox).get("files.content", 0) < 3:  # one look, the SDK's 2 retries
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        sandbox.set_faults(rate_500=0.0)
+        thread.join(60)
+        df = result["df"]
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1
+        assert cache.batches.records(active_only=True) == []
+
+
+def test_a_finished_batch_whose_output_is_refused_for_good_is_left_for_a_later_run(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    batches_sandbox.set_faults(quota_requests=0, endpoints=["files.content"])
+    first = child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    errors = first.frame["error"]
+    assert len(errors) == 4 and first.frame["answer"].isna().all()
+    assert errors.str.startswith(f"cannot read the output of batch {batch.id}: 429").all()
+    (record,) = cache.batches.records(active_only=True)
+    assert record.lease_until == 0  # not held by a collecting lease
+
+    batches_sandbox.set_faults(quota_requests=None)
+    df = child_question(2).df(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(use_n=False)
+    )
+    assert len(df) == 4 and df["answer"].notna().all()
+    assert _stats(batches_sandbox)["batches.create"] == 1
+
+
+def test_ctrl_c_while_a_batch_is_collected_lets_the_next_run_collect_it_at_once(
+    tmp_path: Path, env_key: None
+) -> None:
+    with run_sandbox(batch_seconds=0.5) as sandbox:
+        cache = Cache(tmp_path / "cache")
+        child = _child(sandbox, cache.directory, 2, tmp_path / "out.json")
+        deadline = time.monotonic() + 60
+        while not _stats(sandbox).get("batches.create"):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        sandbox.set_faults(latency_ms=1500)  # time to press Ctrl-C while its output is read
+        while not _stats(sandbox).get("files.content"):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode != 0 and b"KeyboardInterrupt" in err
+        (record,) = cache.batches.records(active_only=True)
+        assert record.state == "collecting" and record.lease_until == 0  # not a 10-minute wait
+        sandbox.set_faults(latency_ms=0)
+        df = child_question(2).df(
+            {"g": [MODEL]},
+            cache=cache,
+            router=EnvRouter(base_url=sandbox.base_url),
+            settings=_settings(use_n=False),
+        )
+        assert len(df) == 4 and df["answer"].notna().all()
+        assert _stats(sandbox)["batches.create"] == 1
+        assert cache.batches.records(active_only=True) == []
+
+
+def test_cancelling_a_batch_that_already_finished_says_so_and_it_is_still_collected(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    cache = Cache(tmp_path / "cache")
+    child_question(2).ask(
+        {"g": [MODEL]}, cache=cache, router=router, settings=_settings(batch_wait=False)
+    )
+    (batch,) = _batches(batches_sandbox)
+    client = _client(batches_sandbox)
+    deadline = time.monotonic() + 30
+    while client.batches.retrieve(batch.id).status != "completed":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    ctx = run_context(cache=cache, router=router, settings=_settings())
+    (state,) = cancel_batches(ctx, [batch.id])
+    assert state.problem is not None and "cannot be cancelled" in state.problem
+    assert state.problem.startswith("400")
+    collected = collect_batches(ctx)
+    assert collected.samples == 4 and list_batches(ctx, active_only=True) == []
+
+
+def test_a_run_that_does_not_wait_says_which_samples_were_not_sent_and_why(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    batches_sandbox.set_faults(rate_500=1.0, endpoints=["batches.create"])
+    answers = child_question(2).ask(
+        {"g": [MODEL]},
+        cache=tmp_path / "cache",
+        router=EnvRouter(base_url=batches_sandbox.base_url),
+        settings=_settings(use_n=False, batch_wait=False),
+    )
+    assert answers.outcome.pending == 0  # nothing is in a batch to collect
+    errors = answers.frame["error"]
+    assert len(errors) == 4
+    assert errors.str.match(r"not sent: batch not created: 500.*; run again to send it").all()
+
+
+def test_a_batch_being_created_with_another_key_is_left_for_it_not_waited_for_forever(
+    batches_sandbox: Any, tmp_path: Path, env_key: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    q = child_question(2)
+    record_id, _ = _claim_like_a_dead_run(cache, EnvRouter(base_url=batches_sandbox.base_url), q)
+    monkeypatch.setenv("LABMGR_OTHER_KEY", TEST_KEY)
+    other = EnvRouter(base_url=batches_sandbox.base_url, key_env="LABMGR_OTHER_KEY")
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        result["answers"] = q.ask(
+            {"g": [MODEL]}, cache=cache, router=other, settings=_settings(use_n=False)
+        )
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the run waited for a batch it can never look up"
+    errors = result["answers"].frame["error"]
+    assert len(errors) == 4
+    assert errors.str.contains("was sent with another key or endpoint").all()
+    assert errors.str.contains("OPENAI_API_KEY").all()
+    record = cache.batches.get(record_id)
+    assert record is not None and record.state == "submitting"  # left for the other key
+
+
+def test_max_cost_with_batch_counts_prompts_given_as_content_parts(
+    batches_sandbox: Any, tmp_path: Path, env_key: None
+) -> None:
+    router = EnvRouter(base_url=batches_sandbox.base_url)
+    text = "Here is a long story about a colour, told slowly. " * 40  # prompts cost most here
+    question = Question.create(
+        type="free_form",
+        name="parts",
+        messages=[
+            [{"role": "user", "content": [{"type": "text", "text": f"{text} ({i}) Name it."}]}]
+            for i in range(4)
+        ],
+        samples_per_paraphrase=2,
+        max_tokens=1,
+    )
+    groups = {"g": [MODEL]}
+    settings = _settings(use_n=False, batch_max_requests=2)
+    whole = question.ask(groups, cache=tmp_path / "whole", router=router, settings=settings)
+    assert whole.outcome.errors == {} and whole.outcome.prompt_tokens > 8 * 400
+    budget = whole.outcome.cost / 2
+    capped = question.ask(
+        groups, cache=tmp_path / "capped", router=router, settings=settings.updated(max_cost=budget)
+    )
+    assert capped.outcome.cost <= budget
+    assert 0 < capped.outcome.samples < whole.outcome.samples

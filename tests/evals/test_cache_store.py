@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-from evals import Cache
+import pytest
+
+from evals import Cache, EnvRouter, Question, RunSettings
 from evals.cache import ChatRequest, SampleResult
+from evals.errors import CacheError
+
+from .conftest import chat_requests
 
 
 def _request(model: str = "gpt-4o-mini", text: str = "hi") -> ChatRequest:
@@ -133,3 +139,33 @@ def test_a_reload_while_another_process_writes_reads_every_sample(tmp_path: Path
         writer.execute("ROLLBACK")
         writer.close()
     assert [s.content for s in found[request.cache_key].values()] == ["0", "1", "2"]
+
+
+def test_a_cache_file_that_is_not_a_database_is_refused_in_one_sentence_before_buying(
+    sandbox: Any, router: EnvRouter, fast_settings: RunSettings, tmp_path: Path
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    assert cache.path is not None
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_bytes(b"these are not the answers you are looking for\n" * 100)
+    before = chat_requests(sandbox)
+    q = Question.create(type="free_form", name="damaged", paraphrases=["Hi."], max_tokens=5)
+    with pytest.raises(CacheError, match=r"^the response cache .* is damaged \(") as raised:
+        q.df({"g": ["gpt-4o-mini"]}, cache=cache, router=router, settings=fast_settings)
+    assert "Move the file away" in (raised.value.hint or "")
+    assert chat_requests(sandbox) == before  # nothing bought that could not be stored
+
+
+def test_a_cache_folder_that_is_a_file_is_refused_in_one_sentence_before_buying(
+    sandbox: Any, router: EnvRouter, fast_settings: RunSettings, tmp_path: Path
+) -> None:
+    in_the_way = tmp_path / "cache"
+    in_the_way.write_text("not a folder\n")
+    before = chat_requests(sandbox)
+    q = Question.create(type="free_form", name="blocked", paraphrases=["Hi."], max_tokens=5)
+    with pytest.raises(CacheError, match=r"^cannot .* the response cache at ") as raised:
+        q.df({"g": ["gpt-4o-mini"]}, cache=in_the_way, router=router, settings=fast_settings)
+    assert str(in_the_way) in str(raised.value) and "\n" not in str(raised.value)
+    assert "writable" in (raised.value.hint or "")
+    assert in_the_way.read_text() == "not a folder\n"
+    assert chat_requests(sandbox) == before

@@ -109,3 +109,21 @@ def test_a_base_url_without_http_says_so_and_asks_nothing(
         df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=fast_settings)
     assert df["error"].str.contains("127.0.0.1:8000/v1", regex=False).all()
     assert eval_cache.info().samples == 0
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_model_look_up_that_times_out_does_not_stop_the_run(
+    sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings, transport: str
+) -> None:
+    sandbox.set_faults(rate_timeout=1.0, timeout_hold_max_s=1.0, endpoints=["models.retrieve"])
+    q = Question.create(type="free_form", name="unlooked", paraphrases=["Hi."], max_tokens=5)
+    settings = fast_settings.model_copy(
+        update={"request_timeout": 0.3, "http_transport": transport}
+    )
+    try:
+        df = q.df({"g": ["gpt-4o-mini"]}, cache=eval_cache, router=router, settings=settings)
+    finally:
+        timeouts = sandbox.stats()["faults_injected"].get("timeout", 0)
+        sandbox.reset()
+    assert timeouts >= 1  # the look-up was held past its timeout
+    assert df["answer"].notna().all() and df["error"].isna().all()

@@ -311,3 +311,35 @@ def test_a_fine_tune_and_a_snapshot_are_first_paced_with_their_base_alias() -> N
     assert guess_family("ft:gpt-4o-mini-2024-07-18:org::x:ckpt-step-10") == "gpt-4o-mini"
     assert guess_family("gpt-4.1-2025-04-14") == "gpt-4.1"
     assert guess_family("o4-mini") == "o4-mini"
+
+
+def test_a_snapshot_the_api_counts_under_an_alias_it_does_not_look_like_shares_its_pace(
+    limited: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `gpt-3.5-turbo-0125` has no date to strip: only a 429 naming `gpt-3.5-turbo` tells the
+    # run that both models draw on one limit; from then on the snapshot's calls, those waiting
+    # behind the refused one too, are paced with the alias's.
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    alias, snapshot = "gpt-3.5-turbo", "gpt-3.5-turbo-0125"
+    assert guess_family(snapshot) != alias
+    limited.set_limits({alias: {"rpm": 60}})  # slow enough that both first requests are refused
+    client = _client(limited)
+    for _ in range(10_000):  # drain the shared bucket
+        try:
+            client.chat.completions.create(
+                model=alias, messages=[{"role": "user", "content": "hi"}], max_tokens=1
+            )
+        except openai.RateLimitError:
+            break
+    refused_before, sent_before = _rate_limited(limited), _chat_requests(limited)
+    df = _question("aliased", 5).df(
+        {"g": [alias, snapshot]},
+        cache=Cache(tmp_path / "cache"),
+        router=EnvRouter(base_url=limited.base_url),
+        settings=_settings(),
+    )
+    assert len(df) == 10 and df["error"].isna().all() and df["answer"].notna().all()
+    sent = _chat_requests(limited) - sent_before
+    refused = _rate_limited(limited) - refused_before
+    assert sent == 10 + refused
+    assert refused <= 3, f"{refused} of {sent} requests were refused"

@@ -312,3 +312,78 @@ def test_a_cache_copy_takes_the_batches_in_flight_so_the_target_collects_instead
     assert target.batches.get(done.id) is None  # a finished batch has nothing left to collect
     again = source.copy_to(postgres_url)
     assert again.read["batches"] == 1 and again.copied["batches"] == 0
+
+
+def test_a_postgresql_cache_whose_database_does_not_exist_is_refused_before_buying(
+    sandbox: Any, router: EnvRouter, postgres_url: str
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    from evals.errors import CacheError
+
+    missing = make_url(postgres_url).set(database="labmgr_never_created", password="s3cret-pw")
+    q = Question.create(type="free_form", name="nowhere", paraphrases=["Hi."], max_tokens=5)
+    before = chat_requests(sandbox)
+    with pytest.raises(CacheError, match=r"labmgr_never_created.* does not exist") as raised:
+        q.df(
+            {"g": [JUDGE]},
+            cache=missing.render_as_string(hide_password=False),
+            router=router,
+            settings=RunSettings(progress=False),
+        )
+    assert "s3cret-pw" not in str(raised.value) and "***" in str(raised.value)
+    assert "createdb" in (raised.value.hint or "")
+    assert chat_requests(sandbox) == before
+
+
+def test_a_run_whose_postgresql_connection_drops_stops_and_leaves_no_claim_behind(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from sqlalchemy import create_engine, text
+
+    from evals.errors import CacheError
+    from labmgr.sandbox import run_sandbox
+
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    q = Question.create(
+        type="free_form",
+        name="cut",
+        paraphrases=[f"Name a colour ({i})." for i in range(12)],
+        max_tokens=5,
+    )
+    settings = RunSettings(progress=False, max_concurrency=1, use_n=False)
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+
+    def cut_connections() -> None:  # once the first answers are stored
+        watcher = Cache(postgres_url)
+        deadline = time.monotonic() + 60
+        while watcher.info().samples == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with admin.connect() as connection:
+            connection.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
+
+    with run_sandbox() as sandbox:
+        sandbox.set_faults(latency_ms=200)
+        router = EnvRouter(base_url=sandbox.base_url)
+        cutter = threading.Thread(target=cut_connections)
+        cutter.start()
+        with pytest.raises(CacheError, match="the response cache at postgresql"):
+            q.df({"g": [JUDGE]}, cache=postgres_url, router=router, settings=settings)
+        cutter.join()
+        sent = chat_requests(sandbox)
+        assert sent < 12  # it stopped buying what it could not store
+        info = Cache(postgres_url).info()
+        assert info.claims == 0  # the next run need not wait for their leases
+        sandbox.set_faults(latency_ms=0)
+        df = q.df({"g": [JUDGE]}, cache=postgres_url, router=router, settings=settings)
+        assert df["answer"].notna().all()
+        assert chat_requests(sandbox) - sent == 12 - info.samples  # only what is missing
+    admin.dispose()
