@@ -1,4 +1,4 @@
-"""`labmgr cache info` and `labmgr cache clear`."""
+"""`labmgr cache info`, `labmgr cache clear` and `labmgr cache copy`."""
 
 from __future__ import annotations
 
@@ -72,3 +72,22 @@ def test_clear_has_no_packs_option(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["cache", "clear", "--packs", "--dir", str(tmp_path)])
     assert result.exit_code == 2 and "No such option" in result.output
     assert Cache(tmp_path).info().samples == 3
+
+
+def test_copy_fills_another_cache_and_a_second_copy_skips_what_is_there(tmp_path: Path) -> None:
+    source, target = tmp_path / "here", tmp_path / "shared"
+    _fill(Cache(source))
+    runner = CliRunner()
+    args = ["cache", "copy", "--dir", str(source), "--to", str(target)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "copied 3 samples and 0 errors" in first.output and "skipped" not in first.output
+    copied = [(e.question, e.model, e.samples) for e in Cache(target).info().entries]
+    assert copied == [(e.question, e.model, e.samples) for e in Cache(source).info().entries]
+    again = runner.invoke(app, [*args, "--json"])
+    assert again.exit_code == 0, again.output
+    counts = json.loads(again.output)
+    assert counts["read"]["samples"] == 3 and counts["copied"]["samples"] == 0
+    assert Cache(source).info().samples == 3 and Cache(target).info().samples == 3
+    third = runner.invoke(app, args)
+    assert "copied 0 samples" in third.output and "3 rows were there already" in third.output
