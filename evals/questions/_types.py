@@ -267,6 +267,9 @@ class FreeForm(_TextQuestion):
                     "resolved by load_questions(), in Python pass the judge question itself"
                 )
             if isinstance(judge, dict):
+                odd = next((key for key in judge if not isinstance(key, str)), None)
+                if odd is not None:
+                    raise ValueError(f"judge '{judge_name}': option {odd!r}: its name must be text")
                 options = dict(judge)
                 judge_type = options.pop("type", None)
                 if judge_type not in ("free_form_judge", "rating_judge"):
