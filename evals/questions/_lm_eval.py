@@ -103,7 +103,7 @@ def _scoring(config: TaskConfig, output_type: str) -> dict[str, Any]:
     for index, entry in enumerate(metrics):
         key = f"metric_list[{index}]"
         name = entry.get("metric") if isinstance(entry, Mapping) else entry
-        if name not in known:
+        if not isinstance(name, str) or name not in known:
             raise config.error(
                 key,
                 f"metric {name!r} is not supported for {output_type}; labmgr scores "

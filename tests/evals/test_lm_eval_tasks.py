@@ -377,6 +377,8 @@ REFUSALS = [
     ({"": "dataset_kwrgs: {}\n"}, "dataset_kwrgs", "not a key of lm-evaluation-harness"),
     ({"": "metric_list: [{metric: bleu}]\n"}, "metric_list[0]", "metric 'bleu' is not supported"),
     ({"": "metric_list: [{metric: acc}]\n"}, "metric_list[0]", "exact_match"),
+    ({"": "metric_list: [[exact_match]]\n"}, "metric_list[0]", "is not supported"),
+    ({"": "metric_list: [{metric: [exact_match]}]\n"}, "metric_list[0]", "is not supported"),
     (
         {"": "metric_list: [{metric: exact_match, regexes_to_ignore: [',']}]\n"},
         "metric_list[0].regexes_to_ignore",
