@@ -481,6 +481,22 @@ def test_templates_render_in_a_sandbox_and_unknown_names_are_errors(tmp_path: Pa
         lm_eval_questions(task)
 
 
+@pytest.mark.parametrize("template", ["{{ q * 200000 }}", "{{ 3 ** 100000 }}"])
+def test_a_template_that_would_build_a_huge_text_or_number_is_refused(
+    tmp_path: Path, template: str
+) -> None:
+    # Small enough to be harmless without the bound; 10**10 times would exhaust the machine.
+    text = GENERATE.replace('"Q: {{q}}\\nA:"', f"'{template}'")
+    task = write_task(tmp_path, text, {"data/sums.jsonl": SUMS})
+    with pytest.raises(
+        QuestionFileError, match=r"field 'doc_to_text': .*sums.jsonl:1: .*not allowed"
+    ):
+        lm_eval_questions(task)
+    task.write_text(text.replace(template, '{{ "-" * 3 }} {{ 2 ** 3 }} {{ q }}'))
+    (row, *_) = only_question(task)["dataset"]
+    assert row["prompt"] == "--- 8 What is 1 + 1?"
+
+
 def test_a_list_of_questions_is_not_taken_for_a_task_file(tmp_path: Path) -> None:
     path = tmp_path / "questions.yaml"
     path.write_text("- name: task\n  type: free_form\n  paraphrases: [hi]\n")
