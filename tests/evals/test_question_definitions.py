@@ -52,6 +52,17 @@ def test_a_judge_template_must_contain_answer() -> None:
         Question.create(type="free_form_judge", name="j", model="m", paraphrases=["{question}"])
 
 
+@pytest.mark.parametrize(("low", "high"), [(10, 10), (100, 0)])
+def test_a_rating_range_of_one_value_or_reversed_is_refused(low: int, high: int) -> None:
+    # 10 to 10 (a typo for 100) would read every answer as 10 and draw it on 0-100.
+    with pytest.raises(QuestionError, match=r"question 'r' \(rating\): 'min_rating' must be below"):
+        Question.create(type="rating", name="r", paraphrases=["x"], min_rating=low, max_rating=high)
+    judge = {"type": "rating_judge", "model": "m", "paraphrases": ["Rate {answer}"]}
+    judge |= {"min_rating": low, "max_rating": high}
+    with pytest.raises(QuestionError, match=r"judge 'j'.*'min_rating' must be below 'max_rating'"):
+        Question.create(type="free_form", name="q", paraphrases=["x"], judges={"j": judge})
+
+
 def test_messages_and_system_do_not_combine() -> None:
     with pytest.raises(QuestionError, match="'system' only applies to 'paraphrases'"):
         Question.create(type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s")
