@@ -266,3 +266,14 @@ def test_a_run_that_cannot_be_written_over_an_old_one_leaves_no_run_json_of_the_
     # The samples are the new run's: a run.json of the old run would describe them wrongly.
     with pytest.raises(RunFolderError, match="not a run folder"):
         load_run(tmp_path)
+
+
+def test_questions_whose_names_make_one_file_name_keep_their_own_samples(tmp_path: Path) -> None:
+    names = ["a/b", "a_b", "A_B", "a:b"]  # one file name once unsafe signs are replaced
+    frames = {name: judged_frame({"g": [f"m-{i}"]}, samples=i + 1) for i, name in enumerate(names)}
+    run = load_run(write_run(tmp_path, frames, resamples=20).path)
+    files = [run.question_info(name)["samples_file"].lower() for name in names]
+    assert len(set(files)) == len(names)  # distinct on a file system that ignores case, too
+    for name, frame in frames.items():
+        assert run.samples(name)["model"].unique().tolist() == frame["model"].unique().tolist()
+        assert len(run.samples(name)) == len(frame)
