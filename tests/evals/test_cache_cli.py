@@ -91,3 +91,23 @@ def test_copy_fills_another_cache_and_a_second_copy_skips_what_is_there(tmp_path
     assert Cache(source).info().samples == 3 and Cache(target).info().samples == 3
     third = runner.invoke(app, args)
     assert "copied 0 samples" in third.output and "3 rows were there already" in third.output
+
+
+def test_clearing_a_question_deletes_its_verdicts_and_nothing_of_a_question_it_prefixes(
+    tmp_path: Path,
+) -> None:
+    cache = Cache(tmp_path)
+    for label in ("wish", "wish/judges", "wish_json", "wish_json/judges", "judges/wish"):
+        request = ChatRequest(
+            endpoint="http://x/v1",
+            model="m1",
+            messages=[{"role": "user", "content": label}],
+            params={},
+        )
+        cache.store(request, label, [(0, SampleResult("a", None, "stop", 3, 1))])
+    result = CliRunner().invoke(
+        app, ["cache", "clear", "--dir", str(tmp_path), "--question", "wish"]
+    )
+    assert result.exit_code == 0 and "deleted 2 cached samples of question 'wish'" in result.output
+    left = sorted(e.question for e in Cache(tmp_path).info().entries)
+    assert left == ["judges/wish", "wish_json", "wish_json/judges"]
