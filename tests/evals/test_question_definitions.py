@@ -68,6 +68,15 @@ def test_messages_and_system_do_not_combine() -> None:
         Question.create(type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s")
 
 
+def test_a_conversation_message_without_a_role_is_refused_naming_it() -> None:
+    talk = [
+        [{"role": "user", "content": "hi"}],
+        [{"role": "user", "content": "x"}, {"content": "y"}],
+    ]
+    with pytest.raises(QuestionError, match=r"conversation 1, message 1 has no 'role'"):
+        Question.create(type="free_form", name="q", messages=talk)
+
+
 def test_system_is_prepended_and_question_is_the_last_message() -> None:
     q = Question.create(type="free_form", paraphrases=["a", "b"], system="be brief")
     assert q.conversations()[1] == [
