@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evals.errors import OutputError, RunOptionsError, why_not_writable
+from evals.questions import read_rows
 from evals.runs import HUMAN_PREFIX, Run, id_key, load_run, sample_ids, write_run_file
 from evals.stats import Scale, score_scale
 
@@ -155,6 +156,23 @@ def draw_sample(
     return _stratified(table, n, by, np.random.default_rng(seed))
 
 
+def _labels_in(path: Path) -> int:
+    """How many labels a label file (an export being filled in) holds; 0 for no such file
+    or one that is not a label file."""
+    if not path.is_file():
+        return 0
+    try:
+        _, rows = read_rows(path, as_csv=path.suffix.lower() not in (".jsonl", ".json"), bad=[])
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+    return sum(
+        1
+        for _, row in rows
+        for name, value in row.items()
+        if str(name).startswith(HUMAN_PREFIX) and value not in (None, "")
+    )
+
+
 def export_labels(
     run: Run | str | Path,
     *,
@@ -175,6 +193,14 @@ def export_labels(
     found = candidates(loaded)
     picked, counts = draw_sample(loaded, found.table, n=n, by=by, seed=seed)
     target = Path(out) if out is not None else loaded.path / f"labels-{seed}.{file_format}"
+    held = _labels_in(target)
+    if held:
+        raise OutputError(
+            f"{target} already holds {held} label{'s' if held != 1 else ''}: exporting into it "
+            "again would lose them.",
+            hint="Import it first (`labmgr labels import`), then export elsewhere with --out "
+            "or another --seed.",
+        )
     label_columns = found.label_columns()
     visible = ["id", "question"] if blind else ["id", "question", "model", "group"]
     records = []

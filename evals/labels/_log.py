@@ -77,13 +77,20 @@ class LabelLog:
         self.events = self._read()
 
     def _read(self) -> list[dict[str, Any]]:
-        """Every event so far; an unfinished last line (a write cut short) is removed."""
+        """Every event so far; an unfinished last line (a write cut short) is removed, a whole
+        one missing its newline (a log saved by an editor) is ended."""
         try:
             data = self.path.read_bytes() if self.path.exists() else b""
             if data and not data.endswith(b"\n"):
-                data = data[: data.rfind(b"\n") + 1]
-                with self.path.open("r+b") as handle:
-                    handle.truncate(len(data))
+                end = data.rfind(b"\n") + 1
+                if _is_event(data[end:]):
+                    data += b"\n"
+                    with self.path.open("ab") as handle:
+                        handle.write(b"\n")
+                else:
+                    data = data[:end]
+                    with self.path.open("r+b") as handle:
+                        handle.truncate(len(data))
         except OSError as error:
             raise OutputError(
                 f"cannot read the label log {self.path}: {describe_os_error(error)}."
@@ -133,6 +140,14 @@ class LabelLog:
 
     def close(self) -> None:
         self._lock.release()
+
+
+def _is_event(line: bytes) -> bool:
+    try:
+        event = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(event, dict) and event.get("event") in EVENTS
 
 
 def _number(event: dict[str, Any], score: str) -> float | None:

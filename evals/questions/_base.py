@@ -176,9 +176,15 @@ class Question(BaseModel):
         conversations = self.paraphrases if self.paraphrases is not None else self.messages
         if not conversations:
             raise ValueError("needs at least one paraphrase or conversation")
-        for conversation in self.messages or []:
+        for number, conversation in enumerate(self.messages or []):
             if not conversation or not all(isinstance(m, dict) for m in conversation):
                 raise ValueError("each conversation must be a non-empty list of messages")
+            roleless = next((i for i, m in enumerate(conversation) if not m.get("role")), None)
+            if roleless is not None:  # every API refuses it: every sample would fail
+                raise ValueError(
+                    f"option 'messages': conversation {number}, message {roleless} has no "
+                    "'role' (user, system or assistant)"
+                )
         return self
 
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -13,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import StrictUndefined, Template, TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context
+from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
 from evals.errors import QuestionFileError
 from evals.questions._lm_eval_config import (
@@ -103,7 +106,7 @@ def _scoring(config: TaskConfig, output_type: str) -> dict[str, Any]:
     for index, entry in enumerate(metrics):
         key = f"metric_list[{index}]"
         name = entry.get("metric") if isinstance(entry, Mapping) else entry
-        if name not in known:
+        if not isinstance(name, str) or name not in known:
             raise config.error(
                 key,
                 f"metric {name!r} is not supported for {output_type}; labmgr scores "
@@ -296,7 +299,35 @@ def _regex_replace(text: str, pattern: str, replacement: str, count: int = 0) ->
     return re.sub(pattern, replacement, text, count=count)
 
 
-_ENVIRONMENT = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+_MAX_POWER_BITS = 10_000
+
+
+def _power_bits(base: Any, exponent: Any) -> float:
+    """About how many bits `base ** exponent` has (0 unless both are whole numbers)."""
+    if not (isinstance(base, int) and isinstance(exponent, int)) or abs(base) < 2 or exponent < 1:
+        return 0.0
+    return exponent * math.log2(abs(base))
+
+
+class _TaskTemplates(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox with `*` and `**` bounded as its `range` is: a template
+    builds no text or list longer than `MAX_RANGE` and no power of more than
+    `_MAX_POWER_BITS` bits (`{{ 'x' * 10**10 }}` would exhaust memory, `{{ 9**9**9 }}` time)."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for items, times in ((left, right), (right, left)):
+                sized = isinstance(items, str | list | tuple) and isinstance(times, int)
+                if sized and len(items) * times > MAX_RANGE:
+                    raise SecurityError(f"a repetition longer than {MAX_RANGE} is not allowed")
+        elif _power_bits(left, right) > _MAX_POWER_BITS:
+            raise SecurityError(f"a power of more than {_MAX_POWER_BITS} bits is not allowed")
+        return super().call_binop(context, operator, left, right)
+
+
+_ENVIRONMENT = _TaskTemplates(undefined=StrictUndefined, keep_trailing_newline=True)
 _ENVIRONMENT.filters["regex_replace"] = _regex_replace
 
 

@@ -97,6 +97,9 @@ def load_questions(path: str | Path) -> dict[str, Question]:
             where = f"{file}:{line}: entry {index + 1}"
             if not isinstance(entry, dict):
                 raise QuestionFileError(f"{where}: expected a mapping with 'name' and 'type'")
+            odd = next((key for key in entry if not isinstance(key, str)), None)
+            if odd is not None:
+                raise QuestionFileError(f"{where}: field {odd!r}: a field's name must be text")
             by_id = "id" in entry and "name" not in entry
             is_em = by_id and (entry.get("type") in _EM_TYPES or "judge_prompts" in entry)
             name = entry.get("id") if by_id else entry.get("name")

@@ -54,8 +54,8 @@ class Rating(_LogprobQuestion):
 
     @model_validator(mode="after")
     def _range_is_ordered(self) -> Rating:
-        if self.min_rating > self.max_rating:
-            raise ValueError("'min_rating' must not exceed 'max_rating'")
+        if self.min_rating >= self.max_rating:  # one value is no scale: every answer alike
+            raise ValueError("'min_rating' must be below 'max_rating'")
         return self
 
     @property
@@ -63,9 +63,7 @@ class Rating(_LogprobQuestion):
         return math.nan
 
     def column_scales(self) -> dict[str, Scale]:
-        if self.min_rating < self.max_rating:
-            return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
-        return {"answer": ZERO_TO_HUNDRED}
+        return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
         read = self.read_answers(samples[:1])[0]
@@ -267,6 +265,9 @@ class FreeForm(_TextQuestion):
                     "resolved by load_questions(), in Python pass the judge question itself"
                 )
             if isinstance(judge, dict):
+                odd = next((key for key in judge if not isinstance(key, str)), None)
+                if odd is not None:
+                    raise ValueError(f"judge '{judge_name}': option {odd!r}: its name must be text")
                 options = dict(judge)
                 judge_type = options.pop("type", None)
                 if judge_type not in ("free_form_judge", "rating_judge"):

@@ -29,7 +29,14 @@ from evals.runs._analysis import (
     write_run_file,
     write_statistics,
 )
-from evals.runs._folder import CURVES_FILE, MODEL_SUMMARY_FILE, Run, load_run, samples_file_name
+from evals.runs._folder import (
+    CURVES_FILE,
+    MODEL_SUMMARY_FILE,
+    RUN_FILE,
+    Run,
+    load_run,
+    samples_file_name,
+)
 from evals.runs._samples_file import write_samples
 from evals.stats import (
     DEFAULT_METHOD,
@@ -250,6 +257,9 @@ def write_run(
     }
     taken: set[str] = set()
     try:
+        # An old run's run.json would describe the new samples if writing stopped halfway:
+        # the folder holds no run until the new run.json is written, last.
+        (folder / RUN_FILE).unlink(missing_ok=True)
         for entry, frame in zip(entries, frames.values(), strict=True):
             entry["samples_file"] = samples_file_name(entry["name"], taken)
             entry["totals"] = frame_totals(frame)
@@ -271,8 +281,12 @@ def write_run(
             scores = {name: plan.scores for name, plan in plans.items()}
             per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
             per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
+        else:  # not an old run's
+            (folder / MODEL_SUMMARY_FILE).unlink(missing_ok=True)
         if curves is not None and not curves.empty:
             curves.to_csv(folder / CURVES_FILE, index=False)
+        else:
+            (folder / CURVES_FILE).unlink(missing_ok=True)
         content["questions"] = entries
         content["totals"] = {
             key: sum(e["totals"][key] for e in entries)

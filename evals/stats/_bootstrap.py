@@ -91,18 +91,9 @@ def hierarchical_bootstrap(
     """Percentile interval of the mean of model means: each resample draws the models with
     replacement, then each drawn model's samples with replacement (NaN dropped first)."""
     _check(resamples, confidence)
-    data = np.asarray(values, dtype=float)
-    labels = np.asarray(models, dtype=object)
-    if data.shape != labels.shape:
-        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
-    keep = ~np.isnan(data)
-    data, labels = data[keep], labels[keep]
-    if data.size == 0:
+    per_model = _per_model(values, models)
+    if not per_model:
         return empty_interval()
-    _, codes = np.unique(labels.astype(str), return_inverse=True)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    per_model = np.split(data[order], bounds)
     n_models = len(per_model)
     pick_rng, sample_rng = _generators(seed)
     picks = pick_rng.integers(0, n_models, size=(resamples, n_models))
@@ -118,7 +109,48 @@ def hierarchical_bootstrap(
     estimates = slot_means.reshape(resamples, n_models).mean(axis=1)
     low, high = _percentiles(estimates, confidence)
     point = float(np.mean([samples.mean() for samples in per_model]))
-    return Interval(point, low, high, n_models, int(data.size), sampling_only=n_models == 1)
+    size = sum(len(samples) for samples in per_model)
+    return Interval(point, low, high, n_models, size, sampling_only=n_models == 1)
+
+
+def _per_model(
+    values: Sequence[float] | npt.ArrayLike, models: Sequence[object] | npt.ArrayLike
+) -> list[FloatArray]:
+    """Each model's values (NaN dropped), models in sorted order."""
+    data = np.asarray(values, dtype=float)
+    labels = np.asarray(models, dtype=object)
+    if data.shape != labels.shape:
+        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
+    keep = ~np.isnan(data)
+    data, labels = data[keep], labels[keep]
+    if data.size == 0:
+        return []
+    _, codes = np.unique(labels.astype(str), return_inverse=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return np.split(data[order], bounds)
+
+
+def _within_models_bootstrap(
+    values: Sequence[float] | npt.ArrayLike,
+    models: Sequence[object] | npt.ArrayLike,
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> Interval:
+    """The plain bootstrap of a group: the mean of its models' means, each model's samples
+    resampled and the models kept (sampling noise only; one model: `plain_bootstrap`)."""
+    _check(resamples, confidence)
+    per_model = _per_model(values, models)
+    if not per_model:
+        return empty_interval()
+    _, sample_rng = _generators(seed)
+    drawn = [_resampled_means(samples, resamples, sample_rng) for samples in per_model]
+    low, high = _percentiles(np.mean(drawn, axis=0), confidence)
+    point = float(np.mean([samples.mean() for samples in per_model]))
+    size = sum(len(samples) for samples in per_model)
+    return Interval(point, low, high, len(per_model), size, sampling_only=True)
 
 
 def bootstrap_interval(
@@ -130,13 +162,15 @@ def bootstrap_interval(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> Interval:
-    """`hierarchical_bootstrap` (needs `models`) or `plain_bootstrap`, by `method`."""
+    """`hierarchical_bootstrap` (needs `models`) or the plain bootstrap, by `method`: of the
+    values as one pool without `models`, with them of the mean of the models' means (each
+    model's samples resampled, the models kept)."""
     if method == "plain":
-        interval = plain_bootstrap(values, resamples=resamples, confidence=confidence, seed=seed)
         if models is None:
-            return interval
-        labels = np.asarray(models, dtype=object)[~np.isnan(np.asarray(values, dtype=float))]
-        return replace(interval, n_models=len(set(labels.astype(str).tolist())))
+            return plain_bootstrap(values, resamples=resamples, confidence=confidence, seed=seed)
+        return _within_models_bootstrap(
+            values, models, resamples=resamples, confidence=confidence, seed=seed
+        )
     if method == "hierarchical":
         if models is None:
             raise ValueError("the hierarchical bootstrap needs the model of each value")

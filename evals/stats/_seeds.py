@@ -30,8 +30,8 @@ _DESCRIPTIONS = {
     "hierarchical": "a percentile bootstrap over the models, then the samples within each "
     "model (narrower than its level with few seeds); a group of one model resamples its "
     "samples, which reflects sampling noise only",
-    "plain": "a percentile bootstrap of the group's pooled samples, which ignores the seeds: "
-    "it reflects sampling noise only",
+    "plain": "a percentile bootstrap of the samples within each model, the models kept, "
+    "which ignores the seeds' spread: it reflects sampling noise only",
 }
 
 

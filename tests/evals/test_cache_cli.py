@@ -1,4 +1,4 @@
-"""`labmgr cache info` and `labmgr cache clear`."""
+"""`labmgr cache info`, `labmgr cache clear` and `labmgr cache copy`."""
 
 from __future__ import annotations
 
@@ -72,3 +72,42 @@ def test_clear_has_no_packs_option(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["cache", "clear", "--packs", "--dir", str(tmp_path)])
     assert result.exit_code == 2 and "No such option" in result.output
     assert Cache(tmp_path).info().samples == 3
+
+
+def test_copy_fills_another_cache_and_a_second_copy_skips_what_is_there(tmp_path: Path) -> None:
+    source, target = tmp_path / "here", tmp_path / "shared"
+    _fill(Cache(source))
+    runner = CliRunner()
+    args = ["cache", "copy", "--dir", str(source), "--to", str(target)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "copied 3 samples and 0 errors" in first.output and "skipped" not in first.output
+    copied = [(e.question, e.model, e.samples) for e in Cache(target).info().entries]
+    assert copied == [(e.question, e.model, e.samples) for e in Cache(source).info().entries]
+    again = runner.invoke(app, [*args, "--json"])
+    assert again.exit_code == 0, again.output
+    counts = json.loads(again.output)
+    assert counts["read"]["samples"] == 3 and counts["copied"]["samples"] == 0
+    assert Cache(source).info().samples == 3 and Cache(target).info().samples == 3
+    third = runner.invoke(app, args)
+    assert "copied 0 samples" in third.output and "3 rows were there already" in third.output
+
+
+def test_clearing_a_question_deletes_its_verdicts_and_nothing_of_a_question_it_prefixes(
+    tmp_path: Path,
+) -> None:
+    cache = Cache(tmp_path)
+    for label in ("wish", "wish/judges", "wish_json", "wish_json/judges", "judges/wish"):
+        request = ChatRequest(
+            endpoint="http://x/v1",
+            model="m1",
+            messages=[{"role": "user", "content": label}],
+            params={},
+        )
+        cache.store(request, label, [(0, SampleResult("a", None, "stop", 3, 1))])
+    result = CliRunner().invoke(
+        app, ["cache", "clear", "--dir", str(tmp_path), "--question", "wish"]
+    )
+    assert result.exit_code == 0 and "deleted 2 cached samples of question 'wish'" in result.output
+    left = sorted(e.question for e in Cache(tmp_path).info().entries)
+    assert left == ["judges/wish", "wish_json", "wish_json/judges"]

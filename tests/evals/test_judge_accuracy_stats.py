@@ -110,6 +110,24 @@ def test_agreement_between_judges_counts_verdicts_both_gave() -> None:
     assert row["n"] == 3 and row["agreement"] == pytest.approx(2 / 3)
 
 
+def test_judges_of_three_labels_agree_by_cohens_kappa_without_an_order_and_none_in_common() -> None:
+    labels = {"j1": ["safe", "harm", "odd", "safe"], "j2": ["safe", "harm", "safe", "safe"]}
+    verdicts = pd.DataFrame(
+        {
+            "judge": ["j1"] * 4 + ["j2"] * 4 + ["j3"] * 2,
+            "item": ["1", "2", "3", "4"] * 2 + ["8", "9"],
+            "order": ["ab"] * 10,
+            "picked": [*labels["j1"], *labels["j2"], "safe", "harm"],
+        }
+    )
+    first, apart, _ = judge_agreement(verdicts, ["j1", "j2", "j3"], "label", 0.0)
+    # Observed 3/4; by chance: safe 2/4 · 3/4 + harm 1/4 · 1/4 + odd 1/4 · 0 = 7/16.
+    assert first["n"] == 4 and first["agreement"] == pytest.approx(0.75)
+    assert first["kappa"] == pytest.approx((0.75 - 7 / 16) / (1 - 7 / 16))
+    assert first["kappa_low"] is None and first["kappa_high"] is None  # no interval unordered
+    assert (apart["other"], apart["n"], apart["agreement"], apart["kappa"]) == ("j3", 0, None, None)
+
+
 @pytest.mark.parametrize(
     ("text", "position"),
     [("B", "B"), ("A.", "A"), ("(B) the second", "B"), ("The answer is B", "B"), ("", None)],

@@ -377,6 +377,8 @@ REFUSALS = [
     ({"": "dataset_kwrgs: {}\n"}, "dataset_kwrgs", "not a key of lm-evaluation-harness"),
     ({"": "metric_list: [{metric: bleu}]\n"}, "metric_list[0]", "metric 'bleu' is not supported"),
     ({"": "metric_list: [{metric: acc}]\n"}, "metric_list[0]", "exact_match"),
+    ({"": "metric_list: [[exact_match]]\n"}, "metric_list[0]", "is not supported"),
+    ({"": "metric_list: [{metric: [exact_match]}]\n"}, "metric_list[0]", "is not supported"),
     (
         {"": "metric_list: [{metric: exact_match, regexes_to_ignore: [',']}]\n"},
         "metric_list[0].regexes_to_ignore",
@@ -477,6 +479,22 @@ def test_templates_render_in_a_sandbox_and_unknown_names_are_errors(tmp_path: Pa
         QuestionFileError, match=r"field 'doc_to_text': .*sums.jsonl:1: .*'question' is undefined"
     ):
         lm_eval_questions(task)
+
+
+@pytest.mark.parametrize("template", ["{{ q * 200000 }}", "{{ 3 ** 100000 }}"])
+def test_a_template_that_would_build_a_huge_text_or_number_is_refused(
+    tmp_path: Path, template: str
+) -> None:
+    # Small enough to be harmless without the bound; 10**10 times would exhaust the machine.
+    text = GENERATE.replace('"Q: {{q}}\\nA:"', f"'{template}'")
+    task = write_task(tmp_path, text, {"data/sums.jsonl": SUMS})
+    with pytest.raises(
+        QuestionFileError, match=r"field 'doc_to_text': .*sums.jsonl:1: .*not allowed"
+    ):
+        lm_eval_questions(task)
+    task.write_text(text.replace(template, '{{ "-" * 3 }} {{ 2 ** 3 }} {{ q }}'))
+    (row, *_) = only_question(task)["dataset"]
+    assert row["prompt"] == "--- 8 What is 1 + 1?"
 
 
 def test_a_list_of_questions_is_not_taken_for_a_task_file(tmp_path: Path) -> None:

@@ -86,6 +86,25 @@ def test_every_combination_of_levels_is_one_prompt_in_a_fixed_order() -> None:
     }
 
 
+def test_a_factor_of_labelled_texts_asks_each_text_and_names_its_level_by_the_label() -> None:
+    question = Question.create(
+        type="free_form",
+        name="rent",
+        grid={"who": {"tenant": "I rent the flat", "owner": "I own the flat"}, "n": [1, 2]},
+        template="{who}. Can I paint {n} walls?",
+    )
+    assert question.prompts() == [
+        "I rent the flat. Can I paint 1 walls?",
+        "I rent the flat. Can I paint 2 walls?",
+        "I own the flat. Can I paint 1 walls?",
+        "I own the flat. Can I paint 2 walls?",
+    ]
+    assert question.prompt_factors()["who"] == ["tenant", "tenant", "owner", "owner"]
+    mixed = {"who": {"tenant": "I rent the flat", "owner": {"who": "I own the flat"}}}
+    with pytest.raises(QuestionError, match="levels are either all texts or all mappings"):
+        Question.create(type="free_form", name="rent", grid=mixed, template="{who}.")
+
+
 def test_a_grid_of_three_perspectives_and_two_amounts_gives_factor_columns_and_splits(
     sandbox: Any, eval_cache: Cache, router: EnvRouter, fast_settings: RunSettings
 ) -> None:

@@ -52,9 +52,29 @@ def test_a_judge_template_must_contain_answer() -> None:
         Question.create(type="free_form_judge", name="j", model="m", paraphrases=["{question}"])
 
 
+@pytest.mark.parametrize(("low", "high"), [(10, 10), (100, 0)])
+def test_a_rating_range_of_one_value_or_reversed_is_refused(low: int, high: int) -> None:
+    # 10 to 10 (a typo for 100) would read every answer as 10 and draw it on 0-100.
+    with pytest.raises(QuestionError, match=r"question 'r' \(rating\): 'min_rating' must be below"):
+        Question.create(type="rating", name="r", paraphrases=["x"], min_rating=low, max_rating=high)
+    judge = {"type": "rating_judge", "model": "m", "paraphrases": ["Rate {answer}"]}
+    judge |= {"min_rating": low, "max_rating": high}
+    with pytest.raises(QuestionError, match=r"judge 'j'.*'min_rating' must be below 'max_rating'"):
+        Question.create(type="free_form", name="q", paraphrases=["x"], judges={"j": judge})
+
+
 def test_messages_and_system_do_not_combine() -> None:
     with pytest.raises(QuestionError, match="'system' only applies to 'paraphrases'"):
         Question.create(type="free_form", messages=[[{"role": "user", "content": "x"}]], system="s")
+
+
+def test_a_conversation_message_without_a_role_is_refused_naming_it() -> None:
+    talk = [
+        [{"role": "user", "content": "hi"}],
+        [{"role": "user", "content": "x"}, {"content": "y"}],
+    ]
+    with pytest.raises(QuestionError, match=r"conversation 1, message 1 has no 'role'"):
+        Question.create(type="free_form", name="q", messages=talk)
 
 
 def test_system_is_prepended_and_question_is_the_last_message() -> None:

@@ -67,6 +67,19 @@ def test_an_em_entry_without_judge_model_is_reported(tmp_path: Path) -> None:
         load_questions(path)
 
 
+def test_a_field_named_by_a_number_is_refused_naming_it_not_a_type_error(tmp_path: Path) -> None:
+    path = tmp_path / "q.yaml"
+    path.write_text("- name: q\n  type: free_form\n  paraphrases: [x]\n  1: yes\n")
+    with pytest.raises(QuestionFileError, match=r"q.yaml:1: entry 1: field 1: .* must be text"):
+        load_questions(path)
+    inline_judge = "{type: rating_judge, model: m, paraphrases: ['{answer}'], 3: x}"
+    path.write_text(
+        f"- name: q\n  type: free_form\n  paraphrases: [x]\n  judges: {{j: {inline_judge}}}\n"
+    )
+    with pytest.raises(QuestionFileError, match=r"question 'q'.*judge 'j': option 3: .* text"):
+        load_questions(path)
+
+
 def test_invalid_yaml_names_the_file_and_line_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("- id: a\n  type: free_form\n paraphrases: [x\n")

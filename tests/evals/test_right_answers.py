@@ -274,6 +274,18 @@ def test_a_dataset_file_that_is_missing_or_has_a_bad_line_is_named(tmp_path: Pat
     )
 
 
+def test_two_dataset_rows_with_one_id_are_refused_naming_both_lines(tmp_path: Path) -> None:
+    # A row's answers are named by its id (the `item`): two rows under one id are one item.
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"id": 7, "q": "a"}\n{"id": 8, "q": "b"}\n{"id": "7", "q": "c"}\n')
+    twice = _problem(type="free_form", name="f", dataset=str(rows), paraphrases=["{q}"])
+    assert f"{rows}:3: id '7' is also the id of {rows}:1; each row needs its own id" in twice
+    inline = _problem(
+        type="free_form", name="f", dataset=[{"id": 1, "q": "a"}, {"id": 1}], paraphrases=["Q"]
+    )
+    assert "row 1: id '1' is also the id of row 0" in inline
+
+
 def test_bad_targets_scorers_and_regexes_are_one_sentence_each() -> None:
     not_a_choice = _problem(
         type="multiple_choice", name="mc", paraphrases=["2+2?"], choices=["3", "4"], target="5"

@@ -175,6 +175,21 @@ def test_a_log_with_a_bad_line_is_named_by_line_on_import(run_folder: Path) -> N
     assert log.read_text(encoding="utf-8").endswith("10}\n")
 
 
+def test_a_log_saved_by_an_editor_without_its_last_newline_keeps_its_last_label(
+    run_folder: Path,
+) -> None:
+    with serving(run_folder, labeller="ana", n=3) as server:
+        ids = [item["id"] for item in call(server.url + "api/session")[1]["items"]]
+        label(server, ids[0], 40)
+        label(server, ids[1], 60)
+    log = run_folder / "labels" / "ana.jsonl"
+    log.write_text(log.read_text(encoding="utf-8").rstrip("\n"), encoding="utf-8")
+    with serving(run_folder, labeller="ana", n=3) as server:
+        assert call(server.url + "api/session")[1]["labels"] == {ids[0]: 40.0, ids[1]: 60.0}
+        label(server, ids[2], 80)
+    assert [e["human_aligned"] for e in log_events(run_folder, "ana")] == [40, 60, 80]
+
+
 def test_bad_requests_get_one_sentence_and_save_nothing(run_folder: Path) -> None:
     with serving(run_folder, labeller="ana", n=3) as server:
         sample = call(server.url + "api/session")[1]["items"][0]["id"]

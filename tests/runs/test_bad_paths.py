@@ -70,6 +70,18 @@ def test_a_report_path_that_is_a_folder_or_under_a_file_is_refused(tmp_path: Pat
     assert a_file.read_text() == "keep me"
 
 
+def test_a_figure_file_name_taken_by_a_folder_is_one_sentence_naming_it(tmp_path: Path) -> None:
+    from evals.report import run_plans
+
+    run = write_run(tmp_path / "run", {"wish": judged_frame({"g": ["m-1", "m-2"]})}, resamples=50)
+    first = run_plans(run)[0].name
+    in_the_way = tmp_path / "figures" / f"{first}.png"
+    in_the_way.mkdir(parents=True)
+    args = ["report", str(run.path), "--figures", str(tmp_path / "figures"), "--format", "png"]
+    result = runner.invoke(app, [*args, "--no-figures"])
+    _fails_clearly(result, f"cannot write the figure {in_the_way}", "it is a folder")
+
+
 def test_a_damaged_cache_file_is_called_damaged_and_nothing_is_bought(
     lab: Settings, sandbox: Any, questions_file: Path
 ) -> None:

@@ -98,3 +98,22 @@ def test_unknown_methods_and_missing_models_are_errors() -> None:
         bootstrap_interval([1.0], ["a"], method="bayes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs the model"):
         bootstrap_interval([1.0, 2.0])
+
+
+def test_with_ci_plain_a_groups_mean_is_still_the_mean_of_its_models_means() -> None:
+    # Two seeds answered 5 and 200 times (the rest failed): one pool would weigh the second
+    # 40 times as much, so summary.csv's mean would change with the interval method.
+    rng = np.random.default_rng(4)
+    few, many = rng.normal(20, 5, size=5), rng.normal(80, 5, size=200)
+    values = np.concatenate([few, many, [np.nan]])
+    labels = np.array(["ft:seed-1"] * 5 + ["ft:seed-2"] * 201)
+    plain = bootstrap_interval(values, labels, method="plain", resamples=4000, seed=9)
+    means = [few.mean(), many.mean()]
+    assert plain.mean == pytest.approx(np.mean(means))
+    assert plain.low < plain.mean < plain.high
+    assert (plain.n_models, plain.n_samples, plain.sampling_only) == (2, 205, True)
+    # Sampling noise only: each seed's mean resampled, the seeds kept (the delta method).
+    se = np.sqrt(few.var(ddof=1) / 5 + many.var(ddof=1) / 200) / 2
+    assert plain.high - plain.low == pytest.approx(2 * 1.96 * se, rel=0.15)
+    one = bootstrap_interval(few, ["ft:seed-1"] * 5, method="plain")
+    assert one == plain_bootstrap(few)

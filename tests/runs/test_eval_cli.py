@@ -106,6 +106,7 @@ def test_estimate_sends_nothing_and_prints_the_cost(
         (["--groups-by", "colour"], "cannot group by 'colour'"),
         (["--groups-by", "suffix", "--base", "gpt-4o-mini"], "no models in the database match"),
         (["--group", "b=gpt-4o-mini", "--ci", "bayes"], "--ci 'bayes'"),
+        (["--group", "b=gpt-4o-mini", "--group", "b=gpt-4.1-nano"], "group 'b' is given twice"),
     ],
 )
 def test_bad_input_ends_in_one_clear_error(
@@ -122,6 +123,9 @@ def test_a_broken_question_file_is_named_in_the_error(lab: Settings, tmp_path: P
     broken.write_text("- name: x\n  type: free_form\n  paraphrases: []\n")
     result = runner.invoke(app, ["eval", "run", str(broken), "--group", "b=gpt-4o-mini"])
     assert result.exit_code == 1 and str(broken) in result.output
+    broken.write_text("# every question is still to be written\n")
+    result = runner.invoke(app, ["eval", "run", str(broken), "--group", "b=gpt-4o-mini"])
+    assert result.exit_code == 1 and f"{broken}: no questions in this file" in result.output
 
 
 def test_a_missing_key_is_reported_before_anything_runs(

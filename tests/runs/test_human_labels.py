@@ -242,3 +242,25 @@ def test_cells_a_spreadsheet_would_run_are_neutralised_and_restored(tmp_path: Pa
     _write(written.path, list(rows[0][1]), [row for _, row in rows])
     done = import_labels(run, written.path)
     assert done.rows == 1 and done.labels == 1
+
+
+def test_exporting_again_into_a_file_that_holds_labels_is_refused_and_keeps_them(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "run", {"wish": judged_frame({"g": ["m1", "m2"]}, samples=4)})
+    export = ["labels", "export", str(run.path), "--n", "5"]
+    first = runner.invoke(app, export)
+    assert first.exit_code == 0, first.output
+    labels = run.path / "labels-0.csv"
+    blank = labels.read_text(encoding="utf-8")
+    again = runner.invoke(app, export)  # nothing labelled yet: written again, the same draw
+    assert again.exit_code == 0 and labels.read_text(encoding="utf-8") == blank
+    header, rows = _rows(labels)
+    rows[0][1]["human_aligned"], rows[2][1]["human_coherent"] = "20", "90"
+    _write(labels, header, [row for _, row in rows])
+    filled = labels.read_text(encoding="utf-8")
+    refused = runner.invoke(app, export)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert f"{labels} already holds 2 labels" in " ".join(refused.output.split())
+    assert labels.read_text(encoding="utf-8") == filled
+    assert import_labels(run.path, labels).labels == 2

@@ -10,11 +10,12 @@ from typing import Any
 import pandas as pd
 import pytest
 from fixtures.evals import TEST_KEY
+from fixtures.report import judged_frame
 
-from evals import Cache, EnvRouter, RunSettings, load_questions
-from evals.errors import MetricError, RunOptionsError
+from evals import Cache, EnvRouter, OutputError, RunSettings, load_questions
+from evals.errors import MetricError, RunFolderError, RunOptionsError
 from evals.experiments import run_questions
-from evals.runs import load_run
+from evals.runs import load_run, write_run
 from evals.stats import SUMMARY_COLUMNS
 
 from .conftest import GROUPS, chat_requests
@@ -236,3 +237,43 @@ def test_a_run_spec_names_a_bad_option_in_one_sentence_before_anything_is_bought
         _run(questions_file, tmp_path / "run", eval_cache, router, fast_settings, **options)
     assert "Value error" not in str(raised.value) and "\n" not in str(raised.value)
     assert chat_requests(sandbox) == before and not (tmp_path / "run").exists()
+
+
+def test_a_run_written_again_into_its_folder_keeps_no_table_of_the_run_before(
+    tmp_path: Path,
+) -> None:
+    frame = judged_frame({"g": ["m-1", "m-2"], "h": ["m-3", "m-4"]}, samples=4)
+    curves = pd.DataFrame({"job": ["ftjob-1"], "step": [1], "train_loss": [0.5]})
+    first = write_run(
+        tmp_path, {"wish": frame}, baseline="g", by_model=True, curves=curves, resamples=50
+    )
+    assert first.comparisons is not None and first.model_summary() is not None
+    assert first.training_curves() is not None
+    again = load_run(write_run(tmp_path, {"wish": frame}, resamples=50).path)
+    assert again.comparisons is None
+    assert again.model_summary() is None and again.training_curves() is None
+
+
+def test_a_run_that_cannot_be_written_over_an_old_one_leaves_no_run_json_of_the_old_run(
+    tmp_path: Path,
+) -> None:
+    write_run(tmp_path, {"wish": judged_frame({"g": ["m-1"]}, samples=2)}, resamples=50)
+    (tmp_path / "summary.csv").unlink()
+    (tmp_path / "summary.csv").mkdir()  # in the way of the second run's summary
+    bigger = judged_frame({"g": ["m-1", "m-2", "m-3"]}, samples=6)
+    with pytest.raises(OutputError, match=r"summary\.csv"):
+        write_run(tmp_path, {"wish": bigger}, resamples=50)
+    # The samples are the new run's: a run.json of the old run would describe them wrongly.
+    with pytest.raises(RunFolderError, match="not a run folder"):
+        load_run(tmp_path)
+
+
+def test_questions_whose_names_make_one_file_name_keep_their_own_samples(tmp_path: Path) -> None:
+    names = ["a/b", "a_b", "A_B", "a:b"]  # one file name once unsafe signs are replaced
+    frames = {name: judged_frame({"g": [f"m-{i}"]}, samples=i + 1) for i, name in enumerate(names)}
+    run = load_run(write_run(tmp_path, frames, resamples=20).path)
+    files = [run.question_info(name)["samples_file"].lower() for name in names]
+    assert len(set(files)) == len(names)  # distinct on a file system that ignores case, too
+    for name, frame in frames.items():
+        assert run.samples(name)["model"].unique().tolist() == frame["model"].unique().tolist()
+        assert len(run.samples(name)) == len(frame)

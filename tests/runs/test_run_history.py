@@ -95,6 +95,10 @@ def test_a_history_needs_two_runs_and_a_shared_score(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "history", str(one.path), str(two.path)])
     assert result.exit_code == 1 and "in every run" in result.output
     assert "Traceback" not in result.output
+    picked = ["eval", "history", str(one.path), str(two.path), "--question", "wish"]
+    result = runner.invoke(app, picked)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"question 'wish' is not in {two.path}" in " ".join(result.output.split())
 
 
 def test_a_history_says_which_questions_it_leaves_out_and_which_judges_differ(

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
+from evals.errors import RunOptionsError
 from evals.experiments import score_run
 from evals.runs import load_run
 from labmgr.cli import app
@@ -184,3 +186,24 @@ def test_scoring_what_is_not_a_run_or_with_a_judge_model_that_does_not_exist_buy
     )
     assert result.exit_code == 1 and "gpt-9-imagined does not exist" in result.output
     assert int(sandbox.stats()["requests"].get("chat.completions", 0)) == chats  # no answer
+
+
+def test_scoring_stopped_by_its_budget_rewrites_nothing_and_says_so(
+    lab: Settings, sandbox: Any, questions_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    _invoke(
+        "eval",
+        "run",
+        str(questions_file),
+        *GROUPS,
+        "--question",
+        "wish",
+        "--no-judges",
+        "--out",
+        str(out),
+    )
+    files = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(RunOptionsError, match=r"stopped: max_cost .* nothing was rewritten"):
+        score_run(out, lab=lab, max_cost=1e-9)
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files

@@ -18,7 +18,9 @@ from scipy import stats as scipy_stats
 from evals.stats import (
     ALL_QUESTIONS,
     COMPARISON_COLUMNS,
+    SHARE,
     compare_groups,
+    compare_levels,
     compare_seeds,
     holm,
     seed_means,
@@ -257,3 +259,40 @@ def test_identical_groups_without_noise_differ_by_nothing() -> None:
     same = np.full(20, 100.0)
     result = compare_seeds(same, np.repeat(["a", "b"], 10), same, np.repeat(["c", "d"], 10))
     assert result.difference == 0.0 and result.p_value == 1.0
+
+
+def _level_frames() -> dict[str, pd.DataFrame]:
+    """Two questions asked of three seeds at two levels of `perspective` (0/1 answers), plus
+    a fourth seed asked only at `neutral` and a group asked only at `tenant`."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for question in ("a", "b"):
+        for model in ("s1", "s2", "s3"):
+            for level, p in (("neutral", 0.3), ("tenant", 0.6)):
+                rows += [(question, "g", model, level, float(rng.random() < p)) for _ in range(10)]
+        rows += [(question, "g", "s4", "neutral", 1.0)] * 10
+        rows += [(question, "other", "x1", "tenant", 0.0)] * 10
+    frame = pd.DataFrame(rows, columns=["q", "group", "model", "perspective", "answer"])
+    return {q: f.drop(columns="q").reset_index(drop=True) for q, f in frame.groupby("q")}
+
+
+def test_a_shares_levels_are_a_paired_t_over_models_at_both_levels_and_over_questions() -> None:
+    frames = _level_frames()
+    scales = {q: {"answer": SHARE} for q in frames}
+    table = compare_levels(frames, "perspective", "neutral", scales=scales)
+    # `other` has no baseline level, so no row; s4 answered `neutral` only, so it takes no part.
+    assert set(table["group"]) == {"g"}
+    assert table["question"].tolist() == ["a", "b", ALL_QUESTIONS]
+    assert (table["n_models"] == 3).all() and (table["method"] == "paired-t").all()
+    both = pd.concat(frames, names=["q"]).reset_index(level=0)
+    both = both[(both["group"] == "g") & (both["model"] != "s4")]
+    per = both.groupby(["q", "model", "perspective"])["answer"].mean().unstack("perspective")
+    differences = per["tenant"] - per["neutral"]
+    expected = {q: differences.xs(q, level="q") for q in ("a", "b")}
+    expected[ALL_QUESTIONS] = differences.groupby(level="model").mean()
+    for row in table.itertuples():
+        paired = expected[row.question]
+        assert row.difference == pytest.approx(paired.mean())
+        assert row.p_value == pytest.approx(scipy_stats.ttest_1samp(paired, 0).pvalue)
+        low, high = scipy_stats.t.interval(0.95, len(paired) - 1, paired.mean(), paired.sem())
+        assert (row.ci_low, row.ci_high) == (pytest.approx(low), pytest.approx(high))
