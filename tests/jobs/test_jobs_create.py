@@ -217,3 +217,49 @@ def test_a_failed_create_is_not_retried_blindly_and_rerunning_reuses_the_upload(
     [job] = create(path, base_model="gpt-4.1-mini", suffix="flaky", settings=jobs_lab.settings)
     assert requests_of(sandbox).get("files.create", 0) == 0
     assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]
+
+
+def _api_jobs(jobs_lab: JobsLab, suffix: str) -> list[str]:
+    client = OpenAI(base_url=jobs_lab.sandbox.base_url, api_key=ALPHA_KEY)
+    try:
+        listed = client.fine_tuning.jobs.list(limit=100)
+        return [job.id for job in listed if job.user_provided_suffix == suffix]
+    finally:
+        client.close()
+
+
+def test_a_create_whose_response_is_lost_is_found_by_its_request_id_and_recorded(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "lost.jsonl")
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()
+    sandbox.set_faults(rate_drop=1.0, endpoints=["fine_tuning.jobs.create"])
+    try:
+        [job] = create(path, base_model="gpt-4.1-mini", suffix="lost", settings=jobs_lab.settings)
+        served = requests_of(sandbox)
+    finally:
+        sandbox.reset()
+    assert served["fine_tuning.jobs.create"] == 1 and served["fine_tuning.jobs.list"] == 1
+    assert _api_jobs(jobs_lab, "lost") == [job.id]
+    assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]
+
+
+def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "unknown.jsonl")
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()
+    # The create reaches the API and its response is lost; so is every lookup.
+    lost = ["fine_tuning.jobs.create", "fine_tuning.jobs.list"]
+    sandbox.set_faults(rate_drop=1.0, endpoints=lost)
+    try:
+        with pytest.raises(FineTuningApiError) as raised:
+            create(path, base_model="gpt-4.1-mini", suffix="unknown", settings=jobs_lab.settings)
+    finally:
+        sandbox.reset()
+    assert len(_api_jobs(jobs_lab, "unknown")) == 1  # the API did create it
+    assert "holds no job" not in raised.value.message
+    assert "could not be asked" in raised.value.message
+    assert "jobs import --from-api" in (raised.value.hint or "")

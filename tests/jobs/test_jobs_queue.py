@@ -198,6 +198,34 @@ def test_a_job_sent_by_a_process_that_crashed_is_found_not_sent_again(
     assert [job.id for job in _jobs(jobs_lab)] == [sent.id]
 
 
+def test_a_queued_job_whose_send_could_not_be_checked_is_looked_up_not_sent_again(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "unsure.jsonl")
+    [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    request_id = (queued.api_metadata or {})["labmgr_request"]
+    _make_due(jobs_lab)
+    # The create reaches the API but its response is lost, and so is every lookup.
+    lost = ["fine_tuning.jobs.create", "fine_tuning.jobs.list"]
+    limited.set_faults(daily_job_limit=None, rate_drop=1.0, endpoints=lost)
+    unsure = update(settings=jobs_lab.settings)
+    assert [u.job_id for u in unsure.unchecked] == [queued.id] and unsure.submitted == []
+    assert [q.job_id for q in unsure.queued] == [queued.id]
+
+    limited.set_faults(rate_drop=0.0)
+    _make_due(jobs_lab)
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+    found = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
+    client = OpenAI(base_url=limited.base_url, api_key=ALPHA_KEY)
+    held = [job.id for job in client.fine_tuning.jobs.list(metadata={"labmgr_request": request_id})]
+    client.close()
+    assert len(held) == 1
+    assert [(s.queued_id, s.job_id) for s in found.submitted] == [(queued.id, held[0])]
+    assert [job.id for job in _jobs(jobs_lab)] == held
+
+
 def _update_process() -> subprocess.Popen[str]:
     import labmgr
 

@@ -33,6 +33,7 @@ from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
 
 QUEUE_PHASE = "waiting for a daily job slot"
+SENT_PHASE = "sent once without an answer; looked up by request id before it is sent again"
 Selection = Callable[[Database, list[JobRequest]], list[JobRequest]]
 """Chooses, under the create lock, which planned jobs to create (a sweep skips the ones it
 has)."""
@@ -221,11 +222,9 @@ def _queue(
 
 
 def find_by_request(client: OpenAI, request_id: str) -> Any | None:
-    """The job created with labmgr request id `request_id`, if the API holds one."""
-    try:
-        found = list(client.fine_tuning.jobs.list(metadata={REQUEST: request_id}, limit=5))
-    except openai.APIError:
-        return None
+    """The job created with labmgr request id `request_id`, if the API holds one; raises
+    ``openai.APIError`` when the API cannot be asked (which says nothing either way)."""
+    found = list(client.fine_tuning.jobs.list(metadata={REQUEST: request_id}, limit=5))
     return found[0] if found else None
 
 
@@ -252,12 +251,21 @@ def create_once(
         failure = f"HTTP {exc.status_code}"
     except openai.APIConnectionError:
         failure = "the connection failed"
-    found = find_by_request(client, body["metadata"][REQUEST])
+    done = "".join(f" {job.id}" for job in created)
+    before = f" Created before it:{done}" if done else ""
+    try:
+        found = find_by_request(client, body["metadata"][REQUEST])
+    except openai.APIError:
+        raise FineTuningApiError(
+            f"Creating the job for suffix {body['suffix']!r} failed ({failure}), and the API "
+            f"could not be asked whether it created the job anyway.{before}",
+            hint="Run `labmgr jobs import --from-api` once the API answers: it records the job "
+            "if it was created. Run the command again only if it was not.",
+        ) from None
     if found is not None:
         return found
-    done = "".join(f" {job.id}" for job in created)
     raise FineTuningApiError(
         f"Creating the job for suffix {body['suffix']!r} failed ({failure}); the API holds no "
-        f"job from this request.{' Created before it:' + done if done else ''}",
+        f"job from this request.{before}",
         hint="Run the same command again (the uploaded file is reused).",
     )
