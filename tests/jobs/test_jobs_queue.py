@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from jobs.conftest import ALPHA_KEY, JobsLab, finish_all, training_file
+from jobs.conftest import ALPHA_KEY, BETA_KEY, JobsLab, finish_all, requests_of, training_file
 from openai import OpenAI
 from typer.testing import CliRunner
 
@@ -224,6 +224,75 @@ def test_a_queued_job_whose_send_could_not_be_checked_is_looked_up_not_sent_agai
     assert len(held) == 1
     assert [(s.queued_id, s.job_id) for s in found.submitted] == [(queued.id, held[0])]
     assert [job.id for job in _jobs(jobs_lab)] == held
+
+
+def test_a_queued_job_the_api_refuses_is_recorded_failed_with_its_reason_not_retried(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "gone.jsonl")
+    [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    client = OpenAI(base_url=limited.base_url, api_key=ALPHA_KEY)
+    client.files.delete(queued.training_file_id or "")  # the file went away while it waited
+    client.close()
+    limited.set_faults(daily_job_limit=None)
+    _make_due(jobs_lab)
+
+    refused = update(settings=jobs_lab.settings)
+    assert refused.submitted == [] and refused.queued == []
+    [entry] = refused.unchecked
+    assert entry.job_id == queued.id and entry.reason.startswith("refused: ")
+    [job] = _jobs(jobs_lab)
+    assert job.id == queued.id and job.status == "failed"
+    assert job.error_message and "HTTP 4" in job.error_message
+    assert job.claimed_by is None and job.finished_at is not None
+
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+    again = update(settings=jobs_lab.settings)  # failed is final: never sent again
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
+    assert again.unchecked == [] and again.submitted == []
+
+
+def test_queued_jobs_of_a_key_at_its_limit_wait_without_a_request_each(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "wait.jsonl")
+    queued = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    assert {job.status for job in queued} == {QUEUED_LOCALLY}
+    _make_due(jobs_lab)
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+
+    waited = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates + 1
+    assert sorted(q.job_id for q in waited.queued) == sorted(job.id for job in queued)
+    times = {q.not_before for q in waited.queued}
+    assert len(times) == 1 and None not in times  # all wait for the one slot
+    assert waited.unchecked == []
+
+
+def test_a_queued_job_no_configured_key_can_send_waits_and_says_why(
+    jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = jobs_lab.sandbox
+    sandbox.set_faults(daily_job_limit=0)
+    try:
+        path = training_file(jobs_lab.files / "alpha.jsonl")
+        [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    finally:
+        sandbox.reset()
+    assert queued.status == QUEUED_LOCALLY and queued.project_id == "proj_alpha"
+    _make_due(jobs_lab)
+    monkeypatch.setenv("OPENAI_API_KEY", BETA_KEY)  # only another project's key is configured
+
+    summary = update(settings=jobs_lab.settings)
+    assert requests_of(sandbox).get("fine_tuning.jobs.create", 0) == 0
+    assert [(u.job_id, u.reason) for u in summary.unchecked] == [
+        (queued.id, "queued job not sent: no configured key belongs to its project")
+    ]
+    [state] = summary.queued
+    assert state.job_id == queued.id
+    assert state.not_before is not None and state.not_before > datetime.now(UTC)
 
 
 def _update_process() -> subprocess.Popen[str]:
