@@ -192,6 +192,18 @@ def test_a_sweep_past_the_daily_limit_queues_the_rest_and_rerunning_adds_nothing
             SPEC + "method: reinforcement\n",
             ":1: base: Reinforcement fine-tuning needs a reasoning model; gpt-4.1-mini is not",
         ),
+        (  # 2 and 2.0 are one level (tag lr=2.0): two identical jobs would be bought
+            SPEC.replace("[0.5, 2.0]", "[2, 2.0]"),
+            ":4: hyperparameters.learning_rate_multiplier: a level is repeated",
+        ),
+        (
+            SPEC.replace("[1, 3]", "[3, 3.0]"),
+            ":4: hyperparameters.n_epochs: a level is repeated",
+        ),
+        (
+            SPEC.replace("gpt-4.1-mini", "o4-mini") + "method: reinforcement\ngrader: 5\n",
+            ":6: grader: must be a grader mapping or the path of a grader file",
+        ),
     ],
 )
 def test_a_bad_spec_is_one_sentence_naming_the_file_line_and_key(
