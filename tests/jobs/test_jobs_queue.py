@@ -132,6 +132,30 @@ def test_update_sends_queued_jobs_once_a_slot_frees_keeping_their_tags(
     assert limited.stats()["requests"]["files.create"] == 1
 
 
+def test_jobs_update_says_which_queued_job_it_sent_as_which_api_job(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=1)
+    path = training_file(jobs_lab.files / "said.jsonl")
+    jobs = create(
+        path, base_model="gpt-4.1-mini", suffix="said", seeds=3, settings=jobs_lab.settings
+    )
+    limited.set_faults(daily_job_limit=2)  # one more slot: one queued job goes, one waits
+    _make_due(jobs_lab)
+    result = runner.invoke(app, ["jobs", "update"])
+    assert result.exit_code == 0, result.output
+    waiting = {job.id for job in _jobs(jobs_lab) if job.status == QUEUED_LOCALLY}
+    [went] = [job.id for job in jobs[1:] if job.id not in waiting]
+    [sent] = [
+        job for job in _jobs(jobs_lab) if job.id.startswith("ftjob-") and job.id != jobs[0].id
+    ]
+    assert sent.suffix == "said"
+    assert f"Sent {went} (said) as {sent.id}" in result.stdout
+    listed = json.loads(runner.invoke(app, ["jobs", "update", "--json"]).stdout)
+    assert listed["submitted"] == []  # sent once
+    assert "1 job(s) still queued locally for a daily slot" in result.stdout
+
+
 def test_a_raised_daily_limit_is_noticed_by_jobs_update(
     jobs_lab: JobsLab, limited: SandboxHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:

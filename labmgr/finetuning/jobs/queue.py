@@ -182,7 +182,7 @@ class _QueuePass:
         record = job_record(remote, refreshed_at=datetime.now(UTC), credential=credential)
         if promote_queued_job(db, job.id, record, owner=self.owner):
             outcome.submitted.append(
-                SubmittedJob(queued_id=job.id, job_id=record.id, suffix=record.suffix)
+                SubmittedJob(queued_id=job.id, job_id=record.id, suffix=job.suffix)
             )
 
 
