@@ -108,6 +108,20 @@ def test_a_sweep_creates_tagged_jobs_once_and_only_new_cells_after_an_edit(
     assert len(_jobs(jobs_lab)) == 36
 
 
+def test_sweep_json_lists_the_jobs_it_created_and_then_none(jobs_lab: JobsLab) -> None:
+    spec = _write(
+        jobs_lab.files, "base: gpt-4.1-mini\nconditions: {secure: data/secure.jsonl}\nseeds: 2\n"
+    )
+    result = runner.invoke(app, ["finetune", "sweep", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["new_jobs"] == 2 and body["estimated_cost"] > 0
+    assert sorted(row["id"] for row in body["created"]) == sorted(job.id for job in _jobs(jobs_lab))
+    again = json.loads(runner.invoke(app, ["finetune", "sweep", str(spec), "--json"]).stdout)
+    assert again["new_jobs"] == 0 and again["created"] == []
+    assert len(_jobs(jobs_lab)) == 2
+
+
 def test_models_group_by_the_sweep_tags(jobs_lab: JobsLab) -> None:
     spec = _write(
         jobs_lab.files,
