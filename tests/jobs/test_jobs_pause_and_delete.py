@@ -198,6 +198,31 @@ def test_a_deleted_model_answers_404_and_leaves_its_group(jobs_lab: JobsLab) -> 
     assert {job.id for job in jobs} == {m.job_id for m in models}
 
 
+def test_models_delete_asks_first_and_marks_a_model_deleted_elsewhere(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "asked.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="asked", settings=jobs_lab.settings)
+    finish_all(jobs_lab.settings)
+    with open_database(jobs_lab.settings.db_url) as db:
+        [model] = select_models(db, suffix="asked")
+    before = requests_of(jobs_lab.sandbox).get("models.delete", 0)
+
+    declined = runner.invoke(app, ["models", "delete", model.name], input="n\n")
+    assert declined.exit_code == 1
+    assert requests_of(jobs_lab.sandbox).get("models.delete", 0) == before
+    with open_database(jobs_lab.settings.db_url) as db:
+        assert [m.name for m in select_models(db, suffix="asked")] == [model.name]
+
+    client = OpenAI(base_url=jobs_lab.sandbox.base_url, api_key=ALPHA_KEY, max_retries=0)
+    client.models.delete(model.name)  # deleted outside the lab
+    client.close()
+    confirmed = runner.invoke(app, ["models", "delete", model.name], input="y\n")
+    assert confirmed.exit_code == 0, confirmed.output
+    with open_database(jobs_lab.settings.db_url) as db:
+        assert select_models(db, suffix="asked") == []
+        [gone] = select_models(db, suffix="asked", include_deleted=True)
+    assert gone.deleted_at is not None
+
+
 def test_deleting_a_base_or_unknown_model_is_refused(jobs_lab: JobsLab) -> None:
     with pytest.raises(UnknownModel, match="not in the lab's database"):
         delete_model("ft:gpt-4.1-mini:lab:never:AAAA", settings=jobs_lab.settings)
