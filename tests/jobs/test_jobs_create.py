@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
 from openai import OpenAI
+from typer.testing import CliRunner
 
 from jobs_db import get_job, list_jobs, open_database
+from labmgr.cli.app import app
 from labmgr.errors import (
     FineTuningApiError,
     InvalidTrainingFile,
@@ -263,3 +266,26 @@ def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
     assert "holds no job" not in raised.value.message
     assert "could not be asked" in raised.value.message
     assert "jobs import --from-api" in (raised.value.hint or "")
+
+
+def test_a_read_only_database_refuses_create_before_anything_is_bought(
+    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lab = sqlite_jobs_lab
+    path = training_file(lab.files / "unrecorded.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="unrecorded", settings=lab.settings)
+    database = lab.settings.db_url.removeprefix("sqlite:///")
+    monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///file:{database}?mode=ro&uri=true")
+    before = requests_of(lab.sandbox)
+
+    result = CliRunner().invoke(
+        app, ["finetune", "create", str(path), "--base", "gpt-4.1-mini", "--suffix", "unrecorded"]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ") and "read-only" in result.stderr
+    after = requests_of(lab.sandbox)
+    for endpoint in ("files.create", "fine_tuning.jobs.create"):
+        assert after.get(endpoint, 0) == before.get(endpoint, 0)
+    listed = CliRunner().invoke(app, ["jobs", "list", "--json"])  # reading still works
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1

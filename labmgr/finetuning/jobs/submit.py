@@ -28,7 +28,7 @@ from labmgr.accounts import Accounts, Credential
 from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, LabmgrError, api_message
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
 from labmgr.finetuning.jobs.request import REQUEST, JobRequest, TrainingData, refuse_other_content
-from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.database import lab_database, require_writable
 from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
 
@@ -55,6 +55,8 @@ def submit_requests(
     accounts = Accounts(settings)
     try:
         with lab_database(settings) as db:
+            if not dry_run:
+                require_writable(settings, db)  # a job bought must be recorded
             credential = accounts.credential(key_env) if key_env else accounts.default()
             credential = accounts.resolve(credential)
             with create_lock(settings):
