@@ -236,7 +236,8 @@ def test_a_create_whose_response_is_lost_is_found_by_its_request_id_and_recorded
 ) -> None:
     path = training_file(jobs_lab.files / "lost.jsonl")
     sandbox = jobs_lab.sandbox
-    sandbox.reset()
+    earlier = set(_api_jobs(jobs_lab, "lost"))  # the shared sandbox keeps other tests' jobs
+    sandbox.reset()  # counters from zero
     sandbox.set_faults(rate_drop=1.0, endpoints=["fine_tuning.jobs.create"])
     try:
         [job] = create(path, base_model="gpt-4.1-mini", suffix="lost", settings=jobs_lab.settings)
@@ -244,7 +245,7 @@ def test_a_create_whose_response_is_lost_is_found_by_its_request_id_and_recorded
     finally:
         sandbox.reset()
     assert served["fine_tuning.jobs.create"] == 1 and served["fine_tuning.jobs.list"] == 1
-    assert _api_jobs(jobs_lab, "lost") == [job.id]
+    assert set(_api_jobs(jobs_lab, "lost")) - earlier == {job.id}
     assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]
 
 
@@ -254,6 +255,7 @@ def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
     path = training_file(jobs_lab.files / "unknown.jsonl")
     sandbox = jobs_lab.sandbox
     sandbox.reset()
+    earlier = set(_api_jobs(jobs_lab, "unknown"))
     # The create reaches the API and its response is lost; so is every lookup.
     lost = ["fine_tuning.jobs.create", "fine_tuning.jobs.list"]
     sandbox.set_faults(rate_drop=1.0, endpoints=lost)
@@ -262,7 +264,7 @@ def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
             create(path, base_model="gpt-4.1-mini", suffix="unknown", settings=jobs_lab.settings)
     finally:
         sandbox.reset()
-    assert len(_api_jobs(jobs_lab, "unknown")) == 1  # the API did create it
+    assert len(set(_api_jobs(jobs_lab, "unknown")) - earlier) == 1  # the API did create it
     assert "holds no job" not in raised.value.message
     assert "could not be asked" in raised.value.message
     assert "jobs import --from-api" in (raised.value.hint or "")
