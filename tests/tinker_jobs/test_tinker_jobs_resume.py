@@ -7,7 +7,7 @@ import os
 import re
 import signal
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fixtures.tinker import BASE_MODEL
@@ -187,3 +187,30 @@ def test_a_worker_on_another_machine_is_not_recorded_cancelled_here(
     assert result.exit_code == 1
     assert "runs on gpu-box-7, not on this machine" in result.stderr
     assert _job(tinker_lab.settings, "tinker-elsewhere1").status == "running"
+
+
+def test_jobs_update_fails_a_worker_elsewhere_only_once_its_heartbeat_is_stale(
+    tinker_lab: TinkerLab,
+) -> None:
+    settings = tinker_lab.settings
+    now = datetime.now(UTC)
+    for job_id, beat in (("tinker-fresh1", now), ("tinker-stale1", now - timedelta(hours=1))):
+        progress = {"pid": 4242, "host": "gpu-box-7", "heartbeat_at": beat.isoformat(), "step": 2}
+        with lab_database(settings) as db:
+            upsert_job(
+                db,
+                FinetuneJob(
+                    id=job_id,
+                    provider="tinker",
+                    status="running",
+                    base_model=BASE_MODEL,
+                    progress=progress,
+                ),
+            )
+    result = runner.invoke(app, ["jobs", "update"])
+    assert result.exit_code == 0, result.output
+    assert _job(settings, "tinker-fresh1").status == "running"  # another machine trains it
+    stale = _job(settings, "tinker-stale1")
+    assert stale.status == "failed"
+    assert "pid 4242 on gpu-box-7" in (stale.error_message or "")
+    assert "stopped without recording an end, at step 2" in (stale.error_message or "")
