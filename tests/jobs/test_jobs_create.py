@@ -291,3 +291,19 @@ def test_a_read_only_database_refuses_create_before_anything_is_bought(
         assert after.get(endpoint, 0) == before.get(endpoint, 0)
     listed = CliRunner().invoke(app, ["jobs", "list", "--json"])  # reading still works
     assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1
+
+
+def test_a_failed_upload_creates_no_job_and_names_the_file_and_key(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "unsent.jsonl", n=13)
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()
+    sandbox.set_faults(rate_500=1.0, endpoints=["files.create"])
+    try:
+        with pytest.raises(FineTuningApiError) as raised:
+            create(path, base_model="gpt-4.1-mini", suffix="unsent", settings=jobs_lab.settings)
+        served = requests_of(sandbox)
+    finally:
+        sandbox.reset()
+    assert raised.value.message.startswith(f"Uploading {path} with OPENAI_API_KEY failed: HTTP 500")
+    assert served.get("fine_tuning.jobs.create", 0) == 0
+    assert _db_jobs(jobs_lab) == []
