@@ -234,3 +234,20 @@ def test_update_with_the_api_failing_lists_each_job_unchecked_and_records_nothin
         stored = get_job(db, job.id)
     assert stored is not None and stored.status == job.status
     assert stored.refreshed_at == job.refreshed_at
+
+
+def test_update_on_a_read_only_database_is_one_error_sentence(
+    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from labmgr.cli.app import app
+
+    path = training_file(sqlite_jobs_lab.files / "frozen.jsonl")
+    create(path, base_model="gpt-4.1-mini", settings=sqlite_jobs_lab.settings)
+    database = sqlite_jobs_lab.settings.db_url.removeprefix("sqlite:///")
+    monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///file:{database}?mode=ro&uri=true")
+    result = CliRunner().invoke(app, ["jobs", "update"])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ") and "read-only" in result.stderr
