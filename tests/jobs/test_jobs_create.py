@@ -307,3 +307,31 @@ def test_a_failed_upload_creates_no_job_and_names_the_file_and_key(jobs_lab: Job
     assert raised.value.message.startswith(f"Uploading {path} with OPENAI_API_KEY failed: HTTP 500")
     assert served.get("fine_tuning.jobs.create", 0) == 0
     assert _db_jobs(jobs_lab) == []
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (
+            [f"k{i}=v" for i in range(12)],
+            "12 tags do not fit in the job's API metadata (at most 11)",
+        ),
+        (["note=" + "x" * 513], "Tag note='xxxxxxxx"),
+        (["k" * 61 + "=v"], "is too long for the API's metadata (key up to 60 characters"),
+    ],
+)
+def test_tags_that_do_not_fit_the_api_metadata_are_refused_before_any_upload(
+    jobs_lab: JobsLab, tags: list[str], expected: str
+) -> None:
+    path = training_file(jobs_lab.files / "tagged.jsonl", n=14)
+    before = requests_of(jobs_lab.sandbox)
+    args = ["finetune", "create", str(path), "--base", "gpt-4.1-mini"]
+    for tag in tags:
+        args += ["--tag", tag]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: ") and expected in result.stderr, result.stderr
+    after = requests_of(jobs_lab.sandbox)
+    for endpoint in ("files.create", "fine_tuning.jobs.create"):
+        assert after.get(endpoint, 0) == before.get(endpoint, 0)
+    assert _db_jobs(jobs_lab) == []
