@@ -21,7 +21,7 @@ from labmgr.errors import (
     TrainingFileNotFound,
     UnknownBaseModel,
 )
-from labmgr.finetuning import create
+from labmgr.finetuning import create, import_from_api
 from labmgr.sandbox import run_sandbox
 
 
@@ -264,10 +264,13 @@ def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
             create(path, base_model="gpt-4.1-mini", suffix="unknown", settings=jobs_lab.settings)
     finally:
         sandbox.reset()
-    assert len(set(_api_jobs(jobs_lab, "unknown")) - earlier) == 1  # the API did create it
+    [made] = set(_api_jobs(jobs_lab, "unknown")) - earlier  # the API did create it
     assert "holds no job" not in raised.value.message
     assert "could not be asked" in raised.value.message
     assert "jobs import --from-api" in (raised.value.hint or "")
+    assert made not in {job.id for job in _db_jobs(jobs_lab)}
+    import_from_api(settings=jobs_lab.settings)  # what the hint says to run
+    assert made in {job.id for job in _db_jobs(jobs_lab)}
 
 
 def test_a_read_only_database_refuses_create_before_anything_is_bought(
