@@ -128,8 +128,22 @@ def submit_tinker(
             job = request.job(job_id, "queued", env)
             upsert_job(db, job, tags=request.tags)
             jobs.append(job)
-        for job in jobs:
-            launch_worker(db, settings, job)
+        for index, job in enumerate(jobs):
+            try:
+                launch_worker(db, settings, job)
+            except LabmgrError as exc:  # no worker will ever train these: say so, not queued
+                now = datetime.now(UTC)
+                reason = f"The worker did not start: {exc.message}"
+                for left in jobs[index:]:
+                    failed = FinetuneJob(
+                        id=left.id,
+                        status="failed",
+                        error_message=reason,
+                        finished_at=now,
+                        refreshed_at=now,
+                    )
+                    upsert_job(db, failed)
+                raise
         return [get_job(db, job.id) or job for job in jobs]
 
 
