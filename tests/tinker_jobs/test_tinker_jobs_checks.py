@@ -154,3 +154,10 @@ def test_jobs_whose_worker_cannot_start_are_recorded_failed_not_left_queued(
     jobs = lab_jobs(tinker_lab.settings)
     assert len(jobs) == 2 and {job.status for job in jobs} == {"failed"}
     assert all("Cannot write the worker's log" in (job.error_message or "") for job in jobs)
+
+    (tinker_lab.settings.home / "tinker_runs").unlink()  # fixed: resume starts it
+    resumed = runner.invoke(app, ["finetune", "resume", jobs[0].id, "--from-start"])
+    assert resumed.exit_code == 0, resumed.output
+    wait_until_final(tinker_lab.settings)
+    statuses = {job.id: job.status for job in lab_jobs(tinker_lab.settings)}
+    assert statuses == {jobs[0].id: "succeeded", jobs[1].id: "failed"}
