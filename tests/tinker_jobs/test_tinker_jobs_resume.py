@@ -8,6 +8,7 @@ import re
 import signal
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fixtures.tinker import BASE_MODEL
@@ -214,3 +215,23 @@ def test_jobs_update_fails_a_worker_elsewhere_only_once_its_heartbeat_is_stale(
     assert stale.status == "failed"
     assert "pid 4242 on gpu-box-7" in (stale.error_message or "")
     assert "stopped without recording an end, at step 2" in (stale.error_message or "")
+
+
+def test_a_resume_whose_worker_cannot_start_leaves_the_job_failed_with_the_reason(
+    tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tinker_lab.settings
+    job = _slow_job(tinker_lab, monkeypatch, save_every=0)
+    _wait_for_step(settings, job.id, 1)
+    assert runner.invoke(app, ["finetune", "cancel", job.id]).exit_code == 0
+    log = Path(_job(settings, job.id).progress["log"])
+    assert _gone(_job(settings, job.id).progress["pid"])
+    log.unlink()
+    log.mkdir()  # the log cannot be opened for writing
+
+    resumed = runner.invoke(app, ["finetune", "resume", job.id, "--from-start"])
+    assert resumed.exit_code == 1
+    assert "Cannot write the worker's log" in resumed.stderr
+    stuck = _job(settings, job.id)
+    assert stuck.status == "failed"
+    assert "Cannot write the worker's log" in (stuck.error_message or "")
