@@ -30,7 +30,14 @@ from jobs_db._queue import (
     queued_jobs,
     release_queued_job,
 )
-from jobs_db._schema import current_revision, head_revision, known_revisions, open_database, upgrade
+from jobs_db._schema import (
+    check_writable,
+    current_revision,
+    head_revision,
+    known_revisions,
+    open_database,
+    upgrade,
+)
 from jobs_db._tables import (
     FINAL_STATUSES,
     QUEUED_LOCALLY,
@@ -91,6 +98,7 @@ __all__ = [
     "TrainingFile",
     "UnknownJobError",
     "cancel_queued_job",
+    "check_writable",
     "claim_queued_job",
     "current_revision",
     "database_file",

@@ -93,6 +93,8 @@ def unavailable(url: URL, exc: BaseException) -> DatabaseUnavailableError:
                 f"the database file {path} is read-only ({reason}); check the permissions of "
                 f"the file and of {path.parent}"
             )
+    if isinstance(original, sqlite3.Error) and code == _SQLITE_READONLY:  # e.g. a mode=ro URI
+        return DatabaseUnavailableError(f"the database at {mask_url(url)} is read-only ({reason})")
     return DatabaseUnavailableError(f"cannot open the database at {mask_url(url)}: {reason}")
 
 
@@ -207,6 +209,16 @@ def current_revision(url: str | os.PathLike[str]) -> str | None:
         raise unavailable(parsed, exc) from exc
     finally:
         engine.dispose()
+
+
+def check_writable(db: Database) -> None:
+    """Raise `DatabaseUnavailableError` unless ``db`` takes writes (checked with a write that
+    changes nothing), so a caller can refuse before it spends anything it must record."""
+    try:
+        with db.session() as session:
+            session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+    except DBAPIError as exc:
+        raise unavailable(db._url, exc) from exc
 
 
 def open_database(

@@ -485,6 +485,21 @@ def test_a_txt_file_is_refused_before_any_upload(sweep: Sweep) -> None:
     assert requests_of(sweep.lab.sandbox).get("files.create", 0) == before
 
 
+def test_a_file_with_a_value_of_the_wrong_type_is_refused_on_its_line_before_any_upload(
+    sweep: Sweep,
+) -> None:
+    path = training_file(sweep.data / "wrong-type.jsonl")
+    odd = {"role": "user", "content": [{"type": ["text"], "text": "x"}]}
+    line = json.dumps({"messages": [odd, {"role": "assistant", "content": "y"}]})
+    path.write_text(path.read_text() + line + "\n")
+    before = requests_of(sweep.lab.sandbox).get("files.create", 0)
+    result = runner.invoke(app, [*_CREATE, str(path), *_BASE])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert f"{path}:13:" in result.stderr and "unknown content part type" in result.stderr
+    assert requests_of(sweep.lab.sandbox).get("files.create", 0) == before
+
+
 def test_an_empty_database_file_is_left_empty(sweep: Sweep) -> None:
     database = sweep.labs["empty"] / "labmgr.db"
     for args in (["jobs", "list"], ["db", "info"], ["models", "groups"]):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from jobs.conftest import ALPHA_KEY, JobsLab, requests_of, training_file
 from openai import OpenAI
+from typer.testing import CliRunner
 
 from jobs_db import get_job, list_jobs, open_database
+from labmgr.cli.app import app
 from labmgr.errors import (
     FineTuningApiError,
     InvalidTrainingFile,
@@ -18,7 +21,7 @@ from labmgr.errors import (
     TrainingFileNotFound,
     UnknownBaseModel,
 )
-from labmgr.finetuning import create
+from labmgr.finetuning import create, import_from_api
 from labmgr.sandbox import run_sandbox
 
 
@@ -217,3 +220,121 @@ def test_a_failed_create_is_not_retried_blindly_and_rerunning_reuses_the_upload(
     [job] = create(path, base_model="gpt-4.1-mini", suffix="flaky", settings=jobs_lab.settings)
     assert requests_of(sandbox).get("files.create", 0) == 0
     assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]
+
+
+def _api_jobs(jobs_lab: JobsLab, suffix: str) -> list[str]:
+    client = OpenAI(base_url=jobs_lab.sandbox.base_url, api_key=ALPHA_KEY)
+    try:
+        listed = client.fine_tuning.jobs.list(limit=100)
+        return [job.id for job in listed if job.user_provided_suffix == suffix]
+    finally:
+        client.close()
+
+
+def test_a_create_whose_response_is_lost_is_found_by_its_request_id_and_recorded(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "lost.jsonl")
+    sandbox = jobs_lab.sandbox
+    earlier = set(_api_jobs(jobs_lab, "lost"))  # the shared sandbox keeps other tests' jobs
+    sandbox.reset()  # counters from zero
+    sandbox.set_faults(rate_drop=1.0, endpoints=["fine_tuning.jobs.create"])
+    try:
+        [job] = create(path, base_model="gpt-4.1-mini", suffix="lost", settings=jobs_lab.settings)
+        served = requests_of(sandbox)
+    finally:
+        sandbox.reset()
+    assert served["fine_tuning.jobs.create"] == 1 and served["fine_tuning.jobs.list"] == 1
+    assert set(_api_jobs(jobs_lab, "lost")) - earlier == {job.id}
+    assert [j.id for j in _db_jobs(jobs_lab)] == [job.id]
+
+
+def test_a_create_that_cannot_be_checked_does_not_say_the_api_holds_no_job(
+    jobs_lab: JobsLab,
+) -> None:
+    path = training_file(jobs_lab.files / "unknown.jsonl")
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()
+    earlier = set(_api_jobs(jobs_lab, "unknown"))
+    # The create reaches the API and its response is lost; so is every lookup.
+    lost = ["fine_tuning.jobs.create", "fine_tuning.jobs.list"]
+    sandbox.set_faults(rate_drop=1.0, endpoints=lost)
+    try:
+        with pytest.raises(FineTuningApiError) as raised:
+            create(path, base_model="gpt-4.1-mini", suffix="unknown", settings=jobs_lab.settings)
+    finally:
+        sandbox.reset()
+    [made] = set(_api_jobs(jobs_lab, "unknown")) - earlier  # the API did create it
+    assert "holds no job" not in raised.value.message
+    assert "could not be asked" in raised.value.message
+    assert "jobs import --from-api" in (raised.value.hint or "")
+    assert made not in {job.id for job in _db_jobs(jobs_lab)}
+    import_from_api(settings=jobs_lab.settings)  # what the hint says to run
+    assert made in {job.id for job in _db_jobs(jobs_lab)}
+
+
+def test_a_read_only_database_refuses_create_before_anything_is_bought(
+    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lab = sqlite_jobs_lab
+    path = training_file(lab.files / "unrecorded.jsonl")
+    create(path, base_model="gpt-4.1-mini", suffix="unrecorded", settings=lab.settings)
+    database = lab.settings.db_url.removeprefix("sqlite:///")
+    monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///file:{database}?mode=ro&uri=true")
+    before = requests_of(lab.sandbox)
+
+    result = CliRunner().invoke(
+        app, ["finetune", "create", str(path), "--base", "gpt-4.1-mini", "--suffix", "unrecorded"]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ") and "read-only" in result.stderr
+    after = requests_of(lab.sandbox)
+    for endpoint in ("files.create", "fine_tuning.jobs.create"):
+        assert after.get(endpoint, 0) == before.get(endpoint, 0)
+    listed = CliRunner().invoke(app, ["jobs", "list", "--json"])  # reading still works
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1
+
+
+def test_a_failed_upload_creates_no_job_and_names_the_file_and_key(jobs_lab: JobsLab) -> None:
+    path = training_file(jobs_lab.files / "unsent.jsonl", n=13)
+    sandbox = jobs_lab.sandbox
+    sandbox.reset()
+    sandbox.set_faults(rate_500=1.0, endpoints=["files.create"])
+    try:
+        with pytest.raises(FineTuningApiError) as raised:
+            create(path, base_model="gpt-4.1-mini", suffix="unsent", settings=jobs_lab.settings)
+        served = requests_of(sandbox)
+    finally:
+        sandbox.reset()
+    assert raised.value.message.startswith(f"Uploading {path} with OPENAI_API_KEY failed: HTTP 500")
+    assert served.get("fine_tuning.jobs.create", 0) == 0
+    assert _db_jobs(jobs_lab) == []
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (
+            [f"k{i}=v" for i in range(12)],
+            "12 tags do not fit in the job's API metadata (at most 11)",
+        ),
+        (["note=" + "x" * 513], "Tag note='xxxxxxxx"),
+        (["k" * 61 + "=v"], "is too long for the API's metadata (key up to 60 characters"),
+    ],
+)
+def test_tags_that_do_not_fit_the_api_metadata_are_refused_before_any_upload(
+    jobs_lab: JobsLab, tags: list[str], expected: str
+) -> None:
+    path = training_file(jobs_lab.files / "tagged.jsonl", n=14)
+    before = requests_of(jobs_lab.sandbox)
+    args = ["finetune", "create", str(path), "--base", "gpt-4.1-mini"]
+    for tag in tags:
+        args += ["--tag", tag]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: ") and expected in result.stderr, result.stderr
+    after = requests_of(jobs_lab.sandbox)
+    for endpoint in ("files.create", "fine_tuning.jobs.create"):
+        assert after.get(endpoint, 0) == before.get(endpoint, 0)
+    assert _db_jobs(jobs_lab) == []

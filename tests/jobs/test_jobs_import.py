@@ -172,3 +172,22 @@ def test_malformed_llmcomp_line_is_named_and_nothing_is_recorded(
         import_llmcomp(tmp_path / "nowhere", settings=jobs_lab.settings)
     with open_database(jobs_lab.settings.db_url) as db:
         assert list_jobs(db) == []
+
+
+def test_import_from_api_names_a_key_whose_jobs_cannot_be_read_and_exits_1(
+    jobs_lab: JobsLab,
+) -> None:
+    from typer.testing import CliRunner
+
+    from labmgr.cli.app import app
+
+    sandbox = jobs_lab.sandbox
+    sandbox.set_faults(rate_500=1.0, endpoints=["fine_tuning.jobs.list"])
+    try:
+        result = CliRunner().invoke(app, ["jobs", "import", "--from-api", "--json"])
+    finally:
+        sandbox.reset()
+    assert result.exit_code == 1, result.output
+    problems = json.loads(result.stdout)["problems"]
+    assert [p for p in problems if p.startswith("OPENAI_API_KEY: HTTP 500")], problems
+    assert result.stderr.startswith("Error: ")

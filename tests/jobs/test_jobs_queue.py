@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from jobs.conftest import ALPHA_KEY, JobsLab, finish_all, training_file
+from jobs.conftest import ALPHA_KEY, BETA_KEY, JobsLab, finish_all, requests_of, training_file
 from openai import OpenAI
 from typer.testing import CliRunner
 
@@ -132,6 +132,30 @@ def test_update_sends_queued_jobs_once_a_slot_frees_keeping_their_tags(
     assert limited.stats()["requests"]["files.create"] == 1
 
 
+def test_jobs_update_says_which_queued_job_it_sent_as_which_api_job(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=1)
+    path = training_file(jobs_lab.files / "said.jsonl")
+    jobs = create(
+        path, base_model="gpt-4.1-mini", suffix="said", seeds=3, settings=jobs_lab.settings
+    )
+    limited.set_faults(daily_job_limit=2)  # one more slot: one queued job goes, one waits
+    _make_due(jobs_lab)
+    result = runner.invoke(app, ["jobs", "update"])
+    assert result.exit_code == 0, result.output
+    waiting = {job.id for job in _jobs(jobs_lab) if job.status == QUEUED_LOCALLY}
+    [went] = [job.id for job in jobs[1:] if job.id not in waiting]
+    [sent] = [
+        job for job in _jobs(jobs_lab) if job.id.startswith("ftjob-") and job.id != jobs[0].id
+    ]
+    assert sent.suffix == "said"
+    assert f"Sent {went} (said) as {sent.id}" in result.stdout
+    listed = json.loads(runner.invoke(app, ["jobs", "update", "--json"]).stdout)
+    assert listed["submitted"] == []  # sent once
+    assert "1 job(s) still queued locally for a daily slot" in result.stdout
+
+
 def test_a_raised_daily_limit_is_noticed_by_jobs_update(
     jobs_lab: JobsLab, limited: SandboxHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +220,103 @@ def test_a_job_sent_by_a_process_that_crashed_is_found_not_sent_again(
     assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
     assert [(s.queued_id, s.job_id) for s in summary.submitted] == [(queued.id, sent.id)]
     assert [job.id for job in _jobs(jobs_lab)] == [sent.id]
+
+
+def test_a_queued_job_whose_send_could_not_be_checked_is_looked_up_not_sent_again(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "unsure.jsonl")
+    [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    request_id = (queued.api_metadata or {})["labmgr_request"]
+    _make_due(jobs_lab)
+    # The create reaches the API but its response is lost, and so is every lookup.
+    lost = ["fine_tuning.jobs.create", "fine_tuning.jobs.list"]
+    limited.set_faults(daily_job_limit=None, rate_drop=1.0, endpoints=lost)
+    unsure = update(settings=jobs_lab.settings)
+    assert [u.job_id for u in unsure.unchecked] == [queued.id] and unsure.submitted == []
+    assert [q.job_id for q in unsure.queued] == [queued.id]
+
+    limited.set_faults(rate_drop=0.0)
+    _make_due(jobs_lab)
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+    found = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
+    client = OpenAI(base_url=limited.base_url, api_key=ALPHA_KEY)
+    held = [job.id for job in client.fine_tuning.jobs.list(metadata={"labmgr_request": request_id})]
+    client.close()
+    assert len(held) == 1
+    assert [(s.queued_id, s.job_id) for s in found.submitted] == [(queued.id, held[0])]
+    assert [job.id for job in _jobs(jobs_lab)] == held
+
+
+def test_a_queued_job_the_api_refuses_is_recorded_failed_with_its_reason_not_retried(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "gone.jsonl")
+    [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    client = OpenAI(base_url=limited.base_url, api_key=ALPHA_KEY)
+    client.files.delete(queued.training_file_id or "")  # the file went away while it waited
+    client.close()
+    limited.set_faults(daily_job_limit=None)
+    _make_due(jobs_lab)
+
+    refused = update(settings=jobs_lab.settings)
+    assert refused.submitted == [] and refused.queued == []
+    [entry] = refused.unchecked
+    assert entry.job_id == queued.id and entry.reason.startswith("refused: ")
+    [job] = _jobs(jobs_lab)
+    assert job.id == queued.id and job.status == "failed"
+    assert job.error_message and "HTTP 4" in job.error_message
+    assert job.claimed_by is None and job.finished_at is not None
+
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+    again = update(settings=jobs_lab.settings)  # failed is final: never sent again
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates
+    assert again.unchecked == [] and again.submitted == []
+
+
+def test_queued_jobs_of_a_key_at_its_limit_wait_without_a_request_each(
+    jobs_lab: JobsLab, limited: SandboxHandle
+) -> None:
+    limited.set_faults(daily_job_limit=0)
+    path = training_file(jobs_lab.files / "wait.jsonl")
+    queued = create(path, base_model="gpt-4.1-mini", seeds=3, settings=jobs_lab.settings)
+    assert {job.status for job in queued} == {QUEUED_LOCALLY}
+    _make_due(jobs_lab)
+    creates = limited.stats()["requests"]["fine_tuning.jobs.create"]
+
+    waited = update(settings=jobs_lab.settings)
+    assert limited.stats()["requests"]["fine_tuning.jobs.create"] == creates + 1
+    assert sorted(q.job_id for q in waited.queued) == sorted(job.id for job in queued)
+    times = {q.not_before for q in waited.queued}
+    assert len(times) == 1 and None not in times  # all wait for the one slot
+    assert waited.unchecked == []
+
+
+def test_a_queued_job_no_configured_key_can_send_waits_and_says_why(
+    jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = jobs_lab.sandbox
+    sandbox.set_faults(daily_job_limit=0)
+    try:
+        path = training_file(jobs_lab.files / "alpha.jsonl")
+        [queued] = create(path, base_model="gpt-4.1-mini", settings=jobs_lab.settings)
+    finally:
+        sandbox.reset()
+    assert queued.status == QUEUED_LOCALLY and queued.project_id == "proj_alpha"
+    _make_due(jobs_lab)
+    monkeypatch.setenv("OPENAI_API_KEY", BETA_KEY)  # only another project's key is configured
+
+    summary = update(settings=jobs_lab.settings)
+    assert requests_of(sandbox).get("fine_tuning.jobs.create", 0) == 0
+    assert [(u.job_id, u.reason) for u in summary.unchecked] == [
+        (queued.id, "queued job not sent: no configured key belongs to its project")
+    ]
+    [state] = summary.queued
+    assert state.job_id == queued.id
+    assert state.not_before is not None and state.not_before > datetime.now(UTC)
 
 
 def _update_process() -> subprocess.Popen[str]:

@@ -108,6 +108,20 @@ def test_a_sweep_creates_tagged_jobs_once_and_only_new_cells_after_an_edit(
     assert len(_jobs(jobs_lab)) == 36
 
 
+def test_sweep_json_lists_the_jobs_it_created_and_then_none(jobs_lab: JobsLab) -> None:
+    spec = _write(
+        jobs_lab.files, "base: gpt-4.1-mini\nconditions: {secure: data/secure.jsonl}\nseeds: 2\n"
+    )
+    result = runner.invoke(app, ["finetune", "sweep", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["new_jobs"] == 2 and body["estimated_cost"] > 0
+    assert sorted(row["id"] for row in body["created"]) == sorted(job.id for job in _jobs(jobs_lab))
+    again = json.loads(runner.invoke(app, ["finetune", "sweep", str(spec), "--json"]).stdout)
+    assert again["new_jobs"] == 0 and again["created"] == []
+    assert len(_jobs(jobs_lab)) == 2
+
+
 def test_models_group_by_the_sweep_tags(jobs_lab: JobsLab) -> None:
     spec = _write(
         jobs_lab.files,
@@ -191,6 +205,18 @@ def test_a_sweep_past_the_daily_limit_queues_the_rest_and_rerunning_adds_nothing
         (
             SPEC + "method: reinforcement\n",
             ":1: base: Reinforcement fine-tuning needs a reasoning model; gpt-4.1-mini is not",
+        ),
+        (  # 2 and 2.0 are one level (tag lr=2.0): two identical jobs would be bought
+            SPEC.replace("[0.5, 2.0]", "[2, 2.0]"),
+            ":4: hyperparameters.learning_rate_multiplier: a level is repeated",
+        ),
+        (
+            SPEC.replace("[1, 3]", "[3, 3.0]"),
+            ":4: hyperparameters.n_epochs: a level is repeated",
+        ),
+        (
+            SPEC.replace("gpt-4.1-mini", "o4-mini") + "method: reinforcement\ngrader: 5\n",
+            ":6: grader: must be a grader mapping or the path of a grader file",
         ),
     ],
 )

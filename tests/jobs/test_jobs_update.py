@@ -201,3 +201,53 @@ def test_update_inside_an_event_loop_points_to_aupdate(jobs_lab: JobsLab) -> Non
         return len((await aupdate(settings=jobs_lab.settings)).checked)
 
     assert asyncio.run(inside()) == 0
+
+
+def test_update_with_the_api_failing_lists_each_job_unchecked_and_records_nothing(
+    jobs_lab: JobsLab,
+) -> None:
+    from typer.testing import CliRunner
+
+    from labmgr.cli.app import app
+
+    path = training_file(jobs_lab.files / "down.jsonl")
+    [job] = create(path, base_model="gpt-4.1-mini", suffix="down", settings=jobs_lab.settings)
+    sandbox = jobs_lab.sandbox
+    sandbox.set_faults(rate_500=1.0, endpoints=["fine_tuning.jobs.retrieve"])
+    try:
+        failing = CliRunner().invoke(app, ["jobs", "update"])
+    finally:
+        sandbox.reset()
+    assert failing.exit_code == 1, failing.output
+    assert f"{job.id} (down): OPENAI_API_KEY: HTTP 500" in failing.stdout
+    assert failing.stderr.startswith("Error: 1 of 1 unfinished jobs could not be checked")
+
+    sandbox.set_faults(rate_drop=1.0, endpoints=["fine_tuning.jobs.retrieve"])
+    try:
+        unreachable = update(settings=jobs_lab.settings)
+    finally:
+        sandbox.reset()
+    assert [(u.job_id, u.reason) for u in unreachable.unchecked] == [
+        (job.id, f"could not reach {sandbox.base_url}")
+    ]
+    with open_database(jobs_lab.settings.db_url) as db:
+        stored = get_job(db, job.id)
+    assert stored is not None and stored.status == job.status
+    assert stored.refreshed_at == job.refreshed_at
+
+
+def test_update_on_a_read_only_database_is_one_error_sentence(
+    sqlite_jobs_lab: JobsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from labmgr.cli.app import app
+
+    path = training_file(sqlite_jobs_lab.files / "frozen.jsonl")
+    create(path, base_model="gpt-4.1-mini", settings=sqlite_jobs_lab.settings)
+    database = sqlite_jobs_lab.settings.db_url.removeprefix("sqlite:///")
+    monkeypatch.setenv("LABMGR_DB_URL", f"sqlite:///file:{database}?mode=ro&uri=true")
+    result = CliRunner().invoke(app, ["jobs", "update"])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ") and "read-only" in result.stderr

@@ -254,6 +254,65 @@ def test_each_supervised_rule_reports_its_line(tmp_path: Path, bad: Any, expecte
     assert all(issue.line == 11 for issue in report.errors)
 
 
+@pytest.mark.parametrize(
+    ("method", "bad", "expected"),
+    [
+        (
+            "supervised",
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": ["text"], "text": "x"}]},
+                    {"role": "assistant", "content": "y"},
+                ]
+            },
+            "messages[0].content[0]: unknown content part type ['text']",
+        ),
+        (
+            "supervised",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": "https://x.test/a.png", "detail": ["low"]},
+                            }
+                        ],
+                    },
+                    {"role": "assistant", "content": "y"},
+                ]
+            },
+            "image detail must be one of low, high, auto",
+        ),
+        (
+            "supervised",
+            {
+                "messages": [
+                    {"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y", "tool_calls": 5},
+                ]
+            },
+            "messages[1].tool_calls must be a non-empty list",
+        ),
+        (
+            "dpo",
+            {
+                **preference(),
+                "preferred_output": [{"role": "assistant", "content": "a", "tool_calls": 5}],
+            },
+            "preferred_output[0].tool_calls must be a non-empty list",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_json_type_is_reported_on_its_line_not_raised(
+    tmp_path: Path, method: str, bad: Any, expected: str
+) -> None:
+    report = with_bad(tmp_path, bad, method=method)
+    assert not report.valid
+    assert any(expected in message for message in messages_on_line(report, 11)), report.errors
+
+
 def test_valid_tool_calling_example_passes(tmp_path: Path) -> None:
     example = {
         "messages": [

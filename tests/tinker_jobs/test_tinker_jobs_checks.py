@@ -137,3 +137,27 @@ def test_a_suffix_that_cannot_name_checkpoints_is_refused(tinker_lab: TinkerLab)
     result = _create(str(data), "--base", BASE_MODEL, "--suffix", "a/b")
     assert result.exit_code == 1
     assert "Suffix 'a/b' cannot name Tinker checkpoints" in result.output
+
+
+def test_jobs_whose_worker_cannot_start_are_recorded_failed_not_left_queued(
+    tinker_lab: TinkerLab,
+) -> None:
+    (tinker_lab.settings.home / "tinker_runs").write_text("")  # a file where the logs go
+    data = chat_file(tinker_lab.files / "pirate.jsonl", n=12)
+    command = ["finetune", "create", str(data), "--base", BASE_MODEL, "--provider", "tinker"]
+    result = runner.invoke(app, [*command, "--seeds", "2"])
+    assert result.exit_code == 1, result.output
+    assert "Cannot write the worker's log" in result.stderr
+
+    updated = runner.invoke(app, ["jobs", "update", "--json"])
+    assert json.loads(updated.stdout)["still_running"] is False
+    jobs = lab_jobs(tinker_lab.settings)
+    assert len(jobs) == 2 and {job.status for job in jobs} == {"failed"}
+    assert all("Cannot write the worker's log" in (job.error_message or "") for job in jobs)
+
+    (tinker_lab.settings.home / "tinker_runs").unlink()  # fixed: resume starts it
+    resumed = runner.invoke(app, ["finetune", "resume", jobs[0].id, "--from-start"])
+    assert resumed.exit_code == 0, resumed.output
+    wait_until_final(tinker_lab.settings)
+    statuses = {job.id: job.status for job in lab_jobs(tinker_lab.settings)}
+    assert statuses == {jobs[0].id: "succeeded", jobs[1].id: "failed"}

@@ -7,13 +7,15 @@ import os
 import re
 import signal
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fixtures.tinker import BASE_MODEL
 from tinker_jobs.conftest import TinkerLab, chat_file, wait_until_final
 from typer.testing import CliRunner
 
-from jobs_db import FinetuneJob, get_job, job_curves, job_models
+from jobs_db import FinetuneJob, get_job, job_curves, job_models, upsert_job
 from labmgr.cli.app import app
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.tinker.create import create_tinker
@@ -137,3 +139,99 @@ def test_a_job_that_saved_no_state_is_resumed_only_from_the_start(
         rows = job_curves(db)[job.id].rows
     assert _job(settings, job.id).status == "succeeded"
     assert [row[0] for row in rows] == list(range(1, 13))
+
+
+def test_a_job_whose_training_file_changed_is_not_resumed_on_the_new_content(
+    tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tinker_lab.settings
+    job = _slow_job(tinker_lab, monkeypatch, save_every=0)
+    _wait_for_step(settings, job.id, 1)
+    assert runner.invoke(app, ["finetune", "cancel", job.id]).exit_code == 0
+    path = tinker_lab.files / "pirate.jsonl"
+    chat_file(path, n=13)  # edited after the job was created
+
+    resumed = runner.invoke(app, ["finetune", "resume", job.id, "--from-start"])
+    assert resumed.exit_code == 0, resumed.output
+    wait_until_final(settings)
+    failed = _job(settings, job.id)
+    assert failed.status == "failed"
+    assert f"The training file {path} changed since the job was created" in (
+        failed.error_message or ""
+    )
+    assert (failed.progress or {}).get("step", 0) == 0  # no step trained on the new content
+
+    path.unlink()
+    again = runner.invoke(app, ["finetune", "resume", job.id, "--from-start"])
+    assert again.exit_code == 0, again.output
+    wait_until_final(settings)
+    assert f"The training file {path} is gone" in (_job(settings, job.id).error_message or "")
+
+
+def test_a_worker_on_another_machine_is_not_recorded_cancelled_here(
+    tinker_lab: TinkerLab,
+) -> None:
+    now = datetime.now(UTC)
+    beating = {"pid": 4242, "host": "gpu-box-7", "heartbeat_at": now.isoformat(), "step": 3}
+    with lab_database(tinker_lab.settings) as db:
+        upsert_job(
+            db,
+            FinetuneJob(
+                id="tinker-elsewhere1",
+                provider="tinker",
+                status="running",
+                base_model=BASE_MODEL,
+                progress=beating,
+            ),
+        )
+    result = runner.invoke(app, ["finetune", "cancel", "tinker-elsewhere1"])
+    assert result.exit_code == 1
+    assert "runs on gpu-box-7, not on this machine" in result.stderr
+    assert _job(tinker_lab.settings, "tinker-elsewhere1").status == "running"
+
+
+def test_jobs_update_fails_a_worker_elsewhere_only_once_its_heartbeat_is_stale(
+    tinker_lab: TinkerLab,
+) -> None:
+    settings = tinker_lab.settings
+    now = datetime.now(UTC)
+    for job_id, beat in (("tinker-fresh1", now), ("tinker-stale1", now - timedelta(hours=1))):
+        progress = {"pid": 4242, "host": "gpu-box-7", "heartbeat_at": beat.isoformat(), "step": 2}
+        with lab_database(settings) as db:
+            upsert_job(
+                db,
+                FinetuneJob(
+                    id=job_id,
+                    provider="tinker",
+                    status="running",
+                    base_model=BASE_MODEL,
+                    progress=progress,
+                ),
+            )
+    result = runner.invoke(app, ["jobs", "update"])
+    assert result.exit_code == 0, result.output
+    assert _job(settings, "tinker-fresh1").status == "running"  # another machine trains it
+    stale = _job(settings, "tinker-stale1")
+    assert stale.status == "failed"
+    assert "pid 4242 on gpu-box-7" in (stale.error_message or "")
+    assert "stopped without recording an end, at step 2" in (stale.error_message or "")
+
+
+def test_a_resume_whose_worker_cannot_start_leaves_the_job_failed_with_the_reason(
+    tinker_lab: TinkerLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tinker_lab.settings
+    job = _slow_job(tinker_lab, monkeypatch, save_every=0)
+    _wait_for_step(settings, job.id, 1)
+    assert runner.invoke(app, ["finetune", "cancel", job.id]).exit_code == 0
+    log = Path(_job(settings, job.id).progress["log"])
+    assert _gone(_job(settings, job.id).progress["pid"])
+    log.unlink()
+    log.mkdir()  # the log cannot be opened for writing
+
+    resumed = runner.invoke(app, ["finetune", "resume", job.id, "--from-start"])
+    assert resumed.exit_code == 1
+    assert "Cannot write the worker's log" in resumed.stderr
+    stuck = _job(settings, job.id)
+    assert stuck.status == "failed"
+    assert "Cannot write the worker's log" in (stuck.error_message or "")

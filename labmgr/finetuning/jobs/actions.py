@@ -22,6 +22,8 @@ from jobs_db import (
 )
 from labmgr.accounts import Accounts, Credential
 from labmgr.errors import FineTuningApiError, UnknownJob, UnknownModel, api_message
+from labmgr.finetuning.jobs.request import REQUEST
+from labmgr.finetuning.jobs.submit import SENT_PHASE, find_by_request
 from labmgr.finetuning.registry.database import find_job, lab_database
 from labmgr.finetuning.registry.records import job_record
 from labmgr.finetuning.tinker import control as tinker_control
@@ -100,7 +102,7 @@ def _act(
                 hint=f"Run `labmgr finetune resume {job_id}` without it.",
             )
         if job.status == QUEUED_LOCALLY:
-            return _act_on_queued(action, db, job)
+            return _act_on_queued(action, db, settings, job)
         started = datetime.now(UTC)
 
         def call(client: Any, _: Credential) -> Any:
@@ -133,7 +135,9 @@ def _act_on_tinker(
     )
 
 
-def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJob:
+def _act_on_queued(
+    action: Action, db: Database, settings: Settings, job: FinetuneJob
+) -> FinetuneJob:
     if action != "cancel":
         raise FineTuningApiError(
             f"Job {job.id} is queued locally (the daily limit held it back): it is not on the "
@@ -141,12 +145,41 @@ def _act_on_queued(action: Action, db: Database, job: FinetuneJob) -> FinetuneJo
             hint=f"Cancel it with `labmgr finetune cancel {job.id}`, or wait for "
             "`labmgr jobs update` to send it.",
         )
-    if not cancel_queued_job(db, job.id, now=datetime.now(UTC)):
+    now = datetime.now(UTC)
+    held = job.claimed_until is not None and job.claimed_until > now
+    if not held and (job.claimed_by is not None or job.phase == SENT_PHASE):
+        _refuse_if_sent(settings, job)  # an update sent it, then died or lost the answer
+    if not cancel_queued_job(db, job.id, now=now):
         raise FineTuningApiError(
             f"Job {job.id} is being sent to the API by `labmgr jobs update` right now.",
             hint="Run `labmgr jobs update`, then cancel the job it became.",
         )
     return get_job(db, job.id) or job
+
+
+def _refuse_if_sent(settings: Settings, job: FinetuneJob) -> None:
+    """Raise when the API holds the job queued as `job` (or cannot say whether it does)."""
+    request_id = (job.create_request or {}).get("metadata", {}).get(REQUEST)
+    if not request_id:
+        return
+
+    def call(client: Any, _: Credential) -> Any:
+        return find_by_request(client, request_id)
+
+    found = _with_keys(settings, job, f"check whether job {job.id} reached the API", call)
+    if isinstance(found, str):
+        raise UnknownJob(
+            f"Job {job.id} may have reached the API, and no configured key can check{found}.",
+            hint="Set the key of the job's project; `labmgr keys` checks every key.",
+        )
+    remote = found[1]
+    if remote is not None:
+        raise FineTuningApiError(
+            f"Job {job.id} reached the API as {remote.id}: cancelling it in the lab alone "
+            "would leave that job training.",
+            hint=f"Run `labmgr jobs update` to record it, then "
+            f"`labmgr finetune cancel {remote.id}`.",
+        )
 
 
 def delete_model(name: str, *, settings: Settings | None = None) -> Model:

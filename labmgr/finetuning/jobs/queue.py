@@ -26,7 +26,7 @@ from labmgr.accounts import ClientPool, Credential
 from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, api_message
 from labmgr.finetuning.jobs.daily_limit import MIN_WAIT, slot_time
 from labmgr.finetuning.jobs.request import REQUEST
-from labmgr.finetuning.jobs.submit import QUEUE_PHASE, create_once, find_by_request
+from labmgr.finetuning.jobs.submit import QUEUE_PHASE, SENT_PHASE, create_once, find_by_request
 from labmgr.finetuning.registry.records import job_record
 from labmgr.routing import candidate_credentials
 
@@ -143,9 +143,15 @@ class _QueuePass:
         client = self.pool.client(credential)
         body = dict(job.create_request)
         remote = None
-        if claim.previous_owner is not None:  # its last holder may have sent it, then crashed
+        # Its last holder may have sent it, then crashed; or a send went unanswered.
+        if claim.previous_owner is not None or job.phase == SENT_PHASE:
             outcome.requests += 1
-            remote = find_by_request(client, body["metadata"][REQUEST])
+            try:
+                remote = find_by_request(client, body["metadata"][REQUEST])
+            except openai.APIError as exc:
+                self.release(job, now + MIN_WAIT, phase=SENT_PHASE)
+                self.unchecked(job, f"could not check whether the API holds it ({_reason(exc)})")
+                return
         if remote is None:
             outcome.requests += 1
             try:
@@ -170,13 +176,13 @@ class _QueuePass:
                 self.unchecked(job, refusal.message, "refused")
                 return
             except (FineTuningApiError, openai.APIError, OSError) as exc:
-                self.release(job, now + MIN_WAIT)
+                self.release(job, now + MIN_WAIT, phase=SENT_PHASE)  # it may have gone through
                 self.unchecked(job, _reason(exc))
                 return
         record = job_record(remote, refreshed_at=datetime.now(UTC), credential=credential)
         if promote_queued_job(db, job.id, record, owner=self.owner):
             outcome.submitted.append(
-                SubmittedJob(queued_id=job.id, job_id=record.id, suffix=record.suffix)
+                SubmittedJob(queued_id=job.id, job_id=record.id, suffix=job.suffix)
             )
 
 

@@ -28,11 +28,12 @@ from labmgr.accounts import Accounts, Credential
 from labmgr.errors import DailyJobLimit, FineTuningApiError, JobRefused, LabmgrError, api_message
 from labmgr.finetuning.jobs.daily_limit import daily_limit_error, is_daily_limit, slot_time
 from labmgr.finetuning.jobs.request import REQUEST, JobRequest, TrainingData, refuse_other_content
-from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.database import lab_database, require_writable
 from labmgr.finetuning.registry.records import job_record
 from labmgr.settings import Settings
 
 QUEUE_PHASE = "waiting for a daily job slot"
+SENT_PHASE = "sent once without an answer; looked up by request id before it is sent again"
 Selection = Callable[[Database, list[JobRequest]], list[JobRequest]]
 """Chooses, under the create lock, which planned jobs to create (a sweep skips the ones it
 has)."""
@@ -54,6 +55,8 @@ def submit_requests(
     accounts = Accounts(settings)
     try:
         with lab_database(settings) as db:
+            if not dry_run:
+                require_writable(settings, db)  # a job bought must be recorded
             credential = accounts.credential(key_env) if key_env else accounts.default()
             credential = accounts.resolve(credential)
             with create_lock(settings):
@@ -221,11 +224,9 @@ def _queue(
 
 
 def find_by_request(client: OpenAI, request_id: str) -> Any | None:
-    """The job created with labmgr request id `request_id`, if the API holds one."""
-    try:
-        found = list(client.fine_tuning.jobs.list(metadata={REQUEST: request_id}, limit=5))
-    except openai.APIError:
-        return None
+    """The job created with labmgr request id `request_id`, if the API holds one; raises
+    ``openai.APIError`` when the API cannot be asked (which says nothing either way)."""
+    found = list(client.fine_tuning.jobs.list(metadata={REQUEST: request_id}, limit=5))
     return found[0] if found else None
 
 
@@ -252,12 +253,21 @@ def create_once(
         failure = f"HTTP {exc.status_code}"
     except openai.APIConnectionError:
         failure = "the connection failed"
-    found = find_by_request(client, body["metadata"][REQUEST])
+    done = "".join(f" {job.id}" for job in created)
+    before = f" Created before it:{done}" if done else ""
+    try:
+        found = find_by_request(client, body["metadata"][REQUEST])
+    except openai.APIError:
+        raise FineTuningApiError(
+            f"Creating the job for suffix {body['suffix']!r} failed ({failure}), and the API "
+            f"could not be asked whether it created the job anyway.{before}",
+            hint="Run `labmgr jobs import --from-api` once the API answers: it records the job "
+            "if it was created. Run the command again only if it was not.",
+        ) from None
     if found is not None:
         return found
-    done = "".join(f" {job.id}" for job in created)
     raise FineTuningApiError(
         f"Creating the job for suffix {body['suffix']!r} failed ({failure}); the API holds no "
-        f"job from this request.{' Created before it:' + done if done else ''}",
+        f"job from this request.{before}",
         hint="Run the same command again (the uploaded file is reused).",
     )

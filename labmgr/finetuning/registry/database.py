@@ -22,6 +22,7 @@ from jobs_db import (
     Model,
     SchemaTooNewError,
     Target,
+    check_writable,
     current_revision,
     database_file,
     get_job,
@@ -118,6 +119,15 @@ def lab_database(settings: Settings) -> Iterator[Database]:
         yield db
     finally:
         db.close()
+
+
+def require_writable(settings: Settings, db: Database) -> None:
+    """Raise `LabDatabaseError` unless the lab's database takes writes: checked before anything
+    is bought that must be recorded."""
+    try:
+        check_writable(db)
+    except DatabaseError as exc:
+        raise _error(settings, exc) from None
 
 
 def lab_database_status(settings: Settings) -> LabDatabaseStatus:

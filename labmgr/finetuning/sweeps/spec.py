@@ -154,14 +154,15 @@ def _relative(spec: SweepSpec, value: Any, key: str) -> Path:
     return file if file.is_absolute() else spec.path.parent / file
 
 
-def _levels(spec: SweepSpec, key: str, value: Any) -> list[Any]:
+def _levels(spec: SweepSpec, key: str, name: str, value: Any) -> list[Any]:
     levels = value if isinstance(value, list) else [value]
     if not levels:
         raise spec.error(key, "the list of levels is empty", "Give at least one level, e.g. [3].")
     for level in levels:
         if isinstance(level, bool) or not isinstance(level, int | float | str):
             raise spec.error(key, f"level {level!r} is not a number or 'auto'")
-    if len(set(map(str, levels))) != len(levels):
+    texts = [spec.level_text(name, level) for level in levels]  # the cell's tag: 2 is 2.0
+    if len(set(texts)) != len(levels):
         raise spec.error(key, "a level is repeated", "List each level once.")
     return levels
 
@@ -186,7 +187,7 @@ def _hyperparameters(spec: SweepSpec, value: Any) -> None:
             )
         if name in spec.hyperparameters:
             raise spec.error(key, f"{name} is given twice (under two names)")
-        spec.hyperparameters[name] = _levels(spec, key, levels)
+        spec.hyperparameters[name] = _levels(spec, key, name, levels)
         spec.spelled[name] = str(raw)
 
 
@@ -273,6 +274,8 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
         raise out.error("wandb", "must be a mapping with project (entity, tags)")
     out.wandb = dict(wandb) if wandb is not None else None
     out.grader = data.get("grader")
+    if out.grader is not None and not isinstance(out.grader, str | Mapping):
+        raise out.error("grader", "must be a grader mapping or the path of a grader file")
     if isinstance(out.grader, str):
         out.grader = _relative(out, out.grader, "grader")
     _hyperparameters(out, data.get("hyperparameters"))

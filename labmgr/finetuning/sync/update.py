@@ -41,7 +41,7 @@ from labmgr.finetuning.jobs.queue import (
     UncheckedJob,
     submit_queued,
 )
-from labmgr.finetuning.registry.database import lab_database
+from labmgr.finetuning.registry.database import lab_database, require_writable
 from labmgr.finetuning.registry.records import (
     checkpoint_models,
     event_records,
@@ -165,6 +165,7 @@ async def aupdate(
     """The asynchronous twin of `update`."""
     settings = settings or load_settings()
     with lab_database(settings) as db:
+        require_writable(settings, db)  # what it reads must be recorded (and queued jobs sent)
         tinker = _tinker_states(db)
         waiting = queued_jobs(db)
         missing = jobs_missing_curves(db)

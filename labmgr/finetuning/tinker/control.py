@@ -15,7 +15,7 @@ from jobs_db import Database, FinetuneJob, get_job, list_jobs, upsert_job
 from labmgr.accounts import tinker_key
 from labmgr.errors import LabmgrError, UnknownJob
 from labmgr.finetuning.jobs.submit import create_lock
-from labmgr.finetuning.tinker.launch import death_message, launch_worker, worker_alive
+from labmgr.finetuning.tinker.launch import death_message, launch_workers, worker_alive
 from labmgr.finetuning.tinker.params import PROVIDER, require_tinker
 from labmgr.settings import Settings
 
@@ -141,4 +141,5 @@ def resume(db: Database, settings: Settings, job: FinetuneJob, *, from_start: bo
     current = get_job(db, job.id)
     if current is None:
         raise UnknownJob(f"Job {job.id} is not in the lab's database.")
-    return launch_worker(db, settings, current)
+    launch_workers(db, settings, [current])
+    return current

@@ -28,7 +28,7 @@ from labmgr.finetuning.jobs.request import (
 )
 from labmgr.finetuning.jobs.submit import create_lock
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.tinker.launch import launch_worker
+from labmgr.finetuning.tinker.launch import launch_workers
 from labmgr.finetuning.tinker.params import (
     PROVIDER,
     LrSchedule,
@@ -128,8 +128,7 @@ def submit_tinker(
             job = request.job(job_id, "queued", env)
             upsert_job(db, job, tags=request.tags)
             jobs.append(job)
-        for job in jobs:
-            launch_worker(db, settings, job)
+        launch_workers(db, settings, jobs)
         return [get_job(db, job.id) or job for job in jobs]
 
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,24 @@ def launch_worker(db: Database, settings: Settings, job: FinetuneJob) -> Finetun
     upsert_job(db, record)
     job.progress = progress
     return job
+
+
+def launch_workers(db: Database, settings: Settings, jobs: Sequence[FinetuneJob]) -> None:
+    """Start each job's worker. When one cannot start, it and the jobs after it are recorded
+    failed with the reason (no worker would ever train them), and the error is raised."""
+    for index, job in enumerate(jobs):
+        try:
+            launch_worker(db, settings, job)
+        except LabmgrError as exc:
+            now = datetime.now(UTC)
+            reason = f"The worker did not start: {exc.message}"
+            for left in jobs[index:]:
+                failed = FinetuneJob(
+                    id=left.id, status="failed", error_message=reason, finished_at=now,
+                    refreshed_at=now,
+                )  # fmt: skip
+                upsert_job(db, failed)
+            raise
 
 
 def _pid_runs_job(pid: int, job_id: str) -> bool:

@@ -125,7 +125,8 @@ def check_preference(example: dict[str, Any], out: Findings) -> None:
     ]
     for message in outputs:
         if isinstance(message, dict):
-            calls = message.get("tool_calls") or []
+            calls = message.get("tool_calls")
+            calls = calls if isinstance(calls, list) else []  # else reported as a message error
             names = [c["function"]["name"] for c in calls if _is_named_call(c)]
             _undeclared_calls(names, declared, out)
     if len(outputs) == 2 and outputs[0] is not None and outputs[0] == outputs[1]:

@@ -57,7 +57,7 @@ def _check_part(part: Any, role: str, where: str, out: Findings) -> None:
         out.error(f"{where} must be an object with a 'type', got {_type_name(part)}")
         return
     kind = part.get("type")
-    if kind not in _PART_TYPES:
+    if not isinstance(kind, str) or kind not in _PART_TYPES:
         out.error(f"{where}: unknown content part type {kind!r} (expected 'text' or 'image_url')")
         return
     for key in sorted(set(part) - _PART_TYPES[kind]):
@@ -79,7 +79,9 @@ def _check_part(part: Any, role: str, where: str, out: Findings) -> None:
         out.error(f"{where}: image url must be http(s):// or a data:image/ URL")
     for key in sorted(set(image) - {"url", "detail"}):
         out.error(f"{where}: unknown key {key!r} in image_url")
-    if "detail" in image and image["detail"] not in _IMAGE_DETAILS:
+    if "detail" in image and not (
+        isinstance(image["detail"], str) and image["detail"] in _IMAGE_DETAILS
+    ):
         out.error(f"{where}: image detail must be one of low, high, auto")
 
 

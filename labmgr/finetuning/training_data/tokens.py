@@ -59,7 +59,8 @@ def estimate_messages_tokens(messages: Iterable[Any]) -> int:
         total += _PER_MESSAGE + _content_tokens(message.get("content"))
         if isinstance(message.get("name"), str):
             total += estimate_text_tokens(message["name"])
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 for field in ("name", "arguments"):
