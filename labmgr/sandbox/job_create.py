@@ -93,11 +93,14 @@ def _check_messages(messages: Any, number: int, field: str, need_reply: bool) ->
         where = f"Line {number}, {field}[{index}]"
         if not isinstance(message, dict):
             raise TrainingFileError(f"{where} is not a JSON object.")
-        if message.get("role") not in _TRAINING_ROLES:
-            raise TrainingFileError(f"{where} has an invalid role {message.get('role')!r}.")
+        role = message.get("role")
+        if not isinstance(role, str) or role not in _TRAINING_ROLES:
+            raise TrainingFileError(f"{where} has an invalid role {role!r}.")
         content = message.get("content")
         if content is None and not message.get("tool_calls"):
             raise TrainingFileError(f"{where} is missing `content`.")
+        if content is not None and not isinstance(content, str | list):
+            raise TrainingFileError(f"{where}: `content` must be a string or a list of parts.")
         tokens += count_tokens(content_text(content))
     if need_reply and not any(m["role"] == "assistant" for m in messages):
         raise TrainingFileError(f"Line {number} has no assistant message to learn from.")

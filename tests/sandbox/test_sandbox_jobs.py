@@ -88,13 +88,23 @@ def test_events_page_backwards_with_after(sandbox_client: OpenAI) -> None:
     ]
 
 
+def _example(**first_message: object) -> bytes:
+    """One chat example whose first message has `first_message`'s fields."""
+    messages = [{"role": "user", "content": "hi", **first_message}]
+    messages.append({"role": "assistant", "content": "hello"})
+    return json.dumps({"messages": messages}).encode() + b"\n"
+
+
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
         (training_jsonl(5), "at least 10 examples"),
         (training_jsonl(11) + b"{not json\n", "Line 12 is not valid JSON"),
         (training_jsonl(10) + json.dumps({"prompt": "x"}).encode() + b"\n", "Line 11 is missing"),
+        (training_jsonl(10) + _example(role=["user"]), "Line 11, messages[0] has an invalid role"),
+        (training_jsonl(10) + _example(content={"text": "hi"}), "`content` must be a string"),
     ],
+    ids=["too few", "not json", "no messages", "role a list", "content an object"],
 )
 def test_invalid_training_file_fails_the_job(
     sandbox_client: OpenAI, content: bytes, fragment: str
