@@ -17,6 +17,7 @@ from evals.stats._seeds import (
     Interval,
     Method,
     empty_interval,
+    labelled_values,
     seed_interval,
 )
 
@@ -117,12 +118,7 @@ def _per_model(
     values: Sequence[float] | npt.ArrayLike, models: Sequence[object] | npt.ArrayLike
 ) -> list[FloatArray]:
     """Each model's values (NaN dropped), models in sorted order."""
-    data = np.asarray(values, dtype=float)
-    labels = np.asarray(models, dtype=object)
-    if data.shape != labels.shape:
-        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
-    keep = ~np.isnan(data)
-    data, labels = data[keep], labels[keep]
+    data, labels, _ = labelled_values(values, models)
     if data.size == 0:
         return []
     _, codes = np.unique(labels.astype(str), return_inverse=True)

@@ -135,6 +135,18 @@ def _floor(df: float) -> float:
     return float(special.chdtri(df, 1.0 - FLOOR_QUANTILE)) / df
 
 
+def labelled_values(
+    values: Sequence[float] | npt.ArrayLike, models: Sequence[object] | npt.ArrayLike
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.object_], npt.NDArray[np.bool_]]:
+    """The values that are not NaN with their models, and the mask that kept them."""
+    data = np.asarray(values, dtype=float)
+    labels = np.asarray(models, dtype=object)
+    if data.shape != labels.shape:
+        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
+    keep = ~np.isnan(data)
+    return data[keep], labels[keep], keep
+
+
 def seed_means(
     values: Sequence[float] | npt.ArrayLike,
     models: Sequence[object] | npt.ArrayLike,
@@ -144,12 +156,7 @@ def seed_means(
 ) -> SeedMeans:
     """A group's samples reduced to per-model means (NaN dropped); with `questions`, each
     model averaged within each question first (every question weighs the same)."""
-    data = np.asarray(values, dtype=float)
-    labels = np.asarray(models, dtype=object)
-    if data.shape != labels.shape:
-        raise ValueError(f"values and models differ in length ({data.size} vs {labels.size})")
-    keep = ~np.isnan(data)
-    data, labels = data[keep], labels[keep]
+    data, labels, keep = labelled_values(values, models)
     if data.size == 0:
         return SeedMeans(np.empty(0), np.empty(0), np.empty(0), math.nan, 0, 0, share)
     model_codes, _ = pd.factorize(labels)
