@@ -225,11 +225,15 @@ class Pacing:
         pacer = self._pacer_of(call)
         if not pacer.pending and self._take(pacer, call) == 0.0:
             return True
-        pacer.pending.append(call)
+        self._wait_in(pacer, [call])
+        return False
+
+    def _wait_in(self, pacer: Pacer, calls: list[Call]) -> None:
+        """Queue `calls` behind `pacer`'s limits, with a releaser task sending them in turn."""
+        pacer.pending.extend(calls)
         if pacer.releaser is None:
             pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
             self._background(pacer.releaser)
-        return False
 
     def _take(self, pacer: Pacer, call: Call) -> float | None:
         """`pacer.delay` for `call`; at 0 its ticket is taken (its share of the buckets)."""
@@ -348,10 +352,7 @@ class Pacing:
         moved = [call for call in old.pending if call.request.model == ticket.model]
         if moved:  # its calls waiting behind the refused one wait for the family's limit now
             old.pending = deque(call for call in old.pending if call.request.model != ticket.model)
-            pacer.pending.extend(moved)
-            if pacer.releaser is None:
-                pacer.releaser = asyncio.get_running_loop().create_task(self._releasing(pacer))
-                self._background(pacer.releaser)
+            self._wait_in(pacer, moved)
         return pacer
 
     def _settle(self, ticket: Ticket) -> None:
