@@ -84,9 +84,12 @@ def launch_workers(db: Database, settings: Settings, jobs: Sequence[FinetuneJob]
             reason = f"The worker did not start: {exc.message}"
             for left in jobs[index:]:
                 failed = FinetuneJob(
-                    id=left.id, status="failed", error_message=reason, finished_at=now,
+                    id=left.id,
+                    status="failed",
+                    error_message=reason,
+                    finished_at=now,
                     refreshed_at=now,
-                )  # fmt: skip
+                )
                 upsert_job(db, failed)
             raise
 
