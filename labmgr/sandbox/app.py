@@ -117,8 +117,7 @@ class SandboxApp:
                 if not sb.faults.spend_quota(name):
                     sb.stats.faults["insufficient_quota"] += 1
                     raise quota_exhausted()
-                raw_query = scope["query_string"]
-                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
+                query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 if sb.limiter.active and name in MODEL_ENDPOINTS:
                     admission = _admit(sb, name, request)
@@ -154,8 +153,7 @@ class SandboxApp:
         """Tinker's API (see `labmgr.sandbox.tinker`); no faults or limits apply to it."""
         raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        raw_query = scope["query_string"].decode("latin-1")
-        query = dict(parse_qsl(raw_query, True)) if raw_query else {}
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
         body = await _read_body(receive)
         path = raw_path.partition("?")[0].removeprefix("/tinker")
         response = await self.tinker.handle(scope["method"], path, query, headers, body)
@@ -304,11 +302,4 @@ def create_app(
     config = config or SandboxConfig()
     if accounts is None:
         accounts = AccountBook.from_file(config.accounts) if config.accounts else AccountBook()
-    sandbox = Sandbox(
-        config,
-        accounts=accounts,
-        settle_jobs=finetuning.settle_due,
-        settle_batches=batches.settle_due,
-    )
-    finetuning.restore(sandbox)
-    return SandboxApp(sandbox)
+    return SandboxApp(Sandbox(config, accounts))

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
+from labmgr.sandbox import batches, finetuning
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import ChatSimulator, JudgeSettings
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limits import RateLimiter
 from labmgr.sandbox.store import Store
-
-Settle = Callable[["Sandbox", float], None]
 
 
 class Stats:
@@ -76,14 +74,7 @@ class Stats:
 class Sandbox:
     """Everything one running sandbox knows; handlers receive it as their first argument."""
 
-    def __init__(
-        self,
-        config: SandboxConfig,
-        *,
-        accounts: AccountBook,
-        settle_jobs: Settle,
-        settle_batches: Settle,
-    ) -> None:
+    def __init__(self, config: SandboxConfig, accounts: AccountBook) -> None:
         self.config = config
         self.accounts = accounts
         self.store = Store(config.state_dir)
@@ -96,8 +87,7 @@ class Sandbox:
         self.limiter = RateLimiter(config.limits)
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
-        self._settle_jobs = settle_jobs
-        self._settle_batches = settle_batches
+        finetuning.restore(self)
 
     @staticmethod
     def now() -> float:
@@ -113,7 +103,7 @@ class Sandbox:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""
         record = self.store.models.get(model)
         if record is None and model.startswith("ft:"):
-            self._settle_jobs(self, self.now())
+            finetuning.settle_due(self, self.now())
             record = self.store.models.get(model)
         if record is None or record["scope"] != account.scope:
             return None
@@ -121,5 +111,5 @@ class Sandbox:
 
     def settle(self) -> None:
         now = self.now()
-        self._settle_jobs(self, now)
-        self._settle_batches(self, now)
+        finetuning.settle_due(self, now)
+        batches.settle_due(self, now)

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, prompt_tokens
-from labmgr.sandbox.checks import STRICT, read
-from labmgr.sandbox.errors import APIError, SandboxError
+from labmgr.sandbox.errors import STRICT, APIError, SandboxError, read
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 
 DEFAULT_KEY = "*"

@@ -4,9 +4,8 @@ chat simulator (docs/design/sandbox-behaviour.md)."""
 from __future__ import annotations
 
 from .catalogue import CATALOGUE, ModelCard, served_model_name
-from .choices import JUDGE_ERROR
 from .persona import Persona, drift_probability, persona_from_examples
-from .plan import JudgeSettings, prompt_tokens
+from .plan import JUDGE_ERROR, JudgeSettings, prompt_tokens
 from .request import ChatRequest
 from .simulator import ChatSimulator, Completion
 from .text import content_text, count_tokens
