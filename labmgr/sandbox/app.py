@@ -110,7 +110,14 @@ class SandboxApp:
                     raise APIError(404, f"Invalid URL ({method} {scope['path']})")
                 account = sb.accounts.authenticate(headers.get("authorization"))
                 if not sb.accounts.open:  # with one default account, any header is fine
-                    _check_org_headers(account, headers)
+                    for header, allowed, field in (
+                        ("Organization", (account.organization, account.slug), "organization"),
+                        ("Project", (account.project,), "project"),
+                    ):
+                        sent = headers.get(f"openai-{field}")
+                        if sent and sent not in allowed:
+                            message = f"OpenAI-{header} header should match {field} for API key."
+                            raise APIError(401, message, code=f"mismatched_{field}")
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
@@ -120,7 +127,9 @@ class SandboxApp:
                 query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 if sb.limiter.active and name in MODEL_ENDPOINTS:
-                    admission = _admit(sb, name, request)
+                    with contextlib.suppress(APIError):  # the handler answers a malformed body
+                        demand = demand_of(name, request.json())
+                        admission = None if demand is None else sb.limiter.admit(account, demand)
                     if admission is not None and admission.refusal is not None:
                         sb.stats.rate_limited[admission.demand.model] += 1
                         raise admission.refusal
@@ -210,14 +219,6 @@ def _headers(
     return out
 
 
-def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
-    """The limiter's answer for a model request (None if no limit applies to it)."""
-    with contextlib.suppress(APIError):  # the handler answers a malformed body
-        demand = demand_of(name, request.json())
-        return None if demand is None else sb.limiter.admit(request.account, demand)
-    return None
-
-
 def _completion_tokens(response: Response | StreamResponse) -> int:
     if isinstance(response, StreamResponse):
         usage = response.usage
@@ -233,17 +234,6 @@ def _json_body(body: bytes, what: str) -> Any:
         return json.loads(body) if body else {}
     except ValueError:
         raise bad_request(f"The {what} body must be a JSON object.") from None
-
-
-def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
-    for name, allowed, field in (
-        ("Organization", (account.organization, account.slug), "organization"),
-        ("Project", (account.project,), "project"),
-    ):
-        sent = headers.get(f"openai-{field}")
-        if sent and sent not in allowed:
-            message = f"OpenAI-{name} header should match {field} for API key."
-            raise APIError(401, message, code=f"mismatched_{field}")
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -6,14 +6,12 @@ from __future__ import annotations
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .persona import Persona, drift_probability, persona_from_examples
 from .plan import JUDGE_ERROR, JudgeSettings, prompt_tokens
-from .request import ChatRequest
 from .simulator import ChatSimulator, Completion
 from .text import content_text, count_tokens
 
 __all__ = [
     "CATALOGUE",
     "JUDGE_ERROR",
-    "ChatRequest",
     "ChatSimulator",
     "Completion",
     "JudgeSettings",

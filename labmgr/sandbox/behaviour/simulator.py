@@ -107,13 +107,12 @@ class ChatSimulator:
     _models: dict[str, ServedModel] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
-    plan_cache_size: int = PLAN_CACHE_SIZE
     judges: JudgeSettings = field(default_factory=JudgeSettings)
     """How often judge models give the wrong verdict, or simply the first answer shown."""
 
     def __post_init__(self) -> None:
         # Plans per (model id, conversation); a (re-)registered model makes them stale.
-        self._plan = lru_cache(maxsize=self.plan_cache_size)(self._make_plan)
+        self._plan = lru_cache(maxsize=PLAN_CACHE_SIZE)(self._make_plan)
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune
@@ -150,7 +149,9 @@ class ChatSimulator:
         body the real API would refuse."""
         model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
-        return self._answer(model, request, _stop_sequences(body.get("stop")))
+        stop = body.get("stop")
+        stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+        return self._answer(model, request, tuple(s for s in stops if isinstance(s, str) and s))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
         """Answer a checked Responses API request put as a chat request (`APIError` for an
@@ -297,14 +298,6 @@ def _base_model(card: ModelCard) -> ServedModel:
     fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
     salt = stable_hash(card.snapshot_of or card.id)
     return ServedModel(card.id, card, (), fingerprint, salt, served_model_name(card.id))
-
-
-def _stop_sequences(stop: Any) -> tuple[str, ...]:
-    if isinstance(stop, str):
-        return (stop,) if stop else ()
-    if isinstance(stop, list):
-        return tuple(s for s in stop if isinstance(s, str) and s)
-    return ()
 
 
 def request_seed(*parts: object) -> int:
