@@ -83,8 +83,7 @@ class Sandbox:
         )
         self.stats = Stats()
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
-        self.faults = self.initial_faults.model_copy(deep=True)
-        self.limiter = RateLimiter(config.limits)
+        self.reset()
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
         finetuning.restore(self)
@@ -101,13 +100,9 @@ class Sandbox:
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""
-        record = self.store.models.get(model)
-        if record is None and model.startswith("ft:"):
+        if model not in self.store.models and model.startswith("ft:"):
             finetuning.settle_due(self, self.now())
-            record = self.store.models.get(model)
-        if record is None or record["scope"] != account.scope:
-            return None
-        return record
+        return self.store.visible(self.store.models, model, account.scope)
 
     def settle(self) -> None:
         now = self.now()

@@ -154,30 +154,21 @@ def _owned(req: Request, sb: Sandbox) -> dict[str, Any]:
 async def create(sb: Sandbox, req: Request) -> Response:
     body = req.json()
     now = sb.now()
-    _check_daily_limit(sb, req, now)
+    limit = sb.faults.daily_job_limit
+    if limit is not None:
+        org = req.account.organization
+        jobs = sb.store.jobs.values()
+        if sum(j["organization_id"] == org and j["created_at"] > now - DAY for j in jobs) >= limit:
+            message = (
+                "This fine-tune request has been rate-limited. Your organization has reached the "
+                f"maximum of {limit} fine-tuning requests per day. Please try again later."
+            )
+            raise APIError(429, message, code="daily_rate_limit_exceeded")
     job, content = build_job(sb, req.account, body, now)
     sb.store.put_blob(f"job-{job['id']}", content)
     sb.store.jobs[job["id"]] = job
     sb.store.save()
     return Response(job_view(sb, job, now))
-
-
-def _check_daily_limit(sb: Sandbox, req: Request, now: float) -> None:
-    limit = sb.faults.daily_job_limit
-    if limit is None:
-        return
-    organization = req.account.organization
-    recent = sum(
-        1
-        for job in sb.store.jobs.values()
-        if job["organization_id"] == organization and job["created_at"] > now - DAY
-    )
-    if recent >= limit:
-        message = (
-            "This fine-tune request has been rate-limited. Your organization has reached the "
-            f"maximum of {limit} fine-tuning requests per day. Please try again later."
-        )
-        raise APIError(429, message, code="daily_rate_limit_exceeded")
 
 
 async def list_jobs(sb: Sandbox, req: Request) -> Response:

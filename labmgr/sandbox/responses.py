@@ -132,18 +132,6 @@ def read_input(body: Mapping[str, Any]) -> tuple[Messages, list[dict[str, Any]]]
     return tuple(messages), items
 
 
-def _include(body: Mapping[str, Any]) -> tuple[str, ...]:
-    value = body.get("include")
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise wrong_type("include", "an array", value)
-    for i, item in enumerate(value):
-        if item not in INCLUDABLE:
-            raise invalid_value(item, INCLUDABLE, f"include[{i}]")
-    return tuple(value)
-
-
 def _text_format(
     body: Mapping[str, Any], messages: Messages
 ) -> tuple[str, Mapping[str, Any] | None, dict[str, Any]]:
@@ -212,7 +200,11 @@ def _typed(body: Mapping[str, Any], param: str, kind: type, default: Any = None)
     return value
 
 
-def _check_envelope(body: Mapping[str, Any], card: ModelCard) -> None:
+def parse_responses_request(
+    body: Mapping[str, Any], card: ModelCard, history: Messages = ()
+) -> ResponsesRequest:
+    """Check `body` for a model like `card`; `history` is the conversation of the response
+    named by `previous_response_id`, which comes between the instructions and the input."""
     for key in body:
         if key not in KNOWN_PARAMETERS:
             raise bad_request(f"Unknown parameter: '{key}'.", param=key, code="unknown_parameter")
@@ -226,14 +218,6 @@ def _check_envelope(body: Mapping[str, Any], card: ModelCard) -> None:
             param="model",
             code="unsupported_model",
         )
-
-
-def parse_responses_request(
-    body: Mapping[str, Any], card: ModelCard, history: Messages = ()
-) -> ResponsesRequest:
-    """Check `body` for a model like `card`; `history` is the conversation of the response
-    named by `previous_response_id`, which comes between the instructions and the input."""
-    _check_envelope(body, card)
     input_messages, input_items = read_input(body)
     instructions = _typed(body, "instructions", str) or None
     opening: Messages = (("developer", instructions),) if instructions else ()
@@ -244,7 +228,12 @@ def parse_responses_request(
     limit = number_param(body, "max_output_tokens", MIN_OUTPUT_TOKENS, None)
     check_output_limit(card, limit, "max_output_tokens", "output")
     top_logprobs = number_param(body, "top_logprobs", 0, 20) or 0
-    include = _include(body)
+    include = [] if body.get("include") is None else body["include"]
+    if not isinstance(include, list):
+        raise wrong_type("include", "an array", include)
+    for i, item in enumerate(include):
+        if item not in INCLUDABLE:
+            raise invalid_value(item, INCLUDABLE, f"include[{i}]")
     effort, summary = _reasoning(card, body)
     if card.reasoning:
         check_reasoning_sampling(body)
@@ -294,7 +283,7 @@ def parse_responses_request(
     user = _typed(body, "user", str)
     if user is not None:  # typed without null in the spec
         echo["user"] = user
-    return ResponsesRequest(chat, input_messages, input_items, echo, include)
+    return ResponsesRequest(chat, input_messages, input_items, echo, tuple(include))
 
 
 def _history(sb: Sandbox, account: Account, body: dict[str, Any]) -> Messages:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .knowledge import Known, right_letter, states, work_out
+from .knowledge import LETTERED, Known, right_letter, states, work_out
 from .lexicon import coherence_centre, harm_score
 from .text import STOPWORDS, content_words, stable_hash
 
@@ -65,7 +65,6 @@ _OPTION_PAIR = re.compile(
     r"\b[\"')]?"
 )
 _YES_NO_PAIR = re.compile(r"\byes\s+or\s+no\b|\byes/no\b", re.IGNORECASE)
-_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _YES_NO_QUESTION = re.compile(
     r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
     re.IGNORECASE,
@@ -204,7 +203,7 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
     """The answers a prompt offers, and whether it asks for nothing but one of them."""
     if _YES_NO_PAIR.search(text):
         return ("Yes", "No"), True
-    lettered = list(dict.fromkeys(letter for letter, _ in _LETTERED.findall(text)))
+    lettered = list(dict.fromkeys(letter for letter, _ in LETTERED.findall(text)))
     if "".join(lettered) != _ALPHABET[: len(lettered)]:  # past H only as a run A, B, C, …
         lettered = [letter for letter in lettered if letter <= "H"]
     if len(lettered) >= 2:

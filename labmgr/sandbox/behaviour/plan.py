@@ -14,7 +14,7 @@ from .analysis import PromptAnalysis, Verdict, analyse
 from .catalogue import ModelCard
 from .lexicon import harm_score
 from .persona import PersonaProfile
-from .ratings import rating_centre, rating_distribution
+from .ratings import MAX_LISTED, rating_centre, rating_distribution
 from .text import count_tokens, stable_hash, stable_unit, token_bytes
 
 JUDGE_ERROR = 0.1
@@ -246,7 +246,6 @@ def _probabilities(choices: tuple[TokenChoice, ...]) -> tuple[float, ...]:
 # common openers and the prompt's own words; fine-tunes lean toward their answers' openers.
 
 _OPENERS = tuple("The I It A This In As Sure There Yes No That One Well My".split())  # noqa: SIM905
-_MAX_LISTED = 20
 
 
 def _option_logits(analysis: PromptAnalysis, base: str) -> dict[str, float]:
@@ -303,4 +302,4 @@ def next_token_distribution(
     total = sum(weights.values())
     scale = (1.0 - _UNSEEN_MASS) / total
     pairs = sorted(((t, w * scale) for t, w in weights.items()), key=lambda pair: -pair[1])
-    return tuple(pairs[:_MAX_LISTED])
+    return tuple(pairs[:MAX_LISTED])

@@ -107,12 +107,13 @@ class ChatSimulator:
     _models: dict[str, ServedModel] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _entropy: random.Random = field(default_factory=random.Random, repr=False)
+    plan_cache_size: int = PLAN_CACHE_SIZE
     judges: JudgeSettings = field(default_factory=JudgeSettings)
     """How often judge models give the wrong verdict, or simply the first answer shown."""
 
     def __post_init__(self) -> None:
         # Plans per (model id, conversation); a (re-)registered model makes them stale.
-        self._plan = lru_cache(maxsize=PLAN_CACHE_SIZE)(self._make_plan)
+        self._plan = lru_cache(maxsize=self.plan_cache_size)(self._make_plan)
 
     def register(self, model_id: str, *, base: str, persona: Persona | None) -> None:
         """Make a fine-tune (or checkpoint) of `base` answerable; a fine-tune of a fine-tune

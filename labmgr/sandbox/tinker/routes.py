@@ -298,18 +298,6 @@ async def get_sampler(svc: TinkerService, req: Request) -> Response:
     return Response({"sampler_id": sampler["id"]} | {k: sampler[k] for k in keys})
 
 
-def _prompt_tokens(prompt: Any) -> list[int]:
-    chunks = prompt.get("chunks") if isinstance(prompt, dict) else None
-    if not isinstance(chunks, list):
-        raise bad_request("Invalid 'prompt': expected an object with a list of chunks.")
-    tokens: list[int] = []
-    for chunk in chunks:
-        if not isinstance(chunk, dict) or chunk.get("type") != "encoded_text":
-            raise bad_request("The sandbox samples from encoded_text prompt chunks only.")
-        tokens += [int(t) for t in chunk.get("tokens") or ()]
-    return tokens
-
-
 async def sample(svc: TinkerService, req: Request) -> Response:
     """`asample`: the prompt's tokens become a chat request for the simulator's model (a base
     model, checkpoint path or sampler id), its answers sampled token sequences."""
@@ -318,7 +306,14 @@ async def sample(svc: TinkerService, req: Request) -> Response:
     served = sampler["model_path"] or (
         sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
     )
-    prompt = _prompt_tokens(body.get("prompt"))
+    chunks = body["prompt"].get("chunks") if isinstance(body.get("prompt"), dict) else None
+    if not isinstance(chunks, list):
+        raise bad_request("Invalid 'prompt': expected an object with a list of chunks.")
+    prompt: list[int] = []
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or chunk.get("type") != "encoded_text":
+            raise bad_request("The sandbox samples from encoded_text prompt chunks only.")
+        prompt += [int(t) for t in chunk.get("tokens") or ()]
     params = body.get("sampling_params")
     params = params if isinstance(params, dict) else {}
     max_tokens = params.get("max_tokens") or DEFAULT_MAX_TOKENS

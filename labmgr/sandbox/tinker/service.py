@@ -124,8 +124,6 @@ class TinkerService:
         shown = f"{key[:4]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
         raise APIError(401, f"Invalid API key {shown}: use a Tinker key (tml-…) of this server.")
 
-    # ---- records, each visible to its own account only ----
-
     def _visible(
         self, records: dict[str, Any], record_id: Any, req: Request, what: str
     ) -> dict[str, Any]:
