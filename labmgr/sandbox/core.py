@@ -6,7 +6,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from labmgr.sandbox import batches, finetuning
+import labmgr.sandbox.batches as batches
+import labmgr.sandbox.finetuning as finetuning
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import ChatSimulator, JudgeSettings
 from labmgr.sandbox.config import SandboxConfig
