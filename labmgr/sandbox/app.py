@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,7 +21,7 @@ from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import APIError, bad_request, quota_exhausted, rate_limited, server_error
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
-from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse, error_response
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.tinker import TinkerService
 
@@ -30,8 +29,6 @@ Handler = Callable[[Sandbox, Request], Awaitable[Response | StreamResponse]]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-logger = logging.getLogger("labmgr.sandbox")
 
 
 _FT = "/v1/fine_tuning/jobs"
@@ -146,12 +143,8 @@ class SandboxApp:
                 response = await route[1](sb, request)
                 if admission is not None and not admission.demand.budgeted:
                     admission.debit_tokens(_completion_tokens(response))
-            except APIError as exc:
-                response = Response(exc.body(), status=exc.status, headers=exc.headers)
-            except Exception:  # a bug must still answer like the API: a 500 with a body
-                logger.exception("sandbox: %s %s failed", method, scope["path"])
-                error = server_error()
-                response = Response(error.body(), status=error.status)
+            except Exception as exc:
+                response = error_response(exc, f"{method} {scope['path']}")
             status = "dropped" if fault == "drop" else response.status
             extra = _headers(account, admission, started)
             await _send(send, response, extra, drop=fault == "drop")
