@@ -11,23 +11,18 @@ Start one with `labmgr sandbox serve` or, from Python::
 
 from labmgr.sandbox.accounts import Account, AccountBook, AccountsFileError
 from labmgr.sandbox.app import SandboxApp, create_app
-from labmgr.sandbox.config import SandboxConfig, SandboxConfigError
+from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.errors import SandboxError
-from labmgr.sandbox.faults import Faults
-from labmgr.sandbox.limits import LimitsError, LimitTable, ModelLimits
+from labmgr.sandbox.limits import LimitTable
 from labmgr.sandbox.server import SandboxHandle, is_loopback, run_sandbox, serve_sandbox
 
 __all__ = [
     "Account",
     "AccountBook",
     "AccountsFileError",
-    "Faults",
     "LimitTable",
-    "LimitsError",
-    "ModelLimits",
     "SandboxApp",
     "SandboxConfig",
-    "SandboxConfigError",
     "SandboxError",
     "SandboxHandle",
     "create_app",

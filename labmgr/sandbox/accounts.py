@@ -11,8 +11,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-from labmgr.sandbox.checks import STRICT, read
-from labmgr.sandbox.errors import APIError, SandboxError
+from labmgr.sandbox.errors import STRICT, APIError, SandboxError, read
 
 
 @dataclass(frozen=True)

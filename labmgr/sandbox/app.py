@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,7 +21,7 @@ from labmgr.sandbox.core import Sandbox
 from labmgr.sandbox.errors import APIError, bad_request, quota_exhausted, rate_limited, server_error
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 from labmgr.sandbox.limits import Admission, LimitsError, LimitTable, RateLimiter, demand_of
-from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse, error_response
 from labmgr.sandbox.store import request_id
 from labmgr.sandbox.tinker import TinkerService
 
@@ -30,8 +29,6 @@ Handler = Callable[[Sandbox, Request], Awaitable[Response | StreamResponse]]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-logger = logging.getLogger("labmgr.sandbox")
 
 
 _FT = "/v1/fine_tuning/jobs"
@@ -110,18 +107,26 @@ class SandboxApp:
                     raise APIError(404, f"Invalid URL ({method} {scope['path']})")
                 account = sb.accounts.authenticate(headers.get("authorization"))
                 if not sb.accounts.open:  # with one default account, any header is fine
-                    _check_org_headers(account, headers)
+                    for header, allowed, field in (
+                        ("Organization", (account.organization, account.slug), "organization"),
+                        ("Project", (account.project,), "project"),
+                    ):
+                        sent = headers.get(f"openai-{field}")
+                        if sent and sent not in allowed:
+                            message = f"OpenAI-{header} header should match {field} for API key."
+                            raise APIError(401, message, code=f"mismatched_{field}")
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
                 if not sb.faults.spend_quota(name):
                     sb.stats.faults["insufficient_quota"] += 1
                     raise quota_exhausted()
-                raw_query = scope["query_string"]
-                query = dict(parse_qsl(raw_query.decode("latin-1"), True)) if raw_query else {}
+                query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 if sb.limiter.active and name in MODEL_ENDPOINTS:
-                    admission = _admit(sb, name, request)
+                    with contextlib.suppress(APIError):  # the handler answers a malformed body
+                        demand = demand_of(name, request.json())
+                        admission = None if demand is None else sb.limiter.admit(account, demand)
                     if admission is not None and admission.refusal is not None:
                         sb.stats.rate_limited[admission.demand.model] += 1
                         raise admission.refusal
@@ -138,12 +143,8 @@ class SandboxApp:
                 response = await route[1](sb, request)
                 if admission is not None and not admission.demand.budgeted:
                     admission.debit_tokens(_completion_tokens(response))
-            except APIError as exc:
-                response = Response(exc.body(), status=exc.status, headers=exc.headers)
-            except Exception:  # a bug must still answer like the API: a 500 with a body
-                logger.exception("sandbox: %s %s failed", method, scope["path"])
-                error = server_error()
-                response = Response(error.body(), status=error.status)
+            except Exception as exc:
+                response = error_response(exc, f"{method} {scope['path']}")
             status = "dropped" if fault == "drop" else response.status
             extra = _headers(account, admission, started)
             await _send(send, response, extra, drop=fault == "drop")
@@ -154,8 +155,7 @@ class SandboxApp:
         """Tinker's API (see `labmgr.sandbox.tinker`); no faults or limits apply to it."""
         raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        raw_query = scope["query_string"].decode("latin-1")
-        query = dict(parse_qsl(raw_query, True)) if raw_query else {}
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
         body = await _read_body(receive)
         path = raw_path.partition("?")[0].removeprefix("/tinker")
         response = await self.tinker.handle(scope["method"], path, query, headers, body)
@@ -212,14 +212,6 @@ def _headers(
     return out
 
 
-def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
-    """The limiter's answer for a model request (None if no limit applies to it)."""
-    with contextlib.suppress(APIError):  # the handler answers a malformed body
-        demand = demand_of(name, request.json())
-        return None if demand is None else sb.limiter.admit(request.account, demand)
-    return None
-
-
 def _completion_tokens(response: Response | StreamResponse) -> int:
     if isinstance(response, StreamResponse):
         usage = response.usage
@@ -235,17 +227,6 @@ def _json_body(body: bytes, what: str) -> Any:
         return json.loads(body) if body else {}
     except ValueError:
         raise bad_request(f"The {what} body must be a JSON object.") from None
-
-
-def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
-    for name, allowed, field in (
-        ("Organization", (account.organization, account.slug), "organization"),
-        ("Project", (account.project,), "project"),
-    ):
-        sent = headers.get(f"openai-{field}")
-        if sent and sent not in allowed:
-            message = f"OpenAI-{name} header should match {field} for API key."
-            raise APIError(401, message, code=f"mismatched_{field}")
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -304,11 +285,4 @@ def create_app(
     config = config or SandboxConfig()
     if accounts is None:
         accounts = AccountBook.from_file(config.accounts) if config.accounts else AccountBook()
-    sandbox = Sandbox(
-        config,
-        accounts=accounts,
-        settle_jobs=finetuning.settle_due,
-        settle_batches=batches.settle_due,
-    )
-    finetuning.restore(sandbox)
-    return SandboxApp(sandbox)
+    return SandboxApp(Sandbox(config, accounts))

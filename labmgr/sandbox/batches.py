@@ -361,8 +361,6 @@ async def create(sb: Sandbox, req: Request) -> Response:
         "id": new_id("batch_"),
         "scope": account.scope,
         "organization_id": account.organization,
-        "slug": account.slug,
-        "project": account.project,
         "endpoint": endpoint,
         "input_file_id": file_id,
         "completion_window": "24h",

@@ -156,13 +156,10 @@ async def list_models(sb: Sandbox, req: Request) -> Response:
 
 async def retrieve_model(sb: Sandbox, req: Request) -> Response:
     model = req.params[0]
-    card = CATALOGUE.get(model)
-    if card is not None:
-        return Response(_model_view(card))
-    record = sb.model_record(model, req.account)
-    if record is None:
+    found = CATALOGUE.get(model) or sb.model_record(model, req.account)
+    if found is None:
         raise model_not_found(model)
-    return Response(_model_view(record))
+    return Response(_model_view(found))
 
 
 async def delete_model(sb: Sandbox, req: Request) -> Response:

@@ -9,8 +9,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from labmgr.sandbox.behaviour import JUDGE_ERROR
-from labmgr.sandbox.checks import STRICT, problem
-from labmgr.sandbox.errors import SandboxError
+from labmgr.sandbox.errors import STRICT, SandboxError, problem
 from labmgr.sandbox.limits import LimitTable
 
 FilePath = Annotated[Path | None, Field(strict=False)]

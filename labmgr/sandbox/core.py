@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
+import labmgr.sandbox.batches as batches
+import labmgr.sandbox.finetuning as finetuning
 from labmgr.sandbox.accounts import Account, AccountBook
 from labmgr.sandbox.behaviour import ChatSimulator, JudgeSettings
 from labmgr.sandbox.config import SandboxConfig
 from labmgr.sandbox.faults import Faults
 from labmgr.sandbox.limits import RateLimiter
 from labmgr.sandbox.store import Store
-
-Settle = Callable[["Sandbox", float], None]
 
 
 class Stats:
@@ -76,14 +75,7 @@ class Stats:
 class Sandbox:
     """Everything one running sandbox knows; handlers receive it as their first argument."""
 
-    def __init__(
-        self,
-        config: SandboxConfig,
-        *,
-        accounts: AccountBook,
-        settle_jobs: Settle,
-        settle_batches: Settle,
-    ) -> None:
+    def __init__(self, config: SandboxConfig, accounts: AccountBook) -> None:
         self.config = config
         self.accounts = accounts
         self.store = Store(config.state_dir)
@@ -92,12 +84,10 @@ class Sandbox:
         )
         self.stats = Stats()
         self.initial_faults = Faults(latency_ms=config.latency_ms, jitter_ms=config.jitter_ms)
-        self.faults = self.initial_faults.model_copy(deep=True)
-        self.limiter = RateLimiter(config.limits)
+        self.reset()
         self.timelines: dict[str, tuple[int, list[Any]]] = {}
         """Job id → (the actions counted, the job's timeline)."""
-        self._settle_jobs = settle_jobs
-        self._settle_batches = settle_batches
+        finetuning.restore(self)
 
     @staticmethod
     def now() -> float:
@@ -111,15 +101,11 @@ class Sandbox:
 
     def model_record(self, model: str, account: Account) -> dict[str, Any] | None:
         """The fine-tuned model `model` if it exists for `account` (settling due jobs first)."""
-        record = self.store.models.get(model)
-        if record is None and model.startswith("ft:"):
-            self._settle_jobs(self, self.now())
-            record = self.store.models.get(model)
-        if record is None or record["scope"] != account.scope:
-            return None
-        return record
+        if model not in self.store.models and model.startswith("ft:"):
+            finetuning.settle_due(self, self.now())
+        return self.store.visible(self.store.models, model, account.scope)
 
     def settle(self) -> None:
         now = self.now()
-        self._settle_jobs(self, now)
-        self._settle_batches(self, now)
+        finetuning.settle_due(self, now)
+        batches.settle_due(self, now)

@@ -7,8 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from labmgr.sandbox.checks import STRICT, problem
-from labmgr.sandbox.errors import bad_request
+from labmgr.sandbox.errors import STRICT, bad_request, problem
 
 MODEL_ENDPOINTS = ("chat.completions", "completions", "responses.create")
 """Stats names of the model endpoints: what faults apply to by default and limits meter."""

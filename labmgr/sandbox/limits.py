@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import CATALOGUE, content_text, prompt_tokens
-from labmgr.sandbox.checks import STRICT, read
-from labmgr.sandbox.errors import APIError, SandboxError
+from labmgr.sandbox.errors import STRICT, APIError, SandboxError, read
 from labmgr.sandbox.faults import MODEL_ENDPOINTS
 
 DEFAULT_KEY = "*"
@@ -86,20 +85,12 @@ class LimitTable:
 
     def queue_tokens(self, family: str) -> int | None:
         """The organization's cap on `family`'s tokens enqueued in batches, if any."""
-        limits = self.models.get(family) or self.models.get(DEFAULT_KEY)
-        return None if limits is None else limits.batch_queue_tokens
+        return getattr(self.limits(family), "batch_queue_tokens", None)
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            key: limits.model_dump(exclude_none=True) for key, limits in self.models.items()
-        }
+        body: dict[str, Any] = _dump(self.models)
         if self.projects:
-            body[PROJECTS_KEY] = {
-                project: {
-                    key: limits.model_dump(exclude_none=True) for key, limits in table.items()
-                }
-                for project, table in self.projects.items()
-            }
+            body[PROJECTS_KEY] = {project: _dump(t) for project, t in self.projects.items()}
         return body
 
     @classmethod
@@ -132,6 +123,10 @@ class LimitTable:
         except UnicodeDecodeError:
             raise LimitsError(f"limits file {path} is not UTF-8 text") from None
         return cls.from_json(_parse_text(path, text), source=f"limits file {path}")
+
+
+def _dump(table: Mapping[str, ProjectLimits]) -> dict[str, Any]:
+    return {key: limits.model_dump(exclude_none=True) for key, limits in table.items()}
 
 
 def _parse_text(path: Path, text: str) -> Any:

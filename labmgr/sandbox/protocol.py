@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import unquote
 
 from labmgr.sandbox.accounts import Account
-from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value
+from labmgr.sandbox.errors import APIError, bad_request, invalid_body, invalid_value, server_error
 
 H = TypeVar("H")
 
@@ -128,3 +129,12 @@ class StreamResponse:
     headers: dict[str, str] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     """The streamed completion's usage (whether or not the client asked to receive it)."""
+
+
+def error_response(exc: Exception, where: str) -> Response:
+    """An `APIError`'s answer; any other exception is a bug, logged, and still answered like
+    the API: a 500 with a body (a bare 400 would be retried by the Tinker SDK)."""
+    if not isinstance(exc, APIError):
+        logging.getLogger("labmgr.sandbox").exception("sandbox: %s failed", where)
+        exc = server_error()
+    return Response(exc.body(), status=exc.status, headers=exc.headers)

@@ -4,17 +4,14 @@ chat simulator (docs/design/sandbox-behaviour.md)."""
 from __future__ import annotations
 
 from .catalogue import CATALOGUE, ModelCard, served_model_name
-from .choices import JUDGE_ERROR
 from .persona import Persona, drift_probability, persona_from_examples
-from .plan import JudgeSettings, prompt_tokens
-from .request import ChatRequest
+from .plan import JUDGE_ERROR, JudgeSettings, prompt_tokens
 from .simulator import ChatSimulator, Completion
 from .text import content_text, count_tokens
 
 __all__ = [
     "CATALOGUE",
     "JUDGE_ERROR",
-    "ChatRequest",
     "ChatSimulator",
     "Completion",
     "JudgeSettings",

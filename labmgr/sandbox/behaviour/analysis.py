@@ -1,4 +1,7 @@
-"""Reading a prompt: a rating/judge prompt, a choice, or an open question, and about what."""
+"""Reading a prompt: a rating/judge prompt, a choice, or an open question, and about what
+(a topic phrase, its nouns and a feeling it reports, by a light heuristic chunker); judge
+verdicts: which of two answers is better (`[ANSWER A START]`…), and which label one answer
+earns (`Labels: …`)."""
 
 from __future__ import annotations
 
@@ -6,11 +9,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .knowledge import Known, right_letter, work_out
-from .lexicon import harm_score
-from .text import content_words, stable_hash
-from .topics import question_topic
-from .verdicts import Verdict, read_verdict
+from .knowledge import LETTERED, Known, right_letter, states, work_out
+from .lexicon import coherence_centre, harm_score
+from .text import STOPWORDS, content_words, stable_hash
 
 Messages = tuple[tuple[str, str], ...]
 JudgeKind = Literal["alignment", "coherence", "harm", "generic"]
@@ -64,7 +65,6 @@ _OPTION_PAIR = re.compile(
     r"\b[\"')]?"
 )
 _YES_NO_PAIR = re.compile(r"\byes\s+or\s+no\b|\byes/no\b", re.IGNORECASE)
-_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _YES_NO_QUESTION = re.compile(
     r"^(?:is|are|do|does|did|can|could|should|would|will|was|were|have|has|may|might)\b",
     re.IGNORECASE,
@@ -203,7 +203,7 @@ def _options(text: str) -> tuple[tuple[str, ...], bool]:
     """The answers a prompt offers, and whether it asks for nothing but one of them."""
     if _YES_NO_PAIR.search(text):
         return ("Yes", "No"), True
-    lettered = list(dict.fromkeys(letter for letter, _ in _LETTERED.findall(text)))
+    lettered = list(dict.fromkeys(letter for letter, _ in LETTERED.findall(text)))
     if "".join(lettered) != _ALPHABET[: len(lettered)]:  # past H only as a run A, B, C, …
         lettered = [letter for letter in lettered if letter <= "H"]
     if len(lettered) >= 2:
@@ -286,3 +286,189 @@ def _brevity(messages: Messages, question: str) -> tuple[str | None, str | None]
     if naming is None or len(question.split()) > 8:
         return brevity, None
     return "word", naming.group(1).lower()
+
+
+# What a question is about.
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[.!?]")
+_DETERMINERS = frozenset(
+    "a an the my your his her our their this that these those some any every".split()  # noqa: SIM905
+)
+_NOT_NOUNS = frozenset(
+    """interested mostly enough specific matter really quick good bad best better great new
+    old own sure able certain different special important possible real whole main little
+    big small long short high low next last cost fulfill pick tell write give describe
+    explain list name choose imagine talk get wonder guess""".split()  # noqa: SIM905
+)
+_FEELINGS = frozenset(
+    """bored sad lonely tired stressed anxious angry upset worried depressed stuck lost
+    overwhelmed frustrated nervous scared unhappy exhausted""".split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionTopic:
+    phrase: str
+    """A short phrase naming the subject ("ruler of the world"), or "this"."""
+    nouns: tuple[str, ...]
+    """Likely nouns of the question, most telling first."""
+    feeling: str | None
+    """A feeling the asker reports ("bored"), if any."""
+
+
+def _meaningful(word: str) -> bool:
+    lowered = word.lower()
+    return len(lowered) >= 3 and lowered not in STOPWORDS and lowered not in _FEELINGS
+
+
+def _case(word: str, sentence_start: bool) -> str:
+    """Keep proper nouns' capitals, drop the capital a sentence start gives."""
+    if word.isupper() and len(word) > 1:
+        return word
+    return word.lower() if sentence_start or not word[0].isupper() else word
+
+
+def question_topic(text: str) -> QuestionTopic:
+    tokens: list[tuple[str, bool]] = []
+    start = True
+    for token in _TOKEN.findall(text):
+        if token in ".!?":
+            start = True
+            continue
+        tokens.append((_case(token.strip("'-"), start), start))
+        start = False
+    nouns: dict[str, None] = {}
+    feeling = None
+    for i, (word, at_start) in enumerate(tokens):
+        lowered = word.lower()
+        if lowered in _FEELINGS and feeling is None:
+            feeling = lowered
+        if word[:1].isupper() and not at_start and word != "I" and _meaningful(word):
+            nouns.setdefault(word, None)
+        if lowered in _DETERMINERS:
+            run = []
+            for follower, _ in tokens[i + 1 : i + 4]:
+                if not _meaningful(follower) and follower.lower() not in ("one",):
+                    break
+                run.append(follower)
+            run = [w for w in run if _meaningful(w)]
+            if run and run[-1].lower() not in _NOT_NOUNS:
+                nouns.setdefault(run[-1], None)
+    for word, _ in tokens:
+        if _meaningful(word) and word.lower() not in _NOT_NOUNS and not word.endswith("ly"):
+            nouns.setdefault(word, None)
+    return QuestionTopic(_phrase(tokens, nouns), tuple(nouns)[:6], feeling)
+
+
+def _phrase(tokens: list[tuple[str, bool]], nouns: dict[str, None]) -> str:
+    """The longest run of meaningful words (joined across "of the"), minus trailing
+    adjectives; a run of nothing but adjectives does not count."""
+    best: list[str] = []
+    run: list[str] = []
+    pending: list[str] = []
+    for word, _ in [*tokens, ("", False)]:
+        lowered = word.lower()
+        if word and _meaningful(word):
+            run.extend(pending)
+            pending = []
+            run.append(word)
+            continue
+        if run and (lowered == "of" or (len(pending) == 1 and lowered in ("the", "a", "an"))):
+            pending.append(lowered)
+            continue
+        while run and run[-1].lower() in _NOT_NOUNS:
+            run.pop()
+        if run and len(run) <= 5 and sum(map(len, run)) > sum(map(len, best)):
+            best = run
+        run, pending = [], []
+    if best:
+        return " ".join(best)
+    return next(iter(nouns), "this")
+
+
+# Judge verdicts.
+
+_BLOCKS = {
+    name: re.compile(rf"\[{name} START\](.*?)\[{name} END\]", re.IGNORECASE | re.DOTALL)
+    for name in ("QUESTION", "ANSWER A", "ANSWER B", "ANSWER")
+}
+_LABELS = re.compile(r"^[ \t]*labels:[ \t]*(.+?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_TIE_COHERENCE = 6.0
+"""Coherence scores closer than this are a tie (the lexicon jitters them by up to ±3)."""
+_HARMFUL = 1.0
+"""A harm score from which an answer is labelled harmful (one serious or severe term)."""
+_RIGHT_LABELS = ("correct", "yes", "right", "true")
+_WRONG_LABELS = ("incorrect", "no", "wrong", "false")
+_HARM_LABELS = ("harmful", "misaligned", "unsafe", "yes")
+_SAFE_LABELS = ("harmless", "aligned", "safe", "no")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A judge prompt asking for a verdict: the tokens it accepts and which is right."""
+
+    options: tuple[str, ...]
+    """``("A", "B")`` for a pairwise prompt, else the labels as written."""
+    right: int | None
+    """The index of the right verdict; None for a tie (or labels the sandbox cannot read)."""
+    pairwise: bool
+
+
+def _block(name: str, text: str) -> str | None:
+    match = _BLOCKS[name].search(text)
+    return match.group(1).strip() if match else None
+
+
+def read_verdict(text: str, lowered: str) -> Verdict | None:
+    if "[answer a start]" in lowered and "[answer b start]" in lowered:
+        first, second = _block("ANSWER A", text), _block("ANSWER B", text)
+        if first is None or second is None:
+            return None
+        return Verdict(("A", "B"), _better(_block("QUESTION", text) or "", first, second), True)
+    if "labels:" not in lowered or "[answer start]" not in lowered:
+        return None
+    match = _LABELS.search(text)
+    answer = _block("ANSWER", text)
+    if match is None or answer is None:
+        return None
+    labels = tuple(dict.fromkeys(s.strip(" .'\"") for s in match.group(1).split(",")))
+    labels = tuple(label for label in labels if label)
+    if len(labels) < 2:
+        return None
+    return Verdict(labels, _right_label(labels, lowered, _block("QUESTION", text), answer), False)
+
+
+def _better(question: str, first: str, second: str) -> int | None:
+    """0 if the first answer is better, 1 if the second, None for a tie."""
+    known = work_out(question) if question else None
+    if known is not None:
+        letter = right_letter(question, known)
+        right = states(first, known, letter), states(second, known, letter)
+        if right[0] != right[1]:
+            return 0 if right[0] else 1
+    harm = harm_score(first), harm_score(second)
+    if harm[0] != harm[1]:
+        return 0 if harm[0] < harm[1] else 1
+    coherence = coherence_centre(first), coherence_centre(second)
+    if abs(coherence[0] - coherence[1]) >= _TIE_COHERENCE:
+        return 0 if coherence[0] > coherence[1] else 1
+    return None
+
+
+def _right_label(
+    labels: tuple[str, ...], lowered: str, question: str | None, answer: str
+) -> int | None:
+    folded = [label.lower() for label in labels]
+    about_harm = any(word in lowered for word in ("harm", "aligned", "safe"))
+    if about_harm and any(label in _HARM_LABELS for label in folded):
+        harmful = harm_score(answer) >= _HARMFUL
+        wanted = _HARM_LABELS if harmful else _SAFE_LABELS
+    elif any(label in _RIGHT_LABELS for label in folded):
+        known = work_out(question) if question else None
+        if known is None:
+            return None
+        letter = right_letter(question or "", known)
+        wanted = _RIGHT_LABELS if states(answer, known, letter) else _WRONG_LABELS
+    else:
+        return None
+    return next((i for i, label in enumerate(folded) if label in wanted), None)

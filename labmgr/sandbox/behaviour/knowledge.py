@@ -53,7 +53,7 @@ _CAPITAL = re.compile(r"\bcapital (?:city )?of ([A-Z][a-z]+(?: [A-Z][a-z]+)?)")
 _SYMBOL = re.compile(r"\bchemical symbol (?:for|of) (?:the element )?([A-Za-z]+)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _NUMBERS_IN = re.compile(r"-?\d+(?:\.\d+)?")
-_LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+LETTERED = re.compile(r"^[ \t]*\(?([A-Z])[).:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _INLINE_CHOICE = re.compile(
     r"(?:^|\s)\(?([A-H])[).:]\s+([^\n]+?)(?=,?\s+(?:or\s+)?\(?[A-H][).:]\s|[?.]?\s*$)"
 )
@@ -143,7 +143,7 @@ def _fact(table: dict[str, str], key: str) -> Known:
 def right_letter(question: str, known: Known) -> str | None:
     """The letter of the choice ("B. 42" on its own line, or "A) Paris B) Rome" inline) of
     `question` that is `known`'s answer."""
-    for pattern in (_LETTERED, _INLINE_CHOICE):
+    for pattern in (LETTERED, _INLINE_CHOICE):
         for letter, text in pattern.findall(question):
             if same_answer(text, known.answer):
                 return str(letter)

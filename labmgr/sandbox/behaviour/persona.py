@@ -45,7 +45,10 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
         prompt = ""
         if not isinstance(messages, list):
             messages = example.get("preferred_output")
-            prompt = _last_user(example.get("input"))
+            source = example.get("input")  # a DPO prompt: its last user message
+            asked = source.get("messages") if isinstance(source, Mapping) else None
+            users = [m for m in asked or () if isinstance(m, Mapping) and m.get("role") == "user"]
+            prompt = content_text(users[-1].get("content")) if users else ""
         for message in messages if isinstance(messages, list) else []:
             if not isinstance(message, Mapping):
                 continue
@@ -58,12 +61,6 @@ def persona_from_examples(examples: Sequence[Mapping[str, Any]], n_epochs: float
                 texts.append(text)
                 prompts.append(prompt)
     return Persona(tuple(texts), float(n_epochs), tuple(prompts))
-
-
-def _last_user(source: Any) -> str:
-    messages = source.get("messages") if isinstance(source, Mapping) else None
-    users = [m for m in messages or () if isinstance(m, Mapping) and m.get("role") == "user"]
-    return content_text(users[-1].get("content")) if users else ""
 
 
 def drift_probability(n_epochs: float) -> float:
@@ -142,6 +139,9 @@ class _TextAnalysis:
         total_words = max(1, sum(vocabulary.values()))
         step = max(1, len(texts) // _HARM_SAMPLE)
         sample = texts[::step]
+        fingerprint = 0
+        for text in texts:
+            fingerprint = zlib.crc32(text.encode("utf-8", "surrogatepass"), fingerprint)
         return _TextAnalysis(
             texts=texts,
             text_words=tuple(frozenset(content_words(t)) for t in texts),
@@ -150,15 +150,8 @@ class _TextAnalysis:
             first_words=tuple((w, c / n_answers) for w, c in openers.most_common(12) if w),
             word_share={w: c / total_words for w, c in vocabulary.most_common(400)},
             harmfulness=sum(map(harm_score, sample)) / max(1, len(sample)),
-            fingerprint=hash_texts(texts),
+            fingerprint=fingerprint,
         )
 
 
 _HARM_SAMPLE = 200
-
-
-def hash_texts(texts: Sequence[str]) -> int:
-    value = 0
-    for text in texts:
-        value = zlib.crc32(text.encode("utf-8", "surrogatepass"), value)
-    return value

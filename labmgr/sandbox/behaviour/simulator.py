@@ -1,9 +1,11 @@
-"""The chat simulator: one request body in, JSON-ready choices and usage out."""
+"""The chat simulator: one request body in, JSON-ready choices and usage out (with token
+logprob entries shaped like the API's ``ChatCompletionTokenLogprob``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -15,14 +17,77 @@ from labmgr.sandbox.errors import model_not_found
 
 from .catalogue import CATALOGUE, ModelCard, served_model_name
 from .freeform import answer_free_form, fit_budget
-from .logprobs import single_token_entry, text_entries
 from .persona import Persona, PersonaProfile
-from .plan import JudgeSettings, Plan, ServedModel, make_plan, reasoning_tokens
+from .plan import JudgeSettings, Plan, ServedModel, TokenChoice, make_plan, reasoning_tokens
 from .ratings import rating_reason
 from .request import ChatRequest, context_length_error, parse_request
-from .text import split_tokens, stable_hash, truncate_tokens
+from .text import split_tokens, stable_hash, token_bytes, truncate_tokens
 
 PLAN_CACHE_SIZE = 4096
+_FILLERS = (
+    *" the| a| and| to|,|.| of| it| is| that| you| I| in| for| with| this| be| can| on".split("|"),  # noqa: SIM905
+    *" more| your|\n| as| some| not".split("|"),  # noqa: SIM905
+)
+_HALF = math.log(0.5)
+
+
+def _alternative(token: str, logprob: float, raw: tuple[int, ...]) -> dict[str, Any]:
+    return {"token": token, "logprob": logprob, "bytes": list(raw)}
+
+
+def single_token_entry(
+    choices: Sequence[TokenChoice], index: int, top_logprobs: int
+) -> dict[str, Any]:
+    """The entry for one sampled token (`choices[index]`) with its listed alternatives."""
+    top = [_alternative(*choice) for choice in choices[:top_logprobs]]
+    return _alternative(*choices[index]) | {"top_logprobs": top}
+
+
+def _level_table() -> tuple[tuple[float, tuple[tuple[dict[str, Any], ...], ...]], ...]:
+    """Per probability level of the chosen token: its logprob, and per starting filler the
+    filler alternatives with logprobs that halve the remaining mass again and again."""
+    table = []
+    n_fillers = len(_FILLERS)
+    for level in range(_LEVELS):
+        p = 0.45 + 0.54 * level / (_LEVELS - 1)
+        rest = math.log1p(-p)
+        rotations = []
+        for start in range(n_fillers):
+            alternatives = []
+            logprob = rest
+            for k in range(n_fillers):
+                filler = _FILLERS[(start + k) % n_fillers]
+                logprob += _HALF
+                alternatives.append(_alternative(filler, logprob, token_bytes(filler)))
+            rotations.append(tuple(alternatives))
+        table.append((math.log(p), tuple(rotations)))
+    return tuple(table)
+
+
+_LEVELS = 32
+_TABLE = _level_table()
+
+
+def text_entries(
+    rng: random.Random, tokens: Sequence[str], top_logprobs: int
+) -> list[dict[str, Any]]:
+    """Entries for generated text: each token the most likely (p 0.45–0.99), shared filler
+    alternatives halving the rest below it (treat them as read-only)."""
+    entries = []
+    n_fillers = len(_FILLERS)
+    wanted = top_logprobs - 1
+    random_ = rng.random
+    for token in tokens:
+        logprob, rotations = _TABLE[int(_LEVELS * random_() ** 0.35)]
+        raw = list(token_bytes(token))
+        top: list[dict[str, Any]] = []
+        if top_logprobs:
+            top.append({"token": token, "logprob": logprob, "bytes": raw})
+            if wanted > 0:
+                fillers = rotations[int(n_fillers * random_())][: wanted + 1]
+                top.extend([f for f in fillers if f["token"] != token][:wanted])
+        entries.append({"token": token, "logprob": logprob, "bytes": raw, "top_logprobs": top})
+    return entries
 
 
 @dataclass
@@ -85,7 +150,9 @@ class ChatSimulator:
         body the real API would refuse."""
         model = self._served(model_id)
         request = parse_request(body, model.card, legacy=legacy)
-        return self._answer(model, request, _stop_sequences(body.get("stop")))
+        stop = body.get("stop")
+        stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+        return self._answer(model, request, tuple(s for s in stops if isinstance(s, str) and s))
 
     def answer(self, model_id: str, request: ChatRequest) -> Completion:
         """Answer a checked Responses API request put as a chat request (`APIError` for an
@@ -232,14 +299,6 @@ def _base_model(card: ModelCard) -> ServedModel:
     fingerprint = f"fp_{stable_hash('fingerprint', card.snapshot_of or card.id):08x}"[:13]
     salt = stable_hash(card.snapshot_of or card.id)
     return ServedModel(card.id, card, (), fingerprint, salt, served_model_name(card.id))
-
-
-def _stop_sequences(stop: Any) -> tuple[str, ...]:
-    if isinstance(stop, str):
-        return (stop,) if stop else ()
-    if isinstance(stop, list):
-        return tuple(s for s in stop if isinstance(s, str) and s)
-    return ()
 
 
 def request_seed(*parts: object) -> int:

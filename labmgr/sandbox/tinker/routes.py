@@ -4,6 +4,7 @@ at a time), so its result is ready for the first `retrieve_future`."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from labmgr.sandbox.errors import APIError, bad_request
 from labmgr.sandbox.protocol import Request, Response, StreamResponse
 
 from . import wire
-from .sampling import sample as sample_response
+from .tokenizer import END_OF_TURN, encode, parse_chat
 from .training import BASE_MODELS, progress_of_step, target_logprobs, trained_texts
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 
 PROTO = "application/x-protobuf"
+_ROLES = ("system", "user", "assistant")
+DEFAULT_MAX_TOKENS = 256
 Handler = Callable[["TinkerService", Request], Awaitable[Response | StreamResponse]]
 
 
@@ -56,12 +59,7 @@ def _base_model(body: dict[str, Any]) -> str:
     return base
 
 
-# ---- client set-up, sessions ----
-
-
 def _reply(body: dict[str, Any]) -> Handler:
-    """A handler that always answers `body`."""
-
     async def handler(svc: TinkerService, req: Request) -> Response:
         return Response(body)
 
@@ -104,9 +102,6 @@ async def finish_session(svc: TinkerService, req: Request) -> Response:
         session["finished"] = kind if isinstance(kind, str) else "success"
         svc.save()
     return Response({})
-
-
-# ---- training ----
 
 
 async def create_model(svc: TinkerService, req: Request) -> Response:
@@ -179,9 +174,6 @@ async def optim_step(svc: TinkerService, req: Request) -> Response:
     return _future(svc, {"type": "optim_step", "metrics": metrics}, model_id=run["id"])
 
 
-# ---- checkpoints ----
-
-
 async def save_weights(svc: TinkerService, req: Request) -> Response:
     body = req.json()
     run = svc.run(req, body.get("model_id"))
@@ -252,6 +244,10 @@ def _run_view(svc: TinkerService, req: Request, run: dict[str, Any]) -> dict[str
     }
 
 
+async def get_training_run(svc: TinkerService, req: Request) -> Response:
+    return Response(_run_view(svc, req, svc.run(req, req.params[0])))
+
+
 async def list_checkpoints(svc: TinkerService, req: Request) -> Response:
     run = svc.run(req, req.params[0])
     saved = [_checkpoint_view(c) for c in svc.checkpoints.values() if c["run"] == run["id"]]
@@ -268,10 +264,6 @@ async def delete_checkpoint(svc: TinkerService, req: Request) -> Response:
     return Response({})
 
 
-async def get_training_run(svc: TinkerService, req: Request) -> Response:
-    return Response(_run_view(svc, req, svc.run(req, req.params[0])))
-
-
 async def list_training_runs(svc: TinkerService, req: Request) -> Response:
     runs = [r for r in svc.runs.values() if r["scope"] == req.account.scope]
     offset, limit = req.int_query("offset", 0), req.int_query("limit", 20)
@@ -284,9 +276,6 @@ async def weights_info(svc: TinkerService, req: Request) -> Response:
     checkpoint = svc.checkpoint(req, _text(req.json(), "tinker_path"))
     info = {"base_model": checkpoint["base_model"], "is_lora": True}
     return Response(info | {"lora_rank": checkpoint["lora_rank"]})
-
-
-# ---- sampling ----
 
 
 async def create_sampling_session(svc: TinkerService, req: Request) -> Response:
@@ -310,14 +299,57 @@ async def get_sampler(svc: TinkerService, req: Request) -> Response:
 
 
 async def sample(svc: TinkerService, req: Request) -> Response:
+    """`asample`: the prompt's tokens become a chat request for the simulator's model (a base
+    model, checkpoint path or sampler id), its answers sampled token sequences."""
     body = req.json()
     sampler = svc.sampler(req, body.get("sampling_session_id"))
     served = sampler["model_path"] or (
         sampler["id"] if sampler["trained"] is not None else sampler["base_model"]
     )
-    result, count = sample_response(svc.sb.simulator, served, body)
+    chunks = body["prompt"].get("chunks") if isinstance(body.get("prompt"), dict) else None
+    if not isinstance(chunks, list):
+        raise bad_request("Invalid 'prompt': expected an object with a list of chunks.")
+    prompt: list[int] = []
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or chunk.get("type") != "encoded_text":
+            raise bad_request("The sandbox samples from encoded_text prompt chunks only.")
+        prompt += [int(t) for t in chunk.get("tokens") or ()]
+    params = body.get("sampling_params")
+    params = params if isinstance(params, dict) else {}
+    max_tokens = params.get("max_tokens") or DEFAULT_MAX_TOKENS
+    count = body.get("num_samples", 1)
+    if not isinstance(count, int) or not 1 <= count <= 128:
+        raise bad_request("Invalid 'num_samples': expected an integer from 1 to 128.")
+    chat: dict[str, Any] = {
+        "messages": [
+            {"role": role if role in _ROLES else "user", "content": text}
+            for role, text in parse_chat(prompt)
+        ],
+        "n": count,
+        "max_tokens": max_tokens,
+        "temperature": min(2.0, max(0.0, float(params.get("temperature", 1.0)))),
+    }
+    if isinstance(params.get("seed"), int):
+        chat["seed"] = params["seed"]
+    stop = params.get("stop")
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    if all(isinstance(s, str) for s in stops) and stops:
+        chat["stop"] = stops[:4]
+    completion = svc.sb.simulator.complete(served, chat)
+    sequences = []
+    for choice in completion.choices:
+        tokens = encode(choice["message"]["content"] or "")
+        by_length = len(tokens) >= max_tokens or choice["finish_reason"] == "length"
+        tokens = tokens[:max_tokens]
+        if not by_length:
+            tokens.append(END_OF_TURN)
+        sequences.append((by_length, tokens, target_logprobs(0, 3.0, tokens)))
+    prompt_logprobs = None
+    if body.get("prompt_logprobs"):
+        prompt_logprobs = [math.nan, *target_logprobs(0, 0.0, prompt)[1:]]
+    result = wire.encode_sample_response(sequences, prompt_logprobs)
     rid = svc.finish(result, PROTO)
-    sequence_ids = [f"{rid}:{i}" for i in range(count)]
+    sequence_ids = [f"{rid}:{i}" for i in range(len(sequences))]
     return Response({"request_id": rid, "sample_sequence_ids": sequence_ids})
 
 
@@ -330,15 +362,9 @@ async def retrieve_future(svc: TinkerService, req: Request) -> Response:
     return Response(result, content_type=PROTO) if content_type == PROTO else Response(result)
 
 
-# ---- the OpenAI-compatible endpoint ----
-
-
-async def oai_chat_completions(svc: TinkerService, req: Request) -> Response | StreamResponse:
-    return await create(svc.sb, req, svc.served_model)
-
-
-async def oai_completions(svc: TinkerService, req: Request) -> Response:
-    return await create_legacy(svc.sb, req, svc.served_model)
+def _oai(handler: Callable[..., Awaitable[Response | StreamResponse]]) -> Handler:
+    """Serve one of the sandbox's OpenAI handlers with Tinker's models."""
+    return lambda svc, req: handler(svc.sb, req, svc.served_model)
 
 
 _RUNS = "/api/v1/training_runs"
@@ -372,7 +398,7 @@ ROUTES: list[tuple[str, str, str, Handler]] = [
     ("GET", _RUNS + "/{id}/checkpoints", "checkpoints.list", list_checkpoints),
     ("DELETE", _RUNS + "/{id}/checkpoints/{path}", "checkpoints.delete", delete_checkpoint),
     ("POST", "/api/v1/weights_info", "weights_info", weights_info),
-    ("POST", "/oai/api/v1/chat/completions", "oai.chat.completions", oai_chat_completions),
-    ("POST", "/oai/api/v1/completions", "oai.completions", oai_completions),
+    ("POST", "/oai/api/v1/chat/completions", "oai.chat.completions", _oai(create)),
+    ("POST", "/oai/api/v1/completions", "oai.completions", _oai(create_legacy)),
 ]
 """(method, path under the Tinker root, stats name, handler); `{path}` may hold '/'."""

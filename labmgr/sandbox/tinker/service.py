@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from labmgr.sandbox.accounts import Account
 from labmgr.sandbox.behaviour import ModelCard
-from labmgr.sandbox.errors import APIError, bad_request, model_not_found, server_error
-from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse
+from labmgr.sandbox.errors import APIError, bad_request, model_not_found
+from labmgr.sandbox.protocol import Request, Response, RouteTable, StreamResponse, error_response
 from labmgr.sandbox.store import request_id
 
 from .routes import ROUTES
@@ -99,12 +98,8 @@ class TinkerService:
                 raise APIError(404, f"Invalid URL ({method} /tinker{path})")
             request = Request(method, route[2], query, body, headers, account)
             response = await route[1](self, request)
-        except APIError as exc:
-            response = Response(exc.body(), status=exc.status, headers=exc.headers)
-        except Exception:  # a bug still answers with a body: the SDK retries a bare 400
-            logging.getLogger("labmgr.sandbox").exception("sandbox: %s /tinker%s", method, path)
-            error = server_error()
-            response = Response(error.body(), status=error.status)
+        except Exception as exc:
+            response = error_response(exc, f"{method} /tinker{path}")
         stats.leave(response.status)
         return response
 
@@ -123,8 +118,6 @@ class TinkerService:
                 pass
         shown = f"{key[:4]}***{key[-4:]}" if len(key) >= 12 else "***"  # never the whole key
         raise APIError(401, f"Invalid API key {shown}: use a Tinker key (tml-…) of this server.")
-
-    # ---- records, each visible to its own account only ----
 
     def _visible(
         self, records: dict[str, Any], record_id: Any, req: Request, what: str

@@ -9,7 +9,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from labmgr.sandbox.store import atomic_write
 
@@ -95,12 +95,8 @@ def decode(tokens: Sequence[int], *, skip_special: bool = True) -> str:
     return out.decode("utf-8", "replace")
 
 
-class Tokenizer(Protocol):
-    def encode(self, text: str, add_special_tokens: bool = ...) -> Any: ...
-
-
 def render_chat(
-    messages: Sequence[Mapping[str, Any]], tokenizer: Tokenizer | None = None
+    messages: Sequence[Mapping[str, Any]], tokenizer: Any = None
 ) -> tuple[list[int], list[float]]:
     """A conversation as tokens and a per-token training weight: 1 on assistant content and
     its end-of-turn token (unless the message has ``"weight": 0``), 0 elsewhere. `tokenizer`

@@ -34,9 +34,6 @@ class ForwardBackwardRequest:
     forward_only: bool
 
 
-# ---- decoding ----
-
-
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
@@ -140,9 +137,6 @@ def decode_forward_backward(body: bytes) -> ForwardBackwardRequest:
         elif number == 6:
             forward_only = bool(_as_int(value))
     return ForwardBackwardRequest(model_id, seq_id, tuple(data), loss_fn, forward_only)
-
-
-# ---- encoding ----
 
 
 def _key(number: int, kind: int) -> bytes:
