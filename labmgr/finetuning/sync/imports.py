@@ -4,6 +4,7 @@ key's job list, `import_llmcomp` takes over an llmcomp registry (its OpenAI and 
 from __future__ import annotations
 
 import re
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,7 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
     `checkpoints`, succeeded jobs get their checkpoint models (one request per job)."""
     settings = settings or load_settings()
     summary = ImportSummary()
-    accounts = Accounts(settings)
-    try:
+    with closing(Accounts(settings)) as accounts:
         credentials, failures = resolved_credentials(accounts)
         summary.problems += [f"{env}: {reason}" for env, reason in failures.items()]
         with lab_database(settings) as db:
@@ -73,8 +73,6 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
                     summary.problems.append(
                         f"{credential.key_env}: could not reach {credential.base_url}"
                     )
-    finally:
-        accounts.close()
     return summary
 
 
@@ -124,19 +122,16 @@ def _import_key(
 _STEP = re.compile(r":ckpt-step-(\d+)$")
 _UNKNOWN_STATUS = "unknown"
 """Status of an llmcomp job with neither status nor model: non-final, so `update` checks it."""
+_HYPERPARAMETERS = (
+    ("n_epochs", "epochs"),
+    ("batch_size", "batch_size"),
+    ("learning_rate_multiplier", "learning_rate_multiplier"),
+)
 
 
 def _job(row: dict[str, Any]) -> FinetuneJob:
     status = text_field(row, "status") or ("succeeded" if row.get("model") else _UNKNOWN_STATUS)
-    hyper = {
-        name: row[source]
-        for name, source in (
-            ("n_epochs", "epochs"),
-            ("batch_size", "batch_size"),
-            ("learning_rate_multiplier", "learning_rate_multiplier"),
-        )
-        if source in row and row[source] is not None
-    }
+    hyper = {name: row[key] for name, key in _HYPERPARAMETERS if row.get(key) is not None}
     fields: dict[str, Any] = {
         "id": row["id"],
         "status": status,
