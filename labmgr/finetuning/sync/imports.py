@@ -31,6 +31,7 @@ from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, 
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import checkpoint_models, job_record, provided_suffix
 from labmgr.finetuning.sync.llmcomp_tinker import (
+    RegistryRun,
     has_tinker_registry,
     jsonl_rows,
     read_tinker_registry,
@@ -192,27 +193,21 @@ def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -
         for _, row in file_rows:
             upsert_file(session, _file(row["id"], row, name="name", md5="md5"))
             summary.files += 1
-        for _, row in job_rows:
-            summary.jobs_seen += 1
-            if get_job(session, row["id"]) is not None:
-                continue  # the lab already tracks it, probably more freshly than llmcomp
-            summary.jobs_new += 1
-            upsert_job(session, _job(row), tags={"source": "llmcomp"})
-            checkpoints = _checkpoints(row)
-            if checkpoints:
-                replace_checkpoints(session, row["id"], checkpoints)
-            summary.models += bool(row.get("model")) + len(checkpoints)
-            if row.get("file_id") and row.get("file_name"):
-                upsert_file(session, _file(row["file_id"], row, name="file_name", md5="file_md5"))
-        for run in tinker_runs:
+        runs: list[tuple[RegistryRun, dict[str, Any]]] = [
+            (RegistryRun(_job(row), {"source": "llmcomp"}, _checkpoints(row)), row)
+            for _, row in job_rows
+        ]
+        for run, row in runs + [(tinker, {}) for tinker in tinker_runs]:
             summary.jobs_seen += 1
             if get_job(session, run.job.id) is not None:
-                continue
+                continue  # the lab already tracks it, probably more freshly than llmcomp
             summary.jobs_new += 1
             upsert_job(session, run.job, tags=run.tags)
             if run.checkpoints:
                 replace_checkpoints(session, run.job.id, run.checkpoints)
             summary.models += bool(run.job.fine_tuned_model) + len(run.checkpoints)
+            if row.get("file_id") and row.get("file_name"):
+                upsert_file(session, _file(row["file_id"], row, name="file_name", md5="file_md5"))
     return summary
 
 
