@@ -55,15 +55,13 @@ class ModelFilters(TypedDict, total=False):
 
 def parse_tags(tags: Tags | None) -> dict[str, str]:
     """``{key: value}`` from a mapping or ``key=value`` strings; raises on malformed tags."""
-    if tags is None:
-        return {}
     if isinstance(tags, str):
         tags = [tags]
     pairs: list[tuple[object, object]] = []
     if isinstance(tags, Mapping):
         pairs = list(tags.items())
     else:
-        for item in tags:
+        for item in tags or []:
             if not isinstance(item, str) or "=" not in item:
                 raise DatabaseInputError(f"tag {item!r} must look like key=value")
             text_key, text_value = item.split("=", 1)
@@ -231,8 +229,7 @@ def job_ids_like(target: Target, *, starts: str = "", ends: str = "", limit: int
     """Ids of jobs that start with ``starts`` and end with ``ends`` (literal, case-sensitive),
     sorted, at most ``limit``: what a shortened id (``ftjob-…a1b2``) names."""
     pattern = f"{_like_literal(starts)}%{_like_literal(ends)}"
-    column = JOBS.c.id
-    query = select(column).where(column.like(pattern, escape="\\"))
+    query = select(JOBS.c.id).where(JOBS.c.id.like(pattern, escape="\\"))
     with using(target, write=False) as session:
         found = [str(job_id) for job_id in session.scalars(query)]
     # SQLite's LIKE ignores ASCII case: keep only exact matches.
@@ -283,9 +280,11 @@ def find_file(
         where = where & (FILES.c.endpoint == endpoint)
     with using(target, write=False) as session:
         files = list(session.scalars(select(TrainingFile).where(where)))
-    if not files:
-        return None
-    return max(files, key=lambda file: chronological(file.uploaded_at or file.created_at, file.id))
+    return max(
+        files,
+        key=lambda file: chronological(file.uploaded_at or file.created_at, file.id),
+        default=None,
+    )
 
 
 def job_models(target: Target, job_id: str) -> list[Model]:

@@ -106,13 +106,17 @@ def refuse_empty_file(url: URL) -> None:
         )
 
 
-def check_revision(engine: Engine, url: URL) -> str:
-    """The database's revision; raises unless it is exactly this code's head."""
+def _read_revision(engine: Engine, url: URL) -> str | None:
     try:
         with engine.connect() as connection:
-            revision = _revision_on(connection)
+            return _revision_on(connection)
     except DBAPIError as exc:
         raise unavailable(url, exc) from exc
+
+
+def check_revision(engine: Engine, url: URL) -> str:
+    """The database's revision; raises unless it is exactly this code's head."""
+    revision = _read_revision(engine, url)
     _refuse_unknown(revision, url)
     head = head_revision()
     if revision != head:
@@ -203,10 +207,7 @@ def current_revision(url: str | os.PathLike[str]) -> str | None:
         return None
     engine = make_engine(parsed)
     try:
-        with engine.connect() as connection:
-            return _revision_on(connection)
-    except DBAPIError as exc:
-        raise unavailable(parsed, exc) from exc
+        return _read_revision(engine, parsed)
     finally:
         engine.dispose()
 

@@ -116,25 +116,17 @@ def _check_value(name: str, value: Any) -> Hyperparameter:
 def check_hyperparameters(
     method: str, values: Mapping[str, Any], *, as_options: bool = True
 ) -> dict[str, Hyperparameter]:
-    """The hyperparameters to send for `method`: the common three (``auto`` unless given)
-    and the method's own given ones. `UnsupportedOption` names one `method` does not take
-    (as its CLI option, or by its API name without `as_options`)."""
-    if method not in HYPERPARAMETERS:
-        raise LabmgrError(
-            f"Method {method!r} is not a fine-tuning method; use one of {', '.join(METHODS)}."
-        )
+    """The hyperparameters to send for `method` (a known one; every name a known one, as
+    `create` and a sweep spec check first): the common three (``auto`` unless given) and the
+    method's own given ones. `UnsupportedOption` names one `method` does not take (as its CLI
+    option, or by its API name without `as_options`)."""
     allowed = HYPERPARAMETERS[method]
     checked: dict[str, Hyperparameter] = {name: "auto" for name in _COMMON}
     for name, value in values.items():
         if value is None:
             continue
         if name not in allowed:
-            owner = _OWNER.get(name)
-            if owner is None:
-                raise LabmgrError(
-                    f"{name!r} is not a fine-tuning hyperparameter; {method} takes "
-                    f"{', '.join(allowed)}."
-                )
+            owner = _OWNER[name]
             shown = _OPTION.get(name, "--" + name.replace("_", "-")) if as_options else name
             raise UnsupportedOption(
                 f"{shown} applies only to the {owner} method, not {method}.",

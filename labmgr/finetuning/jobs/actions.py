@@ -4,6 +4,7 @@ project (a queued job in the database alone, a Tinker job through `tinker.contro
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -63,8 +64,7 @@ def _with_keys(
 ) -> tuple[Credential, Any] | str:
     """`call` (client, credential) with each key that may see `job`, until one finds it;
     when none does, why; `FineTuningApiError` when the API refuses."""
-    accounts = Accounts(settings)
-    try:
+    with closing(Accounts(settings)) as accounts:
         credentials, failures = resolved_credentials(accounts)
         for credential in candidate_credentials(job, credentials):
             try:
@@ -82,8 +82,6 @@ def _with_keys(
                     f"Could not {what}: could not reach {credential.base_url}.",
                     hint="Check the network and try again; nothing was recorded.",
                 ) from None
-    finally:
-        accounts.close()
     why = "".join(f"; {reason.rstrip('.')}" for _, reason in sorted(failures.items()))
     return f" (the job was created with {job.key_env or 'an unknown key'}){why}"
 
@@ -162,11 +160,8 @@ def _refuse_if_sent(settings: Settings, job: FinetuneJob) -> None:
     request_id = (job.create_request or {}).get("metadata", {}).get(REQUEST)
     if not request_id:
         return
-
-    def call(client: Any, _: Credential) -> Any:
-        return find_by_request(client, request_id)
-
-    found = _with_keys(settings, job, f"check whether job {job.id} reached the API", call)
+    what = f"check whether job {job.id} reached the API"
+    found = _with_keys(settings, job, what, lambda client, _: find_by_request(client, request_id))
     if isinstance(found, str):
         raise UnknownJob(
             f"Job {job.id} may have reached the API, and no configured key can check{found}.",

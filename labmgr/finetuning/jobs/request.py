@@ -81,17 +81,18 @@ class JobRequest:
             metadata[name] = value
         return metadata
 
-    def body(self, training_file: str, validation_file: str | None) -> dict[str, Any]:
-        """The ``jobs.create`` body for the uploaded files (never holds a key)."""
+    def body(self, files: Mapping[str, str]) -> dict[str, Any]:
+        """The ``jobs.create`` body, the uploaded files' ids from ``{md5: file id}`` (never
+        holds a key)."""
         body: dict[str, Any] = {
             "model": self.base_model,
-            "training_file": training_file,
+            "training_file": files[self.training.md5],
             "suffix": self.suffix,
             "method": method_object(self.method, self.hyperparameters, self.grader),
             "metadata": self.metadata(),
         }
-        if validation_file:
-            body["validation_file"] = validation_file
+        if self.validation:
+            body["validation_file"] = files[self.validation.md5]
         if self.seed is not None:
             body["seed"] = self.seed
         if self.integrations:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,27 +52,23 @@ def submit_requests(
     with `dry_run` the jobs that would be made (status ``dry-run``, not recorded)."""
     for request in requests:
         request.metadata()  # the tags must fit the API's metadata before anything is spent
-    accounts = Accounts(settings)
-    try:
-        with lab_database(settings) as db:
-            if not dry_run:
-                require_writable(settings, db)  # a job bought must be recorded
-            credential = accounts.credential(key_env) if key_env else accounts.default()
-            credential = accounts.resolve(credential)
-            with create_lock(settings):
-                used = dict.fromkeys((r.suffix, r.training.md5, r.training.path) for r in requests)
-                for suffix, md5, path in used:  # each suffix and content once, in order
-                    refuse_other_content(db, suffix, md5, path)
-                chosen = select(db, list(requests)) if select else list(requests)
-                if dry_run:
-                    return [request.dry_run_job(credential, i) for i, request in enumerate(chosen)]
-                if not chosen:
-                    return []
-                client = accounts.pool.client(credential)
-                files = _upload_all(db, client, credential, chosen)
-                return _launch(db, client, credential, chosen, files)
-    finally:
-        accounts.close()
+    with closing(Accounts(settings)) as accounts, lab_database(settings) as db:
+        if not dry_run:
+            require_writable(settings, db)  # a job bought must be recorded
+        credential = accounts.credential(key_env) if key_env else accounts.default()
+        credential = accounts.resolve(credential)
+        with create_lock(settings):
+            used = dict.fromkeys((r.suffix, r.training.md5, r.training.path) for r in requests)
+            for suffix, md5, path in used:  # each suffix and content once, in order
+                refuse_other_content(db, suffix, md5, path)
+            chosen = select(db, list(requests)) if select else list(requests)
+            if dry_run:
+                return [request.dry_run_job(credential, i) for i, request in enumerate(chosen)]
+            if not chosen:
+                return []
+            client = accounts.pool.client(credential)
+            files = _upload_all(db, client, credential, chosen)
+            return _launch(db, client, credential, chosen, files)
 
 
 def _upload_all(
@@ -83,8 +79,7 @@ def _upload_all(
     for request in requests:
         for data in (request.training, request.validation):
             if data is not None and data.md5 not in files:
-                training = data is request.training
-                files[data.md5] = _upload(db, client, credential, data, training)
+                files[data.md5] = _upload(db, client, credential, data, data is request.training)
     return files
 
 
@@ -168,13 +163,7 @@ def _launch(
 ) -> list[FinetuneJob]:
     """Create and record each job in order; from the daily limit on, queue the rest."""
     done: list[FinetuneJob] = []
-    bodies = [
-        request.body(
-            files[request.training.md5],
-            files[request.validation.md5] if request.validation else None,
-        )
-        for request in requests
-    ]
+    bodies = [request.body(files) for request in requests]
     for index, (request, body) in enumerate(zip(requests, bodies, strict=True)):
         try:
             job = create_once(db, client, credential, body, done)

@@ -115,10 +115,8 @@ def lab_database(settings: Settings) -> Iterator[Database]:
         db = open_database(settings.db_url, allow_empty_file=False)
     except DatabaseError as exc:
         raise _error(settings, exc) from None
-    try:
+    with db:
         yield db
-    finally:
-        db.close()
 
 
 def require_writable(settings: Settings, db: Database) -> None:

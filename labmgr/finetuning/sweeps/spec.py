@@ -279,15 +279,12 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
     if isinstance(out.grader, str):
         out.grader = _relative(out, out.grader, "grader")
     _hyperparameters(out, data.get("hyperparameters"))
-    name, suffix, key = (
-        data.get("name", path.stem),
-        data.get("suffix", "{condition}"),
-        data.get("key"),
-    )
-    for label, value in (("name", name), ("suffix", suffix), ("key", key)):
+    for label in ("name", "suffix", "key"):
+        value = data.get(label)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise out.error(label, "must be non-empty text")
-    out.name, out.suffix, out.key = str(name).strip(), str(suffix), key
+    out.name, out.key = str(data.get("name", path.stem)).strip(), data.get("key")
+    out.suffix = str(data.get("suffix", out.suffix))
     bases = data["base"] if isinstance(data["base"], list) else [data["base"]]
     if not bases or not all(isinstance(base, str) and base.strip() for base in bases):
         raise out.error("base", "must be a model name or a non-empty list of names")

@@ -4,6 +4,7 @@ key's job list, `import_llmcomp` takes over an llmcomp registry (its OpenAI and 
 from __future__ import annotations
 
 import re
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from labmgr.finetuning.jobs.request import BASE, FILE_NAME, MD5, is_labmgr_job, 
 from labmgr.finetuning.registry.database import lab_database
 from labmgr.finetuning.registry.records import checkpoint_models, job_record, provided_suffix
 from labmgr.finetuning.sync.llmcomp_tinker import (
+    RegistryRun,
     has_tinker_registry,
     jsonl_rows,
     read_tinker_registry,
@@ -56,8 +58,7 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
     `checkpoints`, succeeded jobs get their checkpoint models (one request per job)."""
     settings = settings or load_settings()
     summary = ImportSummary()
-    accounts = Accounts(settings)
-    try:
+    with closing(Accounts(settings)) as accounts:
         credentials, failures = resolved_credentials(accounts)
         summary.problems += [f"{env}: {reason}" for env, reason in failures.items()]
         with lab_database(settings) as db:
@@ -73,8 +74,6 @@ def import_from_api(*, settings: Settings | None = None, checkpoints: bool = Tru
                     summary.problems.append(
                         f"{credential.key_env}: could not reach {credential.base_url}"
                     )
-    finally:
-        accounts.close()
     return summary
 
 
@@ -124,19 +123,16 @@ def _import_key(
 _STEP = re.compile(r":ckpt-step-(\d+)$")
 _UNKNOWN_STATUS = "unknown"
 """Status of an llmcomp job with neither status nor model: non-final, so `update` checks it."""
+_HYPERPARAMETERS = (
+    ("n_epochs", "epochs"),
+    ("batch_size", "batch_size"),
+    ("learning_rate_multiplier", "learning_rate_multiplier"),
+)
 
 
 def _job(row: dict[str, Any]) -> FinetuneJob:
     status = text_field(row, "status") or ("succeeded" if row.get("model") else _UNKNOWN_STATUS)
-    hyper = {
-        name: row[source]
-        for name, source in (
-            ("n_epochs", "epochs"),
-            ("batch_size", "batch_size"),
-            ("learning_rate_multiplier", "learning_rate_multiplier"),
-        )
-        if source in row and row[source] is not None
-    }
+    hyper = {name: row[key] for name, key in _HYPERPARAMETERS if row.get(key) is not None}
     fields: dict[str, Any] = {
         "id": row["id"],
         "status": status,
@@ -197,27 +193,21 @@ def import_llmcomp(directory: str | Path, *, settings: Settings | None = None) -
         for _, row in file_rows:
             upsert_file(session, _file(row["id"], row, name="name", md5="md5"))
             summary.files += 1
-        for _, row in job_rows:
-            summary.jobs_seen += 1
-            if get_job(session, row["id"]) is not None:
-                continue  # the lab already tracks it, probably more freshly than llmcomp
-            summary.jobs_new += 1
-            upsert_job(session, _job(row), tags={"source": "llmcomp"})
-            checkpoints = _checkpoints(row)
-            if checkpoints:
-                replace_checkpoints(session, row["id"], checkpoints)
-            summary.models += bool(row.get("model")) + len(checkpoints)
-            if row.get("file_id") and row.get("file_name"):
-                upsert_file(session, _file(row["file_id"], row, name="file_name", md5="file_md5"))
-        for run in tinker_runs:
+        runs: list[tuple[RegistryRun, dict[str, Any]]] = [
+            (RegistryRun(_job(row), {"source": "llmcomp"}, _checkpoints(row)), row)
+            for _, row in job_rows
+        ]
+        for run, row in runs + [(tinker, {}) for tinker in tinker_runs]:
             summary.jobs_seen += 1
             if get_job(session, run.job.id) is not None:
-                continue
+                continue  # the lab already tracks it, probably more freshly than llmcomp
             summary.jobs_new += 1
             upsert_job(session, run.job, tags=run.tags)
             if run.checkpoints:
                 replace_checkpoints(session, run.job.id, run.checkpoints)
             summary.models += bool(run.job.fine_tuned_model) + len(run.checkpoints)
+            if row.get("file_id") and row.get("file_name"):
+                upsert_file(session, _file(row["file_id"], row, name="file_name", md5="file_md5"))
     return summary
 
 

@@ -69,8 +69,8 @@ def text_field(row: dict[str, Any], key: str) -> str | None:
 
 
 @dataclass
-class TinkerRun:
-    """One training run as the registry describes it."""
+class RegistryRun:
+    """One training run as the registry describes it (an OpenAI job's line, or a Tinker run)."""
 
     job: FinetuneJob
     tags: dict[str, str]
@@ -81,7 +81,7 @@ def has_tinker_registry(folder: Path) -> bool:
     return (folder / TINKER_MODELS).is_file() or (folder / TINKER_RUNS).is_dir()
 
 
-def read_tinker_registry(folder: Path) -> tuple[list[TinkerRun], list[str]]:
+def read_tinker_registry(folder: Path) -> tuple[list[RegistryRun], list[str]]:
     """The runs of `folder`'s Tinker registry, and why some were left out. A malformed line
     or status file raises `LabmgrError` naming the file (and line)."""
     path = folder / TINKER_MODELS
@@ -99,7 +99,7 @@ def read_tinker_registry(folder: Path) -> tuple[list[TinkerRun], list[str]]:
             )
         by_run.setdefault(run_id, []).append(row)
     statuses, problems = _detached_jobs(folder / TINKER_RUNS)
-    runs: list[TinkerRun] = []
+    runs: list[RegistryRun] = []
     for run_id, rows in by_run.items():
         detached = statuses.pop(run_id, None)
         finals = [row for row in rows if row.get("checkpoint_step") is None]
@@ -180,7 +180,7 @@ def _run(
     rows: list[dict[str, Any]],
     final: dict[str, Any] | None,
     detached: dict[str, Any] | None,
-) -> TinkerRun:
+) -> RegistryRun:
     """A job from its registry lines (the final line's values over the first's) and its
     llmcomp status and params (the status over everything)."""
     status = detached or {}
@@ -213,4 +213,4 @@ def _run(
         for row in rows
         if row.get("checkpoint_step") is not None
     ]
-    return TinkerRun(job, tags, checkpoints)
+    return RegistryRun(job, tags, checkpoints)

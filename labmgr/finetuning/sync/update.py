@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import aclosing, closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,6 +21,7 @@ from jobs_db import (
     Database,
     DatabaseError,
     FinetuneJob,
+    Target,
     TrainingCurve,
     job_events,
     job_models,
@@ -172,21 +173,15 @@ async def aupdate(
         on_api = [job for job in non_final_jobs(db) if job.provider != TINKER]
         if not waiting and not missing and not on_api:
             return UpdateSummary(checked=tinker)
-        accounts = Accounts(settings)
-        try:
+        with closing(Accounts(settings)) as accounts:
             credentials, failures = resolved_credentials(accounts)
-        finally:
-            accounts.close()
-        pool = ClientPool(settings)
-        try:
+        async with aclosing(ClientPool(settings)) as pool:
             queue = QueueOutcome()
             if waiting:
                 queue = await asyncio.to_thread(submit_queued, db, pool, credentials)
             limit = asyncio.Semaphore(max(1, concurrency))
             refresh = _Refresh(db, pool, credentials, failures, limit)
             await refresh.run(on_api, missing)
-        finally:
-            await pool.aclose()
     summary = refresh.summary
     summary.checked += tinker
     summary.requests += queue.requests
@@ -200,22 +195,23 @@ def _tinker_states(db: Database) -> list[JobState]:
     states = []
     for job in tinker_jobs_to_refresh(db):
         previous, job = refresh(db, job)
-        models = job_models(db, job.id)
         error = (job.error_message or "").partition("\n")[0] if job.status == "failed" else None
-        states.append(
-            JobState(
-                job_id=job.id,
-                suffix=job.suffix,
-                key_env=job.key_env,
-                previous_status=previous,
-                status=job.status,
-                phase=progress_text(job) or None,
-                fine_tuned_model=job.fine_tuned_model,
-                error=error,
-                checkpoints=sum(model.kind == "checkpoint" for model in models),
-            )
-        )
+        states.append(_state(db, job, previous, phase=progress_text(job) or None, error=error))
     return states
+
+
+def _state(target: Target, job: FinetuneJob, previous: str, **fields: Any) -> JobState:
+    """`job` as `update` found it, with its checkpoint count; `fields` set the rest."""
+    models = job_models(target, job.id)
+    known = {
+        "job_id": job.id,
+        "suffix": job.suffix,
+        "key_env": job.key_env,
+        "status": job.status,
+        "fine_tuned_model": job.fine_tuned_model,
+        "checkpoints": sum(model.kind == "checkpoint" for model in models),
+    }
+    return JobState(**{**known, "previous_status": previous, **fields})
 
 
 @contextmanager
@@ -387,18 +383,14 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
                 replace_checkpoints(session, remote.id, models)
                 if fetched.curve is not None:
                     store_curve(session, fetched.curve)
-        n_checkpoints = sum(1 for m in job_models(session, remote.id) if m.kind == "checkpoint")
-    return JobState(
-        job_id=remote.id,
-        suffix=before.suffix or record.suffix,
-        key_env=credential.key_env,
-        previous_status=before.status,
-        status=remote.status,
-        phase=phase,
-        estimated_finish=record.estimated_finish,
-        fine_tuned_model=remote.fine_tuned_model,
-        error=remote.error.message if remote.status == "failed" and remote.error else None,
-        checkpoints=n_checkpoints,
-        curves_stored=int(fetched.curve is not None),
-        curves_problem=fetched.curve_problem,
-    )
+        return _state(
+            session,
+            record,
+            before.status,
+            suffix=before.suffix or record.suffix,
+            phase=phase,
+            estimated_finish=record.estimated_finish,
+            error=record.error_message,
+            curves_stored=int(fetched.curve is not None),
+            curves_problem=fetched.curve_problem,
+        )

@@ -28,7 +28,7 @@ from labmgr.finetuning.jobs.request import (
 )
 from labmgr.finetuning.jobs.submit import create_lock
 from labmgr.finetuning.registry.database import lab_database
-from labmgr.finetuning.tinker.launch import launch_workers
+from labmgr.finetuning.tinker.control import launch_workers
 from labmgr.finetuning.tinker.params import (
     PROVIDER,
     LrSchedule,
@@ -173,15 +173,9 @@ def create_tinker(
     training = load_training_file(path)
     suffix = suffix if suffix is not None else default_suffix(path)
     check_tinker_suffix(suffix)
+    base = base_model.strip()
     requests = [
-        TinkerRequest(
-            training=training,
-            base_model=base_model.strip(),
-            suffix=suffix,
-            params=params,
-            seed=one_seed if one_seed is not None else draw(2**31),
-            tags=replica_tags,
-        )
-        for one_seed, replica_tags in chosen
+        TinkerRequest(training, base, suffix, params, draw(2**31) if one is None else one, tagged)
+        for one, tagged in chosen
     ]
     return submit_tinker(settings, requests, key_env=key_env, dry_run=dry_run)

@@ -19,7 +19,7 @@ _ALLOWED_KEYS = {
 }
 _PART_TYPES = {"text": {"type", "text"}, "image_url": {"type", "image_url"}}
 _IMAGE_ROLES = {"user"}
-_IMAGE_DETAILS = {"low", "high", "auto"}
+_IMAGE_DETAILS = ("low", "high", "auto")  # a tuple: any JSON value can be looked up
 
 Severity = Literal["error", "warning"]
 
@@ -79,9 +79,7 @@ def _check_part(part: Any, role: str, where: str, out: Findings) -> None:
         out.error(f"{where}: image url must be http(s):// or a data:image/ URL")
     for key in sorted(set(image) - {"url", "detail"}):
         out.error(f"{where}: unknown key {key!r} in image_url")
-    if "detail" in image and not (
-        isinstance(image["detail"], str) and image["detail"] in _IMAGE_DETAILS
-    ):
+    if "detail" in image and image["detail"] not in _IMAGE_DETAILS:
         out.error(f"{where}: image detail must be one of low, high, auto")
 
 
@@ -188,11 +186,7 @@ def check_messages(messages: Any, where: str, out: Findings) -> MessagesSummary:
         _check_content(message, role, at, out)
         if role == "assistant":
             weight = message.get("weight", 1)
-            if (
-                isinstance(weight, bool)
-                or not isinstance(weight, int | float)
-                or weight not in (0, 1)
-            ):
+            if isinstance(weight, bool) or weight not in (0, 1):  # a JSON value: 0 or 1 only
                 out.error(f"{at}.weight must be 0 or 1, got {json.dumps(weight)}")
                 summary.trained_assistant_messages += 1  # reported once, as a weight error
             elif weight != 0:
