@@ -108,18 +108,15 @@ def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
         }
     errors = fetched.outcome.errors
     model_error = fetched.outcome.failed_models.get(p.model)
-    names = _value_names(question)
-    block: dict[str, list[Any]] = {name: [] for name in names}
+    laid_out = []
     for row_ix in range(rows):
         ixs = range(row_ix * per_row, (row_ix + 1) * per_row)
         samples: list[SampleResult | None] = (
             [cached.get(ix) for ix in ixs] if cached is not None else [None] * per_row
         )
         row_errors = [p.route_error or errors.get((key, ix)) or model_error for ix in ixs]
-        row = _general_row(question, samples, row_errors)
-        for name in names:
-            block[name].append(row[name])
-    return dict(block)
+        laid_out.append(_general_row(question, samples, row_errors))
+    return {name: [row[name] for row in laid_out] for name in _value_names(question)}
 
 
 def rates(model: str, price: PriceFunction) -> tuple[float, float]:

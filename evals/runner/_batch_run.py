@@ -302,8 +302,6 @@ class BatchRun:
         """The claimed lines less samples stored since this run looked, and less those a
         synchronous run claimed meanwhile (it claims, then looks at the batches; this run
         did the reverse: of two racing runs at least one sees the other)."""
-        if not got:
-            return got
         items = _items(got)
         bought_now = self.ctx.cache.claimed(items)
         skipped = self._mark_cached(items) | bought_now
