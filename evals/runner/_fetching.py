@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
@@ -135,16 +136,10 @@ def _items(calls: Iterable[Call]) -> list[Item]:
 
 def _interleaved(calls: list[Call]) -> list[Call]:
     """Round-robin over models so that load (and any 429s) spreads across them."""
-    by_model: dict[str, deque[Call]] = defaultdict(deque)
+    by_model: dict[str, list[Call]] = defaultdict(list)
     for call in calls:
         by_model[call.request.model].append(call)
-    queues = list(by_model.values())
-    ordered: list[Call] = []
-    while queues:
-        queues = [q for q in queues if q]
-        for q in queues:
-            ordered.append(q.popleft())
-    return ordered
+    return [call for turn in zip_longest(*by_model.values()) for call in turn if call is not None]
 
 
 def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
