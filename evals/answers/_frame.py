@@ -36,11 +36,11 @@ CUT_BY_BUDGET = "empty answer: the token budget ran out before any visible outpu
 reasoning model spent its budget thinking): a paid, cached answer, not a failure; the run's
 outcome says how far to raise max_tokens."""
 
-Block = dict[str, Sequence[Any] | None]
-"""Columns of one (model, conversation): `rows` values each (None: all None)."""
+Block = dict[str, Sequence[Any]]
+"""Columns of one (model, conversation): `rows` values each."""
 Segment = dict[str, Any]
 """Columns of one model over all its conversations: tokens as float arrays, finish reasons
-(and free-form answers) as Arrow strings, the rest as lists (None: all None)."""
+(and free-form answers) as Arrow strings, the rest as lists."""
 
 
 def _value_names(question: Askable) -> list[str]:
@@ -101,25 +101,22 @@ def _block(question: Askable, p: Planned, fetched: Fetched) -> Block:
         return {  # samples 0…rows-1 cached: the cache's own columns, sliced
             "answer": cached.content[:rows],
             "finish_reason": cached.finish_reason[:rows],
-            "error": None,
+            "error": [None] * rows,
             "prompt_tokens": cached.prompt_tokens[:rows],
             "completion_tokens": cached.completion_tokens[:rows],
             "reasoning_tokens": cached.reasoning_tokens[:rows],
         }
     errors = fetched.outcome.errors
     model_error = fetched.outcome.failed_models.get(p.model)
-    names = _value_names(question)
-    block: dict[str, list[Any]] = {name: [] for name in names}
+    laid_out = []
     for row_ix in range(rows):
         ixs = range(row_ix * per_row, (row_ix + 1) * per_row)
         samples: list[SampleResult | None] = (
             [cached.get(ix) for ix in ixs] if cached is not None else [None] * per_row
         )
         row_errors = [p.route_error or errors.get((key, ix)) or model_error for ix in ixs]
-        row = _general_row(question, samples, row_errors)
-        for name in names:
-            block[name].append(row[name])
-    return dict(block)
+        laid_out.append(_general_row(question, samples, row_errors))
+    return {name: [row[name] for row in laid_out] for name in _value_names(question)}
 
 
 def rates(model: str, price: PriceFunction) -> tuple[float, float]:
@@ -156,45 +153,25 @@ def _inferred_text_dtype() -> Any:
 
 
 def _segment(question: Askable, planned: Sequence[Planned], fetched: Fetched) -> Segment:
-    """One model's columns for all its conversations, block by block."""
-    rows = question.samples_per_paraphrase
+    """One model's columns for all its conversations, block by block (a token count the
+    server did not report is NaN)."""
     blocks = [_block(question, p, fetched) for p in planned]
-    sizes = [rows] * len(blocks)
     segment: Segment = {
-        name: _joined([block[name] for block in blocks], sizes) for name in _value_names(question)
+        name: list(chain.from_iterable(block[name] for block in blocks))
+        for name in _value_names(question)
     }
-    for name in ("prompt_tokens", "completion_tokens"):
-        segment[name] = np.fromiter(segment[name] or (), dtype=np.float64)
-    # None (not reported) becomes NaN; a segment with no sample at all is all NaN.
-    reasoning = segment["reasoning_tokens"]
-    segment["reasoning_tokens"] = (
-        np.full(len(segment["prompt_tokens"]), np.nan)
-        if reasoning is None
-        else np.array(reasoning, dtype=np.float64)
-    )
+    for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
+        segment[name] = np.array(segment[name], dtype=np.float64)
     for name in (
         ("finish_reason", "answer") if question.answer_kind == "text" else ("finish_reason",)
     ):
-        segment[name] = pa.array(segment[name] or [None] * (rows * len(planned)), type=pa.string())
+        segment[name] = pa.array(segment[name], type=pa.string())
     return segment
 
 
-def _joined(parts: Sequence[Sequence[Any] | None], sizes: Sequence[int]) -> list[Any] | None:
-    """The parts as one list, a None part standing for `size` Nones; None when all are."""
-    if all(part is None for part in parts):
-        return None
-    return list(
-        chain.from_iterable(
-            part if part is not None else [None] * size
-            for part, size in zip(parts, sizes, strict=True)
-        )
-    )
-
-
-def _objects(segments: list[Segment], name: str, total: int) -> list[Any]:
-    """An object column from the segments (a segment's None means all None)."""
-    sizes = [len(segment["prompt_tokens"]) for segment in segments]
-    return _joined([segment[name] for segment in segments], sizes) or [None] * total
+def _objects(segments: list[Segment], name: str) -> list[Any]:
+    """An object column from the segments."""
+    return list(chain.from_iterable(segment[name] for segment in segments))
 
 
 def _marked_refusals(errors: list[Any], finish: pa.Array, answers: pa.Array) -> list[Any]:
@@ -264,9 +241,7 @@ def build_frame(
     data: dict[str, Any] = {
         "model": _repeated(models, model_ix),
         "group": _repeated(list(groups), group_ix),
-        "answer": (
-            _text_values(text_answers) if text and ordered else _objects(ordered, "answer", total)
-        ),
+        "answer": (_text_values(text_answers) if text and ordered else _objects(ordered, "answer")),
         "question": _repeated(texts, paraphrase_ix),
         "paraphrase_ix": paraphrase_ix.astype(np.int64),
         **{
@@ -276,8 +251,8 @@ def build_frame(
         "sample_ix": np.tile(np.arange(rows, dtype=np.int64), total // rows if rows else 0),
     }
     for name in question.extra_columns:
-        data[name] = _objects(ordered, name, total)
-    errors = _objects(ordered, "error", total)
+        data[name] = _objects(ordered, name)
+    errors = _objects(ordered, "error")
     data["finish_reason"] = _text_values(finish)
     data["error"] = _marked_refusals(errors, finish, text_answers) if text else errors
     data["prompt_tokens"] = prompt

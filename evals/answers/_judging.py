@@ -158,20 +158,18 @@ def lay_out_judges(
         per_prompt, per_completion = rates(judge.model, ctx.price)
         readable = []
         for i, sample in enumerate(samples):
-            if sample is not None:  # paid for, whether its verdict can be read or not
-                price = (
-                    sample.prompt_tokens * per_prompt + sample.completion_tokens * per_completion
-                )
-                prices[i] = price / shares[i]
             if sample is None:
-                p, key = mine[i], keys[i]
                 problems[i] = (
-                    p.route_error
-                    or fetched.outcome.errors.get((key, 0))
-                    or fetched.outcome.failed_models.get(p.model)
+                    mine[i].route_error
+                    or fetched.outcome.errors.get((keys[i], 0))
+                    or fetched.outcome.failed_models.get(mine[i].model)
                     or "no verdict (not run)"
                 )
-            elif sample.finish_reason == "length" and not sample.content:
+                continue
+            # paid for, whether its verdict can be read or not
+            price = sample.prompt_tokens * per_prompt + sample.completion_tokens * per_completion
+            prices[i] = price / shares[i]
+            if sample.finish_reason == "length" and not sample.content:
                 problems[i] = CUT_BY_BUDGET
             else:
                 readable.append(i)

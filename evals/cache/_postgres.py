@@ -140,8 +140,6 @@ class PostgresBackend(CacheBackend):
 
     @explained("write to")
     def claim(self, owner: str, items: Sequence[Item], lease_seconds: float) -> set[Item]:
-        if not items:
-            return set()
         connection = self.connect()
         connection.execute(f"DELETE FROM cache_claims WHERE expires < {_NOW}")
         rows = connection.execute(
@@ -155,8 +153,6 @@ class PostgresBackend(CacheBackend):
 
     @explained("read")
     def held(self, items: Sequence[Item]) -> set[Item]:
-        if not items:
-            return set()
         rows = (
             self.connect()
             .execute(

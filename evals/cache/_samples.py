@@ -29,14 +29,8 @@ class CachedSamples(Mapping[int, SampleResult]):
             self.sample_ix = columns.pop(0) if columns else ()
         else:
             self.sample_ix = range(len(rows))
-        (
-            self.content,
-            self.logprobs_json,
-            self.finish_reason,
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.reasoning_tokens,
-        ) = columns or ((),) * 6
+        for name, column in zip(SampleResult._fields, columns or ((),) * 6, strict=True):
+            setattr(self, name, column)
         self._positions: dict[int, int] | None = None
 
     def has_first(self, count: int) -> bool:

@@ -148,13 +148,12 @@ class Cache:
         sample_ixs: Sequence[int],
         *,
         message: str,
-        kind: str = "error",
         owner: str | None = None,
     ) -> None:
         """Log a failure for these samples of the request `key` (they stay missing; `owner`'s
         claims on them are released)."""
         now = time.time()
-        rows = [(key, ix, model, question, kind, message, now) for ix in sample_ixs]
+        rows = [(key, ix, model, question, "error", message, now) for ix in sample_ixs]
         self._backend.insert_errors(rows, owner)
 
     @functools.cached_property

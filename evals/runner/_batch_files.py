@@ -100,24 +100,21 @@ def read_results(content: bytes) -> dict[str, LineResult]:
             custom_id = str(line["custom_id"])
         except (ValueError, KeyError, TypeError):
             continue
-        response = line.get("response") or None
-        error = line.get("error") or None
-        if isinstance(response, dict) and response.get("status_code") == 200:
-            body = response.get("body")
-            if isinstance(body, dict):
+        response = line.get("response")
+        if isinstance(response, dict) and isinstance(response.get("status_code"), int):
+            status, body = int(response["status_code"]), response.get("body")
+            if status == 200 and isinstance(body, dict):
                 results[custom_id] = LineResult(body, 200, None, "")
                 continue
-        if isinstance(response, dict) and isinstance(response.get("status_code"), int):
-            body = response.get("body") or {}
             inner = body.get("error") if isinstance(body, dict) else None
             inner = inner if isinstance(inner, dict) else {}
-            status = int(response["status_code"])
             code = inner.get("code") or inner.get("type")
             message = str(inner.get("message") or "").strip()[:300]
             results[custom_id] = LineResult(
                 None, status, str(code) if code else None, f"{status}: {message}"
             )
             continue
+        error = line.get("error")
         error = error if isinstance(error, dict) else {}
         code = error.get("code")
         message = str(error.get("message") or "the line did not run").strip()[:300]

@@ -110,7 +110,7 @@ class BatchRun:
         with self.progress.live():
             while True:
                 open_items = [item for item, want in self.wanted.items() if not want.done]
-                covered = self.records.covering(open_items) if open_items else {}
+                covered = self.records.covering(open_items)
                 for record_id in set(covered.values()) - self.watched.keys():
                     self.watch(record_id)
                 todo = [item for item in open_items if item not in covered]
@@ -186,8 +186,9 @@ class BatchRun:
         groups: dict[tuple[str, str], dict[str, list[int]]] = {}
         for key, ix in todo:
             want = self.wanted[(key, ix)]
-            group = groups.setdefault((want.endpoint.id, want.request.model), {})
-            group.setdefault(key, []).append(ix)
+            groups.setdefault((want.endpoint.id, want.request.model), {}).setdefault(
+                key, []
+            ).append(ix)
         for (endpoint_id, model), by_key in groups.items():
             endpoint = self.endpoints[endpoint_id]
             lines: list[PlannedLine] = []
@@ -214,8 +215,8 @@ class BatchRun:
                 if self._enqueued(family) == 0:  # alone it can never fit: say so per sample
                     for line in lines:
                         if line.tokens > limit * QUEUE_SHARE:
-                            self._give_up_line(
-                                line,
+                            self._give_up_lines(
+                                [line],
                                 f"asks {line.tokens:,} tokens, more than the enqueued-"
                                 f"token limit of {limit:,.0f} for {model}",
                             )
@@ -228,8 +229,7 @@ class BatchRun:
             max_tokens=room,
         ):
             if self.no_credits is not None:
-                for line in chunk:
-                    self._give_up_line(line, f"not run: {self.no_credits}")
+                self._give_up_lines(chunk, f"not run: {self.no_credits}")
                 continue
             prompt = sum(line.prompt_tokens for line in chunk)
             price = self.ctx.price(model, prompt, sum(line.completion_tokens for line in chunk))
@@ -239,8 +239,7 @@ class BatchRun:
             if max_cost is not None and spent + price > max_cost:
                 stopped = f"max_cost ${max_cost:g} would be passed"
                 self.outcome.stopped = self.outcome.stopped or stopped
-                for line in chunk:
-                    self._give_up_line(line, f"not run: {stopped}")
+                self._give_up_lines(chunk, f"not run: {stopped}")
                 continue
             self._submit_chunk(endpoint, model, chunk, price)
             if room is not None:
@@ -303,8 +302,6 @@ class BatchRun:
         """The claimed lines less samples stored since this run looked, and less those a
         synchronous run claimed meanwhile (it claims, then looks at the batches; this run
         did the reverse: of two racing runs at least one sees the other)."""
-        if not got:
-            return got
         items = _items(got)
         bought_now = self.ctx.cache.claimed(items)
         skipped = self._mark_cached(items) | bought_now
@@ -537,14 +534,14 @@ class BatchRun:
                 item[0], want.request.model, want.label, [item[1]], message=message
             )
 
-    def _give_up_line(self, line: PlannedLine, message: str) -> None:
-        for item in _items([line.line]):
+    def _give_up_lines(self, lines: Iterable[PlannedLine], message: str) -> None:
+        for item in _items(line.line for line in lines):
             self._give_up(item, message)
 
     def _leave_waiting(self) -> None:
         """Not waiting: each open sample says which batch holds it."""
         open_items = [item for item, want in self.wanted.items() if not want.done]
-        covered = self.records.covering(open_items) if open_items else {}
+        covered = self.records.covering(open_items)
         for item in open_items:
             if item not in covered and item not in self.bought_now:  # in no batch
                 why = self.wanted[item].error or "the enqueued-token limit is full"

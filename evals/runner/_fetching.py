@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from evals.cache import Cache, CachedLookup, Claims, SampleResult
@@ -135,16 +136,10 @@ def _items(calls: Iterable[Call]) -> list[Item]:
 
 def _interleaved(calls: list[Call]) -> list[Call]:
     """Round-robin over models so that load (and any 429s) spreads across them."""
-    by_model: dict[str, deque[Call]] = defaultdict(deque)
+    by_model: dict[str, list[Call]] = defaultdict(list)
     for call in calls:
         by_model[call.request.model].append(call)
-    queues = list(by_model.values())
-    ordered: list[Call] = []
-    while queues:
-        queues = [q for q in queues if q]
-        for q in queues:
-            ordered.append(q.popleft())
-    return ordered
+    return [call for turn in zip_longest(*by_model.values()) for call in turn if call is not None]
 
 
 def _restricted(calls: Iterable[Call], keep: set[Item]) -> list[Call]:
@@ -208,15 +203,12 @@ def _claimed(
         ours = claims.take(items)
         models = {w.request.cache_key: w.request.model for w in pending}
         done = cache.landed(ours)  # stored by another process between our read and claim
-        if done:
-            claims.release(sorted(done))
-            for key, _ in done:
-                progress.done(models[key], 1, 0, 0.0)
         batched = _in_batches(cache, ours - done, outcome)
-        if batched:
-            claims.release(sorted(batched))
-            for key, _ in batched:
-                progress.done(models[key], 0, 1, 0.0)
+        for skipped, landed in ((done, 1), (batched, 0)):
+            if skipped:
+                claims.release(sorted(skipped))
+            for key, _ in skipped:
+                progress.done(models[key], landed, 1 - landed, 0.0)
         mine = _restricted(pending, ours - done - batched)
         theirs = _restricted(pending, set(items) - ours)
         if mine:
@@ -238,7 +230,7 @@ class _Buyer:
         settings: RunSettings,
         price: PriceFunction,
         progress: RunProgress,
-        owner: str | None = None,
+        owner: str,
     ) -> None:
         self.cache = cache
         self.owner = owner

@@ -84,10 +84,6 @@ class RunProgress:
     def retrying(self, model: str) -> None:
         self.retries += 1
 
-    @property
-    def cost(self) -> float:
-        return sum(m.cost for m in self.models.values())
-
     @contextmanager
     def live(self) -> Iterator[None]:
         """Show progress while the body runs (it calls `draw`), then the error summary."""
@@ -136,8 +132,9 @@ class RunProgress:
                 finished = sum(m.done + m.failed for m in self.models.values())
                 rate = self.requests / max(1e-9, now - self.started)
                 errors = sum(m.errors for m in self.models.values())
+                cost = sum(m.cost for m in self.models.values())
                 info = f"{rate:6.1f} req/s  errors {errors}  retries {self.retries}  "
-                bars.update(task, completed=finished, info=f"{info}cost ${self.cost:.4f}")
+                bars.update(task, completed=finished, info=f"{info}cost ${cost:.4f}")
             else:
                 m = self.models[model]
                 info = f"errors {m.errors}  ${m.cost:.4f}" if m.errors or m.cost else ""

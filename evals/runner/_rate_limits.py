@@ -42,14 +42,6 @@ class LimitReading(NamedTuple):
     remaining: float
 
 
-_HEADER_SLOTS = {
-    b"x-ratelimit-limit-requests": (0, 0),
-    b"x-ratelimit-remaining-requests": (0, 1),
-    b"x-ratelimit-limit-tokens": (1, 0),
-    b"x-ratelimit-remaining-tokens": (1, 1),
-}
-
-
 def _number(value: bytes | str | None) -> float | None:
     if value is None:
         return None
@@ -62,24 +54,13 @@ def _number(value: bytes | str | None) -> float | None:
 
 def read_headers(headers: object) -> dict[Dimension, LimitReading]:
     """The `x-ratelimit-limit-*` / `-remaining-*` pairs of an answer's headers, per dimension."""
-    values: list[list[bytes | str | None]] = [[None, None], [None, None]]
-    raw = getattr(headers, "raw", None)  # httpx2.Headers: one pass over the byte pairs
-    if isinstance(raw, list):
-        for key, value in raw:
-            slot = _HEADER_SLOTS.get(key.lower())
-            if slot is not None:
-                values[slot[0]][slot[1]] = value
-    else:
-        get = getattr(headers, "get", None)
-        if get is None:
-            return {}
-        for name, (row, column) in _HEADER_SLOTS.items():
-            values[row][column] = get(name.decode())
+    get = getattr(headers, "get", None)
+    if get is None:
+        return {}
     readings: dict[Dimension, LimitReading] = {}
-    for dimension, (limit_text, remaining_text) in zip(DIMENSIONS, values, strict=True):
-        if limit_text is None:
-            continue
-        limit, remaining = _number(limit_text), _number(remaining_text)
+    for dimension in DIMENSIONS:
+        limit = _number(get(f"x-ratelimit-limit-{dimension}"))
+        remaining = _number(get(f"x-ratelimit-remaining-{dimension}"))
         if limit and remaining is not None:
             readings[dimension] = LimitReading(limit, min(remaining, limit))
     return readings
