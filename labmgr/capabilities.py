@@ -75,6 +75,10 @@ class ModelCapabilities(BaseModel):
 class CapabilityOverride(ModelCapabilities):
     """``[models."GLOB"]`` in a lab's config: the fields it sets change matching models."""
 
+    @model_validator(mode="after")
+    def _default_effort_is_accepted(self) -> CapabilityOverride:
+        return self  # checked once applied: the efforts may come from the model's family
+
     def applied_to(self, base: ModelCapabilities) -> ModelCapabilities:
         """`base` with the fields this override sets (new efforts without the base's default
         leave the default unknown)."""
