@@ -72,29 +72,20 @@ class ModelCapabilities(BaseModel):
         }
 
 
-class CapabilityOverride(BaseModel):
-    """``[models."GLOB"]`` in a lab's config: the fields to change for matching models."""
+class CapabilityOverride(ModelCapabilities):
+    """``[models."GLOB"]`` in a lab's config: the fields it sets change matching models."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-    reasoning: bool | None = None
-    temperature: bool | None = None
-    top_p: bool | None = None
-    logprobs: bool | None = None
-    top_logprobs: int | None = Field(default=None, ge=0)
-    logit_bias: bool | None = None
-    stop: bool | None = None
-    token_limit: TokenLimit | None = None
-    reasoning_efforts: tuple[ReasoningEffort, ...] | None = None
-    default_reasoning_effort: ReasoningEffort | None = None
-    n: bool | None = None
+    @model_validator(mode="after")
+    def _default_effort_is_accepted(self) -> CapabilityOverride:
+        return self  # checked once applied: the efforts may come from the model's family
 
     def applied_to(self, base: ModelCapabilities) -> ModelCapabilities:
         """`base` with the fields this override sets (new efforts without the base's default
         leave the default unknown)."""
-        fields = {**base.model_dump(), **self.model_dump(exclude_none=True)}
+        fields = {**base.model_dump(), **self.model_dump(include=self.model_fields_set)}
         efforts, default = fields["reasoning_efforts"], fields["default_reasoning_effort"]
-        if self.default_reasoning_effort is None and default is not None and default not in efforts:
+        keeps_default = "default_reasoning_effort" in self.model_fields_set
+        if not keeps_default and default is not None and default not in efforts:
             fields["default_reasoning_effort"] = None
         return ModelCapabilities.model_validate(fields)
 
@@ -153,13 +144,6 @@ def is_tinker_checkpoint(model: str) -> bool:
     return model.startswith("tinker://") or ";tinker://" in model
 
 
-def is_tinker_model(model: str) -> bool:
-    """A Tinker checkpoint or an id of Tinker's base-model catalogue (``Qwen/Qwen3-8B``)."""
-    return is_tinker_checkpoint(model) or any(
-        fnmatch.fnmatchcase(model, pattern) for pattern in TINKER_MODEL_PATTERNS
-    )
-
-
 _FAMILIES = {**_TABLE, TINKER_FAMILY: _TINKER}
 
 
@@ -188,7 +172,8 @@ class SourcedCapabilities:
 def family_of(model: str) -> str | None:
     """The longest family `model` equals or extends with ``-`` (a fine-tune: its base's; a
     provider prefix such as ``openai/`` ignored), ``Tinker`` for Tinker's models, or None."""
-    if is_tinker_model(model):
+    tinker = (fnmatch.fnmatchcase(model, pattern) for pattern in TINKER_MODEL_PATTERNS)
+    if is_tinker_checkpoint(model) or any(tinker):
         return TINKER_FAMILY
     name = base_of(model).rsplit("/", 1)[-1]  # a provider prefix: openai/gpt-5
     matching = [family for family in _TABLE if name == family or name.startswith(family + "-")]

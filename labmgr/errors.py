@@ -1,26 +1,7 @@
 """The lab's user-facing errors: a one-sentence `message` and a `hint` saying what to do.
 
 The command line prints ``Error: <message>`` and the hint, and exits 1. Messages never
-contain an API key.
-
-LabmgrError
-├── ConfigError             the lab's config file (or a setting from the env) is malformed
-├── LabNotFound             an explicitly chosen lab folder does not exist
-├── MissingApiKey           no key is configured for the endpoint or env var asked for
-├── CredentialCheckFailed   the request that finds a key's organization/project failed
-├── TrainingFileNotFound    the training file to validate or upload does not exist
-├── InvalidTrainingFile     a training file broke rules (`report` holds each with its line)
-├── UnknownBaseModel        a base model labmgr does not know how to fine-tune
-├── SuffixConflict          the suffix was used for other training content
-├── DailyJobLimit           the organization's daily job limit (and when a slot frees)
-├── UnknownJob              a job id no database row or key knows
-├── UnknownModel            a model name the lab's database does not hold
-├── FineTuningApiError      the API refused a request (its message, keys removed)
-│   └── JobRefused          the API answered jobs.create with a 4xx (the job cannot be made)
-├── UnsupportedOption       an option the API refuses for this base model or method
-├── InvalidGrader           a reinforcement grader that does not match the SDK's types
-├── InvalidSweepSpec        a sweep spec with an unknown key, an empty level list, …
-└── LabDatabaseError        the lab's database cannot be opened, is damaged, empty or too new
+contain an API key; each subclass below says when it is raised.
 """
 
 from __future__ import annotations
@@ -65,40 +46,44 @@ class LabmgrError(Exception):
 
 
 class ConfigError(LabmgrError):
-    pass
+    """The lab's config file (or a setting from the env) is malformed."""
 
 
 class LabNotFound(LabmgrError):
-    pass
+    """An explicitly chosen lab folder does not exist."""
 
 
 class MissingApiKey(LabmgrError):
-    pass
+    """No key is configured for the endpoint or env var asked for."""
 
 
 class CredentialCheckFailed(LabmgrError):
-    pass
+    """The request that finds a key's organization/project failed."""
 
 
 class TrainingFileNotFound(LabmgrError):
-    pass
+    """The training file to validate or upload does not exist."""
 
 
 class UnknownBaseModel(LabmgrError):
-    pass
+    """A base model labmgr does not know how to fine-tune."""
 
 
 class InvalidTrainingFile(LabmgrError):
+    """A training file broke rules (`report` holds each with its line)."""
+
     def __init__(self, message: str, hint: str | None = None, report: object = None) -> None:
         super().__init__(message, hint)
         self.report = report  # the ValidationReport (typed loosely: no import here)
 
 
 class SuffixConflict(LabmgrError):
-    pass
+    """The suffix was used for other training content."""
 
 
 class DailyJobLimit(LabmgrError):
+    """The organization's daily job limit (and when a slot frees)."""
+
     def __init__(
         self,
         message: str,
@@ -118,32 +103,32 @@ class DailyJobLimit(LabmgrError):
 
 
 class UnknownJob(LabmgrError):
-    pass
+    """A job id no database row or key knows."""
 
 
 class UnknownModel(LabmgrError):
-    pass
+    """A model name the lab's database does not hold."""
 
 
 class FineTuningApiError(LabmgrError):
-    pass
+    """The API refused a request (its message, keys removed)."""
 
 
 class JobRefused(FineTuningApiError):
-    pass
+    """The API answered jobs.create with a 4xx (the job cannot be made)."""
 
 
 class UnsupportedOption(LabmgrError):
-    pass
+    """An option the API refuses for this base model or method."""
 
 
 class InvalidGrader(LabmgrError):
-    pass
+    """A reinforcement grader that does not match the SDK's types."""
 
 
 class InvalidSweepSpec(LabmgrError):
-    pass
+    """A sweep spec with an unknown key, an empty level list, …"""
 
 
 class LabDatabaseError(LabmgrError):
-    pass
+    """The lab's database cannot be opened, is damaged, empty or too new."""

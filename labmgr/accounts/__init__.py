@@ -2,16 +2,13 @@
 ``accounts.pool.client(accounts.resolve(accounts.default()))``. Keys stay in the environment:
 a `Credential` names the variable holding one."""
 
-from labmgr.accounts._accounts import Accounts, KeyStatus
+from labmgr.accounts._accounts import Accounts
 from labmgr.accounts._credentials import (
     OPENAI_DEFAULT_BASE_URL,
     OPENAI_ENDPOINT,
     OPENROUTER_BASE_URL,
-    OPENROUTER_ENDPOINT,
-    TINKER_DEFAULT_BASE_URL,
     TINKER_ENDPOINT,
     Credential,
-    EndpointSummary,
     discover_credentials,
     key_env_name,
     openai_base_url,
@@ -25,7 +22,6 @@ from labmgr.accounts._credentials import (
 from labmgr.accounts._pool import ClientPool, key_digest
 from labmgr.accounts._records import (
     CachedIdentity,
-    RecordFile,
     SharedModel,
     identity_cache,
     shared_models,
@@ -35,16 +31,11 @@ __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
     "OPENAI_ENDPOINT",
     "OPENROUTER_BASE_URL",
-    "OPENROUTER_ENDPOINT",
-    "TINKER_DEFAULT_BASE_URL",
     "TINKER_ENDPOINT",
     "Accounts",
     "CachedIdentity",
     "ClientPool",
     "Credential",
-    "EndpointSummary",
-    "KeyStatus",
-    "RecordFile",
     "SharedModel",
     "discover_credentials",
     "identity_cache",

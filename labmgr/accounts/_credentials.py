@@ -126,19 +126,13 @@ def discover_credentials(settings: Settings) -> list[Credential]:
     ``[endpoints.NAME]`` by name. An env var named by a configured endpoint belongs to that
     endpoint only."""
     claimed = {endpoint.key_env for endpoint in settings.endpoints.values()}
-    found = [
-        Credential(OPENAI_ENDPOINT, openai_base_url(), name)
-        for name in _key_envs("OPENAI_API_KEY", claimed)
-    ]
-    found += [
-        Credential(OPENROUTER_ENDPOINT, OPENROUTER_BASE_URL, name)
-        for name in _key_envs("OPENROUTER_API_KEY", claimed)
-    ]
+    built_in = [(OPENAI_ENDPOINT, openai_base_url, "OPENAI_API_KEY")]
+    built_in.append((OPENROUTER_ENDPOINT, lambda: OPENROUTER_BASE_URL, "OPENROUTER_API_KEY"))
     if TINKER_ENDPOINT not in settings.endpoints:
-        found += [
-            Credential(TINKER_ENDPOINT, tinker_base_url(), name)
-            for name in _key_envs(TINKER_KEY_ENV, claimed)
-        ]
+        built_in.append((TINKER_ENDPOINT, tinker_base_url, TINKER_KEY_ENV))
+    found = []
+    for endpoint_name, base_url, prefix in built_in:
+        found += [Credential(endpoint_name, base_url(), n) for n in _key_envs(prefix, claimed)]
     for name, endpoint in sorted(settings.endpoints.items()):
         if os.environ.get(endpoint.key_env, "").strip():
             found.append(Credential(name, endpoint.base_url, endpoint.key_env))

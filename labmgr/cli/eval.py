@@ -219,19 +219,10 @@ def run(
     compared_with = parse_baseline(baseline)
     if compared_with is None and groups_by is not None and include_base is not False:
         compared_with = own_baselines(groups, facts)
+    plan: dict[str, Any] = {"samples": samples, "metrics": list(metric or []), "by": list(by or [])}
+    plan |= {"baseline": compared_with, "judge": not no_judges, "judge_model": judge_model}
     if estimate:
-        estimates = estimate_run(
-            questions,
-            groups,
-            samples=samples,
-            metrics=list(metric or []),
-            baseline=compared_with,
-            by=list(by or []),
-            judge=not no_judges,
-            judge_model=judge_model,
-            lab=settings,
-            **asking,
-        )
+        estimates = estimate_run(questions, groups, lab=settings, **plan, **asking)
         _show_estimate(estimates, as_json=as_json, batch=batch)
         return
     if not wait and not batch:
@@ -245,20 +236,15 @@ def run(
         questions,
         groups,
         out=out if out is not None else default_run_dir(settings, questions_file.stem),
-        samples=samples,
         max_cost=max_cost,
         models=facts,
-        metrics=list(metric or []),
-        baseline=compared_with,
         method=ci,
         report=not no_report,
         by_model=by_model,
         source=str(questions_file),
-        by=list(by or []),
-        judge=not no_judges,
-        judge_model=judge_model,
         batch=batch,
         batch_wait=wait,
+        **plan,
     )
     try:
         result_run = run_spec(spec, run_context(lab=settings, **asking))
@@ -453,8 +439,8 @@ def history(
         for row in table.to_dict(orient="records")
     ]
     title = f"{found.score} over {table['run'].nunique()} runs"
-    console = terminal()
     title += "" if question is None else f" ({question})"
+    console = terminal()
     print_fitted(console, plain_columns(*headers), rows, title=title)
     moved = int(table["moved"].sum())
     console.print(f"{moved} change(s) beyond their intervals (Holm over the history).")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import Column, ItemColumns, print_fitted, print_items
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,54 +169,45 @@ def mean_only(cell: str) -> str:
 
 def _print_full_summary(console: Console, summary: pd.DataFrame) -> None:
     """Every row of summary.csv, fitted to the terminal."""
-    columns = [
-        Column("question", 9, compact=_shorten),
-        Column("group", 8, compact=_shorten),
-        Column("score", 7),
-        Column("models", 3, justify="right"),
-        Column("samples", 2, justify="right"),
-        Column("mean", 6, justify="right"),
-        Column("95% CI", 5, justify="right"),
-        Column("refusals", 1, justify="right"),
+    columns: ItemColumns[Any] = [
+        (Column("question", 9, compact=_shorten), _question),
+        (Column("group", 8, compact=_shorten), lambda row: str(row["group"])),
+        (Column("score", 7), lambda row: str(row["score"])),
+        (Column("models", 3, justify="right"), lambda row: str(row["n_models"])),
+        (Column("samples", 2, justify="right"), lambda row: str(row["n_samples"])),
+        (Column("mean", 6, justify="right"), lambda row: _value(row, "mean")),
+        (Column("95% CI", 5, justify="right"), _bounds),
+        (Column("refusals", 1, justify="right"), lambda row: _percent(row["refusal_rate"])),
     ]
-    rows = [
-        [
-            _question(row),
-            *(str(row[name]) for name in ("group", "score", "n_models", "n_samples")),
-            _value(row, "mean"),
-            _bounds(row),
-            "" if math.isnan(row["refusal_rate"]) else f"{row['refusal_rate']:.1%}",
-        ]
-        for row in summary.to_dict("records")
-    ]
-    print_fitted(console, columns, rows, title="Summary (summary.csv)")
+    print_items(console, summary.to_dict("records"), columns, title="Summary (summary.csv)")
+
+
+def _percent(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.1%}"
 
 
 def _print_comparisons(console: Console, comparisons: pd.DataFrame) -> None:
     """Every row of comparisons.csv, fitted to the terminal."""
-    from evals.stats import format_p
-
-    columns = [
-        Column("question", 9, compact=_shorten),
-        Column("score", 8),
-        Column("group", 7, compact=_shorten),
-        Column("difference", 6, justify="right"),
-        Column("95% CI", 5, justify="right"),
-        Column("adjusted p", 4, justify="right"),
-        Column("models", 2, justify="right"),
-    ]
-    rows = [
-        [
-            _question(row),
-            str(row["score"]),
-            str(row["group"]),
-            _value(row, "difference", sign=True),
-            _bounds(row),
-            format_p(float(row["p_adjusted"])).removeprefix("p = ").removeprefix("p "),
-            f"{row['n_models']} vs {row['n_models_baseline']}",
-        ]
-        for row in comparisons.to_dict("records")
+    columns: ItemColumns[Any] = [
+        (Column("question", 9, compact=_shorten), _question),
+        (Column("score", 8), lambda row: str(row["score"])),
+        (Column("group", 7, compact=_shorten), lambda row: str(row["group"])),
+        (Column("difference", 6, justify="right"), lambda r: _value(r, "difference", sign=True)),
+        (Column("95% CI", 5, justify="right"), _bounds),
+        (Column("adjusted p", 4, justify="right"), lambda row: _p(row["p_adjusted"])),
+        (
+            Column("models", 2, justify="right"),
+            lambda r: f"{r['n_models']} vs {r['n_models_baseline']}",
+        ),
     ]
     baselines = list(dict.fromkeys(comparisons["baseline"].astype(str)))
     baseline = baselines[0] if len(baselines) == 1 else "each group's own baseline"
-    print_fitted(console, columns, rows, title=f"Against {baseline} (comparisons.csv)")
+    title = f"Against {baseline} (comparisons.csv)"
+    print_items(console, comparisons.to_dict("records"), columns, title=title)
+
+
+def _p(value: float) -> str:
+    """`format_p` without the ``p``: ``0.012``, ``< 0.001``."""
+    from evals.stats import format_p
+
+    return format_p(float(value)).removeprefix("p = ").removeprefix("p ")

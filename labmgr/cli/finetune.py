@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -270,13 +270,11 @@ def create(
             f"{wrong} applies to --provider {other} jobs, not {provider}.",
             hint=f"Leave {wrong} out, or pass --provider {other}.",
         )
+    shared: dict[str, Any] = {"base_model": base, "suffix": suffix, "seed": seed, "seeds": seeds}
+    shared |= {"key_env": key, "tags": tag, "dry_run": dry_run, "settings": cli_settings(ctx)}
     if provider == "tinker":
         jobs = create_tinker(
             file,
-            base_model=base,
-            suffix=suffix,
-            seed=seed,
-            seeds=seeds,
             epochs=_whole(epochs, "--epochs"),
             batch_size=_whole(batch_size, "--batch-size"),
             learning_rate=learning_rate,
@@ -284,21 +282,14 @@ def create(
             lr_schedule=lr_schedule,
             save_every=save_every,
             train_on=train_on,
-            key_env=key,
-            tags=tag,
-            dry_run=dry_run,
-            settings=cli_settings(ctx),
+            **shared,
         )
     else:
         jobs = create_jobs(
             file,
-            base_model=base,
-            suffix=suffix,
             epochs=_hyperparameter(epochs, "--epochs"),
             batch_size=_hyperparameter(batch_size, "--batch-size"),
             lr_multiplier=_hyperparameter(lr_multiplier, "--lr-multiplier"),
-            seed=seed,
-            seeds=seeds,
             validation_file=validation_file,
             method=method,
             beta=_optional(beta, "--beta"),
@@ -311,10 +302,7 @@ def create(
             wandb_entity=wandb_entity,
             wandb_name=wandb_name,
             wandb_tags=wandb_tag or None,
-            key_env=key,
-            tags=tag,
-            dry_run=dry_run,
-            settings=cli_settings(ctx),
+            **shared,
         )
     if as_json:
         print_json([job_row(job) for job in jobs])

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+
+Item = TypeVar("Item")
+ItemColumns = Sequence[tuple["Column", Callable[[Item], str]]]
+"""Columns of `print_items`, each with the function making its cell of an item."""
 
 
 @dataclass(frozen=True)
@@ -117,3 +121,15 @@ def print_fitted(
         table = _fitted(console, columns, rows, title)
     console.print(table, soft_wrap=False)
     return [str(column.header) for column in table.columns]
+
+
+def print_items(
+    console: Console,
+    items: Sequence[Item],
+    spec: ItemColumns[Item],
+    **options: Any,
+) -> list[str]:
+    """`print_fitted` of one row per item, each column's cell the text its function makes of
+    the item; `options` as for `print_fitted` (`title`, `wide`)."""
+    rows = [[text(item) for _, text in spec] for item in items]
+    return print_fitted(console, [column for column, _ in spec], rows, **options)

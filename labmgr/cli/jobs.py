@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from labmgr.cli.errors import CommandGroup
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import Column, ItemColumns, print_fitted, print_items
 from labmgr.cli.output import (
     BASE,
     JOB,
@@ -34,7 +34,7 @@ from labmgr.errors import LabmgrError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jobs_db import FinetuneJob
+    from jobs_db import FinetuneJob, Model
     from labmgr.finetuning import JobDetails, UpdateSummary
 
 app = CommandGroup(help="Refresh, list, show and import fine-tuning jobs.", no_args_is_help=True)
@@ -153,32 +153,18 @@ def list_jobs(
     if as_json:
         print_json([job_row(job) for job in jobs])
         return
-    columns = [
-        Column("job", 10, id_shortener(job.id for job in jobs)),
-        Column("created", 3),
-        Column("provider", 2),
-        Column("base", 2),
-        Column("suffix", 8),
-        Column("seed", 1, justify="right"),
-        Column("status", 9, lambda text: text.partition(",")[0]),
-        Column("model", 5, short_model),
-        Column("tags", 4),
+    columns: ItemColumns[FinetuneJob] = [
+        (Column("job", 10, id_shortener(job.id for job in jobs)), lambda job: job.id),
+        (Column("created", 3), lambda job: when(job.created_at)),
+        (Column("provider", 2), lambda job: job.provider or "openai"),
+        (Column("base", 2), lambda job: job.base_model or job.resolved_base_model or ""),
+        (Column("suffix", 8), lambda job: job.suffix or ""),
+        (Column("seed", 1, justify="right"), lambda job: cell(job.seed)),
+        (Column("status", 9, lambda text: text.partition(",")[0]), _status),
+        (Column("model", 5, short_model), lambda job: job.fine_tuned_model or ""),
+        (Column("tags", 4), lambda job: _pairs(job.tag_dict)),
     ]
-    rows = [
-        [
-            job.id,
-            when(job.created_at),
-            job.provider or "openai",
-            job.base_model or job.resolved_base_model or "",
-            job.suffix or "",
-            cell(job.seed),
-            _status(job),
-            job.fine_tuned_model or "",
-            _pairs(job.tag_dict),
-        ]
-        for job in jobs
-    ]
-    print_fitted(terminal(), columns, rows, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
+    print_items(terminal(), jobs, columns, title=f"{len(jobs)} fine-tuning job(s)", wide=wide)
 
 
 def _status(job: FinetuneJob) -> str:
@@ -211,28 +197,21 @@ def _print_details(details: JobDetails, wide: bool) -> None:
         fields.append((f"integration {integration.get('type')}", _pairs(settings)))
     console = terminal()
     print_fields(console, [(name, str(value)) for name, value in fields if value not in (None, "")])
-    columns = [
-        Column("model", 10, short_model),
-        Column("kind", 9),
-        Column("step", 5, justify="right"),
-        Column("epoch", 4, justify="right"),
-        Column("train_loss", 3, justify="right"),
+    columns: ItemColumns[Model] = [
+        (Column("model", 10, short_model), lambda model: model.name),
+        (Column("kind", 9), lambda model: model.kind),
+        (Column("step", 5, justify="right"), lambda model: cell(model.step)),
+        (Column("epoch", 4, justify="right"), lambda model: cell(model.epoch)),
+        (Column("train_loss", 3, justify="right"), _train_loss),
     ]
-    rows = [
-        [
-            model.name,
-            model.kind,
-            cell(model.step),
-            cell(model.epoch),
-            cell((model.metrics or {}).get("train_loss"), "{:.4f}"),
-        ]
-        for model in details.models
-    ]
-    print_fitted(console, columns, rows, title="Models", wide=wide)
+    print_items(console, details.models, columns, title="Models", wide=wide)
     console.print(f"Events ({len(details.events)}, oldest first):")
     for event in details.events:
-        line = f"  {when(event.created_at)} {event.level or ''} {event.message or ''}"
-        console.print(line)
+        console.print(f"  {when(event.created_at)} {event.level or ''} {event.message or ''}")
+
+
+def _train_loss(model: Model) -> str:
+    return cell((model.metrics or {}).get("train_loss"), "{:.4f}")
 
 
 @app.command("show", short_help="One job with its events and models; --plot its curves.")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from labmgr.cli.errors import CommandGroup
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import Column, ItemColumns, print_items
 from labmgr.cli.output import JSON, WIDE, cli_settings, print_fields, print_json, terminal
 from labmgr.errors import CredentialCheckFailed, MissingApiKey
 from labmgr.settings import init_lab
@@ -130,26 +130,22 @@ def keys(
     if as_json:
         print_json(rows)
     else:
-        columns = [
-            Column("Env var", 10),
-            Column("Endpoint", 5),
-            Column("Base URL", 6),
-            Column("Organization", 8),
-            Column("Project", 7),
-            Column("Status", 9),
-        ]
         checked = "checked" if resolve else "not checked"
-        cells = [
-            [
-                *(row[name] for name in ("key_env", "endpoint", "base_url")),
-                row["organization"] or "-",
-                row["project"] or "-",
-                "error (below)" if row["error"] else "cached" if row["cached"] else checked,
-            ]
-            for row in rows
+        columns: ItemColumns[dict[str, Any]] = [
+            (Column("Env var", 10), lambda row: row["key_env"]),
+            (Column("Endpoint", 5), lambda row: row["endpoint"]),
+            (Column("Base URL", 6), lambda row: row["base_url"]),
+            (Column("Organization", 8), lambda row: row["organization"] or "-"),
+            (Column("Project", 7), lambda row: row["project"] or "-"),
+            (
+                Column("Status", 9),
+                lambda row: (
+                    "error (below)" if row["error"] else "cached" if row["cached"] else checked
+                ),
+            ),
         ]
         console = terminal()
-        print_fitted(console, columns, cells, wide=wide)
+        print_items(console, rows, columns, wide=wide)
         console.print("Routing, first match first:")
         for number, rule in enumerate(routing_rules(settings), start=1):
             console.print(f"  {number}. {rule.models} → {rule.served_by}")

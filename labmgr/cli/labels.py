@@ -140,7 +140,7 @@ def serve(
         f"Labelling {len(session.items)} answers of {run_dir} ({session.score}, "
         f"{before} labelled so far) at {server.url} (Ctrl-C to stop)"
     )
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` as Ctrl-C
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -152,7 +152,3 @@ def serve(
         f"Stopped: {session.labelled} of {len(session.items)} answers labelled, saved in "
         f"{session.log.path} ({session.saved_now} saved since the start)"
     )
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt

@@ -6,12 +6,12 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from labmgr.cli.errors import CommandGroup
-from labmgr.cli.fitted_table import Column, print_fitted
+from labmgr.cli.fitted_table import Column, ItemColumns, print_fitted, print_items
 from labmgr.cli.output import (
     BASE,
     CHECKPOINTS,
@@ -31,6 +31,9 @@ from labmgr.cli.output import (
     when,
 )
 from labmgr.errors import LabmgrError
+
+if TYPE_CHECKING:
+    from jobs_db import Model
 
 app = CommandGroup(help="List and group the lab's fine-tuned models.", no_args_is_help=True)
 
@@ -76,28 +79,17 @@ def list_models(
         writer.writeheader()
         writer.writerows(rows)
         return
-    columns = [
-        Column("model", 10, short_model),
-        Column("kind", 8),
-        Column("suffix", 7),
-        Column("step", 4, justify="right"),
-        Column("epoch", 3, justify="right"),
-        Column("job", 5, id_shortener(model.job_id for model in models if model.job_id)),
-        Column("created", 2),
+    shorten = id_shortener(model.job_id for model in models if model.job_id)
+    columns: ItemColumns[Model] = [
+        (Column("model", 10, short_model), lambda model: model.name),
+        (Column("kind", 8), lambda model: model.kind + (" (deleted)" if model.deleted_at else "")),
+        (Column("suffix", 7), lambda model: model.suffix or ""),
+        (Column("step", 4, justify="right"), lambda model: cell(model.step)),
+        (Column("epoch", 3, justify="right"), lambda model: cell(model.epoch)),
+        (Column("job", 5, shorten), lambda model: model.job_id or ""),
+        (Column("created", 2), lambda model: when(model.created_at)),
     ]
-    table_rows = [
-        [
-            model.name,
-            model.kind + (" (deleted)" if model.deleted_at else ""),
-            model.suffix or "",
-            cell(model.step),
-            cell(model.epoch),
-            model.job_id or "",
-            when(model.created_at),
-        ]
-        for model in models
-    ]
-    print_fitted(terminal(), columns, table_rows, title=f"{len(models)} model(s)", wide=wide)
+    print_items(terminal(), models, columns, title=f"{len(models)} model(s)", wide=wide)
 
 
 @app.command("groups", short_help="Models grouped for an evaluation.")

@@ -5,34 +5,20 @@ data_file("hostile.jsonl")          # the shipped training sets and question fil
 result = run_demo()                  # what `labmgr demo` does; returns paths and scores
 """
 
-from labmgr.demo.environment import (
-    CONDITIONS,
-    DATA_DIR,
-    DEMO_KEY,
-    DemoFolderNotEmpty,
-    data_file,
-    demo_environment,
-)
 from labmgr.demo.pipeline import (
     BASE_MODEL,
-    DemoFailed,
-    DemoResult,
+    CONDITIONS,
+    data_file,
+    demo_environment,
     run_demo,
-    score_table,
     verdict,
 )
 
 __all__ = [
     "BASE_MODEL",
     "CONDITIONS",
-    "DATA_DIR",
-    "DEMO_KEY",
-    "DemoFailed",
-    "DemoFolderNotEmpty",
-    "DemoResult",
     "data_file",
     "demo_environment",
     "run_demo",
-    "score_table",
     "verdict",
 ]

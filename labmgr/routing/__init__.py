@@ -5,7 +5,6 @@ first use."""
 from labmgr.routing._endpoint import ClientRouter, Endpoint, EnvRouter, NoEndpointError
 from labmgr.routing._lab_router import (
     LabRouter,
-    RoutingRule,
     candidate_credentials,
     resolved_credentials,
     routing_rules,
@@ -17,7 +16,6 @@ __all__ = [
     "EnvRouter",
     "LabRouter",
     "NoEndpointError",
-    "RoutingRule",
     "candidate_credentials",
     "resolved_credentials",
     "routing_rules",

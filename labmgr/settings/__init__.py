@@ -1,13 +1,12 @@
 """The lab and its settings: where the lab is (`load_settings`), what its config says
 (``settings.db_url``, ``settings.eval.max_concurrency``, …), and `labmgr init`."""
 
-from labmgr.settings._config import ApiDefaults, EndpointConfig, EvalDefaults
+from labmgr.settings._config import ApiDefaults, EvalDefaults
 from labmgr.settings._settings import (
     CONFIG_TEMPLATE,
     FIGURES_DIR_NAME,
     CacheUrlSource,
     DbUrlSource,
-    InitResult,
     LabSource,
     Settings,
     init_lab,
@@ -20,9 +19,7 @@ __all__ = [
     "ApiDefaults",
     "CacheUrlSource",
     "DbUrlSource",
-    "EndpointConfig",
     "EvalDefaults",
-    "InitResult",
     "LabSource",
     "Settings",
     "init_lab",

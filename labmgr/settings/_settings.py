@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -31,11 +30,11 @@ class LabSource(enum.StrEnum):
     USER_DEFAULT = "per-user default"
 
 
-def _user_default_lab(environ: Mapping[str, str]) -> Path:
-    xdg = environ.get("XDG_DATA_HOME", "").strip()
+def _user_default_lab() -> Path:
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     if xdg:
         return Path(xdg).expanduser().resolve() / "labmgr"
-    home = environ.get("HOME", "").strip()
+    home = os.environ.get("HOME", "").strip()
     base = Path(home) if home else Path.home()
     return base.expanduser().resolve() / ".local" / "share" / "labmgr"
 
@@ -61,26 +60,20 @@ def _explicit_lab(path: Path, source: LabSource) -> Path:
     )
 
 
-def locate_lab(
-    home: str | os.PathLike[str] | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> tuple[Path, LabSource]:
+def locate_lab(home: str | os.PathLike[str] | None) -> tuple[Path, LabSource]:
     """The lab folder (holding ``config.toml``) by the resolution order every command uses,
     and how it was found. `LabNotFound` when `home` or ``LABMGR_HOME`` is not a lab; the
     per-user default need not exist yet."""
-    env = os.environ if environ is None else environ
     if home is not None and str(home) != "":
         return _explicit_lab(Path(home), LabSource.OPTION), LabSource.OPTION
-    env_home = env.get("LABMGR_HOME", "").strip()
+    env_home = os.environ.get("LABMGR_HOME", "").strip()
     if env_home:
         return _explicit_lab(Path(env_home), LabSource.ENV), LabSource.ENV
-    start = (cwd if cwd is not None else Path.cwd()).resolve()
+    start = Path.cwd().resolve()
     for directory in (start, *start.parents):
         if (directory / LAB_DIR_NAME).is_dir():
             return directory / LAB_DIR_NAME, LabSource.UPWARD
-    return _user_default_lab(env), LabSource.USER_DEFAULT
+    return _user_default_lab(), LabSource.USER_DEFAULT
 
 
 # What `labmgr init` writes: every setting, commented, at its default.
@@ -221,7 +214,6 @@ def mask_db_url(url: str) -> str:
 
 
 def _chosen_url(
-    env: Mapping[str, str],
     configured: str | None,
     sources: type[Source],
     where: str,
@@ -230,7 +222,7 @@ def _chosen_url(
     """The environment's URL, else the config's, else `default`, with where it came from. A
     cache URL must be SQLite or PostgreSQL (what the cache speaks)."""
     env_name = str(sources["ENV"])
-    from_env = env.get(env_name, "").strip()
+    from_env = os.environ.get(env_name, "").strip()
     if from_env:
         url, source, origin = from_env, sources["ENV"], env_name
     elif configured:
@@ -252,33 +244,25 @@ def _chosen_url(
     return url, source
 
 
-def load_settings(
-    home: str | os.PathLike[str] | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> Settings:
+def load_settings(home: str | os.PathLike[str] | None = None) -> Settings:
     """Find the lab (`home`, ``LABMGR_HOME``, ``.labmgr/`` upward, per-user) and read its
     config; ``LABMGR_DB_URL``, ``LABMGR_CACHE_DIR`` and ``LABMGR_CACHE_URL`` win over it.
     Raises `LabNotFound` and `ConfigError` (naming file, line and field). Creates nothing."""
-    env = os.environ if environ is None else environ
-    lab, found_by = locate_lab(home, environ=env, cwd=cwd)
+    lab, found_by = locate_lab(home)
     config_path = lab / CONFIG_FILE_NAME
     config = parse_config(config_path)
-    cache_dir_env = env.get("LABMGR_CACHE_DIR", "").strip()
+    cache_dir_env = os.environ.get("LABMGR_CACHE_DIR", "").strip()
     if cache_dir_env:  # one cache shared by several labs
         cache_dir = Path(cache_dir_env).expanduser().resolve()
     else:
         cache_dir = (lab / Path(config.lab.cache_dir).expanduser()).resolve()
     cache_url, cache_source = _chosen_url(
-        env,
         config.lab.cache_url,
         CacheUrlSource,
         f"{config_path}: lab.cache_url",
         f"sqlite:///{(cache_dir / 'responses.sqlite').as_posix()}",
     )
     db_url, db_source = _chosen_url(
-        env,
         config.lab.db_url,
         DbUrlSource,
         f"{config_path}: lab.db_url",
