@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_serializer, field_validator, model_validator
 
 from evals.answers import average_probabilities, rating_scores, token_probabilities
 from evals.errors import QuestionError
@@ -51,16 +51,13 @@ class Rating(_LogprobQuestion):
     min_rating: int = 0
     max_rating: int = 100
     refusal_threshold: float = Field(default=0.75, ge=0, le=1)
+    no_answer: ClassVar[Any] = math.nan
 
     @model_validator(mode="after")
     def _range_is_ordered(self) -> Rating:
         if self.min_rating >= self.max_rating:  # one value is no scale: every answer alike
             raise ValueError("'min_rating' must be below 'max_rating'")
         return self
-
-    @property
-    def no_answer(self) -> Any:
-        return math.nan
 
     def column_scales(self) -> dict[str, Scale]:
         return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
@@ -142,13 +139,12 @@ class _TextQuestion(Question):
 
     temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
-    stop: list[str] | None = Field(default=None, min_length=1, max_length=4)
-    """Up to four stop sequences, sent to the API; an answer is cut there before scoring."""
-
-    @field_validator("stop", mode="before")
-    @classmethod
-    def _one_stop(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+    stop: Annotated[
+        list[str] | None,
+        BeforeValidator(lambda value: [value] if isinstance(value, str) else value),
+    ] = Field(default=None, min_length=1, max_length=4)
+    """Up to four stop sequences (or one text), sent to the API; an answer is cut there before
+    scoring."""
 
     def request_params(self) -> dict[str, Any]:
         params = {
