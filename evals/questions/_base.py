@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from evals.runner import Judge
 
 AnswerKind = Literal["text", "logprobs"]
+T = TypeVar("T")
 
 
 def _read_metrics(value: Any) -> Any:
@@ -226,6 +227,17 @@ class Question(BaseModel):
             for row, place in zip(self.dataset.rows, places, strict=True)
             for v in values
         ]
+
+    def each_prompt(self, value: Any, option: str, read: Callable[[Any], T]) -> list[T]:
+        """`read` of each prompt's value of `option` (as `prompt_values`); a ValueError it
+        raises is named by the prompt's place and the option."""
+        found = []
+        for one, place in zip(self.prompt_values(value, option), self.prompt_places(), strict=True):
+            try:
+                found.append(read(one))
+            except ValueError as error:
+                raise ValueError(f"{place}: option '{option}': {error}") from None
+        return found
 
     def prompt_places(self) -> list[str]:
         """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""

@@ -66,29 +66,11 @@ class MultipleChoice(_TextQuestion):
         return "logprobs" if self.score == "logprobs" else "text"
 
     def prompt_choices(self) -> list[list[str]]:
-        filled = self.prompt_values([self.choices] * self._count_per_row(), "choices")
-        choices = []
-        for value, place in zip(filled, self.prompt_places(), strict=True):
-            if not isinstance(value, list) or not 2 <= len(value) <= len(LETTERS):
-                raise ValueError(
-                    f"{place}: option 'choices': expected a list of 2 to 26 choices, got {value!r}"
-                )
-            choices.append([as_text(v) for v in value])
-        return choices
+        return self.each_prompt([self.choices] * self._count_per_row(), "choices", _choice_texts)
 
     def prompt_targets(self) -> list[int]:
-        indices = []
-        for target, choices, place in zip(
-            self.prompt_values(self.target, "target"),
-            self.prompt_choices(),
-            self.prompt_places(),
-            strict=True,
-        ):
-            try:
-                indices.append(choice_index(target, choices))
-            except ValueError as error:
-                raise ValueError(f"{place}: option 'target': {error}") from None
-        return indices
+        choices = iter(self.prompt_choices())
+        return self.each_prompt(self.target, "target", lambda t: choice_index(t, next(choices)))
 
     def prompts(self) -> list[str]:
         texts = super().prompts()
@@ -158,3 +140,9 @@ class MultipleChoice(_TextQuestion):
 
     def column_scales(self) -> dict[str, Scale]:
         return {c: SHARE if c == "correct" else Scale(0.0, 1.0) for c in self.score_columns()}
+
+
+def _choice_texts(value: Any) -> list[str]:
+    if not isinstance(value, list) or not 2 <= len(value) <= len(LETTERS):
+        raise ValueError(f"expected a list of 2 to 26 choices, got {value!r}")
+    return [as_text(v) for v in value]

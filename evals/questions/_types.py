@@ -201,24 +201,22 @@ class FreeForm(_TextQuestion):
             return self
         if self.tolerance is not None and self.scorer != "numeric":
             raise ValueError("'tolerance' applies to 'scorer: numeric' only")
-        scorer = self.scorer or "exact_match"
-        for targets, place in zip(self.prompt_targets(), self.prompt_places(), strict=True):
-            for target in targets:
-                try:
-                    check_target(target, scorer)
-                except ValueError as error:
-                    raise ValueError(f"{place}: option 'target': {error}") from None
+        self.prompt_targets()
         return self
 
     def prompt_targets(self) -> list[list[str]]:
-        targets = []
-        values = self.prompt_values(self.target, "target")
-        for value, place in zip(values, self.prompt_places(), strict=True):
-            acceptable = [as_text(v) for v in (value if isinstance(value, list) else [value])]
-            if not acceptable:
-                raise ValueError(f"{place}: option 'target': no acceptable answer given")
-            targets.append(acceptable)
-        return targets
+        """Each prompt's acceptable answers, each checked for the scorer."""
+        scorer = self.scorer or "exact_match"
+
+        def acceptable(value: Any) -> list[str]:
+            texts = [as_text(v) for v in (value if isinstance(value, list) else [value])]
+            if not texts:
+                raise ValueError("no acceptable answer given")
+            for text in texts:
+                check_target(text, scorer)
+            return texts
+
+        return self.each_prompt(self.target, "target", acceptable)
 
     def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
         """`target` (acceptable answers joined by ` | `) and `correct`: 1.0 or 0.0, NaN for
