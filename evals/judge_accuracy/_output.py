@@ -38,18 +38,9 @@ def wrong_items(verdicts: pd.DataFrame, items: JudgeItems) -> pd.DataFrame:
         if not misses:
             continue
         item = by_id[str(item_id)]
-        rows.append(
-            {
-                "judge": judge,
-                "item": item_id,
-                "question": item.question,
-                **{name: getattr(item, name) for name in texts},
-                "gold": item.gold,
-                "picked": "; ".join(_shown(value) for value in mine["picked"]),
-                "wrong": misses,
-                "verdicts": len(mine),
-            }
-        )
+        answers = [getattr(item, name) for name in texts]
+        picked = "; ".join(_shown(value) for value in mine["picked"])
+        rows.append([judge, item_id, item.question, *answers, item.gold, picked, misses, len(mine)])
     return pd.DataFrame(rows, columns=columns)
 
 

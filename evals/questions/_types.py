@@ -16,7 +16,7 @@ from evals.questions._dataset import as_text
 from evals.questions._grid import reserved_name
 from evals.questions._targets import Normalisation, Scorer, check_target, cut_at_stop, is_correct
 from evals.questions._templates import render_template, template_fields
-from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale
+from evals.stats import SHARE, Scale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -301,8 +301,7 @@ class FreeForm(_TextQuestion):
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> FreeForm:
-        merged: dict[str, Any] = dict(self.judges)
-        merged.update(judges or {})
+        merged: dict[str, Any] = {**self.judges, **(judges or {})}
         if model is not None:
             merged = {
                 name: (
@@ -323,10 +322,6 @@ class FreeForm(_TextQuestion):
 
     def column_scales(self) -> dict[str, Scale]:
         scales = {
-            name: judge.column_scales().get("answer", ZERO_TO_HUNDRED)
-            for name, judge in self.judges.items()
-            if judge.gives_score
+            name: j.column_scales()["answer"] for name, j in self.judges.items() if j.gives_score
         }
-        if self.target is not None:
-            scales["correct"] = SHARE
-        return scales
+        return {**scales, "correct": SHARE} if self.target is not None else scales
