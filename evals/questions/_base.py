@@ -210,23 +210,16 @@ class Question(BaseModel):
         """`value` for each prompt: a list gives one value per paraphrase (conversation, grid
         prompt), anything else is the same for all; with a dataset, each row fills it."""
         count = self._count_per_row()
-        if not isinstance(value, list):
-            values = [value] * count
-        elif len(value) != count:
+        if isinstance(value, list) and len(value) != count:
             raise ValueError(
                 f"option '{option}' lists {len(value)} values for {count} paraphrases; give one "
                 "per paraphrase, or a single value for all"
             )
-        else:
-            values = value
+        values = list(value) if isinstance(value, list) else [value] * count
         if self.dataset is None:
-            return list(values)
-        places = self.dataset.places
-        return [
-            fill(v, row, place, option)
-            for row, place in zip(self.dataset.rows, places, strict=True)
-            for v in values
-        ]
+            return values
+        rows = zip(self.dataset.rows, self.dataset.places, strict=True)
+        return [fill(v, row, place, option) for row, place in rows for v in values]
 
     def each_prompt(self, value: Any, option: str, read: Callable[[Any], T]) -> list[T]:
         """`read` of each prompt's value of `option` (as `prompt_values`); a ValueError it
@@ -241,19 +234,21 @@ class Question(BaseModel):
 
     def prompt_places(self) -> list[str]:
         """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""
-        if self.dataset is not None:
-            return self._per_row(self.dataset.places)
-        return [f"paraphrase {n}" for n in range(self._count_per_row())]
+        return self._per_prompt(
+            None if self.dataset is None else self.dataset.places, "paraphrase "
+        )
 
     def prompt_items(self) -> list[str]:
         """The `item` of each prompt: its dataset row's `id` (else row number), or without a
         dataset the paraphrase index, as text."""
-        if self.dataset is not None:
-            return self._per_row(self.dataset.items())
-        return [str(n) for n in range(self._count_per_row())]
+        return self._per_prompt(None if self.dataset is None else self.dataset.items(), "")
 
-    def _per_row(self, values: list[str]) -> list[str]:
-        return [value for value in values for _ in range(self._count_per_row())]
+    def _per_prompt(self, per_row: list[str] | None, prefix: str) -> list[str]:
+        """Each row's value once per paraphrase, else `prefix` and the paraphrase's number."""
+        count = self._count_per_row()
+        if per_row is None:
+            return [f"{prefix}{n}" for n in range(count)]
+        return [value for value in per_row for _ in range(count)]
 
     def _count_per_row(self) -> int:
         if self.grid is not None and self.template is not None:
