@@ -71,12 +71,16 @@ def item_accuracy(
 @dataclass(frozen=True)
 class PositionBias:
     """Of the pairs a judge read in both orders: the share where it picked the same position
-    both times (`same`, with its interval), and of them the first (A) or the second (B);
-    `first − second` is how often a verdict is the first-shown answer whatever it says."""
+    both times (`same`, with its interval), and of them the first (A) or the second (B)."""
 
     same: Share
     first: float
     second: float
+
+    @property
+    def preference(self) -> float:
+        """`first − second`: how often a verdict is the first-shown answer whatever it says."""
+        return self.first - self.second
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +90,7 @@ class PositionBias:
             "pairs": self.same.n,
             "first_both_times": _num(self.first),
             "second_both_times": _num(self.second),
-            "preference_for_first": _num(self.first - self.second),
+            "preference_for_first": _num(self.preference),
         }
 
 
