@@ -243,41 +243,34 @@ def _field(
 
 
 def _render(config: TaskConfig, doc: Doc) -> _Rendered:
+    def wrong(key: str, message: str) -> QuestionFileError:
+        return config.error(key, f"{doc.source}: {message}")
+
     has_choices = config.values.get("doc_to_choice") is not None
     text = _field(config, "doc_to_text", doc, numbers=has_choices)
     if not isinstance(text, str):
-        raise config.error(
+        raise wrong(
             "doc_to_text",
-            f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
-            "such as winogrande, are not supported)",
+            f"gave {text!r}, not a text (tasks with one context per choice, such as "
+            "winogrande, are not supported)",
         )
     target = _field(config, "doc_to_target", doc, numbers=has_choices, lists=True)
     if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
-        raise config.error(
-            "doc_to_target", f"{doc.source}: gave {target!r}; one right answer per row is supported"
-        )
+        raise wrong("doc_to_target", f"gave {target!r}; one right answer per row is supported")
     if not has_choices:
         return _Rendered(text, None, str(target))
     choices = _field(config, "doc_to_choice", doc, resolve_choices)
     if not all(isinstance(c, str | int | float) for c in choices):
-        raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
+        raise wrong("doc_to_choice", "choices must be texts")
     choices = [str(c) for c in choices]
     if not 2 <= len(choices) <= _MAX_CHOICES:
-        raise config.error(
-            "doc_to_choice",
-            f"{doc.source}: {len(choices)} choices; a row needs 2 to {_MAX_CHOICES}",
-        )
+        raise wrong("doc_to_choice", f"{len(choices)} choices; a row needs 2 to {_MAX_CHOICES}")
     if isinstance(target, str):
         if target not in choices:
-            raise config.error(
-                "doc_to_target", f"{doc.source}: {target!r} is not one of the choices {choices}"
-            )
+            raise wrong("doc_to_target", f"{target!r} is not one of the choices {choices}")
         target = choices.index(target)
     if not isinstance(target, int) or not 0 <= target < len(choices):
-        raise config.error(
-            "doc_to_target",
-            f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
-        )
+        raise wrong("doc_to_target", f"{target!r} is not an index of the {len(choices)} choices")
     return _Rendered(text, choices, target)
 
 
