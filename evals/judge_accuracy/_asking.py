@@ -14,7 +14,7 @@ import pandas as pd
 
 from evals.cache import RequestBatch
 from evals.judge_accuracy._items import JudgeItem, JudgeItems
-from evals.questions import Question, RatingJudge
+from evals.questions import RatingJudge
 from evals.runner import (
     Planned,
     RunContext,
@@ -134,16 +134,10 @@ def _prompts(items: JudgeItems, rating: RatingJudge | None) -> list[_Prompt]:
 
 def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
     low, high = items.scale
-    judge = Question.create(
-        type="rating_judge",
-        name=items.label,
-        model=model,
-        paraphrases=[items.template or RATING_PROMPT],
-        min_rating=int(low),
-        max_rating=int(high),
+    prompt = [items.template or RATING_PROMPT]
+    return RatingJudge(
+        name=items.label, model=model, paraphrases=prompt, min_rating=int(low), max_rating=int(high)
     )
-    assert isinstance(judge, RatingJudge)
-    return judge
 
 
 @dataclass

@@ -103,10 +103,8 @@ def report_page(result: JudgeAccuracy) -> str:
         row = [escape(judge["judge"]), _share(judge["accuracy"]), str(judge["items"])]
         if kind == "pair":
             bias = judge["position_bias"]
-            row += [
-                _share({"value": bias["rate"], "low": bias["low"], "high": bias["high"]}),
-                f"{_number(bias['first_both_times'])} / {_number(bias['second_both_times'])}",
-            ]
+            both = f"{_number(bias['first_both_times'])} / {_number(bias['second_both_times'])}"
+            row += [_share({**bias, "value": bias["rate"]}), both]
         if kind == "score":
             row += [_number(judge["mae"], 1), _number(judge["spearman"])]
         rows.append([*row, str(judge["unread"]), f"${judge['cost']:.4f}"])

@@ -105,10 +105,8 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
     text = path.read_text(encoding="utf-8")
     node = yaml.compose(text, Loader=_TaskLoader)
     data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
-    return data, lines
+    keys = node.value if isinstance(node, yaml.MappingNode) else []
+    return data, {str(key.value): key.start_mark.line + 1 for key, _ in keys}
 
 
 def is_task_node(node: yaml.Node | None) -> bool:

@@ -262,14 +262,13 @@ class FreeForm(_TextQuestion):
                 odd = next((key for key in judge if not isinstance(key, str)), None)
                 if odd is not None:
                     raise ValueError(f"judge '{judge_name}': option {odd!r}: its name must be text")
-                options = dict(judge)
+                options = {"name": str(judge_name), **judge}
                 judge_type = options.pop("type", None)
                 if judge_type not in ("free_form_judge", "rating_judge"):
                     raise ValueError(
                         f"judge '{judge_name}' needs 'type: free_form_judge' or "
                         f"'type: rating_judge', got {judge_type!r}"
                     )
-                options.setdefault("name", str(judge_name))
                 try:
                     judge = Question.create(type=judge_type, **options)
                 except QuestionError as error:
