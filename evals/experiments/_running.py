@@ -232,7 +232,7 @@ def _run_log(path: Path) -> Iterator[logging.Logger]:
 def _curves(
     lab: Settings | None,
     groups: Mapping[str, Sequence[str]],
-    models: Mapping[str, Mapping[str, Any]] | None,
+    models: Mapping[str, Mapping[str, Any]],
     logger: logging.Logger,
 ) -> pd.DataFrame | None:
     """One row per job and step for the run's models whose job the lab has curves of, the
@@ -240,11 +240,7 @@ def _curves(
     """
     if lab is None or not models:
         return None
-    job_of = {
-        name: str(facts["job"])
-        for name, facts in models.items()
-        if isinstance(facts, Mapping) and facts.get("job")
-    }
+    job_of = {name: str(facts["job"]) for name, facts in models.items() if facts.get("job")}
     group_of = {
         job_of[m]: group for group, members in groups.items() for m in members if m in job_of
     }

@@ -58,11 +58,7 @@ class JudgeAccuracy:
             "method": describe(self),
             "judges": self.judges,
             "agreement": self.agreement,
-            "bought": {
-                "requests": outcome.requests,
-                "cached": outcome.cached,
-                "cost": outcome.cost,
-            },
+            "bought": {key: getattr(outcome, key) for key in ("requests", "cached", "cost")},
             "problems": outcome.messages(),
         }
 
