@@ -195,9 +195,8 @@ class Question(BaseModel):
         try:
             return klass(**options)
         except ValidationError as error:
-            raise QuestionError(
-                f"question '{name}' ({type}): {validation_problems(error)}"
-            ) from None
+            problems = validation_problems(error)
+            raise QuestionError(f"question '{name}' ({type}): {problems}") from None
 
     def prompts(self) -> list[str]:
         """The user message of each paraphrase or grid prompt (none for `messages`)."""
