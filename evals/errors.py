@@ -5,21 +5,6 @@ file, question, model or path, and an optional `hint` saying what to do next; th
 line prints both and exits 1. A built-in base callers rely on (`ValueError`, `LookupError`)
 stays as a second one.
 
-    EvalsError
-    ├── QuestionError (ValueError)          a question definition cannot be used
-    │   └── QuestionFileError               a question YAML file cannot be loaded
-    ├── GroupsError (ValueError)            model groups that are malformed or empty
-    ├── RunOptionsError (ValueError)        an option of a run (a RunSettings field, samples…)
-    ├── MetricError (ValueError)            a derived metric that cannot be read or computed
-    ├── UnknownModelError (LookupError)     an endpoint says a model does not exist
-    ├── UnsupportedRequestError (ValueError) a model would refuse a question as it is asked
-    ├── CacheError                          the response cache folder or file is unusable
-    ├── RunFolderError (ValueError)         a folder that is not a readable run
-    ├── LabelsFileError (ValueError)        a file of human labels with bad rows
-    ├── JudgeItemsError (ValueError)        a file of labelled items for judges with a bad row
-    ├── OutputError                         a run folder or report cannot be written there
-    └── RunStopped                          a run stopped before any question was answered
-
 `labmgr.errors.LabmgrError` is the same shape for the lab's own errors; `labmgr.cli` maps both
 bases once. `NoEndpointError` (no endpoint or no API key serves a model) is routing's error,
 `labmgr.routing.NoEndpointError` (a `LabmgrError` and a `LookupError`), named here too.

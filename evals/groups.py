@@ -96,9 +96,7 @@ def groups_from_database(
                 "epoch": row.epoch,
                 "suffix": row.suffix,
                 "base_model": row.base_model,
-                "requested_base": row.job.base_model
-                if row.job is not None and row.job.base_model
-                else row.base_model,
+                "requested_base": (row.job and row.job.base_model) or row.base_model,
             }
             for row in rows
             if row.name in members

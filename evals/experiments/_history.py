@@ -76,14 +76,10 @@ class History:
 def runs_of_questions(runs_dir: str | Path, questions_file: str | Path) -> list[Path]:
     """Every run folder in `runs_dir` made from `questions_file` (by its absolute path, else
     by its file name)."""
-    target = Path(questions_file).resolve()
-    found = []
-    folder = Path(runs_dir)
+    target, folder, found = Path(questions_file).resolve(), Path(runs_dir), []
     for candidate in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if not (candidate / "run.json").is_file():
-            continue
         try:
-            info = load_run(candidate).info
+            info = load_run(candidate).info if (candidate / "run.json").is_file() else {}
         except Exception:
             continue
         recorded = info.get("source_file")

@@ -78,12 +78,7 @@ def report_run(
     path = None
     if report:
         path = write_report(loaded, out, figures=drawn if embed and drawn is not None else False)
-    return ReportFiles(
-        loaded,
-        path,
-        list(drawn.files) if drawn else [],
-        list(drawn.problems) if drawn else [],
-        recompute,
-        len(drawn.embedded) if drawn else 0,
-        drawn.reused if drawn else 0,
-    )
+    if drawn is None:
+        return ReportFiles(loaded, path, recomputed=recompute)
+    files, problems = list(drawn.files), list(drawn.problems)
+    return ReportFiles(loaded, path, files, problems, recompute, len(drawn.embedded), drawn.reused)

@@ -87,23 +87,11 @@ def estimate_run(
 ) -> dict[str, Estimate]:
     """`{question name: Estimate}` for the same arguments as `run_questions`, checked as the
     run would check them; `options` are `Question.ask`'s."""
-    spec = RunSpec.create(
-        questions,
-        groups,
-        samples=samples,
-        metrics=list(metrics),
-        baseline=baseline,
-        by=list(by),
-        judge=judge,
-        judge_model=judge_model,
-    )
+    fields = {"samples": samples, "metrics": list(metrics), "baseline": baseline, "by": list(by)}
+    spec = RunSpec.create(questions, groups, **fields, judge=judge, judge_model=judge_model)
     ctx = run_context(**options)
-    return {
-        question.name: (question if judge else question.without_judges()).estimate(
-            spec.groups, context=ctx
-        )
-        for question in spec.questions
-    }
+    asked = spec.questions if judge else [q.without_judges() for q in spec.questions]
+    return {question.name: question.estimate(spec.groups, context=ctx) for question in asked}
 
 
 def _answered(frame: pd.DataFrame) -> bool:
@@ -119,9 +107,7 @@ def run(spec: RunSpec, ctx: RunContext) -> Run:
     Every model is checked (capabilities, judges included, and endpoints) before anything is
     bought. `max_cost` caps what the run buys, judges included; `run.info["stopped"]` says
     why it stopped early."""
-    changes: dict[str, Any] = {}
-    if spec.max_cost is not None:
-        changes["max_cost"] = spec.max_cost
+    changes: dict[str, Any] = {} if spec.max_cost is None else {"max_cost": spec.max_cost}
     if spec.batch:
         changes.update(batch=True, batch_wait=spec.batch_wait)
     ctx = ctx.with_settings(**changes)
@@ -246,7 +232,7 @@ def _run_log(path: Path) -> Iterator[logging.Logger]:
 def _curves(
     lab: Settings | None,
     groups: Mapping[str, Sequence[str]],
-    models: Mapping[str, Mapping[str, Any]] | None,
+    models: Mapping[str, Mapping[str, Any]],
     logger: logging.Logger,
 ) -> pd.DataFrame | None:
     """One row per job and step for the run's models whose job the lab has curves of, the
@@ -254,11 +240,7 @@ def _curves(
     """
     if lab is None or not models:
         return None
-    job_of = {
-        name: str(facts["job"])
-        for name, facts in models.items()
-        if isinstance(facts, Mapping) and facts.get("job")
-    }
+    job_of = {name: str(facts["job"]) for name, facts in models.items() if facts.get("job")}
     group_of = {
         job_of[m]: group for group, members in groups.items() for m in members if m in job_of
     }

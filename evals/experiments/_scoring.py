@@ -156,9 +156,7 @@ def score_run(
     # How these verdicts were bought, when not as the run's answers were: their costs are
     # shared at that price (a batch run judged again without batches pays the list price).
     judge_batch = dict(settings.get("judge_batch") or {})
-    for judges_of in asking.values():
-        for judge in judges_of:
-            judge_batch[judge] = bool(ctx.settings.batch)
+    judge_batch.update({judge: bool(ctx.settings.batch) for js in asking.values() for judge in js})
     if any(batch != bool(settings.get("batch")) for batch in judge_batch.values()):
         settings["judge_batch"] = judge_batch
     else:
@@ -170,12 +168,8 @@ def score_run(
         *(loaded.info.get("scored") or []),
         {"at": utc_now(), "judges": judged, "judge_model": judge_model, "bought": bought},
     ]
-    rewritten = rewrite_questions(
-        loaded,
-        frames,
-        {name: chosen[name] for name in frames},
-        {"settings": settings, "scored": passes},
-    )
+    recorded = {"settings": settings, "scored": passes}
+    rewritten = rewrite_questions(loaded, frames, {name: chosen[name] for name in frames}, recorded)
     path = None
     if report if report is not None else (loaded.path / REPORT_FILE).is_file():
         from evals.report import write_report

@@ -108,10 +108,8 @@ class RunSpec(BaseModel):
         try:
             return cls.model_validate({"questions": questions, "groups": groups, **fields})
         except ValidationError as error:
-            fields_named = ", ".join(cls.model_fields)
-            raise RunOptionsError.of(
-                error, hint=f"Options are RunSpec fields ({fields_named})."
-            ) from None
+            hint = f"Options are RunSpec fields ({', '.join(cls.model_fields)})."
+            raise RunOptionsError.of(error, hint=hint) from None
 
     def as_json(self) -> dict[str, Any]:
         """What run.json records of the spec (the questions are recorded on their own)."""

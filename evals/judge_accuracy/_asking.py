@@ -14,7 +14,7 @@ import pandas as pd
 
 from evals.cache import RequestBatch
 from evals.judge_accuracy._items import JudgeItem, JudgeItems
-from evals.questions import Question, RatingJudge
+from evals.questions import RatingJudge
 from evals.runner import (
     Planned,
     RunContext,
@@ -123,11 +123,10 @@ def _prompts(items: JudgeItems, rating: RatingJudge | None) -> list[_Prompt]:
             first, second = item.answer_a, item.answer_b
             prompts.append(_Prompt(item, "ab", pair_prompt(item.question, first, second)))
             prompts.append(_Prompt(item, "ba", pair_prompt(item.question, second, first)))
-        elif items.kind == "label":
+        elif rating is None:
             text = label_prompt(item.question, item.answer, item.options)
             prompts.append(_Prompt(item, "", text))
         else:
-            assert rating is not None
             text = rating.render(question=item.question, answer=item.answer)
             prompts.append(_Prompt(item, "", text))
     return prompts
@@ -135,16 +134,10 @@ def _prompts(items: JudgeItems, rating: RatingJudge | None) -> list[_Prompt]:
 
 def rating_judge(items: JudgeItems, model: str) -> RatingJudge:
     low, high = items.scale
-    judge = Question.create(
-        type="rating_judge",
-        name=items.label,
-        model=model,
-        paraphrases=[items.template or RATING_PROMPT],
-        min_rating=int(low),
-        max_rating=int(high),
+    prompt = [items.template or RATING_PROMPT]
+    return RatingJudge(
+        name=items.label, model=model, paraphrases=prompt, min_rating=int(low), max_rating=int(high)
     )
-    assert isinstance(judge, RatingJudge)
-    return judge
 
 
 @dataclass
@@ -187,21 +180,20 @@ def ask_judges(
     items: JudgeItems, verdict_plan: VerdictPlan, ctx: RunContext
 ) -> tuple[pd.DataFrame, RunOutcome]:
     """Every verdict `plan_verdicts` planned (`VERDICT_COLUMNS`), bought in one fetch."""
-    models, prompts, ratings = verdict_plan.models, verdict_plan.prompts, verdict_plan.ratings
     planned = verdict_plan.planned
     fetched = fetch(planned, ctx, labels=items.label, title=f"judges of {items.name}")
     keys = [p.request.cache_key if p.request is not None else "" for p in planned]
-    samples = fetched.results.first_samples(keys)
+    asked = [(m, p) for m in verdict_plan.models for p in verdict_plan.prompts]
     rows: list[dict[str, Any]] = []
-    for i, (model, prompt) in enumerate((m, p) for m in models for p in prompts):
-        sample = samples[i]
+    for (model, prompt), one, key, sample in zip(
+        asked, planned, keys, fetched.results.first_samples(keys), strict=True
+    ):
         row: dict[str, Any] = dict.fromkeys(VERDICT_COLUMNS)
         row.update(judge=model, item=prompt.item.id, order=prompt.order, gold=prompt.item.gold)
         row.update(correct=math.nan, cost=0.0)
         if sample is None:
-            key = keys[i]
             row["error"] = (
-                planned[i].route_error
+                one.route_error
                 or fetched.outcome.errors.get((key, 0))
                 or fetched.outcome.failed_models.get(model)
                 or "no verdict (not run)"
@@ -209,7 +201,7 @@ def ask_judges(
         else:
             price = ctx.price(model, sample.prompt_tokens, sample.completion_tokens)
             row["cost"] = math.nan if price is None else price
-            _read(row, prompt, sample, ratings.get(model))
+            _read(row, prompt, sample, verdict_plan.ratings.get(model))
         rows.append(row)
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS), fetched.outcome
 

@@ -102,10 +102,10 @@ def read_items(path: str | Path) -> JudgeItems:
         items.append(item)
     if first is None:
         raise JudgeItemsError(f"{source}: no items in this file")
-    kind = first[0]
-    labels = tuple(dict.fromkeys(str(item.gold) for item in items)) if kind == "label" else ()
-    if kind == "label":
-        items = _with_options(source, items, labels, ids)
+    kind, labels = first[0], tuple(dict.fromkeys(str(item.gold) for item in items))
+    if kind != "label":
+        return JudgeItems(source.stem, kind, items, str(source))
+    items = _with_options(source, items, labels, ids)
     return JudgeItems(source.stem, kind, items, str(source), labels=labels)
 
 
@@ -225,11 +225,8 @@ def items_from_run(run_dir: str | Path, score: str | None = None) -> JudgeItems:
     labelled score), with their labels as gold scores."""
     run = load_run(run_dir)
     labels = run.human_labels()
-    scores = (
-        []
-        if labels is None
-        else [c[len(HUMAN_PREFIX) :] for c in labels.columns if c.startswith(HUMAN_PREFIX)]
-    )
+    columns = [] if labels is None else list(labels.columns)
+    scores = [c.removeprefix(HUMAN_PREFIX) for c in columns if c.startswith(HUMAN_PREFIX)]
     if labels is None or not scores:
         raise JudgeItemsError(
             f"{run.path}: no human labels ({LABELS_FILE})",
@@ -289,12 +286,9 @@ def _labelled(run: Run, question: str, labels: pd.DataFrame, column: str) -> lis
     """Each labelled sample of `question` as an item: its prompt, answer and label."""
     keys = ["model", "paraphrase_ix", "sample_ix"]
     frame = run.samples(question)
-    answers = frame[[*keys, "question", "answer"]].drop_duplicates(keys).copy()
-    answers["model"] = answers["model"].astype(str)
-    wanted = labels[["id", *keys, column]].copy()
-    wanted["model"] = wanted["model"].astype(str)
-    wanted[["paraphrase_ix", "sample_ix"]] = wanted[["paraphrase_ix", "sample_ix"]].astype(int)
-    merged = wanted.merge(answers, on=keys, how="inner")
+    answers = frame[[*keys, "question", "answer"]].drop_duplicates(keys).astype({"model": str})
+    types = {"model": str, "paraphrase_ix": int, "sample_ix": int}
+    merged = labels[["id", *keys, column]].astype(types).merge(answers, on=keys, how="inner")
     return [
         JudgeItem(str(row["id"]), str(row["question"]), float(row[column]), answer=row["answer"])
         for row in merged.to_dict(orient="records")

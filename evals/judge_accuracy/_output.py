@@ -38,18 +38,9 @@ def wrong_items(verdicts: pd.DataFrame, items: JudgeItems) -> pd.DataFrame:
         if not misses:
             continue
         item = by_id[str(item_id)]
-        rows.append(
-            {
-                "judge": judge,
-                "item": item_id,
-                "question": item.question,
-                **{name: getattr(item, name) for name in texts},
-                "gold": item.gold,
-                "picked": "; ".join(_shown(value) for value in mine["picked"]),
-                "wrong": misses,
-                "verdicts": len(mine),
-            }
-        )
+        answers = [getattr(item, name) for name in texts]
+        picked = "; ".join(_shown(value) for value in mine["picked"])
+        rows.append([judge, item_id, item.question, *answers, item.gold, picked, misses, len(mine)])
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -112,10 +103,8 @@ def report_page(result: JudgeAccuracy) -> str:
         row = [escape(judge["judge"]), _share(judge["accuracy"]), str(judge["items"])]
         if kind == "pair":
             bias = judge["position_bias"]
-            row += [
-                _share({"value": bias["rate"], "low": bias["low"], "high": bias["high"]}),
-                f"{_number(bias['first_both_times'])} / {_number(bias['second_both_times'])}",
-            ]
+            both = f"{_number(bias['first_both_times'])} / {_number(bias['second_both_times'])}"
+            row += [_share({**bias, "value": bias["rate"]}), both]
         if kind == "score":
             row += [_number(judge["mae"], 1), _number(judge["spearman"])]
         rows.append([*row, str(judge["unread"]), f"${judge['cost']:.4f}"])

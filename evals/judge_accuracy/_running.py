@@ -58,11 +58,7 @@ class JudgeAccuracy:
             "method": describe(self),
             "judges": self.judges,
             "agreement": self.agreement,
-            "bought": {
-                "requests": outcome.requests,
-                "cached": outcome.cached,
-                "cost": outcome.cost,
-            },
+            "bought": {key: getattr(outcome, key) for key in ("requests", "cached", "cost")},
             "problems": outcome.messages(),
         }
 
@@ -79,10 +75,7 @@ def check_judges(
     whole before anything is asked), written to `out` (default: a new folder in the lab's
     runs). `threshold` (scores only, default mid-scale) splits a score in two for accuracy;
     `options` as for `Question.df` (`lab=`, `context=`, `max_cost=`, …)."""
-    found = items if isinstance(items, JudgeItems) else read_items(items)
-    models = list(dict.fromkeys(judges))
-    if not models:
-        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    found, models = _inputs(items, judges)
     low, high = found.scale
     if threshold is not None and (found.kind != "score" or not low <= threshold <= high):
         raise RunOptionsError(
@@ -111,11 +104,9 @@ def estimate_judges(
 ) -> Estimate:
     """What `check_judges(items, judges, **options)` would buy now (nothing is sent): prompts
     counted at about four characters a token, completions at their limit."""
-    found = items if isinstance(items, JudgeItems) else read_items(items)
-    if not judges:
-        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    found, models = _inputs(items, judges)
     ctx = run_context(**options)
-    planned = plan_verdicts(found, judges, ctx).planned
+    planned = plan_verdicts(found, models, ctx).planned
     keys = [p.request.cache_key for p in planned if p.request is not None]
     cached = CachedLookup(ctx.cache.lookup(keys))
     calls = missing_calls(planned, cached, ctx.settings, [found.label] * len(planned))
@@ -125,6 +116,15 @@ def estimate_judges(
         completion = int(params.get("max_tokens") or params.get("max_completion_tokens") or 1)
         bills.append(call_bill(call, completion))
     return Estimate.priced(bills, ctx.price, cached_samples=max(0, len(set(keys)) - len(calls)))
+
+
+def _inputs(items: JudgeItems | str | Path, judges: Sequence[str]) -> tuple[JudgeItems, list[str]]:
+    """The items (a file read and checked whole) and the judge models, each once."""
+    found = items if isinstance(items, JudgeItems) else read_items(items)
+    models = list(dict.fromkeys(judges))
+    if not models:
+        raise RunOptionsError("no judge model to check", hint="Give --judge-model MODEL.")
+    return found, models
 
 
 def _judge_row(

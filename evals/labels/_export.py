@@ -205,8 +205,7 @@ def export_labels(
     visible = ["id", "question"] if blind else ["id", "question", "model", "group"]
     records = []
     for row in picked.to_dict("records"):
-        record = {c: row[c] for c in visible}
-        record["prompt"], record["answer"] = row["prompt"], row["answer"]
+        record = {c: row[c] for c in [*visible, "prompt", "answer"]}
         record.update(dict.fromkeys(label_columns, ""))
         record["scales"] = "; ".join(  # `human_aligned: 0 to 100`: what its labels take
             f"human_{name}: {scale.low:g} to {scale.high:g}"

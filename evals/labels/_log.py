@@ -83,7 +83,7 @@ class LabelLog:
             data = self.path.read_bytes() if self.path.exists() else b""
             if data and not data.endswith(b"\n"):
                 end = data.rfind(b"\n") + 1
-                if _is_event(data[end:]):
+                if _event(data[end:]) is not None:
                     data += b"\n"
                     with self.path.open("ab") as handle:
                         handle.write(b"\n")
@@ -99,11 +99,8 @@ class LabelLog:
         for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                event = None
-            if not isinstance(event, dict) or event.get("event") not in EVENTS:
+            event = _event(line)
+            if event is None:
                 raise LabelsFileError(
                     f"{self.path}:{number}: not a label event (a JSON object with an 'event' "
                     f"of {', '.join(EVENTS)})",
@@ -142,12 +139,13 @@ class LabelLog:
         self._lock.release()
 
 
-def _is_event(line: bytes) -> bool:
+def _event(line: bytes | str) -> dict[str, Any] | None:
+    """A line's label event, or None when it is not one."""
     try:
         event = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    return isinstance(event, dict) and event.get("event") in EVENTS
+        return None
+    return event if isinstance(event, dict) and event.get("event") in EVENTS else None
 
 
 def _number(event: dict[str, Any], score: str) -> float | None:

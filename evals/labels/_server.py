@@ -46,15 +46,12 @@ class LabelSession:
         self, run: Run, score: str, items: pd.DataFrame, scales: dict[str, Scale], log: LabelLog
     ) -> None:
         self.run, self.score, self.log = run, score, log
-        self.items: list[dict[str, Any]] = [  # as the page shows them: no model, group, judge
-            {
-                **{key: str(row[key]) for key in ("id", "question", "prompt", "answer")},
-                "low": scales[str(row["question"])].low,
-                "high": scales[str(row["question"])].high,
-                "keys": digit_values(scales[str(row["question"])]),
-            }
-            for row in items.to_dict("records")
-        ]
+        self.items: list[dict[str, Any]] = []  # as the page shows them: no model, group, judge
+        for row in items.to_dict("records"):
+            scale = scales[str(row["question"])]
+            shown = {key: str(row[key]) for key in ("id", "question", "prompt", "answer")}
+            keys = digit_values(scale)
+            self.items.append({**shown, "low": scale.low, "high": scale.high, "keys": keys})
         self._facts = items.set_index("id")[["question", "model", "paraphrase_ix", "sample_ix"]]
         self._by_id = {item["id"]: item for item in self.items}
         self._state = log.state(score)
@@ -300,29 +297,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no page {path}"})
 
     def do_POST(self) -> None:
-        if self._refused():
-            return
+        if not self._refused():
+            self._json(*self._label())
+
+    def _label(self) -> tuple[int, dict[str, Any]]:
+        """The status and reply to a POST: the counts once the label is saved."""
         if self.path != "/api/label":
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no endpoint {self.path}"})
-            return
+            return HTTPStatus.NOT_FOUND, {"error": f"no endpoint {self.path}"}
         if self.headers.get_content_type() != "application/json":
-            self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "post a label as JSON"})
-            return
+            return HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "post a label as JSON"}
         length = self.headers.get("Content-Length", "")
         if not length.isdigit() or not 0 < int(length) <= _MAX_BODY:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": "a label is a small JSON object"})
-            return
+            return HTTPStatus.BAD_REQUEST, {"error": "a label is a small JSON object"}
         try:
             payload = json.loads(self.rfile.read(int(length)))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            self._json(HTTPStatus.BAD_REQUEST, {"error": "the label is not JSON"})
-            return
+            return HTTPStatus.BAD_REQUEST, {"error": "the label is not JSON"}
         try:
             counts = self.server.session.record(payload)
-        except EvalsError as error:
-            status = HTTPStatus.BAD_REQUEST
-            if not isinstance(error, RunOptionsError):
-                status = HTTPStatus.INTERNAL_SERVER_ERROR  # the log cannot be written
-            self._json(status, {"error": error.message})
-            return
-        self._json(HTTPStatus.OK, {"saved": True, **counts})
+        except RunOptionsError as error:
+            return HTTPStatus.BAD_REQUEST, {"error": error.message}
+        except EvalsError as error:  # the log cannot be written
+            return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": error.message}
+        return HTTPStatus.OK, {"saved": True, **counts}

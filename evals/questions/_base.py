@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     ValidationError,
-    field_serializer,
-    field_validator,
     model_validator,
 )
 
@@ -40,12 +40,33 @@ if TYPE_CHECKING:
     from evals.runner import Judge
 
 AnswerKind = Literal["text", "logprobs"]
+T = TypeVar("T")
+
+
+def _read_metrics(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {str(name): _metric(str(name), spec) for name, spec in value.items()}
+    if not isinstance(value, list | tuple):
+        raise MetricError(
+            "expected a mapping of metric name to {share: 'aligned < 30', among: "
+            "'coherent > 50'}, or a list of texts like 'misaligned: aligned < 30 among "
+            f"coherent > 50', got {type(value).__name__}"
+        )
+    metrics: dict[str, Metric] = {}
+    for item in value:
+        metric = item if isinstance(item, Metric) else Metric.parse(item)
+        if metric.name in metrics:
+            raise MetricError(f"two metrics are named {metric.name!r}")
+        metrics[metric.name] = metric
+    return metrics
 
 
 class Question(BaseModel):
     """A question asked of every model in some groups; one row per sample in `df()`."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     type_name: ClassVar[str] = "question"
     """The `type` in YAML files and `Question.create`."""
@@ -54,6 +75,8 @@ class Question(BaseModel):
     """Value columns of the frame after `answer` (a rating adds `raw_answer` and `probs`)."""
     gives_score: ClassVar[bool] = False
     """Whether the answer is a number to average."""
+    no_answer: ClassVar[Any] = None
+    """The `answer` of a row whose samples cannot be read (NaN for numeric answers)."""
 
     name: str = Field(default="__unnamed", min_length=1)
     """Names the question in the cache and in `labmgr cache clear --question`."""
@@ -61,13 +84,18 @@ class Question(BaseModel):
     """Each paraphrase becomes one user message (after `system`, if given)."""
     messages: list[list[dict[str, Any]]] | None = None
     """Whole conversations, an alternative to `paraphrases` (not combined with `system`)."""
-    grid: GridOption | None = None
+    grid: Annotated[GridOption | None, BeforeValidator(normalise_grid)] = None
     """Factors and their levels, with `template`: every combination of levels is a prompt."""
     template: str | None = None
     """The prompt of a grid, with a `{placeholder}` per factor; other braces are literal."""
-    dataset: Dataset | None = None
+    dataset: Annotated[
+        Dataset | None,
+        BeforeValidator(lambda value: None if value is None else Dataset.read(value)),
+        PlainSerializer(lambda value: None if value is None else value.rows),
+    ] = None
     """Rows (a `.jsonl`/`.csv` file or a list of mappings) filling the `{field}`s of the
-    paraphrases, target and choices: every row × paraphrase is one prompt."""
+    paraphrases, target and choices: every row × paraphrase is one prompt. Written with the
+    rows inline: run.json holds what was asked even if the file changes."""
     system: str | None = None
     samples_per_paraphrase: int = Field(default=1, ge=1)
     logit_bias: dict[str, int] | None = None
@@ -77,7 +105,13 @@ class Question(BaseModel):
     adapt: bool | None = None
     """True: a parameter a model would refuse is left out for that model instead of stopping
     the question; None: as the run says (off by default)."""
-    metrics: dict[str, Metric] | None = None
+    metrics: Annotated[
+        dict[str, Metric] | None,
+        BeforeValidator(_read_metrics),
+        PlainSerializer(
+            lambda value: None if value is None else {n: m.spec() for n, m in value.items()}
+        ),
+    ] = None
     """Derived metrics of its scores by name (`{misaligned: {share: "aligned < 30", among:
     "coherent > 50"}}`, `Metric`s or texts); None: the defaults, `{}`: none."""
 
@@ -87,46 +121,6 @@ class Question(BaseModel):
         super().__pydantic_init_subclass__(**kwargs)
         if "type_name" in cls.__dict__:
             Question._registry[cls.type_name] = cls
-
-    @field_validator("grid", mode="before")
-    @classmethod
-    def _read_grid(cls, value: Any) -> Any:
-        return normalise_grid(value)
-
-    @field_validator("dataset", mode="before")
-    @classmethod
-    def _read_dataset(cls, value: Any) -> Any:
-        return None if value is None else Dataset.read(value)
-
-    @field_serializer("dataset")
-    def _write_dataset(self, value: Dataset | None) -> Any:
-        """The rows inline: run.json holds what was asked even if the file changes."""
-        return None if value is None else value.rows
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _read_metrics(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, Mapping):
-            return {str(name): _metric(str(name), spec) for name, spec in value.items()}
-        if not isinstance(value, list | tuple):
-            raise MetricError(
-                "expected a mapping of metric name to {share: 'aligned < 30', among: "
-                "'coherent > 50'}, or a list of texts like 'misaligned: aligned < 30 among "
-                f"coherent > 50', got {type(value).__name__}"
-            )
-        metrics: dict[str, Metric] = {}
-        for item in value:
-            metric = item if isinstance(item, Metric) else Metric.parse(item)
-            if metric.name in metrics:
-                raise MetricError(f"two metrics are named {metric.name!r}")
-            metrics[metric.name] = metric
-        return metrics
-
-    @field_serializer("metrics")
-    def _write_metrics(self, value: dict[str, Metric] | None) -> Any:
-        return None if value is None else {name: m.spec() for name, m in value.items()}
 
     @model_validator(mode="after")
     def _metrics_read_own_scores(self) -> Question:
@@ -216,39 +210,45 @@ class Question(BaseModel):
         """`value` for each prompt: a list gives one value per paraphrase (conversation, grid
         prompt), anything else is the same for all; with a dataset, each row fills it."""
         count = self._count_per_row()
-        if not isinstance(value, list):
-            values = [value] * count
-        elif len(value) != count:
+        if isinstance(value, list) and len(value) != count:
             raise ValueError(
                 f"option '{option}' lists {len(value)} values for {count} paraphrases; give one "
                 "per paraphrase, or a single value for all"
             )
-        else:
-            values = value
+        values = list(value) if isinstance(value, list) else [value] * count
         if self.dataset is None:
-            return list(values)
-        places = self.dataset.places
-        return [
-            fill(v, row, place, option)
-            for row, place in zip(self.dataset.rows, places, strict=True)
-            for v in values
-        ]
+            return values
+        rows = zip(self.dataset.rows, self.dataset.places, strict=True)
+        return [fill(v, row, place, option) for row, place in rows for v in values]
+
+    def each_prompt(self, value: Any, option: str, read: Callable[[Any], T]) -> list[T]:
+        """`read` of each prompt's value of `option` (as `prompt_values`); a ValueError it
+        raises is named by the prompt's place and the option."""
+        found = []
+        for one, place in zip(self.prompt_values(value, option), self.prompt_places(), strict=True):
+            try:
+                found.append(read(one))
+            except ValueError as error:
+                raise ValueError(f"{place}: option '{option}': {error}") from None
+        return found
 
     def prompt_places(self) -> list[str]:
         """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""
-        if self.dataset is not None:
-            return self._per_row(self.dataset.places)
-        return [f"paraphrase {n}" for n in range(self._count_per_row())]
+        return self._per_prompt(
+            None if self.dataset is None else self.dataset.places, "paraphrase "
+        )
 
     def prompt_items(self) -> list[str]:
         """The `item` of each prompt: its dataset row's `id` (else row number), or without a
         dataset the paraphrase index, as text."""
-        if self.dataset is not None:
-            return self._per_row(self.dataset.items())
-        return [str(n) for n in range(self._count_per_row())]
+        return self._per_prompt(None if self.dataset is None else self.dataset.items(), "")
 
-    def _per_row(self, values: list[str]) -> list[str]:
-        return [value for value in values for _ in range(self._count_per_row())]
+    def _per_prompt(self, per_row: list[str] | None, prefix: str) -> list[str]:
+        """Each row's value once per paraphrase, else `prefix` and the paraphrase's number."""
+        count = self._count_per_row()
+        if per_row is None:
+            return [f"{prefix}{n}" for n in range(count)]
+        return [value for value in per_row for _ in range(count)]
 
     def _count_per_row(self) -> int:
         if self.grid is not None and self.template is not None:
@@ -295,11 +295,6 @@ class Question(BaseModel):
     def expected_completion_tokens(self) -> int:
         """Upper bound of completion tokens per sample, for estimates."""
         return 1
-
-    @property
-    def no_answer(self) -> Any:
-        """The `answer` of a row whose samples cannot be read (NaN for numeric answers)."""
-        return None
 
     def read_answer(self, samples: Sequence[SampleResult]) -> dict[str, Any]:
         """One row's `answer` (and `extra_columns`) from its cached samples."""

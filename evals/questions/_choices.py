@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import BeforeValidator, model_validator
 
 from evals.answers import token_probabilities
 from evals.questions._base import AnswerKind, Question, insert_after_sample
@@ -33,20 +33,16 @@ class MultipleChoice(_TextQuestion):
     `target`'s, and with `score: logprobs` `p_correct` the probability on the right letter."""
 
     type_name: ClassVar[str] = "multiple_choice"
-    choices: list[str] | str
+    choices: Annotated[
+        list[str] | str,
+        BeforeValidator(lambda v: [as_text(c) for c in v] if isinstance(v, list | tuple) else v),
+    ]
     """The choices' texts; with a dataset a `"{field}"` holding a list, or templates."""
     target: Any = None
     """The right choice's 0-based index, letter or text (a list: one per paraphrase)."""
     score: Literal["sampled", "logprobs"] = "sampled"
     """`sampled`: the letter of each sampled answer; `logprobs`: the most probable letter of
     the first token (`max_tokens` 1, `temperature` 0, 20 top logprobs)."""
-
-    @field_validator("choices", mode="before")
-    @classmethod
-    def _choice_texts(cls, value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            return [as_text(v) for v in value]
-        return value
 
     @model_validator(mode="after")
     def _choices_and_target(self) -> MultipleChoice:
@@ -66,29 +62,11 @@ class MultipleChoice(_TextQuestion):
         return "logprobs" if self.score == "logprobs" else "text"
 
     def prompt_choices(self) -> list[list[str]]:
-        filled = self.prompt_values([self.choices] * self._count_per_row(), "choices")
-        choices = []
-        for value, place in zip(filled, self.prompt_places(), strict=True):
-            if not isinstance(value, list) or not 2 <= len(value) <= len(LETTERS):
-                raise ValueError(
-                    f"{place}: option 'choices': expected a list of 2 to 26 choices, got {value!r}"
-                )
-            choices.append([as_text(v) for v in value])
-        return choices
+        return self.each_prompt([self.choices] * self._count_per_row(), "choices", _choice_list)
 
     def prompt_targets(self) -> list[int]:
-        indices = []
-        for target, choices, place in zip(
-            self.prompt_values(self.target, "target"),
-            self.prompt_choices(),
-            self.prompt_places(),
-            strict=True,
-        ):
-            try:
-                indices.append(choice_index(target, choices))
-            except ValueError as error:
-                raise ValueError(f"{place}: option 'target': {error}") from None
-        return indices
+        choices = iter(self.prompt_choices())
+        return self.each_prompt(self.target, "target", lambda t: choice_index(t, next(choices)))
 
     def prompts(self) -> list[str]:
         texts = super().prompts()
@@ -158,3 +136,9 @@ class MultipleChoice(_TextQuestion):
 
     def column_scales(self) -> dict[str, Scale]:
         return {c: SHARE if c == "correct" else Scale(0.0, 1.0) for c in self.score_columns()}
+
+
+def _choice_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not 2 <= len(value) <= len(LETTERS):
+        raise ValueError(f"expected a list of 2 to 26 choices, got {value!r}")
+    return [as_text(v) for v in value]

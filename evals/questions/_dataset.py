@@ -30,9 +30,7 @@ def read_rows(
     A bad row is a ValueError naming the file and line, or with `bad` one sentence there
     and the row left out. OSError and UnicodeDecodeError are the caller's to word."""
     text = path.read_text(encoding="utf-8-sig")
-    if as_csv is None:
-        as_csv = path.suffix.lower() == ".csv"
-    if as_csv:
+    if as_csv or (as_csv is None and path.suffix.lower() == ".csv"):
         try:
             return _csv_rows(path, text, numbers, bad)
         except csv.Error as error:

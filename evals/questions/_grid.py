@@ -62,9 +62,9 @@ def _text(value: Any, where: str) -> str:
 
 def _factor(name: str, levels: Any) -> list[str] | dict[str, str] | dict[str, dict[str, str]]:
     where = f"factor {name!r}"
+    if isinstance(levels, list | tuple | Mapping) and not levels:
+        raise ValueError(f"{where} has no levels")
     if isinstance(levels, list | tuple):
-        if not levels:
-            raise ValueError(f"{where} has no levels")
         if any(isinstance(level, Mapping) for level in levels):
             raise ValueError(
                 f"{where}: a level made of several texts needs a label; write it as a mapping "
@@ -74,14 +74,11 @@ def _factor(name: str, levels: Any) -> list[str] | dict[str, str] | dict[str, di
         _unique(texts, where)
         return texts
     if isinstance(levels, Mapping):
-        if not levels:
-            raise ValueError(f"{where} has no levels")
         labels = [_text(label, f"{where}: label {label!r}") for label in levels]
         _unique(labels, where)
         values = list(levels.values())
         if all(isinstance(v, Mapping) for v in values):
             whole: dict[str, dict[str, str]] = {}
-            keys: list[str] | None = None
             for label, texts in zip(labels, values, strict=True):
                 filled = {
                     _placeholder(str(k), where): _text(v, f"{where}: level {label!r}: {k!r}")
@@ -89,9 +86,8 @@ def _factor(name: str, levels: Any) -> list[str] | dict[str, str] | dict[str, di
                 }
                 if not filled:
                     raise ValueError(f"{where}: level {label!r} fills no placeholder")
-                if keys is None:
-                    keys = list(filled)
-                elif set(filled) != set(keys):
+                keys = next(iter(whole.values()), filled)
+                if set(filled) != set(keys):
                     raise ValueError(
                         f"{where}: level {label!r} fills {', '.join(sorted(filled))} but the "
                         f"first level fills {', '.join(sorted(keys))}; every level must fill "
@@ -169,21 +165,12 @@ def check_grid(grid: GridOption, template: str) -> None:
 
 
 def grid_prompts(grid: GridOption, template: str) -> list[GridPrompt]:
-    names = list(grid)
-    per_factor = [_choices(name, grid[name]) for name in names]
-    prompts = []
     wanted = template_names(template)
-    for combination in itertools.product(*per_factor):
-        values: dict[str, str] = {}
-        for _, filled in combination:
-            values.update(filled)
-        used = {k: v for k, v in values.items() if k in wanted}
-        prompts.append(
-            GridPrompt(
-                render_placeholders(template, used),
-                {name: label for name, (label, _) in zip(names, combination, strict=True)},
-            )
-        )
+    prompts = []
+    for combination in itertools.product(*(_choices(name, grid[name]) for name in grid)):
+        used = {k: v for _, filled in combination for k, v in filled.items() if k in wanted}
+        levels = {name: label for name, (label, _) in zip(grid, combination, strict=True)}
+        prompts.append(GridPrompt(render_placeholders(template, used), levels))
     return prompts
 
 

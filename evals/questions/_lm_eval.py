@@ -49,23 +49,6 @@ def lm_eval_questions(path: str | Path) -> list[dict[str, Any]]:
     config = read_task_config(path)
     if "task" not in config.values:
         raise QuestionFileError(f"{path}: not an lm-evaluation-harness task file (no 'task')")
-    return [_question(config)]
-
-
-@dataclass
-class _Rendered:
-    text: str
-    choices: list[str] | None
-    target: int | str  # the right choice's index, or the expected answer
-
-    @property
-    def answer_text(self) -> str:
-        if self.choices is not None and isinstance(self.target, int):
-            return self.choices[self.target]
-        return str(self.target)
-
-
-def _question(config: TaskConfig) -> dict[str, Any]:
     name = config.get("task")
     if not isinstance(name, str) or not name:
         raise config.error(
@@ -88,12 +71,26 @@ def _question(config: TaskConfig) -> dict[str, Any]:
     splits = data_splits(config)
     key, split = evaluated_split(config)
     docs = split_docs(config, splits, key, split)
-    rows = _rows(config, output_type, docs, *_fewshot(config, splits, split, docs))
+    rows = _rows(config, output_type, docs, _fewshot(config, splits, split, docs))
     asked = {"name": name, "dataset": rows, "paraphrases": ["{prompt}"], "target": "{target}"}
     if output_type == "multiple_choice":
         mc = {"choices": "{choices}", "score": "sampled", "temperature": 0}
-        return {"type": "multiple_choice", **asked, **mc}
-    return {"type": "free_form", **asked, "scorer": "exact_match", **scoring, **_generation(config)}
+        return [{"type": "multiple_choice", **asked, **mc}]
+    generation = _generation(config)
+    return [{"type": "free_form", **asked, "scorer": "exact_match", **scoring, **generation}]
+
+
+@dataclass
+class _Rendered:
+    text: str
+    choices: list[str] | None
+    target: int | str  # the right choice's index, or the expected answer
+
+    @property
+    def answer_text(self) -> str:
+        if self.choices is not None and isinstance(self.target, int):
+            return self.choices[self.target]
+        return str(self.target)
 
 
 def _scoring(config: TaskConfig, output_type: str) -> dict[str, Any]:
@@ -206,13 +203,9 @@ def _fewshot(
 
 
 def _rows(
-    config: TaskConfig,
-    output_type: str,
-    docs: list[Doc],
-    shots: int,
-    pool: list[Doc],
-    same_split: bool,
+    config: TaskConfig, output_type: str, docs: list[Doc], fewshot: tuple[int, list[Doc], bool]
 ) -> list[dict[str, Any]]:
+    shots, pool, same_split = fewshot
     ids: list[Any] = [doc.row.get("id") for doc in docs]
     own_ids = all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
     if not own_ids or len({str(i) for i in ids}) != len(ids):
@@ -227,7 +220,7 @@ def _rows(
         prompt = "".join(
             f"{e.text}{target_delimiter}{e.answer_text}{fewshot_delimiter}" for e in chosen[:shots]
         )
-        description = _field(config, "description", doc, resolve, config.get("description", ""))
+        description = _field(config, "description", doc)
         row: dict[str, Any] = {"id": str(item), "prompt": f"{description}{prompt}{rendered.text}"}
         if rendered.choices is not None and output_type == "multiple_choice":
             row["choices"] = rendered.choices
@@ -239,55 +232,45 @@ def _rows(
 
 
 def _field(
-    config: TaskConfig, key: str, doc: Doc, read: Callable[..., Any], spec: Any, **how: bool
+    config: TaskConfig, key: str, doc: Doc, read: Callable[..., Any] | None = None, **how: bool
 ) -> Any:
-    """`read(spec, doc.row, **how)`, a ValueError named by the key and the row."""
+    """`read(the key's value, doc.row, **how)` (default `resolve`), a ValueError named by
+    the key and the row."""
     try:
-        return read(spec, doc.row, **how)
+        return (read or resolve)(config.get(key, ""), doc.row, **how)
     except ValueError as error:
         raise config.error(key, f"{doc.source}: {error}") from None
 
 
 def _render(config: TaskConfig, doc: Doc) -> _Rendered:
-    choice_spec = config.values.get("doc_to_choice")
-    has_choices = choice_spec is not None
-    text_spec, target_spec = config.values["doc_to_text"], config.values["doc_to_target"]
-    text = _field(config, "doc_to_text", doc, resolve, text_spec, numbers=has_choices)
+    def wrong(key: str, message: str) -> QuestionFileError:
+        return config.error(key, f"{doc.source}: {message}")
+
+    has_choices = config.values.get("doc_to_choice") is not None
+    text = _field(config, "doc_to_text", doc, numbers=has_choices)
     if not isinstance(text, str):
-        raise config.error(
+        raise wrong(
             "doc_to_text",
-            f"{doc.source}: gave {text!r}, not a text (tasks with one context per choice, "
-            "such as winogrande, are not supported)",
+            f"gave {text!r}, not a text (tasks with one context per choice, such as "
+            "winogrande, are not supported)",
         )
-    target = _field(
-        config, "doc_to_target", doc, resolve, target_spec, numbers=has_choices, lists=True
-    )
+    target = _field(config, "doc_to_target", doc, numbers=has_choices, lists=True)
     if isinstance(target, list | tuple | Mapping) or target is None or isinstance(target, bool):
-        raise config.error(
-            "doc_to_target", f"{doc.source}: gave {target!r}; one right answer per row is supported"
-        )
+        raise wrong("doc_to_target", f"gave {target!r}; one right answer per row is supported")
     if not has_choices:
         return _Rendered(text, None, str(target))
-    choices = _field(config, "doc_to_choice", doc, resolve_choices, choice_spec)
+    choices = _field(config, "doc_to_choice", doc, resolve_choices)
     if not all(isinstance(c, str | int | float) for c in choices):
-        raise config.error("doc_to_choice", f"{doc.source}: choices must be texts")
+        raise wrong("doc_to_choice", "choices must be texts")
     choices = [str(c) for c in choices]
     if not 2 <= len(choices) <= _MAX_CHOICES:
-        raise config.error(
-            "doc_to_choice",
-            f"{doc.source}: {len(choices)} choices; a row needs 2 to {_MAX_CHOICES}",
-        )
+        raise wrong("doc_to_choice", f"{len(choices)} choices; a row needs 2 to {_MAX_CHOICES}")
     if isinstance(target, str):
         if target not in choices:
-            raise config.error(
-                "doc_to_target", f"{doc.source}: {target!r} is not one of the choices {choices}"
-            )
+            raise wrong("doc_to_target", f"{target!r} is not one of the choices {choices}")
         target = choices.index(target)
     if not isinstance(target, int) or not 0 <= target < len(choices):
-        raise config.error(
-            "doc_to_target",
-            f"{doc.source}: {target!r} is not an index of the {len(choices)} choices",
-        )
+        raise wrong("doc_to_target", f"{target!r} is not an index of the {len(choices)} choices")
     return _Rendered(text, choices, target)
 
 
@@ -295,18 +278,7 @@ def _render(config: TaskConfig, doc: Doc) -> _Rendered:
 # row; templates render in Jinja's immutable sandbox, undefined names being errors.
 
 
-def _regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> str:
-    return re.sub(pattern, replacement, text, count=count)
-
-
 _MAX_POWER_BITS = 10_000
-
-
-def _power_bits(base: Any, exponent: Any) -> float:
-    """About how many bits `base ** exponent` has (0 unless both are whole numbers)."""
-    if not (isinstance(base, int) and isinstance(exponent, int)) or abs(base) < 2 or exponent < 1:
-        return 0.0
-    return exponent * math.log2(abs(base))
 
 
 class _TaskTemplates(ImmutableSandboxedEnvironment):
@@ -322,13 +294,17 @@ class _TaskTemplates(ImmutableSandboxedEnvironment):
                 sized = isinstance(items, str | list | tuple) and isinstance(times, int)
                 if sized and len(items) * times > MAX_RANGE:
                     raise SecurityError(f"a repetition longer than {MAX_RANGE} is not allowed")
-        elif _power_bits(left, right) > _MAX_POWER_BITS:
-            raise SecurityError(f"a power of more than {_MAX_POWER_BITS} bits is not allowed")
+        else:  # a power's bits: about exponent × log2(base), for whole numbers
+            whole = isinstance(left, int) and isinstance(right, int) and abs(left) >= 2
+            if whole and right >= 1 and right * math.log2(abs(left)) > _MAX_POWER_BITS:
+                raise SecurityError(f"a power of more than {_MAX_POWER_BITS} bits is not allowed")
         return super().call_binop(context, operator, left, right)
 
 
 _ENVIRONMENT = _TaskTemplates(undefined=StrictUndefined, keep_trailing_newline=True)
-_ENVIRONMENT.filters["regex_replace"] = _regex_replace
+_ENVIRONMENT.filters["regex_replace"] = lambda text, pattern, replacement, count=0: re.sub(
+    pattern, replacement, text, count=count
+)
 
 
 @functools.lru_cache(maxsize=64)  # one template renders every row of a task

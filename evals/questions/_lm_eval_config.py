@@ -63,22 +63,18 @@ _REFUSED = {
 }
 
 
+@dataclass(frozen=True)
 class _Function:
     """A `!function module.name` tag: Python of the task's folder, never imported."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    name: str
 
 
 class _TaskLoader(yaml.SafeLoader):
     """YAML as lm-eval reads a task, `!function` tags kept as `_Function`s to refuse."""
 
 
-def _function_tag(loader: yaml.SafeLoader, node: yaml.Node) -> _Function:
-    return _Function(str(node.value))
-
-
-_TaskLoader.add_constructor("!function", _function_tag)
+_TaskLoader.add_constructor("!function", lambda _, node: _Function(str(node.value)))
 
 
 @dataclass
@@ -109,10 +105,8 @@ def _parse(path: Path) -> tuple[Any, dict[str, int]]:
     text = path.read_text(encoding="utf-8")
     node = yaml.compose(text, Loader=_TaskLoader)
     data = yaml.load(text, Loader=_TaskLoader)  # a SafeLoader with one more tag
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
-    return data, lines
+    keys = node.value if isinstance(node, yaml.MappingNode) else []
+    return data, {str(key.value): key.start_mark.line + 1 for key, _ in keys}
 
 
 def is_task_node(node: yaml.Node | None) -> bool:
@@ -158,17 +152,13 @@ def read_task_config(path: Path, chain: tuple[Path, ...] = ()) -> TaskConfig:
 def _function_in(value: Any, key: str) -> tuple[str, _Function] | None:
     if isinstance(value, _Function):
         return key, value
+    items: Any = ()
     if isinstance(value, Mapping):
-        items: Any = ((f"{key}.{k}", v) for k, v in value.items())
+        items = ((f"{key}.{k}", v) for k, v in value.items())
     elif isinstance(value, list):
         items = ((f"{key}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for inner_key, inner in items:
-        found = _function_in(inner, inner_key)
-        if found is not None:
-            return found
-    return None
+    found = (_function_in(inner, inner_key) for inner_key, inner in items)
+    return next((f for f in found if f is not None), None)
 
 
 def check_keys(config: TaskConfig) -> None:
@@ -231,24 +221,19 @@ def data_splits(config: TaskConfig) -> dict[str, list[Path]]:
             raise config.error(f"dataset_kwargs.{key}", "only data_files is supported")
     files = kwargs["data_files"]
     named = files if isinstance(files, Mapping) else {"train": files}
-    folder = config.folder("dataset_kwargs")
+    key, folder = "dataset_kwargs.data_files", config.folder("dataset_kwargs")
     splits: dict[str, list[Path]] = {}
     for split, paths in named.items():
-        splits[str(split)] = [
-            _data_file(config, folder, entry)
-            for entry in (paths if isinstance(paths, list) else [paths])
-        ]
+        splits[str(split)] = []
+        for entry in paths if isinstance(paths, list) else [paths]:
+            if not isinstance(entry, str) or "://" in entry:
+                raise config.error(key, f"{entry!r} is not a local file path")
+            if not (folder / entry).is_file():
+                raise config.error(
+                    key, f"no file {folder / entry} (paths are relative to the task file)"
+                )
+            splits[str(split)].append(folder / entry)
     return splits
-
-
-def _data_file(config: TaskConfig, folder: Path, entry: Any) -> Path:
-    key = "dataset_kwargs.data_files"
-    if not isinstance(entry, str) or "://" in entry:
-        raise config.error(key, f"{entry!r} is not a local file path")
-    path = folder / entry
-    if not path.is_file():
-        raise config.error(key, f"no file {path} (paths are relative to the task file)")
-    return path
 
 
 def evaluated_split(config: TaskConfig) -> tuple[str, str]:

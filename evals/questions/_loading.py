@@ -74,16 +74,8 @@ def _em_options(entry: dict[str, Any], where: str) -> dict[str, Any]:
             raise QuestionFileError(
                 f"{where}: field 'judge_prompts': a mapping of judge name to prompt is required"
             )
-        options["judges"] = {
-            str(judge_name): {
-                "type": "rating_judge",
-                "model": judge_model,
-                "paraphrases": [prompt],
-                "min_rating": 0,
-                "max_rating": 100,
-            }
-            for judge_name, prompt in prompts.items()
-        }
+        judge = {"type": "rating_judge", "model": judge_model, "min_rating": 0, "max_rating": 100}
+        options["judges"] = {str(n): {**judge, "paraphrases": [p]} for n, p in prompts.items()}
     return options
 
 
@@ -129,12 +121,8 @@ def load_questions(path: str | Path) -> dict[str, Question]:
     for name, entry in raw.items():
         options = dict(entry)
         question_type = options.pop("type")
-        judges = options.get("judges")
-        if not isinstance(judges, dict):
-            judges = {}
-        for judge_name, judge in judges.items():
-            if not isinstance(judge, str):
-                continue
+        judges = options["judges"] if isinstance(options.get("judges"), dict) else {}
+        for judge_name, judge in [(n, j) for n, j in judges.items() if isinstance(j, str)]:
             if judge not in raw:  # llmcomp names another entry of the loaded files
                 raise QuestionFileError(
                     f"{places[name]}: field 'judges.{judge_name}': no question named '{judge}' "

@@ -129,12 +129,9 @@ def choice_index(target: Any, choices: Sequence[str]) -> int:
     """The 0-based index of the right choice, from an index, a letter (`"B"`) or the choice's
     text; ValueError saying what the choices are otherwise."""
     count = len(choices)
-    if isinstance(target, bool):
-        pass
-    elif isinstance(target, int):
-        if 0 <= target < count:
-            return target
-    elif isinstance(target, str):
+    if isinstance(target, int) and not isinstance(target, bool) and 0 <= target < count:
+        return target
+    if isinstance(target, str):
         text = target.strip()
         if len(text) == 1 and text in LETTERS[:count]:
             return LETTERS.index(text)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_serializer, field_validator, model_validator
 
 from evals.answers import average_probabilities, rating_scores, token_probabilities
 from evals.errors import QuestionError
@@ -16,7 +16,7 @@ from evals.questions._dataset import as_text
 from evals.questions._grid import reserved_name
 from evals.questions._targets import Normalisation, Scorer, check_target, cut_at_stop, is_correct
 from evals.questions._templates import render_template, template_fields
-from evals.stats import SHARE, ZERO_TO_HUNDRED, Scale
+from evals.stats import SHARE, Scale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,16 +51,13 @@ class Rating(_LogprobQuestion):
     min_rating: int = 0
     max_rating: int = 100
     refusal_threshold: float = Field(default=0.75, ge=0, le=1)
+    no_answer: ClassVar[Any] = math.nan
 
     @model_validator(mode="after")
     def _range_is_ordered(self) -> Rating:
         if self.min_rating >= self.max_rating:  # one value is no scale: every answer alike
             raise ValueError("'min_rating' must be below 'max_rating'")
         return self
-
-    @property
-    def no_answer(self) -> Any:
-        return math.nan
 
     def column_scales(self) -> dict[str, Scale]:
         return {"answer": Scale(float(self.min_rating), float(self.max_rating))}
@@ -142,13 +139,12 @@ class _TextQuestion(Question):
 
     temperature: float = Field(default=1.0, ge=0, le=2)
     max_tokens: int = Field(default=1024, ge=1)
-    stop: list[str] | None = Field(default=None, min_length=1, max_length=4)
-    """Up to four stop sequences, sent to the API; an answer is cut there before scoring."""
-
-    @field_validator("stop", mode="before")
-    @classmethod
-    def _one_stop(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+    stop: Annotated[
+        list[str] | None,
+        BeforeValidator(lambda value: [value] if isinstance(value, str) else value),
+    ] = Field(default=None, min_length=1, max_length=4)
+    """Up to four stop sequences (or one text), sent to the API; an answer is cut there before
+    scoring."""
 
     def request_params(self) -> dict[str, Any]:
         params = {
@@ -205,24 +201,22 @@ class FreeForm(_TextQuestion):
             return self
         if self.tolerance is not None and self.scorer != "numeric":
             raise ValueError("'tolerance' applies to 'scorer: numeric' only")
-        scorer = self.scorer or "exact_match"
-        for targets, place in zip(self.prompt_targets(), self.prompt_places(), strict=True):
-            for target in targets:
-                try:
-                    check_target(target, scorer)
-                except ValueError as error:
-                    raise ValueError(f"{place}: option 'target': {error}") from None
+        self.prompt_targets()
         return self
 
     def prompt_targets(self) -> list[list[str]]:
-        targets = []
-        values = self.prompt_values(self.target, "target")
-        for value, place in zip(values, self.prompt_places(), strict=True):
-            acceptable = [as_text(v) for v in (value if isinstance(value, list) else [value])]
-            if not acceptable:
-                raise ValueError(f"{place}: option 'target': no acceptable answer given")
-            targets.append(acceptable)
-        return targets
+        """Each prompt's acceptable answers, each checked for the scorer."""
+        scorer = self.scorer or "exact_match"
+
+        def acceptable(value: Any) -> list[str]:
+            texts = [as_text(v) for v in (value if isinstance(value, list) else [value])]
+            if not texts:
+                raise ValueError("no acceptable answer given")
+            for text in texts:
+                check_target(text, scorer)
+            return texts
+
+        return self.each_prompt(self.target, "target", acceptable)
 
     def answer_marks(self, frame: pd.DataFrame) -> dict[str, Any]:
         """`target` (acceptable answers joined by ` | `) and `correct`: 1.0 or 0.0, NaN for
@@ -268,14 +262,13 @@ class FreeForm(_TextQuestion):
                 odd = next((key for key in judge if not isinstance(key, str)), None)
                 if odd is not None:
                     raise ValueError(f"judge '{judge_name}': option {odd!r}: its name must be text")
-                options = dict(judge)
+                options = {"name": str(judge_name), **judge}
                 judge_type = options.pop("type", None)
                 if judge_type not in ("free_form_judge", "rating_judge"):
                     raise ValueError(
                         f"judge '{judge_name}' needs 'type: free_form_judge' or "
                         f"'type: rating_judge', got {judge_type!r}"
                     )
-                options.setdefault("name", str(judge_name))
                 try:
                     judge = Question.create(type=judge_type, **options)
                 except QuestionError as error:
@@ -307,8 +300,7 @@ class FreeForm(_TextQuestion):
     def with_judges(
         self, judges: Mapping[str, Any] | None = None, *, model: str | None = None
     ) -> FreeForm:
-        merged: dict[str, Any] = dict(self.judges)
-        merged.update(judges or {})
+        merged: dict[str, Any] = {**self.judges, **(judges or {})}
         if model is not None:
             merged = {
                 name: (
@@ -329,10 +321,6 @@ class FreeForm(_TextQuestion):
 
     def column_scales(self) -> dict[str, Scale]:
         scales = {
-            name: judge.column_scales().get("answer", ZERO_TO_HUNDRED)
-            for name, judge in self.judges.items()
-            if judge.gives_score
+            name: j.column_scales()["answer"] for name, j in self.judges.items() if j.gives_score
         }
-        if self.target is not None:
-            scales["correct"] = SHARE
-        return scales
+        return {**scales, "correct": SHARE} if self.target is not None else scales
