@@ -93,8 +93,7 @@ def answers_figure(
     named = [a for a in answers if a != OTHER]
     palette, patterns = colours(len(named)), hatches(len(named))
     height = max(2.4, 0.34 * len(shares) + 1.4)
-    figure, axes = new_figure(11, height)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(11, height)
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
     handles = []
@@ -135,7 +134,7 @@ def scores_figure(
     palette = [styles[g][0] for g in groups]
     labels = frame["group"].astype(str).to_numpy()
     for panel, score in enumerate(scores):
-        ax = axes[0][panel]
+        ax = axes[panel]
         values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
         rows = [values[(labels == group) & ~np.isnan(values)] for group in groups]
         if not any(len(row) for row in rows):

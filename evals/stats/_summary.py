@@ -70,14 +70,12 @@ def _no_error(errors: pd.Series) -> np.ndarray:
 
 def _counts(scores: np.ndarray, no_error: np.ndarray, metric: bool) -> tuple[float, int]:
     """(refusal rate, errors) of one cell; a metric has no refusal rate of its own."""
-    missing = np.isnan(scores)
-    failed = int(np.sum(~no_error)) if metric else int(np.sum(missing & ~no_error))
     if metric:
-        return float("nan"), failed
-    refusals = int(np.sum(missing & no_error))
-    answered = int(np.sum(~missing))
+        return float("nan"), int(np.sum(~no_error))
+    missing = np.isnan(scores)
+    refusals, answered = int(np.sum(missing & no_error)), int(np.sum(~missing))
     rate = refusals / (answered + refusals) if answered + refusals else float("nan")
-    return rate, failed
+    return rate, int(np.sum(missing & ~no_error))
 
 
 def summarize(
