@@ -4,6 +4,7 @@ stacked bars (rare answers folded into `[OTHER]`), and score distributions as vi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,8 +103,8 @@ def answers_figure(
         is_other = answer == OTHER
         colour = OTHER_COLOUR if is_other else palette[i]
         hatch = None if is_other else patterns[i] or None
-        bars = {"color": colour, "hatch": hatch, "edgecolor": "white", "linewidth": 0.5}
-        ax.barh(y, values, left=left, height=0.72, **bars)
+        bars: dict[str, Any] = {"color": colour, "hatch": hatch, "edgecolor": "white"}
+        ax.barh(y, values, left=left, height=0.72, linewidth=0.5, **bars)
         left += values
         shown = repr(answer) if answer.strip() != answer or not answer else answer
         label = answer if is_other else shorten(shown, 36)

@@ -149,11 +149,6 @@ class FittedMargins(LayoutEngine):
         _fit(fig, self._title)
 
 
-def fit_margins(figure: Figure, title: Text | None = None) -> None:
-    """Lay `figure` out with `FittedMargins` (`title`: the figure's title, if any)."""
-    figure.set_layout_engine(FittedMargins(title))
-
-
 def lay_out(figure: Figure, dpi: float) -> None:
     """Fit `figure`'s margins now, at the `dpi` it will be saved at, and drop its engine: saving
     a figure that has a layout engine draws it twice, once only to lay it out."""

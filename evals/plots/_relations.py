@@ -4,6 +4,7 @@ group, and a score along the checkpoints of each fine-tuning job."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +51,7 @@ def scatter_figure(
         mine = [g for g in groups if styles[g][1] == marker]
         part = shown[shown["group"].isin(mine)]
         colour = [styles[g][0] for g in part["group"]]
-        options = {"s": 10, "alpha": alpha, "linewidths": 0, "rasterized": True}
+        options: dict[str, Any] = {"s": 10, "alpha": alpha, "linewidths": 0, "rasterized": True}
         ax.scatter(part["x"], part["y"], c=colour, marker=marker, **options)
         ax.scatter(
             means.loc[mine, "x"],

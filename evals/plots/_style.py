@@ -16,7 +16,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from evals.plots._layout import fit_margins
+from evals.plots._layout import FittedMargins
 
 OTHER = "[OTHER]"
 OTHER_COLOUR = (0.78, 0.78, 0.78)
@@ -128,7 +128,7 @@ def finish(
     fitted: bool = False,
 ) -> Figure:
     """The figure's legend right of the panels (two columns past 24 entries), its title on
-    two lines at most, and with `fitted` its margins fitted to the labels (`fit_margins`)."""
+    two lines at most, and with `fitted` its margins fitted to the labels (`FittedMargins`)."""
     if handles:
         figure.legend(
             handles=handles,
@@ -140,7 +140,7 @@ def finish(
         )
     text = figure.suptitle(wrap(title, 90, 2), fontsize=11, fontweight="bold") if title else None
     if fitted:
-        fit_margins(figure, text)
+        figure.set_layout_engine(FittedMargins(text))
     return figure
 
 

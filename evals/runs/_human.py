@@ -106,8 +106,7 @@ def agreement_table(
     for score, parts in pooled.items():
         if len(parts) < 2 or len({scale for _, _, scale, _ in parts}) != 1:
             continue
-        judge = np.concatenate([p[0] for p in parts])
-        labelled = np.concatenate([p[1] for p in parts])
+        judge, labelled = (np.concatenate([p[side] for p in parts]) for side in (0, 1))
         used = [m for p in parts for m in p[3]]
         rows.append(_row(ALL_QUESTIONS, score, judge, labelled, parts[0][2], used))
     if not rows:
