@@ -86,9 +86,7 @@ def score_plan(
         metrics = default_metrics(columns)
         scales = {}
     chosen = {metric.name: metric for metric in metrics}
-    for metric in extra:
-        if metric.applies_to(columns):
-            chosen[metric.name] = metric
+    chosen |= {metric.name: metric for metric in extra if metric.applies_to(columns)}
     present = [m for m in chosen.values() if m.applies_to(frame.columns)]
     return ScorePlan(list(columns), present, dict(scales))
 

@@ -71,8 +71,7 @@ class Run:
 
     def metrics(self, name: str) -> list[Metric]:
         """The question's derived metrics as recorded (else the defaults of its scores)."""
-        info = self.question_info(name)
-        specs = info.get("metrics")
+        specs = self.question_info(name).get("metrics")
         if specs is None:
             return default_metrics(self.scores(name))
         try:
