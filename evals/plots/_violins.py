@@ -6,6 +6,7 @@ from __future__ import annotations
 import colorsys
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import seaborn as sns
@@ -76,7 +77,7 @@ def draw_violins(
         for value in np.percentile(finite, [25, 50, 75]):
             reach = float(np.interp(value, support, half))
             quartiles.append(np.array([[value, y - reach], [value, y + reach]]))
-    line = {"edgecolors": edge, "linewidths": _LINE_WIDTH}
+    line: dict[str, Any] = {"edgecolors": edge, "linewidths": _LINE_WIDTH}
     styles = [(0.0, dashes) for dashes in _QUARTILE_DASHES] * (len(quartiles) // 3)
     for collection in (
         PolyCollection(bodies, facecolors=body_fills, zorder=1, **line) if bodies else None,
