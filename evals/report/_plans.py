@@ -40,7 +40,7 @@ def _draw(kind: str, *args: Any, **options: Any) -> Figure:
     return figure
 
 
-def _plan(name: str, caption: str, kind: str, *args: Any, **options: Any) -> FigurePlan:
+def _plan(name: str, caption: str, kind: str, /, *args: Any, **options: Any) -> FigurePlan:
     """The plan of drawing `evals.plots.<kind>(*args, **options)`."""
     return FigurePlan(name, caption, partial(_draw, kind, *args, **options))
 
