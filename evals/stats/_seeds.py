@@ -212,12 +212,10 @@ def interval_of(
     check_confidence(confidence)
     mean = seeds.mean
     variance, df = seeds.variance()
-    if math.isnan(mean) or math.isnan(variance):
-        return Interval(
-            mean, math.nan, math.nan, seeds.n_models, seeds.n_samples, seeds.sampling_only
-        )
     t = t_quantile((1.0 - confidence) / 2, df)
-    if seeds.share:
+    if math.isnan(mean) or math.isnan(variance):
+        low = high = math.nan
+    elif seeds.share:
         n = seeds.n_samples  # ½ a success and ½ a failure added: inside 0–1 even at 0 or 1
         centre = (seeds.mean * n + 0.5) / (n + 1)
         spread = math.sqrt(variance) / (centre * (1.0 - centre))
