@@ -150,22 +150,12 @@ def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
                 continue
             scale = run.scales(name).get(score) or score_scale(score)
             judge = pd.to_numeric(rows[score], errors="coerce").astype(float)
-            found.append(
-                pd.DataFrame(
-                    {
-                        "question": name,
-                        "score": score,
-                        "id": sample_ids(rows, name, key).to_numpy(),
-                        "model": rows["model"].astype(str).to_numpy(),
-                        "group": rows["group"].astype(str).to_numpy(),
-                        "prompt": rows["question"].astype(str).to_numpy(),
-                        "answer": rows["answer"].astype(str).to_numpy(),
-                        "judge": judge.to_numpy(),
-                        "human": rows[human].astype(float).to_numpy(),
-                        "_gap": ((judge - rows[human]).abs() / scale.width).to_numpy(),
-                    }
-                )
+            texts = rows[["model", "group", "question", "answer"]].astype(str)
+            part = texts.rename(columns={"question": "prompt"}).assign(
+                question=name, score=score, id=sample_ids(rows, name, key).to_numpy(), judge=judge
             )
+            part["human"] = rows[human].astype(float)
+            found.append(part.assign(_gap=(judge - part["human"]).abs() / scale.width))
     if not found:
         return pd.DataFrame(columns=columns)
     table = pd.concat(found, ignore_index=True)
