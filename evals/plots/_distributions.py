@@ -4,6 +4,7 @@ stacked bars (rare answers folded into `[OTHER]`), and score distributions as vi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -93,8 +94,7 @@ def answers_figure(
     named = [a for a in answers if a != OTHER]
     palette, patterns = colours(len(named)), hatches(len(named))
     height = max(2.4, 0.34 * len(shares) + 1.4)
-    figure, axes = new_figure(11, height)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(11, height)
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
     handles = []
@@ -103,8 +103,8 @@ def answers_figure(
         is_other = answer == OTHER
         colour = OTHER_COLOUR if is_other else palette[i]
         hatch = None if is_other else patterns[i] or None
-        bars = {"color": colour, "hatch": hatch, "edgecolor": "white", "linewidth": 0.5}
-        ax.barh(y, values, left=left, height=0.72, **bars)
+        bars: dict[str, Any] = {"color": colour, "hatch": hatch, "edgecolor": "white"}
+        ax.barh(y, values, left=left, height=0.72, linewidth=0.5, **bars)
         left += values
         shown = repr(answer) if answer.strip() != answer or not answer else answer
         label = answer if is_other else shorten(shown, 36)
@@ -135,7 +135,7 @@ def scores_figure(
     palette = [styles[g][0] for g in groups]
     labels = frame["group"].astype(str).to_numpy()
     for panel, score in enumerate(scores):
-        ax = axes[0][panel]
+        ax = axes[panel]
         values = pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
         rows = [values[(labels == group) & ~np.isnan(values)] for group in groups]
         if not any(len(row) for row in rows):

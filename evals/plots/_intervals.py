@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from evals.plots._axes import ScaleArgument, repeat_on_top, scale_axis, scale_for, summary_scale
@@ -43,14 +42,10 @@ def means_figure(
     records, else the score's default — never the data's spread. With one question the
     groups are the rows; with several, each question is a block of rows and groups are told
     apart by colour and marker. `by` (grid factors) draws each level like a question."""
-
-    def axis(ax: Axes, score: str, rows: pd.DataFrame) -> None:
-        scale_axis(ax, scale_for(score, scale, summary_scale(rows)))
-
     table = folded_levels(summary, by)
     if table.empty:
         raise ValueError("the summary is empty: no question has a numeric score to plot")
-    return _panels(table, "mean", axis, "mean (95% CI)", scores, groups, title)
+    return _panels(table, "mean", scale, "mean (95% CI)", scores, groups, title)
 
 
 def comparison_figure(
@@ -65,10 +60,6 @@ def comparison_figure(
     """Differences from the baseline with 95% intervals (`evals.stats.compare_groups`), one
     panel per score, a line at zero, on ± the score's width. A marker is filled when the
     Holm-adjusted p is below 0.05, hollow otherwise."""
-
-    def axis(ax: Axes, score: str, rows: pd.DataFrame) -> None:
-        scale_axis(ax, scale_for(score, scale, summary_scale(rows)), difference=True)
-
     table = folded_levels(comparisons, by)
     if table.empty:
         raise ValueError("the comparison table is empty: no group was compared")
@@ -76,7 +67,7 @@ def comparison_figure(
     return _panels(
         table,
         "difference",
-        axis,
+        scale,
         f"difference from {baselines} (95% CI)",
         scores,
         groups,
@@ -92,7 +83,7 @@ def comparison_figure(
 def _panels(
     table: pd.DataFrame,
     value: str,
-    axis: Callable[[Axes, str, pd.DataFrame], None],
+    scale: ScaleArgument,
     label: str,
     scores: Sequence[str] | None,
     groups: Sequence[str] | None,
@@ -101,13 +92,14 @@ def _panels(
     filled: Callable[[Mapping[str, Any]], bool] = lambda row: True,
     notes: Sequence[object] = (),
 ) -> Figure:
-    """One panel per score. Tall figures repeat the value axis on top."""
+    """One panel per score, on its scale (as `means_figure` says; a difference on ± the
+    scale's width). Tall figures repeat the value axis on top."""
     question_list = ordered(table["question"], None)
     score_list = ordered(table["score"], scores)
     group_list, styles = group_styles(table["group"], groups)
     if not question_list or not score_list or not group_list:
         raise ValueError("nothing to plot: the questions, scores or groups asked for are absent")
-    single = len(question_list) == 1
+    single, difference = len(question_list) == 1, value == "difference"
     block = len(group_list) + 1
     rows = len(group_list) if single else len(question_list) * block
     height = max(2.4, 0.27 * rows + 1.3)
@@ -123,7 +115,7 @@ def _panels(
         ticks = [qi * block + (len(group_list) - 1) / 2 for qi in range(len(question_list))]
         labels = [wrap(q, 26, 3) for q in question_list]
     for panel, score in enumerate(score_list):
-        ax = axes[0][panel]
+        ax = axes[panel]
         points = []
         for qi, question in enumerate(question_list):
             for gi, group in enumerate(group_list):
@@ -142,11 +134,12 @@ def _panels(
                 ax.axhspan(
                     qi * block - 0.5, qi * block - 0.5 + len(group_list), color="#f3f3f3", zorder=0
                 )
-        if value == "difference":
+        if difference:
             ax.axvline(0.0, color="#444444", linewidth=1.0, zorder=1)
         ax.set_title(wrap(score, 40, 2), fontsize=10)
         ax.set_xlabel(label)
-        axis(ax, score, table[table["score"] == score])
+        rows_of = table[table["score"] == score]
+        scale_axis(ax, scale_for(score, scale, summary_scale(rows_of)), difference=difference)
         repeat_on_top(ax, height)
         if panel > 0 and not single:
             ax.set_yticklabels([])

@@ -149,11 +149,6 @@ class FittedMargins(LayoutEngine):
         _fit(fig, self._title)
 
 
-def fit_margins(figure: Figure, title: Text | None = None) -> None:
-    """Lay `figure` out with `FittedMargins` (`title`: the figure's title, if any)."""
-    figure.set_layout_engine(FittedMargins(title))
-
-
 def lay_out(figure: Figure, dpi: float) -> None:
     """Fit `figure`'s margins now, at the `dpi` it will be saved at, and drop its engine: saving
     a figure that has a layout engine draws it twice, once only to lay it out."""
@@ -178,12 +173,10 @@ def _fit(figure: Figure, title: Text | None) -> None:
         where = ax.get_subplotspec()
         assert where is not None
         needs_left, needs_right, needs_bottom, needs_top = _room(ax, dpi)
-        first_column, last_column = where.colspan.start, where.colspan.stop - 1
-        first_row, last_row = where.rowspan.start, where.rowspan.stop - 1
-        left[first_column] = max(left[first_column], needs_left)
-        right[last_column] = max(right[last_column], needs_right)
-        top[first_row] = max(top[first_row], needs_top)
-        bottom[last_row] = max(bottom[last_row], needs_bottom)
+        first, last = where.colspan.start, where.colspan.stop - 1
+        left[first], right[last] = max(left[first], needs_left), max(right[last], needs_right)
+        first, last = where.rowspan.start, where.rowspan.stop - 1
+        top[first], bottom[last] = max(top[first], needs_top), max(bottom[last], needs_bottom)
     width, height = (float(v) * _POINTS for v in figure.get_size_inches())
     renderer = _ruler(dpi)[1]
     widest = max((one.get_window_extent(renderer).width for one in figure.legends), default=0.0)

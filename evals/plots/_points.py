@@ -49,8 +49,7 @@ def metric_figure(
     table = rows.assign(question=rows["question"].astype(str), group=rows["group"].astype(str))
     n_questions, n_groups = len(question_list), len(group_list)
     width = float(np.clip(1.2 + n_questions * (0.35 + 0.12 * n_groups), 6.0, 24.0))
-    figure, axes = new_figure(width, 4.8)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(width, 4.8)
     spread = min(0.7, 0.16 * n_groups)
     offsets = np.linspace(-spread / 2, spread / 2, n_groups) if n_groups > 1 else np.zeros(1)
     cells = {(r["group"], r["question"]): r for r in table.to_dict("records")}
@@ -97,8 +96,7 @@ def history_figure(
         for r in rows.to_dict("records")
     }
     groups, styles = group_styles(rows["group"])
-    figure, axes = new_figure(max(6.0, 1.4 + 1.1 * len(runs)), 4.6)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(max(6.0, 1.4 + 1.1 * len(runs)), 4.6)
     spread = min(0.3, 0.06 * len(groups))
     offsets = np.linspace(-spread, spread, len(groups)) if len(groups) > 1 else np.zeros(1)
     for gi, group in enumerate(groups):
@@ -146,8 +144,7 @@ def cost_figure(
     if rows.empty:
         raise ValueError(f"no priced group has the score {score!r} in the cost table")
     group_list, styles = group_styles(rows["group"], groups)
-    figure, axes = new_figure(7.2, 4.6)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(7.2, 4.6)
     records = rows[rows["group"].astype(str).isin(group_list)].to_dict("records")
     for whole in (False, True):
         points = [

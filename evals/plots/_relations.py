@@ -4,6 +4,7 @@ group, and a score along the checkpoints of each fine-tuning job."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,8 +42,7 @@ def scatter_figure(
     groups, styles = group_styles(data["group"], order)
     many = len(data) > MAX_SCATTER_POINTS
     shown = data.sample(n=MAX_SCATTER_POINTS, random_state=DEFAULT_SEED) if many else data
-    figure, axes = new_figure(9.5, 6.2)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(9.5, 6.2)
     alpha = float(np.clip(30 / np.sqrt(len(shown)), 0.08, 0.7))
     rank = shown["group"].map({g: i for i, g in enumerate(groups)}).to_numpy()
     shown = shown.iloc[np.argsort(rank, kind="stable")]  # each group over the one before
@@ -51,7 +51,7 @@ def scatter_figure(
         mine = [g for g in groups if styles[g][1] == marker]
         part = shown[shown["group"].isin(mine)]
         colour = [styles[g][0] for g in part["group"]]
-        options = {"s": 10, "alpha": alpha, "linewidths": 0, "rasterized": True}
+        options: dict[str, Any] = {"s": 10, "alpha": alpha, "linewidths": 0, "rasterized": True}
         ax.scatter(part["x"], part["y"], c=colour, marker=marker, **options)
         ax.scatter(
             means.loc[mine, "x"],
@@ -98,8 +98,7 @@ def checkpoints_figure(
         raise ValueError("no model with a training step has a valid score; pass steps=")
     table = pd.DataFrame(rows, columns=["group", "line", "step", "mean", "low", "high"])
     groups, styles = group_styles(table["group"], order)
-    figure, axes = new_figure(9.5, 5.2)
-    ax = axes[0][0]
+    figure, (ax,) = new_figure(9.5, 5.2)
     for group in groups:
         colour, marker = styles[group]
         for _, part in table[table["group"] == group].groupby("line", sort=False):

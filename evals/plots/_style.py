@@ -16,7 +16,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from evals.plots._layout import fit_margins
+from evals.plots._layout import FittedMargins
 
 OTHER = "[OTHER]"
 OTHER_COLOUR = (0.78, 0.78, 0.78)
@@ -81,13 +81,13 @@ def _look() -> Any:
     return {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", font_scale=0.9)}
 
 
-def new_figure(width: float, height: float, ncols: int = 1, nrows: int = 1) -> tuple[Figure, Any]:
-    """A figure with constrained layout and its grid of axes in seaborn's clean style, light
-    grid lines and no top or right spine."""
+def new_figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    """A figure with constrained layout and its row of `ncols` axes in seaborn's clean style,
+    light grid lines and no top or right spine."""
     with mpl.rc_context(_look()):
         figure = Figure(figsize=(width, height), layout="constrained")
-        axes = figure.subplots(nrows, ncols, squeeze=False)
-    for ax in axes.flat:
+        axes = list(figure.subplots(1, ncols, squeeze=False)[0])
+    for ax in axes:
         ax.grid(True, axis="both", color="#e5e5e5", linewidth=0.8)
         ax.set_axisbelow(True)
         for side in ("top", "right"):
@@ -128,7 +128,7 @@ def finish(
     fitted: bool = False,
 ) -> Figure:
     """The figure's legend right of the panels (two columns past 24 entries), its title on
-    two lines at most, and with `fitted` its margins fitted to the labels (`fit_margins`)."""
+    two lines at most, and with `fitted` its margins fitted to the labels (`FittedMargins`)."""
     if handles:
         figure.legend(
             handles=handles,
@@ -140,7 +140,7 @@ def finish(
         )
     text = figure.suptitle(wrap(title, 90, 2), fontsize=11, fontweight="bold") if title else None
     if fitted:
-        fit_margins(figure, text)
+        figure.set_layout_engine(FittedMargins(text))
     return figure
 
 

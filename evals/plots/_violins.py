@@ -6,6 +6,7 @@ from __future__ import annotations
 import colorsys
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import seaborn as sns
@@ -76,22 +77,12 @@ def draw_violins(
         for value in np.percentile(finite, [25, 50, 75]):
             reach = float(np.interp(value, support, half))
             quartiles.append(np.array([[value, y - reach], [value, y + reach]]))
-    if bodies:
-        ax.add_collection(
-            PolyCollection(
-                bodies, facecolors=body_fills, edgecolors=edge, linewidths=_LINE_WIDTH, zorder=1
-            ),
-            autolim=False,
-        )
-    if quartiles:
-        styles = [(0.0, dashes) for dashes in _QUARTILE_DASHES] * (len(quartiles) // 3)
-        ax.add_collection(
-            LineCollection(
-                quartiles, colors=edge, linewidths=_LINE_WIDTH, linestyles=styles, zorder=2
-            ),
-            autolim=False,
-        )
-    if flat:
-        ax.add_collection(
-            LineCollection(flat, colors=edge, linewidths=_LINE_WIDTH, zorder=2), autolim=False
-        )
+    line: dict[str, Any] = {"edgecolors": edge, "linewidths": _LINE_WIDTH}
+    styles = [(0.0, dashes) for dashes in _QUARTILE_DASHES] * (len(quartiles) // 3)
+    for collection in (
+        PolyCollection(bodies, facecolors=body_fills, zorder=1, **line) if bodies else None,
+        LineCollection(quartiles, linestyles=styles, zorder=2, **line) if quartiles else None,
+        LineCollection(flat, zorder=2, **line) if flat else None,
+    ):
+        if collection is not None:
+            ax.add_collection(collection, autolim=False)

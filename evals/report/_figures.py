@@ -293,10 +293,7 @@ def draw_figures(
     drawn = _draw_many(plans, todo, embed, folder, file_format, processes)
     result = FigureSet([], [], [], reused=len(kept))
     for i, plan in enumerate(plans):
-        if i in kept:
-            result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(kept[i])))
-            continue
-        one = drawn[i]
+        one = _Drawn(kept[i]) if i in kept else drawn[i]
         if one.failure is not None:
             raise OutputError(one.failure[0], hint=one.failure[1])
         if one.problem is not None:
@@ -304,7 +301,7 @@ def draw_figures(
             continue
         if one.png is not None:
             result.embedded.append(EmbeddedFigure(plan.name, plan.caption, _data_uri(one.png)))
-            if store is not None:
+            if store is not None and i not in kept:
                 store.keep(plan.name, one.png)
         if one.file is not None:
             result.files.append(one.file)

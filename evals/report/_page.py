@@ -64,7 +64,6 @@ def _run_facts(run: Run) -> list[tuple[str, str]]:
     info = run.info
     totals = info.get("totals", {})
     bought = info.get("bought", {})
-    stats = run.statistics
     pairs = [
         ("run folder", str(run.path.name)),
         ("questions", ", ".join(run.questions)),
@@ -86,7 +85,7 @@ def _run_facts(run: Run) -> list[tuple[str, str]]:
             f"${bought.get('cost', 0):,.4f} for {bought.get('samples', 0):,} samples bought "
             f"(judges included), {bought.get('cached_samples', 0):,} from the cache",
         ),
-        ("95% intervals", _interval_text(stats)),
+        ("95% intervals", _interval_text(run.statistics)),
         (
             "baseline",
             baseline_words(run.baseline)

@@ -63,14 +63,8 @@ def build_payload(run: Run) -> dict[str, Any]:
     use; None where a row has none recorded, as in runs written before that column)."""
     infos = [run.question_info(name) for name in run.questions]
     score_names = list(dict.fromkeys(s for name in run.questions for s in run.scores(name)))
-    text_names = list(
-        dict.fromkeys(
-            judge
-            for info in infos
-            for judge, kind in info.get("judges", {}).items()
-            if kind == "free_form_judge"
-        )
-    )
+    judges = [pair for info in infos for pair in info.get("judges", {}).items()]
+    text_names = list(dict.fromkeys(judge for judge, kind in judges if kind == "free_form_judge"))
     frames = run.frames()
     rows = pd.concat(
         [frames[name].assign(_q=qi) for qi, name in enumerate(run.questions)], ignore_index=True

@@ -40,6 +40,11 @@ def _draw(kind: str, *args: Any, **options: Any) -> Figure:
     return figure
 
 
+def _plan(name: str, caption: str, kind: str, /, *args: Any, **options: Any) -> FigurePlan:
+    """The plan of drawing `evals.plots.<kind>(*args, **options)`."""
+    return FigurePlan(name, caption, partial(_draw, kind, *args, **options))
+
+
 def _interval_words(run: Run) -> str:
     return describe_method(str(run.statistics.get("method", "hierarchical")))
 
@@ -77,25 +82,15 @@ def headline_plans(run: Run) -> list[FigurePlan]:
     words = _interval_words(run)
     shares = summary[(summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)]
     for metric in dict.fromkeys(shares["score"].astype(str)):
-        plans.append(
-            FigurePlan(
-                f"{_slug(metric)}-per-question",
-                f"{_share_words(metric)} per question and group with its 95% interval "
-                f"({words}); the pooled row last.",
-                partial(_draw, "metric_figure", summary, metric, groups=groups),
-            )
-        )
+        name = f"{_slug(metric)}-per-question"
+        caption = f"{_share_words(metric)} per question and group with its 95% interval "
+        caption += f"({words}); the pooled row last."
+        plans.append(_plan(name, caption, "metric_figure", summary, metric, groups=groups))
     if summary["question"].nunique() >= 2:
-        plans.append(
-            FigurePlan(
-                "means-per-question",
-                f"Each group's mean with its 95% interval ({words}), per question and score, "
-                "each score on its own scale.",
-                partial(
-                    _draw, "means_figure", summary, groups=groups, title="Mean score per group"
-                ),
-            )
-        )
+        caption = f"Each group's mean with its 95% interval ({words}), per question and score, "
+        caption += "each score on its own scale."
+        means = partial(_draw, "means_figure", summary, groups=groups, title="Mean score per group")
+        plans.append(FigurePlan("means-per-question", caption, means))
     return plans
 
 
@@ -108,15 +103,12 @@ def cost_plans(run: Run) -> list[FigurePlan]:
     costs = run.costs()
     if costs is None or costs.empty or costs["score"].isna().all():
         return []
-    score = headline_score(costs["score"].dropna())
-    if score is None:
-        return []
+    score = headline_score(costs["score"].dropna())  # some score: not all are missing
     caption = (
         f"{score} (its 95% interval over the group's seeds) against the answers' cost per "
         "1,000 samples, per group (filled) and model (hollow); judge costs are not included."
     )
-    draw = partial(_draw, "cost_figure", costs, score, groups=list(run.groups))
-    return [FigurePlan(COST_FIGURE, caption, draw)]
+    return [_plan(COST_FIGURE, caption, "cost_figure", costs, score, groups=list(run.groups))]
 
 
 def curves_plans(run: Run) -> list[FigurePlan]:
@@ -157,7 +149,7 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
     plans: list[FigurePlan] = []
 
     def add(suffix: str, caption: str, kind: str, *args: Any, **options: Any) -> None:
-        plans.append(FigurePlan(prefix + suffix, caption, partial(_draw, kind, *args, **options)))
+        plans.append(_plan(prefix + suffix, caption, kind, *args, **options))
 
     if not summary.empty:
         caption = f"Each group's mean with its 95% interval: {_interval_words(run)}."
@@ -171,18 +163,8 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
         facts = {m: f for m, f in run.info.get("models", {}).items() if isinstance(f, dict)}
         steps = {m: f.get("step") for m, f in facts.items()}
         if len({steps.get(str(m)) for m in frame["model"].unique()} - {None}) >= 2:
-            add(
-                "checkpoints",
-                f"{scores[0]} against training step, one line per fine-tuning job.",
-                "checkpoints_figure",
-                frame,
-                scores[0],
-                steps,
-                jobs={m: f.get("job") for m, f in facts.items()},
-                order=order,
-                title=name,
-                scale=scales,
-            )
+            caption = f"{scores[0]} against training step, one line per fine-tuning job."
+            add("checkpoints", caption, "plot_frame", frame, "checkpoints", steps=facts, **drawn)
     if kind == "next_token":
         caption = "Mean probability of the first token per group (rare tokens in [OTHER])."
         add("next-token", caption, "plot_frame", frame, "next_token", min_fraction=0.02, **drawn)

@@ -86,9 +86,7 @@ def score_plan(
         metrics = default_metrics(columns)
         scales = {}
     chosen = {metric.name: metric for metric in metrics}
-    for metric in extra:
-        if metric.applies_to(columns):
-            chosen[metric.name] = metric
+    chosen |= {metric.name: metric for metric in extra if metric.applies_to(columns)}
     present = [m for m in chosen.values() if m.applies_to(frame.columns)]
     return ScorePlan(list(columns), present, dict(scales))
 
@@ -148,12 +146,9 @@ def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
         return PriceShare()
     from labmgr.pricing import BATCH_DISCOUNT  # the price table loads only when needed
 
-    def share(batch: object) -> float:
-        return BATCH_DISCOUNT if batch else 1.0
-
     return PriceShare(
-        share(settings.get("batch")),
-        {str(judge): share(batch) for judge, batch in judged.items()},
+        BATCH_DISCOUNT if settings.get("batch") else 1.0,
+        {str(judge): BATCH_DISCOUNT if batch else 1.0 for judge, batch in judged.items()},
     )
 
 
@@ -188,26 +183,17 @@ def write_statistics(
         by=list(by),
         price_share=price_share,
     )
-    summary.to_csv(folder / SUMMARY_FILE, index=False)
-    costs = cost_table(frames, scores, scales=scales, price_share=price_share)
-    costs.to_csv(folder / COSTS_FILE, index=False)
-    tables = {
-        COMPARISONS_FILE: None
-        if baseline is None
-        else compare_groups(frames, baseline, scores, scales=scales, by=list(by)),
-        AGREEMENT_FILE: agreement_table(
-            frames,
-            {name: plan.columns for name, plan in plans.items()},
-            {name: plan.metrics for name, plan in plans.items()},
-            scales,
-            labels,
-        ),
-    }
-    for file, table in tables.items():
-        if table is None:
-            (folder / file).unlink(missing_ok=True)
-        else:
-            table.to_csv(folder / file, index=False)
+    write_table(folder, SUMMARY_FILE, summary)
+    write_table(
+        folder, COSTS_FILE, cost_table(frames, scores, scales=scales, price_share=price_share)
+    )
+    if baseline is not None:
+        comparisons = compare_groups(frames, baseline, scores, scales=scales, by=list(by))
+    write_table(folder, COMPARISONS_FILE, None if baseline is None else comparisons)
+    columns = {name: plan.columns for name, plan in plans.items()}
+    metrics = {name: plan.metrics for name, plan in plans.items()}
+    agreement = agreement_table(frames, columns, metrics, scales, labels)
+    write_table(folder, AGREEMENT_FILE, agreement)
     return {
         "method": method,
         "resamples": resamples,
@@ -265,6 +251,14 @@ def analyze_run(
             hint="Check the run folder's permissions, then run again.",
         ) from None
     return load_run(loaded.path)
+
+
+def write_table(folder: Path, file: str, table: pd.DataFrame | None) -> None:
+    """`table` as the CSV `file` of the run folder; None removes an older run's file."""
+    if table is None:
+        (folder / file).unlink(missing_ok=True)
+    else:
+        table.to_csv(folder / file, index=False)
 
 
 def write_run_file(folder: Path, content: Mapping[str, Any]) -> None:

@@ -50,15 +50,15 @@ def compare_runs(run_a: Run | str | Path, run_b: Run | str | Path) -> pd.DataFra
         sort=False,
     )
     mean_a, mean_b = merged["mean_a"].to_numpy(float), merged["mean_b"].to_numpy(float)
-    outside_a = (mean_b < merged["ci_low_a"].to_numpy(float)) | (
-        mean_b > merged["ci_high_a"].to_numpy(float)
-    )
-    outside_b = (mean_a < merged["ci_low_b"].to_numpy(float)) | (
-        mean_a > merged["ci_high_b"].to_numpy(float)
-    )
+
+    def outside(mean: np.ndarray, run: str) -> np.ndarray:  # `mean` outside `run`'s interval
+        low, high = (merged[f"ci_{end}_{run}"].to_numpy(float) for end in ("low", "high"))
+        return np.asarray((mean < low) | (mean > high))
+
+    moved = outside(mean_b, "a") & outside(mean_a, "b")
     side = merged["_merge"].to_numpy()
     merged["status"] = np.select(
-        [side == "left_only", side == "right_only", outside_a & outside_b],
+        [side == "left_only", side == "right_only", moved],
         ["only in A", "only in B", "moved"],
         "same",
     ).astype(object)

@@ -15,7 +15,7 @@ import pyarrow as pa
 from evals.errors import RunFolderError
 from evals.runs._human import AGREEMENT_FILE, LABELS_FILE
 from evals.runs._samples_file import read_samples
-from evals.stats import SHARE, Metric, MetricError, Scale, default_metrics
+from evals.stats import SHARE, SUMMARY_COLUMNS, Metric, MetricError, Scale, default_metrics
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
@@ -71,8 +71,7 @@ class Run:
 
     def metrics(self, name: str) -> list[Metric]:
         """The question's derived metrics as recorded (else the defaults of its scores)."""
-        info = self.question_info(name)
-        specs = info.get("metrics")
+        specs = self.question_info(name).get("metrics")
         if specs is None:
             return default_metrics(self.scores(name))
         try:
@@ -201,8 +200,6 @@ def load_run(path: str | Path) -> Run:
     text = {"question", "group", "baseline", *(str(f) for f in statistics.get("by") or [])}
     summary = _read_table(folder / SUMMARY_FILE, text)
     if summary is None:
-        from evals.stats import SUMMARY_COLUMNS
-
         summary = pd.DataFrame(columns=SUMMARY_COLUMNS)
     return Run(folder, info, summary, _read_table(folder / COMPARISONS_FILE, text))
 

@@ -106,8 +106,7 @@ def agreement_table(
     for score, parts in pooled.items():
         if len(parts) < 2 or len({scale for _, _, scale, _ in parts}) != 1:
             continue
-        judge = np.concatenate([p[0] for p in parts])
-        labelled = np.concatenate([p[1] for p in parts])
+        judge, labelled = (np.concatenate([p[side] for p in parts]) for side in (0, 1))
         used = [m for p in parts for m in p[3]]
         rows.append(_row(ALL_QUESTIONS, score, judge, labelled, parts[0][2], used))
     if not rows:
@@ -151,22 +150,12 @@ def disagreements(run: Run, largest: int = 10) -> pd.DataFrame:
                 continue
             scale = run.scales(name).get(score) or score_scale(score)
             judge = pd.to_numeric(rows[score], errors="coerce").astype(float)
-            found.append(
-                pd.DataFrame(
-                    {
-                        "question": name,
-                        "score": score,
-                        "id": sample_ids(rows, name, key).to_numpy(),
-                        "model": rows["model"].astype(str).to_numpy(),
-                        "group": rows["group"].astype(str).to_numpy(),
-                        "prompt": rows["question"].astype(str).to_numpy(),
-                        "answer": rows["answer"].astype(str).to_numpy(),
-                        "judge": judge.to_numpy(),
-                        "human": rows[human].astype(float).to_numpy(),
-                        "_gap": ((judge - rows[human]).abs() / scale.width).to_numpy(),
-                    }
-                )
+            texts = rows[["model", "group", "question", "answer"]].astype(str)
+            part = texts.rename(columns={"question": "prompt"}).assign(
+                question=name, score=score, id=sample_ids(rows, name, key).to_numpy(), judge=judge
             )
+            part["human"] = rows[human].astype(float)
+            found.append(part.assign(_gap=(judge - part["human"]).abs() / scale.width))
     if not found:
         return pd.DataFrame(columns=columns)
     table = pd.concat(found, ignore_index=True)

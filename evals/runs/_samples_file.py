@@ -79,22 +79,16 @@ def _stored(values: list[Any], kind: str) -> pa.Array:
 def _map_array(values: list[dict[Any, float] | None], map_type: pa.MapType) -> pa.Array:
     """`pa.array(values, type=map_type)`, built from the flat keys and values of each distinct
     dict once (rows share one verdict's dicts), then taken per row: several times faster."""
-    position: dict[int, int] = {}
-    distinct: list[dict[Any, float]] = []
-    rows: list[int | None] = []
+    distinct: dict[int, dict[Any, float]] = {}  # by id, in order of first use
     for value in values:
-        if value is None:
-            rows.append(None)
-            continue
-        at = position.get(id(value))
-        if at is None:
-            at = position[id(value)] = len(distinct)
-            distinct.append(value)
-        rows.append(at)
+        if value is not None:
+            distinct.setdefault(id(value), value)
+    at = {key: i for i, key in enumerate(distinct)}
+    rows = [None if value is None else at[id(value)] for value in values]
     offsets: list[int] = [0]
     keys: list[Any] = []
     items: list[float] = []
-    for value in distinct:
+    for value in distinct.values():
         keys.extend(value)
         items.extend(value.values())
         offsets.append(len(keys))

@@ -28,6 +28,7 @@ from evals.runs._analysis import (
     score_plan,
     write_run_file,
     write_statistics,
+    write_table,
 )
 from evals.runs._folder import (
     CURVES_FILE,
@@ -145,36 +146,24 @@ def _frame_factors(frame: pd.DataFrame) -> dict[str, list[str]]:
 def _question_entry(
     name: str, frame: pd.DataFrame, question: Question | None, plan: ScorePlan
 ) -> dict[str, Any]:
+    """run.json's entry of a question: from the question, else read from its frame."""
     if question is None:
-        return {
-            "name": name,
-            "type": _guess_type(frame),
-            **plan.record(),
-            "judges": _judges(frame),
-            "prompts": _prompts(frame),
-            "factors": _frame_factors(frame),
-        }
-    return {
-        "name": name,
-        "type": question.type_name,
-        **plan.record(),
-        "judges": {
-            j: q.type_name for j, q in question.judge_questions().items() if j in frame.columns
-        },
-        "prompts": [str(p) for p in question.question_texts()],
-        "factors": question.factor_levels(),
-        "definition": question.model_dump(mode="json", exclude_none=True),
-    }
+        kind, judges, prompts = _guess_type(frame), _judges(frame), _prompts(frame)
+        factors, definition = _frame_factors(frame), {}
+    else:
+        kind, prompts = question.type_name, [str(p) for p in question.question_texts()]
+        asked = question.judge_questions().items()
+        judges = {j: q.type_name for j, q in asked if j in frame.columns}
+        factors = question.factor_levels()
+        definition = {"definition": question.model_dump(mode="json", exclude_none=True)}
+    record = {"name": name, "type": kind, **plan.record(), "judges": judges, "prompts": prompts}
+    return {**record, "factors": factors, **definition}
 
 
 def _groups_of(frames: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
-    groups: dict[str, dict[str, None]] = {}
-    for frame in frames.values():
-        for group, model in zip(
-            frame["group"].astype(str), frame["model"].astype(str), strict=True
-        ):
-            groups.setdefault(group, {})[model] = None
-    return {group: list(models) for group, models in groups.items()}
+    pairs = pd.concat([f[["group", "model"]].astype(str) for f in frames.values()])
+    unique = pairs.drop_duplicates()
+    return {str(g): list(part["model"]) for g, part in unique.groupby("group", sort=False)}
 
 
 def prepare_folder(
@@ -277,16 +266,12 @@ def write_run(
             settings=settings,
         )
         content["settings"] = settings
-        if by_model:
-            scores = {name: plan.scores for name, plan in plans.items()}
-            per_model = model_summary(frames, scores, resamples=resamples, seed=seed)
-            per_model.to_csv(folder / MODEL_SUMMARY_FILE, index=False)
-        else:  # not an old run's
-            (folder / MODEL_SUMMARY_FILE).unlink(missing_ok=True)
-        if curves is not None and not curves.empty:
-            curves.to_csv(folder / CURVES_FILE, index=False)
-        else:
-            (folder / CURVES_FILE).unlink(missing_ok=True)
+        scores = {name: plan.scores for name, plan in plans.items()}
+        per_model = (
+            model_summary(frames, scores, resamples=resamples, seed=seed) if by_model else None
+        )
+        write_table(folder, MODEL_SUMMARY_FILE, per_model)
+        write_table(folder, CURVES_FILE, None if curves is None or curves.empty else curves)
         content["questions"] = entries
         content["totals"] = {
             key: sum(e["totals"][key] for e in entries)

@@ -16,6 +16,7 @@ from evals.stats._seeds import (
     METHODS,
     Interval,
     Method,
+    check_confidence,
     empty_interval,
     labelled_values,
     seed_interval,
@@ -58,8 +59,7 @@ def _percentiles(estimates: FloatArray, confidence: float) -> tuple[float, float
 def _check(resamples: int, confidence: float) -> None:
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    check_confidence(confidence)
 
 
 def plain_bootstrap(
@@ -70,15 +70,9 @@ def plain_bootstrap(
     seed: int = DEFAULT_SEED,
 ) -> Interval:
     """Percentile interval of the mean of `values`, resampling them as one pool (NaN dropped)."""
-    _check(resamples, confidence)
     data = np.asarray(values, dtype=float)
     data = data[~np.isnan(data)]
-    if data.size == 0:
-        return empty_interval()
-    _, sample_rng = _generators(seed)
-    estimates = _resampled_means(data, resamples, sample_rng)
-    low, high = _percentiles(estimates, confidence)
-    return Interval(float(data.mean()), low, high, 1, int(data.size), sampling_only=True)
+    return _bootstrap([data] if data.size else [], resamples, confidence, seed, False)
 
 
 def hierarchical_bootstrap(
@@ -91,27 +85,39 @@ def hierarchical_bootstrap(
 ) -> Interval:
     """Percentile interval of the mean of model means: each resample draws the models with
     replacement, then each drawn model's samples with replacement (NaN dropped first)."""
+    return _bootstrap(_per_model(values, models), resamples, confidence, seed, True)
+
+
+def _bootstrap(
+    per_model: list[FloatArray], resamples: int, confidence: float, seed: int, hierarchical: bool
+) -> Interval:
+    """The mean of the models' means with its percentile interval: `hierarchical` draws the
+    models with replacement, then each drawn model's samples; else the models are kept and
+    only their samples resampled (sampling noise only)."""
     _check(resamples, confidence)
-    per_model = _per_model(values, models)
     if not per_model:
         return empty_interval()
     n_models = len(per_model)
     pick_rng, sample_rng = _generators(seed)
-    picks = pick_rng.integers(0, n_models, size=(resamples, n_models))
-    counts = np.bincount(picks.ravel(), minlength=n_models)
-    drawn = np.concatenate(
-        [
-            _resampled_means(samples, int(count), sample_rng)
-            for samples, count in zip(per_model, counts, strict=True)
-        ]
-    )
-    slot_means = np.empty(picks.size)
-    slot_means[np.argsort(picks.ravel(), kind="stable")] = drawn
-    estimates = slot_means.reshape(resamples, n_models).mean(axis=1)
+    if hierarchical:
+        picks = pick_rng.integers(0, n_models, size=(resamples, n_models))
+        counts = np.bincount(picks.ravel(), minlength=n_models)
+        drawn = np.concatenate(
+            [
+                _resampled_means(samples, int(count), sample_rng)
+                for samples, count in zip(per_model, counts, strict=True)
+            ]
+        )
+        slot_means = np.empty(picks.size)
+        slot_means[np.argsort(picks.ravel(), kind="stable")] = drawn
+        estimates = slot_means.reshape(resamples, n_models).mean(axis=1)
+    else:
+        estimates = np.mean([_resampled_means(s, resamples, sample_rng) for s in per_model], axis=0)
     low, high = _percentiles(estimates, confidence)
     point = float(np.mean([samples.mean() for samples in per_model]))
     size = sum(len(samples) for samples in per_model)
-    return Interval(point, low, high, n_models, size, sampling_only=n_models == 1)
+    only = not hierarchical or n_models == 1
+    return Interval(point, low, high, n_models, size, sampling_only=only)
 
 
 def _per_model(
@@ -127,28 +133,6 @@ def _per_model(
     return np.split(data[order], bounds)
 
 
-def _within_models_bootstrap(
-    values: Sequence[float] | npt.ArrayLike,
-    models: Sequence[object] | npt.ArrayLike,
-    *,
-    resamples: int,
-    confidence: float,
-    seed: int,
-) -> Interval:
-    """The plain bootstrap of a group: the mean of its models' means, each model's samples
-    resampled and the models kept (sampling noise only; one model: `plain_bootstrap`)."""
-    _check(resamples, confidence)
-    per_model = _per_model(values, models)
-    if not per_model:
-        return empty_interval()
-    _, sample_rng = _generators(seed)
-    drawn = [_resampled_means(samples, resamples, sample_rng) for samples in per_model]
-    low, high = _percentiles(np.mean(drawn, axis=0), confidence)
-    point = float(np.mean([samples.mean() for samples in per_model]))
-    size = sum(len(samples) for samples in per_model)
-    return Interval(point, low, high, len(per_model), size, sampling_only=True)
-
-
 def bootstrap_interval(
     values: Sequence[float] | npt.ArrayLike,
     models: Sequence[object] | npt.ArrayLike | None = None,
@@ -161,19 +145,14 @@ def bootstrap_interval(
     """`hierarchical_bootstrap` (needs `models`) or the plain bootstrap, by `method`: of the
     values as one pool without `models`, with them of the mean of the models' means (each
     model's samples resampled, the models kept)."""
-    if method == "plain":
-        if models is None:
-            return plain_bootstrap(values, resamples=resamples, confidence=confidence, seed=seed)
-        return _within_models_bootstrap(
-            values, models, resamples=resamples, confidence=confidence, seed=seed
-        )
-    if method == "hierarchical":
-        if models is None:
+    if method not in ("hierarchical", "plain"):
+        raise ValueError(f"unknown method {method!r}; use 'hierarchical' or 'plain'")
+    if models is None:
+        if method == "hierarchical":
             raise ValueError("the hierarchical bootstrap needs the model of each value")
-        return hierarchical_bootstrap(
-            values, models, resamples=resamples, confidence=confidence, seed=seed
-        )
-    raise ValueError(f"unknown method {method!r}; use 'hierarchical' or 'plain'")
+        return plain_bootstrap(values, resamples=resamples, confidence=confidence, seed=seed)
+    per_model = _per_model(values, models)
+    return _bootstrap(per_model, resamples, confidence, seed, method == "hierarchical")
 
 
 def group_interval(

@@ -15,7 +15,7 @@ import pandas as pd
 from evals.stats._frames import ALL_QUESTIONS, Score, ScoreScales, by_columns, score_cells, with_by
 from evals.stats._metrics import Metric
 from evals.stats._scales import Scale
-from evals.stats._seeds import SeedMeans, seed_means
+from evals.stats._seeds import SeedMeans, check_confidence, seed_means, t_quantile
 
 DIFFERENCE_COLUMNS = [
     "n_models",
@@ -66,8 +66,7 @@ class Difference:
 
 def difference_of(group: SeedMeans, baseline: SeedMeans, *, confidence: float = 0.95) -> Difference:
     """The difference of two groups' means with its interval and p-value."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    check_confidence(confidence)
     welch = group.n_models > 1 and baseline.n_models > 1
     difference = group.mean - baseline.mean
     low, high, p_value = t_test(
@@ -111,16 +110,9 @@ def _welch_df(sides: Sequence[tuple[float, float]]) -> float:
 def _critical(sides: Sequence[tuple[float, float]], alpha: float, welch: bool) -> float:
     """The two-sided critical value at level `alpha` for a difference of `sides`."""
     if welch:
-        return _upper_quantile(alpha / 2, _welch_df(sides))
+        return t_quantile(alpha / 2, _welch_df(sides))
     used = [(v, df) for v, df in sides if v > 0]
-    return sum(v * _upper_quantile(alpha / 2, df) for v, df in used) / sum(v for v, _ in used)
-
-
-def _upper_quantile(tail: float, df: float) -> float:
-    """The t quantile with `tail` above it (scipy's ufunc: fast, precise in the far tail)."""
-    from scipy import special  # loaded when first needed
-
-    return -float(special.stdtrit(df, tail))
+    return sum(v * t_quantile(alpha / 2, df) for v, df in used) / sum(v for v, _ in used)
 
 
 def _p_value(statistic: float, sides: Sequence[tuple[float, float]], welch: bool) -> float:

@@ -156,11 +156,7 @@ def scale_of(question: str, score: Score, scales: ScoreScales | None) -> Scale:
 
 def by_columns(by: str | Sequence[str] | None) -> list[str]:
     """`by` as a list of factor names (a single name, several, or none)."""
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    return [str(name) for name in by]
+    return [by] if isinstance(by, str) else [str(name) for name in by or ()]
 
 
 def with_by(columns: Sequence[str], by: Sequence[str]) -> list[str]:

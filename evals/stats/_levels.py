@@ -138,32 +138,22 @@ def _rows(
     cells: Mapping[tuple[str, str], Pool],
     confidence: float,
 ) -> list[dict[str, Any]]:
+    """Each group's levels against its `baseline_level` (`cells` by group and level), in the
+    order of the groups and then their levels."""
     rows = []
-    groups = list(dict.fromkeys(group for group, _ in cells))
-    for group in groups:
+    for group in dict.fromkeys(group for group, _ in cells):
         reference = cells.get((group, baseline_level))
         if reference is None:
             continue
+        seen = dict.fromkeys(m for c in reference.cells for m in c.models.tolist())
+        order = {m: i for i, m in enumerate(seen)}
         for (other_group, level), cell in cells.items():
             if other_group != group or level == baseline_level:
                 continue
-            both = _valid_models(reference) & _valid_models(cell)
-            if not both:
-                continue
-            seen = dict.fromkeys(m for c in reference.cells for m in c.models.tolist())
-            order = {m: i for i, m in enumerate(seen)}
-            result = paired_difference(
-                _seeds(cell, both, order), _seeds(reference, both, order), confidence=confidence
-            )
-            rows.append(
-                {
-                    "question": question,
-                    "score": score,
-                    "group": group,
-                    "factor": factor,
-                    "level": level,
-                    "baseline_level": baseline_level,
-                    **difference_row(result, reference.scale),
-                }
-            )
+            if both := _valid_models(reference) & _valid_models(cell):
+                sides = (_seeds(cell, both, order), _seeds(reference, both, order))
+                result = paired_difference(*sides, confidence=confidence)
+                names = (question, score, group, factor, level, baseline_level)
+                row = dict(zip(LEVEL_COMPARISON_COLUMNS, names, strict=False))
+                rows.append(row | difference_row(result, reference.scale))
     return rows

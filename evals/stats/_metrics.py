@@ -68,11 +68,7 @@ class Condition:
     @classmethod
     def parse(cls, text: str) -> Condition:
         """`aligned < 30`, `aligned < 30 and coherent >= 50`, `50 < coherent`."""
-        tokens = _tokens(text)
-        condition, rest = _condition(tokens, 0, text, stop=())
-        if rest < len(tokens):
-            _fail(text, tokens[rest], "'and' or the end")
-        return condition
+        return _condition(_tokens(text), 0, text, stop=())[0]
 
     def holds(self, frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
         result = np.ones(len(frame), dtype=bool)
@@ -110,10 +106,8 @@ class Metric:
         name = tokens[0].text
         share, position = _condition(tokens, 2, text, stop=("among",))
         among = None
-        if position < len(tokens):
-            among, position = _condition(tokens, position + 1, text, stop=())
-            if position < len(tokens):
-                _fail(text, tokens[position], "'and' or the end")
+        if position < len(tokens):  # at `among`
+            among = _condition(tokens, position + 1, text, stop=())[0]
         return cls(name, share, among)
 
     @classmethod
@@ -222,7 +216,8 @@ def _first_wrong(first: _Token, op: _Token, second: _Token) -> tuple[_Token, str
 def _condition(
     tokens: list[_Token], start: int, text: str, stop: tuple[str, ...]
 ) -> tuple[Condition, int]:
-    """Comparisons joined by `and` from `tokens[start]` up to the end or a `stop` keyword."""
+    """Comparisons joined by `and` from `tokens[start]` up to the end or a `stop` keyword, and
+    the position reached; anything else is a `MetricError`."""
     thresholds = []
     position = start
     end = _Token("end", "", len(text))

@@ -72,6 +72,18 @@ def interval_row(interval: Interval, scale: Any) -> dict[str, Any]:
     }
 
 
+def check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+
+
+def t_quantile(tail: float, df: float) -> float:
+    """The t quantile with `tail` above it (scipy's ufunc: fast, precise in the far tail)."""
+    from scipy import special  # loaded when first needed
+
+    return -float(special.stdtrit(df, tail))
+
+
 def empty_interval(n_models: int = 0) -> Interval:
     return Interval(math.nan, math.nan, math.nan, n_models, 0)
 
@@ -197,16 +209,13 @@ def interval_of(
     """The t interval of `seeds.mean` (see the module docstring)."""
     from scipy import special  # loaded when first needed
 
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    check_confidence(confidence)
     mean = seeds.mean
     variance, df = seeds.variance()
+    t = t_quantile((1.0 - confidence) / 2, df)
     if math.isnan(mean) or math.isnan(variance):
-        return Interval(
-            mean, math.nan, math.nan, seeds.n_models, seeds.n_samples, seeds.sampling_only
-        )
-    t = -float(special.stdtrit(df, (1.0 - confidence) / 2))
-    if seeds.share:
+        low = high = math.nan
+    elif seeds.share:
         n = seeds.n_samples  # ½ a success and ½ a failure added: inside 0–1 even at 0 or 1
         centre = (seeds.mean * n + 0.5) / (n + 1)
         spread = math.sqrt(variance) / (centre * (1.0 - centre))

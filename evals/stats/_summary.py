@@ -70,14 +70,12 @@ def _no_error(errors: pd.Series) -> np.ndarray:
 
 def _counts(scores: np.ndarray, no_error: np.ndarray, metric: bool) -> tuple[float, int]:
     """(refusal rate, errors) of one cell; a metric has no refusal rate of its own."""
-    missing = np.isnan(scores)
-    failed = int(np.sum(~no_error)) if metric else int(np.sum(missing & ~no_error))
     if metric:
-        return float("nan"), failed
-    refusals = int(np.sum(missing & no_error))
-    answered = int(np.sum(~missing))
+        return float("nan"), int(np.sum(~no_error))
+    missing = np.isnan(scores)
+    refusals, answered = int(np.sum(missing & no_error)), int(np.sum(~missing))
     rate = refusals / (answered + refusals) if answered + refusals else float("nan")
-    return rate, failed
+    return rate, int(np.sum(missing & ~no_error))
 
 
 def summarize(
@@ -116,18 +114,10 @@ def summarize(
         costs = sample_costs(
             *(np.concatenate([paid[c.question][i][c.rows] for c in cells]) for i in (0, 1))
         )
-        row = {"question": question, "group": first.group, "score": first.name}
-        rows.append(
-            {
-                **row,
-                **interval_row(interval, first.scale),
-                "refusal_rate": counts[0],
-                "n_errors": counts[1],
-                "method": how,
-                **{column: costs[column] for column in SAMPLE_COST_COLUMNS},
-                **dict(zip(factors, first.levels, strict=True)),
-            }
-        )
+        row = {"question": question, "group": first.group, "score": first.name, "method": how}
+        row |= {"refusal_rate": counts[0], "n_errors": counts[1], **costs}  # costs: some unused
+        row |= interval_row(interval, first.scale)
+        rows.append(row | dict(zip(factors, first.levels, strict=True)))
 
     cells, pools = score_cells(frames, scores, metrics, scales, factors)
     for cell in cells:
@@ -161,7 +151,7 @@ def model_summary(
     """One row per question × group × model × score (`MODEL_SUMMARY_COLUMNS`): each model's
     own interval, a plain bootstrap of its samples (sampling noise only)."""
     metric_list = list(metrics)
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for question, frame in frames.items():
         chosen = question_scores(question, frame, scores, metric_list)
         for (group, model), part in frame.groupby(["group", "model"], sort=False):
@@ -170,21 +160,7 @@ def model_summary(
                 interval = plain_bootstrap(
                     values, resamples=resamples, confidence=confidence, seed=seed
                 )
-                refusal_rate, failed = _counts(
-                    values, _no_error(part["error"]), isinstance(score, Metric)
-                )
-                rows.append(
-                    {
-                        "question": question,
-                        "group": group,
-                        "model": model,
-                        "score": score_name(score),
-                        "n_samples": interval.n_samples,
-                        "mean": interval.mean,
-                        "ci_low": interval.low,
-                        "ci_high": interval.high,
-                        "refusal_rate": refusal_rate,
-                        "n_errors": failed,
-                    }
-                )
+                counts = _counts(values, _no_error(part["error"]), isinstance(score, Metric))
+                found = (interval.n_samples, interval.mean, interval.low, interval.high, *counts)
+                rows.append((question, group, model, score_name(score), *found))
     return pd.DataFrame(rows, columns=MODEL_SUMMARY_COLUMNS)
