@@ -87,8 +87,16 @@ def estimate_run(
 ) -> dict[str, Estimate]:
     """`{question name: Estimate}` for the same arguments as `run_questions`, checked as the
     run would check them; `options` are `Question.ask`'s."""
-    fields = {"samples": samples, "metrics": list(metrics), "baseline": baseline, "by": list(by)}
-    spec = RunSpec.create(questions, groups, **fields, judge=judge, judge_model=judge_model)
+    spec = RunSpec.create(
+        questions,
+        groups,
+        samples=samples,
+        metrics=list(metrics),
+        baseline=baseline,
+        by=list(by),
+        judge=judge,
+        judge_model=judge_model,
+    )
     ctx = run_context(**options)
     asked = spec.questions if judge else [q.without_judges() for q in spec.questions]
     return {question.name: question.estimate(spec.groups, context=ctx) for question in asked}
