@@ -218,6 +218,8 @@ def test_a_sweep_past_the_daily_limit_queues_the_rest_and_rerunning_adds_nothing
             SPEC.replace("gpt-4.1-mini", "o4-mini") + "method: reinforcement\ngrader: 5\n",
             ":6: grader: must be a grader mapping or the path of a grader file",
         ),
+        (SPEC + "name:\n", ":5: name: must be non-empty text"),  # not the text "None"
+        (SPEC + "suffix:\n", ":5: suffix: must be non-empty text"),
     ],
 )
 def test_a_bad_spec_is_one_sentence_naming_the_file_line_and_key(

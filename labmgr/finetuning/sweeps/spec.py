@@ -279,9 +279,9 @@ def read_sweep_spec(spec: str | Path) -> SweepSpec:
     if isinstance(out.grader, str):
         out.grader = _relative(out, out.grader, "grader")
     _hyperparameters(out, data.get("hyperparameters"))
-    for label in ("name", "suffix", "key"):
+    for label in ("name", "suffix", "key"):  # a key left empty in YAML is None: refused too
         value = data.get(label)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
+        if label in data and (not isinstance(value, str) or not value.strip()):
             raise out.error(label, "must be non-empty text")
     out.name, out.key = str(data.get("name", path.stem)).strip(), data.get("key")
     out.suffix = str(data.get("suffix", out.suffix))
