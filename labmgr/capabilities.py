@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from labmgr.errors import ConfigError
 from labmgr.pricing import base_of, first_match
 
 CAPABILITY_TABLE_DATE = "2025-08"
@@ -192,7 +193,17 @@ def capabilities_for(
     if found is None:
         return SourcedCapabilities(model, capabilities, family)
     pattern, override = found
-    return SourcedCapabilities(model, override.applied_to(capabilities), family, pattern)
+    try:
+        applied = override.applied_to(capabilities)
+    except ValidationError:  # the only check left: a default effort the model does not accept
+        efforts = ", ".join(override.reasoning_efforts or capabilities.reasoning_efforts)
+        raise ConfigError(
+            f"[models.\"{pattern}\"] in the lab's config: default_reasoning_effort "
+            f"{override.default_reasoning_effort!r} is not one of {model}'s reasoning_efforts "
+            f"({efforts})",
+            hint="Choose one of those efforts, or set reasoning_efforts in the same table.",
+        ) from None
+    return SourcedCapabilities(model, applied, family, pattern)
 
 
 def capability_table(

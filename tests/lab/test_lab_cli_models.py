@@ -57,6 +57,20 @@ def test_capabilities_show_the_labs_overrides(clean_lab_env: LabEnv) -> None:
     assert rows["my-vllm-*"]["logprobs"] is False
 
 
+def test_an_override_default_effort_a_model_does_not_accept_is_one_sentence(
+    clean_lab_env: LabEnv,
+) -> None:
+    assert runner.invoke(app, ["init"]).exit_code == 0
+    with (clean_lab_env.work / ".labmgr" / "config.toml").open("a") as config:
+        config.write('[models."o4-*"]\ndefault_reasoning_effort = "minimal"\n')
+    result = runner.invoke(app, ["models", "capabilities", "o4-mini"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.splitlines()[0] == (
+        'Error: [models."o4-*"] in the lab\'s config: default_reasoning_effort \'minimal\' '
+        "is not one of o4-mini's reasoning_efforts (low, medium, high)"
+    )
+
+
 def test_info_and_keys_say_which_endpoint_serves_which_models(
     clean_lab_env: LabEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
