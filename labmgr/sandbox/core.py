@@ -20,6 +20,8 @@ class Stats:
     """Requests per endpoint, usage per model, statuses, refusals, peak concurrency."""
 
     def __init__(self) -> None:
+        self.in_flight = 0
+        """Requests being answered now: a gauge, which a reset keeps."""
         self.reset()
 
     def reset(self) -> None:
@@ -30,8 +32,7 @@ class Stats:
         self.model_endpoints: dict[str, Counter[str]] = {}
         self.rate_limited: Counter[str] = Counter()
         """Refusals by enforced limits, per model asked."""
-        self.in_flight = 0
-        self.peak_concurrency = 0
+        self.peak_concurrency = self.in_flight
 
     def enter(self, endpoint: str) -> None:
         self.requests[endpoint] += 1
