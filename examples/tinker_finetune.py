@@ -15,8 +15,7 @@ from evals import groups_from_database, load_questions, run_questions
 from evals.groups import base_group
 from evals.stats import comparison_sentence
 from labmgr.demo import data_file
-from labmgr.finetuning import update
-from labmgr.finetuning.tinker import create_tinker
+from labmgr.finetuning import create_tinker, update
 
 BASE = "Qwen/Qwen3-8B"
 
