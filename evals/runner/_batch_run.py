@@ -186,9 +186,8 @@ class BatchRun:
         groups: dict[tuple[str, str], dict[str, list[int]]] = {}
         for key, ix in todo:
             want = self.wanted[(key, ix)]
-            groups.setdefault((want.endpoint.id, want.request.model), {}).setdefault(
-                key, []
-            ).append(ix)
+            group = groups.setdefault((want.endpoint.id, want.request.model), {})
+            group.setdefault(key, []).append(ix)
         for (endpoint_id, model), by_key in groups.items():
             endpoint = self.endpoints[endpoint_id]
             lines: list[PlannedLine] = []
