@@ -204,11 +204,14 @@ def _claimed(
         models = {w.request.cache_key: w.request.model for w in pending}
         done = cache.landed(ours)  # stored by another process between our read and claim
         batched = _in_batches(cache, ours - done, outcome)
-        for skipped, landed in ((done, 1), (batched, 0)):
-            if skipped:
-                claims.release(sorted(skipped))
-            for key, _ in skipped:
-                progress.done(models[key], landed, 1 - landed, 0.0)
+        if done:
+            claims.release(sorted(done))
+            for key, _ in done:
+                progress.done(models[key], 1, 0, 0.0)
+        if batched:
+            claims.release(sorted(batched))
+            for key, _ in batched:
+                progress.done(models[key], 0, 1, 0.0)
         mine = _restricted(pending, ours - done - batched)
         theirs = _restricted(pending, set(items) - ours)
         if mine:
