@@ -198,7 +198,7 @@ def capabilities_for(
     except ValidationError:  # the only check left: a default effort the model does not accept
         efforts = ", ".join(override.reasoning_efforts or capabilities.reasoning_efforts)
         raise ConfigError(
-            f"[models.\"{pattern}\"] in the lab's config: default_reasoning_effort "
+            f'[models."{pattern}"] in the lab\'s config: default_reasoning_effort '
             f"{override.default_reasoning_effort!r} is not one of {model}'s reasoning_efforts "
             f"({efforts})",
             hint="Choose one of those efforts, or set reasoning_efforts in the same table.",

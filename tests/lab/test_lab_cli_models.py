@@ -66,7 +66,7 @@ def test_an_override_default_effort_a_model_does_not_accept_is_one_sentence(
     result = runner.invoke(app, ["models", "capabilities", "o4-mini"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.splitlines()[0] == (
-        'Error: [models."o4-*"] in the lab\'s config: default_reasoning_effort \'minimal\' '
+        "Error: [models.\"o4-*\"] in the lab's config: default_reasoning_effort 'minimal' "
         "is not one of o4-mini's reasoning_efforts (low, medium, high)"
     )
 
