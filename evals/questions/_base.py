@@ -234,21 +234,20 @@ class Question(BaseModel):
 
     def prompt_places(self) -> list[str]:
         """Where each prompt comes from, for messages: its dataset row, else `paraphrase N`."""
-        return self._per_prompt(
-            None if self.dataset is None else self.dataset.places, "paraphrase "
-        )
+        if self.dataset is not None:
+            return self._per_row(self.dataset.places)
+        return [f"paraphrase {n}" for n in range(self._count_per_row())]
 
     def prompt_items(self) -> list[str]:
         """The `item` of each prompt: its dataset row's `id` (else row number), or without a
         dataset the paraphrase index, as text."""
-        return self._per_prompt(None if self.dataset is None else self.dataset.items(), "")
+        if self.dataset is not None:
+            return self._per_row(self.dataset.items())
+        return [str(n) for n in range(self._count_per_row())]
 
-    def _per_prompt(self, per_row: list[str] | None, prefix: str) -> list[str]:
-        """Each row's value once per paraphrase, else `prefix` and the paraphrase's number."""
+    def _per_row(self, values: list[str]) -> list[str]:
         count = self._count_per_row()
-        if per_row is None:
-            return [f"{prefix}{n}" for n in range(count)]
-        return [value for value in per_row for _ in range(count)]
+        return [value for value in values for _ in range(count)]
 
     def _count_per_row(self) -> int:
         if self.grid is not None and self.template is not None:
