@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -127,9 +127,12 @@ def print_items(
     console: Console,
     items: Sequence[Item],
     spec: ItemColumns[Item],
-    **options: Any,
+    *,
+    title: str | None = None,
+    wide: bool = False,
 ) -> list[str]:
     """`print_fitted` of one row per item, each column's cell the text its function makes of
-    the item; `options` as for `print_fitted` (`title`, `wide`)."""
+    the item."""
     rows = [[text(item) for _, text in spec] for item in items]
-    return print_fitted(console, [column for column, _ in spec], rows, **options)
+    columns = [column for column, _ in spec]
+    return print_fitted(console, columns, rows, title=title, wide=wide)
