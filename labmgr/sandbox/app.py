@@ -107,14 +107,7 @@ class SandboxApp:
                     raise APIError(404, f"Invalid URL ({method} {scope['path']})")
                 account = sb.accounts.authenticate(headers.get("authorization"))
                 if not sb.accounts.open:  # with one default account, any header is fine
-                    for header, allowed, field in (
-                        ("Organization", (account.organization, account.slug), "organization"),
-                        ("Project", (account.project,), "project"),
-                    ):
-                        sent = headers.get(f"openai-{field}")
-                        if sent and sent not in allowed:
-                            message = f"OpenAI-{header} header should match {field} for API key."
-                            raise APIError(401, message, code=f"mismatched_{field}")
+                    _check_org_headers(account, headers)
                 delay = sb.faults.delay_s()
                 if delay:
                     await asyncio.sleep(delay)
@@ -124,9 +117,7 @@ class SandboxApp:
                 query = dict(parse_qsl(scope["query_string"].decode("latin-1"), True))
                 request = Request(method, route[2], query, body, headers, account, scope, receive)
                 if sb.limiter.active and name in MODEL_ENDPOINTS:
-                    with contextlib.suppress(APIError):  # the handler answers a malformed body
-                        demand = demand_of(name, request.json())
-                        admission = None if demand is None else sb.limiter.admit(account, demand)
+                    admission = _admit(sb, name, request)
                     if admission is not None and admission.refusal is not None:
                         sb.stats.rate_limited[admission.demand.model] += 1
                         raise admission.refusal
@@ -190,8 +181,8 @@ class SandboxApp:
                 response = Response({"ok": True})
             else:
                 raise APIError(404, f"Invalid URL ({scope['method']} {scope['path']})")
-        except APIError as exc:
-            response = Response(exc.body(), status=exc.status)
+        except Exception as exc:
+            response = error_response(exc, f"{scope['method']} {scope['path']}")
         await _send(send, response, [], drop=False)
 
 
@@ -210,6 +201,25 @@ def _headers(
     if admission is not None:
         out += admission.headers()
     return out
+
+
+def _admit(sb: Sandbox, name: str, request: Request) -> Admission | None:
+    """The limiter's answer for a model request (None if no limit applies to it)."""
+    with contextlib.suppress(APIError):  # the handler answers a malformed body
+        demand = demand_of(name, request.json())
+        return None if demand is None else sb.limiter.admit(request.account, demand)
+    return None
+
+
+def _check_org_headers(account: Account, headers: dict[str, str]) -> None:
+    for name, allowed, field in (
+        ("Organization", (account.organization, account.slug), "organization"),
+        ("Project", (account.project,), "project"),
+    ):
+        sent = headers.get(f"openai-{field}")
+        if sent and sent not in allowed:
+            message = f"OpenAI-{name} header should match {field} for API key."
+            raise APIError(401, message, code=f"mismatched_{field}")
 
 
 def _completion_tokens(response: Response | StreamResponse) -> int:
