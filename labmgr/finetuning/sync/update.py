@@ -196,22 +196,24 @@ def _tinker_states(db: Database) -> list[JobState]:
     for job in tinker_jobs_to_refresh(db):
         previous, job = refresh(db, job)
         error = (job.error_message or "").partition("\n")[0] if job.status == "failed" else None
-        states.append(_state(db, job, previous, phase=progress_text(job) or None, error=error))
+        states.append(
+            JobState(
+                job_id=job.id,
+                suffix=job.suffix,
+                key_env=job.key_env,
+                previous_status=previous,
+                status=job.status,
+                phase=progress_text(job) or None,
+                fine_tuned_model=job.fine_tuned_model,
+                error=error,
+                checkpoints=_checkpoints(db, job.id),
+            )
+        )
     return states
 
 
-def _state(target: Target, job: FinetuneJob, previous: str, **fields: Any) -> JobState:
-    """`job` as `update` found it, with its checkpoint count; `fields` set the rest."""
-    models = job_models(target, job.id)
-    known = {
-        "job_id": job.id,
-        "suffix": job.suffix,
-        "key_env": job.key_env,
-        "status": job.status,
-        "fine_tuned_model": job.fine_tuned_model,
-        "checkpoints": sum(model.kind == "checkpoint" for model in models),
-    }
-    return JobState(**{**known, "previous_status": previous, **fields})
+def _checkpoints(target: Target, job_id: str) -> int:
+    return sum(model.kind == "checkpoint" for model in job_models(target, job_id))
 
 
 @contextmanager
@@ -383,14 +385,18 @@ def _record(db: Database, before: FinetuneJob, fetched: _Fetched) -> JobState:
                 replace_checkpoints(session, remote.id, models)
                 if fetched.curve is not None:
                     store_curve(session, fetched.curve)
-        return _state(
-            session,
-            record,
-            before.status,
-            suffix=before.suffix or record.suffix,
-            phase=phase,
-            estimated_finish=record.estimated_finish,
-            error=record.error_message,
-            curves_stored=int(fetched.curve is not None),
-            curves_problem=fetched.curve_problem,
-        )
+        n_checkpoints = _checkpoints(session, remote.id)
+    return JobState(
+        job_id=remote.id,
+        suffix=before.suffix or record.suffix,
+        key_env=credential.key_env,
+        previous_status=before.status,
+        status=remote.status,
+        phase=phase,
+        estimated_finish=record.estimated_finish,
+        fine_tuned_model=remote.fine_tuned_model,
+        error=remote.error.message if remote.status == "failed" and remote.error else None,
+        checkpoints=n_checkpoints,
+        curves_stored=int(fetched.curve is not None),
+        curves_problem=fetched.curve_problem,
+    )
