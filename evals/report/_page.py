@@ -85,7 +85,7 @@ def _run_facts(run: Run) -> list[tuple[str, str]]:
             f"${bought.get('cost', 0):,.4f} for {bought.get('samples', 0):,} samples bought "
             f"(judges included), {bought.get('cached_samples', 0):,} from the cache",
         ),
-        ("95% intervals", _interval_text(run.statistics)),
+        ("95% intervals", _interval_text(run)),
         (
             "baseline",
             baseline_words(run.baseline)
@@ -112,10 +112,10 @@ def _run_facts(run: Run) -> list[tuple[str, str]]:
     return pairs
 
 
-def _interval_text(stats: dict[str, Any]) -> str:
-    method = str(stats.get("method", "hierarchical"))
-    text = describe_method(method)
-    if method != "t":
+def _interval_text(run: Run) -> str:
+    text = describe_method(run.method)
+    if run.method != "t":
+        stats = run.statistics
         text += f" ({stats.get('resamples', '')} resamples, seed {stats.get('seed', '')})"
     return text
 
@@ -334,7 +334,7 @@ def render_report(
         baseline=None if baseline is None else baseline_words(baseline),
         headline=_headline(run),
         n_comparisons=0 if comparisons is None else len(comparisons),
-        method=describe_method(str(run.statistics.get("method", "hierarchical"))),
+        method=describe_method(run.method),
         lone=lone,
         run_facts=_run_facts(run),
         groups=_table(
@@ -343,7 +343,7 @@ def render_report(
             {1},
         ),
         summary=_summary_table(run.summary, run.by),
-        intervals=_interval_text(run.statistics),
+        intervals=_interval_text(run),
         curves=_figures(drawn, CURVES_FIGURE.__eq__),
         questions=[_question(run, name, drawn) for name in run.questions],
         costs=costs,

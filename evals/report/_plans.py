@@ -45,10 +45,6 @@ def _plan(name: str, caption: str, kind: str, /, *args: Any, **options: Any) -> 
     return FigurePlan(name, caption, partial(_draw, kind, *args, **options))
 
 
-def _interval_words(run: Run) -> str:
-    return describe_method(str(run.statistics.get("method", "hierarchical")))
-
-
 def _slug(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("_")[:60] or "question"
 
@@ -79,7 +75,7 @@ def headline_plans(run: Run) -> list[FigurePlan]:
     summary = folded_levels(run.summary, run.by)
     if summary.empty:
         return plans
-    words = _interval_words(run)
+    words = describe_method(run.method)
     shares = summary[(summary["scale_low"] == SHARE.low) & (summary["scale_high"] == SHARE.high)]
     for metric in dict.fromkeys(shares["score"].astype(str)):
         name = f"{_slug(metric)}-per-question"
@@ -152,7 +148,7 @@ def question_plans(run: Run, name: str) -> list[FigurePlan]:
         plans.append(_plan(prefix + suffix, caption, kind, *args, **options))
 
     if not summary.empty:
-        caption = f"Each group's mean with its 95% interval: {_interval_words(run)}."
+        caption = f"Each group's mean with its 95% interval: {describe_method(run.method)}."
         add("means", caption, "means_figure", summary, groups=order, title=name)
     if scores:
         caption = "Distribution of scores per group (quartiles dashed; mean marked)."

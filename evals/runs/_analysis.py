@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -16,7 +16,6 @@ from evals.errors import OutputError, RunOptionsError, describe_os_error
 from evals.runs._folder import COMPARISONS_FILE, COSTS_FILE, RUN_FILE, SUMMARY_FILE, Run, load_run
 from evals.runs._human import AGREEMENT_FILE, agreement_table
 from evals.stats import (
-    DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     METHODS,
@@ -129,11 +128,12 @@ def check_by(by: Sequence[str], factors: Mapping[str, Sequence[str]]) -> list[st
     return names
 
 
-def check_method(method: str) -> None:
+def check_method(method: str) -> Method:
     if method not in METHODS:
         raise RunOptionsError(
             f"interval method {method!r} is unknown; use one of {', '.join(METHODS)}"
         )
+    return cast("Method", method)
 
 
 def price_share_of(settings: Mapping[str, Any] | None) -> PriceShare:
@@ -217,8 +217,7 @@ def analyze_run(
     return the run read again."""
     loaded = run if isinstance(run, Run) else load_run(run)
     statistics = loaded.statistics
-    chosen_method = method or statistics.get("method") or DEFAULT_METHOD
-    check_method(chosen_method)
+    chosen_method = check_method(method or loaded.method)
     chosen = loaded.baseline if baseline is KEEP else baseline
     check_baseline(chosen, loaded.groups)
     factors = {name: list(loaded.factor_levels(name)) for name in loaded.questions}

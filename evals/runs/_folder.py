@@ -15,7 +15,15 @@ import pyarrow as pa
 from evals.errors import RunFolderError
 from evals.runs._human import AGREEMENT_FILE, LABELS_FILE
 from evals.runs._samples_file import read_samples
-from evals.stats import SHARE, SUMMARY_COLUMNS, Metric, MetricError, Scale, default_metrics
+from evals.stats import (
+    DEFAULT_METHOD,
+    SHARE,
+    SUMMARY_COLUMNS,
+    Metric,
+    MetricError,
+    Scale,
+    default_metrics,
+)
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.csv"
@@ -100,6 +108,11 @@ class Run:
     def statistics(self) -> dict[str, Any]:
         """How the summary and comparisons were made: method, resamples, seed, baseline."""
         return dict(self.info.get("settings", {}).get("statistics", {}))
+
+    @property
+    def method(self) -> str:
+        """The interval method of the summary (the default when run.json records none)."""
+        return str(self.statistics.get("method") or DEFAULT_METHOD)
 
     @property
     def by(self) -> list[str]:

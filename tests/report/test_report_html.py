@@ -202,3 +202,18 @@ def test_figures_are_drawn_in_worker_processes_and_reused_while_their_input_is_u
     after = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
     moved = {name for name in after if after[name] != now.get(name)}
     assert any(name.startswith("comparisons-") for name in moved)
+
+
+def test_a_run_that_records_no_method_is_described_as_its_analysis_computes_it(
+    tmp_path: Path,
+) -> None:
+    """A hand-made or old run.json without `statistics.method`: the report names the
+    interval `analyze_run` would compute for it (the default), not another method."""
+    frame = judged_frame({"alpha": ["m-1", "m-2", "m-3"]}, samples=4)
+    run = write_run_folder(tmp_path / "run", {"wish": frame}, resamples=50)
+    info = json.loads((run.path / "run.json").read_text(encoding="utf-8"))
+    del info["settings"]["statistics"]["method"]
+    (run.path / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    html = write_report(run.path, figures=False).read_text(encoding="utf-8")
+    assert "a t interval over the models&#39; (seeds&#39;) means" in html
+    assert "hierarchical bootstrap" not in html
