@@ -101,8 +101,9 @@ def read_results(content: bytes) -> dict[str, LineResult]:
         except (ValueError, KeyError, TypeError):
             continue
         response = line.get("response")
-        if isinstance(response, dict) and isinstance(response.get("status_code"), int):
-            status, body = int(response["status_code"]), response.get("body")
+        number = response.get("status_code") if isinstance(response, dict) else None
+        if isinstance(number, int | float) and not isinstance(number, bool) and number % 1 == 0:
+            status, body = int(number), response.get("body")
             if status == 200 and isinstance(body, dict):
                 results[custom_id] = LineResult(body, 200, None, "")
                 continue

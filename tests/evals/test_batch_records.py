@@ -4,6 +4,7 @@ takes over when its lease is over."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,3 +98,20 @@ def test_letting_go_ends_a_submitting_lease_now(records: BatchRecords) -> None:
     records.let_go(record.id)
     held = records.get(record.id)
     assert held is not None and held.lease_until < records.now()
+
+
+def test_an_output_line_is_read_by_its_status_whether_written_as_200_or_200_0() -> None:
+    """A JSON writer may spell the status as a float; the line is still an answer."""
+    from evals.runner._batch_files import read_results
+
+    body = {"choices": [{"message": {"content": "hi"}}]}
+    lines = [
+        {"custom_id": "a", "response": {"status_code": 200, "body": body}},
+        {"custom_id": "b", "response": {"status_code": 200.0, "body": body}},
+        {"custom_id": "c", "response": {"status_code": 429.0, "body": {"error": {"code": "x"}}}},
+        {"custom_id": "d", "response": {"status_code": True, "body": body}},
+    ]
+    results = read_results("\n".join(json.dumps(line) for line in lines).encode())
+    assert results["a"].body == body and results["b"].body == body
+    assert (results["c"].status, results["c"].retryable) == (429, True)
+    assert results["d"].body is None and results["d"].status is None
