@@ -113,9 +113,9 @@ def _run_facts(run: Run) -> list[tuple[str, str]]:
 
 
 def _interval_text(run: Run) -> str:
-    text = describe_method(run.method)
-    if run.method != "t":
-        stats = run.statistics
+    method, stats = run.method, run.statistics
+    text = describe_method(method)
+    if method != "t":
         text += f" ({stats.get('resamples', '')} resamples, seed {stats.get('seed', '')})"
     return text
 

@@ -101,9 +101,11 @@ def read_results(content: bytes) -> dict[str, LineResult]:
         except (ValueError, KeyError, TypeError):
             continue
         response = line.get("response")
-        number = response.get("status_code") if isinstance(response, dict) else None
-        if isinstance(number, int | float) and not isinstance(number, bool) and number % 1 == 0:
-            status, body = int(number), response.get("body")
+        status = response.get("status_code") if isinstance(response, dict) else None
+        if isinstance(status, float) and status.is_integer():
+            status = int(status)  # a JSON writer may spell 200 as 200.0
+        if isinstance(status, int) and not isinstance(status, bool):
+            body = response.get("body")
             if status == 200 and isinstance(body, dict):
                 results[custom_id] = LineResult(body, 200, None, "")
                 continue
